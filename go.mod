@@ -1,0 +1,3 @@
+module ember
+
+go 1.26
