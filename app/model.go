@@ -1,0 +1,103 @@
+// Package app is Ember's composition root: it opens model files, picks the backend,
+// builds the engine and wires it to the HTTP server and the UI, and shuts them down in
+// order.
+package app
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"ember/assets"
+	"ember/inference/backend"
+	"ember/inference/backend/ref"
+	"ember/inference/gguf"
+	"ember/inference/model"
+	"ember/inference/model/archs"
+	"ember/inference/tokenizer"
+)
+
+// Loaded is an open model file with its weights bound on a backend and its tokenizer.
+type Loaded struct {
+	Name      string // file name without extension, or the bundled model's name
+	Path      string // "" for the bundled model
+	File      *gguf.File
+	Backend   backend.Backend
+	Model     model.Model
+	Tokenizer *tokenizer.Tokenizer
+}
+
+// BackendNames lists the backends NewBackend knows, "auto" first.
+func BackendNames() []string { return []string{"auto", "ref"} }
+
+// NewBackend makes the named backend; "auto" (or "") picks the fastest one present.
+func NewBackend(name string) (backend.Backend, error) {
+	switch name {
+	case "", "auto", "ref":
+		return ref.New(), nil
+	}
+	return nil, fmt.Errorf("app: unknown backend %q (have %s)", name, strings.Join(BackendNames(), ", "))
+}
+
+// OpenModel opens the GGUF file at path, or the bundled default model when path is
+// empty, and loads it on the named backend.
+func OpenModel(path, backendName string) (*Loaded, error) {
+	var (
+		f    *gguf.File
+		err  error
+		name = assets.DefaultModelName
+	)
+	if path == "" {
+		f, err = gguf.Parse(assets.DefaultModel())
+	} else {
+		f, err = gguf.Open(path)
+		name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	}
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("model file %s does not exist", path)
+		}
+		return nil, err
+	}
+	l, err := load(f, backendName)
+	if err != nil {
+		f.Close()
+		if path != "" {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return nil, err
+	}
+	l.Name, l.Path = name, path
+	return l, nil
+}
+
+func load(f *gguf.File, backendName string) (*Loaded, error) {
+	tok, err := tokenizer.FromGGUF(f)
+	if err != nil {
+		return nil, err
+	}
+	be, err := NewBackend(backendName)
+	if err != nil {
+		return nil, err
+	}
+	m, err := archs.Load(f, be)
+	if err != nil {
+		be.Close()
+		return nil, err
+	}
+	if n := tok.VocabSize(); n > m.Params().NVocab {
+		m.Close()
+		be.Close()
+		return nil, fmt.Errorf("model: tokenizer has %d tokens but the embedding only %d rows", n, m.Params().NVocab)
+	}
+	return &Loaded{File: f, Backend: be, Model: m, Tokenizer: tok}, nil
+}
+
+// Close frees the model, the backend and the file, in that order.
+func (l *Loaded) Close() error {
+	err := l.Model.Close()
+	err = errors.Join(err, l.Backend.Close())
+	return errors.Join(err, l.File.Close())
+}

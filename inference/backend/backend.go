@@ -1,0 +1,128 @@
+// Package backend defines what a compute backend offers the models: tensors that live in the
+// backend's memory, and a small set of ops that are enqueued in order and return at once.
+// The host waits only where it reads results (ReadF32) or calls Sync.
+//
+// The numeric meaning of every op is fixed here and implemented plainly by package ref;
+// faster backends (cpu, cuda, metal) are tested against ref by package backendtest.
+package backend
+
+import (
+	"context"
+	"errors"
+
+	"ember/inference/quant"
+)
+
+// Tensor is a 2-D array in backend memory: Rows() rows of Cols() elements of Type(), rows
+// contiguous. Weights keep their quantized GGUF type; activations are F32, token ids and
+// positions I32, the KV cache F16. A 1-D vector is one row.
+type Tensor interface {
+	Type() quant.Type
+	Rows() int
+	Cols() int
+}
+
+// ErrUnsupported is returned when a backend cannot hold or compute with a tensor type.
+var ErrUnsupported = errors.New("backend: unsupported")
+
+// Backend is one compute device with its memory and an in-order op stream.
+//
+// Ops check shapes and types and panic on a mismatch: shapes are fixed by the model code
+// after the weights' shapes were validated, so a mismatch is a programming error. Device
+// failures (a failed launch, a lost device) surface from the next Sync or ReadF32.
+type Backend interface {
+	// Name is "ref", "cpu", "cuda" or "metal".
+	Name() string
+
+	// Weight makes a tensor of rows x cols elements of type t from raw bytes in t's block
+	// layout, e.g. a slice of a mmapped GGUF file. Host backends may keep a reference to
+	// data instead of copying, so data must stay valid and unmodified until Close.
+	Weight(t quant.Type, rows, cols int, data []byte) (Tensor, error)
+	// New allocates a zeroed tensor of rows x cols elements (F32, F16 or I32).
+	New(t quant.Type, rows, cols int) (Tensor, error)
+	// View is rows [row0, row0+n) of t, sharing its memory.
+	View(t Tensor, row0, n int) Tensor
+	// Free releases a tensor made by New or Weight (not a view). Using it afterwards is an error.
+	Free(t Tensor)
+
+	// WriteF32 copies src into an F32 tensor of exactly len(src) elements; WriteI32 the same
+	// for I32. The copy is taken before they return, so src may be reused at once.
+	WriteF32(dst Tensor, src []float32)
+	WriteI32(dst Tensor, src []int32)
+	// ReadF32 waits for all enqueued work, then copies an F32 tensor into dst (len(dst) ==
+	// Rows*Cols).
+	ReadF32(ctx context.Context, src Tensor, dst []float32) error
+	// Sync waits for all enqueued work and reports any device failure.
+	Sync(ctx context.Context) error
+	// Close frees everything the backend holds.
+	Close() error
+
+	Ops
+}
+
+// Ops is the small op set the architectures are written in. dst comes first; unless said
+// otherwise dst and the inputs are F32 with equal shapes, and dst may alias an input.
+type Ops interface {
+	// GetRows: dst[i,:] = dequantize(table[ids[i],:]). ids is I32 with dst.Rows() entries
+	// in one row or column; table has any dequantizable type.
+	GetRows(dst, table, ids Tensor)
+	// RMSNorm: dst[i,:] = x[i,:] / sqrt(mean_j(x[i,j]^2) + eps) * w[j]; w is one F32 row of
+	// Cols elements. The mean is accumulated in float64, as llama.cpp does.
+	RMSNorm(dst, x, w Tensor, eps float32)
+	// MatMul: dst[i,r] = dot(w[r,:], round(x[i,:])) for x [n, K], w [M, K], dst [n, M].
+	// round() converts the activation row to w's dot partner (quant.Type.VecDotType):
+	// Q8_0 blocks for Q4_0/Q5_0/Q8_0, Q8_1 for Q4_1/Q5_1, Q8_K for K-quants, F16 for F16,
+	// BF16 for BF16; F32 weights see x as is. This is llama.cpp's semantics.
+	MatMul(dst, w, x Tensor)
+	// Add: dst = a + b, where b has a's rows or is one row broadcast over them.
+	Add(dst, a, b Tensor)
+	// Mul: dst = a * b elementwise, b as for Add.
+	Mul(dst, a, b Tensor)
+	// SwiGLU: dst = silu(gate) * up, silu(x) = x / (1 + exp(-x)).
+	SwiGLU(dst, gate, up Tensor)
+	// RoPE rotates, in place, the first p.Dims dims of every head of x [n, heads*p.HeadDim];
+	// pos is I32 with n entries.
+	RoPE(x, pos Tensor, p RoPE)
+	// SetRows: dst[rows[i],:] = convert(src[i,:]); dst is F32 or F16 (the KV cache), rows I32.
+	SetRows(dst, src, rows Tensor)
+	// Attention: for each query row i at position pos[i] and each head h, softmax-weighted
+	// sum of V over cache rows 0..pos[i] (causal). q [n, NHead*HeadDim] F32; k [ctx,
+	// NKVHead*HeadDim] and v [ctx, NKVHead*VHeadDim] are the F16 cache; dst [n,
+	// NHead*VHeadDim] F32. Query head h reads KV head h/(NHead/NKVHead). As in llama.cpp,
+	// q is rounded to F16 before q·k, scores are scaled by p.Scale, and the probabilities
+	// are rounded to F16 before they weight V.
+	Attention(dst, q, k, v, pos Tensor, p Attention)
+}
+
+// RoPEStyle is how rotated dims are paired.
+type RoPEStyle int
+
+const (
+	// RoPENormal pairs adjacent dims (2i, 2i+1): llama (GGUF's permuted Q/K).
+	RoPENormal RoPEStyle = iota
+	// RoPENeoX pairs dim i with i + Dims/2: qwen2 and GPT-NeoX.
+	RoPENeoX
+)
+
+// RoPE holds the rotary-embedding parameters, with llama.cpp's meanings.
+type RoPE struct {
+	Style   RoPEStyle
+	Dims    int     // rotated dims per head (n_rot), even, <= HeadDim
+	HeadDim int     // dims per head
+	Base    float32 // freq_base, theta_i = pos * Base^(-2i/Dims)
+	// FreqScale multiplies theta (1 / linear scaling factor); 0 means 1.
+	FreqScale float32
+	// Factors, when not nil, is one F32 row of Dims/2 divisors of theta (rope_freqs, used
+	// for llama3-style scaling).
+	Factors Tensor
+	// YaRN: ExtFactor 0 turns it off. AttnFactor scales cos and sin (0 means 1).
+	ExtFactor, AttnFactor, BetaFast, BetaSlow float32
+	OrigCtx                                   int
+}
+
+// Attention holds the attention parameters.
+type Attention struct {
+	NHead, NKVHead    int
+	HeadDim, VHeadDim int
+	Scale             float32 // usually 1/sqrt(HeadDim)
+}

@@ -1,0 +1,164 @@
+// Package engine is the public face of inference: Generate streams a completion for a
+// request. One scheduler goroutine owns the model, its KV cache and all mutable state;
+// requests reach it as messages and leave as events on their own channels.
+//
+// This first engine runs one sequence at a time over a contiguous KV cache and reuses the
+// cached prefix shared with the previous request; paged KV blocks, the radix prefix cache
+// and continuous batching replace that without changing this API.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"ember/inference/model"
+	"ember/inference/sample"
+	"ember/inference/tokenizer"
+)
+
+// ErrContextTooLong is returned when a prompt does not fit in the context.
+var ErrContextTooLong = errors.New("engine: prompt is longer than the context")
+
+// ErrClosed is returned by Generate after Close.
+var ErrClosed = errors.New("engine: closed")
+
+// Options configure an engine.
+type Options struct {
+	// ContextSize is the number of positions of the KV cache; 0 means the model's
+	// training context, capped at 4096.
+	ContextSize int
+	// PrefillChunk is the most prompt tokens evaluated in one forward pass; 0 means 512.
+	PrefillChunk int
+}
+
+// Request is one completion.
+type Request struct {
+	// Prompt is encoded with the tokenizer (BOS added as the model's file asks) when
+	// Tokens is nil. Special-token text in it is recognised when ParseSpecial is set.
+	Prompt       string
+	ParseSpecial bool
+	Tokens       []int32
+	// MaxTokens caps generated tokens; 0 means until end of generation or the context.
+	MaxTokens int
+	Sampling  sample.Params
+	// IgnoreEOS keeps generating past end-of-generation tokens (benchmarks).
+	IgnoreEOS bool
+}
+
+// Finish reasons.
+const (
+	FinishStop      = "stop"      // an end-of-generation token
+	FinishLength    = "length"    // MaxTokens or the context filled up
+	FinishCancelled = "cancelled" // ctx was cancelled
+	FinishError     = "error"
+)
+
+// Usage counts a request's tokens and times.
+type Usage struct {
+	PromptTokens     int
+	CachedTokens     int // prompt tokens whose KV was reused, not recomputed
+	CompletionTokens int
+	TTFT             time.Duration // request accepted to first token sampled
+	PromptTime       time.Duration
+	GenTime          time.Duration // first token to last
+}
+
+// Event is one step of a stream. The last event has Done set.
+type Event struct {
+	Text   string // newly decoded text (complete UTF-8 only)
+	Token  int32  // the sampled token, -1 on the final event
+	Done   bool
+	Finish string
+	Err    error
+	Usage  Usage
+}
+
+// Engine generates text with one model.
+type Engine struct {
+	m     model.Model
+	tok   *tokenizer.Tokenizer
+	opt   Options
+	reqs  chan *job
+	quit  chan struct{}
+	ended chan struct{}
+}
+
+type job struct {
+	ctx    context.Context
+	req    Request
+	tokens []int32
+	events chan Event
+	start  time.Time
+}
+
+// New starts an engine over m, whose KV cache it allocates now.
+func New(m model.Model, tok *tokenizer.Tokenizer, opt Options) (*Engine, error) {
+	p := m.Params()
+	if opt.ContextSize <= 0 {
+		opt.ContextSize = min(p.NCtxTrain, 4096)
+	}
+	if opt.PrefillChunk <= 0 {
+		opt.PrefillChunk = 512
+	}
+	cache, err := m.NewCache(opt.ContextSize)
+	if err != nil {
+		return nil, fmt.Errorf("engine: KV cache of %d positions: %w", opt.ContextSize, err)
+	}
+	e := &Engine{m: m, tok: tok, opt: opt, reqs: make(chan *job), quit: make(chan struct{}), ended: make(chan struct{})}
+	s := &scheduler{m: m, tok: tok, opt: opt, cache: cache, logits: make([]float32, p.NVocab)}
+	go func() {
+		defer close(e.ended)
+		defer cache.Free()
+		s.loop(e.reqs, e.quit)
+	}()
+	return e, nil
+}
+
+// ContextSize is the number of positions a prompt plus its completion may take.
+func (e *Engine) ContextSize() int { return e.opt.ContextSize }
+
+// Tokenizer is the model's tokenizer.
+func (e *Engine) Tokenizer() *tokenizer.Tokenizer { return e.tok }
+
+// Generate validates req and starts it. Events arrive on the returned channel, which is
+// closed after the Done event. Cancelling ctx stops the request at the next step.
+func (e *Engine) Generate(ctx context.Context, req Request) (<-chan Event, error) {
+	toks := req.Tokens
+	if toks == nil {
+		toks = e.tok.Encode(req.Prompt, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: req.ParseSpecial})
+	}
+	if len(toks) == 0 {
+		return nil, errors.New("engine: empty prompt")
+	}
+	if len(toks) >= e.opt.ContextSize {
+		return nil, fmt.Errorf("%w: %d tokens, context %d", ErrContextTooLong, len(toks), e.opt.ContextSize)
+	}
+	nv := int32(e.m.Params().NVocab)
+	for _, t := range toks {
+		if t < 0 || t >= nv {
+			return nil, fmt.Errorf("engine: token %d is outside the vocabulary of %d", t, nv)
+		}
+	}
+	j := &job{ctx: ctx, req: req, tokens: toks, events: make(chan Event, 64), start: time.Now()}
+	select {
+	case e.reqs <- j:
+		return j.events, nil
+	case <-e.quit:
+		return nil, ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Close stops the scheduler after the running request and frees the KV cache.
+func (e *Engine) Close() error {
+	select {
+	case <-e.quit:
+	default:
+		close(e.quit)
+	}
+	<-e.ended
+	return nil
+}

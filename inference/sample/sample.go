@@ -1,0 +1,117 @@
+// Package sample turns a row of logits into a token: greedy, or temperature sampling
+// with top-k, top-p and min-p filtering from a seeded, reproducible random source.
+package sample
+
+import (
+	"math"
+	"math/rand/v2"
+	"sort"
+)
+
+// Params choose how tokens are drawn. Temperature <= 0 is greedy (argmax).
+type Params struct {
+	Temperature float32
+	TopK        int     // keep the K most likely tokens; 0 keeps all
+	TopP        float32 // keep the smallest set whose probability reaches TopP; 0 or 1 keeps all
+	MinP        float32 // drop tokens less likely than MinP times the most likely; 0 keeps all
+	Seed        uint64  // the same seed, logits and params give the same tokens
+}
+
+// Sampler draws tokens; it keeps its random state between calls and is not safe for
+// concurrent use.
+type Sampler struct {
+	p    Params
+	rng  *rand.Rand
+	cand []candidate
+}
+
+type candidate struct {
+	id int32
+	p  float64
+}
+
+// New returns a sampler for p.
+func New(p Params) *Sampler {
+	return &Sampler{p: p, rng: rand.New(rand.NewPCG(p.Seed, p.Seed^0x9e3779b97f4a7c15))}
+}
+
+// Greedy returns the index of the largest logit, the lowest index on ties; NaNs never win.
+func Greedy(logits []float32) int32 {
+	best := -1
+	for i, v := range logits {
+		if v == v && (best < 0 || v > logits[best]) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return 0
+	}
+	return int32(best)
+}
+
+// Sample draws one token id from logits.
+func (s *Sampler) Sample(logits []float32) int32 {
+	if s.p.Temperature <= 0 || len(logits) == 0 {
+		return Greedy(logits)
+	}
+	c := s.cand[:0]
+	for i, v := range logits {
+		if v == v && !math.IsInf(float64(v), -1) {
+			c = append(c, candidate{int32(i), float64(v)})
+		}
+	}
+	if len(c) == 0 {
+		return Greedy(logits)
+	}
+	sort.Slice(c, func(i, j int) bool {
+		if c[i].p != c[j].p {
+			return c[i].p > c[j].p
+		}
+		return c[i].id < c[j].id
+	})
+	if k := s.p.TopK; k > 0 && k < len(c) {
+		c = c[:k]
+	}
+	// Softmax with temperature, from the sorted logits.
+	maxL, t := c[0].p, float64(s.p.Temperature)
+	var sum float64
+	for i := range c {
+		c[i].p = math.Exp((c[i].p - maxL) / t)
+		sum += c[i].p
+	}
+	for i := range c {
+		c[i].p /= sum
+	}
+	if tp := float64(s.p.TopP); tp > 0 && tp < 1 {
+		var cum float64
+		for i := range c {
+			cum += c[i].p
+			if cum >= tp {
+				c = c[:i+1]
+				break
+			}
+		}
+	}
+	if mp := float64(s.p.MinP); mp > 0 {
+		limit := c[0].p * mp
+		for i := range c {
+			if c[i].p < limit {
+				c = c[:i]
+				break
+			}
+		}
+	}
+	s.cand = c
+	var total float64
+	for _, x := range c {
+		total += x.p
+	}
+	r := s.rng.Float64() * total
+	for _, x := range c {
+		r -= x.p
+		if r < 0 {
+			return x.id
+		}
+	}
+	return c[len(c)-1].id
+}

@@ -1,0 +1,79 @@
+// Command ember is a desktop app for chatting with large language models on your own
+// machine, and the command-line tools around its inference engine.
+//
+//	ember                 open the app (the bundled model when none is chosen)
+//	ember run -m M -p P   stream a completion
+//	ember logits ...      print logits as JSON (for checks against llama.cpp)
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+type command struct {
+	name, summary string
+	run           func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+func commands() []command {
+	return []command{
+		{"app", "open the desktop app (the default)", cmdApp},
+		{"run", "stream a completion: ember run -m MODEL.gguf -p TEXT [-n N] [-temp T] [-seed S]", cmdRun},
+		{"logits", "print logits as JSON: ember logits -m MODEL.gguf -tokens 1,2,3 [-all] [-greedy N]", cmdLogits},
+		{"version", "print the version", func(_ context.Context, _ []string, out, _ io.Writer) error {
+			_, err := fmt.Fprintln(out, "ember", version)
+			return err
+		}},
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: ember [command] [flags]   (no command opens the app)")
+	fmt.Fprintln(w, "\ncommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'ember COMMAND -h' for a command's flags.")
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := runMain(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// runMain dispatches to a subcommand and returns the process exit code.
+func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	name := "app"
+	if len(args) > 0 {
+		name, args = args[0], args[1:]
+	}
+	if name == "help" || name == "-h" || name == "--help" {
+		usage(stdout)
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name == name {
+			if err := c.run(ctx, args, stdout, stderr); err != nil {
+				if err == errUsage {
+					return 2
+				}
+				fmt.Fprintln(stderr, "ember:", err)
+				return 1
+			}
+			return 0
+		}
+	}
+	fmt.Fprintf(stderr, "ember: unknown command %q\n", name)
+	usage(stderr)
+	return 2
+}
