@@ -13,3 +13,9 @@ var defaultModel []byte
 
 // DefaultModel returns the bundled GGUF file's bytes. Callers must not modify them.
 func DefaultModel() []byte { return defaultModel }
+
+//go:embed icon.png
+var icon []byte
+
+// Icon returns the app icon, a 256x256 PNG.
+func Icon() []byte { return icon }

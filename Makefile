@@ -1,0 +1,40 @@
+# Ember: `make run` opens the app, `make test` runs every check. Both set up a fresh
+# Debian/Ubuntu machine first (build/deps.sh: apt packages for Fyne's cgo build, Go modules).
+
+export PATH := /usr/local/go/bin:$(PATH)
+export CGO_ENABLED := 1
+GO ?= go
+
+.PHONY: run test deps test-deps build build-nogui vet fmt-check fuzz
+
+deps:
+	./build/deps.sh
+
+test-deps:
+	./build/deps.sh --test
+
+build: deps
+	$(GO) build -o ember .
+
+build-nogui:
+	$(GO) build -tags nogui -o ember .
+
+run: build
+	./ember
+
+vet:
+	$(GO) vet ./...
+	$(GO) vet -tags nogui ./...
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "not gofmt'ed:"; echo "$$out"; exit 1; fi
+
+test: test-deps fmt-check vet
+	$(GO) build -tags nogui ./...
+	$(GO) test -timeout 40m ./...
+
+# Run each fuzz target for FUZZTIME (default 1m).
+FUZZTIME ?= 1m
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./inference/gguf

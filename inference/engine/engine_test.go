@@ -1,0 +1,202 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"ember/inference/backend/ref"
+	"ember/inference/gguf"
+	"ember/inference/model/archs"
+	"ember/inference/sample"
+	"ember/inference/tokenizer"
+)
+
+const storiesPath = "../../testdata/models/stories260K.gguf"
+
+func newStories(t *testing.T, ctxSize int) *Engine {
+	t.Helper()
+	f, err := gguf.Open(storiesPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := archs.Load(f, ref.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tokenizer.FromGGUF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(m, tok, Options{ContextSize: ctxSize, PrefillChunk: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close(); m.Close(); f.Close() })
+	return e
+}
+
+func collect(t *testing.T, ch <-chan Event) (ids []int32, text string, last Event) {
+	t.Helper()
+	var sb strings.Builder
+	for ev := range ch {
+		if !ev.Done {
+			ids = append(ids, ev.Token)
+		}
+		sb.WriteString(ev.Text)
+		last = ev
+	}
+	return ids, sb.String(), last
+}
+
+func readIDs(t *testing.T, path string) []int32 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int32
+	for _, f := range strings.Fields(string(b)) {
+		v, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, int32(v))
+	}
+	return ids
+}
+
+// TestStories260KGreedy: 200 greedy tokens from BOS equal llama2.c's reference output,
+// token for token and byte for byte.
+func TestStories260KGreedy(t *testing.T) {
+	e := newStories(t, 256)
+	ch, err := e.Generate(context.Background(), Request{Tokens: []int32{1}, MaxTokens: 200, IgnoreEOS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, text, last := collect(t, ch)
+	want := readIDs(t, "../../testdata/models/stories260K.greedy200.ids")
+	if len(ids) != len(want) {
+		t.Fatalf("%d tokens, want %d", len(ids), len(want))
+	}
+	for i := range want {
+		if ids[i] != want[i] {
+			t.Fatalf("token %d: %d, want %d", i, ids[i], want[i])
+		}
+	}
+	wantText, err := os.ReadFile("../../testdata/models/stories260K.greedy200.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text != string(wantText) {
+		t.Errorf("text differs:\n got %q\nwant %q", text, wantText)
+	}
+	if last.Finish != FinishLength || last.Usage.CompletionTokens != 200 || last.Usage.PromptTokens != 1 {
+		t.Errorf("final event %+v", last)
+	}
+}
+
+// TestPrefixReuse: a second request sharing a prefix reuses its KV and gives the same
+// tokens as a fresh engine.
+func TestPrefixReuse(t *testing.T) {
+	ctx := context.Background()
+	prompt := "Once upon a time, there was a little dog"
+	e := newStories(t, 128)
+	ch, err := e.Generate(ctx, Request{Prompt: "Once upon a time, there was a cat", MaxTokens: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	collect(t, ch)
+	ch, err = e.Generate(ctx, Request{Prompt: prompt, MaxTokens: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reused, _, last := collect(t, ch)
+	if last.Usage.CachedTokens == 0 {
+		t.Errorf("no prompt tokens were reused: %+v", last.Usage)
+	}
+	fresh := newStories(t, 128)
+	ch, err = fresh.Generate(ctx, Request{Prompt: prompt, MaxTokens: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, _ := collect(t, ch)
+	if len(want) == 0 || !equal(reused, want) {
+		t.Errorf("with reuse %v, fresh %v", reused, want)
+	}
+}
+
+func equal(a, b []int32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestContextTooLong(t *testing.T) {
+	e := newStories(t, 16)
+	_, err := e.Generate(context.Background(), Request{Tokens: make([]int32, 16)})
+	if !errors.Is(err, ErrContextTooLong) {
+		t.Fatalf("err %v, want ErrContextTooLong", err)
+	}
+	// A completion that runs into the end of the context stops with "length".
+	ch, err := e.Generate(context.Background(), Request{Tokens: []int32{1}, IgnoreEOS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, _, last := collect(t, ch)
+	if last.Finish != FinishLength || len(ids) != 16 {
+		t.Errorf("finish %q after %d tokens, want length after 16", last.Finish, len(ids))
+	}
+}
+
+func TestCancel(t *testing.T) {
+	e := newStories(t, 256)
+	ctx, cancel := context.WithCancel(context.Background())
+	ch, err := e.Generate(ctx, Request{Tokens: []int32{1}, IgnoreEOS: true, Sampling: sample.Params{Temperature: 1, Seed: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-ch
+	cancel()
+	_, _, last := collect(t, ch)
+	if last.Finish != FinishCancelled || !last.Done {
+		t.Errorf("final event %+v, want cancelled", last)
+	}
+	// The engine keeps serving.
+	ch, err = e.Generate(context.Background(), Request{Tokens: []int32{1}, MaxTokens: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids, _, _ := collect(t, ch); len(ids) != 3 {
+		t.Errorf("%d tokens after a cancel, want 3", len(ids))
+	}
+}
+
+func TestSeedReproducible(t *testing.T) {
+	e := newStories(t, 128)
+	run := func(seed uint64) []int32 {
+		ch, err := e.Generate(context.Background(), Request{Tokens: []int32{1}, MaxTokens: 30,
+			Sampling: sample.Params{Temperature: 0.9, TopK: 40, TopP: 0.95, Seed: seed}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, _, _ := collect(t, ch)
+		return ids
+	}
+	a, b, c := run(7), run(7), run(8)
+	if !equal(a, b) {
+		t.Errorf("same seed, different tokens: %v vs %v", a, b)
+	}
+	if equal(a, c) {
+		t.Errorf("seeds 7 and 8 gave the same 30 tokens: %v", a)
+	}
+}
