@@ -25,8 +25,8 @@ const (
 	// MaxNameLen is the longest tensor name this reader accepts, in bytes.
 	MaxNameLen = 64 << 10
 
-	maxNesting         = 8                      // arrays of arrays: at most this many levels
-	minKVBytes         = 8 + 1 + 4 + 1          // key length, 1-byte key, type, 1-byte value
+	maxNesting         = 8                     // arrays of arrays: at most this many levels
+	minKVBytes         = 8 + 1 + 4 + 1         // key length, 1-byte key, type, 1-byte value
 	minTensorInfoBytes = 8 + 1 + 4 + 8 + 4 + 8 // name length, 1-byte name, n_dims, 1 dim, type, offset
 )
 
@@ -215,7 +215,7 @@ func (f *File) parseKVs(r *reader, n uint64) error {
 		start := r.off
 		key, err := r.str("key", MaxKeyLen)
 		if err != nil {
-			return fmt.Errorf("KV %d at offset %d: %w", i, start, err)
+			return fmt.Errorf("KV %d: %w", i, err)
 		}
 		if len(key) == 0 {
 			return fmt.Errorf("KV %d at offset %d: empty key", i, start)
@@ -272,7 +272,7 @@ func (f *File) parseTensorInfos(r *reader, n uint64) error {
 		start := r.off
 		name, err := r.str("tensor name", MaxNameLen)
 		if err != nil {
-			return fmt.Errorf("tensor %d at offset %d: %w", i, start, err)
+			return fmt.Errorf("tensor %d: %w", i, err)
 		}
 		if len(name) == 0 {
 			return fmt.Errorf("tensor %d at offset %d: empty name", i, start)
@@ -372,8 +372,8 @@ func (f *File) checkTensorData(metaEnd uint64) error {
 				t.Name, t.Offset, f.DataOffset, room, ErrTruncated)
 		}
 		if t.Size > room-t.Offset {
-			return fmt.Errorf("tensor %q: data [%d, %d+%d) runs past the end of the file (%d bytes): %w",
-				t.Name, f.DataOffset+t.Offset, f.DataOffset+t.Offset, t.Size, size, ErrTruncated)
+			return fmt.Errorf("tensor %q: %d bytes of data at offset %d run past the end of the file (%d bytes): %w",
+				t.Name, t.Size, f.DataOffset+t.Offset, size, ErrTruncated)
 		}
 	}
 	idx := make([]int, len(f.Tensors))
