@@ -106,7 +106,8 @@ func equalIDs(a, b []int32) bool {
 }
 
 func TestVocabVectors(t *testing.T) {
-	for _, name := range []string{"ggml-vocab-llama-spm", "ggml-vocab-phi-3"} {
+	for _, name := range []string{"ggml-vocab-llama-spm", "ggml-vocab-phi-3",
+		"ggml-vocab-gpt-2", "ggml-vocab-deepseek-llm", "ggml-vocab-deepseek-coder"} {
 		t.Run(name, func(t *testing.T) {
 			tok := openTokenizer(t, "vocab/"+name+".gguf")
 			cases := readVectors(t, name)
