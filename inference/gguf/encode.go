@@ -14,6 +14,15 @@ var valueReflectType = reflect.TypeFor[Value]()
 // and arrays of those, slices of slices (nested arrays, e.g. [][]string), a Value, or a
 // slice of Values of one type. Anything else (int, uint, maps, []any, ...) is an error.
 func ValueOf(x any) (Value, error) {
+	v, err := valueOfAny(x)
+	if err != nil {
+		return Value{}, fmt.Errorf("gguf: %w", err)
+	}
+	return v, nil
+}
+
+// valueOfAny is ValueOf with errors that do not start with "gguf: ".
+func valueOfAny(x any) (Value, error) {
 	switch x := x.(type) {
 	case Value:
 		if err := x.check(); err != nil {
@@ -43,7 +52,7 @@ func ValueOf(x any) (Value, error) {
 		return Value{Type: TypeArray, ElemType: TypeInt32, n: uint64(len(x)), raw: raw}, nil
 	}
 	if x == nil {
-		return Value{}, fmt.Errorf("gguf: nil has no GGUF type")
+		return Value{}, fmt.Errorf("nil has no GGUF type")
 	}
 	return valueOf(reflect.ValueOf(x), 0)
 }
@@ -112,17 +121,17 @@ func valueOf(rv reflect.Value, depth int) (Value, error) {
 		return Value{Type: t, raw: raw}, nil
 	}
 	if k != reflect.Slice && k != reflect.Array {
-		return Value{}, fmt.Errorf("gguf: Go type %v has no GGUF type", rv.Type())
+		return Value{}, fmt.Errorf("Go type %v has no GGUF type", rv.Type())
 	}
 	if depth >= maxNesting {
-		return Value{}, fmt.Errorf("gguf: arrays nested more than %d deep", maxNesting)
+		return Value{}, fmt.Errorf("arrays nested more than %d deep", maxNesting)
 	}
 	et := rv.Type().Elem()
 	var elem ValueType
 	switch {
 	case et == valueReflectType:
 		if rv.Len() == 0 {
-			return Value{}, fmt.Errorf("gguf: the element type of an empty []Value is unknown; use NewArray")
+			return Value{}, fmt.Errorf("the element type of an empty []Value is unknown; use NewArray")
 		}
 		elem = rv.Index(0).Interface().(Value).Type
 	case et.Kind() == reflect.Slice || et.Kind() == reflect.Array:
@@ -130,7 +139,7 @@ func valueOf(rv reflect.Value, depth int) (Value, error) {
 	default:
 		t, ok := scalarType(et.Kind())
 		if !ok {
-			return Value{}, fmt.Errorf("gguf: Go type %v has no GGUF type", rv.Type())
+			return Value{}, fmt.Errorf("Go type %v has no GGUF type", rv.Type())
 		}
 		elem = t
 	}
@@ -142,25 +151,33 @@ func valueOf(rv reflect.Value, depth int) (Value, error) {
 		}
 		elems[i] = e
 	}
-	return NewArray(elem, elems)
+	return newArray(elem, elems)
 }
 
 // NewArray builds an array value whose elements, all of type elem, are elems. It is the
 // way to build empty arrays of a given type and arrays of arrays.
 func NewArray(elem ValueType, elems []Value) (Value, error) {
+	v, err := newArray(elem, elems)
+	if err != nil {
+		return Value{}, fmt.Errorf("gguf: %w", err)
+	}
+	return v, nil
+}
+
+func newArray(elem ValueType, elems []Value) (Value, error) {
 	if !elem.Valid() {
-		return Value{}, fmt.Errorf("gguf: unknown array element type %v", elem)
+		return Value{}, fmt.Errorf("unknown array element type %v", elem)
 	}
 	var raw []byte
 	for i, e := range elems {
 		if e.Type != elem {
-			return Value{}, fmt.Errorf("gguf: array element %d has type %s, want %v", i, e.TypeName(), elem)
+			return Value{}, fmt.Errorf("array element %d has type %s, want %v", i, e.TypeName(), elem)
 		}
 		if err := e.check(); err != nil {
-			return Value{}, fmt.Errorf("gguf: array element %d: %w", i, err)
+			return Value{}, fmt.Errorf("array element %d: %w", i, err)
 		}
 		if e.depth() >= maxNesting {
-			return Value{}, fmt.Errorf("gguf: arrays nested more than %d deep", maxNesting)
+			return Value{}, fmt.Errorf("arrays nested more than %d deep", maxNesting)
 		}
 		raw = appendPayload(raw, e)
 	}
@@ -203,10 +220,10 @@ func appendPayload(b []byte, v Value) []byte {
 func (v Value) check() error {
 	if size, ok := v.Type.fixedSize(); ok {
 		if uint64(len(v.raw)) != size {
-			return fmt.Errorf("gguf: malformed %v value (%d bytes, want %d); build Values with ValueOf", v.Type, len(v.raw), size)
+			return fmt.Errorf("malformed %v value (%d bytes, want %d); build Values with ValueOf", v.Type, len(v.raw), size)
 		}
 		if v.Type == TypeBool && v.raw[0] > 1 {
-			return fmt.Errorf("gguf: bool value %d is neither 0 nor 1", v.raw[0])
+			return fmt.Errorf("bool value %d is neither 0 nor 1", v.raw[0])
 		}
 		return nil
 	}
@@ -216,14 +233,14 @@ func (v Value) check() error {
 	case TypeArray:
 		r := reader{b: v.raw}
 		if err := r.elems(v.ElemType, v.n, 1); err != nil {
-			return fmt.Errorf("gguf: malformed array value: %w", err)
+			return fmt.Errorf("malformed array value: %w", err)
 		}
 		if r.off != len(v.raw) {
-			return fmt.Errorf("gguf: malformed array value: %d trailing bytes", len(v.raw)-r.off)
+			return fmt.Errorf("malformed array value: %d trailing bytes", len(v.raw)-r.off)
 		}
 		return nil
 	}
-	return fmt.Errorf("gguf: unknown value type %v", v.Type)
+	return fmt.Errorf("unknown value type %v", v.Type)
 }
 
 // Any returns v as a plain Go value, for printing and tests: the scalar (uint32, string,

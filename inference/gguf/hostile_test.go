@@ -152,6 +152,10 @@ func TestBaseFileIsValid(t *testing.T) {
 	if s, ok := nested[0].Strings(); !ok || !slices.Equal(s, []string{"x"}) {
 		t.Errorf("test.nested[0] = %v", s)
 	}
+	v2, err := Parse(withPatch(fb.b, fb.at(t, "version"), uint32(2)))
+	if err != nil || v2.Version != 2 {
+		t.Errorf("version 2: %v", err)
+	}
 	for i := range f.Tensors {
 		ti := &f.Tensors[i]
 		d := f.TensorData(ti)

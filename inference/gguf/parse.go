@@ -129,17 +129,17 @@ func (r *reader) value(t ValueType, depth int) (Value, error) {
 // elems checks n encoded array elements of type et, after checking that the bytes left
 // could hold n of the smallest such element.
 func (r *reader) elems(et ValueType, n uint64, depth int) error {
-	min, ok := et.minSize()
+	least, ok := et.minSize()
 	if !ok {
 		return fmt.Errorf("element type at offset %d: unknown value type id %d", r.off-12, uint32(et))
 	}
-	if n > r.left()/min {
+	if n > r.left()/least {
 		return fmt.Errorf("array length %d at offset %d: %d elements of %v need at least %d bytes each, only %d bytes left: %w",
-			n, r.off-8, n, et, min, r.left(), ErrTruncated)
+			n, r.off-8, n, et, least, r.left(), ErrTruncated)
 	}
 	if _, fixed := et.fixedSize(); fixed {
 		start := r.off
-		p, err := r.take(n*min, "array elements")
+		p, err := r.take(n*least, "array elements")
 		if err != nil {
 			return err
 		}

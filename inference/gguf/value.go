@@ -207,8 +207,8 @@ func (v Value) Array() ([]Value, bool) {
 	if v.Type != TypeArray {
 		return nil, false
 	}
-	min, ok := v.ElemType.minSize()
-	if !ok || v.n > uint64(len(v.raw))/min {
+	least, ok := v.ElemType.minSize()
+	if !ok || v.n > uint64(len(v.raw))/least {
 		return nil, false
 	}
 	out := make([]Value, 0, v.n)

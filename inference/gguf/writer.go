@@ -62,7 +62,7 @@ func (w *Writer) SetKV(key string, x any) error {
 	if key == "" || len(key) > MaxKeyLen {
 		return fmt.Errorf("gguf: key %q: length %d, want 1..%d bytes", key, len(key), MaxKeyLen)
 	}
-	v, err := ValueOf(x)
+	v, err := valueOfAny(x)
 	if err != nil {
 		return fmt.Errorf("gguf: key %q: %w", key, err)
 	}
