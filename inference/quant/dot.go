@@ -261,15 +261,14 @@ func dotQ4_K(w, x []byte, n int) float32 {
 	for ib := 0; ib < n/QK_K; ib++ {
 		bw, bx := w[ib*144:ib*144+144], x[ib*292:ib*292+292]
 		scales, qs := bw[4:16], bw[16:144]
+		sc, m := scalesK4(scales)
 		var aux32 [8]int32
 		for p := 0; p < QK_K; p++ {
-			sc, _ := getScaleMinK4(p/32, scales)
-			aux32[p%8] += int32(sc) * (i8(bx, 4+p) * int32(q4KAt(qs, p)))
+			aux32[p%8] += int32(sc[p/32]) * (i8(bx, 4+p) * int32(q4KAt(qs, p)))
 		}
 		var sumi int32
 		for j := 0; j < QK_K/16; j++ {
-			_, m := getScaleMinK4(j/2, scales)
-			sumi += q8KBsum(bx, j) * int32(m)
+			sumi += q8KBsum(bx, j) * int32(m[j/2])
 		}
 		yd := f32At(bx, 0)
 		sums.add(f16At(bw, 0)*yd, &aux32)
@@ -286,15 +285,14 @@ func dotQ5_K(w, x []byte, n int) float32 {
 	for ib := 0; ib < n/QK_K; ib++ {
 		bw, bx := w[ib*176:ib*176+176], x[ib*292:ib*292+292]
 		scales, qh, qs := bw[4:16], bw[16:48], bw[48:176]
+		sc, m := scalesK4(scales)
 		var aux32 [8]int32
 		for p := 0; p < QK_K; p++ {
-			sc, _ := getScaleMinK4(p/32, scales)
-			aux32[p%8] += int32(sc) * (i8(bx, 4+p) * int32(q5KAt(qh, qs, p)))
+			aux32[p%8] += int32(sc[p/32]) * (i8(bx, 4+p) * int32(q5KAt(qh, qs, p)))
 		}
 		var sumi int32
 		for j := 0; j < QK_K/16; j++ {
-			_, m := getScaleMinK4(j/2, scales)
-			sumi += q8KBsum(bx, j) * int32(m)
+			sumi += q8KBsum(bx, j) * int32(m[j/2])
 		}
 		yd := f32At(bx, 0)
 		sums.add(f16At(bw, 0)*yd, &aux32)

@@ -114,17 +114,27 @@ func dequantQ3_K(src []byte, dst []float32) {
 	}
 }
 
+// scalesK4 unpacks all eight scales and mins of a Q4_K/Q5_K block.
+func scalesK4(q []byte) (sc, m [8]uint8) {
+	for j := range sc {
+		sc[j], m[j] = getScaleMinK4(j, q)
+	}
+	return sc, m
+}
+
 func dequantQ4_K(src []byte, dst []float32) {
 	for ib := 0; ib < len(dst)/QK_K; ib++ {
 		b := src[ib*144 : ib*144+144]
 		y := dst[ib*QK_K : ib*QK_K+QK_K]
 		d, dmin := f16At(b, 0), f16At(b, 2)
-		scales, qs := b[4:16], b[16:144]
-		for i := 0; i < QK_K; i++ {
-			sc, m := getScaleMinK4(i/32, scales)
-			d1 := d * float32(sc)
-			m1 := dmin * float32(m)
-			y[i] = float32(d1*float32(q4KAt(qs, i))) - m1
+		sc, m := scalesK4(b[4:16])
+		qs := b[16:144]
+		for j := 0; j < 8; j++ {
+			d1 := d * float32(sc[j])
+			m1 := dmin * float32(m[j])
+			for i := 32 * j; i < 32*j+32; i++ {
+				y[i] = float32(d1*float32(q4KAt(qs, i))) - m1
+			}
 		}
 	}
 }
@@ -134,12 +144,14 @@ func dequantQ5_K(src []byte, dst []float32) {
 		b := src[ib*176 : ib*176+176]
 		y := dst[ib*QK_K : ib*QK_K+QK_K]
 		d, dmin := f16At(b, 0), f16At(b, 2)
-		scales, qh, qs := b[4:16], b[16:48], b[48:176]
-		for i := 0; i < QK_K; i++ {
-			sc, m := getScaleMinK4(i/32, scales)
-			d1 := d * float32(sc)
-			m1 := dmin * float32(m)
-			y[i] = float32(d1*float32(q5KAt(qh, qs, i))) - m1
+		sc, m := scalesK4(b[4:16])
+		qh, qs := b[16:48], b[48:176]
+		for j := 0; j < 8; j++ {
+			d1 := d * float32(sc[j])
+			m1 := dmin * float32(m[j])
+			for i := 32 * j; i < 32*j+32; i++ {
+				y[i] = float32(d1*float32(q5KAt(qh, qs, i))) - m1
+			}
 		}
 	}
 }
