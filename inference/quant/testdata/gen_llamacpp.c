@@ -1,5 +1,19 @@
-// Writes reference outputs of llama.cpp's ggml (libggml-base + the generic CPU kernels)
-// for inputs made by a tiny deterministic generator that the Go test reimplements.
+// gen_llamacpp.c writes llamacpp_ref.bin: reference outputs of llama.cpp's own ggml
+// (quantize_row_*_ref, dequantize_row_*, ggml_vec_dot_*_generic, ggml_fp32_to_fp16/bf16)
+// for inputs made by a tiny deterministic generator that llamacpp_test.go mirrors
+// (refGen), so the inputs need not be stored. Record format: see llamacpp_test.go.
+//
+// It links against the prebuilt shared libraries of the npm package
+// @node-llama-cpp/linux-x64@3.21.1: libggml-base.so (the reference quantizers) and
+// libggml-cpu-x64.so (the baseline x86-64 CPU build, whose *_generic kernels are the
+// scalar code; neither library contains FMA instructions, so no contraction). To refresh:
+//
+//	mkdir -p /tmp/nlc && cd /tmp/nlc && npm init -y && npm i -E @node-llama-cpp/linux-x64@3.21.1
+//	L=/tmp/nlc/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64
+//	gcc -O2 -o /tmp/gen gen_llamacpp.c -L$L -l:libggml-base.so -l:libggml-cpu-x64.so -Wl,-rpath,$L
+//	/tmp/gen llamacpp_ref.bin && gzip -9 -f llamacpp_ref.bin
+//
+// (about 20 s: it also hashes the conversions of all 2^32 float32 values.)
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
