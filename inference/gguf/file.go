@@ -1,8 +1,11 @@
 // Package gguf reads and writes GGUF v2/v3 model files: typed metadata and tensor infos,
 // with the tensor data left in place (memory-mapped by Open). The reader trusts nothing:
 // every count, length, shape and offset is checked with overflow-safe arithmetic before
-// it is used, nothing is allocated that the file's bytes could not back, and a bad file
-// gives an error naming the key or tensor and the offset, never a panic.
+// it is used, and a bad file gives an error naming the key or tensor and the offset,
+// never a panic. The metadata is validated in a first pass that allocates nothing; only
+// then are the KVs and tensor infos stored, so a count the file does not back costs no
+// memory, and a valid file costs at most a few times the size of its metadata (the
+// KV and TensorInfo structs; keys, names and dims share one allocation each).
 //
 // Layout (little-endian): "GGUF", version u32, tensor count u64, KV count u64, the KVs
 // (key string, value type u32, value), the tensor infos (name string, n_dims u32, dims
@@ -49,8 +52,8 @@ type File struct {
 	unmap   func() error // releases data; nil when there is nothing to release
 	size    int64        // len(data) as parsed, kept after Close
 	metaEnd uint64       // offset just past the tensor infos
-	byKey   []int        // KVs indexes sorted by key
-	byName  []int        // Tensors indexes sorted by name
+	byKey   []int32      // KVs indexes sorted by key
+	byName  []int32      // Tensors indexes sorted by name
 }
 
 // Parse reads a GGUF file held in memory. data is kept by reference (not copied): it must

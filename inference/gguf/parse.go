@@ -116,7 +116,7 @@ func (r *reader) value(t ValueType, depth int) (Value, error) {
 	if !ok {
 		return Value{}, fmt.Errorf("value type at offset %d: unknown value type id %d", start-4, uint32(t))
 	}
-	p, err := r.take(size, t.String()+" value")
+	p, err := r.take(size, "value")
 	if err != nil {
 		return Value{}, err
 	}
@@ -209,28 +209,39 @@ func parse(data []byte) (*File, error) {
 	return f, nil
 }
 
+// parseKVs reads n KVs in two passes. The first validates them all and allocates
+// nothing, so a count or length the file does not back costs no memory; the second
+// stores exactly what the first found, with every key in one allocation.
 func (f *File) parseKVs(r *reader, n uint64) error {
-	f.KVs = make([]KV, 0, min(n, uint64(len(r.b))/64))
+	start, keyBytes := r.off, 0
 	for i := range n {
-		start := r.off
-		key, err := r.str("key", MaxKeyLen)
+		key, _, err := r.kv(i)
 		if err != nil {
-			return fmt.Errorf("KV %d: %w", i, err)
+			return err
 		}
-		if len(key) == 0 {
-			return fmt.Errorf("KV %d at offset %d: empty key", i, start)
-		}
-		t, err := r.u32("value type")
-		var v Value
-		if err == nil {
-			v, err = r.value(ValueType(t), 0)
-		}
-		if err != nil {
-			return fmt.Errorf("key %q at offset %d: %w", key, start, err)
-		}
-		f.KVs = append(f.KVs, KV{Key: string(key), Value: v})
+		keyBytes += len(key)
 	}
-	f.byKey = sortedIndex(len(f.KVs), func(i int) string { return f.KVs[i].Key })
+	if n > math.MaxInt32 {
+		return fmt.Errorf("KV count %d: more than %d are not supported", n, math.MaxInt32)
+	}
+	r.off = start
+	f.KVs = make([]KV, n)
+	f.byKey = make([]int32, n) // key lengths for now
+	var keys strings.Builder
+	keys.Grow(keyBytes)
+	for i := range f.KVs {
+		key, v, _ := r.kv(uint64(i)) // cannot fail: the first pass read the same bytes
+		keys.Write(key)
+		f.KVs[i].Value = v
+		f.byKey[i] = int32(len(key))
+	}
+	all, off := keys.String(), 0
+	for i := range f.KVs {
+		end := off + int(f.byKey[i])
+		f.KVs[i].Key = all[off:end]
+		off = end
+	}
+	f.byKey = sortedIndex(f.byKey, func(i int32) string { return f.KVs[i].Key })
 	for j := 1; j < len(f.byKey); j++ {
 		a, b := f.byKey[j-1], f.byKey[j]
 		if f.KVs[a].Key == f.KVs[b].Key {
@@ -250,44 +261,78 @@ func (f *File) parseKVs(r *reader, n uint64) error {
 	return nil
 }
 
-// sortedIndex returns 0..n-1 sorted by name(i).
-func sortedIndex(n int, name func(int) string) []int {
-	idx := make([]int, n)
-	for i := range idx {
-		idx[i] = i
+// kv reads KV number i: its key and its value.
+func (r *reader) kv(i uint64) ([]byte, Value, error) {
+	start := r.off
+	key, err := r.str("key", MaxKeyLen)
+	if err != nil {
+		return nil, Value{}, fmt.Errorf("KV %d: %w", i, err)
 	}
-	slices.SortFunc(idx, func(a, b int) int {
+	if len(key) == 0 {
+		return nil, Value{}, fmt.Errorf("KV %d at offset %d: empty key", i, start)
+	}
+	t, err := r.u32("value type")
+	var v Value
+	if err == nil {
+		v, err = r.value(ValueType(t), 0)
+	}
+	if err != nil {
+		return nil, Value{}, fmt.Errorf("key %q at offset %d: %w", key, start, err)
+	}
+	return key, v, nil
+}
+
+// sortedIndex overwrites idx with 0..len(idx)-1 sorted by name.
+func sortedIndex(idx []int32, name func(int32) string) []int32 {
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortFunc(idx, func(a, b int32) int {
 		if c := strings.Compare(name(a), name(b)); c != 0 {
 			return c
 		}
-		return a - b
+		return int(a - b)
 	})
 	return idx
 }
 
+// parseTensorInfos reads n tensor infos in two passes, like parseKVs: validate, then
+// store, with all names in one allocation and all dims in another.
 func (f *File) parseTensorInfos(r *reader, n uint64) error {
-	f.Tensors = make([]TensorInfo, 0, min(n, uint64(len(r.b))/128))
-	var pool []uint64 // backing array for the Dims slices
+	start, nameBytes, nDims := r.off, 0, 0
+	var scratch TensorInfo
+	var dims [MaxDims]uint64
 	for i := range n {
-		start := r.off
-		name, err := r.str("tensor name", MaxNameLen)
+		name, err := r.tensorInfo(i, f.Alignment, &scratch, dims[:0])
 		if err != nil {
-			return fmt.Errorf("tensor %d: %w", i, err)
+			return err
 		}
-		if len(name) == 0 {
-			return fmt.Errorf("tensor %d at offset %d: empty name", i, start)
-		}
-		if cap(pool)-len(pool) < MaxDims {
-			pool = make([]uint64, 0, MaxDims*min(n-i, 256))
-		}
-		t := TensorInfo{Name: string(name)}
-		if err := t.read(r, f.Alignment, pool[len(pool):len(pool)]); err != nil {
-			return fmt.Errorf("tensor %q at offset %d: %w", t.Name, start, err)
-		}
-		pool = pool[:len(pool)+len(t.Dims)]
-		f.Tensors = append(f.Tensors, t)
+		nameBytes += len(name)
+		nDims += len(scratch.Dims)
 	}
-	f.byName = sortedIndex(len(f.Tensors), func(i int) string { return f.Tensors[i].Name })
+	if n > math.MaxInt32 {
+		return fmt.Errorf("tensor count %d: more than %d are not supported", n, math.MaxInt32)
+	}
+	r.off = start
+	f.Tensors = make([]TensorInfo, n)
+	f.byName = make([]int32, n) // name lengths for now
+	pool := make([]uint64, 0, nDims)
+	var names strings.Builder
+	names.Grow(nameBytes)
+	for i := range f.Tensors {
+		t := &f.Tensors[i]
+		name, _ := r.tensorInfo(uint64(i), f.Alignment, t, pool[len(pool):]) // cannot fail now
+		pool = pool[:len(pool)+len(t.Dims)]
+		names.Write(name)
+		f.byName[i] = int32(len(name))
+	}
+	all, off := names.String(), 0
+	for i := range f.Tensors {
+		end := off + int(f.byName[i])
+		f.Tensors[i].Name = all[off:end]
+		off = end
+	}
+	f.byName = sortedIndex(f.byName, func(i int32) string { return f.Tensors[i].Name })
 	for j := 1; j < len(f.byName); j++ {
 		a, b := f.byName[j-1], f.byName[j]
 		if f.Tensors[a].Name == f.Tensors[b].Name {
@@ -297,8 +342,25 @@ func (f *File) parseTensorInfos(r *reader, n uint64) error {
 	return nil
 }
 
+// tensorInfo reads tensor info number i into t, its dims appended to dims (which must
+// have room for them), and returns the name.
+func (r *reader) tensorInfo(i, alignment uint64, t *TensorInfo, dims []uint64) ([]byte, error) {
+	start := r.off
+	name, err := r.str("tensor name", MaxNameLen)
+	if err != nil {
+		return nil, fmt.Errorf("tensor %d: %w", i, err)
+	}
+	if len(name) == 0 {
+		return nil, fmt.Errorf("tensor %d at offset %d: empty name", i, start)
+	}
+	if err := t.read(r, alignment, dims); err != nil {
+		return nil, fmt.Errorf("tensor %q at offset %d: %w", name, start, err)
+	}
+	return name, nil
+}
+
 // read reads the rest of a tensor info (after the name) and validates its shape, type
-// and offset. dims has room for MaxDims dimensions.
+// and offset. Its dims are appended to dims, which must have room for them.
 func (t *TensorInfo) read(r *reader, alignment uint64, dims []uint64) error {
 	at := r.off
 	nd, err := r.u32("n_dims")

@@ -199,8 +199,9 @@ func (c *countingWriter) str(s string) {
 	}
 }
 
+var zeros [64]byte
+
 func (c *countingWriter) pad(align uint64) {
-	var zeros [64]byte
 	for k := alignUp(uint64(c.n), align) - uint64(c.n); k > 0 && c.err == nil; {
 		m := min(k, uint64(len(zeros)))
 		c.write(zeros[:m])
