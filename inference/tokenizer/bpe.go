@@ -93,7 +93,9 @@ type bpeState struct {
 	tmp  []int
 	syms []symbol
 	ids  []int32 // token id of each symbol, noToken when its bytes are not a token
-	q    bigramQueue
+	// mergeShort: rank and result of the pair each symbol starts
+	ranks, outs []int32
+	q           bigramQueue
 }
 
 var bpeStates sync.Pool
@@ -156,6 +158,23 @@ func (s *bpeState) word(out []int32, w string) []int32 {
 		s.ids = append(s.ids, b.byteID[w[i]])
 	}
 	s.syms[len(w)-1].next = -1
+	if len(w) <= shortWord {
+		s.mergeShort(w)
+	} else {
+		s.mergeHeap(w)
+	}
+	for i := int32(0); i != -1; i = s.syms[i].next {
+		sym := s.syms[i]
+		out = s.emit(out, w[sym.start:sym.start+sym.n], s.ids[i])
+	}
+	return out
+}
+
+// shortWord is the longest word (in bytes) merged by scanning instead of with a heap.
+const shortWord = 32
+
+// mergeHeap applies merges with a priority queue of candidate pairs (llama.cpp's way).
+func (s *bpeState) mergeHeap(w string) {
 	s.q = s.q[:0]
 	for i := int32(1); i < int32(len(w)); i++ {
 		s.tryAdd(w, i-1, i)
@@ -176,11 +195,67 @@ func (s *bpeState) word(out []int32, w string) []int32 {
 		s.tryAdd(w, l.prev, g.left)
 		s.tryAdd(w, g.left, l.next)
 	}
-	for i := int32(0); i != -1; i = s.syms[i].next {
-		sym := s.syms[i]
-		out = s.emit(out, w[sym.start:sym.start+sym.n], s.ids[i])
+}
+
+// mergeShort applies the same merges in the same order as mergeHeap, for short words:
+// each live symbol keeps the rank of the pair it starts, and each step scans for the
+// lowest rank, leftmost first.
+func (s *bpeState) mergeShort(w string) {
+	s.ranks, s.outs = s.ranks[:0], s.outs[:0]
+	for i := range s.syms {
+		r, o := s.lookup(w, int32(i), s.syms[i].next)
+		s.ranks, s.outs = append(s.ranks, r), append(s.outs, o)
 	}
-	return out
+	for {
+		best, bestRank := int32(-1), int32(noRank)
+		for i := int32(0); i != -1; i = s.syms[i].next {
+			if s.ranks[i] < bestRank {
+				best, bestRank = i, s.ranks[i]
+			}
+		}
+		if best < 0 {
+			return
+		}
+		l := &s.syms[best]
+		r := &s.syms[l.next]
+		l.n += r.n
+		r.n = 0
+		l.next = r.next
+		if l.next >= 0 {
+			s.syms[l.next].prev = best
+		}
+		s.ids[best] = s.outs[best]
+		s.ranks[best], s.outs[best] = s.lookup(w, best, l.next)
+		if p := l.prev; p >= 0 {
+			s.ranks[p], s.outs[p] = s.lookup(w, p, best)
+		}
+	}
+}
+
+// noRank marks a pair that is no merge rule.
+const noRank = 1<<31 - 1
+
+// lookup returns the rank and result token of merging symbols l and r, or noRank.
+func (s *bpeState) lookup(w string, l, r int32) (rank, out int32) {
+	if l < 0 || r < 0 {
+		return noRank, noToken
+	}
+	b := s.t.bpe
+	if il, ir := s.ids[l], s.ids[r]; il != noToken && ir != noToken {
+		if m, ok := b.pairs[pairKey(il, ir)]; ok {
+			return m.rank, m.out
+		}
+		return noRank, noToken
+	}
+	if len(b.strPairs) == 0 {
+		return noRank, noToken
+	}
+	L, R := s.syms[l], s.syms[r]
+	key := gpt2Encode([]byte(w[L.start:L.start+L.n])) + " " + gpt2Encode([]byte(w[R.start:R.start+R.n]))
+	if k, ok := b.strPairs[key]; ok {
+		return k, b.id(w[L.start : R.start+R.n])
+	}
+	return noRank, noToken
 }
 
 // tryAdd queues the pair (l, r) when it is a merge rule.
@@ -188,21 +263,11 @@ func (s *bpeState) tryAdd(w string, l, r int32) {
 	if l < 0 || r < 0 {
 		return
 	}
-	b := s.t.bpe
-	L, R := s.syms[l], s.syms[r]
-	var m merged
-	ok := false
-	if il, ir := s.ids[l], s.ids[r]; il != noToken && ir != noToken {
-		m, ok = b.pairs[pairKey(il, ir)]
-	} else if len(b.strPairs) > 0 {
-		key := gpt2Encode([]byte(w[L.start:L.start+L.n])) + " " + gpt2Encode([]byte(w[R.start:R.start+R.n]))
-		m.rank, ok = b.strPairs[key]
-		m.out = b.id(w[L.start : R.start+R.n])
-	}
-	if !ok {
+	rank, out := s.lookup(w, l, r)
+	if rank == noRank {
 		return
 	}
-	s.q.push(bigram{prio: -float32(m.rank), left: l, right: r, size: L.n + R.n, out: m.out})
+	s.q.push(bigram{prio: -float32(rank), left: l, right: r, size: s.syms[l].n + s.syms[r].n, out: out})
 }
 
 // emit appends token id for the bytes raw, or when id is noToken, the token of each

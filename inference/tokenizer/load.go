@@ -174,6 +174,13 @@ func load(m metadata) (*Tokenizer, error) {
 		for b := range t.spmByte {
 			t.spmByte[b] = t.byteToken(byte(b))
 		}
+		t.spmSplit = true
+		for _, s := range t.texts {
+			if strings.Contains(strings.TrimLeft(s, "\u2581"), "\u2581") {
+				t.spmSplit = false
+				break
+			}
+		}
 	}
 	if m.Has(keyName) {
 		name, _ := m.String(keyName)

@@ -12,6 +12,22 @@ var roundTripVocabs = []string{
 	stories,
 	"vocab/ggml-vocab-llama-spm.gguf",
 	"vocab/ggml-vocab-phi-3.gguf",
+	"vocab/ggml-vocab-gpt-2.gguf",
+	"vocab/ggml-vocab-deepseek-llm.gguf",
+	"vocab/ggml-vocab-deepseek-coder.gguf",
+	"hf:llama3.2",
+	"hf:qwen2",
+}
+
+// roundTripTokenizer opens one of roundTripVocabs.
+func roundTripTokenizer(tb testing.TB, name string) *Tokenizer {
+	switch name {
+	case "hf:llama3.2":
+		return hfTokenizer(tb, llama3Vocab())
+	case "hf:qwen2":
+		return hfTokenizer(tb, qwen2Vocab())
+	}
+	return openTokenizer(tb, name)
 }
 
 // roundTrips reports whether Decode(Encode(s)) must equal s: s is valid UTF-8, holds no
@@ -93,7 +109,7 @@ func TestRoundTrip(t *testing.T) {
 		texts = append(texts, randomText(r))
 	}
 	for _, name := range roundTripVocabs {
-		tok := openTokenizer(t, name)
+		tok := roundTripTokenizer(t, name)
 		for _, s := range texts {
 			checkRoundTrip(t, tok, name, s)
 		}
@@ -107,7 +123,7 @@ func FuzzEncodeDecode(f *testing.F) {
 	}
 	toks := make([]*Tokenizer, len(roundTripVocabs))
 	for i, name := range roundTripVocabs {
-		toks[i] = openTokenizer(f, name)
+		toks[i] = roundTripTokenizer(f, name)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		for i, tok := range toks {

@@ -53,36 +53,18 @@ func (t *Tokenizer) encodeSPM(out []int32, frag string, spacePrefix bool) []int3
 	}
 	syms[len(syms)-1].next = -1
 
+	// When no token has a U+2581 after a character other than U+2581 (t.spmSplit), no
+	// merge can cross the boundary before a "▁" that follows another character, so the
+	// chunks between such boundaries merge independently, in the same order as in one
+	// queue. Small queues are much faster on long texts.
 	var q bigramQueue
-	tryAdd := func(l, r int32) {
-		if l < 0 || r < 0 {
-			return
+	lo := 0
+	for hi := 1; hi <= len(syms); hi++ {
+		if hi < len(syms) && !(t.spmSplit && isMark(text, syms[hi]) && !isMark(text, syms[hi-1])) {
+			continue
 		}
-		s := syms[l].start
-		size := syms[l].n + syms[r].n
-		id, ok := t.toID[text[s:s+size]]
-		if !ok {
-			return
-		}
-		q.push(bigram{prio: t.scores[id], left: l, right: r, size: size})
-	}
-	for i := int32(1); i < int32(len(syms)); i++ {
-		tryAdd(i-1, i)
-	}
-	for len(q) > 0 {
-		b := q.pop()
-		l, r := &syms[b.left], &syms[b.right]
-		if l.n == 0 || r.n == 0 || l.n+r.n != b.size {
-			continue // stale: one side was merged since this pair was queued
-		}
-		l.n += r.n
-		r.n = 0
-		l.next = r.next
-		if l.next >= 0 {
-			syms[l.next].prev = b.left
-		}
-		tryAdd(l.prev, b.left)
-		tryAdd(b.left, l.next)
+		t.mergeSPM(text, syms, int32(lo), int32(hi), &q)
+		lo = hi
 	}
 
 	for i := int32(0); i != -1; i = syms[i].next {
@@ -99,4 +81,46 @@ func (t *Tokenizer) encodeSPM(out []int32, frag string, spacePrefix bool) []int3
 		}
 	}
 	return out
+}
+
+// spaceMark is the escaped space, U+2581.
+const spaceMark = "\u2581"
+
+func isMark(text string, s symbol) bool {
+	return text[s.start:s.start+s.n] == spaceMark
+}
+
+// mergeSPM runs the merge queue over syms[lo:hi] (steps 3 and 4).
+func (t *Tokenizer) mergeSPM(text string, syms []symbol, lo, hi int32, q *bigramQueue) {
+	*q = (*q)[:0]
+	tryAdd := func(l, r int32) {
+		if l < lo || r < lo || l >= hi || r >= hi {
+			return
+		}
+		s := syms[l].start
+		size := syms[l].n + syms[r].n
+		id, ok := t.toID[text[s:s+size]]
+		if !ok {
+			return
+		}
+		q.push(bigram{prio: t.scores[id], left: l, right: r, size: size})
+	}
+	for i := lo + 1; i < hi; i++ {
+		tryAdd(i-1, i)
+	}
+	for len(*q) > 0 {
+		b := q.pop()
+		l, r := &syms[b.left], &syms[b.right]
+		if l.n == 0 || r.n == 0 || l.n+r.n != b.size {
+			continue // stale: one side was merged since this pair was queued
+		}
+		l.n += r.n
+		r.n = 0
+		l.next = r.next
+		if l.next >= 0 {
+			syms[l.next].prev = b.left
+		}
+		tryAdd(l.prev, b.left)
+		tryAdd(b.left, l.next)
+	}
 }

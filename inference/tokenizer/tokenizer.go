@@ -87,8 +87,9 @@ type Tokenizer struct {
 	// user-defined, unknown), longest text first, ties by id.
 	specials []int32
 
-	spmByte [256]int32 // SentencePiece byte fallback token for each byte, noToken if none
-	bpe     *bpeVocab  // byte-level BPE data; nil for SentencePiece
+	spmByte  [256]int32 // SentencePiece byte fallback token for each byte, noToken if none
+	spmSplit bool       // no token has U+2581 after another character (see encodeSPM)
+	bpe      *bpeVocab  // byte-level BPE data; nil for SentencePiece
 }
 
 // EncodeOptions selects what Encode adds and recognises.
