@@ -109,7 +109,7 @@ func (t *Tokenizer) newBPEState() *bpeState {
 }
 
 func (t *Tokenizer) freeBPEState(s *bpeState) {
-	if cap(s.cps) > 1<<16 {
+	if cap(s.cps) > 1<<20 {
 		return // do not pin large buffers
 	}
 	s.t = nil
@@ -122,7 +122,10 @@ func (s *bpeState) encode(out []int32, frag string) []int32 {
 	b := s.t.bpe
 	var text string
 	s.cps, text = toCpts(frag, s.cps)
-	s.segs = b.pre.split(s.cps, s.segs, s.tmp)
+	if c := len(s.cps)/2 + 16; cap(s.segs) < c {
+		s.segs, s.tmp = make([]int, 0, c), make([]int, 0, c)
+	}
+	s.segs, s.tmp = b.pre.split(s.cps, s.segs, s.tmp)
 	pos, ci := 0, 0
 	for _, n := range s.segs {
 		bl := 0

@@ -166,6 +166,8 @@ func load(m metadata) (*Tokenizer, error) {
 		return len(t.texts[t.specials[i]]) > len(t.texts[t.specials[j]])
 	})
 
+	t.specIdx = newSpecialIndex(t.texts, t.specials)
+
 	t.pieces = make([]string, n)
 	for id := range t.pieces {
 		t.pieces[id] = t.render(int32(id))

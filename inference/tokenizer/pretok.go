@@ -74,14 +74,15 @@ type pretokenizer struct {
 	stages []stage
 }
 
-// split returns the word lengths (in code points) of cps; tmp is scratch space.
-func (p *pretokenizer) split(cps []rune, segs, tmp []int) []int {
+// split returns the word lengths (in code points) of cps. segs and tmp are scratch
+// buffers; the result uses one of them, and the other is returned for reuse.
+func (p *pretokenizer) split(cps []rune, segs, tmp []int) (words, spare []int) {
 	segs = append(segs[:0], len(cps))
 	for _, st := range p.stages {
 		tmp = st(cps, segs, tmp[:0])
 		segs, tmp = tmp, segs
 	}
-	return segs
+	return segs, tmp
 }
 
 // preset describes one tokenizer.ggml.pre value: its chain and the vocabulary flags that

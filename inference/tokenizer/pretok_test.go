@@ -10,7 +10,8 @@ func words(p *pretokenizer, s string) []string {
 	cps := []rune(s)
 	var out []string
 	i := 0
-	for _, n := range p.split(cps, nil, nil) {
+	ws, _ := p.split(cps, nil, nil)
+	for _, n := range ws {
 		out = append(out, string(cps[i:i+n]))
 		i += n
 	}

@@ -86,6 +86,7 @@ type Tokenizer struct {
 	// specials lists the tokens cut out of the text before tokenizing (control,
 	// user-defined, unknown), longest text first, ties by id.
 	specials []int32
+	specIdx  *specialIndex
 
 	spmByte  [256]int32 // SentencePiece byte fallback token for each byte, noToken if none
 	spmSplit bool       // no token has U+2581 after another character (see encodeSPM)
@@ -188,10 +189,17 @@ func (t *Tokenizer) partition(text string, parseSpecial bool) []fragment {
 		return nil
 	}
 	frags := []fragment{{0, len(text), noToken}}
+	if len(t.specials) == 0 {
+		return frags
+	}
+	seen := make([]bool, len(t.specials))
+	if !t.specIdx.present(text, seen) {
+		return frags
+	}
 	var next []fragment
-	for _, id := range t.specials {
+	for k, id := range t.specials {
 		a := t.attrs[id]
-		if !parseSpecial && a&(attrControl|attrUnknown) != 0 {
+		if !seen[k] || (!parseSpecial && a&(attrControl|attrUnknown) != 0) {
 			continue
 		}
 		tok := t.texts[id]

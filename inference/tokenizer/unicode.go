@@ -152,6 +152,9 @@ func cptLen(r rune) int {
 // toCpts decodes text into code points the llama.cpp way, and returns with them the text
 // those code points re-encode to (text itself when it is valid UTF-8).
 func toCpts(text string, buf []rune) ([]rune, string) {
+	if cap(buf) < len(text) {
+		buf = make([]rune, 0, len(text))
+	}
 	buf = buf[:0]
 	if utf8.ValidString(text) {
 		for _, r := range text {
