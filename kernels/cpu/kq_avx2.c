@@ -1,0 +1,470 @@
+// kq_avx2.c: the K-quant kernels on AVX2 + FMA + F16C (x86-64 only; every function carries
+// its target attribute, so the file builds with the package's default flags).
+//
+// Layout of the work (kq_avx512.c has the same shape with 64-byte registers):
+//   - kq_dec_*: decode one weight super-block in registers to the common form of kq.h:
+//     eight 32-byte vectors of unsigned quants (elements 32v..32v+31), the sixteen
+//     scales and offsets as int16, d and dmn.
+//   - gemv (nx == 1): two weight rows in flight, decoded in registers; per super-block
+//     vpmaddubsw (q * x, int16) then vpmaddwd with the scales (int32), one int32
+//     accumulator per row, then two float FMAs (d*dx*I, -dmn*dx*M with M from the bsums).
+//   - gemm (nx > 1): weight super-blocks are decoded once into kq_block (q as bytes,
+//     scales pre-broadcast per vector) for a 2-row tile and a K chunk, and reused against
+//     every 4-row tile of an L2-sized chunk of activation rows; the 2x4 register tile keeps
+//     eight int32 accumulators, reduced per super-block by a vphaddd tree to one float
+//     lane per (weight row, activation row).
+#include "kq.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#define KQ_AVX2 __attribute__((target("avx2,fma,f16c")))
+#define KQ_AVX2_INLINE static inline __attribute__((always_inline, target("avx2,fma,f16c")))
+
+// One decoded super-block (see kq.h): q[v] holds the unsigned quants of elements
+// 32v..32v+31; sc and mn the 16 scales and offsets (one per 16 elements).
+typedef struct {
+	__m256i q[8];
+	__m256i sc, mn;
+	float d, dmn;
+} kq_dec256;
+
+KQ_AVX2_INLINE float kq_h2f_avx2(const uint8_t *p) { return _cvtsh_ss(kq_rd16(p)); }
+
+// [a0 a0 a1 a1 ... a7 a7] as int16 from 8 unsigned bytes.
+KQ_AVX2_INLINE __m256i kq_dup8_u8(uint64_t bytes) {
+	__m128i s = _mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)bytes));
+	return _mm256_set_m128i(_mm_unpackhi_epi16(s, s), _mm_unpacklo_epi16(s, s));
+}
+
+KQ_AVX2_INLINE void kq_dec_q2k(const uint8_t *b, kq_dec256 *o) {
+	const __m256i m3 = _mm256_set1_epi8(3);
+	for (int h = 0; h < 2; h++) {
+		__m256i v = _mm256_loadu_si256((const __m256i *)(b + 16 + 32 * h));
+		o->q[4 * h + 0] = _mm256_and_si256(v, m3);
+		o->q[4 * h + 1] = _mm256_and_si256(_mm256_srli_epi16(v, 2), m3);
+		o->q[4 * h + 2] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m3);
+		o->q[4 * h + 3] = _mm256_and_si256(_mm256_srli_epi16(v, 6), m3);
+	}
+	__m128i s = _mm_loadu_si128((const __m128i *)b);
+	__m128i m4 = _mm_set1_epi8(0x0f);
+	o->sc = _mm256_cvtepu8_epi16(_mm_and_si128(s, m4));
+	o->mn = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(s, 4), m4));
+	o->d = kq_h2f_avx2(b + 80);
+	o->dmn = kq_h2f_avx2(b + 82);
+}
+
+// (x >> k & 1) << p per byte, for compile-time k, p (0..7): an epi16 shift keeps the
+// bit inside its byte when the mask is one bit.
+#define KQ_BIT_AVX2(x, k, p)                                                                       \
+	((k) >= (p) ? _mm256_and_si256(_mm256_srli_epi16(x, (k) - (p)), _mm256_set1_epi8(1 << (p)))     \
+	            : _mm256_and_si256(_mm256_slli_epi16(x, (p) - (k)), _mm256_set1_epi8(1 << (p))))
+
+KQ_AVX2_INLINE void kq_dec_q3k(const uint8_t *b, kq_dec256 *o) {
+	const __m256i m3 = _mm256_set1_epi8(3);
+	const __m256i hm = _mm256_loadu_si256((const __m256i *)b);
+	for (int h = 0; h < 2; h++) {
+		__m256i v = _mm256_loadu_si256((const __m256i *)(b + 32 + 32 * h));
+		o->q[4 * h + 0] = _mm256_or_si256(_mm256_and_si256(v, m3), KQ_BIT_AVX2(hm, 4 * h + 0, 2));
+		o->q[4 * h + 1] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 2), m3), KQ_BIT_AVX2(hm, 4 * h + 1, 2));
+		o->q[4 * h + 2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), m3), KQ_BIT_AVX2(hm, 4 * h + 2, 2));
+		o->q[4 * h + 3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 6), m3), KQ_BIT_AVX2(hm, 4 * h + 3, 2));
+	}
+	uint8_t s6[16];
+	kq_q3_scales(b + 96, s6);
+	o->sc = _mm256_sub_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)s6)), _mm256_set1_epi16(32));
+	o->mn = _mm256_slli_epi16(o->sc, 2);
+	o->d = o->dmn = kq_h2f_avx2(b + 108);
+}
+
+KQ_AVX2_INLINE void kq_dec_q45k(const uint8_t *b, kq_dec256 *o, int five) {
+	const __m256i m4 = _mm256_set1_epi8(0x0f);
+	const uint8_t *qs = b + (five ? 48 : 16);
+	__m256i qh = five ? _mm256_loadu_si256((const __m256i *)(b + 16)) : _mm256_setzero_si256();
+	for (int c = 0; c < 4; c++) {
+		__m256i v = _mm256_loadu_si256((const __m256i *)(qs + 32 * c));
+		o->q[2 * c] = _mm256_and_si256(v, m4);
+		o->q[2 * c + 1] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+	}
+	if (five) {
+		o->q[0] = _mm256_or_si256(o->q[0], KQ_BIT_AVX2(qh, 0, 4));
+		o->q[1] = _mm256_or_si256(o->q[1], KQ_BIT_AVX2(qh, 1, 4));
+		o->q[2] = _mm256_or_si256(o->q[2], KQ_BIT_AVX2(qh, 2, 4));
+		o->q[3] = _mm256_or_si256(o->q[3], KQ_BIT_AVX2(qh, 3, 4));
+		o->q[4] = _mm256_or_si256(o->q[4], KQ_BIT_AVX2(qh, 4, 4));
+		o->q[5] = _mm256_or_si256(o->q[5], KQ_BIT_AVX2(qh, 5, 4));
+		o->q[6] = _mm256_or_si256(o->q[6], KQ_BIT_AVX2(qh, 6, 4));
+		o->q[7] = _mm256_or_si256(o->q[7], KQ_BIT_AVX2(qh, 7, 4));
+	}
+	uint32_t sc[2], m[2];
+	kq_k4_scales(b + 4, sc, m);
+	o->sc = kq_dup8_u8((uint64_t)sc[0] | (uint64_t)sc[1] << 32);
+	o->mn = kq_dup8_u8((uint64_t)m[0] | (uint64_t)m[1] << 32);
+	o->d = kq_h2f_avx2(b);
+	o->dmn = kq_h2f_avx2(b + 2);
+}
+
+KQ_AVX2_INLINE void kq_dec_q6k(const uint8_t *b, kq_dec256 *o) {
+	const __m256i m4 = _mm256_set1_epi8(0x0f), m30 = _mm256_set1_epi8(0x30);
+	for (int h = 0; h < 2; h++) {
+		__m256i l0 = _mm256_loadu_si256((const __m256i *)(b + 64 * h));
+		__m256i l1 = _mm256_loadu_si256((const __m256i *)(b + 64 * h + 32));
+		__m256i qh = _mm256_loadu_si256((const __m256i *)(b + 128 + 32 * h));
+		o->q[4 * h + 0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30));
+		o->q[4 * h + 1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30));
+		o->q[4 * h + 2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(qh, m30));
+		o->q[4 * h + 3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
+		                                  _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30));
+	}
+	o->sc = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(b + 192)));
+	o->mn = _mm256_slli_epi16(o->sc, 5);
+	o->d = o->dmn = kq_h2f_avx2(b + 208);
+}
+
+KQ_AVX2_INLINE void kq_dec(int t, const uint8_t *b, kq_dec256 *o) {
+	switch (t) {
+	case EMBER_Q2_K: kq_dec_q2k(b, o); break;
+	case EMBER_Q3_K: kq_dec_q3k(b, o); break;
+	case EMBER_Q4_K: kq_dec_q45k(b, o, 0); break;
+	case EMBER_Q5_K: kq_dec_q45k(b, o, 1); break;
+	default: kq_dec_q6k(b, o); break;
+	}
+}
+
+// The int16 scales of the 16 lanes of a vpmaddubsw result over elements 32v..32v+31:
+// [sc[2v] x 8, sc[2v+1] x 8].
+KQ_AVX2_INLINE __m256i kq_scv(__m256i sc, int v) {
+	__m256i half = v < 4 ? _mm256_permute2x128_si256(sc, sc, 0x00) : _mm256_permute2x128_si256(sc, sc, 0x11);
+	int a = 4 * (v % 4);
+	__m256i ctl = _mm256_setr_epi8(a, a + 1, a, a + 1, a, a + 1, a, a + 1, a, a + 1, a, a + 1, a, a + 1, a, a + 1,
+	                               a + 2, a + 3, a + 2, a + 3, a + 2, a + 3, a + 2, a + 3, a + 2, a + 3, a + 2, a + 3,
+	                               a + 2, a + 3, a + 2, a + 3);
+	return _mm256_shuffle_epi8(half, ctl);
+}
+
+KQ_AVX2_INLINE float kq_hsum8(__m256 v) {
+	__m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+	s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+	s = _mm_add_ss(s, _mm_movehdup_ps(s));
+	return _mm_cvtss_f32(s);
+}
+
+// ---- gemv: one activation row, two weight rows in flight ----
+
+// I = sum_v madd(maddubs(q[v], x[v]), scales), the int32 lanes of one block's dot.
+KQ_AVX2_INLINE __m256i kq_block_i32(const kq_dec256 *o, const uint8_t *xs) {
+	__m256i acc = _mm256_setzero_si256();
+	for (int v = 0; v < 8; v++) {
+		__m256i x = _mm256_loadu_si256((const __m256i *)(xs + 32 * v));
+		__m256i p = _mm256_maddubs_epi16(o->q[v], x);
+		acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, kq_scv(o->sc, v)));
+	}
+	return acc;
+}
+
+// Q2_K, Q4_K, Q5_K have a dmin of their own; Q3_K and Q6_K subtract their offset
+// (M, with dmn == d) from I exactly, in int32.
+#define KQ_HAS_MINS(t) ((t) == EMBER_Q2_K || (t) == EMBER_Q4_K || (t) == EMBER_Q5_K)
+
+// The lane sums, exact in int32, of a, b, c, e as [sum a, sum b, sum c, sum e].
+KQ_AVX2_INLINE __m128i kq_hsum4_i32(__m256i a, __m256i b, __m256i c, __m256i e) {
+	__m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(a, b), _mm256_hadd_epi32(c, e));
+	return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+}
+
+// Two weight rows against one activation row. Each block's integer sums are reduced
+// exactly before the one float step per block, so the rounding error is that of the
+// block's value, not of its (larger) lane-wise partial sums. Lanes of acc: for types
+// with mins [d*I, -dmn*M] per row, otherwise [d*(I - M), 0] per row.
+KQ_AVX2_INLINE void kq_gemv_rows(int t, int nr, const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t nb,
+                                 float *dst) {
+	const int64_t bb = kq_wbytes(t);
+	__m128 acc = _mm_setzero_ps();
+	const uint8_t *w0 = w, *w1 = nr == 2 ? w + wrb : w;
+	for (int64_t b = 0; b < nb; b++, x += KQ_Q8K_BYTES, w0 += bb, w1 += bb) {
+		const float dx = kq_rdf32(x);
+		const __m256i bs = _mm256_loadu_si256((const __m256i *)(x + KQ_Q8K_BSUMS));
+		kq_dec256 o0, o1;
+		kq_dec(t, w0, &o0);
+		__m256i i0 = kq_block_i32(&o0, x + KQ_Q8K_QS), m0 = _mm256_madd_epi16(bs, o0.mn);
+		__m256i i1 = _mm256_setzero_si256(), m1 = i1;
+		o1.d = o1.dmn = 0;
+		if (nr == 2) {
+			kq_dec(t, w1, &o1);
+			i1 = kq_block_i32(&o1, x + KQ_Q8K_QS);
+			m1 = _mm256_madd_epi16(bs, o1.mn);
+		}
+		__m128i s;
+		__m128 f;
+		if (KQ_HAS_MINS(t)) {
+			s = kq_hsum4_i32(i0, m0, i1, m1);
+			f = _mm_setr_ps(o0.d * dx, -(o0.dmn * dx), o1.d * dx, -(o1.dmn * dx));
+		} else {
+			__m256i z = _mm256_setzero_si256();
+			s = kq_hsum4_i32(_mm256_sub_epi32(i0, m0), z, _mm256_sub_epi32(i1, m1), z);
+			f = _mm_setr_ps(o0.d * dx, 0, o1.d * dx, 0);
+		}
+		acc = _mm_fmadd_ps(_mm_cvtepi32_ps(s), f, acc);
+	}
+	float out[4];
+	_mm_storeu_ps(out, acc);
+	dst[0] = out[0] + out[1];
+	if (nr == 2) dst[1] = out[2] + out[3];
+}
+
+#define KQ_GEMV_FN(name, T)                                                                        \
+	static KQ_AVX2 void name(const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t nb, int64_t r0, \
+	                         int64_t r1, float *dst) {                                              \
+		int64_t r = r0;                                                                        \
+		for (; r + 2 <= r1; r += 2) kq_gemv_rows(T, 2, w + r * wrb, wrb, x, nb, dst + r);         \
+		if (r < r1) kq_gemv_rows(T, 1, w + r * wrb, wrb, x, nb, dst + r);                        \
+	}
+KQ_GEMV_FN(kq_gemv_q2k, EMBER_Q2_K)
+KQ_GEMV_FN(kq_gemv_q3k, EMBER_Q3_K)
+KQ_GEMV_FN(kq_gemv_q4k, EMBER_Q4_K)
+KQ_GEMV_FN(kq_gemv_q5k, EMBER_Q5_K)
+KQ_GEMV_FN(kq_gemv_q6k, EMBER_Q6_K)
+
+// ---- gemm: decode once into kq_block, 2x4 register tiles ----
+
+KQ_AVX2_INLINE void kq_unpack(int t, const uint8_t *b, kq_block *u) {
+	kq_dec256 o;
+	kq_dec(t, b, &o);
+	for (int v = 0; v < 8; v++) {
+		_mm256_store_si256((__m256i *)(u->q + 32 * v), o.q[v]);
+		_mm256_store_si256((__m256i *)(u->scv + 16 * v), kq_scv(o.sc, v));
+	}
+	_mm256_store_si256((__m256i *)u->sc, o.sc);
+	_mm256_store_si256((__m256i *)u->mn, o.mn);
+	u->d = o.d;
+	u->dmn = o.dmn;
+}
+
+#define KQ_UNPACK_FN(name, T)                                                                      \
+	static KQ_AVX2 void name(const uint8_t *w, int64_t n, kq_block *u) {                           \
+		for (int64_t b = 0; b < n; b++) kq_unpack(T, w + b * kq_wbytes(T), u + b);              \
+	}
+KQ_UNPACK_FN(kq_unpack_q2k, EMBER_Q2_K)
+KQ_UNPACK_FN(kq_unpack_q3k, EMBER_Q3_K)
+KQ_UNPACK_FN(kq_unpack_q4k, EMBER_Q4_K)
+KQ_UNPACK_FN(kq_unpack_q5k, EMBER_Q5_K)
+KQ_UNPACK_FN(kq_unpack_q6k, EMBER_Q6_K)
+
+// R[i] = sum of the lanes of a[i], i = 0..7.
+KQ_AVX2_INLINE __m256i kq_reduce8(const __m256i a[8]) {
+	__m256i h01 = _mm256_hadd_epi32(a[0], a[1]), h23 = _mm256_hadd_epi32(a[2], a[3]);
+	__m256i h45 = _mm256_hadd_epi32(a[4], a[5]), h67 = _mm256_hadd_epi32(a[6], a[7]);
+	__m256i lo = _mm256_hadd_epi32(h01, h23), hi = _mm256_hadd_epi32(h45, h67);
+	return _mm256_add_epi32(_mm256_permute2x128_si256(lo, hi, 0x21), _mm256_blend_epi32(lo, hi, 0xf0));
+}
+
+// The tile of NR weight rows (u[r*ub + b], b < nb decoded blocks) by NX activation rows
+// (x + j*xrb, blocks KQ_Q8K_BYTES apart): dst[j*ldd + r] (+)= dot. Lane p = 4r + j.
+KQ_AVX2_INLINE void kq_tile(int MINS, int NR, int NX, const kq_block *u, int64_t ub, const uint8_t *x, int64_t xrb,
+                            int64_t nb, float *dst, int64_t ldd, int add) {
+	__m256 facc = _mm256_setzero_ps();
+	for (int64_t b = 0; b < nb; b++) {
+		const uint8_t *xb = x + b * KQ_Q8K_BYTES;
+		const kq_block *u0 = u + b, *u1 = u + ub + b;
+		__m256i acc[8];
+		for (int i = 0; i < 8; i++) acc[i] = _mm256_setzero_si256();
+		for (int v = 0; v < 8; v++) {
+			__m256i w0 = _mm256_load_si256((const __m256i *)(u0->q + 32 * v));
+			__m256i s0 = _mm256_load_si256((const __m256i *)(u0->scv + 16 * v));
+			__m256i w1 = w0, s1 = s0;
+			if (NR > 1) {
+				w1 = _mm256_load_si256((const __m256i *)(u1->q + 32 * v));
+				s1 = _mm256_load_si256((const __m256i *)(u1->scv + 16 * v));
+			}
+			for (int j = 0; j < NX; j++) {
+				__m256i xv = _mm256_loadu_si256((const __m256i *)(xb + j * xrb + KQ_Q8K_QS + 32 * v));
+				acc[j] = _mm256_add_epi32(acc[j], _mm256_madd_epi16(_mm256_maddubs_epi16(w0, xv), s0));
+				if (NR > 1)
+					acc[4 + j] = _mm256_add_epi32(acc[4 + j], _mm256_madd_epi16(_mm256_maddubs_epi16(w1, xv), s1));
+			}
+		}
+		__m256i mm[8];
+		float dxs[4] = {0, 0, 0, 0};
+		for (int i = 0; i < 8; i++) mm[i] = _mm256_setzero_si256();
+		for (int j = 0; j < NX; j++) {
+			__m256i bs = _mm256_loadu_si256((const __m256i *)(xb + j * xrb + KQ_Q8K_BSUMS));
+			mm[j] = _mm256_madd_epi16(bs, _mm256_load_si256((const __m256i *)u0->mn));
+			if (NR > 1) mm[4 + j] = _mm256_madd_epi16(bs, _mm256_load_si256((const __m256i *)u1->mn));
+			dxs[j] = kq_rdf32(xb + j * xrb);
+		}
+		__m256 dx = _mm256_broadcast_ps((const __m128 *)dxs);
+		__m256 dw = _mm256_set_m128(_mm_set1_ps(NR > 1 ? u1->d : 0), _mm_set1_ps(u0->d));
+		if (MINS) {
+			__m256 dm = _mm256_set_m128(_mm_set1_ps(NR > 1 ? u1->dmn : 0), _mm_set1_ps(u0->dmn));
+			facc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(kq_reduce8(acc)), _mm256_mul_ps(dw, dx), facc);
+			facc = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(kq_reduce8(mm)), _mm256_mul_ps(dm, dx), facc);
+		} else {
+			for (int i = 0; i < 8; i++) acc[i] = _mm256_sub_epi32(acc[i], mm[i]);
+			facc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(kq_reduce8(acc)), _mm256_mul_ps(dw, dx), facc);
+		}
+	}
+	float out[8];
+	_mm256_storeu_ps(out, facc);
+	for (int r = 0; r < NR; r++)
+		for (int j = 0; j < NX; j++) {
+			float *p = dst + j * ldd + r;
+			*p = add ? *p + out[4 * r + j] : out[4 * r + j];
+		}
+}
+
+#define KQ_TILE_FN(M, NR, NX)                                                                      \
+	static KQ_AVX2 void kq_tile_##M##_##NR##x##NX(const kq_block *u, int64_t ub, const uint8_t *x,   \
+	                                             int64_t xrb, int64_t nb, float *dst, int64_t ldd, int add) { \
+		kq_tile(M, NR, NX, u, ub, x, xrb, nb, dst, ldd, add);                                  \
+	}
+#define KQ_TILE_FNS(M)                                                                             \
+	KQ_TILE_FN(M, 1, 1) KQ_TILE_FN(M, 1, 2) KQ_TILE_FN(M, 1, 3) KQ_TILE_FN(M, 1, 4)              \
+	KQ_TILE_FN(M, 2, 1) KQ_TILE_FN(M, 2, 2) KQ_TILE_FN(M, 2, 3) KQ_TILE_FN(M, 2, 4)
+KQ_TILE_FNS(0)
+KQ_TILE_FNS(1)
+
+typedef void (*kq_tile_fn)(const kq_block *, int64_t, const uint8_t *, int64_t, int64_t, float *, int64_t, int);
+static const kq_tile_fn kq_tiles[2][2][4] = {
+	{{kq_tile_0_1x1, kq_tile_0_1x2, kq_tile_0_1x3, kq_tile_0_1x4}, {kq_tile_0_2x1, kq_tile_0_2x2, kq_tile_0_2x3, kq_tile_0_2x4}},
+	{{kq_tile_1_1x1, kq_tile_1_1x2, kq_tile_1_1x3, kq_tile_1_1x4}, {kq_tile_1_2x1, kq_tile_1_2x2, kq_tile_1_2x3, kq_tile_1_2x4}},
+};
+
+enum { KQ_KB = 8, KQ_XC = 64, KQ_X_BUDGET = 256 << 10 };
+
+static KQ_AVX2 void kq_gemm_tiles(int t, const uint8_t *w, int64_t wrb, const uint8_t *xq, int64_t xrb,
+                                  int64_t nx, int64_t nb, int64_t r0, int64_t r1, float *dst, int64_t ldd) {
+	void (*unpack)(const uint8_t *, int64_t, kq_block *) =
+		t == EMBER_Q2_K ? kq_unpack_q2k : t == EMBER_Q3_K ? kq_unpack_q3k : t == EMBER_Q4_K ? kq_unpack_q4k
+		: t == EMBER_Q5_K ? kq_unpack_q5k : kq_unpack_q6k;
+	const int64_t bb = kq_wbytes(t);
+	kq_block ubuf[2 * KQ_KB];
+	// Activation rows per chunk: their K-chunk slices stay in L2 while weight rows stream.
+	int64_t xc = KQ_X_BUDGET / (KQ_KB * KQ_Q8K_BYTES);
+	xc = xc < 4 ? 4 : xc > KQ_XC ? KQ_XC : xc & ~(int64_t)3;
+	for (int64_t i0 = 0; i0 < nx; i0 += xc) {
+		const int64_t ni = nx - i0 < xc ? nx - i0 : xc;
+		for (int64_t r = r0; r < r1; r += 2) {
+			const int nr = r1 - r >= 2 ? 2 : 1;
+			for (int64_t k0 = 0; k0 < nb; k0 += KQ_KB) {
+				const int64_t kn = nb - k0 < KQ_KB ? nb - k0 : KQ_KB;
+				for (int i = 0; i < nr; i++) unpack(w + (r + i) * wrb + k0 * bb, kn, ubuf + i * KQ_KB);
+				for (int64_t j = 0; j < ni; j += 4) {
+					const int nj = ni - j >= 4 ? 4 : (int)(ni - j);
+					kq_tiles[KQ_HAS_MINS(t)][nr - 1][nj - 1](ubuf, KQ_KB, xq + (i0 + j) * xrb + k0 * KQ_Q8K_BYTES, xrb, kn,
+					                         dst + (i0 + j) * ldd + r, ldd, k0 > 0);
+				}
+			}
+		}
+	}
+}
+
+KQ_AVX2 void ember_kq_gemm_avx2(int t, const uint8_t *w, int64_t wrb, const uint8_t *xq, int64_t xrb,
+                                int64_t nx, int64_t nb, int64_t r0, int64_t r1, float *dst, int64_t ldd) {
+	if (nx == 1) {
+		switch (t) {
+		case EMBER_Q2_K: kq_gemv_q2k(w, wrb, xq, nb, r0, r1, dst); return;
+		case EMBER_Q3_K: kq_gemv_q3k(w, wrb, xq, nb, r0, r1, dst); return;
+		case EMBER_Q4_K: kq_gemv_q4k(w, wrb, xq, nb, r0, r1, dst); return;
+		case EMBER_Q5_K: kq_gemv_q5k(w, wrb, xq, nb, r0, r1, dst); return;
+		default: kq_gemv_q6k(w, wrb, xq, nb, r0, r1, dst); return;
+		}
+	}
+	kq_gemm_tiles(t, w, wrb, xq, xrb, nx, nb, r0, r1, dst, ldd);
+}
+
+// ---- dequantize ----
+
+KQ_AVX2 void ember_kq_dequant_avx2(int t, const uint8_t *x, float *y, int64_t nblocks) {
+	if (t == EMBER_Q8_K) {
+		for (int64_t ib = 0; ib < nblocks; ib++, x += KQ_Q8K_BYTES, y += KQ_QK) {
+			const __m256 d = _mm256_set1_ps(kq_rdf32(x));
+			for (int j = 0; j < KQ_QK; j += 8) {
+				__m256i q = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(x + KQ_Q8K_QS + j)));
+				_mm256_storeu_ps(y + j, _mm256_mul_ps(d, _mm256_cvtepi32_ps(q)));
+			}
+		}
+		return;
+	}
+	const int64_t bb = kq_wbytes(t);
+	const int off = t == EMBER_Q3_K ? 4 : t == EMBER_Q6_K ? 32 : 0;
+	const __m256i voff = _mm256_set1_epi32(off);
+	for (int64_t ib = 0; ib < nblocks; ib++, x += bb, y += KQ_QK) {
+		kq_dec256 o;
+		kq_dec(t, x, &o);
+		int16_t sc[16], mn[16];
+		_mm256_storeu_si256((__m256i *)sc, o.sc);
+		_mm256_storeu_si256((__m256i *)mn, o.mn);
+		for (int s = 0; s < 16; s++) {
+			// y = (d*sc) * (q - off) - dmin*m, as quant.Dequantize rounds it
+			const __m256 dl = _mm256_set1_ps(o.d * (float)sc[s]);
+			const __m256 ml = _mm256_set1_ps(off ? 0.0f : o.dmn * (float)mn[s]);
+			__m128i q16 = s % 2 ? _mm256_extracti128_si256(o.q[s / 2], 1) : _mm256_castsi256_si128(o.q[s / 2]);
+			for (int h = 0; h < 2; h++) {
+				__m256i qi = _mm256_sub_epi32(_mm256_cvtepu8_epi32(h ? _mm_srli_si128(q16, 8) : q16), voff);
+				__m256 p = _mm256_mul_ps(dl, _mm256_cvtepi32_ps(qi));
+				_mm256_storeu_ps(y + 16 * s + 8 * h, off ? p : _mm256_sub_ps(p, ml));
+			}
+		}
+	}
+}
+
+// ---- Q8_K quantizer (bit-exact with the scalar one) ----
+
+KQ_AVX2 void ember_kq_quantize_q8k_avx2(const float *x, uint8_t *y, int64_t nblocks) {
+	const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+	for (int64_t ib = 0; ib < nblocks; ib++, x += KQ_QK, y += KQ_Q8K_BYTES) {
+		__m256 mx = _mm256_setzero_ps();
+		for (int j = 0; j < KQ_QK; j += 8) // vmaxps returns its second operand on NaN: NaN is skipped
+			mx = _mm256_max_ps(_mm256_and_ps(_mm256_loadu_ps(x + j), absmask), mx);
+		__m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
+		m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+		m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+		const float amax = _mm_cvtss_f32(m4);
+		if (amax == 0) {
+			memset(y, 0, KQ_Q8K_BYTES);
+			continue;
+		}
+		// the signed value of the first element of largest magnitude
+		const __m256 va = _mm256_set1_ps(amax);
+		float maxv = 0;
+		for (int j = 0; j < KQ_QK; j += 8) {
+			int m = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_and_ps(_mm256_loadu_ps(x + j), absmask), va, _CMP_EQ_OQ));
+			if (m) {
+				maxv = x[j + __builtin_ctz(m)];
+				break;
+			}
+		}
+		const float iscale = -127.0f / maxv;
+		const __m256 vis = _mm256_set1_ps(iscale), magic = _mm256_set1_ps(12582912.0f);
+		const __m256i mant = _mm256_set1_epi32(0x007fffff), bias = _mm256_set1_epi32(0x00400000);
+		const __m256i c127 = _mm256_set1_epi32(127), cff = _mm256_set1_epi32(0xff);
+		const __m256i perm = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+		const __m256i ones8 = _mm256_set1_epi8(1), ones16 = _mm256_set1_epi16(1);
+		__m256i quads[8];
+		for (int v = 0; v < 8; v++) {
+			__m256i q[4];
+			for (int k = 0; k < 4; k++) {
+				// nearest_int(iscale*x): product rounded, then the 1.5*2^23 trick, as the reference
+				__m256 p = _mm256_mul_ps(_mm256_loadu_ps(x + 32 * v + 8 * k), vis);
+				__m256i i = _mm256_sub_epi32(_mm256_and_si256(_mm256_castps_si256(_mm256_add_ps(p, magic)), mant), bias);
+				q[k] = _mm256_and_si256(_mm256_min_epi32(i, c127), cff); // (int8) of min(127, v)
+			}
+			__m256i b = _mm256_packus_epi16(_mm256_packus_epi32(q[0], q[1]), _mm256_packus_epi32(q[2], q[3]));
+			b = _mm256_permutevar8x32_epi32(b, perm);
+			_mm256_storeu_si256((__m256i *)(y + KQ_Q8K_QS + 32 * v), b);
+			quads[v] = _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, b), ones16); // sums of 4 bytes
+		}
+		// quads[v] lane l = sum of bytes 4l..4l+3 of vector v; bsum[2v + g] = lanes 4g..4g+3
+		__m256i h0 = _mm256_hadd_epi32(_mm256_hadd_epi32(quads[0], quads[1]), _mm256_hadd_epi32(quads[2], quads[3]));
+		__m256i h1 = _mm256_hadd_epi32(_mm256_hadd_epi32(quads[4], quads[5]), _mm256_hadd_epi32(quads[6], quads[7]));
+		// h0 = [b0 b2 b4 b6 | b1 b3 b5 b7], h1 = [b8 b10 b12 b14 | b9 b11 b13 b15]
+		__m256i p16 = _mm256_packs_epi32(h0, h1); // [b0 b2 b4 b6 b8 b10 b12 b14 | b1 b3 ... b15]
+		__m128i e = _mm256_castsi256_si128(p16), o = _mm256_extracti128_si256(p16, 1);
+		_mm_storeu_si128((__m128i *)(y + KQ_Q8K_BSUMS), _mm_unpacklo_epi16(e, o));
+		_mm_storeu_si128((__m128i *)(y + KQ_Q8K_BSUMS + 16), _mm_unpackhi_epi16(e, o));
+		const float d = 1.0f / iscale;
+		memcpy(y, &d, 4);
+	}
+}
+
+#endif

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package cpu_test
+
+// kqGuardedBytes returns n bytes (no guard page on this system) and a no-op release.
+func kqGuardedBytes(n int) ([]byte, func()) { return make([]byte, n), func() {} }
