@@ -1,0 +1,135 @@
+// lg.h: internals shared by the legacy-quant and float kernels (lg*.c) and the row ops
+// (elem*.c). Not part of the contract (kernels.h); nothing here is visible to Go.
+//
+// Block layouts (little-endian, no padding), as package quant documents them:
+//   Q4_0 18 B: d f16 | qs[16]            Q4_1 20 B: d f16 | m f16 | qs[16]
+//   Q5_0 22 B: d f16 | qh u32 | qs[16]   Q5_1 24 B: d f16 | m f16 | qh u32 | qs[16]
+//   Q8_0 34 B: d f16 | qs i8[32]         Q8_1 36 B: d f16 | s f16 | qs i8[32]
+// qs byte j holds element j (low nibble) and j+16 (high nibble); qh bit j is the fifth
+// bit of element j.
+#ifndef EMBER_LG_H
+#define EMBER_LG_H
+
+#include <stdint.h>
+#include <string.h>
+#include "kernels.h"
+
+#define LG_QK 32
+
+// LG_OPAQUE(v) hides v from the optimizer so that a product is rounded before it is
+// added (no FMA contraction), which the bit-exact dequantizers need on every compiler.
+#if defined(__x86_64__) || defined(__i386__)
+#define LG_OPAQUE(v) __asm__("" : "+x"(v))
+#elif defined(__aarch64__)
+#define LG_OPAQUE(v) __asm__("" : "+w"(v))
+#else
+#define LG_OPAQUE(v) do { volatile __typeof__(v) lg_opq_ = (v); (v) = lg_opq_; } while (0)
+#endif
+
+#define LG_INLINE static inline __attribute__((always_inline))
+
+LG_INLINE uint16_t lg_rd16(const void *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+LG_INLINE uint32_t lg_rd32(const void *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+LG_INLINE void lg_wr16(void *p, uint16_t v) { memcpy(p, &v, 2); }
+LG_INLINE float lg_bits2f(uint32_t b) { float f; memcpy(&f, &b, 4); return f; }
+LG_INLINE uint32_t lg_f2bits(float f) { uint32_t b; memcpy(&b, &f, 4); return b; }
+
+// lg_h2f widens a half exactly as quant.FP16ToFP32 (NaN: quiet bit set, payload kept).
+LG_INLINE float lg_h2f(uint16_t h) {
+	uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+	uint32_t exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+	if (exp == 0x1f) return lg_bits2f(sign | 0x7f800000u | man << 13 | (man ? 0x00400000u : 0));
+	if (exp == 0) return lg_bits2f(sign | lg_f2bits((float)man * (1.0f / 16777216.0f)));
+	return lg_bits2f(sign | (exp + 112) << 23 | man << 13);
+}
+
+// lg_f2h rounds to the nearest half, ties to even, exactly as quant.FP32ToFP16 (NaN
+// becomes sign|0x7e00).
+LG_INLINE uint16_t lg_f2h(float f) {
+	uint32_t b = lg_f2bits(f);
+	uint16_t sign = (uint16_t)(b >> 16) & 0x8000;
+	int exp = (int)(b >> 23) & 0xff;
+	uint32_t man = b & 0x7fffff;
+	if (exp == 0xff) return sign | (man ? 0x7e00 : 0x7c00);
+	int e = exp - 127;
+	if (e > 15) return sign | 0x7c00;
+	if (e >= -14) {
+		uint32_t h = (uint32_t)(e + 15) << 10 | man >> 13, rest = man & 0x1fff;
+		if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) h++;
+		return sign | (uint16_t)h;
+	}
+	if (e < -25) return sign;
+	uint32_t m = man | 0x800000, shift = (uint32_t)(-(e + 1));
+	uint32_t h = m >> shift, rest = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+	if (rest > half || (rest == half && (h & 1))) h++;
+	return sign | (uint16_t)h;
+}
+
+LG_INLINE float lg_bf2f(uint16_t h) { return lg_bits2f((uint32_t)h << 16); }
+
+// lg_f2bf is quant.FP32ToBF16: round to nearest even, NaN kept and forced quiet.
+LG_INLINE uint16_t lg_f2bf(float f) {
+	uint32_t u = lg_f2bits(f);
+	if ((u & 0x7fffffff) > 0x7f800000) return (uint16_t)(u >> 16) | 0x40;
+	return (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+}
+
+// lg_roundf is C's roundf (ties away from zero) for the Q8 quantizers, without libm.
+LG_INLINE float lg_roundf(float v) { return __builtin_roundf(v); }
+
+// lg_quant_q8_block quantizes 32 floats to one Q8_0 (q81 == 0) or Q8_1 block exactly as
+// quant does. The SIMD quantizers use it for blocks whose 1/d overflows (|x| < ~4e-37).
+LG_INLINE void lg_quant_q8_block(const float *xb, uint8_t *b, int q81) {
+	const int qo = q81 ? 4 : 2;
+	float amax = 0;
+	for (int j = 0; j < LG_QK; j++) {
+		float a = __builtin_fabsf(xb[j]);
+		if (!(amax > a)) amax = a;
+	}
+	const float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0.0f;
+	lg_wr16(b, lg_f2h(d));
+	int32_t sum = 0;
+	for (int j = 0; j < LG_QK; j++) {
+		int8_t q = (int8_t)(int32_t)lg_roundf(xb[j] * id);
+		b[qo + j] = (uint8_t)q;
+		sum += q;
+	}
+	if (q81) lg_wr16(b + 2, lg_f2h((float)sum * d));
+}
+
+// Bytes per block (or element for the float types) and elements per block.
+LG_INLINE int lg_type_bytes(int t) {
+	switch (t) {
+	case EMBER_F32: return 4;
+	case EMBER_F16: case EMBER_BF16: return 2;
+	case EMBER_Q4_0: return 18;
+	case EMBER_Q4_1: return 20;
+	case EMBER_Q5_0: return 22;
+	case EMBER_Q5_1: return 24;
+	case EMBER_Q8_0: return 34;
+	case EMBER_Q8_1: return 36;
+	}
+	return 0;
+}
+
+// ---- per-ISA entry points (defined only where the ISA compiles) ----
+// Each returns 0 when it handled the call and -1 when the type is not one of its own
+// (the dispatcher in lg.c has already validated the type).
+
+int lg_quantize_avx2(int vdt, const float *x, void *y, int64_t nrows, int64_t n);
+int lg_dequantize_avx2(int t, const void *x, float *y, int64_t n);
+int lg_gemm_avx2(int wtype, const uint8_t *w, int64_t wrb, const uint8_t *xq, int64_t xrb,
+                 int64_t nx, int64_t k, int64_t r0, int64_t r1, float *dst, int64_t ldd);
+int lg_gemm_avx512(int vnni, int wtype, const uint8_t *w, int64_t wrb, const uint8_t *xq,
+                   int64_t xrb, int64_t nx, int64_t k, int64_t r0, int64_t r1, float *dst,
+                   int64_t ldd);
+
+int lg_quantize_neon(int vdt, const float *x, void *y, int64_t nrows, int64_t n);
+int lg_dequantize_neon(int t, const void *x, float *y, int64_t n);
+int lg_gemm_neon(int wtype, const uint8_t *w, int64_t wrb, const uint8_t *xq, int64_t xrb,
+                 int64_t nx, int64_t k, int64_t r0, int64_t r1, float *dst, int64_t ldd);
+
+// Scalar per-row dot products (lg.c), the reference path and the fallback for tails.
+float lg_dot_scalar(int wtype, const uint8_t *w, const uint8_t *x, int64_t k);
+
+#endif

@@ -1,0 +1,725 @@
+// lg_avx2.c: AVX2 + FMA + F16C paths of the legacy-quant and float kernels.
+//
+// gemm has two shapes:
+//  - nx <= LG_DIRECT_NX (decode): stream each weight row once in its GGUF layout, 4 rows
+//    at a time against 1..3 activation rows held in cache. Memory-bound.
+//  - larger nx (prefill): per block of LG_RB weight rows and LG_KCB blocks of k, the
+//    weights are unpacked once into a stack tile of int8 quants in "group-interleaved"
+//    order (see below) plus float scales; each group of 4 activation rows is repacked the
+//    same way; a 4x2 register micro-kernel then runs over the tiles.
+//
+// Group interleave: 8 consecutive blocks form a group of 256 bytes; its 32-byte vector e
+// (0..7) holds, in dword lane l, elements 4e..4e+3 of block l. A maddubs+madd of two such
+// vectors therefore leaves in lane l a partial sum of block l only, so the integer sums of
+// 8 blocks accumulate in one register and the per-block scales are applied once per 8
+// blocks with one cvt and one FMA, instead of once per block.
+//
+// Unsigned weights: Q4_0/Q5_0 are used as their raw nibbles (0..15 / 0..31) and the offset
+// (8 or 16) is taken out with the activation block's sum (an integer correction); Q4_1
+// and Q5_1 are unsigned already and add m*s per block. Q8_0 uses abs(w) * sign(x, w).
+#include "lg.h"
+
+#if defined(__x86_64__)
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
+#else
+#pragma GCC target("avx2,fma,f16c")
+#endif
+#include <immintrin.h>
+
+#define LGA static inline __attribute__((always_inline))
+
+LGA float lga_h2f(const uint8_t *p) { return _cvtsh_ss(lg_rd16(p)); }
+
+LGA float lga_hsum(__m256 v) {
+	__m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+	s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+	s = _mm_add_ss(s, _mm_movehdup_ps(s));
+	return _mm_cvtss_f32(s);
+}
+
+LGA int32_t lga_hsum_i32(__m256i v) {
+	__m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+	s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+	s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+	return _mm_cvtsi128_si32(s);
+}
+
+// 32 unsigned nibbles of a Q4 block's qs: low nibbles (elements 0..15), then high.
+LGA __m256i lga_nibbles(const uint8_t *qs) {
+	const __m128i q = _mm_loadu_si128((const __m128i *)qs);
+	const __m256i v = _mm256_set_m128i(_mm_srli_epi16(q, 4), q);
+	return _mm256_and_si256(v, _mm256_set1_epi8(0x0f));
+}
+
+// The fifth bits of a Q5 block: byte j is 0x10 when bit j of qh is set.
+LGA __m256i lga_hbits(uint32_t qh) {
+	const __m256i shuf = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+	                                      2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+	const __m256i bit = _mm256_set1_epi64x(0x8040201008040201LL);
+	__m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32((int)qh), shuf);
+	v = _mm256_cmpeq_epi8(_mm256_and_si256(v, bit), bit);
+	return _mm256_and_si256(v, _mm256_set1_epi8(0x10));
+}
+
+// The 32 quants of a weight block, unsigned for Q4_0/Q5_0 (raw, offset not removed),
+// Q4_1, Q5_1, and signed for Q8_0.
+LGA __m256i lga_wquants(int t, const uint8_t *b) {
+	switch (t) {
+	case EMBER_Q4_0: return lga_nibbles(b + 2);
+	case EMBER_Q4_1: return lga_nibbles(b + 4);
+	case EMBER_Q5_0: return _mm256_or_si256(lga_nibbles(b + 6), lga_hbits(lg_rd32(b + 2)));
+	case EMBER_Q5_1: return _mm256_or_si256(lga_nibbles(b + 8), lga_hbits(lg_rd32(b + 4)));
+	default: return _mm256_loadu_si256((const __m256i *)(b + 2));
+	}
+}
+
+LGA int lga_offset(int t) { return t == EMBER_Q4_0 ? 8 : t == EMBER_Q5_0 ? 16 : 0; }
+LGA int lga_is1(int t) { return t == EMBER_Q4_1 || t == EMBER_Q5_1; }
+
+// ================================================================ quantize
+
+// C's roundf on 8 lanes: truncate, then step away from zero when |frac| >= 0.5.
+LGA __m256 lga_roundf(__m256 v) {
+	const __m256 t = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+	const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+	const __m256 frac = _mm256_and_ps(_mm256_sub_ps(v, t), absmask);
+	const __m256 ge = _mm256_cmp_ps(frac, _mm256_set1_ps(0.5f), _CMP_GE_OQ);
+	const __m256 one = _mm256_or_ps(_mm256_set1_ps(1.0f), _mm256_andnot_ps(absmask, v));
+	return _mm256_add_ps(t, _mm256_and_ps(ge, one));
+}
+
+static void lga_quant_q8(const float *x, uint8_t *y, int64_t nb, int q81) {
+	const int bs = q81 ? 36 : 34, qo = q81 ? 4 : 2;
+	const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+	for (int64_t ib = 0; ib < nb; ib++) {
+		const float *xb = x + ib * LG_QK;
+		uint8_t *b = y + ib * bs;
+		__m256 v0 = _mm256_loadu_ps(xb), v1 = _mm256_loadu_ps(xb + 8);
+		__m256 v2 = _mm256_loadu_ps(xb + 16), v3 = _mm256_loadu_ps(xb + 24);
+		__m256 m = _mm256_max_ps(_mm256_max_ps(_mm256_and_ps(v0, absmask), _mm256_and_ps(v1, absmask)),
+		                         _mm256_max_ps(_mm256_and_ps(v2, absmask), _mm256_and_ps(v3, absmask)));
+		__m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+		m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+		m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+		const float amax = _mm_cvtss_f32(m4);
+		const float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0.0f;
+		if (id > 3.4e38f) { // 1/d overflowed: the scalar code converts inf as C does
+			lg_quant_q8_block(xb, b, q81);
+			continue;
+		}
+		lg_wr16(b, lg_f2h(d));
+		const __m256 vid = _mm256_set1_ps(id);
+		__m256i i0 = _mm256_cvttps_epi32(lga_roundf(_mm256_mul_ps(v0, vid)));
+		__m256i i1 = _mm256_cvttps_epi32(lga_roundf(_mm256_mul_ps(v1, vid)));
+		__m256i i2 = _mm256_cvttps_epi32(lga_roundf(_mm256_mul_ps(v2, vid)));
+		__m256i i3 = _mm256_cvttps_epi32(lga_roundf(_mm256_mul_ps(v3, vid)));
+		if (q81) {
+			const int32_t s = lga_hsum_i32(_mm256_add_epi32(_mm256_add_epi32(i0, i1), _mm256_add_epi32(i2, i3)));
+			lg_wr16(b + 2, lg_f2h((float)s * d));
+		}
+		__m256i p = _mm256_packs_epi16(_mm256_packs_epi32(i0, i1), _mm256_packs_epi32(i2, i3));
+		p = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+		_mm256_storeu_si256((__m256i *)(b + qo), p);
+	}
+}
+
+// 8 floats to halves, ties to even; NaN becomes sign|0x7e00 as quant.FP32ToFP16.
+LGA __m128i lga_f2h8(__m256 v) {
+	__m128i h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	const __m256 nan = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
+	if (!_mm256_testz_ps(nan, nan)) {
+		__m128i nm = _mm_packs_epi32(_mm256_castsi256_si128(_mm256_castps_si256(nan)),
+		                             _mm256_extracti128_si256(_mm256_castps_si256(nan), 1));
+		__m128i canon = _mm_or_si128(_mm_and_si128(h, _mm_set1_epi16((short)0x8000)), _mm_set1_epi16(0x7e00));
+		h = _mm_blendv_epi8(h, canon, nm);
+	}
+	return h;
+}
+
+// 8 floats to bfloat16 as quant.FP32ToBF16.
+LGA __m128i lga_f2bf8(__m256 v) {
+	const __m256i u = _mm256_castps_si256(v);
+	const __m256i r = _mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)),
+	                                   _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1)));
+	__m256i h = _mm256_srli_epi32(r, 16);
+	const __m256i isnan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)), _mm256_set1_epi32(0x7f800000));
+	const __m256i qn = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40));
+	h = _mm256_blendv_epi8(h, qn, isnan);
+	return _mm_packus_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+}
+
+int lg_quantize_avx2(int vdt, const float *x, void *yv, int64_t nrows, int64_t n) {
+	uint8_t *y = (uint8_t *)yv;
+	const int64_t total = nrows * n;
+	int64_t i = 0;
+	switch (vdt) {
+	case EMBER_Q8_0: case EMBER_Q8_1:
+		lga_quant_q8(x, y, total / LG_QK, vdt == EMBER_Q8_1);
+		return 0;
+	case EMBER_F16:
+		for (; i + 8 <= total; i += 8) _mm_storeu_si128((__m128i *)(y + 2 * i), lga_f2h8(_mm256_loadu_ps(x + i)));
+		for (; i < total; i++) lg_wr16(y + 2 * i, lg_f2h(x[i]));
+		return 0;
+	case EMBER_BF16:
+		for (; i + 8 <= total; i += 8) _mm_storeu_si128((__m128i *)(y + 2 * i), lga_f2bf8(_mm256_loadu_ps(x + i)));
+		for (; i < total; i++) lg_wr16(y + 2 * i, lg_f2bf(x[i]));
+		return 0;
+	case EMBER_F32:
+		memcpy(y, x, (size_t)total * 4);
+		return 0;
+	}
+	return -1;
+}
+
+// ================================================================ dequantize
+
+LGA void lga_store_i8x32(float *o, __m256i q, __m256 d) {
+	const __m128i lo = _mm256_castsi256_si128(q), hi = _mm256_extracti128_si256(q, 1);
+	_mm256_storeu_ps(o, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(lo)), d));
+	_mm256_storeu_ps(o + 8, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(lo, 8))), d));
+	_mm256_storeu_ps(o + 16, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(hi)), d));
+	_mm256_storeu_ps(o + 24, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(hi, 8))), d));
+}
+
+// d*q + m with the product rounded first (no FMA), as quant does.
+LGA __m256 lga_mad_exact(__m256 q, __m256 d, __m256 m) {
+	__m256 p = _mm256_mul_ps(q, d);
+	LG_OPAQUE(p);
+	return _mm256_add_ps(p, m);
+}
+
+LGA void lga_store_u8x32_m(float *o, __m256i q, __m256 d, __m256 m) {
+	const __m128i lo = _mm256_castsi256_si128(q), hi = _mm256_extracti128_si256(q, 1);
+	_mm256_storeu_ps(o, lga_mad_exact(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(lo)), d, m));
+	_mm256_storeu_ps(o + 8, lga_mad_exact(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(lo, 8))), d, m));
+	_mm256_storeu_ps(o + 16, lga_mad_exact(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(hi)), d, m));
+	_mm256_storeu_ps(o + 24, lga_mad_exact(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(hi, 8))), d, m));
+}
+
+int lg_dequantize_avx2(int t, const void *xv, float *y, int64_t n) {
+	const uint8_t *x = (const uint8_t *)xv;
+	const int64_t nb = n / LG_QK;
+	int64_t i = 0;
+	switch (t) {
+	case EMBER_F32:
+		memcpy(y, x, (size_t)n * 4);
+		return 0;
+	case EMBER_F16:
+		for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + 2 * i))));
+		for (; i < n; i++) y[i] = lg_h2f(lg_rd16(x + 2 * i));
+		return 0;
+	case EMBER_BF16:
+		for (; i + 8 <= n; i += 8) {
+			const __m256i v = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(x + 2 * i)));
+			_mm256_storeu_ps(y + i, _mm256_castsi256_ps(_mm256_slli_epi32(v, 16)));
+		}
+		for (; i < n; i++) y[i] = lg_bf2f(lg_rd16(x + 2 * i));
+		return 0;
+	case EMBER_Q8_0: case EMBER_Q8_1: {
+		const int bs = t == EMBER_Q8_1 ? 36 : 34, qo = t == EMBER_Q8_1 ? 4 : 2;
+		for (int64_t ib = 0; ib < nb; ib++) {
+			const uint8_t *b = x + ib * bs;
+			lga_store_i8x32(y + ib * LG_QK, _mm256_loadu_si256((const __m256i *)(b + qo)), _mm256_set1_ps(lga_h2f(b)));
+		}
+		return 0;
+	}
+	case EMBER_Q4_0: case EMBER_Q5_0: {
+		const int bs = t == EMBER_Q4_0 ? 18 : 22;
+		const __m256i off = _mm256_set1_epi8((char)lga_offset(t));
+		for (int64_t ib = 0; ib < nb; ib++) {
+			const uint8_t *b = x + ib * bs;
+			const __m256i q = _mm256_sub_epi8(lga_wquants(t, b), off);
+			lga_store_i8x32(y + ib * LG_QK, q, _mm256_set1_ps(lga_h2f(b)));
+		}
+		return 0;
+	}
+	case EMBER_Q4_1: case EMBER_Q5_1: {
+		const int bs = t == EMBER_Q4_1 ? 20 : 24;
+		for (int64_t ib = 0; ib < nb; ib++) {
+			const uint8_t *b = x + ib * bs;
+			lga_store_u8x32_m(y + ib * LG_QK, lga_wquants(t, b), _mm256_set1_ps(lga_h2f(b)), _mm256_set1_ps(lga_h2f(b + 2)));
+		}
+		return 0;
+	}
+	}
+	return -1;
+}
+
+// ================================================================ gemm: decode (direct)
+
+#define LG_DIRECT_NX 3
+
+// Sum of products of unsigned weight quants wu (0..31) and signed x in 8 int32 lanes.
+LGA __m256i lga_dot_u(__m256i wu, __m256i x) {
+	return _mm256_madd_epi16(_mm256_maddubs_epi16(wu, x), _mm256_set1_epi16(1));
+}
+
+// Sum of products of signed w and x (|x| <= 127) in 8 int32 lanes.
+LGA __m256i lga_dot_s(__m256i aw, __m256i w, __m256i x) {
+	return _mm256_madd_epi16(_mm256_maddubs_epi16(aw, _mm256_sign_epi8(x, w)), _mm256_set1_epi16(1));
+}
+
+// NR weight rows (1..4) against NX activation rows (1..3), quantized types.
+LGA void lga_direct_q(const int T, const int NR, const int NX, const uint8_t *w, int64_t wrb,
+                      const uint8_t *x, int64_t xrb, int64_t nb, float *dst, int64_t ldd) {
+	const int wbs = lg_type_bytes(T), is1 = lga_is1(T), xbs = is1 ? 36 : 34, xqo = is1 ? 4 : 2;
+	const int off = lga_offset(T);
+	__m256 acc[3][4];
+	float accm[3][4];
+	for (int i = 0; i < NX; i++)
+		for (int r = 0; r < NR; r++) acc[i][r] = _mm256_setzero_ps(), accm[i][r] = 0;
+	for (int64_t b = 0; b < nb; b++) {
+		__m256i xv[3], xc[3];
+		float dx[3], sx[3];
+		for (int i = 0; i < NX; i++) {
+			const uint8_t *xb = x + i * xrb + b * xbs;
+			xv[i] = _mm256_loadu_si256((const __m256i *)(xb + xqo));
+			dx[i] = lga_h2f(xb);
+			if (is1) sx[i] = lga_h2f(xb + 2);
+			if (off) xc[i] = lga_dot_u(_mm256_set1_epi8((char)off), xv[i]);
+		}
+		for (int r = 0; r < NR; r++) {
+			const uint8_t *wb = w + r * wrb + b * wbs;
+			_mm_prefetch((const char *)(wb + 1024), _MM_HINT_T0);
+			const __m256i wq = lga_wquants(T, wb);
+			const float dw = lga_h2f(wb);
+			const float mw = is1 ? lga_h2f(wb + 2) : 0;
+			__m256i aw = wq;
+			if (T == EMBER_Q8_0) aw = _mm256_sign_epi8(wq, wq);
+			for (int i = 0; i < NX; i++) {
+				__m256i s;
+				if (T == EMBER_Q8_0) s = lga_dot_s(aw, wq, xv[i]);
+				else {
+					s = lga_dot_u(wq, xv[i]);
+					if (off) s = _mm256_sub_epi32(s, xc[i]);
+				}
+				acc[i][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(dw * dx[i]), acc[i][r]);
+				if (is1) accm[i][r] += mw * sx[i];
+			}
+		}
+	}
+	for (int i = 0; i < NX; i++)
+		for (int r = 0; r < NR; r++) dst[i * ldd + r] = lga_hsum(acc[i][r]) + accm[i][r];
+}
+
+// Float weights: 8 lanes of w (f16, bf16 or f32) at element i.
+LGA __m256 lga_fload(int T, const uint8_t *p, int64_t i) {
+	switch (T) {
+	case EMBER_F16: return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p + 2 * i)));
+	case EMBER_BF16: return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(p + 2 * i))), 16));
+	default: return _mm256_loadu_ps((const float *)(const void *)(p + 4 * i));
+	}
+}
+
+LGA float lga_fscalar(int T, const uint8_t *p, int64_t i) {
+	switch (T) {
+	case EMBER_F16: return lg_h2f(lg_rd16(p + 2 * i));
+	case EMBER_BF16: return lg_bf2f(lg_rd16(p + 2 * i));
+	default: { float f; memcpy(&f, p + 4 * i, 4); return f; }
+	}
+}
+
+LGA void lga_direct_f(const int T, const int NR, const int NX, const uint8_t *w, int64_t wrb,
+                      const uint8_t *x, int64_t xrb, int64_t k, float *dst, int64_t ldd) {
+	const int es = T == EMBER_F32 ? 4 : 2;
+	__m256 acc[3][4], acc2[3][4];
+	for (int i = 0; i < NX; i++)
+		for (int r = 0; r < NR; r++) acc[i][r] = _mm256_setzero_ps(), acc2[i][r] = _mm256_setzero_ps();
+	int64_t j = 0;
+	for (; j + 16 <= k; j += 16) {
+		__m256 xa[3], xb[3];
+		for (int i = 0; i < NX; i++) xa[i] = lga_fload(T, x + i * xrb, j), xb[i] = lga_fload(T, x + i * xrb, j + 8);
+		for (int r = 0; r < NR; r++) {
+			_mm_prefetch((const char *)(w + r * wrb + es * j + 1024), _MM_HINT_T0);
+			const __m256 wa = lga_fload(T, w + r * wrb, j), wb = lga_fload(T, w + r * wrb, j + 8);
+			for (int i = 0; i < NX; i++) {
+				acc[i][r] = _mm256_fmadd_ps(wa, xa[i], acc[i][r]);
+				acc2[i][r] = _mm256_fmadd_ps(wb, xb[i], acc2[i][r]);
+			}
+		}
+	}
+	for (; j + 8 <= k; j += 8)
+		for (int r = 0; r < NR; r++) {
+			const __m256 wa = lga_fload(T, w + r * wrb, j);
+			for (int i = 0; i < NX; i++) acc[i][r] = _mm256_fmadd_ps(wa, lga_fload(T, x + i * xrb, j), acc[i][r]);
+		}
+	for (int i = 0; i < NX; i++)
+		for (int r = 0; r < NR; r++) {
+			float s = lga_hsum(_mm256_add_ps(acc[i][r], acc2[i][r]));
+			for (int64_t jj = j; jj < k; jj++) s += lga_fscalar(T, w + r * wrb, jj) * lga_fscalar(T, x + i * xrb, jj);
+			dst[i * ldd + r] = s;
+		}
+}
+
+#define LGA_DIRECT_CASES(FN, T, KARG)                                                                   \
+	switch (nr * 4 + nxx) {                                                                              \
+	case 4 + 1: FN(T, 1, 1, wp, wrb, xp, xrb, KARG, dp, ldd); break;                                     \
+	case 4 + 2: FN(T, 1, 2, wp, wrb, xp, xrb, KARG, dp, ldd); break;                                     \
+	case 4 + 3: FN(T, 1, 3, wp, wrb, xp, xrb, KARG, dp, ldd); break;                                     \
+	case 8 + 1: FN(T, 2, 1, wp, wrb, xp, xrb, KARG, dp, ldd); break;                                     \
+	case 8 + 2: FN(T, 2, 2, wp, wrb, xp, xrb, KARG, dp, ldd); break;                                     \
+	case 8 + 3: FN(T, 2, 3, wp, wrb, xp, xrb, KARG, dp, ldd); break;                                     \
+	case 12 + 1: FN(T, 3, 1, wp, wrb, xp, xrb, KARG, dp, ldd); break;                                    \
+	case 12 + 2: FN(T, 3, 2, wp, wrb, xp, xrb, KARG, dp, ldd); break;                                    \
+	case 12 + 3: FN(T, 3, 3, wp, wrb, xp, xrb, KARG, dp, ldd); break;                                    \
+	case 16 + 1: FN(T, 4, 1, wp, wrb, xp, xrb, KARG, dp, ldd); break;                                    \
+	case 16 + 2: FN(T, 4, 2, wp, wrb, xp, xrb, KARG, dp, ldd); break;                                    \
+	default: FN(T, 4, 3, wp, wrb, xp, xrb, KARG, dp, ldd); break;                                        \
+	}
+
+#define LGA_DIRECT_FN(NAME, FN, T, KARG)                                                                \
+	static void NAME(const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t xrb, int64_t nx,          \
+	                 int64_t kk, int64_t r0, int64_t r1, float *dst, int64_t ldd) {                      \
+		for (int64_t i0 = 0; i0 < nx; i0 += LG_DIRECT_NX) {                                              \
+			const int nxx = (int)(nx - i0 < LG_DIRECT_NX ? nx - i0 : LG_DIRECT_NX);                      \
+			for (int64_t r = r0; r < r1; r += 4) {                                                       \
+				const int nr = (int)(r1 - r < 4 ? r1 - r : 4);                                           \
+				const uint8_t *wp = w + r * wrb, *xp = x + i0 * xrb;                                     \
+				float *dp = dst + i0 * ldd + r;                                                          \
+				LGA_DIRECT_CASES(FN, T, KARG)                                                            \
+			}                                                                                            \
+		}                                                                                                \
+	}
+
+LGA_DIRECT_FN(lga_direct_q4_0, lga_direct_q, EMBER_Q4_0, kk / LG_QK)
+LGA_DIRECT_FN(lga_direct_q4_1, lga_direct_q, EMBER_Q4_1, kk / LG_QK)
+LGA_DIRECT_FN(lga_direct_q5_0, lga_direct_q, EMBER_Q5_0, kk / LG_QK)
+LGA_DIRECT_FN(lga_direct_q5_1, lga_direct_q, EMBER_Q5_1, kk / LG_QK)
+LGA_DIRECT_FN(lga_direct_q8_0, lga_direct_q, EMBER_Q8_0, kk / LG_QK)
+LGA_DIRECT_FN(lga_direct_f16, lga_direct_f, EMBER_F16, kk)
+LGA_DIRECT_FN(lga_direct_bf16, lga_direct_f, EMBER_BF16, kk)
+LGA_DIRECT_FN(lga_direct_f32, lga_direct_f, EMBER_F32, kk)
+
+// ================================================================ gemm: tiled (prefill)
+
+#define LG_G 8        // blocks per interleaved group
+#define LG_RB 16      // weight rows per tile
+#define LG_KCB 64     // blocks of k per tile (a multiple of LG_G)
+#define LG_TX 4       // activation rows per micro-kernel
+#define LG_TR 2       // weight rows per micro-kernel
+
+typedef struct {
+	int8_t q[LG_RB][LG_KCB * LG_QK];
+	float d[LG_RB][LG_KCB];
+	float m[LG_RB][LG_KCB];
+} lga_wtile;
+
+typedef struct {
+	int8_t q[LG_TX][LG_KCB * LG_QK];
+	float d[LG_TX][LG_KCB];
+	float s[LG_TX][LG_KCB];  // Q8_1 s
+	int32_t c[LG_TX][LG_KCB]; // -offset * sum(q) per block
+} lga_xtile;
+
+// Transpose 8 vectors of 8 dwords (v[l] dword e -> out[e] dword l) and store them at o.
+LGA void lga_store_group(int8_t *o, __m256i v[8]) {
+	__m256i t[8], u[8];
+	for (int p = 0; p < 4; p++) {
+		t[2 * p] = _mm256_unpacklo_epi32(v[2 * p], v[2 * p + 1]);
+		t[2 * p + 1] = _mm256_unpackhi_epi32(v[2 * p], v[2 * p + 1]);
+	}
+	for (int p = 0; p < 2; p++) {
+		u[4 * p + 0] = _mm256_unpacklo_epi64(t[4 * p + 0], t[4 * p + 2]);
+		u[4 * p + 1] = _mm256_unpackhi_epi64(t[4 * p + 0], t[4 * p + 2]);
+		u[4 * p + 2] = _mm256_unpacklo_epi64(t[4 * p + 1], t[4 * p + 3]);
+		u[4 * p + 3] = _mm256_unpackhi_epi64(t[4 * p + 1], t[4 * p + 3]);
+	}
+	for (int e = 0; e < 4; e++) {
+		_mm256_store_si256((__m256i *)(o + 32 * e), _mm256_permute2x128_si256(u[e], u[e + 4], 0x20));
+		_mm256_store_si256((__m256i *)(o + 32 * (e + 4)), _mm256_permute2x128_si256(u[e], u[e + 4], 0x31));
+	}
+}
+
+// Unpack nb blocks (from block b0) of one weight row into the tile row, zero-padded to a
+// whole number of groups.
+LGA void lga_unpack_w(const int T, const uint8_t *row, int64_t b0, int nb, int8_t *q, float *d, float *m) {
+	const int bs = lg_type_bytes(T);
+	const int ng = (nb + LG_G - 1) / LG_G;
+	for (int g = 0; g < ng; g++) {
+		__m256i v[8];
+		for (int l = 0; l < LG_G; l++) {
+			const int b = g * LG_G + l;
+			if (b < nb) {
+				const uint8_t *blk = row + (b0 + b) * bs;
+				v[l] = lga_wquants(T, blk);
+				d[b] = lga_h2f(blk);
+				if (lga_is1(T)) m[b] = lga_h2f(blk + 2);
+			} else {
+				v[l] = _mm256_setzero_si256();
+				d[b] = 0;
+				m[b] = 0;
+			}
+		}
+		lga_store_group(q + g * LG_G * LG_QK, v);
+	}
+}
+
+// Repack nb blocks (from b0) of one activation row (Q8_0 or Q8_1) into the tile.
+LGA void lga_pack_x(const int is1, const int off, const uint8_t *row, int64_t b0, int nb, int8_t *q,
+                    float *d, float *s, int32_t *c) {
+	const int bs = is1 ? 36 : 34, qo = is1 ? 4 : 2;
+	const int ng = (nb + LG_G - 1) / LG_G;
+	for (int g = 0; g < ng; g++) {
+		__m256i v[8];
+		for (int l = 0; l < LG_G; l++) {
+			const int b = g * LG_G + l;
+			if (b < nb) {
+				const uint8_t *blk = row + (b0 + b) * bs;
+				v[l] = _mm256_loadu_si256((const __m256i *)(blk + qo));
+				d[b] = lga_h2f(blk);
+				if (is1) s[b] = lga_h2f(blk + 2);
+			} else {
+				v[l] = _mm256_setzero_si256();
+				d[b] = 0;
+				s[b] = 0;
+			}
+		}
+		int8_t *o = q + g * LG_G * LG_QK;
+		lga_store_group(o, v);
+		if (off) {
+			__m256i sum = _mm256_setzero_si256();
+			for (int e = 0; e < 8; e++)
+				sum = _mm256_add_epi32(sum, lga_dot_u(_mm256_set1_epi8(1), _mm256_load_si256((const __m256i *)(o + 32 * e))));
+			sum = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_mullo_epi32(sum, _mm256_set1_epi32(off)));
+			_mm256_store_si256((__m256i *)(c + g * LG_G), sum);
+		}
+	}
+}
+
+// The micro-kernel: NX activation rows x NR weight rows over ng groups of the tiles.
+// acc16: e-steps whose maddubs results may be summed in int16 before widening (8 for
+// 4-bit weights, 4 for 5-bit, 1 for Q8_0).
+LGA void lga_micro(const int T, const int NX, const int NR, const lga_wtile *wt, int wr,
+                   const lga_xtile *xt, int ng, float out[LG_TX][LG_TR]) {
+	const int is1 = lga_is1(T), off = lga_offset(T);
+	const int acc16 = T == EMBER_Q8_0 ? 1 : (T == EMBER_Q4_0 || T == EMBER_Q4_1) ? 8 : 4;
+	const __m256i ones = _mm256_set1_epi16(1);
+	__m256 fa[LG_TX][LG_TR];
+	for (int i = 0; i < NX; i++)
+		for (int r = 0; r < NR; r++) fa[i][r] = _mm256_setzero_ps();
+	for (int g = 0; g < ng; g++) {
+		__m256i ia[LG_TX][LG_TR];
+		for (int i = 0; i < NX; i++)
+			for (int r = 0; r < NR; r++)
+				ia[i][r] = off ? _mm256_load_si256((const __m256i *)(xt->c[i] + g * LG_G)) : _mm256_setzero_si256();
+		for (int e0 = 0; e0 < 8; e0 += acc16) {
+			__m256i ps[LG_TX][LG_TR];
+			for (int e = e0; e < e0 + acc16; e++) {
+				__m256i wv[LG_TR], aw[LG_TR];
+				for (int r = 0; r < NR; r++) {
+					wv[r] = _mm256_load_si256((const __m256i *)(wt->q[wr + r] + g * 256 + e * 32));
+					if (T == EMBER_Q8_0) aw[r] = _mm256_sign_epi8(wv[r], wv[r]);
+				}
+				for (int i = 0; i < NX; i++) {
+					const __m256i xv = _mm256_load_si256((const __m256i *)(xt->q[i] + g * 256 + e * 32));
+					for (int r = 0; r < NR; r++) {
+						__m256i p;
+						if (T == EMBER_Q8_0) p = _mm256_maddubs_epi16(aw[r], _mm256_sign_epi8(xv, wv[r]));
+						else p = _mm256_maddubs_epi16(wv[r], xv);
+						ps[i][r] = e == e0 ? p : _mm256_add_epi16(ps[i][r], p);
+					}
+				}
+			}
+			for (int i = 0; i < NX; i++)
+				for (int r = 0; r < NR; r++) ia[i][r] = _mm256_add_epi32(ia[i][r], _mm256_madd_epi16(ps[i][r], ones));
+		}
+		for (int r = 0; r < NR; r++) {
+			const __m256 dw = _mm256_load_ps(wt->d[wr + r] + g * LG_G);
+			for (int i = 0; i < NX; i++) {
+				const __m256 dd = _mm256_mul_ps(dw, _mm256_load_ps(xt->d[i] + g * LG_G));
+				fa[i][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(ia[i][r]), dd, fa[i][r]);
+				if (is1)
+					fa[i][r] = _mm256_fmadd_ps(_mm256_load_ps(wt->m[wr + r] + g * LG_G), _mm256_load_ps(xt->s[i] + g * LG_G), fa[i][r]);
+			}
+		}
+	}
+	for (int i = 0; i < NX; i++)
+		for (int r = 0; r < NR; r++) out[i][r] = lga_hsum(fa[i][r]);
+}
+
+#define LGA_MICRO_FN(T, SUF)                                                                               \
+	static void lga_micro_##SUF(int nxx, int nr, const lga_wtile *wt, int wr, const lga_xtile *xt, int ng, \
+	                            float out[LG_TX][LG_TR]) {                                                 \
+		switch (nr * 8 + nxx) {                                                                             \
+		case 8 + 1: lga_micro(T, 1, 1, wt, wr, xt, ng, out); break;                                         \
+		case 8 + 2: lga_micro(T, 2, 1, wt, wr, xt, ng, out); break;                                         \
+		case 8 + 3: lga_micro(T, 3, 1, wt, wr, xt, ng, out); break;                                         \
+		case 8 + 4: lga_micro(T, 4, 1, wt, wr, xt, ng, out); break;                                         \
+		case 16 + 1: lga_micro(T, 1, 2, wt, wr, xt, ng, out); break;                                        \
+		case 16 + 2: lga_micro(T, 2, 2, wt, wr, xt, ng, out); break;                                        \
+		case 16 + 3: lga_micro(T, 3, 2, wt, wr, xt, ng, out); break;                                        \
+		default: lga_micro(T, 4, 2, wt, wr, xt, ng, out); break;                                            \
+		}                                                                                                   \
+	}                                                                                                       \
+	static void lga_unpack_##SUF(const uint8_t *row, int64_t b0, int nb, int8_t *q, float *d, float *m) {   \
+		lga_unpack_w(T, row, b0, nb, q, d, m);                                                              \
+	}
+
+LGA_MICRO_FN(EMBER_Q4_0, q4_0)
+LGA_MICRO_FN(EMBER_Q4_1, q4_1)
+LGA_MICRO_FN(EMBER_Q5_0, q5_0)
+LGA_MICRO_FN(EMBER_Q5_1, q5_1)
+LGA_MICRO_FN(EMBER_Q8_0, q8_0)
+
+typedef void (*lga_micro_fn)(int, int, const lga_wtile *, int, const lga_xtile *, int, float[LG_TX][LG_TR]);
+typedef void (*lga_unpack_fn)(const uint8_t *, int64_t, int, int8_t *, float *, float *);
+
+static void lga_tiled_q(int T, const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t xrb, int64_t nx,
+                        int64_t k, int64_t r0, int64_t r1, float *dst, int64_t ldd) {
+	lga_micro_fn micro;
+	lga_unpack_fn unpack;
+	switch (T) {
+	case EMBER_Q4_0: micro = lga_micro_q4_0, unpack = lga_unpack_q4_0; break;
+	case EMBER_Q4_1: micro = lga_micro_q4_1, unpack = lga_unpack_q4_1; break;
+	case EMBER_Q5_0: micro = lga_micro_q5_0, unpack = lga_unpack_q5_0; break;
+	case EMBER_Q5_1: micro = lga_micro_q5_1, unpack = lga_unpack_q5_1; break;
+	default: micro = lga_micro_q8_0, unpack = lga_unpack_q8_0; break;
+	}
+	const int is1 = lga_is1(T), off = lga_offset(T);
+	const int64_t nbk = k / LG_QK;
+	lga_wtile wt __attribute__((aligned(64)));
+	lga_xtile xt __attribute__((aligned(64)));
+	for (int64_t rb = r0; rb < r1; rb += LG_RB) {
+		const int nrb = (int)(r1 - rb < LG_RB ? r1 - rb : LG_RB);
+		for (int64_t kb = 0; kb < nbk; kb += LG_KCB) {
+			const int nb = (int)(nbk - kb < LG_KCB ? nbk - kb : LG_KCB);
+			const int ng = (nb + LG_G - 1) / LG_G;
+			for (int r = 0; r < nrb; r++) unpack(w + (rb + r) * wrb, kb, nb, wt.q[r], wt.d[r], wt.m[r]);
+			for (int64_t i0 = 0; i0 < nx; i0 += LG_TX) {
+				const int nxx = (int)(nx - i0 < LG_TX ? nx - i0 : LG_TX);
+				for (int i = 0; i < nxx; i++) {
+					const uint8_t *row = x + (i0 + i) * xrb;
+					if (is1) lga_pack_x(1, 0, row, kb, nb, xt.q[i], xt.d[i], xt.s[i], xt.c[i]);
+					else if (off == 8) lga_pack_x(0, 8, row, kb, nb, xt.q[i], xt.d[i], xt.s[i], xt.c[i]);
+					else if (off == 16) lga_pack_x(0, 16, row, kb, nb, xt.q[i], xt.d[i], xt.s[i], xt.c[i]);
+					else lga_pack_x(0, 0, row, kb, nb, xt.q[i], xt.d[i], xt.s[i], xt.c[i]);
+				}
+				for (int r = 0; r < nrb; r += LG_TR) {
+					const int nr = nrb - r < LG_TR ? nrb - r : LG_TR;
+					float out[LG_TX][LG_TR];
+					micro(nxx, nr, &wt, r, &xt, ng, out);
+					for (int i = 0; i < nxx; i++)
+						for (int rr = 0; rr < nr; rr++) {
+							float *p = dst + (i0 + i) * ldd + rb + r + rr;
+							*p = kb == 0 ? out[i][rr] : *p + out[i][rr];
+						}
+				}
+			}
+		}
+	}
+}
+
+// Float weights: activation rows converted to f32 per chunk, weights converted on the fly.
+#define LG_FKC 1024 // elements of k per chunk
+
+LGA void lga_fmicro(const int T, const int NX, const int NR, const uint8_t *w, int64_t wrb, const float *xf,
+                    int64_t xs, int64_t j0, int n, float out[LG_TX][LG_TR]) {
+	__m256 acc[LG_TX][LG_TR];
+	for (int i = 0; i < NX; i++)
+		for (int r = 0; r < NR; r++) acc[i][r] = _mm256_setzero_ps();
+	int j = 0;
+	for (; j + 8 <= n; j += 8) {
+		__m256 wv[LG_TR];
+		for (int r = 0; r < NR; r++) wv[r] = lga_fload(T, w + r * wrb, j0 + j);
+		for (int i = 0; i < NX; i++) {
+			const __m256 xv = _mm256_loadu_ps(xf + i * xs + j);
+			for (int r = 0; r < NR; r++) acc[i][r] = _mm256_fmadd_ps(wv[r], xv, acc[i][r]);
+		}
+	}
+	for (int i = 0; i < NX; i++)
+		for (int r = 0; r < NR; r++) {
+			float s = lga_hsum(acc[i][r]);
+			for (int jj = j; jj < n; jj++) s += lga_fscalar(T, w + r * wrb, j0 + jj) * xf[i * xs + jj];
+			out[i][r] = s;
+		}
+}
+
+#define LGA_FMICRO_FN(T, SUF)                                                                          \
+	static void lga_fmicro_##SUF(int nxx, int nr, const uint8_t *w, int64_t wrb, const float *xf,       \
+	                             int64_t xs, int64_t j0, int n, float out[LG_TX][LG_TR]) {              \
+		switch (nr * 8 + nxx) {                                                                         \
+		case 8 + 1: lga_fmicro(T, 1, 1, w, wrb, xf, xs, j0, n, out); break;                             \
+		case 8 + 2: lga_fmicro(T, 2, 1, w, wrb, xf, xs, j0, n, out); break;                             \
+		case 8 + 3: lga_fmicro(T, 3, 1, w, wrb, xf, xs, j0, n, out); break;                             \
+		case 8 + 4: lga_fmicro(T, 4, 1, w, wrb, xf, xs, j0, n, out); break;                             \
+		case 16 + 1: lga_fmicro(T, 1, 2, w, wrb, xf, xs, j0, n, out); break;                            \
+		case 16 + 2: lga_fmicro(T, 2, 2, w, wrb, xf, xs, j0, n, out); break;                            \
+		case 16 + 3: lga_fmicro(T, 3, 2, w, wrb, xf, xs, j0, n, out); break;                            \
+		default: lga_fmicro(T, 4, 2, w, wrb, xf, xs, j0, n, out); break;                                \
+		}                                                                                               \
+	}
+
+LGA_FMICRO_FN(EMBER_F16, f16)
+LGA_FMICRO_FN(EMBER_BF16, bf16)
+LGA_FMICRO_FN(EMBER_F32, f32)
+
+static void lga_tiled_f(int T, const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t xrb, int64_t nx,
+                        int64_t k, int64_t r0, int64_t r1, float *dst, int64_t ldd) {
+	float xf[LG_TX][LG_FKC] __attribute__((aligned(32)));
+	const int es = T == EMBER_F32 ? 4 : 2;
+	for (int64_t rb = r0; rb < r1; rb += LG_RB) {
+		const int nrb = (int)(r1 - rb < LG_RB ? r1 - rb : LG_RB);
+		for (int64_t j0 = 0; j0 < k; j0 += LG_FKC) {
+			const int n = (int)(k - j0 < LG_FKC ? k - j0 : LG_FKC);
+			for (int64_t i0 = 0; i0 < nx; i0 += LG_TX) {
+				const int nxx = (int)(nx - i0 < LG_TX ? nx - i0 : LG_TX);
+				const float *xp;
+				int64_t xs;
+				if (T == EMBER_F32) {
+					xp = (const float *)(const void *)(x + i0 * xrb + 4 * j0);
+					xs = xrb / 4;
+				} else {
+					for (int i = 0; i < nxx; i++) lg_dequantize_avx2(T, x + (i0 + i) * xrb + es * j0, xf[i], n);
+					xp = xf[0];
+					xs = LG_FKC;
+				}
+				for (int r = 0; r < nrb; r += LG_TR) {
+					const int nr = nrb - r < LG_TR ? nrb - r : LG_TR;
+					float out[LG_TX][LG_TR];
+					const uint8_t *wp = w + (rb + r) * wrb;
+					if (T == EMBER_F16) lga_fmicro_f16(nxx, nr, wp, wrb, xp, xs, j0, n, out);
+					else if (T == EMBER_BF16) lga_fmicro_bf16(nxx, nr, wp, wrb, xp, xs, j0, n, out);
+					else lga_fmicro_f32(nxx, nr, wp, wrb, xp, xs, j0, n, out);
+					for (int i = 0; i < nxx; i++)
+						for (int rr = 0; rr < nr; rr++) {
+							float *p = dst + (i0 + i) * ldd + rb + r + rr;
+							*p = j0 == 0 ? out[i][rr] : *p + out[i][rr];
+						}
+				}
+			}
+		}
+	}
+}
+
+int lg_gemm_avx2(int wtype, const uint8_t *w, int64_t wrb, const uint8_t *xq, int64_t xrb, int64_t nx,
+                 int64_t k, int64_t r0, int64_t r1, float *dst, int64_t ldd) {
+	const uint8_t *w0 = w;
+	if (nx <= LG_DIRECT_NX) {
+		switch (wtype) {
+		case EMBER_Q4_0: lga_direct_q4_0(w0, wrb, xq, xrb, nx, k, r0, r1, dst, ldd); return 0;
+		case EMBER_Q4_1: lga_direct_q4_1(w0, wrb, xq, xrb, nx, k, r0, r1, dst, ldd); return 0;
+		case EMBER_Q5_0: lga_direct_q5_0(w0, wrb, xq, xrb, nx, k, r0, r1, dst, ldd); return 0;
+		case EMBER_Q5_1: lga_direct_q5_1(w0, wrb, xq, xrb, nx, k, r0, r1, dst, ldd); return 0;
+		case EMBER_Q8_0: lga_direct_q8_0(w0, wrb, xq, xrb, nx, k, r0, r1, dst, ldd); return 0;
+		case EMBER_F16: lga_direct_f16(w0, wrb, xq, xrb, nx, k, r0, r1, dst, ldd); return 0;
+		case EMBER_BF16: lga_direct_bf16(w0, wrb, xq, xrb, nx, k, r0, r1, dst, ldd); return 0;
+		case EMBER_F32: lga_direct_f32(w0, wrb, xq, xrb, nx, k, r0, r1, dst, ldd); return 0;
+		}
+		return -1;
+	}
+	switch (wtype) {
+	case EMBER_Q4_0: case EMBER_Q4_1: case EMBER_Q5_0: case EMBER_Q5_1: case EMBER_Q8_0:
+		lga_tiled_q(wtype, w, wrb, xq, xrb, nx, k, r0, r1, dst, ldd);
+		return 0;
+	case EMBER_F16: case EMBER_BF16: case EMBER_F32:
+		lga_tiled_f(wtype, w, wrb, xq, xrb, nx, k, r0, r1, dst, ldd);
+		return 0;
+	}
+	return -1;
+}
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#endif
+#endif
