@@ -90,7 +90,7 @@ type Ops interface {
 	// NKVHead*HeadDim] and v [ctx, NKVHead*VHeadDim] are the F16 cache; dst [n,
 	// NHead*VHeadDim] F32. Query head h reads KV head h/(NHead/NKVHead). As in llama.cpp,
 	// q is rounded to F16 before q·k, scores are scaled by p.Scale, and the probabilities
-	// are rounded to F16 before they weight V.
+	// are rounded to F16 before they weight V. dst must not alias q, k or v.
 	Attention(dst, q, k, v, pos Tensor, p Attention)
 }
 

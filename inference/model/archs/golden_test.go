@@ -10,10 +10,12 @@ import (
 	"testing"
 
 	"ember/inference/backend"
+	"ember/inference/backend/cpu"
 	"ember/inference/backend/ref"
 	"ember/inference/gguf"
 	"ember/inference/model"
 	"ember/inference/sample"
+	kern "ember/kernels/cpu"
 )
 
 // golden is one llama.cpp reference run (testdata/golden/README.md).
@@ -88,7 +90,7 @@ func loadModel(t testing.TB, path string, be backend.Backend) model.Model {
 		f.Close()
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { m.Close(); f.Close() })
+	t.Cleanup(func() { m.Close(); be.Close(); f.Close() })
 	return m
 }
 
@@ -200,5 +202,19 @@ func TestPrefillShapes(t *testing.T) {
 		if e := nmse(row(single), row(want)); e > 1e-10 {
 			t.Errorf("token-by-token differs at position %d: NMSE %.3g", i, e)
 		}
+	}
+}
+
+func TestGoldensCPU(t *testing.T) {
+	for _, isa := range kern.Supported() {
+		t.Run(isa.String(), func(t *testing.T) {
+			CheckGoldens(t, func() backend.Backend {
+				b, err := cpu.New(cpu.Options{Threads: 2, ISA: isa.String()})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return b
+			})
+		})
 	}
 }

@@ -1,0 +1,127 @@
+package cpu
+
+import (
+	"fmt"
+	"unsafe"
+
+	"ember/inference/backend"
+	"ember/inference/quant"
+)
+
+// scratch returns worker w's scratch space of at least n floats.
+func (b *Backend) scratch(w, n int) []float32 {
+	if len(b.wscr[w]) < n {
+		b.wscr[w] = make([]float32, n)
+	}
+	return b.wscr[w][:n]
+}
+
+// RoPE implements backend.Ops.
+func (b *Backend) RoPE(x, pos backend.Tensor, r backend.RoPE) {
+	xt := want(x, quant.F32)
+	ps := want(pos, quant.I32).i32
+	if r.HeadDim <= 0 || r.Dims <= 0 || r.Dims%2 != 0 || r.Dims > r.HeadDim || xt.cols%r.HeadDim != 0 || len(ps) != xt.rows {
+		panic(fmt.Sprintf("cpu: RoPE: dims %d, head dim %d, width %d, %d positions for %d rows", r.Dims, r.HeadDim, xt.cols, len(ps), xt.rows))
+	}
+	var factors []float32
+	if r.Factors != nil {
+		factors = want(r.Factors, quant.F32).f32
+		if len(factors) != r.Dims/2 {
+			panic(fmt.Sprintf("cpu: RoPE: %d frequency factors for %d dims", len(factors), r.Dims))
+		}
+	}
+	b.set(opRoPE, xt, nil, nil, xt.rows, 1)
+	b.t.ids, b.t.rope, b.t.factors = ps, r, factors
+	b.do(xt.rows * xt.cols * 4)
+}
+
+func (b *Backend) rope(w, lo, hi int) {
+	t := &b.t
+	r, x := t.rope, t.d
+	cs := b.scratch(w, r.Dims)
+	for i := lo; i < hi; i++ {
+		backend.RoPEAngles(cs, t.ids[i], r, t.factors)
+		b.k.RoPE(x.f32[i*x.cols:(i+1)*x.cols], r.HeadDim, r.Dims, r.Style == backend.RoPENeoX, cs)
+	}
+}
+
+// SetRows implements backend.Ops.
+func (b *Backend) SetRows(dst, src, rows backend.Tensor) {
+	d, s := get(dst), want(src, quant.F32)
+	ids := want(rows, quant.I32).i32
+	if d.cols != s.cols || len(ids) != s.rows || (d.f16 == nil && d.f32 == nil) {
+		panic(fmt.Sprintf("cpu: SetRows: %d rows of %d into %v %dx%d", s.rows, s.cols, d.typ, d.rows, d.cols))
+	}
+	for _, r := range ids {
+		if r < 0 || int(r) >= d.rows {
+			panic(fmt.Sprintf("cpu: SetRows: row %d outside %d", r, d.rows))
+		}
+	}
+	b.set(opSetRows, d, s, nil, s.rows, 1)
+	b.t.ids = ids
+	b.do(s.rows * s.cols)
+}
+
+func (b *Backend) setRows(lo, hi int) {
+	d, s, n := b.t.d, b.t.a, b.t.a.cols
+	for i := lo; i < hi; i++ {
+		r, in := int(b.t.ids[i]), s.f32[i*n:(i+1)*n]
+		if d.f16 != nil {
+			b.k.F32ToF16(in, d.f16[r*n:(r+1)*n])
+		} else {
+			copy(d.f32[r*n:(r+1)*n], in)
+		}
+	}
+}
+
+func sameMemory(a []float32, b []float32) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	a0, a1 := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&a[len(a)-1]))
+	b0, b1 := uintptr(unsafe.Pointer(&b[0])), uintptr(unsafe.Pointer(&b[len(b)-1]))
+	return a0 <= b1 && b0 <= a1
+}
+
+// Attention implements backend.Ops; (query row, head) pairs are split among the workers.
+func (b *Backend) Attention(dst, q, k, v, pos backend.Tensor, p backend.Attention) {
+	d, qt := want(dst, quant.F32), want(q, quant.F32)
+	kt, vt := want(k, quant.F16), want(v, quant.F16)
+	ps := want(pos, quant.I32).i32
+	if p.NKVHead <= 0 || p.NHead%p.NKVHead != 0 || qt.cols != p.NHead*p.HeadDim ||
+		kt.cols != p.NKVHead*p.HeadDim || vt.cols != p.NKVHead*p.VHeadDim ||
+		d.cols != p.NHead*p.VHeadDim || d.rows != qt.rows || kt.rows != vt.rows || len(ps) != qt.rows {
+		panic(fmt.Sprintf("cpu: Attention: shapes q %dx%d k %dx%d v %dx%d dst %dx%d for %+v",
+			qt.rows, qt.cols, kt.rows, kt.cols, vt.rows, vt.cols, d.rows, d.cols, p))
+	}
+	if sameMemory(d.f32, qt.f32) {
+		panic("cpu: Attention: dst must not alias q")
+	}
+	maxPos := int32(-1)
+	for _, ps := range ps {
+		if ps < 0 || int(ps) >= kt.rows {
+			panic(fmt.Sprintf("cpu: Attention: position %d outside a cache of %d", ps, kt.rows))
+		}
+		maxPos = max(maxPos, ps)
+	}
+	b.set(opAttention, d, qt, nil, qt.rows*p.NHead, 1)
+	b.t.ids, b.t.attn = ps, p
+	b.kv[0], b.kv[1] = kt, vt
+	b.do(qt.rows * p.NHead * (int(maxPos) + 1) * p.HeadDim)
+}
+
+func (b *Backend) attention(w, lo, hi int) {
+	t, p := &b.t, b.t.attn
+	kt, vt := b.kv[0], b.kv[1]
+	group := p.NHead / p.NKVHead
+	for it := lo; it < hi; it++ {
+		i, h := it/p.NHead, it%p.NHead
+		kvh := h / group
+		nkv := int(t.ids[i]) + 1
+		scr := b.scratch(w, nkv+p.HeadDim)
+		q := t.a.f32[i*t.a.cols+h*p.HeadDim : i*t.a.cols+(h+1)*p.HeadDim]
+		out := t.d.f32[i*t.d.cols+h*p.VHeadDim : i*t.d.cols+(h+1)*p.VHeadDim]
+		b.k.Attention(q, kt.f16[kvh*p.HeadDim:], kt.cols, vt.f16[kvh*p.VHeadDim:], vt.cols,
+			nkv, p.HeadDim, p.VHeadDim, p.Scale, out, scr)
+	}
+}

@@ -1,0 +1,35 @@
+package cpu_test
+
+import (
+	"fmt"
+	"testing"
+
+	"ember/inference/backend"
+	"ember/inference/backend/backendtest"
+	"ember/inference/backend/cpu"
+	kern "ember/kernels/cpu"
+)
+
+// TestConformance runs the backend suite on every instruction-set path this machine
+// can run, single- and multi-threaded.
+func TestConformance(t *testing.T) {
+	for _, isa := range kern.Supported() {
+		for _, threads := range []int{1, 3} {
+			t.Run(fmt.Sprintf("%v/t%d", isa, threads), func(t *testing.T) {
+				backendtest.Run(t, func(t *testing.T) backend.Backend {
+					b, err := cpu.New(cpu.Options{Threads: threads, ISA: isa.String()})
+					if err != nil {
+						t.Fatal(err)
+					}
+					return b
+				})
+			})
+		}
+	}
+}
+
+func TestUnknownISA(t *testing.T) {
+	if _, err := cpu.New(cpu.Options{ISA: "mmx"}); err == nil {
+		t.Fatal("an unknown instruction set was accepted")
+	}
+}

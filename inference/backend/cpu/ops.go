@@ -1,0 +1,229 @@
+package cpu
+
+import (
+	"fmt"
+
+	"ember/inference/backend"
+	"ember/inference/quant"
+)
+
+type opKind int
+
+const (
+	opQuantize opKind = iota
+	opGemm
+	opGetRows
+	opRMSNorm
+	opAdd
+	opMul
+	opSwiGLU
+	opRoPE
+	opSetRows
+	opAttention
+)
+
+// task is the op being run. It lives in the Backend and is overwritten per op, so issuing
+// an op allocates nothing; workers read it only inside pool.run.
+type task struct {
+	kind     opKind
+	d, a, b  *tensor
+	ids      []int32
+	eps      float32
+	vdt, xrb int
+	rope     backend.RoPE
+	factors  []float32
+	attn     backend.Attention
+	n, align int // work items and the granularity they are split at
+	nw       int // workers sharing them
+}
+
+// parallelMin is the least work (in elements touched) worth waking the workers for.
+const parallelMin = 1 << 14
+
+// do runs the current task over t.n items, on all workers when work is large enough.
+func (b *Backend) do(work int) {
+	if b.threads > 1 && work >= parallelMin && b.t.n > 1 {
+		b.t.nw = b.threads
+		b.pool.run(b.exec)
+		return
+	}
+	b.t.nw = 1
+	b.run(0)
+}
+
+// run is one worker's share of the current task.
+func (b *Backend) run(w int) {
+	t := &b.t
+	lo, hi := span(t.n, w, t.nw, t.align)
+	if lo >= hi {
+		return
+	}
+	switch t.kind {
+	case opQuantize:
+		b.quantize(lo, hi)
+	case opGemm:
+		b.gemm(lo, hi)
+	case opGetRows:
+		b.getRows(lo, hi)
+	case opRMSNorm, opAdd, opMul, opSwiGLU:
+		b.rowwise(lo, hi)
+	case opRoPE:
+		b.rope(w, lo, hi)
+	case opSetRows:
+		b.setRows(lo, hi)
+	case opAttention:
+		b.attention(w, lo, hi)
+	}
+}
+
+func (b *Backend) set(kind opKind, d, a, bb *tensor, n, align int) {
+	b.t = task{kind: kind, d: d, a: a, b: bb, n: n, align: align}
+}
+
+// MatMul implements backend.Ops: x is quantized to w's dot partner once, then the
+// weight rows are split among the workers.
+func (b *Backend) MatMul(dst, w, x backend.Tensor) {
+	d, wt, xt := want(dst, quant.F32), get(w), want(x, quant.F32)
+	if xt.cols != wt.cols || d.rows != xt.rows || d.cols != wt.rows || wt.raw == nil {
+		panic(fmt.Sprintf("cpu: MatMul: w %dx%d, x %dx%d, dst %dx%d", wt.rows, wt.cols, xt.rows, xt.cols, d.rows, d.cols))
+	}
+	vdt, ok := wt.typ.VecDotType()
+	if !ok {
+		panic(fmt.Sprintf("cpu: MatMul with %v weights", wt.typ))
+	}
+	k, nx := xt.cols, xt.rows
+	xrb, _ := quant.RowBytes(vdt, uint64(k))
+	if need := nx * int(xrb); len(b.xq) < need {
+		b.xq = make([]byte, need)
+	}
+	b.set(opQuantize, nil, xt, nil, nx, 1)
+	b.t.vdt, b.t.xrb = int(vdt), int(xrb)
+	b.do(nx * k)
+	b.set(opGemm, d, wt, nil, wt.rows, 8)
+	b.t.vdt, b.t.xrb = int(vdt), int(xrb)
+	b.do(wt.rows * k * max(nx, 4))
+}
+
+func (b *Backend) quantize(lo, hi int) {
+	t := &b.t
+	k := t.a.cols
+	x, y := t.a.f32[lo*k:hi*k], b.xq[lo*t.xrb:hi*t.xrb]
+	if !b.k.QuantizeRows(t.vdt, x, y, hi-lo, k) {
+		for r := 0; r < hi-lo; r++ {
+			if err := quant.Quantize(quant.Type(t.vdt), x[r*k:(r+1)*k], y[r*t.xrb:(r+1)*t.xrb]); err != nil {
+				panic("cpu: " + err.Error())
+			}
+		}
+	}
+}
+
+func (b *Backend) gemm(lo, hi int) {
+	t := &b.t
+	w, d := t.a, t.d
+	nx, k := d.rows, w.cols
+	if b.k.Gemm(int(w.typ), w.raw, w.rowBytes, b.xq, t.xrb, nx, k, lo, hi, d.f32, d.cols) {
+		return
+	}
+	dot, err := quant.Dot(w.typ) // no kernel for this type on this path: the scalar oracle
+	if err != nil {
+		panic("cpu: " + err.Error())
+	}
+	for i := 0; i < nx; i++ {
+		xr := b.xq[i*t.xrb : (i+1)*t.xrb]
+		for r := lo; r < hi; r++ {
+			d.f32[i*d.cols+r] = dot(w.row(r), xr, k)
+		}
+	}
+}
+
+// GetRows implements backend.Ops.
+func (b *Backend) GetRows(dst, table, idt backend.Tensor) {
+	d, tb := want(dst, quant.F32), get(table)
+	ids := want(idt, quant.I32).i32
+	if d.cols != tb.cols || len(ids) != d.rows {
+		panic(fmt.Sprintf("cpu: GetRows: %d ids of %d columns from a %dx%d table", len(ids), d.cols, tb.rows, tb.cols))
+	}
+	for _, id := range ids {
+		if id < 0 || int(id) >= tb.rows {
+			panic(fmt.Sprintf("cpu: GetRows: id %d outside %d rows", id, tb.rows))
+		}
+	}
+	b.set(opGetRows, d, tb, nil, d.rows, 1)
+	b.t.ids = ids
+	b.do(d.rows * d.cols)
+}
+
+func (b *Backend) getRows(lo, hi int) {
+	d, tb, n := b.t.d, b.t.a, b.t.d.cols
+	for i := lo; i < hi; i++ {
+		id, out := int(b.t.ids[i]), d.f32[i*n:(i+1)*n]
+		switch {
+		case tb.f32 != nil:
+			copy(out, tb.f32[id*n:(id+1)*n])
+		case tb.f16 != nil:
+			b.k.F16ToF32(tb.f16[id*n:(id+1)*n], out)
+		case !b.k.DequantizeRow(int(tb.typ), tb.row(id), out):
+			if err := quant.Dequantize(tb.typ, tb.row(id), out); err != nil {
+				panic("cpu: " + err.Error())
+			}
+		}
+	}
+}
+
+func (b *Backend) rowOp(kind opKind, dst, a, bb backend.Tensor, eps float32) {
+	d, at := want(dst, quant.F32), want(a, quant.F32)
+	if d.rows != at.rows || d.cols != at.cols {
+		panic(fmt.Sprintf("cpu: op %d: %dx%d into %dx%d", kind, at.rows, at.cols, d.rows, d.cols))
+	}
+	bt := want(bb, quant.F32)
+	if bt.cols != at.cols || (bt.rows != at.rows && bt.rows != 1) {
+		panic(fmt.Sprintf("cpu: op %d: %dx%d with %dx%d", kind, at.rows, at.cols, bt.rows, bt.cols))
+	}
+	b.set(kind, d, at, bt, at.rows, 1)
+	b.t.eps = eps
+	b.do(at.rows * at.cols)
+}
+
+func (b *Backend) rowwise(lo, hi int) {
+	t := &b.t
+	n := t.a.cols
+	for i := lo; i < hi; i++ {
+		a, y := t.a.f32[i*n:(i+1)*n], t.d.f32[i*n:(i+1)*n]
+		br := t.b.f32
+		if t.b.rows != 1 {
+			br = br[i*n : (i+1)*n]
+		}
+		switch t.kind {
+		case opRMSNorm:
+			b.k.RMSNorm(a, br, y, t.eps)
+		case opAdd:
+			b.k.Add(a, br, y)
+		case opMul:
+			b.k.Mul(a, br, y)
+		case opSwiGLU:
+			b.k.SwiGLU(a, br, y)
+		}
+	}
+}
+
+// RMSNorm implements backend.Ops.
+func (b *Backend) RMSNorm(dst, x, w backend.Tensor, eps float32) {
+	if wt := want(w, quant.F32); wt.rows != 1 {
+		panic("cpu: RMSNorm: weight is not one row")
+	}
+	b.rowOp(opRMSNorm, dst, x, w, eps)
+}
+
+// Add implements backend.Ops.
+func (b *Backend) Add(dst, a, bb backend.Tensor) { b.rowOp(opAdd, dst, a, bb, 0) }
+
+// Mul implements backend.Ops.
+func (b *Backend) Mul(dst, a, bb backend.Tensor) { b.rowOp(opMul, dst, a, bb, 0) }
+
+// SwiGLU implements backend.Ops.
+func (b *Backend) SwiGLU(dst, gate, up backend.Tensor) {
+	if u := want(up, quant.F32); u.rows != want(gate, quant.F32).rows {
+		panic("cpu: SwiGLU: gate and up differ in rows")
+	}
+	b.rowOp(opSwiGLU, dst, gate, up, 0)
+}
