@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"ember/inference/gguf"
 )
 
 // englishText is about 1 MB of English: the stories260K golden text and the llama.cpp
@@ -58,5 +60,19 @@ func BenchmarkDecode(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		tok.Decode(ids)
+	}
+}
+
+func BenchmarkLoadQwen2(b *testing.B) {
+	data := qwen2Vocab().buildGGUF(b)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		f, err := gguf.Parse(data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := FromGGUF(f); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

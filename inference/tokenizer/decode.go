@@ -12,9 +12,13 @@ import (
 //
 // The leading space convention (SentencePiece vocabularies, add_space_prefix): Encode
 // prefixes a space to the text, so the first piece of a sequence, and the first piece
-// after a BOS, loses one leading space. Thus for valid UTF-8 s,
-// Decode(Encode(s, opt)) == s with or without AddSpecial; and decoding BOS + ids of a
-// story gives the story without a leading space, as llama2.c and SentencePiece do.
+// after a BOS, loses one leading space. Thus Decode(Encode(s, opt)) == s for valid UTF-8
+// s with or without AddSpecial, except where llama.cpp's encoding itself loses
+// information: without ParseSpecial, s must not contain U+2581 (SentencePiece's space
+// mark, which decodes to ' ') nor text that merges into a control token, and a
+// SentencePiece user-defined token makes llama.cpp prefix a space to the text after it.
+// Decoding BOS + ids of a story gives the story without a leading space, as llama2.c and
+// SentencePiece do (llama.cpp's detokenizer would keep the space after a BOS).
 //
 // Bytes that do not form valid UTF-8 come out as U+FFFD, one per byte.
 
