@@ -76,3 +76,25 @@ func BenchmarkLoadQwen2(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkEncodeDeepseekCoder(b *testing.B) {
+	benchEncode(b, openTokenizer(b, "vocab/ggml-vocab-deepseek-coder.gguf"))
+}
+
+// BenchmarkPretokenize measures each pre-tokenizer alone (UTF-8 decoding and splitting).
+func BenchmarkPretokenize(b *testing.B) {
+	text := englishText(b)
+	for _, p := range []*pretokenizer{preGPT2, preLlama3, preQwen2, preDefault, preStarcoder,
+		preDeepseekLLM, preDeepseekCoder, preDeepseekV3} {
+		b.Run(p.name, func(b *testing.B) {
+			var cps []rune
+			var segs, tmp []int
+			b.SetBytes(int64(len(text)))
+			for i := 0; i < b.N; i++ {
+				cps, _ = toCpts(text, cps)
+				segs, tmp = p.split(cps, segs, tmp)
+			}
+			b.ReportMetric(float64(len(segs))/float64(len(text)), "words/byte")
+		})
+	}
+}
