@@ -107,20 +107,20 @@ static inline void kq_k4_scales(const uint8_t *q, uint32_t sc[2], uint32_t m[2])
 	m[1] = ((w2 >> 4) & 0x0f0f0f0fu) | ((w1 >> 6) & 0x03030303u) << 4;
 }
 
-// The sixteen 6-bit Q3_K scales, biased (0..63; subtract 32), as bytes, from the 12
-// scale bytes s: low nibble of scale j is s[j%8] (j < 8: low nibble, else high), top
-// two bits are bits 2*(j/4) of s[8 + j%4].
-static inline void kq_q3_scales(const uint8_t *s, uint8_t out[16]) {
-	uint32_t a0, a1, a2, r[4];
+// The sixteen 6-bit Q3_K scales, biased (0..63; subtract 32), as bytes (scale j is byte
+// j%8 of out[j/8]), from the 12 scale bytes s: the low nibble of scale j is s[j%8]
+// (j < 8: low nibble, else high), its top two bits are bits 2*(j/4) of s[8 + j%4].
+static inline void kq_q3_scales(const uint8_t *s, uint64_t out[2]) {
+	uint32_t a0, a1, a2;
 	memcpy(&a0, s, 4);
 	memcpy(&a1, s + 4, 4);
 	memcpy(&a2, s + 8, 4);
-	// scales 0-3: low nibbles of s[0..3], high bits 0-1 of s[8..11]
-	r[0] = (a0 & 0x0f0f0f0fu) | ((a2 << 4) & 0x30303030u);
-	r[1] = (a1 & 0x0f0f0f0fu) | ((a2 << 2) & 0x30303030u);
-	r[2] = ((a0 >> 4) & 0x0f0f0f0fu) | (a2 & 0x30303030u);
-	r[3] = ((a1 >> 4) & 0x0f0f0f0fu) | ((a2 >> 2) & 0x30303030u);
-	memcpy(out, r, 16);
+	uint32_t r0 = (a0 & 0x0f0f0f0fu) | ((a2 << 4) & 0x30303030u);        // scales 0-3
+	uint32_t r1 = (a1 & 0x0f0f0f0fu) | ((a2 << 2) & 0x30303030u);        // 4-7
+	uint32_t r2 = ((a0 >> 4) & 0x0f0f0f0fu) | (a2 & 0x30303030u);        // 8-11
+	uint32_t r3 = ((a1 >> 4) & 0x0f0f0f0fu) | ((a2 >> 2) & 0x30303030u); // 12-15
+	out[0] = (uint64_t)r0 | (uint64_t)r1 << 32;
+	out[1] = (uint64_t)r2 | (uint64_t)r3 << 32;
 }
 
 // ---- per-path entry points (kq_scalar.c, kq_avx2.c, kq_avx512.c, kq_neon.c) ----

@@ -29,6 +29,10 @@ typedef struct {
 	float d, dmn;
 } kq_dec256;
 
+// Keeps v in a register: stops the compiler from re-reading a value once per use as a
+// memory operand (the gemm tile is otherwise bound by loads).
+#define KQ_REG(v) __asm__("" : "+x"(v))
+
 KQ_AVX2_INLINE float kq_h2f_avx2(const uint8_t *p) { return _cvtsh_ss(kq_rd16(p)); }
 
 // [a0 a0 a1 a1 ... a7 a7] as int16 from 8 unsigned bytes.
@@ -37,98 +41,120 @@ KQ_AVX2_INLINE __m256i kq_dup8_u8(uint64_t bytes) {
 	return _mm256_set_m128i(_mm_unpackhi_epi16(s, s), _mm_unpacklo_epi16(s, s));
 }
 
-KQ_AVX2_INLINE void kq_dec_q2k(const uint8_t *b, kq_dec256 *o) {
-	const __m256i m3 = _mm256_set1_epi8(3);
-	for (int h = 0; h < 2; h++) {
-		__m256i v = _mm256_loadu_si256((const __m256i *)(b + 16 + 32 * h));
-		o->q[4 * h + 0] = _mm256_and_si256(v, m3);
-		o->q[4 * h + 1] = _mm256_and_si256(_mm256_srli_epi16(v, 2), m3);
-		o->q[4 * h + 2] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m3);
-		o->q[4 * h + 3] = _mm256_and_si256(_mm256_srli_epi16(v, 6), m3);
-	}
-	__m128i s = _mm_loadu_si128((const __m128i *)b);
-	__m128i m4 = _mm_set1_epi8(0x0f);
-	o->sc = _mm256_cvtepu8_epi16(_mm_and_si128(s, m4));
-	o->mn = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(s, 4), m4));
-	o->d = kq_h2f_avx2(b + 80);
-	o->dmn = kq_h2f_avx2(b + 82);
-}
-
 // (x >> k & 1) << p per byte, for compile-time k, p (0..7): an epi16 shift keeps the
 // bit inside its byte when the mask is one bit.
 #define KQ_BIT_AVX2(x, k, p)                                                                       \
 	((k) >= (p) ? _mm256_and_si256(_mm256_srli_epi16(x, (k) - (p)), _mm256_set1_epi8(1 << (p)))     \
 	            : _mm256_and_si256(_mm256_slli_epi16(x, (p) - (k)), _mm256_set1_epi8(1 << (p))))
 
-KQ_AVX2_INLINE void kq_dec_q3k(const uint8_t *b, kq_dec256 *o) {
-	const __m256i m3 = _mm256_set1_epi8(3);
-	const __m256i hm = _mm256_loadu_si256((const __m256i *)b);
-	for (int h = 0; h < 2; h++) {
-		__m256i v = _mm256_loadu_si256((const __m256i *)(b + 32 + 32 * h));
-		o->q[4 * h + 0] = _mm256_or_si256(_mm256_and_si256(v, m3), KQ_BIT_AVX2(hm, 4 * h + 0, 2));
-		o->q[4 * h + 1] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 2), m3), KQ_BIT_AVX2(hm, 4 * h + 1, 2));
-		o->q[4 * h + 2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), m3), KQ_BIT_AVX2(hm, 4 * h + 2, 2));
-		o->q[4 * h + 3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 6), m3), KQ_BIT_AVX2(hm, 4 * h + 3, 2));
+// The quants of elements 128h..128h+127 of block b of type t: q[s] = elements
+// 128h + 32s .. +31. h is a compile-time constant after inlining.
+KQ_AVX2_INLINE void kq_dec_half(int t, const uint8_t *b, int h, __m256i q[4]) {
+	const __m256i m3 = _mm256_set1_epi8(3), m4 = _mm256_set1_epi8(0x0f), m30 = _mm256_set1_epi8(0x30);
+	switch (t) {
+	case EMBER_Q2_K:
+	case EMBER_Q3_K: {
+		__m256i v = _mm256_loadu_si256((const __m256i *)(b + (t == EMBER_Q2_K ? 16 : 32) + 32 * h));
+		q[0] = _mm256_and_si256(v, m3);
+		q[1] = _mm256_and_si256(_mm256_srli_epi16(v, 2), m3);
+		q[2] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m3);
+		q[3] = _mm256_and_si256(_mm256_srli_epi16(v, 6), m3);
+		if (t == EMBER_Q3_K) { // + 4 where the hmask bit (4h + s) is set
+			const __m256i hm = _mm256_loadu_si256((const __m256i *)b);
+			if (h == 0) {
+				q[0] = _mm256_or_si256(q[0], KQ_BIT_AVX2(hm, 0, 2));
+				q[1] = _mm256_or_si256(q[1], KQ_BIT_AVX2(hm, 1, 2));
+				q[2] = _mm256_or_si256(q[2], KQ_BIT_AVX2(hm, 2, 2));
+				q[3] = _mm256_or_si256(q[3], KQ_BIT_AVX2(hm, 3, 2));
+			} else {
+				q[0] = _mm256_or_si256(q[0], KQ_BIT_AVX2(hm, 4, 2));
+				q[1] = _mm256_or_si256(q[1], KQ_BIT_AVX2(hm, 5, 2));
+				q[2] = _mm256_or_si256(q[2], KQ_BIT_AVX2(hm, 6, 2));
+				q[3] = _mm256_or_si256(q[3], KQ_BIT_AVX2(hm, 7, 2));
+			}
+		}
+		break;
 	}
-	uint8_t s6[16];
-	kq_q3_scales(b + 96, s6);
-	o->sc = _mm256_sub_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)s6)), _mm256_set1_epi16(32));
-	o->mn = _mm256_slli_epi16(o->sc, 2);
-	o->d = o->dmn = kq_h2f_avx2(b + 108);
-}
-
-KQ_AVX2_INLINE void kq_dec_q45k(const uint8_t *b, kq_dec256 *o, int five) {
-	const __m256i m4 = _mm256_set1_epi8(0x0f);
-	const uint8_t *qs = b + (five ? 48 : 16);
-	__m256i qh = five ? _mm256_loadu_si256((const __m256i *)(b + 16)) : _mm256_setzero_si256();
-	for (int c = 0; c < 4; c++) {
-		__m256i v = _mm256_loadu_si256((const __m256i *)(qs + 32 * c));
-		o->q[2 * c] = _mm256_and_si256(v, m4);
-		o->q[2 * c + 1] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+	case EMBER_Q4_K:
+	case EMBER_Q5_K: {
+		const uint8_t *qs = b + (t == EMBER_Q5_K ? 48 : 16) + 64 * h;
+		__m256i v0 = _mm256_loadu_si256((const __m256i *)qs), v1 = _mm256_loadu_si256((const __m256i *)(qs + 32));
+		q[0] = _mm256_and_si256(v0, m4);
+		q[1] = _mm256_and_si256(_mm256_srli_epi16(v0, 4), m4);
+		q[2] = _mm256_and_si256(v1, m4);
+		q[3] = _mm256_and_si256(_mm256_srli_epi16(v1, 4), m4);
+		if (t == EMBER_Q5_K) { // + 16 where the qh bit (4h + s) is set
+			const __m256i qh = _mm256_loadu_si256((const __m256i *)(b + 16));
+			if (h == 0) {
+				q[0] = _mm256_or_si256(q[0], KQ_BIT_AVX2(qh, 0, 4));
+				q[1] = _mm256_or_si256(q[1], KQ_BIT_AVX2(qh, 1, 4));
+				q[2] = _mm256_or_si256(q[2], KQ_BIT_AVX2(qh, 2, 4));
+				q[3] = _mm256_or_si256(q[3], KQ_BIT_AVX2(qh, 3, 4));
+			} else {
+				q[0] = _mm256_or_si256(q[0], KQ_BIT_AVX2(qh, 4, 4));
+				q[1] = _mm256_or_si256(q[1], KQ_BIT_AVX2(qh, 5, 4));
+				q[2] = _mm256_or_si256(q[2], KQ_BIT_AVX2(qh, 6, 4));
+				q[3] = _mm256_or_si256(q[3], KQ_BIT_AVX2(qh, 7, 4));
+			}
+		}
+		break;
 	}
-	if (five) {
-		o->q[0] = _mm256_or_si256(o->q[0], KQ_BIT_AVX2(qh, 0, 4));
-		o->q[1] = _mm256_or_si256(o->q[1], KQ_BIT_AVX2(qh, 1, 4));
-		o->q[2] = _mm256_or_si256(o->q[2], KQ_BIT_AVX2(qh, 2, 4));
-		o->q[3] = _mm256_or_si256(o->q[3], KQ_BIT_AVX2(qh, 3, 4));
-		o->q[4] = _mm256_or_si256(o->q[4], KQ_BIT_AVX2(qh, 4, 4));
-		o->q[5] = _mm256_or_si256(o->q[5], KQ_BIT_AVX2(qh, 5, 4));
-		o->q[6] = _mm256_or_si256(o->q[6], KQ_BIT_AVX2(qh, 6, 4));
-		o->q[7] = _mm256_or_si256(o->q[7], KQ_BIT_AVX2(qh, 7, 4));
-	}
-	uint32_t sc[2], m[2];
-	kq_k4_scales(b + 4, sc, m);
-	o->sc = kq_dup8_u8((uint64_t)sc[0] | (uint64_t)sc[1] << 32);
-	o->mn = kq_dup8_u8((uint64_t)m[0] | (uint64_t)m[1] << 32);
-	o->d = kq_h2f_avx2(b);
-	o->dmn = kq_h2f_avx2(b + 2);
-}
-
-KQ_AVX2_INLINE void kq_dec_q6k(const uint8_t *b, kq_dec256 *o) {
-	const __m256i m4 = _mm256_set1_epi8(0x0f), m30 = _mm256_set1_epi8(0x30);
-	for (int h = 0; h < 2; h++) {
+	default: { // Q6_K: low nibbles from ql, two high bits from qh
 		__m256i l0 = _mm256_loadu_si256((const __m256i *)(b + 64 * h));
 		__m256i l1 = _mm256_loadu_si256((const __m256i *)(b + 64 * h + 32));
 		__m256i qh = _mm256_loadu_si256((const __m256i *)(b + 128 + 32 * h));
-		o->q[4 * h + 0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30));
-		o->q[4 * h + 1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30));
-		o->q[4 * h + 2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(qh, m30));
-		o->q[4 * h + 3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
-		                                  _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30));
+		q[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30));
+		q[1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30));
+		q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(qh, m30));
+		q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
+		                       _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30));
+		break;
 	}
-	o->sc = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(b + 192)));
-	o->mn = _mm256_slli_epi16(o->sc, 5);
-	o->d = o->dmn = kq_h2f_avx2(b + 208);
+	}
+}
+
+// The scales, offsets (kq.h) and the two floats of block b of type t.
+KQ_AVX2_INLINE void kq_dec_meta(int t, const uint8_t *b, kq_dec256 *o) {
+	switch (t) {
+	case EMBER_Q2_K: {
+		__m128i s = _mm_loadu_si128((const __m128i *)b), m4 = _mm_set1_epi8(0x0f);
+		o->sc = _mm256_cvtepu8_epi16(_mm_and_si128(s, m4));
+		o->mn = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(s, 4), m4));
+		o->d = kq_h2f_avx2(b + 80);
+		o->dmn = kq_h2f_avx2(b + 82);
+		break;
+	}
+	case EMBER_Q3_K: {
+		uint64_t s6[2];
+		kq_q3_scales(b + 96, s6);
+		__m128i s = _mm_set_epi64x((long long)s6[1], (long long)s6[0]);
+		o->sc = _mm256_sub_epi16(_mm256_cvtepu8_epi16(s), _mm256_set1_epi16(32));
+		o->mn = _mm256_slli_epi16(o->sc, 2);
+		o->d = o->dmn = kq_h2f_avx2(b + 108);
+		break;
+	}
+	case EMBER_Q4_K:
+	case EMBER_Q5_K: {
+		uint32_t sc[2], m[2];
+		kq_k4_scales(b + 4, sc, m);
+		o->sc = kq_dup8_u8((uint64_t)sc[0] | (uint64_t)sc[1] << 32);
+		o->mn = kq_dup8_u8((uint64_t)m[0] | (uint64_t)m[1] << 32);
+		o->d = kq_h2f_avx2(b);
+		o->dmn = kq_h2f_avx2(b + 2);
+		break;
+	}
+	default:
+		o->sc = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(b + 192)));
+		o->mn = _mm256_slli_epi16(o->sc, 5);
+		o->d = o->dmn = kq_h2f_avx2(b + 208);
+		break;
+	}
 }
 
 KQ_AVX2_INLINE void kq_dec(int t, const uint8_t *b, kq_dec256 *o) {
-	switch (t) {
-	case EMBER_Q2_K: kq_dec_q2k(b, o); break;
-	case EMBER_Q3_K: kq_dec_q3k(b, o); break;
-	case EMBER_Q4_K: kq_dec_q45k(b, o, 0); break;
-	case EMBER_Q5_K: kq_dec_q45k(b, o, 1); break;
-	default: kq_dec_q6k(b, o); break;
-	}
+	kq_dec_meta(t, b, o);
+	kq_dec_half(t, b, 0, o->q);
+	kq_dec_half(t, b, 1, o->q + 4);
 }
 
 // The int16 scales of the 16 lanes of a vpmaddubsw result over elements 32v..32v+31:
@@ -151,13 +177,20 @@ KQ_AVX2_INLINE float kq_hsum8(__m256 v) {
 
 // ---- gemv: one activation row, two weight rows in flight ----
 
-// I = sum_v madd(maddubs(q[v], x[v]), scales), the int32 lanes of one block's dot.
-KQ_AVX2_INLINE __m256i kq_block_i32(const kq_dec256 *o, const uint8_t *xs) {
+// The int32 lanes of I (kq.h) of block b against the Q8_K quants xs, decoding the block
+// half by half as it goes (its scales, offsets and floats land in o; o->q is unused).
+KQ_AVX2_INLINE __m256i kq_block_i32(int t, const uint8_t *b, const uint8_t *xs, kq_dec256 *o) {
+	kq_dec_meta(t, b, o);
 	__m256i acc = _mm256_setzero_si256();
-	for (int v = 0; v < 8; v++) {
-		__m256i x = _mm256_loadu_si256((const __m256i *)(xs + 32 * v));
-		__m256i p = _mm256_maddubs_epi16(o->q[v], x);
-		acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, kq_scv(o->sc, v)));
+	for (int h = 0; h < 2; h++) {
+		__m256i q[4];
+		kq_dec_half(t, b, h, q);
+		for (int s = 0; s < 4; s++) {
+			__m256i x = _mm256_loadu_si256((const __m256i *)(xs + 128 * h + 32 * s));
+			__m256i p = _mm256_maddubs_epi16(q[s], x);
+			acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, kq_scv(o->sc, 4 * h + s)));
+			KQ_REG(acc); // a chain, not a tree of the eight products: no spills
+		}
 	}
 	return acc;
 }
@@ -185,13 +218,11 @@ KQ_AVX2_INLINE void kq_gemv_rows(int t, int nr, const uint8_t *w, int64_t wrb, c
 		const float dx = kq_rdf32(x);
 		const __m256i bs = _mm256_loadu_si256((const __m256i *)(x + KQ_Q8K_BSUMS));
 		kq_dec256 o0, o1;
-		kq_dec(t, w0, &o0);
-		__m256i i0 = kq_block_i32(&o0, x + KQ_Q8K_QS), m0 = _mm256_madd_epi16(bs, o0.mn);
+		__m256i i0 = kq_block_i32(t, w0, x + KQ_Q8K_QS, &o0), m0 = _mm256_madd_epi16(bs, o0.mn);
 		__m256i i1 = _mm256_setzero_si256(), m1 = i1;
 		o1.d = o1.dmn = 0;
 		if (nr == 2) {
-			kq_dec(t, w1, &o1);
-			i1 = kq_block_i32(&o1, x + KQ_Q8K_QS);
+			i1 = kq_block_i32(t, w1, x + KQ_Q8K_QS, &o1);
 			m1 = _mm256_madd_epi16(bs, o1.mn);
 		}
 		__m128i s;
@@ -275,9 +306,14 @@ KQ_AVX2_INLINE void kq_tile(int MINS, int NR, int NX, const kq_block *u, int64_t
 			if (NR > 1) {
 				w1 = _mm256_load_si256((const __m256i *)(u1->q + 32 * v));
 				s1 = _mm256_load_si256((const __m256i *)(u1->scv + 16 * v));
+				KQ_REG(w1);
+				KQ_REG(s1);
 			}
+			KQ_REG(w0);
+			KQ_REG(s0);
 			for (int j = 0; j < NX; j++) {
 				__m256i xv = _mm256_loadu_si256((const __m256i *)(xb + j * xrb + KQ_Q8K_QS + 32 * v));
+				KQ_REG(xv);
 				acc[j] = _mm256_add_epi32(acc[j], _mm256_madd_epi16(_mm256_maddubs_epi16(w0, xv), s0));
 				if (NR > 1)
 					acc[4 + j] = _mm256_add_epi32(acc[4 + j], _mm256_madd_epi16(_mm256_maddubs_epi16(w1, xv), s1));

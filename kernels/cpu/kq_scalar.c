@@ -65,7 +65,7 @@ static void kq_unpack_q2k(const uint8_t *b, kq_block *u) {
 
 static void kq_unpack_q3k(const uint8_t *b, kq_block *u) {
 	const uint8_t *hm = b, *qs = b + 32;
-	uint8_t s6[16];
+	uint64_t s6[2];
 	kq_q3_scales(b + 96, s6);
 	for (int i = 0; i < KQ_QK; i++) {
 		int h = i / 128, s = (i % 128) / 32, l = i % 32;
@@ -74,7 +74,7 @@ static void kq_unpack_q3k(const uint8_t *b, kq_block *u) {
 		u->q[i] = (uint8_t)q;
 	}
 	for (int j = 0; j < 16; j++) {
-		u->sc[j] = (int16_t)s6[j] - 32;
+		u->sc[j] = (int16_t)((s6[j / 8] >> (8 * (j % 8))) & 0xff) - 32;
 		u->mn[j] = (int16_t)(4 * u->sc[j]);
 	}
 	u->d = u->dmn = kq_h2f(kq_rd16(b + 108));

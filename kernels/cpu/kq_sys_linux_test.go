@@ -22,3 +22,14 @@ func kqGuardedBytes(n int) ([]byte, func()) {
 	b := m[size-pg-n : size-pg : size-pg]
 	return b, func() { syscall.Munmap(m) }
 }
+
+// kqThreadCPU returns the CPU time the calling OS thread has used, in seconds (lock the
+// goroutine to its thread first). On a shared machine it is a steadier clock than the
+// wall clock for single-threaded kernels.
+func kqThreadCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(1 /* RUSAGE_THREAD */, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) * 1e-9
+}
