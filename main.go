@@ -28,6 +28,7 @@ func commands() []command {
 		{"app", "open the desktop app (the default)", cmdApp},
 		{"run", "stream a completion: ember run -m MODEL.gguf -p TEXT [-n N] [-temp T] [-seed S]", cmdRun},
 		{"logits", "print logits as JSON: ember logits -m MODEL.gguf -tokens 1,2,3 [-all] [-greedy N]", cmdLogits},
+		{"bench", "measure speed: ember bench -m MODEL [-p 512] [-n 128] [-t THREADS] [-r 3] [-json]", cmdBench},
 		{"version", "print the version", func(_ context.Context, _ []string, out, _ io.Writer) error {
 			_, err := fmt.Fprintln(out, "ember", version)
 			return err

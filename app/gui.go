@@ -20,7 +20,7 @@ type GUIOptions struct {
 
 // RunGUI loads the model and runs the desktop app until its window closes.
 func RunGUI(ctx context.Context, opt GUIOptions) error {
-	m, err := OpenModel(opt.ModelPath, opt.Backend)
+	m, err := OpenModel(opt.ModelPath, BackendOptions{Name: opt.Backend})
 	if err != nil {
 		return err
 	}

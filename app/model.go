@@ -12,6 +12,7 @@ import (
 
 	"ember/assets"
 	"ember/inference/backend"
+	"ember/inference/backend/cpu"
 	"ember/inference/backend/ref"
 	"ember/inference/gguf"
 	"ember/inference/model"
@@ -30,20 +31,28 @@ type Loaded struct {
 }
 
 // BackendNames lists the backends NewBackend knows, "auto" first.
-func BackendNames() []string { return []string{"auto", "ref"} }
+func BackendNames() []string { return []string{"auto", "cpu", "ref"} }
 
-// NewBackend makes the named backend; "auto" (or "") picks the fastest one present.
-func NewBackend(name string) (backend.Backend, error) {
-	switch name {
-	case "", "auto", "ref":
+// BackendOptions choose and configure the compute backend.
+type BackendOptions struct {
+	Name    string // "auto" (or ""), "cpu" or "ref"
+	Threads int    // CPU threads; 0 means one per core
+}
+
+// NewBackend makes the chosen backend; "auto" picks the fastest one present.
+func NewBackend(opt BackendOptions) (backend.Backend, error) {
+	switch opt.Name {
+	case "", "auto", "cpu":
+		return cpu.New(cpu.Options{Threads: opt.Threads})
+	case "ref":
 		return ref.New(), nil
 	}
-	return nil, fmt.Errorf("app: unknown backend %q (have %s)", name, strings.Join(BackendNames(), ", "))
+	return nil, fmt.Errorf("unknown backend %q (have %s)", opt.Name, strings.Join(BackendNames(), ", "))
 }
 
 // OpenModel opens the GGUF file at path, or the bundled default model when path is
 // empty, and loads it on the named backend.
-func OpenModel(path, backendName string) (*Loaded, error) {
+func OpenModel(path string, bo BackendOptions) (*Loaded, error) {
 	var (
 		f    *gguf.File
 		err  error
@@ -61,7 +70,7 @@ func OpenModel(path, backendName string) (*Loaded, error) {
 		}
 		return nil, err
 	}
-	l, err := load(f, backendName)
+	l, err := load(f, bo)
 	if err != nil {
 		f.Close()
 		if path != "" {
@@ -73,12 +82,12 @@ func OpenModel(path, backendName string) (*Loaded, error) {
 	return l, nil
 }
 
-func load(f *gguf.File, backendName string) (*Loaded, error) {
+func load(f *gguf.File, bo BackendOptions) (*Loaded, error) {
 	tok, err := tokenizer.FromGGUF(f)
 	if err != nil {
 		return nil, err
 	}
-	be, err := NewBackend(backendName)
+	be, err := NewBackend(bo)
 	if err != nil {
 		return nil, err
 	}

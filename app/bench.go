@@ -1,0 +1,129 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"ember/inference/model"
+)
+
+// BenchOptions are what `ember bench` measures, as llama-bench does: prompt processing
+// of PP tokens as one batch, and generation of TG tokens one at a time from an empty
+// context, each repeated Reps times after one warm-up.
+type BenchOptions struct {
+	PP, TG, Reps int
+}
+
+// BenchResult holds medians over the repetitions.
+type BenchResult struct {
+	PPTokS  float64   `json:"pp_tok_s"`
+	TGTokS  float64   `json:"tg_tok_s"`
+	PPRuns  []float64 `json:"pp_runs"`
+	TGRuns  []float64 `json:"tg_runs"`
+	PP      int       `json:"pp"`
+	TG      int       `json:"tg"`
+	Reps    int       `json:"reps"`
+	NParams int64     `json:"n_params"`
+	Bytes   int64     `json:"model_bytes"`
+}
+
+func median(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// benchTokens are deterministic, spread-out token ids (speed does not depend on them).
+func benchTokens(n, vocab int) []int32 {
+	t := make([]int32, n)
+	for i := range t {
+		t[i] = int32((i*7919 + 13) % vocab)
+	}
+	return t
+}
+
+// Bench measures l's model.
+func Bench(ctx context.Context, l *Loaded, o BenchOptions) (*BenchResult, error) {
+	if o.PP < 0 || o.TG < 0 || o.Reps < 1 || o.PP+o.TG == 0 {
+		return nil, fmt.Errorf("bench: need -p or -n > 0 and -r >= 1")
+	}
+	m := l.Model
+	p := m.Params()
+	cache, err := m.NewCache(max(o.PP, o.TG, 1))
+	if err != nil {
+		return nil, err
+	}
+	defer cache.Free()
+	res := &BenchResult{PP: o.PP, TG: o.TG, Reps: o.Reps, Bytes: l.File.Size()}
+	for _, ti := range l.File.Tensors {
+		res.NParams += int64(ti.Elements)
+	}
+	logits := make([]float32, p.NVocab)
+	step := func(toks []int32, start int) error {
+		pos := make([]int32, len(toks))
+		for i := range pos {
+			pos[i] = int32(start + i)
+		}
+		out, err := m.Forward(ctx, cache, model.Batch{Tokens: toks, Pos: pos})
+		if err != nil {
+			return err
+		}
+		return m.Backend().ReadF32(ctx, out, logits)
+	}
+	pp := func() (float64, error) {
+		toks := benchTokens(o.PP, p.NVocab)
+		t0 := time.Now()
+		if err := step(toks, 0); err != nil {
+			return 0, err
+		}
+		return float64(o.PP) / time.Since(t0).Seconds(), nil
+	}
+	tg := func() (float64, error) {
+		toks := benchTokens(o.TG, p.NVocab)
+		t0 := time.Now()
+		for i, t := range toks {
+			if err := step([]int32{t}, i); err != nil {
+				return 0, err
+			}
+		}
+		return float64(o.TG) / time.Since(t0).Seconds(), nil
+	}
+	for r := -1; r < o.Reps; r++ { // r == -1 is the warm-up
+		if o.PP > 0 {
+			v, err := pp()
+			if err != nil {
+				return nil, fmt.Errorf("bench: prompt processing: %w", err)
+			}
+			if r >= 0 {
+				res.PPRuns = append(res.PPRuns, v)
+			}
+		}
+		if o.TG > 0 {
+			if r < 0 {
+				o2 := o.TG
+				o.TG = min(o.TG, 16) // a short warm-up for generation
+				_, err := tg()
+				o.TG = o2
+				if err != nil {
+					return nil, fmt.Errorf("bench: generation: %w", err)
+				}
+				continue
+			}
+			v, err := tg()
+			if err != nil {
+				return nil, fmt.Errorf("bench: generation: %w", err)
+			}
+			res.TGRuns = append(res.TGRuns, v)
+		}
+	}
+	res.PPTokS, res.TGTokS = median(res.PPRuns), median(res.TGRuns)
+	return res, nil
+}

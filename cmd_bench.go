@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"ember/app"
+	"ember/inference/backend/cpu"
+)
+
+// benchOutput is the stable JSON interface of `ember bench -json` (fields may be added).
+type benchOutput struct {
+	Model   string  `json:"model"`
+	Backend string  `json:"backend"`
+	ISA     string  `json:"isa,omitempty"`
+	Threads int     `json:"threads"`
+	LoadS   float64 `json:"load_s"`
+	*app.BenchResult
+}
+
+func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	modelPath := fs.String("m", "", "model file (GGUF); the bundled model when empty")
+	pp := fs.Int("p", 512, "prompt tokens, processed as one batch (0 skips)")
+	tg := fs.Int("n", 128, "tokens generated one at a time from an empty context (0 skips)")
+	threads := fs.Int("t", 0, "CPU threads (0: one per core)")
+	reps := fs.Int("r", 3, "repetitions (the median is reported)")
+	be := fs.String("backend", "auto", "compute backend: auto, cpu or ref")
+	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
+	if err := parseFlags(fs, args, stderr); err != nil {
+		return err
+	}
+	if *reps < 1 || *pp < 0 || *tg < 0 {
+		return errors.New("-r must be at least 1 and -p, -n not negative")
+	}
+	t0 := time.Now()
+	m, err := app.OpenModel(*modelPath, app.BackendOptions{Name: *be, Threads: *threads})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	out := benchOutput{Model: *modelPath, Backend: m.Backend.Name(), LoadS: time.Since(t0).Seconds(), Threads: 1}
+	if *modelPath == "" {
+		out.Model = m.Name
+	}
+	if c, ok := m.Backend.(*cpu.Backend); ok {
+		out.ISA, out.Threads = c.ISA(), c.Threads()
+	}
+	out.BenchResult, err = app.Bench(ctx, m, app.BenchOptions{PP: *pp, TG: *tg, Reps: *reps})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(out)
+	}
+	fmt.Fprintf(stdout, "| model | size | params | backend | threads | test | tok/s |\n|---|---|---|---|---|---|---|\n")
+	row := func(test string, v float64, runs []float64) {
+		fmt.Fprintf(stdout, "| %s | %.1f MiB | %.2f M | %s %s | %d | %s | %.2f (runs %v) |\n",
+			filepath.Base(out.Model), float64(out.Bytes)/(1<<20), float64(out.NParams)/1e6,
+			out.Backend, out.ISA, out.Threads, test, v, fmtRuns(runs))
+	}
+	if *pp > 0 {
+		row(fmt.Sprintf("pp%d", *pp), out.PPTokS, out.PPRuns)
+	}
+	if *tg > 0 {
+		row(fmt.Sprintf("tg%d", *tg), out.TGTokS, out.TGRuns)
+	}
+	fmt.Fprintf(stdout, "load %.2f s\n", out.LoadS)
+	return nil
+}
+
+func fmtRuns(v []float64) string {
+	s := ""
+	for i, x := range v {
+		if i > 0 {
+			s += " "
+		}
+		s += fmt.Sprintf("%.1f", x)
+	}
+	return s
+}
