@@ -50,7 +50,7 @@ type assistantMessage struct {
 	row      *fyne.Container
 	thinking *thinkingSection
 	waiting  *widget.RichText // shown until the first delta
-	answer   *widget.RichText // Markdown of content
+	answer   *widget.RichText // content, rendered from Markdown
 	footer   *fyne.Container  // hidden until done
 	stopped  *widget.RichText // in the footer
 
@@ -95,7 +95,8 @@ func (m *assistantMessage) add(d Delta, now time.Time) {
 			m.thinking.answerStarted(now)
 			m.answer.Show()
 		}
-		m.answer.ParseMarkdown(m.content.String())
+		m.answer.Segments = markdownSegments(m.content.String())
+		m.answer.Refresh()
 	}
 }
 

@@ -20,7 +20,8 @@ const AppID = "app.ember.desktop"
 // closes is cancelled, and Run waits a little for Chat to return.
 func Run(svc ChatService) {
 	a := app.NewWithID(AppID)
-	w, v := newWindow(a, svc)
+	v := newChatView(svc, fyne.Do, a.Clipboard().SetContent)
+	w := newWindow(a, v)
 	w.ShowAndRun()
 	v.close() // also on OnClosed; here for a Quit that closes no window
 	if !v.wait(3 * time.Second) {
@@ -28,9 +29,8 @@ func Run(svc ChatService) {
 	}
 }
 
-// newWindow makes the chat window on a, without showing it.
-func newWindow(a fyne.App, svc ChatService) (fyne.Window, *chatView) {
-	v := newChatView(svc, fyne.Do, a.Clipboard().SetContent)
+// newWindow makes the window for v on a, without showing it.
+func newWindow(a fyne.App, v *chatView) fyne.Window {
 	w := a.NewWindow("Ember")
 	w.SetContent(v.root)
 	w.Resize(fyne.NewSize(860, 720))
@@ -39,5 +39,5 @@ func newWindow(a fyne.App, svc ChatService) (fyne.Window, *chatView) {
 	}
 	w.Canvas().Focus(v.entry)
 	w.SetOnClosed(v.close)
-	return w, v
+	return w
 }

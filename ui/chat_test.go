@@ -1,0 +1,470 @@
+//go:build !nogui
+
+package ui
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+)
+
+// fakeChat is a ChatService that does what the test sends on cmds, one
+// command at a time, so a test decides when each delta arrives.
+type fakeChat struct {
+	cmds chan cmd
+
+	mu        sync.Mutex
+	histories [][]Message // the history of every Chat call; guarded by mu
+	ctxErrs   []error     // ctx.Err() when each call returned; guarded by mu
+}
+
+// cmd is one step of a fake reply.
+type cmd struct {
+	d     Delta
+	end   bool   // return st, err
+	st    Stats  // with end
+	err   error  // with end
+	panic string // panic with this
+}
+
+func newFakeChat() *fakeChat { return &fakeChat{cmds: make(chan cmd, 64)} }
+
+func (f *fakeChat) ModelName() string   { return "tiny-llama-1b-q4" }
+func (f *fakeChat) BackendName() string { return "cpu" }
+
+func (f *fakeChat) Chat(ctx context.Context, history []Message, onDelta func(Delta)) (st Stats, err error) {
+	f.mu.Lock()
+	f.histories = append(f.histories, slices.Clone(history))
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		f.ctxErrs = append(f.ctxErrs, ctx.Err())
+		f.mu.Unlock()
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return Stats{GenTokens: 1}, ctx.Err()
+		case c := <-f.cmds:
+			switch {
+			case c.panic != "":
+				panic(c.panic)
+			case c.end:
+				return c.st, c.err
+			default:
+				onDelta(c.d)
+			}
+		}
+	}
+}
+
+// script queues a whole reply: the deltas, then the end.
+func (f *fakeChat) script(st Stats, err error, deltas ...Delta) {
+	for _, d := range deltas {
+		f.cmds <- cmd{d: d}
+	}
+	f.cmds <- cmd{end: true, st: st, err: err}
+}
+
+func (f *fakeChat) calls() ([][]Message, []error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.histories), slices.Clone(f.ctxErrs)
+}
+
+// uiLoop stands in for the Fyne main loop: the view posts to it, and the
+// test goroutine runs what was posted, so widgets are touched by one
+// goroutine only, as in the app. (The test driver's fyne.Do would run the
+// func on the streaming goroutine itself.)
+type uiLoop struct{ q chan func() }
+
+func (l *uiLoop) do(f func()) { l.q <- f }
+
+// until runs posted funcs until cond holds.
+func (l *uiLoop) until(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.After(5 * time.Second)
+	for !cond() {
+		select {
+		case f := <-l.q:
+			f()
+		case <-deadline:
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+type harness struct {
+	t    *testing.T
+	svc  *fakeChat
+	loop *uiLoop
+	v    *chatView
+	w    fyne.Window
+	clip fyne.Clipboard
+	last *assistantMessage // the reply to the last send
+}
+
+func newHarness(t *testing.T) *harness {
+	a := test.NewTempApp(t)
+	h := &harness{t: t, svc: newFakeChat(), loop: &uiLoop{q: make(chan func(), 1024)}, clip: a.Clipboard()}
+	h.v = newChatView(h.svc, h.loop.do, h.clip.SetContent)
+	h.w = newWindow(a, h.v)
+	h.w.Resize(fyne.NewSize(700, 600))
+	t.Cleanup(func() {
+		h.w.Close()
+		if !h.v.wait(5 * time.Second) {
+			t.Error("a reply goroutine did not return")
+		}
+	})
+	return h
+}
+
+// send writes text into the entry and presses Enter.
+func (h *harness) send(text string) {
+	h.v.entry.SetText(text)
+	h.v.entry.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	if h.v.cur != nil {
+		h.last = h.v.cur.msg
+	}
+}
+
+func (h *harness) idle() bool { return h.v.cur == nil }
+
+// waitIdle runs the loop until the reply is finished.
+func (h *harness) waitIdle() {
+	h.t.Helper()
+	h.loop.until(h.t, "the reply to finish", h.idle)
+}
+
+// waitText runs the loop until the transcript shows s.
+func (h *harness) waitText(s string) {
+	h.t.Helper()
+	h.loop.until(h.t, "transcript text "+s, func() bool { return strings.Contains(h.transcript(), s) })
+}
+
+// transcript is the visible text of the transcript, one line per text widget.
+func (h *harness) transcript() string {
+	var b strings.Builder
+	visibleText(h.v.rows, &b)
+	return b.String()
+}
+
+func visibleText(o fyne.CanvasObject, b *strings.Builder) {
+	if o == nil || !o.Visible() {
+		return
+	}
+	switch x := o.(type) {
+	case *widget.Label:
+		b.WriteString(x.Text + "\n")
+	case *widget.RichText:
+		b.WriteString(x.String() + "\n")
+	case *widget.Button:
+		b.WriteString("[" + x.Text + "]\n")
+	case *fyne.Container:
+		for _, c := range x.Objects {
+			visibleText(c, b)
+		}
+	}
+}
+
+func TestStreamsReplyWithThinking(t *testing.T) {
+	h := newHarness(t)
+	if h.w.Title() != "Ember" {
+		t.Errorf("title = %q", h.w.Title())
+	}
+	h.send("Hi there")
+	if got := h.v.entry.Text; got != "" {
+		t.Errorf("entry after send = %q, want empty", got)
+	}
+	if !h.v.sendBtn.Disabled() || h.v.stopBtn.Disabled() {
+		t.Error("while streaming: want Send disabled and Stop enabled")
+	}
+
+	// Reasoning streams into an open, dimmed Thinking section.
+	h.svc.cmds <- cmd{d: Delta{Reasoning: "The user greets me. "}}
+	h.svc.cmds <- cmd{d: Delta{Reasoning: "Greet back."}}
+	h.waitText("The user greets me. Greet back.")
+	if got := h.transcript(); !strings.Contains(got, "[Thinking…]") {
+		t.Errorf("Thinking header missing while thinking:\n%s", got)
+	}
+
+	// The answer streams in; the Thinking section folds away.
+	h.svc.cmds <- cmd{d: Delta{Content: "Hello"}}
+	h.waitText("Hello")
+	h.svc.script(Stats{PromptTokens: 12, GenTokens: 9, TokensPerSec: 31.25, TTFT: 140 * time.Millisecond}, nil,
+		Delta{Content: ", how can"}, Delta{Content: " I help?"})
+	h.waitIdle()
+
+	got := h.transcript()
+	for _, want := range []string{"Hi there\n", "Hello, how can I help?\n", "[Thinking"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("transcript lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "Greet back.") {
+		t.Errorf("reasoning still shown after the answer started:\n%s", got)
+	}
+	if strings.Contains(got, "[Stop") || strings.Contains(got, waitingText+"\n") {
+		t.Errorf("unexpected transcript:\n%s", got)
+	}
+
+	// The user can unfold it again.
+	test.Tap(h.last.thinking.header)
+	if !strings.Contains(h.transcript(), "The user greets me. Greet back.") {
+		t.Errorf("reasoning not shown after unfolding:\n%s", h.transcript())
+	}
+
+	if h.v.sendBtn.Disabled() || !h.v.stopBtn.Disabled() {
+		t.Error("when idle: want Send enabled and Stop disabled")
+	}
+	if got, want := h.v.stats.Text, "31.2 tok/s  ·  first token 140 ms  ·  9 tokens"; got != want {
+		t.Errorf("status = %q, want %q", got, want)
+	}
+	wantHist := []Message{
+		{Role: RoleUser, Content: "Hi there"},
+		{Role: RoleAssistant, Content: "Hello, how can I help?", Reasoning: "The user greets me. Greet back."},
+	}
+	if !slices.Equal(h.v.history, wantHist) {
+		t.Errorf("history = %+v, want %+v", h.v.history, wantHist)
+	}
+
+	// The copy button copies the answer.
+	test.Tap(h.last.footer.Objects[0].(*widget.Button))
+	if got := h.clip.Content(); got != "Hello, how can I help?" {
+		t.Errorf("clipboard = %q", got)
+	}
+
+	// A second turn sends the whole conversation.
+	h.send("Tell me a joke")
+	h.svc.script(Stats{}, nil, Delta{Content: "No."})
+	h.waitIdle()
+	hists, _ := h.svc.calls()
+	if len(hists) != 2 || !slices.Equal(hists[1], append(wantHist, Message{Role: RoleUser, Content: "Tell me a joke"})) {
+		t.Errorf("second call history = %+v", hists)
+	}
+	if h.v.stats.Text != "" {
+		t.Errorf("status without stats = %q, want empty", h.v.stats.Text)
+	}
+}
+
+func TestKeys(t *testing.T) {
+	h := newHarness(t)
+	e := h.v.entry
+	test.Type(e, "line one")
+	e.KeyDown(&fyne.KeyEvent{Name: desktop.KeyShiftLeft})
+	e.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	e.KeyUp(&fyne.KeyEvent{Name: desktop.KeyShiftLeft})
+	test.Type(e, "line two")
+	if e.Text != "line one\nline two" {
+		t.Fatalf("Shift+Enter: entry = %q, want a newline", e.Text)
+	}
+	if h.v.cur != nil {
+		t.Fatal("Shift+Enter sent the message")
+	}
+
+	e.TypedShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyReturn, Modifier: fyne.KeyModifierControl})
+	if h.v.cur == nil || e.Text != "" {
+		t.Fatalf("Ctrl+Enter did not send (entry %q)", e.Text)
+	}
+	// Enter while a reply streams does nothing.
+	test.Type(e, "next")
+	e.TypedKey(&fyne.KeyEvent{Name: fyne.KeyEnter})
+	if e.Text != "next" {
+		t.Errorf("Enter while busy: entry = %q, want it kept", e.Text)
+	}
+	h.svc.script(Stats{}, nil, Delta{Content: "ok"})
+	h.waitIdle()
+	hists, _ := h.svc.calls()
+	if len(hists) != 1 || hists[0][0].Content != "line one\nline two" {
+		t.Errorf("sent %+v", hists)
+	}
+
+	// Blank messages are not sent.
+	e.SetText("  \n ")
+	e.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	if h.v.cur != nil {
+		t.Error("a blank message was sent")
+	}
+}
+
+func TestStopCancels(t *testing.T) {
+	h := newHarness(t)
+	h.send("Write a long story")
+	h.svc.cmds <- cmd{d: Delta{Content: "Once upon a time"}}
+	h.waitText("Once upon a time")
+
+	test.Tap(h.v.stopBtn)
+	if !h.v.stopBtn.Disabled() {
+		t.Error("Stop still enabled after stopping")
+	}
+	h.waitIdle()
+	_, errs := h.svc.calls()
+	if len(errs) != 1 || !errors.Is(errs[0], context.Canceled) {
+		t.Errorf("service ctx errors = %v, want context.Canceled", errs)
+	}
+	got := h.transcript()
+	if !strings.Contains(got, "Once upon a time") || !strings.Contains(got, stoppedText) {
+		t.Errorf("transcript after Stop:\n%s", got)
+	}
+	if strings.Contains(got, "Error") {
+		t.Errorf("Stop shown as an error:\n%s", got)
+	}
+	if len(h.v.history) != 2 || h.v.history[1].Content != "Once upon a time" {
+		t.Errorf("history keeps the partial reply: %+v", h.v.history)
+	}
+	if h.v.sendBtn.Disabled() {
+		t.Error("Send disabled after Stop")
+	}
+}
+
+func TestStopBeforeAnyTokenUndoesSend(t *testing.T) {
+	h := newHarness(t)
+	h.send("Never mind")
+	test.Tap(h.v.stopBtn)
+	h.waitIdle()
+	if got := h.transcript(); got != "" {
+		t.Errorf("transcript = %q, want empty", got)
+	}
+	if len(h.v.history) != 0 {
+		t.Errorf("history = %+v, want empty", h.v.history)
+	}
+	if h.v.entry.Text != "Never mind" {
+		t.Errorf("entry = %q, want the prompt back", h.v.entry.Text)
+	}
+	if h.v.hint.Hidden {
+		t.Error("empty-chat hint hidden")
+	}
+}
+
+func TestNewChatClears(t *testing.T) {
+	h := newHarness(t)
+	h.send("First")
+	h.svc.script(Stats{GenTokens: 3, TokensPerSec: 10}, nil, Delta{Content: "Reply one"})
+	h.waitIdle()
+	if !h.v.hint.Hidden {
+		t.Error("hint shown over a conversation")
+	}
+
+	// New chat in the middle of a reply cancels it and forgets it.
+	h.send("Second")
+	h.svc.cmds <- cmd{d: Delta{Content: "Reply two"}}
+	h.waitText("Reply two")
+	h.v.entry.SetText("draft")
+	test.Tap(h.v.newBtn)
+
+	if len(h.v.rows.Objects) != 0 || h.transcript() != "" {
+		t.Errorf("transcript after New chat:\n%s", h.transcript())
+	}
+	if len(h.v.history) != 0 || h.v.cur != nil {
+		t.Errorf("state after New chat: history %+v, cur %v", h.v.history, h.v.cur)
+	}
+	if h.v.hint.Hidden || h.v.stats.Text != "" || h.v.sendBtn.Disabled() || !h.v.stopBtn.Disabled() {
+		t.Error("controls not reset by New chat")
+	}
+	if h.v.entry.Text != "draft" {
+		t.Errorf("New chat dropped the draft: %q", h.v.entry.Text)
+	}
+	// The cancelled reply's last updates arrive late and must not show.
+	h.loop.until(t, "the cancelled call to return", func() bool { _, errs := h.svc.calls(); return len(errs) == 2 })
+	h.v.wait(time.Second)
+	h.drain()
+	if h.transcript() != "" || len(h.v.history) != 0 {
+		t.Errorf("late updates leaked into the new chat:\n%s", h.transcript())
+	}
+
+	// And the new chat works.
+	h.v.entry.SetText("Third")
+	test.Tap(h.v.sendBtn)
+	h.svc.script(Stats{}, nil, Delta{Content: "Reply three"})
+	h.waitIdle()
+	hists, _ := h.svc.calls()
+	if last := hists[len(hists)-1]; len(last) != 1 || last[0].Content != "Third" {
+		t.Errorf("history after New chat = %+v", last)
+	}
+}
+
+// drain runs what is posted now.
+func (h *harness) drain() {
+	for {
+		select {
+		case f := <-h.loop.q:
+			f()
+		default:
+			return
+		}
+	}
+}
+
+func TestErrorsShowInTranscript(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		c       cmd
+		partial bool
+		want    string
+	}{
+		{name: "error", c: cmd{end: true, err: errors.New("engine: out of memory")}, want: "Error: engine: out of memory"},
+		{name: "error after text", c: cmd{end: true, err: errors.New("engine: lost the GPU")}, partial: true, want: "Error: engine: lost the GPU"},
+		{name: "panic", c: cmd{panic: "nil map"}, want: "Error: chat service panicked: nil map"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.send("Hello?")
+			if tc.partial {
+				h.svc.cmds <- cmd{d: Delta{Content: "Hi! I am"}}
+			}
+			h.svc.cmds <- tc.c
+			h.waitIdle()
+			got := h.transcript()
+			if !strings.Contains(got, "Hello?\n") || !strings.Contains(got, tc.want+"\n") {
+				t.Errorf("transcript:\n%s\nwant the prompt and %q", got, tc.want)
+			}
+			if h.v.stats.Text != "Failed" {
+				t.Errorf("status = %q", h.v.stats.Text)
+			}
+			if tc.partial {
+				if !strings.Contains(got, "Hi! I am") || len(h.v.history) != 2 {
+					t.Errorf("partial reply lost: %s, history %+v", got, h.v.history)
+				}
+				return
+			}
+			if strings.Contains(got, waitingText) || len(h.v.history) != 0 || h.v.entry.Text != "Hello?" {
+				t.Errorf("after a failed send: transcript %q, history %+v, entry %q", got, h.v.history, h.v.entry.Text)
+			}
+			// Retrying works.
+			h.v.entry.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+			h.svc.script(Stats{}, nil, Delta{Content: "Now it works"})
+			h.waitIdle()
+			if !strings.Contains(h.transcript(), "Now it works") || len(h.v.history) != 2 {
+				t.Errorf("retry: %s, history %+v", h.transcript(), h.v.history)
+			}
+		})
+	}
+}
+
+func TestFormat(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		want string
+	}{{85 * time.Millisecond, "85 ms"}, {999400 * time.Microsecond, "999 ms"}, {1250 * time.Millisecond, "1.25 s"}} {
+		if got := formatDuration(tc.d); got != tc.want {
+			t.Errorf("formatDuration(%v) = %q, want %q", tc.d, got, tc.want)
+		}
+	}
+	for in, want := range map[string]string{"cpu": "CPU", "cuda": "CUDA", "metal": "Metal", "": "unknown backend", "npu": "npu"} {
+		if got := backendLabel(in); got != want {
+			t.Errorf("backendLabel(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := formatThinkTime(2400 * time.Millisecond); got != " · 2.4 s" {
+		t.Errorf("formatThinkTime = %q", got)
+	}
+}
