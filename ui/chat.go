@@ -64,13 +64,13 @@ type turn struct {
 func newChatView(svc ChatService, do func(func()), copyText func(string)) *chatView {
 	v := &chatView{svc: svc, do: do, now: time.Now, copyText: copyText}
 
-	v.rows = container.NewVBox()
+	v.rows = container.New(layout.NewCustomPaddedVBoxLayout(rowGap))
 	column := container.New(&columnLayout{maxWidth: columnMaxWidth},
 		container.NewPadded(v.rows))
 	v.scroll = container.NewVScroll(column)
-	hint := widget.NewLabel(fmt.Sprintf("Ask %s anything.\nEnter sends, Shift+Enter starts a new line.", svc.ModelName()))
-	hint.Alignment = fyne.TextAlignCenter
-	hint.Importance = widget.LowImportance
+	hint := dimText(fmt.Sprintf("Ask %s anything.\nEnter sends, Shift+Enter starts a new line.", svc.ModelName()))
+	hint.Segments[0].(*widget.TextSegment).Style.Alignment = fyne.TextAlignCenter
+	hint.Wrapping = fyne.TextWrapOff
 	v.hint = container.NewCenter(hint)
 
 	v.entry = newPromptEntry(v.send)

@@ -21,6 +21,7 @@ const (
 	bubbleRadius    = 10
 	bubblePadX      = 6 // inside a bubble, around its content (which has inner padding of its own)
 	bubblePadY      = 2
+	rowGap          = 10 // between transcript rows
 )
 
 // fillFunc picks a colour from the current theme and variant.
