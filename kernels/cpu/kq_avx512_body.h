@@ -1,0 +1,227 @@
+// kq_avx512_body.h: the AVX-512 gemv and gemm of the K-quants, included twice by
+// kq_avx512.c: KQ_VNNI 0 (vpmaddwd + vpaddd) and 1 (vpdpwssd), names suffixed by KQ_N,
+// compiled for KQ_BODY_TARGET. Same structure as the AVX2 code in kq_avx2.c.
+
+#define KQ_B __attribute__((target(KQ_BODY_TARGET)))
+#define KQ_B_INLINE static inline __attribute__((always_inline, target(KQ_BODY_TARGET)))
+
+// acc + madd(p, s): the int16 products of a vpmaddubsw result p and scales s, pairwise
+// summed to int32 and accumulated.
+#if KQ_VNNI
+#define KQ_MADD_ACC(acc, p, s) _mm512_dpwssd_epi32(acc, p, s)
+#else
+#define KQ_MADD_ACC(acc, p, s) _mm512_add_epi32(acc, _mm512_madd_epi16(p, s))
+#endif
+
+// ---- gemv: one activation row, two weight rows in flight ----
+
+// The int32 lanes of I (kq.h) of block b against the Q8_K quants xs; o gets the scales,
+// offsets and floats.
+KQ_B_INLINE __m512i KQ_N(kq_block_i32)(int t, const uint8_t *b, const uint8_t *xs, kq_dec256 *o) {
+	kq_dec_meta(t, b, o);
+	__m512i acc = _mm512_setzero_si512();
+	for (int h = 0; h < 2; h++) {
+		__m512i q[2];
+		kq_dec512_half(t, b, h, q);
+		for (int i = 0; i < 2; i++) {
+			__m512i x = _mm512_loadu_si512((const void *)(xs + 128 * h + 64 * i));
+			acc = KQ_MADD_ACC(acc, _mm512_maddubs_epi16(q[i], x), kq_scv512(o->sc, 2 * h + i));
+			KQ_REG512(acc);
+		}
+	}
+	return acc;
+}
+
+KQ_B_INLINE void KQ_N(kq_gemv_rows)(int t, int nr, const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t nb,
+                                    float *dst) {
+	const int64_t bb = kq_wbytes(t);
+	__m128 acc = _mm_setzero_ps();
+	const uint8_t *w0 = w, *w1 = nr == 2 ? w + wrb : w;
+	for (int64_t b = 0; b < nb; b++, x += KQ_Q8K_BYTES, w0 += bb, w1 += bb) {
+		const float dx = kq_rdf32(x);
+		const __m256i bs = _mm256_loadu_si256((const __m256i *)(x + KQ_Q8K_BSUMS));
+		kq_dec256 o0, o1;
+		__m512i i0 = KQ_N(kq_block_i32)(t, w0, x + KQ_Q8K_QS, &o0);
+		__m512i m0 = _mm512_zextsi256_si512(_mm256_madd_epi16(bs, o0.mn));
+		__m512i i1 = _mm512_setzero_si512(), m1 = i1;
+		o1.d = o1.dmn = 0;
+		if (nr == 2) {
+			i1 = KQ_N(kq_block_i32)(t, w1, x + KQ_Q8K_QS, &o1);
+			m1 = _mm512_zextsi256_si512(_mm256_madd_epi16(bs, o1.mn));
+		}
+		__m128i s;
+		__m128 f;
+		if (KQ_HAS_MINS(t)) {
+			s = kq_hsum4_i32_512(i0, m0, i1, m1);
+			f = _mm_setr_ps(o0.d * dx, -(o0.dmn * dx), o1.d * dx, -(o1.dmn * dx));
+		} else {
+			__m512i z = _mm512_setzero_si512();
+			s = kq_hsum4_i32_512(_mm512_sub_epi32(i0, m0), z, _mm512_sub_epi32(i1, m1), z);
+			f = _mm_setr_ps(o0.d * dx, 0, o1.d * dx, 0);
+		}
+		acc = _mm_fmadd_ps(_mm_cvtepi32_ps(s), f, acc);
+	}
+	float out[4];
+	_mm_storeu_ps(out, acc);
+	dst[0] = out[0] + out[1];
+	if (nr == 2) dst[1] = out[2] + out[3];
+}
+
+#define KQ_GEMV512_FN(T, tn)                                                                       \
+	static KQ_B void KQ_N(kq_gemv_##tn)(const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t nb,  \
+	                                    int64_t r0, int64_t r1, float *dst) {                      \
+		int64_t r = r0;                                                                        \
+		for (; r + 2 <= r1; r += 2) KQ_N(kq_gemv_rows)(T, 2, w + r * wrb, wrb, x, nb, dst + r);   \
+		if (r < r1) KQ_N(kq_gemv_rows)(T, 1, w + r * wrb, wrb, x, nb, dst + r);                  \
+	}
+KQ_GEMV512_FN(EMBER_Q2_K, q2k)
+KQ_GEMV512_FN(EMBER_Q3_K, q3k)
+KQ_GEMV512_FN(EMBER_Q4_K, q4k)
+KQ_GEMV512_FN(EMBER_Q5_K, q5k)
+KQ_GEMV512_FN(EMBER_Q6_K, q6k)
+#undef KQ_GEMV512_FN
+
+// ---- gemm: decode once into kq_block, 4x4 register tiles ----
+
+#define KQ_UNPACK512_FN(T, tn)                                                                     \
+	static KQ_B void KQ_N(kq_unpack_##tn)(const uint8_t *w, int64_t n, kq_block *u) {              \
+		for (int64_t b = 0; b < n; b++, w += kq_wbytes(T), u++) {                              \
+			kq_dec256 o;                                                                   \
+			kq_dec_meta(T, w, &o);                                                         \
+			for (int h = 0; h < 2; h++) {                                                  \
+				__m512i q[2];                                                          \
+				kq_dec512_half(T, w, h, q);                                            \
+				_mm512_store_si512((void *)(u->q + 128 * h), q[0]);                    \
+				_mm512_store_si512((void *)(u->q + 128 * h + 64), q[1]);               \
+			}                                                                              \
+			for (int v = 0; v < 4; v++) _mm512_store_si512((void *)(u->scv + 32 * v), kq_scv512(o.sc, v)); \
+			_mm256_store_si256((__m256i *)u->sc, o.sc);                                    \
+			_mm256_store_si256((__m256i *)u->mn, o.mn);                                    \
+			u->d = o.d;                                                                    \
+			u->dmn = o.dmn;                                                                \
+		}                                                                                      \
+	}
+KQ_UNPACK512_FN(EMBER_Q2_K, q2k)
+KQ_UNPACK512_FN(EMBER_Q3_K, q3k)
+KQ_UNPACK512_FN(EMBER_Q4_K, q4k)
+KQ_UNPACK512_FN(EMBER_Q5_K, q5k)
+KQ_UNPACK512_FN(EMBER_Q6_K, q6k)
+#undef KQ_UNPACK512_FN
+
+// The tile of NR (<= 4) weight rows (u[r*ub + b]) by NX (<= 4) activation rows:
+// dst[j*ldd + r] (+)= dot. Lane p = 4r + j of the per-block sums.
+KQ_B_INLINE void KQ_N(kq_tile)(int MINS, int NR, int NX, const kq_block *u, int64_t ub, const uint8_t *x,
+                               int64_t xrb, int64_t nb, float *dst, int64_t ldd, int add) {
+	__m512 facc = _mm512_setzero_ps();
+	const __m512i zero = _mm512_setzero_si512();
+	for (int64_t b = 0; b < nb; b++) {
+		const uint8_t *xb = x + b * KQ_Q8K_BYTES;
+		__m512i acc[16];
+		for (int i = 0; i < 16; i++) acc[i] = zero;
+		for (int v = 0; v < 4; v++) {
+			__m512i w[4], s[4];
+			for (int r = 0; r < NR; r++) {
+				w[r] = _mm512_load_si512((const void *)(u[r * ub + b].q + 64 * v));
+				s[r] = _mm512_load_si512((const void *)(u[r * ub + b].scv + 32 * v));
+				KQ_REG512(w[r]);
+				KQ_REG512(s[r]);
+			}
+			for (int j = 0; j < NX; j++) {
+				__m512i xv = _mm512_loadu_si512((const void *)(xb + j * xrb + KQ_Q8K_QS + 64 * v));
+				KQ_REG512(xv);
+				for (int r = 0; r < NR; r++)
+					acc[4 * r + j] = KQ_MADD_ACC(acc[4 * r + j], _mm512_maddubs_epi16(w[r], xv), s[r]);
+			}
+		}
+		// M of pairs (r, j), (r, j+1) in the two halves of mm[2r + j/2]
+		__m256i mh[16];
+		float dxs[4] = {0, 0, 0, 0}, dws[4] = {0, 0, 0, 0}, dms[4] = {0, 0, 0, 0};
+		for (int i = 0; i < 16; i++) mh[i] = _mm256_setzero_si256();
+		for (int j = 0; j < NX; j++) dxs[j] = kq_rdf32(xb + j * xrb);
+		for (int r = 0; r < NR; r++) {
+			const kq_block *ur = u + r * ub + b;
+			const __m256i mn = _mm256_load_si256((const __m256i *)ur->mn);
+			dws[r] = ur->d;
+			dms[r] = ur->dmn;
+			for (int j = 0; j < NX; j++)
+				mh[4 * r + j] = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(xb + j * xrb + KQ_Q8K_BSUMS)), mn);
+		}
+		__m512i mred = _mm512_inserti64x4(_mm512_castsi256_si512(kq_reduce8(mh)), kq_reduce8(mh + 8), 1);
+		__m512i ired = kq_reduce16(acc);
+		const __m512 dx = _mm512_broadcast_f32x4(_mm_loadu_ps(dxs));
+		const __m512i ridx = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
+		const __m512 dw = _mm512_permutexvar_ps(ridx, _mm512_castps128_ps512(_mm_loadu_ps(dws)));
+		if (MINS) {
+			const __m512 dm = _mm512_permutexvar_ps(ridx, _mm512_castps128_ps512(_mm_loadu_ps(dms)));
+			facc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(ired), _mm512_mul_ps(dw, dx), facc);
+			facc = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(mred), _mm512_mul_ps(dm, dx), facc);
+		} else {
+			facc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(ired, mred)), _mm512_mul_ps(dw, dx), facc);
+		}
+	}
+	float out[16];
+	_mm512_storeu_ps(out, facc);
+	for (int r = 0; r < NR; r++)
+		for (int j = 0; j < NX; j++) {
+			float *p = dst + j * ldd + r;
+			*p = add ? *p + out[4 * r + j] : out[4 * r + j];
+		}
+}
+
+#define KQ_TILE512_FN(M, NR, NX)                                                                   \
+	static KQ_B void KQ_N(kq_tile_##M##_##NR##x##NX)(const kq_block *u, int64_t ub, const uint8_t *x, \
+	                                                  int64_t xrb, int64_t nb, float *dst, int64_t ldd, int add) { \
+		KQ_N(kq_tile)(M, NR, NX, u, ub, x, xrb, nb, dst, ldd, add);                            \
+	}
+#define KQ_TILE512_ROW(M, NR)                                                                      \
+	KQ_TILE512_FN(M, NR, 1) KQ_TILE512_FN(M, NR, 2) KQ_TILE512_FN(M, NR, 3) KQ_TILE512_FN(M, NR, 4)
+KQ_TILE512_ROW(0, 1) KQ_TILE512_ROW(0, 2) KQ_TILE512_ROW(0, 3) KQ_TILE512_ROW(0, 4)
+KQ_TILE512_ROW(1, 1) KQ_TILE512_ROW(1, 2) KQ_TILE512_ROW(1, 3) KQ_TILE512_ROW(1, 4)
+#undef KQ_TILE512_ROW
+#undef KQ_TILE512_FN
+
+#define KQ_T4(M, NR) {KQ_N(kq_tile_##M##_##NR##x1), KQ_N(kq_tile_##M##_##NR##x2), KQ_N(kq_tile_##M##_##NR##x3), KQ_N(kq_tile_##M##_##NR##x4)}
+static void (*const KQ_N(kq_tiles)[2][4][4])(const kq_block *, int64_t, const uint8_t *, int64_t, int64_t, float *,
+                                           int64_t, int) = {
+	{KQ_T4(0, 1), KQ_T4(0, 2), KQ_T4(0, 3), KQ_T4(0, 4)},
+	{KQ_T4(1, 1), KQ_T4(1, 2), KQ_T4(1, 3), KQ_T4(1, 4)},
+};
+#undef KQ_T4
+
+static KQ_B void KQ_N(kq_gemm)(int t, const uint8_t *w, int64_t wrb, const uint8_t *xq, int64_t xrb, int64_t nx,
+                               int64_t nb, int64_t r0, int64_t r1, float *dst, int64_t ldd) {
+	if (nx == 1) {
+		switch (t) {
+		case EMBER_Q2_K: KQ_N(kq_gemv_q2k)(w, wrb, xq, nb, r0, r1, dst); return;
+		case EMBER_Q3_K: KQ_N(kq_gemv_q3k)(w, wrb, xq, nb, r0, r1, dst); return;
+		case EMBER_Q4_K: KQ_N(kq_gemv_q4k)(w, wrb, xq, nb, r0, r1, dst); return;
+		case EMBER_Q5_K: KQ_N(kq_gemv_q5k)(w, wrb, xq, nb, r0, r1, dst); return;
+		default: KQ_N(kq_gemv_q6k)(w, wrb, xq, nb, r0, r1, dst); return;
+		}
+	}
+	enum { KB = 8, XC = 64 };
+	void (*unpack)(const uint8_t *, int64_t, kq_block *) =
+		t == EMBER_Q2_K ? KQ_N(kq_unpack_q2k) : t == EMBER_Q3_K ? KQ_N(kq_unpack_q3k)
+		: t == EMBER_Q4_K ? KQ_N(kq_unpack_q4k) : t == EMBER_Q5_K ? KQ_N(kq_unpack_q5k) : KQ_N(kq_unpack_q6k);
+	const int64_t bb = kq_wbytes(t);
+	kq_block ubuf[4 * KB];
+	for (int64_t i0 = 0; i0 < nx; i0 += XC) {
+		const int64_t ni = nx - i0 < XC ? nx - i0 : XC;
+		for (int64_t r = r0; r < r1; r += 4) {
+			const int nr = r1 - r >= 4 ? 4 : (int)(r1 - r);
+			for (int64_t k0 = 0; k0 < nb; k0 += KB) {
+				const int64_t kn = nb - k0 < KB ? nb - k0 : KB;
+				for (int i = 0; i < nr; i++) unpack(w + (r + i) * wrb + k0 * bb, kn, ubuf + i * KB);
+				for (int64_t j = 0; j < ni; j += 4) {
+					const int nj = ni - j >= 4 ? 4 : (int)(ni - j);
+					KQ_N(kq_tiles)[KQ_HAS_MINS(t)][nr - 1][nj - 1](ubuf, KB, xq + (i0 + j) * xrb + k0 * KQ_Q8K_BYTES,
+					                                              xrb, kn, dst + (i0 + j) * ldd + r, ldd, k0 > 0);
+				}
+			}
+		}
+	}
+}
+
+#undef KQ_MADD_ACC
+#undef KQ_B
+#undef KQ_B_INLINE
