@@ -37,6 +37,8 @@ type chatView struct {
 	cur       *turn             // the reply streaming now; nil when idle
 	rows      *fyne.Container   // VBox of transcript rows
 	scroll    *container.Scroll // around rows
+	follow    bool              // keep the transcript scrolled to its end as text arrives
+	autoScrl  bool              // scrollToEnd is scrolling, not the reader
 	hint      *fyne.Container   // shown while the transcript is empty
 	entry     *promptEntry      // the message being written
 	sendBtn   *widget.Button    // enabled when idle
@@ -68,6 +70,11 @@ func newChatView(svc ChatService, do func(func()), copyText func(string)) *chatV
 	column := container.New(&columnLayout{maxWidth: columnMaxWidth},
 		container.NewPadded(v.rows))
 	v.scroll = container.NewVScroll(column)
+	v.scroll.OnScrolled = func(fyne.Position) {
+		if !v.autoScrl { // the reader scrolled: follow again once back at the end
+			v.follow = v.atEnd()
+		}
+	}
 	hint := dimText(fmt.Sprintf("Ask %s anything.\nEnter sends, Shift+Enter starts a new line.", svc.ModelName()))
 	hint.Segments[0].(*widget.TextSegment).Style.Alignment = fyne.TextAlignCenter
 	hint.Wrapping = fyne.TextWrapOff
@@ -116,7 +123,8 @@ func (v *chatView) send() {
 	v.addRow(t.msg.row)
 	v.setBusy(true)
 	v.stats.SetText("Generating…")
-	v.scroll.ScrollToBottom()
+	v.follow = true
+	v.scrollToEnd()
 
 	v.streaming.Add(1)
 	go v.stream(ctx, t, slices.Clone(v.history))
@@ -184,10 +192,9 @@ func (v *chatView) flush(t *turn) {
 	if t.stale || (d.Content == "" && d.Reasoning == "") {
 		return
 	}
-	follow := v.atEnd()
 	t.msg.add(d, v.now())
-	if follow {
-		v.scroll.ScrollToBottom()
+	if v.follow {
+		v.scrollToEnd()
 	}
 }
 
@@ -199,7 +206,6 @@ func (v *chatView) finish(t *turn, st Stats, err error) {
 		return
 	}
 	v.cur = nil
-	follow := v.atEnd()
 	stopped := t.stop || (err != nil && errors.Is(err, context.Canceled))
 	failed := err != nil && !stopped
 	t.msg.done(stopped, v.now())
@@ -227,8 +233,8 @@ func (v *chatView) finish(t *turn, st Stats, err error) {
 	v.updateHint()
 	v.setBusy(false)
 	v.stats.SetText(formatStats(st, failed))
-	if follow || failed {
-		v.scroll.ScrollToBottom()
+	if v.follow || failed {
+		v.scrollToEnd()
 	}
 }
 
@@ -256,6 +262,7 @@ func (v *chatView) newChat() {
 	v.updateHint()
 	v.setBusy(false)
 	v.stats.SetText("")
+	v.follow = true
 	v.scroll.ScrollToTop()
 	v.focusEntry()
 }
@@ -304,6 +311,19 @@ func (v *chatView) focusEntry() {
 	if c := fyne.CurrentApp().Driver().CanvasForObject(v.entry); c != nil {
 		c.Focus(v.entry)
 	}
+}
+
+// scrollToEnd shows the end of the transcript.
+func (v *chatView) scrollToEnd() {
+	// Lay the rows out first: a new row learns its width, so its wrapped text
+	// reports its true height and the end is where it will be drawn.
+	v.rows.Layout.Layout(v.rows.Objects, v.rows.Size())
+	// Grow the content now, not at the next frame, or there is no room to scroll.
+	c := v.scroll.Content
+	c.Resize(c.MinSize().Max(v.scroll.Size()))
+	v.autoScrl = true
+	v.scroll.ScrollToBottom()
+	v.autoScrl = false
 }
 
 // atEnd reports whether the transcript is scrolled to (near) its end, so

@@ -104,13 +104,14 @@ func (l *uiLoop) until(t *testing.T, what string, cond func() bool) {
 }
 
 type harness struct {
-	t    *testing.T
-	svc  *fakeChat
-	loop *uiLoop
-	v    *chatView
-	w    fyne.Window
-	clip fyne.Clipboard
-	last *assistantMessage // the reply to the last send
+	t      *testing.T
+	svc    *fakeChat
+	loop   *uiLoop
+	v      *chatView
+	w      fyne.Window
+	clip   fyne.Clipboard
+	last   *assistantMessage // the reply to the last send
+	closed bool              // the window was closed
 }
 
 func newHarness(t *testing.T) *harness {
@@ -120,7 +121,9 @@ func newHarness(t *testing.T) *harness {
 	h.w = newWindow(a, h.v)
 	h.w.Resize(fyne.NewSize(700, 600))
 	t.Cleanup(func() {
-		h.w.Close()
+		if !h.closed {
+			h.w.Close()
+		}
 		if !h.v.wait(5 * time.Second) {
 			t.Error("a reply goroutine did not return")
 		}
@@ -466,5 +469,59 @@ func TestFormat(t *testing.T) {
 	}
 	if got := formatThinkTime(2400 * time.Millisecond); got != " · 2.4 s" {
 		t.Errorf("formatThinkTime = %q", got)
+	}
+}
+
+func TestScrollFollowsUnlessReaderScrolledUp(t *testing.T) {
+	h := newHarness(t)
+	s := h.v.scroll
+	end := func() float32 { return s.Content.MinSize().Height - s.Size().Height }
+	atEnd := func() bool { return s.Offset.Y >= end()-1 }
+	h.send("Write a lot")
+	h.svc.cmds <- cmd{d: Delta{Content: strings.Repeat("A line of a long answer.\n\n", 30)}}
+	h.waitText("A line")
+	if end() <= 0 {
+		t.Fatal("the transcript does not overflow the window")
+	}
+	if !atEnd() {
+		t.Errorf("not following the reply: offset %v, end %v", s.Offset.Y, end())
+	}
+
+	// The reader scrolls up: new text leaves the view alone.
+	where := fyne.NewPos(300, 200)
+	test.Scroll(h.w.Canvas(), where, 0, 100000)
+	if s.Offset.Y != 0 {
+		t.Fatalf("scrolling up: offset %v", s.Offset.Y)
+	}
+	h.svc.cmds <- cmd{d: Delta{Content: "More text."}}
+	h.waitText("More text.")
+	if s.Offset.Y != 0 {
+		t.Errorf("the view moved under a reader who scrolled up: offset %v", s.Offset.Y)
+	}
+
+	// Back at the end, it follows again.
+	test.Scroll(h.w.Canvas(), where, 0, -100000)
+	h.svc.script(Stats{}, nil, Delta{Content: "\n\nThe end."})
+	h.waitIdle()
+	if !atEnd() {
+		t.Errorf("not following after scrolling back down: offset %v, end %v", s.Offset.Y, end())
+	}
+}
+
+func TestClosingTheWindowCancels(t *testing.T) {
+	h := newHarness(t)
+	h.send("Long task")
+	h.svc.cmds <- cmd{d: Delta{Content: "Working"}}
+	h.waitText("Working")
+	h.w.Close()
+	h.closed = true
+	if !h.v.wait(5 * time.Second) {
+		t.Fatal("Chat did not return after the window closed")
+	}
+	if _, errs := h.svc.calls(); len(errs) != 1 || !errors.Is(errs[0], context.Canceled) {
+		t.Errorf("ctx errors = %v, want context.Canceled", errs)
+	}
+	if len(h.loop.q) != 0 {
+		t.Errorf("%d updates posted after the window closed", len(h.loop.q))
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
-	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
@@ -187,11 +186,4 @@ func formatThinkTime(d time.Duration) string {
 		return ""
 	}
 	return fmt.Sprintf(" · %.1f s", d.Seconds())
-}
-
-// spacer is an empty object of a fixed minimum size.
-func spacer(w, h float32) fyne.CanvasObject {
-	r := canvas.NewRectangle(nil)
-	r.SetMinSize(fyne.NewSize(w, h))
-	return r
 }
