@@ -125,6 +125,7 @@ func (v *chatView) send() {
 	v.stats.SetText("Generating…")
 	v.follow = true
 	v.scrollToEnd()
+	v.focusEntry() // after a click on Send, typing goes on in the entry
 
 	v.streaming.Add(1)
 	go v.stream(ctx, t, slices.Clone(v.history))
@@ -218,13 +219,15 @@ func (v *chatView) finish(t *turn, st Stats, err error) {
 		v.history = v.history[:len(v.history)-1]
 		if strings.TrimSpace(v.entry.Text) == "" {
 			v.entry.SetText(t.prompt)
-			v.entry.CursorRow = len(strings.Split(t.prompt, "\n")) - 1
+			lines := strings.Split(t.prompt, "\n")
+			v.entry.CursorRow, v.entry.CursorColumn = len(lines)-1, len([]rune(lines[len(lines)-1]))
+			v.entry.Refresh()
 		}
 		if t.msg.empty() {
 			v.rows.Remove(t.msg.row)
-		}
-		if stopped && !failed && t.msg.empty() {
-			v.rows.Remove(t.user) // stopped before anything came: as if never sent
+			if stopped {
+				v.rows.Remove(t.user) // stopped before anything came: as if never sent
+			}
 		}
 	}
 	if failed {

@@ -241,7 +241,7 @@ func TestStreamsReplyWithThinking(t *testing.T) {
 	}
 
 	// The copy button copies the answer.
-	test.Tap(h.last.footer.Objects[0].(*widget.Button))
+	test.Tap(h.last.copyBtn)
 	if got := h.clip.Content(); got != "Hello, how can I help?" {
 		t.Errorf("clipboard = %q", got)
 	}
@@ -523,5 +523,24 @@ func TestClosingTheWindowCancels(t *testing.T) {
 	}
 	if len(h.loop.q) != 0 {
 		t.Errorf("%d updates posted after the window closed", len(h.loop.q))
+	}
+}
+
+func TestStopWhileThinking(t *testing.T) {
+	h := newHarness(t)
+	h.send("Hard question")
+	h.svc.cmds <- cmd{d: Delta{Reasoning: "Hmm, let me see."}}
+	h.waitText("Hmm, let me see.")
+	test.Tap(h.v.stopBtn)
+	h.waitIdle()
+	got := h.transcript()
+	if !strings.Contains(got, "Hard question") || !strings.Contains(got, stoppedText) || !strings.Contains(got, "[Thinking") {
+		t.Errorf("transcript:\n%s", got)
+	}
+	if h.last.copyBtn.Visible() {
+		t.Error("copy button shown for an empty answer")
+	}
+	if len(h.v.history) != 0 || h.v.entry.Text != "Hard question" {
+		t.Errorf("no answer: history %+v, entry %q; want none and the prompt back", h.v.history, h.v.entry.Text)
 	}
 }

@@ -51,6 +51,7 @@ type assistantMessage struct {
 	waiting  *widget.RichText // shown until the first delta
 	answer   *widget.RichText // content, rendered from Markdown
 	footer   *fyne.Container  // hidden until done
+	copyBtn  *widget.Button   // in the footer, when there is an answer
 	stopped  *widget.RichText // in the footer
 
 	content, reasoning strings.Builder
@@ -65,12 +66,12 @@ func newAssistantMessage(copyText func(string)) *assistantMessage {
 	}
 	m.answer.Wrapping = fyne.TextWrapWord
 	m.answer.Hide()
-	copyBtn := widget.NewButtonWithIcon("", theme.ContentCopyIcon(), func() {
+	m.copyBtn = widget.NewButtonWithIcon("", theme.ContentCopyIcon(), func() {
 		copyText(m.content.String())
 	})
-	copyBtn.Importance = widget.LowImportance
+	m.copyBtn.Importance = widget.LowImportance
 	m.stopped.Hide()
-	m.footer = container.NewHBox(copyBtn, m.stopped)
+	m.footer = container.NewHBox(m.copyBtn, m.stopped)
 	m.footer.Hide()
 	body := container.NewVBox(m.thinking.box, m.waiting, m.answer, m.footer)
 	m.row = container.New(&rowLayout{maxFrac: 1}, newBubble(assistantFill, body))
@@ -109,7 +110,8 @@ func (m *assistantMessage) done(stopped bool, now time.Time) {
 	m.waiting.Hide()
 	m.thinking.answerStarted(now)
 	m.stopped.Hidden = !stopped
-	m.footer.Hidden = m.content.Len() == 0 && !stopped
+	m.copyBtn.Hidden = m.content.Len() == 0
+	m.footer.Hidden = m.copyBtn.Hidden && m.stopped.Hidden
 	m.row.Refresh()
 }
 
