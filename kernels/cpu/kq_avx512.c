@@ -96,7 +96,8 @@ KQ_512_INLINE __m128i kq_hsum4_i32_512(__m512i a, __m512i b, __m512i c, __m512i 
 }
 
 // R[i] = sum of the 16 lanes of a[i], i = 0..15, exact: the AVX2 tree on 512-bit lanes
-// (pairs, quads within 128-bit lanes), then two levels across 128-bit lanes.
+// (pairs, quads within 128-bit lanes: blends and in-lane shuffles), then two levels across
+// 128-bit lanes.
 KQ_512_INLINE __m512i kq_pair_sum512(__m512i a, __m512i b) {
 	__m512i u = _mm512_mask_blend_epi32(0xaaaa, a, b), w = _mm512_mask_blend_epi32(0xaaaa, b, a);
 	return _mm512_add_epi32(u, _mm512_shuffle_epi32(w, (_MM_PERM_ENUM)0xb1));

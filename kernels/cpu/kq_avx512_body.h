@@ -133,26 +133,40 @@ KQ_B_INLINE void KQ_N(kq_tile)(int MINS, int NR, int NX, const kq_block *u, int6
 					acc[4 * r + j] = KQ_MADD_ACC(acc[4 * r + j], _mm512_maddubs_epi16(w[r], xv), s[r]);
 			}
 		}
-		// M of pairs (r, j), (r, j+1) in the two halves of mm[2r + j/2]
-		__m256i mh[16];
+		// M of pair p = 4r + j in lane p: sum over the eight int16 pairs t of madd(mn_r word t,
+		// bsums_j word t), both transposed into lane order by two-source permutes.
 		float dxs[4] = {0, 0, 0, 0}, dws[4] = {0, 0, 0, 0}, dms[4] = {0, 0, 0, 0};
-		for (int i = 0; i < 16; i++) mh[i] = _mm256_setzero_si256();
-		for (int j = 0; j < NX; j++) dxs[j] = kq_rdf32(xb + j * xrb);
-		for (int r = 0; r < NR; r++) {
-			const kq_block *ur = u + r * ub + b;
-			const __m256i mn = _mm256_load_si256((const __m256i *)ur->mn);
-			dws[r] = ur->d;
-			dms[r] = ur->dmn;
-			for (int j = 0; j < NX; j++)
-				mh[4 * r + j] = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(xb + j * xrb + KQ_Q8K_BSUMS)), mn);
+		__m256i bs[4], mn[4];
+		for (int j = 0; j < 4; j++)
+			bs[j] = j < NX ? _mm256_loadu_si256((const __m256i *)(xb + j * xrb + KQ_Q8K_BSUMS)) : _mm256_setzero_si256();
+		for (int r = 0; r < 4; r++) {
+			mn[r] = r < NR ? _mm256_load_si256((const __m256i *)u[r * ub + b].mn) : _mm256_setzero_si256();
+			if (r < NR) {
+				dws[r] = u[r * ub + b].d;
+				dms[r] = u[r * ub + b].dmn;
+			}
 		}
-		__m512i mred = _mm512_inserti64x4(_mm512_castsi256_si512(kq_reduce8(mh)), kq_reduce8(mh + 8), 1);
+		for (int j = 0; j < NX; j++) dxs[j] = kq_rdf32(xb + j * xrb);
+		const __m512i bs01 = _mm512_inserti64x4(_mm512_castsi256_si512(bs[0]), bs[1], 1);
+		const __m512i bs23 = _mm512_inserti64x4(_mm512_castsi256_si512(bs[2]), bs[3], 1);
+		const __m512i mn01 = _mm512_inserti64x4(_mm512_castsi256_si512(mn[0]), mn[1], 1);
+		const __m512i mn23 = _mm512_inserti64x4(_mm512_castsi256_si512(mn[2]), mn[3], 1);
+		// lane p: bsums of row j = p%4 (word t: index 8j + t), mins of row r = p/4 (8r + t)
+		const __m512i jidx = _mm512_setr_epi32(0, 8, 16, 24, 0, 8, 16, 24, 0, 8, 16, 24, 0, 8, 16, 24);
+		const __m512i ridx = _mm512_setr_epi32(0, 0, 0, 0, 8, 8, 8, 8, 16, 16, 16, 16, 24, 24, 24, 24);
+		__m512i mred = zero;
+		for (int t = 0; t < 8; t++) {
+			const __m512i tt = _mm512_set1_epi32(t);
+			__m512i bt = _mm512_permutex2var_epi32(bs01, _mm512_add_epi32(jidx, tt), bs23);
+			__m512i mt = _mm512_permutex2var_epi32(mn01, _mm512_add_epi32(ridx, tt), mn23);
+			mred = KQ_MADD_ACC(mred, bt, mt);
+		}
 		__m512i ired = kq_reduce16(acc);
 		const __m512 dx = _mm512_broadcast_f32x4(_mm_loadu_ps(dxs));
-		const __m512i ridx = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
-		const __m512 dw = _mm512_permutexvar_ps(ridx, _mm512_castps128_ps512(_mm_loadu_ps(dws)));
+		const __m512i rsel = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
+		const __m512 dw = _mm512_permutexvar_ps(rsel, _mm512_castps128_ps512(_mm_loadu_ps(dws)));
 		if (MINS) {
-			const __m512 dm = _mm512_permutexvar_ps(ridx, _mm512_castps128_ps512(_mm_loadu_ps(dms)));
+			const __m512 dm = _mm512_permutexvar_ps(rsel, _mm512_castps128_ps512(_mm_loadu_ps(dms)));
 			facc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(ired), _mm512_mul_ps(dw, dx), facc);
 			facc = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(mred), _mm512_mul_ps(dm, dx), facc);
 		} else {
