@@ -58,7 +58,18 @@ func (p *planner) choose(t *TensorDesc) (quant.Type, error) {
 	if err != nil {
 		return 0, err
 	}
-	return fallback(typ, t.Dims[0])
+	return Fallback(typ, t.Dims[0])
+}
+
+// OutputType is llama.cpp's type for output.weight (and for token_embd.weight when the
+// embeddings are tied) in a mix whose default type is def: Q8_0 for falcon or when the
+// row length ne0 is not a multiple of def's block size, else Q6_K, except that a Q8_0
+// mix keeps Q8_0.
+func OutputType(def quant.Type, ne0 uint64, arch string) quant.Type {
+	if arch == "falcon" || ne0%uint64(def.BlockSize()) != 0 || def == quant.Q8_0 {
+		return quant.Q8_0
+	}
+	return quant.Q6_K
 }
 
 // mix is llama_tensor_get_type_impl for the mixes of FileTypes: the per-category rules.
@@ -68,13 +79,7 @@ func (p *planner) mix(t *TensorDesc, typ quant.Type) (quant.Type, error) {
 	cat := categoryOf(t.Name)
 	switch {
 	case cat == catOutput || (p.tied && cat == catTokenEmbd):
-		if falcon || t.Dims[0]%uint64(typ.BlockSize()) != 0 {
-			return quant.Q8_0, nil
-		}
-		if typ != quant.Q8_0 {
-			return quant.Q6_K, nil
-		}
-		return typ, nil
+		return OutputType(typ, t.Dims[0], m.Arch), nil
 	case cat == catTokenEmbd:
 		return typ, nil // only the IQ and ternary mixes change it
 	case cat.attnVLike():
@@ -185,11 +190,11 @@ func (p *planner) mix(t *TensorDesc, typ quant.Type) (quant.Type, error) {
 	return typ, nil
 }
 
-// fallback is llama.cpp's tensor_type_fallback: a row length of ne0 that is not a
+// Fallback is llama.cpp's tensor_type_fallback: a row length of ne0 that is not a
 // multiple of typ's block size demotes a 256-block type to a 32-block one, and that to
 // F16 when it does not fit either. A 32-block type that does not fit is an error, as in
 // llama.cpp ("no tensor type fallback is defined").
-func fallback(typ quant.Type, ne0 uint64) (quant.Type, error) {
+func Fallback(typ quant.Type, ne0 uint64) (quant.Type, error) {
 	if ne0%uint64(typ.BlockSize()) == 0 {
 		return typ, nil
 	}
