@@ -27,55 +27,7 @@
 #endif
 #include <immintrin.h>
 
-#define LGA static inline __attribute__((always_inline))
-
-LGA float lga_h2f(const uint8_t *p) { return _cvtsh_ss(lg_rd16(p)); }
-
-LGA float lga_hsum(__m256 v) {
-	__m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-	s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-	s = _mm_add_ss(s, _mm_movehdup_ps(s));
-	return _mm_cvtss_f32(s);
-}
-
-LGA int32_t lga_hsum_i32(__m256i v) {
-	__m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-	s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
-	s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
-	return _mm_cvtsi128_si32(s);
-}
-
-// 32 unsigned nibbles of a Q4 block's qs: low nibbles (elements 0..15), then high.
-LGA __m256i lga_nibbles(const uint8_t *qs) {
-	const __m128i q = _mm_loadu_si128((const __m128i *)qs);
-	const __m256i v = _mm256_set_m128i(_mm_srli_epi16(q, 4), q);
-	return _mm256_and_si256(v, _mm256_set1_epi8(0x0f));
-}
-
-// The fifth bits of a Q5 block: byte j is 0x10 when bit j of qh is set.
-LGA __m256i lga_hbits(uint32_t qh) {
-	const __m256i shuf = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
-	                                      2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
-	const __m256i bit = _mm256_set1_epi64x(0x8040201008040201LL);
-	__m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32((int)qh), shuf);
-	v = _mm256_cmpeq_epi8(_mm256_and_si256(v, bit), bit);
-	return _mm256_and_si256(v, _mm256_set1_epi8(0x10));
-}
-
-// The 32 quants of a weight block, unsigned for Q4_0/Q5_0 (raw, offset not removed),
-// Q4_1, Q5_1, and signed for Q8_0.
-LGA __m256i lga_wquants(int t, const uint8_t *b) {
-	switch (t) {
-	case EMBER_Q4_0: return lga_nibbles(b + 2);
-	case EMBER_Q4_1: return lga_nibbles(b + 4);
-	case EMBER_Q5_0: return _mm256_or_si256(lga_nibbles(b + 6), lga_hbits(lg_rd32(b + 2)));
-	case EMBER_Q5_1: return _mm256_or_si256(lga_nibbles(b + 8), lga_hbits(lg_rd32(b + 4)));
-	default: return _mm256_loadu_si256((const __m256i *)(b + 2));
-	}
-}
-
-LGA int lga_offset(int t) { return t == EMBER_Q4_0 ? 8 : t == EMBER_Q5_0 ? 16 : 0; }
-LGA int lga_is1(int t) { return t == EMBER_Q4_1 || t == EMBER_Q5_1; }
+#include "lg_x86.h"
 
 // ================================================================ quantize
 
@@ -250,11 +202,6 @@ int lg_dequantize_avx2(int t, const void *xv, float *y, int64_t n) {
 
 #define LG_DIRECT_NX 3
 
-// Sum of products of unsigned weight quants wu (0..31) and signed x in 8 int32 lanes.
-LGA __m256i lga_dot_u(__m256i wu, __m256i x) {
-	return _mm256_madd_epi16(_mm256_maddubs_epi16(wu, x), _mm256_set1_epi16(1));
-}
-
 // Sum of products of signed w and x (|x| <= 127) in 8 int32 lanes.
 LGA __m256i lga_dot_s(__m256i aw, __m256i w, __m256i x) {
 	return _mm256_madd_epi16(_mm256_maddubs_epi16(aw, _mm256_sign_epi8(x, w)), _mm256_set1_epi16(1));
@@ -281,7 +228,18 @@ LGA void lga_direct_q(const int T, const int NR, const int NX, const uint8_t *w,
 		}
 		for (int r = 0; r < NR; r++) {
 			const uint8_t *wb = w + r * wrb + b * wbs;
+#ifndef LG_PF
+#define LG_PF 2
+#endif
+#if LG_PF == 1
 			_mm_prefetch((const char *)(wb + 1024), _MM_HINT_T0);
+#elif LG_PF == 2
+			_mm_prefetch((const char *)(wb + 4 * wrb), _MM_HINT_T0);
+#elif LG_PF == 3
+			_mm_prefetch((const char *)(wb + 4 * wrb), _MM_HINT_T1);
+#elif LG_PF == 4
+			if (b % 2 == 0) _mm_prefetch((const char *)(wb + 4 * wrb), _MM_HINT_T0);
+#endif
 			const __m256i wq = lga_wquants(T, wb);
 			const float dw = lga_h2f(wb);
 			const float mw = is1 ? lga_h2f(wb + 2) : 0;
@@ -302,6 +260,123 @@ LGA void lga_direct_q(const int T, const int NR, const int NX, const uint8_t *w,
 	for (int i = 0; i < NX; i++)
 		for (int r = 0; r < NR; r++) dst[i * ldd + r] = lga_hsum(acc[i][r]) + accm[i][r];
 }
+
+// Two rows at once for the 4- and 5-bit types: the 16 quant bytes of rows a and b fill
+// one register, so one AND gives the low nibbles (elements 0..15) of both rows and a shift
+// and AND the high ones (16..31). Activations are broadcast to both halves to match.
+LGA void lga_pair_quants(const int T, const uint8_t *a, const uint8_t *b, __m256i *lo, __m256i *hi) {
+	const int qo = T == EMBER_Q4_0 ? 2 : T == EMBER_Q4_1 ? 4 : T == EMBER_Q5_0 ? 6 : 8;
+	const __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(a + qo))),
+	                                          _mm_loadu_si128((const __m128i *)(b + qo)), 1);
+	const __m256i m = _mm256_set1_epi8(0x0f);
+	*lo = _mm256_and_si256(v, m);
+	*hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m);
+	if (T == EMBER_Q5_0 || T == EMBER_Q5_1) {
+		const int ho = T == EMBER_Q5_0 ? 2 : 4;
+		const __m256i h = _mm256_set_m128i(_mm_set1_epi32((int)lg_rd32(b + ho)), _mm_set1_epi32((int)lg_rd32(a + ho)));
+		const __m256i sl = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+		                                    0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+		const __m256i sh = _mm256_add_epi8(sl, _mm256_set1_epi8(2));
+		const __m256i bit = _mm256_set1_epi64x(0x8040201008040201LL), b5 = _mm256_set1_epi8(0x10);
+		const __m256i hl = _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(h, sl), bit), bit);
+		const __m256i hh = _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(h, sh), bit), bit);
+		*lo = _mm256_or_si256(*lo, _mm256_and_si256(hl, b5));
+		*hi = _mm256_or_si256(*hi, _mm256_and_si256(hh, b5));
+	}
+}
+
+// [f16 at a] x4 | [f16 at b] x4 as floats.
+LGA __m256 lga_pair_scale(const uint8_t *a, const uint8_t *b) {
+	return _mm256_cvtph_ps(_mm_blend_epi32(_mm_set1_epi16((short)lg_rd16(a)), _mm_set1_epi16((short)lg_rd16(b)), 0xc));
+}
+
+// [f16 at a], 0, 0, 0 | [f16 at b], 0, 0, 0 as floats.
+LGA __m256 lga_pair_first(const uint8_t *a, const uint8_t *b) {
+	return _mm256_cvtph_ps(_mm_unpacklo_epi64(_mm_cvtsi32_si128(lg_rd16(a)), _mm_cvtsi32_si128(lg_rd16(b))));
+}
+
+// NP row pairs (1..2; rows 2p and 2p+1 of w, the second one repeating the first when
+// odd) against NX activation rows (1..3).
+LGA void lga_direct_p(const int T, const int NP, const int NX, const uint8_t *w, int64_t wrb, int odd,
+                      const uint8_t *x, int64_t xrb, int64_t nb, float *dst, int64_t ldd) {
+	const int wbs = lg_type_bytes(T), is1 = lga_is1(T), xbs = is1 ? 36 : 34, xqo = is1 ? 4 : 2;
+	const int off = lga_offset(T);
+	const __m256i ones = _mm256_set1_epi16(1);
+	const uint8_t *ra[2], *rb[2];
+	for (int p = 0; p < NP; p++) {
+		ra[p] = w + 2 * p * wrb;
+		rb[p] = (odd && p == NP - 1) ? ra[p] : ra[p] + wrb;
+	}
+	__m256 acc[3][2];
+	for (int i = 0; i < NX; i++)
+		for (int p = 0; p < NP; p++) acc[i][p] = _mm256_setzero_ps();
+	for (int64_t b = 0; b < nb; b++) {
+		__m256i xl[3], xh[3], xc[3];
+		__m256 dx[3], sx[3];
+		for (int i = 0; i < NX; i++) {
+			const uint8_t *xb = x + i * xrb + b * xbs;
+			xl[i] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(xb + xqo)));
+			xh[i] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(xb + xqo + 16)));
+			dx[i] = _mm256_cvtph_ps(_mm_set1_epi16((short)lg_rd16(xb)));
+			if (is1) sx[i] = _mm256_cvtph_ps(_mm_set1_epi16((short)lg_rd16(xb + 2)));
+			if (off) {
+				const __m256i o8 = _mm256_set1_epi8((char)off);
+				xc[i] = _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(o8, xl[i]), _mm256_maddubs_epi16(o8, xh[i])), ones);
+			}
+		}
+		for (int p = 0; p < NP; p++) {
+			const uint8_t *ba = ra[p] + b * wbs, *bb = rb[p] + b * wbs;
+			_mm_prefetch((const char *)(ba + 4 * wrb), _MM_HINT_T0);
+			_mm_prefetch((const char *)(bb + 4 * wrb), _MM_HINT_T0);
+			__m256i lo, hi;
+			lga_pair_quants(T, ba, bb, &lo, &hi);
+			const __m256 dw = lga_pair_scale(ba, bb);
+			__m256 mw = _mm256_setzero_ps();
+			if (is1) mw = lga_pair_first(ba + 2, bb + 2);
+			for (int i = 0; i < NX; i++) {
+				__m256i s = _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(lo, xl[i]), _mm256_maddubs_epi16(hi, xh[i])), ones);
+				if (off) s = _mm256_sub_epi32(s, xc[i]);
+				acc[i][p] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(dw, dx[i]), acc[i][p]);
+				if (is1) acc[i][p] = _mm256_fmadd_ps(mw, sx[i], acc[i][p]);
+			}
+		}
+	}
+	for (int i = 0; i < NX; i++)
+		for (int p = 0; p < NP; p++) {
+			const __m128 lo = _mm256_castps256_ps128(acc[i][p]), hi = _mm256_extractf128_ps(acc[i][p], 1);
+			__m128 s = _mm_hadd_ps(lo, hi);
+			s = _mm_hadd_ps(s, s); // lanes: row a, row b
+			dst[i * ldd + 2 * p] = _mm_cvtss_f32(s);
+			if (!(odd && p == NP - 1)) dst[i * ldd + 2 * p + 1] = _mm_cvtss_f32(_mm_movehdup_ps(s));
+		}
+}
+
+#define LGA_PAIR_FN(NAME, T)                                                                             \
+	static void NAME(const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t xrb, int64_t nx,           \
+	                 int64_t kk, int64_t r0, int64_t r1, float *dst, int64_t ldd) {                       \
+		const int64_t nb = kk / LG_QK;                                                                    \
+		for (int64_t i0 = 0; i0 < nx; i0 += LG_DIRECT_NX) {                                               \
+			const int nxx = (int)(nx - i0 < LG_DIRECT_NX ? nx - i0 : LG_DIRECT_NX);                       \
+			for (int64_t r = r0; r < r1; r += 4) {                                                        \
+				const int nr = (int)(r1 - r < 4 ? r1 - r : 4), np = (nr + 1) / 2, odd = nr & 1;           \
+				const uint8_t *wp = w + r * wrb, *xp = x + i0 * xrb;                                      \
+				float *dp = dst + i0 * ldd + r;                                                           \
+				switch (np * 4 + nxx) {                                                                   \
+				case 4 + 1: lga_direct_p(T, 1, 1, wp, wrb, odd, xp, xrb, nb, dp, ldd); break;             \
+				case 4 + 2: lga_direct_p(T, 1, 2, wp, wrb, odd, xp, xrb, nb, dp, ldd); break;             \
+				case 4 + 3: lga_direct_p(T, 1, 3, wp, wrb, odd, xp, xrb, nb, dp, ldd); break;             \
+				case 8 + 1: lga_direct_p(T, 2, 1, wp, wrb, odd, xp, xrb, nb, dp, ldd); break;             \
+				case 8 + 2: lga_direct_p(T, 2, 2, wp, wrb, odd, xp, xrb, nb, dp, ldd); break;             \
+				default: lga_direct_p(T, 2, 3, wp, wrb, odd, xp, xrb, nb, dp, ldd); break;               \
+				}                                                                                         \
+			}                                                                                             \
+		}                                                                                                 \
+	}
+
+LGA_PAIR_FN(lga_pair_q4_0, EMBER_Q4_0)
+LGA_PAIR_FN(lga_pair_q4_1, EMBER_Q4_1)
+LGA_PAIR_FN(lga_pair_q5_0, EMBER_Q5_0)
+LGA_PAIR_FN(lga_pair_q5_1, EMBER_Q5_1)
 
 // Float weights: 8 lanes of w (f16, bf16 or f32) at element i.
 LGA __m256 lga_fload(int T, const uint8_t *p, int64_t i) {
@@ -412,25 +487,6 @@ typedef struct {
 	int32_t c[LG_TX][LG_KCB]; // -offset * sum(q) per block
 } lga_xtile;
 
-// Transpose 8 vectors of 8 dwords (v[l] dword e -> out[e] dword l) and store them at o.
-LGA void lga_store_group(int8_t *o, __m256i v[8]) {
-	__m256i t[8], u[8];
-	for (int p = 0; p < 4; p++) {
-		t[2 * p] = _mm256_unpacklo_epi32(v[2 * p], v[2 * p + 1]);
-		t[2 * p + 1] = _mm256_unpackhi_epi32(v[2 * p], v[2 * p + 1]);
-	}
-	for (int p = 0; p < 2; p++) {
-		u[4 * p + 0] = _mm256_unpacklo_epi64(t[4 * p + 0], t[4 * p + 2]);
-		u[4 * p + 1] = _mm256_unpackhi_epi64(t[4 * p + 0], t[4 * p + 2]);
-		u[4 * p + 2] = _mm256_unpacklo_epi64(t[4 * p + 1], t[4 * p + 3]);
-		u[4 * p + 3] = _mm256_unpackhi_epi64(t[4 * p + 1], t[4 * p + 3]);
-	}
-	for (int e = 0; e < 4; e++) {
-		_mm256_store_si256((__m256i *)(o + 32 * e), _mm256_permute2x128_si256(u[e], u[e + 4], 0x20));
-		_mm256_store_si256((__m256i *)(o + 32 * (e + 4)), _mm256_permute2x128_si256(u[e], u[e + 4], 0x31));
-	}
-}
-
 // Unpack nb blocks (from block b0) of one weight row into the tile row, zero-padded to a
 // whole number of groups.
 LGA void lga_unpack_w(const int T, const uint8_t *row, int64_t b0, int nb, int8_t *q, float *d, float *m) {
@@ -488,49 +544,73 @@ LGA void lga_pack_x(const int is1, const int off, const uint8_t *row, int64_t b0
 }
 
 // The micro-kernel: NX activation rows x NR weight rows over ng groups of the tiles.
-// acc16: e-steps whose maddubs results may be summed in int16 before widening (8 for
-// 4-bit weights, 4 for 5-bit, 1 for Q8_0).
+// Q8_0: per 32-byte step, maddubs(|x|, sign(w, x)) widened by madd into int32 lane sums,
+// scaled once per group. 4/5-bit weights (unsigned): maddubs(w, x) summed in int16 over
+// acc16 steps (8 for 4-bit, 4 for 5-bit: the most that cannot overflow), then widened,
+// corrected and scaled. LG_OPAQUE keeps each accumulator a chain in one register (GCC
+// otherwise reassociates the unrolled sums into trees that spill).
 LGA void lga_micro(const int T, const int NX, const int NR, const lga_wtile *wt, int wr,
                    const lga_xtile *xt, int ng, float out[LG_TX][LG_TR]) {
 	const int is1 = lga_is1(T), off = lga_offset(T);
-	const int acc16 = T == EMBER_Q8_0 ? 1 : (T == EMBER_Q4_0 || T == EMBER_Q4_1) ? 8 : 4;
+	const int acc16 = (T == EMBER_Q4_0 || T == EMBER_Q4_1) ? 8 : 4;
 	const __m256i ones = _mm256_set1_epi16(1);
 	__m256 fa[LG_TX][LG_TR];
 	for (int i = 0; i < NX; i++)
 		for (int r = 0; r < NR; r++) fa[i][r] = _mm256_setzero_ps();
 	for (int g = 0; g < ng; g++) {
-		__m256i ia[LG_TX][LG_TR];
-		for (int i = 0; i < NX; i++)
-			for (int r = 0; r < NR; r++)
-				ia[i][r] = off ? _mm256_load_si256((const __m256i *)(xt->c[i] + g * LG_G)) : _mm256_setzero_si256();
-		for (int e0 = 0; e0 < 8; e0 += acc16) {
-			__m256i ps[LG_TX][LG_TR];
-			for (int e = e0; e < e0 + acc16; e++) {
-				__m256i wv[LG_TR], aw[LG_TR];
-				for (int r = 0; r < NR; r++) {
-					wv[r] = _mm256_load_si256((const __m256i *)(wt->q[wr + r] + g * 256 + e * 32));
-					if (T == EMBER_Q8_0) aw[r] = _mm256_sign_epi8(wv[r], wv[r]);
-				}
+		const int8_t *wq[LG_TR], *xq[LG_TX];
+		for (int r = 0; r < NR; r++) wq[r] = wt->q[wr + r] + g * 256;
+		for (int i = 0; i < NX; i++) xq[i] = xt->q[i] + g * 256;
+		if (T == EMBER_Q8_0) {
+			__m256i ia[LG_TX][LG_TR];
+			for (int i = 0; i < NX; i++)
+				for (int r = 0; r < NR; r++) ia[i][r] = _mm256_setzero_si256();
+			for (int e = 0; e < 8; e++) {
+				__m256i aw[LG_TR];
+				for (int r = 0; r < NR; r++) aw[r] = _mm256_abs_epi8(_mm256_load_si256((const __m256i *)(wq[r] + e * 32)));
 				for (int i = 0; i < NX; i++) {
-					const __m256i xv = _mm256_load_si256((const __m256i *)(xt->q[i] + g * 256 + e * 32));
+					const __m256i xv = _mm256_load_si256((const __m256i *)(xq[i] + e * 32));
 					for (int r = 0; r < NR; r++) {
-						__m256i p;
-						if (T == EMBER_Q8_0) p = _mm256_maddubs_epi16(aw[r], _mm256_sign_epi8(xv, wv[r]));
-						else p = _mm256_maddubs_epi16(wv[r], xv);
-						ps[i][r] = e == e0 ? p : _mm256_add_epi16(ps[i][r], p);
+						const __m256i sx = _mm256_sign_epi8(xv, _mm256_load_si256((const __m256i *)(wq[r] + e * 32)));
+						const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(aw[r], sx), ones);
+						ia[i][r] = _mm256_add_epi32(ia[i][r], p);
+						LG_OPAQUE(ia[i][r]);
 					}
 				}
 			}
-			for (int i = 0; i < NX; i++)
-				for (int r = 0; r < NR; r++) ia[i][r] = _mm256_add_epi32(ia[i][r], _mm256_madd_epi16(ps[i][r], ones));
+			for (int r = 0; r < NR; r++) {
+				const __m256 dw = _mm256_load_ps(wt->d[wr + r] + g * LG_G);
+				for (int i = 0; i < NX; i++) {
+					const __m256 dd = _mm256_mul_ps(dw, _mm256_load_ps(xt->d[i] + g * LG_G));
+					fa[i][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(ia[i][r]), dd, fa[i][r]);
+				}
+			}
+			continue;
 		}
-		for (int r = 0; r < NR; r++) {
-			const __m256 dw = _mm256_load_ps(wt->d[wr + r] + g * LG_G);
-			for (int i = 0; i < NX; i++) {
-				const __m256 dd = _mm256_mul_ps(dw, _mm256_load_ps(xt->d[i] + g * LG_G));
-				fa[i][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(ia[i][r]), dd, fa[i][r]);
-				if (is1)
-					fa[i][r] = _mm256_fmadd_ps(_mm256_load_ps(wt->m[wr + r] + g * LG_G), _mm256_load_ps(xt->s[i] + g * LG_G), fa[i][r]);
+		for (int e0 = 0; e0 < 8; e0 += acc16) {
+			__m256i ps[LG_TX][LG_TR];
+			for (int e = e0; e < e0 + acc16; e++) {
+				__m256i wv[LG_TR];
+				for (int r = 0; r < NR; r++) wv[r] = _mm256_load_si256((const __m256i *)(wq[r] + e * 32));
+				for (int i = 0; i < NX; i++) {
+					const __m256i xv = _mm256_load_si256((const __m256i *)(xq[i] + e * 32));
+					for (int r = 0; r < NR; r++) {
+						const __m256i p = _mm256_maddubs_epi16(wv[r], xv);
+						ps[i][r] = e == e0 ? p : _mm256_add_epi16(ps[i][r], p);
+						LG_OPAQUE(ps[i][r]);
+					}
+				}
+			}
+			for (int r = 0; r < NR; r++) {
+				const __m256 dw = _mm256_load_ps(wt->d[wr + r] + g * LG_G);
+				for (int i = 0; i < NX; i++) {
+					__m256i s = _mm256_madd_epi16(ps[i][r], ones);
+					if (off && e0 == 0) s = _mm256_add_epi32(s, _mm256_load_si256((const __m256i *)(xt->c[i] + g * LG_G)));
+					const __m256 dd = _mm256_mul_ps(dw, _mm256_load_ps(xt->d[i] + g * LG_G));
+					fa[i][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), dd, fa[i][r]);
+					if (is1 && e0 == 0)
+						fa[i][r] = _mm256_fmadd_ps(_mm256_load_ps(wt->m[wr + r] + g * LG_G), _mm256_load_ps(xt->s[i] + g * LG_G), fa[i][r]);
+				}
 			}
 		}
 	}
@@ -697,10 +777,10 @@ int lg_gemm_avx2(int wtype, const uint8_t *w, int64_t wrb, const uint8_t *xq, in
 	const uint8_t *w0 = w;
 	if (nx <= LG_DIRECT_NX) {
 		switch (wtype) {
-		case EMBER_Q4_0: lga_direct_q4_0(w0, wrb, xq, xrb, nx, k, r0, r1, dst, ldd); return 0;
-		case EMBER_Q4_1: lga_direct_q4_1(w0, wrb, xq, xrb, nx, k, r0, r1, dst, ldd); return 0;
-		case EMBER_Q5_0: lga_direct_q5_0(w0, wrb, xq, xrb, nx, k, r0, r1, dst, ldd); return 0;
-		case EMBER_Q5_1: lga_direct_q5_1(w0, wrb, xq, xrb, nx, k, r0, r1, dst, ldd); return 0;
+		case EMBER_Q4_0: lga_pair_q4_0(w0, wrb, xq, xrb, nx, k, r0, r1, dst, ldd); return 0;
+		case EMBER_Q4_1: lga_pair_q4_1(w0, wrb, xq, xrb, nx, k, r0, r1, dst, ldd); return 0;
+		case EMBER_Q5_0: lga_pair_q5_0(w0, wrb, xq, xrb, nx, k, r0, r1, dst, ldd); return 0;
+		case EMBER_Q5_1: lga_pair_q5_1(w0, wrb, xq, xrb, nx, k, r0, r1, dst, ldd); return 0;
 		case EMBER_Q8_0: lga_direct_q8_0(w0, wrb, xq, xrb, nx, k, r0, r1, dst, ldd); return 0;
 		case EMBER_F16: lga_direct_f16(w0, wrb, xq, xrb, nx, k, r0, r1, dst, ldd); return 0;
 		case EMBER_BF16: lga_direct_bf16(w0, wrb, xq, xrb, nx, k, r0, r1, dst, ldd); return 0;

@@ -1,10 +1,306 @@
-// lg_avx512.c: AVX-512 paths (placeholder: the AVX2 path).
+// lg_avx512.c: AVX-512 paths of the legacy-quant kernels (EMBER_ISA_AVX512 and
+// EMBER_ISA_AVX512VNNI). Decode (few activation rows), quantize, dequantize and the float
+// types are memory-bound or rare and use the AVX2 code; the prefill gemm of the quantized
+// types gets 512-bit micro-kernels here.
+//
+// The tiles follow lg_avx2.c with groups of 16 blocks: 64-byte vector e (0..7) of a group
+// holds, in dword lane l (0..15), elements 4e..4e+3 of block l.
+//  - VNNI: every weight type is made unsigned (Q8_0 by adding 128, Q4_0/Q5_0 by keeping
+//    the raw 4/5-bit quants) so one vpdpbusd per 64 bytes accumulates u8 x s8 products
+//    into the 16 per-block int32 lanes; the offset comes out through an integer start value
+//    of -offset * sum(x) per block, computed once when the activations are packed.
+//  - AVX512BW without VNNI: vpmaddubsw + vpmaddwd, as AVX2 (Q8_0 negates x under a mask
+//    of the negative weights instead of vpsignb, which AVX-512 lacks).
 #include "lg.h"
+
 #if defined(__x86_64__)
-int lg_gemm_avx512(int vnni, int wtype, const uint8_t *w, int64_t wrb, const uint8_t *xq,
-                   int64_t xrb, int64_t nx, int64_t k, int64_t r0, int64_t r1, float *dst,
-                   int64_t ldd) {
-	(void)vnni;
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"))), apply_to = function)
+#else
+#pragma GCC target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")
+#endif
+#include "lg_x86.h"
+
+#define L5_G 16   // blocks per interleaved group
+#define L5_RB 40  // weight rows per tile
+#define L5_KCB 32 // blocks of k per tile (a multiple of L5_G)
+#define L5_TX 4   // activation rows per micro-kernel
+#define L5_TR 2   // weight rows per micro-kernel
+
+typedef struct {
+	uint8_t q[L5_RB][L5_KCB * LG_QK];
+	float d[L5_RB][L5_KCB];
+	float m[L5_RB][L5_KCB];
+} l5_wtile;
+
+typedef struct {
+	int8_t q[L5_TX][L5_KCB * LG_QK];
+	float d[L5_TX][L5_KCB];
+	float s[L5_TX][L5_KCB];
+	int32_t c[L5_TX][L5_KCB];
+} l5_xtile;
+
+// Store 16 blocks (v[l] = 32 bytes of block l) in the interleaved group layout at o.
+LGA void l5_store_group(uint8_t *o, const __m256i v[16]) {
+	__m256i lo[8], hi[8];
+	lga_transpose8(v, lo);
+	lga_transpose8(v + 8, hi);
+	for (int e = 0; e < 8; e++)
+		_mm512_store_si512((void *)(o + 64 * e), _mm512_inserti64x4(_mm512_castsi256_si512(lo[e]), hi[e], 1));
+}
+
+// Unpack nb blocks (from b0) of one weight row into the tile row, zero-padded to whole
+// groups. With vnni, Q8_0 quants are stored plus 128 (unsigned).
+LGA void l5_unpack_w(const int T, const int vnni, const uint8_t *row, int64_t b0, int nb, uint8_t *q, float *d, float *m) {
+	const int bs = lg_type_bytes(T);
+	const int ng = (nb + L5_G - 1) / L5_G;
+	const __m256i flip = _mm256_set1_epi8((char)0x80);
+	for (int g = 0; g < ng; g++) {
+		__m256i v[16];
+		for (int l = 0; l < L5_G; l++) {
+			const int b = g * L5_G + l;
+			if (b < nb) {
+				const uint8_t *blk = row + (b0 + b) * bs;
+				v[l] = lga_wquants(T, blk);
+				if (vnni && T == EMBER_Q8_0) v[l] = _mm256_xor_si256(v[l], flip);
+				d[b] = lga_h2f(blk);
+				if (lga_is1(T)) m[b] = lga_h2f(blk + 2);
+			} else {
+				v[l] = _mm256_setzero_si256();
+				d[b] = 0;
+				m[b] = 0;
+			}
+		}
+		l5_store_group(q + g * L5_G * LG_QK, v);
+	}
+}
+
+// Pack nb blocks (from b0) of one activation row (Q8_0 or Q8_1) into the tile, with the
+// start values c = -off * sum(x) per block when off != 0.
+LGA void l5_pack_x(const int is1, const int off, const int vnni, const uint8_t *row, int64_t b0, int nb,
+                   int8_t *q, float *d, float *s, int32_t *c) {
+	const int bs = is1 ? 36 : 34, qo = is1 ? 4 : 2;
+	const int ng = (nb + L5_G - 1) / L5_G;
+	for (int g = 0; g < ng; g++) {
+		__m256i v[16];
+		for (int l = 0; l < L5_G; l++) {
+			const int b = g * L5_G + l;
+			if (b < nb) {
+				const uint8_t *blk = row + (b0 + b) * bs;
+				v[l] = _mm256_loadu_si256((const __m256i *)(blk + qo));
+				d[b] = lga_h2f(blk);
+				if (is1) s[b] = lga_h2f(blk + 2);
+			} else {
+				v[l] = _mm256_setzero_si256();
+				d[b] = 0;
+				s[b] = 0;
+			}
+		}
+		uint8_t *o = (uint8_t *)q + g * L5_G * LG_QK;
+		l5_store_group(o, v);
+		if (off) {
+			__m512i sum = _mm512_setzero_si512();
+			const __m512i one8 = _mm512_set1_epi8(1);
+			for (int e = 0; e < 8; e++) {
+				const __m512i xe = _mm512_load_si512((const void *)(o + 64 * e));
+				if (vnni) sum = _mm512_dpbusd_epi32(sum, one8, xe);
+				else sum = _mm512_add_epi32(sum, _mm512_madd_epi16(_mm512_maddubs_epi16(one8, xe), _mm512_set1_epi16(1)));
+			}
+			_mm512_store_si512((void *)(c + g * L5_G), _mm512_mullo_epi32(sum, _mm512_set1_epi32(-off)));
+		}
+	}
+}
+
+// The VNNI micro-kernel: NX activation rows x NR weight rows over ng groups.
+LGA void l5_micro_vnni(const int T, const int NX, const int NR, const l5_wtile *wt, int wr, const l5_xtile *xt,
+                       int ng, float out[L5_TX][L5_TR]) {
+	const int is1 = lga_is1(T), corr = T != EMBER_Q4_1 && T != EMBER_Q5_1;
+	__m512 fa[L5_TX][L5_TR];
+	for (int i = 0; i < NX; i++)
+		for (int r = 0; r < NR; r++) fa[i][r] = _mm512_setzero_ps();
+	for (int g = 0; g < ng; g++) {
+		__m512i ia[L5_TX][L5_TR];
+		for (int i = 0; i < NX; i++) {
+			const __m512i c0 = corr ? _mm512_load_si512((const void *)(xt->c[i] + g * L5_G)) : _mm512_setzero_si512();
+			for (int r = 0; r < NR; r++) ia[i][r] = c0;
+		}
+		for (int e = 0; e < 8; e++) {
+			__m512i wv[L5_TR];
+			for (int r = 0; r < NR; r++) wv[r] = _mm512_load_si512((const void *)(wt->q[wr + r] + g * 512 + e * 64));
+			for (int i = 0; i < NX; i++) {
+				const __m512i xv = _mm512_load_si512((const void *)(xt->q[i] + g * 512 + e * 64));
+				for (int r = 0; r < NR; r++) {
+					ia[i][r] = _mm512_dpbusd_epi32(ia[i][r], wv[r], xv);
+					LG_OPAQUE(ia[i][r]);
+				}
+			}
+		}
+		for (int r = 0; r < NR; r++) {
+			const __m512 dw = _mm512_load_ps(wt->d[wr + r] + g * L5_G);
+			for (int i = 0; i < NX; i++) {
+				const __m512 dd = _mm512_mul_ps(dw, _mm512_load_ps(xt->d[i] + g * L5_G));
+				fa[i][r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(ia[i][r]), dd, fa[i][r]);
+				if (is1) fa[i][r] = _mm512_fmadd_ps(_mm512_load_ps(wt->m[wr + r] + g * L5_G), _mm512_load_ps(xt->s[i] + g * L5_G), fa[i][r]);
+			}
+		}
+	}
+	for (int i = 0; i < NX; i++)
+		for (int r = 0; r < NR; r++) out[i][r] = _mm512_reduce_add_ps(fa[i][r]);
+}
+
+// The AVX512BW micro-kernel (no VNNI).
+LGA void l5_micro_bw(const int T, const int NX, const int NR, const l5_wtile *wt, int wr, const l5_xtile *xt,
+                     int ng, float out[L5_TX][L5_TR]) {
+	const int is1 = lga_is1(T), off = lga_offset(T);
+	// e-steps per widening: Q8_0 sums int32 over all 8; 4-bit int16 over 8, 5-bit over 4
+	const int acc16 = (T == EMBER_Q8_0 || T == EMBER_Q4_0 || T == EMBER_Q4_1) ? 8 : 4;
+	const __m512i ones = _mm512_set1_epi16(1);
+	__m512 fa[L5_TX][L5_TR];
+	for (int i = 0; i < NX; i++)
+		for (int r = 0; r < NR; r++) fa[i][r] = _mm512_setzero_ps();
+	for (int g = 0; g < ng; g++) {
+		for (int e0 = 0; e0 < 8; e0 += acc16) {
+			__m512i ps[L5_TX][L5_TR];
+			for (int e = e0; e < e0 + acc16; e++) {
+				__m512i wv[L5_TR];
+				__mmask64 neg[L5_TR];
+				for (int r = 0; r < NR; r++) {
+					wv[r] = _mm512_load_si512((const void *)(wt->q[wr + r] + g * 512 + e * 64));
+					if (T == EMBER_Q8_0) {
+						neg[r] = _mm512_movepi8_mask(wv[r]);
+						wv[r] = _mm512_abs_epi8(wv[r]);
+					}
+				}
+				for (int i = 0; i < NX; i++) {
+					const __m512i xv = _mm512_load_si512((const void *)(xt->q[i] + g * 512 + e * 64));
+					for (int r = 0; r < NR; r++) {
+						__m512i p;
+						if (T == EMBER_Q8_0) {
+							const __m512i sx = _mm512_mask_sub_epi8(xv, neg[r], _mm512_setzero_si512(), xv);
+							p = _mm512_madd_epi16(_mm512_maddubs_epi16(wv[r], sx), ones);
+							ps[i][r] = e == e0 ? p : _mm512_add_epi32(ps[i][r], p);
+						} else {
+							p = _mm512_maddubs_epi16(wv[r], xv);
+							ps[i][r] = e == e0 ? p : _mm512_add_epi16(ps[i][r], p);
+						}
+						LG_OPAQUE(ps[i][r]);
+					}
+				}
+			}
+			for (int r = 0; r < NR; r++) {
+				const __m512 dw = _mm512_load_ps(wt->d[wr + r] + g * L5_G);
+				for (int i = 0; i < NX; i++) {
+					__m512i s = T == EMBER_Q8_0 ? ps[i][r] : _mm512_madd_epi16(ps[i][r], ones);
+					if (off && e0 == 0) s = _mm512_add_epi32(s, _mm512_load_si512((const void *)(xt->c[i] + g * L5_G)));
+					const __m512 dd = _mm512_mul_ps(dw, _mm512_load_ps(xt->d[i] + g * L5_G));
+					fa[i][r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), dd, fa[i][r]);
+					if (is1 && e0 == 0)
+						fa[i][r] = _mm512_fmadd_ps(_mm512_load_ps(wt->m[wr + r] + g * L5_G), _mm512_load_ps(xt->s[i] + g * L5_G), fa[i][r]);
+				}
+			}
+		}
+	}
+	for (int i = 0; i < NX; i++)
+		for (int r = 0; r < NR; r++) out[i][r] = _mm512_reduce_add_ps(fa[i][r]);
+}
+
+#define L5_CASES(FN, T)                                                                   \
+	switch (nr * 8 + nxx) {                                                               \
+	case 8 + 1: FN(T, 1, 1, wt, wr, xt, ng, out); break;                                  \
+	case 8 + 2: FN(T, 2, 1, wt, wr, xt, ng, out); break;                                  \
+	case 8 + 3: FN(T, 3, 1, wt, wr, xt, ng, out); break;                                  \
+	case 8 + 4: FN(T, 4, 1, wt, wr, xt, ng, out); break;                                  \
+	case 16 + 1: FN(T, 1, 2, wt, wr, xt, ng, out); break;                                 \
+	case 16 + 2: FN(T, 2, 2, wt, wr, xt, ng, out); break;                                 \
+	case 16 + 3: FN(T, 3, 2, wt, wr, xt, ng, out); break;                                 \
+	default: FN(T, 4, 2, wt, wr, xt, ng, out); break;                                     \
+	}
+
+#define L5_TYPE_FNS(T, SUF)                                                                                      \
+	static void l5_mv_##SUF(int nxx, int nr, const l5_wtile *wt, int wr, const l5_xtile *xt, int ng,             \
+	                        float out[L5_TX][L5_TR]) { L5_CASES(l5_micro_vnni, T) }                             \
+	static void l5_mb_##SUF(int nxx, int nr, const l5_wtile *wt, int wr, const l5_xtile *xt, int ng,             \
+	                        float out[L5_TX][L5_TR]) { L5_CASES(l5_micro_bw, T) }                               \
+	static void l5_unpack_##SUF(int vnni, const uint8_t *row, int64_t b0, int nb, uint8_t *q, float *d, float *m) { \
+		if (vnni) l5_unpack_w(T, 1, row, b0, nb, q, d, m);                                                       \
+		else l5_unpack_w(T, 0, row, b0, nb, q, d, m);                                                            \
+	}
+
+L5_TYPE_FNS(EMBER_Q4_0, q4_0)
+L5_TYPE_FNS(EMBER_Q4_1, q4_1)
+L5_TYPE_FNS(EMBER_Q5_0, q5_0)
+L5_TYPE_FNS(EMBER_Q5_1, q5_1)
+L5_TYPE_FNS(EMBER_Q8_0, q8_0)
+
+typedef void (*l5_micro_fn)(int, int, const l5_wtile *, int, const l5_xtile *, int, float[L5_TX][L5_TR]);
+typedef void (*l5_unpack_fn)(int, const uint8_t *, int64_t, int, uint8_t *, float *, float *);
+
+static void l5_pack_x_any(int is1, int off, int vnni, const uint8_t *row, int64_t b0, int nb, l5_xtile *xt, int i) {
+	if (is1) l5_pack_x(1, 0, 0, row, b0, nb, xt->q[i], xt->d[i], xt->s[i], xt->c[i]);
+	else if (off == 8) {
+		if (vnni) l5_pack_x(0, 8, 1, row, b0, nb, xt->q[i], xt->d[i], xt->s[i], xt->c[i]);
+		else l5_pack_x(0, 8, 0, row, b0, nb, xt->q[i], xt->d[i], xt->s[i], xt->c[i]);
+	} else if (off == 16) {
+		if (vnni) l5_pack_x(0, 16, 1, row, b0, nb, xt->q[i], xt->d[i], xt->s[i], xt->c[i]);
+		else l5_pack_x(0, 16, 0, row, b0, nb, xt->q[i], xt->d[i], xt->s[i], xt->c[i]);
+	} else if (off == 128) l5_pack_x(0, 128, 1, row, b0, nb, xt->q[i], xt->d[i], xt->s[i], xt->c[i]);
+	else l5_pack_x(0, 0, 0, row, b0, nb, xt->q[i], xt->d[i], xt->s[i], xt->c[i]);
+}
+
+static void l5_tiled_q(int vnni, int T, const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t xrb, int64_t nx,
+                       int64_t k, int64_t r0, int64_t r1, float *dst, int64_t ldd) {
+	l5_micro_fn micro;
+	l5_unpack_fn unpack;
+	switch (T) {
+	case EMBER_Q4_0: micro = vnni ? l5_mv_q4_0 : l5_mb_q4_0, unpack = l5_unpack_q4_0; break;
+	case EMBER_Q4_1: micro = vnni ? l5_mv_q4_1 : l5_mb_q4_1, unpack = l5_unpack_q4_1; break;
+	case EMBER_Q5_0: micro = vnni ? l5_mv_q5_0 : l5_mb_q5_0, unpack = l5_unpack_q5_0; break;
+	case EMBER_Q5_1: micro = vnni ? l5_mv_q5_1 : l5_mb_q5_1, unpack = l5_unpack_q5_1; break;
+	default: micro = vnni ? l5_mv_q8_0 : l5_mb_q8_0, unpack = l5_unpack_q8_0; break;
+	}
+	const int is1 = lga_is1(T);
+	const int off = T == EMBER_Q8_0 ? (vnni ? 128 : 0) : lga_offset(T);
+	const int64_t nbk = k / LG_QK;
+	l5_wtile wt __attribute__((aligned(64)));
+	l5_xtile xt __attribute__((aligned(64)));
+	for (int64_t rb = r0; rb < r1; rb += L5_RB) {
+		const int nrb = (int)(r1 - rb < L5_RB ? r1 - rb : L5_RB);
+		for (int64_t kb = 0; kb < nbk; kb += L5_KCB) {
+			const int nb = (int)(nbk - kb < L5_KCB ? nbk - kb : L5_KCB);
+			const int ng = (nb + L5_G - 1) / L5_G;
+			for (int r = 0; r < nrb; r++) unpack(vnni, w + (rb + r) * wrb, kb, nb, wt.q[r], wt.d[r], wt.m[r]);
+			for (int64_t i0 = 0; i0 < nx; i0 += L5_TX) {
+				const int nxx = (int)(nx - i0 < L5_TX ? nx - i0 : L5_TX);
+				for (int i = 0; i < nxx; i++) l5_pack_x_any(is1, off, vnni, x + (i0 + i) * xrb, kb, nb, &xt, i);
+				for (int r = 0; r < nrb; r += L5_TR) {
+					const int nr = nrb - r < L5_TR ? nrb - r : L5_TR;
+					float out[L5_TX][L5_TR];
+					micro(nxx, nr, &wt, r, &xt, ng, out);
+					for (int i = 0; i < nxx; i++)
+						for (int rr = 0; rr < nr; rr++) {
+							float *p = dst + (i0 + i) * ldd + rb + r + rr;
+							*p = kb == 0 ? out[i][rr] : *p + out[i][rr];
+						}
+				}
+			}
+		}
+	}
+}
+
+int lg_gemm_avx512(int vnni, int wtype, const uint8_t *w, int64_t wrb, const uint8_t *xq, int64_t xrb,
+                   int64_t nx, int64_t k, int64_t r0, int64_t r1, float *dst, int64_t ldd) {
+	switch (wtype) {
+	case EMBER_Q4_0: case EMBER_Q4_1: case EMBER_Q5_0: case EMBER_Q5_1: case EMBER_Q8_0:
+		if (nx > 3) {
+			l5_tiled_q(vnni, wtype, w, wrb, xq, xrb, nx, k, r0, r1, dst, ldd);
+			return 0;
+		}
+		break;
+	}
 	return lg_gemm_avx2(wtype, w, wrb, xq, xrb, nx, k, r0, r1, dst, ldd);
 }
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#endif
 #endif

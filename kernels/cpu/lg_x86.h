@@ -1,0 +1,99 @@
+// lg_x86.h: x86 SIMD helpers shared by lg_avx2.c and lg_avx512.c. Include it after the
+// file's target pragma (it needs AVX2, FMA and F16C).
+#ifndef EMBER_LG_X86_H
+#define EMBER_LG_X86_H
+
+#include <immintrin.h>
+#include "lg.h"
+
+#define LGA static inline __attribute__((always_inline))
+
+LGA float lga_h2f(const uint8_t *p) { return _cvtsh_ss(lg_rd16(p)); }
+
+LGA float lga_hsum(__m256 v) {
+	__m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+	s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+	s = _mm_add_ss(s, _mm_movehdup_ps(s));
+	return _mm_cvtss_f32(s);
+}
+
+LGA int32_t lga_hsum_i32(__m256i v) {
+	__m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+	s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+	s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+	return _mm_cvtsi128_si32(s);
+}
+
+// 32 unsigned nibbles of a Q4 block's qs: low nibbles (elements 0..15), then high.
+LGA __m256i lga_nibbles(const uint8_t *qs) {
+	const __m128i q = _mm_loadu_si128((const __m128i *)qs);
+	const __m256i v = _mm256_set_m128i(_mm_srli_epi16(q, 4), q);
+	return _mm256_and_si256(v, _mm256_set1_epi8(0x0f));
+}
+
+// The fifth bits of a Q5 block: byte j is 0x10 when bit j of qh is set.
+LGA __m256i lga_hbits(uint32_t qh) {
+	const __m256i shuf = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+	                                      2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+	const __m256i bit = _mm256_set1_epi64x(0x8040201008040201LL);
+	__m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32((int)qh), shuf);
+	v = _mm256_cmpeq_epi8(_mm256_and_si256(v, bit), bit);
+	return _mm256_and_si256(v, _mm256_set1_epi8(0x10));
+}
+
+// The 32 quants of a weight block, unsigned for Q4_0/Q5_0 (raw, offset not removed),
+// Q4_1, Q5_1, and signed for Q8_0.
+LGA __m256i lga_wquants(int t, const uint8_t *b) {
+	switch (t) {
+	case EMBER_Q4_0: return lga_nibbles(b + 2);
+	case EMBER_Q4_1: return lga_nibbles(b + 4);
+	case EMBER_Q5_0: return _mm256_or_si256(lga_nibbles(b + 6), lga_hbits(lg_rd32(b + 2)));
+	case EMBER_Q5_1: return _mm256_or_si256(lga_nibbles(b + 8), lga_hbits(lg_rd32(b + 4)));
+	default: return _mm256_loadu_si256((const __m256i *)(b + 2));
+	}
+}
+
+LGA int lga_offset(int t) { return t == EMBER_Q4_0 ? 8 : t == EMBER_Q5_0 ? 16 : 0; }
+LGA int lga_is1(int t) { return t == EMBER_Q4_1 || t == EMBER_Q5_1; }
+
+// Sum of products of unsigned weight quants wu (0..31) and signed x in 8 int32 lanes.
+LGA __m256i lga_dot_u(__m256i wu, __m256i x) {
+	return _mm256_madd_epi16(_mm256_maddubs_epi16(wu, x), _mm256_set1_epi16(1));
+}
+
+// Transpose 8 vectors of 8 dwords: out[e] dword l = v[l] dword e.
+LGA void lga_transpose8(const __m256i v[8], __m256i out[8]) {
+	__m256i t[8], u[8];
+	for (int p = 0; p < 4; p++) {
+		t[2 * p] = _mm256_unpacklo_epi32(v[2 * p], v[2 * p + 1]);
+		t[2 * p + 1] = _mm256_unpackhi_epi32(v[2 * p], v[2 * p + 1]);
+	}
+	for (int p = 0; p < 2; p++) {
+		u[4 * p + 0] = _mm256_unpacklo_epi64(t[4 * p + 0], t[4 * p + 2]);
+		u[4 * p + 1] = _mm256_unpackhi_epi64(t[4 * p + 0], t[4 * p + 2]);
+		u[4 * p + 2] = _mm256_unpacklo_epi64(t[4 * p + 1], t[4 * p + 3]);
+		u[4 * p + 3] = _mm256_unpackhi_epi64(t[4 * p + 1], t[4 * p + 3]);
+	}
+	for (int e = 0; e < 4; e++) {
+		out[e] = _mm256_permute2x128_si256(u[e], u[e + 4], 0x20);
+		out[e + 4] = _mm256_permute2x128_si256(u[e], u[e + 4], 0x31);
+	}
+}
+
+// Transpose 8 blocks of 32 bytes (v[l] = block l) into the interleaved group layout at o.
+LGA void lga_store_group(int8_t *o, __m256i v[8]) {
+	__m256i out[8];
+	lga_transpose8(v, out);
+	for (int e = 0; e < 8; e++) _mm256_store_si256((__m256i *)(o + 32 * e), out[e]);
+}
+
+// Sum 8 vectors: lane l of the result is the sum of the lanes of v[l].
+LGA __m256 lga_hsum8(const __m256 v[8]) {
+	const __m256 a = _mm256_hadd_ps(v[0], v[1]), b = _mm256_hadd_ps(v[2], v[3]);
+	const __m256 c = _mm256_hadd_ps(v[4], v[5]), d = _mm256_hadd_ps(v[6], v[7]);
+	const __m256 ab = _mm256_hadd_ps(a, b), cd = _mm256_hadd_ps(c, d);
+	// ab: lanes 0-3 partial sums of v0..v3 (low halves), 4-7 of v0..v3 (high halves)
+	return _mm256_add_ps(_mm256_permute2f128_ps(ab, cd, 0x20), _mm256_permute2f128_ps(ab, cd, 0x31));
+}
+
+#endif
