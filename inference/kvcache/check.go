@@ -11,8 +11,9 @@ import (
 //     caller references (Alloc/Match), and 1 if cached; so every block is exactly one of
 //     free, active, or evictable;
 //   - the free list holds exactly the blocks with count 0, each once;
-//   - each sequence's table has ceil(Len/BlockSize) distinct blocks, and a partially
-//     filled last block has reference count 1;
+//   - each sequence's table has ceil(Len/BlockSize) distinct blocks, a partially
+//     filled last block has reference count 1, and its cached blocks form a path from
+//     the root (block j's node is the child of block j-1's);
 //   - each tree node sits under its chain hash, which HashBlock of its parent's hash and
 //     its BlockSize tokens reproduces; parents are cached, child counts are right, and
 //     byBlock maps each cached block to its node and nothing else;
@@ -54,6 +55,22 @@ func (p *Pool) CheckIntegrity() error {
 			}
 			seen[b] = s
 			holders[b]++
+		}
+		// Cached blocks of a sequence form a path from the root: blocks[j] cached means
+		// its node is the child of blocks[j-1]'s node (of the root for j == 0).
+		parent := &t.root
+		for j, b := range s.blocks {
+			c := (*node)(nil)
+			if b >= 0 && b < nb {
+				c = t.byBlock[b]
+			}
+			if c != nil && c.parent != parent {
+				bad("sequence %p: cached block %d at index %d is not the child of its block %d", s, b, j, j-1)
+			}
+			parent = c
+			if parent == nil {
+				parent = &node{} // nothing below an uncached block may be cached
+			}
 		}
 		if s.n%bs != 0 && len(s.blocks) > 0 {
 			if last := s.blocks[len(s.blocks)-1]; last >= 0 && last < nb && p.ref[last] != 1 {

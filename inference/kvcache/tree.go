@@ -99,11 +99,12 @@ func (t *Tree) Match(tokens []int32) (blocks []int, n int) {
 
 // Insert caches the full blocks of tokens: blocks[i] holds the K/V of positions
 // [i*BlockSize, (i+1)*BlockSize) and the caller holds a reference to each (from Alloc
-// or Match). A block whose prefix is not cached yet is added (the tree takes its own
-// reference); one whose prefix is already cached under another block is a duplicate:
-// the caller's reference to it is dropped and blocks[i] is replaced, in place, by the
-// cached block, to which the caller now holds a reference instead. A trailing partial
-// block is ignored.
+// or Match; blocks of a Seq go through InsertSeq). A block whose prefix is not cached
+// yet is added (the tree takes its own reference); one whose prefix is already cached
+// under another block is a duplicate: the caller's reference to it is dropped and
+// blocks[i] is replaced, in place, by the cached block, to which the caller now holds a
+// reference instead. A trailing partial block is ignored. The caller must keep holding
+// whole paths: free the returned blocks all together or hand them to NewSeq.
 //
 // It returns how many leading blocks of tokens are now cached along this chain
 // (len(tokens)/BlockSize unless a 64-bit hash collision stopped the walk) and how many
@@ -127,9 +128,11 @@ func (t *Tree) Insert(tokens []int32, blocks []int) (cached, added int, err erro
 }
 
 // InsertSeq caches the full blocks of s's first len(tokens) positions, whose token ids
-// are tokens (len(tokens) <= s.Len()), as Insert does; duplicates are swapped in s's
-// block table for the cached blocks, which hold the same K/V. Call it once the K/V of
-// those positions is written: after prefill, and when the sequence finishes.
+// are tokens (len(tokens) <= s.Len()), as Insert does. A duplicate is swapped for the
+// cached block, which holds the same K/V, in s's block table and in that of every
+// sequence sharing the duplicate (forks of s): so every sequence keeps holding whole
+// cached paths from the root, which is what makes eviction accounting exact. Call it
+// once the K/V of those positions is written: after prefill, and when s finishes.
 func (t *Tree) InsertSeq(tokens []int32, s *Seq) (cached, added int, err error) {
 	if s.released || s.p != t.p {
 		return 0, 0, fmt.Errorf("kvcache: insert of a sequence released or of another pool")
@@ -156,15 +159,7 @@ func (t *Tree) insert(tokens []int32, blocks []int, loose bool) (cached, added i
 			// already cached: nothing to do
 		case t.byBlock[b] != nil:
 			return cached, added, fmt.Errorf("kvcache: insert: block %d is already cached for other tokens", b)
-		case c != nil: // duplicate of a cached block: use the cached one
-			p.retain(c.block)
-			p.release(b)
-			if loose {
-				p.loose[c.block]++
-				p.loose[b]--
-			}
-			blocks[i] = c.block
-		default:
+		case c == nil:
 			c = &node{hash: h, parent: cur, tokens: slices.Clone(blk), block: b, heapIdx: -1}
 			t.nodes[h] = c
 			cur.children++
@@ -172,6 +167,20 @@ func (t *Tree) insert(tokens []int32, blocks []int, loose bool) (cached, added i
 			p.retain(b) // the tree's reference; the caller's makes it locked
 			t.byBlock[b] = c
 			added++
+		case loose: // duplicate of a cached block: the caller's references switch to it
+			p.retain(c.block)
+			p.release(b)
+			p.loose[c.block]++
+			p.loose[b]--
+			blocks[i] = c.block
+		default: // duplicate: every sequence sharing it (forks) switches, blocks too
+			for s := range p.seqs {
+				if i < len(s.blocks) && s.blocks[i] == b {
+					p.retain(c.block)
+					p.release(b)
+					s.blocks[i] = c.block
+				}
+			}
 		}
 		cached++
 		cur = c
