@@ -94,6 +94,27 @@ type Ops interface {
 	Attention(dst, q, k, v, pos Tensor, p Attention)
 }
 
+// Proj is one projection of a shared input: Dst = MatMul(W, x).
+type Proj struct{ Dst, W Tensor }
+
+// SharedMatMuler is an optional fused op: several projections of the same input (Q, K
+// and V; gate and up) computed together, so x is rounded once and the workers meet once.
+// The result equals calling MatMul for each Proj. Use MatMulShared, which falls back.
+type SharedMatMuler interface {
+	MatMulShared(x Tensor, projs []Proj)
+}
+
+// MatMulShared computes every projection of x, fused when be supports it.
+func MatMulShared(be Backend, x Tensor, projs []Proj) {
+	if f, ok := be.(SharedMatMuler); ok {
+		f.MatMulShared(x, projs)
+		return
+	}
+	for _, p := range projs {
+		be.MatMul(p.Dst, p.W, x)
+	}
+}
+
 // RoPEStyle is how rotated dims are paired.
 type RoPEStyle int
 

@@ -11,11 +11,13 @@ import (
 type AttnWeights struct {
 	Q, K, V, Out        backend.Tensor
 	QBias, KBias, VBias backend.Tensor
+	qkv                 [3]backend.Proj // reused so a decode step allocates nothing
 }
 
 // FFNWeights are one layer's SwiGLU feed-forward projections.
 type FFNWeights struct {
 	Gate, Up, Down backend.Tensor
+	gateUp         [2]backend.Proj
 }
 
 // DeclareScratch declares the activation buffers the shared layers use, by the names
@@ -65,9 +67,8 @@ func Inputs(be backend.Backend, s *Scratch, p Params, c *Cache, b Batch) (n int,
 // cache and projects back, writing [n, NEmbd] into out (which may be cur).
 func SelfAttention(be backend.Backend, s *Scratch, p Params, w *AttnWeights, kCache, vCache, cur, pos, out backend.Tensor, n int) {
 	q, k, v := s.Get("Qcur", n), s.Get("Kcur", n), s.Get("Vcur", n)
-	be.MatMul(q, w.Q, cur)
-	be.MatMul(k, w.K, cur)
-	be.MatMul(v, w.V, cur)
+	w.qkv = [3]backend.Proj{{Dst: q, W: w.Q}, {Dst: k, W: w.K}, {Dst: v, W: w.V}}
+	backend.MatMulShared(be, cur, w.qkv[:])
 	if w.QBias != nil {
 		be.Add(q, q, w.QBias)
 	}
@@ -92,8 +93,8 @@ func SelfAttention(be backend.Backend, s *Scratch, p Params, w *AttnWeights, kCa
 // FeedForward is the SwiGLU FFN: out = down(silu(gate(cur)) * up(cur)); out may be cur.
 func FeedForward(be backend.Backend, s *Scratch, w *FFNWeights, cur, out backend.Tensor, n int) {
 	gate, up := s.Get("ffn_gate", n), s.Get("ffn_up", n)
-	be.MatMul(gate, w.Gate, cur)
-	be.MatMul(up, w.Up, cur)
+	w.gateUp = [2]backend.Proj{{Dst: gate, W: w.Gate}, {Dst: up, W: w.Up}}
+	backend.MatMulShared(be, cur, w.gateUp[:])
 	be.SwiGLU(gate, gate, up)
 	be.MatMul(out, w.Down, gate)
 }
@@ -103,7 +104,7 @@ func FeedForward(be backend.Backend, s *Scratch, w *FFNWeights, cur, out backend
 func Output(be backend.Backend, s *Scratch, p Params, x, norm, output backend.Tensor, n int, all bool) backend.Tensor {
 	rows := n
 	if !all {
-		x, rows = be.View(x, n-1, 1), 1
+		x, rows = s.Last("inpL", n), 1
 	}
 	cur := s.Get("result_norm", rows)
 	be.RMSNorm(cur, x, norm, p.RMSEps)

@@ -104,10 +104,16 @@ func (l *Loader) F32(name string, vals []float32) backend.Tensor {
 // Scratch holds a model's activation buffers: each is allocated once with room for the
 // largest batch seen and used through row views, so a decode step allocates nothing.
 type Scratch struct {
-	be   backend.Backend
-	defs map[string]bufDef
-	bufs map[string]backend.Tensor
-	cap  int
+	be    backend.Backend
+	defs  map[string]bufDef
+	bufs  map[string]backend.Tensor
+	views map[viewKey]backend.Tensor // views already made, so a decode step allocates none
+	cap   int
+}
+
+type viewKey struct {
+	name    string
+	row0, n int
 }
 
 type bufDef struct {
@@ -117,7 +123,7 @@ type bufDef struct {
 
 // NewScratch returns an empty scratch space on be.
 func NewScratch(be backend.Backend) *Scratch {
-	return &Scratch{be: be, defs: map[string]bufDef{}, bufs: map[string]backend.Tensor{}}
+	return &Scratch{be: be, defs: map[string]bufDef{}, bufs: map[string]backend.Tensor{}, views: map[viewKey]backend.Tensor{}}
 }
 
 // Declare names a buffer of rows of cols elements of typ.
@@ -145,15 +151,32 @@ func (s *Scratch) Reserve(n int) error {
 
 // Get is the first n rows of a declared buffer; Reserve(n) must have succeeded.
 func (s *Scratch) Get(name string, n int) backend.Tensor {
-	t, ok := s.bufs[name]
-	if !ok || n > s.cap {
-		panic(fmt.Sprintf("model: scratch buffer %q of %d rows not reserved", name, n))
+	return s.view(name, 0, n)
+}
+
+// Last is row n-1 of a declared buffer.
+func (s *Scratch) Last(name string, n int) backend.Tensor { return s.view(name, n-1, 1) }
+
+func (s *Scratch) view(name string, row0, n int) backend.Tensor {
+	key := viewKey{name, row0, n}
+	if v, ok := s.views[key]; ok {
+		return v
 	}
-	return s.be.View(t, 0, n)
+	t, ok := s.bufs[name]
+	if !ok || row0+n > s.cap {
+		panic(fmt.Sprintf("model: scratch buffer %q rows [%d,%d) not reserved", name, row0, row0+n))
+	}
+	if len(s.views) > 4096 {
+		clear(s.views) // prefill shapes vary; keep the map small
+	}
+	v := s.be.View(t, row0, n)
+	s.views[key] = v
+	return v
 }
 
 // Free releases all buffers.
 func (s *Scratch) Free() {
+	clear(s.views)
 	for name, t := range s.bufs {
 		s.be.Free(t)
 		delete(s.bufs, name)

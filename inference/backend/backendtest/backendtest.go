@@ -167,6 +167,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		run("MatMul/"+typ.String(), func(p *pair) { testMatMul(p, typ) })
 		run("GetRows/"+typ.String(), func(p *pair) { testGetRows(p, typ) })
 	}
+	run("MatMulShared", testMatMulShared)
 	run("RowOps", testRowOps)
 	run("RoPE", testRoPE)
 	run("SetRows", testSetRows)
@@ -196,6 +197,35 @@ func testMatMul(p *pair, typ quant.Type) {
 				p.be.MatMul(o.beT, wb, xb)
 				// Terms w*x are ~0.05 each; their sum has magnitude ~0.05*sqrt(k).
 				p.checkScaled(fmt.Sprintf("MatMul %v k=%d m=%d nx=%d", typ, k, m, nx), o, 2e-5, 0.05*math.Sqrt(float64(k)))
+			}
+		}
+	}
+}
+
+// testMatMulShared: fused projections equal one MatMul each, with equal and with mixed
+// dot partners.
+func testMatMulShared(p *pair) {
+	k := 512
+	for _, types := range [][]quant.Type{
+		{quant.Q4_K, quant.Q6_K, quant.Q4_K},
+		{quant.Q8_0, quant.Q4_K},
+		{quant.F16},
+	} {
+		for _, nx := range []int{1, 5} {
+			xr, xb := p.input(p.randn(nx*k, 1), nx, k)
+			var projB []backend.Proj
+			var outs []*out
+			for i, typ := range types {
+				m := 24 + 8*i
+				wr, wb := p.weight(typ, m, k, p.randn(m*k, 0.05))
+				o := p.output(nx, m)
+				outs = append(outs, o)
+				p.ref.MatMul(o.refT, wr, xr)
+				projB = append(projB, backend.Proj{Dst: o.beT, W: wb})
+			}
+			backend.MatMulShared(p.be, xb, projB)
+			for i, o := range outs {
+				p.checkScaled(fmt.Sprintf("MatMulShared %v nx=%d proj %d", types, nx, i), o, 2e-5, 0.05*math.Sqrt(float64(k)))
 			}
 		}
 	}

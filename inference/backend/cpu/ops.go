@@ -33,8 +33,9 @@ type task struct {
 	rope     backend.RoPE
 	factors  []float32
 	attn     backend.Attention
-	n, align int // work items and the granularity they are split at
-	nw       int // workers sharing them
+	n, align int            // work items and the granularity they are split at
+	nw       int            // workers sharing them
+	projs    []backend.Proj // MatMul: the projections of the shared input
 }
 
 // parallelMin is the least work (in elements touched) worth waking the workers for.
@@ -83,13 +84,44 @@ func (b *Backend) set(kind opKind, d, a, bb *tensor, n, align int) {
 // MatMul implements backend.Ops: x is quantized to w's dot partner once, then the
 // weight rows are split among the workers.
 func (b *Backend) MatMul(dst, w, x backend.Tensor) {
-	d, wt, xt := want(dst, quant.F32), get(w), want(x, quant.F32)
+	b.one[0] = backend.Proj{Dst: dst, W: w}
+	b.MatMulShared(x, b.one[:])
+}
+
+// checkProj validates one projection of xt and returns its weights and dot partner. dst
+// may alias x: x is quantized into b.xq before any output is written.
+func checkProj(xt *tensor, p backend.Proj) (*tensor, *tensor, quant.Type) {
+	d, wt := want(p.Dst, quant.F32), get(p.W)
 	if xt.cols != wt.cols || d.rows != xt.rows || d.cols != wt.rows || wt.raw == nil {
 		panic(fmt.Sprintf("cpu: MatMul: w %dx%d, x %dx%d, dst %dx%d", wt.rows, wt.cols, xt.rows, xt.cols, d.rows, d.cols))
 	}
 	vdt, ok := wt.typ.VecDotType()
 	if !ok {
 		panic(fmt.Sprintf("cpu: MatMul with %v weights", wt.typ))
+	}
+	return d, wt, vdt
+}
+
+// MatMulShared implements backend.SharedMatMuler: x is quantized once per dot partner,
+// then all projections' weight rows are split among the workers in one pass.
+func (b *Backend) MatMulShared(x backend.Tensor, projs []backend.Proj) {
+	xt := want(x, quant.F32)
+	if len(projs) == 0 {
+		return
+	}
+	_, _, vdt := checkProj(xt, projs[0])
+	total := 0
+	for _, p := range projs {
+		_, wt, v := checkProj(xt, p)
+		if v != vdt {
+			// Mixed dot partners (e.g. Q4_K with Q6_K is fine, Q8_0 with Q4_K is not):
+			// one pass per projection.
+			for i := range projs {
+				b.MatMulShared(x, projs[i:i+1])
+			}
+			return
+		}
+		total += wt.rows
 	}
 	k, nx := xt.cols, xt.rows
 	xrb, _ := quant.RowBytes(vdt, uint64(k))
@@ -99,9 +131,9 @@ func (b *Backend) MatMul(dst, w, x backend.Tensor) {
 	b.set(opQuantize, nil, xt, nil, nx, 1)
 	b.t.vdt, b.t.xrb = int(vdt), int(xrb)
 	b.do(nx * k)
-	b.set(opGemm, d, wt, nil, wt.rows, 8)
-	b.t.vdt, b.t.xrb = int(vdt), int(xrb)
-	b.do(wt.rows * k * max(nx, 4))
+	b.set(opGemm, nil, nil, nil, total, 8)
+	b.t.vdt, b.t.xrb, b.t.projs = int(vdt), int(xrb), projs
+	b.do(total * k * max(nx, 4))
 }
 
 func (b *Backend) quantize(lo, hi int) {
@@ -117,9 +149,20 @@ func (b *Backend) quantize(lo, hi int) {
 	}
 }
 
+// gemm computes rows [lo, hi) of the projections laid end to end.
 func (b *Backend) gemm(lo, hi int) {
+	off := 0
+	for _, p := range b.t.projs {
+		w := p.W.(*tensor)
+		if a, z := max(lo, off), min(hi, off+w.rows); a < z {
+			b.gemm1(p.Dst.(*tensor), w, a-off, z-off)
+		}
+		off += w.rows
+	}
+}
+
+func (b *Backend) gemm1(d, w *tensor, lo, hi int) {
 	t := &b.t
-	w, d := t.a, t.d
 	nx, k := d.rows, w.cols
 	if b.k.Gemm(int(w.typ), w.raw, w.rowBytes, b.xq, t.xrb, nx, k, lo, hi, d.f32, d.cols) {
 		return
