@@ -7,7 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"time"
 
 	"ember/app"
@@ -33,6 +35,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	reps := fs.Int("r", 3, "repetitions (the median is reported)")
 	be := fs.String("backend", "auto", "compute backend: auto, cpu or ref")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
+	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the measurement to this file")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
@@ -51,6 +54,17 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if c, ok := m.Backend.(*cpu.Backend); ok {
 		out.ISA, out.Threads = c.ISA(), c.Threads()
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	out.BenchResult, err = app.Bench(ctx, m, app.BenchOptions{PP: *pp, TG: *tg, Reps: *reps})
 	if err != nil {
