@@ -19,10 +19,24 @@
 // block is ever written, and that block always has reference count 1 (Fork and Truncate
 // copy it first when it would be shared, and report the copy for the engine to do).
 //
-// Holders of cached blocks hold whole paths from the root (a Seq's table starts with the
-// matched path; Match returns a path): a block is never held without its parent. Under
-// that contract every evictable block can be evicted, leaf first, and an allocation that
-// fails with ErrOutOfBlocks changes nothing at all.
+// Holders of cached blocks hold whole paths from the root: a cached block is never held
+// without its parent. Sequences keep this by construction (a table starts with the
+// matched path, and InsertSeq swaps a duplicate in every fork sharing it); a caller
+// holding raw references from Match or Insert frees them together. Under that contract
+// every evictable block can be evicted, leaf first, and an operation that fails with
+// ErrOutOfBlocks changes nothing at all.
+//
+// # Use by the engine
+//
+//	blocks, n := tree.Match(prompt[:len(prompt)-1]) // keep one position to compute
+//	seq, _ := pool.NewSeq(blocks)                   // seq.Len() == n
+//	err := seq.Append(len(prompt) - n)              // ErrOutOfBlocks: wait or preempt
+//	// forward: write K/V of positions n.. at seq.Slot(pos); attention reads seq.Blocks()
+//	tree.InsertSeq(prompt, seq)                     // after prefill; again when finished
+//	seq.Release()                                   // its cached blocks become evictable
+//
+// Fork (parallel sampling) and Truncate (rejected speculative tokens, edited turns)
+// return the block copies the engine must perform before it writes.
 //
 // # Concurrency
 //

@@ -163,8 +163,8 @@ func (t *Tree) insert(tokens []int32, blocks []int, loose bool) (cached, added i
 			c = &node{hash: h, parent: cur, tokens: slices.Clone(blk), block: b, heapIdx: -1}
 			t.nodes[h] = c
 			cur.children++
-			t.update(cur)
-			p.retain(b) // the tree's reference; the caller's makes it locked
+			t.update(cur) // a no-op while the caller holds cur's block, as it does
+			p.retain(b)   // the tree's reference; the caller's makes it locked
 			t.byBlock[b] = c
 			added++
 		case loose: // duplicate of a cached block: the caller's references switch to it
