@@ -45,6 +45,19 @@ type Request struct {
 	Sampling  sample.Params
 	// IgnoreEOS keeps generating past end-of-generation tokens (benchmarks).
 	IgnoreEOS bool
+	// Stop ends generation at the first of these strings; the stream never shows any
+	// part of one.
+	Stop []string
+	// Logprobs asks for each generated token's log-probability, with the TopLogprobs
+	// most likely alternatives (0..20).
+	Logprobs    bool
+	TopLogprobs int
+}
+
+// Logprob is one generated token's log-probability and its most likely alternatives.
+type Logprob struct {
+	sample.TokenLogprob
+	Top []sample.TokenLogprob
 }
 
 // Finish reasons.
@@ -67,12 +80,14 @@ type Usage struct {
 
 // Event is one step of a stream. The last event has Done set.
 type Event struct {
-	Text   string // newly decoded text (complete UTF-8 only)
-	Token  int32  // the sampled token, -1 on the final event
-	Done   bool
-	Finish string
-	Err    error
-	Usage  Usage
+	Text  string // newly decoded text (complete UTF-8 only)
+	Token int32  // the sampled token, -1 on the final event
+	// Logprob is the sampled token's, when the request asked for them.
+	Logprob *Logprob
+	Done    bool
+	Finish  string
+	Err     error
+	Usage   Usage
 }
 
 // Engine generates text with one model.
@@ -134,6 +149,9 @@ func (e *Engine) Generate(ctx context.Context, req Request) (<-chan Event, error
 	}
 	if len(toks) >= e.opt.ContextSize {
 		return nil, fmt.Errorf("%w: %d tokens, context %d", ErrContextTooLong, len(toks), e.opt.ContextSize)
+	}
+	if req.TopLogprobs < 0 || req.TopLogprobs > 20 {
+		return nil, fmt.Errorf("engine: top logprobs %d is outside 0..20", req.TopLogprobs)
 	}
 	nv := int32(e.m.Params().NVocab)
 	for _, t := range toks {

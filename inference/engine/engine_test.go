@@ -200,3 +200,42 @@ func TestSeedReproducible(t *testing.T) {
 		t.Errorf("seeds 7 and 8 gave the same 30 tokens: %v", a)
 	}
 }
+
+func TestStopAndLogprobs(t *testing.T) {
+	e := newStories(t, 256)
+	ctx := context.Background()
+	ch, err := e.Generate(ctx, Request{Tokens: []int32{1}, MaxTokens: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, full, _ := collect(t, ch)
+	// Stop at " park": the text ends right before it, with finish "stop".
+	ch, err = e.Generate(ctx, Request{Tokens: []int32{1}, MaxTokens: 200, Stop: []string{" park"}, Logprobs: true, TopLogprobs: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sb strings.Builder
+	var last Event
+	n := 0
+	for ev := range ch {
+		sb.WriteString(ev.Text)
+		last = ev
+		if ev.Done {
+			continue
+		}
+		n++
+		if ev.Logprob == nil || len(ev.Logprob.Top) != 3 || ev.Logprob.Logprob > 0 || ev.Logprob.Top[0].ID != ev.Token {
+			t.Fatalf("token %d: logprob %+v (greedy: the top alternative is the token)", ev.Token, ev.Logprob)
+		}
+	}
+	i := strings.Index(full, " park")
+	if i < 0 {
+		t.Fatalf("reference text has no %q: %q", " park", full)
+	}
+	if sb.String() != full[:i] || last.Finish != FinishStop {
+		t.Errorf("stopped text %q (finish %s), want %q", sb.String(), last.Finish, full[:i])
+	}
+	if _, err := e.Generate(ctx, Request{Tokens: []int32{1}, TopLogprobs: 21}); err == nil {
+		t.Error("top logprobs 21 was accepted")
+	}
+}

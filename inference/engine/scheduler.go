@@ -17,6 +17,7 @@ type scheduler struct {
 	cache  *model.Cache
 	cached []int32 // tokens whose K and V are in cache rows 0..len-1
 	logits []float32
+	raw    []float32 // the logits before penalties, kept when logprobs are asked for
 }
 
 func (s *scheduler) loop(reqs <-chan *job, quit <-chan struct{}) {
@@ -100,10 +101,24 @@ func (s *scheduler) run(j *job) {
 	}
 	u.PromptTime = time.Since(j.start)
 	smp := sample.New(j.req.Sampling)
+	for _, t := range j.tokens[max(0, len(j.tokens)-64):] {
+		smp.Accept(t)
+	}
 	dec := s.tok.NewDecoder()
+	dec.Add(j.tokens[len(j.tokens)-1]) // context: after BOS the first piece's space is dropped
+	dec.Flush()
+	stop := &stopper{stops: j.req.Stop}
 	var first time.Time
 	for {
+		if j.req.Logprobs {
+			s.raw = append(s.raw[:0], s.logits...) // Sample penalizes s.logits in place
+		}
 		id := smp.Sample(s.logits)
+		var lp *Logprob
+		if j.req.Logprobs {
+			lp = &Logprob{}
+			lp.TokenLogprob, lp.Top = sample.Logprobs(s.raw, id, j.req.TopLogprobs)
+		}
 		if u.CompletionTokens == 0 {
 			first = time.Now()
 			u.TTFT = first.Sub(j.start)
@@ -111,16 +126,22 @@ func (s *scheduler) run(j *job) {
 		u.CompletionTokens++
 		u.GenTime = time.Since(first)
 		if !j.req.IgnoreEOS && s.tok.IsEOG(id) {
-			finish(j, Event{Text: dec.Flush(), Finish: FinishStop, Usage: u})
+			finish(j, Event{Text: stop.flush() + dec.Flush(), Finish: FinishStop, Usage: u})
 			return
 		}
-		if !send(j, Event{Text: dec.Add(id), Token: id, Usage: u}) {
+		text, hit := stop.push(dec.Add(id))
+		if hit {
+			finish(j, Event{Text: text, Finish: FinishStop, Usage: u, Logprob: lp})
+			return
+		}
+		if !send(j, Event{Text: text, Token: id, Usage: u, Logprob: lp}) {
 			finish(j, Event{Finish: FinishCancelled, Err: j.ctx.Err(), Usage: u})
 			return
 		}
 		pos := len(s.cached)
 		if (j.req.MaxTokens > 0 && u.CompletionTokens >= j.req.MaxTokens) || pos >= s.cache.Size {
-			finish(j, Event{Text: dec.Flush(), Finish: FinishLength, Usage: u})
+			tail, _ := stop.push(dec.Flush())
+			finish(j, Event{Text: tail + stop.flush(), Finish: FinishLength, Usage: u})
 			return
 		}
 		if err := s.prefill(j.ctx, []int32{id}, pos); err != nil {

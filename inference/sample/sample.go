@@ -15,6 +15,7 @@ type Params struct {
 	TopP        float32 // keep the smallest set whose probability reaches TopP; 0 or 1 keeps all
 	MinP        float32 // drop tokens less likely than MinP times the most likely; 0 keeps all
 	Seed        uint64  // the same seed, logits and params give the same tokens
+	Penalties   Penalties
 }
 
 // Sampler draws tokens; it keeps its random state between calls and is not safe for
@@ -23,6 +24,7 @@ type Sampler struct {
 	p    Params
 	rng  *rand.Rand
 	cand []candidate
+	hist history
 }
 
 type candidate struct {
@@ -49,8 +51,28 @@ func Greedy(logits []float32) int32 {
 	return int32(best)
 }
 
-// Sample draws one token id from logits.
+// Accept records a token of the sequence (prompt or generated) for the penalties.
+func (s *Sampler) Accept(id int32) {
+	if s.p.Penalties.active() {
+		lastN := s.p.Penalties.LastN
+		if lastN == 0 {
+			lastN = 64
+		}
+		s.hist.add(id, lastN)
+	}
+}
+
+// Sample draws one token id from logits, which it may modify (penalties), and accepts it.
 func (s *Sampler) Sample(logits []float32) int32 {
+	if s.p.Penalties.active() {
+		s.hist.apply(logits, s.p.Penalties)
+	}
+	id := s.draw(logits)
+	s.Accept(id)
+	return id
+}
+
+func (s *Sampler) draw(logits []float32) int32 {
 	if s.p.Temperature <= 0 || len(logits) == 0 {
 		return Greedy(logits)
 	}
