@@ -44,7 +44,9 @@ func (p *Progress) Begin(i int, name, from, to string, size int64) {
 	p.i, p.name, p.from, p.to, p.size = i, name, from, to, size
 	p.t0 = time.Now()
 	p.lastDraw = time.Time{}
-	p.draw(0)
+	if p.terminal {
+		p.draw(0)
+	}
 }
 
 // Update reports that done of the tensor's input bytes are processed. On a terminal it

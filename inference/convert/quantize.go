@@ -105,6 +105,7 @@ func QuantizeFile(ctx context.Context, inPath, outPath string, opt Options) (Res
 	}
 	prog := NewProgress(opt.Log, opt.Terminal, len(order))
 	c := converter{threads: opt.Threads, prog: prog}
+	warned := map[quant.Type]bool{}
 	for k, i := range order {
 		ti := &f.Tensors[i]
 		data := f.TensorData(ti)
@@ -113,8 +114,9 @@ func QuantizeFile(ctx context.Context, inPath, outPath string, opt Options) (Res
 		}
 		to := out[k].Type
 		prog.Begin(k, ti.Name, ti.Type.String(), to.String(), int64(len(data)))
-		if to != ti.Type && isQuantized(ti.Type) {
-			prog.Warn("tensor %s is %v: dequantizing it to requantize as %v adds rounding error", ti.Name, ti.Type, to)
+		if to != ti.Type && isQuantized(ti.Type) && !warned[ti.Type] {
+			warned[ti.Type] = true
+			prog.Warn("tensor %s and any others in %v are dequantized to be requantized: the rounding errors add up", ti.Name, ti.Type)
 		}
 		n, err := c.tensor(ctx, sw, ti, data, to)
 		if err != nil {

@@ -37,7 +37,7 @@ import (
 //	BF16  raw bf16                       |w| in [2^-7, 2^-5)
 //	Q4_1  d*q + m, m = -8d               d in [2^-8, 2^-7)
 //	Q5_1  d*q + m, m = -16d              d in [2^-9, 2^-8)
-//	Q5_K  d*sc*q - dmin*m                d in [2^-15, 2^-14), dmin [2^-11, 2^-10)
+//	Q5_K  d*sc*q - dmin*m, sc,m 0..31    d in [2^-14, 2^-13), dmin [2^-10, 2^-9)
 //	Q3_K  d*sc*q, sc -32..31, q -4..3    d in [2^-12, 2^-11)
 //	Q2_K  d*sc*q - dmin*m, sc,m 0..15    d in [2^-9, 2^-8), dmin [2^-9, 2^-8)
 //
@@ -52,8 +52,8 @@ const chunkBytes = 32 << 20
 type filler struct {
 	seed                                     []byte
 	f16, q8d, q40d, q50d, q4kd, q4kdmin, q6d []byte // fp16 high-byte tables
-	q41d, q51d, q5kd, q3kd, q2kd             []byte
-	q6sc, f32hi                              []byte
+	q41d, q51d, q5kd, q5kdmin, q3kd, q2kd    []byte
+	q6sc, f32hi, clear6                      []byte
 }
 
 // hiTable maps a random byte to the high byte of an fp16 (s eeeee mm) whose exponent
@@ -96,7 +96,8 @@ func newFiller(seed string, gain int) (*filler, error) {
 		q6d:     hiTable(ef(-14, 1), false),
 		q41d:    hiTable(ef(-8, 1), false),
 		q51d:    hiTable(ef(-9, 1), false),
-		q5kd:    hiTable(ef(-15, 1), false),
+		q5kd:    hiTable(ef(-14, 1), false),
+		q5kdmin: hiTable(ef(-10, 1), false),
 		q3kd:    hiTable(ef(-12, 1), false),
 		q2kd:    hiTable(ef(-9, 1), false),
 	}
@@ -105,6 +106,7 @@ func newFiller(seed string, gain int) (*filler, error) {
 	}
 	fl.q6sc = make([]byte, 256)
 	fl.f32hi = make([]byte, 256)
+	fl.clear6 = make([]byte, 256)
 	// fp32 (and bf16) high byte = s eeeeeee: the top 7 exponent bits; the exponent's
 	// last bit stays random. Biased exponents 120/121: |w| in [2^-7, 2^-5).
 	e32 := 120 + gain
@@ -114,6 +116,7 @@ func newFiller(seed string, gain int) (*filler, error) {
 	for x := range 256 {
 		fl.q6sc[x] = byte(int8(x&31 - 16))
 		fl.f32hi[x] = byte(x&0x80 | (e32>>1)&0x7f)
+		fl.clear6[x] = byte(x & 0x5f) // bits 5 and 7: the top bits of K-quant 6-bit scales
 	}
 	return fl, nil
 }
@@ -168,7 +171,10 @@ func (fl *filler) blocks(t quant.Type, counter uint64, buf []byte) {
 		translate(buf, 3, 144, fl.q4kdmin)
 	case quant.Q5_K: // d dmin scales[12] qh[32] qs[128]
 		translate(buf, 1, 176, fl.q5kd)
-		translate(buf, 3, 176, fl.q4kdmin)
+		translate(buf, 3, 176, fl.q5kdmin)
+		for k := 4; k < 12; k++ { // the 6-bit scales and mins' top bits: 0..31
+			translate(buf, k, 176, fl.clear6)
+		}
 	case quant.Q6_K: // ql[128] qh[64] scales[16] (int8) d
 		for k := range 16 {
 			translate(buf, 192+k, 210, fl.q6sc)
