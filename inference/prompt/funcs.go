@@ -83,15 +83,18 @@ func sizedFilter(f exec.FilterFunction, fits func(in *exec.Value, va *exec.VarAr
 	}
 }
 
-// smallInts reports whether every integer argument is within ±maxWidth.
+// smallInts reports whether every numeric argument is within ±maxWidth.
 func smallInts(va *exec.VarArgs) bool {
+	small := func(a *exec.Value) bool {
+		return !(a.IsInteger() || a.IsFloat()) || math.Abs(a.Float()) <= maxWidth
+	}
 	for _, a := range va.Args {
-		if a.IsInteger() && (a.Integer() > maxWidth || a.Integer() < -maxWidth) {
+		if !small(a) {
 			return false
 		}
 	}
 	for _, a := range va.KwArgs {
-		if a.IsInteger() && (a.Integer() > maxWidth || a.Integer() < -maxWidth) {
+		if !small(a) {
 			return false
 		}
 	}
@@ -151,9 +154,10 @@ func sandboxMethods() exec.Methods {
 func sizedMethod(m exec.Method[string], fits func(s string, va *exec.VarArgs, max int) bool) exec.Method[string] {
 	return func(s string, self *exec.Value, va *exec.VarArgs) (any, error) {
 		// Methods get no evaluator, so the guard is out of reach: the size limit here is
-		// the default one, the largest a render can have unless Options raise it.
+		// the default one, and the render is abandoned by a panic that Render recovers
+		// (gonja rewrites a method's error into text that no longer wraps ErrLimit).
 		if !smallInts(va) || (fits != nil && !fits(s, va, DefaultMaxOutput)) {
-			return nil, fmt.Errorf("prompt: string method result would be too big: %w", ErrLimit)
+			panic(abort{fmt.Errorf("prompt: string method result would be bigger than %d bytes: %w", DefaultMaxOutput, ErrLimit)})
 		}
 		return m(s, self, va)
 	}
@@ -166,7 +170,9 @@ func sandboxGlobals() *exec.Context {
 		"raise_exception": raiseException,
 		"strftime_now":    strftimeNow,
 		chkFunc:           guardChk,
+		outFunc:           guardOut,
 		mulFunc:           guardMul,
+		powFunc:           guardPow,
 	})
 	for _, name := range []string{"namespace", "dict", "cycler", "joiner"} {
 		if f, ok := builtins.GlobalFunctions.Get(name); ok {

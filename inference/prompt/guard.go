@@ -2,7 +2,9 @@ package prompt
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"runtime/metrics"
 	"strings"
@@ -19,7 +21,9 @@ const (
 	internalPrefix = "__ember"
 	guardKey       = "__ember_guard" // the render's *guard, in the root context
 	chkFunc        = "__ember_chk"   // __ember_chk(v): checks v's size, returns v
+	outFunc        = "__ember_out"   // __ember_out(v): __ember_chk(v) that counts v as printed
 	mulFunc        = "__ember_mul"   // __ember_mul(a, b): a * b with a size check first
+	powFunc        = "__ember_pow"   // __ember_pow(a, b): a ** b, integer when both are
 )
 
 // guard holds one render's limits and counters. A render runs on one goroutine, so no
@@ -33,6 +37,9 @@ type guard struct {
 
 	now          time.Time // strftime_now's clock; zero: time.Now()
 	steps, depth int
+	checks       int              // calls of check, to space out meter readings
+	unmetered    int              // bytes of values checked since the meter was last read
+	printed      int              // bytes of expressions printed, into the output or a macro's buffer
 	alloc0       uint64           // heap bytes allocated by the process when the render began
 	sample       []metrics.Sample // /gc/heap/allocs:bytes
 	err          error            // the first limit broken or exception raised; sticky
@@ -94,11 +101,21 @@ func (g *guard) check() error {
 		}
 		return g.fail(fmt.Errorf("prompt: render stopped: %w", err))
 	}
+	// Reading the meter can cost tens of microseconds when other goroutines allocate
+	// (it waits for a consistent view of every P's counters), so it is read every
+	// meterEvery checks, or sooner once the values checked since add up to a MiB.
+	if g.checks++; g.checks%meterEvery != 0 && g.unmetered < 1<<20 {
+		return nil
+	}
+	g.unmetered = 0
 	if a := g.allocated() - g.alloc0; a > g.maxAlloc {
 		return g.limit("render allocated %d bytes, more than %d", a, g.maxAlloc)
 	}
 	return nil
 }
+
+// meterEvery is how many checks pass between readings of the allocation meter.
+const meterEvery = 64
 
 // tick counts one step (a loop iteration).
 func (g *guard) tick() error {
@@ -122,21 +139,30 @@ func (g *guard) exit() { g.depth-- }
 
 // checkValue fails when v is bigger than maxOutput or nested deeper than maxNesting.
 func (g *guard) checkValue(v any) error {
-	if _, err := measure(reflect.ValueOf(v), g.maxOutput, 0); err != nil {
+	n, err := measure(reflect.ValueOf(v), g.maxOutput, 0)
+	if err == errTooBig {
+		return g.limit("value bigger than %d bytes", g.maxOutput)
+	}
+	if err != nil {
 		return g.fail(fmt.Errorf("prompt: %w: %w", err, ErrLimit))
 	}
+	g.unmetered += n
 	return g.check()
 }
 
-// measure returns an estimate of v's size in bytes (string bytes plus 8 per element or
-// scalar), failing as soon as it passes budget or the nesting passes maxNesting.
+// valueCost is what measure charges for each value besides its string bytes: about what
+// the engine spends on one (an interface, a reflect.Value, a boxed *exec.Value).
+const valueCost = 32
+
+// measure returns an estimate of v's size in bytes (string bytes plus valueCost per
+// value), failing as soon as it passes budget or the nesting passes maxNesting.
 func measure(v reflect.Value, budget, depth int) (int, error) {
 	if depth > maxNesting {
-		return 0, fmt.Errorf("value nested deeper than %d", maxNesting)
+		return 0, errTooDeep
 	}
 	for v.IsValid() && (v.Kind() == reflect.Interface || v.Kind() == reflect.Pointer) {
 		if v.IsNil() {
-			return 8, nil
+			return valueCost, nil
 		}
 		if ev, ok := v.Interface().(*exec.Value); ok {
 			v = ev.Val
@@ -145,14 +171,14 @@ func measure(v reflect.Value, budget, depth int) (int, error) {
 		v = v.Elem()
 	}
 	if !v.IsValid() {
-		return 8, nil
+		return valueCost, nil
 	}
-	n := 8
+	n := valueCost
 	add := func(x reflect.Value) error {
 		m, err := measure(x, budget-n, depth+1)
 		n += m
 		if err == nil && n > budget {
-			err = fmt.Errorf("value bigger than %d bytes", budget)
+			err = errTooBig
 		}
 		return err
 	}
@@ -189,10 +215,15 @@ func measure(v reflect.Value, budget, depth int) (int, error) {
 		}
 	}
 	if n > budget {
-		return n, fmt.Errorf("value bigger than %d bytes", budget)
+		return n, errTooBig
 	}
 	return n, nil
 }
+
+var (
+	errTooBig  = errors.New("value too big")
+	errTooDeep = fmt.Errorf("value nested deeper than %d", maxNesting)
+)
 
 // guardFrom finds the render's guard from any context of the render (macros inherit it).
 func guardFrom(ctx *exec.Context) *guard {
@@ -218,6 +249,7 @@ func (w *limitWriter) Write(p []byte) (int, error) {
 	if w.b.Len()+len(p) > w.g.maxOutput {
 		return 0, w.g.limit("output bigger than %d bytes", w.g.maxOutput)
 	}
+	w.g.unmetered += len(p)
 	if err := w.g.check(); err != nil {
 		return 0, err
 	}
@@ -277,6 +309,26 @@ func guardChk(e *exec.Evaluator, va *exec.VarArgs) *exec.Value {
 	return va.Args[0]
 }
 
+// maxPrinted bounds the bytes printed into all buffers (the output, macro results, block
+// sets), as a multiple of maxOutput: a macro's result is printed again by its caller.
+const maxPrinted = 8
+
+// guardOut implements __ember_out.
+func guardOut(e *exec.Evaluator, va *exec.VarArgs) *exec.Value {
+	v := guardChk(e, va)
+	if v.IsError() {
+		return v
+	}
+	g := guardFrom(e.Environment.Context)
+	if s, ok := v.Interface().(string); ok {
+		g.printed += len(s)
+	}
+	if g.printed > maxPrinted*g.maxOutput {
+		return exec.AsValue(g.limit("printed more than %d bytes", maxPrinted*g.maxOutput))
+	}
+	return v
+}
+
 // guardMul implements __ember_mul: Python's *, with repetition sized before it allocates.
 func guardMul(e *exec.Evaluator, va *exec.VarArgs) *exec.Value {
 	g := guardFrom(e.Environment.Context)
@@ -295,11 +347,8 @@ func guardMul(e *exec.Evaluator, va *exec.VarArgs) *exec.Value {
 	case (a.IsString() || a.IsList()) && b.IsInteger():
 		count := max(b.Integer(), 0)
 		size, err := measure(reflect.ValueOf(a.Interface()), g.maxOutput, 0)
-		if err == nil && count > 0 && (size > g.maxOutput/count || a.Len() > maxRange/count) {
-			err = fmt.Errorf("repetition bigger than %d bytes", g.maxOutput)
-		}
-		if err != nil {
-			return exec.AsValue(g.fail(fmt.Errorf("prompt: %w: %w", err, ErrLimit)))
+		if err != nil || count > 0 && (size > g.maxOutput/count || a.Len() > maxRange/count) {
+			return exec.AsValue(g.limit("repetition bigger than %d bytes", g.maxOutput))
 		}
 		if a.IsString() {
 			out = exec.AsValue(strings.Repeat(a.String(), count))
@@ -323,4 +372,47 @@ func guardMul(e *exec.Evaluator, va *exec.VarArgs) *exec.Value {
 		return exec.AsValue(err)
 	}
 	return out
+}
+
+// guardPow implements __ember_pow: Python's **, which stays an integer for integers (gonja
+// makes every power a float, so 'a' * 10**12 would slip past the repetition check).
+func guardPow(e *exec.Evaluator, va *exec.VarArgs) *exec.Value {
+	g := guardFrom(e.Environment.Context)
+	if g == nil {
+		return exec.AsValue(errNoGuard)
+	}
+	if len(va.Args) != 2 {
+		return exec.AsValue(fmt.Errorf("%s takes two arguments", powFunc))
+	}
+	a, b := va.Args[0], va.Args[1]
+	if !a.IsInteger() || !b.IsInteger() || b.Integer() < 0 {
+		return exec.AsValue(math.Pow(a.Float(), b.Float()))
+	}
+	r, ok := intPow(int64(a.Integer()), int64(b.Integer()))
+	if !ok {
+		return exec.AsValue(g.limit("%d ** %d does not fit in 64 bits", a.Integer(), b.Integer()))
+	}
+	return exec.AsValue(int(r))
+}
+
+// intPow is base**exp for exp >= 0, and whether it fits in an int64.
+func intPow(base, exp int64) (int64, bool) {
+	r := int64(1)
+	for ; exp > 0; exp-- {
+		if base != 0 && (r > math.MaxInt64/abs(base) || r < -math.MaxInt64/abs(base)) {
+			return 0, false
+		}
+		r *= base
+		if r == 0 || r == 1 && base == 1 {
+			return r, true
+		}
+	}
+	return r, true
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
 }

@@ -31,7 +31,7 @@ func filterToJSON(e *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Val
 		case v.IsString() && len(v.String()) <= maxJSONIndent:
 			j.indent = v.String()
 		default:
-			return exec.AsValue(fmt.Errorf("tojson: indent must be an integer from 0 to %d or a short string", maxJSONIndent))
+			return exec.AsValue(g.limit("tojson indent must be an integer from 0 to %d or a short string", maxJSONIndent))
 		}
 		j.indented, j.itemSep = true, ","
 	}

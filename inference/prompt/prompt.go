@@ -72,12 +72,13 @@ type Options struct {
 	Timeout   time.Duration // 0: DefaultTimeout; the context's deadline applies too
 }
 
-// Default limits: far above what real chat templates need (a long conversation renders in
-// well under a millisecond with a few thousand steps), low enough that a hostile template
-// fails fast.
+// Default limits: far above what real chat templates need (a conversation takes about one
+// step per message, plus one per tool or argument in templates that list them), low
+// enough that a hostile template fails within about a second (gonja spends some
+// microseconds on each loop iteration).
 const (
 	DefaultMaxOutput = 16 << 20
-	DefaultMaxSteps  = 250_000
+	DefaultMaxSteps  = 50_000
 	DefaultMaxDepth  = 100
 	DefaultMaxAlloc  = 1 << 30
 	DefaultTimeout   = 5 * time.Second
@@ -111,7 +112,7 @@ type Template struct {
 func Parse(source string) (*Template, error) {
 	tpl, err := parseSandboxed(source)
 	if err != nil {
-		return nil, fmt.Errorf("prompt: parse chat template: %w", err)
+		return nil, shorten(fmt.Errorf("prompt: parse chat template: %w", err))
 	}
 	return &Template{source: source, tpl: tpl}, nil
 }
@@ -148,19 +149,47 @@ func (t *Template) Render(ctx context.Context, msgs []Message, opt Options) (str
 		return "", g.err
 	}
 	if err != nil {
-		return "", fmt.Errorf("prompt: render chat template: %w", err)
+		return "", shorten(fmt.Errorf("prompt: render chat template: %w", err))
 	}
 	return out.b.String(), nil
 }
+
+// abort is a panic value that ends a render with err, for the few places the sandbox
+// cannot return an error through the engine.
+type abort struct{ err error }
 
 // execute runs the template, turning a panic inside the engine into an error.
 func execute(tpl *exec.Template, out *limitWriter, data map[string]any) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
+			if a, ok := p.(abort); ok {
+				err = out.g.fail(a.err)
+				return
+			}
 			err = fmt.Errorf("template engine panic: %v", p)
 		}
 	}()
 	return tpl.Execute(out, exec.NewContext(data))
+}
+
+// maxErrorLen bounds an error's text: the engine quotes values in its messages.
+const maxErrorLen = 2000
+
+// shortError is an error whose text was cut to maxErrorLen bytes.
+type shortError struct {
+	msg string
+	err error
+}
+
+func (e *shortError) Error() string { return e.msg }
+func (e *shortError) Unwrap() error { return e.err }
+
+func shorten(err error) error {
+	msg := err.Error()
+	if len(msg) <= maxErrorLen {
+		return err
+	}
+	return &shortError{msg: strings.ToValidUTF8(msg[:maxErrorLen], "") + "…", err: err}
 }
 
 // reserved are the variables Options.Vars cannot replace.

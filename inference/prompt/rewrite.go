@@ -12,9 +12,11 @@ import (
 //
 //   - a tick at the start of every loop body, enter/exit around macro and call-block
 //     bodies (guardNode);
-//   - a * b becomes __ember_mul(a, b), which sizes a repetition before making it;
-//   - the results of calls, filters, + and ~, and every printed expression, pass through
-//     __ember_chk, which checks their size, the allocation meter and the context.
+//   - a * b becomes __ember_mul(a, b), which sizes a repetition before making it, and
+//     a ** b __ember_pow(a, b), which keeps integers integers as Python does;
+//   - the results of calls, filters, + and ~ pass through __ember_chk, which checks their
+//     size, the allocation meter and the context; printed expressions through
+//     __ember_out, which also counts the bytes printed into any buffer.
 //
 // Anything it does not know (a node type a newer gonja might add) fails the parse, so no
 // part of a template escapes the guards.
@@ -54,13 +56,13 @@ func (rw *rewriter) node(n nodes.Node) (err error) {
 	case *nodes.Data, *nodes.Comment:
 		return nil
 	case *nodes.Output:
-		if n.Expression, err = rw.checked(n.Expression); err != nil {
+		if n.Expression, err = rw.printed(n.Expression); err != nil {
 			return err
 		}
 		if n.Condition, err = rw.expr(n.Condition, 0); err != nil {
 			return err
 		}
-		n.Alternative, err = rw.checked(n.Alternative)
+		n.Alternative, err = rw.printed(n.Alternative)
 		return err
 	case *nodes.ControlStructureBlock:
 		return rw.statement(n)
@@ -138,8 +140,8 @@ func (rw *rewriter) statement(b *nodes.ControlStructureBlock) (err error) {
 	return fmt.Errorf("line %d: unsupported statement %T", b.Location.Line, b.ControlStructure)
 }
 
-// checked rewrites e and passes its value through __ember_chk.
-func (rw *rewriter) checked(e nodes.Expression) (nodes.Expression, error) {
+// printed rewrites a printed expression e and passes its value through __ember_out.
+func (rw *rewriter) printed(e nodes.Expression) (nodes.Expression, error) {
 	if e == nil {
 		return nil, nil
 	}
@@ -147,7 +149,7 @@ func (rw *rewriter) checked(e nodes.Expression) (nodes.Expression, error) {
 	if err != nil {
 		return nil, err
 	}
-	return call(chkFunc, e), nil
+	return call(outFunc, e), nil
 }
 
 // call is the expression fn(args...).
@@ -282,6 +284,8 @@ func (rw *rewriter) expr(e nodes.Expression, depth int) (out nodes.Expression, e
 		switch n.Operator.Token.Type {
 		case tokens.Multiply:
 			return call(mulFunc, n.Left, n.Right), nil
+		case tokens.Power:
+			return call(powFunc, n.Left, n.Right), nil
 		case tokens.Addition, tokens.Tilde:
 			return call(chkFunc, n), nil
 		}
