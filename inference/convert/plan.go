@@ -177,15 +177,8 @@ func (p *planner) mix(t *TensorDesc, typ quant.Type) (quant.Type, error) {
 				typ = quant.Q5_K
 			}
 		}
-	case cat == catAttnQKV:
-		switch ft {
-		case FtypeQ3_K_M, FtypeQ3_K_L:
-			typ = quant.Q4_K
-		case FtypeQ4_K_M:
-			typ = quant.Q5_K
-		case FtypeQ5_K_M:
-			typ = quant.Q6_K
-		}
+		// llama.cpp has an attn_qkv branch after these (Q4_K_M: Q5_K, Q5_K_M: Q6_K, ...),
+		// but attn_qkv is attn_v-like, so the attn_v branch above always takes it first.
 	}
 	return typ, nil
 }

@@ -35,6 +35,10 @@ type Result struct {
 // slabFloats bounds the float32 rows held at once per tensor (4 bytes each): 64 MiB.
 const slabFloats = 16 << 20
 
+// outputWriter is where QuantizeFile's output goes: the file itself, except in tests
+// that make the disk fill up.
+var outputWriter = func(f *AtomicFile) io.Writer { return f }
+
 // splitKeys are the keys of a split model, which the single output file must not keep.
 var splitKeys = []string{"split.no", "split.count", "split.tensors.count"}
 
@@ -99,7 +103,7 @@ func QuantizeFile(ctx context.Context, inPath, outPath string, opt Options) (Res
 		return res, err
 	}
 	defer af.Abort()
-	sw, err := NewStreamWriter(af, kvs, out)
+	sw, err := NewStreamWriter(outputWriter(af), kvs, out)
 	if err != nil {
 		return res, err
 	}

@@ -26,8 +26,7 @@ import (
 //     counted): Q4_K_M/Q5_K_M: Q6_K where use_more_bits(i, n); Q4_K_S: Q5_K for
 //     i < n/8; Q3_K_M: Q5_K for i < n/16, Q4_K after; Q3_K_L: Q5_K; Q2_K: Q3_K.
 //   - attn_output: Q2_K: Q3_K; Q3_K_M: Q4_K; Q3_K_L: Q5_K; 8-expert models: Q5_K in
-//     the 2-4-bit K mixes. attn_k in 8-expert models: Q8_0. attn_qkv: Q4_K_M: Q5_K,
-//     Q5_K_M: Q6_K, Q3_K_M/L: Q4_K.
+//     the 2-4-bit K mixes. attn_k in 8-expert models: Q8_0. attn_qkv follows attn_v.
 //   - Finally a row length that is not a multiple of the chosen type's block size falls
 //     back: Q2_K/Q3_K -> Q4_0, Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0, and to F16 when
 //     that does not fit either; a 32-block type that does not fit is an error.

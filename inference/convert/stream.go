@@ -88,7 +88,7 @@ func NewStreamWriter(w io.Writer, kvs []gguf.KV, tensors []TensorDesc) (*StreamW
 		offset = alignUp(offset+size, align)
 	}
 	if len(tensors) > 0 {
-		hdr = append(hdr, make([]byte, alignUp(uint64(len(hdr)), align)-uint64(len(hdr)))...)
+		hdr = append(hdr, make([]byte, alignUp(uint64(len(hdr)), align)-uint64(len(hdr)))...) // at most align-1 bytes
 	}
 	s.w = bufio.NewWriterSize(w, 1<<20)
 	s.write(hdr)
@@ -146,8 +146,7 @@ func (s *StreamWriter) write(p []byte) {
 	}
 }
 
-// start makes tensor i current, skipping (and padding after) empty ones: none are empty,
-// since every dim is at least 1, so this only sets the byte count.
+// start makes tensor i current (no tensor is empty: every dim is at least 1).
 func (s *StreamWriter) start(i int) {
 	s.cur = i
 	if i < len(s.tensors) {
@@ -179,7 +178,11 @@ func (s *StreamWriter) Write(p []byte) (int, error) {
 	s.left -= uint64(len(p))
 	if s.left == 0 {
 		size := s.sizes[s.cur]
-		s.write(zeroPad[:alignUp(size, s.align)-size])
+		for pad := alignUp(size, s.align) - size; pad > 0; {
+			n := min(pad, uint64(len(zeroPad)))
+			s.write(zeroPad[:n])
+			pad -= n
+		}
 		s.start(s.cur + 1)
 	}
 	if s.err != nil {

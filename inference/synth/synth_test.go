@@ -195,11 +195,12 @@ func loadLlamaCpp(t testing.TB) []llamaCppGolden {
 	return cases
 }
 
-// TestQuantizedWithLlamaCpp writes the two synthetic F32 models that llama.cpp's
+// TestQuantizedWithLlamaCpp writes the three synthetic F32 models that llama.cpp's
 // quantizer was run on for inference/convert's golden (tools/synth_gguf.py made them;
 // ours must be the same bytes), quantizes them with convert.QuantizeFile into every mix
 // llama.cpp wrote, and compares whole files: synth's F32 == the script's, and
-// convert == llama.cpp on a 16-layer GQA model with tied embeddings and on MLA + MoE.
+// convert == llama.cpp on a 16-layer GQA model with tied embeddings and on MLA + MoE
+// (both MLA layouts).
 func TestQuantizedWithLlamaCpp(t *testing.T) {
 	dir := t.TempDir()
 	ds := preset(t, "tiny-deepseek2")
@@ -210,12 +211,14 @@ func TestQuantizedWithLlamaCpp(t *testing.T) {
 	}
 	gqa.NEmbd, gqa.NLayer, gqa.NHead, gqa.NHeadKV, gqa.NFF, gqa.NVocab, gqa.Tied = 256, 16, 8, 2, 288, 300, true
 	gqa.Desc = scriptDescription
+	kvb := preset(t, "tiny-deepseek2")
+	kvb.MLALayout, kvb.Desc = "kv_b", scriptDescription
 	inputs := map[string]string{}
 	for name, m := range map[string]struct {
 		p    Params
 		seed string
 		gain int
-	}{"deepseek2-tiny-f32": {ds, "11", 4}, "gqa16-f32": {gqa, "5", 0}} {
+	}{"deepseek2-tiny-f32": {ds, "11", 4}, "gqa16-f32": {gqa, "5", 0}, "deepseek2-tiny-kvb-f32": {kvb, "3", 0}} {
 		path := filepath.Join(dir, name+".gguf")
 		if _, err := Write(context.Background(), path, m.p, Options{FileType: "f32", Seed: m.seed, GainLog2: m.gain}); err != nil {
 			t.Fatal(err)
@@ -256,8 +259,8 @@ func TestQuantizedWithLlamaCpp(t *testing.T) {
 			}
 		})
 	}
-	if n != 19 {
-		t.Errorf("%d cases, want 19", n)
+	if n != 22 {
+		t.Errorf("%d cases, want 22", n)
 	}
 }
 
