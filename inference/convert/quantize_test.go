@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -287,5 +288,59 @@ func TestParseFileType(t *testing.T) {
 	}
 	if _, err := ParseFileType("q9"); err == nil || !strings.Contains(err.Error(), "Q4_K_M") {
 		t.Errorf("the error should list the types: %v", err)
+	}
+}
+
+// TestTypesMatchGoldenFiles: our mixes of llama-tiny-f32 have the shapes and types of
+// testdata/golden's files of the same mix. Those were written by tools/synth_gguf.py
+// from their own random stream, not by quantizing llama-tiny-f32, so only the tensors
+// both keep in F32 (the norms, all 1.0) can be equal byte for byte; the quantized bytes
+// are checked against llama.cpp's own quantizer in TestQuantizeMatchesLlamaCpp.
+func TestTypesMatchGoldenFiles(t *testing.T) {
+	in := filepath.Join(goldenDir, "llama-tiny-f32.gguf")
+	for _, mix := range []string{"q4_k_m", "q8_0", "q6_k", "q4_0"} {
+		t.Run(mix, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out.gguf")
+			if _, err := QuantizeFile(context.Background(), in, out, Options{Type: mustFT(t, mix)}); err != nil {
+				t.Fatal(err)
+			}
+			ours, err := gguf.Open(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ours.Close()
+			golden, err := gguf.Open(filepath.Join(goldenDir, "llama-tiny-"+mix+".gguf"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer golden.Close()
+			if len(ours.Tensors) != len(golden.Tensors) {
+				t.Fatalf("%d tensors, golden %d", len(ours.Tensors), len(golden.Tensors))
+			}
+			same := 0
+			for _, g := range golden.Tensors {
+				o, ok := ours.Tensor(g.Name)
+				if !ok {
+					t.Errorf("%s missing", g.Name)
+					continue
+				}
+				if o.Type != g.Type || fmt.Sprint(o.Dims) != fmt.Sprint(g.Dims) {
+					t.Errorf("%s: %v %v, golden %v %v", g.Name, o.Dims, o.Type, g.Dims, g.Type)
+				}
+				if g.Type == quant.F32 {
+					if !bytes.Equal(ours.TensorData(o), golden.TensorData(&g)) {
+						t.Errorf("%s: F32 data differs", g.Name)
+					}
+					same++
+				}
+			}
+			if same != 5 {
+				t.Errorf("%d F32 tensors compared, want 5", same)
+			}
+			ft, _ := golden.Uint("general.file_type")
+			if got, _ := ours.Uint("general.file_type"); got != ft {
+				t.Errorf("file_type %d, golden %d", got, ft)
+			}
+		})
 	}
 }
