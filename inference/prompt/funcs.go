@@ -56,12 +56,40 @@ func sandboxFilters() *exec.FilterSet {
 			m[name] = sizedFilter(f, func(in *exec.Value, _ *exec.VarArgs, _ int) bool {
 				return !bigWidth.MatchString(in.String())
 			})
+		case "dictsort":
+			m[name] = literalDictFilter(f)
+		case "items":
+			m[name] = func(e *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Value {
+				if d, ok := in.Interface().(*exec.Dict); ok && d != nil { // in order, as Python
+					pairs := make([]any, len(d.Pairs))
+					for i, p := range d.Pairs {
+						pairs[i] = []any{p.Key.Interface(), p.Value.Interface()}
+					}
+					return exec.AsValue(pairs)
+				}
+				return f(e, in, va)
+			}
 		default:
 			m[name] = f
 		}
 	}
 	m["tojson"] = filterToJSON
 	return exec.NewFilterSet(m)
+}
+
+// literalDictFilter wraps a filter that gonja only implements for maps: a dict written in
+// the template (an ordered exec.Dict) reaches it as a map.
+func literalDictFilter(f exec.FilterFunction) exec.FilterFunction {
+	return func(e *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Value {
+		if d, ok := in.Interface().(*exec.Dict); ok && d != nil {
+			m := make(map[string]any, len(d.Pairs))
+			for _, p := range d.Pairs {
+				m[p.Key.String()] = p.Value.Interface()
+			}
+			in = exec.AsValue(m)
+		}
+		return f(e, in, va)
+	}
 }
 
 // bigWidth matches a run of six or more digits: a format width or precision that would
@@ -148,6 +176,7 @@ func sandboxMethods() exec.Methods {
 	}
 	all := builtins.Methods
 	all.Str = exec.NewMethodSet(str)
+	all.List = sandboxListMethods()
 	return all
 }
 
@@ -174,12 +203,23 @@ func sandboxGlobals() *exec.Context {
 		mulFunc:           guardMul,
 		powFunc:           guardPow,
 	})
-	for _, name := range []string{"namespace", "dict", "cycler", "joiner"} {
+	ctx.Set("namespace", namespaceFunc)
+	for _, name := range []string{"dict", "cycler", "joiner"} {
 		if f, ok := builtins.GlobalFunctions.Get(name); ok {
 			ctx.Set(name, f)
 		}
 	}
 	return ctx
+}
+
+// namespaceFunc is namespace(k=v, ...), with lists boxed as set boxes them, so that
+// ns.l.append(x) changes ns.l.
+func namespaceFunc(_ *exec.Evaluator, va *exec.VarArgs) map[string]any {
+	ns := make(map[string]any, len(va.KwArgs))
+	for k, v := range va.KwArgs {
+		ns[k] = box(v.Interface())
+	}
+	return ns
 }
 
 // rangeFunc is Python's range, at most maxRange long.

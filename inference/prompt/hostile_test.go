@@ -62,6 +62,8 @@ func TestHostileTemplates(t *testing.T) {
 		{"indent blow-up", `{{ ('\n' * 100000)|indent(1000) }}`, Options{}, "filter result"},
 		{"tojson indent", `{{ [[1]]|tojson(indent=1000000) }}`, Options{}, "indent"},
 		{"namespace holding itself", `{% set ns = namespace() %}{% set ns.me = ns %}{{ ns|tojson }}`, Options{}, "contain itself"},
+		{"list holding itself", `{% set l = [] %}{% do l.append(l) %}{{ l|join(',') }}`, Options{}, "contain itself"},
+		{"list holding its namespace", `{% set ns = namespace(l=[]) %}{% set ns.l = [] %}{% do ns.l.append(ns) %}{{ ns|tojson }}`, Options{}, "contain itself"},
 		{"dict holding itself", `{% set d = {} %}{% set d['x'] = [d] %}{{ d }}`, Options{}, "contain itself"},
 		{"timeout", `{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}`,
 			Options{MaxSteps: 1 << 40, Timeout: 50 * time.Millisecond}, "too long"},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/nikolalohinski/gonja/v2/builtins"
@@ -281,11 +282,12 @@ func (s *setStmt) Execute(r *exec.Renderer, _ *nodes.ControlStructureBlock) erro
 	if value.IsError() {
 		return value
 	}
+	stored := box(value.Interface())
 	var node, keyNode nodes.Node
 	var key *exec.Value
 	switch t := s.target.(type) {
 	case *nodes.Name:
-		r.Environment.Context.Set(t.Name.Val, value.Interface())
+		r.Environment.Context.Set(t.Name.Val, stored)
 		return nil
 	case *nodes.GetAttribute:
 		node, key = t.Node, exec.AsValue(t.Attribute)
@@ -308,7 +310,60 @@ func (s *setStmt) Execute(r *exec.Renderer, _ *nodes.ControlStructureBlock) erro
 		}
 		return g.limit("set would make a value contain itself")
 	}
-	return container.Set(key, value.Interface())
+	return container.Set(key, stored)
+}
+
+// box turns a list into a pointer to a []any, which gonja reads as the list itself. The
+// pointer gives lists Python's reference semantics: l.append(x) inside a loop changes
+// the list the template set (gonja would append to a copy that lives in the loop's scope
+// only), and two names set to one list share it.
+func box(x any) any {
+	v := reflect.ValueOf(x)
+	if v.Kind() != reflect.Slice {
+		return x
+	}
+	l := make([]any, v.Len())
+	for i := range l {
+		l[i] = v.Index(i).Interface()
+	}
+	return &l
+}
+
+// sandboxListMethods are gonja's list methods with append and reverse working in place on
+// boxed lists.
+func sandboxListMethods() *exec.MethodSet[[]any] {
+	methods := map[string]exec.Method[[]any]{}
+	for _, name := range []string{"append", "reverse", "copy"} {
+		if m, ok := builtins.Methods.List.Get(name); ok {
+			methods[name] = m
+		}
+	}
+	orig := methods["append"]
+	methods["append"] = func(self []any, sv *exec.Value, va *exec.VarArgs) (any, error) {
+		p, ok := sv.Interface().(*[]any)
+		if !ok {
+			return orig(self, sv, va)
+		}
+		if len(va.Args) != 1 || len(va.KwArgs) != 0 {
+			return nil, errors.New("append takes one argument")
+		}
+		x := va.Args[0].Interface()
+		if refersTo(reflect.ValueOf(x), identity(p), 0) {
+			panic(abort{fmt.Errorf("prompt: append would make a list contain itself: %w", ErrLimit)})
+		}
+		*p = append(*p, x)
+		return nil, nil
+	}
+	origReverse := methods["reverse"]
+	methods["reverse"] = func(self []any, sv *exec.Value, va *exec.VarArgs) (any, error) {
+		p, ok := sv.Interface().(*[]any)
+		if !ok {
+			return origReverse(self, sv, va)
+		}
+		slices.Reverse(*p)
+		return nil, nil
+	}
+	return exec.NewMethodSet(methods)
 }
 
 // identity is the address of a map, slice or pointer, which is what a cycle returns to;
