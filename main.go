@@ -29,6 +29,10 @@ func commands() []command {
 		{"run", "stream a completion: ember run -m MODEL.gguf -p TEXT [-n N] [-temp T] [-seed S]", cmdRun},
 		{"logits", "print logits as JSON: ember logits -m MODEL.gguf -tokens 1,2,3 [-all] [-greedy N]", cmdLogits},
 		{"bench", "measure speed: ember bench -m MODEL [-p 512] [-n 128] [-t THREADS] [-r 3] [-json]", cmdBench},
+		{"quantize", "convert a model: ember quantize IN.gguf OUT.gguf TYPE (Q8_0, Q4_0, Q4_K_M, Q5_K_M, Q6_K, ...)", cmdQuantize},
+		{"synth", "write a synthetic model of real shapes: ember synth OUT.gguf -preset llama3.2-1b -ftype q4_k_m", cmdSynth},
+		{"tokenize", "print the token ids of stdin as JSON: ember tokenize -m MODEL [-special] [-bos]", cmdTokenize},
+		{"detokenize", "print the text of a JSON array of token ids on stdin: ember detokenize -m MODEL", cmdDetokenize},
 		{"version", "print the version", func(_ context.Context, _ []string, out, _ io.Writer) error {
 			_, err := fmt.Fprintln(out, "ember", version)
 			return err
@@ -40,7 +44,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: ember [command] [flags]   (no command opens the app)")
 	fmt.Fprintln(w, "\ncommands:")
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'ember COMMAND -h' for a command's flags.")
 }
