@@ -28,7 +28,7 @@ const (
 const r1Want = dsBOS + "You are a helpful assistant<｜User｜>Hello<｜Assistant｜>Hi there" + dsEOS +
 	"<｜User｜>Who are you<｜Assistant｜><think>\n"
 
-func loadTemplate(t *testing.T, name string) *Template {
+func loadTemplate(t testing.TB, name string) *Template {
 	t.Helper()
 	src, err := os.ReadFile(filepath.Join("..", "..", "testdata", "templates", name))
 	if err != nil {
