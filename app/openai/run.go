@@ -1,0 +1,252 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"ember/inference/engine"
+)
+
+// piece is one step of a choice's output: the text decided by this token (either part
+// may be empty while text is held back) and the token's logprob when asked for.
+type piece struct {
+	reasoning, content string
+	lp                 *engine.Logprob
+}
+
+// outcome is how a choice ended.
+type outcome struct {
+	finish          string // "stop" or "length"
+	usage           engine.Usage
+	reasoningTokens int
+	failed          *apiError // the engine failed, or the reply broke the JSON mode
+	gone            bool      // the client went away; nothing more can be sent
+}
+
+// runOpts choose the post-processing of a reply.
+type runOpts struct {
+	think        bool // split <think> reasoning from content
+	startInThink bool // the prompt already opened <think>
+	json         bool // response_format json_object
+}
+
+// start begins one completion. Its context is the request's, so a client that goes
+// away cancels it; the returned cancel ends it early (JSON closed, write failed).
+func (h *Handler) start(ctx context.Context, req engine.Request) (<-chan engine.Event, context.CancelFunc, *apiError) {
+	ctx, cancel := context.WithCancel(ctx)
+	ch, err := h.b.Generate(ctx, req)
+	if err != nil {
+		e := generateError(ctx, err, h.b.ContextSize())
+		cancel()
+		return nil, nil, e
+	}
+	return ch, cancel, nil
+}
+
+// consume reads a completion's events to the end, passing each piece to emit. When emit
+// fails (the client is gone) or the JSON reply is over, it cancels the generation and
+// drains the channel for the final usage.
+func consume(ch <-chan engine.Event, cancel context.CancelFunc, o runOpts, emit func(piece) error) outcome {
+	defer cancel()
+	var (
+		tp       *thinkParser
+		jc       *jsonCut
+		jsonText strings.Builder
+		out      outcome
+		last     engine.Event
+		stopped  bool // no more output wanted
+		jsonOver bool
+		jsonOK   = true
+	)
+	if o.think {
+		tp = newThinkParser(o.startInThink)
+	}
+	if o.json {
+		jc = &jsonCut{}
+	}
+	for ev := range ch {
+		last = ev
+		if stopped {
+			continue
+		}
+		r, c := "", ev.Text
+		if tp != nil {
+			was := tp.Thinking()
+			r, c = tp.Push(ev.Text)
+			if ev.Done {
+				r2, c2 := tp.Flush()
+				r, c = r+r2, c+c2
+			} else if was || tp.Thinking() {
+				out.reasoningTokens++
+			}
+		}
+		if jc != nil && c != "" {
+			var over bool
+			c, over, jsonOK = jc.push(c)
+			jsonText.WriteString(c)
+			if over {
+				jsonOver, stopped = true, true
+				cancel()
+			}
+		}
+		if r != "" || c != "" || ev.Logprob != nil {
+			if err := emit(piece{reasoning: r, content: c, lp: ev.Logprob}); err != nil {
+				out.gone, stopped = true, true
+				cancel()
+			}
+		}
+	}
+	out.usage, out.finish = last.Usage, last.Finish
+	switch {
+	case out.gone:
+	case jsonOver:
+		out.finish = engine.FinishStop
+	case last.Finish == engine.FinishCancelled:
+		out.gone = true
+	case last.Finish == engine.FinishError || !last.Done:
+		out.failed = serverError("Generation failed: %v", last.Err)
+	}
+	if o.json && !out.gone && out.failed == nil {
+		t := bytes.TrimSpace([]byte(jsonText.String()))
+		if !jsonOK || len(t) == 0 || t[0] != '{' || !json.Valid(t) {
+			out.failed = invalid("response_format", "Failed to generate JSON: the model's reply is not a valid JSON object (no grammar constrains sampling yet). Please adjust your prompt.").withCode("json_validate_failed")
+		}
+	}
+	return out
+}
+
+// sseWriter writes server-sent events as OpenAI streams them: "data: {json}\n\n", each
+// flushed at once, ending with "data: [DONE]\n\n".
+type sseWriter struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+	err     error // the first write error: the client is gone
+}
+
+func newSSE(w http.ResponseWriter, timeout time.Duration) *sseWriter {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	return &sseWriter{w: w, rc: http.NewResponseController(w), timeout: timeout}
+}
+
+// data sends one event with v as JSON.
+func (s *sseWriter) data(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return s.raw(b)
+}
+
+func (s *sseWriter) raw(b []byte) error {
+	if s.err != nil {
+		return s.err
+	}
+	// A client that stops reading must not hold the engine forever: a write that
+	// blocks past the timeout fails, and the caller cancels the generation.
+	if err := s.rc.SetWriteDeadline(time.Now().Add(s.timeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		s.err = err
+		return err
+	}
+	buf := make([]byte, 0, len(b)+8)
+	buf = append(append(append(buf, "data: "...), b...), "\n\n"...)
+	if _, err := s.w.Write(buf); err != nil {
+		s.err = err
+		return err
+	}
+	if err := s.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		s.err = err
+	}
+	return s.err
+}
+
+// done ends the stream with [DONE].
+func (s *sseWriter) done() { s.raw([]byte("[DONE]")) }
+
+// close clears the write deadline, so it does not outlive the stream on a kept-alive
+// connection.
+func (s *sseWriter) close() { s.rc.SetWriteDeadline(time.Time{}) }
+
+// Logprobs in OpenAI's shapes.
+
+func (h *Handler) chatLogprob(lp *engine.Logprob) tokenLogprob {
+	text := h.b.TokenText(lp.ID)
+	t := tokenLogprob{Token: tokenString(text), Logprob: float64(lp.Logprob), Bytes: byteList(text), TopLogprobs: []topLogprob{}}
+	for _, a := range lp.Top {
+		at := h.b.TokenText(a.ID)
+		t.TopLogprobs = append(t.TopLogprobs, topLogprob{Token: tokenString(at), Logprob: float64(a.Logprob), Bytes: byteList(at)})
+	}
+	return t
+}
+
+// addTextLogprob appends a token to the legacy completions logprobs; offset is the
+// token's byte offset in the choice's text.
+func (h *Handler) addTextLogprob(tl *textLogprobs, lp *engine.Logprob, offset int, top bool) int {
+	text := h.b.TokenText(lp.ID)
+	tl.Tokens = append(tl.Tokens, tokenString(text))
+	tl.TokenLogprobs = append(tl.TokenLogprobs, float64(lp.Logprob))
+	tl.TextOffset = append(tl.TextOffset, offset)
+	if top {
+		m := make(map[string]float64, len(lp.Top))
+		for _, a := range lp.Top {
+			m[tokenString(h.b.TokenText(a.ID))] = float64(a.Logprob)
+		}
+		tl.TopLogprobs = append(tl.TopLogprobs, m)
+	}
+	return len(text)
+}
+
+// tokenString is a token's text, or OpenAI's "bytes:\xNN..." for a token that is not
+// valid UTF-8 on its own (part of a character).
+func tokenString(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var sb strings.Builder
+	sb.WriteString("bytes:")
+	for i := 0; i < len(s); i++ {
+		fmt.Fprintf(&sb, "\\x%02x", s[i])
+	}
+	return sb.String()
+}
+
+func byteList(s string) []int {
+	b := make([]int, len(s))
+	for i := 0; i < len(s); i++ {
+		b[i] = int(s[i])
+	}
+	return b
+}
+
+// addUsage adds a choice's usage to the request's. The n choices of one prompt count
+// its tokens once (countPrompt on the first of them); completion tokens add up.
+func addUsage(u *usage, o outcome, countPrompt bool) {
+	if countPrompt {
+		u.PromptTokens += o.usage.PromptTokens
+		u.PromptTokensDetails.CachedTokens += o.usage.CachedTokens
+	}
+	u.CompletionTokens += o.usage.CompletionTokens
+	u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	if o.reasoningTokens > 0 {
+		if u.CompletionTokensDetails == nil {
+			u.CompletionTokensDetails = &completionTokensDetails{}
+		}
+		u.CompletionTokensDetails.ReasoningTokens += o.reasoningTokens
+	}
+}
+
+func newID(prefix string) string {
+	return fmt.Sprintf("%s%016x%08x", prefix, rand.Uint64(), rand.Uint32())
+}

@@ -1,0 +1,215 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ollama/ollama/api"
+	"github.com/ollama/ollama/format"
+
+	"ember/inference/engine"
+	"ember/inference/gguf"
+	"ember/inference/prompt"
+	"ember/inference/tokenizer"
+)
+
+// Model adapts the app's engine and its model file to the Backend interfaces that
+// app/openai and app/ollama declare (it has the methods of both). Its methods are safe
+// for concurrent use.
+type Model struct {
+	eng     *engine.Engine
+	tok     *tokenizer.Tokenizer
+	name    string
+	tmpl    *prompt.Template // nil: the plain-text fallback
+	metrics *Metrics         // may be nil
+
+	// Facts about the file, computed once by NewModel.
+	size     int64
+	digest   string
+	details  api.ModelDetails
+	info     map[string]any
+	loadedAt time.Time
+}
+
+// NewModel adapts eng, which runs the model of file f, to the HTTP handlers. name is what
+// clients call the model ("model" in requests; /v1/models, /api/tags list it). tmpl is
+// the chat template; when nil, the file's tokenizer.chat_template is parsed, and a file
+// without one gets a plain-text rendering (contents joined by newlines, for base models).
+// f is read for metadata only and may be closed later (its metadata stays valid). m
+// receives token counts and latencies; it may be nil.
+func NewModel(eng *engine.Engine, name string, f *gguf.File, tmpl *prompt.Template, m *Metrics) (*Model, error) {
+	md := &Model{eng: eng, tok: eng.Tokenizer(), name: name, tmpl: tmpl, metrics: m, loadedAt: time.Now()}
+	if f == nil {
+		return md, nil
+	}
+	if tmpl == nil {
+		if src, err := f.String("tokenizer.chat_template"); err == nil && src != "" {
+			t, err := prompt.Parse(src)
+			if err != nil {
+				return nil, fmt.Errorf("server: model %s: %w", name, err)
+			}
+			md.tmpl = t
+		}
+	}
+	md.size = f.Size()
+	md.details, md.info = describe(f)
+	md.digest = fingerprint(f)
+	return md, nil
+}
+
+// Generate starts a completion on the engine; the events pass through the metrics.
+func (m *Model) Generate(ctx context.Context, req engine.Request) (<-chan engine.Event, error) {
+	ch, err := m.eng.Generate(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return m.metrics.Observe(ctx, ch), nil
+}
+
+// ModelName is the model's name for clients.
+func (m *Model) ModelName() string { return m.name }
+
+// ContextSize is the engine's context in tokens.
+func (m *Model) ContextSize() int { return m.eng.ContextSize() }
+
+// TokenText is the text of one token (possibly an incomplete UTF-8 sequence).
+func (m *Model) TokenText(id int32) string { return m.tok.Piece(id) }
+
+// Render renders a conversation into prompt text with the chat template. The engine
+// adds BOS itself, so a BOS the template writes first is dropped (as llama.cpp does).
+func (m *Model) Render(ctx context.Context, msgs []prompt.Message, addGenerationPrompt bool) (string, error) {
+	if m.tmpl == nil {
+		parts := make([]string, 0, len(msgs))
+		for _, msg := range msgs {
+			if msg.Content != "" {
+				parts = append(parts, msg.Content)
+			}
+		}
+		return strings.Join(parts, "\n"), nil
+	}
+	var bos, eos string
+	if id := m.tok.BOS(); id >= 0 {
+		bos = m.tok.Piece(id)
+	}
+	if id := m.tok.EOS(); id >= 0 {
+		eos = m.tok.Piece(id)
+	}
+	out, err := m.tmpl.Render(ctx, msgs, prompt.Options{AddGenerationPrompt: addGenerationPrompt, BOSToken: bos, EOSToken: eos})
+	if err != nil {
+		return "", err
+	}
+	if m.tok.AddBOS() && bos != "" {
+		out = strings.TrimPrefix(out, bos)
+	}
+	return out, nil
+}
+
+// Template is the chat template's source, "" for the plain fallback.
+func (m *Model) Template() string {
+	if m.tmpl == nil {
+		return ""
+	}
+	return m.tmpl.Source()
+}
+
+// ModelDetails are Ollama's summary of the model (format, family, size, quantization).
+func (m *Model) ModelDetails() api.ModelDetails { return m.details }
+
+// ModelInfo is the file's scalar metadata by key (arrays as nil, as Ollama shows them
+// without verbose), plus general.parameter_count. Callers must not modify it.
+func (m *Model) ModelInfo() map[string]any { return m.info }
+
+// ModelSize is the model file's size in bytes.
+func (m *Model) ModelSize() int64 { return m.size }
+
+// ModelDigest is a SHA-256 fingerprint of the file's metadata, tensor layout and the first
+// 4 KiB of each tensor (not of the whole file, which would take seconds to hash): it
+// tells models apart, but is not the file's sha256 that Ollama shows.
+func (m *Model) ModelDigest() string { return m.digest }
+
+// ModifiedAt is when the model was loaded.
+func (m *Model) ModifiedAt() time.Time { return m.loadedAt }
+
+// describe summarizes the file as Ollama does.
+func describe(f *gguf.File) (api.ModelDetails, map[string]any) {
+	arch := f.Architecture()
+	var params uint64
+	byType := map[string]uint64{}
+	for _, t := range f.Tensors {
+		params += t.Elements
+		if len(t.Dims) >= 2 {
+			byType[t.Type.String()] += t.Elements
+		}
+	}
+	quant := ""
+	for _, k := range sortedKeys(byType) {
+		if quant == "" || byType[k] > byType[quant] {
+			quant = k
+		}
+	}
+	d := api.ModelDetails{Format: "gguf", Family: arch, QuantizationLevel: quant, ParameterSize: format.HumanNumber(params)}
+	if arch != "" {
+		d.Families = []string{arch}
+	}
+	info := map[string]any{"general.parameter_count": params}
+	for _, kv := range f.KVs {
+		info[kv.Key] = scalar(kv.Value)
+	}
+	return d, info
+}
+
+func scalar(v gguf.Value) any {
+	if s, ok := v.String(); ok {
+		return s
+	}
+	if b, ok := v.Bool(); ok {
+		return b
+	}
+	if v.Type == gguf.TypeFloat32 || v.Type == gguf.TypeFloat64 {
+		x, _ := v.Float()
+		return x
+	}
+	if i, ok := v.Int(); ok {
+		return i
+	}
+	if u, ok := v.Uint(); ok {
+		return u
+	}
+	return nil // arrays
+}
+
+func fingerprint(f *gguf.File) string {
+	h := sha256.New()
+	var n [8]byte
+	for _, kv := range f.KVs {
+		if kv.Value.Type == gguf.TypeArray {
+			binary.LittleEndian.PutUint64(n[:], uint64(kv.Value.Len()))
+			fmt.Fprintf(h, "%s=%s[%x];", kv.Key, kv.Value.TypeName(), n)
+			continue
+		}
+		fmt.Fprintf(h, "%s=%v;", kv.Key, scalar(kv.Value))
+	}
+	for i := range f.Tensors {
+		t := &f.Tensors[i]
+		fmt.Fprintf(h, "%s:%s:%v:%d;", t.Name, t.Type, t.Dims, t.Offset)
+		// A sample of the weights tells fine-tunes of one base apart.
+		d := f.TensorData(t)
+		h.Write(d[:min(len(d), 4096)])
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
