@@ -59,8 +59,9 @@ type Options struct {
 	// reach the template with sorted keys (Python would keep their order), and JSON
 	// numbers that are whole become integers, as Python's json.loads makes them.
 	Tools []any
-	// Vars are extra template variables (enable_thinking, date_string, ...). They
-	// cannot replace messages, tools, bos_token, eos_token or add_generation_prompt.
+	// Vars are extra template variables (enable_thinking, date_string, ...), normalized
+	// as Tools are. They cannot replace messages, tools, bos_token, eos_token or
+	// add_generation_prompt.
 	Vars map[string]any
 	// Now is strftime_now's clock; the zero value means time.Now().
 	Now time.Time
