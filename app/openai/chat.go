@@ -29,7 +29,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.base.Prompt, p.base.ParseSpecial = text, true
-	ro.startInThink = strings.HasSuffix(strings.TrimRight(text, " \t\r\n"), openTag)
+	ro.startInThink = strings.HasSuffix(strings.TrimRight(text, " \t\r\n"), "<think>")
 
 	c := chatCall{h: h, w: w, r: r, p: p, ro: ro, id: newID("chatcmpl-"), created: time.Now().Unix()}
 	if p.stream {

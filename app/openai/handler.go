@@ -19,8 +19,10 @@
 //     code "json_validate_failed" (in a stream: an error event instead of [DONE]).
 //     {"type":"json_schema"} is refused (400) until grammars land.
 //   - DeepSeek-R1-style replies "<think>...</think>answer" (or a prompt whose template
-//     opened <think>) are split into message.reasoning_content and message.content, in
-//     streams too (delta.reasoning_content), as DeepSeek's API does.
+//     opened <think>) are split by package inference/reasoning into
+//     message.reasoning_content and message.content, in streams too
+//     (delta.reasoning_content), as DeepSeek's API does;
+//     usage.completion_tokens_details.reasoning_tokens counts the reasoning's tokens.
 //   - max_tokens beyond the context is allowed: generation ends at the context's end with
 //     finish_reason "length". The prompt itself must fit: otherwise 400
 //     context_length_exceeded.

@@ -92,8 +92,8 @@ func (b *testBackend) Generate(ctx context.Context, req engine.Request) (<-chan 
 	return out, nil
 }
 
-func (b *testBackend) ModelName() string        { return "stories260K" }
-func (b *testBackend) ContextSize() int         { return b.eng.ContextSize() }
+func (b *testBackend) ModelName() string         { return "stories260K" }
+func (b *testBackend) ContextSize() int          { return b.eng.ContextSize() }
 func (b *testBackend) TokenText(id int32) string { return b.tok.Piece(id) }
 
 func (b *testBackend) Render(ctx context.Context, msgs []prompt.Message, gen bool) (string, error) {

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"ember/inference/engine"
+	"ember/inference/reasoning"
 )
 
 // piece is one step of a choice's output: the text decided by this token (either part
@@ -57,7 +58,9 @@ func (h *Handler) start(ctx context.Context, req engine.Request) (<-chan engine.
 func consume(ch <-chan engine.Event, cancel context.CancelFunc, o runOpts, emit func(piece) error) outcome {
 	defer cancel()
 	var (
-		tp       *thinkParser
+		tp       *reasoning.Parser
+		thought  bool // some reasoning came out
+		answered bool // some content came out
 		jc       *jsonCut
 		jsonText strings.Builder
 		out      outcome
@@ -67,7 +70,7 @@ func consume(ch <-chan engine.Event, cancel context.CancelFunc, o runOpts, emit 
 		jsonOK   = true
 	)
 	if o.think {
-		tp = newThinkParser(o.startInThink)
+		tp = reasoning.NewParser(o.startInThink)
 	}
 	if o.json {
 		jc = &jsonCut{}
@@ -79,13 +82,19 @@ func consume(ch <-chan engine.Event, cancel context.CancelFunc, o runOpts, emit 
 		}
 		r, c := "", ev.Text
 		if tp != nil {
-			was := tp.Thinking()
 			r, c = tp.Push(ev.Text)
 			if ev.Done {
 				r2, c2 := tp.Flush()
 				r, c = r+r2, c+c2
-			} else if was || tp.Thinking() {
-				out.reasoningTokens++
+			} else {
+				// Tokens count as reasoning from the first that shows reasoning up to
+				// the last before the content starts ("</think>" included).
+				thought = thought || r != ""
+				if c != "" {
+					answered = true
+				} else if thought && !answered {
+					out.reasoningTokens++
+				}
 			}
 		}
 		if jc != nil && c != "" {

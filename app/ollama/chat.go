@@ -1,0 +1,93 @@
+package ollama
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	"ember/inference/prompt"
+)
+
+// chat serves POST /api/chat: decode, validate, render, generate, answer.
+func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	var req api.ChatRequest
+	if e := h.decode(w, r, &req); e != nil {
+		writeStatusError(w, e)
+		return
+	}
+	if e := h.checkModel(req.Model); e != nil {
+		writeStatusError(w, e)
+		return
+	}
+	if len(req.Messages) == 0 { // Ollama's way to load a model: nothing to do here
+		writeJSON(w, api.ChatResponse{Model: req.Model, CreatedAt: time.Now().UTC(),
+			Message: api.Message{Role: "assistant"}, Done: true, DoneReason: "load"})
+		return
+	}
+	if len(req.Tools) > 0 {
+		writeError(w, http.StatusBadRequest, req.Model+" does not support tools")
+		return
+	}
+	msgs := make([]prompt.Message, len(req.Messages))
+	for i, m := range req.Messages {
+		if len(m.Images) > 0 {
+			writeError(w, http.StatusBadRequest, req.Model+" does not support images")
+			return
+		}
+		if m.Role == "" {
+			writeError(w, http.StatusBadRequest, "messages: a message has no role")
+			return
+		}
+		msgs[i] = prompt.Message{Role: m.Role, Content: m.Content, ReasoningContent: m.Thinking}
+	}
+	ereq, e := request(req.Options)
+	if e != nil {
+		writeStatusError(w, e)
+		return
+	}
+	ro := runOpts{think: true}
+	if ro.json, e = jsonFormat(req.Format); e != nil {
+		writeStatusError(w, e)
+		return
+	}
+	if req.TopLogprobs < 0 || req.TopLogprobs > 20 {
+		writeError(w, http.StatusBadRequest, "top_logprobs must be between 0 and 20")
+		return
+	}
+	ereq.Logprobs, ereq.TopLogprobs = req.Logprobs, req.TopLogprobs
+	hideThinking := req.Think != nil && !req.Think.Bool()
+
+	ctx := r.Context()
+	text, err := h.b.Render(ctx, msgs, true)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "the model's chat template cannot render these messages: "+err.Error())
+		return
+	}
+	ereq.Prompt, ereq.ParseSpecial = text, true
+	ro.startInThink = strings.HasSuffix(strings.TrimRight(text, " \t\r\n"), "<think>")
+
+	ch, cancel, e := h.start(ctx, ereq)
+	if e != nil {
+		writeStatusError(w, e)
+		return
+	}
+	reply := func(p piece) api.ChatResponse {
+		m := api.Message{Role: "assistant", Content: p.content}
+		if !hideThinking {
+			m.Thinking = p.thinking
+		}
+		resp := api.ChatResponse{Model: req.Model, CreatedAt: time.Now().UTC(), Message: m}
+		if p.lp != nil && req.Logprobs {
+			resp.Logprobs = []api.Logprob{h.logprob(p.lp)}
+		}
+		return resp
+	}
+
+	answer(h, w, req.Stream == nil || *req.Stream, ch, cancel, ro, hideThinking, req.Logprobs, reply,
+		func(resp *api.ChatResponse, lps []api.Logprob, out outcome) {
+			resp.Logprobs, resp.Done, resp.DoneReason, resp.Metrics = lps, true, out.reason, metrics(start, out.usage)
+		})
+}

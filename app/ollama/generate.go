@@ -1,0 +1,95 @@
+package ollama
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	"ember/inference/prompt"
+)
+
+// generate serves POST /api/generate: the prompt, as a user message rendered with the
+// chat template (after System, when given), or as it is when Raw.
+func (h *Handler) generate(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	var req api.GenerateRequest
+	if e := h.decode(w, r, &req); e != nil {
+		writeStatusError(w, e)
+		return
+	}
+	if e := h.checkModel(req.Model); e != nil {
+		writeStatusError(w, e)
+		return
+	}
+	if req.Prompt == "" && req.System == "" { // Ollama's way to load a model
+		writeJSON(w, api.GenerateResponse{Model: req.Model, CreatedAt: time.Now().UTC(), Done: true, DoneReason: "load"})
+		return
+	}
+	switch {
+	case len(req.Images) > 0:
+		writeError(w, http.StatusBadRequest, req.Model+" does not support images")
+		return
+	case req.Suffix != "":
+		writeError(w, http.StatusBadRequest, req.Model+" does not support insert (suffix)")
+		return
+	case req.Template != "":
+		writeError(w, http.StatusBadRequest, "template overrides are not supported")
+		return
+	}
+	ereq, e := request(req.Options)
+	if e != nil {
+		writeStatusError(w, e)
+		return
+	}
+	ro := runOpts{think: !req.Raw}
+	if ro.json, e = jsonFormat(req.Format); e != nil {
+		writeStatusError(w, e)
+		return
+	}
+	if req.TopLogprobs < 0 || req.TopLogprobs > 20 {
+		writeError(w, http.StatusBadRequest, "top_logprobs must be between 0 and 20")
+		return
+	}
+	ereq.Logprobs, ereq.TopLogprobs = req.Logprobs, req.TopLogprobs
+	hideThinking := req.Think != nil && !req.Think.Bool()
+
+	ctx := r.Context()
+	text := req.Prompt
+	if !req.Raw {
+		var msgs []prompt.Message
+		if req.System != "" {
+			msgs = append(msgs, prompt.Message{Role: "system", Content: req.System})
+		}
+		msgs = append(msgs, prompt.Message{Role: "user", Content: req.Prompt})
+		var err error
+		if text, err = h.b.Render(ctx, msgs, true); err != nil {
+			writeError(w, http.StatusBadRequest, "the model's chat template cannot render this prompt: "+err.Error())
+			return
+		}
+		ro.startInThink = strings.HasSuffix(strings.TrimRight(text, " \t\r\n"), "<think>")
+	}
+	ereq.Prompt, ereq.ParseSpecial = text, true
+
+	ch, cancel, e := h.start(ctx, ereq)
+	if e != nil {
+		writeStatusError(w, e)
+		return
+	}
+	reply := func(p piece) api.GenerateResponse {
+		resp := api.GenerateResponse{Model: req.Model, CreatedAt: time.Now().UTC(), Response: p.content}
+		if !hideThinking {
+			resp.Thinking = p.thinking
+		}
+		if p.lp != nil && req.Logprobs {
+			resp.Logprobs = []api.Logprob{h.logprob(p.lp)}
+		}
+		return resp
+	}
+
+	answer(h, w, req.Stream == nil || *req.Stream, ch, cancel, ro, hideThinking, req.Logprobs, reply,
+		func(resp *api.GenerateResponse, lps []api.Logprob, out outcome) {
+			resp.Logprobs, resp.Done, resp.DoneReason, resp.Metrics = lps, true, out.reason, metrics(start, out.usage)
+		})
+}

@@ -1,0 +1,52 @@
+package ollama
+
+// jsonCut watches a streamed reply for "format": "json" (the same as app/openai's).
+// There is no grammar yet to constrain sampling, so it does the next best thing: it ends
+// the reply where the first top-level JSON object closes (a model that keeps talking
+// after its JSON is cut there), and gives up as soon as the reply starts with anything
+// but '{'. The complete reply is then checked with json.Valid by the caller.
+type jsonCut struct {
+	started bool // the opening '{' was seen
+	depth   int  // nesting of objects and arrays
+	inStr   bool
+	esc     bool
+}
+
+// push returns the prefix of text that belongs to the reply, and whether the reply is
+// over: the object closed (ok) or cannot be a JSON object (!ok).
+func (j *jsonCut) push(text string) (keep string, over, ok bool) {
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if !j.started {
+			switch c {
+			case ' ', '\t', '\r', '\n':
+				continue
+			case '{':
+				j.started, j.depth = true, 1
+				continue
+			}
+			return text[:i+1], true, false
+		}
+		switch {
+		case j.inStr:
+			switch {
+			case j.esc:
+				j.esc = false
+			case c == '\\':
+				j.esc = true
+			case c == '"':
+				j.inStr = false
+			}
+		case c == '"':
+			j.inStr = true
+		case c == '{' || c == '[':
+			j.depth++
+		case c == '}' || c == ']':
+			j.depth--
+			if j.depth == 0 {
+				return text[:i+1], true, true
+			}
+		}
+	}
+	return text, false, true
+}

@@ -1,0 +1,319 @@
+package ollama
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ollama/ollama/api"
+
+	"ember/inference/engine"
+	"ember/inference/reasoning"
+	"ember/inference/sample"
+)
+
+const maxStops = 16
+
+// request turns Ollama's options, with Ollama's defaults, into an engine request.
+func request(opts map[string]any) (engine.Request, *statusError) {
+	o := api.DefaultOptions()
+	if err := o.FromMap(opts); err != nil {
+		return engine.Request{}, badRequest("%v", err)
+	}
+	for _, f := range []struct {
+		name   string
+		v      float32
+		lo, hi float32
+	}{
+		{"temperature", o.Temperature, 0, 100},
+		{"top_p", o.TopP, 0, 1},
+		{"min_p", o.MinP, 0, 1},
+		{"repeat_penalty", o.RepeatPenalty, 0, 100},
+		{"presence_penalty", o.PresencePenalty, -100, 100},
+		{"frequency_penalty", o.FrequencyPenalty, -100, 100},
+	} {
+		if math.IsNaN(float64(f.v)) || f.v < f.lo || f.v > f.hi {
+			return engine.Request{}, badRequest("option %q: %v is outside %v..%v", f.name, f.v, f.lo, f.hi)
+		}
+	}
+	switch {
+	case o.TopK < 0:
+		return engine.Request{}, badRequest("option \"top_k\": %d is negative", o.TopK)
+	case o.NumPredict < -2 || o.NumPredict > math.MaxInt32:
+		return engine.Request{}, badRequest("option \"num_predict\": %d is outside -2..%d", o.NumPredict, math.MaxInt32)
+	case o.RepeatLastN < -1:
+		return engine.Request{}, badRequest("option \"repeat_last_n\": %d is below -1", o.RepeatLastN)
+	case len(o.Stop) > maxStops:
+		return engine.Request{}, badRequest("option \"stop\": at most %d stop sequences", maxStops)
+	}
+	r := engine.Request{Sampling: sample.Params{
+		Temperature: o.Temperature, TopK: o.TopK, TopP: o.TopP, MinP: o.MinP,
+		Penalties: sample.Penalties{Repeat: o.RepeatPenalty, Presence: o.PresencePenalty, Frequency: o.FrequencyPenalty, LastN: o.RepeatLastN},
+	}}
+	if o.RepeatLastN == 0 { // Ollama: 0 turns the penalties off
+		r.Sampling.Penalties = sample.Penalties{}
+	}
+	if o.Seed < 0 {
+		r.Sampling.Seed = rand.Uint64()
+	} else {
+		r.Sampling.Seed = uint64(o.Seed)
+	}
+	if o.NumPredict > 0 {
+		r.MaxTokens = o.NumPredict
+	}
+	for _, s := range o.Stop {
+		if s != "" {
+			r.Stop = append(r.Stop, s)
+		}
+	}
+	return r, nil
+}
+
+// jsonFormat reads "format": "" or null (free text), "json", or a schema (refused).
+func jsonFormat(f json.RawMessage) (bool, *statusError) {
+	f = bytes.TrimSpace(f)
+	switch {
+	case len(f) == 0 || string(f) == "null" || string(f) == `""`:
+		return false, nil
+	case string(f) == `"json"`:
+		return true, nil
+	case f[0] == '{':
+		return false, badRequest("format: JSON schemas are not supported yet (no grammar-constrained sampling); use \"json\"")
+	}
+	return false, badRequest("format: %s is not \"json\"", f)
+}
+
+// piece is one step of a reply.
+type piece struct {
+	thinking, content string
+	lp                *engine.Logprob
+}
+
+// outcome is how a reply ended.
+type outcome struct {
+	reason string // done_reason: "stop" or "length"
+	usage  engine.Usage
+	failed *statusError
+	gone   bool // the client went away
+}
+
+type runOpts struct {
+	think, startInThink, json bool
+}
+
+// start begins a generation under the request's context; cancel ends it early.
+func (h *Handler) start(ctx context.Context, req engine.Request) (<-chan engine.Event, context.CancelFunc, *statusError) {
+	ctx, cancel := context.WithCancel(ctx)
+	ch, err := h.b.Generate(ctx, req)
+	if err != nil {
+		e := genError(ctx, err, h.b.ContextSize())
+		cancel()
+		return nil, nil, e
+	}
+	return ch, cancel, nil
+}
+
+// consume reads a generation's events to the end, passing each piece to emit. When emit
+// fails (the client is gone) or the JSON reply is over, it cancels the generation and
+// drains the channel for the final usage.
+func consume(ch <-chan engine.Event, cancel context.CancelFunc, o runOpts, emit func(piece) error) outcome {
+	defer cancel()
+	var (
+		tp       *reasoning.Parser
+		jc       *jsonCut
+		jsonText strings.Builder
+		out      outcome
+		last     engine.Event
+		stopped  bool
+		jsonOver bool
+		jsonOK   = true
+	)
+	if o.think {
+		tp = reasoning.NewParser(o.startInThink)
+	}
+	if o.json {
+		jc = &jsonCut{}
+	}
+	for ev := range ch {
+		last = ev
+		if stopped {
+			continue
+		}
+		r, c := "", ev.Text
+		if tp != nil {
+			r, c = tp.Push(ev.Text)
+			if ev.Done {
+				r2, c2 := tp.Flush()
+				r, c = r+r2, c+c2
+			}
+		}
+		if jc != nil && c != "" {
+			var over bool
+			c, over, jsonOK = jc.push(c)
+			jsonText.WriteString(c)
+			if over {
+				jsonOver, stopped = true, true
+				cancel()
+			}
+		}
+		if r != "" || c != "" || ev.Logprob != nil {
+			if emit(piece{thinking: r, content: c, lp: ev.Logprob}) != nil {
+				out.gone, stopped = true, true
+				cancel()
+			}
+		}
+	}
+	out.usage, out.reason = last.Usage, last.Finish
+	switch {
+	case out.gone:
+	case jsonOver:
+		out.reason = engine.FinishStop
+	case last.Finish == engine.FinishCancelled:
+		out.gone = true
+	case last.Finish == engine.FinishError || !last.Done:
+		out.failed = &statusError{http.StatusInternalServerError, "generation failed: " + errString(last.Err)}
+	}
+	if o.json && !out.gone && out.failed == nil {
+		t := bytes.TrimSpace([]byte(jsonText.String()))
+		if !jsonOK || len(t) == 0 || t[0] != '{' || !json.Valid(t) {
+			out.failed = badRequest("format json: the model's reply is not a valid JSON object (no grammar constrains sampling yet)")
+		}
+	}
+	return out
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "the stream ended early"
+	}
+	return err.Error()
+}
+
+// answer sends a reply: streamed, one object per piece (reply(p)) and a final one
+// (reply of nothing, completed by final); or, not streamed, one object of the whole
+// reply completed by final. A failure is an error status, or after the stream began a
+// last {"error"} line.
+func answer[T any](h *Handler, w http.ResponseWriter, stream bool, ch <-chan engine.Event, cancel context.CancelFunc,
+	ro runOpts, hideThinking, logprobs bool, reply func(piece) T, final func(*T, []api.Logprob, outcome)) {
+	if !stream {
+		var content, thinking strings.Builder
+		var lps []api.Logprob
+		out := consume(ch, cancel, ro, func(p piece) error {
+			content.WriteString(p.content)
+			thinking.WriteString(p.thinking)
+			if p.lp != nil && logprobs {
+				lps = append(lps, h.logprob(p.lp))
+			}
+			return nil
+		})
+		if out.gone {
+			return
+		}
+		if out.failed != nil {
+			writeStatusError(w, out.failed)
+			return
+		}
+		resp := reply(piece{content: content.String(), thinking: thinking.String()})
+		final(&resp, lps, out)
+		writeJSON(w, resp)
+		return
+	}
+	s := newNDJSON(w, h.opt.WriteTimeout)
+	defer s.close()
+	out := consume(ch, cancel, ro, func(p piece) error {
+		if hideThinking && p.content == "" && p.lp == nil {
+			return nil
+		}
+		return s.send(reply(p))
+	})
+	if out.gone {
+		return
+	}
+	if out.failed != nil {
+		s.send(map[string]string{"error": out.failed.msg})
+		return
+	}
+	resp := reply(piece{})
+	final(&resp, nil, out)
+	s.send(resp)
+}
+
+// metrics are Ollama's timing fields for a finished reply.
+func metrics(start time.Time, u engine.Usage) api.Metrics {
+	return api.Metrics{
+		TotalDuration:      time.Since(start),
+		PromptEvalCount:    u.PromptTokens,
+		PromptEvalDuration: u.PromptTime,
+		EvalCount:          u.CompletionTokens,
+		EvalDuration:       u.GenTime,
+	}
+}
+
+// logprob is a token's logprob in Ollama's shape.
+func (h *Handler) logprob(lp *engine.Logprob) api.Logprob {
+	text := h.b.TokenText(lp.ID)
+	out := api.Logprob{TokenLogprob: api.TokenLogprob{Token: validText(text), Logprob: float64(lp.Logprob), Bytes: byteList(text)}}
+	for _, a := range lp.Top {
+		at := h.b.TokenText(a.ID)
+		out.TopLogprobs = append(out.TopLogprobs, api.TokenLogprob{Token: validText(at), Logprob: float64(a.Logprob), Bytes: byteList(at)})
+	}
+	return out
+}
+
+func validText(s string) string { return strings.ToValidUTF8(s, string(utf8.RuneError)) }
+
+func byteList(s string) []int {
+	b := make([]int, len(s))
+	for i := 0; i < len(s); i++ {
+		b[i] = int(s[i])
+	}
+	return b
+}
+
+// ndjson writes a stream of JSON objects, one a line, each flushed at once.
+type ndjson struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+	err     error // the first write error: the client is gone
+}
+
+func newNDJSON(w http.ResponseWriter, timeout time.Duration) *ndjson {
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	return &ndjson{w: w, rc: http.NewResponseController(w), timeout: timeout}
+}
+
+func (s *ndjson) send(v any) error {
+	if s.err != nil {
+		return s.err
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	// A client that stops reading must not hold the engine forever.
+	if err := s.rc.SetWriteDeadline(time.Now().Add(s.timeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		s.err = err
+		return err
+	}
+	if _, err := s.w.Write(append(b, '\n')); err != nil {
+		s.err = err
+		return err
+	}
+	if err := s.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		s.err = err
+	}
+	return s.err
+}
+
+// close clears the write deadline so it does not outlive the stream.
+func (s *ndjson) close() { s.rc.SetWriteDeadline(time.Time{}) }
