@@ -469,27 +469,31 @@ LGA_DIRECT_FN(lga_direct_f32, lga_direct_f, EMBER_F32, kk)
 // ================================================================ gemm: tiled (prefill)
 
 #define LG_G 8        // blocks per interleaved group
+#ifndef LG_RB
 #define LG_RB 16      // weight rows per tile
+#endif
+#ifndef LG_KCB
 #define LG_KCB 64     // blocks of k per tile (a multiple of LG_G)
+#endif
 #define LG_TX 4       // activation rows per micro-kernel
 #define LG_TR 2       // weight rows per micro-kernel
 
 typedef struct {
 	int8_t q[LG_RB][LG_KCB * LG_QK];
-	float d[LG_RB][LG_KCB];
-	float m[LG_RB][LG_KCB];
+	uint16_t d[LG_RB][LG_KCB]; // f16 scales, converted in the micro-kernel
+	uint16_t m[LG_RB][LG_KCB];
 } lga_wtile;
 
 typedef struct {
 	int8_t q[LG_TX][LG_KCB * LG_QK];
-	float d[LG_TX][LG_KCB];
-	float s[LG_TX][LG_KCB];  // Q8_1 s
+	uint16_t d[LG_TX][LG_KCB]; // f16
+	uint16_t s[LG_TX][LG_KCB]; // f16 (Q8_1 s)  // Q8_1 s
 	int32_t c[LG_TX][LG_KCB]; // -offset * sum(q) per block
 } lga_xtile;
 
 // Unpack nb blocks (from block b0) of one weight row into the tile row, zero-padded to a
 // whole number of groups.
-LGA void lga_unpack_w(const int T, const uint8_t *row, int64_t b0, int nb, int8_t *q, float *d, float *m) {
+LGA void lga_unpack_w(const int T, const uint8_t *row, int64_t b0, int nb, int8_t *q, uint16_t *d, uint16_t *m) {
 	const int bs = lg_type_bytes(T);
 	const int ng = (nb + LG_G - 1) / LG_G;
 	for (int g = 0; g < ng; g++) {
@@ -499,8 +503,8 @@ LGA void lga_unpack_w(const int T, const uint8_t *row, int64_t b0, int nb, int8_
 			if (b < nb) {
 				const uint8_t *blk = row + (b0 + b) * bs;
 				v[l] = lga_wquants(T, blk);
-				d[b] = lga_h2f(blk);
-				if (lga_is1(T)) m[b] = lga_h2f(blk + 2);
+				d[b] = lg_rd16(blk);
+				if (lga_is1(T)) m[b] = lg_rd16(blk + 2);
 			} else {
 				v[l] = _mm256_setzero_si256();
 				d[b] = 0;
@@ -513,7 +517,7 @@ LGA void lga_unpack_w(const int T, const uint8_t *row, int64_t b0, int nb, int8_
 
 // Repack nb blocks (from b0) of one activation row (Q8_0 or Q8_1) into the tile.
 LGA void lga_pack_x(const int is1, const int off, const uint8_t *row, int64_t b0, int nb, int8_t *q,
-                    float *d, float *s, int32_t *c) {
+                    uint16_t *d, uint16_t *s, int32_t *c) {
 	const int bs = is1 ? 36 : 34, qo = is1 ? 4 : 2;
 	const int ng = (nb + LG_G - 1) / LG_G;
 	for (int g = 0; g < ng; g++) {
@@ -523,8 +527,8 @@ LGA void lga_pack_x(const int is1, const int off, const uint8_t *row, int64_t b0
 			if (b < nb) {
 				const uint8_t *blk = row + (b0 + b) * bs;
 				v[l] = _mm256_loadu_si256((const __m256i *)(blk + qo));
-				d[b] = lga_h2f(blk);
-				if (is1) s[b] = lga_h2f(blk + 2);
+				d[b] = lg_rd16(blk);
+				if (is1) s[b] = lg_rd16(blk + 2);
 			} else {
 				v[l] = _mm256_setzero_si256();
 				d[b] = 0;
@@ -579,9 +583,9 @@ LGA void lga_micro(const int T, const int NX, const int NR, const lga_wtile *wt,
 				}
 			}
 			for (int r = 0; r < NR; r++) {
-				const __m256 dw = _mm256_load_ps(wt->d[wr + r] + g * LG_G);
+				const __m256 dw = _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(wt->d[wr + r] + g * LG_G)));
 				for (int i = 0; i < NX; i++) {
-					const __m256 dd = _mm256_mul_ps(dw, _mm256_load_ps(xt->d[i] + g * LG_G));
+					const __m256 dd = _mm256_mul_ps(dw, _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(xt->d[i] + g * LG_G))));
 					fa[i][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(ia[i][r]), dd, fa[i][r]);
 				}
 			}
@@ -602,20 +606,26 @@ LGA void lga_micro(const int T, const int NX, const int NR, const lga_wtile *wt,
 				}
 			}
 			for (int r = 0; r < NR; r++) {
-				const __m256 dw = _mm256_load_ps(wt->d[wr + r] + g * LG_G);
+				const __m256 dw = _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(wt->d[wr + r] + g * LG_G)));
 				for (int i = 0; i < NX; i++) {
 					__m256i s = _mm256_madd_epi16(ps[i][r], ones);
 					if (off && e0 == 0) s = _mm256_add_epi32(s, _mm256_load_si256((const __m256i *)(xt->c[i] + g * LG_G)));
-					const __m256 dd = _mm256_mul_ps(dw, _mm256_load_ps(xt->d[i] + g * LG_G));
+					const __m256 dd = _mm256_mul_ps(dw, _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(xt->d[i] + g * LG_G))));
 					fa[i][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), dd, fa[i][r]);
 					if (is1 && e0 == 0)
-						fa[i][r] = _mm256_fmadd_ps(_mm256_load_ps(wt->m[wr + r] + g * LG_G), _mm256_load_ps(xt->s[i] + g * LG_G), fa[i][r]);
+						fa[i][r] = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_load_si128((const __m128i *)(wt->m[wr + r] + g * LG_G))), _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(xt->s[i] + g * LG_G))), fa[i][r]);
 				}
 			}
 		}
 	}
-	for (int i = 0; i < NX; i++)
-		for (int r = 0; r < NR; r++) out[i][r] = lga_hsum(fa[i][r]);
+	if (NX * NR < 4) {
+		for (int i = 0; i < NX; i++)
+			for (int r = 0; r < NR; r++) out[i][r] = lga_hsum(fa[i][r]);
+		return;
+	}
+	__m256 h[8];
+	for (int j = 0; j < 8; j++) h[j] = (j / 2 < NX && j % 2 < NR) ? fa[j / 2][j % 2] : _mm256_setzero_ps();
+	_mm256_storeu_ps(&out[0][0], lga_hsum8(h));
 }
 
 #define LGA_MICRO_FN(T, SUF)                                                                               \
@@ -632,7 +642,7 @@ LGA void lga_micro(const int T, const int NX, const int NR, const lga_wtile *wt,
 		default: lga_micro(T, 4, 2, wt, wr, xt, ng, out); break;                                            \
 		}                                                                                                   \
 	}                                                                                                       \
-	static void lga_unpack_##SUF(const uint8_t *row, int64_t b0, int nb, int8_t *q, float *d, float *m) {   \
+	static void lga_unpack_##SUF(const uint8_t *row, int64_t b0, int nb, int8_t *q, uint16_t *d, uint16_t *m) {   \
 		lga_unpack_w(T, row, b0, nb, q, d, m);                                                              \
 	}
 
@@ -643,7 +653,7 @@ LGA_MICRO_FN(EMBER_Q5_1, q5_1)
 LGA_MICRO_FN(EMBER_Q8_0, q8_0)
 
 typedef void (*lga_micro_fn)(int, int, const lga_wtile *, int, const lga_xtile *, int, float[LG_TX][LG_TR]);
-typedef void (*lga_unpack_fn)(const uint8_t *, int64_t, int, int8_t *, float *, float *);
+typedef void (*lga_unpack_fn)(const uint8_t *, int64_t, int, int8_t *, uint16_t *, uint16_t *);
 
 static void lga_tiled_q(int T, const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t xrb, int64_t nx,
                         int64_t k, int64_t r0, int64_t r1, float *dst, int64_t ldd) {

@@ -22,23 +22,30 @@
 #include "lg_x86.h"
 
 #define L5_G 16   // blocks per interleaved group
-#define L5_RB 40  // weight rows per tile
-#define L5_KCB 32 // blocks of k per tile (a multiple of L5_G)
+#ifndef L5_RB
+#define L5_RB 24  // weight rows per tile
+#endif
+#ifndef L5_KCB
+#define L5_KCB 64 // blocks of k per tile (a multiple of L5_G)
+#endif
 #define L5_TX 4   // activation rows per micro-kernel
 #define L5_TR 2   // weight rows per micro-kernel
 
 typedef struct {
 	uint8_t q[L5_RB][L5_KCB * LG_QK];
-	float d[L5_RB][L5_KCB];
-	float m[L5_RB][L5_KCB];
+	uint16_t d[L5_RB][L5_KCB]; // f16 scales, converted in the micro-kernel
+	uint16_t m[L5_RB][L5_KCB];
 } l5_wtile;
 
 typedef struct {
 	int8_t q[L5_TX][L5_KCB * LG_QK];
-	float d[L5_TX][L5_KCB];
-	float s[L5_TX][L5_KCB];
+	uint16_t d[L5_TX][L5_KCB]; // f16
+	uint16_t s[L5_TX][L5_KCB]; // f16 (Q8_1 s)
 	int32_t c[L5_TX][L5_KCB];
 } l5_xtile;
+
+// 16 f16 values at p (32-byte aligned) as floats.
+LGA __m512 l5_h16(const uint16_t *p) { return _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)p)); }
 
 // Store 16 blocks (v[l] = 32 bytes of block l) in the interleaved group layout at o.
 LGA void l5_store_group(uint8_t *o, const __m256i v[16]) {
@@ -51,7 +58,7 @@ LGA void l5_store_group(uint8_t *o, const __m256i v[16]) {
 
 // Unpack nb blocks (from b0) of one weight row into the tile row, zero-padded to whole
 // groups. With vnni, Q8_0 quants are stored plus 128 (unsigned).
-LGA void l5_unpack_w(const int T, const int vnni, const uint8_t *row, int64_t b0, int nb, uint8_t *q, float *d, float *m) {
+LGA void l5_unpack_w(const int T, const int vnni, const uint8_t *row, int64_t b0, int nb, uint8_t *q, uint16_t *d, uint16_t *m) {
 	const int bs = lg_type_bytes(T);
 	const int ng = (nb + L5_G - 1) / L5_G;
 	const __m256i flip = _mm256_set1_epi8((char)0x80);
@@ -63,8 +70,8 @@ LGA void l5_unpack_w(const int T, const int vnni, const uint8_t *row, int64_t b0
 				const uint8_t *blk = row + (b0 + b) * bs;
 				v[l] = lga_wquants(T, blk);
 				if (vnni && T == EMBER_Q8_0) v[l] = _mm256_xor_si256(v[l], flip);
-				d[b] = lga_h2f(blk);
-				if (lga_is1(T)) m[b] = lga_h2f(blk + 2);
+				d[b] = lg_rd16(blk);
+				if (lga_is1(T)) m[b] = lg_rd16(blk + 2);
 			} else {
 				v[l] = _mm256_setzero_si256();
 				d[b] = 0;
@@ -78,7 +85,7 @@ LGA void l5_unpack_w(const int T, const int vnni, const uint8_t *row, int64_t b0
 // Pack nb blocks (from b0) of one activation row (Q8_0 or Q8_1) into the tile, with the
 // start values c = -off * sum(x) per block when off != 0.
 LGA void l5_pack_x(const int is1, const int off, const int vnni, const uint8_t *row, int64_t b0, int nb,
-                   int8_t *q, float *d, float *s, int32_t *c) {
+                   int8_t *q, uint16_t *d, uint16_t *s, int32_t *c) {
 	const int bs = is1 ? 36 : 34, qo = is1 ? 4 : 2;
 	const int ng = (nb + L5_G - 1) / L5_G;
 	for (int g = 0; g < ng; g++) {
@@ -88,8 +95,8 @@ LGA void l5_pack_x(const int is1, const int off, const int vnni, const uint8_t *
 			if (b < nb) {
 				const uint8_t *blk = row + (b0 + b) * bs;
 				v[l] = _mm256_loadu_si256((const __m256i *)(blk + qo));
-				d[b] = lga_h2f(blk);
-				if (is1) s[b] = lga_h2f(blk + 2);
+				d[b] = lg_rd16(blk);
+				if (is1) s[b] = lg_rd16(blk + 2);
 			} else {
 				v[l] = _mm256_setzero_si256();
 				d[b] = 0;
@@ -109,6 +116,22 @@ LGA void l5_pack_x(const int is1, const int off, const int vnni, const uint8_t *
 			_mm512_store_si512((void *)(c + g * L5_G), _mm512_mullo_epi32(sum, _mm512_set1_epi32(-off)));
 		}
 	}
+}
+
+// out[i][r] = sum of the lanes of fa[i][r], for a whole 4x2 tile in one shuffle network.
+LGA void l5_reduce(const int NX, const int NR, __m512 fa[L5_TX][L5_TR], float out[L5_TX][L5_TR]) {
+	if (NX * NR < 4) {
+		for (int i = 0; i < NX; i++)
+			for (int r = 0; r < NR; r++) out[i][r] = _mm512_reduce_add_ps(fa[i][r]);
+		return;
+	}
+	__m256 h[8];
+	for (int j = 0; j < 8; j++) {
+		const int i = j / 2, r = j % 2;
+		h[j] = (i < NX && r < NR) ? _mm256_add_ps(_mm512_castps512_ps256(fa[i][r]), _mm512_extractf32x8_ps(fa[i][r], 1))
+		                          : _mm256_setzero_ps();
+	}
+	_mm256_storeu_ps(&out[0][0], lga_hsum8(h));
 }
 
 // The VNNI micro-kernel: NX activation rows x NR weight rows over ng groups.
@@ -136,16 +159,15 @@ LGA void l5_micro_vnni(const int T, const int NX, const int NR, const l5_wtile *
 			}
 		}
 		for (int r = 0; r < NR; r++) {
-			const __m512 dw = _mm512_load_ps(wt->d[wr + r] + g * L5_G);
+			const __m512 dw = l5_h16(wt->d[wr + r] + g * L5_G);
 			for (int i = 0; i < NX; i++) {
-				const __m512 dd = _mm512_mul_ps(dw, _mm512_load_ps(xt->d[i] + g * L5_G));
+				const __m512 dd = _mm512_mul_ps(dw, l5_h16(xt->d[i] + g * L5_G));
 				fa[i][r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(ia[i][r]), dd, fa[i][r]);
-				if (is1) fa[i][r] = _mm512_fmadd_ps(_mm512_load_ps(wt->m[wr + r] + g * L5_G), _mm512_load_ps(xt->s[i] + g * L5_G), fa[i][r]);
+				if (is1) fa[i][r] = _mm512_fmadd_ps(l5_h16(wt->m[wr + r] + g * L5_G), l5_h16(xt->s[i] + g * L5_G), fa[i][r]);
 			}
 		}
 	}
-	for (int i = 0; i < NX; i++)
-		for (int r = 0; r < NR; r++) out[i][r] = _mm512_reduce_add_ps(fa[i][r]);
+	l5_reduce(NX, NR, fa, out);
 }
 
 // The AVX512BW micro-kernel (no VNNI).
@@ -188,20 +210,19 @@ LGA void l5_micro_bw(const int T, const int NX, const int NR, const l5_wtile *wt
 				}
 			}
 			for (int r = 0; r < NR; r++) {
-				const __m512 dw = _mm512_load_ps(wt->d[wr + r] + g * L5_G);
+				const __m512 dw = l5_h16(wt->d[wr + r] + g * L5_G);
 				for (int i = 0; i < NX; i++) {
 					__m512i s = T == EMBER_Q8_0 ? ps[i][r] : _mm512_madd_epi16(ps[i][r], ones);
 					if (off && e0 == 0) s = _mm512_add_epi32(s, _mm512_load_si512((const void *)(xt->c[i] + g * L5_G)));
-					const __m512 dd = _mm512_mul_ps(dw, _mm512_load_ps(xt->d[i] + g * L5_G));
+					const __m512 dd = _mm512_mul_ps(dw, l5_h16(xt->d[i] + g * L5_G));
 					fa[i][r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), dd, fa[i][r]);
 					if (is1 && e0 == 0)
-						fa[i][r] = _mm512_fmadd_ps(_mm512_load_ps(wt->m[wr + r] + g * L5_G), _mm512_load_ps(xt->s[i] + g * L5_G), fa[i][r]);
+						fa[i][r] = _mm512_fmadd_ps(l5_h16(wt->m[wr + r] + g * L5_G), l5_h16(xt->s[i] + g * L5_G), fa[i][r]);
 				}
 			}
 		}
 	}
-	for (int i = 0; i < NX; i++)
-		for (int r = 0; r < NR; r++) out[i][r] = _mm512_reduce_add_ps(fa[i][r]);
+	l5_reduce(NX, NR, fa, out);
 }
 
 #define L5_CASES(FN, T)                                                                   \
@@ -221,7 +242,7 @@ LGA void l5_micro_bw(const int T, const int NX, const int NR, const l5_wtile *wt
 	                        float out[L5_TX][L5_TR]) { L5_CASES(l5_micro_vnni, T) }                             \
 	static void l5_mb_##SUF(int nxx, int nr, const l5_wtile *wt, int wr, const l5_xtile *xt, int ng,             \
 	                        float out[L5_TX][L5_TR]) { L5_CASES(l5_micro_bw, T) }                               \
-	static void l5_unpack_##SUF(int vnni, const uint8_t *row, int64_t b0, int nb, uint8_t *q, float *d, float *m) { \
+	static void l5_unpack_##SUF(int vnni, const uint8_t *row, int64_t b0, int nb, uint8_t *q, uint16_t *d, uint16_t *m) { \
 		if (vnni) l5_unpack_w(T, 1, row, b0, nb, q, d, m);                                                       \
 		else l5_unpack_w(T, 0, row, b0, nb, q, d, m);                                                            \
 	}
@@ -233,7 +254,7 @@ L5_TYPE_FNS(EMBER_Q5_1, q5_1)
 L5_TYPE_FNS(EMBER_Q8_0, q8_0)
 
 typedef void (*l5_micro_fn)(int, int, const l5_wtile *, int, const l5_xtile *, int, float[L5_TX][L5_TR]);
-typedef void (*l5_unpack_fn)(int, const uint8_t *, int64_t, int, uint8_t *, float *, float *);
+typedef void (*l5_unpack_fn)(int, const uint8_t *, int64_t, int, uint8_t *, uint16_t *, uint16_t *);
 
 static void l5_pack_x_any(int is1, int off, int vnni, const uint8_t *row, int64_t b0, int nb, l5_xtile *xt, int i) {
 	if (is1) l5_pack_x(1, 0, 0, row, b0, nb, xt->q[i], xt->d[i], xt->s[i], xt->c[i]);
