@@ -5,9 +5,10 @@ package app
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"ember/inference/engine"
+	"ember/inference/prompt"
+	"ember/inference/reasoning"
 	"ember/inference/sample"
 	"ember/ui"
 )
@@ -30,44 +31,51 @@ func RunGUI(ctx context.Context, opt GUIOptions) error {
 		return err
 	}
 	defer eng.Close()
-	ui.Run(&chatService{m: m, eng: eng})
+	ui.Run(&chatService{m: m, eng: eng, chat: NewChat(m)})
 	return nil
 }
 
 // chatService adapts the engine to the UI's ChatService.
 type chatService struct {
-	m   *Loaded
-	eng *engine.Engine
+	m    *Loaded
+	eng  *engine.Engine
+	chat *Chat
 }
 
 func (c *chatService) ModelName() string   { return c.m.Name }
 func (c *chatService) BackendName() string { return c.m.Backend.Name() }
 
-// Chat streams a reply. Until chat templates land, the conversation is rendered as
-// plain text: a base model such as the bundled one continues the last user message.
+// Chat streams a reply: the conversation goes through the model's chat template, and
+// R1-style <think> output comes back as reasoning.
 func (c *chatService) Chat(ctx context.Context, history []ui.Message, onDelta func(ui.Delta)) (ui.Stats, error) {
-	var prompt string
-	for i := len(history) - 1; i >= 0; i-- {
-		if history[i].Role == "user" {
-			prompt = history[i].Content
-			break
-		}
+	msgs := make([]prompt.Message, 0, len(history))
+	for _, m := range history {
+		msgs = append(msgs, prompt.Message{Role: m.Role, Content: m.Content, ReasoningContent: m.Reasoning})
+	}
+	toks, thinking, err := c.chat.Tokens(ctx, msgs)
+	if err != nil {
+		return ui.Stats{}, err
 	}
 	events, err := c.eng.Generate(ctx, engine.Request{
-		Prompt:    strings.TrimSpace(prompt),
-		MaxTokens: 256,
+		Tokens:    toks,
+		MaxTokens: 1024,
 		Sampling:  sample.Params{Temperature: 0.7, TopK: 40, TopP: 0.95, MinP: 0.05, Seed: uint64(len(history))},
 	})
 	if err != nil {
 		return ui.Stats{}, err
 	}
+	split := reasoning.NewParser(thinking)
+	emit := func(r, c string) {
+		if r != "" || c != "" {
+			onDelta(ui.Delta{Reasoning: r, Content: c})
+		}
+	}
 	var last engine.Event
 	for ev := range events {
-		if ev.Text != "" {
-			onDelta(ui.Delta{Content: ev.Text})
-		}
+		emit(split.Push(ev.Text))
 		last = ev
 	}
+	emit(split.Flush())
 	u := last.Usage
 	st := ui.Stats{PromptTokens: u.PromptTokens, GenTokens: u.CompletionTokens, TTFT: u.TTFT}
 	if u.CompletionTokens > 1 && u.GenTime > 0 {

@@ -175,11 +175,13 @@ func scalar(v gguf.Value) any {
 		x, _ := v.Float()
 		return x
 	}
-	if i, ok := v.Int(); ok {
-		return i
-	}
-	if u, ok := v.Uint(); ok {
+	switch v.Type {
+	case gguf.TypeUint8, gguf.TypeUint16, gguf.TypeUint32, gguf.TypeUint64:
+		u, _ := v.Uint()
 		return u
+	case gguf.TypeInt8, gguf.TypeInt16, gguf.TypeInt32, gguf.TypeInt64:
+		i, _ := v.Int()
+		return i
 	}
 	return nil // arrays
 }
