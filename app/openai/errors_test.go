@@ -102,4 +102,3 @@ func nullable(s string) any {
 	}
 	return s
 }
-
