@@ -88,13 +88,6 @@ KQ_512_INLINE __m512i kq_scv512(__m256i sc, int v) {
 	return _mm512_permutexvar_epi16(idx, _mm512_castsi256_si512(sc));
 }
 
-// [sum a, sum b, sum c, sum e] of the 16 int32 lanes of each, exact.
-KQ_512_INLINE __m128i kq_hsum4_i32_512(__m512i a, __m512i b, __m512i c, __m512i e) {
-#define KQ_FOLD(z) _mm256_add_epi32(_mm512_castsi512_si256(z), _mm512_extracti64x4_epi64(z, 1))
-	return kq_hsum4_i32(KQ_FOLD(a), KQ_FOLD(b), KQ_FOLD(c), KQ_FOLD(e));
-#undef KQ_FOLD
-}
-
 // R[i] = sum of the 16 lanes of a[i], i = 0..15, exact: the AVX2 tree on 512-bit lanes
 // (pairs, quads within 128-bit lanes: blends and in-lane shuffles), then two levels across
 // 128-bit lanes.

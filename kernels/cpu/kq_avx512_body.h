@@ -32,47 +32,37 @@ KQ_B_INLINE __m512i KQ_N(kq_block_i32)(int t, const uint8_t *b, const uint8_t *x
 	return acc;
 }
 
-KQ_B_INLINE void KQ_N(kq_gemv_rows)(int t, int nr, const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t nb,
-                                    float *dst) {
+// One weight row at a time, as kq_gemv_row in kq_avx2.c (exact int32 I - M for Q3_K and
+// Q6_K, float lanes for the types with mins, software prefetch).
+KQ_B_INLINE void KQ_N(kq_gemv_row)(int t, const uint8_t *w, const uint8_t *x, int64_t nb, float *dst,
+                                   const uint8_t *wend) {
 	const int64_t bb = kq_wbytes(t);
-	__m128 acc = _mm_setzero_ps();
-	const uint8_t *w0 = w, *w1 = nr == 2 ? w + wrb : w;
-	for (int64_t b = 0; b < nb; b++, x += KQ_Q8K_BYTES, w0 += bb, w1 += bb) {
+	__m512 acc = _mm512_setzero_ps();
+	__m128 acc1 = _mm_setzero_ps();
+	for (int64_t b = 0; b < nb; b++, x += KQ_Q8K_BYTES, w += bb) {
+		kq_prefetch_w(w, bb, wend);
 		const float dx = kq_rdf32(x);
 		const __m256i bs = _mm256_loadu_si256((const __m256i *)(x + KQ_Q8K_BSUMS));
-		kq_dec256 o0, o1;
-		__m512i i0 = KQ_N(kq_block_i32)(t, w0, x + KQ_Q8K_QS, &o0);
-		__m512i m0 = _mm512_zextsi256_si512(_mm256_madd_epi16(bs, o0.mn));
-		__m512i i1 = _mm512_setzero_si512(), m1 = i1;
-		o1.d = o1.dmn = 0;
-		if (nr == 2) {
-			i1 = KQ_N(kq_block_i32)(t, w1, x + KQ_Q8K_QS, &o1);
-			m1 = _mm512_zextsi256_si512(_mm256_madd_epi16(bs, o1.mn));
-		}
-		__m128i s;
-		__m128 f;
+		kq_dec256 o;
+		const __m512i i = KQ_N(kq_block_i32)(t, w, x + KQ_Q8K_QS, &o);
+		const __m512i m = _mm512_zextsi256_si512(_mm256_madd_epi16(bs, o.mn));
 		if (KQ_HAS_MINS(t)) {
-			s = kq_hsum4_i32_512(i0, m0, i1, m1);
-			f = _mm_setr_ps(o0.d * dx, -(o0.dmn * dx), o1.d * dx, -(o1.dmn * dx));
+			acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(i), _mm512_set1_ps(o.d * dx), acc);
+			acc = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(m), _mm512_set1_ps(o.dmn * dx), acc);
 		} else {
-			__m512i z = _mm512_setzero_si512();
-			s = kq_hsum4_i32_512(_mm512_sub_epi32(i0, m0), z, _mm512_sub_epi32(i1, m1), z);
-			f = _mm_setr_ps(o0.d * dx, 0, o1.d * dx, 0);
+			const __m512i v = _mm512_sub_epi32(i, m);
+			const __m256i v8 = _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
+			const __m128i s = kq_hsum2_i32(v8, _mm256_setzero_si256());
+			acc1 = _mm_fmadd_ss(_mm_cvtepi32_ps(s), _mm_set_ss(o.d * dx), acc1);
 		}
-		acc = _mm_fmadd_ps(_mm_cvtepi32_ps(s), f, acc);
 	}
-	float out[4];
-	_mm_storeu_ps(out, acc);
-	dst[0] = out[0] + out[1];
-	if (nr == 2) dst[1] = out[2] + out[3];
+	dst[0] = KQ_HAS_MINS(t) ? kq_hsum16(acc) : _mm_cvtss_f32(acc1);
 }
 
 #define KQ_GEMV512_FN(T, tn)                                                                       \
 	static KQ_B void KQ_N(kq_gemv_##tn)(const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t nb,  \
 	                                    int64_t r0, int64_t r1, float *dst) {                      \
-		int64_t r = r0;                                                                        \
-		for (; r + 2 <= r1; r += 2) KQ_N(kq_gemv_rows)(T, 2, w + r * wrb, wrb, x, nb, dst + r);   \
-		if (r < r1) KQ_N(kq_gemv_rows)(T, 1, w + r * wrb, wrb, x, nb, dst + r);                  \
+		for (int64_t r = r0; r < r1; r++) KQ_N(kq_gemv_row)(T, w + r * wrb, x, nb, dst + r, w + r1 * wrb); \
 	}
 KQ_GEMV512_FN(EMBER_Q2_K, q2k)
 KQ_GEMV512_FN(EMBER_Q3_K, q3k)

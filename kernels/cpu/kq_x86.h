@@ -21,6 +21,18 @@ typedef struct {
 // memory operand (the gemm tile is otherwise bound by loads).
 #define KQ_REG(v) __asm__("" : "+x"(v))
 
+// Software prefetch of the block KQ_PF_DIST bytes ahead in a weight row (gemv streams
+// weights from memory; the hardware prefetchers alone leave bandwidth unused). Only
+// addresses below wend, the end of the rows being read, are touched.
+#ifndef KQ_PF_DIST
+#define KQ_PF_DIST 2048
+#endif
+KQ_AVX2_INLINE void kq_prefetch_w(const uint8_t *b, int64_t bb, const uint8_t *wend) {
+	const uint8_t *p = b + KQ_PF_DIST;
+	for (int64_t o = 0; o < bb; o += 64)
+		if (p + o < wend) _mm_prefetch((const char *)(p + o), _MM_HINT_T0);
+}
+
 KQ_AVX2_INLINE float kq_h2f_avx2(const uint8_t *p) { return _cvtsh_ss(kq_rd16(p)); }
 
 // [a0 a0 a1 a1 ... a7 a7] as int16 from 8 unsigned bytes.
@@ -166,6 +178,13 @@ KQ_AVX2_INLINE float kq_hsum8(__m256 v) {
 // Q2_K, Q4_K, Q5_K have a dmin of their own; Q3_K and Q6_K subtract their offset
 // (M, with dmn == d) from I exactly, in int32.
 #define KQ_HAS_MINS(t) ((t) == EMBER_Q2_K || (t) == EMBER_Q4_K || (t) == EMBER_Q5_K)
+
+// [sum a, sum b, (same), (same)] of the int32 lanes, exact.
+KQ_AVX2_INLINE __m128i kq_hsum2_i32(__m256i a, __m256i b) {
+	__m256i h = _mm256_hadd_epi32(a, b); // [a01 a23 b01 b23 | a45 a67 b45 b67]
+	__m128i s = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+	return _mm_hadd_epi32(s, s);
+}
 
 // The lane sums, exact in int32, of a, b, c, e as [sum a, sum b, sum c, sum e].
 KQ_AVX2_INLINE __m128i kq_hsum4_i32(__m256i a, __m256i b, __m256i c, __m256i e) {
