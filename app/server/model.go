@@ -39,28 +39,38 @@ type Model struct {
 
 // NewModel adapts eng, which runs the model of file f, to the HTTP handlers. name is what
 // clients call the model ("model" in requests; /v1/models, /api/tags list it). tmpl is
-// the chat template; when nil, the file's tokenizer.chat_template is parsed, and a file
-// without one gets a plain-text rendering (contents joined by newlines, for base models).
-// f is read for metadata only and may be closed later (its metadata stays valid). m
-// receives token counts and latencies; it may be nil.
-func NewModel(eng *engine.Engine, name string, f *gguf.File, tmpl *prompt.Template, m *Metrics) (*Model, error) {
+// the chat template; when nil it is prompt.Detect's pick for the file, except for a base
+// model (no template in the file, no chat markers in the vocabulary, like the bundled
+// story model), whose conversations render as plain text: the messages' contents joined
+// by newlines, for the model to continue. f is read for metadata only and may be closed
+// later (its metadata stays valid); it may be nil (no metadata, plain text unless tmpl).
+// m receives token counts and latencies; it may be nil.
+func NewModel(eng *engine.Engine, name string, f *gguf.File, tmpl *prompt.Template, m *Metrics) *Model {
 	md := &Model{eng: eng, tok: eng.Tokenizer(), name: name, tmpl: tmpl, metrics: m, loadedAt: time.Now()}
 	if f == nil {
-		return md, nil
+		return md
 	}
 	if tmpl == nil {
-		if src, err := f.String("tokenizer.chat_template"); err == nil && src != "" {
-			t, err := prompt.Parse(src)
-			if err != nil {
-				return nil, fmt.Errorf("server: model %s: %w", name, err)
-			}
-			md.tmpl = t
+		src, _ := f.String("tokenizer.chat_template")
+		if src != "" || hasChatMarkers(md.tok) {
+			md.tmpl = prompt.Detect(src, f.Architecture())
 		}
 	}
 	md.size = f.Size()
 	md.details, md.info = describe(f)
 	md.digest = fingerprint(f)
-	return md, nil
+	return md
+}
+
+// hasChatMarkers reports whether the vocabulary has a chat format's turn markers as
+// single tokens (as app.NewChat decides).
+func hasChatMarkers(t *tokenizer.Tokenizer) bool {
+	for _, marker := range []string{"<|im_start|>", "<|start_header_id|>", "<｜User｜>"} {
+		if len(t.Encode(marker, tokenizer.EncodeOptions{ParseSpecial: true})) == 1 {
+			return true
+		}
+	}
+	return false
 }
 
 // Generate starts a completion on the engine; the events pass through the metrics.

@@ -32,10 +32,7 @@ func TestModelRender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tm, err := server.NewModel(newEngine(t), "x", nil, tmpl, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tm := server.NewModel(newEngine(t), "x", nil, tmpl, nil)
 	got, err = tm.Render(context.Background(), msgs, true)
 	if want := "<|system|>Be brief.<|user|>Once upon a time<|assistant|>"; err != nil || got != want {
 		t.Fatalf("%q %v, want %q", got, err, want)

@@ -31,11 +31,7 @@ const storiesPath = "../../testdata/models/stories260K.gguf"
 func newModel(t *testing.T, m *server.Metrics) *server.Model {
 	t.Helper()
 	eng, f := newEngineFile(t)
-	md, err := server.NewModel(eng, "stories260K", f, nil, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return md
+	return server.NewModel(eng, "stories260K", f, nil, m)
 }
 
 func newEngine(t *testing.T) *engine.Engine {
