@@ -44,9 +44,6 @@ func (e *apiError) withCode(code string) *apiError { e.code = code; return e }
 func writeError(w http.ResponseWriter, e *apiError) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	if e.status == http.StatusMethodNotAllowed {
-		w.Header().Set("Allow", "POST")
-	}
 	w.WriteHeader(e.status)
 	json.NewEncoder(w).Encode(e.body())
 }

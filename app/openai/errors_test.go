@@ -71,6 +71,9 @@ func TestErrors(t *testing.T) {
 			if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
 				t.Errorf("Content-Type %q", ct)
 			}
+			if c.status == 405 && rec.Header().Get("Allow") != map[string]string{"GET": "POST", "POST": "GET"}[c.method] {
+				t.Errorf("Allow %q", rec.Header().Get("Allow"))
+			}
 			// Exactly OpenAI's shape: {"error":{"message","type","param","code"}}.
 			var raw map[string]map[string]any
 			dec := json.NewDecoder(rec.Body)
