@@ -49,12 +49,16 @@ void ember_kq_quantize_q8k_scalar(const float *x, uint8_t *y, int64_t nblocks) {
 
 // ---- unpacking one weight super-block to the common form ----
 
+// Element 128h + 32s + l of Q2_K/Q3_K: bits 2s of qs[32h + l]; of Q6_K: the nibble
+// (s/2) of ql[64h + 32(s%2) + l] and bits 2s of qh[32h + l]; of Q4_K/Q5_K, element
+// 64c + 32hi + l: nibble hi of qs[32c + l] (and bit 2c + hi of qh[l]). The loops run
+// over l innermost, so the compiler can vectorize them.
+
 static void kq_unpack_q2k(const uint8_t *b, kq_block *u) {
 	const uint8_t *sc = b, *qs = b + 16;
-	for (int i = 0; i < KQ_QK; i++) {
-		int h = i / 128, s = (i % 128) / 32, l = i % 32;
-		u->q[i] = (qs[32 * h + l] >> (2 * s)) & 3;
-	}
+	for (int h = 0; h < 2; h++)
+		for (int s = 0; s < 4; s++)
+			for (int l = 0; l < 32; l++) u->q[128 * h + 32 * s + l] = (qs[32 * h + l] >> (2 * s)) & 3;
 	for (int j = 0; j < 16; j++) {
 		u->sc[j] = sc[j] & 0x0f;
 		u->mn[j] = sc[j] >> 4;
@@ -67,12 +71,11 @@ static void kq_unpack_q3k(const uint8_t *b, kq_block *u) {
 	const uint8_t *hm = b, *qs = b + 32;
 	uint64_t s6[2];
 	kq_q3_scales(b + 96, s6);
-	for (int i = 0; i < KQ_QK; i++) {
-		int h = i / 128, s = (i % 128) / 32, l = i % 32;
-		int q = (qs[32 * h + l] >> (2 * s)) & 3;
-		if (hm[l] & (1 << (i / 32))) q += 4;
-		u->q[i] = (uint8_t)q;
-	}
+	for (int h = 0; h < 2; h++)
+		for (int s = 0; s < 4; s++)
+			for (int l = 0; l < 32; l++)
+				u->q[128 * h + 32 * s + l] =
+					(uint8_t)(((qs[32 * h + l] >> (2 * s)) & 3) | (((hm[l] >> (4 * h + s)) & 1) << 2));
 	for (int j = 0; j < 16; j++) {
 		u->sc[j] = (int16_t)((s6[j / 8] >> (8 * (j % 8))) & 0xff) - 32;
 		u->mn[j] = (int16_t)(4 * u->sc[j]);
@@ -84,12 +87,17 @@ static void kq_unpack_q45k(const uint8_t *b, kq_block *u, int five) {
 	const uint8_t *qh = b + 16, *qs = b + (five ? 48 : 16);
 	uint32_t sc[2], m[2];
 	kq_k4_scales(b + 4, sc, m);
-	for (int i = 0; i < KQ_QK; i++) {
-		int c = i / 64, hi = (i / 32) % 2, l = i % 32;
-		int q = (qs[32 * c + l] >> (4 * hi)) & 0x0f;
-		if (five && (qh[l] & (1 << (i / 32)))) q += 16;
-		u->q[i] = (uint8_t)q;
-	}
+	for (int c = 0; c < 4; c++)
+		for (int l = 0; l < 32; l++) {
+			u->q[64 * c + l] = qs[32 * c + l] & 0x0f;
+			u->q[64 * c + 32 + l] = qs[32 * c + l] >> 4;
+		}
+	if (five)
+		for (int c = 0; c < 4; c++)
+			for (int l = 0; l < 32; l++) {
+				u->q[64 * c + l] |= ((qh[l] >> (2 * c)) & 1) << 4;
+				u->q[64 * c + 32 + l] |= ((qh[l] >> (2 * c + 1)) & 1) << 4;
+			}
 	for (int j = 0; j < 16; j++) {
 		int s = j / 2;
 		u->sc[j] = (sc[s / 4] >> (8 * (s % 4))) & 0xff;
@@ -102,12 +110,15 @@ static void kq_unpack_q45k(const uint8_t *b, kq_block *u, int five) {
 static void kq_unpack_q6k(const uint8_t *b, kq_block *u) {
 	const uint8_t *ql = b, *qh = b + 128;
 	const int8_t *sc = (const int8_t *)(b + 192);
-	for (int i = 0; i < KQ_QK; i++) {
-		int h = i / 128, s = (i % 128) / 32, l = i % 32;
-		int lo = (ql[64 * h + 32 * (s % 2) + l] >> (4 * (s / 2))) & 0x0f;
-		int hi = (qh[32 * h + l] >> (2 * s)) & 3;
-		u->q[i] = (uint8_t)(lo | hi << 4);
-	}
+	for (int h = 0; h < 2; h++)
+		for (int l = 0; l < 32; l++) {
+			const uint8_t l0 = ql[64 * h + l], l1 = ql[64 * h + 32 + l], hb = qh[32 * h + l];
+			uint8_t *q = u->q + 128 * h + l;
+			q[0] = (uint8_t)((l0 & 0x0f) | ((hb & 3) << 4));
+			q[32] = (uint8_t)((l1 & 0x0f) | (((hb >> 2) & 3) << 4));
+			q[64] = (uint8_t)((l0 >> 4) | (((hb >> 4) & 3) << 4));
+			q[96] = (uint8_t)((l1 >> 4) | ((hb >> 6) << 4));
+		}
 	for (int j = 0; j < 16; j++) {
 		u->sc[j] = sc[j];
 		u->mn[j] = (int16_t)(32 * sc[j]);
@@ -115,6 +126,8 @@ static void kq_unpack_q6k(const uint8_t *b, kq_block *u) {
 	u->d = u->dmn = kq_h2f(kq_rd16(b + 208));
 }
 
+// Decodes block w of type t into u (q, sc, mn, d, dmn; not scv, which only the SIMD
+// gemm paths use and fill themselves).
 void ember_kq_unpack_scalar(int t, const uint8_t *w, kq_block *u) {
 	switch (t) {
 	case EMBER_Q2_K: kq_unpack_q2k(w, u); break;
@@ -123,7 +136,6 @@ void ember_kq_unpack_scalar(int t, const uint8_t *w, kq_block *u) {
 	case EMBER_Q5_K: kq_unpack_q45k(w, u, 1); break;
 	case EMBER_Q6_K: kq_unpack_q6k(w, u); break;
 	}
-	for (int i = 0; i < 128; i++) u->scv[i] = u->sc[i / 8];
 }
 
 // ---- dequantize: the values of quant.Dequantize, operation for operation ----
