@@ -96,4 +96,17 @@ LGA __m256 lga_hsum8(const __m256 v[8]) {
 	return _mm256_add_ps(_mm256_permute2f128_ps(ab, cd, 0x20), _mm256_permute2f128_ps(ab, cd, 0x31));
 }
 
+// 8 floats to halves, ties to even; NaN becomes sign|0x7e00 as quant.FP32ToFP16.
+LGA __m128i lga_f2h8(__m256 v) {
+	__m128i h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	const __m256 nan = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
+	if (!_mm256_testz_ps(nan, nan)) {
+		__m128i nm = _mm_packs_epi32(_mm256_castsi256_si128(_mm256_castps_si256(nan)),
+		                             _mm256_extracti128_si256(_mm256_castps_si256(nan), 1));
+		__m128i canon = _mm_or_si128(_mm_and_si128(h, _mm_set1_epi16((short)0x8000)), _mm_set1_epi16(0x7e00));
+		h = _mm_blendv_epi8(h, canon, nm);
+	}
+	return h;
+}
+
 #endif

@@ -1,0 +1,74 @@
+package cpu_test
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"ember/inference/quant"
+	"ember/kernels/cpu"
+)
+
+// Row-op speeds on one 8192-wide row (a prefill of 512 tokens runs each op over 512 of
+// them per layer); Gelem/s counts elements.
+
+func elemBench(b *testing.B, name string, n int, f func(k cpu.Kernels)) {
+	for _, isa := range cpu.Supported() {
+		k := cpu.New(isa)
+		b.Run(fmt.Sprintf("%s/%v", name, isa), func(b *testing.B) {
+			for b.Loop() {
+				f(k)
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
+		})
+	}
+}
+
+func BenchmarkElem(b *testing.B) {
+	const n = 8192
+	rng := rand.New(rand.NewPCG(41, 42))
+	x, w, y := elemRand(rng, n, 3), elemRand(rng, n, 1), make([]float32, n)
+	h := make([]uint16, n)
+	cs := make([]float32, 128)
+	for i := 0; i < 64; i++ {
+		cs[2*i], cs[2*i+1] = float32(math.Cos(float64(i))), float32(math.Sin(float64(i)))
+	}
+	elemBench(b, "SwiGLU", n, func(k cpu.Kernels) { k.SwiGLU(x, w, y) })
+	elemBench(b, "RMSNorm", n, func(k cpu.Kernels) { k.RMSNorm(x, w, y, 1e-6) })
+	elemBench(b, "Add", n, func(k cpu.Kernels) { k.Add(x, w, y) })
+	elemBench(b, "Mul", n, func(k cpu.Kernels) { k.Mul(x, w, y) })
+	elemBench(b, "F32ToF16", n, func(k cpu.Kernels) { k.F32ToF16(x, h) })
+	elemBench(b, "F16ToF32", n, func(k cpu.Kernels) { k.F16ToF32(h, y) })
+	elemBench(b, "RoPE/neox", n, func(k cpu.Kernels) { k.RoPE(y, 128, 128, true, cs) })
+	elemBench(b, "RoPE/norm", n, func(k cpu.Kernels) { k.RoPE(y, 128, 128, false, cs) })
+}
+
+// BenchmarkElemAttention: one query head over 512 cached positions, head dim 64 (f16 K
+// and V rows of 8 heads, as a cache lays them out); GB/s counts the K and V bytes read.
+func BenchmarkElemAttention(b *testing.B) {
+	rng := rand.New(rand.NewPCG(43, 44))
+	for _, sh := range [][2]int{{512, 64}, {512, 128}, {4096, 128}} {
+		nkv, hd := sh[0], sh[1]
+		stride := 8 * hd
+		kc := make([]uint16, nkv*stride)
+		vc := make([]uint16, nkv*stride)
+		for i := range kc {
+			kc[i] = quant.FP32ToFP16(float32(rng.NormFloat64()))
+			vc[i] = quant.FP32ToFP16(float32(rng.NormFloat64()))
+		}
+		q := elemRand(rng, hd, 1)
+		out := make([]float32, hd)
+		scratch := make([]float32, nkv+hd)
+		for _, isa := range cpu.Supported() {
+			k := cpu.New(isa)
+			b.Run(fmt.Sprintf("nkv=%d/hd=%d/%v", nkv, hd, isa), func(b *testing.B) {
+				for b.Loop() {
+					k.Attention(q, kc, stride, vc, stride, nkv, hd, hd, 0.125, out, scratch)
+				}
+				b.ReportMetric(float64(2*nkv*hd*2)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e3, "us/head")
+			})
+		}
+	}
+}

@@ -1,0 +1,32 @@
+// elem_x86.h: the vectorized exp shared by the AVX2 row ops. Include after the file's
+// target pragma and lg_x86.h.
+#ifndef EMBER_ELEM_X86_H
+#define EMBER_ELEM_X86_H
+
+// The Cephes expf scheme on 8 lanes: n = round(x / ln2), r = x - n ln2 (two-constant
+// Cody-Waite), e^r by a degree-7 polynomial (1 + r + r^2 P(r)), then 2^n applied in two
+// halves so that results down to the subnormals and up to overflow (inf) are right.
+// Error about 1 ulp; exp(NaN) = NaN, exp(-inf) = 0, exp(+inf) = inf.
+LGA __m256 ea_exp(__m256 x) {
+	x = _mm256_max_ps(_mm256_set1_ps(-104.0f), _mm256_min_ps(_mm256_set1_ps(89.0f), x)); // NaN stays NaN
+	const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+	                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	__m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+	r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+	__m256 p = _mm256_set1_ps(1.9875691500e-4f);
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+	p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r);
+	p = _mm256_add_ps(p, _mm256_set1_ps(1.0f));
+	const __m256i ni = _mm256_cvtps_epi32(n);
+	const __m256i n1 = _mm256_srai_epi32(ni, 1), n2 = _mm256_sub_epi32(ni, n1);
+	const __m256i bias = _mm256_set1_epi32(127);
+	const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
+	const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
+	return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+}
+
+#endif
