@@ -135,15 +135,17 @@ KQ_AVX2_INLINE void kq_tile(int MINS, int NR, int NX, const kq_block *u, int64_t
 			}
 		}
 		__m256i mm[8];
-		float dxs[4] = {0, 0, 0, 0};
 		for (int i = 0; i < 8; i++) mm[i] = _mm256_setzero_si256();
 		for (int j = 0; j < NX; j++) {
 			__m256i bs = _mm256_loadu_si256((const __m256i *)(xb + j * xrb + KQ_Q8K_BSUMS));
 			mm[j] = _mm256_madd_epi16(bs, _mm256_load_si256((const __m256i *)u0->mn));
 			if (NR > 1) mm[4 + j] = _mm256_madd_epi16(bs, _mm256_load_si256((const __m256i *)u1->mn));
-			dxs[j] = kq_rdf32(xb + j * xrb);
 		}
-		__m256 dx = _mm256_broadcast_ps((const __m128 *)dxs);
+		// [dx_0 .. dx_3] twice, built in registers (scalar stores then a vector load would
+		// stall on store forwarding)
+		const __m128 dx4 = _mm_setr_ps(kq_rdf32(xb), NX > 1 ? kq_rdf32(xb + xrb) : 0, NX > 2 ? kq_rdf32(xb + 2 * xrb) : 0,
+		                               NX > 3 ? kq_rdf32(xb + 3 * xrb) : 0);
+		const __m256 dx = _mm256_set_m128(dx4, dx4);
 		__m256 dw = _mm256_set_m128(_mm_set1_ps(NR > 1 ? u1->d : 0), _mm_set1_ps(u0->d));
 		if (MINS) {
 			__m256 dm = _mm256_set_m128(_mm_set1_ps(NR > 1 ? u1->dmn : 0), _mm_set1_ps(u0->dmn));
