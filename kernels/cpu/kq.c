@@ -25,6 +25,11 @@ int ember_gemm_kq(int isa, int wtype, const void *w, int64_t wrb, const void *xq
 	if (nx <= 0 || r1 <= r0) return 0;
 	const uint8_t *wb = (const uint8_t *)w, *xb = (const uint8_t *)xq;
 	int64_t nb = k / KQ_QK;
+	if (nb == 0) { // empty dot products
+		for (int64_t i = 0; i < nx; i++)
+			for (int64_t r = r0; r < r1; r++) dst[i * ldd + r] = 0;
+		return 0;
+	}
 	switch (isa) {
 #if defined(__x86_64__)
 	case EMBER_ISA_AVX2: ember_kq_gemm_avx2(wtype, wb, wrb, xb, xrb, nx, nb, r0, r1, dst, ldd); return 0;

@@ -248,6 +248,24 @@ func TestGemmKQ(t *testing.T) {
 	}
 }
 
+func TestGemmKQEmpty(t *testing.T) {
+	for _, isa := range cpu.Supported() {
+		for _, qt := range kqTypes {
+			for _, nx := range []int{1, 5} {
+				dst := []float32{7, 7, 7, 7, 7, 7, 7, 7, 7, 7}
+				if !cpu.New(isa).Gemm(int(qt), nil, 0, nil, 0, nx, 0, 0, 2, dst, 2) {
+					t.Fatalf("%v %v: not handled", isa, qt)
+				}
+				for i := 0; i < nx*2 && i < len(dst); i++ {
+					if dst[i] != 0 {
+						t.Fatalf("%v %v nx=%d: k=0 gave dst[%d] = %g, want 0", isa, qt, nx, i, dst[i])
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestGemmKQPathsAgree checks that every path gives the scalar path's values within
 // the same tolerance on a larger product, with the blockings of the gemm paths.
 func TestGemmKQPathsAgree(t *testing.T) {
