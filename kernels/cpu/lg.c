@@ -15,7 +15,7 @@ static void lg_quant_q8(const float *x, uint8_t *y, int64_t n, int q81) {
 	for (int64_t ib = 0; ib < n / LG_QK; ib++) lg_quant_q8_block(x + ib * LG_QK, y + ib * bs, q81);
 }
 
-static int lg_quant_scalar(int vdt, const float *x, uint8_t *y, int64_t nrows, int64_t n) {
+int lg_quant_scalar(int vdt, const float *x, uint8_t *y, int64_t nrows, int64_t n) {
 	const int64_t total = nrows * n;
 	switch (vdt) {
 	case EMBER_Q8_0: case EMBER_Q8_1:
@@ -53,7 +53,7 @@ int ember_quantize_rows_lg(int isa, int vdt, const float *x, void *y, int64_t nr
 
 // ---- dequantize ----
 
-static int lg_dequant_scalar(int t, const uint8_t *x, float *y, int64_t n) {
+int lg_dequant_scalar(int t, const uint8_t *x, float *y, int64_t n) {
 	const int64_t nb = n / LG_QK;
 	switch (t) {
 	case EMBER_F32:

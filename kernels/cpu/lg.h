@@ -129,7 +129,9 @@ int lg_dequantize_neon(int t, const void *x, float *y, int64_t n);
 int lg_gemm_neon(int wtype, const uint8_t *w, int64_t wrb, const uint8_t *xq, int64_t xrb,
                  int64_t nx, int64_t k, int64_t r0, int64_t r1, float *dst, int64_t ldd);
 
-// Scalar per-row dot products (lg.c), the reference path and the fallback for tails.
+// The scalar path (lg.c), also the fallback of the SIMD files for what they leave out.
 float lg_dot_scalar(int wtype, const uint8_t *w, const uint8_t *x, int64_t k);
+int lg_quant_scalar(int vdt, const float *x, uint8_t *y, int64_t nrows, int64_t n);
+int lg_dequant_scalar(int t, const uint8_t *x, float *y, int64_t n);
 
 #endif
