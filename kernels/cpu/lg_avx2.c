@@ -313,8 +313,10 @@ LGA void lga_direct_p(const int T, const int NP, const int NX, const uint8_t *w,
 		}
 		for (int p = 0; p < NP; p++) {
 			const uint8_t *ba = ra[p] + b * wbs, *bb = rb[p] + b * wbs;
-			_mm_prefetch((const char *)(ba + 4 * wrb), _MM_HINT_T0);
-			_mm_prefetch((const char *)(bb + 4 * wrb), _MM_HINT_T0);
+			if (!(b & 1)) { // blocks are 18..24 bytes: every other one reaches each cache line
+				_mm_prefetch((const char *)(ba + 4 * wrb), _MM_HINT_T0);
+				_mm_prefetch((const char *)(bb + 4 * wrb), _MM_HINT_T0);
+			}
 			__m256i lo, hi;
 			lga_pair_quants(T, ba, bb, &lo, &hi);
 			const __m256 dw = lga_pair_scale(ba, bb);
