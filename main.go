@@ -28,6 +28,7 @@ func commands() []command {
 		{"app", "open the desktop app (the default)", cmdApp},
 		{"run", "stream a completion: ember run -m MODEL.gguf -p TEXT [-n N] [-temp T] [-seed S]", cmdRun},
 		{"logits", "print logits as JSON: ember logits -m MODEL.gguf -tokens 1,2,3 [-all] [-greedy N]", cmdLogits},
+		{"serve", "serve the OpenAI- and Ollama-compatible API: ember serve -m MODEL [-addr 127.0.0.1:11435] [-api-key K]", cmdServe},
 		{"bench", "measure speed: ember bench -m MODEL [-p 512] [-n 128] [-t THREADS] [-r 3] [-json]", cmdBench},
 		{"quantize", "convert a model: ember quantize IN.gguf OUT.gguf TYPE (Q8_0, Q4_0, Q4_K_M, Q5_K_M, Q6_K, ...)", cmdQuantize},
 		{"synth", "write a synthetic model of real shapes: ember synth OUT.gguf -preset llama3.2-1b -ftype q4_k_m", cmdSynth},

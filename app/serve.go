@@ -1,0 +1,60 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+
+	"ember/app/ollama"
+	"ember/app/openai"
+	"ember/app/server"
+	"ember/inference/engine"
+)
+
+// ServeOptions configure `ember serve`: the model and the local API server.
+type ServeOptions struct {
+	ModelPath      string
+	Backend        BackendOptions
+	ContextSize    int
+	Addr           string // "" means server.DefaultAddr (127.0.0.1:11435)
+	APIKey         string
+	AllowedHosts   []string
+	AllowedOrigins []string
+	Logger         *slog.Logger
+	// Ready, when set, receives the address the server listens on.
+	Ready func(addr string)
+}
+
+// Serve loads the model and serves the OpenAI- and Ollama-compatible API until ctx
+// ends, then shuts down in order: server, engine, model.
+func Serve(ctx context.Context, o ServeOptions) error {
+	l, err := OpenModel(o.ModelPath, o.Backend)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	eng, err := engine.New(l.Model, l.Tokenizer, engine.Options{ContextSize: o.ContextSize})
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	metrics := server.NewMetrics()
+	m := server.NewModel(eng, l.Name, l.File, nil, metrics)
+	srv := server.New(server.Config{
+		Addr: o.Addr, APIKey: o.APIKey, AllowedHosts: o.AllowedHosts,
+		AllowedOrigins: o.AllowedOrigins, Logger: o.Logger,
+	}, metrics, openai.New(m, openai.Options{}), ollama.New(m, ollama.Options{}))
+	addr := o.Addr
+	if addr == "" {
+		addr = server.DefaultAddr
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	if o.Ready != nil {
+		o.Ready(ln.Addr().String())
+	}
+	return srv.Serve(ctx, ln)
+}

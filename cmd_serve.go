@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"ember/app"
+	"ember/app/server"
+)
+
+// listFlag is a comma-separated, repeatable flag.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+func (l *listFlag) Set(s string) error {
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			*l = append(*l, v)
+		}
+	}
+	return nil
+}
+
+func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	var o app.ServeOptions
+	fs.StringVar(&o.ModelPath, "m", "", "model file (GGUF); the bundled model when empty")
+	fs.StringVar(&o.Addr, "addr", server.DefaultAddr, "listen address (loopback by default)")
+	fs.StringVar(&o.APIKey, "api-key", "", "require 'Authorization: Bearer KEY' on every route but /health")
+	var hosts, origins listFlag
+	fs.Var(&hosts, "allow-host", "extra Host header names to accept (comma-separated; repeatable)")
+	fs.Var(&origins, "allow-origin", "browser origins allowed to call the API (CORS), e.g. http://localhost:*")
+	fs.IntVar(&o.ContextSize, "c", 0, "context size (0: the model's, at most 4096)")
+	fs.StringVar(&o.Backend.Name, "backend", "auto", "compute backend: auto, cpu or ref")
+	fs.IntVar(&o.Backend.Threads, "t", 0, "CPU threads (0: one per core)")
+	if err := parseFlags(fs, args, stderr); err != nil {
+		return err
+	}
+	o.AllowedHosts, o.AllowedOrigins = hosts, origins
+	o.Ready = func(addr string) {
+		fmt.Fprintf(stdout, "ember: serving the OpenAI API at http://%s/v1 and the Ollama API at http://%s/api\n", addr, addr)
+	}
+	return app.Serve(ctx, o)
+}
