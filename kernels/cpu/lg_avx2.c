@@ -774,7 +774,10 @@ static void lga_tiled_f(int T, const uint8_t *w, int64_t wrb, const uint8_t *x, 
 int lg_gemm_avx2(int wtype, const uint8_t *w, int64_t wrb, const uint8_t *xq, int64_t xrb, int64_t nx,
                  int64_t k, int64_t r0, int64_t r1, float *dst, int64_t ldd) {
 	const uint8_t *w0 = w;
-	if (nx <= LG_DIRECT_NX) {
+#ifndef LG_TILED_NX
+#define LG_TILED_NX 8 // below, streaming the weights once per 3 activation rows beats unpacking them
+#endif
+	if (nx < LG_TILED_NX) {
 		switch (wtype) {
 		case EMBER_Q4_0: lga_pair_q4_0(w0, wrb, xq, xrb, nx, k, r0, r1, dst, ldd); return 0;
 		case EMBER_Q4_1: lga_pair_q4_1(w0, wrb, xq, xrb, nx, k, r0, r1, dst, ldd); return 0;
