@@ -5,13 +5,14 @@
 //   - kq_dec_*: decode one weight super-block in registers to the common form of kq.h:
 //     eight 32-byte vectors of unsigned quants (elements 32v..32v+31), the sixteen
 //     scales and offsets as int16, d and dmn.
-//   - gemv (nx == 1): two weight rows in flight, decoded in registers; per super-block
-//     vpmaddubsw (q * x, int16) then vpmaddwd with the scales (int32), one int32
-//     accumulator per row, then two float FMAs (d*dx*I, -dmn*dx*M with M from the bsums).
+//   - gemv (nx == 1): one weight row at a time, decoded in registers half a block at a
+//     time, with software prefetch; per super-block vpmaddubsw (q * x, int16) then
+//     vpmaddwd with the scales (int32), one int32 accumulator, then one float step
+//     (d*dx*I - dmn*dx*M, with M from the bsums).
 //   - gemm (nx > 1): weight super-blocks are decoded once into kq_block (q as bytes,
 //     scales pre-broadcast per vector) for a 2-row tile and a K chunk, and reused against
 //     every 4-row tile of an L2-sized chunk of activation rows; the 2x4 register tile keeps
-//     eight int32 accumulators, reduced per super-block by a vphaddd tree to one float
+//     eight int32 accumulators, reduced exactly per super-block by a blend/shuffle tree to one float
 //     lane per (weight row, activation row).
 #include "kq.h"
 

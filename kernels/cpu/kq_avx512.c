@@ -2,7 +2,7 @@
 // the file builds with default flags). The same shape as kq_avx2.c with 64-byte vectors:
 //   - kq_dec512_half: half a super-block (128 elements) to two vectors of unsigned quants
 //     in element order, with variable shifts, vpternlogd and byte masks for the high bits;
-//   - gemv: two weight rows in flight, exact int32 per-block reduction, one FMA per block;
+//   - gemv: one weight row at a time with prefetch, one float step per block;
 //   - gemm: blocks decoded once into kq_block, 4x4 register tiles (16 int32 accumulators,
 //     one per weight row x activation row, reduced per block to the 16 lanes of one
 //     vector).

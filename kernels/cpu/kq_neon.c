@@ -4,7 +4,7 @@
 // paths (kq.h): the unsigned quants of a sub-block of 16 times the Q8_K quants, times
 // the sub-block scale, summed exactly in int32 per super-block; the offsets (Q3_K, Q6_K)
 // and mins (Q2_K, Q4_K, Q5_K) from the bsums; one float step per super-block.
-//   - gemv (nx == 1): two weight rows in flight, blocks decoded in registers;
+//   - gemv (nx == 1): one weight row at a time, blocks decoded in registers;
 //   - gemm: blocks decoded once into kq_block for two weight rows, 2x4 register tiles.
 #include "kq.h"
 
@@ -159,23 +159,22 @@ KQ_NEON_INLINE float kq_neon_block(int t, const uint8_t *b, const uint8_t *xb) {
 	return d * dx * (float)(I - M);
 }
 
+// One weight row at a time (as the x86 paths: interleaving two rows' streams measured
+// slower from DRAM there), prefetching a block 2 KiB ahead within the rows being read.
 KQ_NEON_INLINE void kq_neon_gemv(int t, const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t nb, int64_t r0,
                                  int64_t r1, float *dst) {
 	const int64_t bb = kq_wbytes(t);
-	int64_t r = r0;
-	for (; r + 2 <= r1; r += 2) {
-		const uint8_t *w0 = w + r * wrb, *w1 = w0 + wrb;
-		float s0 = 0, s1 = 0;
+	const uint8_t *wend = w + r1 * wrb;
+	for (int64_t r = r0; r < r1; r++) {
+		const uint8_t *wr = w + r * wrb;
+		float s = 0;
 		for (int64_t b = 0; b < nb; b++) {
-			s0 += kq_neon_block(t, w0 + b * bb, x + b * KQ_Q8K_BYTES);
-			s1 += kq_neon_block(t, w1 + b * bb, x + b * KQ_Q8K_BYTES);
+			const uint8_t *p = wr + b * bb + 2048;
+			for (int64_t o = 0; o < bb; o += 64)
+				if (p + o < wend) __builtin_prefetch(p + o);
+			s += kq_neon_block(t, wr + b * bb, x + b * KQ_Q8K_BYTES);
 		}
-		dst[r] = s0, dst[r + 1] = s1;
-	}
-	if (r < r1) {
-		float s0 = 0;
-		for (int64_t b = 0; b < nb; b++) s0 += kq_neon_block(t, w + r * wrb + b * bb, x + b * KQ_Q8K_BYTES);
-		dst[r] = s0;
+		dst[r] = s;
 	}
 }
 

@@ -186,12 +186,6 @@ KQ_AVX2_INLINE __m128i kq_hsum2_i32(__m256i a, __m256i b) {
 	return _mm_hadd_epi32(s, s);
 }
 
-// The lane sums, exact in int32, of a, b, c, e as [sum a, sum b, sum c, sum e].
-KQ_AVX2_INLINE __m128i kq_hsum4_i32(__m256i a, __m256i b, __m256i c, __m256i e) {
-	__m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(a, b), _mm256_hadd_epi32(c, e));
-	return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
-}
-
 // R[i] = sum of the lanes of a[i], i = 0..7 (exact, int32): a transpose-and-add tree of
 // blends and in-lane shuffles (cheaper than vphaddd, two shuffles each).
 KQ_AVX2_INLINE __m256i kq_pair_sum(__m256i a, __m256i b) { // [a01 b01 a23 b23 | a45 b45 a67 b67]
