@@ -74,3 +74,14 @@ func BenchmarkGemmKQ(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGemvKQStream is the decode product on a matrix far larger than the caches
+// (16384 x 8192: 44 MB of Q2_K to 110 MB of Q6_K), so the weights stream from memory; the
+// 4096 x 4096 matrices of BenchmarkGemvKQ fit in a large L3.
+func BenchmarkGemvKQStream(b *testing.B) {
+	for _, t := range kqTypes {
+		for _, isa := range cpu.Supported() {
+			b.Run(fmt.Sprintf("%v/%v", t, isa), func(b *testing.B) { kqBench(b, t, isa, 1, 16384, 8192, false) })
+		}
+	}
+}
