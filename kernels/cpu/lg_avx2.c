@@ -739,13 +739,15 @@ static void lga_tiled_f(int T, const uint8_t *w, int64_t wrb, const uint8_t *x, 
 	const int es = T == EMBER_F32 ? 4 : 2;
 	for (int64_t rb = r0; rb < r1; rb += LG_RB) {
 		const int nrb = (int)(r1 - rb < LG_RB ? r1 - rb : LG_RB);
-		for (int64_t j0 = 0; j0 < k; j0 += LG_FKC) {
-			const int n = (int)(k - j0 < LG_FKC ? k - j0 : LG_FKC);
+		// 16 weight rows of a chunk stay in L1: 32 KB of halves, 32 KB of floats
+		const int kc = T == EMBER_F32 ? LG_FKC / 2 : LG_FKC;
+		for (int64_t j0 = 0; j0 < k; j0 += kc) {
+			const int n = (int)(k - j0 < kc ? k - j0 : kc);
 			for (int64_t i0 = 0; i0 < nx; i0 += LG_TX) {
 				const int nxx = (int)(nx - i0 < LG_TX ? nx - i0 : LG_TX);
 				const float *xp;
 				int64_t xs;
-				if (T == EMBER_F32) {
+				if (T == EMBER_F32 && xrb % 4 == 0) {
 					xp = (const float *)(const void *)(x + i0 * xrb + 4 * j0);
 					xs = xrb / 4;
 				} else {
