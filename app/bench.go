@@ -27,6 +27,10 @@ type BenchResult struct {
 	Reps    int       `json:"reps"`
 	NParams int64     `json:"n_params"`
 	Bytes   int64     `json:"model_bytes"`
+	// ReadBytes are the weight bytes one decode step reads: every tensor but the token
+	// embedding table, of which it reads one row (unless the output layer reuses it).
+	ReadBytes int64   `json:"read_bytes_per_token"`
+	TGGBs     float64 `json:"tg_gb_s"` // ReadBytes * tg_tok_s
 }
 
 func median(v []float64) float64 {
@@ -63,8 +67,12 @@ func Bench(ctx context.Context, l *Loaded, o BenchOptions) (*BenchResult, error)
 	}
 	defer cache.Free()
 	res := &BenchResult{PP: o.PP, TG: o.TG, Reps: o.Reps, Bytes: l.File.Size()}
+	_, untied := l.File.Tensor("output.weight")
 	for _, ti := range l.File.Tensors {
 		res.NParams += int64(ti.Elements)
+		if ti.Name != "token_embd.weight" || !untied {
+			res.ReadBytes += int64(ti.Size)
+		}
 	}
 	logits := make([]float32, p.NVocab)
 	step := func(toks []int32, start int) error {
@@ -125,5 +133,6 @@ func Bench(ctx context.Context, l *Loaded, o BenchOptions) (*BenchResult, error)
 		}
 	}
 	res.PPTokS, res.TGTokS = median(res.PPRuns), median(res.TGRuns)
+	res.TGGBs = float64(res.ReadBytes) * res.TGTokS / 1e9
 	return res, nil
 }
