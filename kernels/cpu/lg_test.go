@@ -135,7 +135,11 @@ func TestLGGemm(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, k := range ks {
+		tks := ks
+		if wt.BlockSize() == 1 {
+			tks = append(append([]int(nil), ks...), 1, 7, 33, 4095) // vector tails
+		}
+		for _, k := range tks {
 			for _, scrambled := range []bool{false, true} {
 				if scrambled && wt.BlockSize() == 1 {
 					continue
