@@ -3,6 +3,7 @@
 #include "elem.h"
 
 #if defined(__x86_64__)
+#include <immintrin.h> // before the target pragma: its functions carry their own targets
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq"))), apply_to = function)
 #else

@@ -20,13 +20,12 @@
 #include "lg.h"
 
 #if defined(__x86_64__)
+#include <immintrin.h> // before the target pragma: its functions carry their own targets
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
 #else
 #pragma GCC target("avx2,fma,f16c")
 #endif
-#include <immintrin.h>
-
 #include "lg_x86.h"
 
 // ================================================================ quantize
