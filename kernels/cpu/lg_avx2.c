@@ -214,18 +214,9 @@ LGA void lga_direct_q(const int T, const int NR, const int NX, const uint8_t *w,
 		}
 		for (int r = 0; r < NR; r++) {
 			const uint8_t *wb = w + r * wrb + b * wbs;
-#ifndef LG_PF
-#define LG_PF 2
-#endif
-#if LG_PF == 1
-			_mm_prefetch((const char *)(wb + 1024), _MM_HINT_T0);
-#elif LG_PF == 2
+			// the rows of the next group of 4: each row is a short stream of its own that the
+			// hardware prefetchers pick up too late
 			_mm_prefetch((const char *)(wb + 4 * wrb), _MM_HINT_T0);
-#elif LG_PF == 3
-			_mm_prefetch((const char *)(wb + 4 * wrb), _MM_HINT_T1);
-#elif LG_PF == 4
-			if (b % 2 == 0) _mm_prefetch((const char *)(wb + 4 * wrb), _MM_HINT_T0);
-#endif
 			const __m256i wq = lga_wquants(T, wb);
 			const float dw = lga_h2f(wb);
 			const float mw = is1 ? lga_h2f(wb + 2) : 0;
@@ -288,43 +279,53 @@ LGA void lga_direct_p(const int T, const int NP, const int NX, const uint8_t *w,
 	const int wbs = lg_type_bytes(T), is1 = lga_is1(T), xbs = is1 ? 36 : 34, xqo = is1 ? 4 : 2;
 	const int off = lga_offset(T);
 	const __m256i ones = _mm256_set1_epi16(1);
-	const uint8_t *ra[2], *rb[2];
-	for (int p = 0; p < NP; p++) {
-		ra[p] = w + 2 * p * wrb;
-		rb[p] = (odd && p == NP - 1) ? ra[p] : ra[p] + wrb;
+	// rows 2p and 2p+1 of the pairs; the scales of all four rows are converted together
+	const uint8_t *rr[4];
+	for (int j = 0; j < 4; j++) {
+		const int p = j / 2 < NP ? j / 2 : 0;
+		rr[j] = w + (2 * p + (j & 1)) * wrb;
+		if ((j & 1) && odd && p == NP - 1) rr[j] = rr[j - 1];
 	}
+	const __m128i pick_d = _mm_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1);
+	const __m128i pick_m = _mm_setr_epi8(2, 3, 6, 7, 10, 11, 14, 15, -1, -1, -1, -1, -1, -1, -1, -1);
+	const __m256i spread[2] = {_mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1), _mm256_setr_epi32(2, 2, 2, 2, 3, 3, 3, 3)};
+	const __m256 first = _mm256_castsi256_ps(_mm256_setr_epi32(-1, 0, 0, 0, -1, 0, 0, 0));
 	__m256 acc[3][2];
 	for (int i = 0; i < NX; i++)
 		for (int p = 0; p < NP; p++) acc[i][p] = _mm256_setzero_ps();
 	for (int64_t b = 0; b < nb; b++) {
 		__m256i xl[3], xh[3], xc[3];
-		__m256 dx[3], sx[3];
+		float dx[3];
+		__m256 sx[3];
 		for (int i = 0; i < NX; i++) {
 			const uint8_t *xb = x + i * xrb + b * xbs;
 			xl[i] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(xb + xqo)));
 			xh[i] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(xb + xqo + 16)));
-			dx[i] = _mm256_cvtph_ps(_mm_set1_epi16((short)lg_rd16(xb)));
-			if (is1) sx[i] = _mm256_cvtph_ps(_mm_set1_epi16((short)lg_rd16(xb + 2)));
+			dx[i] = lga_h2f(xb);
+			if (is1) sx[i] = _mm256_set1_ps(lga_h2f(xb + 2));
 			if (off) {
 				const __m256i o8 = _mm256_set1_epi8((char)off);
 				xc[i] = _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(o8, xl[i]), _mm256_maddubs_epi16(o8, xh[i])), ones);
 			}
 		}
+		const int64_t bo = b * wbs;
+		const __m128i dm = _mm_setr_epi32((int)lg_rd32(rr[0] + bo), (int)lg_rd32(rr[1] + bo), (int)lg_rd32(rr[2] + bo),
+		                                  (int)lg_rd32(rr[3] + bo)); // d | m << 16 (m: _1 types)
+		const __m128 d4 = _mm_cvtph_ps(_mm_shuffle_epi8(dm, pick_d));
+		__m128 m4 = _mm_setzero_ps();
+		if (is1) m4 = _mm_cvtph_ps(_mm_shuffle_epi8(dm, pick_m));
+		if (!(b & 1)) // blocks are 18..24 bytes: every other one reaches each cache line
+			for (int j = 0; j < 2 * NP; j++) _mm_prefetch((const char *)(rr[j] + bo + 4 * wrb), _MM_HINT_T0);
 		for (int p = 0; p < NP; p++) {
-			const uint8_t *ba = ra[p] + b * wbs, *bb = rb[p] + b * wbs;
-			if (!(b & 1)) { // blocks are 18..24 bytes: every other one reaches each cache line
-				_mm_prefetch((const char *)(ba + 4 * wrb), _MM_HINT_T0);
-				_mm_prefetch((const char *)(bb + 4 * wrb), _MM_HINT_T0);
-			}
 			__m256i lo, hi;
-			lga_pair_quants(T, ba, bb, &lo, &hi);
-			const __m256 dw = lga_pair_scale(ba, bb);
+			lga_pair_quants(T, rr[2 * p] + bo, rr[2 * p + 1] + bo, &lo, &hi);
 			__m256 mw = _mm256_setzero_ps();
-			if (is1) mw = lga_pair_first(ba + 2, bb + 2);
+			if (is1) mw = _mm256_and_ps(_mm256_permutevar8x32_ps(_mm256_castps128_ps256(m4), spread[p]), first);
 			for (int i = 0; i < NX; i++) {
 				__m256i s = _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(lo, xl[i]), _mm256_maddubs_epi16(hi, xh[i])), ones);
 				if (off) s = _mm256_sub_epi32(s, xc[i]);
-				acc[i][p] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(dw, dx[i]), acc[i][p]);
+				const __m256 dd = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_mul_ps(d4, _mm_set1_ps(dx[i]))), spread[p]);
+				acc[i][p] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), dd, acc[i][p]);
 				if (is1) acc[i][p] = _mm256_fmadd_ps(mw, sx[i], acc[i][p]);
 			}
 		}
