@@ -17,10 +17,7 @@ func elemBench(b *testing.B, name string, n int, f func(k cpu.Kernels)) {
 	for _, isa := range cpu.Supported() {
 		k := cpu.New(isa)
 		b.Run(fmt.Sprintf("%s/%v", name, isa), func(b *testing.B) {
-			for b.Loop() {
-				f(k)
-			}
-			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
+			lgLoop(b, float64(n), "Gelem/s", func(int) { f(k) })
 		})
 	}
 }
@@ -63,10 +60,9 @@ func BenchmarkElemAttention(b *testing.B) {
 		for _, isa := range cpu.Supported() {
 			k := cpu.New(isa)
 			b.Run(fmt.Sprintf("nkv=%d/hd=%d/%v", nkv, hd, isa), func(b *testing.B) {
-				for b.Loop() {
+				lgLoop(b, float64(2*nkv*hd*2), "GB/s", func(int) {
 					k.Attention(q, kc, stride, vc, stride, nkv, hd, hd, 0.125, out, scratch)
-				}
-				b.ReportMetric(float64(2*nkv*hd*2)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+				})
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e3, "us/head")
 			})
 		}
