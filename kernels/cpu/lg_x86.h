@@ -109,4 +109,21 @@ LGA __m128i lga_f2h8(__m256 v) {
 	return h;
 }
 
+// Float weights: 8 lanes of w (f16, bf16 or f32) at element i.
+LGA __m256 lga_fload(int T, const uint8_t *p, int64_t i) {
+	switch (T) {
+	case EMBER_F16: return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p + 2 * i)));
+	case EMBER_BF16: return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(p + 2 * i))), 16));
+	default: return _mm256_loadu_ps((const float *)(const void *)(p + 4 * i));
+	}
+}
+
+LGA float lga_fscalar(int T, const uint8_t *p, int64_t i) {
+	switch (T) {
+	case EMBER_F16: return lg_h2f(lg_rd16(p + 2 * i));
+	case EMBER_BF16: return lg_bf2f(lg_rd16(p + 2 * i));
+	default: { float f; memcpy(&f, p + 4 * i, 4); return f; }
+	}
+}
+
 #endif
