@@ -155,7 +155,6 @@ LGA void l5_micro_vnni(const int T, const int NX, const int NR, const l5_wtile *
 				const __m512i xv = _mm512_load_si512((const void *)(xt->q[i] + g * 512 + e * 64));
 				for (int r = 0; r < NR; r++) {
 					ia[i][r] = _mm512_dpbusd_epi32(ia[i][r], wv[r], xv);
-					LG_OPAQUE(ia[i][r]);
 				}
 			}
 		}
@@ -226,23 +225,43 @@ LGA void l5_micro_bw(const int T, const int NX, const int NR, const l5_wtile *wt
 	l5_reduce(NX, NR, fa, out);
 }
 
-#define L5_CASES(FN, T)                                                                   \
-	switch (nr * 8 + nxx) {                                                               \
-	case 8 + 1: FN(T, 1, 1, wt, wr, xt, ng, out); break;                                  \
-	case 8 + 2: FN(T, 2, 1, wt, wr, xt, ng, out); break;                                  \
-	case 8 + 3: FN(T, 3, 1, wt, wr, xt, ng, out); break;                                  \
-	case 8 + 4: FN(T, 4, 1, wt, wr, xt, ng, out); break;                                  \
-	case 16 + 1: FN(T, 1, 2, wt, wr, xt, ng, out); break;                                 \
-	case 16 + 2: FN(T, 2, 2, wt, wr, xt, ng, out); break;                                 \
-	case 16 + 3: FN(T, 3, 2, wt, wr, xt, ng, out); break;                                 \
-	default: FN(T, 4, 2, wt, wr, xt, ng, out); break;                                     \
+// One activation group (NX rows) against all nrb rows of the weight tile, pairs of rows
+// at a time; dst points at the group's first row and the tile's first column. first:
+// the first chunk of k stores, later chunks add.
+LGA void l5_panel(const int T, const int vnni, const int NX, const l5_wtile *wt, int nrb, const l5_xtile *xt, int ng,
+                  float *dst, int64_t ldd, int first) {
+	for (int r = 0; r < nrb; r += L5_TR) {
+		float out[L5_TX][L5_TR];
+		const int nr = nrb - r < L5_TR ? nrb - r : L5_TR;
+		if (nr == 2) {
+			if (vnni) l5_micro_vnni(T, NX, 2, wt, r, xt, ng, out);
+			else l5_micro_bw(T, NX, 2, wt, r, xt, ng, out);
+		} else {
+			if (vnni) l5_micro_vnni(T, NX, 1, wt, r, xt, ng, out);
+			else l5_micro_bw(T, NX, 1, wt, r, xt, ng, out);
+		}
+		for (int i = 0; i < NX; i++)
+			for (int rr = 0; rr < nr; rr++) {
+				float *p = dst + i * ldd + r + rr;
+				*p = first ? out[i][rr] : *p + out[i][rr];
+			}
 	}
+}
 
 #define L5_TYPE_FNS(T, SUF)                                                                                      \
-	static void l5_mv_##SUF(int nxx, int nr, const l5_wtile *wt, int wr, const l5_xtile *xt, int ng,             \
-	                        float out[L5_TX][L5_TR]) { L5_CASES(l5_micro_vnni, T) }                             \
-	static void l5_mb_##SUF(int nxx, int nr, const l5_wtile *wt, int wr, const l5_xtile *xt, int ng,             \
-	                        float out[L5_TX][L5_TR]) { L5_CASES(l5_micro_bw, T) }                               \
+	static void l5_panel_##SUF(int vnni, int nxx, const l5_wtile *wt, int nrb, const l5_xtile *xt, int ng,      \
+	                           float *dst, int64_t ldd, int first) {                                            \
+		switch (nxx * 2 + vnni) {                                                                                \
+		case 2: l5_panel(T, 0, 1, wt, nrb, xt, ng, dst, ldd, first); break;                                      \
+		case 3: l5_panel(T, 1, 1, wt, nrb, xt, ng, dst, ldd, first); break;                                      \
+		case 4: l5_panel(T, 0, 2, wt, nrb, xt, ng, dst, ldd, first); break;                                      \
+		case 5: l5_panel(T, 1, 2, wt, nrb, xt, ng, dst, ldd, first); break;                                      \
+		case 6: l5_panel(T, 0, 3, wt, nrb, xt, ng, dst, ldd, first); break;                                      \
+		case 7: l5_panel(T, 1, 3, wt, nrb, xt, ng, dst, ldd, first); break;                                      \
+		case 8: l5_panel(T, 0, 4, wt, nrb, xt, ng, dst, ldd, first); break;                                      \
+		default: l5_panel(T, 1, 4, wt, nrb, xt, ng, dst, ldd, first); break;                                     \
+		}                                                                                                        \
+	}                                                                                                            \
 	static void l5_unpack_##SUF(int vnni, const uint8_t *row, int64_t b0, int nb, uint8_t *q, uint16_t *d, uint16_t *m) { \
 		if (vnni) l5_unpack_w(T, 1, row, b0, nb, q, d, m);                                                       \
 		else l5_unpack_w(T, 0, row, b0, nb, q, d, m);                                                            \
@@ -254,7 +273,7 @@ L5_TYPE_FNS(EMBER_Q5_0, q5_0)
 L5_TYPE_FNS(EMBER_Q5_1, q5_1)
 L5_TYPE_FNS(EMBER_Q8_0, q8_0)
 
-typedef void (*l5_micro_fn)(int, int, const l5_wtile *, int, const l5_xtile *, int, float[L5_TX][L5_TR]);
+typedef void (*l5_panel_fn)(int, int, const l5_wtile *, int, const l5_xtile *, int, float *, int64_t, int);
 typedef void (*l5_unpack_fn)(int, const uint8_t *, int64_t, int, uint8_t *, uint16_t *, uint16_t *);
 
 static void l5_pack_x_any(int is1, int off, int vnni, const uint8_t *row, int64_t b0, int nb, l5_xtile *xt, int i) {
@@ -271,14 +290,14 @@ static void l5_pack_x_any(int is1, int off, int vnni, const uint8_t *row, int64_
 
 static void l5_tiled_q(int vnni, int T, const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t xrb, int64_t nx,
                        int64_t k, int64_t r0, int64_t r1, float *dst, int64_t ldd) {
-	l5_micro_fn micro;
+	l5_panel_fn panel;
 	l5_unpack_fn unpack;
 	switch (T) {
-	case EMBER_Q4_0: micro = vnni ? l5_mv_q4_0 : l5_mb_q4_0, unpack = l5_unpack_q4_0; break;
-	case EMBER_Q4_1: micro = vnni ? l5_mv_q4_1 : l5_mb_q4_1, unpack = l5_unpack_q4_1; break;
-	case EMBER_Q5_0: micro = vnni ? l5_mv_q5_0 : l5_mb_q5_0, unpack = l5_unpack_q5_0; break;
-	case EMBER_Q5_1: micro = vnni ? l5_mv_q5_1 : l5_mb_q5_1, unpack = l5_unpack_q5_1; break;
-	default: micro = vnni ? l5_mv_q8_0 : l5_mb_q8_0, unpack = l5_unpack_q8_0; break;
+	case EMBER_Q4_0: panel = l5_panel_q4_0, unpack = l5_unpack_q4_0; break;
+	case EMBER_Q4_1: panel = l5_panel_q4_1, unpack = l5_unpack_q4_1; break;
+	case EMBER_Q5_0: panel = l5_panel_q5_0, unpack = l5_unpack_q5_0; break;
+	case EMBER_Q5_1: panel = l5_panel_q5_1, unpack = l5_unpack_q5_1; break;
+	default: panel = l5_panel_q8_0, unpack = l5_unpack_q8_0; break;
 	}
 	const int is1 = lga_is1(T);
 	const int off = T == EMBER_Q8_0 ? (vnni ? 128 : 0) : lga_offset(T);
@@ -294,16 +313,7 @@ static void l5_tiled_q(int vnni, int T, const uint8_t *w, int64_t wrb, const uin
 			for (int64_t i0 = 0; i0 < nx; i0 += L5_TX) {
 				const int nxx = (int)(nx - i0 < L5_TX ? nx - i0 : L5_TX);
 				for (int i = 0; i < nxx; i++) l5_pack_x_any(is1, off, vnni, x + (i0 + i) * xrb, kb, nb, &xt, i);
-				for (int r = 0; r < nrb; r += L5_TR) {
-					const int nr = nrb - r < L5_TR ? nrb - r : L5_TR;
-					float out[L5_TX][L5_TR];
-					micro(nxx, nr, &wt, r, &xt, ng, out);
-					for (int i = 0; i < nxx; i++)
-						for (int rr = 0; rr < nr; rr++) {
-							float *p = dst + (i0 + i) * ldd + rb + r + rr;
-							*p = kb == 0 ? out[i][rr] : *p + out[i][rr];
-						}
-				}
+				panel(vnni, nxx, &wt, nrb, &xt, ng, dst + i0 * ldd + rb, ldd, kb == 0);
 			}
 		}
 	}
