@@ -1,7 +1,8 @@
 // lg_avx512.c: AVX-512 paths of the legacy-quant kernels (EMBER_ISA_AVX512 and
-// EMBER_ISA_AVX512VNNI). Decode (few activation rows), quantize, dequantize and the float
-// types are memory-bound or rare and use the AVX2 code; the prefill gemm of the quantized
-// types gets 512-bit micro-kernels here.
+// EMBER_ISA_AVX512VNNI). Quantize, dequantize, the float types and Q8_0 decode are
+// memory-bound and use the AVX2 code; the 4/5-bit types get a decode kernel with four
+// weight rows per register (l5_quad), and the prefill gemm of the quantized types 512-bit
+// tiles and micro-kernels.
 //
 // The tiles follow lg_avx2.c with groups of 16 blocks: 64-byte vector e (0..7) of a group
 // holds, in dword lane l (0..15), elements 4e..4e+3 of block l.
@@ -11,6 +12,11 @@
 //    of -offset * sum(x) per block, computed once when the activations are packed.
 //  - AVX512BW without VNNI: vpmaddubsw + vpmaddwd, as AVX2 (Q8_0 negates x under a mask
 //    of the negative weights instead of vpsignb, which AVX-512 lacks).
+// Stack use of the tiled gemm: 54 KB of weight tile and 10 KB of activation tile (the
+// kernels may not allocate; cgo runs C on the thread's system stack).
+//
+// Everything here also compiles without AVX-512 support in the compiler's defaults (the
+// target pragma below), and runs only where cpuid reported AVX-512 F/BW/VL (+VNNI).
 #include "lg.h"
 
 #if defined(__x86_64__)
