@@ -28,6 +28,16 @@
 
 #define LG_INLINE static inline __attribute__((always_inline))
 
+// LG_UNROLL before a loop with a constant trip count unrolls it fully, so that register
+// arrays indexed by its counter stay in registers.
+#if defined(__clang__)
+#define LG_UNROLL _Pragma("unroll")
+#elif defined(__GNUC__)
+#define LG_UNROLL _Pragma("GCC unroll 16")
+#else
+#define LG_UNROLL
+#endif
+
 LG_INLINE uint16_t lg_rd16(const void *p) { uint16_t v; memcpy(&v, p, 2); return v; }
 LG_INLINE uint32_t lg_rd32(const void *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 LG_INLINE void lg_wr16(void *p, uint16_t v) { memcpy(p, &v, 2); }

@@ -172,6 +172,7 @@ LGA void lga_micro(const int T, const int NX, const int NR, const lga_wtile *wt,
 		return;
 	}
 	__m256 h[8];
+	LG_UNROLL
 	for (int j = 0; j < 8; j++) h[j] = (j / 2 < NX && j % 2 < NR) ? fa[j / 2][j % 2] : _mm256_setzero_ps();
 	_mm256_storeu_ps(&out[0][0], lga_hsum8(h));
 }

@@ -133,6 +133,7 @@ LGA void l5_reduce(const int NX, const int NR, __m512 fa[L5_TX][L5_TR], float ou
 		return;
 	}
 	__m256 h[8];
+	LG_UNROLL
 	for (int j = 0; j < 8; j++) {
 		const int i = j / 2, r = j % 2;
 		h[j] = (i < NX && r < NR) ? _mm256_add_ps(_mm512_castps512_ps256(fa[i][r]), _mm512_extractf32x8_ps(fa[i][r], 1))
@@ -453,6 +454,108 @@ L5_QUAD_FN(EMBER_Q4_1, q4_1)
 L5_QUAD_FN(EMBER_Q5_0, q5_0)
 L5_QUAD_FN(EMBER_Q5_1, q5_1)
 
+// ================================================================ float weights (prefill)
+
+// 4 activation rows x 4 weight rows of FMAs on 16 lanes; activations converted to f32
+// per chunk, weights converted on the fly. Tails use masked loads.
+#define L5_FKC 1024 // elements of k per chunk (512 for F32)
+#define L5_FR 4     // weight rows per micro-kernel
+
+LGA __m512 l5_fload(const int T, const uint8_t *p, int64_t i, __mmask16 m) {
+	switch (T) {
+	case EMBER_F16: return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p + 2 * i));
+	case EMBER_BF16: return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p + 2 * i)), 16));
+	default: return _mm512_maskz_loadu_ps(m, p + 4 * i);
+	}
+}
+
+LGA void l5_fmicro(const int T, const int NX, const int NR, const uint8_t *w, int64_t wrb, const float *xf, int64_t xs,
+                   int64_t j0, int n, float *dst, int64_t ldd, int first) {
+	__m512 acc[L5_TX][L5_FR];
+	for (int i = 0; i < NX; i++)
+		for (int r = 0; r < NR; r++) acc[i][r] = _mm512_setzero_ps();
+	for (int j = 0; j < n; j += 16) {
+		const __mmask16 m = n - j >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - j)) - 1);
+		__m512 wv[L5_FR];
+		for (int r = 0; r < NR; r++) wv[r] = l5_fload(T, w + r * wrb, j0 + j, m);
+		for (int i = 0; i < NX; i++) {
+			const __m512 xv = _mm512_maskz_loadu_ps(m, xf + i * xs + j);
+			for (int r = 0; r < NR; r++) acc[i][r] = _mm512_fmadd_ps(wv[r], xv, acc[i][r]);
+		}
+	}
+	// fold to 8 lanes, reduce 8 outputs per shuffle network
+	__m256 h[16];
+	float t[16];
+	const int no = NX * NR, n8 = (no + 7) / 8 * 8;
+	LG_UNROLL
+	for (int o = 0; o < n8; o++)
+		h[o] = o < no ? _mm256_add_ps(_mm512_castps512_ps256(acc[o / NR][o % NR]), _mm512_extractf32x8_ps(acc[o / NR][o % NR], 1))
+		              : _mm256_setzero_ps();
+	for (int o = 0; o < n8; o += 8) _mm256_storeu_ps(t + o, lga_hsum8(h + o));
+	for (int i = 0; i < NX; i++)
+		for (int r = 0; r < NR; r++) {
+			float *p = dst + i * ldd + r;
+			*p = first ? t[i * NR + r] : *p + t[i * NR + r];
+		}
+}
+
+#define L5_FMICRO_FN(T, SUF)                                                                                      \
+	static void l5_fmicro_##SUF(int nxx, int nr, const uint8_t *w, int64_t wrb, const float *xf, int64_t xs,       \
+	                            int64_t j0, int n, float *dst, int64_t ldd, int first) {                          \
+		switch (nr * 8 + nxx) {                                                                                     \
+		case 8 + 1: l5_fmicro(T, 1, 1, w, wrb, xf, xs, j0, n, dst, ldd, first); break;                              \
+		case 8 + 2: l5_fmicro(T, 2, 1, w, wrb, xf, xs, j0, n, dst, ldd, first); break;                              \
+		case 8 + 3: l5_fmicro(T, 3, 1, w, wrb, xf, xs, j0, n, dst, ldd, first); break;                              \
+		case 8 + 4: l5_fmicro(T, 4, 1, w, wrb, xf, xs, j0, n, dst, ldd, first); break;                              \
+		case 16 + 1: l5_fmicro(T, 1, 2, w, wrb, xf, xs, j0, n, dst, ldd, first); break;                             \
+		case 16 + 2: l5_fmicro(T, 2, 2, w, wrb, xf, xs, j0, n, dst, ldd, first); break;                             \
+		case 16 + 3: l5_fmicro(T, 3, 2, w, wrb, xf, xs, j0, n, dst, ldd, first); break;                             \
+		case 16 + 4: l5_fmicro(T, 4, 2, w, wrb, xf, xs, j0, n, dst, ldd, first); break;                             \
+		case 24 + 1: l5_fmicro(T, 1, 3, w, wrb, xf, xs, j0, n, dst, ldd, first); break;                             \
+		case 24 + 2: l5_fmicro(T, 2, 3, w, wrb, xf, xs, j0, n, dst, ldd, first); break;                             \
+		case 24 + 3: l5_fmicro(T, 3, 3, w, wrb, xf, xs, j0, n, dst, ldd, first); break;                             \
+		case 24 + 4: l5_fmicro(T, 4, 3, w, wrb, xf, xs, j0, n, dst, ldd, first); break;                             \
+		case 32 + 1: l5_fmicro(T, 1, 4, w, wrb, xf, xs, j0, n, dst, ldd, first); break;                             \
+		case 32 + 2: l5_fmicro(T, 2, 4, w, wrb, xf, xs, j0, n, dst, ldd, first); break;                             \
+		case 32 + 3: l5_fmicro(T, 3, 4, w, wrb, xf, xs, j0, n, dst, ldd, first); break;                             \
+		default: l5_fmicro(T, 4, 4, w, wrb, xf, xs, j0, n, dst, ldd, first); break;                                 \
+		}                                                                                                           \
+	}
+
+L5_FMICRO_FN(EMBER_F16, f16)
+L5_FMICRO_FN(EMBER_BF16, bf16)
+L5_FMICRO_FN(EMBER_F32, f32)
+
+static void l5_tiled_f(int T, const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t xrb, int64_t nx, int64_t k,
+                       int64_t r0, int64_t r1, float *dst, int64_t ldd) {
+	float xf[L5_TX][L5_FKC] __attribute__((aligned(64)));
+	const int es = T == EMBER_F32 ? 4 : 2;
+	const int kc = T == EMBER_F32 ? L5_FKC / 2 : L5_FKC; // 16 weight rows of a chunk: 32 KB
+	void (*micro)(int, int, const uint8_t *, int64_t, const float *, int64_t, int64_t, int, float *, int64_t, int) =
+		T == EMBER_F16 ? l5_fmicro_f16 : T == EMBER_BF16 ? l5_fmicro_bf16 : l5_fmicro_f32;
+	for (int64_t rb = r0; rb < r1; rb += 16) {
+		const int nrb = (int)(r1 - rb < 16 ? r1 - rb : 16);
+		for (int64_t j0 = 0; j0 < k; j0 += kc) {
+			const int n = (int)(k - j0 < kc ? k - j0 : kc);
+			for (int64_t i0 = 0; i0 < nx; i0 += L5_TX) {
+				const int nxx = (int)(nx - i0 < L5_TX ? nx - i0 : L5_TX);
+				const float *xp = xf[0];
+				int64_t xs = L5_FKC;
+				if (T == EMBER_F32 && xrb % 4 == 0) {
+					xp = (const float *)(const void *)(x + i0 * xrb + 4 * j0);
+					xs = xrb / 4;
+				} else {
+					for (int i = 0; i < nxx; i++) lg_dequantize_avx2(T, x + (i0 + i) * xrb + es * j0, xf[i], n);
+				}
+				for (int r = 0; r < nrb; r += L5_FR) {
+					const int nr = nrb - r < L5_FR ? nrb - r : L5_FR;
+					micro(nxx, nr, w + (rb + r) * wrb, wrb, xp, xs, j0, n, dst + i0 * ldd + rb + r, ldd, j0 == 0);
+				}
+			}
+		}
+	}
+}
+
 int lg_gemm_avx512(int vnni, int wtype, const uint8_t *w, int64_t wrb, const uint8_t *xq, int64_t xrb,
                    int64_t nx, int64_t k, int64_t r0, int64_t r1, float *dst, int64_t ldd) {
 	switch (wtype) {
@@ -470,6 +573,12 @@ int lg_gemm_avx512(int vnni, int wtype, const uint8_t *w, int64_t wrb, const uin
 		case EMBER_Q5_1: l5_quad_q5_1(vnni, w, wrb, xq, xrb, nx, k / LG_QK, r0, r1, dst, ldd); return 0;
 		}
 		// Q8_0 with few activation rows: the AVX2 direct code is memory-bound already
+		break;
+	case EMBER_F16: case EMBER_BF16: case EMBER_F32:
+		if (nx >= 8) {
+			l5_tiled_f(wtype, w, wrb, xq, xrb, nx, k, r0, r1, dst, ldd);
+			return 0;
+		}
 		break;
 	}
 	return lg_gemm_avx2(wtype, w, wrb, xq, xrb, nx, k, r0, r1, dst, ldd);
