@@ -58,7 +58,11 @@ static void lga_quant_q8(const float *x, uint8_t *y, int64_t nb, int q81) {
 		m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
 		const float amax = _mm_cvtss_f32(m4);
 		const float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0.0f;
-		if (id > 3.4e38f) { // 1/d overflowed: the scalar code converts inf as C does
+		const __m256 bad = _mm256_or_ps(_mm256_or_ps(_mm256_cmp_ps(v0, v0, _CMP_UNORD_Q), _mm256_cmp_ps(v1, v1, _CMP_UNORD_Q)),
+		                                _mm256_or_ps(_mm256_cmp_ps(v2, v2, _CMP_UNORD_Q), _mm256_cmp_ps(v3, v3, _CMP_UNORD_Q)));
+		if (!(id <= 3.4e38f) || !(amax <= 3.4e38f) || !_mm256_testz_ps(bad, bad)) {
+			// 1/d overflowed, or an infinity or NaN: quant's (and C's) float-to-int
+			// conversions of the non-finite products differ from the packing below
 			lg_quant_q8_block(xb, b, q81);
 			continue;
 		}

@@ -72,7 +72,7 @@ static void ln_quant_q8(const float *x, uint8_t *y, int64_t nb, int q81) {
 		}
 		const float amax = vmaxvq_f32(m);
 		const float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0.0f;
-		if (!(id <= 3.4e38f) || amax != amax) { // 1/d overflowed, or NaN: the scalar code
+		if (!(id <= 3.4e38f) || !(amax <= 3.4e38f)) { // 1/d overflowed, inf or NaN: the scalar code
 			lg_quant_q8_block(xb, b, q81);
 			continue;
 		}

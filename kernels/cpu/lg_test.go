@@ -275,6 +275,19 @@ func lgQ8Rows(rng *rand.Rand, n int) []float32 {
 		}
 		return float32(rng.NormFloat64()) * 100
 	})
+	row(func(j int) float32 { // non-finite values (the results are meaningless, but equal)
+		switch j % 32 {
+		case 7:
+			return float32(math.Inf(1))
+		case 9:
+			if j/32%2 == 0 {
+				return float32(math.NaN())
+			}
+		case 11:
+			return float32(math.Inf(-1))
+		}
+		return float32(rng.NormFloat64())
+	})
 	for len(x) < 16*n {
 		row(func(j int) float32 { return float32(rng.NormFloat64()) * float32(math.Exp(rng.Float64()*20-10)) })
 	}
