@@ -1,7 +1,6 @@
 package cpu_test
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -369,5 +368,3 @@ func TestElemAttention(t *testing.T) {
 		}
 	}
 }
-
-var _ = fmt.Sprintf
