@@ -28,6 +28,10 @@
 
 #define LG_INLINE static inline __attribute__((always_inline))
 
+// The SIMD code uses unaligned loads and stores throughout, also on its 64-byte aligned
+// stack tiles: they cost nothing on aligned data, and some toolchains (MinGW GCC) do not
+// honor the alignment of stack variables.
+
 // LG_UNROLL before a loop with a constant trip count unrolls it fully, so that register
 // arrays indexed by its counter stay in registers.
 #if defined(__clang__)

@@ -88,9 +88,9 @@ LGA void lga_pack_x(const int is1, const int off, const uint8_t *row, int64_t b0
 		if (off) {
 			__m256i sum = _mm256_setzero_si256();
 			for (int e = 0; e < 8; e++)
-				sum = _mm256_add_epi32(sum, lga_dot_u(_mm256_set1_epi8(1), _mm256_load_si256((const __m256i *)(o + 32 * e))));
+				sum = _mm256_add_epi32(sum, lga_dot_u(_mm256_set1_epi8(1), _mm256_loadu_si256((const __m256i *)(o + 32 * e))));
 			sum = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_mullo_epi32(sum, _mm256_set1_epi32(off)));
-			_mm256_store_si256((__m256i *)(c + g * LG_G), sum);
+			_mm256_storeu_si256((__m256i *)(c + g * LG_G), sum);
 		}
 	}
 }
@@ -119,11 +119,11 @@ LGA void lga_micro(const int T, const int NX, const int NR, const lga_wtile *wt,
 				for (int r = 0; r < NR; r++) ia[i][r] = _mm256_setzero_si256();
 			for (int e = 0; e < 8; e++) {
 				__m256i aw[LG_TR];
-				for (int r = 0; r < NR; r++) aw[r] = _mm256_abs_epi8(_mm256_load_si256((const __m256i *)(wq[r] + e * 32)));
+				for (int r = 0; r < NR; r++) aw[r] = _mm256_abs_epi8(_mm256_loadu_si256((const __m256i *)(wq[r] + e * 32)));
 				for (int i = 0; i < NX; i++) {
-					const __m256i xv = _mm256_load_si256((const __m256i *)(xq[i] + e * 32));
+					const __m256i xv = _mm256_loadu_si256((const __m256i *)(xq[i] + e * 32));
 					for (int r = 0; r < NR; r++) {
-						const __m256i sx = _mm256_sign_epi8(xv, _mm256_load_si256((const __m256i *)(wq[r] + e * 32)));
+						const __m256i sx = _mm256_sign_epi8(xv, _mm256_loadu_si256((const __m256i *)(wq[r] + e * 32)));
 						const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(aw[r], sx), ones);
 						ia[i][r] = _mm256_add_epi32(ia[i][r], p);
 						LG_OPAQUE(ia[i][r]);
@@ -131,9 +131,9 @@ LGA void lga_micro(const int T, const int NX, const int NR, const lga_wtile *wt,
 				}
 			}
 			for (int r = 0; r < NR; r++) {
-				const __m256 dw = _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(wt->d[wr + r] + g * LG_G)));
+				const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(wt->d[wr + r] + g * LG_G)));
 				for (int i = 0; i < NX; i++) {
-					const __m256 dd = _mm256_mul_ps(dw, _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(xt->d[i] + g * LG_G))));
+					const __m256 dd = _mm256_mul_ps(dw, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(xt->d[i] + g * LG_G))));
 					fa[i][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(ia[i][r]), dd, fa[i][r]);
 				}
 			}
@@ -143,9 +143,9 @@ LGA void lga_micro(const int T, const int NX, const int NR, const lga_wtile *wt,
 			__m256i ps[LG_TX][LG_TR];
 			for (int e = e0; e < e0 + acc16; e++) {
 				__m256i wv[LG_TR];
-				for (int r = 0; r < NR; r++) wv[r] = _mm256_load_si256((const __m256i *)(wq[r] + e * 32));
+				for (int r = 0; r < NR; r++) wv[r] = _mm256_loadu_si256((const __m256i *)(wq[r] + e * 32));
 				for (int i = 0; i < NX; i++) {
-					const __m256i xv = _mm256_load_si256((const __m256i *)(xq[i] + e * 32));
+					const __m256i xv = _mm256_loadu_si256((const __m256i *)(xq[i] + e * 32));
 					for (int r = 0; r < NR; r++) {
 						const __m256i p = _mm256_maddubs_epi16(wv[r], xv);
 						ps[i][r] = e == e0 ? p : _mm256_add_epi16(ps[i][r], p);
@@ -154,14 +154,14 @@ LGA void lga_micro(const int T, const int NX, const int NR, const lga_wtile *wt,
 				}
 			}
 			for (int r = 0; r < NR; r++) {
-				const __m256 dw = _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(wt->d[wr + r] + g * LG_G)));
+				const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(wt->d[wr + r] + g * LG_G)));
 				for (int i = 0; i < NX; i++) {
 					__m256i s = _mm256_madd_epi16(ps[i][r], ones);
-					if (off && e0 == 0) s = _mm256_add_epi32(s, _mm256_load_si256((const __m256i *)(xt->c[i] + g * LG_G)));
-					const __m256 dd = _mm256_mul_ps(dw, _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(xt->d[i] + g * LG_G))));
+					if (off && e0 == 0) s = _mm256_add_epi32(s, _mm256_loadu_si256((const __m256i *)(xt->c[i] + g * LG_G)));
+					const __m256 dd = _mm256_mul_ps(dw, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(xt->d[i] + g * LG_G))));
 					fa[i][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), dd, fa[i][r]);
 					if (is1 && e0 == 0)
-						fa[i][r] = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_load_si128((const __m128i *)(wt->m[wr + r] + g * LG_G))), _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(xt->s[i] + g * LG_G))), fa[i][r]);
+						fa[i][r] = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(wt->m[wr + r] + g * LG_G))), _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(xt->s[i] + g * LG_G))), fa[i][r]);
 				}
 			}
 		}

@@ -52,7 +52,7 @@ typedef struct {
 } l5_xtile;
 
 // 16 f16 values at p (32-byte aligned) as floats.
-LGA __m512 l5_h16(const uint16_t *p) { return _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)p)); }
+LGA __m512 l5_h16(const uint16_t *p) { return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)p)); }
 
 // Store 16 blocks (v[l] = 32 bytes of block l) in the interleaved group layout at o.
 LGA void l5_store_group(uint8_t *o, const __m256i v[16]) {
@@ -60,7 +60,7 @@ LGA void l5_store_group(uint8_t *o, const __m256i v[16]) {
 	lga_transpose8(v, lo);
 	lga_transpose8(v + 8, hi);
 	for (int e = 0; e < 8; e++)
-		_mm512_store_si512((void *)(o + 64 * e), _mm512_inserti64x4(_mm512_castsi256_si512(lo[e]), hi[e], 1));
+		_mm512_storeu_si512((void *)(o + 64 * e), _mm512_inserti64x4(_mm512_castsi256_si512(lo[e]), hi[e], 1));
 }
 
 // Unpack nb blocks (from b0) of one weight row into the tile row, zero-padded to whole
@@ -116,11 +116,11 @@ LGA void l5_pack_x(const int is1, const int off, const int vnni, const uint8_t *
 			__m512i sum = _mm512_setzero_si512();
 			const __m512i one8 = _mm512_set1_epi8(1);
 			for (int e = 0; e < 8; e++) {
-				const __m512i xe = _mm512_load_si512((const void *)(o + 64 * e));
+				const __m512i xe = _mm512_loadu_si512((const void *)(o + 64 * e));
 				if (vnni) sum = _mm512_dpbusd_epi32(sum, one8, xe);
 				else sum = _mm512_add_epi32(sum, _mm512_madd_epi16(_mm512_maddubs_epi16(one8, xe), _mm512_set1_epi16(1)));
 			}
-			_mm512_store_si512((void *)(c + g * L5_G), _mm512_mullo_epi32(sum, _mm512_set1_epi32(-off)));
+			_mm512_storeu_si512((void *)(c + g * L5_G), _mm512_mullo_epi32(sum, _mm512_set1_epi32(-off)));
 		}
 	}
 }
@@ -152,14 +152,14 @@ LGA void l5_micro_vnni(const int T, const int NX, const int NR, const l5_wtile *
 	for (int g = 0; g < ng; g++) {
 		__m512i ia[L5_TX][L5_TR];
 		for (int i = 0; i < NX; i++) {
-			const __m512i c0 = corr ? _mm512_load_si512((const void *)(xt->c[i] + g * L5_G)) : _mm512_setzero_si512();
+			const __m512i c0 = corr ? _mm512_loadu_si512((const void *)(xt->c[i] + g * L5_G)) : _mm512_setzero_si512();
 			for (int r = 0; r < NR; r++) ia[i][r] = c0;
 		}
 		for (int e = 0; e < 8; e++) {
 			__m512i wv[L5_TR];
-			for (int r = 0; r < NR; r++) wv[r] = _mm512_load_si512((const void *)(wt->q[wr + r] + g * 512 + e * 64));
+			for (int r = 0; r < NR; r++) wv[r] = _mm512_loadu_si512((const void *)(wt->q[wr + r] + g * 512 + e * 64));
 			for (int i = 0; i < NX; i++) {
-				const __m512i xv = _mm512_load_si512((const void *)(xt->q[i] + g * 512 + e * 64));
+				const __m512i xv = _mm512_loadu_si512((const void *)(xt->q[i] + g * 512 + e * 64));
 				for (int r = 0; r < NR; r++) {
 					ia[i][r] = _mm512_dpbusd_epi32(ia[i][r], wv[r], xv);
 				}
@@ -194,14 +194,14 @@ LGA void l5_micro_bw(const int T, const int NX, const int NR, const l5_wtile *wt
 				__m512i wv[L5_TR];
 				__mmask64 neg[L5_TR];
 				for (int r = 0; r < NR; r++) {
-					wv[r] = _mm512_load_si512((const void *)(wt->q[wr + r] + g * 512 + e * 64));
+					wv[r] = _mm512_loadu_si512((const void *)(wt->q[wr + r] + g * 512 + e * 64));
 					if (T == EMBER_Q8_0) {
 						neg[r] = _mm512_movepi8_mask(wv[r]);
 						wv[r] = _mm512_abs_epi8(wv[r]);
 					}
 				}
 				for (int i = 0; i < NX; i++) {
-					const __m512i xv = _mm512_load_si512((const void *)(xt->q[i] + g * 512 + e * 64));
+					const __m512i xv = _mm512_loadu_si512((const void *)(xt->q[i] + g * 512 + e * 64));
 					for (int r = 0; r < NR; r++) {
 						__m512i p;
 						if (T == EMBER_Q8_0) {
@@ -220,7 +220,7 @@ LGA void l5_micro_bw(const int T, const int NX, const int NR, const l5_wtile *wt
 				const __m512 dw = l5_h16(wt->d[wr + r] + g * L5_G);
 				for (int i = 0; i < NX; i++) {
 					__m512i s = T == EMBER_Q8_0 ? ps[i][r] : _mm512_madd_epi16(ps[i][r], ones);
-					if (off && e0 == 0) s = _mm512_add_epi32(s, _mm512_load_si512((const void *)(xt->c[i] + g * L5_G)));
+					if (off && e0 == 0) s = _mm512_add_epi32(s, _mm512_loadu_si512((const void *)(xt->c[i] + g * L5_G)));
 					const __m512 dd = _mm512_mul_ps(dw, l5_h16(xt->d[i] + g * L5_G));
 					fa[i][r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), dd, fa[i][r]);
 					if (is1 && e0 == 0)

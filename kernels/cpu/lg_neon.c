@@ -7,7 +7,8 @@
 //
 // gemm: nx <= 3 streams the weights in their GGUF layout, 4 rows at a time; larger nx uses
 // tiles as lg_avx2.c does, with groups of 4 blocks: 16-byte vector e (0..7) of a group
-// holds, in lane l, elements 4e..4e+3 of block l.
+// holds, in lane l, elements 4e..4e+3 of block l. Stack use of the tiled gemm: 40 KB of
+// weight tile and 10 KB of activation tile.
 #include "lg.h"
 
 #if defined(__aarch64__)

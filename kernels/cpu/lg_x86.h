@@ -84,7 +84,7 @@ LGA void lga_transpose8(const __m256i v[8], __m256i out[8]) {
 LGA void lga_store_group(int8_t *o, __m256i v[8]) {
 	__m256i out[8];
 	lga_transpose8(v, out);
-	for (int e = 0; e < 8; e++) _mm256_store_si256((__m256i *)(o + 32 * e), out[e]);
+	for (int e = 0; e < 8; e++) _mm256_storeu_si256((__m256i *)(o + 32 * e), out[e]);
 }
 
 // Sum 8 vectors: lane l of the result is the sum of the lanes of v[l].
