@@ -1,7 +1,7 @@
 // lg_avx2_tile.c: the tiled (prefill) gemm of the AVX2 path; lg_avx2.c describes the
 // tile layout and dispatches here for larger batches.
 //
-// Stack use: a weight tile of LG_RB x LG_KCB blocks (36 KB) and an activation tile (10 KB)
+// Stack use: a weight tile of LG_RB x LG_KCB blocks (54 KB) and an activation tile (10 KB)
 // for the quantized types; 16 KB of converted activations for the float types.
 #include "lg.h"
 
@@ -18,7 +18,7 @@
 
 #define LG_G 8        // blocks per interleaved group
 #ifndef LG_RB
-#define LG_RB 16      // weight rows per tile
+#define LG_RB 24      // weight rows per tile
 #endif
 #ifndef LG_KCB
 #define LG_KCB 64     // blocks of k per tile (a multiple of LG_G)
