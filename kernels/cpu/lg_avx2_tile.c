@@ -251,6 +251,7 @@ void lg_tiled_q_avx2(int T, const uint8_t *w, int64_t wrb, const uint8_t *x, int
 
 // Float weights: activation rows converted to f32 per chunk, weights converted on the fly.
 #define LG_FKC 1024 // elements of k per chunk
+#define LG_FRB 16   // weight rows per chunk
 
 LGA void lga_fmicro(const int T, const int NX, const int NR, const uint8_t *w, int64_t wrb, const float *xf,
                     int64_t xs, int64_t j0, int n, float out[LG_TX][LG_TR]) {
@@ -297,8 +298,8 @@ void lg_tiled_f_avx2(int T, const uint8_t *w, int64_t wrb, const uint8_t *x, int
                         int64_t k, int64_t r0, int64_t r1, float *dst, int64_t ldd) {
 	float xf[LG_TX][LG_FKC] __attribute__((aligned(32)));
 	const int es = T == EMBER_F32 ? 4 : 2;
-	for (int64_t rb = r0; rb < r1; rb += LG_RB) {
-		const int nrb = (int)(r1 - rb < LG_RB ? r1 - rb : LG_RB);
+	for (int64_t rb = r0; rb < r1; rb += LG_FRB) {
+		const int nrb = (int)(r1 - rb < LG_FRB ? r1 - rb : LG_FRB);
 		// 16 weight rows of a chunk stay in L1: 32 KB of halves, 32 KB of floats
 		const int kc = T == EMBER_F32 ? LG_FKC / 2 : LG_FKC;
 		for (int64_t j0 = 0; j0 < k; j0 += kc) {
