@@ -22,10 +22,15 @@ type pool struct {
 	asleep  []atomic.Bool
 	quit    atomic.Bool
 	done    sync.WaitGroup
+	spin    int    // polls before parking (spinIters; tests lower it)
+	lag     func() // test hook: runs between publishing an op and waking the workers
 }
 
-func newPool(n int) *pool {
-	p := &pool{n: n, wake: make([]chan struct{}, n), asleep: make([]atomic.Bool, n)}
+func newPool(n int) *pool { return newPoolSpin(n, spinIters, nil) }
+
+// newPoolSpin is newPool with the spin count and the lag hook set (for tests).
+func newPoolSpin(n, spin int, lag func()) *pool {
+	p := &pool{n: n, wake: make([]chan struct{}, n), asleep: make([]atomic.Bool, n), spin: spin, lag: lag}
 	for w := 1; w < n; w++ {
 		p.wake[w] = make(chan struct{}, 1)
 		p.done.Add(1)
@@ -37,35 +42,39 @@ func newPool(n int) *pool {
 func (p *pool) worker(w int, seen uint64) {
 	defer p.done.Done()
 	for {
-		for i := 0; ; i++ {
-			if g := p.gen.Load(); g != seen {
-				seen = g
-				break
-			}
-			if i < spinIters {
-				if i&1023 == 1023 {
-					runtime.Gosched()
-				}
-				continue
-			}
-			// Park: announce, re-check, then sleep until run wakes us.
-			p.asleep[w].Store(true)
-			if g := p.gen.Load(); g != seen {
-				if !p.asleep[w].CompareAndSwap(true, false) {
-					<-p.wake[w] // run already claimed us and sent a wake-up
-				}
-				seen = g
-				break
-			}
-			<-p.wake[w]
-			seen = p.gen.Load()
-			break
-		}
+		seen = p.await(w, seen)
 		if p.quit.Load() {
 			return
 		}
 		p.task(w)
 		p.pending.Add(-1)
+	}
+}
+
+// await returns the first generation after seen: it spins, then parks. A wake-up only
+// means "look again": the run that sent it may be late, for a generation this worker has
+// already served (it published gen, was descheduled, and claimed the worker after that
+// worker had run, spun and parked), so the generation is always re-checked after one.
+func (p *pool) await(w int, seen uint64) uint64 {
+	for i := 0; ; i++ {
+		if g := p.gen.Load(); g != seen {
+			return g
+		}
+		if i < p.spin {
+			if i&1023 == 1023 {
+				runtime.Gosched()
+			}
+			continue
+		}
+		// Park: announce, re-check, then sleep until a run claims us. Whoever turns
+		// asleep from true to false owns exactly one token on wake[w].
+		p.asleep[w].Store(true)
+		if p.gen.Load() == seen {
+			<-p.wake[w]
+		} else if !p.asleep[w].CompareAndSwap(true, false) {
+			<-p.wake[w] // a run claimed us first: take its token
+		}
+		i = 0
 	}
 }
 
@@ -79,13 +88,22 @@ func (p *pool) run(task func(w int)) {
 	p.task = task
 	p.pending.Store(int64(p.n - 1))
 	p.gen.Add(1)
+	if p.lag != nil {
+		p.lag()
+	}
 	for w := 1; w < p.n; w++ {
 		if p.asleep[w].CompareAndSwap(true, false) {
 			p.wake[w] <- struct{}{}
 		}
 	}
 	task(0)
-	for i := 0; p.pending.Load() != 0; i++ {
+	for i := 0; ; i++ {
+		switch n := p.pending.Load(); {
+		case n == 0:
+			return
+		case n < 0:
+			panic("cpu: a pool worker ran an op twice")
+		}
 		if i&1023 == 1023 {
 			runtime.Gosched()
 		}

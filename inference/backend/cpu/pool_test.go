@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -47,6 +48,31 @@ func TestPoolRunsEveryWorker(t *testing.T) {
 				t.Fatalf("round %d: worker %d ran %d times", round, w, got)
 			}
 		}
+	}
+}
+
+// TestPoolLateWake covers a run that publishes an op, is descheduled, and only then wakes
+// a worker that has already served that op and parked: the worker must not serve it twice.
+func TestPoolLateWake(t *testing.T) {
+	for _, spin := range []int{0, 1, 64} {
+		lag := func() {
+			for range 3 {
+				runtime.Gosched()
+			}
+			time.Sleep(20 * time.Microsecond)
+		}
+		p := newPoolSpin(3, spin, lag)
+		var hits [3]atomic.Int64
+		for round := 0; round < 3000; round++ {
+			p.run(func(w int) { hits[w].Add(1) })
+			for w := range hits {
+				if got := hits[w].Load(); got != int64(round+1) {
+					p.close()
+					t.Fatalf("spin %d round %d: worker %d ran %d times", spin, round, w, got)
+				}
+			}
+		}
+		p.close()
 	}
 }
 
