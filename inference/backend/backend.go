@@ -9,6 +9,7 @@ package backend
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"ember/inference/quant"
 )
@@ -86,11 +87,13 @@ type Ops interface {
 	// SetRows: dst[rows[i],:] = convert(src[i,:]); dst is F32 or F16 (the KV cache), rows I32.
 	SetRows(dst, src, rows Tensor)
 	// Attention: for each query row i at position pos[i] and each head h, softmax-weighted
-	// sum of V over cache rows 0..pos[i] (causal). q [n, NHead*HeadDim] F32; k [ctx,
-	// NKVHead*HeadDim] and v [ctx, NKVHead*VHeadDim] are the F16 cache; dst [n,
-	// NHead*VHeadDim] F32. Query head h reads KV head h/(NHead/NKVHead). As in llama.cpp,
-	// q is rounded to F16 before q·k, scores are scaled by p.Scale, and the probabilities
-	// are rounded to F16 before they weight V. dst must not alias q, k or v.
+	// sum of V over positions 0..pos[i] of row i's sequence (causal). q [n,
+	// NHead*HeadDim] F32; k [rows, NKVHead*HeadDim] and v [rows, NKVHead*VHeadDim] are
+	// the F16 cache; dst [n, NHead*VHeadDim] F32. Where position t lives in k and v is
+	// given by p (Attention.Row): cache row t when p.Table is nil, else through the
+	// sequence's block table. Query head h reads KV head h/(NHead/NKVHead). As in
+	// llama.cpp, q is rounded to F16 before q·k, scores are scaled by p.Scale, and the
+	// probabilities are rounded to F16 before they weight V. dst must not alias q, k or v.
 	Attention(dst, q, k, v, pos Tensor, p Attention)
 }
 
@@ -146,4 +149,53 @@ type Attention struct {
 	NHead, NKVHead    int
 	HeadDim, VHeadDim int
 	Scale             float32 // usually 1/sqrt(HeadDim)
+
+	// The paged KV cache. With Table nil, position t of every query row's sequence is
+	// cache row t (one contiguous sequence). Otherwise k and v are blocks of BlockSize
+	// rows; Table is I32 [sequences, maxBlocks], row s listing sequence s's blocks in
+	// position order (unused entries are ignored); Seq is I32 with one entry per query
+	// row, its sequence's row in Table. Several sequences may share blocks (a common
+	// prefix); each query row sees only its own sequence.
+	Table, Seq Tensor
+	BlockSize  int
+}
+
+// Row is where position t of a sequence lives in the cache: t itself when there is no
+// block table, else row t%bs of block table[t/bs]. table is that sequence's row of
+// Attention.Table as host memory.
+func Row(table []int32, bs int, t int) int {
+	if table == nil {
+		return t
+	}
+	return int(table[t/bs])*bs + t%bs
+}
+
+// SeqTables checks a paged Attention's block table on the host and returns each query
+// row's block table (a row of table): seq is Attention.Seq, table the Attention.Table
+// of cols columns, pos the rows' positions, bs the block size and cacheRows the rows of
+// k and v. It fails when a sequence index, a block index or a block id is out of range.
+func SeqTables(table []int32, cols int, seq, pos []int32, bs, cacheRows int) ([][]int32, error) {
+	if bs <= 0 || cols <= 0 || len(table)%cols != 0 || len(seq) != len(pos) {
+		return nil, fmt.Errorf("backend: paged attention: block size %d, table of %d x %d, %d sequence indices for %d rows",
+			bs, len(table)/max(cols, 1), cols, len(seq), len(pos))
+	}
+	nseq, nblocks := len(table)/cols, cacheRows/bs
+	out := make([][]int32, len(seq))
+	for i, s := range seq {
+		if s < 0 || int(s) >= nseq {
+			return nil, fmt.Errorf("backend: paged attention: row %d: sequence %d of %d", i, s, nseq)
+		}
+		used := int(pos[i])/bs + 1
+		if pos[i] < 0 || used > cols {
+			return nil, fmt.Errorf("backend: paged attention: row %d: position %d past a table of %d blocks of %d", i, pos[i], cols, bs)
+		}
+		t := table[int(s)*cols : (int(s)+1)*cols]
+		for j, b := range t[:used] {
+			if b < 0 || int(b) >= nblocks {
+				return nil, fmt.Errorf("backend: paged attention: sequence %d block %d is %d, cache has %d", s, j, b, nblocks)
+			}
+		}
+		out[i] = t
+	}
+	return out, nil
 }

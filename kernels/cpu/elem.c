@@ -31,14 +31,14 @@ static void elem_rope_scalar(float *x, int64_t nheads, int64_t head_dim, int64_t
 	}
 }
 
-void elem_attention_scalar(const float *q, const uint16_t *k, int64_t k_stride, const uint16_t *v, int64_t v_stride,
+void elem_attention_scalar(const float *q, const uint16_t *k, int64_t k_stride, const uint16_t *v, int64_t v_stride, const int32_t *rows,
                            int64_t n_kv, int64_t head_dim, int64_t v_head_dim, float scale, float *out,
                            float *scratch) {
 	float *s = scratch, *q16 = scratch + n_kv;
 	for (int64_t d = 0; d < head_dim; d++) q16[d] = lg_h2f(lg_f2h(q[d]));
 	float m = -INFINITY;
 	for (int64_t t = 0; t < n_kv; t++) {
-		const uint16_t *kt = k + t * k_stride;
+		const uint16_t *kt = k + EROW(rows, t) * k_stride;
 		float dot = 0;
 		for (int64_t d = 0; d < head_dim; d++) dot += q16[d] * lg_h2f(kt[d]);
 		s[t] = scale * dot;
@@ -54,7 +54,7 @@ void elem_attention_scalar(const float *q, const uint16_t *k, int64_t k_stride, 
 	for (int64_t d = 0; d < v_head_dim; d++) out[d] = 0;
 	for (int64_t t = 0; t < n_kv; t++) {
 		const float p = lg_h2f(lg_f2h(s[t] * inv));
-		const uint16_t *vt = v + t * v_stride;
+		const uint16_t *vt = v + EROW(rows, t) * v_stride;
 		for (int64_t d = 0; d < v_head_dim; d++) out[d] += p * lg_h2f(vt[d]);
 	}
 }
@@ -137,20 +137,20 @@ void ember_rope(int isa, float *x, int64_t nheads, int64_t head_dim, int64_t dim
 	elem_rope_scalar(x, nheads, head_dim, dims, neox, cs);
 }
 
-void ember_attention(int isa, const float *q, const uint16_t *k, int64_t k_stride, const uint16_t *v, int64_t v_stride,
+void ember_attention(int isa, const float *q, const uint16_t *k, int64_t k_stride, const uint16_t *v, int64_t v_stride, const int32_t *rows,
                      int64_t n_kv, int64_t head_dim, int64_t v_head_dim, float scale, float *out, float *scratch) {
 	if (n_kv <= 0) return;
 #if defined(__x86_64__)
 	if (ELEM_X86(isa)) {
-		elem_attention_avx2(q, k, k_stride, v, v_stride, n_kv, head_dim, v_head_dim, scale, out, scratch);
+		elem_attention_avx2(q, k, k_stride, v, v_stride, rows, n_kv, head_dim, v_head_dim, scale, out, scratch);
 		return;
 	}
 #endif
 #if defined(__aarch64__)
 	if (isa == EMBER_ISA_NEON) {
-		elem_attention_neon(q, k, k_stride, v, v_stride, n_kv, head_dim, v_head_dim, scale, out, scratch);
+		elem_attention_neon(q, k, k_stride, v, v_stride, rows, n_kv, head_dim, v_head_dim, scale, out, scratch);
 		return;
 	}
 #endif
-	elem_attention_scalar(q, k, k_stride, v, v_stride, n_kv, head_dim, v_head_dim, scale, out, scratch);
+	elem_attention_scalar(q, k, k_stride, v, v_stride, rows, n_kv, head_dim, v_head_dim, scale, out, scratch);
 }

@@ -7,7 +7,10 @@
 #include <math.h>
 #include "lg.h"
 
-void elem_attention_scalar(const float *q, const uint16_t *k, int64_t k_stride, const uint16_t *v, int64_t v_stride,
+// EROW is the cache row of position t: rows[t] with a row list (a paged cache), else t.
+#define EROW(rows, t) ((rows) ? (int64_t)(rows)[(t)] : (int64_t)(t))
+
+void elem_attention_scalar(const float *q, const uint16_t *k, int64_t k_stride, const uint16_t *v, int64_t v_stride, const int32_t *rows,
                            int64_t n_kv, int64_t head_dim, int64_t v_head_dim, float scale, float *out,
                            float *scratch);
 
@@ -19,7 +22,7 @@ void elem_swiglu_avx512(const float *g, const float *u, float *y, int64_t n);
 void elem_f32_to_f16_avx2(const float *x, uint16_t *y, int64_t n);
 void elem_f16_to_f32_avx2(const uint16_t *x, float *y, int64_t n);
 void elem_rope_avx2(float *x, int64_t nheads, int64_t head_dim, int64_t dims, int neox, const float *cs);
-void elem_attention_avx2(const float *q, const uint16_t *k, int64_t k_stride, const uint16_t *v, int64_t v_stride,
+void elem_attention_avx2(const float *q, const uint16_t *k, int64_t k_stride, const uint16_t *v, int64_t v_stride, const int32_t *rows,
                          int64_t n_kv, int64_t head_dim, int64_t v_head_dim, float scale, float *out,
                          float *scratch);
 
@@ -29,7 +32,7 @@ void elem_swiglu_neon(const float *g, const float *u, float *y, int64_t n);
 void elem_f32_to_f16_neon(const float *x, uint16_t *y, int64_t n);
 void elem_f16_to_f32_neon(const uint16_t *x, float *y, int64_t n);
 void elem_rope_neon(float *x, int64_t nheads, int64_t head_dim, int64_t dims, int neox, const float *cs);
-void elem_attention_neon(const float *q, const uint16_t *k, int64_t k_stride, const uint16_t *v, int64_t v_stride,
+void elem_attention_neon(const float *q, const uint16_t *k, int64_t k_stride, const uint16_t *v, int64_t v_stride, const int32_t *rows,
                          int64_t n_kv, int64_t head_dim, int64_t v_head_dim, float scale, float *out,
                          float *scratch);
 

@@ -138,7 +138,7 @@ LGA __m256 ea_load16_part(const uint16_t *p, int64_t n) {
 	return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)b));
 }
 
-void elem_attention_avx2(const float *q, const uint16_t *k, int64_t k_stride, const uint16_t *v, int64_t v_stride,
+void elem_attention_avx2(const float *q, const uint16_t *k, int64_t k_stride, const uint16_t *v, int64_t v_stride, const int32_t *rows,
                          int64_t n_kv, int64_t head_dim, int64_t v_head_dim, float scale, float *out,
                          float *scratch) {
 	float *s = scratch, *q16 = scratch + n_kv;
@@ -156,7 +156,8 @@ void elem_attention_avx2(const float *q, const uint16_t *k, int64_t k_stride, co
 	// scores, four positions at a time
 	int64_t t = 0;
 	for (; t + 4 <= n_kv; t += 4) {
-		const uint16_t *k0 = k + t * k_stride, *k1 = k0 + k_stride, *k2 = k1 + k_stride, *k3 = k2 + k_stride;
+		const uint16_t *k0 = k + EROW(rows, t) * k_stride, *k1 = k + EROW(rows, t + 1) * k_stride,
+		               *k2 = k + EROW(rows, t + 2) * k_stride, *k3 = k + EROW(rows, t + 3) * k_stride;
 		__m256 a[8];
 		for (int j = 0; j < 8; j++) a[j] = _mm256_setzero_ps();
 		for (d = 0; d + 16 <= hd8; d += 16) {
@@ -190,7 +191,7 @@ void elem_attention_avx2(const float *q, const uint16_t *k, int64_t k_stride, co
 		_mm_storeu_ps(s + t, _mm_mul_ps(_mm256_castps256_ps128(r), _mm_set1_ps(scale)));
 	}
 	for (; t < n_kv; t++) {
-		const uint16_t *kt = k + t * k_stride;
+		const uint16_t *kt = k + EROW(rows, t) * k_stride;
 		__m256 a = _mm256_setzero_ps();
 		for (d = 0; d < hd8; d += 8) a = _mm256_fmadd_ps(_mm256_loadu_ps(q16 + d), ea_load16(kt + d), a);
 		if (hrem) a = _mm256_fmadd_ps(qt, ea_load16_part(kt + hd8, hrem), a);
@@ -242,13 +243,13 @@ void elem_attention_avx2(const float *q, const uint16_t *k, int64_t k_stride, co
 		if (nv == 8) {
 			for (t = 0; t < n_kv; t++) {
 				const __m256 p = _mm256_broadcast_ss(s + t);
-				const uint16_t *vt = v + t * v_stride + d0;
+				const uint16_t *vt = v + EROW(rows, t) * v_stride + d0;
 				for (int j = 0; j < 8; j++) acc[j] = _mm256_fmadd_ps(p, ea_load16(vt + 8 * j), acc[j]);
 			}
 		} else {
 			for (t = 0; t < n_kv; t++) {
 				const __m256 p = _mm256_broadcast_ss(s + t);
-				const uint16_t *vt = v + t * v_stride + d0;
+				const uint16_t *vt = v + EROW(rows, t) * v_stride + d0;
 				for (int j = 0; j < nv; j++) acc[j] = _mm256_fmadd_ps(p, ea_load16(vt + 8 * j), acc[j]);
 			}
 		}
@@ -257,7 +258,7 @@ void elem_attention_avx2(const float *q, const uint16_t *k, int64_t k_stride, co
 	if (vd8 < v_head_dim) {
 		const int64_t r = v_head_dim - vd8;
 		__m256 acc = _mm256_setzero_ps();
-		for (t = 0; t < n_kv; t++) acc = _mm256_fmadd_ps(_mm256_broadcast_ss(s + t), ea_load16_part(v + t * v_stride + vd8, r), acc);
+		for (t = 0; t < n_kv; t++) acc = _mm256_fmadd_ps(_mm256_broadcast_ss(s + t), ea_load16_part(v + EROW(rows, t) * v_stride + vd8, r), acc);
 		float b[8];
 		_mm256_storeu_ps(b, acc);
 		memcpy(out + vd8, b, (size_t)r * 4);

@@ -61,7 +61,7 @@ func BenchmarkElemAttention(b *testing.B) {
 			k := cpu.New(isa)
 			b.Run(fmt.Sprintf("nkv=%d/hd=%d/%v", nkv, hd, isa), func(b *testing.B) {
 				lgLoop(b, float64(2*nkv*hd*2), "GB/s", func(int) {
-					k.Attention(q, kc, stride, vc, stride, nkv, hd, hd, 0.125, out, scratch)
+					k.Attention(q, kc, stride, vc, stride, nil, nkv, hd, hd, 0.125, out, scratch)
 				})
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e3, "us/head")
 			})

@@ -127,7 +127,7 @@ void elem_rope_neon(float *x, int64_t nheads, int64_t head_dim, int64_t dims, in
 	}
 }
 
-void elem_attention_neon(const float *q, const uint16_t *k, int64_t k_stride, const uint16_t *v, int64_t v_stride,
+void elem_attention_neon(const float *q, const uint16_t *k, int64_t k_stride, const uint16_t *v, int64_t v_stride, const int32_t *rows,
                          int64_t n_kv, int64_t head_dim, int64_t v_head_dim, float scale, float *out,
                          float *scratch) {
 	float *s = scratch, *q16 = scratch + n_kv;
@@ -139,7 +139,7 @@ void elem_attention_neon(const float *q, const uint16_t *k, int64_t k_stride, co
 	float m = -INFINITY;
 	int64_t t = 0;
 	for (; t + 4 <= n_kv; t += 4) {
-		const uint16_t *kr[4] = {k + t * k_stride, k + (t + 1) * k_stride, k + (t + 2) * k_stride, k + (t + 3) * k_stride};
+		const uint16_t *kr[4] = {k + EROW(rows, t) * k_stride, k + EROW(rows, t + 1) * k_stride, k + EROW(rows, t + 2) * k_stride, k + EROW(rows, t + 3) * k_stride};
 		float32x4_t a[4] = {vdupq_n_f32(0), vdupq_n_f32(0), vdupq_n_f32(0), vdupq_n_f32(0)};
 		for (d = 0; d < hd4; d += 4) {
 			const float32x4_t qv = vld1q_f32(q16 + d);
@@ -152,7 +152,7 @@ void elem_attention_neon(const float *q, const uint16_t *k, int64_t k_stride, co
 		}
 	}
 	for (; t < n_kv; t++) {
-		const uint16_t *kt = k + t * k_stride;
+		const uint16_t *kt = k + EROW(rows, t) * k_stride;
 		float32x4_t a = vdupq_n_f32(0);
 		for (d = 0; d < hd4; d += 4) a = vfmaq_f32(a, vld1q_f32(q16 + d), en_h2f4(kt + d));
 		float dot = vaddvq_f32(a);
@@ -192,14 +192,14 @@ void elem_attention_neon(const float *q, const uint16_t *k, int64_t k_stride, co
 		for (int j = 0; j < nv; j++) acc[j] = vdupq_n_f32(0);
 		for (t = 0; t < n_kv; t++) {
 			const float p = s[t];
-			const uint16_t *vt = v + t * v_stride + d0;
+			const uint16_t *vt = v + EROW(rows, t) * v_stride + d0;
 			for (int j = 0; j < nv; j++) acc[j] = vfmaq_n_f32(acc[j], en_h2f4(vt + 4 * j), p);
 		}
 		for (int j = 0; j < nv; j++) vst1q_f32(out + d0 + 4 * j, acc[j]);
 	}
 	for (d = vd4; d < v_head_dim; d++) {
 		float a = 0;
-		for (t = 0; t < n_kv; t++) a += s[t] * lg_h2f(v[t * v_stride + d]);
+		for (t = 0; t < n_kv; t++) a += s[t] * lg_h2f(v[EROW(rows, t) * v_stride + d]);
 		out[d] = a;
 	}
 }

@@ -350,8 +350,26 @@ func TestElemAttention(t *testing.T) {
 					for i := range scratchBuf {
 						scratchBuf[i] = lgGuard
 					}
-					k.Attention(q, kc, ks, vc, vs, nkv, sh.hd, sh.vhd, scale, out, scratchBuf[:nkv+sh.hd])
+					k.Attention(q, kc, ks, vc, vs, nil, nkv, sh.hd, sh.vhd, scale, out, scratchBuf[:nkv+sh.hd])
 					check(t, "attention")
+					// The same positions scattered over a larger cache through a row list
+					// (a paged cache) give bit-identical output.
+					rows := rng.Perm(nkv + 9)[:nkv]
+					rows32 := make([]int32, nkv)
+					pk := make([]uint16, (nkv+8)*ks+sh.hd)
+					pv := make([]uint16, (nkv+8)*vs+sh.vhd)
+					for t, r := range rows {
+						rows32[t] = int32(r)
+						copy(pk[r*ks:r*ks+sh.hd], kc[t*ks:t*ks+sh.hd])
+						copy(pv[r*vs:r*vs+sh.vhd], vc[t*vs:t*vs+sh.vhd])
+					}
+					paged := make([]float32, sh.vhd)
+					k.Attention(q, pk, ks, pv, vs, rows32, nkv, sh.hd, sh.vhd, scale, paged, make([]float32, nkv+sh.hd))
+					for d := range paged {
+						if math.Float32bits(paged[d]) != math.Float32bits(out[d]) {
+							t.Fatalf("%v hd=%d nkv=%d: paged out[%d] = %g, contiguous %g", isa, sh.hd, nkv, d, paged[d], out[d])
+						}
+					}
 					for i := nkv + sh.hd; i < len(scratchBuf); i++ {
 						if scratchBuf[i] != lgGuard {
 							t.Fatalf("%v: attention wrote past its scratch", isa)

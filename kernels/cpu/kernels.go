@@ -219,17 +219,30 @@ func (k Kernels) RoPE(x []float32, headDim, dims int, neox bool, cs []float32) {
 }
 
 // Attention computes one query head over nkv cached positions (see kernels.h): k and v
-// hold f16 rows kStride and vStride elements apart; scratch holds at least nkv+headDim
-// floats.
-func (k Kernels) Attention(q []float32, kc []uint16, kStride int, vc []uint16, vStride int, nkv, headDim, vHeadDim int, scale float32, out, scratch []float32) {
-	need("Attention q", len(q), headDim)
-	need("Attention k", len(kc), (nkv-1)*kStride+headDim)
-	need("Attention v", len(vc), (nkv-1)*vStride+vHeadDim)
-	need("Attention out", len(out), vHeadDim)
-	need("Attention scratch", len(scratch), nkv+headDim)
+// hold f16 rows kStride and vStride elements apart; position t is row rows[t], or row t
+// when rows is nil (a contiguous cache); scratch holds at least nkv+headDim floats.
+func (k Kernels) Attention(q []float32, kc []uint16, kStride int, vc []uint16, vStride int, rows []int32, nkv, headDim, vHeadDim int, scale float32, out, scratch []float32) {
 	if nkv <= 0 {
 		panic("kernels/cpu: Attention over no positions")
 	}
-	C.ember_attention(C.int(k.isa), f32p(q), u16p(kc), C.int64_t(kStride), u16p(vc), C.int64_t(vStride),
+	last := nkv - 1
+	var rp *C.int32_t
+	if rows != nil {
+		need("Attention rows", len(rows), nkv)
+		last = 0
+		for _, r := range rows[:nkv] {
+			if r < 0 {
+				panic(fmt.Sprintf("kernels/cpu: Attention: cache row %d", r))
+			}
+			last = max(last, int(r))
+		}
+		rp = (*C.int32_t)(unsafe.Pointer(&rows[0]))
+	}
+	need("Attention q", len(q), headDim)
+	need("Attention k", len(kc), last*kStride+headDim)
+	need("Attention v", len(vc), last*vStride+vHeadDim)
+	need("Attention out", len(out), vHeadDim)
+	need("Attention scratch", len(scratch), nkv+headDim)
+	C.ember_attention(C.int(k.isa), f32p(q), u16p(kc), C.int64_t(kStride), u16p(vc), C.int64_t(vStride), rp,
 		C.int64_t(nkv), C.int64_t(headDim), C.int64_t(vHeadDim), C.float(scale), f32p(out), f32p(scratch))
 }

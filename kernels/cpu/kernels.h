@@ -69,11 +69,12 @@ void ember_rope(int isa, float *x, int64_t nheads, int64_t head_dim, int64_t dim
                 const float *cs);
 // Attention of one query head over n_kv cached positions, as llama.cpp computes it:
 // q (head_dim floats) is rounded to f16; s_t = scale * dot(q, k_t) with k_t the f16 row
-// at k + t*k_stride (elements); p = softmax(s) (max-subtracted, sum in double); p_t
-// rounded to f16; out = sum_t p_t * v_t with v_t at v + t*v_stride (v_head_dim elements).
+// at k + r_t*k_stride (elements), r_t = rows[t] when rows is not NULL (a paged cache),
+// else t; p = softmax(s) (max-subtracted, sum in double); p_t
+// rounded to f16; out = sum_t p_t * v_t with v_t at v + r_t*v_stride (v_head_dim elements).
 // scratch holds at least n_kv + head_dim floats.
 void ember_attention(int isa, const float *q, const uint16_t *k, int64_t k_stride,
-                     const uint16_t *v, int64_t v_stride, int64_t n_kv, int64_t head_dim,
+                     const uint16_t *v, int64_t v_stride, const int32_t *rows, int64_t n_kv, int64_t head_dim,
                      int64_t v_head_dim, float scale, float *out, float *scratch);
 
 #endif

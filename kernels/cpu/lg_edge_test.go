@@ -105,7 +105,7 @@ func TestLGEdgeReads(t *testing.T) {
 				q, fq := lgEdgeFloats(elemRand(rng, hd, 1))
 				out := make([]float32, vhd)
 				scratch := make([]float32, nkv+hd)
-				kern.Attention(q, ke, hd, ve, vhd, nkv, hd, vhd, 0.1, out, scratch)
+				kern.Attention(q, ke, hd, ve, vhd, nil, nkv, hd, vhd, 0.1, out, scratch)
 				fk()
 				fv()
 				fq()

@@ -172,6 +172,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 	run("RoPE", testRoPE)
 	run("SetRows", testSetRows)
 	run("Attention", testAttention)
+	run("PagedAttention", testPagedAttention)
 }
 
 func testMatMul(p *pair, typ quant.Type) {

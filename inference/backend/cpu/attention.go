@@ -99,15 +99,46 @@ func (b *Backend) Attention(dst, q, k, v, pos backend.Tensor, p backend.Attentio
 	}
 	maxPos := int32(-1)
 	for _, ps := range ps {
-		if ps < 0 || int(ps) >= kt.rows {
+		maxPos = max(maxPos, ps)
+		if ps < 0 || (p.Table == nil && int(ps) >= kt.rows) {
 			panic(fmt.Sprintf("cpu: Attention: position %d outside a cache of %d", ps, kt.rows))
 		}
-		maxPos = max(maxPos, ps)
 	}
 	b.set(opAttention, d, qt, nil, qt.rows*p.NHead, 1)
 	b.t.ids, b.t.attn = ps, p
 	b.kv[0], b.kv[1] = kt, vt
+	b.seqOf = nil
+	if p.Table != nil {
+		b.pagedRows(p, ps, kt.rows)
+	}
 	b.do(qt.rows * p.NHead * (int(maxPos) + 1) * p.HeadDim)
+}
+
+// pagedRows resolves a paged Attention's block table into, per sequence, the cache row
+// of each of its positions up to the furthest one a query row reads (b.seqRows), and
+// each query row's sequence (b.seqOf).
+func (b *Backend) pagedRows(p backend.Attention, ps []int32, cacheRows int) {
+	tt, seq := want(p.Table, quant.I32), want(p.Seq, quant.I32).i32
+	tables, err := backend.SeqTables(tt.i32, tt.cols, seq, ps, p.BlockSize, cacheRows)
+	if err != nil {
+		panic("cpu: " + err.Error())
+	}
+	nseq := tt.rows
+	if cap(b.seqRows) < nseq {
+		b.seqRows = make([][]int32, nseq)
+	}
+	b.seqRows = b.seqRows[:nseq]
+	for s := range b.seqRows {
+		b.seqRows[s] = b.seqRows[s][:0]
+	}
+	for i, s := range seq {
+		rows := b.seqRows[s]
+		for t := len(rows); t <= int(ps[i]); t++ {
+			rows = append(rows, int32(backend.Row(tables[i], p.BlockSize, t)))
+		}
+		b.seqRows[s] = rows
+	}
+	b.seqOf = seq
 }
 
 func (b *Backend) attention(w, lo, hi int) {
@@ -118,10 +149,14 @@ func (b *Backend) attention(w, lo, hi int) {
 		i, h := it/p.NHead, it%p.NHead
 		kvh := h / group
 		nkv := int(t.ids[i]) + 1
+		var rows []int32
+		if b.seqOf != nil {
+			rows = b.seqRows[b.seqOf[i]]
+		}
 		scr := b.scratch(w, nkv+p.HeadDim)
 		q := t.a.f32[i*t.a.cols+h*p.HeadDim : i*t.a.cols+(h+1)*p.HeadDim]
 		out := t.d.f32[i*t.d.cols+h*p.VHeadDim : i*t.d.cols+(h+1)*p.VHeadDim]
-		b.k.Attention(q, kt.f16[kvh*p.HeadDim:], kt.cols, vt.f16[kvh*p.VHeadDim:], vt.cols,
+		b.k.Attention(q, kt.f16[kvh*p.HeadDim:], kt.cols, vt.f16[kvh*p.VHeadDim:], vt.cols, rows,
 			nkv, p.HeadDim, p.VHeadDim, p.Scale, out, scr)
 	}
 }

@@ -35,6 +35,8 @@ type Backend struct {
 	xq      []byte          // activation rows quantized for MatMul
 	wscr    [][]float32     // per-worker scratch (attention scores, rope angles)
 	kv      [2]*tensor      // the K and V caches of the Attention being run
+	seqRows [][]int32       // paged Attention: per sequence, the cache row of each position
+	seqOf   []int32         // paged Attention: each query row's sequence; nil when contiguous
 	one     [1]backend.Proj // MatMul's projection list, reused
 }
 

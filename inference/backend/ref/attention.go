@@ -59,11 +59,22 @@ func (*Backend) Attention(dst, q, k, v, pos backend.Tensor, p backend.Attention)
 	vrow := make([]float32, vt.cols)
 	krow := make([]float32, kt.cols)
 	out := make([]float32, d.cols) // dst may alias q
-	for i, ps := range ids(pos, qt.rows, "Attention") {
+	positions := ids(pos, qt.rows, "Attention")
+	tables := make([][]int32, qt.rows) // nil: contiguous
+	if p.Table != nil {
+		tt := want(p.Table, quant.I32)
+		var err error
+		tables, err = backend.SeqTables(tt.i32, tt.cols, ids(p.Seq, qt.rows, "Attention"), positions, p.BlockSize, kt.rows)
+		if err != nil {
+			panic("ref: " + err.Error())
+		}
+	}
+	for i, ps := range positions {
 		n := int(ps) + 1
-		if ps < 0 || n > kt.rows {
+		if ps < 0 || (tables[i] == nil && n > kt.rows) {
 			panic(fmt.Sprintf("ref: Attention: position %d outside a cache of %d", ps, kt.rows))
 		}
+		row := func(t int) int { return backend.Row(tables[i], p.BlockSize, t) }
 		for h := 0; h < p.NHead; h++ {
 			kvh := h / group
 			for j := range qh {
@@ -73,7 +84,7 @@ func (*Backend) Attention(dst, q, k, v, pos backend.Tensor, p backend.Attention)
 			scores := make([]float32, n)
 			maxS := float32(math.Inf(-1))
 			for t := 0; t < n; t++ {
-				mustDequant(quant.F16, kt.row(t), krow)
+				mustDequant(quant.F16, kt.row(row(t)), krow)
 				copy(kh, krow[kvh*p.HeadDim:])
 				var s float64
 				for j := range qh {
@@ -92,7 +103,7 @@ func (*Backend) Attention(dst, q, k, v, pos backend.Tensor, p backend.Attention)
 			acc := make([]float64, p.VHeadDim)
 			for t := 0; t < n; t++ {
 				pr := quant.FP16ToFP32(quant.FP32ToFP16(scores[t] * inv))
-				mustDequant(quant.F16, vt.row(t), vrow)
+				mustDequant(quant.F16, vt.row(row(t)), vrow)
 				for j := range acc {
 					acc[j] += float64(pr) * float64(vrow[kvh*p.VHeadDim+j])
 				}

@@ -1,0 +1,125 @@
+package backendtest
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"ember/inference/backend"
+	"ember/inference/quant"
+)
+
+// testPagedAttention runs one batch mixing sequences over a paged cache: a decode row of
+// a sequence whose blocks are scattered, a prefill of a sequence sharing the first blocks
+// of another (a prefix-cache hit), and a sequence of one position. The backend is checked
+// against ref, and ref's paged output against ref's contiguous attention over each
+// sequence's positions gathered into a cache of their own.
+func testPagedAttention(p *pair) {
+	const bs, nblocks = 4, 24
+	for _, c := range []struct{ nh, nkv, hd, vhd int }{{4, 2, 64, 64}, {6, 3, 40, 24}} {
+		kw, vw := c.nkv*c.hd, c.nkv*c.vhd
+		rows := bs * nblocks
+		kData, vData := p.randn(rows*kw, 1), p.randn(rows*vw, 1)
+		kr, kb := p.newT(p.ref, quant.F16, rows, kw), p.newT(p.be, quant.F16, rows, kw)
+		vr, vb := p.newT(p.ref, quant.F16, rows, vw), p.newT(p.be, quant.F16, rows, vw)
+		all := make([]int32, rows)
+		for i := range all {
+			all[i] = int32(i)
+		}
+		ir, ib := p.ints(all)
+		ksr, ksb := p.input(kData, rows, kw)
+		vsr, vsb := p.input(vData, rows, vw)
+		p.ref.SetRows(kr, ksr, ir)
+		p.be.SetRows(kb, ksb, ib)
+		p.ref.SetRows(vr, vsr, ir)
+		p.be.SetRows(vb, vsb, ib)
+
+		const cols = 6 // blocks per table row; unused entries hold junk the op must ignore
+		tables := [][]int32{
+			{17, 3, 22, 9, 0, -5}, // 17 positions used: decode at position 16
+			{17, 3, 11, 5, 14, 2}, // shares two blocks with sequence 0; prefill of 14..20
+			{8, -1, -1, -1, -1, -1},
+		}
+		type qrow struct{ seq, pos int32 }
+		var qs []qrow
+		qs = append(qs, qrow{0, 16})
+		for t := int32(14); t <= 20; t++ {
+			qs = append(qs, qrow{1, t})
+		}
+		qs = append(qs, qrow{2, 0})
+		flat := make([]int32, 0, len(tables)*cols)
+		for _, t := range tables {
+			flat = append(flat, t...)
+		}
+		tr, tb := p.newT(p.ref, quant.I32, len(tables), cols), p.newT(p.be, quant.I32, len(tables), cols)
+		p.ref.WriteI32(tr, flat)
+		p.be.WriteI32(tb, flat)
+		seq, pos := make([]int32, len(qs)), make([]int32, len(qs))
+		for i, q := range qs {
+			seq[i], pos[i] = q.seq, q.pos
+		}
+		sr, sb := p.ints(seq)
+		pr, pb := p.ints(pos)
+		n := len(qs)
+		qData := p.randn(n*c.nh*c.hd, 1)
+		qr, qb := p.input(qData, n, c.nh*c.hd)
+		a := backend.Attention{NHead: c.nh, NKVHead: c.nkv, HeadDim: c.hd, VHeadDim: c.vhd,
+			Scale: 1 / float32(math.Sqrt(float64(c.hd))), BlockSize: bs}
+		ar, ab := a, a
+		ar.Table, ar.Seq, ab.Table, ab.Seq = tr, sr, tb, sb
+		o := p.output(n, c.nh*c.vhd)
+		p.ref.Attention(o.refT, qr, kr, vr, pr, ar)
+		p.be.Attention(o.beT, qb, kb, vb, pb, ab)
+		p.check(fmt.Sprintf("paged Attention %+v", c), o, 2e-3)
+
+		// The oracle: each query row alone over its sequence gathered contiguously.
+		got := make([]float32, n*c.nh*c.vhd)
+		if err := p.ref.ReadF32(context.Background(), o.refT, got); err != nil {
+			p.t.Fatal(err)
+		}
+		for i, q := range qs {
+			np := int(q.pos) + 1
+			gk, gv := make([]float32, np*kw), make([]float32, np*vw)
+			for t := 0; t < np; t++ {
+				r := backend.Row(tables[q.seq], bs, t)
+				copy(gk[t*kw:(t+1)*kw], kData[r*kw:(r+1)*kw])
+				copy(gv[t*vw:(t+1)*vw], vData[r*vw:(r+1)*vw])
+			}
+			want := p.contiguousRef(a, qData[i*c.nh*c.hd:(i+1)*c.nh*c.hd], gk, gv, np, q.pos)
+			for j, w := range want {
+				if g := got[i*c.nh*c.vhd+j]; g != w {
+					p.t.Fatalf("paged Attention %+v: ref row %d (seq %d pos %d) elem %d = %g, contiguous %g", c, i, q.seq, q.pos, j, g, w)
+				}
+			}
+		}
+	}
+}
+
+// contiguousRef is ref's attention of one query row at pos over np positions in a
+// contiguous cache made of k and v.
+func (p *pair) contiguousRef(a backend.Attention, q, k, v []float32, np int, pos int32) []float32 {
+	kw, vw := a.NKVHead*a.HeadDim, a.NKVHead*a.VHeadDim
+	kc, vc := p.newT(p.ref, quant.F16, np, kw), p.newT(p.ref, quant.F16, np, vw)
+	ks, vs := p.newT(p.ref, quant.F32, np, kw), p.newT(p.ref, quant.F32, np, vw)
+	p.ref.WriteF32(ks, k)
+	p.ref.WriteF32(vs, v)
+	idx := make([]int32, np)
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	it := p.newT(p.ref, quant.I32, np, 1)
+	p.ref.WriteI32(it, idx)
+	p.ref.SetRows(kc, ks, it)
+	p.ref.SetRows(vc, vs, it)
+	qt := p.newT(p.ref, quant.F32, 1, len(q))
+	p.ref.WriteF32(qt, q)
+	pt := p.newT(p.ref, quant.I32, 1, 1)
+	p.ref.WriteI32(pt, []int32{pos})
+	dst := p.newT(p.ref, quant.F32, 1, a.NHead*a.VHeadDim)
+	p.ref.Attention(dst, qt, kc, vc, pt, a)
+	out := make([]float32, a.NHead*a.VHeadDim)
+	if err := p.ref.ReadF32(context.Background(), dst, out); err != nil {
+		p.t.Fatal(err)
+	}
+	return out
+}
