@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	fyne.io/fyne/v2 v2.7.1
 	github.com/klauspost/cpuid/v2 v2.4.2
+	github.com/mattn/go-sqlite3 v1.14.53
 	github.com/nikolalohinski/gonja/v2 v2.9.1
 	github.com/ollama/ollama v0.17.4
 	github.com/prometheus/client_golang v1.25.0

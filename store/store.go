@@ -1,0 +1,187 @@
+// Package store keeps Ember's conversations, messages, settings and known models in
+// one SQLite database (github.com/mattn/go-sqlite3). It is the only package that
+// imports the SQL driver.
+//
+// Durability: the database runs in WAL mode with synchronous=FULL, so a committed
+// call survives a crash of the process or of the machine. A reply is saved in pieces
+// while it streams (UpdatePartial) and finished with FinishMessage; replies that a
+// crash left "streaming" are marked "interrupted" when the database is next opened.
+//
+// Concurrency: a Store is safe for use by several goroutines. It holds a single
+// connection, so calls run one at a time; other processes wait on SQLite's busy
+// timeout.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/mattn/go-sqlite3"
+)
+
+// Sentinel errors; callers branch on them with errors.Is.
+var (
+	// ErrNotFound: no conversation, message, setting or model with that key.
+	ErrNotFound = errors.New("not found")
+	// ErrDiskFull: SQLite could not grow the database (SQLITE_FULL). Nothing
+	// committed before is lost; the failed call changed nothing.
+	ErrDiskFull = errors.New("the disk is full: free some space and try again")
+)
+
+// busyTimeout is how long a call waits for another process's write lock.
+const busyTimeout = 5 * time.Second
+
+// Store is an open conversation database.
+type Store struct {
+	db   *sql.DB
+	path string
+}
+
+// Open opens (creating it if needed) the database at path, brings its schema up to
+// date and marks replies left streaming by a crash as interrupted. The directory
+// must exist.
+func Open(ctx context.Context, path string) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("store: open: empty path")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	if _, err := os.Stat(filepath.Dir(abs)); err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	q := url.Values{}
+	q.Set("_journal_mode", "WAL")
+	q.Set("_synchronous", "FULL")
+	q.Set("_foreign_keys", "on")
+	q.Set("_busy_timeout", fmt.Sprint(busyTimeout.Milliseconds()))
+	q.Set("_txlock", "immediate") // take the write lock at BEGIN: no upgrade deadlocks
+	dsn := "file:" + (&url.URL{Path: abs}).EscapedPath() + "?" + q.Encode()
+	db, err := sql.Open("sqlite3", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	// One connection: calls are serialized in this process, and per-connection
+	// settings (pragmas) hold for every call.
+	db.SetMaxOpenConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	s := &Store{db: db, path: abs}
+	if err := s.init(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	return s, nil
+}
+
+func (s *Store) init(ctx context.Context) error {
+	var mode string
+	if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return wrapErr("read journal mode", err)
+	}
+	if mode != "wal" {
+		return fmt.Errorf("journal mode is %q, want wal", mode)
+	}
+	var fk int
+	if err := s.db.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&fk); err != nil || fk != 1 {
+		return fmt.Errorf("foreign keys are off (%v)", err)
+	}
+	if err := migrate(ctx, s.db, len(migrations)); err != nil {
+		return err
+	}
+	if _, err := s.db.ExecContext(ctx,
+		`UPDATE messages SET state = ? WHERE state = ?`, StateInterrupted, StateStreaming); err != nil {
+		return wrapErr("mark interrupted replies", err)
+	}
+	return nil
+}
+
+// Path is the database file.
+func (s *Store) Path() string { return s.path }
+
+// Close checkpoints the WAL into the database file and closes it.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("store: close: %w", err)
+	}
+	return nil
+}
+
+// IntegrityCheck runs PRAGMA integrity_check and returns nil when it says "ok".
+func (s *Store) IntegrityCheck(ctx context.Context) error {
+	rows, err := s.db.QueryContext(ctx, "PRAGMA integrity_check")
+	if err != nil {
+		return wrapErr("integrity check", err)
+	}
+	defer rows.Close()
+	var problems []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return wrapErr("integrity check", err)
+		}
+		problems = append(problems, line)
+	}
+	if err := rows.Err(); err != nil {
+		return wrapErr("integrity check", err)
+	}
+	if len(problems) == 1 && problems[0] == "ok" {
+		return nil
+	}
+	return fmt.Errorf("store: integrity check: %q", problems)
+}
+
+// wrapErr names the operation that failed, and turns SQLITE_FULL into ErrDiskFull.
+func wrapErr(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, ErrNotFound) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("store: %s: %w", op, err)
+	}
+	var se sqlite3.Error
+	if errors.As(err, &se) && se.Code == sqlite3.ErrFull {
+		return fmt.Errorf("store: %s: %w (%v)", op, ErrDiskFull, err)
+	}
+	return fmt.Errorf("store: %s: %w", op, err)
+}
+
+// tx runs f in a transaction, committing when it returns nil.
+func (s *Store) tx(ctx context.Context, op string, f func(tx *sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return wrapErr(op, err)
+	}
+	if err := f(tx); err != nil {
+		tx.Rollback()
+		return wrapErr(op, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return wrapErr(op, err)
+	}
+	return nil
+}
+
+// millis is t as Unix milliseconds, the unit of every time column.
+func millis(t time.Time) int64 { return t.UnixMilli() }
+
+func fromMillis(ms int64) time.Time { return time.UnixMilli(ms) }
+
+// mustAffect turns an UPDATE or DELETE that touched no row into ErrNotFound.
+func mustAffect(res sql.Result, what string) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("%s: %w", what, ErrNotFound)
+	}
+	return nil
+}
