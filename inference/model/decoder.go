@@ -103,23 +103,24 @@ func (m *Decoder) Forward(ctx context.Context, c *Cache, b Batch) (backend.Tenso
 		return nil, err
 	}
 	be, s, p := m.be, m.scratch, m.p
-	n, tokens, pos, err := Inputs(be, s, p, c, b)
+	in, err := Inputs(be, s, p, c, b)
 	if err != nil {
 		return nil, err
 	}
+	n := in.N
 	inpL := s.Get("inpL", n)
-	be.GetRows(inpL, m.tokEmbd, tokens)
+	be.GetRows(inpL, m.tokEmbd, in.Tokens)
 	cur, ffnInp := s.Get("cur", n), s.Get("ffn_inp", n)
 	for il := range m.layers {
 		w := &m.layers[il]
 		be.RMSNorm(cur, inpL, w.attnNorm, p.RMSEps) // attn_norm
-		SelfAttention(be, s, p, &w.attn, c.K[il], c.V[il], cur, pos, cur, n)
+		SelfAttention(be, s, p, &w.attn, c.K[il], c.V[il], cur, in, cur)
 		be.Add(ffnInp, cur, inpL)                    // ffn_inp = attn_out + inpL
 		be.RMSNorm(cur, ffnInp, w.ffnNorm, p.RMSEps) // ffn_norm
 		FeedForward(be, s, &w.ffn, cur, cur, n)
 		be.Add(inpL, cur, ffnInp) // l_out = ffn_out + ffn_inp
 	}
-	return Output(be, s, p, inpL, m.outNorm, m.output, n, b.AllLogits), nil
+	return Output(be, s, p, inpL, m.outNorm, m.output, in), nil
 }
 
 // Close implements Model.

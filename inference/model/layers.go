@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 
 	"ember/inference/backend"
@@ -25,6 +26,9 @@ type FFNWeights struct {
 func DeclareScratch(s *Scratch, p Params) {
 	s.Declare("inp_tokens", quant.I32, 1)
 	s.Declare("inp_pos", quant.I32, 1)
+	s.Declare("inp_slots", quant.I32, 1)
+	s.Declare("inp_seq", quant.I32, 1)
+	s.Declare("inp_out_ids", quant.I32, 1)
 	s.Declare("inpL", quant.F32, p.NEmbd)
 	s.Declare("cur", quant.F32, p.NEmbd)
 	s.Declare("ffn_inp", quant.F32, p.NEmbd)
@@ -38,34 +42,123 @@ func DeclareScratch(s *Scratch, p Params) {
 	s.Declare("result_output", quant.F32, p.NVocab)
 }
 
+// In is one batch's inputs, uploaded to the backend by Inputs.
+type In struct {
+	N                  int            // tokens
+	Tokens, Pos, Slots backend.Tensor // I32 [N]: ids, positions, cache rows K/V go to
+	// Attn carries the paging fields of the cache (Table, Seq, BlockSize) for
+	// backend.Attention; the caller fills in the heads and scale.
+	Attn backend.Attention
+	// OutIDs lists the rows that get logits (nil: the last row, or all of them);
+	// OutRows is how many rows the logits have.
+	OutIDs  backend.Tensor
+	OutRows int
+}
+
 // Inputs checks a batch against the cache, reserves scratch for it and uploads its
-// token ids and positions. It returns the batch size and the two I32 inputs.
-func Inputs(be backend.Backend, s *Scratch, p Params, c *Cache, b Batch) (n int, tokens, pos backend.Tensor, err error) {
-	n = len(b.Tokens)
+// token ids, positions, cache rows and block tables.
+func Inputs(be backend.Backend, s *Scratch, p Params, c *Cache, b Batch) (*In, error) {
+	n := len(b.Tokens)
 	if n == 0 || len(b.Pos) != n {
-		return 0, nil, nil, fmt.Errorf("model: batch of %d tokens with %d positions", n, len(b.Pos))
+		return nil, fmt.Errorf("model: batch of %d tokens with %d positions", n, len(b.Pos))
 	}
-	for i, t := range b.Tokens {
-		if t < 0 || int(t) >= p.NVocab {
-			return 0, nil, nil, fmt.Errorf("model: token %d at batch row %d is outside the vocabulary of %d", t, i, p.NVocab)
-		}
-		if b.Pos[i] < 0 || int(b.Pos[i]) >= c.Size {
-			return 0, nil, nil, fmt.Errorf("%w: position %d, cache of %d", ErrContextFull, b.Pos[i], c.Size)
+	slots, err := slotsOf(p, c, b)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range b.Logits {
+		if r < 0 || int(r) >= n {
+			return nil, fmt.Errorf("model: logits asked for row %d of a batch of %d", r, n)
 		}
 	}
 	if err := s.Reserve(n); err != nil {
-		return 0, nil, nil, err
+		return nil, err
 	}
-	tokens, pos = s.Get("inp_tokens", n), s.Get("inp_pos", n)
-	be.WriteI32(tokens, b.Tokens)
-	be.WriteI32(pos, b.Pos)
-	return n, tokens, pos, nil
+	in := &In{N: n, Tokens: s.Get("inp_tokens", n), Pos: s.Get("inp_pos", n), OutRows: b.Rows()}
+	be.WriteI32(in.Tokens, b.Tokens)
+	be.WriteI32(in.Pos, b.Pos)
+	in.Slots = in.Pos
+	if b.Tables != nil {
+		in.Slots = s.Get("inp_slots", n)
+		be.WriteI32(in.Slots, slots)
+		seq := s.Get("inp_seq", n)
+		be.WriteI32(seq, b.Seq)
+		ns := len(b.Tables)
+		host := c.tableHost[:ns*c.MaxBlocks]
+		for i, t := range b.Tables {
+			row := host[i*c.MaxBlocks : (i+1)*c.MaxBlocks]
+			n := copy(row, t)
+			clear(row[n:])
+		}
+		table := be.View(c.table, 0, ns)
+		be.WriteI32(table, host)
+		in.Attn = backend.Attention{Table: table, Seq: seq, BlockSize: c.BlockSize}
+	}
+	if b.Logits != nil {
+		in.OutIDs = s.Get("inp_out_ids", len(b.Logits))
+		be.WriteI32(in.OutIDs, b.Logits)
+	}
+	return in, nil
+}
+
+// slotsOf checks the batch's tokens, positions and tables and returns the cache row of
+// each token (nil for a contiguous cache, where it is the position).
+func slotsOf(p Params, c *Cache, b Batch) ([]int32, error) {
+	for i, t := range b.Tokens {
+		if t < 0 || int(t) >= p.NVocab {
+			return nil, fmt.Errorf("model: token %d at batch row %d is outside the vocabulary of %d", t, i, p.NVocab)
+		}
+		if b.Pos[i] < 0 {
+			return nil, fmt.Errorf("model: negative position %d at batch row %d", b.Pos[i], i)
+		}
+	}
+	if b.Tables == nil {
+		if c.BlockSize != 0 {
+			return nil, errors.New("model: a batch without block tables on a paged cache")
+		}
+		for _, ps := range b.Pos {
+			if int(ps) >= c.Size {
+				return nil, fmt.Errorf("%w: position %d, cache of %d", ErrContextFull, ps, c.Size)
+			}
+		}
+		return nil, nil
+	}
+	if c.BlockSize == 0 {
+		return nil, errors.New("model: a batch with block tables on a contiguous cache")
+	}
+	if len(b.Seq) != len(b.Tokens) || len(b.Tables) > c.MaxSeqs {
+		return nil, fmt.Errorf("model: %d sequence indices for %d tokens, %d tables (at most %d)", len(b.Seq), len(b.Tokens), len(b.Tables), c.MaxSeqs)
+	}
+	bs, nb := c.BlockSize, c.Size/c.BlockSize
+	for s, t := range b.Tables {
+		if len(t) > c.MaxBlocks {
+			return nil, fmt.Errorf("%w: sequence %d has %d blocks, at most %d", ErrContextFull, s, len(t), c.MaxBlocks)
+		}
+		for _, blk := range t {
+			if blk < 0 || int(blk) >= nb {
+				return nil, fmt.Errorf("model: sequence %d: block %d outside a cache of %d", s, blk, nb)
+			}
+		}
+	}
+	slots := make([]int32, len(b.Tokens))
+	for i, s := range b.Seq {
+		if s < 0 || int(s) >= len(b.Tables) {
+			return nil, fmt.Errorf("model: batch row %d: sequence %d of %d", i, s, len(b.Tables))
+		}
+		t, ps := b.Tables[s], int(b.Pos[i])
+		if ps/bs >= len(t) {
+			return nil, fmt.Errorf("model: batch row %d: position %d past sequence %d's %d blocks", i, ps, s, len(t))
+		}
+		slots[i] = int32(backend.Row(t, bs, ps))
+	}
+	return slots, nil
 }
 
 // SelfAttention projects cur [n, NEmbd] to Q, K and V (adding biases when present),
-// rotates Q and K, stores K and V into the layer's cache rows at pos, attends over the
-// cache and projects back, writing [n, NEmbd] into out (which may be cur).
-func SelfAttention(be backend.Backend, s *Scratch, p Params, w *AttnWeights, kCache, vCache, cur, pos, out backend.Tensor, n int) {
+// rotates Q and K, stores K and V into the layer's cache rows (in.Slots), attends over
+// the cache and projects back, writing [n, NEmbd] into out (which may be cur).
+func SelfAttention(be backend.Backend, s *Scratch, p Params, w *AttnWeights, kCache, vCache, cur backend.Tensor, in *In, out backend.Tensor) {
+	n := in.N
 	q, k, v := s.Get("Qcur", n), s.Get("Kcur", n), s.Get("Vcur", n)
 	w.qkv = [3]backend.Proj{{Dst: q, W: w.Q}, {Dst: k, W: w.K}, {Dst: v, W: w.V}}
 	backend.MatMulShared(be, cur, w.qkv[:])
@@ -78,15 +171,15 @@ func SelfAttention(be backend.Backend, s *Scratch, p Params, w *AttnWeights, kCa
 	if w.VBias != nil {
 		be.Add(v, v, w.VBias)
 	}
-	be.RoPE(q, pos, p.RoPE)
-	be.RoPE(k, pos, p.RoPE)
-	be.SetRows(kCache, k, pos)
-	be.SetRows(vCache, v, pos)
+	be.RoPE(q, in.Pos, p.RoPE)
+	be.RoPE(k, in.Pos, p.RoPE)
+	be.SetRows(kCache, k, in.Slots)
+	be.SetRows(vCache, v, in.Slots)
 	kqv := s.Get("kqv", n)
-	be.Attention(kqv, q, kCache, vCache, pos, backend.Attention{
-		NHead: p.NHead, NKVHead: p.NKVHead, HeadDim: p.HeadDim, VHeadDim: p.VHeadDim,
-		Scale: 1 / sqrtf(float32(p.HeadDim)),
-	})
+	a := in.Attn
+	a.NHead, a.NKVHead, a.HeadDim, a.VHeadDim = p.NHead, p.NKVHead, p.HeadDim, p.VHeadDim
+	a.Scale = 1 / sqrtf(float32(p.HeadDim))
+	be.Attention(kqv, q, kCache, vCache, in.Pos, a)
 	be.MatMul(out, w.Out, kqv)
 }
 
@@ -99,16 +192,21 @@ func FeedForward(be backend.Backend, s *Scratch, w *FFNWeights, cur, out backend
 	be.MatMul(out, w.Down, gate)
 }
 
-// Output applies the final norm and the output projection to the last row of x, or to
-// every row when all is set, and returns the logits [rows, NVocab].
-func Output(be backend.Backend, s *Scratch, p Params, x, norm, output backend.Tensor, n int, all bool) backend.Tensor {
-	rows := n
-	if !all {
-		x, rows = s.Last("inpL", n), 1
+// Output applies the final norm and the output projection to the rows of x the batch
+// asks logits for (In.OutIDs) and returns the logits [In.OutRows, NVocab]. x is
+// consumed: its first rows may be overwritten.
+func Output(be backend.Backend, s *Scratch, p Params, x, norm, output backend.Tensor, in *In) backend.Tensor {
+	switch {
+	case in.OutIDs != nil:
+		g := s.Get("cur", in.OutRows) // free after the last layer; x may be "inpL"
+		be.GetRows(g, x, in.OutIDs)
+		x = g
+	case in.OutRows == 1 && in.N > 1:
+		x = s.Last("inpL", in.N)
 	}
-	cur := s.Get("result_norm", rows)
+	cur := s.Get("result_norm", in.OutRows)
 	be.RMSNorm(cur, x, norm, p.RMSEps)
-	logits := s.Get("result_output", rows)
+	logits := s.Get("result_output", in.OutRows)
 	be.MatMul(logits, output, cur)
 	return logits
 }

@@ -6,6 +6,7 @@ package model
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"ember/inference/backend"
 	"ember/inference/quant"
@@ -14,12 +15,32 @@ import (
 // ErrContextFull is returned when a batch would write past the end of the KV cache.
 var ErrContextFull = errors.New("model: KV cache is full")
 
-// Batch is the tokens one forward pass evaluates, for one sequence for now.
+// Batch is the tokens one forward pass evaluates: one sequence over a contiguous cache,
+// or tokens of several sequences over a paged cache (continuous batching).
 type Batch struct {
 	Tokens []int32 // token ids
 	Pos    []int32 // position of each token in its sequence; len(Pos) == len(Tokens)
-	// AllLogits asks for a logits row for every token; otherwise only the last token's.
+	// Seq and Tables place the tokens in a paged cache: token i belongs to sequence
+	// Seq[i], whose cache blocks (of Cache.BlockSize positions) are Tables[Seq[i]] in
+	// position order, so position p is cache row Tables[s][p/bs]*bs + p%bs. With Tables
+	// nil the cache is one contiguous sequence and position p is cache row p.
+	Seq    []int32
+	Tables [][]int32
+	// Logits lists the rows (indices into Tokens) that get a logits row, in order; nil
+	// means the last row, or every row with AllLogits.
+	Logits    []int32
 	AllLogits bool
+}
+
+// Rows returns the number of logits rows Forward returns for b.
+func (b *Batch) Rows() int {
+	switch {
+	case b.Logits != nil:
+		return len(b.Logits)
+	case b.AllLogits:
+		return len(b.Tokens)
+	}
+	return 1
 }
 
 // Model is one loaded architecture bound to a backend.
@@ -29,8 +50,8 @@ type Model interface {
 	// NewCache allocates a KV cache for nCtx positions on the model's backend.
 	NewCache(nCtx int) (*Cache, error)
 	// Forward evaluates b, writing its keys and values into c, and returns the logits:
-	// F32 [rows, NVocab], one row per token with b.AllLogits, else one row. The tensor is
-	// owned by the model and valid until the next Forward.
+	// F32 [b.Rows(), NVocab]. The tensor is owned by the model and valid until the next
+	// Forward.
 	Forward(ctx context.Context, c *Cache, b Batch) (backend.Tensor, error)
 	// Backend is the backend the weights live on.
 	Backend() backend.Backend
@@ -38,41 +59,122 @@ type Model interface {
 	Close() error
 }
 
-// Cache is a contiguous F16 KV cache: per layer, K [Size, NKVHead*HeadDim] and
-// V [Size, NKVHead*VHeadDim]. Row p holds position p.
+// Cache is the F16 KV cache: per layer, K [Size, NKVHead*HeadDim] and V [Size,
+// NKVHead*VHeadDim]. A contiguous cache (NewCache) holds one sequence, position p in row
+// p. A paged cache (NewPagedCache) is Size/BlockSize blocks of BlockSize rows that
+// sequences own through block tables (see Batch and package kvcache).
 type Cache struct {
-	K, V []backend.Tensor
-	Size int // positions it can hold
-	be   backend.Backend
+	K, V      []backend.Tensor
+	Size      int // rows: positions it can hold
+	BlockSize int // paged: positions per block; 0 for a contiguous cache
+	// MaxSeqs and MaxBlocks bound a paged batch: at most MaxSeqs sequences, each with a
+	// table of at most MaxBlocks blocks.
+	MaxSeqs, MaxBlocks int
+	table              backend.Tensor // I32 [MaxSeqs, MaxBlocks], the batch's tables
+	tableHost          []int32
+	// CopyBlock's buffers: row indices and one block of K and V rows as F32.
+	copySrc, copyDst, copyK, copyV backend.Tensor
+	copyIdx                        []int32
+	be                             backend.Backend
 }
 
-// NewCache allocates a cache of nCtx positions for p on be.
+// NewCache allocates a contiguous cache of nCtx positions for p on be.
 func NewCache(be backend.Backend, p Params, nCtx int) (*Cache, error) {
 	if nCtx <= 0 {
 		return nil, errors.New("model: context size must be positive")
 	}
 	c := &Cache{Size: nCtx, be: be}
-	for l := 0; l < p.NLayer; l++ {
-		k, err := be.New(quant.F16, nCtx, p.NKVHead*p.HeadDim)
+	if err := c.alloc(p); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// NewPagedCache allocates a paged cache of numBlocks blocks of blockSize positions for
+// p on be, for batches of up to maxSeqs sequences of up to maxBlocks blocks each.
+func NewPagedCache(be backend.Backend, p Params, numBlocks, blockSize, maxSeqs, maxBlocks int) (*Cache, error) {
+	if numBlocks <= 0 || blockSize <= 0 || maxSeqs <= 0 || maxBlocks <= 0 || numBlocks > (1<<31-1)/blockSize {
+		return nil, fmt.Errorf("model: paged cache of %d blocks of %d, %d sequences of %d blocks", numBlocks, blockSize, maxSeqs, maxBlocks)
+	}
+	c := &Cache{Size: numBlocks * blockSize, BlockSize: blockSize, MaxSeqs: maxSeqs, MaxBlocks: maxBlocks, be: be}
+	if err := c.alloc(p); err != nil {
+		return nil, err
+	}
+	for _, b := range []struct {
+		t          *backend.Tensor
+		typ        quant.Type
+		rows, cols int
+	}{
+		{&c.table, quant.I32, maxSeqs, maxBlocks},
+		{&c.copySrc, quant.I32, blockSize, 1}, {&c.copyDst, quant.I32, blockSize, 1},
+		{&c.copyK, quant.F32, blockSize, p.NKVHead * p.HeadDim}, {&c.copyV, quant.F32, blockSize, p.NKVHead * p.VHeadDim},
+	} {
+		t, err := be.New(b.typ, b.rows, b.cols)
 		if err != nil {
 			c.Free()
 			return nil, err
 		}
-		c.K = append(c.K, k)
-		v, err := be.New(quant.F16, nCtx, p.NKVHead*p.VHeadDim)
+		*b.t = t
+	}
+	c.tableHost, c.copyIdx = make([]int32, maxSeqs*maxBlocks), make([]int32, 2*blockSize)
+	return c, nil
+}
+
+func (c *Cache) alloc(p Params) error {
+	for l := 0; l < p.NLayer; l++ {
+		k, err := c.be.New(quant.F16, c.Size, p.NKVHead*p.HeadDim)
 		if err != nil {
 			c.Free()
-			return nil, err
+			return err
+		}
+		c.K = append(c.K, k)
+		v, err := c.be.New(quant.F16, c.Size, p.NKVHead*p.VHeadDim)
+		if err != nil {
+			c.Free()
+			return err
 		}
 		c.V = append(c.V, v)
 	}
-	return c, nil
+	return nil
+}
+
+// CopyBlock copies the K and V of the first rows positions of block src to block dst,
+// in every layer (copy-on-write of a partly filled block, kvcache.Copy).
+func (c *Cache) CopyBlock(src, dst, rows int) error {
+	nb := c.Size / max(c.BlockSize, 1)
+	if c.BlockSize == 0 || src < 0 || dst < 0 || src >= nb || dst >= nb || rows < 0 || rows > c.BlockSize {
+		return fmt.Errorf("model: copy of %d rows from block %d to %d in a cache of %d blocks of %d", rows, src, dst, nb, c.BlockSize)
+	}
+	if rows == 0 {
+		return nil
+	}
+	s, d := c.copyIdx[:rows], c.copyIdx[c.BlockSize:c.BlockSize+rows]
+	for i := range s {
+		s[i], d[i] = int32(src*c.BlockSize+i), int32(dst*c.BlockSize+i)
+	}
+	st, dt := c.be.View(c.copySrc, 0, rows), c.be.View(c.copyDst, 0, rows)
+	c.be.WriteI32(st, s)
+	c.be.WriteI32(dt, d)
+	for l := range c.K {
+		k, v := c.be.View(c.copyK, 0, rows), c.be.View(c.copyV, 0, rows)
+		c.be.GetRows(k, c.K[l], st) // F16 -> F32 -> F16 is exact
+		c.be.SetRows(c.K[l], k, dt)
+		c.be.GetRows(v, c.V[l], st)
+		c.be.SetRows(c.V[l], v, dt)
+	}
+	return nil
 }
 
 // Free releases the cache's tensors.
 func (c *Cache) Free() {
 	for _, t := range append(c.K, c.V...) {
 		c.be.Free(t)
+	}
+	for _, t := range []*backend.Tensor{&c.table, &c.copySrc, &c.copyDst, &c.copyK, &c.copyV} {
+		if *t != nil {
+			c.be.Free(*t)
+			*t = nil
+		}
 	}
 	c.K, c.V = nil, nil
 }
