@@ -51,7 +51,7 @@ func newTestBackend(t *testing.T) *testBackend {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := engine.New(m, tok, engine.Options{ContextSize: 256})
+	e, err := engine.New(m, tok, engine.Options{ContextSize: 256, BlockSize: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

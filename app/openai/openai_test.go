@@ -93,8 +93,10 @@ func TestUsage(t *testing.T) {
 			t.Errorf("usage %+v, finish %q; want %d prompt and 12 completion tokens", u, r.Choices[0].FinishReason, nPrompt)
 		}
 	}
-	if c := r2.Usage.PromptTokensDetails.CachedTokens; c != nPrompt-1 {
-		t.Errorf("second request: %d cached tokens, want %d", c, nPrompt-1)
+	// The prefix cache holds whole blocks (4 positions here) and the last prompt token
+	// is always recomputed for its logits.
+	if c, want := r2.Usage.PromptTokensDetails.CachedTokens, (nPrompt-1)/4*4; c != want || c == 0 {
+		t.Errorf("second request: %d cached tokens, want %d", c, want)
 	}
 	raw := post2(t, h, chatBody(`,"max_tokens":3`))
 	if !strings.Contains(raw, `"prompt_tokens_details":{"cached_tokens":`) {

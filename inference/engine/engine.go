@@ -2,17 +2,22 @@
 // request. One scheduler goroutine owns the model, its KV cache and all mutable state;
 // requests reach it as messages and leave as events on their own channels.
 //
-// This first engine runs one sequence at a time over a contiguous KV cache and reuses the
-// cached prefix shared with the previous request; paged KV blocks, the radix prefix cache
-// and continuous batching replace that without changing this API.
+// The KV cache is paged (package kvcache): every sequence owns a table of fixed-size
+// blocks, full blocks are cached in a radix tree shared by all requests, and the
+// scheduler batches every running sequence into each forward pass (continuous batching):
+// decode steps and chunks of prompts under a per-step token budget, so a long prompt
+// never stalls the streams already running. When blocks run out the most recently
+// admitted sequence is preempted and later recomputed (mostly from the prefix cache).
 package engine
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
+	"ember/inference/kvcache"
 	"ember/inference/model"
 	"ember/inference/sample"
 	"ember/inference/tokenizer"
@@ -29,8 +34,29 @@ type Options struct {
 	// ContextSize is the number of positions of the KV cache; 0 means the model's
 	// training context, capped at 4096.
 	ContextSize int
-	// PrefillChunk is the most prompt tokens evaluated in one forward pass; 0 means 512.
+	// PrefillChunk is the token budget of one forward pass: decode tokens of the running
+	// sequences plus chunks of prompts; 0 means 512.
 	PrefillChunk int
+	// Parallel is the most sequences generating at once; 0 means 4.
+	Parallel int
+	// BlockSize is the positions per KV block; 0 means 16.
+	BlockSize int
+	// CacheTokens is the size of the KV cache in positions, shared by all sequences and
+	// the prefix cache; 0 means ContextSize * min(Parallel, 2). It is at least
+	// ContextSize.
+	CacheTokens int
+}
+
+// Stats is a snapshot of the scheduler, for metrics.
+type Stats struct {
+	Running, Waiting int
+	KVBlocks         int // blocks in the cache
+	KVBlocksUsed     int // held by sequences or cached prefixes
+	KVBlocksFree     int // free or holding an evictable cached prefix
+	KVBlocksCached   int // in the prefix cache (some also used)
+	// PrefixHitTokens of PrefixLookupTokens prompt tokens were found in the prefix cache.
+	PrefixHitTokens, PrefixLookupTokens int64
+	Preemptions                         int64
 }
 
 // Request is one completion.
@@ -98,6 +124,9 @@ type Engine struct {
 	reqs  chan *job
 	quit  chan struct{}
 	ended chan struct{}
+
+	mu    sync.Mutex
+	stats Stats
 }
 
 type job struct {
@@ -117,12 +146,30 @@ func New(m model.Model, tok *tokenizer.Tokenizer, opt Options) (*Engine, error) 
 	if opt.PrefillChunk <= 0 {
 		opt.PrefillChunk = 512
 	}
-	cache, err := m.NewCache(opt.ContextSize)
+	if opt.Parallel <= 0 {
+		opt.Parallel = 4
+	}
+	if opt.BlockSize <= 0 {
+		opt.BlockSize = 16
+	}
+	if opt.CacheTokens <= 0 {
+		opt.CacheTokens = opt.ContextSize * min(opt.Parallel, 2)
+	}
+	opt.CacheTokens = max(opt.CacheTokens, opt.ContextSize)
+	bs := opt.BlockSize
+	nBlocks := (opt.CacheTokens + bs - 1) / bs
+	maxBlocks := (opt.ContextSize + bs - 1) / bs
+	cache, err := model.NewPagedCache(m.Backend(), p, nBlocks, bs, opt.Parallel, maxBlocks)
 	if err != nil {
-		return nil, fmt.Errorf("engine: KV cache of %d positions: %w", opt.ContextSize, err)
+		return nil, fmt.Errorf("engine: KV cache of %d positions: %w", nBlocks*bs, err)
+	}
+	pool, err := kvcache.NewPool(nBlocks, bs)
+	if err != nil {
+		cache.Free()
+		return nil, fmt.Errorf("engine: %w", err)
 	}
 	e := &Engine{m: m, tok: tok, opt: opt, reqs: make(chan *job), quit: make(chan struct{}), ended: make(chan struct{})}
-	s := &scheduler{m: m, tok: tok, opt: opt, cache: cache, logits: make([]float32, p.NVocab)}
+	s := &scheduler{m: m, tok: tok, opt: opt, cache: cache, pool: pool, publish: e.publish}
 	go func() {
 		defer close(e.ended)
 		defer cache.Free()
@@ -130,6 +177,22 @@ func New(m model.Model, tok *tokenizer.Tokenizer, opt Options) (*Engine, error) 
 	}()
 	return e, nil
 }
+
+func (e *Engine) publish(st Stats) {
+	e.mu.Lock()
+	e.stats = st
+	e.mu.Unlock()
+}
+
+// Stats returns the scheduler's state after its last step.
+func (e *Engine) Stats() Stats {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.stats
+}
+
+// Options returns the engine's options with the defaults filled in.
+func (e *Engine) Options() Options { return e.opt }
 
 // ContextSize is the number of positions a prompt plus its completion may take.
 func (e *Engine) ContextSize() int { return e.opt.ContextSize }
@@ -159,7 +222,13 @@ func (e *Engine) Generate(ctx context.Context, req Request) (<-chan Event, error
 			return nil, fmt.Errorf("engine: token %d is outside the vocabulary of %d", t, nv)
 		}
 	}
-	j := &job{ctx: ctx, req: req, tokens: toks, events: make(chan Event, 64), start: time.Now()}
+	// Room for every event the request can produce, so the scheduler never waits on a
+	// slow reader (one stream must not stall the others).
+	maxGen := e.opt.ContextSize - len(toks)
+	if req.MaxTokens > 0 {
+		maxGen = min(maxGen, req.MaxTokens)
+	}
+	j := &job{ctx: ctx, req: req, tokens: toks, events: make(chan Event, maxGen+2), start: time.Now()}
 	select {
 	case e.reqs <- j:
 		return j.events, nil
@@ -170,7 +239,8 @@ func (e *Engine) Generate(ctx context.Context, req Request) (<-chan Event, error
 	}
 }
 
-// Close stops the scheduler after the running request and frees the KV cache.
+// Close stops the scheduler, ends the running requests (FinishCancelled, ErrClosed) and
+// frees the KV cache.
 func (e *Engine) Close() error {
 	select {
 	case <-e.quit:

@@ -31,7 +31,7 @@ func newStories(t *testing.T, ctxSize int) *Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(m, tok, Options{ContextSize: ctxSize, PrefillChunk: 7})
+	e, err := New(m, tok, Options{ContextSize: ctxSize, PrefillChunk: 7, BlockSize: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,158 +2,320 @@ package engine
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"time"
 
+	"ember/inference/kvcache"
 	"ember/inference/model"
-	"ember/inference/sample"
 	"ember/inference/tokenizer"
 )
 
-// scheduler owns the model and the KV cache; only its goroutine touches them.
+// scheduler owns the model, the KV cache and its block pool; only its goroutine touches
+// them. Each step it admits waiting requests, schedules one forward pass over every
+// running sequence (decode tokens first, then prompt chunks under the token budget),
+// runs it and samples the sequences that reached the end of their tokens.
 type scheduler struct {
-	m      model.Model
-	tok    *tokenizer.Tokenizer
-	opt    Options
-	cache  *model.Cache
-	cached []int32 // tokens whose K and V are in cache rows 0..len-1
-	logits []float32
-	raw    []float32 // the logits before penalties, kept when logprobs are asked for
+	m       model.Model
+	tok     *tokenizer.Tokenizer
+	opt     Options
+	cache   *model.Cache
+	pool    *kvcache.Pool
+	publish func(Stats)
+
+	waiting []*sequence // FIFO; preempted sequences go back to the front
+	running []*sequence // in admission order
+
+	preemptions int64
+	logits      []float32
+	raw         []float32   // logits before penalties, for logprobs
+	tables      [][]int32   // the batch's block tables, reused
+	batch       model.Batch // reused
 }
 
 func (s *scheduler) loop(reqs <-chan *job, quit <-chan struct{}) {
+	defer s.abortAll(ErrClosed)
 	for {
-		select {
-		case <-quit:
-			return
-		case j := <-reqs:
-			s.run(j)
-		}
-	}
-}
-
-// send delivers an event unless the client is gone.
-func send(j *job, ev Event) bool {
-	select {
-	case j.events <- ev:
-		return true
-	case <-j.ctx.Done():
-		return false
-	}
-}
-
-func finish(j *job, ev Event) {
-	ev.Done, ev.Token = true, -1
-	if ev.Finish == "" {
-		ev.Finish = FinishError
-	}
-	select {
-	case j.events <- ev:
-	default:
-		// A full channel means the reader stopped reading; drop rather than block,
-		// but make room for the final event so a reader that comes back sees it.
-		select {
-		case <-j.events:
-		default:
-		}
-		j.events <- ev
-	}
-	close(j.events)
-}
-
-// prefill evaluates toks at positions start.. in chunks and leaves the last logits row in
-// s.logits.
-func (s *scheduler) prefill(ctx context.Context, toks []int32, start int) error {
-	for off := 0; off < len(toks); off += s.opt.PrefillChunk {
-		end := min(off+s.opt.PrefillChunk, len(toks))
-		b := model.Batch{Tokens: toks[off:end], Pos: make([]int32, end-off)}
-		for i := range b.Pos {
-			b.Pos[i] = int32(start + off + i)
-		}
-		// Keep the cached-token record exact even if this pass fails halfway.
-		s.cached = s.cached[:start+off]
-		out, err := s.m.Forward(ctx, s.cache, b)
-		if err != nil {
-			return err
-		}
-		if end == len(toks) {
-			if err := s.m.Backend().ReadF32(ctx, out, s.logits); err != nil {
-				return err
+		if len(s.running) == 0 && len(s.waiting) == 0 {
+			s.report()
+			select {
+			case <-quit:
+				return
+			case j := <-reqs:
+				s.enqueue(j)
 			}
 		}
-		s.cached = append(s.cached, b.Tokens...)
+		for drained := false; !drained; {
+			select {
+			case j := <-reqs:
+				s.enqueue(j)
+			case <-quit:
+				return
+			default:
+				drained = true
+			}
+		}
+		s.step()
+		s.report()
 	}
-	return nil
 }
 
-func (s *scheduler) run(j *job) {
-	u := Usage{PromptTokens: len(j.tokens)}
-	// Reuse the longest common prefix with what the cache holds, but always evaluate at
-	// least the last prompt token to get its logits.
-	reuse := 0
-	for reuse < len(s.cached) && reuse < len(j.tokens)-1 && s.cached[reuse] == j.tokens[reuse] {
-		reuse++
+func (s *scheduler) enqueue(j *job) {
+	s.waiting = append(s.waiting, newSequence(s, j))
+}
+
+// report publishes the scheduler's state.
+func (s *scheduler) report() {
+	ps := s.pool.Stats()
+	s.publish(Stats{
+		Running: len(s.running), Waiting: len(s.waiting),
+		KVBlocks: ps.Blocks, KVBlocksUsed: ps.Active, KVBlocksFree: ps.Free + ps.Evictable, KVBlocksCached: ps.Cached,
+		PrefixHitTokens: ps.HitTokens, PrefixLookupTokens: ps.HitTokens + ps.MissTokens,
+		Preemptions: s.preemptions,
+	})
+}
+
+// abortAll ends every request with err (the engine is closing).
+func (s *scheduler) abortAll(err error) {
+	for _, q := range append(s.running, s.waiting...) {
+		q.end(Event{Finish: FinishCancelled, Err: err})
 	}
-	s.cached = s.cached[:reuse]
-	u.CachedTokens = reuse
-	if err := s.prefill(j.ctx, j.tokens[reuse:], reuse); err != nil {
-		finish(j, eventForErr(j.ctx, err, u))
+	s.running, s.waiting = nil, nil
+}
+
+// step runs one forward pass.
+func (s *scheduler) step() {
+	s.dropCancelled()
+	s.admit()
+	plan := s.schedule()
+	if len(plan) == 0 {
+		// No step can be taken: the newest sequence cannot get a block even with every
+		// other one preempted (a cache smaller than one context), or nothing can start.
+		var q *sequence
+		if n := len(s.running); n > 0 {
+			q = s.running[n-1]
+			s.running = s.running[:n-1]
+		} else if len(s.waiting) > 0 {
+			q = s.waiting[0]
+			s.waiting = s.waiting[1:]
+		}
+		if q != nil {
+			s.release(q)
+			q.end(Event{Finish: FinishError, Err: fmt.Errorf("engine: the KV cache cannot hold this sequence: %w", kvcache.ErrOutOfBlocks)})
+		}
 		return
 	}
-	u.PromptTime = time.Since(j.start)
-	smp := sample.New(j.req.Sampling)
-	for _, t := range j.tokens[max(0, len(j.tokens)-64):] {
-		smp.Accept(t)
+	b := s.build(plan)
+	nv := s.m.Params().NVocab
+	out, err := s.m.Forward(context.Background(), s.cache, *b)
+	if err == nil && len(b.Logits) > 0 {
+		if need := len(b.Logits) * nv; len(s.logits) < need {
+			s.logits = make([]float32, need)
+		}
+		err = s.m.Backend().ReadF32(context.Background(), out, s.logits[:len(b.Logits)*nv])
 	}
-	dec := s.tok.NewDecoder()
-	dec.Add(j.tokens[len(j.tokens)-1]) // context: after BOS the first piece's space is dropped
-	dec.Flush()
-	stop := &stopper{stops: j.req.Stop}
-	var first time.Time
-	for {
-		if j.req.Logprobs {
-			s.raw = append(s.raw[:0], s.logits...) // Sample penalizes s.logits in place
+	if err != nil {
+		for _, p := range plan {
+			p.q.end(Event{Finish: FinishError, Err: fmt.Errorf("engine: forward pass: %w", err)})
 		}
-		id := smp.Sample(s.logits)
-		var lp *Logprob
-		if j.req.Logprobs {
-			lp = &Logprob{}
-			lp.TokenLogprob, lp.Top = sample.Logprobs(s.raw, id, j.req.TopLogprobs)
+		s.retire()
+		return
+	}
+	row := 0
+	for _, p := range plan {
+		q := p.q
+		q.computed += p.n
+		if q.computed < len(q.tokens) {
+			continue // a prompt chunk with more to come
 		}
-		if u.CompletionTokens == 0 {
-			first = time.Now()
-			u.TTFT = first.Sub(j.start)
+		if !q.promptCached {
+			// The prompt is in: share its full blocks with every later request.
+			q.promptCached = true
+			if _, _, err := s.pool.Tree().InsertSeq(q.tokens[:q.computed], q.kv); err != nil {
+				q.end(Event{Finish: FinishError, Err: fmt.Errorf("engine: prefix cache: %w", err)})
+				row++
+				continue
+			}
+			if q.u.PromptTime == 0 {
+				q.u.PromptTime = time.Since(q.j.start)
+			}
 		}
-		u.CompletionTokens++
-		u.GenTime = time.Since(first)
-		if !j.req.IgnoreEOS && s.tok.IsEOG(id) {
-			finish(j, Event{Text: stop.flush() + dec.Flush(), Finish: FinishStop, Usage: u})
-			return
-		}
-		text, hit := stop.push(dec.Add(id))
-		if hit {
-			finish(j, Event{Text: text, Finish: FinishStop, Usage: u, Logprob: lp})
-			return
-		}
-		if !send(j, Event{Text: text, Token: id, Usage: u, Logprob: lp}) {
-			finish(j, Event{Finish: FinishCancelled, Err: j.ctx.Err(), Usage: u})
-			return
-		}
-		pos := len(s.cached)
-		if (j.req.MaxTokens > 0 && u.CompletionTokens >= j.req.MaxTokens) || pos >= s.cache.Size {
-			tail, _ := stop.push(dec.Flush())
-			finish(j, Event{Text: tail + stop.flush(), Finish: FinishLength, Usage: u})
-			return
-		}
-		if err := s.prefill(j.ctx, []int32{id}, pos); err != nil {
-			finish(j, eventForErr(j.ctx, err, u))
-			return
-		}
+		q.sampleNext(s.logits[row*nv:(row+1)*nv], s)
+		row++
+	}
+	s.retire()
+}
+
+// dropCancelled ends the sequences whose clients went away and frees their blocks now.
+func (s *scheduler) dropCancelled() {
+	for _, list := range []*[]*sequence{&s.running, &s.waiting} {
+		*list = slices.DeleteFunc(*list, func(q *sequence) bool {
+			if q.j.ctx.Err() == nil {
+				return false
+			}
+			q.end(Event{Finish: FinishCancelled, Err: q.j.ctx.Err()})
+			s.release(q)
+			return true
+		})
 	}
 }
 
-func eventForErr(ctx context.Context, err error, u Usage) Event {
-	if ctx.Err() != nil {
-		return Event{Finish: FinishCancelled, Err: ctx.Err(), Usage: u}
+// admit starts waiting sequences while there is room. A prompt that shares more than
+// the prefix cache holds with a prompt still being computed waits for it, so concurrent
+// requests with a common prefix (n choices, one system prompt) compute it once.
+func (s *scheduler) admit() {
+	for len(s.waiting) > 0 && len(s.running) < s.opt.Parallel {
+		q := s.waiting[0]
+		if s.behindPrefill(q) {
+			return
+		}
+		blocks, n := s.pool.Tree().Match(q.tokens[:len(q.tokens)-1])
+		kv, err := s.pool.NewSeq(blocks)
+		if err != nil {
+			for _, b := range blocks {
+				_ = s.pool.Free(b)
+			}
+			return // no room now; retried next step
+		}
+		s.waiting = s.waiting[1:]
+		q.kv, q.computed = kv, n
+		if !q.admitted {
+			q.u.CachedTokens = n
+			q.admitted = true
+		}
+		s.running = append(s.running, q)
 	}
-	return Event{Finish: FinishError, Err: err, Usage: u}
+}
+
+// behindPrefill reports whether q's prompt shares at least one block more than the
+// prefix cache holds with a running sequence whose prompt is still being computed.
+func (s *scheduler) behindPrefill(q *sequence) bool {
+	bs := s.opt.BlockSize
+	for _, r := range s.running {
+		if r.promptCached {
+			continue
+		}
+		common := 0
+		for common < len(q.tokens)-1 && common < len(r.tokens) && q.tokens[common] == r.tokens[common] {
+			common++
+		}
+		if common/bs > r.computed/bs || (common >= bs && r.computed < common) {
+			return true
+		}
+	}
+	return false
+}
+
+type planned struct {
+	q *sequence
+	n int // tokens evaluated this step, from q.tokens[q.computed:]
+}
+
+// schedule picks the tokens of this step: one for every decoding sequence, then prompt
+// chunks in admission order under the budget. Blocks are taken for them now; when they
+// run out, the most recently admitted sequences are preempted (recomputed later).
+func (s *scheduler) schedule() []planned {
+	budget := s.opt.PrefillChunk
+	decoding := 0
+	for _, q := range s.running {
+		if len(q.tokens)-q.computed == 1 {
+			decoding++
+		}
+	}
+	prefill := max(budget-decoding, 1)
+	var plan []planned
+	for i := 0; i < len(s.running); i++ {
+		q := s.running[i]
+		n := len(q.tokens) - q.computed
+		if n > 1 {
+			if prefill <= 0 {
+				continue
+			}
+			n = min(n, prefill)
+		}
+		for q.kv.Append(n) != nil {
+			// Out of blocks: preempt the newest sequence not yet planned.
+			if i == len(s.running)-1 {
+				if len(plan) == 0 && len(s.running) == 1 {
+					// Alone and still no room: shrink the chunk.
+					if n > 1 {
+						n = max(n/2, 1)
+						continue
+					}
+				}
+				return plan
+			}
+			s.preempt(len(s.running) - 1)
+		}
+		if n > 1 || len(q.tokens)-q.computed > 1 {
+			prefill -= n
+		}
+		plan = append(plan, planned{q, n})
+	}
+	return plan
+}
+
+// preempt moves running sequence i back to the front of the queue, releasing its blocks
+// (its full blocks stay in the prefix cache until evicted, so recomputing is cheap when
+// memory frees up soon).
+func (s *scheduler) preempt(i int) {
+	q := s.running[i]
+	s.running = slices.Delete(s.running, i, i+1)
+	s.release(q)
+	s.waiting = slices.Insert(s.waiting, 0, q)
+	s.preemptions++
+}
+
+// release caches q's computed full blocks and drops its block table.
+func (s *scheduler) release(q *sequence) {
+	if q.kv == nil {
+		return
+	}
+	if q.computed > 0 && q.computed <= q.kv.Len() {
+		_, _, _ = s.pool.Tree().InsertSeq(q.tokens[:q.computed], q.kv)
+	}
+	q.kv.Release()
+	q.kv, q.computed = nil, 0
+}
+
+// build makes the batch of a plan.
+func (s *scheduler) build(plan []planned) *model.Batch {
+	b := &s.batch
+	if b.Logits == nil {
+		b.Logits = make([]int32, 0, s.opt.Parallel) // non-nil: no logits for a prompt chunk
+	}
+	b.Tokens, b.Pos, b.Seq, b.Logits = b.Tokens[:0], b.Pos[:0], b.Seq[:0], b.Logits[:0]
+	for len(s.tables) < len(plan) {
+		s.tables = append(s.tables, nil)
+	}
+	b.Tables = s.tables[:len(plan)]
+	for i, p := range plan {
+		q := p.q
+		for k := 0; k < p.n; k++ {
+			pos := q.computed + k
+			b.Tokens = append(b.Tokens, q.tokens[pos])
+			b.Pos = append(b.Pos, int32(pos))
+			b.Seq = append(b.Seq, int32(i))
+		}
+		if q.computed+p.n == len(q.tokens) {
+			b.Logits = append(b.Logits, int32(len(b.Tokens)-1))
+		}
+		t := b.Tables[i][:0]
+		for _, blk := range q.kv.Blocks() {
+			t = append(t, int32(blk))
+		}
+		b.Tables[i] = t
+	}
+	return b
+}
+
+// retire removes finished sequences and releases their blocks.
+func (s *scheduler) retire() {
+	s.running = slices.DeleteFunc(s.running, func(q *sequence) bool {
+		if !q.ended {
+			return false
+		}
+		s.release(q)
+		return true
+	})
 }

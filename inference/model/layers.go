@@ -94,7 +94,7 @@ func Inputs(be backend.Backend, s *Scratch, p Params, c *Cache, b Batch) (*In, e
 		be.WriteI32(table, host)
 		in.Attn = backend.Attention{Table: table, Seq: seq, BlockSize: c.BlockSize}
 	}
-	if b.Logits != nil {
+	if len(b.Logits) > 0 {
 		in.OutIDs = s.Get("inp_out_ids", len(b.Logits))
 		be.WriteI32(in.OutIDs, b.Logits)
 	}
@@ -193,10 +193,13 @@ func FeedForward(be backend.Backend, s *Scratch, w *FFNWeights, cur, out backend
 }
 
 // Output applies the final norm and the output projection to the rows of x the batch
-// asks logits for (In.OutIDs) and returns the logits [In.OutRows, NVocab]. x is
+// asks logits for (In.OutIDs) and returns the logits [In.OutRows, NVocab], or nil when
+// it asks for none. x is
 // consumed: its first rows may be overwritten.
 func Output(be backend.Backend, s *Scratch, p Params, x, norm, output backend.Tensor, in *In) backend.Tensor {
 	switch {
+	case in.OutRows == 0:
+		return nil
 	case in.OutIDs != nil:
 		g := s.Get("cur", in.OutRows) // free after the last layer; x may be "inpL"
 		be.GetRows(g, x, in.OutIDs)

@@ -27,7 +27,8 @@ type Batch struct {
 	Seq    []int32
 	Tables [][]int32
 	// Logits lists the rows (indices into Tokens) that get a logits row, in order; nil
-	// means the last row, or every row with AllLogits.
+	// means the last row, or every row with AllLogits; an empty, non-nil slice asks for
+	// none (a prompt chunk) and Forward returns a nil tensor.
 	Logits    []int32
 	AllLogits bool
 }

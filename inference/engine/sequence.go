@@ -1,0 +1,117 @@
+package engine
+
+import (
+	"time"
+
+	"ember/inference/kvcache"
+	"ember/inference/sample"
+	"ember/inference/tokenizer"
+)
+
+// sequence is one request's generation: its tokens (prompt, then what was sampled), how
+// many of them have their K/V in the cache, its block table, and the sampling and
+// streaming state.
+type sequence struct {
+	j        *job
+	tokens   []int32
+	computed int          // tokens[:computed] have K/V in the cache
+	kv       *kvcache.Seq // nil while waiting
+	admitted bool         // admitted at least once (CachedTokens is set)
+	// promptCached is set once the prompt's K/V are computed and its full blocks were
+	// offered to the prefix cache.
+	promptCached bool
+	ended        bool
+
+	smp   *sample.Sampler
+	dec   *tokenizer.Decoder
+	stop  *stopper
+	u     Usage
+	first time.Time
+	ctx   int // the context size: tokens may not exceed it
+}
+
+func newSequence(s *scheduler, j *job) *sequence {
+	q := &sequence{j: j, tokens: append([]int32(nil), j.tokens...), ctx: s.opt.ContextSize}
+	q.u.PromptTokens = len(j.tokens)
+	q.smp = sample.New(j.req.Sampling)
+	for _, t := range j.tokens[max(0, len(j.tokens)-64):] {
+		q.smp.Accept(t)
+	}
+	q.dec = s.tok.NewDecoder()
+	q.dec.Add(j.tokens[len(j.tokens)-1]) // context: after BOS the first piece's space is dropped
+	q.dec.Flush()
+	q.stop = &stopper{stops: j.req.Stop}
+	return q
+}
+
+// sampleNext draws the next token from logits (one row, modified in place), streams it,
+// and either appends it for the next step or ends the sequence.
+func (q *sequence) sampleNext(logits []float32, s *scheduler) {
+	req := &q.j.req
+	if req.Logprobs {
+		s.raw = append(s.raw[:0], logits...) // Sample penalizes logits in place
+	}
+	id := q.smp.Sample(logits)
+	var lp *Logprob
+	if req.Logprobs {
+		lp = &Logprob{}
+		lp.TokenLogprob, lp.Top = sample.Logprobs(s.raw, id, req.TopLogprobs)
+	}
+	u := &q.u
+	if u.CompletionTokens == 0 {
+		q.first = time.Now()
+		u.TTFT = q.first.Sub(q.j.start)
+	}
+	u.CompletionTokens++
+	u.GenTime = time.Since(q.first)
+	if !req.IgnoreEOS && s.tok.IsEOG(id) {
+		q.end(Event{Text: q.stop.flush() + q.dec.Flush(), Finish: FinishStop})
+		return
+	}
+	text, hit := q.stop.push(q.dec.Add(id))
+	if hit {
+		q.end(Event{Text: text, Finish: FinishStop, Logprob: lp})
+		return
+	}
+	q.send(Event{Text: text, Token: id, Logprob: lp})
+	if (req.MaxTokens > 0 && u.CompletionTokens >= req.MaxTokens) || len(q.tokens) >= q.ctx {
+		tail, _ := q.stop.push(q.dec.Flush())
+		q.end(Event{Text: tail + q.stop.flush(), Finish: FinishLength})
+		return
+	}
+	q.tokens = append(q.tokens, id)
+}
+
+// send delivers an event. The channel has room for every event the request can produce,
+// so this never blocks the scheduler.
+func (q *sequence) send(ev Event) {
+	ev.Usage = q.u
+	select {
+	case q.j.events <- ev:
+	default:
+		// Unreachable by construction; dropping beats stalling every other stream.
+	}
+}
+
+// end sends the final event and closes the stream. Later calls do nothing.
+func (q *sequence) end(ev Event) {
+	if q.ended {
+		return
+	}
+	q.ended = true
+	ev.Done, ev.Token, ev.Usage = true, -1, q.u
+	if ev.Finish == "" {
+		ev.Finish = FinishError
+	}
+	select {
+	case q.j.events <- ev:
+	default:
+		// A reader that stopped reading filled the channel: make room for the final event.
+		select {
+		case <-q.j.events:
+		default:
+		}
+		q.j.events <- ev
+	}
+	close(q.j.events)
+}
