@@ -33,7 +33,10 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var hosts, origins listFlag
 	fs.Var(&hosts, "allow-host", "extra Host header names to accept (comma-separated; repeatable)")
 	fs.Var(&origins, "allow-origin", "browser origins allowed to call the API (CORS), e.g. http://localhost:*")
-	fs.IntVar(&o.ContextSize, "c", 0, "context size (0: the model's, at most 4096)")
+	fs.IntVar(&o.ContextSize, "c", 0, "context size per sequence (0: the model's, at most 4096)")
+	fs.IntVar(&o.ContextSize, "ctx", 0, "same as -c")
+	fs.IntVar(&o.Parallel, "parallel", 4, "sequences generated at once (continuous batching)")
+	fs.IntVar(&o.CacheTokens, "kv-cache", 0, "KV-cache size in positions, shared by all sequences and the prefix cache (0: context x min(parallel, 2))")
 	fs.StringVar(&o.Backend.Name, "backend", "auto", "compute backend: auto, cpu or ref")
 	fs.IntVar(&o.Backend.Threads, "t", 0, "CPU threads (0: one per core)")
 	if err := parseFlags(fs, args, stderr); err != nil {

@@ -16,7 +16,9 @@ import (
 type ServeOptions struct {
 	ModelPath      string
 	Backend        BackendOptions
-	ContextSize    int
+	ContextSize    int // positions per sequence; 0: the model's, at most 4096
+	Parallel       int // sequences generated at once (continuous batching); 0 means 4
+	CacheTokens    int // KV-cache positions shared by all sequences; 0: engine default
 	Addr           string // "" means server.DefaultAddr (127.0.0.1:11435)
 	APIKey         string
 	AllowedHosts   []string
@@ -34,7 +36,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		return err
 	}
 	defer l.Close()
-	eng, err := engine.New(l.Model, l.Tokenizer, engine.Options{ContextSize: o.ContextSize})
+	eng, err := engine.New(l.Model, l.Tokenizer, engine.Options{ContextSize: o.ContextSize, Parallel: o.Parallel, CacheTokens: o.CacheTokens})
 	if err != nil {
 		return err
 	}

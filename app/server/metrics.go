@@ -33,6 +33,8 @@ type Metrics struct {
 	kvUsed      prometheus.Gauge
 	kvFree      prometheus.Gauge
 	prefixHit   prometheus.Gauge
+
+	stats func() engine.Stats // read at every scrape; nil until WatchEngine
 }
 
 // NewMetrics registers Ember's metrics, plus the Go runtime and process collectors, on a
@@ -112,7 +114,25 @@ func (m *Metrics) Handler() http.Handler {
 	if m == nil {
 		return http.NotFoundHandler()
 	}
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+	h := promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if m.stats != nil {
+			st := m.stats()
+			m.SetKVBlocks(st.KVBlocksUsed, st.KVBlocksFree)
+			if st.PrefixLookupTokens > 0 {
+				m.SetPrefixCacheHitRate(float64(st.PrefixHitTokens) / float64(st.PrefixLookupTokens))
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// WatchEngine makes every scrape read the KV-cache and prefix-cache gauges from stats
+// (engine.Engine.Stats). Call it before serving.
+func (m *Metrics) WatchEngine(stats func() engine.Stats) {
+	if m != nil {
+		m.stats = stats
+	}
 }
 
 // SetKVBlocks sets the KV-cache block gauges.

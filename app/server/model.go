@@ -47,6 +47,7 @@ type Model struct {
 // m receives token counts and latencies; it may be nil.
 func NewModel(eng *engine.Engine, name string, f *gguf.File, tmpl *prompt.Template, m *Metrics) *Model {
 	md := &Model{eng: eng, tok: eng.Tokenizer(), name: name, tmpl: tmpl, metrics: m, loadedAt: time.Now()}
+	m.WatchEngine(eng.Stats)
 	if f == nil {
 		return md
 	}
