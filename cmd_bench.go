@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"strconv"
 	"time"
 
 	"ember/app"
@@ -33,9 +34,12 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	tg := fs.Int("n", 128, "tokens generated one at a time from an empty context (0 skips)")
 	threads := fs.Int("t", 0, "CPU threads (0: one per core)")
 	reps := fs.Int("r", 3, "repetitions (the median is reported)")
-	be := fs.String("backend", "auto", "compute backend: auto, cpu or ref")
+	be := fs.String("backend", "auto", "compute backend: auto, cpu, cuda or ref")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the measurement to this file")
+	var streamList listFlag
+	fs.Var(&streamList, "streams", "serving bench instead: decode tok/s summed over these numbers of concurrent streams (e.g. 1,4,16), -p prompt and -n generated tokens each")
+	prefix := fs.Int("prefix", 0, "serving bench: also time the first token of a request sharing this many prompt tokens with an earlier one, against a cold one")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
@@ -65,6 +69,9 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if len(streamList) > 0 || *prefix > 0 {
+		return serveBench(ctx, m, streamList, *pp, *tg, *prefix, out, *asJSON, stdout)
 	}
 	out.BenchResult, err = app.Bench(ctx, m, app.BenchOptions{PP: *pp, TG: *tg, Reps: *reps})
 	if err != nil {
@@ -98,4 +105,39 @@ func fmtRuns(v []float64) string {
 		s += fmt.Sprintf("%.1f", x)
 	}
 	return s
+}
+
+// serveBench runs `ember bench -streams`/`-prefix`: the serving engine's throughput and
+// prefix-cache latency.
+func serveBench(ctx context.Context, m *app.Loaded, list []string, pp, tg, prefix int, out benchOutput, asJSON bool, stdout io.Writer) error {
+	var ns []int
+	for _, s := range list {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return fmt.Errorf("-streams: %q is not a positive number", s)
+		}
+		ns = append(ns, n)
+	}
+	r, err := app.ServeBench(ctx, m, app.ServeBenchOptions{Streams: ns, Prompt: max(pp, 1), Gen: max(tg, 2), Prefix: prefix})
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return json.NewEncoder(stdout).Encode(struct {
+			benchOutput
+			*app.ServeBenchResult
+		}{out, r})
+	}
+	name := filepath.Base(out.Model)
+	if len(r.Streams) > 0 {
+		fmt.Fprintf(stdout, "| model | backend | threads | streams | decode tok/s (sum) | per stream |\n|---|---|---|---|---|---|\n")
+		for _, s := range r.Streams {
+			fmt.Fprintf(stdout, "| %s | %s %s | %d | %d | %.2f | %.2f |\n", name, out.Backend, out.ISA, out.Threads, s.Streams, s.TokS, s.PerS)
+		}
+	}
+	if r.Prefix > 0 {
+		fmt.Fprintf(stdout, "TTFT with a %d-token prefix: cold %.1f ms, cached %.1f ms (%d tokens reused, %.0f%% of cold)\n",
+			r.Prefix, r.ColdTTFTms, r.HitTTFTms, r.HitCached, 100*r.HitTTFTms/r.ColdTTFTms)
+	}
+	return nil
 }

@@ -16,9 +16,9 @@ import (
 type ServeOptions struct {
 	ModelPath      string
 	Backend        BackendOptions
-	ContextSize    int // positions per sequence; 0: the model's, at most 4096
-	Parallel       int // sequences generated at once (continuous batching); 0 means 4
-	CacheTokens    int // KV-cache positions shared by all sequences; 0: engine default
+	ContextSize    int    // positions per sequence; 0: the model's, at most 4096
+	Parallel       int    // sequences generated at once (continuous batching); 0 means 4
+	CacheTokens    int    // KV-cache positions shared by all sequences; 0: engine default
 	Addr           string // "" means server.DefaultAddr (127.0.0.1:11435)
 	APIKey         string
 	AllowedHosts   []string

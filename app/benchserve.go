@@ -1,0 +1,164 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"ember/inference/engine"
+)
+
+// ServeBenchOptions measure the serving engine: decode throughput summed over several
+// concurrent streams, and time to first token with and without a cached prefix.
+type ServeBenchOptions struct {
+	Streams []int // concurrent stream counts to measure, e.g. 1, 4, 16
+	Prompt  int   // prompt tokens per stream (distinct prompts, no shared prefix)
+	Gen     int   // tokens generated per stream
+	Prefix  int   // shared prefix length for the TTFT test; 0 skips it
+}
+
+// StreamsResult is the decode throughput of n concurrent streams.
+type StreamsResult struct {
+	Streams int     `json:"streams"`
+	TokS    float64 `json:"decode_tok_s"` // summed over the streams, while all of them decode
+	PerS    float64 `json:"per_stream_tok_s"`
+}
+
+// ServeBenchResult is what ServeBench measured.
+type ServeBenchResult struct {
+	Streams []StreamsResult `json:"streams"`
+	Prefix  int             `json:"prefix_tokens,omitempty"`
+	// TTFT of a request whose prefix is not cached, and of one sharing the prefix of an
+	// earlier request (a prefix-cache hit), in milliseconds.
+	ColdTTFTms float64 `json:"cold_ttft_ms,omitempty"`
+	HitTTFTms  float64 `json:"hit_ttft_ms,omitempty"`
+	HitCached  int     `json:"hit_cached_tokens,omitempty"`
+}
+
+// ServeBench runs o on l's model through the engine.
+func ServeBench(ctx context.Context, l *Loaded, o ServeBenchOptions) (*ServeBenchResult, error) {
+	if o.Prompt < 1 || o.Gen < 2 {
+		return nil, fmt.Errorf("bench: streams need a prompt and at least 2 generated tokens")
+	}
+	res := &ServeBenchResult{}
+	nv := l.Model.Params().NVocab
+	for _, n := range o.Streams {
+		if n < 1 {
+			return nil, fmt.Errorf("bench: %d streams", n)
+		}
+		per := o.Prompt + o.Gen + 1
+		eng, err := engine.New(l.Model, l.Tokenizer, engine.Options{ContextSize: per, Parallel: n, CacheTokens: n * (per + 16)})
+		if err != nil {
+			return nil, err
+		}
+		r, err := streams(ctx, eng, n, o, nv)
+		eng.Close()
+		if err != nil {
+			return nil, err
+		}
+		res.Streams = append(res.Streams, *r)
+	}
+	if o.Prefix > 0 {
+		if err := prefixTTFT(ctx, l, o, res); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// streams starts n requests at once and measures decode tokens per second while all n
+// are decoding: from the last stream's first token to the first stream's end.
+func streams(ctx context.Context, eng *engine.Engine, n int, o ServeBenchOptions, nv int) (*StreamsResult, error) {
+	times := make([][]time.Time, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		toks := benchTokens(o.Prompt+i, nv)[i:] // distinct prompts: no shared prefix
+		ch, err := eng.Generate(ctx, engine.Request{Tokens: toks, MaxTokens: o.Gen, IgnoreEOS: true})
+		if err != nil {
+			return nil, err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ev := range ch {
+				if ev.Err != nil {
+					errs[i] = ev.Err
+				}
+				if !ev.Done || ev.Finish == engine.FinishLength {
+					times[i] = append(times[i], time.Now())
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	var t0, t1 time.Time
+	for i, ts := range times {
+		if errs[i] != nil {
+			return nil, fmt.Errorf("bench: stream %d: %w", i, errs[i])
+		}
+		if len(ts) < 2 {
+			return nil, fmt.Errorf("bench: stream %d produced %d tokens", i, len(ts))
+		}
+		if ts[0].After(t0) {
+			t0 = ts[0]
+		}
+		if t1.IsZero() || ts[len(ts)-1].Before(t1) {
+			t1 = ts[len(ts)-1]
+		}
+	}
+	count := 0
+	for _, ts := range times {
+		for _, t := range ts {
+			if t.After(t0) && !t.After(t1) {
+				count++
+			}
+		}
+	}
+	if !t1.After(t0) || count == 0 {
+		return nil, fmt.Errorf("bench: the %d streams never all decoded at once", n)
+	}
+	r := &StreamsResult{Streams: n, TokS: float64(count) / t1.Sub(t0).Seconds()}
+	r.PerS = r.TokS / float64(n)
+	return r, nil
+}
+
+// prefixTTFT measures time to first token for a prompt of Prefix+16 tokens, cold, and
+// for another prompt sharing its first Prefix tokens right after it.
+func prefixTTFT(ctx context.Context, l *Loaded, o ServeBenchOptions, res *ServeBenchResult) error {
+	nv := l.Model.Params().NVocab
+	eng, err := engine.New(l.Model, l.Tokenizer, engine.Options{ContextSize: o.Prefix + 64, Parallel: 1})
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	first := func(toks []int32) (engine.Usage, error) {
+		ch, err := eng.Generate(ctx, engine.Request{Tokens: toks, MaxTokens: 1, IgnoreEOS: true})
+		if err != nil {
+			return engine.Usage{}, err
+		}
+		var last engine.Event
+		for ev := range ch {
+			last = ev
+		}
+		return last.Usage, last.Err
+	}
+	// Warm up on unrelated tokens, so neither measurement pays for first use.
+	if _, err := first(benchTokens(64, nv)[1:]); err != nil {
+		return err
+	}
+	prefix := benchTokens(o.Prefix+40, nv)[40:]
+	cold, err := first(append(append([]int32(nil), prefix...), benchTokens(16, nv)...))
+	if err != nil {
+		return err
+	}
+	hit, err := first(append(append([]int32(nil), prefix...), benchTokens(20, nv)[4:]...))
+	if err != nil {
+		return err
+	}
+	res.Prefix, res.HitCached = o.Prefix, hit.CachedTokens
+	res.ColdTTFTms = float64(cold.TTFT.Microseconds()) / 1000
+	res.HitTTFTms = float64(hit.TTFT.Microseconds()) / 1000
+	return nil
+}
