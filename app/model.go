@@ -13,6 +13,7 @@ import (
 	"ember/assets"
 	"ember/inference/backend"
 	"ember/inference/backend/cpu"
+	"ember/inference/backend/cuda"
 	"ember/inference/backend/ref"
 	"ember/inference/gguf"
 	"ember/inference/model"
@@ -31,18 +32,28 @@ type Loaded struct {
 }
 
 // BackendNames lists the backends NewBackend knows, "auto" first.
-func BackendNames() []string { return []string{"auto", "cpu", "ref"} }
+func BackendNames() []string { return []string{"auto", "cpu", "cuda", "ref"} }
 
 // BackendOptions choose and configure the compute backend.
 type BackendOptions struct {
-	Name    string // "auto" (or ""), "cpu" or "ref"
+	Name    string // "auto" (or ""), "cpu", "cuda" or "ref"
 	Threads int    // CPU threads; 0 means one per core
 }
 
-// NewBackend makes the chosen backend; "auto" picks the fastest one present.
+// NewBackend makes the chosen backend; "auto" picks the fastest one present: CUDA when
+// the driver loads and sees a GPU, else the CPU.
 func NewBackend(opt BackendOptions) (backend.Backend, error) {
 	switch opt.Name {
-	case "", "auto", "cpu":
+	case "", "auto":
+		if cuda.Available() {
+			if b, err := cuda.New(cuda.Options{}); err == nil {
+				return b, nil
+			}
+		}
+		return cpu.New(cpu.Options{Threads: opt.Threads})
+	case "cuda":
+		return cuda.New(cuda.Options{})
+	case "cpu":
 		return cpu.New(cpu.Options{Threads: opt.Threads})
 	case "ref":
 		return ref.New(), nil

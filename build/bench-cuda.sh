@@ -1,0 +1,19 @@
+#!/bin/sh
+# bench-cuda.sh: measure `ember bench -backend cuda` on synthetic Llama-3.1-8B shapes
+# (../shared/ANCHORS.md), Q4_K_M and Q8_0, pp512 and tg128, median of 3.
+#
+#   build/bench-cuda.sh [ember-binary] [model-dir]
+#
+# Needs a GPU with the CUDA driver; the binary is built elsewhere if this machine has no
+# Go (CGO_ENABLED=1 go build -tags nogui -o bin/ember .). Models are written once by
+# `ember synth` into model-dir (default /tmp/ember-bench, about 13 GB).
+set -eu
+EMBER=${1:-bin/ember}
+DIR=${2:-/tmp/ember-bench}
+mkdir -p "$DIR"
+nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem --format=csv,noheader || true
+for ft in ${FTYPES:-q4_k_m q8_0}; do
+	m="$DIR/llama3.1-8b-$ft.gguf"
+	[ -f "$m" ] || "$EMBER" synth "$m" -preset llama3.1-8b -ftype "$ft"
+	"$EMBER" bench -m "$m" -backend cuda -p 512 -n 128 -r 3
+done

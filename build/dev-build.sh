@@ -1,0 +1,12 @@
+#!/bin/sh
+# dev-build.sh: build the nogui ember binary and the CUDA test binaries into bin/dev
+# (git-ignored), small enough to carry to a GPU machine that has no Go.
+set -eu
+cd "$(dirname "$0")/.."
+mkdir -p bin/dev
+export CGO_ENABLED=1
+go build -tags nogui -ldflags='-s -w' -o bin/dev/ember .
+go test -c -tags nogui -ldflags='-s -w' -o bin/dev/cuda.test ./inference/backend/cuda/
+go test -c -tags nogui -ldflags='-s -w' -o bin/dev/archs.test ./inference/model/archs/
+gzip -f -9 bin/dev/ember bin/dev/cuda.test bin/dev/archs.test
+ls -la bin/dev

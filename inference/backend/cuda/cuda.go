@@ -1,0 +1,373 @@
+// Package cuda is the CUDA backend: the driver API loaded with dlopen at run time (no CUDA
+// at build time, so one binary runs with or without a GPU), kernels from the PTX that
+// kernels/cuda embeds, every op enqueued on the device's default stream.
+//
+// Tensors live in device memory. Weights are uploaded once in their GGUF layout, except
+// Q8_0 and Q6_K rows, which are repacked so that their quants are 16-byte aligned
+// (kernels/cuda/common.cuh). MatMul rounds the activation to the weight type's dot
+// partner on the GPU and takes integer (or half) dots, exactly as package ref does.
+package cuda
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"ember/inference/backend"
+	"ember/inference/quant"
+	kcuda "ember/kernels/cuda"
+)
+
+// Options configure the backend.
+type Options struct {
+	// Device is the GPU ordinal.
+	Device int
+}
+
+// Backend runs ops on one GPU. Like the device stream it feeds, it is driven by one
+// goroutine at a time.
+type Backend struct {
+	h         *ctxHandle
+	dev       Device
+	modules   []*module
+	kernels   map[string]*kernel      // by name, looked up on first use
+	live      map[uint64]int          // allocations by address: size in bytes
+	pool      map[int][]uint64        // freed allocations by size, reused by New
+	err       error                   // the first device failure, reported by Sync and ReadF32
+	last      string                  // the last kernel launched, named by asynchronous errors
+	args      []uint64                // launch parameter slots, reused
+	act       map[quant.Type]*scratch // quantized activation rows, by format
+	scratches []uint64                // every scratch buffer, freed at Close
+	closed    bool
+}
+
+var _ backend.Backend = (*Backend)(nil)
+var _ backend.SharedMatMuler = (*Backend)(nil)
+
+// New starts a backend on GPU opt.Device. The error wraps ErrNoDriver when there is no
+// driver or GPU.
+func New(opt Options) (*Backend, error) {
+	devs, err := Devices()
+	if err != nil {
+		return nil, err
+	}
+	if opt.Device < 0 || opt.Device >= len(devs) {
+		return nil, fmt.Errorf("cuda: device %d of %d", opt.Device, len(devs))
+	}
+	d := devs[opt.Device]
+	if d.Major < 7 {
+		return nil, fmt.Errorf("cuda: %s has compute capability %d.%d; the kernels need 7.0 or later", d.Name, d.Major, d.Minor)
+	}
+	h, err := retain(opt.Device)
+	if err != nil {
+		return nil, err
+	}
+	b := &Backend{h: h, dev: d, kernels: map[string]*kernel{}, live: map[uint64]int{}, pool: map[int][]uint64{},
+		act: map[quant.Type]*scratch{}}
+	for _, name := range kcuda.Modules {
+		ptx, err := kcuda.PTX(name)
+		if err != nil {
+			b.Close()
+			return nil, err
+		}
+		m, err := h.loadModule(name, ptx)
+		if err != nil {
+			b.Close()
+			return nil, err
+		}
+		b.modules = append(b.modules, m)
+	}
+	return b, nil
+}
+
+// Name implements backend.Backend.
+func (*Backend) Name() string { return "cuda" }
+
+// Device is the GPU in use.
+func (b *Backend) Device() Device { return b.dev }
+
+// tensor is device memory: rows of stride bytes from ptr. Q8_0 and Q6_K weights are
+// packed per row (packed), other types keep their GGUF block layout.
+type tensor struct {
+	typ        quant.Type
+	rows, cols int
+	stride     int    // bytes per row on the device
+	ptr        uint64 // row 0
+	size       int    // bytes allocated (0 for a view)
+	view       bool
+	freed      bool
+}
+
+func (t *tensor) Type() quant.Type { return t.typ }
+func (t *tensor) Rows() int        { return t.rows }
+func (t *tensor) Cols() int        { return t.cols }
+
+func align16(n int) int { return (n + 15) &^ 15 }
+
+// fail records the first device failure; later ops are skipped until Sync reports it.
+func (b *Backend) fail(err error) {
+	if b.err == nil && err != nil {
+		b.err = err
+	}
+}
+
+func (b *Backend) alloc(n int) (uint64, error) {
+	n = align16(max(n, 16))
+	if l := b.pool[n]; len(l) > 0 {
+		p := l[len(l)-1]
+		b.pool[n] = l[:len(l)-1]
+		b.live[p] = n
+		return p, nil
+	}
+	p, err := b.h.alloc(n)
+	if err != nil {
+		return 0, fmt.Errorf("%w (%d bytes)", err, n)
+	}
+	b.live[p] = n
+	return p, nil
+}
+
+// Weight implements backend.Backend: the bytes are copied to the device.
+func (b *Backend) Weight(typ quant.Type, rows, cols int, data []byte) (backend.Tensor, error) {
+	if !canMultiply(typ) {
+		return nil, fmt.Errorf("cuda: %v weights: %w", typ, backend.ErrUnsupported)
+	}
+	rb64, err := quant.RowBytes(typ, uint64(cols))
+	if err != nil || rows <= 0 || cols <= 0 {
+		return nil, fmt.Errorf("cuda: weight of %d x %d %v: %v", rows, cols, typ, err)
+	}
+	rb := int(rb64)
+	if len(data) != rows*rb {
+		return nil, fmt.Errorf("cuda: weight of %d x %d %v needs %d bytes, got %d", rows, cols, typ, rows*rb, len(data))
+	}
+	t := &tensor{typ: typ, rows: rows, cols: cols, stride: rb}
+	if typ == quant.Q8_0 || typ == quant.Q6_K {
+		t.stride = align16(rb)
+		data = pack(typ, rows, cols, rb, t.stride, data)
+	}
+	t.size = rows * t.stride
+	if t.ptr, err = b.alloc(t.size); err != nil {
+		return nil, fmt.Errorf("cuda: weight of %d x %d %v: %w", rows, cols, typ, err)
+	}
+	if err := b.h.htod(t.ptr, unsafe.Pointer(&data[0]), len(data)); err != nil {
+		b.Free(t)
+		return nil, fmt.Errorf("cuda: uploading a weight of %d x %d %v: %w", rows, cols, typ, err)
+	}
+	return t, nil
+}
+
+// canMultiply reports whether the kernels take weights of type typ.
+func canMultiply(typ quant.Type) bool {
+	switch typ {
+	case quant.F32, quant.F16, quant.BF16, quant.Q4_0, quant.Q4_1, quant.Q5_0, quant.Q5_1, quant.Q8_0,
+		quant.Q2_K, quant.Q3_K, quant.Q4_K, quant.Q5_K, quant.Q6_K:
+		return true
+	}
+	return false
+}
+
+// pack rewrites Q8_0 and Q6_K rows (rb bytes each in GGUF order) into the device layout
+// of kernels/cuda/common.cuh, rows of stride bytes.
+func pack(typ quant.Type, rows, cols, rb, stride int, src []byte) []byte {
+	out := make([]byte, rows*stride)
+	for r := 0; r < rows; r++ {
+		in, o := src[r*rb:(r+1)*rb], out[r*stride:(r+1)*stride]
+		switch typ {
+		case quant.Q8_0:
+			nb := cols / 32
+			for ib := 0; ib < nb; ib++ {
+				blk := in[34*ib : 34*ib+34]
+				copy(o[32*ib:], blk[2:34])
+				copy(o[32*nb+2*ib:], blk[0:2])
+			}
+		case quant.Q6_K:
+			nb := cols / 256
+			for ib := 0; ib < nb; ib++ {
+				blk := in[210*ib : 210*ib+210]
+				copy(o[128*ib:], blk[0:128])
+				copy(o[128*nb+64*ib:], blk[128:192])
+				copy(o[192*nb+16*ib:], blk[192:208])
+				copy(o[208*nb+2*ib:], blk[208:210])
+			}
+		}
+	}
+	return out
+}
+
+// New implements backend.Backend for F32, F16 and I32; the memory is zeroed.
+func (b *Backend) New(typ quant.Type, rows, cols int) (backend.Tensor, error) {
+	if rows <= 0 || cols <= 0 {
+		return nil, fmt.Errorf("cuda: new tensor of %d x %d", rows, cols)
+	}
+	t := &tensor{typ: typ, rows: rows, cols: cols}
+	switch typ {
+	case quant.F32, quant.I32:
+		t.stride = 4 * cols
+	case quant.F16:
+		t.stride = 2 * cols
+	default:
+		return nil, fmt.Errorf("cuda: new %v tensor: %w", typ, backend.ErrUnsupported)
+	}
+	t.size = rows * t.stride
+	p, err := b.alloc(t.size)
+	if err != nil {
+		return nil, fmt.Errorf("cuda: new %v tensor of %d x %d: %w", typ, rows, cols, err)
+	}
+	t.ptr = p
+	return t, nil
+}
+
+// View implements backend.Backend.
+func (b *Backend) View(bt backend.Tensor, row0, n int) backend.Tensor {
+	t := get(bt)
+	if row0 < 0 || n <= 0 || row0+n > t.rows {
+		panic(fmt.Sprintf("cuda: view of rows [%d,%d) of a %d-row tensor", row0, row0+n, t.rows))
+	}
+	return &tensor{typ: t.typ, rows: n, cols: t.cols, stride: t.stride, ptr: t.ptr + uint64(row0*t.stride), view: true}
+}
+
+// Free implements backend.Backend; the memory goes back to the backend's pool.
+func (b *Backend) Free(bt backend.Tensor) {
+	t := get(bt)
+	if t.view {
+		panic("cuda: Free of a view")
+	}
+	t.freed = true
+	if b.closed {
+		return
+	}
+	if n, ok := b.live[t.ptr]; ok {
+		delete(b.live, t.ptr)
+		b.pool[n] = append(b.pool[n], t.ptr)
+	}
+}
+
+// WriteF32 implements backend.Backend.
+func (b *Backend) WriteF32(dst backend.Tensor, src []float32) {
+	t := want(dst, quant.F32)
+	if len(src) != t.rows*t.cols {
+		panic(fmt.Sprintf("cuda: WriteF32 of %d values into %d", len(src), t.rows*t.cols))
+	}
+	b.fail(b.h.htod(t.ptr, unsafe.Pointer(&src[0]), 4*len(src)))
+}
+
+// WriteI32 implements backend.Backend.
+func (b *Backend) WriteI32(dst backend.Tensor, src []int32) {
+	t := want(dst, quant.I32)
+	if len(src) != t.rows*t.cols {
+		panic(fmt.Sprintf("cuda: WriteI32 of %d values into %d", len(src), t.rows*t.cols))
+	}
+	b.fail(b.h.htod(t.ptr, unsafe.Pointer(&src[0]), 4*len(src)))
+}
+
+// ReadF32 implements backend.Backend.
+func (b *Backend) ReadF32(ctx context.Context, src backend.Tensor, dst []float32) error {
+	t := want(src, quant.F32)
+	if len(dst) != t.rows*t.cols {
+		return fmt.Errorf("cuda: ReadF32 of %d values into %d", t.rows*t.cols, len(dst))
+	}
+	if err := b.Sync(ctx); err != nil {
+		return err
+	}
+	return b.h.dtoh(unsafe.Pointer(&dst[0]), t.ptr, 4*len(dst))
+}
+
+// Sync implements backend.Backend.
+func (b *Backend) Sync(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if b.err != nil {
+		return b.err
+	}
+	if r := b.h.sync(); r != 0 {
+		b.fail(fmt.Errorf("%w (after kernel %s)", cuErr("cuCtxSynchronize", "", r), b.last))
+		return b.err
+	}
+	return nil
+}
+
+// Close implements backend.Backend: it frees all device memory and the modules.
+func (b *Backend) Close() error {
+	if b.closed {
+		return nil
+	}
+	b.closed = true
+	var errs []error
+	if r := b.h.sync(); r != 0 {
+		errs = append(errs, cuErr("cuCtxSynchronize", "", r))
+	}
+	for p := range b.live {
+		errs = append(errs, b.h.free(p))
+	}
+	for _, l := range b.pool {
+		for _, p := range l {
+			errs = append(errs, b.h.free(p))
+		}
+	}
+	for _, p := range b.scratches {
+		errs = append(errs, b.h.free(p))
+	}
+	for _, m := range b.modules {
+		errs = append(errs, b.h.unload(m))
+	}
+	b.live, b.pool, b.modules = nil, nil, nil
+	errs = append(errs, b.h.release())
+	return errors.Join(errs...)
+}
+
+// kernel returns the named kernel from whichever module holds it.
+func (b *Backend) kernel(name string) *kernel {
+	if k, ok := b.kernels[name]; ok {
+		return k
+	}
+	var err error
+	for _, m := range b.modules {
+		var k *kernel
+		if k, err = m.function(name); err == nil {
+			b.kernels[name] = k
+			return k
+		}
+	}
+	panic(fmt.Sprintf("cuda: kernel %s is in no module: %v", name, err))
+}
+
+// launch enqueues kernel name with a grid of gx x gy blocks of bx threads.
+func (b *Backend) launch(name string, gx, gy, bx, smem int, args ...uint64) {
+	if b.err != nil {
+		return
+	}
+	k := b.kernel(name)
+	b.last = name
+	b.fail(b.h.launch(k, gx, gy, 1, bx, smem, args))
+}
+
+func get(bt backend.Tensor) *tensor {
+	t, ok := bt.(*tensor)
+	if !ok {
+		panic(fmt.Sprintf("cuda: tensor %T is not from this backend", bt))
+	}
+	if t.freed {
+		panic("cuda: use of a freed tensor")
+	}
+	return t
+}
+
+func want(bt backend.Tensor, typ quant.Type) *tensor {
+	t := get(bt)
+	if t.typ != typ {
+		panic(fmt.Sprintf("cuda: tensor is %v, want %v", t.typ, typ))
+	}
+	return t
+}
+
+// Parameter slots.
+func i64(v int) uint64     { return uint64(int64(v)) }
+func f32(v float32) uint64 { return uint64(*(*uint32)(unsafe.Pointer(&v))) }
+func ptr(t *tensor) uint64 {
+	if t == nil {
+		return 0
+	}
+	return t.ptr
+}

@@ -1,0 +1,346 @@
+package cuda
+
+/*
+#cgo linux LDFLAGS: -ldl
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+// The few CUDA driver API types we use, declared here so that nothing from CUDA is
+// needed at build time. Values and layouts are those of cuda.h (driver API v2 symbols).
+typedef int CUresult;
+typedef int CUdevice;
+typedef void *CUcontext;
+typedef void *CUmodule;
+typedef void *CUfunction;
+typedef unsigned long long CUdeviceptr;
+
+static void *em_lib;
+static CUresult (*p_cuInit)(unsigned);
+static CUresult (*p_cuDeviceGetCount)(int *);
+static CUresult (*p_cuDeviceGet)(CUdevice *, int);
+static CUresult (*p_cuDeviceGetName)(char *, int, CUdevice);
+static CUresult (*p_cuDeviceGetAttribute)(int *, int, CUdevice);
+static CUresult (*p_cuDeviceTotalMem)(size_t *, CUdevice);
+static CUresult (*p_cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+static CUresult (*p_cuDevicePrimaryCtxRelease)(CUdevice);
+static CUresult (*p_cuCtxGetCurrent)(CUcontext *);
+static CUresult (*p_cuCtxSetCurrent)(CUcontext);
+static CUresult (*p_cuCtxSynchronize)(void);
+static CUresult (*p_cuModuleLoadData)(CUmodule *, const void *);
+static CUresult (*p_cuModuleUnload)(CUmodule);
+static CUresult (*p_cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+static CUresult (*p_cuMemAlloc)(CUdeviceptr *, size_t);
+static CUresult (*p_cuMemFree)(CUdeviceptr);
+static CUresult (*p_cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
+static CUresult (*p_cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
+static CUresult (*p_cuMemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t);
+static CUresult (*p_cuMemsetD8)(CUdeviceptr, unsigned char, size_t);
+static CUresult (*p_cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                    unsigned, void *, void **, void **);
+static CUresult (*p_cuGetErrorName)(CUresult, const char **);
+
+// em_load opens libcuda.so.1 and resolves every symbol; it returns NULL or an error text.
+static const char *em_load(void) {
+	em_lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!em_lib) return dlerror();
+#define SYM(p, name) \
+	*(void **)(&p) = dlsym(em_lib, name); \
+	if (!p) return "missing symbol " name;
+	SYM(p_cuInit, "cuInit")
+	SYM(p_cuDeviceGetCount, "cuDeviceGetCount")
+	SYM(p_cuDeviceGet, "cuDeviceGet")
+	SYM(p_cuDeviceGetName, "cuDeviceGetName")
+	SYM(p_cuDeviceGetAttribute, "cuDeviceGetAttribute")
+	SYM(p_cuDeviceTotalMem, "cuDeviceTotalMem_v2")
+	SYM(p_cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain")
+	SYM(p_cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2")
+	SYM(p_cuCtxGetCurrent, "cuCtxGetCurrent")
+	SYM(p_cuCtxSetCurrent, "cuCtxSetCurrent")
+	SYM(p_cuCtxSynchronize, "cuCtxSynchronize")
+	SYM(p_cuModuleLoadData, "cuModuleLoadData")
+	SYM(p_cuModuleUnload, "cuModuleUnload")
+	SYM(p_cuModuleGetFunction, "cuModuleGetFunction")
+	SYM(p_cuMemAlloc, "cuMemAlloc_v2")
+	SYM(p_cuMemFree, "cuMemFree_v2")
+	SYM(p_cuMemcpyHtoD, "cuMemcpyHtoD_v2")
+	SYM(p_cuMemcpyDtoH, "cuMemcpyDtoH_v2")
+	SYM(p_cuMemcpyDtoD, "cuMemcpyDtoD_v2")
+	SYM(p_cuMemsetD8, "cuMemsetD8_v2")
+	SYM(p_cuLaunchKernel, "cuLaunchKernel")
+	SYM(p_cuGetErrorName, "cuGetErrorName")
+#undef SYM
+	return 0;
+}
+
+// Every call first makes ctx current on the calling OS thread (goroutines move).
+static CUresult em_ctx(CUcontext ctx) {
+	CUcontext cur = 0;
+	CUresult r = p_cuCtxGetCurrent(&cur);
+	if (r || cur == ctx) return r;
+	return p_cuCtxSetCurrent(ctx);
+}
+
+static CUresult em_init(void) { return p_cuInit(0); }
+static CUresult em_device_count(int *n) { return p_cuDeviceGetCount(n); }
+static CUresult em_device(int ord, CUdevice *d, char *name, int nlen, size_t *mem, int *major, int *minor, int *sms) {
+	CUresult r = p_cuDeviceGet(d, ord);
+	if (!r) r = p_cuDeviceGetName(name, nlen, *d);
+	if (!r) r = p_cuDeviceTotalMem(mem, *d);
+	if (!r) r = p_cuDeviceGetAttribute(major, 75, *d); // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+	if (!r) r = p_cuDeviceGetAttribute(minor, 76, *d); // ..._MINOR
+	if (!r) r = p_cuDeviceGetAttribute(sms, 16, *d);   // ..._MULTIPROCESSOR_COUNT
+	return r;
+}
+static CUresult em_ctx_retain(CUdevice d, CUcontext *ctx) { return p_cuDevicePrimaryCtxRetain(ctx, d); }
+static CUresult em_ctx_release(CUdevice d) { return p_cuDevicePrimaryCtxRelease(d); }
+static CUresult em_sync(CUcontext ctx) {
+	CUresult r = em_ctx(ctx);
+	return r ? r : p_cuCtxSynchronize();
+}
+static CUresult em_module_load(CUcontext ctx, CUmodule *m, const void *img) {
+	CUresult r = em_ctx(ctx);
+	return r ? r : p_cuModuleLoadData(m, img);
+}
+static CUresult em_module_unload(CUcontext ctx, CUmodule m) {
+	CUresult r = em_ctx(ctx);
+	return r ? r : p_cuModuleUnload(m);
+}
+static CUresult em_function(CUfunction *f, CUmodule m, const char *name) { return p_cuModuleGetFunction(f, m, name); }
+static CUresult em_alloc(CUcontext ctx, CUdeviceptr *p, size_t n) {
+	CUresult r = em_ctx(ctx);
+	if (!r) r = p_cuMemAlloc(p, n);
+	if (!r) r = p_cuMemsetD8(*p, 0, n);
+	return r;
+}
+static CUresult em_free(CUcontext ctx, CUdeviceptr p) {
+	CUresult r = em_ctx(ctx);
+	return r ? r : p_cuMemFree(p);
+}
+static CUresult em_htod(CUcontext ctx, CUdeviceptr dst, const void *src, size_t n) {
+	CUresult r = em_ctx(ctx);
+	return r ? r : p_cuMemcpyHtoD(dst, src, n);
+}
+static CUresult em_dtoh(CUcontext ctx, void *dst, CUdeviceptr src, size_t n) {
+	CUresult r = em_ctx(ctx);
+	return r ? r : p_cuMemcpyDtoH(dst, src, n);
+}
+static CUresult em_dtod(CUcontext ctx, CUdeviceptr dst, CUdeviceptr src, size_t n) {
+	CUresult r = em_ctx(ctx);
+	return r ? r : p_cuMemcpyDtoD(dst, src, n);
+}
+// em_launch launches f on the default stream; args holds n 8-byte slots, one per kernel
+// parameter (the driver reads each parameter's size from the slot's start).
+static CUresult em_launch(CUcontext ctx, CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                          unsigned smem, uint64_t *args, int n) {
+	void *ptrs[32];
+	for (int i = 0; i < n && i < 32; i++) ptrs[i] = &args[i];
+	CUresult r = em_ctx(ctx);
+	return r ? r : p_cuLaunchKernel(f, gx, gy, gz, bx, 1, 1, smem, 0, ptrs, 0);
+}
+static const char *em_error_name(CUresult r) {
+	const char *s = 0;
+	if (p_cuGetErrorName(r, &s) || !s) return "CUDA_ERROR_UNKNOWN";
+	return s;
+}
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"unsafe"
+)
+
+// ErrNoDriver is returned (wrapped) when libcuda.so.1 cannot be loaded or no GPU is present.
+var ErrNoDriver = errors.New("cuda: no CUDA driver or GPU")
+
+// driver is the process-wide libcuda handle, loaded once.
+var driver struct {
+	once sync.Once
+	err  error
+}
+
+// loadDriver dlopens libcuda.so.1 and calls cuInit, once per process.
+func loadDriver() error {
+	driver.once.Do(func() {
+		if msg := C.em_load(); msg != nil {
+			driver.err = fmt.Errorf("%w: dlopen libcuda.so.1: %s", ErrNoDriver, C.GoString(msg))
+			return
+		}
+		if r := C.em_init(); r != 0 {
+			driver.err = fmt.Errorf("%w: %v", ErrNoDriver, cuErr("cuInit", "", r))
+		}
+	})
+	return driver.err
+}
+
+// cuErr names the failing call (and the kernel, when there is one) and the CUDA error.
+func cuErr(call, kernel string, r C.CUresult) error {
+	name := C.GoString(C.em_error_name(r))
+	if kernel != "" {
+		return fmt.Errorf("cuda: %s(%s): %s (%d)", call, kernel, name, int(r))
+	}
+	return fmt.Errorf("cuda: %s: %s (%d)", call, name, int(r))
+}
+
+// Device describes a GPU.
+type Device struct {
+	Ordinal      int
+	Name         string
+	Memory       uint64 // bytes
+	Major, Minor int    // compute capability
+	SMs          int
+}
+
+// Devices lists the GPUs the driver sees; the error wraps ErrNoDriver when the driver
+// cannot be loaded or sees none.
+func Devices() ([]Device, error) {
+	if err := loadDriver(); err != nil {
+		return nil, err
+	}
+	var n C.int
+	if r := C.em_device_count(&n); r != 0 {
+		return nil, fmt.Errorf("%w: %v", ErrNoDriver, cuErr("cuDeviceGetCount", "", r))
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("%w: the driver sees no GPU", ErrNoDriver)
+	}
+	out := make([]Device, 0, int(n))
+	for i := 0; i < int(n); i++ {
+		var (
+			d                 C.CUdevice
+			name              [256]C.char
+			mem               C.size_t
+			major, minor, sms C.int
+		)
+		if r := C.em_device(C.int(i), &d, &name[0], 256, &mem, &major, &minor, &sms); r != 0 {
+			return nil, cuErr("cuDeviceGet", "", r)
+		}
+		out = append(out, Device{Ordinal: i, Name: C.GoString(&name[0]), Memory: uint64(mem),
+			Major: int(major), Minor: int(minor), SMs: int(sms)})
+	}
+	return out, nil
+}
+
+// Available reports whether the driver loads and sees a GPU.
+func Available() bool {
+	d, err := Devices()
+	return err == nil && len(d) > 0
+}
+
+// ctxHandle is a retained primary context of one device.
+type ctxHandle struct {
+	dev C.CUdevice
+	ctx C.CUcontext
+}
+
+func retain(ordinal int) (*ctxHandle, error) {
+	var d C.CUdevice
+	var name [8]C.char
+	var mem C.size_t
+	var a, b, c C.int
+	if r := C.em_device(C.int(ordinal), &d, &name[0], 8, &mem, &a, &b, &c); r != 0 {
+		return nil, cuErr("cuDeviceGet", "", r)
+	}
+	h := &ctxHandle{dev: d}
+	if r := C.em_ctx_retain(d, &h.ctx); r != 0 {
+		return nil, cuErr("cuDevicePrimaryCtxRetain", "", r)
+	}
+	return h, nil
+}
+
+func (h *ctxHandle) release() error {
+	if r := C.em_ctx_release(h.dev); r != 0 {
+		return cuErr("cuDevicePrimaryCtxRelease", "", r)
+	}
+	return nil
+}
+
+func (h *ctxHandle) sync() C.CUresult { return C.em_sync(h.ctx) }
+
+func (h *ctxHandle) alloc(n int) (uint64, error) {
+	var p C.CUdeviceptr
+	if r := C.em_alloc(h.ctx, &p, C.size_t(n)); r != 0 {
+		return 0, cuErr("cuMemAlloc", "", r)
+	}
+	return uint64(p), nil
+}
+
+func (h *ctxHandle) free(p uint64) error {
+	if r := C.em_free(h.ctx, C.CUdeviceptr(p)); r != 0 {
+		return cuErr("cuMemFree", "", r)
+	}
+	return nil
+}
+
+func (h *ctxHandle) htod(dst uint64, src unsafe.Pointer, n int) error {
+	if r := C.em_htod(h.ctx, C.CUdeviceptr(dst), src, C.size_t(n)); r != 0 {
+		return cuErr("cuMemcpyHtoD", "", r)
+	}
+	return nil
+}
+
+func (h *ctxHandle) dtoh(dst unsafe.Pointer, src uint64, n int) error {
+	if r := C.em_dtoh(h.ctx, dst, C.CUdeviceptr(src), C.size_t(n)); r != 0 {
+		return cuErr("cuMemcpyDtoH", "", r)
+	}
+	return nil
+}
+
+func (h *ctxHandle) dtod(dst, src uint64, n int) error {
+	if r := C.em_dtod(h.ctx, C.CUdeviceptr(dst), C.CUdeviceptr(src), C.size_t(n)); r != 0 {
+		return cuErr("cuMemcpyDtoD", "", r)
+	}
+	return nil
+}
+
+// module is a loaded PTX module and its kernels by name.
+type module struct {
+	name string
+	mod  C.CUmodule
+}
+
+func (h *ctxHandle) loadModule(name string, ptx []byte) (*module, error) {
+	m := &module{name: name}
+	if r := C.em_module_load(h.ctx, &m.mod, unsafe.Pointer(&ptx[0])); r != 0 {
+		return nil, cuErr("cuModuleLoadData", name+".ptx", r)
+	}
+	return m, nil
+}
+
+func (h *ctxHandle) unload(m *module) error {
+	if r := C.em_module_unload(h.ctx, m.mod); r != 0 {
+		return cuErr("cuModuleUnload", m.name+".ptx", r)
+	}
+	return nil
+}
+
+// kernel is one __global__ function.
+type kernel struct {
+	name string
+	fn   C.CUfunction
+}
+
+func (m *module) function(name string) (*kernel, error) {
+	cs := C.CString(name)
+	defer C.free(unsafe.Pointer(cs))
+	k := &kernel{name: name}
+	if r := C.em_function(&k.fn, m.mod, cs); r != 0 {
+		return nil, cuErr("cuModuleGetFunction", name, r)
+	}
+	return k, nil
+}
+
+// launch enqueues k on the default stream with one 8-byte slot per parameter.
+func (h *ctxHandle) launch(k *kernel, gx, gy, gz, bx, smem int, args []uint64) error {
+	if gx <= 0 || gy <= 0 || gz <= 0 {
+		return nil // nothing to do
+	}
+	if r := C.em_launch(h.ctx, k.fn, C.uint(gx), C.uint(gy), C.uint(gz), C.uint(bx), C.uint(smem),
+		(*C.uint64_t)(unsafe.Pointer(&args[0])), C.int(len(args))); r != 0 {
+		return cuErr("cuLaunchKernel", k.name, r)
+	}
+	return nil
+}

@@ -1,0 +1,166 @@
+package cuda
+
+import (
+	"fmt"
+
+	"ember/inference/backend"
+	"ember/inference/quant"
+)
+
+// partner is the activation format a weight type's dots take: its dot partner, except
+// that F32 weights read a copy of x (so that dst may alias x).
+func partner(w quant.Type) quant.Type {
+	vt, _ := w.VecDotType()
+	return vt
+}
+
+// actStride is the bytes of one quantized activation row of k elements of type vt
+// (kernels/cuda/common.cuh).
+func actStride(vt quant.Type, k int) int {
+	switch vt {
+	case quant.F16, quant.BF16:
+		return align16(2 * k)
+	case quant.Q8_0:
+		return align16(k + 4*(k/32))
+	case quant.Q8_1:
+		return align16(k + 8*(k/32))
+	case quant.Q8_K:
+		return align16(k + 4*(k/256) + 4*(k/16))
+	}
+	return align16(4 * k)
+}
+
+// scratch is a device buffer for quantized activations, grown as needed.
+type scratch struct {
+	ptr  uint64
+	size int
+}
+
+func (b *Backend) scratchFor(s *scratch, n int) uint64 {
+	if s.size >= n {
+		return s.ptr
+	}
+	// A buffer outgrown stays allocated until Close: ops still queued may read it.
+	n = align16(max(n, 2*s.size))
+	p, err := b.h.alloc(n)
+	if err != nil {
+		b.fail(fmt.Errorf("cuda: activation scratch of %d bytes: %w", n, err))
+		return 0
+	}
+	b.scratches = append(b.scratches, p)
+	s.ptr, s.size = p, n
+	return p
+}
+
+// quantize rounds the rows of x to vt into a scratch buffer and returns it and its row
+// stride.
+func (b *Backend) quantize(x *tensor, vt quant.Type) (uint64, int) {
+	k, n := x.cols, x.rows
+	stride := actStride(vt, k)
+	s := b.act[vt]
+	if s == nil {
+		s = &scratch{}
+		b.act[vt] = s
+	}
+	out := b.scratchFor(s, n*stride)
+	if out == 0 {
+		return 0, 0
+	}
+	switch vt {
+	case quant.Q8_0, quant.Q8_1:
+		s1 := 0
+		if vt == quant.Q8_1 {
+			s1 = 1
+		}
+		b.launch("quant_q8", (k/32+7)/8, n, 256, 0, out, i64(stride), ptr(x), i64(k), i64(s1))
+	case quant.Q8_K:
+		b.launch("quant_q8_k", k/256, n, 256, 0, out, i64(stride), ptr(x), i64(k))
+	case quant.F16, quant.BF16:
+		bf := 0
+		if vt == quant.BF16 {
+			bf = 1
+		}
+		b.launch("quant_half", blocks(k), n, 256, 0, out, i64(stride), ptr(x), i64(k), i64(bf))
+	default:
+		b.launch("quant_f32", blocks(k), n, 256, 0, out, i64(stride), ptr(x), i64(k))
+	}
+	return out, stride
+}
+
+func checkMatMul(d, w, x *tensor) {
+	if x.cols != w.cols || d.rows != x.rows || d.cols != w.rows {
+		panic(fmt.Sprintf("cuda: MatMul: w %dx%d, x %dx%d, dst %dx%d", w.rows, w.cols, x.rows, x.cols, d.rows, d.cols))
+	}
+	if _, ok := suffix[w.typ]; !ok {
+		panic(fmt.Sprintf("cuda: MatMul: no kernel for %v weights", w.typ))
+	}
+}
+
+// mmv runs the dot kernel of w's type over n quantized activation rows.
+func (b *Backend) mmv(d, w *tensor, xq uint64, xstride, n int) {
+	if xq == 0 {
+		return
+	}
+	nx := 8
+	switch {
+	case n <= 1:
+		nx = 1
+	case n <= 2:
+		nx = 2
+	case n <= 4:
+		nx = 4
+	}
+	name := fmt.Sprintf("mmv_%s_%d", suffix[w.typ], nx)
+	b.launch(name, (w.rows+3)/4, (n+nx-1)/nx, 128, 0, ptr(w), i64(w.stride), xq, i64(xstride),
+		ptr(d), i64(d.cols), i64(w.rows), i64(w.cols), i64(n))
+}
+
+// MatMul implements backend.Ops.
+func (b *Backend) MatMul(dst, w, x backend.Tensor) {
+	d, wt, xt := want(dst, quant.F32), get(w), want(x, quant.F32)
+	checkMatMul(d, wt, xt)
+	xq, stride := b.quantize(xt, partner(wt.typ))
+	b.mmv(d, wt, xq, stride, xt.rows)
+}
+
+// MatMulShared implements backend.SharedMatMuler: x is rounded once per dot partner,
+// before any projection writes its output (which may alias x).
+func (b *Backend) MatMulShared(x backend.Tensor, projs []backend.Proj) {
+	xt := want(x, quant.F32)
+	type q struct {
+		ptr    uint64
+		stride int
+	}
+	var done [4]struct {
+		vt quant.Type
+		q
+	}
+	nd := 0
+	find := func(vt quant.Type) (q, bool) {
+		for _, e := range done[:nd] {
+			if e.vt == vt {
+				return e.q, true
+			}
+		}
+		return q{}, false
+	}
+	for _, p := range projs {
+		d, wt := want(p.Dst, quant.F32), get(p.W)
+		checkMatMul(d, wt, xt)
+		vt := partner(wt.typ)
+		if _, ok := find(vt); ok {
+			continue
+		}
+		if nd == len(done) {
+			panic("cuda: MatMulShared: more than 4 activation formats")
+		}
+		xq, stride := b.quantize(xt, vt)
+		done[nd].vt, done[nd].q = vt, q{xq, stride}
+		nd++
+	}
+	for _, p := range projs {
+		d, wt := get(p.Dst), get(p.W)
+		e, _ := find(partner(wt.typ))
+		b.mmv(d, wt, e.ptr, e.stride, xt.rows)
+	}
+}

@@ -1,0 +1,182 @@
+package cuda
+
+import (
+	"fmt"
+	"math"
+
+	"ember/inference/backend"
+	"ember/inference/quant"
+)
+
+// suffix names a weight type in the kernel names of kernels/cuda.
+var suffix = map[quant.Type]string{
+	quant.F32: "f32", quant.F16: "f16", quant.BF16: "bf16", quant.Q4_0: "q4_0", quant.Q4_1: "q4_1",
+	quant.Q5_0: "q5_0", quant.Q5_1: "q5_1", quant.Q8_0: "q8_0", quant.Q2_K: "q2_k", quant.Q3_K: "q3_k",
+	quant.Q4_K: "q4_k", quant.Q5_K: "q5_k", quant.Q6_K: "q6_k",
+}
+
+// blocks is the grid size for n elements, 256 threads a block, at most 4096 blocks
+// (the kernels loop).
+func blocks(n int) int { return max(1, min((n+255)/256, 4096)) }
+
+// ids checks an I32 tensor of n entries (one row or one column).
+func ids(bt backend.Tensor, n int, op string) *tensor {
+	t := want(bt, quant.I32)
+	if t.rows*t.cols != n {
+		panic(fmt.Sprintf("cuda: %s: %d ids for %d rows", op, t.rows*t.cols, n))
+	}
+	return t
+}
+
+func sameShape(a, b *tensor, op string) {
+	if a.rows != b.rows || a.cols != b.cols {
+		panic(fmt.Sprintf("cuda: %s: shapes %dx%d and %dx%d differ", op, a.rows, a.cols, b.rows, b.cols))
+	}
+}
+
+// GetRows implements backend.Ops.
+func (b *Backend) GetRows(dst, table, idt backend.Tensor) {
+	d, tb := want(dst, quant.F32), get(table)
+	if d.cols != tb.cols {
+		panic(fmt.Sprintf("cuda: GetRows: %d columns from a %d-column table", d.cols, tb.cols))
+	}
+	s, ok := suffix[tb.typ]
+	if !ok {
+		panic(fmt.Sprintf("cuda: GetRows from %v", tb.typ))
+	}
+	it := ids(idt, d.rows, "GetRows")
+	nb := tb.cols / max(1, tb.typ.BlockSize())
+	b.launch("get_rows_"+s, blocks(d.cols), d.rows, 256, 0, ptr(d), ptr(tb), i64(tb.stride), ptr(it), i64(d.cols), i64(nb))
+}
+
+// RMSNorm implements backend.Ops.
+func (b *Backend) RMSNorm(dst, x, w backend.Tensor, eps float32) {
+	d, xt, wt := want(dst, quant.F32), want(x, quant.F32), want(w, quant.F32)
+	sameShape(d, xt, "RMSNorm")
+	if wt.rows != 1 || wt.cols != xt.cols {
+		panic("cuda: RMSNorm: weight is not one row of the input's width")
+	}
+	b.launch("rms_norm", xt.rows, 1, 256, 0, ptr(d), ptr(xt), ptr(wt), i64(xt.cols), f32(eps))
+}
+
+func (b *Backend) binary(name string, dst, a, bb backend.Tensor) {
+	d, at, bt := want(dst, quant.F32), want(a, quant.F32), want(bb, quant.F32)
+	sameShape(d, at, name)
+	if bt.cols != at.cols || (bt.rows != at.rows && bt.rows != 1) {
+		panic(fmt.Sprintf("cuda: %s: %dx%d with %dx%d", name, at.rows, at.cols, bt.rows, bt.cols))
+	}
+	n := at.rows * at.cols
+	b.launch(name, blocks(n), 1, 256, 0, ptr(d), ptr(at), ptr(bt), i64(n), i64(bt.rows*bt.cols))
+}
+
+// Add implements backend.Ops.
+func (b *Backend) Add(dst, a, bb backend.Tensor) { b.binary("add_f32", dst, a, bb) }
+
+// Mul implements backend.Ops.
+func (b *Backend) Mul(dst, a, bb backend.Tensor) { b.binary("mul_f32", dst, a, bb) }
+
+// SwiGLU implements backend.Ops.
+func (b *Backend) SwiGLU(dst, gate, up backend.Tensor) {
+	d, g, u := want(dst, quant.F32), want(gate, quant.F32), want(up, quant.F32)
+	sameShape(d, g, "SwiGLU")
+	sameShape(d, u, "SwiGLU")
+	n := d.rows * d.cols
+	b.launch("swiglu_f32", blocks(n), 1, 256, 0, ptr(d), ptr(g), ptr(u), i64(n))
+}
+
+// yarnCorrDims is backend's (llama.cpp's ggml_rope_yarn_corr_dims), for the kernel.
+func yarnCorrDims(nDims, origCtx int, base, betaFast, betaSlow float32) (lo, hi float32) {
+	corr := func(beta float32) float64 {
+		return float64(nDims) * math.Log(float64(origCtx)/(float64(beta)*2*math.Pi)) / (2 * math.Log(float64(base)))
+	}
+	lo = float32(math.Max(0, math.Floor(corr(betaFast))))
+	hi = float32(math.Min(float64(nDims-1), math.Ceil(corr(betaSlow))))
+	return lo, hi
+}
+
+// RoPE implements backend.Ops. The kernel computes the angles as backend.RoPEAngles.
+func (b *Backend) RoPE(x, pos backend.Tensor, r backend.RoPE) {
+	xt := want(x, quant.F32)
+	if r.HeadDim <= 0 || r.Dims <= 0 || r.Dims%2 != 0 || r.Dims > r.HeadDim || xt.cols%r.HeadDim != 0 {
+		panic(fmt.Sprintf("cuda: RoPE: dims %d, head dim %d, width %d", r.Dims, r.HeadDim, xt.cols))
+	}
+	pt := ids(pos, xt.rows, "RoPE")
+	var factors *tensor
+	if r.Factors != nil {
+		factors = want(r.Factors, quant.F32)
+		if factors.rows*factors.cols != r.Dims/2 {
+			panic(fmt.Sprintf("cuda: RoPE: %d frequency factors for %d dims", factors.rows*factors.cols, r.Dims))
+		}
+	}
+	freqScale, mscale := r.FreqScale, r.AttnFactor
+	if freqScale == 0 {
+		freqScale = 1
+	}
+	if mscale == 0 {
+		mscale = 1
+	}
+	var lo, hi float32
+	if r.ExtFactor != 0 {
+		lo, hi = yarnCorrDims(r.Dims, r.OrigCtx, r.Base, r.BetaFast, r.BetaSlow)
+		mscale *= 1 + 0.1*float32(math.Log(float64(1/freqScale)))
+	}
+	thetaScale := float32(math.Pow(float64(r.Base), -2/float64(r.Dims)))
+	neox := 0
+	if r.Style == backend.RoPENeoX {
+		neox = 1
+	}
+	b.launch("rope_f32", xt.rows, 1, 128, 4*r.Dims, ptr(xt), ptr(pt), i64(xt.cols), i64(r.HeadDim), i64(r.Dims),
+		i64(neox), f32(thetaScale), f32(freqScale), ptr(factors), f32(r.ExtFactor), f32(lo), f32(hi), f32(mscale))
+}
+
+// SetRows implements backend.Ops.
+func (b *Backend) SetRows(dst, src, rows backend.Tensor) {
+	d, s := get(dst), want(src, quant.F32)
+	if d.cols != s.cols {
+		panic(fmt.Sprintf("cuda: SetRows: %d columns into %d", s.cols, d.cols))
+	}
+	f16 := 0
+	switch d.typ {
+	case quant.F32:
+	case quant.F16:
+		f16 = 1
+	default:
+		panic(fmt.Sprintf("cuda: SetRows into %v", d.typ))
+	}
+	rt := ids(rows, s.rows, "SetRows")
+	b.launch("set_rows", blocks(s.cols), s.rows, 256, 0, ptr(d), i64(f16), ptr(s), ptr(rt), i64(s.cols))
+}
+
+// maxHead is the widest head the attention kernel takes (MAX_HEAD in attention.cu).
+const maxHead = 256
+
+// Attention implements backend.Ops. Positions are not checked against the cache on the
+// host (they live on the device); the model keeps them inside its cache.
+func (b *Backend) Attention(dst, q, k, v, pos backend.Tensor, p backend.Attention) {
+	d, qt := want(dst, quant.F32), want(q, quant.F32)
+	kt, vt := want(k, quant.F16), want(v, quant.F16)
+	if p.NKVHead <= 0 || p.NHead%p.NKVHead != 0 || qt.cols != p.NHead*p.HeadDim ||
+		kt.cols != p.NKVHead*p.HeadDim || vt.cols != p.NKVHead*p.VHeadDim ||
+		d.cols != p.NHead*p.VHeadDim || d.rows != qt.rows || kt.rows != vt.rows ||
+		p.HeadDim > maxHead || p.VHeadDim > maxHead {
+		panic(fmt.Sprintf("cuda: Attention: shapes q %dx%d k %dx%d v %dx%d dst %dx%d for %+v",
+			qt.rows, qt.cols, kt.rows, kt.cols, vt.rows, vt.cols, d.rows, d.cols, p))
+	}
+	if d.ptr < qt.ptr+uint64(qt.rows*qt.stride) && qt.ptr < d.ptr+uint64(d.rows*d.stride) {
+		panic("cuda: Attention: dst must not alias q")
+	}
+	pt := ids(pos, qt.rows, "Attention")
+	var table, seq *tensor
+	tcols, bs := 0, 1
+	if p.Table != nil {
+		table = want(p.Table, quant.I32)
+		seq = ids(p.Seq, qt.rows, "Attention")
+		tcols, bs = table.cols, p.BlockSize
+		if bs <= 0 {
+			panic(fmt.Sprintf("cuda: Attention: block size %d", bs))
+		}
+	}
+	b.launch("attention_f16", qt.rows, p.NHead, 128, 0, ptr(d), i64(d.cols), ptr(qt), i64(qt.cols),
+		ptr(kt), i64(kt.cols), ptr(vt), i64(vt.cols), ptr(pt), i64(p.NHead), i64(p.NKVHead),
+		i64(p.HeadDim), i64(p.VHeadDim), f32(p.Scale), ptr(table), i64(tcols), ptr(seq), i64(bs))
+}

@@ -1,0 +1,172 @@
+// common.cuh: helpers shared by the Ember CUDA kernels. Every float operation here is
+// written to round exactly as the Go reference (inference/quant, inference/backend/ref)
+// does; the kernels are compiled with -fmad=false so that no multiply-add is fused.
+#pragma once
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+typedef long long i64;
+
+// ggml type ids (inference/quant.Type).
+#define T_F32 0
+#define T_F16 1
+#define T_Q4_0 2
+#define T_Q4_1 3
+#define T_Q5_0 6
+#define T_Q5_1 7
+#define T_Q8_0 8
+#define T_Q2_K 10
+#define T_Q3_K 11
+#define T_Q4_K 12
+#define T_Q5_K 13
+#define T_Q6_K 14
+#define T_BF16 30
+
+__device__ __forceinline__ float h2f(uint16_t h) { return __half2float(__ushort_as_half(h)); }
+// f2h rounds to the nearest half, ties to even (quant.FP32ToFP16).
+__device__ __forceinline__ uint16_t f2h(float f) { return __half_as_ushort(__float2half_rn(f)); }
+__device__ __forceinline__ float bf2f(uint16_t h) { return __uint_as_float((uint32_t)h << 16); }
+// f2bf is quant.FP32ToBF16.
+__device__ __forceinline__ uint16_t f2bf(float f) {
+    uint32_t u = __float_as_uint(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40);
+    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+// ld16 reads an aligned little-endian half at p (p must be 2-byte aligned).
+__device__ __forceinline__ float ldh(const uint8_t* p) { return h2f(*(const uint16_t*)p); }
+
+// getScaleMinK4 of inference/quant: the 6-bit scale and min of sub-block j of a
+// Q4_K/Q5_K block's 12 scale bytes.
+__device__ __forceinline__ void scale_min_k4(int j, const uint8_t* q, int* sc, int* m) {
+    if (j < 4) {
+        *sc = q[j] & 63;
+        *m = q[j + 4] & 63;
+    } else {
+        *sc = (q[j + 4] & 0x0f) | ((q[j - 4] >> 6) << 4);
+        *m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+    }
+}
+
+// q3 scale j of a Q3_K block (12 scale bytes), with the +32 offset removed.
+__device__ __forceinline__ int q3_scale(int j, const uint8_t* s) {
+    int low = j < 8 ? (s[j] & 0x0f) : (s[j - 8] >> 4);
+    int high = (s[8 + (j % 4)] >> (2 * (j / 4))) & 3;
+    return (int)(int8_t)(uint8_t)(low | (high << 4)) - 32;
+}
+
+__device__ __forceinline__ int q2_at(const uint8_t* qs, int i) {
+    int h = i / 128, s = (i % 128) / 32, l = i % 32;
+    return (qs[32 * h + l] >> (2 * s)) & 3;
+}
+
+__device__ __forceinline__ int q3_at(const uint8_t* hmask, const uint8_t* qs, int i) {
+    int q = q2_at(qs, i);
+    if ((hmask[i % 32] & (1 << (i / 32))) == 0) q -= 4;
+    return q;
+}
+
+__device__ __forceinline__ int q4k_at(const uint8_t* qs, int i) {
+    int c = i / 64, hi = (i / 32) % 2, l = i % 32;
+    return (qs[32 * c + l] >> (4 * hi)) & 0x0f;
+}
+
+__device__ __forceinline__ int q5k_at(const uint8_t* qh, const uint8_t* qs, int i) {
+    int q = q4k_at(qs, i);
+    if (qh[i % 32] & (1 << (i / 32))) q += 16;
+    return q;
+}
+
+__device__ __forceinline__ int q6_at(const uint8_t* ql, const uint8_t* qh, int i) {
+    int h = i / 128, s = (i % 128) / 32, l = i % 32;
+    int lo = (ql[64 * h + 32 * (s % 2) + l] >> (4 * (s / 2))) & 0x0f;
+    int hi = (qh[32 * h + l] >> (2 * s)) & 3;
+    return lo | (hi << 4);
+}
+
+// Layouts on the device. Weights keep their GGUF block layout, except Q8_0 and Q6_K,
+// which are repacked per row (same bytes, rows padded to 16) so that the quants are
+// 16-byte aligned:
+//   Q8_0 row of nb blocks: qs[32*nb] | d f16[nb]
+//   Q6_K row of nb blocks: ql[128*nb] | qh[64*nb] | scales int8[16*nb] | d f16[nb]
+//
+// Quantized activation rows (the dot partners), each row 16-byte aligned:
+//   Q8_0: qs int8[K] | d f32[K/32] (the f16-rounded scale)
+//   Q8_1: qs int8[K] | d f32[K/32] | s f32[K/32] (both f16-rounded)
+//   Q8_K: qs int8[K] | d f32[K/256] | bsums i32[K/16]
+//   F16/BF16: 2-byte values; F32: a copy of x.
+
+// deq returns element j of a row of type T with nb blocks (GetRows), rounding exactly
+// as quant.Dequantize.
+template <int T>
+__device__ __forceinline__ float deq(const uint8_t* row, int j, int nb) {
+    if (T == T_F32) return ((const float*)row)[j];
+    if (T == T_F16) return h2f(((const uint16_t*)row)[j]);
+    if (T == T_BF16) return bf2f(((const uint16_t*)row)[j]);
+    if (T == T_Q8_0) {
+        return (float)(int)(int8_t)row[j] * ldh(row + 32 * nb + 2 * (j / 32));
+    }
+    if (T == T_Q6_K) {
+        int ib = j / 256, p = j % 256;
+        int q = q6_at(row + 128 * ib, row + 128 * nb + 64 * ib, p) - 32;
+        float d = ldh(row + 208 * nb + 2 * ib);
+        float sc = (float)(int)(int8_t)row[192 * nb + 16 * ib + p / 16];
+        return d * sc * (float)q;
+    }
+    if (T == T_Q4_0 || T == T_Q4_1 || T == T_Q5_0 || T == T_Q5_1) {
+        const int bsz = T == T_Q4_0 ? 18 : T == T_Q4_1 ? 20 : T == T_Q5_0 ? 22 : 24;
+        int ib = j / 32, e = j % 32;
+        const uint8_t* b = row + bsz * ib;
+        float d = ldh(b);
+        const uint8_t* qs = b + (T == T_Q4_0 ? 2 : T == T_Q4_1 ? 4 : T == T_Q5_0 ? 6 : 8);
+        int q = e < 16 ? (qs[e] & 0x0f) : (qs[e - 16] >> 4);
+        if (T == T_Q5_0 || T == T_Q5_1) {
+            const uint8_t* h = b + (T == T_Q5_0 ? 2 : 4);
+            uint32_t qh = (uint32_t)h[0] | ((uint32_t)h[1] << 8) | ((uint32_t)h[2] << 16) | ((uint32_t)h[3] << 24);
+            q |= ((qh >> e) & 1) << 4;
+        }
+        if (T == T_Q4_0) return (float)(q - 8) * d;
+        if (T == T_Q5_0) return (float)(q - 16) * d;
+        float m = ldh(b + 2);
+        return (float)q * d + m;
+    }
+    int ib = j / 256, p = j % 256;
+    if (T == T_Q2_K) {
+        const uint8_t* b = row + 84 * ib;
+        int sc = b[p / 16];
+        float dl = ldh(b + 80) * (float)(sc & 0x0f);
+        float ml = ldh(b + 82) * (float)(sc >> 4);
+        return dl * (float)q2_at(b + 16, p) - ml;
+    }
+    if (T == T_Q3_K) {
+        const uint8_t* b = row + 110 * ib;
+        float dl = ldh(b + 108) * (float)q3_scale(p / 16, b + 96);
+        return dl * (float)q3_at(b, b + 32, p);
+    }
+    if (T == T_Q4_K || T == T_Q5_K) {
+        const uint8_t* b = row + (T == T_Q4_K ? 144 : 176) * ib;
+        int sc, m;
+        scale_min_k4(p / 32, b + 4, &sc, &m);
+        float d1 = ldh(b) * (float)sc;
+        float m1 = ldh(b + 2) * (float)m;
+        int q = T == T_Q4_K ? q4k_at(b + 16, p) : q5k_at(b + 16, b + 48, p);
+        return d1 * (float)q - m1;
+    }
+    return __int_as_float(0x7fc00000);
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+__device__ __forceinline__ double warp_sumd(double v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+__device__ __forceinline__ int warp_sumi(int v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+__device__ __forceinline__ float warp_max(float v) {
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}

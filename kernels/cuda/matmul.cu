@@ -1,0 +1,312 @@
+// matmul.cu: dst[i, r] = dot(w[r, :], xq[i, :]) with xq the activation rows already
+// quantized to w's dot partner (common.cuh layouts). Integer sums are exact and each
+// block's float formula is the one of quant.Dot; only the order of the float sum over
+// blocks differs from the reference.
+//
+// Grid: (ceil(M / 4), ceil(n / NX)); 128 threads, one warp per weight row, NX activation
+// rows per warp so that each weight byte is read once per NX rows.
+#include "common.cuh"
+
+#define MMV_ARGS const uint8_t *W, i64 wstride, const uint8_t *X, i64 xstride, float *D, i64 dstride, int M, int K, int nx
+
+// ---- generic: one lane per weight block, byte loads; any layout in GGUF form ----
+
+template <int T>
+__device__ __forceinline__ float block_dot(const uint8_t* w, int ib, const uint8_t* x, int K) {
+    const int8_t* xq = (const int8_t*)x;
+    if (T == T_Q4_0 || T == T_Q5_0) {
+        const uint8_t* b = w + (T == T_Q4_0 ? 18 : 22) * ib;
+        const uint8_t* qs = b + (T == T_Q4_0 ? 2 : 6);
+        uint32_t qh = 0;
+        if (T == T_Q5_0) qh = (uint32_t)b[2] | ((uint32_t)b[3] << 8) | ((uint32_t)b[4] << 16) | ((uint32_t)b[5] << 24);
+        const int8_t* xb = xq + 32 * ib;
+        int sumi = 0;
+        for (int j = 0; j < 16; j++) {
+            int v0 = qs[j] & 0x0f, v1 = qs[j] >> 4;
+            if (T == T_Q5_0) { v0 |= ((qh >> j) & 1) << 4; v1 |= ((qh >> (j + 16)) & 1) << 4; v0 -= 16; v1 -= 16; }
+            else { v0 -= 8; v1 -= 8; }
+            sumi += v0 * xb[j] + v1 * xb[j + 16];
+        }
+        float dw = ldh(b), dx = ((const float*)(x + K))[ib];
+        if (T == T_Q4_0) return (float)sumi * dw * dx;
+        return dw * dx * (float)sumi;
+    }
+    if (T == T_Q4_1 || T == T_Q5_1) {
+        const uint8_t* b = w + (T == T_Q4_1 ? 20 : 24) * ib;
+        const uint8_t* qs = b + (T == T_Q4_1 ? 4 : 8);
+        uint32_t qh = 0;
+        if (T == T_Q5_1) qh = (uint32_t)b[4] | ((uint32_t)b[5] << 8) | ((uint32_t)b[6] << 16) | ((uint32_t)b[7] << 24);
+        const int8_t* xb = xq + 32 * ib;
+        int sumi = 0;
+        for (int j = 0; j < 16; j++) {
+            int v0 = qs[j] & 0x0f, v1 = qs[j] >> 4;
+            if (T == T_Q5_1) { v0 |= ((qh >> j) & 1) << 4; v1 |= ((qh >> (j + 16)) & 1) << 4; }
+            sumi += v0 * xb[j] + v1 * xb[j + 16];
+        }
+        const float* ds = (const float*)(x + K);
+        float dd = ldh(b) * ds[ib];
+        return dd * (float)sumi + ldh(b + 2) * ds[K / 32 + ib];
+    }
+    const int nb = K / 256;
+    const int8_t* xb = xq + 256 * ib;
+    float yd = ((const float*)(x + K))[ib];
+    const int* bsums = (const int*)(x + K + 4 * nb) + 16 * ib;
+    if (T == T_Q2_K) {
+        const uint8_t* b = w + 84 * ib;
+        int summs = 0;
+        for (int j = 0; j < 16; j++) summs += bsums[j] * (b[j] >> 4);
+        float dall = yd * ldh(b + 80), dmin = yd * ldh(b + 82);
+        int isum = 0;
+        for (int g = 0; g < 16; g++) {
+            int isuml = 0;
+            for (int i = 16 * g; i < 16 * g + 16; i++) isuml += xb[i] * q2_at(b + 16, i);
+            isum += (b[g] & 0x0f) * isuml;
+        }
+        return dall * (float)isum - dmin * (float)summs;
+    }
+    if (T == T_Q3_K) {
+        const uint8_t* b = w + 110 * ib;
+        int total = 0;
+        for (int g = 0; g < 16; g++) {
+            int s = 0;
+            for (int i = 16 * g; i < 16 * g + 16; i++) s += xb[i] * q3_at(b, b + 32, i);
+            total += q3_scale(g, b + 96) * s;
+        }
+        return ldh(b + 108) * yd * (float)total;
+    }
+    if (T == T_Q5_K) {
+        const uint8_t* b = w + 176 * ib;
+        int total = 0, mins = 0;
+        for (int g = 0; g < 8; g++) {
+            int sc, m, s = 0;
+            scale_min_k4(g, b + 4, &sc, &m);
+            for (int i = 32 * g; i < 32 * g + 32; i++) s += xb[i] * q5k_at(b + 16, b + 48, i);
+            total += sc * s;
+            mins += m * (bsums[2 * g] + bsums[2 * g + 1]);
+        }
+        return ldh(b) * yd * (float)total - ldh(b + 2) * yd * (float)mins;
+    }
+    return __int_as_float(0x7fc00000);
+}
+
+template <int T, int NX>
+__device__ void mmv_generic(MMV_ARGS) {
+    int lane = threadIdx.x & 31;
+    int r = blockIdx.x * 4 + (threadIdx.x >> 5);
+    if (r >= M) return;
+    int x0 = blockIdx.y * NX, ncol = min(NX, nx - x0);
+    const uint8_t* wr = W + (i64)r * wstride;
+    if (T == T_F32 || T == T_F16 || T == T_BF16) {
+        double acc[NX];
+#pragma unroll
+        for (int n = 0; n < NX; n++) acc[n] = 0;
+        for (int j = lane; j < K; j += 32) {
+            float wv = T == T_F32 ? ((const float*)wr)[j] : T == T_F16 ? h2f(((const uint16_t*)wr)[j]) : bf2f(((const uint16_t*)wr)[j]);
+#pragma unroll
+            for (int n = 0; n < NX; n++) {
+                if (n < ncol) {
+                    const uint8_t* xr = X + (i64)(x0 + n) * xstride;
+                    float xv = T == T_F32 ? ((const float*)xr)[j] : T == T_F16 ? h2f(((const uint16_t*)xr)[j]) : bf2f(((const uint16_t*)xr)[j]);
+                    acc[n] += (double)(wv * xv);
+                }
+            }
+        }
+#pragma unroll
+        for (int n = 0; n < NX; n++) {
+            double s = warp_sumd(acc[n]);
+            if (lane == 0 && n < ncol) D[(i64)(x0 + n) * dstride + r] = (float)s;
+        }
+        return;
+    }
+    const int nb = K / (T == T_Q2_K || T == T_Q3_K || T == T_Q5_K ? 256 : 32);
+    float acc[NX];
+#pragma unroll
+    for (int n = 0; n < NX; n++) acc[n] = 0;
+    for (int ib = lane; ib < nb; ib += 32) {
+#pragma unroll
+        for (int n = 0; n < NX; n++)
+            if (n < ncol) acc[n] += block_dot<T>(wr, ib, X + (i64)(x0 + n) * xstride, K);
+    }
+#pragma unroll
+    for (int n = 0; n < NX; n++) {
+        float s = warp_sum(acc[n]);
+        if (lane == 0 && n < ncol) D[(i64)(x0 + n) * dstride + r] = s;
+    }
+}
+
+// ---- Q4_K: 8 lanes per 144-byte block, each one 16-byte load of quants ----
+
+template <int NX>
+__device__ void mmv_q4_k(MMV_ARGS) {
+    int lane = threadIdx.x & 31;
+    int r = blockIdx.x * 4 + (threadIdx.x >> 5);
+    if (r >= M) return;
+    int x0 = blockIdx.y * NX, ncol = min(NX, nx - x0);
+    const int nb = K / 256;
+    const uint8_t* wr = W + (i64)r * wstride;
+    const int t = lane & 7, c = t >> 1, hf = t & 1;
+    float acc[NX];
+#pragma unroll
+    for (int n = 0; n < NX; n++) acc[n] = 0;
+#pragma unroll 2
+    for (int ib = lane >> 3; ib < nb; ib += 4) {
+        const uint8_t* b = wr + 144 * ib;
+        uint4 q = *(const uint4*)(b + 16 + 16 * t);
+        uint32_t dm = *(const uint32_t*)b;
+        float d = h2f(dm & 0xffff), dmin = h2f(dm >> 16);
+        int sc0, m0, sc1, m1;
+        scale_min_k4(2 * c, b + 4, &sc0, &m0);
+        scale_min_k4(2 * c + 1, b + 4, &sc1, &m1);
+        int lo0 = q.x & 0x0f0f0f0f, lo1 = q.y & 0x0f0f0f0f, lo2 = q.z & 0x0f0f0f0f, lo3 = q.w & 0x0f0f0f0f;
+        int hi0 = (q.x >> 4) & 0x0f0f0f0f, hi1 = (q.y >> 4) & 0x0f0f0f0f, hi2 = (q.z >> 4) & 0x0f0f0f0f, hi3 = (q.w >> 4) & 0x0f0f0f0f;
+#pragma unroll
+        for (int n = 0; n < NX; n++) {
+            if (n < ncol) {
+                const uint8_t* xr = X + (i64)(x0 + n) * xstride;
+                const uint8_t* xb = xr + 256 * ib + 64 * c + 16 * hf;
+                int4 xa = *(const int4*)xb, xc = *(const int4*)(xb + 32);
+                int sa = __dp4a(lo0, xa.x, __dp4a(lo1, xa.y, __dp4a(lo2, xa.z, __dp4a(lo3, xa.w, 0))));
+                int sb = __dp4a(hi0, xc.x, __dp4a(hi1, xc.y, __dp4a(hi2, xc.z, __dp4a(hi3, xc.w, 0))));
+                float yd = ((const float*)(xr + K))[ib];
+                const int* bs = (const int*)(xr + K + 4 * nb) + 16 * ib + 4 * c + hf;
+                int mins = m0 * bs[0] + m1 * bs[2];
+                acc[n] += d * yd * (float)(sc0 * sa + sc1 * sb) - dmin * yd * (float)mins;
+            }
+        }
+    }
+#pragma unroll
+    for (int n = 0; n < NX; n++) {
+        float s = warp_sum(acc[n]);
+        if (lane == 0 && n < ncol) D[(i64)(x0 + n) * dstride + r] = s;
+    }
+}
+
+// ---- Q6_K (repacked rows): 4 lanes per block, 16-byte loads of ql and qh ----
+
+template <int NX>
+__device__ void mmv_q6_k(MMV_ARGS) {
+    int lane = threadIdx.x & 31;
+    int r = blockIdx.x * 4 + (threadIdx.x >> 5);
+    if (r >= M) return;
+    int x0 = blockIdx.y * NX, ncol = min(NX, nx - x0);
+    const int nb = K / 256;
+    const uint8_t* wr = W + (i64)r * wstride;
+    const int t = lane & 3, h = t >> 1, g = t & 1;
+    float acc[NX];
+#pragma unroll
+    for (int n = 0; n < NX; n++) acc[n] = 0;
+#pragma unroll 2
+    for (int ib = lane >> 2; ib < nb; ib += 8) {
+        const uint8_t* ql = wr + 128 * ib + 64 * h + 16 * g;
+        uint4 qa = *(const uint4*)ql, qb = *(const uint4*)(ql + 32);
+        uint4 qh = *(const uint4*)(wr + 128 * nb + 64 * ib + 32 * h + 16 * g);
+        const int8_t* scs = (const int8_t*)(wr + 192 * nb + 16 * ib + 8 * h + g);
+        int s0 = scs[0], s1 = scs[2], s2 = scs[4], s3 = scs[6];
+        float d = ldh(wr + 208 * nb + 2 * ib);
+        uint32_t A[4] = {qa.x, qa.y, qa.z, qa.w}, B[4] = {qb.x, qb.y, qb.z, qb.w}, H[4] = {qh.x, qh.y, qh.z, qh.w};
+        int v[4][4];
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            v[0][k] = __vsub4((A[k] & 0x0f0f0f0f) | ((H[k] & 0x03030303) << 4), 0x20202020);
+            v[1][k] = __vsub4((B[k] & 0x0f0f0f0f) | (((H[k] >> 2) & 0x03030303) << 4), 0x20202020);
+            v[2][k] = __vsub4(((A[k] >> 4) & 0x0f0f0f0f) | (((H[k] >> 4) & 0x03030303) << 4), 0x20202020);
+            v[3][k] = __vsub4(((B[k] >> 4) & 0x0f0f0f0f) | (((H[k] >> 6) & 0x03030303) << 4), 0x20202020);
+        }
+#pragma unroll
+        for (int n = 0; n < NX; n++) {
+            if (n < ncol) {
+                const uint8_t* xr = X + (i64)(x0 + n) * xstride;
+                const uint8_t* xb = xr + 256 * ib + 128 * h + 16 * g;
+                int sum[4];
+#pragma unroll
+                for (int s = 0; s < 4; s++) {
+                    int4 xv = *(const int4*)(xb + 32 * s);
+                    sum[s] = __dp4a(v[s][0], xv.x, __dp4a(v[s][1], xv.y, __dp4a(v[s][2], xv.z, __dp4a(v[s][3], xv.w, 0))));
+                }
+                float yd = ((const float*)(xr + K))[ib];
+                acc[n] += d * yd * (float)(s0 * sum[0] + s1 * sum[1] + s2 * sum[2] + s3 * sum[3]);
+            }
+        }
+    }
+#pragma unroll
+    for (int n = 0; n < NX; n++) {
+        float s = warp_sum(acc[n]);
+        if (lane == 0 && n < ncol) D[(i64)(x0 + n) * dstride + r] = s;
+    }
+}
+
+// ---- Q8_0 (repacked rows): 2 lanes per block, one 16-byte load each ----
+
+template <int NX>
+__device__ void mmv_q8_0(MMV_ARGS) {
+    int lane = threadIdx.x & 31;
+    int r = blockIdx.x * 4 + (threadIdx.x >> 5);
+    if (r >= M) return;
+    int x0 = blockIdx.y * NX, ncol = min(NX, nx - x0);
+    const int nb = K / 32;
+    const uint8_t* wr = W + (i64)r * wstride;
+    float acc[NX];
+#pragma unroll
+    for (int n = 0; n < NX; n++) acc[n] = 0;
+    // Every lane runs the same number of iterations so that the pair shuffle is legal.
+    for (int ib0 = 0; ib0 < nb; ib0 += 16) {
+        int ib = ib0 + (lane >> 1);
+        bool ok = ib < nb;
+        int4 q = make_int4(0, 0, 0, 0);
+        float dw = 0;
+        if (ok) {
+            q = *(const int4*)(wr + 32 * ib + 16 * (lane & 1));
+            dw = ldh(wr + 32 * nb + 2 * ib);
+        }
+#pragma unroll
+        for (int n = 0; n < NX; n++) {
+            if (n < ncol) {
+                const uint8_t* xr = X + (i64)(x0 + n) * xstride;
+                int s = 0;
+                float dx = 0;
+                if (ok) {
+                    int4 xv = *(const int4*)(xr + 32 * ib + 16 * (lane & 1));
+                    s = __dp4a(q.x, xv.x, __dp4a(q.y, xv.y, __dp4a(q.z, xv.z, __dp4a(q.w, xv.w, 0))));
+                    dx = ((const float*)(xr + K))[ib];
+                }
+                s += __shfl_xor_sync(0xffffffffu, s, 1);
+                if (ok && (lane & 1) == 0) acc[n] += (float)s * (dw * dx);
+            }
+        }
+    }
+#pragma unroll
+    for (int n = 0; n < NX; n++) {
+        float s = warp_sum(acc[n]);
+        if (lane == 0 && n < ncol) D[(i64)(x0 + n) * dstride + r] = s;
+    }
+}
+
+#define MMV_ONE(NAME, BODY, NX) \
+    extern "C" __global__ void __launch_bounds__(128) mmv_##NAME##_##NX(MMV_ARGS) { BODY<NX>(W, wstride, X, xstride, D, dstride, M, K, nx); }
+#define MMV(NAME, BODY) MMV_ONE(NAME, BODY, 1) MMV_ONE(NAME, BODY, 2) MMV_ONE(NAME, BODY, 4) MMV_ONE(NAME, BODY, 8)
+
+#define GEN(T) template <int NX> __device__ void gen_##T(MMV_ARGS) { mmv_generic<T, NX>(W, wstride, X, xstride, D, dstride, M, K, nx); }
+GEN(T_F32)
+GEN(T_F16)
+GEN(T_BF16)
+GEN(T_Q4_0)
+GEN(T_Q4_1)
+GEN(T_Q5_0)
+GEN(T_Q5_1)
+GEN(T_Q2_K)
+GEN(T_Q3_K)
+GEN(T_Q5_K)
+
+MMV(f32, gen_T_F32)
+MMV(f16, gen_T_F16)
+MMV(bf16, gen_T_BF16)
+MMV(q4_0, gen_T_Q4_0)
+MMV(q4_1, gen_T_Q4_1)
+MMV(q5_0, gen_T_Q5_0)
+MMV(q5_1, gen_T_Q5_1)
+MMV(q2_k, gen_T_Q2_K)
+MMV(q3_k, gen_T_Q3_K)
+MMV(q5_k, gen_T_Q5_K)
+MMV(q4_k, mmv_q4_k)
+MMV(q6_k, mmv_q6_k)
+MMV(q8_0, mmv_q8_0)

@@ -1,0 +1,193 @@
+// ops.cu: the row and element ops of backend.Ops (GetRows, SetRows, Add, Mul, SwiGLU,
+// RMSNorm, RoPE) and the activation quantizers that MatMul runs before its dots.
+// Strides are in elements of the tensor's type unless named in bytes.
+#include "common.cuh"
+
+template <int T>
+__device__ void get_rows(float* dst, const uint8_t* table, i64 tstride, const int* ids, int cols, int nb) {
+    int i = blockIdx.y;
+    const uint8_t* row = table + (i64)ids[i] * tstride;
+    for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < cols; j += gridDim.x * blockDim.x)
+        dst[(i64)i * cols + j] = deq<T>(row, j, nb);
+}
+
+#define GET_ROWS(NAME, T) \
+    extern "C" __global__ void get_rows_##NAME(float* dst, const uint8_t* table, i64 tstride, const int* ids, int cols, int nb) { \
+        get_rows<T>(dst, table, tstride, ids, cols, nb); \
+    }
+GET_ROWS(f32, T_F32)
+GET_ROWS(f16, T_F16)
+GET_ROWS(bf16, T_BF16)
+GET_ROWS(q4_0, T_Q4_0)
+GET_ROWS(q4_1, T_Q4_1)
+GET_ROWS(q5_0, T_Q5_0)
+GET_ROWS(q5_1, T_Q5_1)
+GET_ROWS(q8_0, T_Q8_0)
+GET_ROWS(q2_k, T_Q2_K)
+GET_ROWS(q3_k, T_Q3_K)
+GET_ROWS(q4_k, T_Q4_K)
+GET_ROWS(q5_k, T_Q5_K)
+GET_ROWS(q6_k, T_Q6_K)
+
+// set_rows: dst[rows[i], :] = src[i, :], dst F32 (f16 == 0) or F16.
+extern "C" __global__ void set_rows(uint8_t* dst, int f16, const float* src, const int* rows, int cols) {
+    int i = blockIdx.y;
+    i64 r = rows[i];
+    for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < cols; j += gridDim.x * blockDim.x) {
+        float v = src[(i64)i * cols + j];
+        if (f16)
+            ((uint16_t*)dst)[r * cols + j] = f2h(v);
+        else
+            ((float*)dst)[r * cols + j] = v;
+    }
+}
+
+// binary: dst = a op b over n elements; b has bn elements (n, or one row of cols).
+extern "C" __global__ void add_f32(float* dst, const float* a, const float* b, i64 n, i64 bn) {
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (i64)gridDim.x * blockDim.x)
+        dst[i] = a[i] + b[i % bn];
+}
+extern "C" __global__ void mul_f32(float* dst, const float* a, const float* b, i64 n, i64 bn) {
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (i64)gridDim.x * blockDim.x)
+        dst[i] = a[i] * b[i % bn];
+}
+// swiglu: dst = g / (1 + exp(-g)) * u, exp in double as the reference.
+extern "C" __global__ void swiglu_f32(float* dst, const float* g, const float* u, i64 n) {
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (i64)gridDim.x * blockDim.x) {
+        float x = g[i];
+        float e = (float)exp(-(double)x);
+        dst[i] = x / (1.0f + e) * u[i];
+    }
+}
+
+// rms_norm: one block of 256 threads per row; the sum of squares in double.
+extern "C" __global__ void rms_norm(float* dst, const float* x, const float* w, int cols, float eps) {
+    __shared__ double part[8];
+    const float* in = x + (i64)blockIdx.x * cols;
+    float* out = dst + (i64)blockIdx.x * cols;
+    double s = 0;
+    for (int j = threadIdx.x; j < cols; j += blockDim.x) s += (double)in[j] * (double)in[j];
+    s = warp_sumd(s);
+    if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = s;
+    __syncthreads();
+    double sum = 0;
+    for (int k = 0; k < (int)(blockDim.x >> 5); k++) sum += part[k];
+    float mean = (float)(sum / (double)cols);
+    float scale = (float)(1.0 / sqrt((double)(mean + eps)));
+    for (int j = threadIdx.x; j < cols; j += blockDim.x) out[j] = in[j] * scale * w[j];
+}
+
+// rope: one block per row of x [rows, width]; the angles as backend.RoPEAngles (a running
+// float32 product for theta, cos and sin in double). neox pairs i with i + dims/2.
+extern "C" __global__ void rope_f32(float* x, const int* pos, int width, int head_dim, int dims, int neox,
+                                    float theta_scale, float freq_scale, const float* factors, float ext,
+                                    float lo, float hi, float mscale) {
+    extern __shared__ float cs[];  // dims floats
+    int half = dims / 2;
+    int p = pos[blockIdx.x];
+    for (int i = threadIdx.x; i < half; i += blockDim.x) {
+        float theta = (float)p;
+        for (int k = 0; k < i; k++) theta = theta * theta_scale;
+        float ff = factors ? factors[i] : 1.0f;
+        float extrap = theta / ff;
+        float interp = freq_scale * extrap;
+        float th = interp;
+        if (ext != 0.0f) {
+            float y = ((float)i - lo) / (float)fmax(0.001, (double)(hi - lo));
+            float ramp = 1.0f - (float)fmin(1.0, fmax(0.0, (double)y));
+            float mix = ramp * ext;
+            th = interp * (1.0f - mix) + extrap * mix;
+        }
+        cs[2 * i] = (float)cos((double)th) * mscale;
+        cs[2 * i + 1] = (float)sin((double)th) * mscale;
+    }
+    __syncthreads();
+    float* row = x + (i64)blockIdx.x * width;
+    int heads = width / head_dim;
+    for (int idx = threadIdx.x; idx < heads * half; idx += blockDim.x) {
+        int h = idx / half, k = idx % half;
+        int a = neox ? k : 2 * k, b = neox ? k + half : 2 * k + 1;
+        float* hd = row + h * head_dim;
+        float c = cs[2 * k], s = cs[2 * k + 1];
+        float x0 = hd[a], x1 = hd[b];
+        hd[a] = x0 * c - x1 * s;
+        hd[b] = x0 * s + x1 * c;
+    }
+}
+
+// ---- activation quantizers: x [rows, k] F32 -> the dot partner layouts of common.cuh ----
+
+// quant_q8_0 / quant_q8_1: one warp per 32-element block, 8 blocks per CUDA block;
+// grid (ceil(nb/8), rows). s1 != 0 writes the Q8_1 sums.
+extern "C" __global__ void quant_q8(uint8_t* out, i64 ostride, const float* x, int k, int s1) {
+    int nb = k / 32;
+    int ib = blockIdx.x * 8 + (threadIdx.x >> 5), lane = threadIdx.x & 31;
+    if (ib >= nb) return;
+    float v = x[(i64)blockIdx.y * k + ib * 32 + lane];
+    float amax = warp_max(fabsf(v));
+    float d = amax / 127.0f;
+    float id = d != 0.0f ? 1.0f / d : 0.0f;
+    int q = (int)(int8_t)(int)roundf(v * id);
+    uint8_t* row = out + (i64)blockIdx.y * ostride;
+    row[ib * 32 + lane] = (uint8_t)(int8_t)q;
+    int sum = warp_sumi(q);
+    if (lane == 0) {
+        float* ds = (float*)(row + k);
+        ds[ib] = h2f(f2h(d));
+        if (s1) ds[nb + ib] = h2f(f2h((float)sum * d));
+    }
+}
+
+// quant_q8_k: one 256-thread block per 256-element block; grid (nb, rows).
+// quantize_row_q8_K_ref: iscale = -127/max (max: the signed value of largest magnitude,
+// the first on ties), q = min(127, nearest_int(iscale*x)), d = 1/iscale.
+extern "C" __global__ void quant_q8_k(uint8_t* out, i64 ostride, const float* x, int k) {
+    __shared__ float sa[8];
+    __shared__ int si[8];
+    int nb = k / 256, ib = blockIdx.x, t = threadIdx.x, lane = t & 31, w = t >> 5;
+    const float* in = x + (i64)blockIdx.y * k + ib * 256;
+    float v = in[t];
+    float a = fabsf(v);
+    if (a != a) a = -1.0f;  // NaN never wins
+    int idx = t;
+    for (int o = 16; o > 0; o >>= 1) {
+        float a2 = __shfl_xor_sync(0xffffffffu, a, o);
+        int i2 = __shfl_xor_sync(0xffffffffu, idx, o);
+        if (a2 > a || (a2 == a && i2 < idx)) { a = a2; idx = i2; }
+    }
+    if (lane == 0) { sa[w] = a; si[w] = idx; }
+    __syncthreads();
+    a = sa[0]; idx = si[0];
+    for (int j = 1; j < 8; j++)
+        if (sa[j] > a || (sa[j] == a && si[j] < idx)) { a = sa[j]; idx = si[j]; }
+    uint8_t* row = out + (i64)blockIdx.y * ostride;
+    float* dd = (float*)(row + k);
+    int* bsums = (int*)(row + k + 4 * nb);
+    int q = 0;
+    float d = 0.0f;
+    if (a > 0.0f) {
+        float iscale = -127.0f / in[idx];
+        float f = iscale * v + 12582912.0f;
+        q = min(127, (__float_as_int(f) & 0x007fffff) - 0x00400000);
+        d = 1.0f / iscale;
+    }
+    row[ib * 256 + t] = (uint8_t)(int8_t)q;
+    int s = q;
+    for (int o = 8; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+    if ((t & 15) == 0) bsums[ib * 16 + t / 16] = s;
+    if (t == 0) dd[ib] = d;
+}
+
+// quant_half: F16 (bf == 0) or BF16 activations; quant_f32 copies.
+extern "C" __global__ void quant_half(uint8_t* out, i64 ostride, const float* x, int k, int bf) {
+    uint16_t* row = (uint16_t*)(out + (i64)blockIdx.y * ostride);
+    for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < k; j += gridDim.x * blockDim.x) {
+        float v = x[(i64)blockIdx.y * k + j];
+        row[j] = bf ? f2bf(v) : f2h(v);
+    }
+}
+extern "C" __global__ void quant_f32(uint8_t* out, i64 ostride, const float* x, int k) {
+    float* row = (float*)(out + (i64)blockIdx.y * ostride);
+    for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < k; j += gridDim.x * blockDim.x)
+        row[j] = x[(i64)blockIdx.y * k + j];
+}
