@@ -17,10 +17,24 @@ import (
 type GUIOptions struct {
 	ModelPath string // "" for the bundled model
 	Backend   string
+	DataDir   string // the data folder (conversations); "" for DefaultDataDir
 }
 
-// RunGUI loads the model and runs the desktop app until its window closes.
+// RunGUI opens the conversation database, loads the model and runs the desktop app
+// until its window closes; then it closes them in the reverse order.
 func RunGUI(ctx context.Context, opt GUIOptions) error {
+	dir := opt.DataDir
+	if dir == "" {
+		var err error
+		if dir, err = DefaultDataDir(); err != nil {
+			return err
+		}
+	}
+	st, err := OpenHistory(ctx, dir)
+	if err != nil {
+		return fmt.Errorf("%w (-data DIR uses another folder)", err)
+	}
+	defer st.Close()
 	m, err := OpenModel(opt.ModelPath, BackendOptions{Name: opt.Backend})
 	if err != nil {
 		return err
@@ -31,7 +45,7 @@ func RunGUI(ctx context.Context, opt GUIOptions) error {
 		return err
 	}
 	defer eng.Close()
-	ui.Run(&chatService{m: m, eng: eng, chat: NewChat(m)})
+	ui.Run(&chatService{m: m, eng: eng, chat: NewChat(m)}, &history{st: st, model: m.Name})
 	return nil
 }
 
@@ -77,7 +91,7 @@ func (c *chatService) Chat(ctx context.Context, history []ui.Message, onDelta fu
 	}
 	emit(split.Flush())
 	u := last.Usage
-	st := ui.Stats{PromptTokens: u.PromptTokens, GenTokens: u.CompletionTokens, TTFT: u.TTFT}
+	st := ui.Stats{PromptTokens: u.PromptTokens, GenTokens: u.CompletionTokens, TTFT: u.TTFT, GenTime: u.GenTime}
 	if u.CompletionTokens > 1 && u.GenTime > 0 {
 		st.TokensPerSec = float64(u.CompletionTokens-1) / u.GenTime.Seconds()
 	}

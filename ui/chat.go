@@ -4,11 +4,7 @@ package ui
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"log"
-	"runtime/debug"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,13 +24,19 @@ import (
 // it gathers deltas in its turn and posts flush and finish through do.
 type chatView struct {
 	svc       ChatService
+	hist      History           // nil: nothing is saved, and there is no sidebar
 	do        func(func())      // runs a func on the Fyne goroutine: fyne.Do (tests: their own loop)
 	now       func() time.Time  // the clock, for the Thinking time
 	copyText  func(string)      // puts text on the clipboard
+	saveEvery time.Duration     // how often a streaming reply is saved
 	closed    atomic.Bool       // the window is gone: drop updates (any goroutine)
 	streaming sync.WaitGroup    // reply goroutines still running (any goroutine)
+	win       fyne.Window       // for dialogs; nil until newWindow
+	chat      ChatInfo          // the conversation shown; ID 0 until its first message is saved
 	history   []Message         // the conversation the model sees; ends with a user message while cur != nil
+	refs      []rowRef          // the transcript row of each message in history
 	cur       *turn             // the reply streaming now; nil when idle
+	lastReply *assistantMessage // the newest reply in history, which can be regenerated
 	rows      *fyne.Container   // VBox of transcript rows
 	scroll    *container.Scroll // around rows
 	follow    bool              // keep the transcript scrolled to its end as text arrives
@@ -44,27 +46,21 @@ type chatView struct {
 	sendBtn   *widget.Button    // enabled when idle
 	stopBtn   *widget.Button    // enabled while a reply streams
 	newBtn    *widget.Button    // always enabled
+	sysBtn    *widget.Button    // edits the system prompt
+	menuBtn   *widget.Button    // rename, export, delete; nil without History
+	title     *widget.Label     // the conversation's title; nil without History
+	side      *sidebar          // nil without History
 	stats     *widget.Label     // right of the status bar
 	root      fyne.CanvasObject // the whole window content
 }
 
-// turn is one request to ChatService.Chat and the reply it streams.
-type turn struct {
-	cancel context.CancelFunc
-	msg    *assistantMessage // Fyne goroutine
-	user   fyne.CanvasObject // the user's row; Fyne goroutine
-	prompt string            // the user's text, given back if nothing came
-	stop   bool              // Stop was pressed; Fyne goroutine
-	stale  bool              // New chat dropped this turn; Fyne goroutine
+// saveEvery is how often a streaming reply is saved: a crash loses at most this
+// much of it.
+const saveEvery = 500 * time.Millisecond
 
-	mu        sync.Mutex
-	pending   Delta // arrived but not yet shown; guarded by mu
-	scheduled bool  // a flush is posted; guarded by mu
-	returned  bool  // Chat returned, later deltas are dropped; guarded by mu
-}
-
-func newChatView(svc ChatService, do func(func()), copyText func(string)) *chatView {
-	v := &chatView{svc: svc, do: do, now: time.Now, copyText: copyText}
+// newChatView makes the window content for svc; hist may be nil.
+func newChatView(svc ChatService, hist History, do func(func()), copyText func(string)) *chatView {
+	v := &chatView{svc: svc, hist: hist, do: do, now: time.Now, copyText: copyText, saveEvery: saveEvery}
 
 	v.rows = container.New(layout.NewCustomPaddedVBoxLayout(rowGap))
 	column := container.New(&columnLayout{maxWidth: columnMaxWidth},
@@ -88,6 +84,8 @@ func newChatView(svc ChatService, do func(func()), copyText func(string)) *chatV
 	v.stopBtn.Disable()
 	v.newBtn = widget.NewButtonWithIcon("New chat", theme.ContentAddIcon(), v.newChat)
 	v.newBtn.Importance = widget.LowImportance
+	v.sysBtn = widget.NewButtonWithIcon("System prompt", theme.DocumentIcon(), v.showSystemPromptDialog)
+	v.sysBtn.Importance = widget.LowImportance
 
 	model := widget.NewLabel(svc.ModelName() + "  ·  " + backendLabel(svc.BackendName()))
 	model.SizeName = theme.SizeNameCaptionText
@@ -96,30 +94,68 @@ func newChatView(svc ChatService, do func(func()), copyText func(string)) *chatV
 	v.stats.SizeName = theme.SizeNameCaptionText
 	v.stats.Alignment = fyne.TextAlignTrailing
 
-	top := container.NewVBox(container.NewHBox(v.newBtn, layout.NewSpacer()), widget.NewSeparator())
+	var bar fyne.CanvasObject = container.NewHBox(v.newBtn, layout.NewSpacer(), v.sysBtn)
+	if hist != nil {
+		v.title = widget.NewLabelWithStyle(newChatTitle, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+		v.title.Truncation = fyne.TextTruncateEllipsis
+		v.menuBtn = widget.NewButtonWithIcon("", theme.MoreVerticalIcon(), v.showChatMenu)
+		v.menuBtn.Importance = widget.LowImportance
+		bar = container.NewBorder(nil, nil, nil, container.NewHBox(v.sysBtn, v.menuBtn), v.title)
+	}
+	top := container.NewVBox(bar, widget.NewSeparator())
 	buttons := container.NewVBox(v.sendBtn, v.stopBtn)
 	input := container.New(&columnLayout{maxWidth: columnMaxWidth},
 		container.NewPadded(container.NewBorder(nil, nil, nil, buttons, v.entry)))
 	status := container.NewBorder(nil, nil, nil, v.stats, model)
 	bottom := container.NewVBox(widget.NewSeparator(), input, widget.NewSeparator(), status)
-	v.root = container.NewBorder(top, bottom, nil, nil, container.NewStack(v.scroll, v.hint))
+	chatArea := container.NewBorder(top, bottom, nil, nil, container.NewStack(v.scroll, v.hint))
+	v.root = chatArea
+	if hist != nil {
+		v.side = newSidebar(v)
+		split := container.NewHSplit(v.side.root, chatArea)
+		split.Offset = sidebarFraction
+		v.root = split
+		v.reloadChats()
+	}
+	v.updateChatControls()
 	return v
 }
 
 // send starts a reply to the entry's text; it does nothing while a reply
-// streams or when the text is blank.
+// streams or when the text is blank. With a History, the question is saved
+// (and a new conversation created) before generation starts; if that fails,
+// nothing is sent and the text stays in the entry.
 func (v *chatView) send() {
 	text := strings.TrimSpace(v.entry.Text)
 	if v.cur != nil || text == "" {
 		return
 	}
+	msg := Message{Role: RoleUser, Content: text}
+	var replyID int64
+	if v.hist != nil {
+		var err error
+		if msg.ID, replyID, err = v.saveQuestion(text); err != nil {
+			v.addRow(newNoteRow(theme.ErrorIcon(), "Not sent: "+err.Error(), widget.DangerImportance))
+			v.scrollToEnd()
+			return
+		}
+	}
 	v.entry.SetText("")
-	v.history = append(v.history, Message{Role: RoleUser, Content: text})
-	t := &turn{msg: newAssistantMessage(v.copyText), user: newUserRow(text), prompt: text}
+	user := v.newUserRow(text)
+	v.appendMessage(msg, rowRef{row: user})
+	v.addRow(user)
+	v.startTurn(user, text, replyID)
+}
+
+// startTurn streams a reply to history, which ends with the user's message
+// shown in row user; replyID is the saved reply's ID (0 without History).
+func (v *chatView) startTurn(user fyne.CanvasObject, prompt string, replyID int64) {
+	t := &turn{msg: newAssistantMessage(v.copyText), user: user, prompt: prompt, replyID: replyID}
+	t.msg.regenBtn.OnTapped = v.regenerate
 	var ctx context.Context
 	ctx, t.cancel = context.WithCancel(context.Background())
 	v.cur = t
-	v.addRow(t.user)
+	v.setLastReply(nil) // no regenerating while a reply streams
 	v.addRow(t.msg.row)
 	v.setBusy(true)
 	v.stats.SetText("Generating…")
@@ -127,118 +163,18 @@ func (v *chatView) send() {
 	v.scrollToEnd()
 	v.focusEntry() // after a click on Send, typing goes on in the entry
 
+	saver := &replySaver{hist: v.hist, id: replyID, every: v.saveEvery}
 	v.streaming.Add(1)
-	go v.stream(ctx, t, slices.Clone(v.history))
+	go v.stream(ctx, t, v.modelHistory(), saver)
 }
 
-// stream runs on its own goroutine: it calls the service and posts the end.
-func (v *chatView) stream(ctx context.Context, t *turn, history []Message) {
-	defer v.streaming.Done()
-	st, err := callChat(ctx, v.svc, history, func(d Delta) { v.push(t, d) })
-	t.mu.Lock()
-	t.returned = true
-	t.mu.Unlock()
-	v.post(func() { v.finish(t, st, err) })
-}
-
-// callChat turns a panic in the service into an error: a broken backend must
-// not take the window with it.
-func callChat(ctx context.Context, svc ChatService, history []Message, onDelta func(Delta)) (st Stats, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			log.Printf("ui: chat service panicked: %v\n%s", r, debug.Stack())
-			err = fmt.Errorf("chat service panicked: %v", r)
-		}
-	}()
-	return svc.Chat(ctx, history, onDelta)
-}
-
-// push is onDelta: it runs on the service's goroutine. Deltas pile up in the
-// turn and one flush at a time is posted, so a fast model costs one UI update
-// per frame, not one per token.
-func (v *chatView) push(t *turn, d Delta) {
-	t.mu.Lock()
-	if t.returned {
-		t.mu.Unlock()
-		return
+// modelHistory is what the model sees: the system prompt, then the conversation.
+func (v *chatView) modelHistory() []Message {
+	h := make([]Message, 0, len(v.history)+1)
+	if p := strings.TrimSpace(v.chat.SystemPrompt); p != "" {
+		h = append(h, Message{Role: RoleSystem, Content: p})
 	}
-	t.pending.Content += d.Content
-	t.pending.Reasoning += d.Reasoning
-	post := !t.scheduled
-	t.scheduled = true
-	t.mu.Unlock()
-	if post {
-		v.post(func() { v.flush(t) })
-	}
-}
-
-// post runs f on the Fyne goroutine unless the window is gone.
-func (v *chatView) post(f func()) {
-	if v.closed.Load() {
-		return
-	}
-	v.do(func() {
-		if !v.closed.Load() {
-			f()
-		}
-	})
-}
-
-// flush shows what arrived since the last flush.
-func (v *chatView) flush(t *turn) {
-	t.mu.Lock()
-	d := t.pending
-	t.pending, t.scheduled = Delta{}, false
-	t.mu.Unlock()
-	if t.stale || (d.Content == "" && d.Reasoning == "") {
-		return
-	}
-	t.msg.add(d, v.now())
-	if v.follow {
-		v.scrollToEnd()
-	}
-}
-
-// finish ends a turn after Chat returned.
-func (v *chatView) finish(t *turn, st Stats, err error) {
-	v.flush(t)
-	t.cancel()
-	if t.stale {
-		return
-	}
-	v.cur = nil
-	stopped := t.stop || (err != nil && errors.Is(err, context.Canceled))
-	failed := err != nil && !stopped
-	t.msg.done(stopped, v.now())
-
-	if t.msg.content.Len() > 0 {
-		v.history = append(v.history, t.msg.message())
-	} else {
-		// No answer: take the question out of the history, so roles keep
-		// alternating, and give it back to the entry to retry or edit.
-		v.history = v.history[:len(v.history)-1]
-		if strings.TrimSpace(v.entry.Text) == "" {
-			v.entry.SetText(t.prompt)
-			lines := strings.Split(t.prompt, "\n")
-			v.entry.CursorRow, v.entry.CursorColumn = len(lines)-1, len([]rune(lines[len(lines)-1]))
-			v.entry.Refresh()
-		}
-		if t.msg.empty() {
-			v.rows.Remove(t.msg.row)
-			if stopped {
-				v.rows.Remove(t.user) // stopped before anything came: as if never sent
-			}
-		}
-	}
-	if failed {
-		v.addRow(newNoteRow(theme.ErrorIcon(), "Error: "+err.Error(), widget.DangerImportance))
-	}
-	v.updateHint()
-	v.setBusy(false)
-	v.stats.SetText(formatStats(st, failed))
-	if v.follow || failed {
-		v.scrollToEnd()
-	}
+	return append(h, v.history...)
 }
 
 // stop cancels the streaming reply; finish tidies up when Chat returns.
@@ -253,21 +189,32 @@ func (v *chatView) stop() {
 }
 
 // newChat cancels any reply and empties the conversation. The entry keeps
-// what is being written.
+// what is being written. A new conversation is saved with its first message.
 func (v *chatView) newChat() {
+	v.clearChat()
+	v.chat = ChatInfo{}
+	v.updateChatControls()
+	if v.side != nil {
+		v.side.list.UnselectAll()
+	}
+	v.focusEntry()
+}
+
+// clearChat cancels any reply and empties the transcript.
+func (v *chatView) clearChat() {
 	if t := v.cur; t != nil {
 		t.stale = true
 		t.cancel()
 		v.cur = nil
 	}
-	v.history = nil
+	v.history, v.refs = nil, nil
+	v.lastReply = nil
 	v.rows.RemoveAll()
 	v.updateHint()
 	v.setBusy(false)
 	v.stats.SetText("")
 	v.follow = true
 	v.scroll.ScrollToTop()
-	v.focusEntry()
 }
 
 // close is the window's OnClosed: cancel the reply, drop later updates.

@@ -18,7 +18,8 @@ import (
 // fakeChat is a ChatService that does what the test sends on cmds, one
 // command at a time, so a test decides when each delta arrives.
 type fakeChat struct {
-	cmds chan cmd
+	cmds   chan cmd
+	onCall func() // called first in Chat, on its goroutine
 
 	mu        sync.Mutex
 	histories [][]Message // the history of every Chat call; guarded by mu
@@ -40,6 +41,9 @@ func (f *fakeChat) ModelName() string   { return "tiny-llama-1b-q4" }
 func (f *fakeChat) BackendName() string { return "cpu" }
 
 func (f *fakeChat) Chat(ctx context.Context, history []Message, onDelta func(Delta)) (st Stats, err error) {
+	if f.onCall != nil {
+		f.onCall()
+	}
 	f.mu.Lock()
 	f.histories = append(f.histories, slices.Clone(history))
 	f.mu.Unlock()
@@ -112,10 +116,14 @@ type harness struct {
 	closed bool              // the window was closed
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t *testing.T) *harness { return newHarnessWith(t, nil) }
+
+// newHarnessWith makes a window whose conversations go to hist (may be nil).
+func newHarnessWith(t *testing.T, hist History) *harness {
 	a := test.NewTempApp(t)
 	h := &harness{t: t, svc: newFakeChat(), loop: &uiLoop{q: make(chan func(), 1024)}, clip: a.Clipboard()}
-	h.v = newChatView(h.svc, h.loop.do, h.clip.SetContent)
+	h.v = newChatView(h.svc, hist, h.loop.do, h.clip.SetContent)
+	h.v.saveEvery = 0 // save every delta
 	h.w = newWindow(a, h.v)
 	h.w.Resize(fyne.NewSize(700, 600))
 	t.Cleanup(func() {

@@ -23,14 +23,20 @@ const (
 	stoppedText   = "Stopped"
 )
 
-// newUserRow is a right-aligned bubble with the user's text, selectable.
-func newUserRow(text string) *fyne.Container {
+// newUserRow is a right-aligned bubble with the user's text, selectable, and
+// an edit button left of it that takes the text back into the entry.
+func (v *chatView) newUserRow(text string) *fyne.Container {
 	lbl := widget.NewLabel(text)
 	lbl.Wrapping = fyne.TextWrapWord
 	lbl.Selectable = true
 	l := &rowLayout{right: true, maxFrac: userMaxFraction}
 	l.pref = func() float32 { return textWidth(lbl.Theme(), lbl.Text, fyne.TextStyle{}) + 2*bubblePadX }
-	return container.New(l, newBubble(userFill, lbl))
+	editBtn := widget.NewButtonWithIcon("", theme.DocumentCreateIcon(), nil)
+	editBtn.Importance = widget.LowImportance
+	l.lead = editBtn
+	row := container.New(l, newBubble(userFill, lbl), editBtn)
+	editBtn.OnTapped = func() { v.edit(row) }
+	return row
 }
 
 // newNoteRow is a line across the transcript with an icon, for errors.
@@ -52,6 +58,7 @@ type assistantMessage struct {
 	answer   *widget.RichText // content, rendered from Markdown
 	footer   *fyne.Container  // hidden until done
 	copyBtn  *widget.Button   // in the footer, when there is an answer
+	regenBtn *widget.Button   // in the footer of the newest reply, when idle
 	stopped  *widget.RichText // in the footer
 
 	content, reasoning strings.Builder
@@ -70,8 +77,11 @@ func newAssistantMessage(copyText func(string)) *assistantMessage {
 		copyText(m.content.String())
 	})
 	m.copyBtn.Importance = widget.LowImportance
+	m.regenBtn = widget.NewButtonWithIcon("", theme.ViewRefreshIcon(), nil)
+	m.regenBtn.Importance = widget.LowImportance
+	m.regenBtn.Hide()
 	m.stopped.Hide()
-	m.footer = container.NewHBox(m.copyBtn, m.stopped)
+	m.footer = container.NewHBox(m.copyBtn, m.regenBtn, m.stopped)
 	m.footer.Hide()
 	body := container.NewVBox(m.thinking.box, m.waiting, m.answer, m.footer)
 	m.row = container.New(&rowLayout{maxFrac: 1}, newBubble(assistantFill, body))
@@ -111,7 +121,17 @@ func (m *assistantMessage) done(stopped bool, now time.Time) {
 	m.thinking.answerStarted(now)
 	m.stopped.Hidden = !stopped
 	m.copyBtn.Hidden = m.content.Len() == 0
-	m.footer.Hidden = m.copyBtn.Hidden && m.stopped.Hidden
+	m.updateFooter()
+}
+
+// setRegenerable shows or hides the Regenerate button.
+func (m *assistantMessage) setRegenerable(on bool) {
+	m.regenBtn.Hidden = !on
+	m.updateFooter()
+}
+
+func (m *assistantMessage) updateFooter() {
+	m.footer.Hidden = m.copyBtn.Hidden && m.stopped.Hidden && m.regenBtn.Hidden
 	m.row.Refresh()
 }
 

@@ -14,13 +14,14 @@ import (
 // preferences and storage folders by it.
 const AppID = "app.ember.desktop"
 
-// Run creates the Fyne app, shows the chat window for svc and blocks until
-// the window is closed. It must be called from the main goroutine (the
+// Run creates the Fyne app, shows the chat window for svc, with the saved
+// conversations of hist in a sidebar (hist may be nil: nothing is saved), and
+// blocks until the window is closed. It must be called from the main goroutine (the
 // program's first), as GLFW requires. A reply still streaming when the window
 // closes is cancelled, and Run waits a little for Chat to return.
-func Run(svc ChatService) {
+func Run(svc ChatService, hist History) {
 	a := app.NewWithID(AppID)
-	v := newChatView(svc, fyne.Do, a.Clipboard().SetContent)
+	v := newChatView(svc, hist, fyne.Do, a.Clipboard().SetContent)
 	w := newWindow(a, v)
 	w.ShowAndRun()
 	v.close() // also on OnClosed; here for a Quit that closes no window
@@ -32,8 +33,13 @@ func Run(svc ChatService) {
 // newWindow makes the window for v on a, without showing it.
 func newWindow(a fyne.App, v *chatView) fyne.Window {
 	w := a.NewWindow("Ember")
+	v.win = w
 	w.SetContent(v.root)
-	w.Resize(fyne.NewSize(860, 720))
+	size := fyne.NewSize(860, 720)
+	if v.side != nil {
+		size.Width += 260
+	}
+	w.Resize(size)
 	for _, s := range sendShortcuts {
 		w.Canvas().AddShortcut(s, func(fyne.Shortcut) { v.send() })
 	}

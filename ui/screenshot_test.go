@@ -43,18 +43,28 @@ func TestScreenshot(t *testing.T) {
 		golden  string
 		variant fyne.ThemeVariant
 		play    func(s *scene)
+		hist    bool // with a History, so with the sidebar
 	}{
-		{"chat.png", theme.VariantLight, conversation},
-		{"chat-dark.png", theme.VariantDark, conversation},
-		{"chat-streaming.png", theme.VariantLight, failedThenStreaming},
-		{"chat-empty.png", theme.VariantLight, func(*scene) {}},
+		{"chat.png", theme.VariantLight, conversation, false},
+		{"chat-dark.png", theme.VariantDark, conversation, false},
+		{"chat-streaming.png", theme.VariantLight, failedThenStreaming, false},
+		{"chat-empty.png", theme.VariantLight, func(*scene) {}, false},
+		{"chat-sidebar.png", theme.VariantLight, savedChats, true},
+		{"chat-sidebar-dark.png", theme.VariantDark, savedChats, true},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
-			h := newHarness(t)
+			var hist History
+			if tc.hist {
+				hist = newFakeHistory()
+			}
+			h := newHarnessWith(t, hist)
 			test.ApplyTheme(t, variantTheme{theme.DefaultTheme(), tc.variant})
 			s := &scene{h: h, clock: time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC)}
 			h.v.now = func() time.Time { return s.clock }
 			size := fyne.NewSize(760, 700)
+			if tc.hist {
+				size = fyne.NewSize(1000, 700)
+			}
 			h.w.Resize(size)
 			tc.play(s)
 
@@ -108,6 +118,23 @@ func conversation(s *scene) {
 	s.end(Stats{PromptTokens: 88, GenTokens: 96, TokensPerSec: 23.4, TTFT: 182 * time.Millisecond}, nil)
 	test.Tap(s.h.last.thinking.header) // unfold the last reasoning, to show it
 	s.h.v.entry.SetText("And the best time of year to visit?")
+}
+
+// savedChats is three saved chats, the second one shown with a system prompt,
+// and a search under way.
+func savedChats(s *scene) {
+	for _, q := range []string{"Plan a weekend in Lisbon", "Why is the sky blue?", "Sourdough starter schedule"} {
+		s.h.send(q)
+		s.step(Delta{Content: "Short answer about " + strings.ToLower(q) + "."}, 400*time.Millisecond)
+		s.end(Stats{}, nil)
+		test.Tap(s.h.v.newBtn)
+	}
+	s.h.v.side.list.Select(1)
+	s.h.v.setSystemPrompt("Explain like I am ten.")
+	s.h.send("And why are sunsets red?")
+	s.step(Delta{Reasoning: "Rayleigh scattering again, longer path. "}, 300*time.Millisecond)
+	s.step(Delta{Content: "At sunset, light crosses **much more air**, so the blue is scattered away and the reds and oranges are left."}, 600*time.Millisecond)
+	s.end(Stats{PromptTokens: 61, GenTokens: 27, TokensPerSec: 25.1, TTFT: 170 * time.Millisecond}, nil)
 }
 
 // failedThenStreaming is a failed turn, then a long question whose reply is

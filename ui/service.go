@@ -9,9 +9,13 @@ import (
 
 // Message is one turn of a conversation.
 type Message struct {
-	Role      string // "user" | "assistant"
+	Role      string // "system" | "user" | "assistant"
 	Content   string // the visible text
 	Reasoning string // the model's <think>...</think> text, without the tags; "" if none
+	// ID is the message's History ID; 0 when it is not saved.
+	ID int64
+	// Interrupted: a reply that was cut short (stopped, failed, the app died).
+	Interrupted bool
 }
 
 // Delta is a streamed piece of an assistant reply. Either field may be empty.
@@ -26,6 +30,7 @@ type Stats struct {
 	GenTokens    int           // tokens generated
 	TokensPerSec float64       // generation speed, generated tokens per second
 	TTFT         time.Duration // time from the request to the first generated token
+	GenTime      time.Duration // time from the first generated token to the last
 }
 
 // ChatService is what the UI needs from the rest of Ember.
@@ -35,7 +40,8 @@ type ChatService interface {
 	// BackendName is the compute backend: "cpu", "cuda", "metal", ...
 	BackendName() string
 	// Chat streams the assistant reply to the conversation history, whose
-	// last message is the user's. onDelta is called from another goroutine,
+	// last message is the user's; the first is the chat's system prompt
+	// (RoleSystem) when it has one. onDelta is called from another goroutine,
 	// in order, and never after Chat returns. Chat returns when the reply is
 	// done, when ctx is cancelled (Stop, New chat, window closed) or when it
 	// fails. The UI owns history; Chat must not keep it.
@@ -44,6 +50,7 @@ type ChatService interface {
 
 // Roles of Message.
 const (
+	RoleSystem    = "system"
 	RoleUser      = "user"
 	RoleAssistant = "assistant"
 )

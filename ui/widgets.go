@@ -95,7 +95,8 @@ func newBubble(fill fillFunc, content fyne.CanvasObject) *fyne.Container {
 type rowLayout struct {
 	right   bool
 	maxFrac float32
-	pref    func() float32 // preferred width; nil: as wide as allowed
+	pref    func() float32    // preferred width; nil: as wide as allowed
+	lead    fyne.CanvasObject // placed at its own size before the bubble, at the bottom (e.g. an edit button); may be nil
 }
 
 func (l *rowLayout) MinSize(objects []fyne.CanvasObject) fyne.Size {
@@ -109,15 +110,32 @@ func (l *rowLayout) MinSize(objects []fyne.CanvasObject) fyne.Size {
 }
 
 func (l *rowLayout) Layout(objects []fyne.CanvasObject, size fyne.Size) {
-	w := size.Width * l.maxFrac
+	avail := size.Width
+	var lead fyne.Size
+	if l.lead != nil && l.lead.Visible() {
+		lead = l.lead.MinSize()
+		avail = max(0, avail-lead.Width)
+	}
+	w := avail * l.maxFrac
 	if l.pref != nil {
 		w = min(w, l.pref())
 	}
 	x := float32(0)
 	if l.right {
 		x = size.Width - w
+	} else if l.lead != nil {
+		x = lead.Width
 	}
 	for _, o := range objects {
+		if o == l.lead {
+			lx := x - lead.Width
+			if !l.right {
+				lx = 0
+			}
+			o.Move(fyne.NewPos(lx, size.Height-lead.Height))
+			o.Resize(lead)
+			continue
+		}
 		o.Move(fyne.NewPos(x, 0))
 		o.Resize(fyne.NewSize(w, size.Height))
 	}
