@@ -41,6 +41,10 @@ pkgs=(
 # (only recommended by the xvfb package, and we install without recommends).
 if [ "$want_test" = 1 ]; then
 	pkgs+=(xvfb xauth)
+	# The API tests drive the server with the official openai npm client.
+	if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+		pkgs+=(nodejs npm)
+	fi
 fi
 
 installed() {
@@ -78,4 +82,8 @@ if ! command -v go >/dev/null 2>&1; then
 fi
 cd "$(dirname "$0")/.."
 go mod download
+if [ "$want_test" = 1 ]; then
+	# Pinned by build/npm/package-lock.json; only the npm registry is needed.
+	(cd build/npm && npm ci --no-audit --no-fund --loglevel=error)
+fi
 echo "deps.sh: done"
