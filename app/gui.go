@@ -18,6 +18,8 @@ type GUIOptions struct {
 	ModelPath string // "" for the bundled model
 	Backend   string
 	DataDir   string // the data folder (conversations); "" for DefaultDataDir
+
+	script func(*ui.Control) // tests: drives the window (ui.RunScript)
 }
 
 // RunGUI opens the conversation database, loads the model and runs the desktop app
@@ -45,7 +47,7 @@ func RunGUI(ctx context.Context, opt GUIOptions) error {
 		return err
 	}
 	defer eng.Close()
-	ui.Run(&chatService{m: m, eng: eng, chat: NewChat(m)}, &history{st: st, model: m.Name})
+	ui.RunScript(&chatService{m: m, eng: eng, chat: NewChat(m)}, &history{st: st, model: m.Name}, opt.script)
 	return nil
 }
 

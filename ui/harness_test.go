@@ -12,7 +12,6 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
-	"fyne.io/fyne/v2/widget"
 )
 
 // fakeChat is a ChatService that does what the test sends on cmds, one
@@ -162,27 +161,7 @@ func (h *harness) waitText(s string) {
 
 // transcript is the visible text of the transcript, one line per text widget.
 func (h *harness) transcript() string {
-	var b strings.Builder
-	visibleText(h.v.rows, &b)
-	return b.String()
-}
-
-func visibleText(o fyne.CanvasObject, b *strings.Builder) {
-	if o == nil || !o.Visible() {
-		return
-	}
-	switch x := o.(type) {
-	case *widget.Label:
-		b.WriteString(x.Text + "\n")
-	case *widget.RichText:
-		b.WriteString(x.String() + "\n")
-	case *widget.Button:
-		b.WriteString("[" + x.Text + "]\n")
-	case *fyne.Container:
-		for _, c := range x.Objects {
-			visibleText(c, b)
-		}
-	}
+	return transcriptText(h.v.rows)
 }
 
 // drain runs what is posted now.

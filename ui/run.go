@@ -19,10 +19,18 @@ const AppID = "app.ember.desktop"
 // blocks until the window is closed. It must be called from the main goroutine (the
 // program's first), as GLFW requires. A reply still streaming when the window
 // closes is cancelled, and Run waits a little for Chat to return.
-func Run(svc ChatService, hist History) {
+func Run(svc ChatService, hist History) { RunScript(svc, hist, nil) }
+
+// RunScript is Run, and once the app has started it runs script (if not nil)
+// on a goroutine of its own with a Control of the window: a way for tests to
+// drive the real app.
+func RunScript(svc ChatService, hist History, script func(*Control)) {
 	a := app.NewWithID(AppID)
 	v := newChatView(svc, hist, fyne.Do, a.Clipboard().SetContent)
 	w := newWindow(a, v)
+	if script != nil {
+		a.Lifecycle().SetOnStarted(func() { go script(&Control{v: v, w: w}) })
+	}
 	w.ShowAndRun()
 	v.close() // also on OnClosed; here for a Quit that closes no window
 	if !v.wait(3 * time.Second) {
