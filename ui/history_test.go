@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
 )
 
 // nopCloser makes a buffer an io.WriteCloser.
@@ -267,7 +269,13 @@ func TestRegenerateAndEdit(t *testing.T) {
 				}
 			}
 
-			// Edit the first question: it goes back to the entry, and the chat is cut there.
+			// Edit the first question: after a confirmation, it goes back to the
+			// entry, and the chat is cut there.
+			h.v.confirmEdit(h.v.refs[0].row)
+			if h.w.Canvas().Overlays().Top() == nil || len(h.v.history) != 4 {
+				t.Fatal("editing the first of two turns did not ask first")
+			}
+			h.w.Canvas().Overlays().Remove(h.w.Canvas().Overlays().Top())
 			h.v.edit(h.v.refs[0].row)
 			if h.v.entry.Text != "Tell me a joke" || len(h.v.history) != 0 || h.transcript() != "" || h.v.hint.Hidden {
 				t.Fatalf("after edit: entry %q, history %+v, transcript:\n%s", h.v.entry.Text, h.v.history, h.transcript())
@@ -283,6 +291,11 @@ func TestRegenerateAndEdit(t *testing.T) {
 				if msgs := fh.messages(h.v.chat.ID); len(msgs) != 2 || msgs[0].Content != "Tell me a pun" {
 					t.Errorf("saved after edit: %+v", msgs)
 				}
+			}
+			// Editing the last question (only its reply follows) needs no confirmation.
+			test.Tap(h.v.refs[0].row.(*fyne.Container).Objects[1].(*widget.Button))
+			if h.w.Canvas().Overlays().Top() != nil || h.v.entry.Text != "Tell me a pun" || len(h.v.history) != 0 {
+				t.Errorf("editing the last question: entry %q, history %+v", h.v.entry.Text, h.v.history)
 			}
 		})
 	}

@@ -35,7 +35,7 @@ func (v *chatView) newUserRow(text string) *fyne.Container {
 	editBtn.Importance = widget.LowImportance
 	l.lead = editBtn
 	row := container.New(l, newBubble(userFill, lbl), editBtn)
-	editBtn.OnTapped = func() { v.edit(row) }
+	editBtn.OnTapped = func() { v.confirmEdit(row) }
 	return row
 }
 

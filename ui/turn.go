@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 )
@@ -203,6 +204,27 @@ func (v *chatView) regenerate() {
 	v.truncate(n - 1)
 	v.removeRowsAfter(user)
 	v.startTurn(user, v.history[n-2].Content, replyID)
+}
+
+// confirmEdit is the edit button: it asks first when editing would drop more
+// than the reply to this question.
+func (v *chatView) confirmEdit(row fyne.CanvasObject) {
+	i := slices.IndexFunc(v.refs, func(r rowRef) bool { return r.row == row })
+	if v.cur != nil || i < 0 {
+		return
+	}
+	later := len(v.history) - i - 2 // messages after this question's reply
+	if later <= 0 || v.win == nil {
+		v.edit(row)
+		return
+	}
+	dialog.ShowConfirm("Edit this message?",
+		fmt.Sprintf("The conversation continues from it: the %d later messages will be deleted.", later),
+		func(ok bool) {
+			if ok {
+				v.edit(row)
+			}
+		}, v.win)
 }
 
 // edit takes the question in transcript row row back into the entry, and
