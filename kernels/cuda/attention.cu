@@ -83,3 +83,133 @@ attention_f16(float* dst, i64 dstride, const float* q, i64 qstride, const uint16
         dst[(i64)i * dstride + h * vhd + d] = s;
     }
 }
+
+// attention_gqa: as attention_f16, but one block per (query row, KV head) computes every
+// query head of the group (at most 8) from one read of each K and V row, the group's
+// dot products interleaved. Head dims at most 128.
+#define GQA_MAX 8
+#define GQA_HEAD 128
+extern "C" __global__ void __launch_bounds__(128)
+attention_gqa(float* dst, i64 dstride, const float* q, i64 qstride, const uint16_t* k, i64 kstride,
+              const uint16_t* v, i64 vstride, const int* pos, int nhead, int nkv, int hd, int vhd,
+              float scale, const int* table, int tcols, const int* seq, int bs) {
+    __shared__ float qs[GQA_MAX][GQA_HEAD];
+    __shared__ float wm[ATT_WARPS][GQA_MAX];
+    __shared__ double wl[ATT_WARPS][GQA_MAX];
+    __shared__ float out[ATT_WARPS][GQA_MAX][GQA_HEAD];
+    const int i = blockIdx.x, kvh = blockIdx.y;
+    const int G = nhead / nkv, h0 = kvh * G;
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    const int n = pos[i] + 1;
+    const int* tab = table ? table + (i64)seq[i] * tcols : 0;
+    for (int e = threadIdx.x; e < G * hd; e += blockDim.x) {
+        int g = e / hd, d = e % hd;
+        qs[g][d] = h2f(f2h(q[(i64)i * qstride + (h0 + g) * hd + d]));
+    }
+    __syncthreads();
+
+    float m[GQA_MAX];
+    double l[GQA_MAX];
+#pragma unroll
+    for (int g = 0; g < GQA_MAX; g++) { m[g] = -INFINITY; l[g] = 0; }
+    for (int t = w; t < n; t += ATT_WARPS) {
+        const uint16_t* kr = k + cache_row(tab, bs, t) * kstride + kvh * hd;
+        float kv[GQA_HEAD / 32];
+#pragma unroll
+        for (int j = 0; j < GQA_HEAD / 32; j++) kv[j] = lane + 32 * j < hd ? h2f(kr[lane + 32 * j]) : 0.0f;
+        float s[GQA_MAX];
+#pragma unroll
+        for (int g = 0; g < GQA_MAX; g++) {
+            s[g] = 0;
+            if (g < G) {
+#pragma unroll
+                for (int j = 0; j < GQA_HEAD / 32; j++)
+                    if (lane + 32 * j < hd) s[g] += qs[g][lane + 32 * j] * kv[j];
+            }
+        }
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+            for (int g = 0; g < GQA_MAX; g++) s[g] += __shfl_xor_sync(0xffffffffu, s[g], o);
+#pragma unroll
+        for (int g = 0; g < GQA_MAX; g++) {
+            if (g < G) {
+                float sc = s[g] * scale;
+                if (sc > m[g]) {
+                    l[g] = l[g] * exp((double)(m[g] - sc)) + 1.0;
+                    m[g] = sc;
+                } else {
+                    l[g] += exp((double)(sc - m[g]));
+                }
+            }
+        }
+    }
+    if (lane == 0)
+        for (int g = 0; g < G; g++) { wm[w][g] = m[g]; wl[w][g] = l[g]; }
+    __syncthreads();
+    float M[GQA_MAX], inv[GQA_MAX];
+#pragma unroll
+    for (int g = 0; g < GQA_MAX; g++) {
+        M[g] = -INFINITY;
+        inv[g] = 0;
+        if (g < G) {
+            for (int j = 0; j < ATT_WARPS; j++) M[g] = fmaxf(M[g], wm[j][g]);
+            double L = 0;
+            for (int j = 0; j < ATT_WARPS; j++)
+                if (wm[j][g] != -INFINITY) L += wl[j][g] * exp((double)(wm[j][g] - M[g]));
+            inv[g] = (float)(1.0 / L);
+        }
+    }
+
+    float acc[GQA_MAX][GQA_HEAD / 32];
+#pragma unroll
+    for (int g = 0; g < GQA_MAX; g++)
+#pragma unroll
+        for (int j = 0; j < GQA_HEAD / 32; j++) acc[g][j] = 0;
+    for (int t = w; t < n; t += ATT_WARPS) {
+        i64 row = cache_row(tab, bs, t);
+        const uint16_t* kr = k + row * kstride + kvh * hd;
+        const uint16_t* vr = v + row * vstride + kvh * vhd;
+        float kv[GQA_HEAD / 32], vv[GQA_HEAD / 32];
+#pragma unroll
+        for (int j = 0; j < GQA_HEAD / 32; j++) {
+            kv[j] = lane + 32 * j < hd ? h2f(kr[lane + 32 * j]) : 0.0f;
+            vv[j] = lane + 32 * j < vhd ? h2f(vr[lane + 32 * j]) : 0.0f;
+        }
+        float s[GQA_MAX];
+#pragma unroll
+        for (int g = 0; g < GQA_MAX; g++) {
+            s[g] = 0;
+            if (g < G) {
+#pragma unroll
+                for (int j = 0; j < GQA_HEAD / 32; j++)
+                    if (lane + 32 * j < hd) s[g] += qs[g][lane + 32 * j] * kv[j];
+            }
+        }
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+            for (int g = 0; g < GQA_MAX; g++) s[g] += __shfl_xor_sync(0xffffffffu, s[g], o);
+#pragma unroll
+        for (int g = 0; g < GQA_MAX; g++) {
+            if (g < G) {
+                float e = (float)exp((double)(s[g] * scale - M[g]));
+                float p = h2f(f2h(e * inv[g]));
+#pragma unroll
+                for (int j = 0; j < GQA_HEAD / 32; j++) acc[g][j] += p * vv[j];
+            }
+        }
+    }
+#pragma unroll
+    for (int g = 0; g < GQA_MAX; g++)
+#pragma unroll
+        for (int j = 0; j < GQA_HEAD / 32; j++)
+            if (g < G && lane + 32 * j < vhd) out[w][g][lane + 32 * j] = acc[g][j];
+    __syncthreads();
+    for (int e = threadIdx.x; e < G * vhd; e += blockDim.x) {
+        int g = e / vhd, d = e % vhd;
+        float s = 0;
+        for (int j = 0; j < ATT_WARPS; j++) s += out[j][g][d];
+        dst[(i64)i * dstride + (h0 + g) * vhd + d] = s;
+    }
+}

@@ -47,6 +47,19 @@ __device__ __forceinline__ void scale_min_k4(int j, const uint8_t* q, int* sc, i
     }
 }
 
+// scale_min_k4w is scale_min_k4 on the 12 scale bytes held in three words.
+__device__ __forceinline__ void scale_min_k4w(int j, uint32_t s0, uint32_t s1, uint32_t s2, int* sc, int* m) {
+#define SMK_BYTE(i) ((int)((((i) < 4 ? s0 : (i) < 8 ? s1 : s2) >> (8 * ((i) & 3))) & 0xff))
+    if (j < 4) {
+        *sc = SMK_BYTE(j) & 63;
+        *m = SMK_BYTE(j + 4) & 63;
+    } else {
+        *sc = (SMK_BYTE(j + 4) & 0x0f) | ((SMK_BYTE(j - 4) >> 6) << 4);
+        *m = (SMK_BYTE(j + 4) >> 4) | ((SMK_BYTE(j) >> 6) << 4);
+    }
+#undef SMK_BYTE
+}
+
 // q3 scale j of a Q3_K block (12 scale bytes), with the +32 offset removed.
 __device__ __forceinline__ int q3_scale(int j, const uint8_t* s) {
     int low = j < 8 ? (s[j] & 0x0f) : (s[j - 8] >> 4);

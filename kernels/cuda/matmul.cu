@@ -152,11 +152,11 @@ __device__ void mmv_q4_k(MMV_ARGS) {
     for (int ib = lane >> 3; ib < nb; ib += 4) {
         const uint8_t* b = wr + 144 * ib;
         uint4 q = *(const uint4*)(b + 16 + 16 * t);
-        uint32_t dm = *(const uint32_t*)b;
-        float d = h2f(dm & 0xffff), dmin = h2f(dm >> 16);
+        uint4 hdr = *(const uint4*)b;  // d, dmin, the 12 scale bytes
+        float d = h2f(hdr.x & 0xffff), dmin = h2f(hdr.x >> 16);
         int sc0, m0, sc1, m1;
-        scale_min_k4(2 * c, b + 4, &sc0, &m0);
-        scale_min_k4(2 * c + 1, b + 4, &sc1, &m1);
+        scale_min_k4w(2 * c, hdr.y, hdr.z, hdr.w, &sc0, &m0);
+        scale_min_k4w(2 * c + 1, hdr.y, hdr.z, hdr.w, &sc1, &m1);
         int lo0 = q.x & 0x0f0f0f0f, lo1 = q.y & 0x0f0f0f0f, lo2 = q.z & 0x0f0f0f0f, lo3 = q.w & 0x0f0f0f0f;
         int hi0 = (q.x >> 4) & 0x0f0f0f0f, hi1 = (q.y >> 4) & 0x0f0f0f0f, hi2 = (q.z >> 4) & 0x0f0f0f0f, hi3 = (q.w >> 4) & 0x0f0f0f0f;
 #pragma unroll

@@ -12,6 +12,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"time"
 	"unsafe"
 
 	"ember/inference/backend"
@@ -36,10 +38,14 @@ type Backend struct {
 	pool      map[int][]uint64        // freed allocations by size, reused by New
 	err       error                   // the first device failure, reported by Sync and ReadF32
 	last      string                  // the last kernel launched, named by asynchronous errors
-	args      []uint64                // launch parameter slots, reused
 	act       map[quant.Type]*scratch // quantized activation rows, by format
 	scratches []uint64                // every scratch buffer, freed at Close
 	closed    bool
+	prof      *profiler // set by $EMBER_CUDA_PROFILE
+	queue     batch     // launches not yet issued (graph.go)
+	prev      *batch    // the last batch launched directly
+	graphs    []*graph  // instantiated graphs of repeated batches
+	noGraphs  bool      // $EMBER_CUDA_NO_GRAPHS: launch every batch directly
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -64,7 +70,8 @@ func New(opt Options) (*Backend, error) {
 		return nil, err
 	}
 	b := &Backend{h: h, dev: d, kernels: map[string]*kernel{}, live: map[uint64]int{}, pool: map[int][]uint64{},
-		act: map[quant.Type]*scratch{}}
+		act: map[quant.Type]*scratch{}, prof: newProfiler(),
+		noGraphs: os.Getenv("EMBER_CUDA_NO_GRAPHS") != ""}
 	for _, name := range kcuda.Modules {
 		ptx, err := kcuda.PTX(name)
 		if err != nil {
@@ -147,6 +154,7 @@ func (b *Backend) Weight(typ quant.Type, rows, cols int, data []byte) (backend.T
 		data = pack(typ, rows, cols, rb, t.stride, data)
 	}
 	t.size = rows * t.stride
+	b.flush()
 	if t.ptr, err = b.alloc(t.size); err != nil {
 		return nil, fmt.Errorf("cuda: weight of %d x %d %v: %w", rows, cols, typ, err)
 	}
@@ -210,6 +218,7 @@ func (b *Backend) New(typ quant.Type, rows, cols int) (backend.Tensor, error) {
 		return nil, fmt.Errorf("cuda: new %v tensor: %w", typ, backend.ErrUnsupported)
 	}
 	t.size = rows * t.stride
+	b.flush() // the zeroing must follow queued work that may still use a pooled buffer
 	p, err := b.alloc(t.size)
 	if err != nil {
 		return nil, fmt.Errorf("cuda: new %v tensor of %d x %d: %w", typ, rows, cols, err)
@@ -249,6 +258,7 @@ func (b *Backend) WriteF32(dst backend.Tensor, src []float32) {
 	if len(src) != t.rows*t.cols {
 		panic(fmt.Sprintf("cuda: WriteF32 of %d values into %d", len(src), t.rows*t.cols))
 	}
+	b.flush()
 	b.fail(b.h.htod(t.ptr, unsafe.Pointer(&src[0]), 4*len(src)))
 }
 
@@ -258,6 +268,7 @@ func (b *Backend) WriteI32(dst backend.Tensor, src []int32) {
 	if len(src) != t.rows*t.cols {
 		panic(fmt.Sprintf("cuda: WriteI32 of %d values into %d", len(src), t.rows*t.cols))
 	}
+	b.flush()
 	b.fail(b.h.htod(t.ptr, unsafe.Pointer(&src[0]), 4*len(src)))
 }
 
@@ -275,6 +286,7 @@ func (b *Backend) ReadF32(ctx context.Context, src backend.Tensor, dst []float32
 
 // Sync implements backend.Backend.
 func (b *Backend) Sync(ctx context.Context) error {
+	b.flush()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -293,7 +305,11 @@ func (b *Backend) Close() error {
 	if b.closed {
 		return nil
 	}
+	b.flush()
 	b.closed = true
+	if b.prof != nil {
+		b.prof.report(os.Stderr)
+	}
 	var errs []error
 	if r := b.h.sync(); r != 0 {
 		errs = append(errs, cuErr("cuCtxSynchronize", "", r))
@@ -309,6 +325,7 @@ func (b *Backend) Close() error {
 	for _, p := range b.scratches {
 		errs = append(errs, b.h.free(p))
 	}
+	errs = append(errs, b.destroyGraphs())
 	for _, m := range b.modules {
 		errs = append(errs, b.h.unload(m))
 	}
@@ -340,7 +357,16 @@ func (b *Backend) launch(name string, gx, gy, bx, smem int, args ...uint64) {
 	}
 	k := b.kernel(name)
 	b.last = name
+	if b.prof == nil {
+		b.enqueue(k, gx, gy, bx, smem, args)
+		return
+	}
+	t0 := time.Now()
 	b.fail(b.h.launch(k, gx, gy, 1, bx, smem, args))
+	if r := b.h.sync(); r != 0 {
+		b.fail(fmt.Errorf("%w (kernel %s)", cuErr("cuCtxSynchronize", "", r), name))
+	}
+	b.prof.add(fmt.Sprintf("%s grid %dx%d", name, gx, gy), time.Since(t0))
 }
 
 func get(bt backend.Tensor) *tensor {

@@ -40,6 +40,23 @@ static CUresult (*p_cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, un
                                     unsigned, void *, void **, void **);
 static CUresult (*p_cuGetErrorName)(CUresult, const char **);
 
+typedef void *CUgraph;
+typedef void *CUgraphNode;
+typedef void *CUgraphExec;
+// CUDA_KERNEL_NODE_PARAMS (v1) of cuda.h.
+typedef struct {
+	CUfunction func;
+	unsigned gx, gy, gz, bx, by, bz, smem;
+	void **kernelParams;
+	void **extra;
+} em_knp;
+static CUresult (*p_cuGraphCreate)(CUgraph *, unsigned);
+static CUresult (*p_cuGraphAddKernelNode)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const em_knp *);
+static CUresult (*p_cuGraphInstantiateWithFlags)(CUgraphExec *, CUgraph, unsigned long long);
+static CUresult (*p_cuGraphLaunch)(CUgraphExec, void *);
+static CUresult (*p_cuGraphExecDestroy)(CUgraphExec);
+static CUresult (*p_cuGraphDestroy)(CUgraph);
+
 // em_load opens libcuda.so.1 and resolves every symbol; it returns NULL or an error text.
 static const char *em_load(void) {
 	em_lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -69,6 +86,12 @@ static const char *em_load(void) {
 	SYM(p_cuMemsetD8, "cuMemsetD8_v2")
 	SYM(p_cuLaunchKernel, "cuLaunchKernel")
 	SYM(p_cuGetErrorName, "cuGetErrorName")
+	SYM(p_cuGraphCreate, "cuGraphCreate")
+	SYM(p_cuGraphAddKernelNode, "cuGraphAddKernelNode")
+	SYM(p_cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags")
+	SYM(p_cuGraphLaunch, "cuGraphLaunch")
+	SYM(p_cuGraphExecDestroy, "cuGraphExecDestroy")
+	SYM(p_cuGraphDestroy, "cuGraphDestroy")
 #undef SYM
 	return 0;
 }
@@ -138,6 +161,56 @@ static CUresult em_launch(CUcontext ctx, CUfunction f, unsigned gx, unsigned gy,
 	CUresult r = em_ctx(ctx);
 	return r ? r : p_cuLaunchKernel(f, gx, gy, gz, bx, 1, 1, smem, 0, ptrs, 0);
 }
+// The batch and graph functions are not static: graph.go declares and calls them.
+
+// A batch of launches: fns[i] with dims[5i..5i+4] = grid x, grid y, grid z, block x,
+// shared bytes, and nargs[i] parameter slots taken in order from args.
+CUresult em_launch_many(CUcontext ctx, int n, CUfunction *fns, unsigned *dims, uint64_t *args, int *nargs, int *failed) {
+	CUresult r = em_ctx(ctx);
+	if (r) return r;
+	size_t off = 0;
+	for (int i = 0; i < n; i++) {
+		void *ptrs[32];
+		for (int j = 0; j < nargs[i] && j < 32; j++) ptrs[j] = &args[off + j];
+		off += nargs[i];
+		unsigned *d = dims + 5 * i;
+		r = p_cuLaunchKernel(fns[i], d[0], d[1], d[2], d[3], 1, 1, d[4], 0, ptrs, 0);
+		if (r) { *failed = i; return r; }
+	}
+	return 0;
+}
+
+// em_graph_build makes an executable graph of a batch of launches, each depending on
+// the one before (the stream's order).
+CUresult em_graph_build(CUcontext ctx, int n, CUfunction *fns, unsigned *dims, uint64_t *args, int *nargs,
+                               CUgraphExec *exec, int *failed) {
+	CUresult r = em_ctx(ctx);
+	if (r) return r;
+	CUgraph g;
+	if ((r = p_cuGraphCreate(&g, 0))) return r;
+	CUgraphNode prev = 0;
+	size_t off = 0;
+	for (int i = 0; i < n; i++) {
+		void *ptrs[32];
+		for (int j = 0; j < nargs[i] && j < 32; j++) ptrs[j] = &args[off + j];
+		off += nargs[i];
+		unsigned *d = dims + 5 * i;
+		em_knp p = {fns[i], d[0], d[1], d[2], d[3], 1, 1, d[4], ptrs, 0};
+		CUgraphNode node;
+		r = p_cuGraphAddKernelNode(&node, g, prev ? &prev : 0, prev ? 1 : 0, &p);
+		if (r) { *failed = i; p_cuGraphDestroy(g); return r; }
+		prev = node;
+	}
+	r = p_cuGraphInstantiateWithFlags(exec, g, 0);
+	p_cuGraphDestroy(g);
+	return r;
+}
+CUresult em_graph_launch(CUcontext ctx, CUgraphExec e) {
+	CUresult r = em_ctx(ctx);
+	return r ? r : p_cuGraphLaunch(e, 0);
+}
+CUresult em_graph_destroy(CUgraphExec e) { return p_cuGraphExecDestroy(e); }
+
 static const char *em_error_name(CUresult r) {
 	const char *s = 0;
 	if (p_cuGetErrorName(r, &s) || !s) return "CUDA_ERROR_UNKNOWN";

@@ -96,10 +96,37 @@ func checkMatMul(d, w, x *tensor) {
 	}
 }
 
+// mmvNames caches the matrix-vector kernel names by weight type and batch width.
+var mmvNames = func() map[quant.Type][9]string {
+	m := map[quant.Type][9]string{}
+	for t, s := range suffix {
+		var n [9]string
+		for _, nx := range []int{1, 2, 4, 8} {
+			n[nx] = fmt.Sprintf("mmv_%s_%d", s, nx)
+		}
+		m[t] = n
+	}
+	return m
+}()
+
+func mmvName(t quant.Type, nx int) string { return mmvNames[t][nx] }
+
+// mmqMinRows is the batch from which Q4_K, Q6_K and Q8_0 products go to the tensor-core
+// kernel (kernels/cuda/mmq.cu) instead of the matrix-vector one.
+const mmqMinRows = 16
+
 // mmv runs the dot kernel of w's type over n quantized activation rows.
 func (b *Backend) mmv(d, w *tensor, xq uint64, xstride, n int) {
 	if xq == 0 {
 		return
+	}
+	if n >= mmqMinRows && w.cols%256 == 0 {
+		switch w.typ {
+		case quant.Q4_K, quant.Q6_K, quant.Q8_0:
+			b.launch("mmq_"+suffix[w.typ], (w.rows+63)/64, (n+63)/64, 128, 0, ptr(w), i64(w.stride), xq, i64(xstride),
+				ptr(d), i64(d.cols), i64(w.rows), i64(w.cols), i64(n))
+			return
+		}
 	}
 	nx := 8
 	switch {
@@ -110,8 +137,7 @@ func (b *Backend) mmv(d, w *tensor, xq uint64, xstride, n int) {
 	case n <= 4:
 		nx = 4
 	}
-	name := fmt.Sprintf("mmv_%s_%d", suffix[w.typ], nx)
-	b.launch(name, (w.rows+3)/4, (n+nx-1)/nx, 128, 0, ptr(w), i64(w.stride), xq, i64(xstride),
+	b.launch(mmvName(w.typ, nx), (w.rows+3)/4, (n+nx-1)/nx, 128, 0, ptr(w), i64(w.stride), xq, i64(xstride),
 		ptr(d), i64(d.cols), i64(w.rows), i64(w.cols), i64(n))
 }
 

@@ -147,6 +147,10 @@ func (b *Backend) SetRows(dst, src, rows backend.Tensor) {
 	b.launch("set_rows", blocks(s.cols), s.rows, 256, 0, ptr(d), i64(f16), ptr(s), ptr(rt), i64(s.cols))
 }
 
+// The grouped kernel takes groups of at most gqaMax query heads of at most gqaHead dims
+// (GQA_MAX, GQA_HEAD in attention.cu).
+const gqaMax, gqaHead = 8, 128
+
 // maxHead is the widest head the attention kernel takes (MAX_HEAD in attention.cu).
 const maxHead = 256
 
@@ -176,7 +180,11 @@ func (b *Backend) Attention(dst, q, k, v, pos backend.Tensor, p backend.Attentio
 			panic(fmt.Sprintf("cuda: Attention: block size %d", bs))
 		}
 	}
-	b.launch("attention_f16", qt.rows, p.NHead, 128, 0, ptr(d), i64(d.cols), ptr(qt), i64(qt.cols),
+	name, heads := "attention_f16", p.NHead
+	if g := p.NHead / p.NKVHead; g > 1 && g <= gqaMax && p.HeadDim <= gqaHead && p.VHeadDim <= gqaHead {
+		name, heads = "attention_gqa", p.NKVHead
+	}
+	b.launch(name, qt.rows, heads, 128, 0, ptr(d), i64(d.cols), ptr(qt), i64(qt.cols),
 		ptr(kt), i64(kt.cols), ptr(vt), i64(vt.cols), ptr(pt), i64(p.NHead), i64(p.NKVHead),
 		i64(p.HeadDim), i64(p.VHeadDim), f32(p.Scale), ptr(table), i64(tcols), ptr(seq), i64(bs))
 }

@@ -1,0 +1,61 @@
+package cuda
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"time"
+)
+
+// ProfileEnv names an environment variable: when set (to anything), every launch is
+// followed by a synchronize and timed, and Close prints the time per kernel (and grid)
+// to stderr. Launch gaps are included, so small kernels read high; it is a guide to where
+// the time goes, not a measurement of each kernel.
+const ProfileEnv = "EMBER_CUDA_PROFILE"
+
+type profEntry struct {
+	calls int
+	total time.Duration
+}
+
+type profiler struct {
+	by    map[string]*profEntry
+	start time.Time
+}
+
+func newProfiler() *profiler {
+	if os.Getenv(ProfileEnv) == "" {
+		return nil
+	}
+	return &profiler{by: map[string]*profEntry{}, start: time.Now()}
+}
+
+func (p *profiler) add(key string, d time.Duration) {
+	e := p.by[key]
+	if e == nil {
+		e = &profEntry{}
+		p.by[key] = e
+	}
+	e.calls++
+	e.total += d
+}
+
+func (p *profiler) report(w io.Writer) {
+	keys := make([]string, 0, len(p.by))
+	var sum time.Duration
+	for k, e := range p.by {
+		keys = append(keys, k)
+		sum += e.total
+	}
+	sort.Slice(keys, func(i, j int) bool { return p.by[keys[i]].total > p.by[keys[j]].total })
+	fmt.Fprintf(w, "cuda profile: %.3f s in kernels (synchronized), %.3f s since start\n", sum.Seconds(), time.Since(p.start).Seconds())
+	for i, k := range keys {
+		if i == 40 {
+			break
+		}
+		e := p.by[k]
+		fmt.Fprintf(w, "  %8.3f ms %5.1f%% %7d calls %8.1f us/call  %s\n", float64(e.total)/1e6,
+			100*float64(e.total)/float64(sum), e.calls, float64(e.total)/1e3/float64(e.calls), k)
+	}
+}
