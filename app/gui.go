@@ -51,6 +51,34 @@ func RunGUI(ctx context.Context, opt GUIOptions) error {
 	return nil
 }
 
+// The app's sampling defaults, which a chat's own settings override.
+const (
+	defaultTemperature = 0.7
+	defaultTopK        = 40
+	defaultTopP        = 0.95
+	defaultMinP        = 0.05
+	defaultMaxTokens   = 1024
+)
+
+// samplingParams are the engine's settings for a chat's.
+func samplingParams(s ui.Sampling) (sample.Params, int) {
+	p := sample.Params{Temperature: defaultTemperature, TopK: defaultTopK, TopP: defaultTopP, MinP: defaultMinP}
+	maxTokens := defaultMaxTokens
+	if s.Temperature != nil {
+		p.Temperature = float32(*s.Temperature)
+	}
+	if s.TopK != nil {
+		p.TopK = *s.TopK
+	}
+	if s.TopP != nil {
+		p.TopP = float32(*s.TopP)
+	}
+	if s.MaxTokens != nil {
+		maxTokens = *s.MaxTokens
+	}
+	return p, maxTokens
+}
+
 // chatService adapts the engine to the UI's ChatService.
 type chatService struct {
 	m    *Loaded
@@ -63,20 +91,18 @@ func (c *chatService) BackendName() string { return c.m.Backend.Name() }
 
 // Chat streams a reply: the conversation goes through the model's chat template, and
 // R1-style <think> output comes back as reasoning.
-func (c *chatService) Chat(ctx context.Context, history []ui.Message, onDelta func(ui.Delta)) (ui.Stats, error) {
-	msgs := make([]prompt.Message, 0, len(history))
-	for _, m := range history {
+func (c *chatService) Chat(ctx context.Context, req ui.ChatRequest, onDelta func(ui.Delta)) (ui.Stats, error) {
+	msgs := make([]prompt.Message, 0, len(req.History))
+	for _, m := range req.History {
 		msgs = append(msgs, prompt.Message{Role: m.Role, Content: m.Content, ReasoningContent: m.Reasoning})
 	}
 	toks, thinking, err := c.chat.Tokens(ctx, msgs)
 	if err != nil {
 		return ui.Stats{}, err
 	}
-	events, err := c.eng.Generate(ctx, engine.Request{
-		Tokens:    toks,
-		MaxTokens: 1024,
-		Sampling:  sample.Params{Temperature: 0.7, TopK: 40, TopP: 0.95, MinP: 0.05, Seed: uint64(len(history))},
-	})
+	params, maxTokens := samplingParams(req.Sampling)
+	params.Seed = uint64(len(req.History))
+	events, err := c.eng.Generate(ctx, engine.Request{Tokens: toks, MaxTokens: maxTokens, Sampling: params})
 	if err != nil {
 		return ui.Stats{}, err
 	}

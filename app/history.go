@@ -4,6 +4,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -31,8 +32,24 @@ type history struct {
 
 var _ ui.History = (*history)(nil)
 
+// chatInfo is c for the UI. Sampling settings that do not parse (written by
+// another version) are dropped, not an error.
 func chatInfo(c store.Conversation) ui.ChatInfo {
-	return ui.ChatInfo{ID: c.ID, Title: c.Title, SystemPrompt: c.SystemPrompt, Updated: c.Updated}
+	info := ui.ChatInfo{ID: c.ID, Title: c.Title, SystemPrompt: c.SystemPrompt, Updated: c.Updated}
+	if len(c.Sampling) > 0 {
+		if err := json.Unmarshal(c.Sampling, &info.Sampling); err != nil {
+			info.Sampling = ui.Sampling{}
+		}
+	}
+	return info
+}
+
+// samplingJSON is s as the store keeps it: nil for the defaults.
+func samplingJSON(s ui.Sampling) (json.RawMessage, error) {
+	if s.IsDefault() {
+		return nil, nil
+	}
+	return json.Marshal(s)
 }
 
 func (h *history) Chats(ctx context.Context, query string) ([]ui.ChatInfo, error) {
@@ -64,8 +81,13 @@ func (h *history) Load(ctx context.Context, id int64) (ui.ChatInfo, []ui.Message
 	return chatInfo(c), out, nil
 }
 
-func (h *history) NewChat(ctx context.Context, title, systemPrompt string) (ui.ChatInfo, error) {
-	c, err := h.st.CreateConversation(ctx, store.Conversation{Title: title, SystemPrompt: systemPrompt, Model: h.model})
+func (h *history) NewChat(ctx context.Context, info ui.ChatInfo) (ui.ChatInfo, error) {
+	sampling, err := samplingJSON(info.Sampling)
+	if err != nil {
+		return ui.ChatInfo{}, err
+	}
+	c, err := h.st.CreateConversation(ctx, store.Conversation{Title: info.Title, SystemPrompt: info.SystemPrompt,
+		Sampling: sampling, Model: h.model})
 	return chatInfo(c), err
 }
 
@@ -73,8 +95,12 @@ func (h *history) Rename(ctx context.Context, id int64, title string) error {
 	return h.st.RenameConversation(ctx, id, title)
 }
 
-func (h *history) SetSystemPrompt(ctx context.Context, id int64, prompt string) error {
-	return h.st.SetSystemPrompt(ctx, id, prompt)
+func (h *history) SetSettings(ctx context.Context, id int64, prompt string, s ui.Sampling) error {
+	sampling, err := samplingJSON(s)
+	if err != nil {
+		return err
+	}
+	return h.st.SetSettings(ctx, id, prompt, sampling)
 }
 
 func (h *history) Delete(ctx context.Context, id int64) error {

@@ -22,7 +22,8 @@ func TestHistoryRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := &history{st: st, model: "stories260K"}
-	c, err := h.NewChat(ctx, "Once upon a time", "Write for children.")
+	temp := 0.3
+	c, err := h.NewChat(ctx, ui.ChatInfo{Title: "Once upon a time", SystemPrompt: "Write for children.", Sampling: ui.Sampling{Temperature: &temp}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,7 @@ func TestHistoryRoundTrip(t *testing.T) {
 	defer st.Close()
 	h.st = st
 	info, msgs, err := h.Load(ctx, c.ID)
-	if err != nil || info.SystemPrompt != "Write for children." || len(msgs) != 2 {
+	if err != nil || info.SystemPrompt != "Write for children." || *info.Sampling.Temperature != 0.3 || len(msgs) != 2 {
 		t.Fatalf("load = %+v, %+v, %v", info, msgs, err)
 	}
 	want := ui.Message{Role: ui.RoleAssistant, Content: "there was a", Reasoning: "a story", ID: r, Interrupted: true}
@@ -71,11 +72,11 @@ func TestHistoryRoundTrip(t *testing.T) {
 	if err := h.Rename(ctx, c.ID, "Cat story"); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.SetSystemPrompt(ctx, c.ID, ""); err != nil {
+	if err := h.SetSettings(ctx, c.ID, "", ui.Sampling{}); err != nil {
 		t.Fatal(err)
 	}
 	chats, err := h.Chats(ctx, "cat")
-	if err != nil || len(chats) != 1 || chats[0].Title != "Cat story" || chats[0].SystemPrompt != "" {
+	if err != nil || len(chats) != 1 || chats[0].Title != "Cat story" || chats[0].SystemPrompt != "" || !chats[0].Sampling.IsDefault() {
 		t.Errorf("search = %+v, %v", chats, err)
 	}
 	for _, f := range []string{ui.ExportMarkdown, ui.ExportJSON} {
@@ -107,5 +108,17 @@ func TestDefaultDataDir(t *testing.T) {
 	t.Setenv("HOME", "/home/u")
 	if d, err := DefaultDataDir(); err != nil || d != "/home/u/.local/share/ember" {
 		t.Errorf("without: %q, %v", d, err)
+	}
+}
+
+func TestSamplingParams(t *testing.T) {
+	p, n := samplingParams(ui.Sampling{})
+	if p.Temperature != defaultTemperature || p.TopK != defaultTopK || p.TopP != defaultTopP || p.MinP != defaultMinP || n != defaultMaxTokens {
+		t.Errorf("defaults: %+v, %d", p, n)
+	}
+	temp, topP, topK, maxTok := 0.0, 0.5, 0, 64
+	p, n = samplingParams(ui.Sampling{Temperature: &temp, TopP: &topP, TopK: &topK, MaxTokens: &maxTok})
+	if p.Temperature != 0 || p.TopP != 0.5 || p.TopK != 0 || n != 64 {
+		t.Errorf("overrides: %+v, %d", p, n)
 	}
 }

@@ -123,6 +123,22 @@ func (s *Store) SetSystemPrompt(ctx context.Context, id int64, prompt string) er
 	return wrapErr(fmt.Sprintf("set system prompt of conversation %d", id), err)
 }
 
+// SetSettings sets the system prompt and sampling settings (a JSON object; empty
+// for the defaults) of conversation id.
+func (s *Store) SetSettings(ctx context.Context, id int64, prompt string, sampling json.RawMessage) error {
+	op := fmt.Sprintf("save settings of conversation %d", id)
+	text, err := samplingText(sampling)
+	if err != nil {
+		return fmt.Errorf("store: %s: %w", op, err)
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE conversations SET system_prompt = ?, sampling = ?, updated_ms = ? WHERE id = ?`,
+		prompt, text, millis(time.Now()), id)
+	if err == nil {
+		err = mustAffect(res, "conversation")
+	}
+	return wrapErr(op, err)
+}
+
 // DeleteConversation deletes conversation id and its messages.
 func (s *Store) DeleteConversation(ctx context.Context, id int64) error {
 	res, err := s.db.ExecContext(ctx, `DELETE FROM conversations WHERE id = ?`, id)

@@ -80,6 +80,21 @@ func TestConversations(t *testing.T) {
 	if got2, _ := s.Conversation(ctx, b.ID); string(got2.Sampling) != `{"top_k":20}` || got2.Model != "qwen2.5-0.5b" {
 		t.Errorf("after update: %+v", got2)
 	}
+	if err := s.SetSettings(ctx, b.ID, "Be terse.", []byte(`{"temperature":0}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got2, _ := s.Conversation(ctx, b.ID); string(got2.Sampling) != `{"temperature":0}` || got2.SystemPrompt != "Be terse." || got2.Title != "Type parameters" {
+		t.Errorf("after SetSettings: %+v", got2)
+	}
+	if err := s.SetSettings(ctx, b.ID, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got2, _ := s.Conversation(ctx, b.ID); got2.Sampling != nil || got2.SystemPrompt != "" {
+		t.Errorf("after SetSettings to defaults: %+v", got2)
+	}
+	if err := s.SetSettings(ctx, 999, "", nil); !errors.Is(err, ErrNotFound) {
+		t.Errorf("SetSettings of a missing chat: %v", err)
+	}
 	got.Sampling = []byte(`[1,2]`)
 	if err := s.UpdateConversation(ctx, got); err == nil {
 		t.Error("sampling settings that are not an object were saved")

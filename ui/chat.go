@@ -46,7 +46,7 @@ type chatView struct {
 	sendBtn   *widget.Button    // enabled when idle
 	stopBtn   *widget.Button    // enabled while a reply streams
 	newBtn    *widget.Button    // always enabled
-	sysBtn    *widget.Button    // edits the system prompt
+	sysBtn    *widget.Button    // edits the chat's settings: system prompt, sampling
 	menuBtn   *widget.Button    // rename, export, delete; nil without History
 	title     *widget.Label     // the conversation's title; nil without History
 	side      *sidebar          // nil without History
@@ -84,7 +84,7 @@ func newChatView(svc ChatService, hist History, do func(func()), copyText func(s
 	v.stopBtn.Disable()
 	v.newBtn = widget.NewButtonWithIcon("New chat", theme.ContentAddIcon(), v.newChat)
 	v.newBtn.Importance = widget.LowImportance
-	v.sysBtn = widget.NewButtonWithIcon("System prompt", theme.DocumentIcon(), v.showSystemPromptDialog)
+	v.sysBtn = widget.NewButtonWithIcon(settingsLabel, theme.SettingsIcon(), v.showSettingsDialog)
 	v.sysBtn.Importance = widget.LowImportance
 
 	model := widget.NewLabel(svc.ModelName() + "  ·  " + backendLabel(svc.BackendName()))
@@ -165,7 +165,7 @@ func (v *chatView) startTurn(user fyne.CanvasObject, prompt string, replyID int6
 
 	saver := &replySaver{hist: v.hist, id: replyID, every: v.saveEvery}
 	v.streaming.Add(1)
-	go v.stream(ctx, t, v.modelHistory(), saver)
+	go v.stream(ctx, t, ChatRequest{History: v.modelHistory(), Sampling: v.chat.Sampling}, saver)
 }
 
 // modelHistory is what the model sees: the system prompt, then the conversation.

@@ -22,6 +22,7 @@ type fakeChat struct {
 
 	mu        sync.Mutex
 	histories [][]Message // the history of every Chat call; guarded by mu
+	samplings []Sampling  // the sampling settings of every call; guarded by mu
 	ctxErrs   []error     // ctx.Err() when each call returned; guarded by mu
 }
 
@@ -39,12 +40,13 @@ func newFakeChat() *fakeChat { return &fakeChat{cmds: make(chan cmd, 64)} }
 func (f *fakeChat) ModelName() string   { return "tiny-llama-1b-q4" }
 func (f *fakeChat) BackendName() string { return "cpu" }
 
-func (f *fakeChat) Chat(ctx context.Context, history []Message, onDelta func(Delta)) (st Stats, err error) {
+func (f *fakeChat) Chat(ctx context.Context, req ChatRequest, onDelta func(Delta)) (st Stats, err error) {
 	if f.onCall != nil {
 		f.onCall()
 	}
 	f.mu.Lock()
-	f.histories = append(f.histories, slices.Clone(history))
+	f.histories = append(f.histories, slices.Clone(req.History))
+	f.samplings = append(f.samplings, req.Sampling)
 	f.mu.Unlock()
 	defer func() {
 		f.mu.Lock()

@@ -13,6 +13,7 @@ type ChatInfo struct {
 	ID           int64
 	Title        string
 	SystemPrompt string
+	Sampling     Sampling
 	Updated      time.Time
 }
 
@@ -32,10 +33,12 @@ type History interface {
 	Chats(ctx context.Context, query string) ([]ChatInfo, error)
 	// Load returns a conversation and its messages in order, with their IDs.
 	Load(ctx context.Context, id int64) (ChatInfo, []Message, error)
-	// NewChat saves a new, empty conversation.
-	NewChat(ctx context.Context, title, systemPrompt string) (ChatInfo, error)
+	// NewChat saves a new, empty conversation with c's title and settings
+	// and returns it with its ID.
+	NewChat(ctx context.Context, c ChatInfo) (ChatInfo, error)
 	Rename(ctx context.Context, id int64, title string) error
-	SetSystemPrompt(ctx context.Context, id int64, prompt string) error
+	// SetSettings saves a conversation's system prompt and sampling settings.
+	SetSettings(ctx context.Context, id int64, systemPrompt string, s Sampling) error
 	Delete(ctx context.Context, id int64) error
 	// AddMessage saves a finished message (the user's) at the end of chat and
 	// returns its ID once it is safely on disk.

@@ -96,14 +96,14 @@ func (f *fakeHistory) Load(_ context.Context, id int64) (ChatInfo, []Message, er
 	return f.chats[i], slices.Clone(f.msgs[id]), nil
 }
 
-func (f *fakeHistory) NewChat(_ context.Context, title, systemPrompt string) (ChatInfo, error) {
+func (f *fakeHistory) NewChat(_ context.Context, c ChatInfo) (ChatInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.fail["NewChat"]; err != nil {
 		return ChatInfo{}, err
 	}
 	f.nextID++
-	c := ChatInfo{ID: f.nextID, Title: title, SystemPrompt: systemPrompt}
+	c.ID = f.nextID
 	f.chats = append(f.chats, c)
 	f.touch(c.ID)
 	return f.chats[0], nil
@@ -119,12 +119,15 @@ func (f *fakeHistory) Rename(_ context.Context, id int64, title string) error {
 	return err
 }
 
-func (f *fakeHistory) SetSystemPrompt(_ context.Context, id int64, prompt string) error {
+func (f *fakeHistory) SetSettings(_ context.Context, id int64, prompt string, s Sampling) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if err := f.fail["SetSettings"]; err != nil {
+		return err
+	}
 	i, err := f.find(id)
 	if err == nil {
-		f.chats[i].SystemPrompt = prompt
+		f.chats[i].SystemPrompt, f.chats[i].Sampling = prompt, s
 	}
 	return err
 }

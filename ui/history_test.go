@@ -189,11 +189,12 @@ func TestSidebarOpenSearchRenameDelete(t *testing.T) {
 	}
 }
 
-func TestSystemPromptAndExport(t *testing.T) {
+func TestSettingsAndExport(t *testing.T) {
 	fh := newFakeHistory()
 	h := newHarnessWith(t, fh)
-	h.v.setSystemPrompt("  Answer in French.  ")
-	if h.v.sysBtn.Text != "System prompt ✓" {
+	temp := 0.2
+	h.v.setSettings("  Answer in French.  ", Sampling{Temperature: &temp})
+	if h.v.sysBtn.Text != settingsLabel+" ✓" {
 		t.Errorf("button = %q", h.v.sysBtn.Text)
 	}
 	h.send("Hello")
@@ -203,16 +204,27 @@ func TestSystemPromptAndExport(t *testing.T) {
 	if want := (Message{Role: RoleSystem, Content: "Answer in French."}); hists[0][0] != want {
 		t.Errorf("first message to the model = %+v", hists[0][0])
 	}
-	if info, _, _ := fh.Load(t.Context(), h.v.chat.ID); info.SystemPrompt != "Answer in French." {
+	h.svc.mu.Lock()
+	if s := h.svc.samplings[0]; s.Temperature == nil || *s.Temperature != 0.2 || s.TopP != nil {
+		t.Errorf("sampling sent = %+v", s)
+	}
+	h.svc.mu.Unlock()
+	if info, _, _ := fh.Load(t.Context(), h.v.chat.ID); info.SystemPrompt != "Answer in French." || *info.Sampling.Temperature != 0.2 {
 		t.Errorf("saved chat %+v", info)
 	}
-	h.v.setSystemPrompt("Answer in German.")
-	if info, _, _ := fh.Load(t.Context(), h.v.chat.ID); info.SystemPrompt != "Answer in German." {
+	h.v.setSettings("Answer in German.", Sampling{})
+	if info, _, _ := fh.Load(t.Context(), h.v.chat.ID); info.SystemPrompt != "Answer in German." || !info.Sampling.IsDefault() {
 		t.Errorf("saved chat after a change %+v", info)
 	}
-	// A new chat starts without one.
+	fh.setFail("SetSettings", errors.New("disk full"))
+	h.v.setSettings("Answer in Latin.", Sampling{})
+	if h.v.chat.SystemPrompt != "Answer in German." {
+		t.Errorf("settings that were not saved took effect: %q", h.v.chat.SystemPrompt)
+	}
+	fh.setFail("SetSettings", nil)
+	// A new chat starts without any.
 	test.Tap(h.v.newBtn)
-	if h.v.sysBtn.Text != "System prompt" || len(h.v.modelHistory()) != 0 {
+	if h.v.sysBtn.Text != settingsLabel || len(h.v.modelHistory()) != 0 {
 		t.Errorf("new chat: %q", h.v.sysBtn.Text)
 	}
 	h.v.side.list.Select(0)
@@ -332,7 +344,7 @@ func TestChatMenuAndDialogs(t *testing.T) {
 		t.Errorf("menu = %q, want %q", labels, want)
 	}
 	for name, show := range map[string]func(){
-		"rename": h.v.showRenameDialog, "delete": h.v.showDeleteDialog, "system prompt": h.v.showSystemPromptDialog,
+		"rename": h.v.showRenameDialog, "delete": h.v.showDeleteDialog, "settings": h.v.showSettingsDialog,
 		"export": func() { h.v.showExportDialog(ExportMarkdown) },
 	} {
 		show()
@@ -342,5 +354,30 @@ func TestChatMenuAndDialogs(t *testing.T) {
 		for h.w.Canvas().Overlays().Top() != nil {
 			h.w.Canvas().Overlays().Remove(h.w.Canvas().Overlays().Top())
 		}
+	}
+}
+
+func TestSettingsForm(t *testing.T) {
+	temp, k := 0.7, 40
+	f := newSettingsForm(ChatInfo{SystemPrompt: "Be brief.", Sampling: Sampling{Temperature: &temp, TopK: &k}})
+	if f.prompt.Text != "Be brief." || f.temp.Text != "0.7" || f.topK.Text != "40" || f.topP.Text != "" || f.maxTokens.Text != "" {
+		t.Errorf("form shows %q %q %q %q %q", f.prompt.Text, f.temp.Text, f.topP.Text, f.topK.Text, f.maxTokens.Text)
+	}
+	f.topP.SetText(" 0.9 ")
+	f.temp.SetText("")
+	s, err := f.sampling()
+	if err != nil || s.Temperature != nil || *s.TopP != 0.9 || *s.TopK != 40 || s.MaxTokens != nil {
+		t.Errorf("sampling = %+v, %v", s, err)
+	}
+	for _, bad := range [][4]string{{"hot", "", "", ""}, {"-1", "", "", ""}, {"", "0", "", ""}, {"", "1.5", "", ""}, {"", "", "2.5", ""}, {"", "", "", "0"}} {
+		if _, err := parseSampling(bad[0], bad[1], bad[2], bad[3]); err == nil {
+			t.Errorf("parseSampling(%q) accepted", bad)
+		}
+	}
+	if f.temp.SetText("9"); f.temp.Validate() == nil {
+		t.Error("the temperature field accepts 9")
+	}
+	if got := len(f.items()); got != 5 {
+		t.Errorf("%d form items", got)
 	}
 }

@@ -51,6 +51,7 @@ func TestScreenshot(t *testing.T) {
 		{"chat-empty.png", theme.VariantLight, func(*scene) {}, false},
 		{"chat-sidebar.png", theme.VariantLight, savedChats, true},
 		{"chat-sidebar-dark.png", theme.VariantDark, savedChats, true},
+		{"chat-settings.png", theme.VariantLight, settingsDialog, true},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
 			var hist History
@@ -130,11 +131,19 @@ func savedChats(s *scene) {
 		test.Tap(s.h.v.newBtn)
 	}
 	s.h.v.side.list.Select(1)
-	s.h.v.setSystemPrompt("Explain like I am ten.")
+	s.h.v.setSettings("Explain like I am ten.", Sampling{})
 	s.h.send("And why are sunsets red?")
 	s.step(Delta{Reasoning: "Rayleigh scattering again, longer path. "}, 300*time.Millisecond)
 	s.step(Delta{Content: "At sunset, light crosses **much more air**, so the blue is scattered away and the reds and oranges are left."}, 600*time.Millisecond)
 	s.end(Stats{PromptTokens: 61, GenTokens: 27, TokensPerSec: 25.1, TTFT: 170 * time.Millisecond}, nil)
+}
+
+// settingsDialog is the chat settings dialog over a new chat with a system
+// prompt and a temperature.
+func settingsDialog(s *scene) {
+	temp := 0.3
+	s.h.v.setSettings("You are a patient teacher. Explain step by step, with one example.", Sampling{Temperature: &temp})
+	s.h.v.showSettingsDialog()
 }
 
 // failedThenStreaming is a failed turn, then a long question whose reply is

@@ -33,19 +33,39 @@ type Stats struct {
 	GenTime      time.Duration // time from the first generated token to the last
 }
 
+// ChatRequest is what ChatService.Chat answers.
+type ChatRequest struct {
+	// History is the conversation: the chat's system prompt first (RoleSystem)
+	// when it has one, the user's message last.
+	History  []Message
+	Sampling Sampling // the chat's own sampling settings
+}
+
+// Sampling is a chat's own sampling settings; a nil field means the app's
+// default. The JSON form is how a History may keep them.
+type Sampling struct {
+	Temperature *float64 `json:"temperature,omitempty"` // 0 is greedy
+	TopP        *float64 `json:"top_p,omitempty"`       // 0 < top-p <= 1
+	TopK        *int     `json:"top_k,omitempty"`       // 0 keeps all tokens
+	MaxTokens   *int     `json:"max_tokens,omitempty"`  // the longest reply, in tokens
+}
+
+// IsDefault reports whether s sets nothing.
+func (s Sampling) IsDefault() bool {
+	return s.Temperature == nil && s.TopP == nil && s.TopK == nil && s.MaxTokens == nil
+}
+
 // ChatService is what the UI needs from the rest of Ember.
 type ChatService interface {
 	// ModelName is the loaded model's display name.
 	ModelName() string
 	// BackendName is the compute backend: "cpu", "cuda", "metal", ...
 	BackendName() string
-	// Chat streams the assistant reply to the conversation history, whose
-	// last message is the user's; the first is the chat's system prompt
-	// (RoleSystem) when it has one. onDelta is called from another goroutine,
-	// in order, and never after Chat returns. Chat returns when the reply is
-	// done, when ctx is cancelled (Stop, New chat, window closed) or when it
-	// fails. The UI owns history; Chat must not keep it.
-	Chat(ctx context.Context, history []Message, onDelta func(Delta)) (Stats, error)
+	// Chat streams the assistant reply to req.History. onDelta is called from
+	// another goroutine, in order, and never after Chat returns. Chat returns
+	// when the reply is done, when ctx is cancelled (Stop, New chat, window
+	// closed) or when it fails. The UI owns req.History; Chat must not keep it.
+	Chat(ctx context.Context, req ChatRequest, onDelta func(Delta)) (Stats, error)
 }
 
 // Roles of Message.

@@ -138,7 +138,7 @@ func (v *chatView) saveQuestion(text string) (msgID, replyID int64, err error) {
 	ctx := context.Background()
 	created := false
 	if v.chat.ID == 0 {
-		info, err := v.hist.NewChat(ctx, chatTitle(text), v.chat.SystemPrompt)
+		info, err := v.hist.NewChat(ctx, ChatInfo{Title: chatTitle(text), SystemPrompt: v.chat.SystemPrompt, Sampling: v.chat.Sampling})
 		if err != nil {
 			return 0, 0, err
 		}
@@ -147,7 +147,7 @@ func (v *chatView) saveQuestion(text string) (msgID, replyID int64, err error) {
 	undo := func(err error) error {
 		if created {
 			err = errors.Join(err, v.hist.Delete(ctx, v.chat.ID))
-			v.chat = ChatInfo{SystemPrompt: v.chat.SystemPrompt}
+			v.chat = ChatInfo{SystemPrompt: v.chat.SystemPrompt, Sampling: v.chat.Sampling}
 		}
 		return err
 	}
@@ -197,10 +197,10 @@ func (v *chatView) updateChatControls() {
 			v.menuBtn.Enable()
 		}
 	}
-	if v.chat.SystemPrompt != "" {
-		v.sysBtn.SetText("System prompt ✓")
+	if v.chat.SystemPrompt != "" || !v.chat.Sampling.IsDefault() {
+		v.sysBtn.SetText(settingsLabel + " ✓")
 	} else {
-		v.sysBtn.SetText("System prompt")
+		v.sysBtn.SetText(settingsLabel)
 	}
 }
 
@@ -213,20 +213,6 @@ func (v *chatView) showError(what string, err error) {
 		return
 	}
 	dialog.ShowError(err, v.win)
-}
-
-// setSystemPrompt sets the system prompt of the conversation shown (saved at
-// once for a saved conversation, with the first message for a new one).
-func (v *chatView) setSystemPrompt(p string) {
-	p = strings.TrimSpace(p)
-	if v.hist != nil && v.chat.ID != 0 {
-		if err := v.hist.SetSystemPrompt(context.Background(), v.chat.ID, p); err != nil {
-			v.showError("Cannot save the system prompt", err)
-			return
-		}
-	}
-	v.chat.SystemPrompt = p
-	v.updateChatControls()
 }
 
 // renameChat sets the title of the conversation shown.
@@ -304,25 +290,6 @@ func (v *chatView) chatMenu() *fyne.Menu {
 		fyne.NewMenuItemSeparator(),
 		fyne.NewMenuItem("Delete…", v.showDeleteDialog),
 	)
-}
-
-func (v *chatView) showSystemPromptDialog() {
-	if v.win == nil {
-		return
-	}
-	e := widget.NewMultiLineEntry()
-	e.Wrapping = fyne.TextWrapWord
-	e.SetText(v.chat.SystemPrompt)
-	e.SetPlaceHolder("How the model should answer in this chat, e.g.\nYou are a concise assistant. Answer in English.")
-	e.SetMinRowsVisible(6)
-	d := dialog.NewCustomConfirm("System prompt", "Save", "Cancel", e, func(ok bool) {
-		if ok {
-			v.setSystemPrompt(e.Text)
-		}
-	}, v.win)
-	d.Resize(fyne.NewSize(560, 320))
-	d.Show()
-	v.win.Canvas().Focus(e)
 }
 
 func (v *chatView) showRenameDialog() {

@@ -37,9 +37,9 @@ type turn struct {
 
 // stream runs on its own goroutine: it calls the service, saves the reply as it
 // grows and when it ends, and posts the end.
-func (v *chatView) stream(ctx context.Context, t *turn, history []Message, saver *replySaver) {
+func (v *chatView) stream(ctx context.Context, t *turn, req ChatRequest, saver *replySaver) {
 	defer v.streaming.Done()
-	st, err := callChat(ctx, v.svc, history, func(d Delta) {
+	st, err := callChat(ctx, v.svc, req, func(d Delta) {
 		if v.push(t, d) {
 			saver.add(d)
 		}
@@ -53,14 +53,14 @@ func (v *chatView) stream(ctx context.Context, t *turn, history []Message, saver
 
 // callChat turns a panic in the service into an error: a broken backend must
 // not take the window with it.
-func callChat(ctx context.Context, svc ChatService, history []Message, onDelta func(Delta)) (st Stats, err error) {
+func callChat(ctx context.Context, svc ChatService, req ChatRequest, onDelta func(Delta)) (st Stats, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			log.Printf("ui: chat service panicked: %v\n%s", r, debug.Stack())
 			err = fmt.Errorf("chat service panicked: %v", r)
 		}
 	}()
-	return svc.Chat(ctx, history, onDelta)
+	return svc.Chat(ctx, req, onDelta)
 }
 
 // push is onDelta: it runs on the service's goroutine. Deltas pile up in the
