@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
@@ -379,5 +380,37 @@ func TestSettingsForm(t *testing.T) {
 	}
 	if got := len(f.items()); got != 5 {
 		t.Errorf("%d form items", got)
+	}
+}
+
+// A reply that had not started when the user left its chat is kept empty and
+// interrupted, so the chat keeps alternating, and Regenerate retries it.
+func TestLeftBeforeTheFirstToken(t *testing.T) {
+	fh := newFakeHistory()
+	h := newHarnessWith(t, fh)
+	h.send("Slow question")
+	id := h.v.chat.ID
+	test.Tap(h.v.newBtn) // leave while the model thinks
+	h.loop.until(t, "the cancelled call to return", func() bool { _, errs := h.svc.calls(); return len(errs) == 1 })
+	h.v.wait(time.Second)
+	h.drain()
+	msgs := fh.messages(id)
+	if len(msgs) != 2 || msgs[0].Content != "Slow question" || msgs[1].Content != "" || !msgs[1].Interrupted {
+		t.Fatalf("saved %+v", msgs)
+	}
+
+	h.v.side.list.Select(0)
+	if len(h.v.history) != 2 || !strings.Contains(h.transcript(), stoppedText) || !h.v.lastReply.regenBtn.Visible() {
+		t.Fatalf("reopened: history %+v, transcript:\n%s", h.v.history, h.transcript())
+	}
+	test.Tap(h.v.lastReply.regenBtn)
+	h.svc.script(Stats{}, nil, Delta{Content: "Fast answer"})
+	h.waitIdle()
+	hists, _ := h.svc.calls()
+	if last := hists[len(hists)-1]; len(last) != 1 || last[0].Content != "Slow question" {
+		t.Errorf("regenerated with %+v", last)
+	}
+	if msgs := fh.messages(id); len(msgs) != 2 || msgs[1].Content != "Fast answer" || msgs[1].Interrupted {
+		t.Errorf("saved after regenerate %+v", msgs)
 	}
 }

@@ -121,9 +121,9 @@ func (v *chatView) openChat(id int64) {
 			r.add(Delta{Content: m.Content, Reasoning: m.Reasoning}, now)
 			r.done(m.Interrupted, now)
 			v.addRow(r.row)
-			if m.Content != "" { // as after a live reply: no answer, not in history
-				v.appendMessage(m, rowRef{row: r.row, reply: r})
-			}
+			// Even an empty reply (the app died before the first token):
+			// roles keep alternating, and Regenerate retries it.
+			v.appendMessage(m, rowRef{row: r.row, reply: r})
 		}
 	}
 	v.updateChatControls()

@@ -326,23 +326,20 @@ func (s *replySaver) message() Message {
 	return Message{Role: RoleAssistant, Content: s.content.String(), Reasoning: s.reasoning.String(), ID: s.id}
 }
 
-// end saves the finished reply, or deletes it when nothing came. The context
-// is not the turn's: a stopped reply is saved too.
+// end saves the finished reply, even an empty one: the conversation keeps
+// alternating between question and reply. (When nothing came and the chat is
+// still shown, finish then deletes the question and the reply, and gives the
+// question back to the entry.) The context is not the turn's: a stopped reply
+// is saved too.
 func (s *replySaver) end(st Stats, stopped bool) error {
 	if s.hist == nil {
 		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ctx := context.Background()
-	var err error
-	if s.content.Len() == 0 && s.reasoning.Len() == 0 {
-		err = s.hist.TruncateFrom(ctx, s.id)
-	} else {
-		m := s.message()
-		m.Interrupted = stopped
-		err = s.hist.FinishReply(ctx, s.id, m, st, stopped)
-	}
+	m := s.message()
+	m.Interrupted = stopped
+	err := s.hist.FinishReply(context.Background(), s.id, m, st, stopped)
 	if err != nil {
 		return errors.Join(s.err, err) // the last save that worked stays
 	}
