@@ -89,6 +89,9 @@ func (f *fakeHistory) Chats(_ context.Context, query string) ([]ChatInfo, error)
 func (f *fakeHistory) Load(_ context.Context, id int64) (ChatInfo, []Message, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if err := f.fail["Load"]; err != nil {
+		return ChatInfo{}, nil, err
+	}
 	i, err := f.find(id)
 	if err != nil {
 		return ChatInfo{}, nil, err

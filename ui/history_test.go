@@ -414,3 +414,25 @@ func TestLeftBeforeTheFirstToken(t *testing.T) {
 		t.Errorf("saved after regenerate %+v", msgs)
 	}
 }
+
+func TestOpenFailureKeepsTheChatShown(t *testing.T) {
+	fh := newFakeHistory()
+	h := newHarnessWith(t, fh)
+	for _, q := range []string{"First", "Second"} {
+		test.Tap(h.v.newBtn)
+		h.send(q)
+		h.svc.script(Stats{}, nil, Delta{Content: "Reply to " + q})
+		h.waitIdle()
+	}
+	fh.setFail("Load", errors.New("database is locked"))
+	h.v.side.list.Select(1) // "First"
+	if h.v.chat.Title != "Second" || !strings.Contains(h.transcript(), "Reply to Second") {
+		t.Errorf("after a failed open: chat %+v", h.v.chat)
+	}
+	if h.w.Canvas().Overlays().Top() == nil {
+		t.Error("no error dialog")
+	}
+	if sidebarTitles(h)[0] != "Second" {
+		t.Errorf("sidebar %q", sidebarTitles(h))
+	}
+}

@@ -104,6 +104,7 @@ func (v *chatView) openChat(id int64) {
 	info, msgs, err := v.hist.Load(context.Background(), id)
 	if err != nil {
 		v.showError("Cannot open the chat", err)
+		v.reloadChats() // select the chat shown again
 		return
 	}
 	v.clearChat()
