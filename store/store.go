@@ -20,6 +20,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/mattn/go-sqlite3"
@@ -63,7 +64,13 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	q.Set("_foreign_keys", "on")
 	q.Set("_busy_timeout", fmt.Sprint(busyTimeout.Milliseconds()))
 	q.Set("_txlock", "immediate") // take the write lock at BEGIN: no upgrade deadlocks
-	dsn := "file:" + (&url.URL{Path: abs}).EscapedPath() + "?" + q.Encode()
+	// A file: URI with an empty authority: file:///home/u/ember.db, and on
+	// Windows file:///C:/Users/u/ember.db; characters like ? # % are escaped.
+	p := filepath.ToSlash(abs)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	dsn := "file://" + (&url.URL{Path: p}).EscapedPath() + "?" + q.Encode()
 	db, err := sql.Open("sqlite3", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -354,5 +355,29 @@ func TestDiskFull(t *testing.T) {
 	}
 	if err := s.IntegrityCheck(ctx); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestOddPath opens a database whose path has characters that URIs treat
+// specially.
+func TestOddPath(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "my chats?#%20&x=1")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "ember.db")
+	s, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateConversation(context.Background(), Conversation{Title: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("the database is not where asked: %v", err)
+	}
+	if _, err := Open(context.Background(), filepath.Join(t.TempDir(), "missing", "ember.db")); err == nil {
+		t.Error("opened a database in a missing folder")
 	}
 }
