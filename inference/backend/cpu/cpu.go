@@ -31,7 +31,7 @@ type Backend struct {
 	threads int
 	pool    *pool
 	t       task            // the op being run; read by the workers during pool.run
-	exec    func(int)       // b.run bound once, so issuing an op allocates nothing
+	exec    func(int, int)  // b.run bound once, so issuing an op allocates nothing
 	xq      []byte          // activation rows quantized for MatMul
 	wscr    [][]float32     // per-worker scratch (attention scores, rope angles)
 	kv      [2]*tensor      // the K and V caches of the Attention being run

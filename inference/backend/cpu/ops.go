@@ -34,28 +34,35 @@ type task struct {
 	factors  []float32
 	attn     backend.Attention
 	n, align int            // work items and the granularity they are split at
-	nw       int            // workers sharing them
+	chunk    int            // items per chunk
+	chunks   int            // chunks, claimed by the workers
 	projs    []backend.Proj // MatMul: the projections of the shared input
 }
 
 // parallelMin is the least work (in elements touched) worth waking the workers for.
 const parallelMin = 1 << 14
 
-// do runs the current task over t.n items, on all workers when work is large enough.
+// do runs the current task over t.n items: in chunks on all workers when the work is
+// large enough, else on the calling goroutine.
 func (b *Backend) do(work int) {
-	if b.threads > 1 && work >= parallelMin && b.t.n > 1 {
-		b.t.nw = b.threads
-		b.pool.run(b.exec)
+	t := &b.t
+	if b.threads > 1 && work >= parallelMin && t.n > 1 {
+		per, round := 4, 1
+		if t.kind == opGemm {
+			per, round = 6, 48 // the SIMD weight tiles are 16 or 24 rows
+		}
+		t.chunk, t.chunks = chunking(t.n, b.threads, t.align, per, round)
+		b.pool.run(t.chunks, b.exec)
 		return
 	}
-	b.t.nw = 1
-	b.run(0)
+	t.chunk, t.chunks = t.n, 1
+	b.run(0, 0)
 }
 
-// run is one worker's share of the current task.
-func (b *Backend) run(w int) {
+// run is chunk c of the current task, on worker w.
+func (b *Backend) run(w, c int) {
 	t := &b.t
-	lo, hi := span(t.n, w, t.nw, t.align)
+	lo, hi := c*t.chunk, min((c+1)*t.chunk, t.n)
 	if lo >= hi {
 		return
 	}

@@ -12,19 +12,32 @@ import (
 const spinIters = 1 << 17
 
 // pool is a fixed set of worker goroutines, one per thread; the goroutine that calls run
-// is worker 0. An op is published by bumping gen; workers spin on it, then park.
+// is worker 0. An op is a number of chunks that the workers claim one at a time; it is
+// done when every chunk is done, not when every worker has checked in, so a worker whose
+// core is taken by another program delays an op by at most the chunk it holds, and a
+// worker that wakes late finds nothing left and goes back to waiting.
+//
+// Claims go through one word: the op's generation (32 bits), its chunk count (16 bits)
+// and the next chunk (16 bits). A claim is a compare-and-swap on that word, so a worker
+// can only take a chunk of the op that is running now; the op cannot finish while a
+// claimed chunk runs, so its description (work) is stable for the claimant.
 type pool struct {
-	n       int
-	gen     atomic.Uint64
-	pending atomic.Int64
-	task    func(w int) // the op being run; written before gen is bumped
-	wake    []chan struct{}
-	asleep  []atomic.Bool
-	quit    atomic.Bool
-	done    sync.WaitGroup
-	spin    int    // polls before parking (spinIters; tests lower it)
-	lag     func() // test hook: runs between publishing an op and waking the workers
+	n     int
+	gen   atomic.Uint64 // bumped to publish an op
+	claim atomic.Uint64 // gen<<32 | chunks<<16 | next
+	done  atomic.Int64  // chunks of the current op finished
+	work  func(w, chunk int)
+
+	wake   []chan struct{}
+	asleep []atomic.Bool
+	quit   atomic.Bool
+	exited sync.WaitGroup
+	spin   int    // polls before parking (spinIters; tests lower it)
+	lag    func() // test hook: runs between publishing an op and waking the workers
 }
+
+// maxChunks bounds the chunks of one op (16 bits of the claim word).
+const maxChunks = 1<<16 - 1
 
 func newPool(n int) *pool { return newPoolSpin(n, spinIters, nil) }
 
@@ -33,28 +46,25 @@ func newPoolSpin(n, spin int, lag func()) *pool {
 	p := &pool{n: n, wake: make([]chan struct{}, n), asleep: make([]atomic.Bool, n), spin: spin, lag: lag}
 	for w := 1; w < n; w++ {
 		p.wake[w] = make(chan struct{}, 1)
-		p.done.Add(1)
+		p.exited.Add(1)
 		go p.worker(w, p.gen.Load()) // read here: a run may start before the goroutine does
 	}
 	return p
 }
 
 func (p *pool) worker(w int, seen uint64) {
-	defer p.done.Done()
+	defer p.exited.Done()
 	for {
 		seen = p.await(w, seen)
 		if p.quit.Load() {
 			return
 		}
-		p.task(w)
-		p.pending.Add(-1)
+		p.serve(w, seen)
 	}
 }
 
 // await returns the first generation after seen: it spins, then parks. A wake-up only
-// means "look again": the run that sent it may be late, for a generation this worker has
-// already served (it published gen, was descheduled, and claimed the worker after that
-// worker had run, spun and parked), so the generation is always re-checked after one.
+// means "look again" (it may come late, for an op already finished).
 func (p *pool) await(w int, seen uint64) uint64 {
 	for i := 0; ; i++ {
 		if g := p.gen.Load(); g != seen {
@@ -78,16 +88,42 @@ func (p *pool) await(w int, seen uint64) uint64 {
 	}
 }
 
-// run calls task(w) for every worker w in 0..n-1, in parallel, and returns when all are
-// done. Only one goroutine may call run at a time.
-func (p *pool) run(task func(w int)) {
-	if p.n == 1 {
-		task(0)
+// serve claims and runs chunks of op g until none is left (or g is over).
+func (p *pool) serve(w int, g uint64) {
+	for {
+		c := p.claim.Load()
+		if uint32(c>>32) != uint32(g) {
+			return
+		}
+		chunks, next := int(c>>16&0xffff), int(c&0xffff)
+		if next >= chunks {
+			return
+		}
+		if p.claim.CompareAndSwap(c, c+1) {
+			p.work(w, next)
+			p.done.Add(1)
+		}
+	}
+}
+
+// run calls work(w, c) for every chunk c in [0, chunks), each once, on whichever workers
+// claim them (w is the worker's index, for per-worker scratch), and returns when all are
+// done. Only one goroutine may call run at a time; chunks must be at most maxChunks.
+func (p *pool) run(chunks int, work func(w, chunk int)) {
+	if chunks > maxChunks {
+		panic("cpu: too many chunks in one op")
+	}
+	if p.n == 1 || chunks <= 1 {
+		for c := range chunks {
+			work(0, c)
+		}
 		return
 	}
-	p.task = task
-	p.pending.Store(int64(p.n - 1))
-	p.gen.Add(1)
+	g := p.gen.Load() + 1
+	p.work = work
+	p.done.Store(0)
+	p.claim.Store(uint64(uint32(g))<<32 | uint64(chunks)<<16)
+	p.gen.Store(g)
 	if p.lag != nil {
 		p.lag()
 	}
@@ -96,14 +132,8 @@ func (p *pool) run(task func(w int)) {
 			p.wake[w] <- struct{}{}
 		}
 	}
-	task(0)
-	for i := 0; ; i++ {
-		switch n := p.pending.Load(); {
-		case n == 0:
-			return
-		case n < 0:
-			panic("cpu: a pool worker ran an op twice")
-		}
+	p.serve(0, g)
+	for i := 0; p.done.Load() != int64(chunks); i++ {
 		if i&1023 == 1023 {
 			runtime.Gosched()
 		}
@@ -122,19 +152,17 @@ func (p *pool) close() {
 			p.wake[w] <- struct{}{}
 		}
 	}
-	p.done.Wait()
+	p.exited.Wait()
 }
 
-// span splits n items among nw workers in chunks aligned to align and returns worker
-// w's half-open range.
-func span(n, w, nw, align int) (lo, hi int) {
-	chunks := (n + align - 1) / align
-	per, extra := chunks/nw, chunks%nw
-	start := w*per + min(w, extra)
-	cnt := per
-	if w < extra {
-		cnt++
+// chunking splits n items for nw workers into chunks of a multiple of align items:
+// about per chunks per worker, each a multiple of round items unless that is all.
+func chunking(n, nw, align, per, round int) (size, chunks int) {
+	if n <= 0 {
+		return max(align, 1), 0
 	}
-	lo, hi = start*align, (start+cnt)*align
-	return min(lo, n), min(hi, n)
+	size = (n + nw*per - 1) / (nw * per)
+	size = (size + round - 1) / round * round
+	size = max((size+align-1)/align*align, align)
+	return size, (n + size - 1) / size
 }

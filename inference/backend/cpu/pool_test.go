@@ -7,52 +7,58 @@ import (
 	"time"
 )
 
-func TestSpan(t *testing.T) {
-	for _, n := range []int{0, 1, 7, 64, 1000, 1001} {
+func TestChunking(t *testing.T) {
+	for _, n := range []int{0, 1, 7, 64, 1000, 1001, 100000} {
 		for _, nw := range []int{1, 2, 3, 8} {
 			for _, align := range []int{1, 8} {
-				next := 0
-				for w := 0; w < nw; w++ {
-					lo, hi := span(n, w, nw, align)
-					if lo > hi {
-						t.Fatalf("n=%d nw=%d: worker %d has [%d,%d)", n, nw, w, lo, hi)
+				for _, round := range []int{1, 48} {
+					size, chunks := chunking(n, nw, align, 4, round)
+					if size%align != 0 || size <= 0 || chunks > maxChunks {
+						t.Fatalf("n=%d nw=%d align=%d: size %d, %d chunks", n, nw, align, size, chunks)
 					}
-					if hi > lo && lo != next {
-						t.Fatalf("n=%d nw=%d align=%d: worker %d starts at %d, want %d", n, nw, align, w, lo, next)
+					if chunks*size < n || (chunks > 0 && (chunks-1)*size >= n) {
+						t.Fatalf("n=%d nw=%d align=%d: %d chunks of %d", n, nw, align, chunks, size)
 					}
-					if hi > lo {
-						next = hi
-					}
-				}
-				if next != n {
-					t.Fatalf("n=%d nw=%d align=%d: covered %d", n, nw, align, next)
 				}
 			}
 		}
 	}
 }
 
-// TestPoolRunsEveryWorker checks each run reaches every worker exactly once, also after
-// the workers have parked.
-func TestPoolRunsEveryWorker(t *testing.T) {
+// runCounted runs one op of chunks chunks and checks each ran exactly once, also long
+// after run returned (a late worker must not run a chunk again).
+func runCounted(t *testing.T, p *pool, hits []atomic.Int64, round, chunks int) {
+	t.Helper()
+	p.run(chunks, func(w, c int) {
+		if w < 0 || w >= p.n {
+			t.Errorf("worker %d", w)
+		}
+		hits[c].Add(1)
+	})
+	for c := range chunks {
+		if got := hits[c].Load(); got != int64(round+1) {
+			t.Fatalf("round %d: chunk %d ran %d times", round, c, got)
+		}
+	}
+}
+
+// TestPoolRunsEveryChunk checks each run runs every chunk exactly once, also after the
+// workers have parked.
+func TestPoolRunsEveryChunk(t *testing.T) {
 	p := newPool(4)
 	defer p.close()
-	var hits [4]atomic.Int64
+	hits := make([]atomic.Int64, 13)
 	for round := 0; round < 2000; round++ {
 		if round == 1000 {
 			time.Sleep(50 * time.Millisecond) // let them park
 		}
-		p.run(func(w int) { hits[w].Add(1) })
-		for w := range hits {
-			if got := hits[w].Load(); got != int64(round+1) {
-				t.Fatalf("round %d: worker %d ran %d times", round, w, got)
-			}
-		}
+		runCounted(t, p, hits, round, len(hits))
 	}
 }
 
 // TestPoolLateWake covers a run that publishes an op, is descheduled, and only then wakes
-// a worker that has already served that op and parked: the worker must not serve it twice.
+// a worker that has already served that op and parked: the worker must not serve it
+// twice, and the next op must not wait for it.
 func TestPoolLateWake(t *testing.T) {
 	for _, spin := range []int{0, 1, 64} {
 		lag := func() {
@@ -62,15 +68,9 @@ func TestPoolLateWake(t *testing.T) {
 			time.Sleep(20 * time.Microsecond)
 		}
 		p := newPoolSpin(3, spin, lag)
-		var hits [3]atomic.Int64
+		hits := make([]atomic.Int64, 5)
 		for round := 0; round < 3000; round++ {
-			p.run(func(w int) { hits[w].Add(1) })
-			for w := range hits {
-				if got := hits[w].Load(); got != int64(round+1) {
-					p.close()
-					t.Fatalf("spin %d round %d: worker %d ran %d times", spin, round, w, got)
-				}
-			}
+			runCounted(t, p, hits, round, len(hits))
 		}
 		p.close()
 	}
