@@ -1,0 +1,87 @@
+package model
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+
+	"ember/inference/quant"
+)
+
+// BlockBytes is the size of one block's K and V in every layer, as ReadBlock returns it.
+func (c *Cache) BlockBytes() int {
+	n := 0
+	for l := range c.K {
+		n += c.BlockSize * (c.K[l].Cols() + c.V[l].Cols()) * 2
+	}
+	return n
+}
+
+// ReadBlock returns the K and V of block blk in every layer as F16 bytes: per layer, K
+// rows then V rows, little-endian. With WriteBlock it moves blocks to and from disk (the
+// persistent prefix cache).
+func (c *Cache) ReadBlock(ctx context.Context, blk int) ([]byte, error) {
+	if err := c.blockRows(blk); err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, c.BlockBytes())
+	for l := range c.K {
+		for i := range 2 {
+			cache, tmp := c.K[l], c.copyK
+			if i == 1 {
+				cache, tmp = c.V[l], c.copyV
+			}
+			c.be.GetRows(tmp, cache, c.copySrc) // F16 -> F32, exact
+			f := make([]float32, tmp.Rows()*tmp.Cols())
+			if err := c.be.ReadF32(ctx, tmp, f); err != nil {
+				return nil, fmt.Errorf("model: read KV block %d: %w", blk, err)
+			}
+			for _, v := range f {
+				out = binary.LittleEndian.AppendUint16(out, quant.FP32ToFP16(v))
+			}
+		}
+	}
+	return out, nil
+}
+
+// WriteBlock fills block blk with data from ReadBlock.
+func (c *Cache) WriteBlock(blk int, data []byte) error {
+	if len(data) != c.BlockBytes() {
+		return fmt.Errorf("model: KV block of %d bytes, want %d", len(data), c.BlockBytes())
+	}
+	if err := c.blockRows(blk); err != nil {
+		return err
+	}
+	f := make([]float32, 0, c.BlockSize*max(c.copyK.Cols(), c.copyV.Cols()))
+	for l := range c.K {
+		for i := range 2 {
+			cache, tmp := c.K[l], c.copyK
+			if i == 1 {
+				cache, tmp = c.V[l], c.copyV
+			}
+			n := tmp.Rows() * tmp.Cols()
+			f = f[:0]
+			for j := range n {
+				f = append(f, quant.FP16ToFP32(binary.LittleEndian.Uint16(data[2*j:])))
+			}
+			data = data[2*n:]
+			c.be.WriteF32(tmp, f)
+			c.be.SetRows(cache, tmp, c.copySrc)
+		}
+	}
+	return nil
+}
+
+// blockRows points copySrc at the rows of block blk.
+func (c *Cache) blockRows(blk int) error {
+	nb := c.Size / max(c.BlockSize, 1)
+	if c.BlockSize == 0 || blk < 0 || blk >= nb {
+		return fmt.Errorf("model: block %d of a cache of %d blocks", blk, nb)
+	}
+	idx := c.copyIdx[:c.BlockSize]
+	for i := range idx {
+		idx[i] = int32(blk*c.BlockSize + i)
+	}
+	c.be.WriteI32(c.copySrc, idx)
+	return nil
+}
