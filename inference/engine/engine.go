@@ -45,6 +45,19 @@ type Options struct {
 	// the prefix cache; 0 means ContextSize * min(Parallel, 2). It is at least
 	// ContextSize.
 	CacheTokens int
+	// Blocks, when set, is the persistent prefix cache: full KV blocks of finished
+	// sequences are saved there, and prompts are matched against it after the
+	// in-memory prefix cache, so a conversation reopened after a restart is not
+	// recomputed. Its keys are chain hashes of token blocks; it must hold blocks of
+	// this model on this backend only.
+	Blocks BlockStore
+}
+
+// BlockStore keeps KV blocks beyond the process (store.BlockCache). Get reports false
+// for a block that is missing, stale or corrupt. Both may be called from any goroutine.
+type BlockStore interface {
+	Get(hash uint64) ([]byte, bool)
+	Put(hash uint64, data []byte) error
 }
 
 // Stats is a snapshot of the scheduler, for metrics.
@@ -57,6 +70,8 @@ type Stats struct {
 	// PrefixHitTokens of PrefixLookupTokens prompt tokens were found in the prefix cache.
 	PrefixHitTokens, PrefixLookupTokens int64
 	Preemptions                         int64
+	// DiskBlocksLoaded and DiskBlocksSaved count blocks moved to and from Blocks.
+	DiskBlocksLoaded, DiskBlocksSaved int64
 }
 
 // Request is one completion.
@@ -170,9 +185,13 @@ func New(m model.Model, tok *tokenizer.Tokenizer, opt Options) (*Engine, error) 
 	}
 	e := &Engine{m: m, tok: tok, opt: opt, reqs: make(chan *job), quit: make(chan struct{}), ended: make(chan struct{})}
 	s := &scheduler{m: m, tok: tok, opt: opt, cache: cache, pool: pool, publish: e.publish}
+	if opt.Blocks != nil {
+		s.disk = newDiskTier(opt.Blocks)
+	}
 	go func() {
 		defer close(e.ended)
 		defer cache.Free()
+		defer s.disk.close()
 		s.loop(e.reqs, e.quit)
 	}()
 	return e, nil

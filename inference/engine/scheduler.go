@@ -22,6 +22,7 @@ type scheduler struct {
 	cache   *model.Cache
 	pool    *kvcache.Pool
 	publish func(Stats)
+	disk    *diskTier // nil without a BlockStore
 
 	waiting []*sequence // FIFO; preempted sequences go back to the front
 	running []*sequence // in admission order
@@ -67,12 +68,16 @@ func (s *scheduler) enqueue(j *job) {
 // report publishes the scheduler's state.
 func (s *scheduler) report() {
 	ps := s.pool.Stats()
-	s.publish(Stats{
+	st := Stats{
 		Running: len(s.running), Waiting: len(s.waiting),
 		KVBlocks: ps.Blocks, KVBlocksUsed: ps.Active, KVBlocksFree: ps.Free + ps.Evictable, KVBlocksCached: ps.Cached,
 		PrefixHitTokens: ps.HitTokens, PrefixLookupTokens: ps.HitTokens + ps.MissTokens,
 		Preemptions: s.preemptions,
-	})
+	}
+	if s.disk != nil {
+		st.DiskBlocksLoaded, st.DiskBlocksSaved = s.disk.loaded.Load(), s.disk.saved.Load()
+	}
+	s.publish(st)
 }
 
 // abortAll ends every request with err (the engine is closing).
@@ -170,6 +175,7 @@ func (s *scheduler) admit() {
 			return
 		}
 		blocks, n := s.pool.Tree().Match(q.tokens[:len(q.tokens)-1])
+		blocks, n = s.extendFromDisk(q.tokens[:len(q.tokens)-1], blocks, n)
 		kv, err := s.pool.NewSeq(blocks)
 		if err != nil {
 			for _, b := range blocks {
@@ -315,6 +321,7 @@ func (s *scheduler) retire() {
 		if !q.ended {
 			return false
 		}
+		s.saveToDisk(q)
 		s.release(q)
 		return true
 	})
