@@ -1,8 +1,8 @@
 // attention.cu: causal attention over the F16 KV cache, through the paged block table.
 // One block of 128 threads per (query row, head): pass 1 finds the max score and the
-// softmax sum (online, per warp), pass 2 recomputes each score, rounds its probability to
-// f16 as llama.cpp does, and accumulates V. Warps take positions round robin; lanes
-// split the head dims.
+// softmax sum (online, per warp, in float with expf), pass 2 recomputes each score,
+// rounds its probability to f16 as llama.cpp does, and accumulates V. Warps take
+// positions round robin; lanes split the head dims.
 #include "common.cuh"
 
 #define ATT_WARPS 4
@@ -20,7 +20,7 @@ attention_f16(float* dst, i64 dstride, const float* q, i64 qstride, const uint16
               float scale, const int* table, int tcols, const int* seq, int bs) {
     __shared__ float qs[MAX_HEAD];
     __shared__ float wm[ATT_WARPS];
-    __shared__ double wl[ATT_WARPS];
+    __shared__ float wl[ATT_WARPS];
     __shared__ float out[ATT_WARPS][MAX_HEAD];
     const int i = blockIdx.x, h = blockIdx.y;
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
@@ -31,27 +31,27 @@ attention_f16(float* dst, i64 dstride, const float* q, i64 qstride, const uint16
     __syncthreads();
 
     float m = -INFINITY;
-    double l = 0;
+    float l = 0;
     for (int t = w; t < n; t += ATT_WARPS) {
         const uint16_t* kr = k + cache_row(tab, bs, t) * kstride + kvh * hd;
         float s = 0;
         for (int d = lane; d < hd; d += 32) s += qs[d] * h2f(kr[d]);
         s = warp_sum(s) * scale;
         if (s > m) {
-            l = l * exp((double)(m - s)) + 1.0;
+            l = l * expf(m - s) + 1.0f;
             m = s;
         } else {
-            l += exp((double)(s - m));
+            l += expf(s - m);
         }
     }
     if (lane == 0) { wm[w] = m; wl[w] = l; }
     __syncthreads();
     float M = wm[0];
     for (int j = 1; j < ATT_WARPS; j++) M = fmaxf(M, wm[j]);
-    double L = 0;
+    float L = 0;
     for (int j = 0; j < ATT_WARPS; j++)
-        if (wm[j] != -INFINITY) L += wl[j] * exp((double)(wm[j] - M));
-    const float inv = (float)(1.0 / L);
+        if (wm[j] != -INFINITY) L += wl[j] * expf(wm[j] - M);
+    const float inv = 1.0f / L;
 
     float acc[MAX_HEAD / 32];
 #pragma unroll
@@ -62,7 +62,7 @@ attention_f16(float* dst, i64 dstride, const float* q, i64 qstride, const uint16
         float s = 0;
         for (int d = lane; d < hd; d += 32) s += qs[d] * h2f(kr[d]);
         s = warp_sum(s) * scale;
-        float e = (float)exp((double)(s - M));
+        float e = expf(s - M);
         float p = h2f(f2h(e * inv));
         const uint16_t* vr = v + row * vstride + kvh * vhd;
 #pragma unroll
@@ -95,7 +95,7 @@ attention_gqa(float* dst, i64 dstride, const float* q, i64 qstride, const uint16
               float scale, const int* table, int tcols, const int* seq, int bs) {
     __shared__ float qs[GQA_MAX][GQA_HEAD];
     __shared__ float wm[ATT_WARPS][GQA_MAX];
-    __shared__ double wl[ATT_WARPS][GQA_MAX];
+    __shared__ float wl[ATT_WARPS][GQA_MAX];
     __shared__ float out[ATT_WARPS][GQA_MAX][GQA_HEAD];
     const int i = blockIdx.x, kvh = blockIdx.y;
     const int G = nhead / nkv, h0 = kvh * G;
@@ -108,8 +108,7 @@ attention_gqa(float* dst, i64 dstride, const float* q, i64 qstride, const uint16
     }
     __syncthreads();
 
-    float m[GQA_MAX];
-    double l[GQA_MAX];
+    float m[GQA_MAX], l[GQA_MAX];
 #pragma unroll
     for (int g = 0; g < GQA_MAX; g++) { m[g] = -INFINITY; l[g] = 0; }
     for (int t = w; t < n; t += ATT_WARPS) {
@@ -136,10 +135,10 @@ attention_gqa(float* dst, i64 dstride, const float* q, i64 qstride, const uint16
             if (g < G) {
                 float sc = s[g] * scale;
                 if (sc > m[g]) {
-                    l[g] = l[g] * exp((double)(m[g] - sc)) + 1.0;
+                    l[g] = l[g] * expf(m[g] - sc) + 1.0f;
                     m[g] = sc;
                 } else {
-                    l[g] += exp((double)(sc - m[g]));
+                    l[g] += expf(sc - m[g]);
                 }
             }
         }
@@ -154,10 +153,10 @@ attention_gqa(float* dst, i64 dstride, const float* q, i64 qstride, const uint16
         inv[g] = 0;
         if (g < G) {
             for (int j = 0; j < ATT_WARPS; j++) M[g] = fmaxf(M[g], wm[j][g]);
-            double L = 0;
+            float L = 0;
             for (int j = 0; j < ATT_WARPS; j++)
-                if (wm[j][g] != -INFINITY) L += wl[j][g] * exp((double)(wm[j][g] - M[g]));
-            inv[g] = (float)(1.0 / L);
+                if (wm[j][g] != -INFINITY) L += wl[j][g] * expf(wm[j][g] - M[g]);
+            inv[g] = 1.0f / L;
         }
     }
 
@@ -193,7 +192,7 @@ attention_gqa(float* dst, i64 dstride, const float* q, i64 qstride, const uint16
 #pragma unroll
         for (int g = 0; g < GQA_MAX; g++) {
             if (g < G) {
-                float e = (float)exp((double)(s[g] * scale - M[g]));
+                float e = expf(s[g] * scale - M[g]);
                 float p = h2f(f2h(e * inv[g]));
 #pragma unroll
                 for (int j = 0; j < GQA_HEAD / 32; j++) acc[g][j] += p * vv[j];
@@ -211,5 +210,116 @@ attention_gqa(float* dst, i64 dstride, const float* q, i64 qstride, const uint16
         float s = 0;
         for (int j = 0; j < ATT_WARPS; j++) s += out[j][g][d];
         dst[(i64)i * dstride + (h0 + g) * vhd + d] = s;
+    }
+}
+
+// attention_smem: one block of 256 threads per (query row, KV head) with every query head
+// of the group: threads take positions (each reads a whole K row once, 16 bytes at a
+// time, for all the group's heads) and keep the scores in shared memory; the softmax is
+// then exact as the reference (max, exp, sum, probabilities rounded to f16), and threads
+// take output dims to accumulate V. Dynamic shared memory: G*hd + G*nmax floats, where
+// nmax bounds the positions (the cache size). hd must be a multiple of 8.
+#define SM_THREADS 256
+#define SM_PART 2048
+__device__ __forceinline__ float block_max(float v, float* red) {
+    v = warp_max(v);
+    __syncthreads();
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
+    __syncthreads();
+    float r = red[0];
+    for (int j = 1; j < SM_THREADS / 32; j++) r = fmaxf(r, red[j]);
+    return r;
+}
+__device__ __forceinline__ float block_sum(float v, float* red) {
+    v = warp_sum(v);
+    __syncthreads();
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
+    __syncthreads();
+    float r = 0;
+    for (int j = 0; j < SM_THREADS / 32; j++) r += red[j];
+    return r;
+}
+
+extern "C" __global__ void __launch_bounds__(SM_THREADS)
+attention_smem(float* dst, i64 dstride, const float* q, i64 qstride, const uint16_t* k, i64 kstride,
+               const uint16_t* v, i64 vstride, const int* pos, int nhead, int nkv, int hd, int vhd,
+               float scale, const int* table, int tcols, const int* seq, int bs, int nmax) {
+    extern __shared__ float smem[];
+    __shared__ float red[SM_THREADS / 32];
+    __shared__ float part[SM_PART];
+    const int i = blockIdx.x, kvh = blockIdx.y, tid = threadIdx.x;
+    const int G = nhead / nkv, h0 = kvh * G;
+    float* qs = smem;            // [G][hd]
+    float* sc = smem + G * hd;   // [G][nmax]
+    const int n = pos[i] + 1;
+    const int* tab = table ? table + (i64)seq[i] * tcols : 0;
+    for (int e = tid; e < G * hd; e += SM_THREADS) {
+        int g = e / hd, d = e % hd;
+        qs[e] = h2f(f2h(q[(i64)i * qstride + (h0 + g) * hd + d]));
+    }
+    __syncthreads();
+    for (int t = tid; t < n; t += SM_THREADS) {
+        const uint16_t* kr = k + cache_row(tab, bs, t) * kstride + kvh * hd;
+        float s[GQA_MAX];
+#pragma unroll
+        for (int g = 0; g < GQA_MAX; g++) s[g] = 0;
+        for (int d = 0; d < hd; d += 8) {
+            uint4 raw = *(const uint4*)(kr + d);
+            float kf[8];
+            const uint32_t w4[4] = {raw.x, raw.y, raw.z, raw.w};
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                kf[2 * j] = h2f(w4[j] & 0xffff);
+                kf[2 * j + 1] = h2f(w4[j] >> 16);
+            }
+#pragma unroll
+            for (int g = 0; g < GQA_MAX; g++)
+                if (g < G)
+#pragma unroll
+                    for (int j = 0; j < 8; j++) s[g] += qs[g * hd + d + j] * kf[j];
+        }
+#pragma unroll
+        for (int g = 0; g < GQA_MAX; g++)
+            if (g < G) sc[g * nmax + t] = s[g] * scale;
+    }
+    __syncthreads();
+    for (int g = 0; g < G; g++) {
+        float* row = sc + g * nmax;
+        float m = -INFINITY;
+        for (int t = tid; t < n; t += SM_THREADS) m = fmaxf(m, row[t]);
+        m = block_max(m, red);
+        float l = 0;
+        for (int t = tid; t < n; t += SM_THREADS) {
+            float e = expf(row[t] - m);
+            row[t] = e;
+            l += e;
+        }
+        l = block_sum(l, red);
+        const float inv = 1.0f / l;
+        for (int t = tid; t < n; t += SM_THREADS) row[t] = h2f(f2h(row[t] * inv));
+    }
+    __syncthreads();
+    const int P = SM_THREADS / vhd;  // threads per output dim
+    const int d = tid % vhd, pp = tid / vhd;
+    float acc[GQA_MAX];
+#pragma unroll
+    for (int g = 0; g < GQA_MAX; g++) acc[g] = 0;
+    if (pp < P) {
+        for (int t = pp; t < n; t += P) {
+            float vv = h2f(v[cache_row(tab, bs, t) * vstride + kvh * vhd + d]);
+#pragma unroll
+            for (int g = 0; g < GQA_MAX; g++)
+                if (g < G) acc[g] += sc[g * nmax + t] * vv;
+        }
+#pragma unroll
+        for (int g = 0; g < GQA_MAX; g++)
+            if (g < G) part[(pp * G + g) * vhd + d] = acc[g];
+    }
+    __syncthreads();
+    for (int e = tid; e < G * vhd; e += SM_THREADS) {
+        int g = e / vhd, dd = e % vhd;
+        float s = 0;
+        for (int j = 0; j < P; j++) s += part[(j * G + g) * vhd + dd];
+        dst[(i64)i * dstride + (h0 + g) * vhd + dd] = s;
     }
 }

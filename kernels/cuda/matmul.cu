@@ -90,9 +90,9 @@ __device__ __forceinline__ float block_dot(const uint8_t* w, int ib, const uint8
 }
 
 template <int T, int NX>
-__device__ void mmv_generic(MMV_ARGS) {
+__device__ void mmv_generic(MMV_ARGS, int rb) {
     int lane = threadIdx.x & 31;
-    int r = blockIdx.x * 4 + (threadIdx.x >> 5);
+    int r = rb * 4 + (threadIdx.x >> 5);
     if (r >= M) return;
     int x0 = blockIdx.y * NX, ncol = min(NX, nx - x0);
     const uint8_t* wr = W + (i64)r * wstride;
@@ -137,9 +137,9 @@ __device__ void mmv_generic(MMV_ARGS) {
 // ---- Q4_K: 8 lanes per 144-byte block, each one 16-byte load of quants ----
 
 template <int NX>
-__device__ void mmv_q4_k(MMV_ARGS) {
+__device__ void mmv_q4_k(MMV_ARGS, int rb) {
     int lane = threadIdx.x & 31;
-    int r = blockIdx.x * 4 + (threadIdx.x >> 5);
+    int r = rb * 4 + (threadIdx.x >> 5);
     if (r >= M) return;
     int x0 = blockIdx.y * NX, ncol = min(NX, nx - x0);
     const int nb = K / 256;
@@ -184,9 +184,9 @@ __device__ void mmv_q4_k(MMV_ARGS) {
 // ---- Q6_K (repacked rows): 4 lanes per block, 16-byte loads of ql and qh ----
 
 template <int NX>
-__device__ void mmv_q6_k(MMV_ARGS) {
+__device__ void mmv_q6_k(MMV_ARGS, int rb) {
     int lane = threadIdx.x & 31;
-    int r = blockIdx.x * 4 + (threadIdx.x >> 5);
+    int r = rb * 4 + (threadIdx.x >> 5);
     if (r >= M) return;
     int x0 = blockIdx.y * NX, ncol = min(NX, nx - x0);
     const int nb = K / 256;
@@ -238,9 +238,9 @@ __device__ void mmv_q6_k(MMV_ARGS) {
 // ---- Q8_0 (repacked rows): 2 lanes per block, one 16-byte load each ----
 
 template <int NX>
-__device__ void mmv_q8_0(MMV_ARGS) {
+__device__ void mmv_q8_0(MMV_ARGS, int rb) {
     int lane = threadIdx.x & 31;
-    int r = blockIdx.x * 4 + (threadIdx.x >> 5);
+    int r = rb * 4 + (threadIdx.x >> 5);
     if (r >= M) return;
     int x0 = blockIdx.y * NX, ncol = min(NX, nx - x0);
     const int nb = K / 32;
@@ -282,10 +282,10 @@ __device__ void mmv_q8_0(MMV_ARGS) {
 }
 
 #define MMV_ONE(NAME, BODY, NX) \
-    extern "C" __global__ void __launch_bounds__(128) mmv_##NAME##_##NX(MMV_ARGS) { BODY<NX>(W, wstride, X, xstride, D, dstride, M, K, nx); }
+    extern "C" __global__ void __launch_bounds__(128) mmv_##NAME##_##NX(MMV_ARGS) { BODY<NX>(W, wstride, X, xstride, D, dstride, M, K, nx, blockIdx.x); }
 #define MMV(NAME, BODY) MMV_ONE(NAME, BODY, 1) MMV_ONE(NAME, BODY, 2) MMV_ONE(NAME, BODY, 4) MMV_ONE(NAME, BODY, 8)
 
-#define GEN(T) template <int NX> __device__ void gen_##T(MMV_ARGS) { mmv_generic<T, NX>(W, wstride, X, xstride, D, dstride, M, K, nx); }
+#define GEN(T) template <int NX> __device__ void gen_##T(MMV_ARGS, int rb) { mmv_generic<T, NX>(W, wstride, X, xstride, D, dstride, M, K, nx, rb); }
 GEN(T_F32)
 GEN(T_F16)
 GEN(T_BF16)
@@ -310,3 +310,32 @@ MMV(q5_k, gen_T_Q5_K)
 MMV(q4_k, mmv_q4_k)
 MMV(q6_k, mmv_q6_k)
 MMV(q8_0, mmv_q8_0)
+
+// mmv_multi: up to three projections of one activation row in one launch (the fused
+// Q/K/V and gate/up products of a decode step), each Q4_K, Q6_K or Q8_0 with the same dot
+// partner; grid: the projections' row blocks one after the other (M = 0 for none).
+extern "C" __global__ void __launch_bounds__(128)
+mmv_multi(const uint8_t* X, i64 xstride, int K,
+          const uint8_t* W0, i64 ws0, float* D0, int M0, int t0,
+          const uint8_t* W1, i64 ws1, float* D1, int M1, int t1,
+          const uint8_t* W2, i64 ws2, float* D2, int M2, int t2) {
+    int b = blockIdx.x;
+    const int nb0 = (M0 + 3) / 4, nb1 = (M1 + 3) / 4;
+    const uint8_t* W = W0;
+    i64 ws = ws0;
+    float* D = D0;
+    int M = M0, T = t0;
+    if (b >= nb0 + nb1) {
+        b -= nb0 + nb1;
+        W = W2; ws = ws2; D = D2; M = M2; T = t2;
+    } else if (b >= nb0) {
+        b -= nb0;
+        W = W1; ws = ws1; D = D1; M = M1; T = t1;
+    }
+    if (T == T_Q4_K)
+        mmv_q4_k<1>(W, ws, X, xstride, D, M, M, K, 1, b);
+    else if (T == T_Q6_K)
+        mmv_q6_k<1>(W, ws, X, xstride, D, M, M, K, 1, b);
+    else
+        mmv_q8_0<1>(W, ws, X, xstride, D, M, M, K, 1, b);
+}

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -46,6 +47,9 @@ type Backend struct {
 	prev      *batch    // the last batch launched directly
 	graphs    []*graph  // instantiated graphs of repeated batches
 	noGraphs  bool      // $EMBER_CUDA_NO_GRAPHS: launch every batch directly
+	skip      []string  // $EMBER_CUDA_SKIP: kernel name prefixes not launched
+	st        stats     // $EMBER_CUDA_STATS
+	attnSmem  int       // shared memory attention_smem may use; 0 forces the other kernels
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -71,7 +75,11 @@ func New(opt Options) (*Backend, error) {
 	}
 	b := &Backend{h: h, dev: d, kernels: map[string]*kernel{}, live: map[uint64]int{}, pool: map[int][]uint64{},
 		act: map[quant.Type]*scratch{}, prof: newProfiler(),
-		noGraphs: os.Getenv("EMBER_CUDA_NO_GRAPHS") != ""}
+		noGraphs: os.Getenv("EMBER_CUDA_NO_GRAPHS") != "",
+		st:       stats{on: os.Getenv(StatsEnv) != "", start: time.Now()}, attnSmem: smemMax}
+	if v := os.Getenv(SkipEnv); v != "" {
+		b.skip = strings.Split(v, ",")
+	}
 	for _, name := range kcuda.Modules {
 		ptx, err := kcuda.PTX(name)
 		if err != nil {
@@ -259,7 +267,9 @@ func (b *Backend) WriteF32(dst backend.Tensor, src []float32) {
 		panic(fmt.Sprintf("cuda: WriteF32 of %d values into %d", len(src), t.rows*t.cols))
 	}
 	b.flush()
+	t0 := time.Now()
 	b.fail(b.h.htod(t.ptr, unsafe.Pointer(&src[0]), 4*len(src)))
+	b.st.tCopy += time.Since(t0)
 }
 
 // WriteI32 implements backend.Backend.
@@ -269,7 +279,9 @@ func (b *Backend) WriteI32(dst backend.Tensor, src []int32) {
 		panic(fmt.Sprintf("cuda: WriteI32 of %d values into %d", len(src), t.rows*t.cols))
 	}
 	b.flush()
+	t0 := time.Now()
 	b.fail(b.h.htod(t.ptr, unsafe.Pointer(&src[0]), 4*len(src)))
+	b.st.tCopy += time.Since(t0)
 }
 
 // ReadF32 implements backend.Backend.
@@ -281,7 +293,10 @@ func (b *Backend) ReadF32(ctx context.Context, src backend.Tensor, dst []float32
 	if err := b.Sync(ctx); err != nil {
 		return err
 	}
-	return b.h.dtoh(unsafe.Pointer(&dst[0]), t.ptr, 4*len(dst))
+	t0 := time.Now()
+	err := b.h.dtoh(unsafe.Pointer(&dst[0]), t.ptr, 4*len(dst))
+	b.st.tCopy += time.Since(t0)
+	return err
 }
 
 // Sync implements backend.Backend.
@@ -293,7 +308,10 @@ func (b *Backend) Sync(ctx context.Context) error {
 	if b.err != nil {
 		return b.err
 	}
-	if r := b.h.sync(); r != 0 {
+	t0 := time.Now()
+	r := b.h.sync()
+	b.st.tSync += time.Since(t0)
+	if r != 0 {
 		b.fail(fmt.Errorf("%w (after kernel %s)", cuErr("cuCtxSynchronize", "", r), b.last))
 		return b.err
 	}
@@ -309,6 +327,9 @@ func (b *Backend) Close() error {
 	b.closed = true
 	if b.prof != nil {
 		b.prof.report(os.Stderr)
+	}
+	if b.st.on {
+		b.st.report(os.Stderr)
 	}
 	var errs []error
 	if r := b.h.sync(); r != 0 {
@@ -354,6 +375,11 @@ func (b *Backend) kernel(name string) *kernel {
 func (b *Backend) launch(name string, gx, gy, bx, smem int, args ...uint64) {
 	if b.err != nil {
 		return
+	}
+	for _, p := range b.skip {
+		if strings.HasPrefix(name, p) {
+			return
+		}
 	}
 	k := b.kernel(name)
 	b.last = name

@@ -35,11 +35,31 @@ func TestConformance(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T) backend.Backend { return newOrSkip(t) })
 }
 
+// TestConformanceLongContextKernels runs the suite with the attention kernels that long
+// contexts use (no scores in shared memory).
+func TestConformanceLongContextKernels(t *testing.T) {
+	newOrSkip(t).Close()
+	backendtest.Run(t, func(t *testing.T) backend.Backend {
+		b := newOrSkip(t)
+		cuda.NoSharedAttention(b)
+		return b
+	})
+}
+
 // TestPagedAttention: attention through a block table (blocks shuffled, a shared
 // prefix block, two sequences) equals the reference on each sequence's contiguous cache.
 func TestPagedAttention(t *testing.T) {
-	be := newOrSkip(t)
-	defer be.Close()
+	for _, long := range []bool{false, true} {
+		be := newOrSkip(t)
+		if long {
+			cuda.NoSharedAttention(be)
+		}
+		pagedAttention(t, be)
+		be.Close()
+	}
+}
+
+func pagedAttention(t *testing.T, be *cuda.Backend) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	const nh, nkv, hd, bs, nblocks = 8, 2, 64, 16, 12
 	width := nkv * hd
@@ -166,6 +186,62 @@ func TestGraphReplay(t *testing.T) {
 			}
 			if got[i] != w {
 				t.Fatalf("iteration %d element %d: got %g, want %g", iter, i, got[i], w)
+			}
+		}
+	}
+}
+
+// TestMatMulSharedQ8_0: the fused single-row projections with Q8_0 weights (backendtest
+// covers Q4_K/Q6_K) equal the reference MatMul.
+func TestMatMulSharedQ8_0(t *testing.T) {
+	be := newOrSkip(t)
+	defer be.Close()
+	r := ref.New()
+	rng := rand.New(rand.NewPCG(3, 4))
+	const k = 512
+	x := make([]float32, k)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	xb, _ := be.New(quant.F32, 1, k)
+	be.WriteF32(xb, x)
+	xr, _ := r.New(quant.F32, 1, k)
+	r.WriteF32(xr, x)
+	var projs []backend.Proj
+	var want [][]float32
+	for _, m := range []int{40, 24, 8} {
+		w := make([]float32, m*k)
+		for i := range w {
+			w[i] = float32(rng.NormFloat64() * 0.05)
+		}
+		data := make([]byte, m*k/32*34)
+		if err := quant.Quantize(quant.Q8_0, w, data); err != nil {
+			t.Fatal(err)
+		}
+		wb, err := be.Weight(quant.Q8_0, m, k, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wr, _ := r.Weight(quant.Q8_0, m, k, data)
+		db, _ := be.New(quant.F32, 1, m)
+		dr, _ := r.New(quant.F32, 1, m)
+		r.MatMul(dr, wr, xr)
+		v := make([]float32, m)
+		if err := r.ReadF32(context.Background(), dr, v); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, v)
+		projs = append(projs, backend.Proj{Dst: db, W: wb})
+	}
+	be.MatMulShared(xb, projs)
+	for j, p := range projs {
+		got := make([]float32, p.Dst.Cols())
+		if err := be.ReadF32(context.Background(), p.Dst, got); err != nil {
+			t.Fatal(err)
+		}
+		for i := range got {
+			if d := math.Abs(float64(got[i] - want[j][i])); d > 2e-5*0.05*math.Sqrt(k) {
+				t.Fatalf("projection %d row %d: got %g, want %g", j, i, got[i], want[j][i])
 			}
 		}
 	}

@@ -16,6 +16,7 @@ import "C"
 import (
 	"fmt"
 	"slices"
+	"time"
 	"unsafe"
 )
 
@@ -85,9 +86,14 @@ func (b *Backend) flush() {
 	if b.err != nil {
 		return
 	}
+	t0 := time.Now()
+	defer func() { b.st.tFlush += time.Since(t0) }()
+	b.st.flushes++
+	b.st.kernels += n
 	b.last = q.names[n-1]
 	for _, g := range b.graphs {
 		if g.b.equal(q) {
+			b.st.graphRuns++
 			if r := C.em_graph_launch(b.h.ctx, g.exec); r != 0 {
 				b.fail(cuErr("cuGraphLaunch", fmt.Sprintf("%d kernels, %s first", n, q.names[0]), r))
 			}
@@ -100,6 +106,7 @@ func (b *Backend) flush() {
 		r := C.em_graph_build(b.h.ctx, C.int(n), &q.fns[0], &q.dims[0], (*C.uint64_t)(unsafe.Pointer(&q.args[0])),
 			&q.nargs[0], &exec, &failed)
 		if r == 0 {
+			b.st.built++
 			b.graphs = append(b.graphs, &graph{b: q.clone(), exec: exec})
 			if r := C.em_graph_launch(b.h.ctx, exec); r != 0 {
 				b.fail(cuErr("cuGraphLaunch", fmt.Sprintf("%d kernels, %s first", n, q.names[0]), r))
@@ -108,6 +115,7 @@ func (b *Backend) flush() {
 		}
 		// A graph that cannot be built is no failure: launch the kernels one by one.
 	}
+	b.st.direct++
 	var failed C.int
 	if r := C.em_launch_many(b.h.ctx, C.int(n), &q.fns[0], &q.dims[0], (*C.uint64_t)(unsafe.Pointer(&q.args[0])),
 		&q.nargs[0], &failed); r != 0 {

@@ -153,6 +153,9 @@ func (b *Backend) MatMul(dst, w, x backend.Tensor) {
 // before any projection writes its output (which may alias x).
 func (b *Backend) MatMulShared(x backend.Tensor, projs []backend.Proj) {
 	xt := want(x, quant.F32)
+	if b.multi(xt, projs) {
+		return
+	}
 	type q struct {
 		ptr    uint64
 		stride int
@@ -189,4 +192,42 @@ func (b *Backend) MatMulShared(x backend.Tensor, projs []backend.Proj) {
 		e, _ := find(partner(wt.typ))
 		b.mmv(d, wt, e.ptr, e.stride, xt.rows)
 	}
+}
+
+// multi runs the projections of one activation row in a single launch (mmv_multi) when
+// there are at most three, all Q4_K/Q6_K or all Q8_0.
+func (b *Backend) multi(xt *tensor, projs []backend.Proj) bool {
+	if xt.rows != 1 || len(projs) < 2 || len(projs) > 3 {
+		return false
+	}
+	vt := partner(get(projs[0].W).typ)
+	for _, p := range projs {
+		d, wt := want(p.Dst, quant.F32), get(p.W)
+		checkMatMul(d, wt, xt)
+		switch wt.typ {
+		case quant.Q4_K, quant.Q6_K, quant.Q8_0:
+		default:
+			return false
+		}
+		if partner(wt.typ) != vt {
+			return false
+		}
+	}
+	xq, stride := b.quantize(xt, vt)
+	if xq == 0 {
+		return true
+	}
+	args := []uint64{xq, i64(stride), i64(xt.cols)}
+	blocks := 0
+	for j := 0; j < 3; j++ {
+		if j >= len(projs) {
+			args = append(args, 0, 0, 0, 0, 0)
+			continue
+		}
+		d, wt := get(projs[j].Dst), get(projs[j].W)
+		args = append(args, ptr(wt), i64(wt.stride), ptr(d), i64(wt.rows), i64(int(wt.typ)))
+		blocks += (wt.rows + 3) / 4
+	}
+	b.launch("mmv_multi", blocks, 1, 128, 0, args...)
+	return true
 }

@@ -151,6 +151,11 @@ func (b *Backend) SetRows(dst, src, rows backend.Tensor) {
 // (GQA_MAX, GQA_HEAD in attention.cu).
 const gqaMax, gqaHead = 8, 128
 
+// attention_smem: threads per block, floats of its static part buffer (SM_THREADS,
+// SM_PART), and the dynamic shared memory it may ask for without raising the limit
+// (48 KiB less its static 8 KiB and the reduction buffer).
+const smThreads, smPart, smemMax = 256, 2048, 39 << 10
+
 // maxHead is the widest head the attention kernel takes (MAX_HEAD in attention.cu).
 const maxHead = 256
 
@@ -180,11 +185,24 @@ func (b *Backend) Attention(dst, q, k, v, pos backend.Tensor, p backend.Attentio
 			panic(fmt.Sprintf("cuda: Attention: block size %d", bs))
 		}
 	}
+	args := []uint64{ptr(d), i64(d.cols), ptr(qt), i64(qt.cols),
+		ptr(kt), i64(kt.cols), ptr(vt), i64(vt.cols), ptr(pt), i64(p.NHead), i64(p.NKVHead),
+		i64(p.HeadDim), i64(p.VHeadDim), f32(p.Scale), ptr(table), i64(tcols), ptr(seq), i64(bs)}
+	// Positions are bounded by the cache (or the block table): when the scores of that
+	// many positions fit in shared memory, the exact shared-memory kernel runs.
+	g := p.NHead / p.NKVHead
+	nmax := kt.rows
+	if table != nil {
+		nmax = min(nmax, tcols*bs)
+	}
+	if smem := 4 * g * (p.HeadDim + nmax); g <= gqaMax && p.HeadDim%8 == 0 && p.VHeadDim <= smThreads &&
+		(smThreads/p.VHeadDim)*g*p.VHeadDim <= smPart && smem <= b.attnSmem {
+		b.launch("attention_smem", qt.rows, p.NKVHead, smThreads, smem, append(args, i64(nmax))...)
+		return
+	}
 	name, heads := "attention_f16", p.NHead
-	if g := p.NHead / p.NKVHead; g > 1 && g <= gqaMax && p.HeadDim <= gqaHead && p.VHeadDim <= gqaHead {
+	if g > 1 && g <= gqaMax && p.HeadDim <= gqaHead && p.VHeadDim <= gqaHead {
 		name, heads = "attention_gqa", p.NKVHead
 	}
-	b.launch(name, qt.rows, heads, 128, 0, ptr(d), i64(d.cols), ptr(qt), i64(qt.cols),
-		ptr(kt), i64(kt.cols), ptr(vt), i64(vt.cols), ptr(pt), i64(p.NHead), i64(p.NKVHead),
-		i64(p.HeadDim), i64(p.VHeadDim), f32(p.Scale), ptr(table), i64(tcols), ptr(seq), i64(bs))
+	b.launch(name, qt.rows, heads, 128, 0, args...)
 }

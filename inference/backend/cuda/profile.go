@@ -59,3 +59,25 @@ func (p *profiler) report(w io.Writer) {
 			100*float64(e.total)/float64(sum), e.calls, float64(e.total)/1e3/float64(e.calls), k)
 	}
 }
+
+// StatsEnv names an environment variable: when set, Close prints how the work was
+// launched (graph replays, direct batches) and where the host waited.
+const StatsEnv = "EMBER_CUDA_STATS"
+
+// SkipEnv names an environment variable holding comma-separated kernel name prefixes
+// that are not launched at all: a diagnostic for timing what is left (results are wrong).
+const SkipEnv = "EMBER_CUDA_SKIP"
+
+type stats struct {
+	on                                bool
+	flushes, graphRuns, built, direct int
+	kernels                           int
+	tFlush, tSync, tCopy              time.Duration
+	start                             time.Time
+}
+
+func (s *stats) report(w io.Writer) {
+	fmt.Fprintf(w, "cuda stats: %.3f s; %d kernels in %d batches: %d graph replays, %d graphs built, %d batches launched directly; host: %.3f s launching, %.3f s waiting in sync, %.3f s copying\n",
+		time.Since(s.start).Seconds(), s.kernels, s.flushes, s.graphRuns, s.built, s.direct,
+		s.tFlush.Seconds(), s.tSync.Seconds(), s.tCopy.Seconds())
+}
