@@ -39,6 +39,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the measurement to this file")
 	var streamList listFlag
 	fs.Var(&streamList, "streams", "serving bench instead: decode tok/s summed over these numbers of concurrent streams (e.g. 1,4,16), -p prompt and -n generated tokens each")
+	restore := fs.Int("restore", 0, "serving bench: time the next turn of a conversation of this many tokens after a restart, cold and from the persistent prefix cache")
 	prefix := fs.Int("prefix", 0, "serving bench: also time the first token of a request sharing this many prompt tokens with an earlier one, against a cold one")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
@@ -70,8 +71,8 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if len(streamList) > 0 || *prefix > 0 {
-		return serveBench(ctx, m, streamList, *pp, *tg, *prefix, out, *asJSON, stdout)
+	if len(streamList) > 0 || *prefix > 0 || *restore > 0 {
+		return serveBench(ctx, m, streamList, *pp, *tg, *prefix, *restore, out, *asJSON, stdout)
 	}
 	out.BenchResult, err = app.Bench(ctx, m, app.BenchOptions{PP: *pp, TG: *tg, Reps: *reps})
 	if err != nil {
@@ -109,7 +110,7 @@ func fmtRuns(v []float64) string {
 
 // serveBench runs `ember bench -streams`/`-prefix`: the serving engine's throughput and
 // prefix-cache latency.
-func serveBench(ctx context.Context, m *app.Loaded, list []string, pp, tg, prefix int, out benchOutput, asJSON bool, stdout io.Writer) error {
+func serveBench(ctx context.Context, m *app.Loaded, list []string, pp, tg, prefix, restore int, out benchOutput, asJSON bool, stdout io.Writer) error {
 	var ns []int
 	for _, s := range list {
 		n, err := strconv.Atoi(s)
@@ -118,7 +119,7 @@ func serveBench(ctx context.Context, m *app.Loaded, list []string, pp, tg, prefi
 		}
 		ns = append(ns, n)
 	}
-	r, err := app.ServeBench(ctx, m, app.ServeBenchOptions{Streams: ns, Prompt: max(pp, 1), Gen: max(tg, 2), Prefix: prefix})
+	r, err := app.ServeBench(ctx, m, app.ServeBenchOptions{Streams: ns, Prompt: max(pp, 1), Gen: max(tg, 2), Prefix: prefix, Restore: restore})
 	if err != nil {
 		return err
 	}
@@ -138,6 +139,10 @@ func serveBench(ctx context.Context, m *app.Loaded, list []string, pp, tg, prefi
 	if r.Prefix > 0 {
 		fmt.Fprintf(stdout, "TTFT with a %d-token prefix: cold %.1f ms, cached %.1f ms (%d tokens reused, %.0f%% of cold)\n",
 			r.Prefix, r.ColdTTFTms, r.HitTTFTms, r.HitCached, 100*r.HitTTFTms/r.ColdTTFTms)
+	}
+	if r.Restore > 0 {
+		fmt.Fprintf(stdout, "TTFT of the next turn of a %d-token conversation after a restart: cold %.1f ms, from the persistent prefix cache %.1f ms (%d tokens loaded, %.0f%% of cold)\n",
+			r.Restore, r.RestoreColdms, r.RestoreLoadedms, r.RestoreCached, 100*r.RestoreLoadedms/r.RestoreColdms)
 	}
 	return nil
 }

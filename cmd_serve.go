@@ -36,6 +36,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&o.ContextSize, "c", 0, "context size per sequence (0: the model's, at most 4096)")
 	fs.IntVar(&o.ContextSize, "ctx", 0, "same as -c")
 	fs.IntVar(&o.Parallel, "parallel", 4, "sequences generated at once (continuous batching)")
+	fs.StringVar(&o.DataDir, "data", "", "data folder for the persistent prefix cache (default: the user's data folder, e.g. ~/.local/share/ember)")
+	diskGiB := fs.Float64("kv-disk", 4, "size cap of the persistent prefix cache in GiB (0 turns it off)")
 	fs.IntVar(&o.CacheTokens, "kv-cache", 0, "KV-cache size in positions, shared by all sequences and the prefix cache (0: context x min(parallel, 2))")
 	fs.StringVar(&o.Backend.Name, "backend", "auto", "compute backend: auto, cpu or ref")
 	fs.IntVar(&o.Backend.Threads, "t", 0, "CPU threads (0: one per core)")
@@ -45,6 +47,14 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	o.AllowedHosts, o.AllowedOrigins = hosts, origins
 	o.Ready = func(addr string) {
 		fmt.Fprintf(stdout, "ember: serving the OpenAI API at http://%s/v1 and the Ollama API at http://%s/api\n", addr, addr)
+	}
+	o.DiskCacheBytes = int64(*diskGiB * (1 << 30))
+	if o.DataDir == "" && o.DiskCacheBytes > 0 {
+		dir, err := app.DefaultDataDir()
+		if err != nil {
+			return err
+		}
+		o.DataDir = dir
 	}
 	return app.Serve(ctx, o)
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -16,6 +17,10 @@ type ServeBenchOptions struct {
 	Prompt  int   // prompt tokens per stream (distinct prompts, no shared prefix)
 	Gen     int   // tokens generated per stream
 	Prefix  int   // shared prefix length for the TTFT test; 0 skips it
+	// Restore is the length of a conversation reopened after a restart: TTFT of its
+	// next turn cold, and with its blocks loaded from the persistent prefix cache
+	// (written to a temporary folder); 0 skips it.
+	Restore int
 }
 
 // StreamsResult is the decode throughput of n concurrent streams.
@@ -34,6 +39,12 @@ type ServeBenchResult struct {
 	ColdTTFTms float64 `json:"cold_ttft_ms,omitempty"`
 	HitTTFTms  float64 `json:"hit_ttft_ms,omitempty"`
 	HitCached  int     `json:"hit_cached_tokens,omitempty"`
+	// The restart test: TTFT of the next turn of a Restore-token conversation, cold and
+	// after a restart with its blocks on disk.
+	Restore         int     `json:"restore_tokens,omitempty"`
+	RestoreColdms   float64 `json:"restore_cold_ttft_ms,omitempty"`
+	RestoreLoadedms float64 `json:"restore_loaded_ttft_ms,omitempty"`
+	RestoreCached   int     `json:"restore_cached_tokens,omitempty"`
 }
 
 // ServeBench runs o on l's model through the engine.
@@ -61,6 +72,11 @@ func ServeBench(ctx context.Context, l *Loaded, o ServeBenchOptions) (*ServeBenc
 	}
 	if o.Prefix > 0 {
 		if err := prefixTTFT(ctx, l, o, res); err != nil {
+			return nil, err
+		}
+	}
+	if o.Restore > 0 {
+		if err := restoreTTFT(ctx, l, o, res); err != nil {
 			return nil, err
 		}
 	}
@@ -160,5 +176,60 @@ func prefixTTFT(ctx context.Context, l *Loaded, o ServeBenchOptions, res *ServeB
 	res.Prefix, res.HitCached = o.Prefix, hit.CachedTokens
 	res.ColdTTFTms = float64(cold.TTFT.Microseconds()) / 1000
 	res.HitTTFTms = float64(hit.TTFT.Microseconds()) / 1000
+	return nil
+}
+
+// firstToken runs one request for a single token and returns its usage.
+func firstToken(ctx context.Context, eng *engine.Engine, toks []int32) (engine.Usage, error) {
+	ch, err := eng.Generate(ctx, engine.Request{Tokens: toks, MaxTokens: 1, IgnoreEOS: true})
+	if err != nil {
+		return engine.Usage{}, err
+	}
+	var last engine.Event
+	for ev := range ch {
+		last = ev
+	}
+	return last.Usage, last.Err
+}
+
+// restoreTTFT: a conversation of Restore tokens is answered (cold, its blocks saved to a
+// block cache in a temporary folder), the engine is closed (a restart), and the next
+// turn, the conversation plus 16 tokens, is timed on a new engine over the same folder.
+func restoreTTFT(ctx context.Context, l *Loaded, o ServeBenchOptions, res *ServeBenchResult) error {
+	dir, err := os.MkdirTemp("", "ember-bench-kv")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	nv := l.Model.Params().NVocab
+	conv := benchTokens(o.Restore+7, nv)[7:]
+	next := append(append([]int32(nil), conv...), benchTokens(16, nv)...)
+	run := func(toks []int32) (engine.Usage, error) {
+		bc, err := OpenBlockCache(ctx, dir, l, DefaultBlockCacheBytes)
+		if err != nil {
+			return engine.Usage{}, err
+		}
+		defer bc.Close()
+		eng, err := engine.New(l.Model, l.Tokenizer, engine.Options{ContextSize: o.Restore + 64, Parallel: 1, Blocks: bc})
+		if err != nil {
+			return engine.Usage{}, err
+		}
+		defer eng.Close()                                                        // waits for the blocks to be written
+		if _, err := firstToken(ctx, eng, benchTokens(33, nv)[1:]); err != nil { // warm-up
+			return engine.Usage{}, err
+		}
+		return firstToken(ctx, eng, toks)
+	}
+	cold, err := run(conv)
+	if err != nil {
+		return err
+	}
+	loaded, err := run(next)
+	if err != nil {
+		return err
+	}
+	res.Restore, res.RestoreCached = o.Restore, loaded.CachedTokens
+	res.RestoreColdms = float64(cold.TTFT.Microseconds()) / 1000
+	res.RestoreLoadedms = float64(loaded.TTFT.Microseconds()) / 1000
 	return nil
 }

@@ -14,11 +14,15 @@ import (
 
 // ServeOptions configure `ember serve`: the model and the local API server.
 type ServeOptions struct {
-	ModelPath      string
-	Backend        BackendOptions
-	ContextSize    int    // positions per sequence; 0: the model's, at most 4096
-	Parallel       int    // sequences generated at once (continuous batching); 0 means 4
-	CacheTokens    int    // KV-cache positions shared by all sequences; 0: engine default
+	ModelPath   string
+	Backend     BackendOptions
+	ContextSize int // positions per sequence; 0: the model's, at most 4096
+	Parallel    int // sequences generated at once (continuous batching); 0 means 4
+	CacheTokens int // KV-cache positions shared by all sequences; 0: engine default
+	// DataDir holds the persistent prefix cache (DataDir/kvcache), capped at
+	// DiskCacheBytes; "" or a cap <= 0 turns it off.
+	DataDir        string
+	DiskCacheBytes int64
 	Addr           string // "" means server.DefaultAddr (127.0.0.1:11435)
 	APIKey         string
 	AllowedHosts   []string
@@ -36,7 +40,16 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		return err
 	}
 	defer l.Close()
-	eng, err := engine.New(l.Model, l.Tokenizer, engine.Options{ContextSize: o.ContextSize, Parallel: o.Parallel, CacheTokens: o.CacheTokens})
+	eo := engine.Options{ContextSize: o.ContextSize, Parallel: o.Parallel, CacheTokens: o.CacheTokens}
+	if o.DataDir != "" && o.DiskCacheBytes > 0 {
+		bc, err := OpenBlockCache(ctx, o.DataDir, l, o.DiskCacheBytes)
+		if err != nil {
+			return err
+		}
+		defer bc.Close()
+		eo.Blocks = bc
+	}
+	eng, err := engine.New(l.Model, l.Tokenizer, eo)
 	if err != nil {
 		return err
 	}

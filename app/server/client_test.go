@@ -61,7 +61,7 @@ func TestOpenAINodeClient(t *testing.T) {
 			Finish  string
 			Usage   *usage
 		}
-		Logprobs struct{ Choices, Tokens, Top int }
+		Logprobs   struct{ Choices, Tokens, Top int }
 		Completion struct {
 			Object, Text string
 			Usage        usage

@@ -59,7 +59,7 @@ func NewModel(eng *engine.Engine, name string, f *gguf.File, tmpl *prompt.Templa
 	}
 	md.size = f.Size()
 	md.details, md.info = describe(f)
-	md.digest = fingerprint(f)
+	md.digest = Fingerprint(f)
 	return md
 }
 
@@ -197,7 +197,10 @@ func scalar(v gguf.Value) any {
 	return nil // arrays
 }
 
-func fingerprint(f *gguf.File) string {
+// Fingerprint identifies a model file by its metadata, tensor layout and a sample of
+// its weights: the digest the Ollama routes report, and the key of the persistent
+// prefix cache.
+func Fingerprint(f *gguf.File) string {
 	h := sha256.New()
 	var n [8]byte
 	for _, kv := range f.KVs {
