@@ -5,11 +5,15 @@ package app
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
 
 	"ember/inference/engine"
 	"ember/inference/prompt"
 	"ember/inference/reasoning"
 	"ember/inference/sample"
+	"ember/store"
 	"ember/ui"
 )
 
@@ -37,17 +41,13 @@ func RunGUI(ctx context.Context, opt GUIOptions) error {
 		return fmt.Errorf("%w (-data DIR uses another folder)", err)
 	}
 	defer st.Close()
-	m, err := OpenModel(opt.ModelPath, BackendOptions{Name: opt.Backend})
-	if err != nil {
+	home, _ := os.UserHomeDir() // no home: no models to discover
+	svc := &chatService{bo: BackendOptions{Name: opt.Backend}, st: st, home: home, modelsDir: filepath.Join(dir, ModelsFolder)}
+	if err := svc.LoadModel(ctx, opt.ModelPath); err != nil {
 		return err
 	}
-	defer m.Close()
-	eng, err := engine.New(m.Model, m.Tokenizer, engine.Options{})
-	if err != nil {
-		return err
-	}
-	defer eng.Close()
-	ui.RunScript(&chatService{m: m, eng: eng, chat: NewChat(m)}, &history{st: st, model: m.Name}, opt.script)
+	defer svc.close()
+	ui.RunScript(svc, &history{st: st, model: svc.ModelName}, opt.script)
 	return nil
 }
 
@@ -79,19 +79,43 @@ func samplingParams(s ui.Sampling) (sample.Params, int) {
 	return p, maxTokens
 }
 
-// chatService adapts the engine to the UI's ChatService.
+// chatService adapts the engine to the UI's ChatService and ModelSwitcher.
 type chatService struct {
-	m    *Loaded
-	eng  *engine.Engine
-	chat *Chat
+	bo        BackendOptions
+	st        *store.Store // models added with "Add model..."
+	home      string       // where to discover other apps' models; "" for none
+	modelsDir string       // the data folder's models folder
+
+	mu    sync.RWMutex // Chat holds it to read; LoadModel to swap the model
+	m     *Loaded      // guarded by mu
+	eng   *engine.Engine
+	chat  *Chat
+	names map[string]string // model ID -> display name, from the last Models; guarded by mu
 }
 
-func (c *chatService) ModelName() string   { return c.m.Name }
-func (c *chatService) BackendName() string { return c.m.Backend.Name() }
+func (c *chatService) ModelName() string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.m == nil {
+		return ""
+	}
+	return c.m.Name
+}
+
+func (c *chatService) BackendName() string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.m == nil {
+		return ""
+	}
+	return c.m.Backend.Name()
+}
 
 // Chat streams a reply: the conversation goes through the model's chat template, and
 // R1-style <think> output comes back as reasoning.
 func (c *chatService) Chat(ctx context.Context, req ui.ChatRequest, onDelta func(ui.Delta)) (ui.Stats, error) {
+	c.mu.RLock() // the model stays while it answers
+	defer c.mu.RUnlock()
 	msgs := make([]prompt.Message, 0, len(req.History))
 	for _, m := range req.History {
 		msgs = append(msgs, prompt.Message{Role: m.Role, Content: m.Content, ReasoningContent: m.Reasoning})

@@ -24,10 +24,10 @@ func OpenHistory(ctx context.Context, dir string) (*store.Store, error) {
 }
 
 // history adapts the store to the UI's History; replies are recorded as written by
-// model.
+// model().
 type history struct {
 	st    *store.Store
-	model string
+	model func() string // the loaded model's name
 }
 
 var _ ui.History = (*history)(nil)
@@ -87,7 +87,7 @@ func (h *history) NewChat(ctx context.Context, info ui.ChatInfo) (ui.ChatInfo, e
 		return ui.ChatInfo{}, err
 	}
 	c, err := h.st.CreateConversation(ctx, store.Conversation{Title: info.Title, SystemPrompt: info.SystemPrompt,
-		Sampling: sampling, Model: h.model})
+		Sampling: sampling, Model: h.model()})
 	return chatInfo(c), err
 }
 
@@ -114,7 +114,7 @@ func (h *history) AddMessage(ctx context.Context, chat int64, m ui.Message) (int
 
 func (h *history) StartReply(ctx context.Context, chat int64) (int64, error) {
 	sm, err := h.st.AppendMessage(ctx, store.Message{ConversationID: chat, Role: store.RoleAssistant,
-		State: store.StateStreaming, Model: h.model})
+		State: store.StateStreaming, Model: h.model()})
 	return sm.ID, err
 }
 
@@ -128,7 +128,7 @@ func (h *history) FinishReply(ctx context.Context, id int64, m ui.Message, st ui
 		state = store.StateInterrupted
 	}
 	return h.st.FinishMessage(ctx, store.Message{ID: id, Content: m.Content, Reasoning: m.Reasoning,
-		PromptTokens: st.PromptTokens, GenTokens: st.GenTokens, Model: h.model, TTFT: st.TTFT, GenTime: st.GenTime,
+		PromptTokens: st.PromptTokens, GenTokens: st.GenTokens, Model: h.model(), TTFT: st.TTFT, GenTime: st.GenTime,
 		State: state})
 }
 

@@ -21,7 +21,7 @@ func TestHistoryRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &history{st: st, model: "stories260K"}
+	h := &history{st: st, model: func() string { return "stories260K" }}
 	temp := 0.3
 	c, err := h.NewChat(ctx, ui.ChatInfo{Title: "Once upon a time", SystemPrompt: "Write for children.", Sampling: ui.Sampling{Temperature: &temp}})
 	if err != nil {

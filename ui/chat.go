@@ -24,34 +24,39 @@ import (
 // it gathers deltas in its turn and posts flush and finish through do.
 type chatView struct {
 	svc       ChatService
-	hist      History           // nil: nothing is saved, and there is no sidebar
-	do        func(func())      // runs a func on the Fyne goroutine: fyne.Do (tests: their own loop)
-	now       func() time.Time  // the clock, for the Thinking time
-	copyText  func(string)      // puts text on the clipboard
-	saveEvery time.Duration     // how often a streaming reply is saved
-	closed    atomic.Bool       // the window is gone: drop updates (any goroutine)
-	streaming sync.WaitGroup    // reply goroutines still running (any goroutine)
-	win       fyne.Window       // for dialogs; nil until newWindow
-	chat      ChatInfo          // the conversation shown; ID 0 until its first message is saved
-	history   []Message         // the conversation the model sees; ends with a user message while cur != nil
-	refs      []rowRef          // the transcript row of each message in history
-	cur       *turn             // the reply streaming now; nil when idle
-	lastReply *assistantMessage // the newest reply in history, which can be regenerated
-	rows      *fyne.Container   // VBox of transcript rows
-	scroll    *container.Scroll // around rows
-	follow    bool              // keep the transcript scrolled to its end as text arrives
-	autoScrl  bool              // scrollToEnd is scrolling, not the reader
-	hint      *fyne.Container   // shown while the transcript is empty
-	entry     *promptEntry      // the message being written
-	sendBtn   *widget.Button    // enabled when idle
-	stopBtn   *widget.Button    // enabled while a reply streams
-	newBtn    *widget.Button    // always enabled
-	sysBtn    *widget.Button    // edits the chat's settings: system prompt, sampling
-	menuBtn   *widget.Button    // rename, export, delete; nil without History
-	title     *widget.Label     // the conversation's title; nil without History
-	side      *sidebar          // nil without History
-	stats     *widget.Label     // right of the status bar
-	root      fyne.CanvasObject // the whole window content
+	hist      History                     // nil: nothing is saved, and there is no sidebar
+	do        func(func())                // runs a func on the Fyne goroutine: fyne.Do (tests: their own loop)
+	now       func() time.Time            // the clock, for the Thinking time
+	copyText  func(string)                // puts text on the clipboard
+	saveEvery time.Duration               // how often a streaming reply is saved
+	closed    atomic.Bool                 // the window is gone: drop updates (any goroutine)
+	streaming sync.WaitGroup              // reply goroutines still running (any goroutine)
+	win       fyne.Window                 // for dialogs; nil until newWindow
+	chat      ChatInfo                    // the conversation shown; ID 0 until its first message is saved
+	history   []Message                   // the conversation the model sees; ends with a user message while cur != nil
+	refs      []rowRef                    // the transcript row of each message in history
+	cur       *turn                       // the reply streaming now; nil when idle
+	lastReply *assistantMessage           // the newest reply in history, which can be regenerated
+	rows      *fyne.Container             // VBox of transcript rows
+	scroll    *container.Scroll           // around rows
+	follow    bool                        // keep the transcript scrolled to its end as text arrives
+	autoScrl  bool                        // scrollToEnd is scrolling, not the reader
+	hint      *fyne.Container             // shown while the transcript is empty
+	hintText  *widget.RichText            // in hint; names the model
+	model     *widget.Label               // left of the status bar: the model and backend
+	modelBtn  *widget.Button              // picks the model, when svc is a ModelSwitcher; nil otherwise
+	loading   *widget.ProgressBarInfinite // shown while a model loads
+	loadingID *string                     // the model being loaded; nil when none
+	entry     *promptEntry                // the message being written
+	sendBtn   *widget.Button              // enabled when idle
+	stopBtn   *widget.Button              // enabled while a reply streams
+	newBtn    *widget.Button              // always enabled
+	sysBtn    *widget.Button              // edits the chat's settings: system prompt, sampling
+	menuBtn   *widget.Button              // rename, export, delete; nil without History
+	title     *widget.Label               // the conversation's title; nil without History
+	side      *sidebar                    // nil without History
+	stats     *widget.Label               // right of the status bar
+	root      fyne.CanvasObject           // the whole window content
 }
 
 // saveEvery is how often a streaming reply is saved: a crash loses at most this
@@ -71,13 +76,12 @@ func newChatView(svc ChatService, hist History, do func(func()), copyText func(s
 			v.follow = v.atEnd()
 		}
 	}
-	hint := dimText(fmt.Sprintf("Ask %s anything.\nEnter sends, Shift+Enter starts a new line.", svc.ModelName()))
-	hint.Segments[0].(*widget.TextSegment).Style.Alignment = fyne.TextAlignCenter
-	hint.Wrapping = fyne.TextWrapOff
-	v.hint = container.NewCenter(hint)
+	v.hintText = dimText("")
+	v.hintText.Segments[0].(*widget.TextSegment).Style.Alignment = fyne.TextAlignCenter
+	v.hintText.Wrapping = fyne.TextWrapOff
+	v.hint = container.NewCenter(v.hintText)
 
 	v.entry = newPromptEntry(v.send)
-	v.entry.SetPlaceHolder("Message " + svc.ModelName())
 	v.sendBtn = widget.NewButtonWithIcon("Send", theme.MailSendIcon(), v.send)
 	v.sendBtn.Importance = widget.HighImportance
 	v.stopBtn = widget.NewButtonWithIcon("Stop", theme.MediaStopIcon(), v.stop)
@@ -87,9 +91,14 @@ func newChatView(svc ChatService, hist History, do func(func()), copyText func(s
 	v.sysBtn = widget.NewButtonWithIcon(settingsLabel, theme.SettingsIcon(), v.showSettingsDialog)
 	v.sysBtn.Importance = widget.LowImportance
 
-	model := widget.NewLabel(svc.ModelName() + "  ·  " + backendLabel(svc.BackendName()))
-	model.SizeName = theme.SizeNameCaptionText
-	model.Truncation = fyne.TextTruncateEllipsis
+	v.model = widget.NewLabel("")
+	v.model.SizeName = theme.SizeNameCaptionText
+	v.model.Truncation = fyne.TextTruncateEllipsis
+	var model fyne.CanvasObject = v.model
+	if sw, ok := svc.(ModelSwitcher); ok {
+		model = v.newModelPicker(sw)
+	}
+	v.refreshModel()
 	v.stats = widget.NewLabel("")
 	v.stats.SizeName = theme.SizeNameCaptionText
 	v.stats.Alignment = fyne.TextAlignTrailing
@@ -127,7 +136,7 @@ func newChatView(svc ChatService, hist History, do func(func()), copyText func(s
 // nothing is sent and the text stays in the entry.
 func (v *chatView) send() {
 	text := strings.TrimSpace(v.entry.Text)
-	if v.cur != nil || text == "" {
+	if v.cur != nil || v.loadingID != nil || text == "" {
 		return
 	}
 	msg := Message{Role: RoleUser, Content: text}
@@ -247,14 +256,22 @@ func (v *chatView) updateHint() {
 	v.hint.Refresh()
 }
 
+// setBusy enables the buttons for a reply streaming (busy) or not. While a
+// model loads, nothing can be sent.
 func (v *chatView) setBusy(busy bool) {
-	if busy {
-		v.sendBtn.Disable()
-		v.stopBtn.Enable()
-	} else {
-		v.sendBtn.Enable()
-		v.stopBtn.Disable()
+	enable := func(b *widget.Button, on bool) {
+		if b == nil {
+			return
+		}
+		if on {
+			b.Enable()
+		} else {
+			b.Disable()
+		}
 	}
+	enable(v.sendBtn, !busy && v.loadingID == nil)
+	enable(v.stopBtn, busy)
+	enable(v.modelBtn, !busy && v.loadingID == nil)
 }
 
 func (v *chatView) focusEntry() {

@@ -121,9 +121,15 @@ func newHarness(t *testing.T) *harness { return newHarnessWith(t, nil) }
 
 // newHarnessWith makes a window whose conversations go to hist (may be nil).
 func newHarnessWith(t *testing.T, hist History) *harness {
+	return newHarnessWrapped(t, hist, func(f *fakeChat) ChatService { return f })
+}
+
+// newHarnessWrapped makes a window for the service that wrap makes around the
+// harness's fakeChat.
+func newHarnessWrapped(t *testing.T, hist History, wrap func(*fakeChat) ChatService) *harness {
 	a := test.NewTempApp(t)
 	h := &harness{t: t, svc: newFakeChat(), loop: &uiLoop{q: make(chan func(), 1024)}, clip: a.Clipboard()}
-	h.v = newChatView(h.svc, hist, h.loop.do, h.clip.SetContent)
+	h.v = newChatView(wrap(h.svc), hist, h.loop.do, h.clip.SetContent)
 	h.v.saveEvery = 0 // save every delta
 	h.w = newWindow(a, h.v)
 	h.w.Resize(fyne.NewSize(700, 600))

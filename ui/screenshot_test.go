@@ -44,21 +44,29 @@ func TestScreenshot(t *testing.T) {
 		variant fyne.ThemeVariant
 		play    func(s *scene)
 		hist    bool // with a History, so with the sidebar
+		models  bool // with a ModelSwitcher, so with a model picker
 	}{
-		{"chat.png", theme.VariantLight, conversation, false},
-		{"chat-dark.png", theme.VariantDark, conversation, false},
-		{"chat-streaming.png", theme.VariantLight, failedThenStreaming, false},
-		{"chat-empty.png", theme.VariantLight, func(*scene) {}, false},
-		{"chat-sidebar.png", theme.VariantLight, savedChats, true},
-		{"chat-sidebar-dark.png", theme.VariantDark, savedChats, true},
-		{"chat-settings.png", theme.VariantLight, settingsDialog, true},
+		{"chat.png", theme.VariantLight, conversation, false, false},
+		{"chat-dark.png", theme.VariantDark, conversation, false, false},
+		{"chat-streaming.png", theme.VariantLight, failedThenStreaming, false, false},
+		{"chat-empty.png", theme.VariantLight, func(*scene) {}, false, false},
+		{"chat-sidebar.png", theme.VariantLight, savedChats, true, false},
+		{"chat-sidebar-dark.png", theme.VariantDark, savedChats, true, false},
+		{"chat-settings.png", theme.VariantLight, settingsDialog, true, false},
+		{"chat-models.png", theme.VariantLight, modelMenu, true, true},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
 			var hist History
 			if tc.hist {
 				hist = newFakeHistory()
 			}
-			h := newHarnessWith(t, hist)
+			wrap := func(f *fakeChat) ChatService { return f }
+			if tc.models {
+				wrap = func(f *fakeChat) ChatService {
+					return &switchChat{fakeChat: f, release: make(chan error, 1), name: f.ModelName()}
+				}
+			}
+			h := newHarnessWrapped(t, hist, wrap)
 			test.ApplyTheme(t, variantTheme{theme.DefaultTheme(), tc.variant})
 			s := &scene{h: h, clock: time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC)}
 			h.v.now = func() time.Time { return s.clock }
@@ -144,6 +152,12 @@ func settingsDialog(s *scene) {
 	temp := 0.3
 	s.h.v.setSettings("You are a patient teacher. Explain step by step, with one example.", Sampling{Temperature: &temp})
 	s.h.v.showSettingsDialog()
+}
+
+// modelMenu is the model picker's menu open over a new chat.
+func modelMenu(s *scene) {
+	test.Tap(s.h.v.modelBtn)
+	s.h.loop.until(s.h.t, "the model menu", func() bool { return s.h.w.Canvas().Overlays().Top() != nil })
 }
 
 // failedThenStreaming is a failed turn, then a long question whose reply is

@@ -1,0 +1,183 @@
+//go:build !nogui
+
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"ember/assets"
+	"ember/inference/engine"
+	"ember/store"
+	"ember/ui"
+)
+
+var _ ui.ModelSwitcher = (*chatService)(nil)
+
+// ModelsFolder is the data folder's folder for model files the user keeps there.
+const ModelsFolder = "models"
+
+// Sources of models besides DiscoverModels'.
+const (
+	SourceBundled = "bundled"
+	SourceFolder  = "models folder"
+	SourceAdded   = "added"
+)
+
+// LoadModel loads the GGUF file at id ("" for the bundled model) on the service's
+// backend with an engine, then puts it in place of the model loaded before, which
+// is closed. Chats running meanwhile keep the old model until they end.
+func (c *chatService) LoadModel(ctx context.Context, id string) error {
+	if id != "" {
+		abs, err := filepath.Abs(id)
+		if err != nil {
+			return err
+		}
+		id = abs
+	}
+	l, err := OpenModel(id, c.bo)
+	if err != nil {
+		return err
+	}
+	eng, err := engine.New(l.Model, l.Tokenizer, engine.Options{})
+	if err != nil {
+		l.Close()
+		return fmt.Errorf("engine: %w", err)
+	}
+	c.mu.Lock()
+	if name := c.names[id]; name != "" {
+		l.Name = name // e.g. an Ollama model's, not its blob's
+	}
+	oldM, oldEng := c.m, c.eng
+	c.m, c.eng, c.chat = l, eng, NewChat(l)
+	c.mu.Unlock()
+	if oldEng != nil {
+		oldEng.Close()
+	}
+	if oldM != nil {
+		oldM.Close()
+	}
+	return nil
+}
+
+// close frees the loaded model.
+func (c *chatService) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.eng != nil {
+		c.eng.Close()
+	}
+	if c.m != nil {
+		c.m.Close()
+	}
+	c.m, c.eng, c.chat = nil, nil, nil
+}
+
+// CurrentModel is the loaded model's ID: its path, "" for the bundled one.
+func (c *chatService) CurrentModel() string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.m == nil {
+		return ""
+	}
+	return c.m.Path
+}
+
+// AddModel checks that path is a GGUF model and remembers it.
+func (c *chatService) AddModel(ctx context.Context, path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	m, err := describeModel(abs)
+	if err != nil {
+		return "", err
+	}
+	err = c.st.PutModel(ctx, store.Model{Path: abs, Name: ggufStem(abs), Arch: m.Arch, Size: m.Size, Quant: m.Quant,
+		CtxLength: m.CtxLength, Source: SourceAdded})
+	return abs, err
+}
+
+// Models lists what the user can load: the bundled model, the files of the models
+// folder, the models added before, and those other apps keep (DiscoverModels). A
+// file that cannot be read is left out.
+func (c *chatService) Models(ctx context.Context) ([]ui.ModelInfo, error) {
+	out := []ui.ModelInfo{{ID: "", Name: assets.DefaultModelName, Detail: "built in, tiny: writes short stories"}}
+	seen := map[string]bool{}
+	add := func(m FoundModel) {
+		if seen[m.Path] {
+			return
+		}
+		seen[m.Path] = true
+		out = append(out, ui.ModelInfo{ID: m.Path, Name: m.Name, Detail: modelDetail(m)})
+	}
+	var errs []error
+	files, err := ggufFiles(c.modelsDir)
+	errs = append(errs, err)
+	for _, f := range files {
+		m, err := describeModel(f)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		m.Name, m.Source = ggufStem(f), SourceFolder
+		add(m)
+	}
+	added, err := c.st.Models(ctx)
+	errs = append(errs, err)
+	for _, m := range added {
+		add(FoundModel{Path: m.Path, Name: m.Name, Source: m.Source, Arch: m.Arch, Size: m.Size, Quant: m.Quant, CtxLength: m.CtxLength})
+	}
+	if c.home != "" {
+		found, err := DiscoverModels(c.home)
+		errs = append(errs, err)
+		for _, m := range found {
+			add(m)
+		}
+	}
+	names := map[string]string{}
+	for _, m := range out {
+		names[m.ID] = m.Name
+	}
+	c.mu.Lock()
+	c.names = names
+	c.mu.Unlock()
+	return out, errors.Join(errs...)
+}
+
+// modelDetail is a model's line under its name: "llama · Q4_K_M · 808 MB · 131072
+// ctx · ollama".
+func modelDetail(m FoundModel) string {
+	parts := []string{}
+	for _, s := range []string{m.Arch, m.Quant} {
+		if s != "" {
+			parts = append(parts, s)
+		}
+	}
+	if m.Size > 0 {
+		parts = append(parts, formatBytes(m.Size))
+	}
+	if m.CtxLength > 0 {
+		parts = append(parts, fmt.Sprintf("%d ctx", m.CtxLength))
+	}
+	if m.Source != "" {
+		parts = append(parts, m.Source)
+	}
+	return strings.Join(parts, " · ")
+}
+
+// formatBytes is n in B, KB, MB or GB (powers of 1000, as file managers show).
+func formatBytes(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.0f MB", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.0f KB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%d B", n)
+}

@@ -1,0 +1,150 @@
+//go:build !nogui
+
+package ui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/storage"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+)
+
+const addModelLabel = "Add model…"
+
+// newModelPicker is the left of the status bar for a service that can switch
+// models: a button with the model's name that opens the list of models, and a
+// progress bar while one loads.
+func (v *chatView) newModelPicker(sw ModelSwitcher) fyne.CanvasObject {
+	v.modelBtn = widget.NewButtonWithIcon("", theme.MenuDropDownIcon(), func() { v.showModels(sw) })
+	v.modelBtn.Importance = widget.LowImportance
+	v.modelBtn.Alignment = widget.ButtonAlignLeading
+	v.modelBtn.IconPlacement = widget.ButtonIconTrailingText
+	v.loading = widget.NewProgressBarInfinite()
+	v.loading.Hide()
+	v.loading.Stop()
+	return container.NewHBox(v.modelBtn, container.NewCenter(v.loading))
+}
+
+// refreshModel shows the loaded model's name wherever it appears.
+func (v *chatView) refreshModel() {
+	name := v.svc.ModelName()
+	label := name + "  ·  " + backendLabel(v.svc.BackendName())
+	v.model.SetText(label)
+	if v.modelBtn != nil {
+		v.modelBtn.SetText(label)
+	}
+	v.entry.SetPlaceHolder("Message " + name)
+	setDimText(v.hintText, fmt.Sprintf("Ask %s anything.\nEnter sends, Shift+Enter starts a new line.", name))
+}
+
+// showModels lists the models (read on another goroutine) in a menu above the
+// model button.
+func (v *chatView) showModels(sw ModelSwitcher) {
+	if v.win == nil || v.cur != nil || v.loadingID != nil {
+		return
+	}
+	v.modelBtn.Disable()
+	go func() {
+		models, err := sw.Models(context.Background())
+		v.post(func() {
+			v.setBusy(v.cur != nil)
+			if err != nil && len(models) == 0 {
+				v.showError("Cannot list the models", err)
+				return
+			}
+			menu := v.modelMenu(sw, models)
+			c := v.win.Canvas()
+			pos := fyne.CurrentApp().Driver().AbsolutePositionForObject(v.modelBtn)
+			h := widget.NewMenu(menu).MinSize().Height // open upwards, from the status bar
+			widget.ShowPopUpMenuAtPosition(menu, c, pos.SubtractXY(0, h))
+		})
+	}()
+}
+
+// modelMenu has one item per model, the loaded one checked, then "Add model…".
+func (v *chatView) modelMenu(sw ModelSwitcher, models []ModelInfo) *fyne.Menu {
+	cur := sw.CurrentModel()
+	var items []*fyne.MenuItem
+	for _, m := range models {
+		label := m.Name
+		if m.Detail != "" {
+			label += "   —   " + m.Detail
+		}
+		it := fyne.NewMenuItem(label, func() { v.loadModel(sw, m.ID, m.Name) })
+		it.Checked = m.ID == cur
+		items = append(items, it)
+	}
+	items = append(items, fyne.NewMenuItemSeparator(), fyne.NewMenuItem(addModelLabel, func() { v.showAddModelDialog(sw) }))
+	return fyne.NewMenu("", items...)
+}
+
+// loadModel replaces the model with id (named name) on another goroutine; the
+// chat waits meanwhile.
+func (v *chatView) loadModel(sw ModelSwitcher, id, name string) {
+	if v.cur != nil || v.loadingID != nil || id == sw.CurrentModel() {
+		return
+	}
+	v.loadingID = &id
+	v.setBusy(false)
+	v.loading.Show()
+	v.loading.Start()
+	v.stats.SetText("Loading " + name + "…")
+	go func() {
+		err := sw.LoadModel(context.Background(), id)
+		v.post(func() { v.modelLoaded(name, err) })
+	}()
+}
+
+func (v *chatView) modelLoaded(name string, err error) {
+	v.loadingID = nil
+	v.loading.Stop()
+	v.loading.Hide()
+	v.setBusy(v.cur != nil)
+	v.refreshModel()
+	if err != nil {
+		v.stats.SetText("")
+		v.showError("Cannot load "+name, err)
+		return
+	}
+	v.stats.SetText(name + " is ready")
+}
+
+// showAddModelDialog picks a GGUF file, adds it and loads it.
+func (v *chatView) showAddModelDialog(sw ModelSwitcher) {
+	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
+		if err != nil {
+			v.showError("Cannot open the model", err)
+			return
+		}
+		if r == nil {
+			return
+		}
+		path := r.URI().Path()
+		r.Close()
+		v.addModel(sw, path)
+	}, v.win)
+	d.SetFilter(storage.NewExtensionFileFilter([]string{".gguf", ".GGUF"}))
+	d.Show()
+}
+
+// addModel adds the file at path (on another goroutine: it reads the file)
+// and loads it.
+func (v *chatView) addModel(sw ModelSwitcher, path string) {
+	go func() {
+		id, err := sw.AddModel(context.Background(), path)
+		v.post(func() {
+			if err != nil {
+				v.showError("Cannot add the model", err)
+				return
+			}
+			name := path[strings.LastIndexAny(path, `/\`)+1:]
+			v.loadModel(sw, id, strings.TrimSuffix(name, ".gguf"))
+		})
+	}()
+}
