@@ -42,7 +42,8 @@ func RunGUI(ctx context.Context, opt GUIOptions) error {
 	}
 	defer st.Close()
 	home, _ := os.UserHomeDir() // no home: no models to discover
-	svc := &chatService{bo: BackendOptions{Name: opt.Backend}, st: st, home: home, modelsDir: filepath.Join(dir, ModelsFolder)}
+	svc := &chatService{bo: BackendOptions{Name: opt.Backend}, st: st, home: home, dataDir: dir,
+		modelsDir: filepath.Join(dir, ModelsFolder)}
 	if err := svc.LoadModel(ctx, opt.ModelPath); err != nil {
 		return err
 	}
@@ -84,10 +85,12 @@ type chatService struct {
 	bo        BackendOptions
 	st        *store.Store // models added with "Add model..."
 	home      string       // where to discover other apps' models; "" for none
+	dataDir   string       // the data folder: the persistent prefix cache lives in it
 	modelsDir string       // the data folder's models folder
 
-	mu    sync.RWMutex // Chat holds it to read; LoadModel to swap the model
-	m     *Loaded      // guarded by mu
+	mu    sync.RWMutex      // Chat holds it to read; LoadModel to swap the model
+	m     *Loaded           // guarded by mu
+	bc    *store.BlockCache // the model's persistent prefix cache; nil without a data folder
 	eng   *engine.Engine
 	chat  *Chat
 	names map[string]string // model ID -> display name, from the last Models; guarded by mu

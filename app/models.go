@@ -42,8 +42,21 @@ func (c *chatService) LoadModel(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	eng, err := engine.New(l.Model, l.Tokenizer, engine.Options{})
+	var eo engine.Options
+	var bc *store.BlockCache
+	if c.dataDir != "" {
+		// Reopening a conversation after a restart loads its prompt's KV blocks.
+		if bc, err = OpenBlockCache(ctx, c.dataDir, l, DefaultBlockCacheBytes); err != nil {
+			l.Close()
+			return fmt.Errorf("prefix cache: %w", err)
+		}
+		eo.Blocks = bc
+	}
+	eng, err := engine.New(l.Model, l.Tokenizer, eo)
 	if err != nil {
+		if bc != nil {
+			bc.Close()
+		}
 		l.Close()
 		return fmt.Errorf("engine: %w", err)
 	}
@@ -51,29 +64,33 @@ func (c *chatService) LoadModel(ctx context.Context, id string) error {
 	if name := c.names[id]; name != "" {
 		l.Name = name // e.g. an Ollama model's, not its blob's
 	}
-	oldM, oldEng := c.m, c.eng
-	c.m, c.eng, c.chat = l, eng, NewChat(l)
+	oldM, oldBC, oldEng := c.m, c.bc, c.eng
+	c.m, c.bc, c.eng, c.chat = l, bc, eng, NewChat(l)
 	c.mu.Unlock()
-	if oldEng != nil {
-		oldEng.Close()
-	}
-	if oldM != nil {
-		oldM.Close()
-	}
+	closeModel(oldM, oldBC, oldEng)
 	return nil
+}
+
+// closeModel closes an engine, then its prefix cache, then its model; nils are
+// skipped.
+func closeModel(m *Loaded, bc *store.BlockCache, eng *engine.Engine) {
+	if eng != nil {
+		eng.Close()
+	}
+	if bc != nil {
+		bc.Close()
+	}
+	if m != nil {
+		m.Close()
+	}
 }
 
 // close frees the loaded model.
 func (c *chatService) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.eng != nil {
-		c.eng.Close()
-	}
-	if c.m != nil {
-		c.m.Close()
-	}
-	c.m, c.eng, c.chat = nil, nil, nil
+	closeModel(c.m, c.bc, c.eng)
+	c.m, c.bc, c.eng, c.chat = nil, nil, nil, nil
 }
 
 // CurrentModel is the loaded model's ID: its path, "" for the bundled one.
