@@ -214,13 +214,14 @@ attention_gqa(float* dst, i64 dstride, const float* q, i64 qstride, const uint16
 }
 
 // attention_smem: one block of 256 threads per (query row, KV head) with every query head
-// of the group: threads take positions (each reads a whole K row once, 16 bytes at a
-// time, for all the group's heads) and keep the scores in shared memory; the softmax is
-// then exact as the reference (max, exp, sum, probabilities rounded to f16), and threads
-// take output dims to accumulate V. Dynamic shared memory: G*hd + G*nmax floats, where
-// nmax bounds the positions (the cache size). hd must be a multiple of 8.
+// of the group. Scores: four threads per position (each a quarter of the head dims, 16
+// bytes at a time, for all the group's heads) into shared memory; then the softmax exact
+// as the reference (max, exp, sum, probabilities rounded to f16); then V: each thread
+// takes 8 dims of a subset of the positions, and the partial sums meet in shared memory.
+// Dynamic shared memory: G*hd + G*max(nmax, 2048) floats, nmax bounding the positions
+// (the cache size). hd and vhd must be multiples of 8.
 #define SM_THREADS 256
-#define SM_PART 2048
+#define SM_PART 2048  // partial-sum floats per head (P * vhd <= 256 / (vhd/8) * vhd)
 __device__ __forceinline__ float block_max(float v, float* red) {
     v = warp_max(v);
     __syncthreads();
@@ -240,17 +241,26 @@ __device__ __forceinline__ float block_sum(float v, float* red) {
     return r;
 }
 
+__device__ __forceinline__ void unpack8(uint4 raw, float* f) {
+    const uint32_t w4[4] = {raw.x, raw.y, raw.z, raw.w};
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        f[2 * j] = h2f(w4[j] & 0xffff);
+        f[2 * j + 1] = h2f(w4[j] >> 16);
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(SM_THREADS)
 attention_smem(float* dst, i64 dstride, const float* q, i64 qstride, const uint16_t* k, i64 kstride,
                const uint16_t* v, i64 vstride, const int* pos, int nhead, int nkv, int hd, int vhd,
                float scale, const int* table, int tcols, const int* seq, int bs, int nmax) {
     extern __shared__ float smem[];
     __shared__ float red[SM_THREADS / 32];
-    __shared__ float part[SM_PART];
     const int i = blockIdx.x, kvh = blockIdx.y, tid = threadIdx.x;
     const int G = nhead / nkv, h0 = kvh * G;
+    const int stride = max(nmax, SM_PART);
     float* qs = smem;            // [G][hd]
-    float* sc = smem + G * hd;   // [G][nmax]
+    float* sc = smem + G * hd;   // [G][stride]: scores, then probabilities, then partial sums
     const int n = pos[i] + 1;
     const int* tab = table ? table + (i64)seq[i] * tcols : 0;
     for (int e = tid; e < G * hd; e += SM_THREADS) {
@@ -258,33 +268,37 @@ attention_smem(float* dst, i64 dstride, const float* q, i64 qstride, const uint1
         qs[e] = h2f(f2h(q[(i64)i * qstride + (h0 + g) * hd + d]));
     }
     __syncthreads();
-    for (int t = tid; t < n; t += SM_THREADS) {
-        const uint16_t* kr = k + cache_row(tab, bs, t) * kstride + kvh * hd;
+    const int quad = tid & 3, chunks = hd / 8;
+    for (int t0 = 0; t0 < n; t0 += SM_THREADS / 4) {
+        const int t = t0 + (tid >> 2);
         float s[GQA_MAX];
 #pragma unroll
         for (int g = 0; g < GQA_MAX; g++) s[g] = 0;
-        for (int d = 0; d < hd; d += 8) {
-            uint4 raw = *(const uint4*)(kr + d);
-            float kf[8];
-            const uint32_t w4[4] = {raw.x, raw.y, raw.z, raw.w};
+        if (t < n) {
+            const uint16_t* kr = k + cache_row(tab, bs, t) * kstride + kvh * hd;
+            for (int c = quad; c < chunks; c += 4) {
+                float kf[8];
+                unpack8(*(const uint4*)(kr + 8 * c), kf);
 #pragma unroll
-            for (int j = 0; j < 4; j++) {
-                kf[2 * j] = h2f(w4[j] & 0xffff);
-                kf[2 * j + 1] = h2f(w4[j] >> 16);
+                for (int g = 0; g < GQA_MAX; g++)
+                    if (g < G)
+#pragma unroll
+                        for (int j = 0; j < 8; j++) s[g] += qs[g * hd + 8 * c + j] * kf[j];
             }
-#pragma unroll
-            for (int g = 0; g < GQA_MAX; g++)
-                if (g < G)
-#pragma unroll
-                    for (int j = 0; j < 8; j++) s[g] += qs[g * hd + d + j] * kf[j];
         }
 #pragma unroll
-        for (int g = 0; g < GQA_MAX; g++)
-            if (g < G) sc[g * nmax + t] = s[g] * scale;
+        for (int g = 0; g < GQA_MAX; g++) {
+            s[g] += __shfl_xor_sync(0xffffffffu, s[g], 1);
+            s[g] += __shfl_xor_sync(0xffffffffu, s[g], 2);
+        }
+        if (t < n && quad == 0)
+#pragma unroll
+            for (int g = 0; g < GQA_MAX; g++)
+                if (g < G) sc[g * stride + t] = s[g] * scale;
     }
     __syncthreads();
     for (int g = 0; g < G; g++) {
-        float* row = sc + g * nmax;
+        float* row = sc + g * stride;
         float m = -INFINITY;
         for (int t = tid; t < n; t += SM_THREADS) m = fmaxf(m, row[t]);
         m = block_max(m, red);
@@ -299,27 +313,39 @@ attention_smem(float* dst, i64 dstride, const float* q, i64 qstride, const uint1
         for (int t = tid; t < n; t += SM_THREADS) row[t] = h2f(f2h(row[t] * inv));
     }
     __syncthreads();
-    const int P = SM_THREADS / vhd;  // threads per output dim
-    const int d = tid % vhd, pp = tid / vhd;
-    float acc[GQA_MAX];
+    const int DG = vhd / 8, P = SM_THREADS / DG;
+    const int dg = tid % DG, pp = tid / DG;
+    float acc[GQA_MAX][8];
 #pragma unroll
-    for (int g = 0; g < GQA_MAX; g++) acc[g] = 0;
+    for (int g = 0; g < GQA_MAX; g++)
+#pragma unroll
+        for (int j = 0; j < 8; j++) acc[g][j] = 0;
     if (pp < P) {
         for (int t = pp; t < n; t += P) {
-            float vv = h2f(v[cache_row(tab, bs, t) * vstride + kvh * vhd + d]);
+            float vf[8];
+            unpack8(*(const uint4*)(v + cache_row(tab, bs, t) * vstride + kvh * vhd + 8 * dg), vf);
 #pragma unroll
-            for (int g = 0; g < GQA_MAX; g++)
-                if (g < G) acc[g] += sc[g * nmax + t] * vv;
+            for (int g = 0; g < GQA_MAX; g++) {
+                if (g < G) {
+                    const float p = sc[g * stride + t];
+#pragma unroll
+                    for (int j = 0; j < 8; j++) acc[g][j] += p * vf[j];
+                }
+            }
         }
+    }
+    __syncthreads();  // the probabilities are read; their space takes the partial sums
+    if (pp < P)
 #pragma unroll
         for (int g = 0; g < GQA_MAX; g++)
-            if (g < G) part[(pp * G + g) * vhd + d] = acc[g];
-    }
+            if (g < G)
+#pragma unroll
+                for (int j = 0; j < 8; j++) sc[g * stride + pp * vhd + 8 * dg + j] = acc[g][j];
     __syncthreads();
     for (int e = tid; e < G * vhd; e += SM_THREADS) {
-        int g = e / vhd, dd = e % vhd;
+        int g = e / vhd, d = e % vhd;
         float s = 0;
-        for (int j = 0; j < P; j++) s += part[(j * G + g) * vhd + dd];
-        dst[(i64)i * dstride + (h0 + g) * vhd + dd] = s;
+        for (int j = 0; j < P; j++) s += sc[g * stride + j * vhd + d];
+        dst[(i64)i * dstride + (h0 + g) * vhd + d] = s;
     }
 }

@@ -93,6 +93,7 @@ func New(opt Options) (*Backend, error) {
 		}
 		b.modules = append(b.modules, m)
 	}
+	b.kernel("attention_smem") // raises its shared memory limit before Attention sizes it
 	return b, nil
 }
 
@@ -365,6 +366,9 @@ func (b *Backend) kernel(name string) *kernel {
 		var k *kernel
 		if k, err = m.function(name); err == nil {
 			b.kernels[name] = k
+			if name == "attention_smem" && b.h.maxDynamicSmem(k, smemMax) != nil {
+				b.attnSmem = min(b.attnSmem, 40<<10) // the default 48 KiB less the static part
+			}
 			return k
 		}
 	}

@@ -39,6 +39,7 @@ static CUresult (*p_cuMemsetD8)(CUdeviceptr, unsigned char, size_t);
 static CUresult (*p_cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                     unsigned, void *, void **, void **);
 static CUresult (*p_cuGetErrorName)(CUresult, const char **);
+static CUresult (*p_cuFuncSetAttribute)(CUfunction, int, int);
 
 typedef void *CUgraph;
 typedef void *CUgraphNode;
@@ -86,6 +87,7 @@ static const char *em_load(void) {
 	SYM(p_cuMemsetD8, "cuMemsetD8_v2")
 	SYM(p_cuLaunchKernel, "cuLaunchKernel")
 	SYM(p_cuGetErrorName, "cuGetErrorName")
+	SYM(p_cuFuncSetAttribute, "cuFuncSetAttribute")
 	SYM(p_cuGraphCreate, "cuGraphCreate")
 	SYM(p_cuGraphAddKernelNode, "cuGraphAddKernelNode")
 	SYM(p_cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags")
@@ -130,6 +132,12 @@ static CUresult em_module_unload(CUcontext ctx, CUmodule m) {
 	return r ? r : p_cuModuleUnload(m);
 }
 static CUresult em_function(CUfunction *f, CUmodule m, const char *name) { return p_cuModuleGetFunction(f, m, name); }
+// em_max_dynamic_smem raises f's dynamic shared memory limit
+// (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
+static CUresult em_max_dynamic_smem(CUcontext ctx, CUfunction f, int bytes) {
+	CUresult r = em_ctx(ctx);
+	return r ? r : p_cuFuncSetAttribute(f, 8, bytes);
+}
 static CUresult em_alloc(CUcontext ctx, CUdeviceptr *p, size_t n) {
 	CUresult r = em_ctx(ctx);
 	if (!r) r = p_cuMemAlloc(p, n);
@@ -404,6 +412,14 @@ func (m *module) function(name string) (*kernel, error) {
 		return nil, cuErr("cuModuleGetFunction", name, r)
 	}
 	return k, nil
+}
+
+// maxDynamicSmem raises k's dynamic shared memory limit to n bytes.
+func (h *ctxHandle) maxDynamicSmem(k *kernel, n int) error {
+	if r := C.em_max_dynamic_smem(h.ctx, k.fn, C.int(n)); r != 0 {
+		return cuErr("cuFuncSetAttribute", k.name, r)
+	}
+	return nil
 }
 
 // launch enqueues k on the default stream with one 8-byte slot per parameter.

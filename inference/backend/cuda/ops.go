@@ -151,10 +151,10 @@ func (b *Backend) SetRows(dst, src, rows backend.Tensor) {
 // (GQA_MAX, GQA_HEAD in attention.cu).
 const gqaMax, gqaHead = 8, 128
 
-// attention_smem: threads per block, floats of its static part buffer (SM_THREADS,
-// SM_PART), and the dynamic shared memory it may ask for without raising the limit
-// (48 KiB less its static 8 KiB and the reduction buffer).
-const smThreads, smPart, smemMax = 256, 2048, 39 << 10
+// attention_smem: threads per block and the floats per head that its partial sums take
+// (SM_THREADS, SM_PART), and the dynamic shared memory it may use (its limit is raised
+// to that when the kernel is loaded; Hopper allows 227 KiB a block).
+const smThreads, smPart, smemMax = 256, 2048, 200 << 10
 
 // maxHead is the widest head the attention kernel takes (MAX_HEAD in attention.cu).
 const maxHead = 256
@@ -195,8 +195,8 @@ func (b *Backend) Attention(dst, q, k, v, pos backend.Tensor, p backend.Attentio
 	if table != nil {
 		nmax = min(nmax, tcols*bs)
 	}
-	if smem := 4 * g * (p.HeadDim + nmax); g <= gqaMax && p.HeadDim%8 == 0 && p.VHeadDim <= smThreads &&
-		(smThreads/p.VHeadDim)*g*p.VHeadDim <= smPart && smem <= b.attnSmem {
+	if smem := 4 * g * (p.HeadDim + max(nmax, smPart)); g <= gqaMax && p.HeadDim%8 == 0 && p.VHeadDim%8 == 0 &&
+		p.VHeadDim <= 8*smThreads && smem <= b.attnSmem {
 		b.launch("attention_smem", qt.rows, p.NKVHead, smThreads, smem, append(args, i64(nmax))...)
 		return
 	}
