@@ -146,7 +146,8 @@ func (c *chatService) Chat(ctx context.Context, req ui.ChatRequest, onDelta func
 	}
 	emit(split.Flush())
 	u := last.Usage
-	st := ui.Stats{PromptTokens: u.PromptTokens, GenTokens: u.CompletionTokens, TTFT: u.TTFT, GenTime: u.GenTime}
+	st := ui.Stats{PromptTokens: u.PromptTokens, GenTokens: u.CompletionTokens, TTFT: u.TTFT, GenTime: u.GenTime,
+		CachedTokens: u.CachedTokens, ContextSize: c.eng.ContextSize()}
 	if u.CompletionTokens > 1 && u.GenTime > 0 {
 		st.TokensPerSec = float64(u.CompletionTokens-1) / u.GenTime.Seconds()
 	}

@@ -82,7 +82,7 @@ func TestSwitchModels(t *testing.T) {
 		var text strings.Builder
 		st, err := svc.Chat(ctx, ui.ChatRequest{History: []ui.Message{{Role: ui.RoleUser, Content: "Hi"}},
 			Sampling: ui.Sampling{MaxTokens: &maxTok}}, func(d ui.Delta) { text.WriteString(d.Content + d.Reasoning) })
-		if err != nil || st.GenTokens == 0 || st.GenTokens > maxTok {
+		if err != nil || st.GenTokens == 0 || st.GenTokens > maxTok || st.ContextSize == 0 {
 			t.Errorf("chat with %s: %+v, %v", path, st, err)
 		}
 	}

@@ -323,7 +323,14 @@ func formatStats(st Stats, failed bool) string {
 	if st.GenTokens == 0 && st.TTFT == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%.1f tok/s  ·  first token %s  ·  %d tokens", st.TokensPerSec, formatDuration(st.TTFT), st.GenTokens)
+	s := fmt.Sprintf("%.1f tok/s  ·  first token %s  ·  %d tokens", st.TokensPerSec, formatDuration(st.TTFT), st.GenTokens)
+	if st.ContextSize > 0 {
+		s += fmt.Sprintf("  ·  context %d/%d", st.PromptTokens+st.GenTokens, st.ContextSize)
+	}
+	if st.CachedTokens > 0 {
+		s += fmt.Sprintf(" (%d cached)", st.CachedTokens)
+	}
+	return s
 }
 
 // formatDuration: "85 ms" under a second, "1.25 s" above.

@@ -291,6 +291,10 @@ func TestFormat(t *testing.T) {
 			t.Errorf("backendLabel(%q) = %q, want %q", in, got, want)
 		}
 	}
+	st := Stats{PromptTokens: 300, GenTokens: 12, TokensPerSec: 20, TTFT: 90 * time.Millisecond, CachedTokens: 288, ContextSize: 4096}
+	if got, want := formatStats(st, false), "20.0 tok/s  ·  first token 90 ms  ·  12 tokens  ·  context 312/4096 (288 cached)"; got != want {
+		t.Errorf("formatStats = %q, want %q", got, want)
+	}
 	if got := formatThinkTime(2400 * time.Millisecond); got != " · 2.4 s" {
 		t.Errorf("formatThinkTime = %q", got)
 	}

@@ -31,6 +31,8 @@ type Stats struct {
 	TokensPerSec float64       // generation speed, generated tokens per second
 	TTFT         time.Duration // time from the request to the first generated token
 	GenTime      time.Duration // time from the first generated token to the last
+	CachedTokens int           // prompt tokens whose computation was reused (prefix cache)
+	ContextSize  int           // positions a prompt and its reply may take; 0 if unknown
 }
 
 // ChatRequest is what ChatService.Chat answers.
