@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
 )
 
 func TestStreamsReplyWithThinking(t *testing.T) {
@@ -370,5 +372,57 @@ func TestStopWhileThinking(t *testing.T) {
 	}
 	if len(h.v.history) != 0 || h.v.entry.Text != "Hard question" {
 		t.Errorf("no answer: history %+v, entry %q; want none and the prompt back", h.v.history, h.v.entry.Text)
+	}
+}
+
+// Code blocks get a box with a copy button; their widgets stay while code
+// streams into them.
+func TestCodeBlocks(t *testing.T) {
+	h := newHarness(t)
+	h.send("Hello world in Go?")
+	h.svc.cmds <- cmd{d: Delta{Content: "Here:\n\n```go\npackage main\n"}}
+	h.waitText("package main")
+	if n := len(h.last.answer.blocks); n != 2 || !h.last.answer.blocks[1].code {
+		t.Fatalf("%d blocks while the fence is open", n)
+	}
+	code := h.last.answer.blocks[1]
+	h.svc.script(Stats{}, nil, Delta{Content: "\nfunc main() { println(\"hi\") }\n```\n\nRun it with `go run`."})
+	h.waitIdle()
+	b := h.last.answer.blocks
+	if len(b) != 3 || b[1] != code || b[0].code || !b[1].code || b[2].code {
+		t.Fatalf("blocks %+v", b)
+	}
+	if b[1].text != "package main\n\nfunc main() { println(\"hi\") }" {
+		t.Errorf("code %q", b[1].text)
+	}
+	var copyBtn *widget.Button
+	var find func(o fyne.CanvasObject)
+	find = func(o fyne.CanvasObject) {
+		switch x := o.(type) {
+		case *widget.Button:
+			copyBtn = x
+		case *fyne.Container:
+			for _, c := range x.Objects {
+				find(c)
+			}
+		case *container.Scroll:
+			find(x.Content)
+		}
+	}
+	find(b[1].obj)
+	if copyBtn == nil {
+		t.Fatal("no copy button on the code block")
+	}
+	test.Tap(copyBtn)
+	if got := h.clip.Content(); got != b[1].text {
+		t.Errorf("clipboard %q", got)
+	}
+	if got := h.transcript(); !strings.Contains(got, "Here:") || !strings.Contains(got, "Run it with go run.") {
+		t.Errorf("transcript:\n%s", got)
+	}
+	// The whole answer is still what the reply's copy button copies.
+	test.Tap(h.last.copyBtn)
+	if got := h.clip.Content(); !strings.HasPrefix(got, "Here:\n\n```go") {
+		t.Errorf("reply copy %q", got)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
 )
 
@@ -100,5 +101,7 @@ func visibleText(o fyne.CanvasObject, b *strings.Builder) {
 		for _, c := range x.Objects {
 			visibleText(c, b)
 		}
+	case *container.Scroll:
+		visibleText(x.Content, b)
 	}
 }

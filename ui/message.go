@@ -55,7 +55,7 @@ type assistantMessage struct {
 	row      *fyne.Container
 	thinking *thinkingSection
 	waiting  *widget.RichText // shown until the first delta
-	answer   *widget.RichText // content, rendered from Markdown
+	answer   *answerView      // content, rendered from Markdown
 	footer   *fyne.Container  // hidden until done
 	copyBtn  *widget.Button   // in the footer, when there is an answer
 	regenBtn *widget.Button   // in the footer of the newest reply, when idle
@@ -68,11 +68,10 @@ func newAssistantMessage(copyText func(string)) *assistantMessage {
 	m := &assistantMessage{
 		thinking: newThinkingSection(),
 		waiting:  dimText(waitingText),
-		answer:   widget.NewRichText(),
+		answer:   newAnswerView(copyText),
 		stopped:  dimText(stoppedText),
 	}
-	m.answer.Wrapping = fyne.TextWrapWord
-	m.answer.Hide()
+	m.answer.box.Hide()
 	m.copyBtn = widget.NewButtonWithIcon("", theme.ContentCopyIcon(), func() {
 		copyText(m.content.String())
 	})
@@ -83,7 +82,7 @@ func newAssistantMessage(copyText func(string)) *assistantMessage {
 	m.stopped.Hide()
 	m.footer = container.NewHBox(m.copyBtn, m.regenBtn, m.stopped)
 	m.footer.Hide()
-	body := container.NewVBox(m.thinking.box, m.waiting, m.answer, m.footer)
+	body := container.NewVBox(m.thinking.box, m.waiting, m.answer.box, m.footer)
 	m.row = container.New(&rowLayout{maxFrac: 1}, newBubble(assistantFill, body))
 	return m
 }
@@ -103,10 +102,9 @@ func (m *assistantMessage) add(d Delta, now time.Time) {
 		m.content.WriteString(d.Content)
 		if first {
 			m.thinking.answerStarted(now)
-			m.answer.Show()
+			m.answer.box.Show()
 		}
-		m.answer.Segments = markdownSegments(m.content.String())
-		m.answer.Refresh()
+		m.answer.set(m.content.String())
 	}
 }
 

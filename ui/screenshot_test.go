@@ -54,6 +54,8 @@ func TestScreenshot(t *testing.T) {
 		{"chat-sidebar-dark.png", theme.VariantDark, savedChats, true, false},
 		{"chat-settings.png", theme.VariantLight, settingsDialog, true, false},
 		{"chat-models.png", theme.VariantLight, modelMenu, true, true},
+		{"chat-code.png", theme.VariantLight, codeReply, false, false},
+		{"chat-code-dark.png", theme.VariantDark, codeReply, false, false},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
 			var hist History
@@ -152,6 +154,14 @@ func settingsDialog(s *scene) {
 	temp := 0.3
 	s.h.v.setSettings("You are a patient teacher. Explain step by step, with one example.", Sampling{Temperature: &temp})
 	s.h.v.showSettingsDialog()
+}
+
+// codeReply is a reply with a code block and some text after it.
+func codeReply(s *scene) {
+	s.h.send("How do I read a file line by line in Go?")
+	s.step(Delta{Content: "Use a `bufio.Scanner`:\n\n```go\nf, err := os.Open(\"notes.txt\")\nif err != nil {\n\treturn err\n}\ndefer f.Close()\n"}, 300*time.Millisecond)
+	s.step(Delta{Content: "sc := bufio.NewScanner(f)\nfor sc.Scan() {\n\tfmt.Println(sc.Text()) // one line, without its newline; a long comment that has to wrap in a narrow window\n}\nreturn sc.Err()\n```\n\nLines longer than 64 KB need `sc.Buffer`."}, 500*time.Millisecond)
+	s.end(Stats{PromptTokens: 40, GenTokens: 70, TokensPerSec: 22.8, TTFT: 160 * time.Millisecond, ContextSize: 4096}, nil)
 }
 
 // modelMenu is the model picker's menu open over a new chat.

@@ -75,6 +75,12 @@ func assistantFill(th fyne.Theme, v fyne.ThemeVariant) color.Color {
 	return th.Color(theme.ColorNameInputBackground, v)
 }
 
+// codeFill is the background of a code block inside a reply: the window's
+// background, so it stands out of the reply's grey.
+func codeFill(th fyne.Theme, v fyne.ThemeVariant) color.Color {
+	return th.Color(theme.ColorNameBackground, v)
+}
+
 // ruleFill is the bar left of the reasoning text.
 func ruleFill(th fyne.Theme, v fyne.ThemeVariant) color.Color {
 	return th.Color(theme.ColorNameSeparator, v)
