@@ -2,11 +2,13 @@ package openai
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"time"
 
+	"ember/inference/engine"
 	"ember/inference/prompt"
 )
 
@@ -115,12 +117,16 @@ func (c *chatCall) complete() {
 	ctx := c.r.Context()
 	resp := chatCompletion{ID: c.id, Object: "chat.completion", Created: c.created, Model: c.h.b.ModelName(),
 		SystemFingerprint: fingerprint, Usage: &usage{}}
+	st, e := startAll(c.p.n, func(i int) (<-chan engine.Event, context.CancelFunc, *apiError) {
+		return c.h.start(ctx, c.p.request(i))
+	})
+	if e != nil {
+		writeError(c.w, e)
+		return
+	}
+	defer st.cancel()
 	for i := range c.p.n {
-		ch, cancel, e := c.h.start(ctx, c.p.request(i))
-		if e != nil {
-			writeError(c.w, e)
-			return
-		}
+		ch, cancel := st.chs[i], st.cancels[i]
 		var content, reasoning strings.Builder
 		var lps *chatLogprobs
 		if c.p.base.Logprobs {
@@ -148,25 +154,24 @@ func (c *chatCall) complete() {
 	writeJSON(c.w, resp)
 }
 
-// stream answers with server-sent chunks. Choice 0 is started before the response
-// begins, so that a prompt the engine refuses still gets a proper error status.
+// stream answers with server-sent chunks, choice after choice (all are generated at
+// once). The choices are started before the response begins, so that a prompt the
+// engine refuses still gets a proper error status.
 func (c *chatCall) stream() {
 	ctx := c.r.Context()
-	ch, cancel, e := c.h.start(ctx, c.p.request(0))
+	st, e := startAll(c.p.n, func(i int) (<-chan engine.Event, context.CancelFunc, *apiError) {
+		return c.h.start(ctx, c.p.request(i))
+	})
 	if e != nil {
 		writeError(c.w, e)
 		return
 	}
+	defer st.cancel()
 	s := newSSE(c.w, c.h.opt.WriteTimeout)
 	defer s.close()
 	var u usage
 	for i := range c.p.n {
-		if i > 0 {
-			if ch, cancel, e = c.h.start(ctx, c.p.request(i)); e != nil {
-				s.data(e.body())
-				return
-			}
-		}
+		ch, cancel := st.chs[i], st.cancels[i]
 		empty := ""
 		if c.chunk(s, chunkChoice{Index: i, Delta: delta{Role: "assistant", Content: &empty}}) != nil {
 			cancel()

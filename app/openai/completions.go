@@ -113,12 +113,14 @@ func (c *textCall) echoText(k int) string {
 func (c *textCall) complete() {
 	resp := textCompletion{ID: c.id, Object: "text_completion", Created: c.created, Model: c.h.b.ModelName(),
 		SystemFingerprint: fingerprint, Usage: &usage{}}
+	st, e := startAll(c.choices(), c.start)
+	if e != nil {
+		writeError(c.w, e)
+		return
+	}
+	defer st.cancel()
 	for k := range c.choices() {
-		ch, cancel, e := c.start(k)
-		if e != nil {
-			writeError(c.w, e)
-			return
-		}
+		ch, cancel := st.chs[k], st.cancels[k]
 		var text strings.Builder
 		text.WriteString(c.echoText(k))
 		var lps *textLogprobs
@@ -149,21 +151,17 @@ func (c *textCall) complete() {
 }
 
 func (c *textCall) stream() {
-	ch, cancel, e := c.start(0)
+	st, e := startAll(c.choices(), c.start)
 	if e != nil {
 		writeError(c.w, e)
 		return
 	}
+	defer st.cancel()
 	s := newSSE(c.w, c.h.opt.WriteTimeout)
 	defer s.close()
 	var u usage
 	for k := range c.choices() {
-		if k > 0 {
-			if ch, cancel, e = c.start(k); e != nil {
-				s.data(e.body())
-				return
-			}
-		}
+		ch, cancel := st.chs[k], st.cancels[k]
 		if t := c.echoText(k); t != "" && c.chunk(s, textChoice{Text: t, Index: k}) != nil {
 			cancel()
 			return

@@ -9,9 +9,9 @@
 // Each handler decodes, validates, calls the Backend and streams (convention 10). The
 // behaviour follows OpenAI's API reference; where Ember differs:
 //
-//   - n (1..8) completions run one after another with seeds seed, seed+1, ...; streamed,
-//     choice 0 streams to its end before choice 1 starts. (The batching engine will run
-//     them together, sharing the prompt's KV, without changing this API.)
+//   - n (1..8) completions are generated together (one batch, the prompt computed once)
+//     with seeds seed, seed+1, ...; streamed, choice 0 streams to its end, then choice 1
+//     (already generated meanwhile), and so on.
 //   - Without seed a random one is drawn per request.
 //   - response_format {"type":"json_object"}: no grammar constrains sampling yet. The
 //     reply is cut where its first top-level JSON object closes, and a reply that is not

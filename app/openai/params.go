@@ -36,7 +36,7 @@ func (c *common) params(maxTokens *int64, maxTokensParam string) (genParams, *ap
 	}
 	if c.N != nil {
 		if *c.N < 1 || *c.N > maxN {
-			return p, invalid("n", "Invalid 'n': %d is outside 1..%d (completions run one after another for now).", *c.N, maxN).withCode("invalid_value")
+			return p, invalid("n", "Invalid 'n': %d is outside 1..%d.", *c.N, maxN).withCode("invalid_value")
 		}
 		p.n = int(*c.N)
 	}

@@ -52,6 +52,36 @@ func (h *Handler) start(ctx context.Context, req engine.Request) (<-chan engine.
 	return ch, cancel, nil
 }
 
+// started are the choices of one request, all begun at once so that the engine
+// generates them together (one batch; their common prompt computed once).
+type started struct {
+	chs     []<-chan engine.Event
+	cancels []context.CancelFunc
+}
+
+// startAll begins n choices, start(i) starting choice i. On an error the ones already
+// begun are cancelled.
+func startAll(n int, start func(i int) (<-chan engine.Event, context.CancelFunc, *apiError)) (*started, *apiError) {
+	st := &started{}
+	for i := range n {
+		ch, cancel, e := start(i)
+		if e != nil {
+			st.cancel()
+			return nil, e
+		}
+		st.chs, st.cancels = append(st.chs, ch), append(st.cancels, cancel)
+	}
+	return st, nil
+}
+
+// cancel ends every choice not finished yet (the client went away or an error ended
+// the response).
+func (st *started) cancel() {
+	for _, c := range st.cancels {
+		c()
+	}
+}
+
 // consume reads a completion's events to the end, passing each piece to emit. When emit
 // fails (the client is gone) or the JSON reply is over, it cancels the generation and
 // drains the channel for the final usage.
