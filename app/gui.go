@@ -5,8 +5,10 @@ package app
 import (
 	"context"
 	"fmt"
+	"log"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 
 	"ember/inference/engine"
@@ -23,7 +25,19 @@ type GUIOptions struct {
 	Backend   string
 	DataDir   string // the data folder (conversations); "" for DefaultDataDir
 
-	script func(*ui.Control) // tests: drives the window (ui.RunScript)
+	script    func(*ui.Control) // tests: drives the window (ui.RunScript)
+	serveAddr string            // tests: the server's address when there is no display
+	ready     func(addr string) // tests: told when that server listens
+}
+
+// noDisplay reports that a Linux or BSD session has neither an X11 nor a Wayland
+// display to open a window on.
+func noDisplay() bool {
+	switch runtime.GOOS {
+	case "linux", "freebsd", "openbsd", "netbsd", "dragonfly":
+		return os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == ""
+	}
+	return false
 }
 
 // RunGUI opens the conversation database, loads the model and runs the desktop app
@@ -35,6 +49,17 @@ func RunGUI(ctx context.Context, opt GUIOptions) error {
 		if dir, err = DefaultDataDir(); err != nil {
 			return err
 		}
+	}
+	if noDisplay() {
+		log.Printf("ember: no display ($DISPLAY and $WAYLAND_DISPLAY are empty), so no window: serving the local API instead, as 'ember serve' does")
+		ready := opt.ready
+		if ready == nil {
+			ready = func(addr string) {
+				log.Printf("ember: serving the OpenAI API at http://%s/v1 and the Ollama API at http://%s/api", addr, addr)
+			}
+		}
+		return Serve(ctx, ServeOptions{ModelPath: opt.ModelPath, Backend: BackendOptions{Name: opt.Backend}, DataDir: dir,
+			DiskCacheBytes: DefaultBlockCacheBytes, Addr: opt.serveAddr, Ready: ready})
 	}
 	st, err := OpenHistory(ctx, dir)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -178,4 +179,23 @@ func colours(img image.Image) int {
 		}
 	}
 	return len(seen)
+}
+
+// TestNoDisplayServes: without a display the app serves the API instead.
+func TestNoDisplayServes(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("X11/Wayland session variables")
+	}
+	t.Setenv("DISPLAY", "")
+	t.Setenv("WAYLAND_DISPLAY", "")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var addr string
+	err := RunGUI(ctx, GUIOptions{Backend: "ref", DataDir: t.TempDir(), serveAddr: "127.0.0.1:0", ready: func(a string) {
+		addr = a
+		cancel()
+	}})
+	if err != nil || addr == "" {
+		t.Errorf("RunGUI = %v, served at %q", err, addr)
+	}
 }
