@@ -47,19 +47,6 @@ __device__ __forceinline__ void scale_min_k4(int j, const uint8_t* q, int* sc, i
     }
 }
 
-// scale_min_k4w is scale_min_k4 on the 12 scale bytes held in three words.
-__device__ __forceinline__ void scale_min_k4w(int j, uint32_t s0, uint32_t s1, uint32_t s2, int* sc, int* m) {
-#define SMK_BYTE(i) ((int)((((i) < 4 ? s0 : (i) < 8 ? s1 : s2) >> (8 * ((i) & 3))) & 0xff))
-    if (j < 4) {
-        *sc = SMK_BYTE(j) & 63;
-        *m = SMK_BYTE(j + 4) & 63;
-    } else {
-        *sc = (SMK_BYTE(j + 4) & 0x0f) | ((SMK_BYTE(j - 4) >> 6) << 4);
-        *m = (SMK_BYTE(j + 4) >> 4) | ((SMK_BYTE(j) >> 6) << 4);
-    }
-#undef SMK_BYTE
-}
-
 // q3 scale j of a Q3_K block (12 scale bytes), with the +32 offset removed.
 __device__ __forceinline__ int q3_scale(int j, const uint8_t* s) {
     int low = j < 8 ? (s[j] & 0x0f) : (s[j - 8] >> 4);
@@ -105,8 +92,11 @@ __device__ __forceinline__ int q6_at(const uint8_t* ql, const uint8_t* qh, int i
 // Quantized activation rows (the dot partners), each row 16-byte aligned:
 //   Q8_0: qs int8[K] | d f32[K/32] (the f16-rounded scale)
 //   Q8_1: qs int8[K] | d f32[K/32] | s f32[K/32] (both f16-rounded)
-//   Q8_K: qs int8[K] | d f32[K/256] | bsums i32[K/16]
+//   Q8_K: qs int8[K] | d f32[K/256] (padded to 16 bytes) | bsums i32[K/16] at Q8K_BSUMS(K)
 //   F16/BF16: 2-byte values; F32: a copy of x.
+
+// Q8K_BSUMS is the byte offset of the bsums in a Q8_K activation row of K elements.
+#define Q8K_BSUMS(K) ((K) + ((4 * ((K) / 256) + 15) & ~15))
 
 // deq returns element j of a row of type T with nb blocks (GetRows), rounding exactly
 // as quant.Dequantize.

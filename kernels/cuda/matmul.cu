@@ -50,7 +50,7 @@ __device__ __forceinline__ float block_dot(const uint8_t* w, int ib, const uint8
     const int nb = K / 256;
     const int8_t* xb = xq + 256 * ib;
     float yd = ((const float*)(x + K))[ib];
-    const int* bsums = (const int*)(x + K + 4 * nb) + 16 * ib;
+    const int* bsums = (const int*)(x + Q8K_BSUMS(K)) + 16 * ib;
     if (T == T_Q2_K) {
         const uint8_t* b = w + 84 * ib;
         int summs = 0;
@@ -136,6 +136,57 @@ __device__ void mmv_generic(MMV_ARGS, int rb) {
 
 // ---- Q4_K: 8 lanes per 144-byte block, each one 16-byte load of quants ----
 
+// q4k_pair: the scales and mins of sub-blocks 2c and 2c+1 (getScaleMinK4) from the 12
+// scale bytes in three words, two bytes at a time.
+__device__ __forceinline__ void q4k_pair(int c, uint32_t s0, uint32_t s1, uint32_t s2, int* sc0, int* sc1, int* m0, int* m1) {
+    uint32_t sc, m;
+    if (c < 2) {
+        const int sh = 16 * c;
+        sc = (s0 >> sh) & 0x3f3f;
+        m = (s1 >> sh) & 0x3f3f;
+    } else {
+        const int sh = 16 * (c - 2);
+        const uint32_t a = s2 >> sh, lo = s0 >> sh, hi = s1 >> sh;
+        sc = (a & 0x0f0f) | (((lo >> 6) & 0x0303) << 4);
+        m = ((a >> 4) & 0x0f0f) | (((hi >> 6) & 0x0303) << 4);
+    }
+    *sc0 = sc & 0xff;
+    *sc1 = (sc >> 8) & 0xff;
+    *m0 = m & 0xff;
+    *m1 = (m >> 8) & 0xff;
+}
+
+// q4k_block adds one block's part to acc: lane chunk c (0..3) holds qs bytes
+// [32c, 32c+32) in qa, qb, the quants of sub-blocks 2c (low nibbles) and 2c+1 (high).
+template <int NX>
+__device__ __forceinline__ void q4k_block(float* acc, uint4 hdr, uint4 qa, uint4 qb, int ib, int c, const uint8_t* X,
+                                          i64 xstride, int x0, int ncol, int K, int nb) {
+    const float d = h2f(hdr.x & 0xffff), dmin = h2f(hdr.x >> 16);
+    int sc0, m0, sc1, m1;
+    q4k_pair(c, hdr.y, hdr.z, hdr.w, &sc0, &sc1, &m0, &m1);
+    const uint32_t w[8] = {qa.x, qa.y, qa.z, qa.w, qb.x, qb.y, qb.z, qb.w};
+#pragma unroll
+    for (int n = 0; n < NX; n++) {
+        if (n < ncol) {
+            const uint8_t* xr = X + (i64)(x0 + n) * xstride;
+            const int4* xb = (const int4*)(xr + 256 * ib + 64 * c);
+            const int4 x0v = xb[0], x1v = xb[1], x2v = xb[2], x3v = xb[3];
+            const int xs[16] = {x0v.x, x0v.y, x0v.z, x0v.w, x1v.x, x1v.y, x1v.z, x1v.w,
+                                x2v.x, x2v.y, x2v.z, x2v.w, x3v.x, x3v.y, x3v.z, x3v.w};
+            int sa = 0, sb = 0;
+#pragma unroll
+            for (int k = 0; k < 8; k++) {
+                sa = __dp4a((int)(w[k] & 0x0f0f0f0f), xs[k], sa);
+                sb = __dp4a((int)((w[k] >> 4) & 0x0f0f0f0f), xs[8 + k], sb);
+            }
+            const float yd = ((const float*)(xr + K))[ib];
+            const int4 bs = *(const int4*)((const int*)(xr + Q8K_BSUMS(K)) + 16 * ib + 4 * c);
+            const int mins = m0 * (bs.x + bs.y) + m1 * (bs.z + bs.w);
+            acc[n] += d * yd * (float)(sc0 * sa + sc1 * sb) - dmin * yd * (float)mins;
+        }
+    }
+}
+
 template <int NX>
 __device__ void mmv_q4_k(MMV_ARGS, int rb) {
     int lane = threadIdx.x & 31;
@@ -144,35 +195,25 @@ __device__ void mmv_q4_k(MMV_ARGS, int rb) {
     int x0 = blockIdx.y * NX, ncol = min(NX, nx - x0);
     const int nb = K / 256;
     const uint8_t* wr = W + (i64)r * wstride;
-    const int t = lane & 7, c = t >> 1, hf = t & 1;
+    const int c = lane & 3;
     float acc[NX];
 #pragma unroll
     for (int n = 0; n < NX; n++) acc[n] = 0;
-#pragma unroll 2
-    for (int ib = lane >> 3; ib < nb; ib += 4) {
-        const uint8_t* b = wr + 144 * ib;
-        uint4 q = *(const uint4*)(b + 16 + 16 * t);
-        uint4 hdr = *(const uint4*)b;  // d, dmin, the 12 scale bytes
-        float d = h2f(hdr.x & 0xffff), dmin = h2f(hdr.x >> 16);
-        int sc0, m0, sc1, m1;
-        scale_min_k4w(2 * c, hdr.y, hdr.z, hdr.w, &sc0, &m0);
-        scale_min_k4w(2 * c + 1, hdr.y, hdr.z, hdr.w, &sc1, &m1);
-        int lo0 = q.x & 0x0f0f0f0f, lo1 = q.y & 0x0f0f0f0f, lo2 = q.z & 0x0f0f0f0f, lo3 = q.w & 0x0f0f0f0f;
-        int hi0 = (q.x >> 4) & 0x0f0f0f0f, hi1 = (q.y >> 4) & 0x0f0f0f0f, hi2 = (q.z >> 4) & 0x0f0f0f0f, hi3 = (q.w >> 4) & 0x0f0f0f0f;
-#pragma unroll
-        for (int n = 0; n < NX; n++) {
-            if (n < ncol) {
-                const uint8_t* xr = X + (i64)(x0 + n) * xstride;
-                const uint8_t* xb = xr + 256 * ib + 64 * c + 16 * hf;
-                int4 xa = *(const int4*)xb, xc = *(const int4*)(xb + 32);
-                int sa = __dp4a(lo0, xa.x, __dp4a(lo1, xa.y, __dp4a(lo2, xa.z, __dp4a(lo3, xa.w, 0))));
-                int sb = __dp4a(hi0, xc.x, __dp4a(hi1, xc.y, __dp4a(hi2, xc.z, __dp4a(hi3, xc.w, 0))));
-                float yd = ((const float*)(xr + K))[ib];
-                const int* bs = (const int*)(xr + K + 4 * nb) + 16 * ib + 4 * c + hf;
-                int mins = m0 * bs[0] + m1 * bs[2];
-                acc[n] += d * yd * (float)(sc0 * sa + sc1 * sb) - dmin * yd * (float)mins;
-            }
+    // Four lanes per block, 32 bytes of quants each; two blocks per lane per step, all
+    // loads issued before any is used.
+    for (int ib0 = lane >> 2; ib0 < nb; ib0 += 16) {
+        const int ib1 = ib0 + 8;
+        const uint8_t* b0 = wr + 144 * ib0 + 16 + 32 * c;
+        const uint4 h0 = *(const uint4*)(wr + 144 * ib0), qa0 = *(const uint4*)b0, qb0 = *(const uint4*)(b0 + 16);
+        uint4 h1 = make_uint4(0, 0, 0, 0), qa1 = h1, qb1 = h1;
+        if (ib1 < nb) {
+            const uint8_t* b1 = wr + 144 * ib1 + 16 + 32 * c;
+            h1 = *(const uint4*)(wr + 144 * ib1);
+            qa1 = *(const uint4*)b1;
+            qb1 = *(const uint4*)(b1 + 16);
         }
+        q4k_block<NX>(acc, h0, qa0, qb0, ib0, c, X, xstride, x0, ncol, K, nb);
+        if (ib1 < nb) q4k_block<NX>(acc, h1, qa1, qb1, ib1, c, X, xstride, x0, ncol, K, nb);
     }
 #pragma unroll
     for (int n = 0; n < NX; n++) {

@@ -134,7 +134,7 @@ __device__ __forceinline__ void mq_load_x(MqSmem& sm, const uint8_t* X, i64 xstr
             for (int j = 0; j < 8; j++) sm.xd[col][j] = d[8 * step + j];
         } else {
             sm.xd[col][0] = d[step];
-            const int* bs = (const int*)(xr + K + 4 * (K / 256)) + 16 * step;
+            const int* bs = (const int*)(xr + Q8K_BSUMS(K)) + 16 * step;
             for (int j = 0; j < 8; j++) sm.xbs[col][j] = bs[2 * j] + bs[2 * j + 1];
         }
     }

@@ -138,15 +138,17 @@ extern "C" __global__ void quant_q8(uint8_t* out, i64 ostride, const float* x, i
     }
 }
 
-// quant_q8_k: one 256-thread block per 256-element block; grid (nb, rows).
-// quantize_row_q8_K_ref: iscale = -127/max (max: the signed value of largest magnitude,
-// the first on ties), q = min(127, nearest_int(iscale*x)), d = 1/iscale.
-extern "C" __global__ void quant_q8_k(uint8_t* out, i64 ostride, const float* x, int k) {
+// q8k_quant quantizes one 256-element block, one value per thread of a 256-thread block,
+// into row (the Q8_K activation layout): quantize_row_q8_K_ref, iscale = -127/max (max:
+// the signed value of largest magnitude, the first on ties), q = min(127,
+// nearest_int(iscale*x)), d = 1/iscale.
+__device__ __forceinline__ void q8k_quant(float v, uint8_t* row, int ib, int k) {
     __shared__ float sa[8];
     __shared__ int si[8];
-    int nb = k / 256, ib = blockIdx.x, t = threadIdx.x, lane = t & 31, w = t >> 5;
-    const float* in = x + (i64)blockIdx.y * k + ib * 256;
-    float v = in[t];
+    __shared__ float sv[256];
+    const int t = threadIdx.x, lane = t & 31, w = t >> 5;
+    __syncthreads();  // an earlier block's use of the shared arrays is over
+    sv[t] = v;
     float a = fabsf(v);
     if (a != a) a = -1.0f;  // NaN never wins
     int idx = t;
@@ -160,13 +162,12 @@ extern "C" __global__ void quant_q8_k(uint8_t* out, i64 ostride, const float* x,
     a = sa[0]; idx = si[0];
     for (int j = 1; j < 8; j++)
         if (sa[j] > a || (sa[j] == a && si[j] < idx)) { a = sa[j]; idx = si[j]; }
-    uint8_t* row = out + (i64)blockIdx.y * ostride;
     float* dd = (float*)(row + k);
-    int* bsums = (int*)(row + k + 4 * nb);
+    int* bsums = (int*)(row + Q8K_BSUMS(k));
     int q = 0;
     float d = 0.0f;
     if (a > 0.0f) {
-        float iscale = -127.0f / in[idx];
+        float iscale = -127.0f / sv[idx];
         float f = iscale * v + 12582912.0f;
         q = min(127, (__float_as_int(f) & 0x007fffff) - 0x00400000);
         d = 1.0f / iscale;
@@ -176,6 +177,45 @@ extern "C" __global__ void quant_q8_k(uint8_t* out, i64 ostride, const float* x,
     for (int o = 8; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
     if ((t & 15) == 0) bsums[ib * 16 + t / 16] = s;
     if (t == 0) dd[ib] = d;
+}
+
+// quant_q8_k: one 256-thread block per 256-element block; grid (nb, rows).
+extern "C" __global__ void __launch_bounds__(256) quant_q8_k(uint8_t* out, i64 ostride, const float* x, int k) {
+    q8k_quant(x[(i64)blockIdx.y * k + blockIdx.x * 256 + threadIdx.x], out + (i64)blockIdx.y * ostride, blockIdx.x, k);
+}
+
+// rms_norm_q8_k: rms_norm, then its output quantized to Q8_K as quant_q8_k would (the
+// fused RMSNorm + MatMul activation of a layer). Grid (cols/256, rows): every block sums
+// its row's squares (in the same order) and writes and quantizes its 256 elements.
+extern "C" __global__ void __launch_bounds__(256) rms_norm_q8_k(float* dst, const float* x, const float* w, int cols, float eps,
+                                                                uint8_t* out, i64 ostride) {
+    __shared__ double part[8];
+    const float* in = x + (i64)blockIdx.y * cols;
+    float* o = dst + (i64)blockIdx.y * cols;
+    double s = 0;
+    for (int j = threadIdx.x; j < cols; j += blockDim.x) s += (double)in[j] * (double)in[j];
+    s = warp_sumd(s);
+    if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = s;
+    __syncthreads();
+    double sum = 0;
+    for (int k = 0; k < 8; k++) sum += part[k];
+    float mean = (float)(sum / (double)cols);
+    float scale = (float)(1.0 / sqrt((double)(mean + eps)));
+    const int j = blockIdx.x * 256 + threadIdx.x;
+    const float v = in[j] * scale * w[j];  // dst never aliases x here: the host fuses only then
+    q8k_quant(v, out + (i64)blockIdx.y * ostride, blockIdx.x, cols);
+    o[j] = v;
+}
+
+// swiglu_q8_k: swiglu_f32 over rows of k, then quantized to Q8_K; grid (k/256, rows).
+extern "C" __global__ void __launch_bounds__(256) swiglu_q8_k(float* dst, const float* g, const float* u, int k,
+                                                              uint8_t* out, i64 ostride) {
+    const i64 j = (i64)blockIdx.y * k + blockIdx.x * 256 + threadIdx.x;
+    const float x = g[j];
+    const float e = (float)exp(-(double)x);
+    const float v = x / (1.0f + e) * u[j];
+    dst[j] = v;
+    q8k_quant(v, out + (i64)blockIdx.y * ostride, blockIdx.x, k);
 }
 
 // quant_half: F16 (bf == 0) or BF16 activations; quant_f32 copies.

@@ -50,6 +50,8 @@ type Backend struct {
 	skip      []string  // $EMBER_CUDA_SKIP: kernel name prefixes not launched
 	st        stats     // $EMBER_CUDA_STATS
 	attnSmem  int       // shared memory attention_smem may use; 0 forces the other kernels
+	fuse      fusable   // the last queued launch, when a quantization may absorb it (fuse.go)
+	epoch     int       // flushes so far
 }
 
 var _ backend.Backend = (*Backend)(nil)

@@ -246,3 +246,65 @@ func TestMatMulSharedQ8_0(t *testing.T) {
 		}
 	}
 }
+
+// TestFusedQuantization: RMSNorm or SwiGLU followed by a K-quant MatMul of its output
+// (fused into one kernel) gives the reference's output and product.
+func TestFusedQuantization(t *testing.T) {
+	be := newOrSkip(t)
+	defer be.Close()
+	r := ref.New()
+	rng := rand.New(rand.NewPCG(8, 9))
+	const k, m = 512, 48
+	randn := func(n int, s float64) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(rng.NormFloat64() * s)
+		}
+		return v
+	}
+	wdata := make([]byte, m*k/256*144)
+	if err := quant.Quantize(quant.Q4_K, randn(m*k, 0.05), wdata); err != nil {
+		t.Fatal(err)
+	}
+	for _, rows := range []int{1, 3} {
+		a, b2, nw := randn(rows*k, 2), randn(rows*k, 2), randn(k, 1)
+		for _, op := range []string{"rmsnorm", "swiglu"} {
+			var outs [2][2][]float32
+			for bi, bk := range []backend.Backend{r, be} {
+				in := func(v []float32, rr int) backend.Tensor {
+					x, _ := bk.New(quant.F32, rr, len(v)/rr)
+					bk.WriteF32(x, v)
+					return x
+				}
+				x, y, w := in(a, rows), in(b2, rows), in(nw, 1)
+				h, _ := bk.New(quant.F32, rows, k)
+				d, _ := bk.New(quant.F32, rows, m)
+				wt, err := bk.Weight(quant.Q4_K, m, k, wdata)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if op == "rmsnorm" {
+					bk.RMSNorm(h, x, w, 1e-5)
+				} else {
+					bk.SwiGLU(h, x, y)
+				}
+				bk.MatMul(d, wt, h)
+				for j, tt := range []backend.Tensor{h, d} {
+					v := make([]float32, tt.Rows()*tt.Cols())
+					if err := bk.ReadF32(context.Background(), tt, v); err != nil {
+						t.Fatal(err)
+					}
+					outs[bi][j] = v
+				}
+			}
+			for j, name := range []string{"output", "product"} {
+				want, got := outs[0][j], outs[1][j]
+				for i := range want {
+					if d := math.Abs(float64(got[i] - want[i])); d > 1e-4*math.Max(1, math.Abs(float64(want[i]))) {
+						t.Fatalf("%s rows=%d %s[%d]: got %g, want %g", op, rows, name, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}

@@ -83,6 +83,7 @@ func (b *Backend) flush() {
 		return
 	}
 	defer q.reset()
+	b.epoch++
 	if b.err != nil {
 		return
 	}

@@ -25,7 +25,7 @@ func actStride(vt quant.Type, k int) int {
 	case quant.Q8_1:
 		return align16(k + 8*(k/32))
 	case quant.Q8_K:
-		return align16(k + 4*(k/256) + 4*(k/16))
+		return align16(k + align16(4*(k/256)) + 4*(k/16)) // Q8K_BSUMS
 	}
 	return align16(4 * k)
 }
@@ -74,7 +74,9 @@ func (b *Backend) quantize(x *tensor, vt quant.Type) (uint64, int) {
 		}
 		b.launch("quant_q8", (k/32+7)/8, n, 256, 0, out, i64(stride), ptr(x), i64(k), i64(s1))
 	case quant.Q8_K:
-		b.launch("quant_q8_k", k/256, n, 256, 0, out, i64(stride), ptr(x), i64(k))
+		if !b.fuseQ8K(x, out, stride) {
+			b.launch("quant_q8_k", k/256, n, 256, 0, out, i64(stride), ptr(x), i64(k))
+		}
 	case quant.F16, quant.BF16:
 		bf := 0
 		if vt == quant.BF16 {

@@ -56,7 +56,9 @@ func (b *Backend) RMSNorm(dst, x, w backend.Tensor, eps float32) {
 	if wt.rows != 1 || wt.cols != xt.cols {
 		panic("cuda: RMSNorm: weight is not one row of the input's width")
 	}
-	b.launch("rms_norm", xt.rows, 1, 256, 0, ptr(d), ptr(xt), ptr(wt), i64(xt.cols), f32(eps))
+	args := []uint64{ptr(d), ptr(xt), ptr(wt), i64(xt.cols), f32(eps)}
+	b.launch("rms_norm", xt.rows, 1, 256, 0, args...)
+	b.markFusable(fuseRMSNorm, d, args)
 }
 
 func (b *Backend) binary(name string, dst, a, bb backend.Tensor) {
@@ -82,6 +84,7 @@ func (b *Backend) SwiGLU(dst, gate, up backend.Tensor) {
 	sameShape(d, u, "SwiGLU")
 	n := d.rows * d.cols
 	b.launch("swiglu_f32", blocks(n), 1, 256, 0, ptr(d), ptr(g), ptr(u), i64(n))
+	b.markFusable(fuseSwiGLU, d, []uint64{ptr(d), ptr(g), ptr(u)})
 }
 
 // yarnCorrDims is backend's (llama.cpp's ggml_rope_yarn_corr_dims), for the kernel.
