@@ -175,6 +175,12 @@ func (s *scheduler) admit() {
 			return
 		}
 		blocks, n := s.pool.Tree().Match(q.tokens[:len(q.tokens)-1])
+		if !s.room(q, n) {
+			for _, b := range blocks {
+				_ = s.pool.Free(b)
+			}
+			return // admitting it now would only preempt someone; retried next step
+		}
 		blocks, n = s.extendFromDisk(q.tokens[:len(q.tokens)-1], blocks, n)
 		kv, err := s.pool.NewSeq(blocks)
 		if err != nil {
@@ -191,6 +197,19 @@ func (s *scheduler) admit() {
 		}
 		s.running = append(s.running, q)
 	}
+}
+
+// room reports whether q, with n positions found cached, fits beside the running
+// sequences: its uncomputed tokens need blocks, and every running sequence keeps one
+// block of headroom to grow into. The first sequence is always admitted.
+func (s *scheduler) room(q *sequence, n int) bool {
+	if len(s.running) == 0 {
+		return true
+	}
+	bs := s.opt.BlockSize
+	need := (len(q.tokens)-n+bs-1)/bs + 1
+	st := s.pool.Stats()
+	return st.Free+st.Evictable >= need+len(s.running)
 }
 
 // behindPrefill reports whether q's prompt shares at least one block more than the
