@@ -156,69 +156,78 @@ __device__ __forceinline__ void q4k_pair(int c, uint32_t s0, uint32_t s1, uint32
     *m1 = (m >> 8) & 0xff;
 }
 
-// q4k_block adds one block's part to acc: lane chunk c (0..3) holds qs bytes
-// [32c, 32c+32) in qa, qb, the quants of sub-blocks 2c (low nibbles) and 2c+1 (high).
-template <int NX>
-__device__ __forceinline__ void q4k_block(float* acc, uint4 hdr, uint4 qa, uint4 qb, int ib, int c, const uint8_t* X,
-                                          i64 xstride, int x0, int ncol, int K, int nb) {
+// q4k_dot: the integer sums of lane chunk c (0..3) of a block, which holds qs bytes
+// [32c, 32c+32) in qa, qb: the quants of sub-blocks 2c (low nibbles, sum returned) and
+// 2c+1 (high nibbles, sum in *sb), against the activation quants xs.
+__device__ __forceinline__ int q4k_dot(const uint4 qa, const uint4 qb, const int* xs, int* sb) {
+    const uint32_t w[8] = {qa.x, qa.y, qa.z, qa.w, qb.x, qb.y, qb.z, qb.w};
+    int sa = 0, s2 = 0;
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        sa = __dp4a((int)(w[k] & 0x0f0f0f0f), xs[k], sa);
+        s2 = __dp4a((int)((w[k] >> 4) & 0x0f0f0f0f), xs[8 + k], s2);
+    }
+    *sb = s2;
+    return sa;
+}
+
+// q4k_part is the block's float formula of quant.Dot for the chunk's sums.
+__device__ __forceinline__ float q4k_part(uint4 hdr, int c, int sa, int sb, float yd, int4 bs) {
     const float d = h2f(hdr.x & 0xffff), dmin = h2f(hdr.x >> 16);
     int sc0, m0, sc1, m1;
     q4k_pair(c, hdr.y, hdr.z, hdr.w, &sc0, &sc1, &m0, &m1);
-    const uint32_t w[8] = {qa.x, qa.y, qa.z, qa.w, qb.x, qb.y, qb.z, qb.w};
-#pragma unroll
-    for (int n = 0; n < NX; n++) {
-        if (n < ncol) {
-            const uint8_t* xr = X + (i64)(x0 + n) * xstride;
-            const int4* xb = (const int4*)(xr + 256 * ib + 64 * c);
-            const int4 x0v = xb[0], x1v = xb[1], x2v = xb[2], x3v = xb[3];
-            const int xs[16] = {x0v.x, x0v.y, x0v.z, x0v.w, x1v.x, x1v.y, x1v.z, x1v.w,
-                                x2v.x, x2v.y, x2v.z, x2v.w, x3v.x, x3v.y, x3v.z, x3v.w};
-            int sa = 0, sb = 0;
-#pragma unroll
-            for (int k = 0; k < 8; k++) {
-                sa = __dp4a((int)(w[k] & 0x0f0f0f0f), xs[k], sa);
-                sb = __dp4a((int)((w[k] >> 4) & 0x0f0f0f0f), xs[8 + k], sb);
-            }
-            const float yd = ((const float*)(xr + K))[ib];
-            const int4 bs = *(const int4*)((const int*)(xr + Q8K_BSUMS(K)) + 16 * ib + 4 * c);
-            const int mins = m0 * (bs.x + bs.y) + m1 * (bs.z + bs.w);
-            acc[n] += d * yd * (float)(sc0 * sa + sc1 * sb) - dmin * yd * (float)mins;
-        }
-    }
+    const int mins = m0 * (bs.x + bs.y) + m1 * (bs.z + bs.w);
+    return d * yd * (float)(sc0 * sa + sc1 * sb) - dmin * yd * (float)mins;
 }
+
+// Two weight rows per warp (Q4K_ROWS), four warps per block: 8 rows a block; each
+// activation load serves both rows.
+#define Q4K_ROWS 2
 
 template <int NX>
 __device__ void mmv_q4_k(MMV_ARGS, int rb) {
-    int lane = threadIdx.x & 31;
-    int r = rb * 4 + (threadIdx.x >> 5);
+    const int lane = threadIdx.x & 31;
+    const int r = (rb * 4 + (threadIdx.x >> 5)) * Q4K_ROWS;
     if (r >= M) return;
-    int x0 = blockIdx.y * NX, ncol = min(NX, nx - x0);
+    const bool hasB = r + 1 < M;
+    const int x0 = blockIdx.y * NX, ncol = min(NX, nx - x0);
     const int nb = K / 256;
-    const uint8_t* wr = W + (i64)r * wstride;
+    const uint8_t* wa = W + (i64)r * wstride;
+    const uint8_t* wb = hasB ? wa + wstride : wa;
     const int c = lane & 3;
-    float acc[NX];
+    float accA[NX], accB[NX];
 #pragma unroll
-    for (int n = 0; n < NX; n++) acc[n] = 0;
-    // Four lanes per block, 32 bytes of quants each; two blocks per lane per step, all
-    // loads issued before any is used.
-    for (int ib0 = lane >> 2; ib0 < nb; ib0 += 16) {
-        const int ib1 = ib0 + 8;
-        const uint8_t* b0 = wr + 144 * ib0 + 16 + 32 * c;
-        const uint4 h0 = *(const uint4*)(wr + 144 * ib0), qa0 = *(const uint4*)b0, qb0 = *(const uint4*)(b0 + 16);
-        uint4 h1 = make_uint4(0, 0, 0, 0), qa1 = h1, qb1 = h1;
-        if (ib1 < nb) {
-            const uint8_t* b1 = wr + 144 * ib1 + 16 + 32 * c;
-            h1 = *(const uint4*)(wr + 144 * ib1);
-            qa1 = *(const uint4*)b1;
-            qb1 = *(const uint4*)(b1 + 16);
+    for (int n = 0; n < NX; n++) accA[n] = accB[n] = 0;
+    for (int ib = lane >> 2; ib < nb; ib += 8) {
+        const uint8_t* pa = wa + 144 * ib;
+        const uint8_t* pb = wb + 144 * ib;
+        const uint4 hA = *(const uint4*)pa, qaA = *(const uint4*)(pa + 16 + 32 * c), qbA = *(const uint4*)(pa + 32 + 32 * c);
+        const uint4 hB = *(const uint4*)pb, qaB = *(const uint4*)(pb + 16 + 32 * c), qbB = *(const uint4*)(pb + 32 + 32 * c);
+#pragma unroll
+        for (int n = 0; n < NX; n++) {
+            if (n < ncol) {
+                const uint8_t* xr = X + (i64)(x0 + n) * xstride;
+                const int4* xb = (const int4*)(xr + 256 * ib + 64 * c);
+                const int4 x0v = xb[0], x1v = xb[1], x2v = xb[2], x3v = xb[3];
+                const int xs[16] = {x0v.x, x0v.y, x0v.z, x0v.w, x1v.x, x1v.y, x1v.z, x1v.w,
+                                    x2v.x, x2v.y, x2v.z, x2v.w, x3v.x, x3v.y, x3v.z, x3v.w};
+                const float yd = ((const float*)(xr + K))[ib];
+                const int4 bs = *(const int4*)((const int*)(xr + Q8K_BSUMS(K)) + 16 * ib + 4 * c);
+                int sb;
+                int sa = q4k_dot(qaA, qbA, xs, &sb);
+                accA[n] += q4k_part(hA, c, sa, sb, yd, bs);
+                sa = q4k_dot(qaB, qbB, xs, &sb);
+                accB[n] += q4k_part(hB, c, sa, sb, yd, bs);
+            }
         }
-        q4k_block<NX>(acc, h0, qa0, qb0, ib0, c, X, xstride, x0, ncol, K, nb);
-        if (ib1 < nb) q4k_block<NX>(acc, h1, qa1, qb1, ib1, c, X, xstride, x0, ncol, K, nb);
     }
 #pragma unroll
     for (int n = 0; n < NX; n++) {
-        float s = warp_sum(acc[n]);
-        if (lane == 0 && n < ncol) D[(i64)(x0 + n) * dstride + r] = s;
+        const float sA = warp_sum(accA[n]), sB = warp_sum(accB[n]);
+        if (lane == 0 && n < ncol) {
+            D[(i64)(x0 + n) * dstride + r] = sA;
+            if (hasB) D[(i64)(x0 + n) * dstride + r + 1] = sB;
+        }
     }
 }
 
@@ -361,7 +370,8 @@ mmv_multi(const uint8_t* X, i64 xstride, int K,
           const uint8_t* W1, i64 ws1, float* D1, int M1, int t1,
           const uint8_t* W2, i64 ws2, float* D2, int M2, int t2) {
     int b = blockIdx.x;
-    const int nb0 = (M0 + 3) / 4, nb1 = (M1 + 3) / 4;
+    const int rpb0 = t0 == T_Q4_K ? 4 * Q4K_ROWS : 4, rpb1 = t1 == T_Q4_K ? 4 * Q4K_ROWS : 4;
+    const int nb0 = (M0 + rpb0 - 1) / rpb0, nb1 = (M1 + rpb1 - 1) / rpb1;
     const uint8_t* W = W0;
     i64 ws = ws0;
     float* D = D0;

@@ -113,6 +113,15 @@ var mmvNames = func() map[quant.Type][9]string {
 
 func mmvName(t quant.Type, nx int) string { return mmvNames[t][nx] }
 
+// rowsPerBlock is the weight rows one block of a mat-vec kernel takes: Q4_K warps take
+// two rows (Q4K_ROWS in matmul.cu), the others one; four warps a block.
+func rowsPerBlock(t quant.Type) int {
+	if t == quant.Q4_K {
+		return 8
+	}
+	return 4
+}
+
 // mmqMinRows is the batch from which Q4_K, Q6_K and Q8_0 products go to the tensor-core
 // kernel (kernels/cuda/mmq.cu) instead of the matrix-vector one.
 const mmqMinRows = 16
@@ -139,7 +148,7 @@ func (b *Backend) mmv(d, w *tensor, xq uint64, xstride, n int) {
 	case n <= 4:
 		nx = 4
 	}
-	b.launch(mmvName(w.typ, nx), (w.rows+3)/4, (n+nx-1)/nx, 128, 0, ptr(w), i64(w.stride), xq, i64(xstride),
+	b.launch(mmvName(w.typ, nx), (w.rows+rowsPerBlock(w.typ)-1)/rowsPerBlock(w.typ), (n+nx-1)/nx, 128, 0, ptr(w), i64(w.stride), xq, i64(xstride),
 		ptr(d), i64(d.cols), i64(w.rows), i64(w.cols), i64(n))
 }
 
@@ -228,7 +237,7 @@ func (b *Backend) multi(xt *tensor, projs []backend.Proj) bool {
 		}
 		d, wt := get(projs[j].Dst), get(projs[j].W)
 		args = append(args, ptr(wt), i64(wt.stride), ptr(d), i64(wt.rows), i64(int(wt.typ)))
-		blocks += (wt.rows + 3) / 4
+		blocks += (wt.rows + rowsPerBlock(wt.typ) - 1) / rowsPerBlock(wt.typ)
 	}
 	b.launch("mmv_multi", blocks, 1, 128, 0, args...)
 	return true
