@@ -26,6 +26,9 @@ type Params struct {
 	// parameters when it has to be computed from metadata.
 	RoPEScaling string
 	LLaMA3      LLaMA3Scaling
+	// YaRNLogMul is rope.scaling.yarn_log_multiplier as stored (DeepSeek's converter
+	// writes 0.1 x mscale_all_dim); 0 when absent.
+	YaRNLogMul float32
 }
 
 // LLaMA3Scaling are the parameters of Llama 3.1's rotary frequency scaling.
@@ -129,6 +132,17 @@ func ReadParams(f *gguf.File, arch string) (Params, error) {
 		if factor > 0 {
 			p.RoPE.FreqScale = 1 / factor
 		}
+	case "yarn":
+		// llama.cpp's defaults: ext_factor 1 when YaRN is on; cos and sin end up scaled by
+		// 1 + 0.1 ln(factor), which RoPE's AttnFactor 1 gives.
+		if factor > 0 {
+			p.RoPE.FreqScale = 1 / factor
+		}
+		p.RoPE.ExtFactor, p.RoPE.AttnFactor = 1, 1
+		p.RoPE.BetaFast = m.float("rope.scaling.yarn_beta_fast", 32)
+		p.RoPE.BetaSlow = m.float("rope.scaling.yarn_beta_slow", 1)
+		p.RoPE.OrigCtx = m.uint("rope.scaling.original_context_length", p.NCtxTrain, false)
+		p.YaRNLogMul = m.float("rope.scaling.yarn_log_multiplier", 0)
 	case "llama3":
 		p.LLaMA3 = LLaMA3Scaling{
 			Factor:         factor,

@@ -71,6 +71,45 @@ func (l *Loader) Matrix(name string, cols, rows int) backend.Tensor {
 	return t
 }
 
+// Stack binds a 3-D weight with GGUF dims {cols, rows, n} (n matrices one after the
+// other: experts, or per-head projections) as one (n*rows) x cols matrix, matrix i being
+// rows [i*rows, (i+1)*rows); take one with backend.View.
+func (l *Loader) Stack(name string, cols, rows, n int) backend.Tensor {
+	ti := l.info(name, cols, rows, n)
+	if ti == nil {
+		return nil
+	}
+	return l.Bytes(name, ti.Type, n*rows, cols, l.f.TensorData(ti))
+}
+
+// Raw returns a weight's type and bytes after checking its GGUF dims, for an
+// architecture that rearranges rows before binding them with Bytes; nil on error.
+func (l *Loader) Raw(name string, dims ...int) (quant.Type, []byte) {
+	ti := l.info(name, dims...)
+	if ti == nil {
+		return 0, nil
+	}
+	return ti.Type, l.f.TensorData(ti)
+}
+
+// Bytes binds rows x cols elements of type t laid out in data as an owned weight; name
+// is for errors. data must stay valid and unmodified until the model is closed.
+func (l *Loader) Bytes(name string, t quant.Type, rows, cols int, data []byte) backend.Tensor {
+	if l.err != nil {
+		return nil
+	}
+	w, err := l.be.Weight(t, rows, cols, data)
+	if err != nil {
+		l.fail(fmt.Errorf("model: tensor %q (%v): %w", name, t, err))
+		return nil
+	}
+	l.owned = append(l.owned, w)
+	return w
+}
+
+// Fail records err as the loader's error unless one is already recorded.
+func (l *Loader) Fail(err error) { l.fail(err) }
+
 // Vector binds a 1-D weight of n elements (a norm or a bias) as one F32 row, converting
 // from F16 or BF16 if the file stores it so.
 func (l *Loader) Vector(name string, n int) backend.Tensor {

@@ -8,16 +8,29 @@ import (
 	"ember/inference/backend"
 	"ember/inference/gguf"
 	"ember/inference/model"
+	"ember/inference/model/deepseek2"
 	"ember/inference/model/llama"
 	"ember/inference/model/qwen2"
 )
 
-type loader func(*gguf.File, backend.Backend) (*model.Decoder, error)
+type loader func(*gguf.File, backend.Backend) (model.Model, error)
+
+// decoder adapts a loader of the shared llama-style Decoder.
+func decoder(load func(*gguf.File, backend.Backend) (*model.Decoder, error)) loader {
+	return func(f *gguf.File, be backend.Backend) (model.Model, error) {
+		m, err := load(f, be)
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
+	}
+}
 
 func loaders() map[string]loader {
 	return map[string]loader{
-		llama.Arch: llama.Load,
-		qwen2.Arch: qwen2.Load,
+		llama.Arch:     decoder(llama.Load),
+		qwen2.Arch:     decoder(qwen2.Load),
+		deepseek2.Arch: deepseek2.Load,
 	}
 }
 

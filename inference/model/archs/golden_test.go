@@ -54,7 +54,7 @@ func nmse(a, b []float32) float64 {
 	return num / den
 }
 
-// goldenModels are the llama-family golden files with their NMSE bounds.
+// goldenModels are the golden files (llama, qwen2, deepseek2) with their NMSE bounds.
 func goldenModels(t *testing.T) map[string]float64 {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(goldenDir, "*.golden.json"))
@@ -64,7 +64,7 @@ func goldenModels(t *testing.T) map[string]float64 {
 	out := map[string]float64{}
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".golden.json")
-		if !strings.HasPrefix(name, "llama-") && !strings.HasPrefix(name, "qwen2-") {
+		if !strings.HasPrefix(name, "llama-") && !strings.HasPrefix(name, "qwen2-") && !strings.HasPrefix(name, "deepseek2-") {
 			continue
 		}
 		bound := 5e-3
@@ -73,8 +73,8 @@ func goldenModels(t *testing.T) map[string]float64 {
 		}
 		out[name] = bound
 	}
-	if len(out) < 9 {
-		t.Fatalf("found %d llama/qwen2 golden models, want 9", len(out))
+	if len(out) < 14 {
+		t.Fatalf("found %d llama/qwen2/deepseek2 golden models, want 14", len(out))
 	}
 	return out
 }
@@ -116,7 +116,7 @@ func forward(t testing.TB, m model.Model, c *model.Cache, toks []int32, start in
 	return buf
 }
 
-// CheckGoldens runs every llama/qwen2 golden on be: prompt logits within the NMSE bound
+// CheckGoldens runs every llama/qwen2/deepseek2 golden on be: prompt logits within the NMSE bound
 // at every position, and the greedy continuation equal up to the first near-tie.
 func CheckGoldens(t *testing.T, newBackend func() backend.Backend) {
 	for name, bound := range goldenModels(t) {

@@ -1,0 +1,295 @@
+package deepseek2
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"ember/inference/backend"
+	"ember/inference/model"
+	"ember/inference/quant"
+)
+
+// attnWeights are one layer's attention projections.
+type attnWeights struct {
+	qA, qANorm backend.Tensor // attn_q_a {NEmbd, q_lora_rank} and its norm, when q_lora_rank > 0
+	// q is attn_q (or attn_q_b): NHead*(nope+rope) rows, per head nope then rope rows;
+	// in the attn_kv_b layout its rows are reordered to rope then nope, as the cache's
+	// keys are (RoPE rotates the first dims of a head).
+	q        backend.Tensor
+	kvA, kPE backend.Tensor // views of attn_kv_a_mqa: the kv_lora_rank latent rows, the rope rows
+	kvANorm  backend.Tensor // attn_kv_a_norm {kv_lora_rank}
+	out      backend.Tensor // attn_output {NHead*vd, NEmbd}
+
+	// MLA ("split") layout: per-head views of attn_q, attn_k_b [kv_lora_rank rows x
+	// nope] and attn_v_b [vd rows x kv_lora_rank].
+	qNope, qPE, kB, vB []backend.Tensor
+	// attn_kv_b layout: its key rows as [NHead*(rope+nope), kv_lora_rank] with zero rows
+	// where the rope dims go, and its value rows [NHead*vd, kv_lora_rank].
+	kNope, v backend.Tensor
+
+	projs []backend.Proj // reused, so a decode step allocates less
+}
+
+// gather returns the rows idx of raw (rb bytes each) as new bytes; -1 is a zero row,
+// which every supported block type dequantizes to zeros (its scales are zero).
+func gather(raw []byte, rb int, idx []int) []byte {
+	out := make([]byte, len(idx)*rb)
+	for i, r := range idx {
+		if r >= 0 {
+			copy(out[i*rb:(i+1)*rb], raw[r*rb:(r+1)*rb])
+		}
+	}
+	return out
+}
+
+// rowBytes is the byte length of a row of cols elements of t (0 on error, which the
+// loader reports when it binds the rows).
+func rowBytes(t quant.Type, cols int) int {
+	n, err := quant.RowBytes(t, uint64(cols))
+	if err != nil {
+		return 0
+	}
+	return int(n)
+}
+
+// bindAttn binds layer name's attention weights.
+func (m *Model) bindAttn(l *model.Loader, name func(string) string) attnWeights {
+	p, c, be := m.p, m.cfg, m.be
+	H, qk := p.NHead, c.nope+c.rope
+	var a attnWeights
+	qIn, qName := p.NEmbd, name("attn_q.weight")
+	if c.qLoRA > 0 {
+		a.qA = l.Matrix(name("attn_q_a.weight"), p.NEmbd, c.qLoRA)
+		a.qANorm = l.Vector(name("attn_q_a_norm.weight"), c.qLoRA)
+		qIn, qName = c.qLoRA, name("attn_q_b.weight")
+	}
+	kvA := l.Matrix(name("attn_kv_a_mqa.weight"), p.NEmbd, c.kvLoRA+c.rope)
+	a.kvANorm = l.Vector(name("attn_kv_a_norm.weight"), c.kvLoRA)
+	a.out = l.Matrix(name("attn_output.weight"), H*c.vd, p.NEmbd)
+	if c.mla {
+		a.q = l.Matrix(qName, qIn, H*qk)
+		kB := l.Stack(name("attn_k_b.weight"), c.nope, c.kvLoRA, H)
+		vB := l.Stack(name("attn_v_b.weight"), c.kvLoRA, c.vd, H)
+		if l.Err() == nil {
+			for h := 0; h < H; h++ {
+				a.qNope = append(a.qNope, be.View(a.q, h*qk, c.nope))
+				a.qPE = append(a.qPE, be.View(a.q, h*qk+c.nope, c.rope))
+				a.kB = append(a.kB, be.View(kB, h*c.kvLoRA, c.kvLoRA))
+				a.vB = append(a.vB, be.View(vB, h*c.vd, c.vd))
+			}
+		}
+	} else {
+		t, raw := l.Raw(qName, qIn, H*qk)
+		var idx []int
+		for h := 0; h < H; h++ {
+			for j := 0; j < qk; j++ { // rope rows first, then nope rows
+				idx = append(idx, h*qk+(j+c.nope)%qk)
+			}
+		}
+		if raw != nil {
+			a.q = l.Bytes(qName, t, H*qk, qIn, gather(raw, rowBytes(t, qIn), idx))
+		}
+		kvbName := name("attn_kv_b.weight")
+		t, raw = l.Raw(kvbName, c.kvLoRA, H*(c.nope+c.vd))
+		var kIdx, vIdx []int
+		for h := 0; h < H; h++ {
+			base := h * (c.nope + c.vd) // per head: nope key rows, then vd value rows
+			for j := 0; j < qk; j++ {
+				if j < c.rope {
+					kIdx = append(kIdx, -1)
+				} else {
+					kIdx = append(kIdx, base+j-c.rope)
+				}
+			}
+			for j := 0; j < c.vd; j++ {
+				vIdx = append(vIdx, base+c.nope+j)
+			}
+		}
+		if raw != nil {
+			rb := rowBytes(t, c.kvLoRA)
+			a.kNope = l.Bytes(kvbName, t, H*qk, c.kvLoRA, gather(raw, rb, kIdx))
+			a.v = l.Bytes(kvbName, t, H*c.vd, c.kvLoRA, gather(raw, rb, vIdx))
+		}
+	}
+	if l.Err() == nil {
+		a.kvA, a.kPE = be.View(kvA, 0, c.kvLoRA), be.View(kvA, c.kvLoRA, c.rope)
+	}
+	return a
+}
+
+// selection builds an F32 rows x cols matrix with a 1 at (r, col(r)) where col(r) >= 0
+// and zeros elsewhere: MatMul by it places input columns at output columns exactly
+// (every output is one input times 1 plus zeros).
+func selection(l *model.Loader, name string, rows, cols int, col func(r int) int) backend.Tensor {
+	data := make([]byte, rows*cols*4)
+	one := math.Float32bits(1)
+	for r := 0; r < rows; r++ {
+		if c := col(r); c >= 0 && c < cols {
+			binary.LittleEndian.PutUint32(data[(r*cols+c)*4:], one)
+		}
+	}
+	return l.Bytes(name, quant.F32, rows, cols, data)
+}
+
+// bindPlacements makes the selections that assemble key and query rows and the
+// per-head attention outputs.
+func (m *Model) bindPlacements(l *model.Loader) {
+	p, c := m.p, m.cfg
+	hd := p.HeadDim // key dims per KV head: rope first
+	// k_pe (rope) into every KV head's first rope dims.
+	m.placeRope = selection(l, "place_rope", p.NKVHead*hd, c.rope, func(r int) int {
+		if r%hd < c.rope {
+			return r % hd
+		}
+		return -1
+	})
+	if !c.mla {
+		return
+	}
+	// A latent row into dims rope.. of a [rope | latent] key or query row.
+	m.placeKV = selection(l, "place_kv", c.rope+c.kvLoRA, c.kvLoRA, func(r int) int { return r - c.rope })
+	// Rows [(H-1-h)*vd, +H*vd) put one head's vd values at columns h*vd of NHead*vd.
+	H := p.NHead
+	m.placeV = selection(l, "place_v", (2*H-1)*c.vd, c.vd, func(r int) int { return r - (H-1)*c.vd })
+}
+
+// headInputs are the MLA path's per-(head, token) query rows: head-major, row h*n+i is
+// head h of token i, each attending alone over the shared latent cache.
+type headInputs struct {
+	pos  backend.Tensor // I32 [NHead*n]
+	attn backend.Attention
+}
+
+func (m *Model) headInputs(b model.Batch, in *model.In) *headInputs {
+	n, H, c := in.N, m.p.NHead, m.cfg
+	rep := func(name string, v []int32) backend.Tensor {
+		all := make([]int32, 0, n*H)
+		for h := 0; h < H; h++ {
+			all = append(all, v...)
+		}
+		t := m.heads.Get(name, n*H)
+		m.be.WriteI32(t, all)
+		return t
+	}
+	hi := &headInputs{pos: rep("pos_h", b.Pos), attn: in.Attn}
+	if b.Tables != nil {
+		hi.attn.Seq = rep("seq_h", b.Seq)
+	}
+	hi.attn.NHead, hi.attn.NKVHead = 1, 1
+	hi.attn.HeadDim, hi.attn.VHeadDim = c.rope+c.kvLoRA, c.kvLoRA
+	hi.attn.Scale = c.kqScale
+	return hi
+}
+
+// latent computes the compressed kv (normed) and the rope key of cur into kv_cmpr and
+// k_pe, together with extra projections of cur, and returns the query input (cur, or
+// its normed q_a compression).
+func (m *Model) latent(w *attnWeights, cur backend.Tensor, n int, extra []backend.Proj) (kv, kpe, x backend.Tensor) {
+	be, s, p := m.be, m.scratch, m.p
+	kv, kpe = s.Get("kv_cmpr", n), s.Get("k_pe", n)
+	w.projs = append(append(w.projs[:0], backend.Proj{Dst: kv, W: w.kvA}, backend.Proj{Dst: kpe, W: w.kPE}), extra...)
+	x = cur
+	if m.cfg.qLoRA > 0 {
+		x = s.Get("q_a", n)
+		w.projs = append(w.projs, backend.Proj{Dst: x, W: w.qA})
+	}
+	backend.MatMulShared(be, cur, w.projs)
+	if m.cfg.qLoRA > 0 {
+		be.RMSNorm(x, x, w.qANorm, p.RMSEps)
+	}
+	be.RMSNorm(kv, kv, w.kvANorm, p.RMSEps)
+	return kv, kpe, x
+}
+
+// attnMLA is llama.cpp's MLA attention with the key up-projection absorbed: cur [n,
+// NEmbd] becomes the attention output in place.
+func (m *Model) attnMLA(w *attnWeights, kCache, vCache, cur backend.Tensor, in *model.In, hi *headInputs) {
+	be, s, hs, p, c := m.be, m.scratch, m.heads, m.p, m.cfg
+	n, H := in.N, p.NHead
+	view := func(t backend.Tensor, h int) backend.Tensor { return be.View(t, h*n, n) }
+	kv, kpe, x := m.latent(w, cur, n, nil)
+
+	// Kcur = [rope(k_pe) | kv_cmpr]: one latent key row per token, V the latent itself.
+	kcur, ktmp := s.Get("Kcur", n), s.Get("Ktmp", n)
+	be.MatMul(kcur, m.placeKV, kv)
+	be.MatMul(ktmp, m.placeRope, kpe)
+	be.Add(kcur, kcur, ktmp)
+	be.RoPE(kcur, in.Pos, p.RoPE)
+	be.SetRows(kCache, kcur, in.Slots)
+	be.SetRows(vCache, kv, in.Slots)
+
+	// Per head: q_nope, q_pe, then q_nope absorbed into the latent through attn_k_b.
+	qNope, qPE, qAbs := hs.Get("q_nope", n*H), hs.Get("q_pe", n*H), hs.Get("q_abs", n*H)
+	projs := make([]backend.Proj, 0, 2*H)
+	for h := 0; h < H; h++ {
+		projs = append(projs, backend.Proj{Dst: view(qNope, h), W: w.qNope[h]}, backend.Proj{Dst: view(qPE, h), W: w.qPE[h]})
+	}
+	backend.MatMulShared(be, x, projs)
+	for h := 0; h < H; h++ {
+		be.MatMul(view(qAbs, h), w.kB[h], view(qNope, h))
+	}
+	qh, qt := hs.Get("Qh", n*H), hs.Get("Qtmp", n*H)
+	be.MatMul(qh, m.placeKV, qAbs)
+	be.MatMul(qt, m.placeRope, qPE)
+	be.Add(qh, qh, qt)
+	be.RoPE(qh, hi.pos, p.RoPE)
+
+	kqv := hs.Get("kqv_h", n*H)
+	be.Attention(kqv, qh, kCache, vCache, hi.pos, hi.attn)
+
+	// Decompress each head's latent result through attn_v_b and lay the heads side by
+	// side, [n, NHead*vd], for attn_output.
+	vh, out, tmp := hs.Get("v_h", n*H), s.Get("kqv_out", n), s.Get("kqv_tmp", n)
+	for h := 0; h < H; h++ {
+		be.MatMul(view(vh, h), w.vB[h], view(kqv, h))
+		sel := be.View(m.placeV, (H-1-h)*c.vd, H*c.vd)
+		if h == 0 {
+			be.MatMul(out, sel, view(vh, h))
+			continue
+		}
+		be.MatMul(tmp, sel, view(vh, h))
+		be.Add(out, out, tmp)
+	}
+	be.MatMul(cur, w.out, out)
+}
+
+// attnKVB is llama.cpp's non-MLA path for files with one attn_kv_b: keys and values
+// decompressed per head into the cache, plain multi-head attention.
+func (m *Model) attnKVB(w *attnWeights, kCache, vCache, cur backend.Tensor, in *model.In) {
+	be, s, p, c := m.be, m.scratch, m.p, m.cfg
+	n := in.N
+	q := s.Get("Qcur", n)
+	var extra []backend.Proj
+	if c.qLoRA == 0 {
+		extra = []backend.Proj{{Dst: q, W: w.q}}
+	}
+	kv, kpe, x := m.latent(w, cur, n, extra)
+	if c.qLoRA > 0 {
+		be.MatMul(q, w.q, x)
+	}
+	kcur, vcur, ktmp := s.Get("Kcur", n), s.Get("Vcur", n), s.Get("Ktmp", n)
+	w.projs = append(w.projs[:0], backend.Proj{Dst: kcur, W: w.kNope}, backend.Proj{Dst: vcur, W: w.v})
+	backend.MatMulShared(be, kv, w.projs)
+	be.MatMul(ktmp, m.placeRope, kpe) // the shared rope key into every head
+	be.Add(kcur, kcur, ktmp)
+	be.RoPE(q, in.Pos, p.RoPE)
+	be.RoPE(kcur, in.Pos, p.RoPE)
+	be.SetRows(kCache, kcur, in.Slots)
+	be.SetRows(vCache, vcur, in.Slots)
+	kqv := s.Get("kqv", n)
+	a := in.Attn
+	a.NHead, a.NKVHead, a.HeadDim, a.VHeadDim = p.NHead, p.NKVHead, p.HeadDim, p.VHeadDim
+	a.Scale = c.kqScale
+	be.Attention(kqv, q, kCache, vCache, in.Pos, a)
+	be.MatMul(cur, w.out, kqv)
+}
+
+// String describes the attention layout, for errors and logs.
+func (c config) String() string {
+	layout := "attn_kv_b (MHA)"
+	if c.mla {
+		layout = "MLA (latent cache)"
+	}
+	return fmt.Sprintf("%s, q_lora_rank %d, kv_lora_rank %d, qk %d+%d, v %d", layout, c.qLoRA, c.kvLoRA, c.nope, c.rope, c.vd)
+}

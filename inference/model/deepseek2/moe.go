@@ -1,0 +1,226 @@
+package deepseek2
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"ember/inference/backend"
+	"ember/inference/model"
+	"ember/inference/quant"
+)
+
+// moeWeights are one MoE layer's router, routed experts and shared experts.
+type moeWeights struct {
+	gateInp backend.Tensor // ffn_gate_inp {NEmbd, nExpert}, F32 in converted files
+	probsB  []float32      // exp_probs_b.bias: added to the probabilities for selection only; nil when absent
+	// Per-expert views of ffn_{gate,up}_exps [nFFExp, NEmbd] and ffn_down_exps [NEmbd, nFFExp].
+	gate, up, down []backend.Tensor
+	shared         *model.FFNWeights // ffn_*_shexp, width nFFExp*nShared; nil without shared experts
+}
+
+// moeHost are the host buffers of one routing step, kept to spare allocations.
+type moeHost struct {
+	logits  []float32 // [n, nExpert]
+	ids     []int32   // per (token, slot) pair in expert order: its token
+	slots   []int32   // [nUsed][n]: where pair (token, slot) sits in expert order
+	weights []float32 // per pair, its weight repeated over NEmbd
+}
+
+func (m *Model) bindMoE(l *model.Loader, name func(string) string) *moeWeights {
+	p, c, be := m.p, m.cfg, m.be
+	X, F, E := c.nExpert, c.nFFExp, p.NEmbd
+	w := &moeWeights{gateInp: l.Matrix(name("ffn_gate_inp.weight"), E, X)}
+	gate := l.Stack(name("ffn_gate_exps.weight"), E, F, X)
+	up := l.Stack(name("ffn_up_exps.weight"), E, F, X)
+	down := l.Stack(name("ffn_down_exps.weight"), F, E, X)
+	if c.nShared > 0 {
+		fs := F * c.nShared
+		w.shared = &model.FFNWeights{
+			Gate: l.Matrix(name("ffn_gate_shexp.weight"), E, fs),
+			Up:   l.Matrix(name("ffn_up_shexp.weight"), E, fs),
+			Down: l.Matrix(name("ffn_down_shexp.weight"), fs, E),
+		}
+	}
+	if b := name("exp_probs_b.bias"); l.Has(b) {
+		t, raw := l.Raw(b, X)
+		if raw != nil {
+			w.probsB = make([]float32, X)
+			if err := quant.Dequantize(t, raw, w.probsB); err != nil {
+				l.Fail(fmt.Errorf("model: tensor %q: %w", b, err))
+			}
+		}
+	}
+	if l.Err() != nil {
+		return w
+	}
+	for e := 0; e < X; e++ {
+		w.gate = append(w.gate, be.View(gate, e*F, F))
+		w.up = append(w.up, be.View(up, e*F, F))
+		w.down = append(w.down, be.View(down, e*E, E))
+	}
+	return w
+}
+
+// route picks each token's experts from its router logits as llama.cpp's build_moe_ffn
+// does: probabilities by softmax (ggml_soft_max: float exps, a double sum) or sigmoid,
+// the nUsed highest (plus exp_probs_b) in descending order, ties to the lower index,
+// their probabilities optionally normalised to sum 1 and scaled. sel and wts get nUsed
+// entries per token.
+func (c *config) route(logits []float32, bias []float32, sel []int, wts []float32) {
+	X, k := c.nExpert, c.nUsed
+	probs := make([]float32, X)
+	score := make([]float32, X)
+	for i := 0; i < len(logits)/X; i++ {
+		row := logits[i*X : (i+1)*X]
+		if c.sigmoid {
+			for e, x := range row {
+				probs[e] = 1 / (1 + float32(math.Exp(float64(-x))))
+			}
+		} else {
+			mx := float32(math.Inf(-1))
+			for _, x := range row {
+				mx = max(mx, x)
+			}
+			var sum float64
+			for e, x := range row {
+				probs[e] = float32(math.Exp(float64(x - mx)))
+				sum += float64(probs[e])
+			}
+			inv := float32(1 / sum)
+			for e := range probs {
+				probs[e] *= inv
+			}
+		}
+		copy(score, probs)
+		for e := range bias {
+			score[e] += bias[e]
+		}
+		s, w := sel[i*k:(i+1)*k], wts[i*k:(i+1)*k]
+		for j := range s {
+			best := -1
+			for e := 0; e < X; e++ {
+				if taken(s[:j], e) {
+					continue
+				}
+				if best < 0 || score[e] > score[best] {
+					best = e
+				}
+			}
+			s[j], w[j] = best, probs[best]
+		}
+		if c.wNorm {
+			var sum float64
+			for _, x := range w {
+				sum += float64(x)
+			}
+			d := max(float32(sum), 6.103515625e-5)
+			for j := range w {
+				w[j] /= d
+			}
+		}
+		if c.wScale != 0 {
+			for j := range w {
+				w[j] *= c.wScale
+			}
+		}
+	}
+}
+
+func taken(s []int, e int) bool {
+	for _, x := range s {
+		if x == e {
+			return true
+		}
+	}
+	return false
+}
+
+// moeFFN replaces cur [n, NEmbd] (the normed FFN input) by the routed experts' weighted
+// sum plus the shared experts' output. The router logits are read back to the host, the
+// (token, expert) pairs gathered by expert, each expert's SwiGLU FFN run on its rows, the
+// rows weighted, and each token's rows summed in slot order, as llama.cpp sums them.
+func (m *Model) moeFFN(ctx context.Context, w *moeWeights, cur backend.Tensor, n int) error {
+	be, s, pr, c := m.be, m.scratch, m.pairs, m.cfg
+	X, k, E := c.nExpert, c.nUsed, m.p.NEmbd
+	h := &m.host
+	logits := s.Get("moe_logits", n)
+	be.MatMul(logits, w.gateInp, cur)
+	h.logits = grow(h.logits, n*X)
+	if err := be.ReadF32(ctx, logits, h.logits); err != nil {
+		return fmt.Errorf("router logits: %w", err)
+	}
+	P := n * k
+	sel, wts := make([]int, P), make([]float32, P)
+	c.route(h.logits, w.probsB, sel, wts)
+
+	// Counting sort of the pairs by expert, tokens in order within an expert.
+	start := make([]int, X+1)
+	for _, e := range sel {
+		start[e+1]++
+	}
+	for e := 0; e < X; e++ {
+		start[e+1] += start[e]
+	}
+	next := append([]int(nil), start[:X]...)
+	h.ids, h.slots = grow(h.ids, P), grow(h.slots, P)
+	h.weights = grow(h.weights, P*E)
+	for q, e := range sel {
+		at := next[e]
+		next[e]++
+		tok, slot := q/k, q%k
+		h.ids[at] = int32(tok)
+		h.slots[slot*n+tok] = int32(at)
+		row := h.weights[at*E : (at+1)*E]
+		for j := range row {
+			row[j] = wts[q]
+		}
+	}
+	ids, wt := pr.Get("ids", P), pr.Get("w", P)
+	be.WriteI32(ids, h.ids)
+	be.WriteF32(wt, h.weights)
+	x, gate, up, down := pr.Get("x", P), pr.Get("gate", P), pr.Get("up", P), pr.Get("down", P)
+	be.GetRows(x, cur, ids)
+	for e := 0; e < X; e++ {
+		a, cnt := start[e], start[e+1]-start[e]
+		if cnt == 0 {
+			continue
+		}
+		g, u := be.View(gate, a, cnt), be.View(up, a, cnt)
+		backend.MatMulShared(be, be.View(x, a, cnt), []backend.Proj{{Dst: g, W: w.gate[e]}, {Dst: u, W: w.up[e]}})
+		be.SwiGLU(g, g, u)
+		be.MatMul(be.View(down, a, cnt), w.down[e], g)
+	}
+	be.Mul(down, down, wt)
+
+	out := cur // without shared experts the sum goes straight to cur (read above)
+	if w.shared != nil {
+		out = s.Get("moe_out", n)
+	}
+	tmp := s.Get("moe_tmp", n)
+	for j := 0; j < k; j++ {
+		idx := s.Get(m.slotNames[j], n)
+		be.WriteI32(idx, h.slots[j*n:(j+1)*n])
+		if j == 0 {
+			be.GetRows(out, down, idx)
+			continue
+		}
+		be.GetRows(tmp, down, idx)
+		be.Add(out, out, tmp)
+	}
+	if w.shared != nil {
+		g, u := s.Get("shexp_gate", n), s.Get("shexp_up", n)
+		backend.MatMulShared(be, cur, []backend.Proj{{Dst: g, W: w.shared.Gate}, {Dst: u, W: w.shared.Up}})
+		be.SwiGLU(g, g, u)
+		be.MatMul(cur, w.shared.Down, g) // ffn_shexp
+		be.Add(cur, out, cur)            // ffn_out = moe_out + ffn_shexp
+	}
+	return nil
+}
+
+func grow[T any](b []T, n int) []T {
+	if cap(b) < n {
+		return make([]T, n)
+	}
+	return b[:n]
+}
