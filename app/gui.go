@@ -69,6 +69,9 @@ func RunGUI(ctx context.Context, opt GUIOptions) error {
 	home, _ := os.UserHomeDir() // no home: no models to discover
 	svc := &chatService{bo: BackendOptions{Name: opt.Backend}, st: st, home: home, dataDir: dir,
 		modelsDir: filepath.Join(dir, ModelsFolder)}
+	if svc.set, err = loadAppSettings(ctx, st); err != nil {
+		log.Printf("ember: settings: %v", err) // the defaults, then
+	}
 	if err := svc.LoadModel(ctx, opt.ModelPath); err != nil {
 		return err
 	}
@@ -119,6 +122,8 @@ type chatService struct {
 	eng   *engine.Engine
 	chat  *Chat
 	names map[string]string // model ID -> display name, from the last Models; guarded by mu
+	set   ui.AppSettings    // the app's settings; guarded by mu
+	srv   localServer       // the API inside the app, on m's engine
 }
 
 func (c *chatService) ModelName() string {

@@ -15,7 +15,10 @@ import (
 	"ember/ui"
 )
 
-var _ ui.ModelSwitcher = (*chatService)(nil)
+var (
+	_ ui.ModelSwitcher      = (*chatService)(nil)
+	_ ui.AppSettingsService = (*chatService)(nil)
+)
 
 // ModelsFolder is the data folder's folder for model files the user keeps there.
 const ModelsFolder = "models"
@@ -38,11 +41,15 @@ func (c *chatService) LoadModel(ctx context.Context, id string) error {
 		}
 		id = abs
 	}
-	l, err := OpenModel(id, c.bo)
+	c.mu.RLock()
+	set, bo := c.set, c.bo
+	c.mu.RUnlock()
+	bo.Threads = set.Threads
+	l, err := OpenModel(id, bo)
 	if err != nil {
 		return err
 	}
-	var eo engine.Options
+	eo := engine.Options{ContextSize: set.ContextSize}
 	var bc *store.BlockCache
 	if c.dataDir != "" {
 		// Reopening a conversation after a restart loads its prompt's KV blocks.
@@ -67,8 +74,37 @@ func (c *chatService) LoadModel(ctx context.Context, id string) error {
 	oldM, oldBC, oldEng := c.m, c.bc, c.eng
 	c.m, c.bc, c.eng, c.chat = l, bc, eng, NewChat(l)
 	c.mu.Unlock()
+	// The server moves to the new engine before the old one closes.
+	srvErr := c.srv.start(set, l, eng)
 	closeModel(oldM, oldBC, oldEng)
-	return nil
+	return srvErr
+}
+
+// AppSettings are the settings in use.
+func (c *chatService) AppSettings() ui.AppSettings {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.set
+}
+
+// ApplyAppSettings saves s, reloads the model when its threads or context size
+// changed, and starts or stops the local server.
+func (c *chatService) ApplyAppSettings(ctx context.Context, s ui.AppSettings) (string, error) {
+	if err := saveAppSettings(ctx, c.st, s); err != nil {
+		return "", err
+	}
+	c.mu.Lock()
+	old := c.set
+	c.set = s
+	l, eng := c.m, c.eng
+	c.mu.Unlock()
+	var err error
+	if s.Threads != old.Threads || s.ContextSize != old.ContextSize {
+		err = c.LoadModel(ctx, c.CurrentModel()) // starts the server too
+	} else {
+		err = c.srv.start(s, l, eng)
+	}
+	return c.srv.status(), err
 }
 
 // closeModel closes an engine, then its prefix cache, then its model; nils are
@@ -87,6 +123,7 @@ func closeModel(m *Loaded, bc *store.BlockCache, eng *engine.Engine) {
 
 // close frees the loaded model.
 func (c *chatService) close() {
+	c.srv.stop()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	closeModel(c.m, c.bc, c.eng)

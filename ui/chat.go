@@ -51,6 +51,7 @@ type chatView struct {
 	sendBtn   *widget.Button              // enabled when idle
 	stopBtn   *widget.Button              // enabled while a reply streams
 	newBtn    *widget.Button              // always enabled
+	appBtn    *widget.Button              // the app's settings, when svc is an AppSettingsService; nil otherwise
 	sysBtn    *widget.Button              // edits the chat's settings: system prompt, sampling
 	menuBtn   *widget.Button              // rename, export, delete; nil without History
 	title     *widget.Label               // the conversation's title; nil without History
@@ -272,6 +273,7 @@ func (v *chatView) setBusy(busy bool) {
 	enable(v.sendBtn, !busy && v.loadingID == nil)
 	enable(v.stopBtn, busy)
 	enable(v.modelBtn, !busy && v.loadingID == nil)
+	enable(v.appBtn, !busy && v.loadingID == nil)
 }
 
 func (v *chatView) focusEntry() {

@@ -137,3 +137,66 @@ func TestModelPicker(t *testing.T) {
 		t.Error("the picker stays disabled after the reply")
 	}
 }
+
+// appChat is a fakeChat with app settings.
+type appChat struct {
+	*fakeChat
+	mu      sync.Mutex
+	set     AppSettings // guarded by mu
+	applied chan AppSettings
+	err     error
+}
+
+func (a *appChat) AppSettings() AppSettings {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.set
+}
+
+func (a *appChat) ApplyAppSettings(_ context.Context, s AppSettings) (string, error) {
+	a.applied <- s
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.err != nil {
+		return "Local server off", a.err
+	}
+	a.set = s
+	return "API at http://" + s.ServerAddr + "/v1", nil
+}
+
+func TestAppSettings(t *testing.T) {
+	var ac *appChat
+	h := newHarnessWrapped(t, newFakeHistory(), func(f *fakeChat) ChatService {
+		ac = &appChat{fakeChat: f, applied: make(chan AppSettings, 1), set: AppSettings{Threads: 4}}
+		return ac
+	})
+	if h.v.appBtn == nil {
+		t.Fatal("no settings button")
+	}
+	test.Tap(h.v.appBtn)
+	if h.w.Canvas().Overlays().Top() == nil {
+		t.Fatal("no settings dialog")
+	}
+	h.w.Canvas().Overlays().Remove(h.w.Canvas().Overlays().Top())
+
+	want := AppSettings{ServerOn: true, ServerAddr: "127.0.0.1:8080", APIKey: "secret", ContextSize: 8192}
+	h.v.applyAppSettings(ac, want)
+	if !h.v.sendBtn.Disabled() || !h.v.appBtn.Disabled() || h.v.stats.Text != "Applying the settings…" {
+		t.Errorf("while applying: send enabled %v, status %q", !h.v.sendBtn.Disabled(), h.v.stats.Text)
+	}
+	if got := <-ac.applied; got != want {
+		t.Errorf("applied %+v", got)
+	}
+	h.loop.until(t, "the settings to apply", func() bool { return h.v.loadingID == nil })
+	if h.v.sendBtn.Disabled() || h.v.stats.Text != "API at http://127.0.0.1:8080/v1" {
+		t.Errorf("after: status %q", h.v.stats.Text)
+	}
+
+	ac.err = errors.New("listen tcp: address already in use")
+	h.v.applyAppSettings(ac, want)
+	<-ac.applied
+	h.loop.until(t, "the settings to fail", func() bool { return h.v.loadingID == nil })
+	if h.w.Canvas().Overlays().Top() == nil || h.v.stats.Text != "Local server off" {
+		t.Errorf("after a failure: status %q", h.v.stats.Text)
+	}
+}

@@ -3,6 +3,7 @@
 package ui
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"image"
@@ -55,6 +56,7 @@ func TestScreenshot(t *testing.T) {
 		{"chat-settings.png", theme.VariantLight, settingsDialog, true, false},
 		{"chat-models.png", theme.VariantLight, modelMenu, true, true},
 		{"chat-code.png", theme.VariantLight, codeReply, false, false},
+		{"app-settings.png", theme.VariantLight, appSettingsDialog, true, true},
 		{"chat-code-dark.png", theme.VariantDark, codeReply, false, false},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
@@ -65,7 +67,9 @@ func TestScreenshot(t *testing.T) {
 			wrap := func(f *fakeChat) ChatService { return f }
 			if tc.models {
 				wrap = func(f *fakeChat) ChatService {
-					return &switchChat{fakeChat: f, release: make(chan error, 1), name: f.ModelName()}
+					sw := &switchChat{fakeChat: f, release: make(chan error, 1), name: f.ModelName()}
+					return &appSwitchChat{switchChat: sw, appChat: &appChat{fakeChat: f,
+						set: AppSettings{ServerOn: true, ServerAddr: "127.0.0.1:11435", APIKey: "secret", Threads: 8}}}
 				}
 			}
 			h := newHarnessWrapped(t, hist, wrap)
@@ -162,6 +166,25 @@ func codeReply(s *scene) {
 	s.step(Delta{Content: "Use a `bufio.Scanner`:\n\n```go\nf, err := os.Open(\"notes.txt\")\nif err != nil {\n\treturn err\n}\ndefer f.Close()\n"}, 300*time.Millisecond)
 	s.step(Delta{Content: "sc := bufio.NewScanner(f)\nfor sc.Scan() {\n\tfmt.Println(sc.Text()) // one line, without its newline; a long comment that has to wrap in a narrow window\n}\nreturn sc.Err()\n```\n\nLines longer than 64 KB need `sc.Buffer`."}, 500*time.Millisecond)
 	s.end(Stats{PromptTokens: 40, GenTokens: 70, TokensPerSec: 22.8, TTFT: 160 * time.Millisecond, ContextSize: 4096}, nil)
+}
+
+// appSwitchChat can switch models and has app settings, as the app.
+type appSwitchChat struct {
+	*switchChat
+	*appChat
+}
+
+func (a *appSwitchChat) ModelName() string { return a.switchChat.ModelName() }
+func (a *appSwitchChat) BackendName() string {
+	return a.switchChat.BackendName()
+}
+func (a *appSwitchChat) Chat(ctx context.Context, req ChatRequest, onDelta func(Delta)) (Stats, error) {
+	return a.switchChat.Chat(ctx, req, onDelta)
+}
+
+// appSettingsDialog is Ember's settings dialog.
+func appSettingsDialog(s *scene) {
+	test.Tap(s.h.v.appBtn)
 }
 
 // modelMenu is the model picker's menu open over a new chat.

@@ -62,7 +62,13 @@ func newSidebar(v *chatView) *sidebar {
 			v.openChat(s.items[i].ID)
 		}
 	}
-	top := container.NewVBox(container.NewHBox(v.newBtn), s.search, s.note)
+	bar := container.NewHBox(v.newBtn)
+	if as, ok := v.svc.(AppSettingsService); ok {
+		v.appBtn = widget.NewButtonWithIcon("", theme.MenuIcon(), func() { v.showAppSettings(as) })
+		v.appBtn.Importance = widget.LowImportance
+		bar = container.NewBorder(nil, nil, v.newBtn, v.appBtn)
+	}
+	top := container.NewVBox(bar, s.search, s.note)
 	s.root = container.NewBorder(top, nil, nil, nil, s.list)
 	return s
 }
