@@ -103,6 +103,14 @@ func load(f *gguf.File, bo BackendOptions) (*Loaded, error) {
 		return nil, err
 	}
 	m, err := archs.Load(f, be)
+	if err != nil && errors.Is(err, backend.ErrUnsupported) && be.Name() == "cuda" && (bo.Name == "" || bo.Name == "auto") {
+		// "auto" chose the GPU, which lacks a weight type of this file: use the CPU.
+		be.Close()
+		if be, err = cpu.New(cpu.Options{Threads: bo.Threads}); err != nil {
+			return nil, err
+		}
+		m, err = archs.Load(f, be)
+	}
 	if err != nil {
 		be.Close()
 		return nil, err
