@@ -84,3 +84,22 @@ func TestAppSettingsAndLocalServer(t *testing.T) {
 		t.Errorf("listening on a bad address: %q", ln)
 	}
 }
+
+// A server that cannot start does not keep the model from loading.
+func TestServerFailureDoesNotFailTheLoad(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := OpenHistory(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	svc := &chatService{bo: BackendOptions{Name: "ref"}, st: st, set: ui.AppSettings{ServerOn: true, ServerAddr: "256.0.0.1:1"}}
+	if err := svc.LoadModel(ctx, ""); err != nil || svc.eng == nil {
+		t.Fatalf("load with a bad server address: %v", err)
+	}
+	defer svc.close()
+	if status, err := svc.ApplyAppSettings(ctx, svc.AppSettings()); err == nil || status != "Local server off" {
+		t.Errorf("apply: %q, %v; want the server's error", status, err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"path/filepath"
 	"strings"
 
@@ -32,8 +33,27 @@ const (
 
 // LoadModel loads the GGUF file at id ("" for the bundled model) on the service's
 // backend with an engine, then puts it in place of the model loaded before, which
-// is closed. Chats running meanwhile keep the old model until they end.
+// is closed. Chats running meanwhile keep the old model until they end. The local
+// server, when on, moves to the new model; that it cannot start is logged, not an
+// error of the load (ApplyAppSettings reports it).
 func (c *chatService) LoadModel(ctx context.Context, id string) error {
+	err := c.load(ctx, id)
+	var se *serverError
+	if errors.As(err, &se) {
+		log.Printf("ember: %v", se.err)
+		return nil
+	}
+	return err
+}
+
+// serverError is a local server that did not start after a load.
+type serverError struct{ err error }
+
+func (e *serverError) Error() string { return e.err.Error() }
+func (e *serverError) Unwrap() error { return e.err }
+
+// load is LoadModel, returning a *serverError when only the server failed.
+func (c *chatService) load(ctx context.Context, id string) error {
 	if id != "" {
 		abs, err := filepath.Abs(id)
 		if err != nil {
@@ -77,7 +97,10 @@ func (c *chatService) LoadModel(ctx context.Context, id string) error {
 	// The server moves to the new engine before the old one closes.
 	srvErr := c.srv.start(set, l, eng)
 	closeModel(oldM, oldBC, oldEng)
-	return srvErr
+	if srvErr != nil {
+		return &serverError{srvErr}
+	}
+	return nil
 }
 
 // AppSettings are the settings in use.
@@ -100,7 +123,7 @@ func (c *chatService) ApplyAppSettings(ctx context.Context, s ui.AppSettings) (s
 	c.mu.Unlock()
 	var err error
 	if s.Threads != old.Threads || s.ContextSize != old.ContextSize {
-		err = c.LoadModel(ctx, c.CurrentModel()) // starts the server too
+		err = c.load(ctx, c.CurrentModel()) // starts the server too
 	} else {
 		err = c.srv.start(s, l, eng)
 	}
