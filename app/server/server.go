@@ -23,10 +23,13 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -57,6 +60,10 @@ type Config struct {
 	// ShutdownGrace is how long Serve waits for running requests after its context ends
 	// before cancelling them; 0 means 5 s.
 	ShutdownGrace time.Duration
+	// BodyTimeout bounds reading a request's body, so a client that drips it cannot
+	// hold a connection and a handler; 0 means 30 s. (Responses have no timeout: a
+	// stream lasts as long as its generation.)
+	BodyTimeout time.Duration
 	// Logger receives server errors; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -139,7 +146,47 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(sw, r, http.StatusUnauthorized, "invalid_api_key", "Incorrect or missing API key; send it as \"Authorization: Bearer KEY\"")
 		return
 	}
+	if r.Body != nil && r.Body != http.NoBody && !s.readBody(w, sw, r) {
+		return
+	}
 	s.mux.ServeHTTP(sw, r)
+}
+
+// maxBody bounds the bodies the server buffers; the APIs apply their own, lower limits.
+const maxBody = 64 << 20
+
+// readBody reads the whole body under a deadline on conn (the connection's own writer)
+// and puts it back in memory, so the handlers never wait on the network. A body that is
+// not there in time gets a 408, written to w.
+func (s *Server) readBody(conn, w http.ResponseWriter, r *http.Request) bool {
+	timeout := s.cfg.BodyTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	rc := http.NewResponseController(conn)
+	_ = rc.SetReadDeadline(time.Now().Add(timeout)) // unsupported by test recorders: then no deadline
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err == nil {
+		_ = rc.SetReadDeadline(time.Time{})
+	}
+	// On an error the deadline stays in the past: the server's own read of what is
+	// left of the body fails at once instead of waiting for the dripping client.
+	r.Body.Close()
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		w.Header().Set("Connection", "close")
+		writeError(w, r, http.StatusRequestTimeout, "request_timeout", fmt.Sprintf("the request body did not arrive within %v", timeout))
+		return false
+	case err != nil:
+		writeError(w, r, http.StatusBadRequest, "invalid_body", "reading the request body: "+err.Error())
+		return false
+	case len(body) > maxBody:
+		writeError(w, r, http.StatusRequestEntityTooLarge, "request_too_large", fmt.Sprintf("the request body is over %d bytes", maxBody))
+		return false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return true
 }
 
 // hostAllowed reports whether a Host header names this machine or an allowed host.
