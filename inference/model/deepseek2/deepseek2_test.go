@@ -1,0 +1,209 @@
+package deepseek2
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"ember/inference/backend"
+	"ember/inference/backend/cpu"
+	"ember/inference/backend/ref"
+	"ember/inference/gguf"
+	"ember/inference/model"
+)
+
+const goldenDir = "../../../testdata/golden"
+
+// prompt is a fixed token sequence (ids below the tiny vocab of 512).
+var prompt = []int32{1, 300, 17, 42, 99, 256, 7, 511, 128, 64, 3, 200, 201, 202, 90, 91, 92, 400, 33}
+
+func load(t *testing.T, name string) model.Model {
+	t.Helper()
+	return loadOn(t, name, ref.New())
+}
+
+func loadOn(t *testing.T, name string, be backend.Backend) model.Model {
+	t.Helper()
+	f, err := gguf.Open(filepath.Join(goldenDir, name+".gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Load(f, be)
+	if err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close(); m.Backend().Close(); f.Close() })
+	return m
+}
+
+func positions(start, n int) []int32 {
+	p := make([]int32, n)
+	for i := range p {
+		p[i] = int32(start + i)
+	}
+	return p
+}
+
+func run(t *testing.T, m model.Model, c *model.Cache, b model.Batch) []float32 {
+	t.Helper()
+	out, err := m.Forward(context.Background(), c, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out == nil {
+		return nil
+	}
+	buf := make([]float32, out.Rows()*out.Cols())
+	if err := m.Backend().ReadF32(context.Background(), out, buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf
+}
+
+func nmse(a, b []float32) float64 {
+	var num, den float64
+	for i := range b {
+		d := float64(a[i]) - float64(b[i])
+		num += d * d
+		den += float64(b[i]) * float64(b[i])
+	}
+	return num / den
+}
+
+func sameRows(t *testing.T, what string, got, want []float32, nv int) {
+	t.Helper()
+	sameRowsTol(t, what, got, want, nv, 1e-10)
+}
+
+// sameRowsTol compares logits rows; tol allows for kernels whose summation order
+// depends on the batch shape (the CPU backend's F16 matmul).
+func sameRowsTol(t *testing.T, what string, got, want []float32, nv int, tol float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d logits, want %d", what, len(got), len(want))
+	}
+	for i := 0; i < len(want)/nv; i++ {
+		if e := nmse(got[i*nv:(i+1)*nv], want[i*nv:(i+1)*nv]); e > tol {
+			t.Errorf("%s: row %d NMSE %.3g", what, i, e)
+		}
+	}
+}
+
+// TestPrefillShapes: a full prefill, a chunked one and token-by-token decode give the
+// same logits, for the MLA layout and the attn_kv_b one.
+func TestPrefillShapes(t *testing.T) {
+	for _, name := range []string{"deepseek2-tiny-q8_0", "deepseek2-tiny-kvb-f16"} {
+		t.Run(name, func(t *testing.T) {
+			m := load(t, name)
+			nv, n := m.Params().NVocab, len(prompt)
+			cache := func() *model.Cache {
+				c, err := m.NewCache(n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(c.Free)
+				return c
+			}
+			want := run(t, m, cache(), model.Batch{Tokens: prompt, Pos: positions(0, n), AllLogits: true})
+			c := cache()
+			var chunked []float32
+			for _, r := range [][2]int{{0, 3}, {3, 4}, {4, 11}, {11, n}} {
+				b := model.Batch{Tokens: prompt[r[0]:r[1]], Pos: positions(r[0], r[1]-r[0]), AllLogits: true}
+				chunked = append(chunked, run(t, m, c, b)...)
+			}
+			sameRows(t, "chunked", chunked, want, nv)
+			c = cache()
+			var single []float32
+			for i := range prompt {
+				single = append(single, run(t, m, c, model.Batch{Tokens: prompt[i : i+1], Pos: positions(i, 1)})...)
+			}
+			sameRows(t, "token by token", single, want, nv)
+		})
+	}
+}
+
+// TestPagedBatch: two sequences in one batch over a paged cache, sharing a first block
+// (a cached prefix), give the logits each gives alone over a contiguous cache, on ref
+// and on the CPU backend.
+func TestPagedBatch(t *testing.T) {
+	backends := map[string]func() backend.Backend{
+		"ref": func() backend.Backend { return ref.New() },
+		"cpu": func() backend.Backend {
+			b, err := cpu.New(cpu.Options{Threads: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b
+		},
+	}
+	for _, name := range []string{"deepseek2-tiny-q4_k_m", "deepseek2-tiny-kvb-f16"} {
+		for bn, newBE := range backends {
+			tol := 1e-10
+			if bn == "cpu" {
+				tol = 1e-6
+			}
+			t.Run(name+"/"+bn, func(t *testing.T) { pagedBatch(t, loadOn(t, name, newBE()), tol) })
+		}
+	}
+}
+
+func pagedBatch(t *testing.T, m model.Model, tol float64) {
+	nv, bs := m.Params().NVocab, 4
+	a := prompt[:11]
+	b := append(append([]int32(nil), prompt[:4]...), prompt[12:19]...) // same first block
+	alone := func(toks []int32) []float32 {
+		c, err := m.NewCache(len(toks))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Free()
+		return run(t, m, c, model.Batch{Tokens: toks, Pos: positions(0, len(toks)), AllLogits: true})
+	}
+	wantA, wantB := alone(a), alone(b)
+
+	c, err := model.NewPagedCache(m.Backend(), m.Params(), 16, bs, 2, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Free()
+	tables := [][]int32{{5, 2, 9}, {5, 7, 3}}
+	// The shared block first, through sequence 0 alone.
+	run(t, m, c, model.Batch{Tokens: a[:4], Pos: positions(0, 4), Seq: make([]int32, 4), Tables: tables[:1], Logits: []int32{}})
+	var batch model.Batch
+	batch.Tables = tables
+	for s, toks := range [][]int32{a, b} {
+		for i := 4; i < len(toks); i++ {
+			batch.Tokens = append(batch.Tokens, toks[i])
+			batch.Pos = append(batch.Pos, int32(i))
+			batch.Seq = append(batch.Seq, int32(s))
+		}
+	}
+	batch.AllLogits = true
+	got := run(t, m, c, batch)
+	na := len(a) - 4
+	sameRowsTol(t, "sequence 0", got[:na*nv], wantA[4*nv:], nv, tol)
+	sameRowsTol(t, "sequence 1", got[na*nv:], wantB[4*nv:], nv, tol)
+}
+
+// TestRoute checks top-k selection, tie-breaking, normalisation and scaling.
+func TestRoute(t *testing.T) {
+	c := config{nExpert: 4, nUsed: 2, sigmoid: true}
+	sel, w := make([]int, 2), make([]float32, 2)
+	c.route([]float32{0, 1, 1, -1}, nil, sel, w) // a tie: the lower index first
+	if sel[0] != 1 || sel[1] != 2 || w[0] != w[1] {
+		t.Fatalf("sigmoid top-2 of a tie: %v %v", sel, w)
+	}
+	c = config{nExpert: 4, nUsed: 2, wNorm: true, wScale: 2}
+	c.route([]float32{3, 1, 2, 0}, nil, sel, w)
+	if sel[0] != 0 || sel[1] != 2 || abs(w[0]+w[1]-2) > 1e-6 || w[0] <= w[1] {
+		t.Fatalf("softmax top-2, normalised and scaled by 2: %v %v", sel, w)
+	}
+	c = config{nExpert: 4, nUsed: 1}
+	c.route([]float32{3, 1, 2, 0}, []float32{0, 0, 0, 1}, sel[:1], w[:1]) // bias steers selection only
+	if sel[0] != 3 || w[0] > 0.1 {
+		t.Fatalf("biased selection: %v %v", sel[:1], w[:1])
+	}
+}
+
+func abs(x float32) float32 { return max(x, -x) }
