@@ -33,7 +33,7 @@ type testBackend struct {
 	ended  chan engine.Event // gets each final event when not nil
 }
 
-func newTestBackend(t *testing.T) *testBackend {
+func newTestBackend(t testing.TB) *testBackend {
 	t.Helper()
 	f, err := gguf.Open(storiesPath)
 	if err != nil {
