@@ -78,6 +78,12 @@ func TestSoak(t *testing.T) {
 	var mem0 runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&mem0)
+	rss0 := rssKiB()
+	var rssMid atomic.Int64 // resident memory half-way, to tell growth from warm-up
+	go func() {
+		time.Sleep(dur / 2)
+		rssMid.Store(rssKiB())
+	}()
 	deadline := time.Now().Add(dur)
 	var wg sync.WaitGroup
 	for c := range 64 {
@@ -132,6 +138,23 @@ func TestSoak(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&mem1)
 	st := eng.Stats()
-	t.Logf("%d requests in %v (%d hung up), 0 blocks used after, %d preemptions, prefix hits %d of %d tokens, heap in use %d -> %d KiB",
-		requests.Load(), dur, hungUp.Load(), st.Preemptions, st.PrefixHitTokens, st.PrefixLookupTokens, mem0.HeapInuse>>10, mem1.HeapInuse>>10)
+	t.Logf("%d requests in %v (%d hung up), 0 blocks used after, %d preemptions, prefix hits %d of %d tokens, heap in use %d -> %d KiB, resident %d -> %d (half-way) -> %d KiB",
+		requests.Load(), dur, hungUp.Load(), st.Preemptions, st.PrefixHitTokens, st.PrefixLookupTokens, mem0.HeapInuse>>10, mem1.HeapInuse>>10,
+		rss0, rssMid.Load(), rssKiB())
+}
+
+// rssKiB is the process's resident memory in KiB (Linux; 0 elsewhere).
+func rssKiB() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var n int64
+			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &n)
+			return n
+		}
+	}
+	return 0
 }
