@@ -121,8 +121,8 @@ func concurrently(t *testing.T, e *Engine) []result {
 }
 
 // TestBatchEqualsSingles: sequences batched together (continuous batching, chunked
-// prefill under a small budget, shared prefixes) give the same tokens and logprobs as
-// each run alone; and so do they when the cache is so small that sequences are
+// prefill under a small budget, prompts read one token per step, shared prefixes) give
+// the same tokens and logprobs as each run alone; and so do they when the cache is so small that sequences are
 // preempted and recomputed.
 func TestBatchEqualsSingles(t *testing.T) {
 	want := singles(t)
@@ -132,6 +132,7 @@ func TestBatchEqualsSingles(t *testing.T) {
 	}{
 		{"batched", Options{ContextSize: 256, PrefillChunk: 512, BlockSize: 4, Parallel: 6}},
 		{"chunked", Options{ContextSize: 256, PrefillChunk: 5, BlockSize: 4, Parallel: 6}},
+		{"token by token", Options{ContextSize: 256, PrefillChunk: 1, BlockSize: 4, Parallel: 6}},
 		{"preempted", Options{ContextSize: 64, CacheTokens: 64, PrefillChunk: 16, BlockSize: 4, Parallel: 6}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

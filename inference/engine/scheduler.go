@@ -88,44 +88,64 @@ func (s *scheduler) abortAll(err error) {
 	s.running, s.waiting = nil, nil
 }
 
-// step runs one forward pass.
+// step runs one forward pass: schedule(); forward(); postprocess().
 func (s *scheduler) step() {
 	s.dropCancelled()
 	s.admit()
 	plan := s.schedule()
 	if len(plan) == 0 {
-		// No step can be taken: the newest sequence cannot get a block even with every
-		// other one preempted (a cache smaller than one context), or nothing can start.
-		var q *sequence
-		if n := len(s.running); n > 0 {
-			q = s.running[n-1]
-			s.running = s.running[:n-1]
-		} else if len(s.waiting) > 0 {
-			q = s.waiting[0]
-			s.waiting = s.waiting[1:]
-		}
-		if q != nil {
-			s.release(q)
-			q.end(Event{Finish: FinishError, Err: fmt.Errorf("engine: the KV cache cannot hold this sequence: %w", kvcache.ErrOutOfBlocks)})
-		}
+		s.stuck()
 		return
 	}
-	b := s.build(plan)
-	nv := s.m.Params().NVocab
-	out, err := s.m.Forward(context.Background(), s.cache, *b)
-	if err == nil && len(b.Logits) > 0 {
-		if need := len(b.Logits) * nv; len(s.logits) < need {
-			s.logits = make([]float32, need)
-		}
-		err = s.m.Backend().ReadF32(context.Background(), out, s.logits[:len(b.Logits)*nv])
-	}
-	if err != nil {
+	if err := s.forward(plan); err != nil {
 		for _, p := range plan {
 			p.q.end(Event{Finish: FinishError, Err: fmt.Errorf("engine: forward pass: %w", err)})
 		}
 		s.retire()
 		return
 	}
+	s.postprocess(plan)
+	s.retire()
+}
+
+// stuck handles a step that could schedule nothing: the newest sequence cannot get a
+// block even with every other one preempted (a cache smaller than one context), or
+// nothing can start. That sequence fails, so the others go on.
+func (s *scheduler) stuck() {
+	var q *sequence
+	if n := len(s.running); n > 0 {
+		q = s.running[n-1]
+		s.running = s.running[:n-1]
+	} else if len(s.waiting) > 0 {
+		q = s.waiting[0]
+		s.waiting = s.waiting[1:]
+	}
+	if q != nil {
+		s.release(q)
+		q.end(Event{Finish: FinishError, Err: fmt.Errorf("engine: the KV cache cannot hold this sequence: %w", kvcache.ErrOutOfBlocks)})
+	}
+}
+
+// forward evaluates the plan's tokens and reads back the logits rows it asks for into
+// s.logits (NVocab floats per row, in plan order).
+func (s *scheduler) forward(plan []planned) error {
+	b := s.build(plan)
+	out, err := s.m.Forward(context.Background(), s.cache, *b)
+	if err != nil || len(b.Logits) == 0 {
+		return err
+	}
+	need := len(b.Logits) * s.m.Params().NVocab
+	if len(s.logits) < need {
+		s.logits = make([]float32, need)
+	}
+	return s.m.Backend().ReadF32(context.Background(), out, s.logits[:need])
+}
+
+// postprocess advances every planned sequence past the tokens just evaluated; those
+// whose prompt is now fully in offer its blocks to the prefix cache, and those at the
+// end of their tokens sample the next one (streaming it, or finishing).
+func (s *scheduler) postprocess(plan []planned) {
+	nv := s.m.Params().NVocab
 	row := 0
 	for _, p := range plan {
 		q := p.q
@@ -133,22 +153,20 @@ func (s *scheduler) step() {
 		if q.computed < len(q.tokens) {
 			continue // a prompt chunk with more to come
 		}
+		logits := s.logits[row*nv : (row+1)*nv]
+		row++
 		if !q.promptCached {
-			// The prompt is in: share its full blocks with every later request.
 			q.promptCached = true
 			if _, _, err := s.pool.Tree().InsertSeq(q.tokens[:q.computed], q.kv); err != nil {
 				q.end(Event{Finish: FinishError, Err: fmt.Errorf("engine: prefix cache: %w", err)})
-				row++
 				continue
 			}
 			if q.u.PromptTime == 0 {
 				q.u.PromptTime = time.Since(q.j.start)
 			}
 		}
-		q.sampleNext(s.logits[row*nv:(row+1)*nv], s)
-		row++
+		q.sampleNext(logits, s)
 	}
-	s.retire()
 }
 
 // dropCancelled ends the sequences whose clients went away and frees their blocks now.
