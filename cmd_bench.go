@@ -34,7 +34,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	tg := fs.Int("n", 128, "tokens generated one at a time from an empty context (0 skips)")
 	threads := fs.Int("t", 0, "CPU threads (0: one per core)")
 	reps := fs.Int("r", 3, "repetitions (the median is reported)")
-	be := fs.String("backend", "auto", "compute backend: auto, cpu, cuda or ref")
+	be := fs.String("backend", "auto", "compute backend: auto (CUDA when an NVIDIA GPU is present, else CPU), cpu, cuda or ref")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the measurement to this file")
 	var streamList listFlag

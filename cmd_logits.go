@@ -48,7 +48,7 @@ func cmdLogits(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	tokens := fs.String("tokens", "", "comma-separated token ids, evaluated as one batch from position 0")
 	all := fs.Bool("all", false, "print the logits of every position, not just the last")
 	greedy := fs.Int("greedy", 0, "then generate N tokens by argmax, fed back one at a time")
-	be := fs.String("backend", "auto", "compute backend: auto, cpu or ref")
+	be := fs.String("backend", "auto", "compute backend: auto (CUDA when an NVIDIA GPU is present, else CPU), cpu, cuda or ref")
 	threads := fs.Int("t", 0, "CPU threads (0: one per core)")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err

@@ -42,7 +42,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	minP := fs.Float64("min-p", 0.05, "drop tokens below this fraction of the most likely")
 	seed := fs.Uint64("seed", 0, "random seed")
 	ctxSize := fs.Int("c", 0, "context size (0: the model's, at most 4096)")
-	be := fs.String("backend", "auto", "compute backend: auto, cpu or ref")
+	be := fs.String("backend", "auto", "compute backend: auto (CUDA when an NVIDIA GPU is present, else CPU), cpu, cuda or ref")
 	threads := fs.Int("t", 0, "CPU threads (0: one per core)")
 	stats := fs.Bool("stats", false, "print token counts and speed to stderr at the end")
 	if err := parseFlags(fs, args, stderr); err != nil {
