@@ -36,16 +36,17 @@ const Arch = "deepseek2"
 
 // config holds the deepseek2 hyperparameters beyond model.Params.
 type config struct {
-	qLoRA, kvLoRA   int // q_lora_rank (0: no q compression), kv_lora_rank
-	nope, rope, vd  int // per-head dims: qk_nope, qk_rope, v_head
-	mla             bool
-	nDense          int // leading dense layers
-	nExpert, nUsed  int
-	nShared, nFFExp int
-	wScale          float32 // expert_weights_scale; 0 means none
-	wNorm           bool
-	sigmoid         bool    // expert_gating_func 2; else softmax
-	kqScale         float32 // attention scale with YaRN's mscale
+	qLoRA, kvLoRA      int // q_lora_rank (0: no q compression), kv_lora_rank
+	nope, rope, vd     int // per-head dims: qk_nope, qk_rope, v_head
+	mla                bool
+	nDense             int // leading dense layers
+	nExpert, nUsed     int
+	nShared, nFFExp    int
+	nGroup, nGroupUsed int     // group-limited routing (expert_group_count > 1): experts in nGroup groups, the best nGroupUsed kept
+	wScale             float32 // expert_weights_scale; 0 means none
+	wNorm              bool
+	sigmoid            bool    // expert_gating_func 2; else softmax
+	kqScale            float32 // attention scale with YaRN's mscale
 }
 
 // Model is a loaded deepseek2 model.
@@ -165,6 +166,8 @@ func readConfig(f *gguf.File, p *model.Params) (config, error) {
 	c.nUsed = get("expert_used_count", 0, false)
 	c.nShared = get("expert_shared_count", 0, false)
 	c.nFFExp = get("expert_feed_forward_length", 0, false)
+	c.nGroup = get("expert_group_count", 0, false)
+	c.nGroupUsed = get("expert_group_used_count", 0, false)
 	c.wScale = getF("expert_weights_scale", 0)
 	c.sigmoid = get("expert_gating_func", 1, false) == 2
 	if key := Arch + ".expert_weights_norm"; f.Has(key) {
@@ -192,6 +195,9 @@ func readConfig(f *gguf.File, p *model.Params) (config, error) {
 		if p.NKVHead != p.NHead {
 			return c, fmt.Errorf("model: %s: attn_kv_b file with %d KV heads for %d heads", Arch, p.NKVHead, p.NHead)
 		}
+	}
+	if c.nGroup > 1 && (c.nExpert%c.nGroup != 0 || c.nGroupUsed <= 0 || c.nExpert/c.nGroup < 2) {
+		return c, fmt.Errorf("model: %s: %d experts in %d groups, %d used", Arch, c.nExpert, c.nGroup, c.nGroupUsed)
 	}
 	if c.kvLoRA <= 0 || c.nope <= 0 || c.vd <= 0 || c.qLoRA < 0 || c.nDense > p.NLayer ||
 		(c.nDense < p.NLayer && (c.nExpert <= 0 || c.nUsed <= 0 || c.nUsed > c.nExpert || c.nFFExp <= 0)) {

@@ -2,6 +2,7 @@ package deepseek2
 
 import (
 	"context"
+	"math"
 	"path/filepath"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	"ember/inference/backend/ref"
 	"ember/inference/gguf"
 	"ember/inference/model"
+	"ember/inference/synth"
 )
 
 const goldenDir = "../../../testdata/golden"
@@ -24,7 +26,12 @@ func load(t *testing.T, name string) model.Model {
 
 func loadOn(t *testing.T, name string, be backend.Backend) model.Model {
 	t.Helper()
-	f, err := gguf.Open(filepath.Join(goldenDir, name+".gguf"))
+	return loadPath(t, filepath.Join(goldenDir, name+".gguf"), be)
+}
+
+func loadPath(t *testing.T, path string, be backend.Backend) model.Model {
+	t.Helper()
+	f, err := gguf.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,13 +136,7 @@ func TestPrefillShapes(t *testing.T) {
 func TestPagedBatch(t *testing.T) {
 	backends := map[string]func() backend.Backend{
 		"ref": func() backend.Backend { return ref.New() },
-		"cpu": func() backend.Backend {
-			b, err := cpu.New(cpu.Options{Threads: 2})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return b
-		},
+		"cpu": func() backend.Backend { return newCPU(t) },
 	}
 	for _, name := range []string{"deepseek2-tiny-q4_k_m", "deepseek2-tiny-kvb-f16"} {
 		for bn, newBE := range backends {
@@ -204,6 +205,87 @@ func TestRoute(t *testing.T) {
 	if sel[0] != 3 || w[0] > 0.1 {
 		t.Fatalf("biased selection: %v %v", sel[:1], w[:1])
 	}
+	// Groups {0,1} {2,3} {4,5}: sums of the best two pick groups 2 and 0, so expert 2's
+	// high score is masked out.
+	c = config{nExpert: 6, nUsed: 2, nGroup: 3, nGroupUsed: 2, sigmoid: true}
+	c.route([]float32{1, 1, 3, -3, 1.5, 1.4}, nil, sel, w)
+	if sel[0] != 4 || sel[1] != 5 {
+		t.Fatalf("group-limited top-2: %v %v", sel, w)
+	}
 }
 
 func abs(x float32) float32 { return max(x, -x) }
+
+// TestSyntheticVariants loads tiny-deepseek2 files with what the goldens lack: q
+// compression (attn_q_a/attn_q_b), sigmoid gating with exp_probs_b, normalised and
+// scaled expert weights, and the attn_kv_b layout with q compression; each must give
+// finite logits, the same for a full prefill and token-by-token decode on ref, and
+// logits close to ref's on the CPU backend.
+func TestSyntheticVariants(t *testing.T) {
+	variants := []struct {
+		name string
+		ft   string
+		set  func(p *synth.Params)
+	}{
+		{"preset-q4_k_m", "q4_k_m", func(p *synth.Params) {}},
+		{"qlora-sigmoid-bias-norm-f16", "f16", func(p *synth.Params) {
+			p.QLoraRank, p.ExpertGating, p.ExpProbsB, p.ExpertWeightsNorm, p.ExpertWeightsScale = 64, "sigmoid", true, true, 2.5
+		}},
+		{"kvb-qlora-q8_0", "q8_0", func(p *synth.Params) { p.MLALayout, p.QLoraRank = "kv_b", 64 }},
+		{"no-yarn-3-shared-q4_0", "q4_0", func(p *synth.Params) { p.RopeScaling, p.NExpertShared = "none", 3 }},
+	}
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			p, err := synth.Base("tiny-deepseek2", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			v.set(&p)
+			path := filepath.Join(t.TempDir(), v.name+".gguf")
+			if _, err := synth.Write(context.Background(), path, p, synth.Options{FileType: v.ft, Seed: v.name, Threads: 1}); err != nil {
+				t.Fatal(err)
+			}
+			m := loadPath(t, path, ref.New())
+			nv, n := m.Params().NVocab, len(prompt)
+			c, err := m.NewCache(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			full := run(t, m, c, model.Batch{Tokens: prompt, Pos: positions(0, n), AllLogits: true})
+			c.Free()
+			for i, x := range full {
+				if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+					t.Fatalf("logit %d is %g", i, x)
+				}
+			}
+			c, err = m.NewCache(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var single []float32
+			for i := range prompt {
+				single = append(single, run(t, m, c, model.Batch{Tokens: prompt[i : i+1], Pos: positions(i, 1)})...)
+			}
+			c.Free()
+			sameRows(t, "token by token", single, full, nv)
+
+			// The CPU backend within the goldens' bound of ref (its kernels may round a
+			// batch's activations in another order, and routing amplifies that).
+			mc := loadPath(t, path, newCPU(t))
+			c, err = mc.NewCache(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Free()
+			sameRowsTol(t, "cpu", run(t, mc, c, model.Batch{Tokens: prompt, Pos: positions(0, n), AllLogits: true}), full, nv, 5e-3)
+		})
+	}
+}
+
+func newCPU(t *testing.T) backend.Backend {
+	b, err := cpu.New(cpu.Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -96,6 +96,7 @@ func (c *config) route(logits []float32, bias []float32, sel []int, wts []float3
 		for e := range bias {
 			score[e] += bias[e]
 		}
+		c.limitGroups(score)
 		s, w := sel[i*k:(i+1)*k], wts[i*k:(i+1)*k]
 		for j := range s {
 			best := -1
@@ -122,6 +123,45 @@ func (c *config) route(logits []float32, bias []float32, sel []int, wts []float3
 		if c.wScale != 0 {
 			for j := range w {
 				w[j] *= c.wScale
+			}
+		}
+	}
+}
+
+// limitGroups keeps, when experts are routed in groups, only the nGroupUsed groups whose
+// two best scores sum highest (ties to the lower group), setting the others' scores to
+// -Inf, as llama.cpp's build_moe_ffn does.
+func (c *config) limitGroups(score []float32) {
+	if c.nGroup <= 1 || c.nGroupUsed >= c.nGroup {
+		return
+	}
+	per := c.nExpert / c.nGroup
+	sums := make([]float32, c.nGroup)
+	for g := range sums {
+		a, b := float32(math.Inf(-1)), float32(math.Inf(-1))
+		for _, x := range score[g*per : (g+1)*per] {
+			if x > a {
+				a, b = x, a
+			} else if x > b {
+				b = x
+			}
+		}
+		sums[g] = a + b
+	}
+	var keep []int
+	for len(keep) < c.nGroupUsed {
+		best := -1
+		for g := range sums {
+			if !taken(keep, g) && (best < 0 || sums[g] > sums[best]) {
+				best = g
+			}
+		}
+		keep = append(keep, best)
+	}
+	for g := 0; g < c.nGroup; g++ {
+		if !taken(keep, g) {
+			for e := g * per; e < (g+1)*per; e++ {
+				score[e] = float32(math.Inf(-1))
 			}
 		}
 	}
