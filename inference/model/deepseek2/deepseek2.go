@@ -262,7 +262,6 @@ func (m *Model) declare() {
 	h.Declare("seq_h", quant.I32, 1)
 	h.Declare("q_nope", quant.F32, c.nope)
 	h.Declare("q_pe", quant.F32, c.rope)
-	h.Declare("q_abs", quant.F32, c.kvLoRA)
 	h.Declare("Qh", quant.F32, c.kvLoRA+c.rope)
 	h.Declare("Qtmp", quant.F32, c.kvLoRA+c.rope)
 	h.Declare("kqv_h", quant.F32, c.kvLoRA)
@@ -290,8 +289,10 @@ func (m *Model) Forward(ctx context.Context, c *model.Cache, b model.Batch) (bac
 		return nil, err
 	}
 	n := in.N
-	if err := m.heads.Reserve(n * p.NHead); err != nil {
-		return nil, err
+	if m.cfg.mla {
+		if err := m.heads.Reserve(n * p.NHead); err != nil {
+			return nil, err
+		}
 	}
 	if err := m.pairs.Reserve(n * max(m.cfg.nUsed, 1)); err != nil {
 		return nil, err

@@ -21,8 +21,8 @@ type attnWeights struct {
 	kvANorm  backend.Tensor // attn_kv_a_norm {kv_lora_rank}
 	out      backend.Tensor // attn_output {NHead*vd, NEmbd}
 
-	// MLA ("split") layout: per-head views of attn_q, attn_k_b [kv_lora_rank rows x
-	// nope] and attn_v_b [vd rows x kv_lora_rank].
+	// MLA ("split") layout: per-head views of attn_q, attn_k_b [rope zero rows and
+	// kv_lora_rank rows x nope] and attn_v_b [vd rows x kv_lora_rank].
 	qNope, qPE, kB, vB []backend.Tensor
 	// attn_kv_b layout: its key rows as [NHead*(rope+nope), kv_lora_rank] with zero rows
 	// where the rope dims go, and its value rows [NHead*vd, kv_lora_rank].
@@ -69,13 +69,29 @@ func (m *Model) bindAttn(l *model.Loader, name func(string) string) attnWeights 
 	a.out = l.Matrix(name("attn_output.weight"), H*c.vd, p.NEmbd)
 	if c.mla {
 		a.q = l.Matrix(qName, qIn, H*qk)
-		kB := l.Stack(name("attn_k_b.weight"), c.nope, c.kvLoRA, H)
+		// attn_k_b with rope zero rows before each head's kv_lora_rank rows, so the
+		// absorbed query comes out as a [rope | latent] row whose rope dims are 0.
+		kbName := name("attn_k_b.weight")
+		t, raw := l.Raw(kbName, c.nope, c.kvLoRA, H)
+		var idx []int
+		for h := 0; h < H; h++ {
+			for j := 0; j < c.rope+c.kvLoRA; j++ {
+				idx = append(idx, h*c.kvLoRA+j-c.rope)
+				if j < c.rope {
+					idx[len(idx)-1] = -1
+				}
+			}
+		}
+		var kB backend.Tensor
+		if raw != nil {
+			kB = l.Bytes(kbName, t, H*(c.rope+c.kvLoRA), c.nope, gather(raw, rowBytes(t, c.nope), idx))
+		}
 		vB := l.Stack(name("attn_v_b.weight"), c.kvLoRA, c.vd, H)
 		if l.Err() == nil {
 			for h := 0; h < H; h++ {
 				a.qNope = append(a.qNope, be.View(a.q, h*qk, c.nope))
 				a.qPE = append(a.qPE, be.View(a.q, h*qk+c.nope, c.rope))
-				a.kB = append(a.kB, be.View(kB, h*c.kvLoRA, c.kvLoRA))
+				a.kB = append(a.kB, be.View(kB, h*(c.rope+c.kvLoRA), c.rope+c.kvLoRA))
 				a.vB = append(a.vB, be.View(vB, h*c.vd, c.vd))
 			}
 		}
@@ -219,18 +235,17 @@ func (m *Model) attnMLA(w *attnWeights, kCache, vCache, cur backend.Tensor, in *
 	be.SetRows(kCache, kcur, in.Slots)
 	be.SetRows(vCache, kv, in.Slots)
 
-	// Per head: q_nope, q_pe, then q_nope absorbed into the latent through attn_k_b.
-	qNope, qPE, qAbs := hs.Get("q_nope", n*H), hs.Get("q_pe", n*H), hs.Get("q_abs", n*H)
+	// Per head: q_nope, q_pe, then q_nope absorbed into the latent through attn_k_b,
+	// straight into the latent dims of the [rope | latent] query row.
+	qNope, qPE, qh, qt := hs.Get("q_nope", n*H), hs.Get("q_pe", n*H), hs.Get("Qh", n*H), hs.Get("Qtmp", n*H)
 	projs := make([]backend.Proj, 0, 2*H)
 	for h := 0; h < H; h++ {
 		projs = append(projs, backend.Proj{Dst: view(qNope, h), W: w.qNope[h]}, backend.Proj{Dst: view(qPE, h), W: w.qPE[h]})
 	}
 	backend.MatMulShared(be, x, projs)
 	for h := 0; h < H; h++ {
-		be.MatMul(view(qAbs, h), w.kB[h], view(qNope, h))
+		be.MatMul(view(qh, h), w.kB[h], view(qNope, h))
 	}
-	qh, qt := hs.Get("Qh", n*H), hs.Get("Qtmp", n*H)
-	be.MatMul(qh, m.placeKV, qAbs)
 	be.MatMul(qt, m.placeRope, qPE)
 	be.Add(qh, qh, qt)
 	be.RoPE(qh, hi.pos, p.RoPE)
