@@ -14,6 +14,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"ember/app/jsoncut"
 	"ember/inference/engine"
 	"ember/inference/reasoning"
 	"ember/inference/sample"
@@ -127,7 +128,7 @@ func consume(ch <-chan engine.Event, cancel context.CancelFunc, o runOpts, emit 
 	defer cancel()
 	var (
 		tp       *reasoning.Parser
-		jc       *jsonCut
+		jc       *jsoncut.Cut
 		jsonText strings.Builder
 		out      outcome
 		last     engine.Event
@@ -139,7 +140,7 @@ func consume(ch <-chan engine.Event, cancel context.CancelFunc, o runOpts, emit 
 		tp = reasoning.NewParser(o.startInThink)
 	}
 	if o.json {
-		jc = &jsonCut{}
+		jc = &jsoncut.Cut{}
 	}
 	for ev := range ch {
 		last = ev
@@ -156,7 +157,7 @@ func consume(ch <-chan engine.Event, cancel context.CancelFunc, o runOpts, emit 
 		}
 		if jc != nil && c != "" {
 			var over bool
-			c, over, jsonOK = jc.push(c)
+			c, over, jsonOK = jc.Push(c)
 			jsonText.WriteString(c)
 			if over {
 				jsonOver, stopped = true, true

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"ember/app/jsoncut"
 	"ember/inference/engine"
 	"ember/inference/reasoning"
 )
@@ -91,7 +92,7 @@ func consume(ch <-chan engine.Event, cancel context.CancelFunc, o runOpts, emit 
 		tp       *reasoning.Parser
 		thought  bool // some reasoning came out
 		answered bool // some content came out
-		jc       *jsonCut
+		jc       *jsoncut.Cut
 		jsonText strings.Builder
 		out      outcome
 		last     engine.Event
@@ -103,7 +104,7 @@ func consume(ch <-chan engine.Event, cancel context.CancelFunc, o runOpts, emit 
 		tp = reasoning.NewParser(o.startInThink)
 	}
 	if o.json {
-		jc = &jsonCut{}
+		jc = &jsoncut.Cut{}
 	}
 	for ev := range ch {
 		last = ev
@@ -129,7 +130,7 @@ func consume(ch <-chan engine.Event, cancel context.CancelFunc, o runOpts, emit 
 		}
 		if jc != nil && c != "" {
 			var over bool
-			c, over, jsonOK = jc.push(c)
+			c, over, jsonOK = jc.Push(c)
 			jsonText.WriteString(c)
 			if over {
 				jsonOver, stopped = true, true

@@ -1,4 +1,4 @@
-package openai
+package jsoncut
 
 import (
 	"encoding/json"
@@ -16,11 +16,11 @@ func TestJSONCut(t *testing.T) {
 		{`[1,2]`, `[`, true, false},
 	}
 	for _, c := range cases {
-		var j jsonCut
+		var j Cut
 		keep, over, ok := "", false, true
 		for i := 0; i < len(c.in) && !over; i++ { // byte by byte
 			var k string
-			k, over, ok = j.push(c.in[i : i+1])
+			k, over, ok = j.Push(c.in[i : i+1])
 			keep += k
 		}
 		if keep != c.keep || over != c.over || ok != c.ok {

@@ -1,20 +1,23 @@
-package openai
+// Package jsoncut ends a streamed reply where its first top-level JSON object closes:
+// the JSON modes of the OpenAI (response_format json_object) and Ollama ("format":
+// "json") routes, until grammar-constrained sampling exists.
+package jsoncut
 
-// jsonCut watches a streamed reply for response_format json_object. There is no grammar
+// Cut watches a streamed reply for a JSON object. There is no grammar
 // yet to constrain sampling, so it does the next best thing: it ends the reply where the
 // first top-level JSON object closes (a model that keeps talking after its JSON is cut
 // there), and gives up as soon as the reply starts with anything but '{'. The complete
 // reply is then checked with json.Valid by the caller.
-type jsonCut struct {
+type Cut struct {
 	started bool // the opening '{' was seen
 	depth   int  // nesting of objects and arrays
 	inStr   bool
 	esc     bool
 }
 
-// push returns the prefix of text that belongs to the reply, and whether the reply is
+// Push returns the prefix of text that belongs to the reply, and whether the reply is
 // over: the object closed (ok) or cannot be a JSON object (!ok).
-func (j *jsonCut) push(text string) (keep string, over, ok bool) {
+func (j *Cut) Push(text string) (keep string, over, ok bool) {
 	for i := 0; i < len(text); i++ {
 		c := text[i]
 		if !j.started {
