@@ -60,12 +60,15 @@ type Model struct {
 	owned   []backend.Tensor
 
 	tokEmbd, outNorm, output backend.Tensor
-	// place: F32 selections that put a latent row (kv_lora_rank) and a rope row into one
-	// key row [rope | latent]; placeV puts one head's v into [n, NHead*vd] (see mla.go).
-	placeKV, placeRope, placeV backend.Tensor
-	layers                     []layer
-	slotNames                  []string // scratch names of the per-slot pair indices
-	host                       moeHost
+	// F32 selections (see mla.go): placeKV and placeRope put a latent row and a rope
+	// row into a key or query row [rope | latent] (placeRope into every head of an
+	// attn_kv_b file's keys); placeV[h] puts head h's values at its columns of [n,
+	// NHead*vd].
+	placeKV, placeRope backend.Tensor
+	placeV             []backend.Tensor
+	layers             []layer
+	slotNames          []string // scratch names of the per-slot pair indices
+	host               moeHost
 }
 
 type layer struct {
@@ -160,6 +163,9 @@ func readConfig(f *gguf.File, p *model.Params) (config, error) {
 	}
 	c := config{rope: p.RoPE.Dims}
 	c.qLoRA = get("attention.q_lora_rank", 0, false)
+	if ti, ok := f.Tensor("blk.0.attn_q_a.weight"); ok && c.qLoRA == 0 && len(ti.Dims) == 2 && ti.Dims[1] <= math.MaxInt32 {
+		c.qLoRA = int(ti.Dims[1]) // files without the key (llama.cpp then assumes V2-Lite's 0)
+	}
 	c.kvLoRA = get("attention.kv_lora_rank", 0, true)
 	c.nDense = get("leading_dense_block_count", 0, false)
 	c.nExpert = get("expert_count", 0, false)

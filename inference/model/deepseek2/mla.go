@@ -165,9 +165,15 @@ func (m *Model) bindPlacements(l *model.Loader) {
 	}
 	// A latent row into dims rope.. of a [rope | latent] key or query row.
 	m.placeKV = selection(l, "place_kv", c.rope+c.kvLoRA, c.kvLoRA, func(r int) int { return r - c.rope })
-	// Rows [(H-1-h)*vd, +H*vd) put one head's vd values at columns h*vd of NHead*vd.
+	// Rows [(H-1-h)*vd, +H*vd) of one sliding selection put head h's vd values at
+	// columns h*vd of NHead*vd.
 	H := p.NHead
-	m.placeV = selection(l, "place_v", (2*H-1)*c.vd, c.vd, func(r int) int { return r - (H-1)*c.vd })
+	all := selection(l, "place_v", (2*H-1)*c.vd, c.vd, func(r int) int { return r - (H-1)*c.vd })
+	if l.Err() == nil {
+		for h := 0; h < H; h++ {
+			m.placeV = append(m.placeV, m.be.View(all, (H-1-h)*c.vd, H*c.vd))
+		}
+	}
 }
 
 // headInputs are the MLA path's per-(head, token) query rows: head-major, row h*n+i is
@@ -221,7 +227,7 @@ func (m *Model) latent(w *attnWeights, cur backend.Tensor, n int, extra []backen
 // attnMLA is llama.cpp's MLA attention with the key up-projection absorbed: cur [n,
 // NEmbd] becomes the attention output in place.
 func (m *Model) attnMLA(w *attnWeights, kCache, vCache, cur backend.Tensor, in *model.In, hi *headInputs) {
-	be, s, hs, p, c := m.be, m.scratch, m.heads, m.p, m.cfg
+	be, s, hs, p := m.be, m.scratch, m.heads, m.p
 	n, H := in.N, p.NHead
 	view := func(t backend.Tensor, h int) backend.Tensor { return be.View(t, h*n, n) }
 	kv, kpe, x := m.latent(w, cur, n, nil)
@@ -258,12 +264,11 @@ func (m *Model) attnMLA(w *attnWeights, kCache, vCache, cur backend.Tensor, in *
 	vh, out, tmp := hs.Get("v_h", n*H), s.Get("kqv_out", n), s.Get("kqv_tmp", n)
 	for h := 0; h < H; h++ {
 		be.MatMul(view(vh, h), w.vB[h], view(kqv, h))
-		sel := be.View(m.placeV, (H-1-h)*c.vd, H*c.vd)
 		if h == 0 {
-			be.MatMul(out, sel, view(vh, h))
+			be.MatMul(out, m.placeV[h], view(vh, h))
 			continue
 		}
-		be.MatMul(tmp, sel, view(vh, h))
+		be.MatMul(tmp, m.placeV[h], view(vh, h))
 		be.Add(out, out, tmp)
 	}
 	be.MatMul(cur, w.out, out)
