@@ -40,7 +40,7 @@ var layers = map[string]int{
 	"inference/model/deepseek2":     4,
 	"inference/model/archs":         5,
 	"inference/engine":              6,
-	"app/jsoncut":                   6,
+	"app/reply":                     6,
 	"app/openai":                    7,
 	"app/ollama":                    7,
 	"app/server":                    7,

@@ -14,9 +14,8 @@ import (
 
 	"github.com/ollama/ollama/api"
 
-	"ember/app/jsoncut"
+	"ember/app/reply"
 	"ember/inference/engine"
-	"ember/inference/reasoning"
 	"ember/inference/sample"
 )
 
@@ -126,43 +125,22 @@ func (h *Handler) start(ctx context.Context, req engine.Request) (<-chan engine.
 // drains the channel for the final usage.
 func consume(ch <-chan engine.Event, cancel context.CancelFunc, o runOpts, emit func(piece) error) outcome {
 	defer cancel()
+	sh := reply.NewShaper(o.think, o.startInThink, o.json)
 	var (
-		tp       *reasoning.Parser
-		jc       *jsoncut.Cut
-		jsonText strings.Builder
 		out      outcome
 		last     engine.Event
 		stopped  bool
 		jsonOver bool
-		jsonOK   = true
 	)
-	if o.think {
-		tp = reasoning.NewParser(o.startInThink)
-	}
-	if o.json {
-		jc = &jsoncut.Cut{}
-	}
 	for ev := range ch {
 		last = ev
 		if stopped {
 			continue
 		}
-		r, c := "", ev.Text
-		if tp != nil {
-			r, c = tp.Push(ev.Text)
-			if ev.Done {
-				r2, c2 := tp.Flush()
-				r, c = r+r2, c+c2
-			}
-		}
-		if jc != nil && c != "" {
-			var over bool
-			c, over, jsonOK = jc.Push(c)
-			jsonText.WriteString(c)
-			if over {
-				jsonOver, stopped = true, true
-				cancel()
-			}
+		r, c, over := sh.Push(ev.Text, ev.Done)
+		if over {
+			jsonOver, stopped = true, true
+			cancel()
 		}
 		if r != "" || c != "" || ev.Logprob != nil {
 			if emit(piece{thinking: r, content: c, lp: ev.Logprob}) != nil {
@@ -181,11 +159,8 @@ func consume(ch <-chan engine.Event, cancel context.CancelFunc, o runOpts, emit 
 	case last.Finish == engine.FinishError || !last.Done:
 		out.failed = &statusError{http.StatusInternalServerError, "generation failed: " + errString(last.Err)}
 	}
-	if o.json && !out.gone && out.failed == nil {
-		t := bytes.TrimSpace([]byte(jsonText.String()))
-		if !jsonOK || len(t) == 0 || t[0] != '{' || !json.Valid(t) {
-			out.failed = badRequest("format json: the model's reply is not a valid JSON object (no grammar constrains sampling yet)")
-		}
+	if o.json && !out.gone && out.failed == nil && !sh.JSONValid() {
+		out.failed = badRequest("format json: the model's reply is not a valid JSON object (no grammar constrains sampling yet)")
 	}
 	return out
 }

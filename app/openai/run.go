@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,9 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"ember/app/jsoncut"
+	"ember/app/reply"
 	"ember/inference/engine"
-	"ember/inference/reasoning"
 )
 
 // piece is one step of a choice's output: the text decided by this token (either part
@@ -88,54 +86,22 @@ func (st *started) cancel() {
 // drains the channel for the final usage.
 func consume(ch <-chan engine.Event, cancel context.CancelFunc, o runOpts, emit func(piece) error) outcome {
 	defer cancel()
+	sh := reply.NewShaper(o.think, o.startInThink, o.json)
 	var (
-		tp       *reasoning.Parser
-		thought  bool // some reasoning came out
-		answered bool // some content came out
-		jc       *jsoncut.Cut
-		jsonText strings.Builder
 		out      outcome
 		last     engine.Event
 		stopped  bool // no more output wanted
 		jsonOver bool
-		jsonOK   = true
 	)
-	if o.think {
-		tp = reasoning.NewParser(o.startInThink)
-	}
-	if o.json {
-		jc = &jsoncut.Cut{}
-	}
 	for ev := range ch {
 		last = ev
 		if stopped {
 			continue
 		}
-		r, c := "", ev.Text
-		if tp != nil {
-			r, c = tp.Push(ev.Text)
-			if ev.Done {
-				r2, c2 := tp.Flush()
-				r, c = r+r2, c+c2
-			} else {
-				// Tokens count as reasoning from the first that shows reasoning up to
-				// the last before the content starts ("</think>" included).
-				thought = thought || r != ""
-				if c != "" {
-					answered = true
-				} else if thought && !answered {
-					out.reasoningTokens++
-				}
-			}
-		}
-		if jc != nil && c != "" {
-			var over bool
-			c, over, jsonOK = jc.Push(c)
-			jsonText.WriteString(c)
-			if over {
-				jsonOver, stopped = true, true
-				cancel()
-			}
+		r, c, over := sh.Push(ev.Text, ev.Done)
+		if over {
+			jsonOver, stopped = true, true
+			cancel()
 		}
 		if r != "" || c != "" || ev.Logprob != nil {
 			if err := emit(piece{reasoning: r, content: c, lp: ev.Logprob}); err != nil {
@@ -144,7 +110,7 @@ func consume(ch <-chan engine.Event, cancel context.CancelFunc, o runOpts, emit 
 			}
 		}
 	}
-	out.usage, out.finish = last.Usage, last.Finish
+	out.usage, out.finish, out.reasoningTokens = last.Usage, last.Finish, sh.ReasoningTokens
 	switch {
 	case out.gone:
 	case jsonOver:
@@ -154,11 +120,8 @@ func consume(ch <-chan engine.Event, cancel context.CancelFunc, o runOpts, emit 
 	case last.Finish == engine.FinishError || !last.Done:
 		out.failed = serverError("Generation failed: %v", last.Err)
 	}
-	if o.json && !out.gone && out.failed == nil {
-		t := bytes.TrimSpace([]byte(jsonText.String()))
-		if !jsonOK || len(t) == 0 || t[0] != '{' || !json.Valid(t) {
-			out.failed = invalid("response_format", "Failed to generate JSON: the model's reply is not a valid JSON object (no grammar constrains sampling yet). Please adjust your prompt.").withCode("json_validate_failed")
-		}
+	if o.json && !out.gone && out.failed == nil && !sh.JSONValid() {
+		out.failed = invalid("response_format", "Failed to generate JSON: the model's reply is not a valid JSON object (no grammar constrains sampling yet). Please adjust your prompt.").withCode("json_validate_failed")
 	}
 	return out
 }

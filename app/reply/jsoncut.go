@@ -1,7 +1,9 @@
-// Package jsoncut ends a streamed reply where its first top-level JSON object closes:
-// the JSON modes of the OpenAI (response_format json_object) and Ollama ("format":
-// "json") routes, until grammar-constrained sampling exists.
-package jsoncut
+// Package reply shapes a generation's streamed text into what the API routes send:
+// DeepSeek-R1 reasoning split from the content, and the JSON modes of the OpenAI
+// (response_format json_object) and Ollama ("format": "json") routes, which end the
+// reply where its first top-level JSON object closes until grammar-constrained sampling
+// exists.
+package reply
 
 // Cut watches a streamed reply for a JSON object. There is no grammar
 // yet to constrain sampling, so it does the next best thing: it ends the reply where the

@@ -1,4 +1,4 @@
-package jsoncut
+package reply
 
 import (
 	"encoding/json"
