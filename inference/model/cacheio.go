@@ -12,7 +12,10 @@ import (
 func (c *Cache) BlockBytes() int {
 	n := 0
 	for l := range c.K {
-		n += c.BlockSize * (c.K[l].Cols() + c.V[l].Cols()) * 2
+		n += c.BlockSize * c.K[l].Cols() * 2
+		if !c.shared {
+			n += c.BlockSize * c.V[l].Cols() * 2
+		}
 	}
 	return n
 }
@@ -26,7 +29,7 @@ func (c *Cache) ReadBlock(ctx context.Context, blk int) ([]byte, error) {
 	}
 	out := make([]byte, 0, c.BlockBytes())
 	for l := range c.K {
-		for i := range 2 {
+		for i := range c.perLayer() {
 			cache, tmp := c.K[l], c.copyK
 			if i == 1 {
 				cache, tmp = c.V[l], c.copyV
@@ -54,7 +57,7 @@ func (c *Cache) WriteBlock(blk int, data []byte) error {
 	}
 	f := make([]float32, 0, c.BlockSize*max(c.copyK.Cols(), c.copyV.Cols()))
 	for l := range c.K {
-		for i := range 2 {
+		for i := range c.perLayer() {
 			cache, tmp := c.K[l], c.copyK
 			if i == 1 {
 				cache, tmp = c.V[l], c.copyV
@@ -84,4 +87,12 @@ func (c *Cache) blockRows(blk int) error {
 	}
 	c.be.WriteI32(c.copySrc, idx)
 	return nil
+}
+
+// perLayer is how many cache tensors a layer has: K and V, or one when V is K.
+func (c *Cache) perLayer() int {
+	if c.shared {
+		return 1
+	}
+	return 2
 }

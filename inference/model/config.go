@@ -26,6 +26,10 @@ type Params struct {
 	// parameters when it has to be computed from metadata.
 	RoPEScaling string
 	LLaMA3      LLaMA3Scaling
+	// SharedKV: V is K, one cache tensor per layer that Attention reads as both k and v
+	// (VHeadDim == HeadDim); set by architectures whose values are part of their keys
+	// (DeepSeek's latent cache).
+	SharedKV bool
 	// YaRNLogMul is rope.scaling.yarn_log_multiplier as stored (DeepSeek's converter
 	// writes 0.1 x mscale_all_dim); 0 when absent.
 	YaRNLogMul float32

@@ -63,7 +63,8 @@ type Model interface {
 // Cache is the F16 KV cache: per layer, K [Size, NKVHead*HeadDim] and V [Size,
 // NKVHead*VHeadDim]. A contiguous cache (NewCache) holds one sequence, position p in row
 // p. A paged cache (NewPagedCache) is Size/BlockSize blocks of BlockSize rows that
-// sequences own through block tables (see Batch and package kvcache).
+// sequences own through block tables (see Batch and package kvcache). With
+// Params.SharedKV, V[l] is K[l]: one tensor per layer.
 type Cache struct {
 	K, V      []backend.Tensor
 	Size      int // rows: positions it can hold
@@ -77,6 +78,7 @@ type Cache struct {
 	copySrc, copyDst, copyK, copyV backend.Tensor
 	copyIdx                        []int32
 	be                             backend.Backend
+	shared                         bool // Params.SharedKV: V[l] is K[l]
 }
 
 // NewCache allocates a contiguous cache of nCtx positions for p on be.
@@ -122,6 +124,10 @@ func NewPagedCache(be backend.Backend, p Params, numBlocks, blockSize, maxSeqs, 
 }
 
 func (c *Cache) alloc(p Params) error {
+	if p.SharedKV && p.VHeadDim != p.HeadDim {
+		return fmt.Errorf("model: a shared K and V cache with %d key and %d value dims", p.HeadDim, p.VHeadDim)
+	}
+	c.shared = p.SharedKV
 	for l := 0; l < p.NLayer; l++ {
 		k, err := c.be.New(quant.F16, c.Size, p.NKVHead*p.HeadDim)
 		if err != nil {
@@ -129,6 +135,10 @@ func (c *Cache) alloc(p Params) error {
 			return err
 		}
 		c.K = append(c.K, k)
+		if c.shared {
+			c.V = append(c.V, k)
+			continue
+		}
 		v, err := c.be.New(quant.F16, c.Size, p.NKVHead*p.VHeadDim)
 		if err != nil {
 			c.Free()
@@ -160,6 +170,9 @@ func (c *Cache) CopyBlock(src, dst, rows int) error {
 		k, v := c.be.View(c.copyK, 0, rows), c.be.View(c.copyV, 0, rows)
 		c.be.GetRows(k, c.K[l], st) // F16 -> F32 -> F16 is exact
 		c.be.SetRows(c.K[l], k, dt)
+		if c.shared {
+			continue
+		}
 		c.be.GetRows(v, c.V[l], st)
 		c.be.SetRows(c.V[l], v, dt)
 	}
@@ -168,8 +181,11 @@ func (c *Cache) CopyBlock(src, dst, rows int) error {
 
 // Free releases the cache's tensors.
 func (c *Cache) Free() {
-	for _, t := range append(c.K, c.V...) {
+	for l, t := range c.K {
 		c.be.Free(t)
+		if !c.shared && l < len(c.V) {
+			c.be.Free(c.V[l])
+		}
 	}
 	for _, t := range []*backend.Tensor{&c.table, &c.copySrc, &c.copyDst, &c.copyK, &c.copyV} {
 		if *t != nil {

@@ -9,9 +9,10 @@
 // attn_kv_a_norm) plus one qk_rope key shared by all heads. Files in the current
 // ("split") layout carry attn_k_b and attn_v_b, and run like llama.cpp's MLA path: the
 // key up-projection is absorbed into the query, so every head attends over the latent
-// cache (one KV head of kv_lora_rank + qk_rope dims, V the latent part), and attn_v_b
-// decompresses each head's result. Older files carry one attn_kv_b and run as plain
-// multi-head attention over decompressed keys and values. RoPE pairs adjacent dims, with
+// cache (one KV head of qk_rope + kv_lora_rank dims per position, read as both keys
+// and values, Params.SharedKV), and attn_v_b decompresses each head's result. Older
+// files carry one attn_kv_b and run as plain multi-head attention over decompressed
+// keys and values. RoPE pairs adjacent dims, with
 // YaRN scaling; the attention scale is llama.cpp's mscale^2 / sqrt(qk_nope + qk_rope).
 //
 // MoE: router logits (ffn_gate_inp), softmax or sigmoid gating, the top
@@ -65,6 +66,7 @@ type Model struct {
 	// attn_kv_b file's keys); placeV[h] puts head h's values at its columns of [n,
 	// NHead*vd].
 	placeKV, placeRope backend.Tensor
+	dropRope           backend.Tensor // [kv_lora_rank, rope+kv_lora_rank]: the latent part of a row
 	placeV             []backend.Tensor
 	layers             []layer
 	slotNames          []string // scratch names of the per-slot pair indices
@@ -196,6 +198,9 @@ func readConfig(f *gguf.File, p *model.Params) (config, error) {
 			return c, fmt.Errorf("model: %s: MLA file with %d KV heads of %d/%d dims, want 1 of %d/%d",
 				Arch, p.NKVHead, p.HeadDim, p.VHeadDim, c.kvLoRA+c.rope, c.kvLoRA)
 		}
+		// The cache holds only the key rows [rope | latent]; attention reads them as
+		// values too, and the rope part of its output is dropped.
+		p.VHeadDim, p.SharedKV = p.HeadDim, true
 	} else {
 		c.nope, c.vd = p.HeadDim-c.rope, p.VHeadDim
 		if p.NKVHead != p.NHead {
@@ -237,8 +242,8 @@ func (m *Model) Params() model.Params { return m.p }
 func (m *Model) Backend() backend.Backend { return m.be }
 
 // NewCache implements model.Model: per layer, K [nCtx, NKVHead*HeadDim] and V [nCtx,
-// NKVHead*VHeadDim]; for an MLA file one latent row of kv_lora_rank + rope keys and the
-// latent again as V.
+// NKVHead*VHeadDim]; for an MLA file only K, one row of qk_rope + kv_lora_rank values
+// per position (V is K).
 func (m *Model) NewCache(nCtx int) (*model.Cache, error) { return model.NewCache(m.be, m.p, nCtx) }
 
 // declare names the activation buffers.
@@ -270,7 +275,8 @@ func (m *Model) declare() {
 	h.Declare("q_pe", quant.F32, c.rope)
 	h.Declare("Qh", quant.F32, c.kvLoRA+c.rope)
 	h.Declare("Qtmp", quant.F32, c.kvLoRA+c.rope)
-	h.Declare("kqv_h", quant.F32, c.kvLoRA)
+	h.Declare("kqv_h", quant.F32, c.rope+c.kvLoRA)
+	h.Declare("kqv_lat", quant.F32, c.kvLoRA)
 	h.Declare("v_h", quant.F32, c.vd)
 	m.heads = h
 

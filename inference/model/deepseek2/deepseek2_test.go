@@ -289,3 +289,42 @@ func newCPU(t *testing.T) backend.Backend {
 	}
 	return b
 }
+
+// TestLatentCacheBlocks: an MLA file's cache is one tensor per layer of qk_rope +
+// kv_lora_rank values per position, and its blocks move (ReadBlock, WriteBlock,
+// CopyBlock) as the engine's prefix cache moves them.
+func TestLatentCacheBlocks(t *testing.T) {
+	for _, be := range []backend.Backend{ref.New(), newCPU(t)} {
+		m := loadPath(t, filepath.Join(goldenDir, "deepseek2-tiny-q8_0.gguf"), be)
+		p, bs := m.Params(), 4
+		if !p.SharedKV || p.HeadDim != 80 || p.VHeadDim != 80 || p.NKVHead != 1 {
+			t.Fatalf("%s: params %+v, want one shared KV head of 16 + 64 dims", be.Name(), p)
+		}
+		c, err := model.NewPagedCache(be, p, 8, bs, 1, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := c.BlockBytes(), p.NLayer*bs*80*2; got != want {
+			t.Fatalf("%s: %d bytes per block, want %d", be.Name(), got, want)
+		}
+		run(t, m, c, model.Batch{Tokens: prompt[:6], Pos: positions(0, 6), Seq: make([]int32, 6), Tables: [][]int32{{5, 1}}, Logits: []int32{}})
+		ctx := context.Background()
+		blk, err := c.ReadBlock(ctx, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.WriteBlock(2, blk); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.CopyBlock(1, 3, 2); err != nil {
+			t.Fatal(err)
+		}
+		// Decode the next token over the moved blocks and over the originals.
+		next := model.Batch{Tokens: prompt[6:7], Pos: positions(6, 1), Seq: []int32{0}}
+		next.Tables = [][]int32{{5, 1}}
+		want := run(t, m, c, next)
+		next.Tables = [][]int32{{2, 3}}
+		sameRows(t, be.Name()+" moved blocks", run(t, m, c, next), want, p.NVocab)
+		c.Free()
+	}
+}

@@ -165,6 +165,7 @@ func (m *Model) bindPlacements(l *model.Loader) {
 	}
 	// A latent row into dims rope.. of a [rope | latent] key or query row.
 	m.placeKV = selection(l, "place_kv", c.rope+c.kvLoRA, c.kvLoRA, func(r int) int { return r - c.rope })
+	m.dropRope = selection(l, "drop_rope", c.kvLoRA, c.rope+c.kvLoRA, func(r int) int { return r + c.rope })
 	// Rows [(H-1-h)*vd, +H*vd) of one sliding selection put head h's vd values at
 	// columns h*vd of NHead*vd.
 	H := p.NHead
@@ -199,7 +200,7 @@ func (m *Model) headInputs(b model.Batch, in *model.In) *headInputs {
 		hi.attn.Seq = rep("seq_h", b.Seq)
 	}
 	hi.attn.NHead, hi.attn.NKVHead = 1, 1
-	hi.attn.HeadDim, hi.attn.VHeadDim = c.rope+c.kvLoRA, c.kvLoRA
+	hi.attn.HeadDim, hi.attn.VHeadDim = c.rope+c.kvLoRA, c.rope+c.kvLoRA // V is K
 	hi.attn.Scale = c.kqScale
 	return hi
 }
@@ -232,14 +233,14 @@ func (m *Model) attnMLA(w *attnWeights, kCache, vCache, cur backend.Tensor, in *
 	view := func(t backend.Tensor, h int) backend.Tensor { return be.View(t, h*n, n) }
 	kv, kpe, x := m.latent(w, cur, n, nil)
 
-	// Kcur = [rope(k_pe) | kv_cmpr]: one latent key row per token, V the latent itself.
+	// Kcur = [rope(k_pe) | kv_cmpr]: one latent key row per token; the values are the
+	// same rows (vCache is kCache), their latent part counting.
 	kcur, ktmp := s.Get("Kcur", n), s.Get("Ktmp", n)
 	be.MatMul(kcur, m.placeKV, kv)
 	be.MatMul(ktmp, m.placeRope, kpe)
 	be.Add(kcur, kcur, ktmp)
 	be.RoPE(kcur, in.Pos, p.RoPE)
 	be.SetRows(kCache, kcur, in.Slots)
-	be.SetRows(vCache, kv, in.Slots)
 
 	// Per head: q_nope, q_pe, then q_nope absorbed into the latent through attn_k_b,
 	// straight into the latent dims of the [rope | latent] query row.
@@ -256,14 +257,15 @@ func (m *Model) attnMLA(w *attnWeights, kCache, vCache, cur backend.Tensor, in *
 	be.Add(qh, qh, qt)
 	be.RoPE(qh, hi.pos, p.RoPE)
 
-	kqv := hs.Get("kqv_h", n*H)
+	kqv, lat := hs.Get("kqv_h", n*H), hs.Get("kqv_lat", n*H)
 	be.Attention(kqv, qh, kCache, vCache, hi.pos, hi.attn)
+	be.MatMul(lat, m.dropRope, kqv) // the probability-weighted latent, without rope dims
 
 	// Decompress each head's latent result through attn_v_b and lay the heads side by
 	// side, [n, NHead*vd], for attn_output.
 	vh, out, tmp := hs.Get("v_h", n*H), s.Get("kqv_out", n), s.Get("kqv_tmp", n)
 	for h := 0; h < H; h++ {
-		be.MatMul(view(vh, h), w.vB[h], view(kqv, h))
+		be.MatMul(view(vh, h), w.vB[h], view(lat, h))
 		if h == 0 {
 			be.MatMul(out, m.placeV[h], view(vh, h))
 			continue
