@@ -17,7 +17,7 @@ import (
 	"ember/inference/tokenizer"
 )
 
-const storiesPath = "../../testdata/models/stories260K.gguf"
+const storiesPath = "../../assets/stories260K.gguf"
 
 // testBackend is the real engine on stories260K behind the Backend interface. Its
 // Generate forwards the engine's events, optionally slowed down (so streams last long

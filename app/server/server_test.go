@@ -25,7 +25,7 @@ import (
 	"ember/inference/tokenizer"
 )
 
-const storiesPath = "../../testdata/models/stories260K.gguf"
+const storiesPath = "../../assets/stories260K.gguf"
 
 // newModel wires the real engine on stories260K the way the composition root does.
 func newModel(t *testing.T, m *server.Metrics) *server.Model {
@@ -254,7 +254,15 @@ func TestMetrics(t *testing.T) {
 	do(t, "GET", ts.URL+"/v1/chat/completions", ``, map[string]string{"Host": "evil.example"})
 	do(t, "GET", ts.URL+"/some/random/path", ``, nil)
 	_ = s
-	_, body := do(t, "GET", ts.URL+"/metrics", "", nil)
+	// The engine publishes its state after the step that ended the last request, which
+	// may come a moment after the client has its answer.
+	var body string
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		_, body = do(t, "GET", ts.URL+"/metrics", "", nil)
+		if strings.Contains(body, "\nember_kv_cache_blocks_used 0\n") || time.Now().After(deadline) {
+			break
+		}
+	}
 	for _, want := range []string{
 		`ember_http_requests_total{code="200",route="POST /v1/chat/completions"} 2`,
 		`ember_http_requests_total{code="400",route="POST /v1/chat/completions"} 1`,

@@ -15,7 +15,7 @@ import (
 	"ember/inference/tokenizer"
 )
 
-const storiesPath = "../../testdata/models/stories260K.gguf"
+const storiesPath = "../../assets/stories260K.gguf"
 
 func newStories(t *testing.T, ctxSize int) *Engine {
 	t.Helper()

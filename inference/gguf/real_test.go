@@ -14,7 +14,7 @@ import (
 )
 
 const (
-	stories = "../../testdata/models/stories260K.gguf"
+	stories = "../../assets/stories260K.gguf"
 	vocab   = "../../testdata/vocab/ggml-vocab-llama-spm.gguf"
 	q4km    = "../../testdata/golden/llama-tiny-q4_k_m.gguf"
 )

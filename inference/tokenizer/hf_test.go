@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -48,11 +47,8 @@ func qwen2Vocab() hfVocab {
 // buildGGUF writes a vocab-only GGUF for v in memory, as llama.cpp's converter would.
 func (v hfVocab) buildGGUF(tb testing.TB) []byte {
 	tb.Helper()
-	dir := filepath.Join(testdata, "tokenizers", v.dir)
-	raw, err := os.ReadFile(filepath.Join(dir, v.vocabFile))
-	if err != nil {
-		tb.Fatal(err)
-	}
+	dir := filepath.Join("tokenizers", v.dir)
+	raw := readTestdata(tb, filepath.Join(dir, v.vocabFile))
 	var vocab map[string]int32
 	if err := json.Unmarshal(raw, &vocab); err != nil {
 		tb.Fatal(err)
@@ -70,10 +66,7 @@ func (v hfVocab) buildGGUF(tb testing.TB) []byte {
 			tokens[id], types[id] = fmt.Sprintf("[PAD%d]", id), 5
 		}
 	}
-	raw, err = os.ReadFile(filepath.Join(dir, v.mergesFile))
-	if err != nil {
-		tb.Fatal(err)
-	}
+	raw = readTestdata(tb, filepath.Join(dir, v.mergesFile))
 	var merges []string
 	for _, line := range strings.Split(string(raw), "\n") {
 		if line != "" && !strings.HasPrefix(line, "#version") {

@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 )
 
-const stories = "models/stories260K.gguf"
+const stories = "../assets/stories260K.gguf"
 
 // TestStoriesDecode decodes BOS + llama2.c's greedy ids: the text must match byte for
 // byte, without the leading space of the first piece after BOS.

@@ -1,6 +1,8 @@
 package tokenizer
 
 import (
+	"compress/gzip"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -26,17 +28,41 @@ func openTokenizer(tb testing.TB, rel string) *Tokenizer {
 	if t, ok := tokCache[rel]; ok {
 		return t
 	}
-	f, err := gguf.Open(filepath.Join(testdata, rel))
+	f, err := gguf.Parse(readTestdata(tb, rel))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	defer f.Close()
 	t, err := FromGGUF(f)
 	if err != nil {
 		tb.Fatalf("%s: %v", rel, err)
 	}
 	tokCache[rel] = t
 	return t
+}
+
+// readTestdata reads testdata/rel, or its gzipped copy rel.gz (the larger vocabularies
+// are stored compressed, so the repository stays small enough to ship to the GPU
+// machine).
+func readTestdata(tb testing.TB, rel string) []byte {
+	tb.Helper()
+	path := filepath.Join(testdata, rel)
+	if b, err := os.ReadFile(path); err == nil {
+		return b
+	}
+	f, err := os.Open(path + ".gz")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		tb.Fatalf("%s.gz: %v", rel, err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		tb.Fatalf("%s.gz: %v", rel, err)
+	}
+	return b
 }
 
 // vocabCase is one llama.cpp tokenizer test vector.
