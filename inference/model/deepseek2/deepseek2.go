@@ -177,7 +177,8 @@ func readConfig(f *gguf.File, p *model.Params) (config, error) {
 	c.nGroup = get("expert_group_count", 0, false)
 	c.nGroupUsed = get("expert_group_used_count", 0, false)
 	c.wScale = getF("expert_weights_scale", 0)
-	c.sigmoid = get("expert_gating_func", 1, false) == 2
+	gating := get("expert_gating_func", 1, false)
+	c.sigmoid = gating == 2
 	if key := Arch + ".expert_weights_norm"; f.Has(key) {
 		v, e := f.Bool(key)
 		if e != nil && err == nil {
@@ -207,6 +208,9 @@ func readConfig(f *gguf.File, p *model.Params) (config, error) {
 			return c, fmt.Errorf("model: %s: attn_kv_b file with %d KV heads for %d heads", Arch, p.NKVHead, p.NHead)
 		}
 	}
+	if gating > 2 {
+		return c, fmt.Errorf("model: %s: expert gating function %d is not supported (1 softmax, 2 sigmoid)", Arch, gating)
+	}
 	if c.nGroup > 1 && (c.nExpert%c.nGroup != 0 || c.nGroupUsed <= 0 || c.nExpert/c.nGroup < 2) {
 		return c, fmt.Errorf("model: %s: %d experts in %d groups, %d used", Arch, c.nExpert, c.nGroup, c.nGroupUsed)
 	}
@@ -224,8 +228,8 @@ func readConfig(f *gguf.File, p *model.Params) (config, error) {
 		fs = 1
 	}
 	lnInv := float32(math.Log(float64(1 / fs)))
-	attnFactor := float32(1)
-	if p.RoPE.ExtFactor != 0 {
+	attnFactor := float32(1) // without the log multiplier llama.cpp's factors cancel to 1
+	if p.RoPE.ExtFactor != 0 && p.YaRNLogMul != 0 {
 		attnFactor = 1 / (1 + 0.1*lnInv)
 		p.RoPE.AttnFactor = attnFactor
 	}

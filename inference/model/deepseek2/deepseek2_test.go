@@ -328,3 +328,25 @@ func TestLatentCacheBlocks(t *testing.T) {
 		c.Free()
 	}
 }
+
+// TestConfig checks the hyperparameters read from the tiny files, including the
+// attention scale llama.cpp computes for V2-Lite's YaRN (README of the goldens:
+// 1.2608^2 / sqrt(48) = 0.229443).
+func TestConfig(t *testing.T) {
+	for name, mla := range map[string]bool{"deepseek2-tiny-f32": true, "deepseek2-tiny-kvb-f16": false} {
+		m := load(t, name).(*Model)
+		c, p := m.cfg, m.p
+		if c.mla != mla || c.qLoRA != 0 || c.kvLoRA != 64 || c.nope != 32 || c.rope != 16 || c.vd != 32 ||
+			c.nDense != 1 || c.nExpert != 8 || c.nUsed != 2 || c.nShared != 1 || c.nFFExp != 128 || c.sigmoid || c.wNorm {
+			t.Errorf("%s: config %+v", name, c)
+		}
+		if abs(c.kqScale-0.229443) > 2e-6 {
+			t.Errorf("%s: kq scale %g, want 0.229443", name, c.kqScale)
+		}
+		r := p.RoPE
+		if r.Style != backend.RoPENormal || r.Dims != 16 || abs(r.FreqScale-1.0/40) > 1e-9 || r.ExtFactor != 1 ||
+			r.OrigCtx != 4096 || r.BetaFast != 32 || r.BetaSlow != 1 || abs(r.AttnFactor-0.730520) > 1e-6 {
+			t.Errorf("%s: rope %+v", name, r)
+		}
+	}
+}
