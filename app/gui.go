@@ -123,12 +123,19 @@ type chatService struct {
 	chat  *Chat
 	names map[string]string // model ID -> display name, from the last Models; guarded by mu
 	set   ui.AppSettings    // the app's settings; guarded by mu
-	srv   localServer       // the API inside the app, on m's engine
+	// remote, when set, is where chats go instead of m (which the local server
+	// keeps using); remotes are the remote models of the last Models. Guarded by mu.
+	remote  *remoteModel
+	remotes map[string]remoteModel
+	srv     localServer // the API inside the app, on m's engine
 }
 
 func (c *chatService) ModelName() string {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
+	if c.remote != nil {
+		return c.remote.model
+	}
 	if c.m == nil {
 		return ""
 	}
@@ -138,6 +145,9 @@ func (c *chatService) ModelName() string {
 func (c *chatService) BackendName() string {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
+	if c.remote != nil {
+		return "remote"
+	}
 	if c.m == nil {
 		return ""
 	}
@@ -149,6 +159,9 @@ func (c *chatService) BackendName() string {
 func (c *chatService) Chat(ctx context.Context, req ui.ChatRequest, onDelta func(ui.Delta)) (ui.Stats, error) {
 	c.mu.RLock() // the model stays while it answers
 	defer c.mu.RUnlock()
+	if c.remote != nil {
+		return chatRemote(ctx, *c.remote, req, onDelta)
+	}
 	msgs := make([]prompt.Message, 0, len(req.History))
 	for _, m := range req.History {
 		msgs = append(msgs, prompt.Message{Role: m.Role, Content: m.Content, ReasoningContent: m.Reasoning})

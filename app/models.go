@@ -19,6 +19,7 @@ import (
 var (
 	_ ui.ModelSwitcher      = (*chatService)(nil)
 	_ ui.AppSettingsService = (*chatService)(nil)
+	_ ui.RemoteAdder        = (*chatService)(nil)
 )
 
 // ModelsFolder is the data folder's folder for model files the user keeps there.
@@ -37,6 +38,9 @@ const (
 // server, when on, moves to the new model; that it cannot start is logged, not an
 // error of the load (ApplyAppSettings reports it).
 func (c *chatService) LoadModel(ctx context.Context, id string) error {
+	if strings.HasPrefix(id, remotePrefix) {
+		return c.useRemote(ctx, id)
+	}
 	err := c.load(ctx, id)
 	var se *serverError
 	if errors.As(err, &se) {
@@ -93,6 +97,7 @@ func (c *chatService) load(ctx context.Context, id string) error {
 	}
 	oldM, oldBC, oldEng := c.m, c.bc, c.eng
 	c.m, c.bc, c.eng, c.chat = l, bc, eng, NewChat(l)
+	c.remote = nil
 	c.mu.Unlock()
 	// The server moves to the new engine before the old one closes.
 	srvErr := c.srv.start(set, l, eng)
@@ -153,10 +158,30 @@ func (c *chatService) close() {
 	c.m, c.bc, c.eng, c.chat = nil, nil, nil, nil
 }
 
+// useRemote sends chats to the remote model id from now on.
+func (c *chatService) useRemote(ctx context.Context, id string) error {
+	c.mu.RLock()
+	r, ok := c.remotes[id]
+	c.mu.RUnlock()
+	if !ok { // not listed yet in this run
+		_, byID, err := c.remoteInfos(ctx)
+		if r, ok = byID[id]; !ok {
+			return errors.Join(fmt.Errorf("no remote model %s", strings.TrimPrefix(id, remotePrefix)), err)
+		}
+	}
+	c.mu.Lock()
+	c.remote = &r
+	c.mu.Unlock()
+	return nil
+}
+
 // CurrentModel is the loaded model's ID: its path, "" for the bundled one.
 func (c *chatService) CurrentModel() string {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
+	if c.remote != nil {
+		return remoteID(c.remote.server, c.remote.model)
+	}
 	if c.m == nil {
 		return ""
 	}
@@ -215,12 +240,15 @@ func (c *chatService) Models(ctx context.Context) ([]ui.ModelInfo, error) {
 			add(m)
 		}
 	}
+	remote, byID, err := c.remoteInfos(ctx)
+	errs = append(errs, err)
+	out = append(out, remote...)
 	names := map[string]string{}
 	for _, m := range out {
 		names[m.ID] = m.Name
 	}
 	c.mu.Lock()
-	c.names = names
+	c.names, c.remotes = names, byID
 	c.mu.Unlock()
 	return out, errors.Join(errs...)
 }

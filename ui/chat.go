@@ -311,6 +311,8 @@ func backendLabel(name string) string {
 		return "Metal"
 	case "vulkan":
 		return "Vulkan"
+	case "remote":
+		return "Remote"
 	case "":
 		return "unknown backend"
 	}

@@ -25,3 +25,11 @@ type ModelSwitcher interface {
 	// AddModel makes the model file at path known and returns its ID.
 	AddModel(ctx context.Context, path string) (string, error)
 }
+
+// RemoteAdder is what a ModelSwitcher that can use models served elsewhere
+// (an OpenAI-compatible or Ollama server) also implements.
+type RemoteAdder interface {
+	// AddRemote checks the server at url and keeps it; its models then show
+	// in Models. Slow: called on a goroutine of its own.
+	AddRemote(ctx context.Context, url, apiKey string) error
+}

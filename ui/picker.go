@@ -15,7 +15,10 @@ import (
 	"fyne.io/fyne/v2/widget"
 )
 
-const addModelLabel = "Add model…"
+const (
+	addModelLabel  = "Add model…"
+	addRemoteLabel = "Add a server…"
+)
 
 // newModelPicker is the left of the status bar for a service that can switch
 // models: a button with the model's name that opens the list of models, and a
@@ -81,6 +84,9 @@ func (v *chatView) modelMenu(sw ModelSwitcher, models []ModelInfo) *fyne.Menu {
 		items = append(items, it)
 	}
 	items = append(items, fyne.NewMenuItemSeparator(), fyne.NewMenuItem(addModelLabel, func() { v.showAddModelDialog(sw) }))
+	if ra, ok := sw.(RemoteAdder); ok {
+		items = append(items, fyne.NewMenuItem(addRemoteLabel, func() { v.showAddRemoteDialog(ra) }))
+	}
 	return fyne.NewMenu("", items...)
 }
 
@@ -145,6 +151,42 @@ func (v *chatView) addModel(sw ModelSwitcher, path string) {
 			}
 			name := path[strings.LastIndexAny(path, `/\`)+1:]
 			v.loadModel(sw, id, strings.TrimSuffix(name, ".gguf"))
+		})
+	}()
+}
+
+// showAddRemoteDialog asks for an OpenAI-compatible or Ollama server's address
+// and API key, and adds it.
+func (v *chatView) showAddRemoteDialog(ra RemoteAdder) {
+	addr := widget.NewEntry()
+	addr.SetPlaceHolder("http://gpu-box:8000 (vLLM, SGLang, llama.cpp) or http://host:11434 (Ollama)")
+	key := widget.NewPasswordEntry()
+	key.SetPlaceHolder("none")
+	items := []*widget.FormItem{
+		{Text: "Address", Widget: addr, HintText: "an OpenAI-compatible API: its models show in the list"},
+		{Text: "API key", Widget: key},
+	}
+	d := dialog.NewForm("Add a server", "Add", "Cancel", items, func(ok bool) {
+		if ok {
+			v.addRemote(ra, addr.Text, key.Text)
+		}
+	}, v.win)
+	d.Resize(fyne.NewSize(600, 0))
+	d.Show()
+}
+
+// addRemote adds a server on another goroutine and says how it went.
+func (v *chatView) addRemote(ra RemoteAdder, addr, key string) {
+	v.stats.SetText("Asking " + strings.TrimSpace(addr) + " for its models…")
+	go func() {
+		err := ra.AddRemote(context.Background(), addr, key)
+		v.post(func() {
+			if err != nil {
+				v.stats.SetText("")
+				v.showError("Cannot add the server", err)
+				return
+			}
+			v.stats.SetText("Added " + strings.TrimSpace(addr) + ": its models are in the model list")
 		})
 	}()
 }

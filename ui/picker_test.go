@@ -76,7 +76,7 @@ func TestModelPicker(t *testing.T) {
 	h.loop.until(t, "the model menu", func() bool { return h.w.Canvas().Overlays().Top() != nil })
 	models, _ := sw.Models(context.Background())
 	menu := h.v.modelMenu(sw, models)
-	if len(menu.Items) != 4 || !menu.Items[0].Checked || menu.Items[1].Checked || menu.Items[3].Label != addModelLabel ||
+	if len(menu.Items) != 5 || !menu.Items[0].Checked || menu.Items[1].Checked || menu.Items[3].Label != addModelLabel ||
 		menu.Items[1].Label != "qwen2.5:0.5b   —   qwen2 · Q4_K_M · 398 MB · ollama" {
 		t.Errorf("menu %+v", menu.Items)
 	}
@@ -199,4 +199,40 @@ func TestAppSettings(t *testing.T) {
 	if h.w.Canvas().Overlays().Top() == nil || h.v.stats.Text != "Local server off" {
 		t.Errorf("after a failure: status %q", h.v.stats.Text)
 	}
+}
+
+// AddRemote makes switchChat a RemoteAdder: "down" in the address fails.
+func (s *switchChat) AddRemote(_ context.Context, url, key string) error {
+	if strings.Contains(url, "down") {
+		return errors.New("connection refused")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.added = append(s.added, url+" "+key)
+	return nil
+}
+
+func TestAddRemote(t *testing.T) {
+	var sw *switchChat
+	h := newHarnessWrapped(t, nil, func(f *fakeChat) ChatService {
+		sw = &switchChat{fakeChat: f, release: make(chan error, 1), name: "m"}
+		return sw
+	})
+	menu := h.v.modelMenu(sw, nil)
+	if n := len(menu.Items); n != 3 || menu.Items[2].Label != addRemoteLabel {
+		t.Fatalf("menu %+v", menu.Items)
+	}
+	menu.Items[2].Action()
+	if h.w.Canvas().Overlays().Top() == nil {
+		t.Fatal("no dialog for a server")
+	}
+	h.w.Canvas().Overlays().Remove(h.w.Canvas().Overlays().Top())
+
+	h.v.addRemote(sw, " http://gpu-box:8000 ", "key")
+	h.loop.until(t, "the server to be added", func() bool { return strings.HasPrefix(h.v.stats.Text, "Added") })
+	if h.v.stats.Text != "Added http://gpu-box:8000: its models are in the model list" || len(sw.added) != 1 {
+		t.Errorf("status %q, added %q", h.v.stats.Text, sw.added)
+	}
+	h.v.addRemote(sw, "http://down:1", "")
+	h.loop.until(t, "the error", func() bool { return h.w.Canvas().Overlays().Top() != nil })
 }
