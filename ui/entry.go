@@ -15,6 +15,10 @@ type promptEntry struct {
 	widget.Entry
 	onSend  func()
 	shiftOn bool // a Shift key is down (desktop.Keyable events)
+	// onWindowShortcut handles the window's own shortcuts (New chat, ...),
+	// which the focused entry would otherwise swallow; it reports whether s
+	// was one. May be nil.
+	onWindowShortcut func(s fyne.Shortcut) bool
 }
 
 func newPromptEntry(onSend func()) *promptEntry {
@@ -59,6 +63,9 @@ func (e *promptEntry) TypedShortcut(s fyne.Shortcut) {
 		}
 		return
 	}
+	if e.onWindowShortcut != nil && e.onWindowShortcut(s) {
+		return
+	}
 	e.Entry.TypedShortcut(s)
 }
 
@@ -75,4 +82,24 @@ func isSendShortcut(s fyne.Shortcut) bool {
 var sendShortcuts = []*desktop.CustomShortcut{
 	{KeyName: fyne.KeyReturn, Modifier: fyne.KeyModifierShortcutDefault},
 	{KeyName: fyne.KeyEnter, Modifier: fyne.KeyModifierShortcutDefault},
+}
+
+// windowShortcut is a key combination of the window and what it does.
+type windowShortcut struct {
+	key *desktop.CustomShortcut
+	do  func()
+}
+
+// windowShortcuts: Ctrl+N (Cmd+N) starts a new chat, Ctrl+F (Cmd+F) goes to
+// the chat search.
+func (v *chatView) windowShortcuts() []windowShortcut {
+	out := []windowShortcut{{&desktop.CustomShortcut{KeyName: fyne.KeyN, Modifier: fyne.KeyModifierShortcutDefault}, v.newChat}}
+	if v.side != nil {
+		out = append(out, windowShortcut{&desktop.CustomShortcut{KeyName: fyne.KeyF, Modifier: fyne.KeyModifierShortcutDefault}, func() {
+			if c := fyne.CurrentApp().Driver().CanvasForObject(v.side.search); c != nil {
+				c.Focus(v.side.search)
+			}
+		}})
+	}
+	return out
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 )
@@ -434,5 +435,23 @@ func TestOpenFailureKeepsTheChatShown(t *testing.T) {
 	}
 	if sidebarTitles(h)[0] != "Second" {
 		t.Errorf("sidebar %q", sidebarTitles(h))
+	}
+}
+
+func TestWindowShortcuts(t *testing.T) {
+	h := newHarnessWith(t, newFakeHistory())
+	h.send("Hi")
+	h.svc.script(Stats{}, nil, Delta{Content: "Hello"})
+	h.waitIdle()
+	ctrl := func(k fyne.KeyName) *desktop.CustomShortcut {
+		return &desktop.CustomShortcut{KeyName: k, Modifier: fyne.KeyModifierShortcutDefault}
+	}
+	h.v.entry.TypedShortcut(ctrl(fyne.KeyF)) // from the focused entry
+	if h.w.Canvas().Focused() != h.v.side.search {
+		t.Errorf("Ctrl+F focused %T", h.w.Canvas().Focused())
+	}
+	h.v.entry.TypedShortcut(ctrl(fyne.KeyN))
+	if h.v.chat.ID != 0 || h.transcript() != "" {
+		t.Errorf("Ctrl+N left chat %+v", h.v.chat)
 	}
 }

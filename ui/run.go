@@ -51,6 +51,18 @@ func newWindow(a fyne.App, v *chatView) fyne.Window {
 	for _, s := range sendShortcuts {
 		w.Canvas().AddShortcut(s, func(fyne.Shortcut) { v.send() })
 	}
+	for _, s := range v.windowShortcuts() {
+		w.Canvas().AddShortcut(s.key, func(fyne.Shortcut) { s.do() })
+	}
+	v.entry.onWindowShortcut = func(sc fyne.Shortcut) bool {
+		for _, s := range v.windowShortcuts() {
+			if sc.ShortcutName() == s.key.ShortcutName() {
+				s.do()
+				return true
+			}
+		}
+		return false
+	}
 	w.Canvas().Focus(v.entry)
 	w.SetOnClosed(v.close)
 	return w
