@@ -122,7 +122,7 @@ func CheckGoldens(t *testing.T, newBackend func() backend.Backend) {
 	for name, bound := range goldenModels(t) {
 		t.Run(name, func(t *testing.T) {
 			g := readGolden(t, name)
-			m := loadModel(t, filepath.Join(goldenDir, name+".gguf"), newBackend())
+			m := loadModel(t, goldenGGUF(t, name), newBackend())
 			if nv := m.Params().NVocab; nv != g.NVocab {
 				t.Fatalf("n_vocab %d, golden %d", nv, g.NVocab)
 			}

@@ -99,7 +99,7 @@ func decompressed(t *testing.T, src string) string {
 // and values; they differ only in what is rounded to f16 (the latent or the keys and
 // values), far below the f32 goldens' bound.
 func TestAbsorbedEqualsDecompressed(t *testing.T) {
-	src := filepath.Join(goldenDir, "deepseek2-tiny-f32.gguf")
+	src := goldenGGUF(t, "deepseek2-tiny-f32")
 	mla := loadPath(t, src, ref.New())
 	mha := loadPath(t, decompressed(t, src), ref.New())
 	if !mla.(*Model).cfg.mla || mha.(*Model).cfg.mla {

@@ -14,8 +14,6 @@ import (
 	"ember/inference/synth"
 )
 
-const goldenDir = "../../../testdata/golden"
-
 // prompt is a fixed token sequence (ids below the tiny vocab of 512).
 var prompt = []int32{1, 300, 17, 42, 99, 256, 7, 511, 128, 64, 3, 200, 201, 202, 90, 91, 92, 400, 33}
 
@@ -26,7 +24,7 @@ func load(t *testing.T, name string) model.Model {
 
 func loadOn(t *testing.T, name string, be backend.Backend) model.Model {
 	t.Helper()
-	return loadPath(t, filepath.Join(goldenDir, name+".gguf"), be)
+	return loadPath(t, goldenGGUF(t, name), be)
 }
 
 func loadPath(t *testing.T, path string, be backend.Backend) model.Model {
@@ -295,7 +293,7 @@ func newCPU(t *testing.T) backend.Backend {
 // CopyBlock) as the engine's prefix cache moves them.
 func TestLatentCacheBlocks(t *testing.T) {
 	for _, be := range []backend.Backend{ref.New(), newCPU(t)} {
-		m := loadPath(t, filepath.Join(goldenDir, "deepseek2-tiny-q8_0.gguf"), be)
+		m := loadOn(t, "deepseek2-tiny-q8_0", be)
 		p, bs := m.Params(), 4
 		if !p.SharedKV || p.HeadDim != 80 || p.VHeadDim != 80 || p.NKVHead != 1 {
 			t.Fatalf("%s: params %+v, want one shared KV head of 16 + 64 dims", be.Name(), p)
