@@ -136,7 +136,9 @@ func TestBatchEqualsSingles(t *testing.T) {
 		{"preempted", Options{ContextSize: 64, CacheTokens: 64, PrefillChunk: 16, BlockSize: 4, Parallel: 6}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			e := newStoriesOpt(t, c.opt)
+			opt := c.opt
+			opt.checkIntegrity = true
+			e := newStoriesOpt(t, opt)
 			got := concurrently(t, e)
 			for i := range prompts {
 				sameResult(t, fmt.Sprintf("prompt %d", i), got[i], want[i], 1e-5)
@@ -232,8 +234,11 @@ func TestCancelFreesBlocks(t *testing.T) {
 	for _, ch := range chans {
 		<-ch
 	}
-	if st := e.Stats(); st.KVBlocksUsed == 0 {
-		t.Fatalf("no blocks in use while generating: %+v", st)
+	// Stats are published after each step; the generations run until cancelled.
+	for deadline := time.Now().Add(5 * time.Second); e.Stats().KVBlocksUsed == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no blocks in use while generating: %+v", e.Stats())
+		}
 	}
 	for _, c := range cancels {
 		c()

@@ -51,6 +51,10 @@ type Options struct {
 	// recomputed. Its keys are chain hashes of token blocks; it must hold blocks of
 	// this model on this backend only.
 	Blocks BlockStore
+
+	// checkIntegrity makes the scheduler verify the block pool, its sequences and the
+	// prefix tree after every step (tests).
+	checkIntegrity bool
 }
 
 // BlockStore keeps KV blocks beyond the process (store.BlockCache). Get reports false
@@ -191,7 +195,10 @@ func New(m model.Model, tok *tokenizer.Tokenizer, opt Options) (*Engine, error) 
 	go func() {
 		defer close(e.ended)
 		defer cache.Free()
-		defer s.disk.close()
+		defer func() {
+			s.disk.close() // the last saves are written
+			s.report()
+		}()
 		s.loop(e.reqs, e.quit)
 	}()
 	return e, nil

@@ -58,6 +58,11 @@ func (s *scheduler) loop(reqs <-chan *job, quit <-chan struct{}) {
 		}
 		s.step()
 		s.report()
+		if s.opt.checkIntegrity {
+			if err := s.pool.CheckIntegrity(); err != nil {
+				panic(fmt.Sprintf("engine: after a step: %v", err))
+			}
+		}
 	}
 }
 
