@@ -89,8 +89,11 @@ func TestDisconnectFreesBlocks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if b := blocks(); b == "0" {
-		t.Fatal("no KV block in use while streaming")
+	// The engine publishes its state after each step; the stream runs for 240 tokens.
+	for deadline := time.Now().Add(5 * time.Second); blocks() == "0"; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no KV block in use while streaming")
+		}
 	}
 	cancel()
 	resp.Body.Close()
