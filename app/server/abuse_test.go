@@ -60,8 +60,9 @@ func TestInvalidUTF8(t *testing.T) {
 	}
 }
 
-// TestDisconnectFreesBlocks: a client that hangs up mid-stream stops its generation and
-// its KV blocks are freed, as /metrics shows.
+// TestDisconnectFreesBlocks: a client that hangs up mid-stream gets its KV blocks freed,
+// as /metrics shows. (That the generation itself stops is TestDisconnectCancels in the
+// API packages, with a backend slow enough to catch it running.)
 func TestDisconnectFreesBlocks(t *testing.T) {
 	m := server.NewMetrics()
 	md := newModel(t, m)
@@ -87,12 +88,6 @@ func TestDisconnectFreesBlocks(t *testing.T) {
 	for range 4 {
 		if _, err := rd.ReadString('\n'); err != nil {
 			t.Fatal(err)
-		}
-	}
-	// The engine publishes its state after each step; the stream runs for 240 tokens.
-	for deadline := time.Now().Add(5 * time.Second); blocks() == "0"; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no KV block in use while streaming")
 		}
 	}
 	cancel()
