@@ -25,6 +25,7 @@ const (
 	settingServerAddr = "server.addr"
 	settingAPIKey     = "server.api_key"
 	settingThreads    = "threads"
+	settingNoGPU      = "no_gpu"
 	settingContext    = "context_size"
 )
 
@@ -51,9 +52,11 @@ func loadAppSettings(ctx context.Context, st *store.Store) (ui.AppSettings, erro
 			*dst = n
 		}
 	}
-	var on string
+	var on, noGPU string
 	text(settingServerOn, &on)
 	s.ServerOn = on == "true"
+	text(settingNoGPU, &noGPU)
+	s.NoGPU = noGPU == "true"
 	text(settingServerAddr, &s.ServerAddr)
 	text(settingAPIKey, &s.APIKey)
 	num(settingThreads, &s.Threads)
@@ -67,6 +70,7 @@ func saveAppSettings(ctx context.Context, st *store.Store, s ui.AppSettings) err
 	for k, v := range map[string]string{
 		settingServerOn: strconv.FormatBool(s.ServerOn), settingServerAddr: s.ServerAddr, settingAPIKey: s.APIKey,
 		settingThreads: strconv.Itoa(s.Threads), settingContext: strconv.Itoa(s.ContextSize),
+		settingNoGPU: strconv.FormatBool(s.NoGPU),
 	} {
 		errs = append(errs, st.SetSetting(ctx, k, v))
 	}

@@ -67,14 +67,14 @@ func TestAppSettingsAndLocalServer(t *testing.T) {
 	}
 
 	// Off: it stops. The settings are saved for the next start.
-	if status, err = svc.ApplyAppSettings(ctx, ui.AppSettings{ContextSize: 256, Threads: 2}); err != nil || status != "Local server off" {
+	if status, err = svc.ApplyAppSettings(ctx, ui.AppSettings{ContextSize: 256, Threads: 2, NoGPU: true}); err != nil || status != "Local server off" {
 		t.Errorf("off: %q, %v", status, err)
 	}
 	if _, err := http.Get(base + "/health"); err == nil {
 		t.Error("the server still answers")
 	}
 	saved, err := loadAppSettings(ctx, st)
-	if err != nil || saved != (ui.AppSettings{ContextSize: 256, Threads: 2}) {
+	if err != nil || saved != (ui.AppSettings{ContextSize: 256, Threads: 2, NoGPU: true}) {
 		t.Errorf("saved %+v, %v", saved, err)
 	}
 

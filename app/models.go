@@ -69,6 +69,9 @@ func (c *chatService) load(ctx context.Context, id string) error {
 	set, bo := c.set, c.bo
 	c.mu.RUnlock()
 	bo.Threads = set.Threads
+	if set.NoGPU && (bo.Name == "" || bo.Name == "auto") { // a -backend flag wins
+		bo.Name = "cpu"
+	}
 	l, err := OpenModel(id, bo)
 	if err != nil {
 		return err
@@ -127,7 +130,7 @@ func (c *chatService) ApplyAppSettings(ctx context.Context, s ui.AppSettings) (s
 	l, eng := c.m, c.eng
 	c.mu.Unlock()
 	var err error
-	if s.Threads != old.Threads || s.ContextSize != old.ContextSize {
+	if s.Threads != old.Threads || s.ContextSize != old.ContextSize || s.NoGPU != old.NoGPU {
 		err = c.load(ctx, c.CurrentModel()) // starts the server too
 	} else {
 		err = c.srv.start(s, l, eng)

@@ -16,6 +16,7 @@ type AppSettings struct {
 	ServerOn    bool   // serve the OpenAI- and Ollama-compatible API from the app
 	ServerAddr  string // host:port; "" for the default
 	APIKey      string // required by the API when set
+	NoGPU       bool   // compute on the CPU even where a GPU is present
 	Threads     int    // CPU threads; 0 for one per core
 	ContextSize int    // positions per conversation; 0 for the model's (at most 4096)
 }
@@ -44,6 +45,8 @@ func (v *chatView) showAppSettings(svc AppSettingsService) {
 	key := widget.NewPasswordEntry()
 	key.SetPlaceHolder("none")
 	key.SetText(cur.APIKey)
+	gpu := widget.NewCheck("Use the GPU when there is one", nil)
+	gpu.SetChecked(!cur.NoGPU)
 	threads := widget.NewEntry()
 	threads.SetPlaceHolder("one per core")
 	threads.SetText(fmtInt(nonZero(cur.Threads)))
@@ -56,6 +59,7 @@ func (v *chatView) showAppSettings(svc AppSettingsService) {
 		widget.NewFormItem("Local server", on),
 		{Text: "Address", Widget: addr, HintText: "loopback only unless you mean it"},
 		{Text: "API key", Widget: key, HintText: "clients send it as a Bearer token"},
+		{Text: "GPU", Widget: gpu, HintText: "the model reloads"},
 		{Text: "Threads", Widget: threads},
 		{Text: "Context size", Widget: ctxSize, HintText: "tokens per conversation; the model reloads"},
 	}
@@ -66,7 +70,7 @@ func (v *chatView) showAppSettings(svc AppSettingsService) {
 		t, _ := parseInt(threads.Text, "threads", 1, 1024)
 		c, _ := parseInt(ctxSize.Text, "context size", 256, 1<<20)
 		s := AppSettings{ServerOn: on.Checked, ServerAddr: strings.TrimSpace(addr.Text), APIKey: key.Text,
-			Threads: derefInt(t), ContextSize: derefInt(c)}
+			NoGPU: !gpu.Checked, Threads: derefInt(t), ContextSize: derefInt(c)}
 		v.applyAppSettings(svc, s)
 	}, v.win)
 	d.Resize(fyne.NewSize(560, 0))
