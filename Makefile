@@ -5,7 +5,7 @@ export PATH := /usr/local/go/bin:$(PATH)
 export CGO_ENABLED := 1
 GO ?= go
 
-.PHONY: run test deps test-deps build build-nogui vet fmt-check fuzz
+.PHONY: run test deps test-deps build build-nogui vet fmt-check fuzz package
 
 deps:
 	./build/deps.sh
@@ -38,3 +38,12 @@ test: test-deps fmt-check vet
 FUZZTIME ?= 1m
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./inference/gguf
+
+# A Linux bundle (Ember.tar.xz: the binary, a .desktop entry and the icon, with a
+# Makefile whose `make install` puts them under /usr/local), built by Fyne's packager
+# from FyneApp.toml. On macOS and Windows the same command with --os darwin / windows
+# makes Ember.app / Ember.exe (see the README).
+FYNE_TOOLS ?= fyne.io/tools/cmd/fyne@v1.7.4
+package: deps
+	$(GO) run $(FYNE_TOOLS) package --os linux --release
+	git checkout -- FyneApp.toml 2>/dev/null || true
