@@ -13,6 +13,7 @@ import (
 
 	"ember/inference/convert"
 	"ember/inference/gguf"
+	"ember/inference/model"
 	"ember/inference/quant"
 )
 
@@ -25,6 +26,9 @@ type FoundModel struct {
 	Size      int64  // bytes
 	Quant     string // the llama.cpp file type ("Q4_K_M"), or the type most weights have
 	CtxLength int    // <arch>.context_length: the trained context, in tokens; 0 if unknown
+	// MemBytes estimates the memory the model takes loaded: its file (mapped) plus the KV
+	// cache the engine allocates by default; 0 if unknown.
+	MemBytes int64
 }
 
 // Model sources.
@@ -100,7 +104,24 @@ func describeModel(path string) (FoundModel, error) {
 	if m.Quant == "" {
 		m.Quant = commonType(f)
 	}
+	if p, err := model.ReadParams(f, m.Arch); err == nil {
+		m.MemBytes = m.Size + kvCacheBytes(p, m.CtxLength)
+	}
 	return m, nil
+}
+
+// kvCacheBytes is the F16 KV cache the engine allocates by default for p: its context
+// (the trained one, at most 4096 positions) for two sequences (engine.Options).
+func kvCacheBytes(p model.Params, ctxTrain int) int64 {
+	ctx := 4096
+	if ctxTrain > 0 {
+		ctx = min(ctxTrain, ctx)
+	}
+	perToken := int64(p.NLayer) * int64(p.NKVHead) * int64(p.HeadDim+p.VHeadDim) * 2
+	if p.SharedKV {
+		perToken = int64(p.NLayer) * int64(p.NKVHead) * int64(p.HeadDim) * 2
+	}
+	return perToken * int64(2*ctx)
 }
 
 // commonType is the tensor type holding the most elements, e.g. "Q4_K".

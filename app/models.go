@@ -257,7 +257,7 @@ func (c *chatService) Models(ctx context.Context) ([]ui.ModelInfo, error) {
 }
 
 // modelDetail is a model's line under its name: "llama · Q4_K_M · 808 MB · 131072
-// ctx · ollama".
+// ctx · needs about 1.1 GB · ollama".
 func modelDetail(m FoundModel) string {
 	parts := []string{}
 	for _, s := range []string{m.Arch, m.Quant} {
@@ -270,6 +270,9 @@ func modelDetail(m FoundModel) string {
 	}
 	if m.CtxLength > 0 {
 		parts = append(parts, fmt.Sprintf("%d ctx", m.CtxLength))
+	}
+	if m.MemBytes > 0 {
+		parts = append(parts, "needs about "+formatBytes(m.MemBytes))
 	}
 	if m.Source != "" {
 		parts = append(parts, m.Source)
