@@ -38,6 +38,7 @@ var layers = map[string]int{
 	"inference/model/llama":         4,
 	"inference/model/qwen2":         4,
 	"inference/model/deepseek2":     4,
+	"inference/model/goldentest":    4,
 	"inference/model/archs":         5,
 	"inference/engine":              6,
 	"app/reply":                     6,
