@@ -7,6 +7,7 @@ package cpu
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime"
 	"unsafe"
 
@@ -22,6 +23,10 @@ type Options struct {
 	// ISA forces an instruction-set path ("avx2", "scalar", ...); "" picks the best, or
 	// the one named by $EMBER_CPU_ISA.
 	ISA string
+	// MapWeights keeps weights in the model file's mapping instead of copying the large
+	// ones into huge-page memory (faster decode, longer load). $EMBER_CPU_MAP_WEIGHTS=1
+	// sets it.
+	MapWeights bool
 }
 
 // Backend runs ops on the CPU. Like a device stream it is driven by one goroutine at a
@@ -38,6 +43,7 @@ type Backend struct {
 	seqRows [][]int32       // paged Attention: per sequence, the cache row of each position
 	seqOf   []int32         // paged Attention: each query row's sequence; nil when contiguous
 	one     [1]backend.Proj // MatMul's projection list, reused
+	arena   arena           // weight copies on huge pages; empty with Options.MapWeights
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -60,6 +66,9 @@ func New(opt Options) (*Backend, error) {
 	}
 	b := &Backend{k: kern.New(isa), threads: n, pool: newPool(n), wscr: make([][]float32, n)}
 	b.exec = b.run
+	if !opt.MapWeights && os.Getenv("EMBER_CPU_MAP_WEIGHTS") != "1" {
+		b.arena = newArena()
+	}
 	return b, nil
 }
 
@@ -124,9 +133,10 @@ func kernelType(t quant.Type) bool {
 	return false
 }
 
-// Weight implements backend.Backend. The tensor keeps a reference to data, copied only
-// when it is not 32-byte aligned.
-func (*Backend) Weight(typ quant.Type, rows, cols int, data []byte) (backend.Tensor, error) {
+// Weight implements backend.Backend. Large weights are copied into the huge-page arena
+// (see arena); the others keep a reference to data, copied only when it is not 32-byte
+// aligned.
+func (b *Backend) Weight(typ quant.Type, rows, cols int, data []byte) (backend.Tensor, error) {
 	if !kernelType(typ) {
 		return nil, fmt.Errorf("cpu: %v weights: %w", typ, backend.ErrUnsupported)
 	}
@@ -134,7 +144,10 @@ func (*Backend) Weight(typ quant.Type, rows, cols int, data []byte) (backend.Ten
 	if err != nil || cols <= 0 || rows <= 0 || len(data) != rows*int(rb) {
 		return nil, fmt.Errorf("cpu: weight of %d x %d %v with %d bytes", rows, cols, typ, len(data))
 	}
-	if uintptr(unsafe.Pointer(&data[0]))%32 != 0 {
+	if dst := b.arena.alloc(len(data)); dst != nil {
+		parallelCopy(dst, data, b.threads)
+		data = dst
+	} else if uintptr(unsafe.Pointer(&data[0]))%32 != 0 {
 		buf := make([]uint64, (len(data)+7)/8) // 8-byte aligned; Go's allocator gives 32 for large sizes
 		cp := unsafe.Slice((*byte)(unsafe.Pointer(&buf[0])), len(data))
 		copy(cp, data)
@@ -185,10 +198,13 @@ func (*Backend) View(bt backend.Tensor, row0, n int) backend.Tensor {
 }
 
 // Free implements backend.Backend.
-func (*Backend) Free(bt backend.Tensor) {
+func (b *Backend) Free(bt backend.Tensor) {
 	t := get(bt)
 	if t.view {
 		panic("cpu: Free of a view")
+	}
+	if !t.freed && b.arena.owns(t.raw) {
+		b.arena.release(t.raw)
 	}
 	t.freed = true
 	t.f32, t.i32, t.f16, t.raw = nil, nil, nil, nil
@@ -234,5 +250,6 @@ func (b *Backend) Close() error {
 		b.pool.close()
 		b.pool = nil
 	}
+	b.arena.close()
 	return nil
 }

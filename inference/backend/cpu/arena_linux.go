@@ -1,0 +1,47 @@
+//go:build linux
+
+package cpu
+
+import (
+	"syscall"
+	"unsafe"
+)
+
+const (
+	arenaReserve = 1 << 40 // address space only: MAP_NORESERVE, untouched pages cost nothing
+	madvHugepage = 14      // MADV_HUGEPAGE; syscall has no name for it
+	pageSize     = 4 << 10
+)
+
+// newArena reserves the arena, or returns an empty one (weights stay mapped) when the
+// system refuses.
+func newArena() arena {
+	m, err := syscall.Mmap(-1, 0, arenaReserve, syscall.PROT_READ|syscall.PROT_WRITE,
+		syscall.MAP_PRIVATE|syscall.MAP_ANON|syscall.MAP_NORESERVE)
+	if err != nil {
+		return arena{}
+	}
+	_ = syscall.Madvise(m, madvHugepage) // a hint: without it the copy still works
+	return arena{mem: m}
+}
+
+// release gives b's whole pages back to the system.
+func (a *arena) release(b []byte) {
+	lo := (addr(b) + pageSize - 1) &^ (pageSize - 1)
+	hi := (addr(b) + uintptr(len(b))) &^ (pageSize - 1)
+	if hi <= lo {
+		return
+	}
+	base := addr(a.mem)
+	_ = syscall.Madvise(a.mem[lo-base:hi-base], syscall.MADV_DONTNEED)
+}
+
+// close unmaps the reservation.
+func (a *arena) close() {
+	if a.mem != nil {
+		_ = syscall.Munmap(a.mem)
+		a.mem = nil
+	}
+}
+
+func addr(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }

@@ -1,0 +1,13 @@
+//go:build !linux
+
+package cpu
+
+import "unsafe"
+
+// newArena returns an empty arena: outside Linux weights stay in the file mapping.
+func newArena() arena { return arena{} }
+
+func (a *arena) release([]byte) {}
+func (a *arena) close()         {}
+
+func addr(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
