@@ -2,11 +2,12 @@
 // One block of 128 threads per (query row, head): pass 1 finds the max score and the
 // softmax sum (online, per warp, in float with expf), pass 2 recomputes each score,
 // rounds its probability to f16 as llama.cpp does, and accumulates V. Warps take
-// positions round robin; lanes split the head dims.
+// positions round robin; lanes split the head dims. Head dims up to MAX_HEAD: 576 is
+// MLA's latent row (DeepSeek-V2: 64 rope + 512 latent dims, one KV head, V is K).
 #include "common.cuh"
 
 #define ATT_WARPS 4
-#define MAX_HEAD 256
+#define MAX_HEAD 576
 
 __device__ __forceinline__ i64 cache_row(const int* tab, int bs, int t) {
     return tab ? (i64)tab[t / bs] * bs + t % bs : (i64)t;

@@ -355,26 +355,41 @@ func testSetRows(p *pair) {
 	}
 }
 
+// attentionCases are the contiguous-cache shapes: GQA, MHA, MQA, K and V head dims that
+// differ, and the wide heads of DeepSeek-V2 (MLA's latent row of 64 rope + 512 latent
+// dims read as both keys and values, shared; its attn_kv_b layout's 192/128 heads).
+var attentionCases = []struct {
+	nh, nkv, hd, vhd, ctx, rows, start int
+	shared                             bool // v is k (hd == vhd), as an MLA latent cache
+}{
+	{4, 2, 64, 64, 40, 1, 39, false},   // decode at the end of the cache
+	{4, 2, 64, 64, 40, 33, 0, false},   // prefill
+	{8, 1, 80, 48, 300, 7, 250, false}, // MQA, odd head dims, late positions
+	{3, 3, 128, 128, 17, 17, 0, false},
+	{1, 1, 576, 576, 300, 16, 284, true}, // MLA: one query row per head, V is K
+	{4, 1, 576, 576, 40, 33, 0, true},    // MLA prefill, grouped
+	{2, 1, 576, 512, 90, 9, 81, false},   // wide K != V
+	{16, 16, 192, 128, 50, 12, 38, false},
+}
+
 func testAttention(p *pair) {
-	for _, c := range []struct{ nh, nkv, hd, vhd, ctx, rows, start int }{
-		{4, 2, 64, 64, 40, 1, 39},   // decode at the end of the cache
-		{4, 2, 64, 64, 40, 33, 0},   // prefill
-		{8, 1, 80, 48, 300, 7, 250}, // MQA, odd head dims, late positions
-		{3, 3, 128, 128, 17, 17, 0},
-	} {
+	for _, c := range attentionCases {
 		kr, kb := p.newT(p.ref, quant.F16, c.ctx, c.nkv*c.hd), p.newT(p.be, quant.F16, c.ctx, c.nkv*c.hd)
-		vr, vb := p.newT(p.ref, quant.F16, c.ctx, c.nkv*c.vhd), p.newT(p.be, quant.F16, c.ctx, c.nkv*c.vhd)
 		all := make([]int32, c.ctx)
 		for i := range all {
 			all[i] = int32(i)
 		}
 		ir, ib := p.ints(all)
 		ksr, ksb := p.input(p.randn(c.ctx*c.nkv*c.hd, 1), c.ctx, c.nkv*c.hd)
-		vsr, vsb := p.input(p.randn(c.ctx*c.nkv*c.vhd, 1), c.ctx, c.nkv*c.vhd)
 		p.ref.SetRows(kr, ksr, ir)
 		p.be.SetRows(kb, ksb, ib)
-		p.ref.SetRows(vr, vsr, ir)
-		p.be.SetRows(vb, vsb, ib)
+		vr, vb := kr, kb
+		if !c.shared {
+			vr, vb = p.newT(p.ref, quant.F16, c.ctx, c.nkv*c.vhd), p.newT(p.be, quant.F16, c.ctx, c.nkv*c.vhd)
+			vsr, vsb := p.input(p.randn(c.ctx*c.nkv*c.vhd, 1), c.ctx, c.nkv*c.vhd)
+			p.ref.SetRows(vr, vsr, ir)
+			p.be.SetRows(vb, vsb, ib)
+		}
 		pos := make([]int32, c.rows)
 		for i := range pos {
 			pos[i] = int32(c.start + i)

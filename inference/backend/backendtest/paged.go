@@ -16,23 +16,33 @@ import (
 // sequence's positions gathered into a cache of their own.
 func testPagedAttention(p *pair) {
 	const bs, nblocks = 4, 24
-	for _, c := range []struct{ nh, nkv, hd, vhd int }{{4, 2, 64, 64}, {6, 3, 40, 24}} {
+	for _, c := range []struct {
+		nh, nkv, hd, vhd int
+		shared           bool // v is k, as an MLA latent cache
+	}{
+		{4, 2, 64, 64, false}, {6, 3, 40, 24, false},
+		{1, 1, 576, 576, true}, {16, 1, 576, 576, true}, {2, 1, 576, 512, false}, {4, 4, 192, 128, false},
+	} {
 		kw, vw := c.nkv*c.hd, c.nkv*c.vhd
 		rows := bs * nblocks
-		kData, vData := p.randn(rows*kw, 1), p.randn(rows*vw, 1)
+		kData := p.randn(rows*kw, 1)
 		kr, kb := p.newT(p.ref, quant.F16, rows, kw), p.newT(p.be, quant.F16, rows, kw)
-		vr, vb := p.newT(p.ref, quant.F16, rows, vw), p.newT(p.be, quant.F16, rows, vw)
 		all := make([]int32, rows)
 		for i := range all {
 			all[i] = int32(i)
 		}
 		ir, ib := p.ints(all)
 		ksr, ksb := p.input(kData, rows, kw)
-		vsr, vsb := p.input(vData, rows, vw)
 		p.ref.SetRows(kr, ksr, ir)
 		p.be.SetRows(kb, ksb, ib)
-		p.ref.SetRows(vr, vsr, ir)
-		p.be.SetRows(vb, vsb, ib)
+		vData, vr, vb := kData, kr, kb
+		if !c.shared {
+			vData = p.randn(rows*vw, 1)
+			vr, vb = p.newT(p.ref, quant.F16, rows, vw), p.newT(p.be, quant.F16, rows, vw)
+			vsr, vsb := p.input(vData, rows, vw)
+			p.ref.SetRows(vr, vsr, ir)
+			p.be.SetRows(vb, vsb, ib)
+		}
 
 		const cols = 6 // blocks per table row; unused entries hold junk the op must ignore
 		tables := [][]int32{

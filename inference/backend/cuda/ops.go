@@ -159,8 +159,9 @@ const gqaMax, gqaHead = 8, 128
 // to that when the kernel is loaded; Hopper allows 227 KiB a block).
 const smThreads, smPart, smemMax = 256, 2048, 200 << 10
 
-// maxHead is the widest head the attention kernel takes (MAX_HEAD in attention.cu).
-const maxHead = 256
+// maxHead is the widest K or V head the attention kernels take (MAX_HEAD in
+// attention.cu): 576 is MLA's latent row (DeepSeek-V2's 64 rope + 512 latent dims).
+const maxHead = 576
 
 // Attention implements backend.Ops. Positions are not checked against the cache on the
 // host (they live on the device); the model keeps them inside its cache.
