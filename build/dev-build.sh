@@ -1,6 +1,7 @@
 #!/bin/sh
-# dev-build.sh: build the nogui ember binary and the CUDA test binaries into bin/dev
-# (git-ignored), small enough to carry to a GPU machine that has no Go.
+# dev-build.sh: build the nogui ember binary and the CUDA test binaries (the backend's,
+# the goldens', deepseek2's) into bin/dev (git-ignored), small enough to carry to a GPU
+# machine that has no Go.
 set -eu
 cd "$(dirname "$0")/.."
 mkdir -p bin/dev
@@ -8,5 +9,6 @@ export CGO_ENABLED=1
 go build -tags nogui -ldflags='-s -w' -o bin/dev/ember .
 go test -c -tags nogui -ldflags='-s -w' -o bin/dev/cuda.test ./inference/backend/cuda/
 go test -c -tags nogui -ldflags='-s -w' -o bin/dev/archs.test ./inference/model/archs/
-gzip -f -9 bin/dev/ember bin/dev/cuda.test bin/dev/archs.test
+go test -c -tags nogui -ldflags='-s -w' -o bin/dev/deepseek2.test ./inference/model/deepseek2/
+gzip -f -9 bin/dev/ember bin/dev/cuda.test bin/dev/archs.test bin/dev/deepseek2.test
 ls -la bin/dev

@@ -131,7 +131,7 @@ func (b *Backend) mmv(d, w *tensor, xq uint64, xstride, n int) {
 	if xq == 0 {
 		return
 	}
-	if n >= mmqMinRows && w.cols%256 == 0 {
+	if n >= mmqMinRows && w.cols%256 == 0 && !b.noMMQ {
 		switch w.typ {
 		case quant.Q4_K, quant.Q6_K, quant.Q8_0:
 			b.launch("mmq_"+suffix[w.typ], (w.rows+63)/64, (n+63)/64, 128, 0, ptr(w), i64(w.stride), xq, i64(xstride),

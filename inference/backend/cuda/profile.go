@@ -68,6 +68,11 @@ const StatsEnv = "EMBER_CUDA_STATS"
 // that are not launched at all: a diagnostic for timing what is left (results are wrong).
 const SkipEnv = "EMBER_CUDA_SKIP"
 
+// NoMMQEnv names an environment variable: when set, every MatMul runs the mat-vec
+// kernels, whatever the batch, so that results do not depend on the batch shape (the
+// tensor-core kernel sums a row's block dots in another order). For tests.
+const NoMMQEnv = "EMBER_CUDA_NO_MMQ"
+
 type stats struct {
 	on                                bool
 	flushes, graphRuns, built, direct int

@@ -99,33 +99,36 @@ func sameRowsTol(t *testing.T, what string, got, want []float32, nv int, tol flo
 // same logits, for the MLA layout and the attn_kv_b one.
 func TestPrefillShapes(t *testing.T) {
 	for _, name := range []string{"deepseek2-tiny-q8_0", "deepseek2-tiny-kvb-f16"} {
-		t.Run(name, func(t *testing.T) {
-			m := load(t, name)
-			nv, n := m.Params().NVocab, len(prompt)
-			cache := func() *model.Cache {
-				c, err := m.NewCache(n)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(c.Free)
-				return c
-			}
-			want := run(t, m, cache(), model.Batch{Tokens: prompt, Pos: positions(0, n), AllLogits: true})
-			c := cache()
-			var chunked []float32
-			for _, r := range [][2]int{{0, 3}, {3, 4}, {4, 11}, {11, n}} {
-				b := model.Batch{Tokens: prompt[r[0]:r[1]], Pos: positions(r[0], r[1]-r[0]), AllLogits: true}
-				chunked = append(chunked, run(t, m, c, b)...)
-			}
-			sameRows(t, "chunked", chunked, want, nv)
-			c = cache()
-			var single []float32
-			for i := range prompt {
-				single = append(single, run(t, m, c, model.Batch{Tokens: prompt[i : i+1], Pos: positions(i, 1)})...)
-			}
-			sameRows(t, "token by token", single, want, nv)
-		})
+		t.Run(name, func(t *testing.T) { prefillShapes(t, load(t, name), 1e-10) })
 	}
+}
+
+// prefillShapes checks that m gives the same logits (within an NMSE of tol per row) for
+// the prompt as one batch, in chunks and token by token.
+func prefillShapes(t *testing.T, m model.Model, tol float64) {
+	nv, n := m.Params().NVocab, len(prompt)
+	cache := func() *model.Cache {
+		c, err := m.NewCache(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.Free)
+		return c
+	}
+	want := run(t, m, cache(), model.Batch{Tokens: prompt, Pos: positions(0, n), AllLogits: true})
+	c := cache()
+	var chunked []float32
+	for _, r := range [][2]int{{0, 3}, {3, 4}, {4, 11}, {11, n}} {
+		b := model.Batch{Tokens: prompt[r[0]:r[1]], Pos: positions(r[0], r[1]-r[0]), AllLogits: true}
+		chunked = append(chunked, run(t, m, c, b)...)
+	}
+	sameRowsTol(t, "chunked", chunked, want, nv, tol)
+	c = cache()
+	var single []float32
+	for i := range prompt {
+		single = append(single, run(t, m, c, model.Batch{Tokens: prompt[i : i+1], Pos: positions(i, 1)})...)
+	}
+	sameRowsTol(t, "token by token", single, want, nv, tol)
 }
 
 // TestPagedBatch: two sequences in one batch over a paged cache, sharing a first block
@@ -293,38 +296,42 @@ func newCPU(t *testing.T) backend.Backend {
 // CopyBlock) as the engine's prefix cache moves them.
 func TestLatentCacheBlocks(t *testing.T) {
 	for _, be := range []backend.Backend{ref.New(), newCPU(t)} {
-		m := loadOn(t, "deepseek2-tiny-q8_0", be)
-		p, bs := m.Params(), 4
-		if !p.SharedKV || p.HeadDim != 80 || p.VHeadDim != 80 || p.NKVHead != 1 {
-			t.Fatalf("%s: params %+v, want one shared KV head of 16 + 64 dims", be.Name(), p)
-		}
-		c, err := model.NewPagedCache(be, p, 8, bs, 1, 4)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got, want := c.BlockBytes(), p.NLayer*bs*80*2; got != want {
-			t.Fatalf("%s: %d bytes per block, want %d", be.Name(), got, want)
-		}
-		run(t, m, c, model.Batch{Tokens: prompt[:6], Pos: positions(0, 6), Seq: make([]int32, 6), Tables: [][]int32{{5, 1}}, Logits: []int32{}})
-		ctx := context.Background()
-		blk, err := c.ReadBlock(ctx, 5)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := c.WriteBlock(2, blk); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.CopyBlock(1, 3, 2); err != nil {
-			t.Fatal(err)
-		}
-		// Decode the next token over the moved blocks and over the originals.
-		next := model.Batch{Tokens: prompt[6:7], Pos: positions(6, 1), Seq: []int32{0}}
-		next.Tables = [][]int32{{5, 1}}
-		want := run(t, m, c, next)
-		next.Tables = [][]int32{{2, 3}}
-		sameRows(t, be.Name()+" moved blocks", run(t, m, c, next), want, p.NVocab)
-		c.Free()
+		latentCacheBlocks(t, be)
 	}
+}
+
+func latentCacheBlocks(t *testing.T, be backend.Backend) {
+	m := loadOn(t, "deepseek2-tiny-q8_0", be)
+	p, bs := m.Params(), 4
+	if !p.SharedKV || p.HeadDim != 80 || p.VHeadDim != 80 || p.NKVHead != 1 {
+		t.Fatalf("%s: params %+v, want one shared KV head of 16 + 64 dims", be.Name(), p)
+	}
+	c, err := model.NewPagedCache(be, p, 8, bs, 1, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.BlockBytes(), p.NLayer*bs*80*2; got != want {
+		t.Fatalf("%s: %d bytes per block, want %d", be.Name(), got, want)
+	}
+	run(t, m, c, model.Batch{Tokens: prompt[:6], Pos: positions(0, 6), Seq: make([]int32, 6), Tables: [][]int32{{5, 1}}, Logits: []int32{}})
+	ctx := context.Background()
+	blk, err := c.ReadBlock(ctx, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WriteBlock(2, blk); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CopyBlock(1, 3, 2); err != nil {
+		t.Fatal(err)
+	}
+	// Decode the next token over the moved blocks and over the originals.
+	next := model.Batch{Tokens: prompt[6:7], Pos: positions(6, 1), Seq: []int32{0}}
+	next.Tables = [][]int32{{5, 1}}
+	want := run(t, m, c, next)
+	next.Tables = [][]int32{{2, 3}}
+	sameRows(t, be.Name()+" moved blocks", run(t, m, c, next), want, p.NVocab)
+	c.Free()
 }
 
 // TestConfig checks the hyperparameters read from the tiny files, including the
