@@ -42,17 +42,19 @@ type Backend struct {
 	act       map[quant.Type]*scratch // quantized activation rows, by format
 	scratches []uint64                // every scratch buffer, freed at Close
 	closed    bool
-	prof      *profiler // set by $EMBER_CUDA_PROFILE
-	queue     batch     // launches not yet issued (graph.go)
-	prev      *batch    // the last batch launched directly
-	graphs    []*graph  // instantiated graphs of repeated batches
-	noGraphs  bool      // $EMBER_CUDA_NO_GRAPHS: launch every batch directly
-	noMMQ     bool      // $EMBER_CUDA_NO_MMQ: mat-vec kernels for every batch
-	skip      []string  // $EMBER_CUDA_SKIP: kernel name prefixes not launched
-	st        stats     // $EMBER_CUDA_STATS
-	attnSmem  int       // shared memory attention_smem may use; 0 forces the other kernels
-	fuse      fusable   // the last queued launch, when a quantization may absorb it (fuse.go)
-	epoch     int       // flushes so far
+	prof      *profiler           // set by $EMBER_CUDA_PROFILE
+	queue     batch               // launches not yet issued (graph.go)
+	seen      map[uint64]bool     // hashes of batches launched directly (graph.go)
+	graphs    map[uint64][]*graph // instantiated graphs of repeated batches, by hash
+	nGraphs   int
+	noGraphs  bool     // $EMBER_CUDA_NO_GRAPHS: launch every batch directly
+	noMMQ     bool     // $EMBER_CUDA_NO_MMQ: mat-vec kernels for every batch
+	skip      []string // $EMBER_CUDA_SKIP: kernel name prefixes not launched
+	st        stats    // $EMBER_CUDA_STATS
+	attnSmem  int      // shared memory attention_smem may use; 0 forces the other kernels
+	fuse      fusable  // the last queued launch, when a quantization may absorb it (fuse.go)
+	epoch     int      // flushes so far
+	stage     stage    // pinned memory that host writes are queued from (stage.go)
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -77,7 +79,7 @@ func New(opt Options) (*Backend, error) {
 		return nil, err
 	}
 	b := &Backend{h: h, dev: d, kernels: map[string]*kernel{}, live: map[uint64]int{}, pool: map[int][]uint64{},
-		act: map[quant.Type]*scratch{}, prof: newProfiler(),
+		act: map[quant.Type]*scratch{}, prof: newProfiler(), seen: map[uint64]bool{}, graphs: map[uint64][]*graph{},
 		noGraphs: os.Getenv("EMBER_CUDA_NO_GRAPHS") != "", noMMQ: os.Getenv(NoMMQEnv) != "",
 		st: stats{on: os.Getenv(StatsEnv) != "", start: time.Now()}, attnSmem: smemMax}
 	if v := os.Getenv(SkipEnv); v != "" {
@@ -270,10 +272,7 @@ func (b *Backend) WriteF32(dst backend.Tensor, src []float32) {
 	if len(src) != t.rows*t.cols {
 		panic(fmt.Sprintf("cuda: WriteF32 of %d values into %d", len(src), t.rows*t.cols))
 	}
-	b.flush()
-	t0 := time.Now()
-	b.fail(b.h.htod(t.ptr, unsafe.Pointer(&src[0]), 4*len(src)))
-	b.st.tCopy += time.Since(t0)
+	b.write(t.ptr, unsafe.Pointer(&src[0]), 4*len(src))
 }
 
 // WriteI32 implements backend.Backend.
@@ -282,10 +281,7 @@ func (b *Backend) WriteI32(dst backend.Tensor, src []int32) {
 	if len(src) != t.rows*t.cols {
 		panic(fmt.Sprintf("cuda: WriteI32 of %d values into %d", len(src), t.rows*t.cols))
 	}
-	b.flush()
-	t0 := time.Now()
-	b.fail(b.h.htod(t.ptr, unsafe.Pointer(&src[0]), 4*len(src)))
-	b.st.tCopy += time.Since(t0)
+	b.write(t.ptr, unsafe.Pointer(&src[0]), 4*len(src))
 }
 
 // ReadF32 implements backend.Backend.
@@ -319,6 +315,7 @@ func (b *Backend) Sync(ctx context.Context) error {
 		b.fail(fmt.Errorf("%w (after kernel %s)", cuErr("cuCtxSynchronize", "", r), b.last))
 		return b.err
 	}
+	b.stage.off = 0 // every queued copy from the stage is done
 	return nil
 }
 
@@ -350,7 +347,7 @@ func (b *Backend) Close() error {
 	for _, p := range b.scratches {
 		errs = append(errs, b.h.free(p))
 	}
-	errs = append(errs, b.destroyGraphs())
+	errs = append(errs, b.destroyGraphs(), b.freeStage())
 	for _, m := range b.modules {
 		errs = append(errs, b.h.unload(m))
 	}

@@ -308,3 +308,78 @@ func TestFusedQuantization(t *testing.T) {
 		}
 	}
 }
+
+// TestQueuedWrites: host writes are queued on the stream through pinned memory; the
+// caller's slice is reused at once, and more bytes than the stage holds are written
+// between reads. Two different batches alternate, so each becomes a graph of its own
+// (graphs are kept per batch, not only for the batch just before).
+func TestQueuedWrites(t *testing.T) {
+	be := newOrSkip(t)
+	defer be.Close()
+	const n = 6 << 20 // 24 MiB a write: the 64 MiB stage fills every third write
+	mk := func() backend.Tensor {
+		x, err := be.New(quant.F32, 1, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	a, o := mk(), mk()
+	be.WriteF32(o, make([]float32, n))
+	vals, want := make([]float32, n), make([]float32, n)
+	for iter := 0; iter < 7; iter++ {
+		for i := range vals {
+			vals[i] = float32(iter*3 + i%5)
+			want[i] += vals[i]
+		}
+		be.WriteF32(a, vals)
+		be.Add(o, o, a)
+	}
+	got := make([]float32, n)
+	if err := be.ReadF32(context.Background(), o, got); err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("element %d: got %g, want %g", i, got[i], want[i])
+		}
+	}
+
+	// Alternating batches of 10 launches, small writes between them.
+	x, y := mk(), mk()
+	xv, yv := make([]float32, n), make([]float32, n)
+	for iter := 0; iter < 6; iter++ {
+		for i := 0; i < 64; i++ {
+			xv[i], yv[i] = float32(iter+i), float32(2*iter-i)
+		}
+		be.WriteF32(x, xv)
+		be.WriteF32(y, yv)
+		for k := 0; k < 10; k++ {
+			if iter%2 == 0 {
+				be.Add(x, x, y)
+			} else {
+				be.Mul(y, y, x)
+			}
+		}
+		out, src := x, xv
+		if iter%2 == 1 {
+			out, src = y, yv
+		}
+		if err := be.ReadF32(context.Background(), out, got); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 64; i++ {
+			w := src[i]
+			for k := 0; k < 10; k++ {
+				if iter%2 == 0 {
+					w += yv[i]
+				} else {
+					w *= xv[i]
+				}
+			}
+			if got[i] != w {
+				t.Fatalf("iteration %d element %d: got %g, want %g", iter, i, got[i], w)
+			}
+		}
+	}
+}

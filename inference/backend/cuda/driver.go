@@ -36,6 +36,9 @@ static CUresult (*p_cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
 static CUresult (*p_cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
 static CUresult (*p_cuMemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t);
 static CUresult (*p_cuMemsetD8)(CUdeviceptr, unsigned char, size_t);
+static CUresult (*p_cuMemAllocHost)(void **, size_t);
+static CUresult (*p_cuMemFreeHost)(void *);
+static CUresult (*p_cuMemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, void *);
 static CUresult (*p_cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                     unsigned, void *, void **, void **);
 static CUresult (*p_cuGetErrorName)(CUresult, const char **);
@@ -85,6 +88,9 @@ static const char *em_load(void) {
 	SYM(p_cuMemcpyDtoH, "cuMemcpyDtoH_v2")
 	SYM(p_cuMemcpyDtoD, "cuMemcpyDtoD_v2")
 	SYM(p_cuMemsetD8, "cuMemsetD8_v2")
+	SYM(p_cuMemAllocHost, "cuMemAllocHost_v2")
+	SYM(p_cuMemFreeHost, "cuMemFreeHost")
+	SYM(p_cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2")
 	SYM(p_cuLaunchKernel, "cuLaunchKernel")
 	SYM(p_cuGetErrorName, "cuGetErrorName")
 	SYM(p_cuFuncSetAttribute, "cuFuncSetAttribute")
@@ -151,6 +157,19 @@ static CUresult em_free(CUcontext ctx, CUdeviceptr p) {
 static CUresult em_htod(CUcontext ctx, CUdeviceptr dst, const void *src, size_t n) {
 	CUresult r = em_ctx(ctx);
 	return r ? r : p_cuMemcpyHtoD(dst, src, n);
+}
+// em_htod_async queues a copy from pinned host memory on the default stream.
+static CUresult em_htod_async(CUcontext ctx, CUdeviceptr dst, const void *src, size_t n) {
+	CUresult r = em_ctx(ctx);
+	return r ? r : p_cuMemcpyHtoDAsync(dst, src, n, 0);
+}
+static CUresult em_host_alloc(CUcontext ctx, void **p, size_t n) {
+	CUresult r = em_ctx(ctx);
+	return r ? r : p_cuMemAllocHost(p, n);
+}
+static CUresult em_host_free(CUcontext ctx, void *p) {
+	CUresult r = em_ctx(ctx);
+	return r ? r : p_cuMemFreeHost(p);
 }
 static CUresult em_dtoh(CUcontext ctx, void *dst, CUdeviceptr src, size_t n) {
 	CUresult r = em_ctx(ctx);
@@ -359,6 +378,31 @@ func (h *ctxHandle) free(p uint64) error {
 func (h *ctxHandle) htod(dst uint64, src unsafe.Pointer, n int) error {
 	if r := C.em_htod(h.ctx, C.CUdeviceptr(dst), src, C.size_t(n)); r != 0 {
 		return cuErr("cuMemcpyHtoD", "", r)
+	}
+	return nil
+}
+
+// htodAsync queues a copy of n bytes from pinned host memory src (hostAlloc) on the
+// default stream, after the work launched before it.
+func (h *ctxHandle) htodAsync(dst uint64, src unsafe.Pointer, n int) error {
+	if r := C.em_htod_async(h.ctx, C.CUdeviceptr(dst), src, C.size_t(n)); r != 0 {
+		return cuErr("cuMemcpyHtoDAsync", "", r)
+	}
+	return nil
+}
+
+// hostAlloc allocates n bytes of pinned host memory.
+func (h *ctxHandle) hostAlloc(n int) (unsafe.Pointer, error) {
+	var p unsafe.Pointer
+	if r := C.em_host_alloc(h.ctx, &p, C.size_t(n)); r != 0 {
+		return nil, cuErr("cuMemAllocHost", "", r)
+	}
+	return p, nil
+}
+
+func (h *ctxHandle) hostFree(p unsafe.Pointer) error {
+	if r := C.em_host_free(h.ctx, p); r != 0 {
+		return cuErr("cuMemFreeHost", "", r)
 	}
 	return nil
 }

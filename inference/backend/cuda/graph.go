@@ -21,11 +21,17 @@ import (
 )
 
 // Ops are not launched one by one: they are queued and launched together when the host
-// next touches device memory (a write, a read, Sync). A batch of launches equal to the
-// one before it (a decode step: same kernels, grids and buffer addresses; positions and
+// next touches device memory (a write, a read, Sync). A batch of launches equal to one
+// launched before (a decode step: same kernels, grids and buffer addresses; positions and
 // tokens are read from device memory) is made into a CUDA graph, and later equal batches
 // replay the graph, which saves the launch overhead of several hundred small kernels per
 // token. Replaying a graph is the same as launching its kernels in order.
+//
+// A step may be several batches: a mixture-of-experts model reads its router logits back
+// once per layer, so each layer's attention (the same every step) is a batch of its own
+// between expert batches that differ. So batches are remembered by a hash of their
+// launches (seen), a batch whose hash was seen before becomes a graph, and graphs are
+// kept per hash, the least recently replayed destroyed when there are too many.
 
 // batch is a queue of launches in the layout em_launch_many takes.
 type batch struct {
@@ -45,6 +51,23 @@ func (q *batch) equal(o *batch) bool {
 		slices.Equal(q.args, o.args)
 }
 
+// hash is FNV-1a over the launches' functions, dimensions and arguments.
+func (q *batch) hash() uint64 {
+	h := uint64(14695981039346656037)
+	mix := func(v uint64) { h = (h ^ v) * 1099511628211 }
+	for i, f := range q.fns {
+		mix(uint64(uintptr(unsafe.Pointer(f))))
+		mix(uint64(q.nargs[i]))
+	}
+	for _, d := range q.dims {
+		mix(uint64(d))
+	}
+	for _, a := range q.args {
+		mix(a)
+	}
+	return h
+}
+
 func (q *batch) clone() *batch {
 	return &batch{fns: slices.Clone(q.fns), dims: slices.Clone(q.dims), args: slices.Clone(q.args),
 		nargs: slices.Clone(q.nargs), names: slices.Clone(q.names)}
@@ -54,10 +77,12 @@ func (q *batch) clone() *batch {
 type graph struct {
 	b    *batch
 	exec C.CUgraphExec
+	used int // the flush epoch of its last replay
 }
 
 const (
-	maxGraphs    = 16   // graphs kept per backend (batch-size buckets, prefill shapes)
+	maxGraphs    = 128  // graphs kept per backend (batch-size buckets, per-layer batches)
+	maxSeen      = 4096 // batch hashes remembered before the memory is cleared
 	maxQueued    = 8192 // launches queued before a flush regardless
 	minGraphSize = 8    // smaller batches are launched directly
 )
@@ -92,54 +117,94 @@ func (b *Backend) flush() {
 	b.st.flushes++
 	b.st.kernels += n
 	b.last = q.names[n-1]
-	for _, g := range b.graphs {
-		if g.b.equal(q) {
-			b.st.graphRuns++
-			if r := C.em_graph_launch(b.h.ctx, g.exec); r != 0 {
-				b.fail(cuErr("cuGraphLaunch", fmt.Sprintf("%d kernels, %s first", n, q.names[0]), r))
+	var h uint64
+	if !b.noGraphs && n >= minGraphSize {
+		h = q.hash()
+		for _, g := range b.graphs[h] {
+			if g.b.equal(q) {
+				b.st.graphRuns++
+				g.used = b.epoch
+				if r := C.em_graph_launch(b.h.ctx, g.exec); r != 0 {
+					b.fail(cuErr("cuGraphLaunch", fmt.Sprintf("%d kernels, %s first", n, q.names[0]), r))
+				}
+				return
 			}
+		}
+		if b.seen[h] && b.buildGraph(h) {
 			return
 		}
-	}
-	if !b.noGraphs && n >= minGraphSize && b.prev != nil && b.prev.equal(q) && len(b.graphs) < maxGraphs {
-		var exec C.CUgraphExec
-		var failed C.int
-		r := C.em_graph_build(b.h.ctx, C.int(n), &q.fns[0], &q.dims[0], (*C.uint64_t)(unsafe.Pointer(&q.args[0])),
-			&q.nargs[0], &exec, &failed)
-		if r == 0 {
-			b.st.built++
-			b.graphs = append(b.graphs, &graph{b: q.clone(), exec: exec})
-			if r := C.em_graph_launch(b.h.ctx, exec); r != 0 {
-				b.fail(cuErr("cuGraphLaunch", fmt.Sprintf("%d kernels, %s first", n, q.names[0]), r))
-			}
-			return
+		if len(b.seen) >= maxSeen {
+			clear(b.seen)
 		}
-		// A graph that cannot be built is no failure: launch the kernels one by one.
+		b.seen[h] = true
 	}
 	b.st.direct++
 	var failed C.int
 	if r := C.em_launch_many(b.h.ctx, C.int(n), &q.fns[0], &q.dims[0], (*C.uint64_t)(unsafe.Pointer(&q.args[0])),
 		&q.nargs[0], &failed); r != 0 {
 		b.fail(cuErr("cuLaunchKernel", q.names[int(failed)], r))
+	}
+}
+
+// buildGraph makes the queued batch (of hash h) a graph, evicting the least recently
+// replayed graph when there are maxGraphs, and launches it; false when it cannot be
+// built (no failure: the caller launches the kernels one by one).
+func (b *Backend) buildGraph(h uint64) bool {
+	q := &b.queue
+	if b.nGraphs >= maxGraphs {
+		b.evictGraph()
+	}
+	var exec C.CUgraphExec
+	var failed C.int
+	if r := C.em_graph_build(b.h.ctx, C.int(len(q.fns)), &q.fns[0], &q.dims[0], (*C.uint64_t)(unsafe.Pointer(&q.args[0])),
+		&q.nargs[0], &exec, &failed); r != 0 {
+		return false
+	}
+	b.st.built++
+	b.graphs[h] = append(b.graphs[h], &graph{b: q.clone(), exec: exec, used: b.epoch})
+	b.nGraphs++
+	if r := C.em_graph_launch(b.h.ctx, exec); r != 0 {
+		b.fail(cuErr("cuGraphLaunch", fmt.Sprintf("%d kernels, %s first", len(q.fns), q.names[0]), r))
+	}
+	return true
+}
+
+// evictGraph destroys the least recently replayed graph (one still running is freed
+// by the driver when it completes).
+func (b *Backend) evictGraph() {
+	var oh uint64
+	oi := -1
+	for h, gs := range b.graphs {
+		for i, g := range gs {
+			if oi < 0 || g.used < b.graphs[oh][oi].used {
+				oh, oi = h, i
+			}
+		}
+	}
+	if oi < 0 {
 		return
 	}
-	if n >= minGraphSize {
-		if b.prev == nil {
-			b.prev = &batch{}
-		}
-		p := b.prev
-		p.fns, p.dims, p.args = append(p.fns[:0], q.fns...), append(p.dims[:0], q.dims...), append(p.args[:0], q.args...)
-		p.nargs, p.names = append(p.nargs[:0], q.nargs...), append(p.names[:0], q.names...)
+	gs := b.graphs[oh]
+	if r := C.em_graph_destroy(gs[oi].exec); r != 0 {
+		b.fail(cuErr("cuGraphExecDestroy", "", r))
 	}
+	b.graphs[oh] = append(gs[:oi], gs[oi+1:]...)
+	if len(b.graphs[oh]) == 0 {
+		delete(b.graphs, oh)
+	}
+	b.nGraphs--
 }
 
 func (b *Backend) destroyGraphs() error {
 	var err error
-	for _, g := range b.graphs {
-		if r := C.em_graph_destroy(g.exec); r != 0 && err == nil {
-			err = cuErr("cuGraphExecDestroy", "", r)
+	for _, gs := range b.graphs {
+		for _, g := range gs {
+			if r := C.em_graph_destroy(g.exec); r != 0 && err == nil {
+				err = cuErr("cuGraphExecDestroy", "", r)
+			}
 		}
 	}
-	b.graphs = nil
+	clear(b.graphs)
+	b.nGraphs = 0
 	return err
 }
