@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"ember/inference/model"
@@ -28,7 +29,8 @@ type BenchResult struct {
 	NParams int64     `json:"n_params"`
 	Bytes   int64     `json:"model_bytes"`
 	// ReadBytes are the weight bytes one decode step reads: every tensor but the token
-	// embedding table, of which it reads one row (unless the output layer reuses it).
+	// embedding table, of which it reads one row (unless the output layer reuses it), and of
+	// a mixture of experts only the expert_used_count routed experts.
 	ReadBytes int64   `json:"read_bytes_per_token"`
 	TGGBs     float64 `json:"tg_gb_s"` // ReadBytes * tg_tok_s
 }
@@ -68,9 +70,17 @@ func Bench(ctx context.Context, l *Loaded, o BenchOptions) (*BenchResult, error)
 	defer cache.Free()
 	res := &BenchResult{PP: o.PP, TG: o.TG, Reps: o.Reps, Bytes: l.File.Size()}
 	_, untied := l.File.Tensor("output.weight")
+	arch := l.File.Architecture()
+	nExp, _ := l.File.Uint(arch + ".expert_count")
+	nUsed, _ := l.File.Uint(arch + ".expert_used_count")
 	for _, ti := range l.File.Tensors {
 		res.NParams += int64(ti.Elements)
-		if ti.Name != "token_embd.weight" || !untied {
+		switch {
+		case ti.Name == "token_embd.weight" && untied:
+		case strings.HasSuffix(ti.Name, "_exps.weight") && nExp > 0 && nUsed <= nExp:
+			// A mixture of experts reads only the routed experts' slices.
+			res.ReadBytes += int64(ti.Size / nExp * nUsed)
+		default:
 			res.ReadBytes += int64(ti.Size)
 		}
 	}

@@ -118,6 +118,39 @@ func MatMulShared(be Backend, x Tensor, projs []Proj) {
 	}
 }
 
+// Group is one product of a grouped MatMul: Dst = MatMul(W, rows [Row0, Row0+Dst.Rows())
+// of the shared input).
+type Group struct {
+	Dst, W Tensor
+	Row0   int
+}
+
+// GroupMatMuler is an optional fused op: independent products of row ranges of one input
+// by different weights (a mixture of experts' experts, per-head projections) run as one
+// op, so the input is rounded once and the workers meet once, not once per product. The
+// result equals calling MatMul for each Group on its view of x.
+type GroupMatMuler interface {
+	MatMulGroups(x Tensor, groups []Group)
+}
+
+// MatMulGroups computes every group's product, fused when be supports it.
+func MatMulGroups(be Backend, x Tensor, groups []Group) {
+	if f, ok := be.(GroupMatMuler); ok {
+		f.MatMulGroups(x, groups)
+		return
+	}
+	for _, g := range groups {
+		be.MatMul(g.Dst, g.W, be.View(x, g.Row0, g.Dst.Rows()))
+	}
+}
+
+// Reshaper is an optional op: a view of an F32 or I32 tensor's elements, in the same order, as
+// rows x cols (rows*cols must equal its element count). It lets a model change how it
+// groups values (head-major to token-major rows, say) without copying.
+type Reshaper interface {
+	Reshape(t Tensor, rows, cols int) Tensor
+}
+
 // RoPEStyle is how rotated dims are paired.
 type RoPEStyle int
 

@@ -168,6 +168,8 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		run("GetRows/"+typ.String(), func(p *pair) { testGetRows(p, typ) })
 	}
 	run("MatMulShared", testMatMulShared)
+	run("MatMulGroups", testMatMulGroups)
+	run("Reshape", testReshape)
 	run("RowOps", testRowOps)
 	run("RoPE", testRoPE)
 	run("SetRows", testSetRows)

@@ -43,10 +43,14 @@ type Backend struct {
 	seqRows [][]int32       // paged Attention: per sequence, the cache row of each position
 	seqOf   []int32         // paged Attention: each query row's sequence; nil when contiguous
 	one     [1]backend.Proj // MatMul's projection list, reused
+	gs      []group         // the products of the MatMul being run, reused
 	arena   arena           // weight copies on huge pages; empty with Options.MapWeights
 }
 
-var _ backend.Backend = (*Backend)(nil)
+var (
+	_ backend.Backend       = (*Backend)(nil)
+	_ backend.GroupMatMuler = (*Backend)(nil)
+)
 
 // New starts a CPU backend.
 func New(opt Options) (*Backend, error) {
@@ -194,6 +198,17 @@ func (*Backend) View(bt backend.Tensor, row0, n int) backend.Tensor {
 	default:
 		v.raw = t.raw[row0*t.rowBytes : (row0+n)*t.rowBytes]
 	}
+	return &v
+}
+
+// Reshape implements backend.Reshaper for F32 and I32 tensors.
+func (*Backend) Reshape(bt backend.Tensor, rows, cols int) backend.Tensor {
+	t := get(bt)
+	if (t.typ != quant.F32 && t.typ != quant.I32) || rows <= 0 || cols <= 0 || rows*cols != t.rows*t.cols {
+		panic(fmt.Sprintf("cpu: reshape of a %dx%d %v tensor to %dx%d", t.rows, t.cols, t.typ, rows, cols))
+	}
+	v := *t
+	v.rows, v.cols, v.rowBytes, v.view = rows, cols, 4*cols, true
 	return &v
 }
 

@@ -33,10 +33,17 @@ type task struct {
 	rope     backend.RoPE
 	factors  []float32
 	attn     backend.Attention
-	n, align int            // work items and the granularity they are split at
-	chunk    int            // items per chunk
-	chunks   int            // chunks, claimed by the workers
-	projs    []backend.Proj // MatMul: the projections of the shared input
+	n, align int     // work items and the granularity they are split at
+	chunk    int     // items per chunk
+	chunks   int     // chunks, claimed by the workers
+	groups   []group // MatMul: the products, their weight rows laid end to end
+}
+
+// group is one product of a MatMul task: d = w times nx rows of the quantized input from
+// row x0.
+type group struct {
+	d, w   *tensor
+	x0, nx int
 }
 
 // parallelMin is the least work (in elements touched) worth waking the workers for.
@@ -95,12 +102,13 @@ func (b *Backend) MatMul(dst, w, x backend.Tensor) {
 	b.MatMulShared(x, b.one[:])
 }
 
-// checkProj validates one projection of xt and returns its weights and dot partner. dst
-// may alias x: x is quantized into b.xq before any output is written.
-func checkProj(xt *tensor, p backend.Proj) (*tensor, *tensor, quant.Type) {
-	d, wt := want(p.Dst, quant.F32), get(p.W)
-	if xt.cols != wt.cols || d.rows != xt.rows || d.cols != wt.rows || wt.raw == nil {
-		panic(fmt.Sprintf("cpu: MatMul: w %dx%d, x %dx%d, dst %dx%d", wt.rows, wt.cols, xt.rows, xt.cols, d.rows, d.cols))
+// checkGroup validates one product of rows [row0, row0+dst rows) of xt and returns its
+// weights and dot partner. dst may alias x: x is quantized into b.xq before any output is
+// written.
+func checkGroup(xt *tensor, dst, w backend.Tensor, row0 int) (*tensor, *tensor, quant.Type) {
+	d, wt := want(dst, quant.F32), get(w)
+	if xt.cols != wt.cols || row0 < 0 || row0+d.rows > xt.rows || d.cols != wt.rows || wt.raw == nil {
+		panic(fmt.Sprintf("cpu: MatMul: w %dx%d, x %dx%d from row %d, dst %dx%d", wt.rows, wt.cols, xt.rows, xt.cols, row0, d.rows, d.cols))
 	}
 	vdt, ok := wt.typ.VecDotType()
 	if !ok {
@@ -113,22 +121,44 @@ func checkProj(xt *tensor, p backend.Proj) (*tensor, *tensor, quant.Type) {
 // then all projections' weight rows are split among the workers in one pass.
 func (b *Backend) MatMulShared(x backend.Tensor, projs []backend.Proj) {
 	xt := want(x, quant.F32)
-	if len(projs) == 0 {
+	b.gs = b.gs[:0]
+	for _, p := range projs {
+		d, wt, _ := checkGroup(xt, p.Dst, p.W, 0)
+		b.gs = append(b.gs, group{d: d, w: wt, nx: xt.rows})
+	}
+	b.matMul(xt, b.gs)
+}
+
+// MatMulGroups implements backend.GroupMatMuler: x is quantized once, then the weight
+// rows of all groups are split among the workers in one pass, each against its rows of x.
+func (b *Backend) MatMulGroups(x backend.Tensor, groups []backend.Group) {
+	xt := want(x, quant.F32)
+	b.gs = b.gs[:0]
+	for _, g := range groups {
+		d, wt, _ := checkGroup(xt, g.Dst, g.W, g.Row0)
+		b.gs = append(b.gs, group{d: d, w: wt, x0: g.Row0, nx: d.rows})
+	}
+	b.matMul(xt, b.gs)
+}
+
+// matMul runs the checked products gs of xt.
+func (b *Backend) matMul(xt *tensor, gs []group) {
+	if len(gs) == 0 {
 		return
 	}
-	_, _, vdt := checkProj(xt, projs[0])
-	total := 0
-	for _, p := range projs {
-		_, wt, v := checkProj(xt, p)
-		if v != vdt {
+	vdt, _ := gs[0].w.typ.VecDotType()
+	total, work := 0, 0
+	for _, g := range gs {
+		if v, _ := g.w.typ.VecDotType(); v != vdt {
 			// Mixed dot partners (e.g. Q4_K with Q6_K is fine, Q8_0 with Q4_K is not):
-			// one pass per projection.
-			for i := range projs {
-				b.MatMulShared(x, projs[i:i+1])
+			// one pass per product.
+			for j := range gs {
+				b.matMul(xt, gs[j:j+1])
 			}
 			return
 		}
-		total += wt.rows
+		total += g.w.rows
+		work += g.w.rows * max(g.nx, 4)
 	}
 	k, nx := xt.cols, xt.rows
 	xrb, _ := quant.RowBytes(vdt, uint64(k))
@@ -139,8 +169,8 @@ func (b *Backend) MatMulShared(x backend.Tensor, projs []backend.Proj) {
 	b.t.vdt, b.t.xrb = int(vdt), int(xrb)
 	b.do(nx * k)
 	b.set(opGemm, nil, nil, nil, total, 8)
-	b.t.vdt, b.t.xrb, b.t.projs = int(vdt), int(xrb), projs
-	b.do(total * k * max(nx, 4))
+	b.t.vdt, b.t.xrb, b.t.groups = int(vdt), int(xrb), gs
+	b.do(work * k)
 }
 
 func (b *Backend) quantize(lo, hi int) {
@@ -156,22 +186,23 @@ func (b *Backend) quantize(lo, hi int) {
 	}
 }
 
-// gemm computes rows [lo, hi) of the projections laid end to end.
+// gemm computes rows [lo, hi) of the groups' weights laid end to end.
 func (b *Backend) gemm(lo, hi int) {
 	off := 0
-	for _, p := range b.t.projs {
-		w := p.W.(*tensor)
-		if a, z := max(lo, off), min(hi, off+w.rows); a < z {
-			b.gemm1(p.Dst.(*tensor), w, a-off, z-off)
+	for i := range b.t.groups {
+		g := &b.t.groups[i]
+		if a, z := max(lo, off), min(hi, off+g.w.rows); a < z {
+			b.gemm1(g, a-off, z-off)
 		}
-		off += w.rows
+		off += g.w.rows
 	}
 }
 
-func (b *Backend) gemm1(d, w *tensor, lo, hi int) {
+func (b *Backend) gemm1(g *group, lo, hi int) {
 	t := &b.t
-	nx, k := d.rows, w.cols
-	if b.k.Gemm(int(w.typ), w.raw, w.rowBytes, b.xq, t.xrb, nx, k, lo, hi, d.f32, d.cols) {
+	d, w, nx, k := g.d, g.w, g.nx, g.w.cols
+	xq := b.xq[g.x0*t.xrb : (g.x0+nx)*t.xrb]
+	if b.k.Gemm(int(w.typ), w.raw, w.rowBytes, xq, t.xrb, nx, k, lo, hi, d.f32, d.cols) {
 		return
 	}
 	dot, err := quant.Dot(w.typ) // no kernel for this type on this path: the scalar oracle
@@ -179,7 +210,7 @@ func (b *Backend) gemm1(d, w *tensor, lo, hi int) {
 		panic("cpu: " + err.Error())
 	}
 	for i := 0; i < nx; i++ {
-		xr := b.xq[i*t.xrb : (i+1)*t.xrb]
+		xr := xq[i*t.xrb : (i+1)*t.xrb]
 		for r := lo; r < hi; r++ {
 			d.f32[i*d.cols+r] = dot(w.row(r), xr, k)
 		}

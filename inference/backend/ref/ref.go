@@ -130,6 +130,17 @@ func (*Backend) View(bt backend.Tensor, row0, n int) backend.Tensor {
 	return v
 }
 
+// Reshape implements backend.Reshaper for F32 and I32 tensors.
+func (*Backend) Reshape(bt backend.Tensor, rows, cols int) backend.Tensor {
+	t := get(bt)
+	if (t.typ != quant.F32 && t.typ != quant.I32) || rows <= 0 || cols <= 0 || rows*cols != t.rows*t.cols {
+		panic(fmt.Sprintf("ref: reshape of a %dx%d %v tensor to %dx%d", t.rows, t.cols, t.typ, rows, cols))
+	}
+	v := *t
+	v.rows, v.cols, v.rowBytes, v.view = rows, cols, 4*cols, true
+	return &v
+}
+
 // Free implements backend.Backend.
 func (*Backend) Free(bt backend.Tensor) {
 	t := get(bt)

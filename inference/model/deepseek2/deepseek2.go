@@ -282,6 +282,11 @@ func (m *Model) declare() {
 	h.Declare("kqv_h", quant.F32, c.rope+c.kvLoRA)
 	h.Declare("kqv_lat", quant.F32, c.kvLoRA)
 	h.Declare("v_h", quant.F32, c.vd)
+	h.Declare("v_tok", quant.F32, c.vd)
+	h.Declare("tok_rows", quant.I32, 1)
+	if c.mla {
+		h.Declare("lat_rows", quant.I32, c.kvLoRA/gcd(c.rope, c.kvLoRA))
+	}
 	m.heads = h
 
 	pr := model.NewScratch(m.be)

@@ -28,7 +28,8 @@ type attnWeights struct {
 	// where the rope dims go, and its value rows [NHead*vd, kv_lora_rank].
 	kNope, v backend.Tensor
 
-	projs []backend.Proj // reused, so a decode step allocates less
+	projs  []backend.Proj  // reused, so a decode step allocates less
+	groups []backend.Group // reused likewise
 }
 
 // gather returns the rows idx of raw (rb bytes each) as new bytes; -1 is a zero row,
@@ -182,6 +183,10 @@ func (m *Model) bindPlacements(l *model.Loader) {
 type headInputs struct {
 	pos  backend.Tensor // I32 [NHead*n]
 	attn backend.Attention
+	// With a backend.Reshaper: latRows picks the latent chunks (chunk values each) of the
+	// attention output rows, and tokRows orders head-major rows token-major.
+	chunk            int
+	latRows, tokRows backend.Tensor
 }
 
 func (m *Model) headInputs(b model.Batch, in *model.In) *headInputs {
@@ -198,6 +203,27 @@ func (m *Model) headInputs(b model.Batch, in *model.In) *headInputs {
 	hi := &headInputs{pos: rep("pos_h", b.Pos), attn: in.Attn}
 	if b.Tables != nil {
 		hi.attn.Seq = rep("seq_h", b.Seq)
+	}
+	if rs, ok := m.be.(backend.Reshaper); ok {
+		ch := gcd(c.rope, c.kvLoRA)
+		per, skip := (c.rope+c.kvLoRA)/ch, c.rope/ch
+		lat := make([]int32, 0, n*H*(per-skip))
+		for r := 0; r < n*H; r++ {
+			for j := skip; j < per; j++ {
+				lat = append(lat, int32(r*per+j))
+			}
+		}
+		t := m.heads.Get("lat_rows", n*H)
+		m.be.WriteI32(t, lat)
+		hi.chunk, hi.latRows = ch, rs.Reshape(t, len(lat), 1)
+		tok := make([]int32, 0, n*H)
+		for i := 0; i < n; i++ {
+			for h := 0; h < H; h++ {
+				tok = append(tok, int32(h*n+i))
+			}
+		}
+		hi.tokRows = m.heads.Get("tok_rows", n*H)
+		m.be.WriteI32(hi.tokRows, tok)
 	}
 	hi.attn.NHead, hi.attn.NKVHead = 1, 1
 	hi.attn.HeadDim, hi.attn.VHeadDim = c.rope+c.kvLoRA, c.rope+c.kvLoRA // V is K
@@ -250,28 +276,50 @@ func (m *Model) attnMLA(w *attnWeights, kCache, vCache, cur backend.Tensor, in *
 		projs = append(projs, backend.Proj{Dst: view(qNope, h), W: w.qNope[h]}, backend.Proj{Dst: view(qPE, h), W: w.qPE[h]})
 	}
 	backend.MatMulShared(be, x, projs)
+	w.groups = w.groups[:0]
 	for h := 0; h < H; h++ {
-		be.MatMul(view(qh, h), w.kB[h], view(qNope, h))
+		w.groups = append(w.groups, backend.Group{Dst: view(qh, h), W: w.kB[h], Row0: h * n})
 	}
+	backend.MatMulGroups(be, qNope, w.groups)
 	be.MatMul(qt, m.placeRope, qPE)
 	be.Add(qh, qh, qt)
 	be.RoPE(qh, hi.pos, p.RoPE)
 
 	kqv, lat := hs.Get("kqv_h", n*H), hs.Get("kqv_lat", n*H)
 	be.Attention(kqv, qh, kCache, vCache, hi.pos, hi.attn)
-	be.MatMul(lat, m.dropRope, kqv) // the probability-weighted latent, without rope dims
+	rs, reshape := be.(backend.Reshaper)
+	if reshape { // the latent dims, gathered in chunks of the rows seen as narrower rows
+		c, ch := m.cfg, hi.chunk
+		be.GetRows(rs.Reshape(lat, n*H*c.kvLoRA/ch, ch), rs.Reshape(kqv, n*H*(c.rope+c.kvLoRA)/ch, ch), hi.latRows)
+	} else {
+		be.MatMul(lat, m.dropRope, kqv) // the probability-weighted latent, without rope dims
+	}
 
 	// Decompress each head's latent result through attn_v_b and lay the heads side by
 	// side, [n, NHead*vd], for attn_output.
-	vh, out, tmp := hs.Get("v_h", n*H), s.Get("kqv_out", n), s.Get("kqv_tmp", n)
+	vh, out := hs.Get("v_h", n*H), s.Get("kqv_out", n)
+	w.groups = w.groups[:0]
 	for h := 0; h < H; h++ {
-		be.MatMul(view(vh, h), w.vB[h], view(lat, h))
-		if h == 0 {
-			be.MatMul(out, m.placeV[h], view(vh, h))
-			continue
+		w.groups = append(w.groups, backend.Group{Dst: view(vh, h), W: w.vB[h], Row0: h * n})
+	}
+	backend.MatMulGroups(be, lat, w.groups)
+	switch {
+	case reshape && n == 1: // head-major is token-major
+		out = rs.Reshape(vh, 1, H*m.cfg.vd)
+	case reshape: // rows h*n+i to i*H+h, then each token's H rows as one
+		vt := hs.Get("v_tok", n*H)
+		be.GetRows(vt, vh, hi.tokRows)
+		out = rs.Reshape(vt, n, H*m.cfg.vd)
+	default:
+		tmp := s.Get("kqv_tmp", n)
+		for h := 0; h < H; h++ {
+			if h == 0 {
+				be.MatMul(out, m.placeV[h], view(vh, h))
+				continue
+			}
+			be.MatMul(tmp, m.placeV[h], view(vh, h))
+			be.Add(out, out, tmp)
 		}
-		be.MatMul(tmp, m.placeV[h], view(vh, h))
-		be.Add(out, out, tmp)
 	}
 	be.MatMul(cur, w.out, out)
 }
@@ -314,4 +362,11 @@ func (c config) String() string {
 		layout = "MLA (latent cache)"
 	}
 	return fmt.Sprintf("%s, q_lora_rank %d, kv_lora_rank %d, qk %d+%d, v %d", layout, c.qLoRA, c.kvLoRA, c.nope, c.rope, c.vd)
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }

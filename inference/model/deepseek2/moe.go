@@ -25,6 +25,8 @@ type moeHost struct {
 	ids     []int32   // per (token, slot) pair in expert order: its token
 	slots   []int32   // [nUsed][n]: where pair (token, slot) sits in expert order
 	weights []float32 // per pair, its weight repeated over NEmbd
+	up      []backend.Group
+	down    []backend.Group
 }
 
 func (m *Model) bindMoE(l *model.Loader, name func(string) string) *moeWeights {
@@ -221,16 +223,20 @@ func (m *Model) moeFFN(ctx context.Context, w *moeWeights, cur backend.Tensor, n
 	be.WriteF32(wt, h.weights)
 	x, gate, up, down := pr.Get("x", P), pr.Get("gate", P), pr.Get("up", P), pr.Get("down", P)
 	be.GetRows(x, cur, ids)
+	// Every expert's rows in one grouped product for gate and up, one for down.
+	h.up, h.down = h.up[:0], h.down[:0]
 	for e := 0; e < X; e++ {
 		a, cnt := start[e], start[e+1]-start[e]
 		if cnt == 0 {
 			continue
 		}
-		g, u := be.View(gate, a, cnt), be.View(up, a, cnt)
-		backend.MatMulShared(be, be.View(x, a, cnt), []backend.Proj{{Dst: g, W: w.gate[e]}, {Dst: u, W: w.up[e]}})
-		be.SwiGLU(g, g, u)
-		be.MatMul(be.View(down, a, cnt), w.down[e], g)
+		h.up = append(h.up, backend.Group{Dst: be.View(gate, a, cnt), W: w.gate[e], Row0: a},
+			backend.Group{Dst: be.View(up, a, cnt), W: w.up[e], Row0: a})
+		h.down = append(h.down, backend.Group{Dst: be.View(down, a, cnt), W: w.down[e], Row0: a})
 	}
+	backend.MatMulGroups(be, x, h.up)
+	be.SwiGLU(gate, gate, up)
+	backend.MatMulGroups(be, gate, h.down)
 	be.Mul(down, down, wt)
 
 	out := cur // without shared experts the sum goes straight to cur (read above)
