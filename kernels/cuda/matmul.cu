@@ -361,6 +361,30 @@ MMV(q4_k, mmv_q4_k)
 MMV(q6_k, mmv_q6_k)
 MMV(q8_0, mmv_q8_0)
 
+// mmv_id_*: the mat-vecs of a mixture of experts' (token, slot) pairs, each pair with
+// its own expert's matrix: pair z = blockIdx.x / nrb multiplies the matrix of expert
+// ids[z] (estride bytes apart in W) by activation row z / xdiv into dst row z; nrb row
+// blocks per pair. Each dot is computed as by mmv_*_1.
+#define MMV_ID(NAME, BODY) \
+    extern "C" __global__ void __launch_bounds__(128) mmv_id_##NAME(MMV_ARGS, const int* ids, i64 estride, int xdiv, int nrb) { \
+        const int z = blockIdx.x / nrb; \
+        BODY<1>(W + (i64)ids[z] * estride, wstride, X + (i64)(z / xdiv) * xstride, xstride, D + (i64)z * dstride, dstride, M, K, 1, \
+                blockIdx.x % nrb); \
+    }
+MMV_ID(f32, gen_T_F32)
+MMV_ID(f16, gen_T_F16)
+MMV_ID(bf16, gen_T_BF16)
+MMV_ID(q4_0, gen_T_Q4_0)
+MMV_ID(q4_1, gen_T_Q4_1)
+MMV_ID(q5_0, gen_T_Q5_0)
+MMV_ID(q5_1, gen_T_Q5_1)
+MMV_ID(q2_k, gen_T_Q2_K)
+MMV_ID(q3_k, gen_T_Q3_K)
+MMV_ID(q5_k, gen_T_Q5_K)
+MMV_ID(q4_k, mmv_q4_k)
+MMV_ID(q6_k, mmv_q6_k)
+MMV_ID(q8_0, mmv_q8_0)
+
 // mmv_multi: up to three projections of one activation row in one launch (the fused
 // Q/K/V and gate/up products of a decode step), each Q4_K, Q6_K or Q8_0 with the same dot
 // partner; grid: the projections' row blocks one after the other (M = 0 for none).

@@ -231,3 +231,98 @@ extern "C" __global__ void quant_f32(uint8_t* out, i64 ostride, const float* x, 
     for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < k; j += gridDim.x * blockDim.x)
         row[j] = x[(i64)blockIdx.y * k + j];
 }
+
+// ---- mixture of experts on the device (inference/backend/cuda/moe.go) ----
+
+#define MOE_MAX_EXPERTS 256
+
+// moe_topk: the routing of deepseek2's route (inference/model/deepseek2/moe.go), with
+// the same float operations in the same order: per token (a block, its first thread)
+// probabilities by softmax (float exps of the max-shifted logits, a double sum) or
+// sigmoid; selection scores = probabilities + bias (optional); group limiting (the
+// ngroup_used groups whose two best scores sum highest); the k best in descending order,
+// ties to the lower index; their probabilities optionally normalised and scaled.
+// logits [n, X]; ids (expert) and w (weight) [n, k], pair t*k + j.
+extern "C" __global__ void moe_topk(int* ids, float* w, const float* logits, const float* bias, int X, int k,
+                                    int ngroup, int ngroup_used, int sigmoid, int norm, float scale) {
+    __shared__ float probs[MOE_MAX_EXPERTS], score[MOE_MAX_EXPERTS], gsum[MOE_MAX_EXPERTS];
+    __shared__ int keep[MOE_MAX_EXPERTS];
+    if (threadIdx.x != 0) return;
+    const int t = blockIdx.x;
+    const float* row = logits + (i64)t * X;
+    if (sigmoid) {
+        for (int e = 0; e < X; e++) probs[e] = 1.0f / (1.0f + (float)exp(-(double)row[e]));
+    } else {
+        float mx = -INFINITY;
+        for (int e = 0; e < X; e++) mx = fmaxf(mx, row[e]);
+        double sum = 0;
+        for (int e = 0; e < X; e++) {
+            probs[e] = (float)exp((double)(row[e] - mx));
+            sum += (double)probs[e];
+        }
+        const float inv = (float)(1.0 / sum);
+        for (int e = 0; e < X; e++) probs[e] *= inv;
+    }
+    for (int e = 0; e < X; e++) score[e] = bias ? probs[e] + bias[e] : probs[e];
+    if (ngroup > 1 && ngroup_used < ngroup) {
+        const int per = X / ngroup;
+        for (int g = 0; g < ngroup; g++) {
+            float a = -INFINITY, b = -INFINITY;
+            for (int e = g * per; e < (g + 1) * per; e++) {
+                const float x = score[e];
+                if (x > a) {
+                    b = a;
+                    a = x;
+                } else if (x > b) {
+                    b = x;
+                }
+            }
+            gsum[g] = a + b;
+            keep[g] = 0;
+        }
+        for (int u = 0; u < ngroup_used; u++) {
+            int best = -1;
+            for (int g = 0; g < ngroup; g++)
+                if (!keep[g] && (best < 0 || gsum[g] > gsum[best])) best = g;
+            keep[best] = 1;
+        }
+        for (int g = 0; g < ngroup; g++)
+            if (!keep[g])
+                for (int e = g * per; e < (g + 1) * per; e++) score[e] = -INFINITY;
+    }
+    int* sel = ids + (i64)t * k;
+    float* ws = w + (i64)t * k;
+    for (int j = 0; j < k; j++) {
+        int best = -1;
+        for (int e = 0; e < X; e++) {
+            bool taken = false;
+            for (int i = 0; i < j; i++) taken |= sel[i] == e;
+            if (taken) continue;
+            if (best < 0 || score[e] > score[best]) best = e;
+        }
+        sel[j] = best;
+        ws[j] = probs[best];
+    }
+    if (norm) {
+        double s = 0;
+        for (int j = 0; j < k; j++) s += (double)ws[j];
+        const float d = fmaxf((float)s, 6.103515625e-5f);
+        for (int j = 0; j < k; j++) ws[j] /= d;
+    }
+    if (scale != 0.0f)
+        for (int j = 0; j < k; j++) ws[j] *= scale;
+}
+
+// moe_sum: dst[t, c] = sum over slots j of d[t*k + j, c] * w[t*k + j], each product
+// rounded, added in slot order (as the host path's Mul, GetRows and Adds). d [n*k, E],
+// dst [n, E]; dst may alias neither d nor w.
+extern "C" __global__ void moe_sum(float* dst, const float* d, const float* w, int k, int E, int n) {
+    for (i64 idx = (i64)blockIdx.x * blockDim.x + threadIdx.x; idx < (i64)n * E; idx += (i64)gridDim.x * blockDim.x) {
+        const i64 t = idx / E, c = idx % E;
+        const float* dr = d + t * k * E + c;
+        const float* wr = w + t * k;
+        float s = dr[0] * wr[0];
+        for (int j = 1; j < k; j++) s = s + dr[(i64)j * E] * wr[j];
+        dst[idx] = s;
+    }
+}

@@ -49,6 +49,7 @@ type Backend struct {
 	nGraphs   int
 	noGraphs  bool     // $EMBER_CUDA_NO_GRAPHS: launch every batch directly
 	noMMQ     bool     // $EMBER_CUDA_NO_MMQ: mat-vec kernels for every batch
+	hostMoE   bool     // $EMBER_CUDA_HOST_MOE: RoutedExperts declines (moe.go)
 	skip      []string // $EMBER_CUDA_SKIP: kernel name prefixes not launched
 	st        stats    // $EMBER_CUDA_STATS
 	attnSmem  int      // shared memory attention_smem may use; 0 forces the other kernels
@@ -81,7 +82,8 @@ func New(opt Options) (*Backend, error) {
 	b := &Backend{h: h, dev: d, kernels: map[string]*kernel{}, live: map[uint64]int{}, pool: map[int][]uint64{},
 		act: map[quant.Type]*scratch{}, prof: newProfiler(), seen: map[uint64]bool{}, graphs: map[uint64][]*graph{},
 		noGraphs: os.Getenv("EMBER_CUDA_NO_GRAPHS") != "", noMMQ: os.Getenv(NoMMQEnv) != "",
-		st: stats{on: os.Getenv(StatsEnv) != "", start: time.Now()}, attnSmem: smemMax}
+		hostMoE: os.Getenv(HostMoEEnv) != "",
+		st:      stats{on: os.Getenv(StatsEnv) != "", start: time.Now()}, attnSmem: smemMax}
 	if v := os.Getenv(SkipEnv); v != "" {
 		b.skip = strings.Split(v, ",")
 	}

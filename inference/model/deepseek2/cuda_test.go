@@ -132,3 +132,73 @@ func synthVariant(t *testing.T, name, ft string, set func(p *synth.Params)) stri
 	}
 	return path
 }
+
+// TestCUDADeviceMoE: routing and experts on the device (the CUDA backend's
+// RoutedExperts) give the logits of the host path (router logits read back), to
+// rounding, with every routing option: softmax and sigmoid gating, selection bias,
+// normalised and scaled weights, expert groups, several shared experts, V2-Lite's 64
+// experts with 6 used. Both run the mat-vec kernels only (cuda.NoMMQEnv), so that the
+// host path's per-expert batches round as the device path's per-pair dots.
+func TestCUDADeviceMoE(t *testing.T) {
+	newCUDA(t).Close()
+	t.Setenv(cuda.NoMMQEnv, "1")
+	be := newCUDA(t)
+	_, ok := be.(deviceExperts)
+	be.Close()
+	if !ok {
+		t.Fatal("the CUDA backend does not implement deviceExperts")
+	}
+	for _, v := range []struct {
+		name string
+		ft   string
+		set  func(p *synth.Params)
+	}{
+		{"tiny-q4_k_m", "q4_k_m", func(p *synth.Params) {}},
+		{"tiny-f32-kvb", "f32", func(p *synth.Params) { p.MLALayout = "kv_b" }},
+		{"sigmoid-bias-norm-scale-f16", "f16", func(p *synth.Params) {
+			p.ExpertGating, p.ExpProbsB, p.ExpertWeightsNorm, p.ExpertWeightsScale = "sigmoid", true, true, 2.5
+		}},
+		{"groups-q8_0", "q8_0", func(p *synth.Params) { p.ExpertGroups, p.ExpertGroupsUsed, p.ExpertWeightsScale = 4, 2, 1.5 }},
+		{"3-shared-q4_0", "q4_0", func(p *synth.Params) { p.NExpertShared = 3 }},
+		{"v2-lite-experts-q4_k_m", "q4_k_m", func(p *synth.Params) { p.NExpert, p.NExpertUsed, p.NExpertShared = 64, 6, 2 }},
+	} {
+		t.Run(v.name, func(t *testing.T) {
+			path := synthVariant(t, v.name, v.ft, func(p *synth.Params) { v.set(p); p.Name = v.name })
+			dev := loadPath(t, path, newCUDA(t))
+			t.Setenv(cuda.HostMoEEnv, "1")
+			host := loadPath(t, path, newCUDA(t))
+			nv, n := dev.Params().NVocab, len(prompt)
+			both := func(f func(m model.Model) []float32) {
+				got, want := f(dev), f(host)
+				sameRowsTol(t, v.name, got, want, nv, strictTol)
+			}
+			both(func(m model.Model) []float32 { // a prefill: on the device when its pairs are few
+				c, err := m.NewCache(n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Free()
+				return run(t, m, c, model.Batch{Tokens: prompt, Pos: positions(0, n), AllLogits: true})
+			})
+			both(func(m model.Model) []float32 { // decode, one token at a time
+				c, err := m.NewCache(n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Free()
+				var out []float32
+				for i := range prompt {
+					out = append(out, run(t, m, c, model.Batch{Tokens: prompt[i : i+1], Pos: positions(i, 1)})...)
+				}
+				return out
+			})
+			k := dev.(*Model).cfg.nUsed
+			if read := len(dev.(*Model).host.logits) > 0; read != (n*k > 64) {
+				t.Errorf("router logits read back: %v, with %d pairs in the prefill", read, n*k)
+			}
+			if len(host.(*Model).host.logits) == 0 {
+				t.Error("the host path read no router logits back")
+			}
+		})
+	}
+}

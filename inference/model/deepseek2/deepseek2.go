@@ -296,6 +296,7 @@ func (m *Model) declare() {
 	pr.Declare("up", quant.F32, max(c.nFFExp, 1))
 	pr.Declare("down", quant.F32, p.NEmbd)
 	pr.Declare("w", quant.F32, p.NEmbd)
+	pr.Declare("wsel", quant.F32, 1)
 	m.pairs = pr
 }
 

@@ -16,7 +16,10 @@ type moeWeights struct {
 	probsB  []float32      // exp_probs_b.bias: added to the probabilities for selection only; nil when absent
 	// Per-expert views of ffn_{gate,up}_exps [nFFExp, NEmbd] and ffn_down_exps [NEmbd, nFFExp].
 	gate, up, down []backend.Tensor
-	shared         *model.FFNWeights // ffn_*_shexp, width nFFExp*nShared; nil without shared experts
+	// The stacks they view, and exp_probs_b on the backend (nil when absent), for a
+	// backend that routes on the device (deviceExperts).
+	gateAll, upAll, downAll, probsBT backend.Tensor
+	shared                           *model.FFNWeights // ffn_*_shexp, width nFFExp*nShared; nil without shared experts
 }
 
 // moeHost are the host buffers of one routing step, kept to spare allocations.
@@ -51,11 +54,13 @@ func (m *Model) bindMoE(l *model.Loader, name func(string) string) *moeWeights {
 			if err := quant.Dequantize(t, raw, w.probsB); err != nil {
 				l.Fail(fmt.Errorf("model: tensor %q: %w", b, err))
 			}
+			w.probsBT = l.F32(b, w.probsB)
 		}
 	}
 	if l.Err() != nil {
 		return w
 	}
+	w.gateAll, w.upAll, w.downAll = gate, up, down
 	for e := 0; e < X; e++ {
 		w.gate = append(w.gate, be.View(gate, e*F, F))
 		w.up = append(w.up, be.View(up, e*F, F))
@@ -178,16 +183,40 @@ func taken(s []int, e int) bool {
 	return false
 }
 
+// deviceExperts is an optional backend op (the CUDA backend has it): route x's rows
+// from their router logits and run the chosen experts (gate, up and down stacked),
+// their outputs weighted and summed into dst, all on the device, computing what
+// moeFFN's host path computes. ids, wts (one entry per (token, slot) pair) and g, u, d
+// (pair rows) are scratch. It reports false, having done nothing, for cases it does
+// not take; the host path runs then.
+type deviceExperts interface {
+	RoutedExperts(dst, x, logits, gate, up, down, probsB, ids, wts, g, u, d backend.Tensor,
+		nGroup, nGroupUsed int, sigmoid, norm bool, scale float32) bool
+}
+
 // moeFFN replaces cur [n, NEmbd] (the normed FFN input) by the routed experts' weighted
 // sum plus the shared experts' output. The router logits are read back to the host, the
 // (token, expert) pairs gathered by expert, each expert's SwiGLU FFN run on its rows, the
-// rows weighted, and each token's rows summed in slot order, as llama.cpp sums them.
+// rows weighted, and each token's rows summed in slot order, as llama.cpp sums them; or
+// a backend with deviceExperts does all that without the read back.
 func (m *Model) moeFFN(ctx context.Context, w *moeWeights, cur backend.Tensor, n int) error {
 	be, s, pr, c := m.be, m.scratch, m.pairs, m.cfg
 	X, k, E := c.nExpert, c.nUsed, m.p.NEmbd
 	h := &m.host
 	logits := s.Get("moe_logits", n)
 	be.MatMul(logits, w.gateInp, cur)
+	out := cur // without shared experts the sum goes straight to cur (read before)
+	if w.shared != nil {
+		out = s.Get("moe_out", n)
+	}
+	if de, ok := be.(deviceExperts); ok {
+		P := n * k
+		if de.RoutedExperts(out, cur, logits, w.gateAll, w.upAll, w.downAll, w.probsBT, pr.Get("ids", P), pr.Get("wsel", P),
+			pr.Get("gate", P), pr.Get("up", P), pr.Get("down", P), c.nGroup, c.nGroupUsed, c.sigmoid, c.wNorm, c.wScale) {
+			m.sharedFFN(w, cur, out, n)
+			return nil
+		}
+	}
 	h.logits = grow(h.logits, n*X)
 	if err := be.ReadF32(ctx, logits, h.logits); err != nil {
 		return fmt.Errorf("router logits: %w", err)
@@ -239,10 +268,6 @@ func (m *Model) moeFFN(ctx context.Context, w *moeWeights, cur backend.Tensor, n
 	backend.MatMulGroups(be, gate, h.down)
 	be.Mul(down, down, wt)
 
-	out := cur // without shared experts the sum goes straight to cur (read above)
-	if w.shared != nil {
-		out = s.Get("moe_out", n)
-	}
 	tmp := s.Get("moe_tmp", n)
 	for j := 0; j < k; j++ {
 		idx := s.Get(m.slotNames[j], n)
@@ -254,14 +279,22 @@ func (m *Model) moeFFN(ctx context.Context, w *moeWeights, cur backend.Tensor, n
 		be.GetRows(tmp, down, idx)
 		be.Add(out, out, tmp)
 	}
-	if w.shared != nil {
-		g, u := s.Get("shexp_gate", n), s.Get("shexp_up", n)
-		backend.MatMulShared(be, cur, []backend.Proj{{Dst: g, W: w.shared.Gate}, {Dst: u, W: w.shared.Up}})
-		be.SwiGLU(g, g, u)
-		be.MatMul(cur, w.shared.Down, g) // ffn_shexp
-		be.Add(cur, out, cur)            // ffn_out = moe_out + ffn_shexp
-	}
+	m.sharedFFN(w, cur, out, n)
 	return nil
+}
+
+// sharedFFN adds the shared experts' FFN of cur to the routed experts' sum out, into
+// cur (nothing to do without shared experts: out is cur then).
+func (m *Model) sharedFFN(w *moeWeights, cur, out backend.Tensor, n int) {
+	if w.shared == nil {
+		return
+	}
+	be, s := m.be, m.scratch
+	g, u := s.Get("shexp_gate", n), s.Get("shexp_up", n)
+	backend.MatMulShared(be, cur, []backend.Proj{{Dst: g, W: w.shared.Gate}, {Dst: u, W: w.shared.Up}})
+	be.SwiGLU(g, g, u)
+	be.MatMul(cur, w.shared.Down, g) // ffn_shexp
+	be.Add(cur, out, cur)            // ffn_out = moe_out + ffn_shexp
 }
 
 func grow[T any](b []T, n int) []T {

@@ -1,0 +1,97 @@
+package cuda
+
+import (
+	"fmt"
+
+	"ember/inference/backend"
+	"ember/inference/quant"
+)
+
+// HostMoEEnv names an environment variable: when set, RoutedExperts declines every case,
+// so a mixture-of-experts model routes on the host (reading its router logits back).
+const HostMoEEnv = "EMBER_CUDA_HOST_MOE"
+
+// moeMaxExperts and moeMaxPairs bound what RoutedExperts takes (MOE_MAX_EXPERTS in
+// ops.cu; past moeMaxPairs (token, slot) pairs the host path, which groups the pairs by
+// expert and so reads each expert's weights once, moves fewer bytes).
+const moeMaxExperts, moeMaxPairs = 256, 64
+
+// RoutedExperts routes the rows of x from their router logits and runs the chosen
+// experts' SwiGLU FFNs, their outputs weighted and summed into dst, all on the device:
+// no read back of the logits, so a decode step of a mixture-of-experts model stays one
+// batch of launches (a CUDA graph). It is the optional op that
+// inference/model/deepseek2 declares, and computes what its host path does (routing as
+// deepseek2's route, each dot as MatMul's mat-vec, products and sums in slot order).
+//
+// x [n, E] and dst [n, E] F32 (dst may alias x); logits [n, nExpert] F32; gate and up
+// [nExpert*F, E] and down [nExpert*E, F] are the experts' weights stacked; probsB
+// [1, nExpert] F32 or nil adds to the probabilities for selection only; ids (I32) and
+// wts (F32) have one entry per (token, slot) pair, and g, u [pairs, F] and d [pairs, E]
+// F32 are scratch. It reports false, having queued nothing, for a case it does not take
+// (more than moeMaxPairs pairs or moeMaxExperts experts, $EMBER_CUDA_HOST_MOE).
+func (b *Backend) RoutedExperts(dst, x, logits, gate, up, down, probsB, ids, wts, g, u, d backend.Tensor,
+	nGroup, nGroupUsed int, sigmoid, norm bool, scale float32) bool {
+	if b.hostMoE {
+		return false
+	}
+	xt, lt, dt := want(x, quant.F32), want(logits, quant.F32), want(dst, quant.F32)
+	it, wt := want(ids, quant.I32), want(wts, quant.F32)
+	n, E, X := xt.rows, xt.cols, lt.cols
+	P := it.rows * it.cols
+	if n == 0 || P%n != 0 || P > moeMaxPairs || X > moeMaxExperts {
+		return false
+	}
+	k := P / n
+	gw, uw, dw := get(gate), get(up), get(down)
+	F := gw.rows / X
+	gt, ut, pd := want(g, quant.F32), want(u, quant.F32), want(d, quant.F32)
+	if k > X || lt.rows != n || wt.rows*wt.cols != P || dt.rows != n || dt.cols != E ||
+		gw.rows != X*F || gw.cols != E || uw.rows != X*F || uw.cols != E || dw.rows != X*E || dw.cols != F ||
+		gt.rows != P || gt.cols != F || ut.rows != P || ut.cols != F || pd.rows != P || pd.cols != E {
+		panic(fmt.Sprintf("cuda: RoutedExperts: x %dx%d, logits %dx%d, %d pairs, gate %dx%d, up %dx%d, down %dx%d, g %dx%d, u %dx%d, d %dx%d",
+			n, E, lt.rows, X, P, gw.rows, gw.cols, uw.rows, uw.cols, dw.rows, dw.cols, gt.rows, gt.cols, ut.rows, ut.cols, pd.rows, pd.cols))
+	}
+	var bias *tensor
+	if probsB != nil {
+		if bias = want(probsB, quant.F32); bias.rows*bias.cols != X {
+			panic(fmt.Sprintf("cuda: RoutedExperts: %d biases for %d experts", bias.rows*bias.cols, X))
+		}
+	}
+	b.launch("moe_topk", n, 1, 32, 0, ptr(it), ptr(wt), ptr(lt), ptr(bias), i64(X), i64(k),
+		i64(nGroup), i64(nGroupUsed), i64(b2i(sigmoid)), i64(b2i(norm)), f32(scale))
+	// Gate and up of every pair from its token's row, then the pairs' SwiGLU and down.
+	xq, xs := b.quantize(xt, partner(gw.typ))
+	b.mmvID(gt, gw, X, xq, xs, it, k)
+	if partner(uw.typ) != partner(gw.typ) {
+		xq, xs = b.quantize(xt, partner(uw.typ))
+	}
+	b.mmvID(ut, uw, X, xq, xs, it, k)
+	b.SwiGLU(g, g, u)
+	gq, gs := b.quantize(gt, partner(dw.typ))
+	b.mmvID(pd, dw, X, gq, gs, it, 1)
+	b.launch("moe_sum", blocks(n*E), 1, 256, 0, ptr(dt), ptr(pd), ptr(wt), i64(k), i64(E), i64(n))
+	return true
+}
+
+// mmvID runs mmv_id for the P = d.rows pairs: pair z multiplies expert ids[z]'s matrix
+// (w.rows/nExpert rows of w) by quantized activation row z/xdiv into d's row z.
+func (b *Backend) mmvID(d, w *tensor, nExpert int, xq uint64, xstride int, ids *tensor, xdiv int) {
+	if xq == 0 {
+		return
+	}
+	s, ok := suffix[w.typ]
+	if !ok {
+		panic(fmt.Sprintf("cuda: RoutedExperts: no kernel for %v weights", w.typ))
+	}
+	M := w.rows / nExpert
+	nrb := (M + rowsPerBlock(w.typ) - 1) / rowsPerBlock(w.typ)
+	b.launch("mmv_id_"+s, nrb*d.rows, 1, 128, 0, ptr(w), i64(w.stride), xq, i64(xstride), ptr(d), i64(d.cols),
+		i64(M), i64(w.cols), 1, ptr(ids), i64(M*w.stride), i64(xdiv), i64(nrb))
+}
+
+func b2i(v bool) int {
+	if v {
+		return 1
+	}
+	return 0
+}
