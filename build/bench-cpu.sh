@@ -7,7 +7,8 @@
 # `mkdir -p /tmp/nlc && cd /tmp/nlc && npm init -y && npm i -E node-llama-cpp@3.21.1`);
 # llamacpp_bench.mjs is the project's shared timing script for it. The models are
 # synthetic (random weights, real shapes) written by `ember synth` into DIR (default
-# /tmp/ember-bench). THREADS (2), REPS (3), PP (512) and TG (128) can be set. Prints a
+# /tmp/ember-bench). THREADS (2), REPS (3), PP (512), TG (128) and MODELS (preset:ftype
+# pairs; add deepseek-v2-lite:q4_k_m for issue 9's MoE model) can be set. Prints a
 # Markdown table of medians and the Ember / llama.cpp ratios.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,7 +19,9 @@ mkdir -p "$dir"
 export PATH=/usr/local/go/bin:$PATH
 CGO_ENABLED=1 go build -tags nogui -o "$dir/ember" .
 rows=()
-for spec in "llama3.2-1b q4_k_m" "llama3.2-1b q8_0" "qwen2-1.5b q4_k_m"; do
+models=${MODELS:-"llama3.2-1b:q4_k_m llama3.2-1b:q8_0 qwen2-1.5b:q4_k_m"}
+for spec in $models; do
+	spec=${spec/:/ }
 	read -r preset ftype <<<"$spec"
 	f="$dir/$preset-$ftype.gguf"
 	[ -f "$f" ] || "$dir/ember" synth "$f" -preset "$preset" -ftype "$ftype"
