@@ -361,14 +361,16 @@ MMV(q4_k, mmv_q4_k)
 MMV(q6_k, mmv_q6_k)
 MMV(q8_0, mmv_q8_0)
 
-// mmv_id_*: the mat-vecs of a mixture of experts' (token, slot) pairs, each pair with
-// its own expert's matrix: pair z = blockIdx.x / nrb multiplies the matrix of expert
-// ids[z] (estride bytes apart in W) by activation row z / xdiv into dst row z; nrb row
-// blocks per pair. Each dot is computed as by mmv_*_1.
+// mmv_id_*: mat-vecs of rows that each have their own matrix (a mixture of experts'
+// (token, slot) pairs; per-head projections): row z = blockIdx.x / nrb multiplies
+// matrix e (estride bytes apart in W; e = ids[z], or z / epz when ids is null) by
+// activation row z / xdiv into dst row z; nrb row blocks per row. Each dot is computed
+// as by mmv_*_1.
 #define MMV_ID(NAME, BODY) \
-    extern "C" __global__ void __launch_bounds__(128) mmv_id_##NAME(MMV_ARGS, const int* ids, i64 estride, int xdiv, int nrb) { \
+    extern "C" __global__ void __launch_bounds__(128) mmv_id_##NAME(MMV_ARGS, const int* ids, i64 estride, int xdiv, int nrb, int epz) { \
         const int z = blockIdx.x / nrb; \
-        BODY<1>(W + (i64)ids[z] * estride, wstride, X + (i64)(z / xdiv) * xstride, xstride, D + (i64)z * dstride, dstride, M, K, 1, \
+        const int e = ids ? ids[z] : z / epz; \
+        BODY<1>(W + (i64)e * estride, wstride, X + (i64)(z / xdiv) * xstride, xstride, D + (i64)z * dstride, dstride, M, K, 1, \
                 blockIdx.x % nrb); \
     }
 MMV_ID(f32, gen_T_F32)

@@ -170,6 +170,8 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 	run("MatMulShared", testMatMulShared)
 	run("MatMulGroups", testMatMulGroups)
 	run("Reshape", testReshape)
+	run("HeadProducts", testHeadProducts)
+	run("ManyRows", testManyRows)
 	run("RowOps", testRowOps)
 	run("RoPE", testRoPE)
 	run("SetRows", testSetRows)

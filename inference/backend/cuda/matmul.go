@@ -66,25 +66,29 @@ func (b *Backend) quantize(x *tensor, vt quant.Type) (uint64, int) {
 	if out == 0 {
 		return 0, 0
 	}
-	switch vt {
-	case quant.Q8_0, quant.Q8_1:
-		s1 := 0
-		if vt == quant.Q8_1 {
-			s1 = 1
+	if vt == quant.Q8_K && n <= maxGridY && b.fuseQ8K(x, out, stride) {
+		return out, stride
+	}
+	for r0 := 0; r0 < n; r0 += maxGridY { // a row a grid row
+		rows, o, xp := min(maxGridY, n-r0), out+uint64(r0*stride), ptr(x)+uint64(r0*x.stride)
+		switch vt {
+		case quant.Q8_0, quant.Q8_1:
+			s1 := 0
+			if vt == quant.Q8_1 {
+				s1 = 1
+			}
+			b.launch("quant_q8", (k/32+7)/8, rows, 256, 0, o, i64(stride), xp, i64(k), i64(s1))
+		case quant.Q8_K:
+			b.launch("quant_q8_k", k/256, rows, 256, 0, o, i64(stride), xp, i64(k))
+		case quant.F16, quant.BF16:
+			bf := 0
+			if vt == quant.BF16 {
+				bf = 1
+			}
+			b.launch("quant_half", blocks(k), rows, 256, 0, o, i64(stride), xp, i64(k), i64(bf))
+		default:
+			b.launch("quant_f32", blocks(k), rows, 256, 0, o, i64(stride), xp, i64(k))
 		}
-		b.launch("quant_q8", (k/32+7)/8, n, 256, 0, out, i64(stride), ptr(x), i64(k), i64(s1))
-	case quant.Q8_K:
-		if !b.fuseQ8K(x, out, stride) {
-			b.launch("quant_q8_k", k/256, n, 256, 0, out, i64(stride), ptr(x), i64(k))
-		}
-	case quant.F16, quant.BF16:
-		bf := 0
-		if vt == quant.BF16 {
-			bf = 1
-		}
-		b.launch("quant_half", blocks(k), n, 256, 0, out, i64(stride), ptr(x), i64(k), i64(bf))
-	default:
-		b.launch("quant_f32", blocks(k), n, 256, 0, out, i64(stride), ptr(x), i64(k))
 	}
 	return out, stride
 }
@@ -164,7 +168,7 @@ func (b *Backend) MatMul(dst, w, x backend.Tensor) {
 // before any projection writes its output (which may alias x).
 func (b *Backend) MatMulShared(x backend.Tensor, projs []backend.Proj) {
 	xt := want(x, quant.F32)
-	if b.multi(xt, projs) {
+	if b.multi(xt, projs) || b.sharedRuns(xt, projs) {
 		return
 	}
 	type q struct {

@@ -86,7 +86,7 @@ func (b *Backend) mmvID(d, w *tensor, nExpert int, xq uint64, xstride int, ids *
 	M := w.rows / nExpert
 	nrb := (M + rowsPerBlock(w.typ) - 1) / rowsPerBlock(w.typ)
 	b.launch("mmv_id_"+s, nrb*d.rows, 1, 128, 0, ptr(w), i64(w.stride), xq, i64(xstride), ptr(d), i64(d.cols),
-		i64(M), i64(w.cols), 1, ptr(ids), i64(M*w.stride), i64(xdiv), i64(nrb))
+		i64(M), i64(w.cols), 1, ptr(ids), i64(M*w.stride), i64(xdiv), i64(nrb), 1)
 }
 
 func b2i(v bool) int {

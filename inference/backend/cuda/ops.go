@@ -46,8 +46,16 @@ func (b *Backend) GetRows(dst, table, idt backend.Tensor) {
 	}
 	it := ids(idt, d.rows, "GetRows")
 	nb := tb.cols / max(1, tb.typ.BlockSize())
-	b.launch("get_rows_"+s, blocks(d.cols), d.rows, 256, 0, ptr(d), ptr(tb), i64(tb.stride), ptr(it), i64(d.cols), i64(nb))
+	for r0 := 0; r0 < d.rows; r0 += maxGridY { // a row a grid row
+		n := min(maxGridY, d.rows-r0)
+		b.launch("get_rows_"+s, blocks(d.cols), n, 256, 0, ptr(d)+uint64(r0*d.stride), ptr(tb), i64(tb.stride),
+			ptr(it)+uint64(4*r0), i64(d.cols), i64(nb))
+	}
 }
+
+// maxGridY is the most blocks a grid has along y; ops with a row a grid row launch in
+// chunks of at most that many rows.
+const maxGridY = 65535
 
 // RMSNorm implements backend.Ops.
 func (b *Backend) RMSNorm(dst, x, w backend.Tensor, eps float32) {
@@ -147,7 +155,10 @@ func (b *Backend) SetRows(dst, src, rows backend.Tensor) {
 		panic(fmt.Sprintf("cuda: SetRows into %v", d.typ))
 	}
 	rt := ids(rows, s.rows, "SetRows")
-	b.launch("set_rows", blocks(s.cols), s.rows, 256, 0, ptr(d), i64(f16), ptr(s), ptr(rt), i64(s.cols))
+	for r0 := 0; r0 < s.rows; r0 += maxGridY {
+		n := min(maxGridY, s.rows-r0)
+		b.launch("set_rows", blocks(s.cols), n, 256, 0, ptr(d), i64(f16), ptr(s)+uint64(r0*s.stride), ptr(rt)+uint64(4*r0), i64(s.cols))
+	}
 }
 
 // The grouped kernel takes groups of at most gqaMax query heads of at most gqaHead dims

@@ -1,0 +1,181 @@
+package cuda
+
+import (
+	"fmt"
+
+	"ember/inference/backend"
+	"ember/inference/quant"
+)
+
+var _ backend.GroupMatMuler = (*Backend)(nil)
+var _ backend.Reshaper = (*Backend)(nil)
+
+// Reshape implements backend.Reshaper for F32 and I32 tensors with contiguous rows.
+func (b *Backend) Reshape(bt backend.Tensor, rows, cols int) backend.Tensor {
+	t := get(bt)
+	if (t.typ != quant.F32 && t.typ != quant.I32) || rows <= 0 || cols <= 0 || rows*cols != t.rows*t.cols || t.stride != 4*t.cols {
+		panic(fmt.Sprintf("cuda: reshape of a %dx%d %v tensor (stride %d) to %dx%d", t.rows, t.cols, t.typ, t.stride, rows, cols))
+	}
+	return &tensor{typ: t.typ, rows: rows, cols: cols, stride: 4 * cols, ptr: t.ptr, view: true}
+}
+
+// runRowsMax is the most rows per product for which a uniform run of products (see
+// uniform) goes to mmv_id in one launch; larger products take the batched kernels.
+const runRowsMax = 4
+
+// product is one dst = w * (rows of the activation from row0).
+type product struct {
+	d, w *tensor
+	row0 int
+}
+
+// uniform reports whether ps are products of equal shape by matrices equally spaced in
+// memory (per-head views of one matrix), over consecutive activation rows (or all the
+// same rows: shared), into consecutive dst rows: then mmv_id computes them all in one
+// launch. es is the byte distance between consecutive matrices.
+func uniform(ps []product, shared bool) (es int64, ok bool) {
+	p0 := ps[0]
+	r := p0.d.rows
+	if len(ps) < 2 || r > runRowsMax || (shared && r != 1) {
+		return 0, false
+	}
+	es = int64(ps[1].w.ptr) - int64(p0.w.ptr)
+	for i, p := range ps {
+		row0 := p0.row0 + i*r
+		if shared {
+			row0 = p0.row0
+		}
+		if p.w.typ != p0.w.typ || p.w.rows != p0.w.rows || p.w.stride != p0.w.stride || p.d.rows != r ||
+			p.d.stride != p0.d.stride || p.row0 != row0 || int64(p.w.ptr)-int64(p0.w.ptr) != int64(i)*es ||
+			p.d.ptr != p0.d.ptr+uint64(i*r*p0.d.stride) {
+			return 0, false
+		}
+	}
+	return es, true
+}
+
+// mmvRun computes uniform products ps (es bytes between matrices) from the quantized
+// activation xq (rows of xstride bytes) in one mmv_id launch: row z of the run is row
+// z % r of product z / r; with shared, every product reads the same r = 1 row.
+func (b *Backend) mmvRun(ps []product, es int64, xq uint64, xstride int, shared bool) {
+	p0 := ps[0]
+	w, r := p0.w, p0.d.rows
+	M := w.rows
+	nrb := (M + rowsPerBlock(w.typ) - 1) / rowsPerBlock(w.typ)
+	xdiv := 1
+	if shared {
+		xdiv = len(ps) * r // every row z reads activation row 0 (r is 1)
+	}
+	b.launch("mmv_id_"+suffix[w.typ], nrb*len(ps)*r, 1, 128, 0, ptr(w), i64(w.stride), xq+uint64(p0.row0*xstride), i64(xstride),
+		ptr(p0.d), i64(p0.d.cols), i64(M), i64(w.cols), 1, 0, uint64(es), i64(xdiv), i64(nrb), i64(r))
+}
+
+// MatMulGroups implements backend.GroupMatMuler: x is rounded once per dot partner, then
+// each group's rows are multiplied; a uniform run of groups of few rows (per-head
+// projections in decode) is one launch.
+func (b *Backend) MatMulGroups(x backend.Tensor, groups []backend.Group) {
+	xt := want(x, quant.F32)
+	ps := make([]product, len(groups))
+	for i, g := range groups {
+		d, w := want(g.Dst, quant.F32), get(g.W)
+		if g.Row0 < 0 || g.Row0+d.rows > xt.rows || w.cols != xt.cols || d.cols != w.rows {
+			panic(fmt.Sprintf("cuda: MatMulGroups: group %d: rows [%d,%d) of %dx%d by w %dx%d into %dx%d",
+				i, g.Row0, g.Row0+d.rows, xt.rows, xt.cols, w.rows, w.cols, d.rows, d.cols))
+		}
+		if _, ok := suffix[w.typ]; !ok {
+			panic(fmt.Sprintf("cuda: MatMulGroups: no kernel for %v weights", w.typ))
+		}
+		ps[i] = product{d, w, g.Row0}
+	}
+	b.products(xt, ps)
+}
+
+// quants are an activation's roundings to dot partners, made once each.
+type quants struct {
+	vts     [4]quant.Type
+	xqs     [4]uint64
+	strides [4]int
+	n       int
+}
+
+// get returns x rounded to vt (quantizing it on first use) and its row stride.
+func (q *quants) get(b *Backend, xt *tensor, vt quant.Type) (uint64, int) {
+	for i := 0; i < q.n; i++ {
+		if q.vts[i] == vt {
+			return q.xqs[i], q.strides[i]
+		}
+	}
+	if q.n == len(q.vts) {
+		panic("cuda: more than 4 activation formats in one fused product")
+	}
+	q.vts[q.n] = vt
+	q.xqs[q.n], q.strides[q.n] = b.quantize(xt, vt)
+	q.n++
+	return q.xqs[q.n-1], q.strides[q.n-1]
+}
+
+// products rounds x once per dot partner that ps need, before any product writes its
+// output, and computes them.
+func (b *Backend) products(xt *tensor, ps []product) {
+	var q quants
+	for _, p := range ps {
+		q.get(b, xt, partner(p.w.typ))
+	}
+	if es, ok := uniform(ps, false); ok {
+		if xq, stride := q.get(b, xt, partner(ps[0].w.typ)); xq != 0 {
+			b.mmvRun(ps, es, xq, stride, false)
+		}
+		return
+	}
+	for _, p := range ps {
+		if xq, stride := q.get(b, xt, partner(p.w.typ)); xq != 0 {
+			b.mmv(p.d, p.w, xq+uint64(p.row0*stride), stride, p.d.rows)
+		}
+	}
+}
+
+// sharedRuns computes the projections of one activation row as uniform runs (the whole
+// list, or its even and its odd entries: per-head views of two matrices, interleaved),
+// one launch each; false, having done nothing, when they are not.
+func (b *Backend) sharedRuns(xt *tensor, projs []backend.Proj) bool {
+	if xt.rows != 1 || len(projs) < 4 {
+		return false
+	}
+	ps := make([]product, len(projs))
+	for i, p := range projs {
+		d, w := want(p.Dst, quant.F32), get(p.W)
+		checkMatMul(d, w, xt)
+		ps[i] = product{d, w, 0}
+	}
+	runs := [][]product{ps}
+	if _, ok := uniform(ps, true); !ok {
+		if len(ps)%2 != 0 {
+			return false
+		}
+		ev, od := make([]product, 0, len(ps)/2), make([]product, 0, len(ps)/2)
+		for i, p := range ps {
+			if i%2 == 0 {
+				ev = append(ev, p)
+			} else {
+				od = append(od, p)
+			}
+		}
+		_, ok1 := uniform(ev, true)
+		_, ok2 := uniform(od, true)
+		if !ok1 || !ok2 {
+			return false
+		}
+		runs = [][]product{ev, od}
+	}
+	var q quants
+	for _, p := range ps {
+		q.get(b, xt, partner(p.w.typ))
+	}
+	for _, run := range runs {
+		es, _ := uniform(run, true)
+		if xq, stride := q.get(b, xt, partner(run[0].w.typ)); xq != 0 {
+			b.mmvRun(run, es, xq, stride, true)
+		}
+	}
+	return true
+}
