@@ -42,6 +42,7 @@ var layers = map[string]int{
 	"inference/model/archs":         5,
 	"inference/engine":              6,
 	"app/reply":                     6,
+	"app/enginetest":                7,
 	"app/openai":                    7,
 	"app/ollama":                    7,
 	"app/server":                    7,

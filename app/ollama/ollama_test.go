@@ -219,7 +219,7 @@ func TestThinking(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.tmpl = tmpl
+	b.Tmpl = tmpl
 	c, _ := newClient(t, New(b, Options{}))
 	opts := map[string]any{"temperature": 0, "num_predict": 20}
 	var thinking, content strings.Builder
@@ -267,8 +267,8 @@ func TestJSONFormat(t *testing.T) {
 // TestDisconnectCancels: a client that goes away mid-stream cancels its generation.
 func TestDisconnectCancels(t *testing.T) {
 	b := newTestBackend(t)
-	b.delay = 5 * time.Millisecond
-	b.ended = make(chan engine.Event, 4)
+	b.Delay = 5 * time.Millisecond
+	b.Ended = make(chan engine.Event, 4)
 	srv := httptest.NewServer(New(b, Options{}))
 	defer srv.Close()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -285,7 +285,7 @@ func TestDisconnectCancels(t *testing.T) {
 	cancel()
 	resp.Body.Close()
 	select {
-	case ev := <-b.ended:
+	case ev := <-b.Ended:
 		if ev.Finish != engine.FinishCancelled || ev.Usage.CompletionTokens >= 200 {
 			t.Fatalf("generation ended %q after %d tokens", ev.Finish, ev.Usage.CompletionTokens)
 		}

@@ -83,7 +83,7 @@ func TestChatStreamEqualsComplete(t *testing.T) {
 func TestUsage(t *testing.T) {
 	b := newTestBackend(t)
 	h := New(b, Options{})
-	nPrompt := len(b.tok.Encode("Once upon a time", tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true}))
+	nPrompt := len(b.Tok.Encode("Once upon a time", tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true}))
 	var r1, r2 chatCompletion
 	postJSON(t, h, "/v1/chat/completions", chatBody(`,"seed":1,"max_tokens":12`), &r1)
 	postJSON(t, h, "/v1/chat/completions", chatBody(`,"seed":2,"max_tokens":12`), &r2)
@@ -277,7 +277,7 @@ func TestUnknownFieldsIgnored(t *testing.T) {
 func TestCompletions(t *testing.T) {
 	b := newTestBackend(t)
 	h := New(b, Options{})
-	ids := b.tok.Encode("Once upon a time", tokenizer.EncodeOptions{AddSpecial: true})
+	ids := b.Tok.Encode("Once upon a time", tokenizer.EncodeOptions{AddSpecial: true})
 	idJSON, _ := json.Marshal(ids)
 	var fromText, fromIDs textCompletion
 	postJSON(t, h, "/v1/completions", `{"model":"stories260K","prompt":"Once upon a time","temperature":0,"max_tokens":20}`, &fromText)
@@ -349,7 +349,7 @@ func TestReasoning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.tmpl = tmpl
+	b.Tmpl = tmpl
 	h := New(b, Options{})
 	var r chatCompletion
 	postJSON(t, h, "/v1/chat/completions", chatBody(`,"temperature":0,"max_tokens":20`), &r)
@@ -393,8 +393,8 @@ func TestJSONMode(t *testing.T) {
 // engine ends it as cancelled long before max_tokens, and serves the next request.
 func TestDisconnectCancels(t *testing.T) {
 	b := newTestBackend(t)
-	b.delay = 5 * time.Millisecond // 200 tokens would take a second
-	b.ended = make(chan engine.Event, 4)
+	b.Delay = 5 * time.Millisecond // 200 tokens would take a second
+	b.Ended = make(chan engine.Event, 4)
 	srv := httptest.NewServer(New(b, Options{}))
 	defer srv.Close()
 
@@ -415,14 +415,14 @@ func TestDisconnectCancels(t *testing.T) {
 	cancel()
 	resp.Body.Close()
 	select {
-	case ev := <-b.ended:
+	case ev := <-b.Ended:
 		if ev.Finish != engine.FinishCancelled || ev.Usage.CompletionTokens >= 200 {
 			t.Fatalf("generation ended %q after %d tokens", ev.Finish, ev.Usage.CompletionTokens)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("generation did not end after the client left")
 	}
-	b.delay = 0
+	b.Delay = 0
 	var r chatCompletion
 	postJSON(t, srv.Config.Handler, "/v1/chat/completions", chatBody(`,"max_tokens":3`), &r)
 	if r.Choices[0].FinishReason != "length" {
