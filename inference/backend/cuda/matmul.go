@@ -156,10 +156,15 @@ func (b *Backend) mmv(d, w *tensor, xq uint64, xstride, n int) {
 		ptr(d), i64(d.cols), i64(w.rows), i64(w.cols), i64(n))
 }
 
-// MatMul implements backend.Ops.
+// MatMul implements backend.Ops. F32 weights read x in place unless dst overlaps it
+// (then a copy, as for the other types' rounding).
 func (b *Backend) MatMul(dst, w, x backend.Tensor) {
 	d, wt, xt := want(dst, quant.F32), get(w), want(x, quant.F32)
 	checkMatMul(d, wt, xt)
+	if wt.typ == quant.F32 && (d.ptr >= xt.ptr+uint64(xt.rows*xt.stride) || xt.ptr >= d.ptr+uint64(d.rows*d.stride)) {
+		b.mmv(d, wt, xt.ptr, xt.stride, xt.rows)
+		return
+	}
 	xq, stride := b.quantize(xt, partner(wt.typ))
 	b.mmv(d, wt, xq, stride, xt.rows)
 }
