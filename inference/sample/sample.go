@@ -5,7 +5,6 @@ package sample
 import (
 	"math"
 	"math/rand/v2"
-	"sort"
 )
 
 // Params choose how tokens are drawn. Temperature <= 0 is greedy (argmax).
@@ -76,54 +75,10 @@ func (s *Sampler) draw(logits []float32) int32 {
 	if s.p.Temperature <= 0 || len(logits) == 0 {
 		return Greedy(logits)
 	}
-	c := s.cand[:0]
-	for i, v := range logits {
-		if v == v && !math.IsInf(float64(v), -1) {
-			c = append(c, candidate{int32(i), float64(v)})
-		}
-	}
+	c := s.filter(logits)
 	if len(c) == 0 {
 		return Greedy(logits)
 	}
-	sort.Slice(c, func(i, j int) bool {
-		if c[i].p != c[j].p {
-			return c[i].p > c[j].p
-		}
-		return c[i].id < c[j].id
-	})
-	if k := s.p.TopK; k > 0 && k < len(c) {
-		c = c[:k]
-	}
-	// Softmax with temperature, from the sorted logits.
-	maxL, t := c[0].p, float64(s.p.Temperature)
-	var sum float64
-	for i := range c {
-		c[i].p = math.Exp((c[i].p - maxL) / t)
-		sum += c[i].p
-	}
-	for i := range c {
-		c[i].p /= sum
-	}
-	if tp := float64(s.p.TopP); tp > 0 && tp < 1 {
-		var cum float64
-		for i := range c {
-			cum += c[i].p
-			if cum >= tp {
-				c = c[:i+1]
-				break
-			}
-		}
-	}
-	if mp := float64(s.p.MinP); mp > 0 {
-		limit := c[0].p * mp
-		for i := range c {
-			if c[i].p < limit {
-				c = c[:i]
-				break
-			}
-		}
-	}
-	s.cand = c
 	var total float64
 	for _, x := range c {
 		total += x.p
@@ -136,4 +91,82 @@ func (s *Sampler) draw(logits []float32) int32 {
 		}
 	}
 	return c[len(c)-1].id
+}
+
+// filter returns the candidates left by top-k, top-p and min-p with their probabilities
+// (from the softmax with temperature over the top-k), most likely first. It never sorts
+// the whole vocabulary: top-k selects its k in linear time, min-p and top-p keep a
+// prefix of the sorted order that a threshold finds first. With none of the three the
+// candidates stay in vocabulary order.
+func (s *Sampler) filter(logits []float32) []candidate {
+	tp, mp := float64(s.p.TopP), float64(s.p.MinP)
+	topP := tp > 0 && tp < 1
+	var c []candidate
+	sorted := false
+	if k := s.p.TopK; k > 0 && k < len(logits) {
+		s.cand = topK(s.cand[:0], logits, k)
+		c = s.cand
+		sortCands(c)
+		sorted = true
+	} else {
+		c = s.cand[:0]
+		for i, v := range logits {
+			if v == v && !math.IsInf(float64(v), -1) {
+				c = append(c, candidate{int32(i), float64(v)})
+			}
+		}
+		s.cand = c
+	}
+	if len(c) == 0 {
+		return c
+	}
+	if !sorted && !topP && mp <= 0 {
+		softmax(c, float64(s.p.Temperature), maxP(c))
+		return c
+	}
+	softmax(c, float64(s.p.Temperature), maxP(c))
+	if !sorted {
+		// The kept tokens are a prefix of the sorted order: those at or above a
+		// probability every kept token reaches. Min-p gives it exactly; for top-p, the
+		// tokens under eps = (1-tp)/n hold less than 1-tp of the mass together, so the
+		// cut falls among the others (checked below: rounding may say otherwise).
+		var pmax float64
+		for _, x := range c {
+			pmax = max(pmax, x.p)
+		}
+		eps := 0.0
+		if mp > 0 {
+			eps = pmax * mp
+		}
+		if topP && mp <= 0 {
+			eps = (1 - tp) / float64(len(c))
+		}
+		all := c
+		c = keepAbove(c, eps)
+		sortCands(c)
+		if topP && mp <= 0 && !reaches(c, tp) {
+			c = all // rounding: fall back to the whole sorted list
+			sortCands(c)
+		}
+	}
+	if topP {
+		var cum float64
+		for i := range c {
+			cum += c[i].p
+			if cum >= tp {
+				c = c[:i+1]
+				break
+			}
+		}
+	}
+	if mp > 0 {
+		limit := c[0].p * mp
+		for i := range c {
+			if c[i].p < limit {
+				c = c[:i]
+				break
+			}
+		}
+	}
+	return c
 }
