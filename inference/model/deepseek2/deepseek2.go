@@ -286,6 +286,9 @@ func (m *Model) declare() {
 	h.Declare("tok_rows", quant.I32, 1)
 	if c.mla {
 		h.Declare("lat_rows", quant.I32, c.kvLoRA/gcd(c.rope, c.kvLoRA))
+		h.Declare("kv_rows", quant.I32, c.kvLoRA/gcd(c.rope, c.kvLoRA))
+		h.Declare("rope_rows", quant.I32, c.rope/gcd(c.rope, c.kvLoRA))
+		h.Declare("qrope_rows", quant.I32, c.rope/gcd(c.rope, c.kvLoRA))
 	}
 	m.heads = h
 

@@ -183,10 +183,12 @@ func (m *Model) bindPlacements(l *model.Loader) {
 type headInputs struct {
 	pos  backend.Tensor // I32 [NHead*n]
 	attn backend.Attention
-	// With a backend.Reshaper: latRows picks the latent chunks (chunk values each) of the
-	// attention output rows, and tokRows orders head-major rows token-major.
-	chunk            int
-	latRows, tokRows backend.Tensor
+	// With a backend.Reshaper, rows seen as chunks of chunk values: latRows picks the
+	// latent chunks of the attention output rows; kvRows and ropeRows place the latent
+	// and the rope key in the key rows, qRopeRows q_pe in the query rows; tokRows orders
+	// head-major rows token-major.
+	chunk                                         int
+	latRows, tokRows, kvRows, ropeRows, qRopeRows backend.Tensor
 }
 
 func (m *Model) headInputs(b model.Batch, in *model.In) *headInputs {
@@ -216,6 +218,23 @@ func (m *Model) headInputs(b model.Batch, in *model.In) *headInputs {
 		t := m.heads.Get("lat_rows", n*H)
 		m.be.WriteI32(t, lat)
 		hi.chunk, hi.latRows = ch, rs.Reshape(t, len(lat), 1)
+		// chunks [skip, per) (the latent) of each of rows rows, or [0, skip) (rope)
+		place := func(name string, rows int, latent bool) backend.Tensor {
+			a, z := 0, skip
+			if latent {
+				a, z = skip, per
+			}
+			ids := make([]int32, 0, rows*(z-a))
+			for r := 0; r < rows; r++ {
+				for j := a; j < z; j++ {
+					ids = append(ids, int32(r*per+j))
+				}
+			}
+			t := m.heads.Get(name, rows)
+			m.be.WriteI32(t, ids)
+			return rs.Reshape(t, len(ids), 1)
+		}
+		hi.kvRows, hi.ropeRows, hi.qRopeRows = place("kv_rows", n, true), place("rope_rows", n, false), place("qrope_rows", n*H, false)
 		tok := make([]int32, 0, n*H)
 		for i := 0; i < n; i++ {
 			for h := 0; h < H; h++ {
@@ -261,10 +280,19 @@ func (m *Model) attnMLA(w *attnWeights, kCache, vCache, cur backend.Tensor, in *
 
 	// Kcur = [rope(k_pe) | kv_cmpr]: one latent key row per token; the values are the
 	// same rows (vCache is kCache), their latent part counting.
-	kcur, ktmp := s.Get("Kcur", n), s.Get("Ktmp", n)
-	be.MatMul(kcur, m.placeKV, kv)
-	be.MatMul(ktmp, m.placeRope, kpe)
-	be.Add(kcur, kcur, ktmp)
+	kcur := s.Get("Kcur", n)
+	rs, reshape := be.(backend.Reshaper)
+	if reshape { // kv and k_pe written into their chunks of Kcur's rows
+		c, ch := m.cfg, hi.chunk
+		kc := rs.Reshape(kcur, n*(c.rope+c.kvLoRA)/ch, ch)
+		be.SetRows(kc, rs.Reshape(kv, n*c.kvLoRA/ch, ch), hi.kvRows)
+		be.SetRows(kc, rs.Reshape(kpe, n*c.rope/ch, ch), hi.ropeRows)
+	} else {
+		ktmp := s.Get("Ktmp", n)
+		be.MatMul(kcur, m.placeKV, kv)
+		be.MatMul(ktmp, m.placeRope, kpe)
+		be.Add(kcur, kcur, ktmp)
+	}
 	be.RoPE(kcur, in.Pos, p.RoPE)
 	be.SetRows(kCache, kcur, in.Slots)
 
@@ -281,13 +309,17 @@ func (m *Model) attnMLA(w *attnWeights, kCache, vCache, cur backend.Tensor, in *
 		w.groups = append(w.groups, backend.Group{Dst: view(qh, h), W: w.kB[h], Row0: h * n})
 	}
 	backend.MatMulGroups(be, qNope, w.groups)
-	be.MatMul(qt, m.placeRope, qPE)
-	be.Add(qh, qh, qt)
+	if reshape { // q_pe into the rope chunks (attn_k_b's zero rows left zeros there)
+		c, ch := m.cfg, hi.chunk
+		be.SetRows(rs.Reshape(qh, n*H*(c.rope+c.kvLoRA)/ch, ch), rs.Reshape(qPE, n*H*c.rope/ch, ch), hi.qRopeRows)
+	} else {
+		be.MatMul(qt, m.placeRope, qPE)
+		be.Add(qh, qh, qt)
+	}
 	be.RoPE(qh, hi.pos, p.RoPE)
 
 	kqv, lat := hs.Get("kqv_h", n*H), hs.Get("kqv_lat", n*H)
 	be.Attention(kqv, qh, kCache, vCache, hi.pos, hi.attn)
-	rs, reshape := be.(backend.Reshaper)
 	if reshape { // the latent dims, gathered in chunks of the rows seen as narrower rows
 		c, ch := m.cfg, hi.chunk
 		be.GetRows(rs.Reshape(lat, n*H*c.kvLoRA/ch, ch), rs.Reshape(kqv, n*H*(c.rope+c.kvLoRA)/ch, ch), hi.latRows)
