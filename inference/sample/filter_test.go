@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// oracleFilter is the plain definition: sort every candidate, cut to top-k, softmax,
-// cut at top-p, cut at min-p.
+// oracleFilter is the plain definition: sort every candidate, cut to top-k (or, without
+// top-k, drop the negligible), softmax, cut at top-p, cut at min-p.
 func oracleFilter(logits []float32, p Params) []candidate {
 	var c []candidate
 	for i, v := range logits {
@@ -18,8 +18,16 @@ func oracleFilter(logits []float32, p Params) []candidate {
 		}
 	}
 	sort.Slice(c, func(i, j int) bool { return before(c[i], c[j]) })
-	if p.TopK > 0 && p.TopK < len(c) {
-		c = c[:p.TopK]
+	if p.TopK > 0 && p.TopK < len(logits) {
+		c = c[:min(p.TopK, len(c))]
+	} else {
+		cut := float32(c[0].p) - negligible*p.Temperature
+		for i := range c {
+			if float32(c[i].p) < cut {
+				c = c[:i]
+				break
+			}
+		}
 	}
 	softmax(c, float64(p.Temperature), c[0].p)
 	if tp := float64(p.TopP); tp > 0 && tp < 1 {
@@ -60,7 +68,7 @@ func TestFilterMatchesSort(t *testing.T) {
 			case 2, 3:
 				logits[i] = 1.5 // ties
 			default:
-				logits[i] = float32(r.NormFloat64() * 3)
+				logits[i] = float32(r.NormFloat64() * 8) // wide enough for negligible ones
 			}
 		}
 		for _, p := range []Params{

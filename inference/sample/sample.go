@@ -17,6 +17,10 @@ type Params struct {
 	Penalties   Penalties
 }
 
+// negligible is how far below the largest logit, in units of temperature, a token stops
+// being a candidate when top-k does not pick the candidates.
+const negligible = 30
+
 // Sampler draws tokens; it keeps its random state between calls and is not safe for
 // concurrent use.
 type Sampler struct {
@@ -97,7 +101,8 @@ func (s *Sampler) draw(logits []float32) int32 {
 // (from the softmax with temperature over the top-k), most likely first. It never sorts
 // the whole vocabulary: top-k selects its k in linear time, min-p and top-p keep a
 // prefix of the sorted order that a threshold finds first. With none of the three the
-// candidates stay in vocabulary order.
+// candidates stay in vocabulary order. Without top-k, tokens negligibly likely next to
+// the most likely one (see negligible) are left out first.
 func (s *Sampler) filter(logits []float32) []candidate {
 	tp, mp := float64(s.p.TopP), float64(s.p.MinP)
 	topP := tp > 0 && tp < 1
@@ -109,9 +114,19 @@ func (s *Sampler) filter(logits []float32) []candidate {
 		sortCands(c)
 		sorted = true
 	} else {
+		// Tokens more than negligible (exp(-30) ~ 1e-13 of the most likely one's
+		// probability) are not candidates: a 152k vocabulary's worth of them holds
+		// under 1.5e-8 of the mass, and skipping their exps is most of the time here.
+		maxL := float32(math.Inf(-1))
+		for _, v := range logits {
+			if v > maxL {
+				maxL = v
+			}
+		}
+		cut := maxL - negligible*s.p.Temperature
 		c = s.cand[:0]
 		for i, v := range logits {
-			if v == v && !math.IsInf(float64(v), -1) {
+			if v >= cut && v == v && !math.IsInf(float64(v), -1) {
 				c = append(c, candidate{int32(i), float64(v)})
 			}
 		}
@@ -128,8 +143,9 @@ func (s *Sampler) filter(logits []float32) []candidate {
 	if !sorted {
 		// The kept tokens are a prefix of the sorted order: those at or above a
 		// probability every kept token reaches. Min-p gives it exactly; for top-p, the
-		// tokens under eps = (1-tp)/n hold less than 1-tp of the mass together, so the
-		// cut falls among the others (checked below: rounding may say otherwise).
+		// tokens down to the power-of-two band of pmax where the mass reaches tp hold
+		// at least tp, so the cut falls among them (checked below: rounding may say
+		// otherwise).
 		var pmax float64
 		for _, x := range c {
 			pmax = max(pmax, x.p)
@@ -139,7 +155,7 @@ func (s *Sampler) filter(logits []float32) []candidate {
 			eps = pmax * mp
 		}
 		if topP && mp <= 0 {
-			eps = (1 - tp) / float64(len(c))
+			eps = topPBand(c, pmax, tp)
 		}
 		all := c
 		c = keepAbove(c, eps)

@@ -111,3 +111,23 @@ func reaches(c []candidate, tp float64) bool {
 	}
 	return false
 }
+
+// topPBand returns pmax * 2^-b for the least b such that the candidates with p >= pmax
+// * 2^-b hold tp of the mass, from the mass in each power-of-two band below pmax (0
+// when the bands do not get there).
+func topPBand(c []candidate, pmax, tp float64) float64 {
+	var mass [64]float64
+	inv := 1 / pmax
+	for _, x := range c {
+		// p/pmax in [2^-b, 2^-b+1) is band b (1 itself is band 0)
+		b := 1023 - int(math.Float64bits(x.p*inv)>>52&0x7ff)
+		mass[min(max(b, 0), 63)] += x.p
+	}
+	var cum float64
+	for b := range mass {
+		if cum += mass[b]; cum >= tp {
+			return math.Ldexp(pmax, -b)
+		}
+	}
+	return 0
+}
