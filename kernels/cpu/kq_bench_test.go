@@ -85,3 +85,14 @@ func BenchmarkGemvKQStream(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGemmKQSmallBatch is batched decode's product: a few activation rows (one per
+// sequence) against a weight matrix, single-threaded, in GOPS.
+func BenchmarkGemmKQSmallBatch(b *testing.B) {
+	for _, t := range []quant.Type{quant.Q4_K, quant.Q6_K} {
+		for _, nx := range []int{1, 2, 4, 8, 16} {
+			isa := cpu.Supported()[len(cpu.Supported())-1]
+			b.Run(fmt.Sprintf("%v/%v/nx=%d", t, isa, nx), func(b *testing.B) { kqBench(b, t, isa, nx, 4096, 4096, true) })
+		}
+	}
+}
