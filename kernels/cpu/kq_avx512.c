@@ -115,6 +115,13 @@ KQ_512_INLINE float kq_hsum16(__m512 v) {
 	return kq_hsum8(s);
 }
 
+// Batches of up to this many activation rows take kq_gemvn instead of the tiles. Measured
+// (BenchmarkGemmKQSmallBatch, 4096 x 4096): Q4_K at 2, 4 and 8 rows 2.9x, 2.3x and 1.8x
+// the tiles' speed, Q6_K about even; through the engine on Llama-3.2-1B Q4_K_M (2 threads)
+// 4 and 8 streams decode 67 -> 107 and 73 -> 95 tok/s summed. Past 8 the tiles catch up.
+#define KQ_GEMVN_MAX_MINS 8
+#define KQ_GEMVN_MAX 8
+
 #define KQ_VNNI 0
 #define KQ_N(name) name##_512
 #define KQ_BODY_TARGET KQ_512_TARGET

@@ -71,6 +71,84 @@ KQ_GEMV512_FN(EMBER_Q5_K, q5k)
 KQ_GEMV512_FN(EMBER_Q6_K, q6k)
 #undef KQ_GEMV512_FN
 
+// ---- small batches: NX (<= 4) activation rows against one weight row at a time ----
+
+// As kq_gemv_row for NX activation rows (x + j*xrb), each block decoded once into
+// registers: batched decode's few rows skip the tile path's unpacking, which costs more
+// than a whole gemv. The float steps per row are kq_gemv_row's, so every row's result
+// equals its gemv (Q3_K and Q6_K reduce the rows' exact block sums together).
+KQ_B_INLINE void KQ_N(kq_gemvn_row)(int t, int NX, const uint8_t *w, const uint8_t *x, int64_t xrb, int64_t nb,
+                                    float *dst, int64_t ldd, const uint8_t *wend) {
+	const int64_t bb = kq_wbytes(t);
+	__m512 acc[4];
+	for (int j = 0; j < 4; j++) acc[j] = _mm512_setzero_ps();
+	__m128 acc4 = _mm_setzero_ps(); // Q3_K, Q6_K: lane j is row j's sum
+	for (int64_t b = 0; b < nb; b++, w += bb) {
+		kq_prefetch_w(w, bb, wend);
+		kq_dec256 o;
+		kq_dec_meta(t, w, &o);
+		__m512i q[4], sv[4], v[4];
+		kq_dec512_half(t, w, 0, q);
+		kq_dec512_half(t, w, 1, q + 2);
+		for (int u = 0; u < 4; u++) sv[u] = kq_scv512(o.sc, u);
+		float dxs[4] = {0, 0, 0, 0};
+		for (int j = 0; j < 4; j++) v[j] = _mm512_setzero_si512();
+		for (int j = 0; j < NX; j++) {
+			const uint8_t *xb = x + j * xrb + b * KQ_Q8K_BYTES;
+			__m512i i = _mm512_setzero_si512();
+			for (int u = 0; u < 4; u++) {
+				__m512i xv = _mm512_loadu_si512((const void *)(xb + KQ_Q8K_QS + 64 * u));
+				i = KQ_MADD_ACC(i, _mm512_maddubs_epi16(q[u], xv), sv[u]);
+				KQ_REG512(i);
+			}
+			dxs[j] = kq_rdf32(xb);
+			const __m256i bs = _mm256_loadu_si256((const __m256i *)(xb + KQ_Q8K_BSUMS));
+			const __m512i m = _mm512_zextsi256_si512(_mm256_madd_epi16(bs, o.mn));
+			if (KQ_HAS_MINS(t)) {
+				acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(i), _mm512_set1_ps(o.d * dxs[j]), acc[j]);
+				acc[j] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(m), _mm512_set1_ps(o.dmn * dxs[j]), acc[j]);
+			} else {
+				v[j] = _mm512_sub_epi32(i, m);
+			}
+		}
+		if (!KQ_HAS_MINS(t)) { // the rows' I - M summed exactly, together, as the gemv does one
+			__m256i h[4];
+			for (int j = 0; j < 4; j++)
+				h[j] = _mm256_add_epi32(_mm512_castsi512_si256(v[j]), _mm512_extracti64x4_epi64(v[j], 1));
+			const __m256i s = _mm256_hadd_epi32(_mm256_hadd_epi32(h[0], h[1]), _mm256_hadd_epi32(h[2], h[3]));
+			const __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+			const __m128 d4 = _mm_mul_ps(_mm_set1_ps(o.d), _mm_loadu_ps(dxs));
+			acc4 = _mm_fmadd_ps(_mm_cvtepi32_ps(s4), d4, acc4);
+		}
+	}
+	float out4[4];
+	_mm_storeu_ps(out4, acc4);
+	for (int j = 0; j < NX; j++) dst[j * ldd] = KQ_HAS_MINS(t) ? kq_hsum16(acc[j]) : out4[j];
+}
+
+#define KQ_GEMVN512_FN(T, tn, NX)                                                                  \
+	static KQ_B void KQ_N(kq_gemvn_##tn##_##NX)(const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t xrb, \
+	                                            int64_t nb, int64_t r0, int64_t r1, float *dst, int64_t ldd) { \
+		for (int64_t r = r0; r < r1; r++)                                                      \
+			KQ_N(kq_gemvn_row)(T, NX, w + r * wrb, x, xrb, nb, dst + r, ldd, w + r1 * wrb);  \
+	}
+#define KQ_GEMVN512_TYPE(T, tn) KQ_GEMVN512_FN(T, tn, 2) KQ_GEMVN512_FN(T, tn, 3) KQ_GEMVN512_FN(T, tn, 4)
+KQ_GEMVN512_TYPE(EMBER_Q2_K, q2k)
+KQ_GEMVN512_TYPE(EMBER_Q3_K, q3k)
+KQ_GEMVN512_TYPE(EMBER_Q4_K, q4k)
+KQ_GEMVN512_TYPE(EMBER_Q5_K, q5k)
+KQ_GEMVN512_TYPE(EMBER_Q6_K, q6k)
+#undef KQ_GEMVN512_TYPE
+#undef KQ_GEMVN512_FN
+
+#define KQ_GN3(tn) {KQ_N(kq_gemvn_##tn##_2), KQ_N(kq_gemvn_##tn##_3), KQ_N(kq_gemvn_##tn##_4)}
+// [type: Q2_K, Q3_K, Q4_K, Q5_K, Q6_K][NX - 2]
+static void (*const KQ_N(kq_gemvns)[5][3])(const uint8_t *, int64_t, const uint8_t *, int64_t, int64_t, int64_t,
+                                            int64_t, float *, int64_t) = {
+	KQ_GN3(q2k), KQ_GN3(q3k), KQ_GN3(q4k), KQ_GN3(q5k), KQ_GN3(q6k),
+};
+#undef KQ_GN3
+
 // ---- gemm: decode once into kq_block, 4x4 register tiles ----
 
 #define KQ_UNPACK512_FN(T, tn)                                                                     \
@@ -202,6 +280,29 @@ static KQ_B void KQ_N(kq_gemm)(int t, const uint8_t *w, int64_t wrb, const uint8
 		case EMBER_Q5_K: KQ_N(kq_gemv_q5k)(w, wrb, xq, nb, r0, r1, dst); return;
 		default: KQ_N(kq_gemv_q6k)(w, wrb, xq, nb, r0, r1, dst); return;
 		}
+	}
+	if (nx <= (KQ_HAS_MINS(t) ? KQ_GEMVN_MAX_MINS : KQ_GEMVN_MAX)) { // a few rows: kq_gemvn, 4 a pass
+		// Weight rows in runs of 32, so a second group of activation rows finds them in
+		// the cache instead of reading them from memory again.
+		const int ti = t == EMBER_Q2_K ? 0 : t == EMBER_Q3_K ? 1 : t == EMBER_Q4_K ? 2 : t == EMBER_Q5_K ? 3 : 4;
+		for (int64_t a = r0; a < r1; a += 32) {
+			const int64_t z = r1 - a > 32 ? a + 32 : r1;
+			for (int64_t j = 0; j < nx; j += 4) {
+				const int nj = nx - j >= 4 ? 4 : (int)(nx - j);
+				if (nj == 1) {
+					switch (t) {
+					case EMBER_Q2_K: KQ_N(kq_gemv_q2k)(w, wrb, xq + j * xrb, nb, a, z, dst + j * ldd); break;
+					case EMBER_Q3_K: KQ_N(kq_gemv_q3k)(w, wrb, xq + j * xrb, nb, a, z, dst + j * ldd); break;
+					case EMBER_Q4_K: KQ_N(kq_gemv_q4k)(w, wrb, xq + j * xrb, nb, a, z, dst + j * ldd); break;
+					case EMBER_Q5_K: KQ_N(kq_gemv_q5k)(w, wrb, xq + j * xrb, nb, a, z, dst + j * ldd); break;
+					default: KQ_N(kq_gemv_q6k)(w, wrb, xq + j * xrb, nb, a, z, dst + j * ldd); break;
+					}
+					continue;
+				}
+				KQ_N(kq_gemvns)[ti][nj - 2](w, wrb, xq + j * xrb, xrb, nb, a, z, dst + j * ldd, ldd);
+			}
+		}
+		return;
 	}
 	enum { KB = 8, XC = 64 };
 	void (*unpack)(const uint8_t *, int64_t, kq_block *) =
