@@ -91,8 +91,9 @@ func BenchmarkGemvKQStream(b *testing.B) {
 func BenchmarkGemmKQSmallBatch(b *testing.B) {
 	for _, t := range []quant.Type{quant.Q4_K, quant.Q6_K} {
 		for _, nx := range []int{1, 2, 4, 8, 16} {
-			isa := cpu.Supported()[len(cpu.Supported())-1]
-			b.Run(fmt.Sprintf("%v/%v/nx=%d", t, isa, nx), func(b *testing.B) { kqBench(b, t, isa, nx, 4096, 4096, true) })
+			for _, isa := range cpu.Supported()[1:] { // not the scalar path
+				b.Run(fmt.Sprintf("%v/%v/nx=%d", t, isa, nx), func(b *testing.B) { kqBench(b, t, isa, nx, 4096, 4096, true) })
+			}
 		}
 	}
 }
