@@ -194,6 +194,9 @@ int lg_dequantize_avx2(int t, const void *xv, float *y, int64_t n) {
 // ================================================================ gemm: decode (direct)
 
 #define LG_DIRECT_NX 3
+// Weight rows per run: each group of LG_DIRECT_NX activation rows goes over a run while it
+// is in the cache, so more rows do not read the weights from memory again.
+#define LG_RUN 32
 
 // Sum of products of signed w and x (|x| <= 127) in 8 int32 lanes.
 LGA __m256i lga_dot_s(__m256i aw, __m256i w, __m256i x) {
@@ -351,10 +354,12 @@ LGA void lga_direct_p(const int T, const int NP, const int NX, const uint8_t *w,
 	static void NAME(const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t xrb, int64_t nx,           \
 	                 int64_t kk, int64_t r0, int64_t r1, float *dst, int64_t ldd) {                       \
 		const int64_t nb = kk / LG_QK;                                                                    \
+		for (int64_t a = r0; a < r1; a += LG_RUN)                                                         \
 		for (int64_t i0 = 0; i0 < nx; i0 += LG_DIRECT_NX) {                                               \
 			const int nxx = (int)(nx - i0 < LG_DIRECT_NX ? nx - i0 : LG_DIRECT_NX);                       \
-			for (int64_t r = r0; r < r1; r += 4) {                                                        \
-				const int nr = (int)(r1 - r < 4 ? r1 - r : 4), np = (nr + 1) / 2, odd = nr & 1;           \
+			const int64_t z = r1 - a < LG_RUN ? r1 : a + LG_RUN;                                          \
+			for (int64_t r = a; r < z; r += 4) {                                                          \
+				const int nr = (int)(z - r < 4 ? z - r : 4), np = (nr + 1) / 2, odd = nr & 1;             \
 				const uint8_t *wp = w + r * wrb, *xp = x + i0 * xrb;                                      \
 				float *dp = dst + i0 * ldd + r;                                                           \
 				switch (np * 4 + nxx) {                                                                   \
@@ -425,10 +430,12 @@ LGA void lga_direct_f(const int T, const int NR, const int NX, const uint8_t *w,
 #define LGA_DIRECT_FN(NAME, FN, T, KARG)                                                                \
 	static void NAME(const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t xrb, int64_t nx,          \
 	                 int64_t kk, int64_t r0, int64_t r1, float *dst, int64_t ldd) {                      \
+		for (int64_t a = r0; a < r1; a += LG_RUN)                                                        \
 		for (int64_t i0 = 0; i0 < nx; i0 += LG_DIRECT_NX) {                                              \
 			const int nxx = (int)(nx - i0 < LG_DIRECT_NX ? nx - i0 : LG_DIRECT_NX);                      \
-			for (int64_t r = r0; r < r1; r += 4) {                                                       \
-				const int nr = (int)(r1 - r < 4 ? r1 - r : 4);                                           \
+			const int64_t z = r1 - a < LG_RUN ? r1 : a + LG_RUN;                                         \
+			for (int64_t r = a; r < z; r += 4) {                                                         \
+				const int nr = (int)(z - r < 4 ? z - r : 4);                                             \
 				const uint8_t *wp = w + r * wrb, *xp = x + i0 * xrb;                                     \
 				float *dp = dst + i0 * ldd + r;                                                          \
 				LGA_DIRECT_CASES(FN, T, KARG)                                                            \
