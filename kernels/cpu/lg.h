@@ -139,6 +139,16 @@ void lg_tiled_q_avx2(int T, const uint8_t *w, int64_t wrb, const uint8_t *x, int
                      int64_t r0, int64_t r1, float *dst, int64_t ldd);
 void lg_tiled_f_avx2(int T, const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t xrb, int64_t nx, int64_t k,
                      int64_t r0, int64_t r1, float *dst, int64_t ldd);
+// The decode products of lg_avx512_quad.c (nb blocks per row; vnni for Q8_0 must be 1).
+#define LG_QUAD_DECL(SUF)                                                                               \
+	void l5_quad_##SUF(int vnni, const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t xrb, int64_t nx, \
+	                   int64_t nb, int64_t r0, int64_t r1, float *dst, int64_t ldd);
+LG_QUAD_DECL(q4_0)
+LG_QUAD_DECL(q4_1)
+LG_QUAD_DECL(q5_0)
+LG_QUAD_DECL(q5_1)
+LG_QUAD_DECL(q8_0)
+#undef LG_QUAD_DECL
 int lg_gemm_avx512(int vnni, int wtype, const uint8_t *w, int64_t wrb, const uint8_t *xq,
                    int64_t xrb, int64_t nx, int64_t k, int64_t r0, int64_t r1, float *dst,
                    int64_t ldd);
