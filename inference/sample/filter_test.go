@@ -132,3 +132,46 @@ func BenchmarkOracleFilter(b *testing.B) {
 		oracleFilter(logits, Params{Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05})
 	}
 }
+
+// TestDrawAllMatchesFilter: the unfiltered fast path draws what the candidate list in
+// vocabulary order gives for the same random numbers (rounding may move a draw that
+// lands on a boundary, so a few of the draws may differ).
+func TestDrawAllMatchesFilter(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	logits := make([]float32, 32000)
+	for i := range logits {
+		logits[i] = float32(r.NormFloat64() * 4)
+		if i%97 == 0 {
+			logits[i] = float32(math.NaN())
+		}
+	}
+	p := Params{Temperature: 0.9, Seed: 11}
+	fast, slow := New(p), New(p)
+	same := 0
+	const n = 2000
+	for i := 0; i < n; i++ {
+		a := fast.drawAll(logits)
+		c := slow.filter(logits)
+		var total float64
+		for _, x := range c {
+			total += x.p
+		}
+		u := slow.rng.Float64() * total
+		b := c[len(c)-1].id
+		for _, x := range c {
+			if u -= x.p; u < 0 {
+				b = x.id
+				break
+			}
+		}
+		if a == b {
+			same++
+		}
+		if math.IsNaN(float64(logits[a])) {
+			t.Fatalf("drew NaN token %d", a)
+		}
+	}
+	if same < n-5 {
+		t.Fatalf("%d of %d draws agree", same, n)
+	}
+}

@@ -27,6 +27,7 @@ type Sampler struct {
 	p    Params
 	rng  *rand.Rand
 	cand []candidate
+	w    []float64 // drawAll's weights
 	hist history
 }
 
@@ -79,6 +80,10 @@ func (s *Sampler) draw(logits []float32) int32 {
 	if s.p.Temperature <= 0 || len(logits) == 0 {
 		return Greedy(logits)
 	}
+	tp := s.p.TopP
+	if (s.p.TopK <= 0 || s.p.TopK >= len(logits)) && (tp <= 0 || tp >= 1) && s.p.MinP <= 0 {
+		return s.drawAll(logits)
+	}
 	c := s.filter(logits)
 	if len(c) == 0 {
 		return Greedy(logits)
@@ -95,6 +100,46 @@ func (s *Sampler) draw(logits []float32) int32 {
 		}
 	}
 	return c[len(c)-1].id
+}
+
+// drawAll draws from the softmax of all logits at the temperature, with nothing filtered
+// but the negligible (see filter): three passes over the logits and no candidate list,
+// the same draw as filter's candidates in vocabulary order would give, to rounding.
+func (s *Sampler) drawAll(logits []float32) int32 {
+	maxL := float32(math.Inf(-1))
+	for _, v := range logits {
+		if v > maxL {
+			maxL = v
+		}
+	}
+	if math.IsInf(float64(maxL), -1) {
+		return Greedy(logits)
+	}
+	t := float64(s.p.Temperature)
+	cut := maxL - negligible*s.p.Temperature
+	w := s.w[:0]
+	var total float64
+	for _, v := range logits {
+		e := 0.0
+		if v >= cut { // false for NaN
+			e = math.Exp((float64(v) - float64(maxL)) / t)
+		}
+		w = append(w, e)
+		total += e
+	}
+	s.w = w
+	r := s.rng.Float64() * total
+	last := int32(0)
+	for i, e := range w {
+		if e == 0 {
+			continue
+		}
+		if r -= e; r < 0 {
+			return int32(i)
+		}
+		last = int32(i)
+	}
+	return last
 }
 
 // filter returns the candidates left by top-k, top-p and min-p with their probabilities
