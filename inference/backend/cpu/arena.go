@@ -7,10 +7,15 @@ import "sync"
 // page costs a TLB walk and stops the hardware prefetcher at its boundary, and measured
 // here that costs 8-19% of decode speed. Weights are bump-allocated, 64-byte aligned,
 // from one large reservation made with MAP_NORESERVE (only touched pages use memory);
-// freeing a weight returns its whole pages to the system.
+// freeing a weight returns its whole pages to the system. The copies stop at a budget of
+// three quarters of the memory available when the backend starts: past it weights stay
+// in the mapping, which the kernel can page out, so a model larger than memory still
+// loads (slower) instead of exhausting it.
 type arena struct {
-	mem  []byte // the reservation; nil when weights stay in the file mapping
-	used int
+	mem    []byte // the reservation; nil when weights stay in the file mapping
+	used   int    // bytes handed out (the next offset)
+	live   int    // bytes of weights not freed
+	budget int    // the most live bytes
 }
 
 // arenaMin is the smallest weight copied into the arena: norm vectors and biases are
@@ -23,10 +28,10 @@ func (a *arena) alloc(n int) []byte {
 		return nil
 	}
 	at := (a.used + 63) &^ 63
-	if at+n > len(a.mem) {
+	if at+n > len(a.mem) || a.live+n > a.budget {
 		return nil
 	}
-	a.used = at + n
+	a.used, a.live = at+n, a.live+n
 	return a.mem[at : at+n : at+n]
 }
 

@@ -68,3 +68,45 @@ func TestArena(t *testing.T) {
 		t.Fatal("MapWeights copied the weight")
 	}
 }
+
+// TestArenaBudget checks that copies stop at the budget and that freeing makes room.
+func TestArenaBudget(t *testing.T) {
+	b, err := New(Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if b.arena.mem == nil {
+		t.Skip("no arena here")
+	}
+	if b.arena.budget <= 0 {
+		t.Fatalf("budget %d", b.arena.budget)
+	}
+	b.arena.budget = 3 << 20
+	const cols = 4096
+	rb := cols / 32 * 34
+	rows := (2<<20)/rb + 1 // just over 2 MiB
+	data := make([]byte, rows*rb)
+	w1, err := b.Weight(quant.Q8_0, rows, cols, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.arena.owns(get(w1).raw) {
+		t.Fatal("the first weight was not copied")
+	}
+	w2, err := b.Weight(quant.Q8_0, rows, cols, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.arena.owns(get(w2).raw) {
+		t.Fatal("a weight past the budget was copied")
+	}
+	b.Free(w1)
+	w3, err := b.Weight(quant.Q8_0, rows, cols, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.arena.owns(get(w3).raw) {
+		t.Fatal("freeing a weight did not make room in the budget")
+	}
+}
