@@ -106,12 +106,7 @@ func (s *Sampler) draw(logits []float32) int32 {
 // but the negligible (see filter): three passes over the logits and no candidate list,
 // the same draw as filter's candidates in vocabulary order would give, to rounding.
 func (s *Sampler) drawAll(logits []float32) int32 {
-	maxL := float32(math.Inf(-1))
-	for _, v := range logits {
-		if v > maxL {
-			maxL = v
-		}
-	}
+	maxL := maxLogit(logits)
 	if math.IsInf(float64(maxL), -1) {
 		return Greedy(logits)
 	}
@@ -162,13 +157,7 @@ func (s *Sampler) filter(logits []float32) []candidate {
 		// Tokens more than negligible (exp(-30) ~ 1e-13 of the most likely one's
 		// probability) are not candidates: a 152k vocabulary's worth of them holds
 		// under 1.5e-8 of the mass, and skipping their exps is most of the time here.
-		maxL := float32(math.Inf(-1))
-		for _, v := range logits {
-			if v > maxL {
-				maxL = v
-			}
-		}
-		cut := maxL - negligible*s.p.Temperature
+		cut := maxLogit(logits) - negligible*s.p.Temperature
 		c = s.cand[:0]
 		for i, v := range logits {
 			if v >= cut && v == v && !math.IsInf(float64(v), -1) {
@@ -180,21 +169,17 @@ func (s *Sampler) filter(logits []float32) []candidate {
 	if len(c) == 0 {
 		return c
 	}
+	softmax(c, float64(s.p.Temperature), maxP(c))
 	if !sorted && !topP && mp <= 0 {
-		softmax(c, float64(s.p.Temperature), maxP(c))
 		return c
 	}
-	softmax(c, float64(s.p.Temperature), maxP(c))
 	if !sorted {
 		// The kept tokens are a prefix of the sorted order: those at or above a
 		// probability every kept token reaches. Min-p gives it exactly; for top-p, the
 		// tokens down to the power-of-two band of pmax where the mass reaches tp hold
 		// at least tp, so the cut falls among them (checked below: rounding may say
 		// otherwise).
-		var pmax float64
-		for _, x := range c {
-			pmax = max(pmax, x.p)
-		}
+		pmax := maxP(c)
 		eps := 0.0
 		if mp > 0 {
 			eps = pmax * mp

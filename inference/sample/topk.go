@@ -68,6 +68,17 @@ func topK(h []candidate, logits []float32, k int) []candidate {
 	return h
 }
 
+// maxLogit is the largest of logits (-Inf when none is a number).
+func maxLogit(logits []float32) float32 {
+	m := float32(math.Inf(-1))
+	for _, v := range logits {
+		if v > m {
+			m = v
+		}
+	}
+	return m
+}
+
 // maxP is the largest p of c.
 func maxP(c []candidate) float64 {
 	m := c[0].p
