@@ -80,6 +80,11 @@ KQ_GEMV_FN(kq_gemv_q4k, EMBER_Q4_K)
 KQ_GEMV_FN(kq_gemv_q5k, EMBER_Q5_K)
 KQ_GEMV_FN(kq_gemv_q6k, EMBER_Q6_K)
 
+// By kq_type_index.
+static void (*const kq_gemvs[5])(const uint8_t *, int64_t, const uint8_t *, int64_t, int64_t, int64_t, float *) = {
+	kq_gemv_q2k, kq_gemv_q3k, kq_gemv_q4k, kq_gemv_q5k, kq_gemv_q6k,
+};
+
 // ---- small batches: NX (<= 4) activation rows against one weight row at a time ----
 
 // kq_gemv_row for NX activation rows (x + j*xrb), each half block decoded once into
@@ -150,7 +155,7 @@ KQ_GEMVN_TYPE(EMBER_Q6_K, q6k)
 #undef KQ_GEMVN_FN
 
 #define KQ_GN3(tn) {kq_gemvn_##tn##_2, kq_gemvn_##tn##_3, kq_gemvn_##tn##_4}
-// [type: Q2_K, Q3_K, Q4_K, Q5_K, Q6_K][NX - 2]
+// [kq_type_index][NX - 2]
 static void (*const kq_gemvns[5][3])(const uint8_t *, int64_t, const uint8_t *, int64_t, int64_t, int64_t, int64_t,
                                      float *, int64_t) = {
 	KQ_GN3(q2k), KQ_GN3(q3k), KQ_GN3(q4k), KQ_GN3(q5k), KQ_GN3(q6k),
@@ -296,36 +301,24 @@ static KQ_AVX2 void kq_gemm_tiles(int t, const uint8_t *w, int64_t wrb, const ui
 
 KQ_AVX2 void ember_kq_gemm_avx2(int t, const uint8_t *w, int64_t wrb, const uint8_t *xq, int64_t xrb,
                                 int64_t nx, int64_t nb, int64_t r0, int64_t r1, float *dst, int64_t ldd) {
+	const int ti = kq_type_index(t);
 	if (nx == 1) {
-		switch (t) {
-		case EMBER_Q2_K: kq_gemv_q2k(w, wrb, xq, nb, r0, r1, dst); return;
-		case EMBER_Q3_K: kq_gemv_q3k(w, wrb, xq, nb, r0, r1, dst); return;
-		case EMBER_Q4_K: kq_gemv_q4k(w, wrb, xq, nb, r0, r1, dst); return;
-		case EMBER_Q5_K: kq_gemv_q5k(w, wrb, xq, nb, r0, r1, dst); return;
-		default: kq_gemv_q6k(w, wrb, xq, nb, r0, r1, dst); return;
-		}
+		kq_gemvs[ti](w, wrb, xq, nb, r0, r1, dst);
+		return;
 	}
 	if (nx > KQ_GEMVN_MAX) {
 		kq_gemm_tiles(t, w, wrb, xq, xrb, nx, nb, r0, r1, dst, ldd);
 		return;
 	}
 	// A few rows: up to 4 a pass, over runs of 32 weight rows that stay in the cache.
-	const int ti = t == EMBER_Q2_K ? 0 : t == EMBER_Q3_K ? 1 : t == EMBER_Q4_K ? 2 : t == EMBER_Q5_K ? 3 : 4;
 	for (int64_t a = r0; a < r1; a += 32) {
 		const int64_t z = r1 - a > 32 ? a + 32 : r1;
 		for (int64_t j = 0; j < nx; j += 4) {
 			const int nj = nx - j >= 4 ? 4 : (int)(nx - j);
-			if (nj == 1) {
-				switch (t) {
-				case EMBER_Q2_K: kq_gemv_q2k(w, wrb, xq + j * xrb, nb, a, z, dst + j * ldd); break;
-				case EMBER_Q3_K: kq_gemv_q3k(w, wrb, xq + j * xrb, nb, a, z, dst + j * ldd); break;
-				case EMBER_Q4_K: kq_gemv_q4k(w, wrb, xq + j * xrb, nb, a, z, dst + j * ldd); break;
-				case EMBER_Q5_K: kq_gemv_q5k(w, wrb, xq + j * xrb, nb, a, z, dst + j * ldd); break;
-				default: kq_gemv_q6k(w, wrb, xq + j * xrb, nb, a, z, dst + j * ldd); break;
-				}
-				continue;
-			}
-			kq_gemvns[ti][nj - 2](w, wrb, xq + j * xrb, xrb, nb, a, z, dst + j * ldd, ldd);
+			if (nj == 1)
+				kq_gemvs[ti](w, wrb, xq + j * xrb, nb, a, z, dst + j * ldd);
+			else
+				kq_gemvns[ti][nj - 2](w, wrb, xq + j * xrb, xrb, nb, a, z, dst + j * ldd, ldd);
 		}
 	}
 }

@@ -71,6 +71,12 @@ KQ_GEMV512_FN(EMBER_Q5_K, q5k)
 KQ_GEMV512_FN(EMBER_Q6_K, q6k)
 #undef KQ_GEMV512_FN
 
+// By kq_type_index.
+static void (*const KQ_N(kq_gemvs)[5])(const uint8_t *, int64_t, const uint8_t *, int64_t, int64_t, int64_t,
+                                       float *) = {
+	KQ_N(kq_gemv_q2k), KQ_N(kq_gemv_q3k), KQ_N(kq_gemv_q4k), KQ_N(kq_gemv_q5k), KQ_N(kq_gemv_q6k),
+};
+
 // ---- small batches: NX (<= 4) activation rows against one weight row at a time ----
 
 // As kq_gemv_row for NX activation rows (x + j*xrb), each block decoded once into
@@ -142,7 +148,7 @@ KQ_GEMVN512_TYPE(EMBER_Q6_K, q6k)
 #undef KQ_GEMVN512_FN
 
 #define KQ_GN3(tn) {KQ_N(kq_gemvn_##tn##_2), KQ_N(kq_gemvn_##tn##_3), KQ_N(kq_gemvn_##tn##_4)}
-// [type: Q2_K, Q3_K, Q4_K, Q5_K, Q6_K][NX - 2]
+// [kq_type_index][NX - 2]
 static void (*const KQ_N(kq_gemvns)[5][3])(const uint8_t *, int64_t, const uint8_t *, int64_t, int64_t, int64_t,
                                             int64_t, float *, int64_t) = {
 	KQ_GN3(q2k), KQ_GN3(q3k), KQ_GN3(q4k), KQ_GN3(q5k), KQ_GN3(q6k),
@@ -272,34 +278,22 @@ static void (*const KQ_N(kq_tiles)[2][4][4])(const kq_block *, int64_t, const ui
 
 static KQ_B void KQ_N(kq_gemm)(int t, const uint8_t *w, int64_t wrb, const uint8_t *xq, int64_t xrb, int64_t nx,
                                int64_t nb, int64_t r0, int64_t r1, float *dst, int64_t ldd) {
+	const int ti = kq_type_index(t);
 	if (nx == 1) {
-		switch (t) {
-		case EMBER_Q2_K: KQ_N(kq_gemv_q2k)(w, wrb, xq, nb, r0, r1, dst); return;
-		case EMBER_Q3_K: KQ_N(kq_gemv_q3k)(w, wrb, xq, nb, r0, r1, dst); return;
-		case EMBER_Q4_K: KQ_N(kq_gemv_q4k)(w, wrb, xq, nb, r0, r1, dst); return;
-		case EMBER_Q5_K: KQ_N(kq_gemv_q5k)(w, wrb, xq, nb, r0, r1, dst); return;
-		default: KQ_N(kq_gemv_q6k)(w, wrb, xq, nb, r0, r1, dst); return;
-		}
+		KQ_N(kq_gemvs)[ti](w, wrb, xq, nb, r0, r1, dst);
+		return;
 	}
 	if (nx <= (KQ_HAS_MINS(t) ? KQ_GEMVN_MAX_MINS : KQ_GEMVN_MAX)) { // a few rows: kq_gemvn, 4 a pass
 		// Weight rows in runs of 32, so a second group of activation rows finds them in
 		// the cache instead of reading them from memory again.
-		const int ti = t == EMBER_Q2_K ? 0 : t == EMBER_Q3_K ? 1 : t == EMBER_Q4_K ? 2 : t == EMBER_Q5_K ? 3 : 4;
 		for (int64_t a = r0; a < r1; a += 32) {
 			const int64_t z = r1 - a > 32 ? a + 32 : r1;
 			for (int64_t j = 0; j < nx; j += 4) {
 				const int nj = nx - j >= 4 ? 4 : (int)(nx - j);
-				if (nj == 1) {
-					switch (t) {
-					case EMBER_Q2_K: KQ_N(kq_gemv_q2k)(w, wrb, xq + j * xrb, nb, a, z, dst + j * ldd); break;
-					case EMBER_Q3_K: KQ_N(kq_gemv_q3k)(w, wrb, xq + j * xrb, nb, a, z, dst + j * ldd); break;
-					case EMBER_Q4_K: KQ_N(kq_gemv_q4k)(w, wrb, xq + j * xrb, nb, a, z, dst + j * ldd); break;
-					case EMBER_Q5_K: KQ_N(kq_gemv_q5k)(w, wrb, xq + j * xrb, nb, a, z, dst + j * ldd); break;
-					default: KQ_N(kq_gemv_q6k)(w, wrb, xq + j * xrb, nb, a, z, dst + j * ldd); break;
-					}
-					continue;
-				}
-				KQ_N(kq_gemvns)[ti][nj - 2](w, wrb, xq + j * xrb, xrb, nb, a, z, dst + j * ldd, ldd);
+				if (nj == 1)
+					KQ_N(kq_gemvs)[ti](w, wrb, xq + j * xrb, nb, a, z, dst + j * ldd);
+				else
+					KQ_N(kq_gemvns)[ti][nj - 2](w, wrb, xq + j * xrb, xrb, nb, a, z, dst + j * ldd, ldd);
 			}
 		}
 		return;

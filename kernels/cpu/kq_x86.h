@@ -175,6 +175,11 @@ KQ_AVX2_INLINE float kq_hsum8(__m256 v) {
 	return _mm_cvtss_f32(s);
 }
 
+// The K-quant weight types in table order: Q2_K, Q3_K, Q4_K, Q5_K, Q6_K -> 0..4.
+static inline int kq_type_index(int t) {
+	return t == EMBER_Q2_K ? 0 : t == EMBER_Q3_K ? 1 : t == EMBER_Q4_K ? 2 : t == EMBER_Q5_K ? 3 : 4;
+}
+
 // Q2_K, Q4_K, Q5_K have a dmin of their own; Q3_K and Q6_K subtract their offset
 // (M, with dmn == d) from I exactly, in int32.
 #define KQ_HAS_MINS(t) ((t) == EMBER_Q2_K || (t) == EMBER_Q4_K || (t) == EMBER_Q5_K)
