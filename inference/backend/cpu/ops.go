@@ -39,11 +39,12 @@ type task struct {
 	groups   []group // MatMul: the products, their weight rows laid end to end
 }
 
-// group is one product of a MatMul task: d = w times nx rows of the quantized input from
-// row x0.
+// group is one product of a MatMul task: d = w times nx rows of the input, quantized to
+// vdt (w's dot partner), from row x0.
 type group struct {
 	d, w   *tensor
 	x0, nx int
+	vdt    quant.Type
 }
 
 // parallelMin is the least work (in elements touched) worth waking the workers for.
@@ -118,45 +119,52 @@ func checkGroup(xt *tensor, dst, w backend.Tensor, row0 int) (*tensor, *tensor, 
 }
 
 // MatMulShared implements backend.SharedMatMuler: x is quantized once per dot partner,
-// then all projections' weight rows are split among the workers in one pass.
+// then the projections' weight rows are split among the workers, one pass per partner.
 func (b *Backend) MatMulShared(x backend.Tensor, projs []backend.Proj) {
 	xt := want(x, quant.F32)
 	b.gs = b.gs[:0]
 	for _, p := range projs {
-		d, wt, _ := checkGroup(xt, p.Dst, p.W, 0)
-		b.gs = append(b.gs, group{d: d, w: wt, nx: xt.rows})
+		d, wt, vdt := checkGroup(xt, p.Dst, p.W, 0)
+		b.gs = append(b.gs, group{d: d, w: wt, nx: xt.rows, vdt: vdt})
 	}
 	b.matMul(xt, b.gs)
 }
 
-// MatMulGroups implements backend.GroupMatMuler: x is quantized once, then the weight
-// rows of all groups are split among the workers in one pass, each against its rows of x.
+// MatMulGroups implements backend.GroupMatMuler: x is quantized once per dot partner,
+// then the groups' weight rows are split among the workers, one pass per partner, each
+// against its rows of x.
 func (b *Backend) MatMulGroups(x backend.Tensor, groups []backend.Group) {
 	xt := want(x, quant.F32)
 	b.gs = b.gs[:0]
 	for _, g := range groups {
-		d, wt, _ := checkGroup(xt, g.Dst, g.W, g.Row0)
-		b.gs = append(b.gs, group{d: d, w: wt, x0: g.Row0, nx: d.rows})
+		d, wt, vdt := checkGroup(xt, g.Dst, g.W, g.Row0)
+		b.gs = append(b.gs, group{d: d, w: wt, x0: g.Row0, nx: d.rows, vdt: vdt})
 	}
 	b.matMul(xt, b.gs)
 }
 
-// matMul runs the checked products gs of xt.
+// matMul runs the checked products gs of xt (reordering gs): one pass per dot partner
+// (Q4_K and Q6_K share Q8_K; Q8_0 with Q4_K makes two).
 func (b *Backend) matMul(xt *tensor, gs []group) {
-	if len(gs) == 0 {
-		return
+	for len(gs) > 0 {
+		n := 1 // the products with gs[0]'s partner, moved to the front
+		for i := 1; i < len(gs); i++ {
+			if gs[i].vdt == gs[0].vdt {
+				gs[n], gs[i] = gs[i], gs[n]
+				n++
+			}
+		}
+		b.matMul1(xt, gs[:n])
+		gs = gs[n:]
 	}
-	vdt, _ := gs[0].w.typ.VecDotType()
+}
+
+// matMul1 runs products gs of xt that share one dot partner: x quantized once, all their
+// weight rows split among the workers in one pass.
+func (b *Backend) matMul1(xt *tensor, gs []group) {
+	vdt := gs[0].vdt
 	total, work := 0, 0
 	for _, g := range gs {
-		if v, _ := g.w.typ.VecDotType(); v != vdt {
-			// Mixed dot partners (e.g. Q4_K with Q6_K is fine, Q8_0 with Q4_K is not):
-			// one pass per product.
-			for j := range gs {
-				b.matMul(xt, gs[j:j+1])
-			}
-			return
-		}
 		total += g.w.rows
 		work += g.w.rows * max(g.nx, 4)
 	}
