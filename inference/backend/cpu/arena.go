@@ -1,6 +1,9 @@
 package cpu
 
-import "sync"
+import (
+	"sync"
+	"unsafe"
+)
 
 // arena holds weight copies in memory the kernel can back with 2 MiB pages. Decode
 // streams every weight once per token; from a file mapping (4 KiB page-cache pages) each
@@ -67,3 +70,5 @@ func parallelCopy(dst, src []byte, n int) {
 	}
 	wg.Wait()
 }
+
+func addr(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }

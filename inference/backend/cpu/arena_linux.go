@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"unsafe"
 )
 
 const (
@@ -70,5 +69,3 @@ func (a *arena) close() {
 		a.mem = nil
 	}
 }
-
-func addr(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }

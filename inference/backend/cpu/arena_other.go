@@ -2,12 +2,8 @@
 
 package cpu
 
-import "unsafe"
-
 // newArena returns an empty arena: outside Linux weights stay in the file mapping.
 func newArena() arena { return arena{} }
 
 func (a *arena) release([]byte) {}
 func (a *arena) close()         {}
-
-func addr(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }

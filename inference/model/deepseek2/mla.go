@@ -209,15 +209,7 @@ func (m *Model) headInputs(b model.Batch, in *model.In) *headInputs {
 	if rs, ok := m.be.(backend.Reshaper); ok {
 		ch := gcd(c.rope, c.kvLoRA)
 		per, skip := (c.rope+c.kvLoRA)/ch, c.rope/ch
-		lat := make([]int32, 0, n*H*(per-skip))
-		for r := 0; r < n*H; r++ {
-			for j := skip; j < per; j++ {
-				lat = append(lat, int32(r*per+j))
-			}
-		}
-		t := m.heads.Get("lat_rows", n*H)
-		m.be.WriteI32(t, lat)
-		hi.chunk, hi.latRows = ch, rs.Reshape(t, len(lat), 1)
+		hi.chunk = ch
 		// chunks [skip, per) (the latent) of each of rows rows, or [0, skip) (rope)
 		place := func(name string, rows int, latent bool) backend.Tensor {
 			a, z := 0, skip
@@ -234,7 +226,8 @@ func (m *Model) headInputs(b model.Batch, in *model.In) *headInputs {
 			m.be.WriteI32(t, ids)
 			return rs.Reshape(t, len(ids), 1)
 		}
-		hi.kvRows, hi.ropeRows, hi.qRopeRows = place("kv_rows", n, true), place("rope_rows", n, false), place("qrope_rows", n*H, false)
+		hi.latRows, hi.qRopeRows = place("lat_rows", n*H, true), place("qrope_rows", n*H, false)
+		hi.kvRows, hi.ropeRows = place("kv_rows", n, true), place("rope_rows", n, false)
 		tok := make([]int32, 0, n*H)
 		for i := 0; i < n; i++ {
 			for h := 0; h < H; h++ {
