@@ -126,22 +126,13 @@ func rowsPerBlock(t quant.Type) int {
 	return 4
 }
 
-// mmqMinRows is the batch from which Q4_K, Q6_K and Q8_0 products go to the tensor-core
-// kernel (kernels/cuda/mmq.cu) instead of the matrix-vector one.
-const mmqMinRows = 16
-
 // mmv runs the dot kernel of w's type over n quantized activation rows.
 func (b *Backend) mmv(d, w *tensor, xq uint64, xstride, n int) {
 	if xq == 0 {
 		return
 	}
-	if n >= mmqMinRows && w.cols%256 == 0 && !b.noMMQ {
-		switch w.typ {
-		case quant.Q4_K, quant.Q6_K, quant.Q8_0:
-			b.launch("mmq_"+suffix[w.typ], (w.rows+63)/64, (n+63)/64, 128, 0, ptr(w), i64(w.stride), xq, i64(xstride),
-				ptr(d), i64(d.cols), i64(w.rows), i64(w.cols), i64(n))
-			return
-		}
+	if b.mmq(d, w, xq, xstride, n) {
+		return
 	}
 	nx := 8
 	switch {
