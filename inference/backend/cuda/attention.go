@@ -1,0 +1,69 @@
+package cuda
+
+import (
+	"fmt"
+
+	"ember/inference/backend"
+	"ember/inference/quant"
+)
+
+// The grouped kernel takes groups of at most gqaMax query heads of at most gqaHead dims
+// (GQA_MAX, GQA_HEAD in attention.cu).
+const gqaMax, gqaHead = 8, 128
+
+// attention_smem: threads per block and the floats per head that its partial sums take
+// (SM_THREADS, SM_PART), and the dynamic shared memory it may use (its limit is raised
+// to that when the kernel is loaded; Hopper allows 227 KiB a block).
+const smThreads, smPart, smemMax = 256, 2048, 200 << 10
+
+// maxHead is the widest K or V head the attention kernels take (MAX_HEAD in
+// attention.cu): 576 is MLA's latent row (DeepSeek-V2's 64 rope + 512 latent dims).
+const maxHead = 576
+
+// Attention implements backend.Ops. Positions are not checked against the cache on the
+// host (they live on the device); the model keeps them inside its cache.
+func (b *Backend) Attention(dst, q, k, v, pos backend.Tensor, p backend.Attention) {
+	d, qt := want(dst, quant.F32), want(q, quant.F32)
+	kt, vt := want(k, quant.F16), want(v, quant.F16)
+	if p.NKVHead <= 0 || p.NHead%p.NKVHead != 0 || qt.cols != p.NHead*p.HeadDim ||
+		kt.cols != p.NKVHead*p.HeadDim || vt.cols != p.NKVHead*p.VHeadDim ||
+		d.cols != p.NHead*p.VHeadDim || d.rows != qt.rows || kt.rows != vt.rows ||
+		p.HeadDim > maxHead || p.VHeadDim > maxHead {
+		panic(fmt.Sprintf("cuda: Attention: shapes q %dx%d k %dx%d v %dx%d dst %dx%d for %+v",
+			qt.rows, qt.cols, kt.rows, kt.cols, vt.rows, vt.cols, d.rows, d.cols, p))
+	}
+	if d.ptr < qt.ptr+uint64(qt.rows*qt.stride) && qt.ptr < d.ptr+uint64(d.rows*d.stride) {
+		panic("cuda: Attention: dst must not alias q")
+	}
+	pt := ids(pos, qt.rows, "Attention")
+	var table, seq *tensor
+	tcols, bs := 0, 1
+	if p.Table != nil {
+		table = want(p.Table, quant.I32)
+		seq = ids(p.Seq, qt.rows, "Attention")
+		tcols, bs = table.cols, p.BlockSize
+		if bs <= 0 {
+			panic(fmt.Sprintf("cuda: Attention: block size %d", bs))
+		}
+	}
+	args := []uint64{ptr(d), i64(d.cols), ptr(qt), i64(qt.cols),
+		ptr(kt), i64(kt.cols), ptr(vt), i64(vt.cols), ptr(pt), i64(p.NHead), i64(p.NKVHead),
+		i64(p.HeadDim), i64(p.VHeadDim), f32(p.Scale), ptr(table), i64(tcols), ptr(seq), i64(bs)}
+	// Positions are bounded by the cache (or the block table): when the scores of that
+	// many positions fit in shared memory, the exact shared-memory kernel runs.
+	g := p.NHead / p.NKVHead
+	nmax := kt.rows
+	if table != nil {
+		nmax = min(nmax, tcols*bs)
+	}
+	if smem := 4 * g * (p.HeadDim + max(nmax, smPart)); g <= gqaMax && p.HeadDim%8 == 0 && p.VHeadDim%8 == 0 &&
+		p.VHeadDim <= 8*smThreads && smem <= b.attnSmem {
+		b.launch("attention_smem", qt.rows, p.NKVHead, smThreads, smem, append(args, i64(nmax))...)
+		return
+	}
+	name, heads := "attention_f16", p.NHead
+	if g > 1 && g <= gqaMax && p.HeadDim <= gqaHead && p.VHeadDim <= gqaHead {
+		name, heads = "attention_gqa", p.NKVHead
+	}
+	b.launch(name, qt.rows, heads, 128, 0, args...)
+}
