@@ -151,6 +151,16 @@ type Reshaper interface {
 	Reshape(t Tensor, rows, cols int) Tensor
 }
 
+// ArgMaxer is an optional op for greedy sampling on the backend: the host reads back one
+// token id per logits row instead of the whole row (NVocab floats). ArgMax waits for all
+// enqueued work, then writes into dst (len(dst) == src.Rows(), else an error) the index
+// of each row's largest element of the F32 tensor src, with exactly sample.Greedy's rule:
+// NaNs never win and compare with nothing; among the non-NaN elements the largest wins
+// (-Inf counts, +0 equals -0), the lowest index on ties; a row of only NaNs gives 0.
+type ArgMaxer interface {
+	ArgMax(ctx context.Context, src Tensor, dst []int32) error
+}
+
 // RoPEStyle is how rotated dims are paired.
 type RoPEStyle int
 

@@ -28,6 +28,21 @@ func TestConformance(t *testing.T) {
 	}
 }
 
+// TestArgMax runs the ArgMax conformance test single- and multi-threaded.
+func TestArgMax(t *testing.T) {
+	for _, threads := range []int{1, 3} {
+		t.Run(fmt.Sprintf("t%d", threads), func(t *testing.T) {
+			backendtest.RunArgMax(t, func(t *testing.T) backend.Backend {
+				b, err := cpu.New(cpu.Options{Threads: threads})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return b
+			})
+		})
+	}
+}
+
 func TestUnknownISA(t *testing.T) {
 	if _, err := cpu.New(cpu.Options{ISA: "mmx"}); err == nil {
 		t.Fatal("an unknown instruction set was accepted")
