@@ -35,6 +35,11 @@ func TestConformance(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T) backend.Backend { return newOrSkip(t) })
 }
 
+// TestArgMax: the argmax kernel (kernels/cuda/sample.cu) against sample.Greedy.
+func TestArgMax(t *testing.T) {
+	backendtest.RunArgMax(t, func(t *testing.T) backend.Backend { return newOrSkip(t) })
+}
+
 // TestConformanceLongContextKernels runs the suite with the attention kernels that long
 // contexts use (no scores in shared memory).
 func TestConformanceLongContextKernels(t *testing.T) {
