@@ -55,6 +55,14 @@ func Greedy(logits []float32) int32 {
 	return int32(best)
 }
 
+// IsGreedy reports whether Sample is Greedy for every row of logits: temperature <= 0
+// and no penalty, so Sample neither draws nor changes the logits, and its only other
+// effect is Accept of the token. A caller that found the argmax elsewhere (the
+// backend's ArgMax) calls Accept with it instead of Sample.
+func (s *Sampler) IsGreedy() bool {
+	return s.p.Temperature <= 0 && !s.p.Penalties.active()
+}
+
 // Accept records a token of the sequence (prompt or generated) for the penalties.
 func (s *Sampler) Accept(id int32) {
 	if s.p.Penalties.active() {
