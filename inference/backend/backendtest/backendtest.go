@@ -167,6 +167,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		run("MatMul/"+typ.String(), func(p *pair) { testMatMul(p, typ) })
 		run("GetRows/"+typ.String(), func(p *pair) { testGetRows(p, typ) })
 	}
+	run("MatMulTiles", testMatMulTiles)
 	run("MatMulShared", testMatMulShared)
 	run("MatMulGroups", testMatMulGroups)
 	run("Reshape", testReshape)

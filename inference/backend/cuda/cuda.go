@@ -41,6 +41,7 @@ type Backend struct {
 	last      string                  // the last kernel launched, named by asynchronous errors
 	act       map[quant.Type]*scratch // quantized activation rows, by format
 	scratches []uint64                // every scratch buffer, freed at Close
+	mmqPart   scratch                 // partial sums of split tensor-core products (mmq.go)
 	closed    bool
 	prof      *profiler           // set by $EMBER_CUDA_PROFILE
 	queue     batch               // launches not yet issued (graph.go)
@@ -370,6 +371,9 @@ func (b *Backend) kernel(name string) *kernel {
 			b.kernels[name] = k
 			if name == "attention_smem" && b.h.maxDynamicSmem(k, smemMax) != nil {
 				b.attnSmem = min(b.attnSmem, 40<<10) // the default 48 KiB less the static part
+			}
+			if strings.HasPrefix(name, "mmq_q") {
+				b.fail(b.h.maxDynamicSmem(k, mmqSmem))
 			}
 			return k
 		}

@@ -2,9 +2,30 @@ package cuda
 
 import "ember/inference/quant"
 
-// mmqMinRows is the batch from which Q4_K, Q6_K and Q8_0 products go to the tensor-core
-// kernel (kernels/cuda/mmq.cu) instead of the matrix-vector one.
-const mmqMinRows = 16
+// The tensor-core product (kernels/cuda/mmq.cu): tiles of mmqTM weight rows x mmqTN
+// activation rows, 256 threads, mmqSmem bytes of dynamic shared memory (sizeof(MqSmem)).
+const (
+	mmqTM, mmqTN, mmqThreads = 128, 64, 256
+	mmqSmem                  = 128*272 + 64*272 + 4*128*8 + 4*64*8 + 128*16 + 4*128*2 + 4*64*4
+	// mmqMinRows is the batch from which Q4_K, Q6_K and Q8_0 products go to the
+	// tensor-core kernel instead of the matrix-vector one.
+	mmqMinRows = 16
+	// mmqBlocks is the number of blocks below which a product's K steps are split over
+	// more blocks (two blocks an SM on a 132-SM H200).
+	mmqBlocks = 264
+)
+
+// mmqSplits is how many ways the K steps of a product with mt x nt tiles are divided:
+// enough blocks to fill the GPU, at least two steps each.
+func mmqSplits(mt, nt, steps int) int {
+	tiles := mt * nt
+	if tiles >= mmqBlocks || steps < 4 {
+		return 1
+	}
+	s := min((mmqBlocks+tiles-1)/tiles, steps/2)
+	per := (steps + s - 1) / s
+	return (steps + per - 1) / per // no split left empty
+}
 
 // mmq runs the tensor-core product of w with n quantized activation rows when w's type
 // and shape have one, and reports whether it did.
@@ -14,9 +35,27 @@ func (b *Backend) mmq(d, w *tensor, xq uint64, xstride, n int) bool {
 	}
 	switch w.typ {
 	case quant.Q4_K, quant.Q6_K, quant.Q8_0:
-		b.launch("mmq_"+suffix[w.typ], (w.rows+63)/64, (n+63)/64, 128, 0, ptr(w), i64(w.stride), xq, i64(xstride),
-			ptr(d), i64(d.cols), i64(w.rows), i64(w.cols), i64(n))
-		return true
+	default:
+		return false
 	}
-	return false
+	mt, nt := (w.rows+mmqTM-1)/mmqTM, (n+mmqTN-1)/mmqTN
+	splits := mmqSplits(mt, nt, w.cols/256)
+	if nt*splits > maxGridY {
+		splits = 1
+		if nt > maxGridY {
+			return false
+		}
+	}
+	var part uint64
+	if splits > 1 {
+		if part = b.scratchFor(&b.mmqPart, 4*splits*n*w.rows); part == 0 {
+			return true // the allocation failure is recorded
+		}
+	}
+	b.launch("mmq_"+suffix[w.typ], mt, nt*splits, mmqThreads, mmqSmem, ptr(w), i64(w.stride), xq, i64(xstride),
+		ptr(d), i64(d.cols), i64(w.rows), i64(w.cols), i64(n), part, i64(nt))
+	if splits > 1 {
+		b.launch("mmq_reduce", blocks(n*w.rows), 1, 256, 0, ptr(d), i64(d.cols), part, i64(w.rows), i64(n), i64(splits))
+	}
+	return true
 }
