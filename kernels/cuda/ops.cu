@@ -29,17 +29,34 @@ GET_ROWS(q4_k, T_Q4_K)
 GET_ROWS(q5_k, T_Q5_K)
 GET_ROWS(q6_k, T_Q6_K)
 
-// set_rows: dst[rows[i], :] = src[i, :], dst F32 (f16 == 0) or F16.
-extern "C" __global__ void set_rows(uint8_t* dst, int f16, const float* src, const int* rows, int cols) {
-    int i = blockIdx.y;
-    i64 r = rows[i];
-    for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < cols; j += gridDim.x * blockDim.x) {
+// set_row writes row i of src (cols) into row r of dst, F32 (f16 == 0) or F16, with
+// the threads of gx blocks (the block's index bx among them).
+__device__ __forceinline__ void set_row(uint8_t* dst, int f16, const float* src, i64 r, int i, int cols, int bx, int gx) {
+    for (int j = bx * blockDim.x + threadIdx.x; j < cols; j += gx * blockDim.x) {
         float v = src[(i64)i * cols + j];
         if (f16)
             ((uint16_t*)dst)[r * cols + j] = f2h(v);
         else
             ((float*)dst)[r * cols + j] = v;
     }
+}
+
+// set_rows: dst[rows[i], :] = src[i, :], dst F32 (f16 == 0) or F16.
+extern "C" __global__ void set_rows(uint8_t* dst, int f16, const float* src, const int* rows, int cols) {
+    set_row(dst, f16, src, rows[blockIdx.y], blockIdx.y, cols, blockIdx.x, gridDim.x);
+}
+
+// set_rows2: set_rows of src1 into dst1 and of src2 into dst2 with the same row ids (K
+// and V into their caches), one launch; grid (g1 + g2, n): the first g1 blocks of a grid
+// row copy src1 as set_rows' grid of g1 would, the rest src2. The host fuses only when
+// neither destination overlaps the other launch's source or destination.
+extern "C" __global__ void set_rows2(uint8_t* dst1, int f16_1, const float* src1, int cols1, int g1,
+                                     uint8_t* dst2, int f16_2, const float* src2, int cols2, const int* rows) {
+    const i64 r = rows[blockIdx.y];
+    if ((int)blockIdx.x < g1)
+        set_row(dst1, f16_1, src1, r, blockIdx.y, cols1, blockIdx.x, g1);
+    else
+        set_row(dst2, f16_2, src2, r, blockIdx.y, cols2, blockIdx.x - g1, gridDim.x - g1);
 }
 
 // binary: dst = a op b over n elements; b has bn elements (n, or one row of cols).
@@ -77,14 +94,11 @@ extern "C" __global__ void rms_norm(float* dst, const float* x, const float* w, 
     for (int j = threadIdx.x; j < cols; j += blockDim.x) out[j] = in[j] * scale * w[j];
 }
 
-// rope: one block per row of x [rows, width]; the angles as backend.RoPEAngles (a running
-// float32 product for theta, cos and sin in double). neox pairs i with i + dims/2.
-extern "C" __global__ void rope_f32(float* x, const int* pos, int width, int head_dim, int dims, int neox,
-                                    float theta_scale, float freq_scale, const float* factors, float ext,
-                                    float lo, float hi, float mscale) {
-    extern __shared__ float cs[];  // dims floats
-    int half = dims / 2;
-    int p = pos[blockIdx.x];
+// rope_table: the cos and sin (times mscale) of each of the half = dims/2 angles of
+// position p into cs, as backend.RoPEAngles (a running float32 product for theta, cos and
+// sin in double).
+__device__ __forceinline__ void rope_table(float* cs, int p, int half, float theta_scale, float freq_scale,
+                                           const float* factors, float ext, float lo, float hi, float mscale) {
     for (int i = threadIdx.x; i < half; i += blockDim.x) {
         float theta = (float)p;
         for (int k = 0; k < i; k++) theta = theta * theta_scale;
@@ -101,11 +115,13 @@ extern "C" __global__ void rope_f32(float* x, const int* pos, int width, int hea
         cs[2 * i] = (float)cos((double)th) * mscale;
         cs[2 * i + 1] = (float)sin((double)th) * mscale;
     }
-    __syncthreads();
-    float* row = x + (i64)blockIdx.x * width;
-    int heads = width / head_dim;
-    for (int idx = threadIdx.x; idx < heads * half; idx += blockDim.x) {
-        int h = idx / half, k = idx % half;
+}
+
+// rope_heads rotates heads [h0, h1) of one row by the table cs. neox pairs i with
+// i + half, otherwise 2i with 2i + 1.
+__device__ __forceinline__ void rope_heads(float* row, int h0, int h1, int head_dim, int half, int neox, const float* cs) {
+    for (int idx = threadIdx.x; idx < (h1 - h0) * half; idx += blockDim.x) {
+        int h = h0 + idx / half, k = idx % half;
         int a = neox ? k : 2 * k, b = neox ? k + half : 2 * k + 1;
         float* hd = row + h * head_dim;
         float c = cs[2 * k], s = cs[2 * k + 1];
@@ -113,6 +129,40 @@ extern "C" __global__ void rope_f32(float* x, const int* pos, int width, int hea
         hd[a] = x0 * c - x1 * s;
         hd[b] = x0 * s + x1 * c;
     }
+}
+
+// rope: one block per row of x [rows, width], rotating each head's first dims values.
+extern "C" __global__ void rope_f32(float* x, const int* pos, int width, int head_dim, int dims, int neox,
+                                    float theta_scale, float freq_scale, const float* factors, float ext,
+                                    float lo, float hi, float mscale) {
+    extern __shared__ float cs[];  // dims floats
+    int half = dims / 2;
+    rope_table(cs, pos[blockIdx.x], half, theta_scale, freq_scale, factors, ext, lo, hi, mscale);
+    __syncthreads();
+    rope_heads(x + (i64)blockIdx.x * width, 0, width / head_dim, head_dim, half, neox, cs);
+}
+
+// rope2_f32: rope_f32 of x1 [rows, width1] and of x2 [rows, width2] (Q and K) with the
+// same positions and parameters, one launch. Grid (rows, nb1 + nb2): grid column y < nb1
+// rotates heads [y*hpb, (y+1)*hpb) of x1's row, the others those of x2 (nb2 groups).
+// Each block computes the row's table as rope_f32 does; x1 and x2 do not overlap.
+extern "C" __global__ void rope2_f32(float* x1, int width1, int nb1, float* x2, int width2, int hpb,
+                                     const int* pos, int head_dim, int dims, int neox, float theta_scale,
+                                     float freq_scale, const float* factors, float ext, float lo, float hi,
+                                     float mscale) {
+    extern __shared__ float cs[];  // dims floats
+    int half = dims / 2, y = blockIdx.y;
+    float* x = x1;
+    int width = width1;
+    if (y >= nb1) {
+        x = x2;
+        width = width2;
+        y -= nb1;
+    }
+    int h0 = y * hpb, h1 = min(width / head_dim, h0 + hpb);
+    rope_table(cs, pos[blockIdx.x], half, theta_scale, freq_scale, factors, ext, lo, hi, mscale);
+    __syncthreads();
+    rope_heads(x + (i64)blockIdx.x * width, h0, h1, head_dim, half, neox, cs);
 }
 
 // ---- activation quantizers: x [rows, k] F32 -> the dot partner layouts of common.cuh ----
@@ -138,15 +188,15 @@ extern "C" __global__ void quant_q8(uint8_t* out, i64 ostride, const float* x, i
     }
 }
 
-// q8k_quant quantizes one 256-element block, one value per thread of a 256-thread block,
-// into row (the Q8_K activation layout): quantize_row_q8_K_ref, iscale = -127/max (max:
-// the signed value of largest magnitude, the first on ties), q = min(127,
-// nearest_int(iscale*x)), d = 1/iscale.
-__device__ __forceinline__ void q8k_quant(float v, uint8_t* row, int ib, int k) {
-    __shared__ float sa[8];
-    __shared__ int si[8];
-    __shared__ float sv[256];
-    const int t = threadIdx.x, lane = t & 31, w = t >> 5;
+// q8k_quant_in quantizes one 256-element block, one value per thread t of a group of 256
+// threads (whole warps; every thread of the CUDA block calls it together, as it
+// synchronizes the block), into row (the Q8_K activation layout): quantize_row_q8_K_ref,
+// iscale = -127/max (max: the signed value of largest magnitude, the first on ties),
+// q = min(127, nearest_int(iscale*x)), d = 1/iscale. sa[8], si[8] and sv[256] are the group's shared
+// arrays; a group that is not on (past the row's blocks) only takes part in the barriers.
+__device__ __forceinline__ void q8k_quant_in(float v, uint8_t* row, int ib, int k, int t, float* sa, int* si, float* sv,
+                                             bool on) {
+    const int lane = t & 31, w = t >> 5;
     __syncthreads();  // an earlier block's use of the shared arrays is over
     sv[t] = v;
     float a = fabsf(v);
@@ -172,11 +222,20 @@ __device__ __forceinline__ void q8k_quant(float v, uint8_t* row, int ib, int k) 
         q = min(127, (__float_as_int(f) & 0x007fffff) - 0x00400000);
         d = 1.0f / iscale;
     }
-    row[ib * 256 + t] = (uint8_t)(int8_t)q;
     int s = q;
     for (int o = 8; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+    if (!on) return;
+    row[ib * 256 + t] = (uint8_t)(int8_t)q;
     if ((t & 15) == 0) bsums[ib * 16 + t / 16] = s;
     if (t == 0) dd[ib] = d;
+}
+
+// q8k_quant: q8k_quant_in for a 256-thread block.
+__device__ __forceinline__ void q8k_quant(float v, uint8_t* row, int ib, int k) {
+    __shared__ float sa[8];
+    __shared__ int si[8];
+    __shared__ float sv[256];
+    q8k_quant_in(v, row, ib, k, threadIdx.x, sa, si, sv, true);
 }
 
 // quant_q8_k: one 256-thread block per 256-element block; grid (nb, rows).
@@ -216,6 +275,69 @@ extern "C" __global__ void __launch_bounds__(256) swiglu_q8_k(float* dst, const 
     const float v = x / (1.0f + e) * u[j];
     dst[j] = v;
     q8k_quant(v, out + (i64)blockIdx.y * ostride, blockIdx.x, k);
+}
+
+// add_rms_norm(_q8_k): add_f32 (sum = a + b, same shapes), then rms_norm of the sum into
+// dst, then (q8_k) dst quantized to Q8_K as quant_q8_k would: the residual add and the
+// next layer's norm (and its MatMul's rounding) in one launch, with the results of the
+// separate kernels. One block of ADD_NORM_THREADS per row, the row's sums in shared
+// memory (cols floats): the block reads all of a and b before it writes dst, so dst and
+// sum may be a or b (the decoder's Add(ffn_inp, cur, inpL); RMSNorm(cur, ffn_inp)).
+// The sum of squares is rms_norm's: its 256 threads' strided double sums, warp sums,
+// then the 8 warps' in order.
+#define ADD_NORM_THREADS 1024
+template <bool Q8K>
+__device__ __forceinline__ void add_rms_norm_row(float* sum, const float* a, const float* b, float* dst, const float* w,
+                                                 int cols, float eps, uint8_t* out, i64 ostride) {
+    extern __shared__ float xs[];  // cols floats: the row of sums
+    __shared__ double part[8];
+    __shared__ float sa[ADD_NORM_THREADS / 256][8];
+    __shared__ int si[ADD_NORM_THREADS / 256][8];
+    __shared__ float sv[ADD_NORM_THREADS / 256][256];
+    const i64 r0 = (i64)blockIdx.x * cols;
+    const int t = threadIdx.x;
+    for (int j = t; j < cols; j += ADD_NORM_THREADS) {
+        const float s = a[r0 + j] + b[r0 + j];
+        xs[j] = s;
+        sum[r0 + j] = s;
+    }
+    __syncthreads();
+    if (t < 256) {
+        double s = 0;
+        for (int j = t; j < cols; j += 256) s += (double)xs[j] * (double)xs[j];
+        s = warp_sumd(s);
+        if ((t & 31) == 0) part[t >> 5] = s;
+    }
+    __syncthreads();
+    double ss = 0;
+    for (int k = 0; k < 8; k++) ss += part[k];
+    const float mean = (float)(ss / (double)cols);
+    const float scale = (float)(1.0 / sqrt((double)(mean + eps)));
+    if (!Q8K) {
+        for (int j = t; j < cols; j += ADD_NORM_THREADS) dst[r0 + j] = xs[j] * scale * w[j];
+        return;
+    }
+    const int g = t >> 8, l = t & 255, nb = cols / 256;
+    uint8_t* row = out + (i64)blockIdx.x * ostride;
+    for (int ib0 = 0; ib0 < nb; ib0 += ADD_NORM_THREADS / 256) {  // a 256-element block per group of 256 threads
+        const int ib = ib0 + g, j = ib * 256 + l;
+        const bool on = ib < nb;
+        const float v = on ? xs[j] * scale * w[j] : 0.0f;
+        q8k_quant_in(v, row, ib, cols, l, sa[g], si[g], sv[g], on);
+        if (on) dst[r0 + j] = v;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(ADD_NORM_THREADS) add_rms_norm(float* sum, const float* a, const float* b,
+                                                                             float* dst, const float* w, int cols, float eps) {
+    add_rms_norm_row<false>(sum, a, b, dst, w, cols, eps, nullptr, 0);
+}
+
+// add_rms_norm_q8_k: cols % 256 == 0; out rows of ostride bytes.
+extern "C" __global__ void __launch_bounds__(ADD_NORM_THREADS) add_rms_norm_q8_k(float* sum, const float* a, const float* b,
+                                                                                  float* dst, const float* w, int cols,
+                                                                                  float eps, uint8_t* out, i64 ostride) {
+    add_rms_norm_row<true>(sum, a, b, dst, w, cols, eps, out, ostride);
 }
 
 // quant_half: F16 (bf == 0) or BF16 activations; quant_f32 copies.

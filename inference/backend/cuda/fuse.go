@@ -1,56 +1,121 @@
 package cuda
 
-// A RMSNorm or SwiGLU whose output is then rounded to Q8_K for a MatMul (every layer of
-// a K-quant model does this twice or more) runs as one kernel that writes both: the
-// launch of the first op is still the last one queued when MatMul quantizes, so it is
-// replaced by the fused kernel (rms_norm_q8_k, swiglu_q8_k). The results are those of
-// the two kernels.
+import "os"
+
+// Fusion is a peephole over the launch queue: an op whose launch may be joined by the
+// next op's is recorded (mark) while it is the last one queued; when the next op finds
+// it still last (take: same flush, nothing queued since) and the pattern is exact, it
+// pops that launch and queues one kernel that does both, with the results of the two
+// kernels. Otherwise each op runs its own launches. The patterns:
+//
+//   - RMSNorm, SwiGLU or Add+RMSNorm whose output a MatMul then rounds to Q8_K:
+//     rms_norm_q8_k, swiglu_q8_k, add_rms_norm_q8_k (fuseQ8K, here).
+//   - Add, then RMSNorm of the sum: add_rms_norm (fuseAddNorm, fuse_ops.go).
+//   - RoPE of Q, then RoPE of K with the same positions and parameters: rope2_f32
+//     (fuseRoPE2, fuse_ops.go).
+//   - SetRows of K, then SetRows of V with the same row ids: set_rows2 (fuseSetRows2).
+//
+// The profiler launches each op at once and queues nothing, so it sees them unfused.
+
+// NoFuseEnv names an environment variable: when set, no launches are fused (for timing
+// the fused kernels against the separate ones; results are the same).
+const NoFuseEnv = "EMBER_CUDA_NO_FUSE"
 
 const (
-	fuseNone = iota
-	fuseRMSNorm
-	fuseSwiGLU
+	fuseNone       = iota
+	fuseRMSNorm    // rms_norm: a Q8_K rounding of its output may join it
+	fuseSwiGLU     // swiglu_f32: likewise
+	fuseAddRMSNorm // add_rms_norm: likewise
+	fuseAdd        // add_f32 of same-shape operands: an RMSNorm of the sum may join it
+	fuseRoPE       // rope_f32: the RoPE of another tensor may join it
+	fuseSetRows    // set_rows (one launch): the SetRows of another tensor may join it
 )
 
-// fusable is the last queued launch that a following Q8_K quantization may absorb.
+// fusedFrom is the kernel each kind's op queued.
+var fusedFrom = [...]string{fuseRMSNorm: "rms_norm", fuseSwiGLU: "swiglu_f32", fuseAddRMSNorm: "add_rms_norm",
+	fuseAdd: "add_f32", fuseRoPE: "rope_f32", fuseSetRows: "set_rows"}
+
+// span is device memory [lo, hi) in bytes.
+type span struct{ lo, hi uint64 }
+
+func spanOf(t *tensor) span { return span{t.ptr, t.ptr + uint64(t.rows*t.stride)} }
+
+func (s span) overlaps(o span) bool { return s.lo < o.hi && o.lo < s.hi }
+
+// apart reports whether s and o are the same memory or do not overlap: kernels that
+// treat each row (or element) in one thread block may then read one and write the other.
+func (s span) apart(o span) bool { return s == o || !s.overlaps(o) }
+
+// fusable is the last queued launch when a following op may join it (Backend.fuse).
 type fusable struct {
 	kind       int
-	dst        uint64 // its output, which the quantization must read
-	rows, cols int
-	args       []uint64 // its kernel arguments
-	qlen       int      // the queue length right after it was queued
-	epoch      int      // the flush count then
+	dst        uint64 // its output
+	rows, cols int    // of dst (set_rows: of the source)
+	args       []uint64
+	mem        [2]span // add: a, b; set_rows: dst, src
+	qlen       int     // the queue length right after it was queued
+	epoch      int     // the flush count then
+	cfg        fuseCfg // kept when the record is cleared
+}
+
+type fuseCfg struct {
+	read bool // $EMBER_CUDA_NO_FUSE was read
+	off  bool // no fusion (NoFuseEnv, or tests)
+}
+
+// mark records f (kind, dst, rows, cols, args, mem set) as the launch just queued, when
+// it is: the profiler, a skipped kernel or a failure queue nothing.
+func (b *Backend) mark(f fusable) {
+	c := &b.fuse.cfg
+	if !c.read {
+		c.read, c.off = true, c.off || os.Getenv(NoFuseEnv) != ""
+	}
+	n := len(b.queue.fns)
+	if c.off || b.prof != nil || n == 0 || b.queue.names[n-1] != fusedFrom[f.kind] {
+		return
+	}
+	f.qlen, f.epoch, f.cfg = n, b.epoch, *c
+	b.fuse = f
 }
 
 // markFusable records that the launch just queued may be fused with a quantization.
 func (b *Backend) markFusable(kind int, dst *tensor, args []uint64) {
-	if b.prof != nil || len(b.queue.fns) == 0 || b.queue.names[len(b.queue.names)-1] != fusedFrom[kind] {
-		return
-	}
-	b.fuse = fusable{kind: kind, dst: dst.ptr, rows: dst.rows, cols: dst.cols, args: args,
-		qlen: len(b.queue.fns), epoch: b.epoch}
+	b.mark(fusable{kind: kind, dst: dst.ptr, rows: dst.rows, cols: dst.cols, args: args})
 }
 
-var fusedFrom = [...]string{fuseRMSNorm: "rms_norm", fuseSwiGLU: "swiglu_f32"}
+// take returns and clears the record if its launch is still the last one queued.
+func (b *Backend) take() (fusable, bool) {
+	f := b.fuse
+	b.fuse = fusable{cfg: f.cfg}
+	n := len(b.queue.fns)
+	if f.kind == fuseNone || n == 0 || f.qlen != n || f.epoch != b.epoch || b.queue.names[n-1] != fusedFrom[f.kind] {
+		return fusable{}, false
+	}
+	return f, true
+}
 
 // fuseQ8K replaces the queued op that wrote x with its fused form that also quantizes x
 // to Q8_K into out, and reports whether it did.
 func (b *Backend) fuseQ8K(x *tensor, out uint64, stride int) bool {
-	f := b.fuse
-	b.fuse = fusable{}
-	if f.kind == fuseNone || f.qlen != len(b.queue.fns) || f.epoch != b.epoch || f.dst != x.ptr ||
-		f.rows != x.rows || f.cols != x.cols || x.cols%256 != 0 {
+	f, ok := b.take()
+	if !ok || f.dst != x.ptr || f.rows != x.rows || f.cols != x.cols || x.cols%256 != 0 {
 		return false
 	}
-	if f.kind == fuseRMSNorm && f.args[0] == f.args[1] {
-		return false // in place: the fused kernel's blocks each read the whole row
-	}
-	b.queue.pop()
 	switch f.kind {
 	case fuseRMSNorm:
+		if f.args[0] == f.args[1] {
+			return false // in place: the fused kernel's blocks each read the whole row
+		}
+		b.queue.pop()
 		b.launch("rms_norm_q8_k", x.cols/256, x.rows, 256, 0, append(f.args, out, i64(stride))...)
 	case fuseSwiGLU:
+		b.queue.pop()
 		b.launch("swiglu_q8_k", x.cols/256, x.rows, 256, 0, append(f.args, i64(x.cols), out, i64(stride))...)
+	case fuseAddRMSNorm:
+		b.queue.pop()
+		b.launch("add_rms_norm_q8_k", x.rows, 1, addNormThreads, 4*x.cols, append(f.args, out, i64(stride))...)
+	default:
+		return false
 	}
 	return true
 }

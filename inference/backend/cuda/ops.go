@@ -64,23 +64,34 @@ func (b *Backend) RMSNorm(dst, x, w backend.Tensor, eps float32) {
 	if wt.rows != 1 || wt.cols != xt.cols {
 		panic("cuda: RMSNorm: weight is not one row of the input's width")
 	}
+	if b.fuseAddNorm(d, xt, wt, eps) {
+		return
+	}
 	args := []uint64{ptr(d), ptr(xt), ptr(wt), i64(xt.cols), f32(eps)}
 	b.launch("rms_norm", xt.rows, 1, 256, 0, args...)
 	b.markFusable(fuseRMSNorm, d, args)
 }
 
-func (b *Backend) binary(name string, dst, a, bb backend.Tensor) {
-	d, at, bt := want(dst, quant.F32), want(a, quant.F32), want(bb, quant.F32)
+// binary queues the element-wise op name and returns its tensors.
+func (b *Backend) binary(name string, dst, a, bb backend.Tensor) (d, at, bt *tensor) {
+	d, at, bt = want(dst, quant.F32), want(a, quant.F32), want(bb, quant.F32)
 	sameShape(d, at, name)
 	if bt.cols != at.cols || (bt.rows != at.rows && bt.rows != 1) {
 		panic(fmt.Sprintf("cuda: %s: %dx%d with %dx%d", name, at.rows, at.cols, bt.rows, bt.cols))
 	}
 	n := at.rows * at.cols
 	b.launch(name, blocks(n), 1, 256, 0, ptr(d), ptr(at), ptr(bt), i64(n), i64(bt.rows*bt.cols))
+	return d, at, bt
 }
 
-// Add implements backend.Ops.
-func (b *Backend) Add(dst, a, bb backend.Tensor) { b.binary("add_f32", dst, a, bb) }
+// Add implements backend.Ops. An RMSNorm of the sum may join it (fuse_ops.go).
+func (b *Backend) Add(dst, a, bb backend.Tensor) {
+	d, at, bt := b.binary("add_f32", dst, a, bb)
+	if bt.rows == at.rows {
+		b.mark(fusable{kind: fuseAdd, dst: d.ptr, rows: d.rows, cols: d.cols, args: []uint64{d.ptr, at.ptr, bt.ptr},
+			mem: [2]span{spanOf(at), spanOf(bt)}})
+	}
+}
 
 // Mul implements backend.Ops.
 func (b *Backend) Mul(dst, a, bb backend.Tensor) { b.binary("mul_f32", dst, a, bb) }
@@ -136,8 +147,13 @@ func (b *Backend) RoPE(x, pos backend.Tensor, r backend.RoPE) {
 	if r.Style == backend.RoPENeoX {
 		neox = 1
 	}
-	b.launch("rope_f32", xt.rows, 1, 128, 4*r.Dims, ptr(xt), ptr(pt), i64(xt.cols), i64(r.HeadDim), i64(r.Dims),
-		i64(neox), f32(thetaScale), f32(freqScale), ptr(factors), f32(r.ExtFactor), f32(lo), f32(hi), f32(mscale))
+	args := []uint64{ptr(xt), ptr(pt), i64(xt.cols), i64(r.HeadDim), i64(r.Dims),
+		i64(neox), f32(thetaScale), f32(freqScale), ptr(factors), f32(r.ExtFactor), f32(lo), f32(hi), f32(mscale)}
+	if b.fuseRoPE2(xt, args) {
+		return
+	}
+	b.launch("rope_f32", xt.rows, 1, 128, 4*r.Dims, args...)
+	b.mark(fusable{kind: fuseRoPE, dst: xt.ptr, rows: xt.rows, cols: xt.cols, args: args, mem: [2]span{spanOf(xt)}})
 }
 
 // SetRows implements backend.Ops.
@@ -155,6 +171,16 @@ func (b *Backend) SetRows(dst, src, rows backend.Tensor) {
 		panic(fmt.Sprintf("cuda: SetRows into %v", d.typ))
 	}
 	rt := ids(rows, s.rows, "SetRows")
+	if s.rows <= maxGridY { // one launch, which the SetRows of another tensor may join
+		args := []uint64{ptr(d), i64(f16), ptr(s), ptr(rt), i64(s.cols)}
+		if b.fuseSetRows2(d, s, rt, args) {
+			return
+		}
+		b.launch("set_rows", blocks(s.cols), s.rows, 256, 0, args...)
+		b.mark(fusable{kind: fuseSetRows, dst: d.ptr, rows: s.rows, cols: s.cols, args: args,
+			mem: [2]span{spanOf(d), spanOf(s)}})
+		return
+	}
 	for r0 := 0; r0 < s.rows; r0 += maxGridY {
 		n := min(maxGridY, s.rows-r0)
 		b.launch("set_rows", blocks(s.cols), n, 256, 0, ptr(d), i64(f16), ptr(s)+uint64(r0*s.stride), ptr(rt)+uint64(4*r0), i64(s.cols))
