@@ -56,6 +56,11 @@ func (b *Backend) Attention(dst, q, k, v, pos backend.Tensor, p backend.Attentio
 	if table != nil {
 		nmax = min(nmax, tcols*bs)
 	}
+	// Few (row, KV head) pairs over a long cache: each row's positions over several
+	// blocks (attention_split.go).
+	if b.attentionSplit(args, qt.rows, p.NKVHead, g, p.HeadDim, p.VHeadDim, nmax) {
+		return
+	}
 	if smem := 4 * g * (p.HeadDim + max(nmax, smPart)); g <= gqaMax && p.HeadDim%8 == 0 && p.VHeadDim%8 == 0 &&
 		p.VHeadDim <= 8*smThreads && smem <= b.attnSmem {
 		b.launch("attention_smem", qt.rows, p.NKVHead, smThreads, smem, append(args, i64(nmax))...)

@@ -54,6 +54,7 @@ type Backend struct {
 	skip      []string // $EMBER_CUDA_SKIP: kernel name prefixes not launched
 	st        stats    // $EMBER_CUDA_STATS
 	attnSmem  int      // shared memory attention_smem may use; 0 forces the other kernels
+	split     attSplit // split attention's scratch and mode (attention_split.go)
 	fuse      fusable  // the last queued launch, when a quantization may absorb it (fuse.go)
 	epoch     int      // flushes so far
 	stage     stage    // pinned memory that host writes are queued from (stage.go)

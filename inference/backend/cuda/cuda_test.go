@@ -51,6 +51,24 @@ func TestConformanceLongContextKernels(t *testing.T) {
 	})
 }
 
+// TestSplitAttention runs the attention tests (long contexts among them) with the
+// split kernels chosen as decode chooses them, then forced on every shape they take,
+// then off (the long contexts on the one-block-per-pair kernels).
+func TestSplitAttention(t *testing.T) {
+	newOrSkip(t).Close()
+	for _, mode := range []string{"auto", "on", "off"} {
+		t.Run(mode, func(t *testing.T) {
+			backendtest.RunAttention(t, func(t *testing.T) backend.Backend {
+				b := newOrSkip(t)
+				if mode != "auto" {
+					cuda.SplitAttention(b, mode == "on")
+				}
+				return b
+			})
+		})
+	}
+}
+
 // TestPagedAttention: attention through a block table (blocks shuffled, a shared
 // prefix block, two sequences) equals the reference on each sequence's contiguous cache.
 func TestPagedAttention(t *testing.T) {

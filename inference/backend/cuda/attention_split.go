@@ -1,0 +1,99 @@
+package cuda
+
+import "unsafe"
+
+// Split attention (flash decoding). attention_smem runs one block per (query row, KV
+// head): a decode step of Llama-3.1-8B (8 KV heads) is 8 blocks on 132 SMs, so its cost
+// grows with the context while the GPU idles. When the pairs would leave SMs idle and the
+// cache is long enough for it to matter, each row's positions are spread over `splits`
+// blocks instead (attention_split_stats, then attention_split_pv; see attention.cu). The
+// row's length lives on the device, so splits is sized from the pairs and the cache bound,
+// and the device cuts each row into ceil(n/splits) positions (whole sub-chunks of
+// splitChunk), leaving the blocks past a short row's end idle.
+const (
+	// splitChunk is the positions a split block scores at a time (SPLIT_CHUNK in
+	// attention.cu); a block's chunk is a whole number of them.
+	splitChunk = smThreads / 4
+	// splitBlocksPerSM is the blocks a split launch aims at per SM: the split kernels use
+	// 125 registers a thread, so two blocks of 256 threads fit an SM.
+	splitBlocksPerSM = 2
+	// splitMinPositions: a cache bound (positions) at or below which the split is not
+	// worth its two launches; attention_smem is quick on rows this short.
+	splitMinPositions = 256
+	// splitDefaultSMs stands in for a device that reports no SM count (an H200's 132).
+	splitDefaultSMs = 132
+)
+
+// splitMode is the choice between the split and the one-block-per-pair kernels.
+type splitMode int
+
+const (
+	splitAuto splitMode = iota // by splitCount; off when attnSmem is 0 (NoSharedAttention)
+	splitOff                   // never
+	splitOn                    // whenever the shapes allow it (tests)
+)
+
+// attSplit is the split attention's state on a Backend.
+type attSplit struct {
+	mode splitMode
+	// work holds F32 chunk statistics [rows*nhead*splits][2] and partial sums
+	// [rows*nhead*splits][vhd]; count I32 [rows*nkv] the blocks of each (row, KV head)
+	// done, zero between launches (the last block zeroes it again). Both only grow: a
+	// recorded graph keeps the buffers it was recorded with, freed at Close.
+	work, count scratch
+}
+
+// splitCount is the blocks per (query row, KV head) of a split launch for pairs (rows
+// times KV heads) over a cache of nmax positions on sms SMs, 0 where one block per pair
+// does: the pairs already fill the SMs (splitBlocksPerSM each), or nmax is short. With
+// force it is at least 1 whenever it would be 0.
+func splitCount(pairs, nmax, sms int, force bool) int {
+	if sms <= 0 {
+		sms = splitDefaultSMs
+	}
+	target := splitBlocksPerSM * sms
+	if !force && (pairs >= target || nmax <= splitMinPositions) {
+		return 0
+	}
+	return max(1, min((target+pairs-1)/pairs, (nmax+splitChunk-1)/splitChunk))
+}
+
+// attentionSplit launches the split kernels when they apply and reports whether it did;
+// args are the attention kernels' common arguments and g the query heads per KV head.
+func (b *Backend) attentionSplit(args []uint64, rows, nkv, g, hd, vhd, nmax int) bool {
+	if b.split.mode == splitOff || (b.split.mode == splitAuto && b.attnSmem == 0) ||
+		g > gqaMax || hd%8 != 0 || vhd%8 != 0 {
+		return false
+	}
+	splits := splitCount(rows*nkv, nmax, b.dev.SMs, b.split.mode == splitOn)
+	if splits == 0 {
+		return false
+	}
+	work := b.scratchFor(&b.split.work, 4*rows*nkv*g*splits*(2+vhd))
+	count := b.counters(4 * rows * nkv)
+	if work == 0 || count == 0 {
+		return false // b.err is set: nothing more runs
+	}
+	args = append(args, work, count, i64(splits))
+	smem := 4 * g * (hd + splitChunk)
+	b.launch("attention_split_stats", rows, nkv*splits, smThreads, smem, args...)
+	b.launch("attention_split_pv", rows, nkv*splits, smThreads, smem+4*smPart, args...)
+	return true
+}
+
+// counters returns the split's block counters, at least n bytes of zeros (a new buffer
+// is zeroed here; nothing queued uses it yet).
+func (b *Backend) counters(n int) uint64 {
+	s := &b.split.count
+	old := s.ptr
+	p := b.scratchFor(s, n)
+	if p == 0 || p == old {
+		return p
+	}
+	zero := make([]byte, s.size)
+	if err := b.h.htod(p, unsafe.Pointer(&zero[0]), len(zero)); err != nil {
+		b.fail(err)
+		return 0
+	}
+	return p
+}
