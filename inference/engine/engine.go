@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -55,6 +56,20 @@ type Options struct {
 	// checkIntegrity makes the scheduler verify the block pool, its sequences and the
 	// prefix tree after every step (tests).
 	checkIntegrity bool
+	// sampleParallel is the fewest logits rows of a step that are sampled on several
+	// goroutines; 0 means parallelRows, < 0 never (tests).
+	sampleParallel int
+}
+
+// sampleParallelRows is the fewest rows sampled in parallel (Options.sampleParallel).
+func (o *Options) sampleParallelRows() int {
+	switch {
+	case o.sampleParallel < 0:
+		return math.MaxInt
+	case o.sampleParallel == 0:
+		return parallelRows
+	}
+	return o.sampleParallel
 }
 
 // BlockStore keeps KV blocks beyond the process (store.BlockCache). Get reports false

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
+	"ember/inference/backend"
 	"ember/inference/kvcache"
 	"ember/inference/model"
 	"ember/inference/tokenizer"
@@ -28,10 +28,16 @@ type scheduler struct {
 	running []*sequence // in admission order
 
 	preemptions int64
-	logits      []float32
-	raw         []float32   // logits before penalties, for logprobs
-	tables      [][]int32   // the batch's block tables, reused
-	batch       model.Batch // reused
+	// The step's logits rows, in plan order: NVocab floats each in logits, or, when
+	// argmax is set (every row greedy and the backend has ArgMax), only their argmax
+	// ids in ids.
+	logits []float32
+	ids    []int32
+	argmax bool
+	raws   [][]float32 // per sampling goroutine: a row before penalties, for logprobs
+	draws  []drawing   // the step's rows to sample, reused
+	tables [][]int32   // the batch's block tables, reused
+	batch  model.Batch // reused
 }
 
 func (s *scheduler) loop(reqs <-chan *job, quit <-chan struct{}) {
@@ -131,47 +137,39 @@ func (s *scheduler) stuck() {
 	}
 }
 
-// forward evaluates the plan's tokens and reads back the logits rows it asks for into
-// s.logits (NVocab floats per row, in plan order).
+// forward evaluates the plan's tokens and reads back what postprocess needs of the
+// logits rows it asks for: when every row is greedy and the backend finds argmaxes, only
+// their ids into s.ids; else the rows into s.logits (NVocab floats per row, in plan
+// order).
 func (s *scheduler) forward(plan []planned) error {
 	b := s.build(plan)
 	out, err := s.m.Forward(context.Background(), s.cache, *b)
+	s.argmax = false
 	if err != nil || len(b.Logits) == 0 {
 		return err
 	}
-	need := len(b.Logits) * s.m.Params().NVocab
+	rows := len(b.Logits)
+	if am, ok := s.m.Backend().(backend.ArgMaxer); ok && allGreedy(plan) {
+		s.ids = slices.Grow(s.ids[:0], rows)[:rows]
+		s.argmax = true
+		return am.ArgMax(context.Background(), out, s.ids)
+	}
+	need := rows * s.m.Params().NVocab
 	if len(s.logits) < need {
 		s.logits = make([]float32, need)
 	}
 	return s.m.Backend().ReadF32(context.Background(), out, s.logits[:need])
 }
 
-// postprocess advances every planned sequence past the tokens just evaluated; those
-// whose prompt is now fully in offer its blocks to the prefix cache, and those at the
-// end of their tokens sample the next one (streaming it, or finishing).
-func (s *scheduler) postprocess(plan []planned) {
-	nv := s.m.Params().NVocab
-	row := 0
+// allGreedy reports whether every sequence of the plan that gets a logits row samples
+// it greedily and wants nothing else of it.
+func allGreedy(plan []planned) bool {
 	for _, p := range plan {
-		q := p.q
-		q.computed += p.n
-		if q.computed < len(q.tokens) {
-			continue // a prompt chunk with more to come
+		if p.q.computed+p.n == len(p.q.tokens) && !p.q.greedy() {
+			return false
 		}
-		logits := s.logits[row*nv : (row+1)*nv]
-		row++
-		if !q.promptCached {
-			q.promptCached = true
-			if _, _, err := s.pool.Tree().InsertSeq(q.tokens[:q.computed], q.kv); err != nil {
-				q.end(Event{Finish: FinishError, Err: fmt.Errorf("engine: prefix cache: %w", err)})
-				continue
-			}
-			if q.u.PromptTime == 0 {
-				q.u.PromptTime = time.Since(q.j.start)
-			}
-		}
-		q.sampleNext(logits, s)
 	}
+	return true
 }
 
 // dropCancelled ends the sequences whose clients went away and frees their blocks now.

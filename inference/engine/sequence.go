@@ -44,19 +44,36 @@ func newSequence(s *scheduler, j *job) *sequence {
 	return q
 }
 
-// sampleNext draws the next token from logits (one row, modified in place), streams it,
-// and either appends it for the next step or ends the sequence.
-func (q *sequence) sampleNext(logits []float32, s *scheduler) {
+// greedy reports whether q's next token is the argmax of its logits row and nothing
+// else is wanted of the row (no logprobs): the backend may find it (ArgMax), and
+// acceptGreedy then stands in for draw.
+func (q *sequence) greedy() bool { return q.smp.IsGreedy() && !q.j.req.Logprobs }
+
+// acceptGreedy records id, the argmax of q's logits row, as draw would have (greedy()
+// sequences only).
+func (q *sequence) acceptGreedy(id int32) { q.smp.Accept(id) }
+
+// draw picks the next token from logits (one row, which penalties modify in place) and
+// its logprobs when the request asks; raw is scratch for the row before penalties. It
+// touches only q's sampler, so sequences draw concurrently with their own raw.
+func (q *sequence) draw(logits []float32, raw *[]float32) (int32, *Logprob) {
 	req := &q.j.req
 	if req.Logprobs {
-		s.raw = append(s.raw[:0], logits...) // Sample penalizes logits in place
+		*raw = append((*raw)[:0], logits...) // Sample penalizes logits in place
 	}
 	id := q.smp.Sample(logits)
 	var lp *Logprob
 	if req.Logprobs {
 		lp = &Logprob{}
-		lp.TokenLogprob, lp.Top = sample.Logprobs(s.raw, id, req.TopLogprobs)
+		lp.TokenLogprob, lp.Top = sample.Logprobs(*raw, id, req.TopLogprobs)
 	}
+	return id, lp
+}
+
+// emit streams the token id just drawn (with its logprobs, or nil) and either appends it
+// for the next step or ends the sequence.
+func (q *sequence) emit(id int32, lp *Logprob, s *scheduler) {
+	req := &q.j.req
 	u := &q.u
 	if u.CompletionTokens == 0 {
 		q.first = time.Now()

@@ -1,0 +1,114 @@
+package engine
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// drawing is one sequence's logits row of a step and the token drawn from it.
+type drawing struct {
+	q   *sequence
+	row int // the row in plan order (of s.logits or s.ids)
+	id  int32
+	lp  *Logprob
+}
+
+// parallelRows is the fewest rows a step samples on several goroutines; fewer are not
+// worth the goroutines' start.
+const parallelRows = 4
+
+// postprocess advances every planned sequence past the tokens just evaluated; those
+// whose prompt is now fully in offer its blocks to the prefix cache, and those at the
+// end of their tokens sample the next one (streaming it, or finishing). Sampling is
+// the argmax ids forward read back, or draws from the logits rows (on several
+// goroutines when there are many, each sequence with its own sampler, so the tokens are
+// those of drawing in turn); the streaming that follows is in plan order.
+func (s *scheduler) postprocess(plan []planned) {
+	d := s.draws[:0]
+	row := 0
+	for _, p := range plan {
+		q := p.q
+		q.computed += p.n
+		if q.computed < len(q.tokens) {
+			continue // a prompt chunk with more to come
+		}
+		row++
+		if !q.promptCached {
+			q.promptCached = true
+			if _, _, err := s.pool.Tree().InsertSeq(q.tokens[:q.computed], q.kv); err != nil {
+				q.end(Event{Finish: FinishError, Err: fmt.Errorf("engine: prefix cache: %w", err)})
+				continue
+			}
+			if q.u.PromptTime == 0 {
+				q.u.PromptTime = time.Since(q.j.start)
+			}
+		}
+		d = append(d, drawing{q: q, row: row - 1})
+	}
+	s.draws = d
+	switch {
+	case s.argmax:
+		for i := range d {
+			d[i].id = s.ids[d[i].row]
+			d[i].q.acceptGreedy(d[i].id)
+		}
+	case len(d) >= s.opt.sampleParallelRows():
+		s.drawParallel(d)
+	default:
+		s.drawRows(d, 0)
+	}
+	for i := range d {
+		d[i].q.emit(d[i].id, d[i].lp, s)
+	}
+	clear(d) // no sequence kept alive by the reused slice
+}
+
+// rowOf is drawing x's logits row.
+func (s *scheduler) rowOf(x *drawing) []float32 {
+	nv := s.m.Params().NVocab
+	return s.logits[x.row*nv : (x.row+1)*nv]
+}
+
+// drawRows draws every row of d in turn with raw scratch w.
+func (s *scheduler) drawRows(d []drawing, w int) {
+	s.growRaws(w + 1)
+	for i := range d {
+		d[i].id, d[i].lp = d[i].q.draw(s.rowOf(&d[i]), &s.raws[w])
+	}
+}
+
+// drawParallel draws the rows of d on up to GOMAXPROCS goroutines (this one included),
+// each claiming the next undrawn row and using its own raw scratch.
+func (s *scheduler) drawParallel(d []drawing) {
+	nw := min(runtime.GOMAXPROCS(0), len(d))
+	s.growRaws(nw)
+	var next atomic.Int64
+	work := func(w int) {
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= len(d) {
+				return
+			}
+			d[i].id, d[i].lp = d[i].q.draw(s.rowOf(&d[i]), &s.raws[w])
+		}
+	}
+	var wg sync.WaitGroup
+	for w := 1; w < nw; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work(w)
+		}()
+	}
+	work(0)
+	wg.Wait()
+}
+
+func (s *scheduler) growRaws(n int) {
+	for len(s.raws) < n {
+		s.raws = append(s.raws, nil)
+	}
+}
