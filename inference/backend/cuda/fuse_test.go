@@ -1,0 +1,285 @@
+package cuda_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"ember/inference/backend"
+	"ember/inference/backend/cuda"
+	"ember/inference/quant"
+)
+
+// The fused launches of fuse.go and fuse_ops.go must give the bits of the separate
+// kernels. Each test issues a sequence of ops on a backend that fuses and on one that
+// does not (cuda.NoFusion), from the same inputs, and compares the outputs bit for bit
+// and the launches the fused run saved.
+
+// fuseEnv makes one run's tensors; its generator is seeded alike in both runs.
+type fuseEnv struct {
+	t   *testing.T
+	be  *cuda.Backend
+	rng *rand.Rand
+}
+
+func (e *fuseEnv) zeros(typ quant.Type, rows, cols int) backend.Tensor {
+	x, err := e.be.New(typ, rows, cols)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return x
+}
+
+// vals is an F32 tensor holding v.
+func (e *fuseEnv) vals(rows, cols int, v []float32) backend.Tensor {
+	x := e.zeros(quant.F32, rows, cols)
+	e.be.WriteF32(x, v)
+	return x
+}
+
+// randn is an F32 tensor of normal values of deviation s.
+func (e *fuseEnv) randn(rows, cols int, s float64) backend.Tensor {
+	v := make([]float32, rows*cols)
+	for i := range v {
+		v[i] = float32(e.rng.NormFloat64() * s)
+	}
+	return e.vals(rows, cols, v)
+}
+
+// ids is an I32 column holding v.
+func (e *fuseEnv) ids(v ...int32) backend.Tensor {
+	x := e.zeros(quant.I32, len(v), 1)
+	e.be.WriteI32(x, v)
+	return x
+}
+
+// q4k is a random Q4_K weight of rows x cols.
+func (e *fuseEnv) q4k(rows, cols int) backend.Tensor {
+	v := make([]float32, rows*cols)
+	for i := range v {
+		v[i] = float32(e.rng.NormFloat64() * 0.05)
+	}
+	data := make([]byte, rows*cols/256*144)
+	if err := quant.Quantize(quant.Q4_K, v, data); err != nil {
+		e.t.Fatal(err)
+	}
+	w, err := e.be.Weight(quant.Q4_K, rows, cols, data)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return w
+}
+
+// bits reads x (F32, or F16 through GetRows) as float32 bit patterns.
+func (e *fuseEnv) bits(x backend.Tensor) []uint32 {
+	if x.Type() != quant.F32 {
+		all := make([]int32, x.Rows())
+		for i := range all {
+			all[i] = int32(i)
+		}
+		f := e.zeros(quant.F32, x.Rows(), x.Cols())
+		e.be.GetRows(f, x, e.ids(all...))
+		x = f
+	}
+	v := make([]float32, x.Rows()*x.Cols())
+	if err := e.be.ReadF32(context.Background(), x, v); err != nil {
+		e.t.Fatal(err)
+	}
+	u := make([]uint32, len(v))
+	for i, f := range v {
+		u[i] = math.Float32bits(f)
+	}
+	return u
+}
+
+// checkFused runs build's ops fused and unfused and wants the same bits in every output
+// and saved fewer launches in the fused run. build makes the inputs (host writes end
+// any pattern, so they come first) and returns the ops and the tensors to compare.
+func checkFused(t *testing.T, name string, saved int, build func(e *fuseEnv) (ops func(), outs []backend.Tensor)) {
+	t.Helper()
+	var got [2][][]uint32
+	var n [2]int
+	for i := range 2 {
+		be := newOrSkip(t)
+		if i == 1 {
+			cuda.NoFusion(be)
+		}
+		e := &fuseEnv{t: t, be: be, rng: rand.New(rand.NewPCG(5, 6))}
+		ops, outs := build(e)
+		if err := be.Sync(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		k0 := cuda.Launches(be)
+		ops()
+		n[i] = cuda.Launches(be) - k0
+		for _, o := range outs {
+			got[i] = append(got[i], e.bits(o))
+		}
+		if err := be.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n[1]-n[0] != saved {
+		t.Errorf("%s: %d launches fused, %d unfused; want %d fewer", name, n[0], n[1], saved)
+	}
+	for j := range got[0] {
+		for i, w := range got[1][j] {
+			if g := got[0][j][i]; g != w {
+				t.Fatalf("%s: output %d [%d]: fused %g (%#x), unfused %g (%#x)", name, j, i,
+					math.Float32frombits(g), g, math.Float32frombits(w), w)
+			}
+		}
+	}
+}
+
+// TestFusedRoPE: RoPE of Q then of K (same positions and parameters) is one launch.
+func TestFusedRoPE(t *testing.T) {
+	const hd = 64
+	pos := []int32{5, 1000, 77}
+	ropes := []backend.RoPE{
+		{Style: backend.RoPENormal, Dims: hd, HeadDim: hd, Base: 500000},
+		{Style: backend.RoPENeoX, Dims: 32, HeadDim: hd, Base: 10000, FreqScale: 0.25, ExtFactor: 1, AttnFactor: 1,
+			BetaFast: 32, BetaSlow: 1, OrigCtx: 4096},
+		{Style: backend.RoPENormal, Dims: hd, HeadDim: hd, Base: 500000, AttnFactor: 0.9},
+	}
+	for _, rows := range []int{1, 3} {
+		for ri, r := range ropes {
+			checkFused(t, fmt.Sprintf("rows %d rope %d", rows, ri), 1, func(e *fuseEnv) (func(), []backend.Tensor) {
+				q, k, p := e.randn(rows, 11*hd, 1), e.randn(rows, 3*hd, 1), e.ids(pos[:rows]...)
+				if ri == 2 { // llama3-style frequency factors
+					f := make([]float32, hd/2)
+					for i := range f {
+						f[i] = 1 + float32(i)/4
+					}
+					r.Factors = e.vals(1, hd/2, f)
+				}
+				return func() { e.be.RoPE(q, p, r); e.be.RoPE(k, p, r) }, []backend.Tensor{q, k}
+			})
+		}
+	}
+	// Not fused: one tensor twice, other positions, other parameters.
+	r := ropes[0]
+	checkFused(t, "same tensor", 0, func(e *fuseEnv) (func(), []backend.Tensor) {
+		q, p := e.randn(3, 4*hd, 1), e.ids(pos...)
+		return func() { e.be.RoPE(q, p, r); e.be.RoPE(q, p, r) }, []backend.Tensor{q}
+	})
+	checkFused(t, "other positions", 0, func(e *fuseEnv) (func(), []backend.Tensor) {
+		q, k, p, p2 := e.randn(3, 4*hd, 1), e.randn(3, 2*hd, 1), e.ids(pos...), e.ids(pos...)
+		return func() { e.be.RoPE(q, p, r); e.be.RoPE(k, p2, r) }, []backend.Tensor{q, k}
+	})
+	checkFused(t, "other parameters", 0, func(e *fuseEnv) (func(), []backend.Tensor) {
+		q, k, p := e.randn(3, 4*hd, 1), e.randn(3, 2*hd, 1), e.ids(pos...)
+		r2 := r
+		r2.Base = 10000
+		return func() { e.be.RoPE(q, p, r); e.be.RoPE(k, p, r2) }, []backend.Tensor{q, k}
+	})
+}
+
+// TestFusedSetRows: SetRows of K then of V (same row ids) is one launch.
+func TestFusedSetRows(t *testing.T) {
+	slots := []int32{7, 2, 11}
+	const capRows, wk, wv = 16, 320, 192
+	for _, rows := range []int{1, 3} {
+		for _, vt := range []quant.Type{quant.F16, quant.F32} {
+			checkFused(t, fmt.Sprintf("rows %d V cache %v", rows, vt), 1, func(e *fuseEnv) (func(), []backend.Tensor) {
+				kc, vc := e.zeros(quant.F16, capRows, wk), e.zeros(vt, capRows, wv)
+				k, v, s := e.randn(rows, wk, 1), e.randn(rows, wv, 1), e.ids(slots[:rows]...)
+				return func() { e.be.SetRows(kc, k, s); e.be.SetRows(vc, v, s) }, []backend.Tensor{kc, vc}
+			})
+		}
+	}
+	// Not fused: one cache twice (the second write wins), other ids, a source that the
+	// first SetRows writes.
+	checkFused(t, "same cache", 0, func(e *fuseEnv) (func(), []backend.Tensor) {
+		c, k, v, s := e.zeros(quant.F16, capRows, wk), e.randn(3, wk, 1), e.randn(3, wk, 1), e.ids(slots...)
+		return func() { e.be.SetRows(c, k, s); e.be.SetRows(c, v, s) }, []backend.Tensor{c}
+	})
+	checkFused(t, "other ids", 0, func(e *fuseEnv) (func(), []backend.Tensor) {
+		kc, vc := e.zeros(quant.F16, capRows, wk), e.zeros(quant.F16, capRows, wk)
+		k, v, s, s2 := e.randn(3, wk, 1), e.randn(3, wk, 1), e.ids(slots...), e.ids(slots...)
+		return func() { e.be.SetRows(kc, k, s); e.be.SetRows(vc, v, s2) }, []backend.Tensor{kc, vc}
+	})
+	checkFused(t, "source written", 0, func(e *fuseEnv) (func(), []backend.Tensor) {
+		kc, vc := e.zeros(quant.F32, capRows, wk), e.zeros(quant.F16, capRows, wk)
+		k, s := e.randn(3, wk, 1), e.ids(slots...)
+		return func() { e.be.SetRows(kc, k, s); e.be.SetRows(vc, e.be.View(kc, 1, 3), s) }, []backend.Tensor{kc, vc}
+	})
+}
+
+// TestFusedAddRMSNorm: Add then RMSNorm of the sum is one launch, and with the next
+// MatMul's Q8_K rounding still one (add_rms_norm_q8_k), wherever the norm writes.
+func TestFusedAddRMSNorm(t *testing.T) {
+	const m = 48
+	type where int
+	const (
+		intoA   where = iota // Add(S, A, B); RMSNorm(A, S): the decoder's
+		intoB                // Add(S, A, B); RMSNorm(B, S)
+		inPlace              // Add(A, A, B); RMSNorm(A, A)
+		apart                // Add(S, A, B); RMSNorm(N, S)
+	)
+	for _, k := range []int{320, 2304, 4096} {
+		for _, rows := range []int{1, 3} {
+			for _, wh := range []where{intoA, intoB, inPlace, apart} {
+				for _, mm := range []int{0, 1, 2} { // MatMuls after the norm: none, one, shared by two
+					if mm > 0 && k%256 != 0 {
+						continue
+					}
+					name := fmt.Sprintf("k %d rows %d where %d matmuls %d", k, rows, wh, mm)
+					saved := 1
+					if mm > 0 {
+						saved = 2 // add, rms_norm, quant_q8_k -> add_rms_norm_q8_k
+					}
+					checkFused(t, name, saved, func(e *fuseEnv) (func(), []backend.Tensor) {
+						a, b, w := e.randn(rows, k, 2), e.randn(rows, k, 2), e.randn(1, k, 1)
+						s, n := e.zeros(quant.F32, rows, k), e.zeros(quant.F32, rows, k)
+						switch wh {
+						case intoA:
+							n = a
+						case intoB:
+							n = b
+						case inPlace:
+							s, n = a, a
+						}
+						d1, d2 := e.zeros(quant.F32, rows, m), e.zeros(quant.F32, rows, 2*m)
+						var w1, w2 backend.Tensor
+						if mm > 0 {
+							w1, w2 = e.q4k(m, k), e.q4k(2*m, k)
+						}
+						ops := func() {
+							e.be.Add(s, a, b)
+							e.be.RMSNorm(n, s, w, 1e-5)
+							switch mm {
+							case 1:
+								e.be.MatMul(d1, w1, n)
+							case 2:
+								backend.MatMulShared(e.be, n, []backend.Proj{{Dst: d1, W: w1}, {Dst: d2, W: w2}})
+							}
+						}
+						return ops, []backend.Tensor{s, n, d1, d2}
+					})
+				}
+			}
+		}
+	}
+	// Not fused: a broadcast row, a row wider than the shared memory holds, a Sync between.
+	checkFused(t, "broadcast", 0, func(e *fuseEnv) (func(), []backend.Tensor) {
+		a, b, w, s := e.randn(3, 512, 2), e.randn(1, 512, 2), e.randn(1, 512, 1), e.zeros(quant.F32, 3, 512)
+		return func() { e.be.Add(s, a, b); e.be.RMSNorm(a, s, w, 1e-5) }, []backend.Tensor{s, a}
+	})
+	checkFused(t, "wide", 0, func(e *fuseEnv) (func(), []backend.Tensor) {
+		a, b, w, s := e.randn(2, 8448, 2), e.randn(2, 8448, 2), e.randn(1, 8448, 1), e.zeros(quant.F32, 2, 8448)
+		return func() { e.be.Add(s, a, b); e.be.RMSNorm(a, s, w, 1e-5) }, []backend.Tensor{s, a}
+	})
+	checkFused(t, "sync between", 0, func(e *fuseEnv) (func(), []backend.Tensor) {
+		a, b, w, s := e.randn(3, 512, 2), e.randn(3, 512, 2), e.randn(1, 512, 1), e.zeros(quant.F32, 3, 512)
+		return func() {
+			e.be.Add(s, a, b)
+			if err := e.be.Sync(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			e.be.RMSNorm(a, s, w, 1e-5)
+		}, []backend.Tensor{s, a}
+	})
+}
