@@ -75,6 +75,12 @@ func RunArgMax(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		set(big(), 128255, float32(9), 0, float32(9)),
 		set(big(), 31, float32(9), 32, float32(9), 64, float32(9)),
 		set(big(), 70000, float32(9), 5, float32(9), 100000, float32(9)),
+		// One thread's elements (a stride of 1024 apart), within a group of loads, across
+		// groups, and in the tail past the last full group.
+		set(big(), 2053, float32(9), 1029, float32(9)),
+		set(big(), 8197, float32(9), 4101, float32(9)),
+		set(big(), 128024, float32(9), 127000, float32(9)),
+		set(big(), 128024, float32(9), 127000, float32(9), 4120, float32(9)),
 		fill(128256, 2), fill(1000, -1))
 	add("infinities",
 		fill(300, float32(math.Inf(-1))),
