@@ -192,8 +192,9 @@ extern "C" __global__ void quant_q8(uint8_t* out, i64 ostride, const float* x, i
 // threads (whole warps; every thread of the CUDA block calls it together, as it
 // synchronizes the block), into row (the Q8_K activation layout): quantize_row_q8_K_ref,
 // iscale = -127/max (max: the signed value of largest magnitude, the first on ties),
-// q = min(127, nearest_int(iscale*x)), d = 1/iscale. sa[8], si[8] and sv[256] are the group's shared
-// arrays; a group that is not on (past the row's blocks) only takes part in the barriers.
+// q = min(127, nearest_int(iscale*x)), d = 1/iscale. sa[8], si[8] and sv[256] are the
+// group's shared arrays; a group that is not on (past the row's blocks) only takes part
+// in the barriers.
 __device__ __forceinline__ void q8k_quant_in(float v, uint8_t* row, int ib, int k, int t, float* sa, int* si, float* sv,
                                              bool on) {
     const int lane = t & 31, w = t >> 5;
