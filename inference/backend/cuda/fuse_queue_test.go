@@ -1,0 +1,258 @@
+package cuda
+
+import (
+	"slices"
+	"testing"
+
+	"ember/inference/backend"
+	"ember/inference/quant"
+)
+
+// These tests need no GPU: they queue ops on a backend with stand-in kernels and no
+// device (nothing is flushed) and check which launches the peephole leaves in the
+// queue. fuse_test.go checks the fused kernels' results on a GPU.
+
+// queueOnly is a backend that queues launches of the named kernels and can do nothing
+// else; its tensors get addresses from mem.
+type queueOnly struct {
+	*Backend
+	mem uint64
+}
+
+func newQueueOnly(noFuse bool) *queueOnly {
+	b := &Backend{kernels: map[string]*kernel{}, act: map[quant.Type]*scratch{}}
+	for _, n := range []string{"rms_norm", "rms_norm_q8_k", "add_f32", "add_rms_norm", "add_rms_norm_q8_k",
+		"rope_f32", "rope2_f32", "set_rows", "set_rows2", "swiglu_f32", "swiglu_q8_k", "quant_q8_k", "mmv_multi",
+		mmvName(quant.Q4_K, 1), mmvName(quant.Q4_K, 4)} {
+		b.kernels[n] = &kernel{name: n}
+	}
+	b.act[quant.Q8_K] = &scratch{ptr: 1 << 40, size: 1 << 30}
+	b.fuse.cfg = fuseCfg{read: true, off: noFuse}
+	return &queueOnly{Backend: b, mem: 1 << 20}
+}
+
+func (q *queueOnly) tensor(typ quant.Type, rows, cols int) *tensor {
+	stride := 4 * cols
+	switch typ {
+	case quant.F16:
+		stride = 2 * cols
+	case quant.Q4_K:
+		stride = cols / 256 * 144
+	}
+	t := &tensor{typ: typ, rows: rows, cols: cols, stride: stride, ptr: q.mem, size: rows * stride}
+	q.mem += uint64(align16(rows * stride))
+	return t
+}
+
+func (q *queueOnly) f32(rows, cols int) *tensor { return q.tensor(quant.F32, rows, cols) }
+
+// names is the queued kernels since the last call.
+func (q *queueOnly) names() []string {
+	n := slices.Clone(q.queue.names)
+	q.queue.reset()
+	return n
+}
+
+func wantQueue(t *testing.T, what string, got []string, want ...string) {
+	t.Helper()
+	if !slices.Equal(got, want) {
+		t.Errorf("%s: queued %v, want %v", what, got, want)
+	}
+}
+
+// TestFuseQueueDecoderLayer: a decode step's layer (inference/model's Decoder, less the
+// attention, which no pattern touches) queues the fused kernels, and with fusion off
+// the separate ones.
+func TestFuseQueueDecoderLayer(t *testing.T) {
+	const embd, kv, ffn, hd = 512, 256, 1024, 64
+	mm := mmvName(quant.Q4_K, 1)
+	for _, off := range []bool{false, true} {
+		q := newQueueOnly(off)
+		inpL, cur, ffnInp, kqv := q.f32(1, embd), q.f32(1, embd), q.f32(1, embd), q.f32(1, embd)
+		qc, kc, vc, gate, up := q.f32(1, embd), q.f32(1, kv), q.f32(1, kv), q.f32(1, ffn), q.f32(1, ffn)
+		kCache, vCache, pos := q.tensor(quant.F16, 16, kv), q.tensor(quant.F16, 16, kv), q.tensor(quant.I32, 1, 1)
+		n1, n2, on := q.f32(1, embd), q.f32(1, embd), q.f32(1, embd)
+		wq, wk, wv, wo := q.tensor(quant.Q4_K, embd, embd), q.tensor(quant.Q4_K, kv, embd), q.tensor(quant.Q4_K, kv, embd), q.tensor(quant.Q4_K, embd, embd)
+		wg, wu, wd, wout := q.tensor(quant.Q4_K, ffn, embd), q.tensor(quant.Q4_K, ffn, embd), q.tensor(quant.Q4_K, embd, ffn), q.tensor(quant.Q4_K, 64, embd)
+		res, logits := q.f32(1, embd), q.f32(1, 64)
+		rope := backend.RoPE{Dims: hd, HeadDim: hd, Base: 10000}
+
+		q.RMSNorm(cur, inpL, n1, 1e-5)
+		q.MatMulShared(cur, []backend.Proj{{Dst: qc, W: wq}, {Dst: kc, W: wk}, {Dst: vc, W: wv}})
+		q.RoPE(qc, pos, rope)
+		q.RoPE(kc, pos, rope)
+		q.SetRows(kCache, kc, pos)
+		q.SetRows(vCache, vc, pos)
+		if got := q.names(); off {
+			wantQueue(t, "attention input, unfused", got, "rms_norm", "quant_q8_k", "mmv_multi", "rope_f32", "rope_f32", "set_rows", "set_rows")
+		} else {
+			wantQueue(t, "attention input", got, "rms_norm_q8_k", "mmv_multi", "rope2_f32", "set_rows2")
+		}
+		q.MatMul(cur, wo, kqv)
+		q.Add(ffnInp, cur, inpL)
+		q.RMSNorm(cur, ffnInp, n2, 1e-5)
+		q.MatMulShared(cur, []backend.Proj{{Dst: gate, W: wg}, {Dst: up, W: wu}})
+		q.SwiGLU(gate, gate, up)
+		q.MatMul(cur, wd, gate)
+		q.Add(inpL, cur, ffnInp)
+		q.RMSNorm(res, inpL, on, 1e-5)
+		q.MatMul(logits, wout, res)
+		if got := q.names(); off {
+			wantQueue(t, "rest of the layer, unfused", got, "quant_q8_k", mm, "add_f32", "rms_norm", "quant_q8_k", "mmv_multi",
+				"swiglu_f32", "quant_q8_k", mm, "add_f32", "rms_norm", "quant_q8_k", mm)
+		} else {
+			wantQueue(t, "rest of the layer", got, "quant_q8_k", mm, "add_rms_norm_q8_k", "mmv_multi", "swiglu_q8_k", mm,
+				"add_rms_norm_q8_k", mm)
+		}
+	}
+}
+
+// TestFuseQueueArgs: the fused launches' grids and arguments.
+func TestFuseQueueArgs(t *testing.T) {
+	q := newQueueOnly(false)
+	x1, x2, pos := q.f32(3, 32*128), q.f32(3, 8*128), q.tensor(quant.I32, 3, 1)
+	q.RoPE(x1, pos, backend.RoPE{Dims: 128, HeadDim: 128, Base: 500000})
+	q.RoPE(x2, pos, backend.RoPE{Dims: 128, HeadDim: 128, Base: 500000})
+	// grid (3 rows, 4 + 1 head groups), 128 threads, 128 floats of table
+	if d := q.queue.dims; !slices.Equal([]uint32{uint32(d[0]), uint32(d[1]), uint32(d[3]), uint32(d[4])}, []uint32{3, 5, 128, 512}) {
+		t.Errorf("rope2_f32 dims %v", d)
+	}
+	a := q.queue.args
+	if a[0] != x1.ptr || a[1] != 32*128 || a[2] != 4 || a[3] != x2.ptr || a[4] != 8*128 || a[5] != ropeHeads || a[6] != pos.ptr || len(a) != 17 {
+		t.Errorf("rope2_f32 args %v", a)
+	}
+	q.names()
+
+	kc, vc, k, v, ids := q.tensor(quant.F16, 16, 1024), q.f32(16, 300), q.f32(2, 1024), q.f32(2, 300), q.tensor(quant.I32, 2, 1)
+	q.SetRows(kc, k, ids)
+	q.SetRows(vc, v, ids)
+	if d := q.queue.dims; d[0] != 4+2 || d[1] != 2 {
+		t.Errorf("set_rows2 dims %v", d)
+	}
+	if a := q.queue.args; !slices.Equal(a, []uint64{kc.ptr, 1, k.ptr, 1024, 4, vc.ptr, 0, v.ptr, 300, ids.ptr}) {
+		t.Errorf("set_rows2 args %v", a)
+	}
+	q.names()
+
+	s, aa, bb, w := q.f32(2, 4096), q.f32(2, 4096), q.f32(2, 4096), q.f32(1, 4096)
+	q.Add(s, aa, bb)
+	q.RMSNorm(aa, s, w, 1e-5)
+	if d := q.queue.dims; d[0] != 2 || d[1] != 1 || d[3] != addNormThreads || d[4] != 4*4096 {
+		t.Errorf("add_rms_norm dims %v", d)
+	}
+	if a := q.queue.args; !slices.Equal(a, []uint64{s.ptr, aa.ptr, bb.ptr, aa.ptr, w.ptr, 4096, f32(1e-5)}) {
+		t.Errorf("add_rms_norm args %v", a)
+	}
+}
+
+// TestFuseQueueHazards: patterns that are not exact are left unfused.
+func TestFuseQueueHazards(t *testing.T) {
+	r := backend.RoPE{Dims: 64, HeadDim: 64, Base: 10000}
+	cases := []struct {
+		name string
+		ops  func(q *queueOnly)
+		want []string
+	}{
+		{"rope of one tensor twice", func(q *queueOnly) {
+			x, p := q.f32(2, 256), q.tensor(quant.I32, 2, 1)
+			q.RoPE(x, p, r)
+			q.RoPE(x, p, r)
+		}, []string{"rope_f32", "rope_f32"}},
+		{"rope of a view of the first", func(q *queueOnly) {
+			x, p := q.f32(2, 256), q.tensor(quant.I32, 1, 1)
+			q.RoPE(q.View(x, 0, 1), p, r)
+			q.RoPE(q.View(x, 1, 1), p, r)
+		}, []string{"rope2_f32"}},
+		{"rope with other positions", func(q *queueOnly) {
+			x, y, p, p2 := q.f32(2, 256), q.f32(2, 128), q.tensor(quant.I32, 2, 1), q.tensor(quant.I32, 2, 1)
+			q.RoPE(x, p, r)
+			q.RoPE(y, p2, r)
+		}, []string{"rope_f32", "rope_f32"}},
+		{"rope with another base", func(q *queueOnly) {
+			x, y, p := q.f32(2, 256), q.f32(2, 128), q.tensor(quant.I32, 2, 1)
+			r2 := r
+			r2.Base = 500000
+			q.RoPE(x, p, r)
+			q.RoPE(y, p, r2)
+		}, []string{"rope_f32", "rope_f32"}},
+		{"rope with an op between", func(q *queueOnly) {
+			x, y, p := q.f32(2, 256), q.f32(2, 256), q.tensor(quant.I32, 2, 1)
+			q.RoPE(x, p, r)
+			q.Add(y, y, y)
+			q.RoPE(y, p, r)
+		}, []string{"rope_f32", "add_f32", "rope_f32"}},
+		{"set_rows into one cache twice", func(q *queueOnly) {
+			c, k, v, ids := q.tensor(quant.F16, 8, 64), q.f32(2, 64), q.f32(2, 64), q.tensor(quant.I32, 2, 1)
+			q.SetRows(c, k, ids)
+			q.SetRows(c, v, ids)
+		}, []string{"set_rows", "set_rows"}},
+		{"set_rows from the first's cache", func(q *queueOnly) {
+			c, c2, k, ids := q.f32(8, 64), q.tensor(quant.F16, 8, 64), q.f32(2, 64), q.tensor(quant.I32, 2, 1)
+			q.SetRows(c, k, ids)
+			q.SetRows(c2, q.View(c, 0, 2), ids)
+		}, []string{"set_rows", "set_rows"}},
+		{"set_rows into the first's source", func(q *queueOnly) {
+			c, k, v, ids := q.f32(8, 64), q.f32(8, 64), q.f32(2, 64), q.tensor(quant.I32, 2, 1)
+			q.SetRows(c, q.View(k, 0, 2), ids)
+			q.SetRows(k, v, ids)
+		}, []string{"set_rows", "set_rows"}},
+		{"set_rows with other ids", func(q *queueOnly) {
+			c, c2, k, ids, ids2 := q.f32(8, 64), q.f32(8, 64), q.f32(2, 64), q.tensor(quant.I32, 2, 1), q.tensor(quant.I32, 2, 1)
+			q.SetRows(c, k, ids)
+			q.SetRows(c2, k, ids2)
+		}, []string{"set_rows", "set_rows"}},
+		{"add broadcast", func(q *queueOnly) {
+			s, a, b, w := q.f32(3, 256), q.f32(3, 256), q.f32(1, 256), q.f32(1, 256)
+			q.Add(s, a, b)
+			q.RMSNorm(a, s, w, 1e-5)
+		}, []string{"add_f32", "rms_norm"}},
+		{"norm of another tensor", func(q *queueOnly) {
+			s, a, b, w := q.f32(3, 256), q.f32(3, 256), q.f32(3, 256), q.f32(1, 256)
+			q.Add(s, a, b)
+			q.RMSNorm(s, a, w, 1e-5)
+		}, []string{"add_f32", "rms_norm"}},
+		{"norm of the sum's first rows", func(q *queueOnly) {
+			s, a, b, w, n := q.f32(3, 256), q.f32(3, 256), q.f32(3, 256), q.f32(1, 256), q.f32(2, 256)
+			q.Add(s, a, b)
+			q.RMSNorm(n, q.View(s, 0, 2), w, 1e-5)
+		}, []string{"add_f32", "rms_norm"}},
+		{"norm into rows shifted from the sum's", func(q *queueOnly) {
+			all, a, b, w := q.f32(4, 256), q.f32(3, 256), q.f32(3, 256), q.f32(1, 256)
+			s := q.View(all, 0, 3)
+			q.Add(s, a, b)
+			q.RMSNorm(q.View(all, 1, 3), s, w, 1e-5)
+		}, []string{"add_f32", "rms_norm"}},
+		{"norm into rows shifted from an operand's", func(q *queueOnly) {
+			all, s, b, w := q.f32(4, 256), q.f32(3, 256), q.f32(3, 256), q.f32(1, 256)
+			a := q.View(all, 0, 3)
+			q.Add(s, a, b)
+			q.RMSNorm(q.View(all, 1, 3), s, w, 1e-5)
+		}, []string{"add_f32", "rms_norm"}},
+		{"norm weight in the sum", func(q *queueOnly) {
+			s, a, b := q.f32(3, 256), q.f32(3, 256), q.f32(3, 256)
+			q.Add(s, a, b)
+			q.RMSNorm(a, s, q.View(s, 2, 1), 1e-5)
+		}, []string{"add_f32", "rms_norm"}},
+		{"norm of a row too wide", func(q *queueOnly) {
+			s, a, b, w := q.f32(1, 8448), q.f32(1, 8448), q.f32(1, 8448), q.f32(1, 8448)
+			q.Add(s, a, b)
+			q.RMSNorm(a, s, w, 1e-5)
+		}, []string{"add_f32", "rms_norm"}},
+		{"norm after a Mul", func(q *queueOnly) {
+			s, a, b, w := q.f32(3, 256), q.f32(3, 256), q.f32(3, 256), q.f32(1, 256)
+			q.Mul(s, a, b)
+			q.RMSNorm(a, s, w, 1e-5)
+		}, []string{"mul_f32", "rms_norm"}},
+		{"norm in place after an in-place add", func(q *queueOnly) {
+			a, b, w := q.f32(3, 256), q.f32(3, 256), q.f32(1, 256)
+			q.Add(a, a, b)
+			q.RMSNorm(a, a, w, 1e-5)
+		}, []string{"add_rms_norm"}},
+	}
+	for _, c := range cases {
+		q := newQueueOnly(false)
+		q.kernels["mul_f32"] = &kernel{name: "mul_f32"}
+		c.ops(q)
+		wantQueue(t, c.name, q.names(), c.want...)
+	}
+}
