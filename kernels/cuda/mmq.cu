@@ -4,46 +4,46 @@
 // sums), then each block's float formula is that of quant.Dot.
 //
 // A block of 256 threads (8 warps, 4 x 2) computes a tile of 128 weight rows x 64
-// activation rows, 256 elements of K (one super-block) a step: the weight quants are
-// unpacked to int8 in shared memory with their scales, the activation quants copied, and
-// each warp multiplies a 32 x 32 sub-tile from fragments loaded with ldmatrix. The global
-// loads of step s+1 are issued into registers before step s is computed, so their latency
-// hides behind the tensor-core work. K must be a multiple of 256.
+// activation rows, 256 elements of K (one super-block) a step. The raw blocks of each
+// step are copied to shared memory with cp.async, several steps in flight; each warp
+// builds its int8 fragments of a 32 x 32 sub-tile straight from the raw weight quants
+// (ldmatrix for the int8 rows) and takes the scales from the raw block headers. K must be
+// a multiple of 256.
 //
 // Grid: (ceil(M / 128), ceil(n / 64) * splits). With splits > 1 the steps are divided
 // among the y blocks of a tile, which write partial sums part[split][n][M] that
 // mmq_reduce adds in split order (deterministic); with one split they write dst.
-// Dynamic shared memory: sizeof(MqSmem).
+// Dynamic shared memory: S * mq_stage_bytes<T>() for S stages (mmq.go computes the same);
+// mmq_* take 3 stages, mmq4_* 4.
 #include "common.cuh"
 
 #define MQ_TM 128  // weight rows a block
 #define MQ_TN 64   // activation rows a block
-#define MQ_LD 272  // padded shared row of 256 int8: conflict-free ldmatrix rows
 #define MQ_NT 256  // threads
-#ifndef MQ_MINB
-#define MQ_MINB 2  // blocks an SM holds: at most 128 registers a thread
-#endif
+#define MQ_XLD 272  // activation quants row: 256 bytes padded for conflict-free ldmatrix
 
-struct MqSmem {
-    int8_t w[MQ_TM][MQ_LD];
-    int8_t x[MQ_TN][MQ_LD];
-    float wd[MQ_TM][8];     // Q4_K: d, dmin; Q6_K: d; Q8_0: the 8 block scales
-    float xd[MQ_TN][8];     // Q8_K: d; Q8_0: the 8 block scales
-    int8_t wsc[MQ_TM][16];  // sub-block scales: Q4_K 8 (0..63), Q6_K 16
-    uint32_t wm[MQ_TM][2];  // Q4_K: the 8 mins, a byte each
-    uint32_t xbs[MQ_TN][4]; // Q8_K: the sums of the 8 32-element sub-blocks, int16 pairs
-};
+// Bytes of one weight row of a stage: Q4_K the 144-byte block; Q6_K ql 128 | qh 64 |
+// scales 16 | the 16 bytes holding d, padded to 240 (conflict-free 4-byte reads of eight
+// rows); Q8_0 qs 256 | the 8 f16 scales (272, as MQ_XLD for ldmatrix).
+template <int T>
+__host__ __device__ constexpr int mq_wld() { return T == T_Q4_K ? 144 : T == T_Q6_K ? 240 : 272; }
+// Bytes of one activation row's extra data: Q8_K (Q4_K) the 16 bsums and the 16 bytes
+// holding d; Q8_K (Q6_K) d only; Q8_0 the 8 float scales.
+template <int T>
+__host__ __device__ constexpr int mq_xex() { return T == T_Q4_K ? 80 : T == T_Q6_K ? 16 : 32; }
+template <int T>
+__host__ __device__ constexpr int mq_stage_bytes() { return MQ_TM * mq_wld<T>() + MQ_TN * (MQ_XLD + mq_xex<T>()); }
 
 __device__ __forceinline__ void mma_k32(int* c, const uint32_t* a, uint32_t b0, uint32_t b1) {
-    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-                 : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+        : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
 __device__ __forceinline__ void mma_k16(int* c, uint32_t a0, uint32_t a1, uint32_t b0) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};"
-                 : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
-                 : "r"(a0), "r"(a1), "r"(b0));
+    asm("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};"
+        : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+        : "r"(a0), "r"(a1), "r"(b0));
 }
 
 // ldsm_x4 loads four 8x8 matrices of 16-bit elements (here 8 rows x 16 int8) from shared
@@ -55,166 +55,76 @@ __device__ __forceinline__ void ldsm_x4(uint32_t* r, const void* p) {
                  : "r"(a));
 }
 
-// MqLoad is one thread's share of a step's global data, held in registers between the
-// load and the store to shared memory.
-struct MqLoad {
-    uint4 w[8];   // weight quants
-    uint4 wh;     // Q4_K header (d, dmin, scales); Q6_K scales; Q8_0 the 8 f16 scales
-    uint32_t wd;  // Q6_K: d (f16)
-    uint4 x[4];   // activation quants
-    uint4 xs;     // Q8_K: 4 bsums; Q8_0: 4 block scales
-    float xd;     // Q8_K: d
-};
-
-// Thread t loads weight row t/2 (half t&1 of its step) and activation row t/4 (quarter
-// t&3).
-template <int T>
-__device__ __forceinline__ void mq_load(MqLoad& L, const uint8_t* W, i64 wstride, int M, const uint8_t* X,
-                                        i64 xstride, int N, int K, int row0, int col0, int step) {
-    const int t = threadIdx.x, part = t & 1;
-    const int r = row0 + (t >> 1);
-    if (r < M) {
-        const int nb = K / 256;
-        const uint8_t* wr = W + (i64)r * wstride;
-        if (T == T_Q4_K) {
-            const uint8_t* b = wr + 144 * step;
-#pragma unroll
-            for (int u = 0; u < 4; u++) L.w[u] = *(const uint4*)(b + 16 + 64 * part + 16 * u);
-            if (part == 0) L.wh = *(const uint4*)b;
-        } else if (T == T_Q6_K) {
-            const uint8_t* ql = wr + 128 * step + 64 * part;
-            const uint8_t* qh = wr + 128 * nb + 64 * step + 32 * part;
-#pragma unroll
-            for (int u = 0; u < 4; u++) L.w[u] = *(const uint4*)(ql + 16 * u);
-            L.w[4] = *(const uint4*)qh;
-            L.w[5] = *(const uint4*)(qh + 16);
-            if (part == 0)
-                L.wh = *(const uint4*)(wr + 192 * nb + 16 * step);
-            else
-                L.wd = *(const uint16_t*)(wr + 208 * nb + 2 * step);
-        } else {
-            const uint8_t* q = wr + 256 * step + 128 * part;
-#pragma unroll
-            for (int u = 0; u < 8; u++) L.w[u] = *(const uint4*)(q + 16 * u);
-            if (part == 0) L.wh = *(const uint4*)(wr + K + 16 * step);
-        }
-    }
-    const int c = col0 + (t >> 2), q4 = t & 3;
-    if (c < N) {
-        const uint8_t* xr = X + (i64)c * xstride;
-        const uint8_t* q = xr + 256 * step + 64 * q4;
-#pragma unroll
-        for (int u = 0; u < 4; u++) L.x[u] = *(const uint4*)(q + 16 * u);
-        if (T == T_Q8_0) {
-            if (q4 < 2) L.xs = *(const uint4*)(xr + K + 32 * step + 16 * q4);
-        } else {
-            if (T == T_Q4_K) L.xs = *(const uint4*)((const int*)(xr + Q8K_BSUMS(K)) + 16 * step + 4 * q4);
-            if (q4 == 0) L.xd = ((const float*)(xr + K))[step];
-        }
-    }
+// cp16 copies 16 bytes from global to shared memory asynchronously, or writes zeros when
+// !ok (src must still be a valid address).
+__device__ __forceinline__ void cp16(void* dst, const void* src, bool ok) {
+    const uint32_t d = (uint32_t)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "r"(ok ? 16 : 0) : "memory");
 }
+__device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
 
-template <int T>
-__device__ __forceinline__ void mq_store(MqSmem& sm, const MqLoad& L, int M, int N, int row0, int col0) {
-    const int t = threadIdx.x, part = t & 1, row = t >> 1;
-    uint32_t* dst = (uint32_t*)&sm.w[row][0];
-    if (row0 + row >= M) {
-#pragma unroll
-        for (int i = 0; i < 32; i++) dst[32 * part + i] = 0;
-        if (part == 0) {
-#pragma unroll
-            for (int j = 0; j < 8; j++) sm.wd[row][j] = 0;
-            *(uint4*)&sm.wsc[row][0] = make_uint4(0, 0, 0, 0);
-            sm.wm[row][0] = sm.wm[row][1] = 0;
-        }
-    } else if (T == T_Q4_K) {
-#pragma unroll
-        for (int u = 0; u < 4; u++) {
-            const int o = 64 * part + 16 * u;  // byte of qs
-            const int c = o / 32, l0 = o % 32;
-            const uint32_t qw[4] = {L.w[u].x, L.w[u].y, L.w[u].z, L.w[u].w};
-#pragma unroll
-            for (int v = 0; v < 4; v++) {
-                dst[(64 * c + l0 + 4 * v) / 4] = qw[v] & 0x0f0f0f0f;
-                dst[(64 * c + 32 + l0 + 4 * v) / 4] = (qw[v] >> 4) & 0x0f0f0f0f;
-            }
-        }
-        if (part == 0) {
-            // getScaleMinK4 of the 12 scale bytes q[0..11] (words y, z, w of the header).
-            const uint32_t s0 = L.wh.y, s1 = L.wh.z, s2 = L.wh.w;
-            const uint32_t sc_lo = s0 & 0x3f3f3f3f, m_lo = s1 & 0x3f3f3f3f;
-            const uint32_t sc_hi = (s2 & 0x0f0f0f0f) | (((s0 >> 6) & 0x03030303) << 4);
-            const uint32_t m_hi = ((s2 >> 4) & 0x0f0f0f0f) | (((s1 >> 6) & 0x03030303) << 4);
-            *(uint2*)&sm.wsc[row][0] = make_uint2(sc_lo, sc_hi);
-            sm.wm[row][0] = m_lo;
-            sm.wm[row][1] = m_hi;
-            sm.wd[row][0] = h2f(L.wh.x & 0xffff);
-            sm.wd[row][1] = h2f(L.wh.x >> 16);
-        }
-    } else if (T == T_Q6_K) {
-        const int h = part;
-        const uint32_t Lw[16] = {L.w[0].x, L.w[0].y, L.w[0].z, L.w[0].w, L.w[1].x, L.w[1].y, L.w[1].z, L.w[1].w,
-                                 L.w[2].x, L.w[2].y, L.w[2].z, L.w[2].w, L.w[3].x, L.w[3].y, L.w[3].z, L.w[3].w};
-        const uint32_t Hw[8] = {L.w[4].x, L.w[4].y, L.w[4].z, L.w[4].w, L.w[5].x, L.w[5].y, L.w[5].z, L.w[5].w};
-#pragma unroll
-        for (int j = 0; j < 8; j++) {  // l = 4j
-            const uint32_t A = Lw[j], B = Lw[8 + j], Q = Hw[j];
-            dst[(128 * h + 4 * j) / 4] = __vsub4((A & 0x0f0f0f0f) | ((Q & 0x03030303) << 4), 0x20202020);
-            dst[(128 * h + 32 + 4 * j) / 4] = __vsub4((B & 0x0f0f0f0f) | (((Q >> 2) & 0x03030303) << 4), 0x20202020);
-            dst[(128 * h + 64 + 4 * j) / 4] = __vsub4(((A >> 4) & 0x0f0f0f0f) | (((Q >> 4) & 0x03030303) << 4), 0x20202020);
-            dst[(128 * h + 96 + 4 * j) / 4] = __vsub4(((B >> 4) & 0x0f0f0f0f) | (((Q >> 6) & 0x03030303) << 4), 0x20202020);
-        }
-        if (part == 0)
-            *(uint4*)&sm.wsc[row][0] = L.wh;
-        else
-            sm.wd[row][0] = h2f((uint16_t)L.wd);
-    } else {
-#pragma unroll
-        for (int u = 0; u < 8; u++) *(uint4*)&dst[32 * part + 4 * u] = L.w[u];
-        if (part == 0) {
-            const uint32_t hw[4] = {L.wh.x, L.wh.y, L.wh.z, L.wh.w};
-#pragma unroll
-            for (int j = 0; j < 4; j++) {
-                sm.wd[row][2 * j] = h2f(hw[j] & 0xffff);
-                sm.wd[row][2 * j + 1] = h2f(hw[j] >> 16);
-            }
-        }
-    }
-
-    const int col = t >> 2, q4 = t & 3;
-    uint4* xdst = (uint4*)&sm.x[col][64 * q4];
-    if (col0 + col >= N) {
-#pragma unroll
-        for (int u = 0; u < 4; u++) xdst[u] = make_uint4(0, 0, 0, 0);
-        if (q4 == 0) {
-#pragma unroll
-            for (int j = 0; j < 8; j++) sm.xd[col][j] = 0;
-            *(uint4*)&sm.xbs[col][0] = make_uint4(0, 0, 0, 0);
-        }
-        return;
-    }
-#pragma unroll
-    for (int u = 0; u < 4; u++) xdst[u] = L.x[u];
-    if (T == T_Q8_0) {
-        if (q4 < 2) *(uint4*)&sm.xd[col][4 * q4] = L.xs;
-    } else {
-        if (T == T_Q4_K) {
-            // sub-blocks 2*q4 and 2*q4+1 from bsums 4*q4 .. 4*q4+3
-            const int a = (int)L.xs.x + (int)L.xs.y, b = (int)L.xs.z + (int)L.xs.w;
-            sm.xbs[col][q4] = ((uint32_t)a & 0xffff) | ((uint32_t)b << 16);
-        }
-        if (q4 == 0) sm.xd[col][0] = L.xd;
-    }
-}
-
+__device__ __forceinline__ uint32_t lds32(const uint8_t* p) { return *(const uint32_t*)p; }
 // sc8 is signed byte k of w.
 __device__ __forceinline__ int sc8(uint32_t w, int k) { return (int)(int8_t)(uint8_t)(w >> (8 * k)); }
 
+// mq_issue starts the copies of step `step` into stage buffer st.
 template <int T>
+__device__ __forceinline__ void mq_issue(uint8_t* st, const uint8_t* W, i64 wstride, int M, const uint8_t* X,
+                                         i64 xstride, int N, int K, int row0, int col0, int step) {
+    const int nb = K / 256;
+    constexpr int WLD = mq_wld<T>();
+    constexpr int WCH = T == T_Q4_K ? 9 : T == T_Q6_K ? 14 : 17;  // 16-byte chunks a row
+    for (int i = threadIdx.x; i < MQ_TM * WCH; i += MQ_NT) {
+        const int row = i / WCH, ch = i % WCH;
+        const bool ok = row0 + row < M;
+        const uint8_t* wr = W + (i64)(ok ? row0 + row : 0) * wstride;
+        const uint8_t* src;
+        if (T == T_Q4_K) {
+            src = wr + 144 * step + 16 * ch;
+        } else if (T == T_Q6_K) {
+            if (ch < 8)
+                src = wr + 128 * step + 16 * ch;
+            else if (ch < 12)
+                src = wr + 128 * nb + 64 * step + 16 * (ch - 8);
+            else if (ch == 12)
+                src = wr + 192 * nb + 16 * step;
+            else
+                src = wr + 208 * nb + 16 * (step / 8);  // the chunk holding d[step]
+        } else {
+            src = ch < 16 ? wr + 256 * step + 16 * ch : wr + K + 16 * step;
+        }
+        cp16(st + row * WLD + 16 * ch, src, ok);
+    }
+    uint8_t* xq = st + MQ_TM * WLD;
+    uint8_t* xe = xq + MQ_TN * MQ_XLD;
+    constexpr int XEX = mq_xex<T>(), XCH = 16 + XEX / 16;
+    for (int i = threadIdx.x; i < MQ_TN * XCH; i += MQ_NT) {
+        const int col = i / XCH, ch = i % XCH;
+        const bool ok = col0 + col < N;
+        const uint8_t* xr = X + (i64)(ok ? col0 + col : 0) * xstride;
+        if (ch < 16) {
+            cp16(xq + col * MQ_XLD + 16 * ch, xr + 256 * step + 16 * ch, ok);
+            continue;
+        }
+        const int e = ch - 16;
+        const uint8_t* src;
+        if (T == T_Q8_0)
+            src = xr + K + 32 * step + 16 * e;
+        else if (T == T_Q4_K && e < 4)
+            src = xr + Q8K_BSUMS(K) + 64 * step + 16 * e;
+        else
+            src = xr + K + 16 * (step / 4);  // the chunk holding d[step]
+        cp16(xe + col * XEX + 16 * e, src, ok);
+    }
+}
+
+template <int T, int MQ_STAGES>
 __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride, float* D, i64 dstride, int M,
                     int K, int N, float* part, int ntile) {
     extern __shared__ __align__(16) uint8_t mq_raw[];
-    MqSmem& sm = *reinterpret_cast<MqSmem*>(mq_raw);
+    constexpr int WLD = mq_wld<T>(), XEX = mq_xex<T>(), SB = mq_stage_bytes<T>();
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int g = lane >> 2, tig = lane & 3;
     const int wm0 = (warp & 3) * 32, wn0 = (warp >> 2) * 32;
@@ -232,20 +142,24 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
 #pragma unroll
             for (int e = 0; e < 4; e++) acc[a][b][e] = 0;
 
-    MqLoad L;
-    if (s0 < s1) mq_load<T>(L, W, wstride, M, X, xstride, N, K, row0, col0, s0);
+    // Prologue: the first MQ_STAGES-1 steps in flight (a group each, empty past the end).
+#pragma unroll
+    for (int p = 0; p < MQ_STAGES - 1; p++) {
+        if (s0 + p < s1) mq_issue<T>(mq_raw + p * SB, W, wstride, M, X, xstride, N, K, row0, col0, s0 + p);
+        cp_commit();
+    }
     for (int step = s0; step < s1; step++) {
-        __syncthreads();  // the last step's fragments are read
-        mq_store<T>(sm, L, M, N, row0, col0);
-        __syncthreads();
-        if (step + 1 < s1) mq_load<T>(L, W, wstride, M, X, xstride, N, K, row0, col0, step + 1);
+        const int i = step - s0;
+        cp_wait<MQ_STAGES - 2>();  // step's group has landed (for this thread)
+        __syncthreads();           // ... for every thread; and step-1's buffer is free
+        if (step + MQ_STAGES - 1 < s1)
+            mq_issue<T>(mq_raw + ((i + MQ_STAGES - 1) % MQ_STAGES) * SB, W, wstride, M, X, xstride, N, K, row0, col0,
+                        step + MQ_STAGES - 1);
+        cp_commit();
+        const uint8_t* st = mq_raw + (i % MQ_STAGES) * SB;
+        const uint8_t* xq = st + MQ_TM * WLD;
+        const uint8_t* xe = xq + MQ_TN * MQ_XLD;
 
-        // The scales of this lane's four weight rows (mi, e >> 1).
-        uint4 scw[2][2];
-#pragma unroll
-        for (int mi = 0; mi < 2; mi++)
-#pragma unroll
-            for (int h = 0; h < 2; h++) scw[mi][h] = *(const uint4*)&sm.wsc[wm0 + 16 * mi + g + 8 * h][0];
         int isum[2][4][4];
 #pragma unroll
         for (int a = 0; a < 2; a++)
@@ -254,82 +168,202 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
 #pragma unroll
                 for (int e = 0; e < 4; e++) isum[a][b][e] = 0;
 
-#pragma unroll 2
-        for (int c = 0; c < 8; c++) {  // 32 elements of K
-            uint32_t A[2][4], B[4][2];
-#pragma unroll
-            for (int mi = 0; mi < 2; mi++) ldsm_x4(A[mi], &sm.w[wm0 + 16 * mi + (lane & 15)][32 * c + 16 * (lane >> 4)]);
+        // B fragments of 32 elements of K (c): ldmatrix from the activation rows.
+        auto loadB = [&](int c, uint32_t(&B)[4][2]) {
 #pragma unroll
             for (int nj = 0; nj < 2; nj++) {
                 uint32_t r[4];
-                ldsm_x4(r, &sm.x[wn0 + 16 * nj + (lane & 7) + 8 * (lane >> 4)][32 * c + 16 * ((lane >> 3) & 1)]);
+                ldsm_x4(r, xq + (wn0 + 16 * nj + (lane & 7) + 8 * (lane >> 4)) * MQ_XLD + 32 * c + 16 * ((lane >> 3) & 1));
                 B[2 * nj][0] = r[0];
                 B[2 * nj][1] = r[1];
                 B[2 * nj + 1][0] = r[2];
                 B[2 * nj + 1][1] = r[3];
             }
-#pragma unroll
-            for (int mi = 0; mi < 2; mi++) {
-#pragma unroll
-                for (int ni = 0; ni < 4; ni++) {
-                    if (T == T_Q6_K) {
-                        int C0[4] = {0, 0, 0, 0}, C1[4] = {0, 0, 0, 0};
-                        mma_k16(C0, A[mi][0], A[mi][1], B[ni][0]);
-                        mma_k16(C1, A[mi][2], A[mi][3], B[ni][1]);
-#pragma unroll
-                        for (int e = 0; e < 4; e++) {
-                            const uint4 s = scw[mi][e >> 1];
-                            const uint32_t sw = (2 * c) < 4 ? s.x : (2 * c) < 8 ? s.y : (2 * c) < 12 ? s.z : s.w;
-                            isum[mi][ni][e] += sc8(sw, (2 * c) & 3) * C0[e] + sc8(sw, (2 * c + 1) & 3) * C1[e];
-                        }
-                    } else {
-                        int C[4] = {0, 0, 0, 0};
-                        mma_k32(C, A[mi], B[ni][0], B[ni][1]);
-#pragma unroll
-                        for (int e = 0; e < 4; e++) {
-                            if (T == T_Q8_0) {
-                                const int row = wm0 + 16 * mi + g + 8 * (e >> 1);
-                                const int col = wn0 + 8 * ni + 2 * tig + (e & 1);
-                                acc[mi][ni][e] += (float)C[e] * (sm.wd[row][c] * sm.xd[col][c]);
-                            } else {
-                                const uint4 s = scw[mi][e >> 1];
-                                const uint32_t sw = c < 4 ? s.x : s.y;
-                                isum[mi][ni][e] += sc8(sw, c & 3) * C[e];
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        if (T != T_Q8_0) {
+        };
+
+        if (T == T_Q4_K) {
+            // Scales of this lane's rows (mi, h): getScaleMinK4 of header bytes 4..15.
+            uint32_t scw[2][2][2];
 #pragma unroll
             for (int mi = 0; mi < 2; mi++)
 #pragma unroll
                 for (int h = 0; h < 2; h++) {
-                    const int row = wm0 + 16 * mi + g + 8 * h;
-                    const float d = sm.wd[row][0], dmin = sm.wd[row][1];
-                    const uint32_t m0 = sm.wm[row][0], m1 = sm.wm[row][1];
+                    const uint8_t* wrow = st + (wm0 + 16 * mi + g + 8 * h) * WLD;
+                    const uint32_t q0 = lds32(wrow + 4), q2 = lds32(wrow + 12);
+                    scw[mi][h][0] = q0 & 0x3f3f3f3f;
+                    scw[mi][h][1] = (q2 & 0x0f0f0f0f) | (((q0 >> 6) & 0x03030303) << 4);
+                }
+#pragma unroll
+            for (int j = 0; j < 4; j++) {  // sub-blocks 2j (low nibbles) and 2j+1 (high) of qs[32j, 32j+32)
+                uint32_t w[2][4];
+#pragma unroll
+                for (int mi = 0; mi < 2; mi++) {
+                    const uint8_t* ra = st + (wm0 + 16 * mi + g) * WLD + 16 + 32 * j + 4 * tig;
+                    w[mi][0] = lds32(ra);
+                    w[mi][1] = lds32(ra + 8 * WLD);
+                    w[mi][2] = lds32(ra + 16);
+                    w[mi][3] = lds32(ra + 8 * WLD + 16);
+                }
+#pragma unroll
+                for (int hi = 0; hi < 2; hi++) {
+                    const int c = 2 * j + hi;
+                    uint32_t B[4][2];
+                    loadB(c, B);
+#pragma unroll
+                    for (int mi = 0; mi < 2; mi++) {
+                        uint32_t A[4];
+#pragma unroll
+                        for (int k = 0; k < 4; k++) A[k] = (w[mi][k] >> (4 * hi)) & 0x0f0f0f0f;
+                        const int sa = sc8(scw[mi][0][c >> 2], c & 3), sb = sc8(scw[mi][1][c >> 2], c & 3);
+#pragma unroll
+                        for (int ni = 0; ni < 4; ni++) {
+                            int C[4] = {0, 0, 0, 0};
+                            mma_k32(C, A, B[ni][0], B[ni][1]);
+                            isum[mi][ni][0] += sa * C[0];
+                            isum[mi][ni][1] += sa * C[1];
+                            isum[mi][ni][2] += sb * C[2];
+                            isum[mi][ni][3] += sb * C[3];
+                        }
+                    }
+                }
+            }
+            // Block formula: d*yd*isum - dmin*yd*mins, mins = sum_j m_j * (bsums of sub-block j).
+            float d[2][2], dmin[2][2];
+            uint32_t mw[2][2][2];
+#pragma unroll
+            for (int mi = 0; mi < 2; mi++)
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    const uint8_t* wrow = st + (wm0 + 16 * mi + g + 8 * h) * WLD;
+                    const uint32_t dd = lds32(wrow), q1 = lds32(wrow + 8), q2 = lds32(wrow + 12);
+                    d[mi][h] = h2f(dd & 0xffff);
+                    dmin[mi][h] = h2f(dd >> 16);
+                    mw[mi][h][0] = q1 & 0x3f3f3f3f;
+                    mw[mi][h][1] = ((q2 >> 4) & 0x0f0f0f0f) | (((q1 >> 6) & 0x03030303) << 4);
+                }
+#pragma unroll
+            for (int ni = 0; ni < 4; ni++)
+#pragma unroll
+                for (int o = 0; o < 2; o++) {
+                    const int col = wn0 + 8 * ni + 2 * tig + o;
+                    const uint8_t* ex = xe + col * XEX;
+                    const int4 b0 = *(const int4*)ex, b1 = *(const int4*)(ex + 16), b2 = *(const int4*)(ex + 32),
+                               b3 = *(const int4*)(ex + 48);
+                    const uint32_t p0 = ((uint32_t)(b0.x + b0.y) & 0xffff) | ((uint32_t)(b0.z + b0.w) << 16);
+                    const uint32_t p1 = ((uint32_t)(b1.x + b1.y) & 0xffff) | ((uint32_t)(b1.z + b1.w) << 16);
+                    const uint32_t p2 = ((uint32_t)(b2.x + b2.y) & 0xffff) | ((uint32_t)(b2.z + b2.w) << 16);
+                    const uint32_t p3 = ((uint32_t)(b3.x + b3.y) & 0xffff) | ((uint32_t)(b3.z + b3.w) << 16);
+                    const float yd = ((const float*)(ex + 64))[step & 3];
+#pragma unroll
+                    for (int mi = 0; mi < 2; mi++)
+#pragma unroll
+                        for (int h = 0; h < 2; h++) {
+                            int mins = __dp2a_lo((int)p0, (int)mw[mi][h][0], 0);
+                            mins = __dp2a_hi((int)p1, (int)mw[mi][h][0], mins);
+                            mins = __dp2a_lo((int)p2, (int)mw[mi][h][1], mins);
+                            mins = __dp2a_hi((int)p3, (int)mw[mi][h][1], mins);
+                            const int e = 2 * h + o;
+                            acc[mi][ni][e] += d[mi][h] * yd * (float)isum[mi][ni][e] - dmin[mi][h] * yd * (float)mins;
+                        }
+                }
+        } else if (T == T_Q6_K) {
+#pragma unroll
+            for (int hh = 0; hh < 2; hh++) {  // the 128-element halves
+                // This lane's words of rows g and g+8: elements 4tig.. and 16+4tig.. of each
+                // 32-element group of the half.
+                uint32_t qh[2][4], ql[2][2][4];
+#pragma unroll
+                for (int mi = 0; mi < 2; mi++) {
+                    const uint8_t* r = st + (wm0 + 16 * mi + g) * WLD;
+                    qh[mi][0] = lds32(r + 128 + 32 * hh + 4 * tig);
+                    qh[mi][1] = lds32(r + 8 * WLD + 128 + 32 * hh + 4 * tig);
+                    qh[mi][2] = lds32(r + 128 + 32 * hh + 16 + 4 * tig);
+                    qh[mi][3] = lds32(r + 8 * WLD + 128 + 32 * hh + 16 + 4 * tig);
+#pragma unroll
+                    for (int s2 = 0; s2 < 2; s2++) {
+                        const int o = 64 * hh + 32 * s2 + 4 * tig;
+                        ql[mi][s2][0] = lds32(r + o);
+                        ql[mi][s2][1] = lds32(r + 8 * WLD + o);
+                        ql[mi][s2][2] = lds32(r + o + 16);
+                        ql[mi][s2][3] = lds32(r + 8 * WLD + o + 16);
+                    }
+                }
+#pragma unroll
+                for (int s = 0; s < 4; s++) {  // 32-element group c = 4hh + s
+                    const int c = 4 * hh + s;
+                    uint32_t B[4][2];
+                    loadB(c, B);
+#pragma unroll
+                    for (int mi = 0; mi < 2; mi++) {
+                        uint32_t A[4];
+#pragma unroll
+                        for (int k = 0; k < 4; k++)
+                            A[k] = __vsub4(((ql[mi][s & 1][k] >> (4 * (s >> 1))) & 0x0f0f0f0f) |
+                                               (((qh[mi][k] >> (2 * s)) & 0x03030303) << 4),
+                                           0x20202020);
+                        const uint8_t* sr = st + (wm0 + 16 * mi + g) * WLD + 192 + 2 * c;
+                        const int sa0 = (int)(int8_t)sr[0], sa1 = (int)(int8_t)sr[1];
+                        const int sb0 = (int)(int8_t)sr[8 * WLD], sb1 = (int)(int8_t)sr[8 * WLD + 1];
+#pragma unroll
+                        for (int ni = 0; ni < 4; ni++) {
+                            int C0[4] = {0, 0, 0, 0}, C1[4] = {0, 0, 0, 0};
+                            mma_k16(C0, A[0], A[1], B[ni][0]);
+                            mma_k16(C1, A[2], A[3], B[ni][1]);
+                            isum[mi][ni][0] += sa0 * C0[0] + sa1 * C1[0];
+                            isum[mi][ni][1] += sa0 * C0[1] + sa1 * C1[1];
+                            isum[mi][ni][2] += sb0 * C0[2] + sb1 * C1[2];
+                            isum[mi][ni][3] += sb0 * C0[3] + sb1 * C1[3];
+                        }
+                    }
+                }
+            }
+#pragma unroll
+            for (int mi = 0; mi < 2; mi++)
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    const uint8_t* wrow = st + (wm0 + 16 * mi + g + 8 * h) * WLD;
+                    const float d = h2f(*(const uint16_t*)(wrow + 208 + 2 * (step & 7)));
 #pragma unroll
                     for (int ni = 0; ni < 4; ni++)
 #pragma unroll
                         for (int o = 0; o < 2; o++) {
                             const int col = wn0 + 8 * ni + 2 * tig + o;
+                            const float yd = ((const float*)(xe + col * XEX))[step & 3];
                             const int e = 2 * h + o;
-                            const float yd = sm.xd[col][0];
-                            if (T == T_Q4_K) {
-                                const uint4 bs = *(const uint4*)&sm.xbs[col][0];
-                                int mins = __dp2a_lo((int)bs.x, (int)m0, 0);
-                                mins = __dp2a_hi((int)bs.y, (int)m0, mins);
-                                mins = __dp2a_lo((int)bs.z, (int)m1, mins);
-                                mins = __dp2a_hi((int)bs.w, (int)m1, mins);
-                                acc[mi][ni][e] += d * yd * (float)isum[mi][ni][e] - dmin * yd * (float)mins;
-                            } else {
-                                acc[mi][ni][e] += d * yd * (float)isum[mi][ni][e];
-                            }
+                            acc[mi][ni][e] += d * yd * (float)isum[mi][ni][e];
                         }
                 }
+        } else {  // Q8_0: ldmatrix from the int8 rows; a float product per 32-element block
+#pragma unroll
+            for (int c = 0; c < 8; c++) {
+                uint32_t A[2][4], B[4][2];
+#pragma unroll
+                for (int mi = 0; mi < 2; mi++)
+                    ldsm_x4(A[mi], st + (wm0 + 16 * mi + (lane & 15)) * WLD + 32 * c + 16 * (lane >> 4));
+                loadB(c, B);
+                float wd[2][2], xd[4][2];
+#pragma unroll
+                for (int mi = 0; mi < 2; mi++)
+#pragma unroll
+                    for (int h = 0; h < 2; h++)
+                        wd[mi][h] = h2f(*(const uint16_t*)(st + (wm0 + 16 * mi + g + 8 * h) * WLD + 256 + 2 * c));
+#pragma unroll
+                for (int ni = 0; ni < 4; ni++)
+#pragma unroll
+                    for (int o = 0; o < 2; o++) xd[ni][o] = ((const float*)(xe + (wn0 + 8 * ni + 2 * tig + o) * XEX))[c];
+#pragma unroll
+                for (int mi = 0; mi < 2; mi++)
+#pragma unroll
+                    for (int ni = 0; ni < 4; ni++) {
+                        int C[4] = {0, 0, 0, 0};
+                        mma_k32(C, A[mi], B[ni][0], B[ni][1]);
+#pragma unroll
+                        for (int e = 0; e < 4; e++) acc[mi][ni][e] += (float)C[e] * (wd[mi][e >> 1] * xd[ni][e & 1]);
+                    }
+            }
         }
     }
+    cp_wait<0>();
     float* out = D;
     i64 ostride = dstride;
     if (nsplit > 1) {
@@ -348,11 +382,16 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
             }
 }
 
-#define MMQ(NAME, T)                                                                                              \
-    extern "C" __global__ void __launch_bounds__(MQ_NT, MQ_MINB) mmq_##NAME(const uint8_t* W, i64 wstride, const uint8_t* X, \
-                                                                   i64 xstride, float* D, i64 dstride, int M, int K, \
-                                                                   int N, float* part, int ntile) {              \
-        mmq<T>(W, wstride, X, xstride, D, dstride, M, K, N, part, ntile);                                         \
+#define MMQ(NAME, T)                                                                                                 \
+    extern "C" __global__ void __launch_bounds__(MQ_NT, 1) mmq_##NAME(const uint8_t* W, i64 wstride, const uint8_t* X, \
+                                                                      i64 xstride, float* D, i64 dstride, int M,    \
+                                                                      int K, int N, float* part, int ntile) {       \
+        mmq<T, 3>(W, wstride, X, xstride, D, dstride, M, K, N, part, ntile);                                         \
+    }                                                                                                                \
+    extern "C" __global__ void __launch_bounds__(MQ_NT, 1) mmq4_##NAME(const uint8_t* W, i64 wstride, const uint8_t* X, \
+                                                                       i64 xstride, float* D, i64 dstride, int M,   \
+                                                                       int K, int N, float* part, int ntile) {      \
+        mmq<T, 4>(W, wstride, X, xstride, D, dstride, M, K, N, part, ntile);                                         \
     }
 MMQ(q4_k, T_Q4_K)
 MMQ(q6_k, T_Q6_K)

@@ -3,17 +3,33 @@ package cuda
 import "ember/inference/quant"
 
 // The tensor-core product (kernels/cuda/mmq.cu): tiles of mmqTM weight rows x mmqTN
-// activation rows, 256 threads, mmqSmem bytes of dynamic shared memory (sizeof(MqSmem)).
+// activation rows, 256 threads, and a ring of stages of raw blocks in dynamic shared
+// memory (mq_stage_bytes there).
 const (
 	mmqTM, mmqTN, mmqThreads = 128, 64, 256
-	mmqSmem                  = 128*272 + 64*272 + 4*128*8 + 4*64*8 + 128*16 + 4*128*2 + 4*64*4
 	// mmqMinRows is the batch from which Q4_K, Q6_K and Q8_0 products go to the
 	// tensor-core kernel instead of the matrix-vector one.
 	mmqMinRows = 16
 	// mmqBlocks is the number of blocks below which a product's K steps are split over
-	// more blocks (two blocks an SM on a 132-SM H200).
+	// more blocks (two waves of one block an SM on a 132-SM H200).
 	mmqBlocks = 264
+	// mmqSmemMax is the dynamic shared memory the kernels may be given (Hopper: 227 KiB).
+	mmqSmemMax = 227 << 10
 )
+
+// mmqStageBytes is the shared memory of one stage for weights of type t: mmqTM rows of
+// the raw weight blocks and mmqTN activation rows (quants padded to 272 bytes, and their
+// scales and sums).
+func mmqStageBytes(t quant.Type) int {
+	w, x := 144, 80 // Q4_K: the block; Q8_K: 16 bsums and the 16 bytes holding d
+	switch t {
+	case quant.Q6_K:
+		w, x = 240, 16
+	case quant.Q8_0:
+		w, x = 272, 32
+	}
+	return mmqTM*w + mmqTN*(272+x)
+}
 
 // mmqSplits is how many ways the K steps of a product with mt x nt tiles are divided:
 // enough blocks to fill the GPU, at least two steps each.
@@ -52,7 +68,11 @@ func (b *Backend) mmq(d, w *tensor, xq uint64, xstride, n int) bool {
 			return true // the allocation failure is recorded
 		}
 	}
-	b.launch("mmq_"+suffix[w.typ], mt, nt*splits, mmqThreads, mmqSmem, ptr(w), i64(w.stride), xq, i64(xstride),
+	name, stages := "mmq_", 3
+	if b.mmqStages == 4 {
+		name, stages = "mmq4_", 4
+	}
+	b.launch(name+suffix[w.typ], mt, nt*splits, mmqThreads, stages*mmqStageBytes(w.typ), ptr(w), i64(w.stride), xq, i64(xstride),
 		ptr(d), i64(d.cols), i64(w.rows), i64(w.cols), i64(n), part, i64(nt))
 	if splits > 1 {
 		b.launch("mmq_reduce", blocks(n*w.rows), 1, 256, 0, ptr(d), i64(d.cols), part, i64(w.rows), i64(n), i64(splits))
