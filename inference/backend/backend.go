@@ -201,6 +201,12 @@ type Attention struct {
 	// prefix); each query row sees only its own sequence.
 	Table, Seq Tensor
 	BlockSize  int
+
+	// MaxLen, when > 0, is at least pos[i]+1 for every query row: the host's bound on
+	// the rows' lengths, by which a backend may pick kernels and size buffers for the
+	// positions in use rather than for the whole cache. The result is the same with or
+	// without it.
+	MaxLen int
 }
 
 // Row is where position t of a sequence lives in the cache: t itself when there is no

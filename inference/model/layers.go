@@ -78,6 +78,9 @@ func Inputs(be backend.Backend, s *Scratch, p Params, c *Cache, b Batch) (*In, e
 	be.WriteI32(in.Tokens, b.Tokens)
 	be.WriteI32(in.Pos, b.Pos)
 	in.Slots = in.Pos
+	for _, t := range b.Pos {
+		in.Attn.MaxLen = max(in.Attn.MaxLen, int(t)+1)
+	}
 	if b.Tables != nil {
 		in.Slots = s.Get("inp_slots", n)
 		be.WriteI32(in.Slots, slots)
@@ -92,7 +95,7 @@ func Inputs(be backend.Backend, s *Scratch, p Params, c *Cache, b Batch) (*In, e
 		}
 		table := be.View(c.table, 0, ns)
 		be.WriteI32(table, host)
-		in.Attn = backend.Attention{Table: table, Seq: seq, BlockSize: c.BlockSize}
+		in.Attn.Table, in.Attn.Seq, in.Attn.BlockSize = table, seq, c.BlockSize
 	}
 	if len(b.Logits) > 0 {
 		in.OutIDs = s.Get("inp_out_ids", len(b.Logits))

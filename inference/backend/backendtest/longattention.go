@@ -97,6 +97,15 @@ func testLongAttention(p *pair) {
 		p.be.Attention(o.beT, qb, kb, vb, pb, ab)
 		p.check(fmt.Sprintf("long Attention %d/%d heads, dims %d/%d, shared %v, contiguous %v, positions %v",
 			c.nh, c.nkv, c.hd, c.vhd, c.shared, c.contiguous, c.pos), o, 2e-3)
+		// Again with the host's bound on the lengths (Attention.MaxLen).
+		for _, t := range c.pos {
+			ab.MaxLen = max(ab.MaxLen, int(t)+1)
+		}
+		o = p.output(n, c.nh*c.vhd)
+		p.ref.Attention(o.refT, qr, kr, vr, pr, ar)
+		p.be.Attention(o.beT, qb, kb, vb, pb, ab)
+		p.check(fmt.Sprintf("long Attention with MaxLen %d, %d/%d heads, dims %d/%d, positions %v",
+			ab.MaxLen, c.nh, c.nkv, c.hd, c.vhd, c.pos), o, 2e-3)
 	}
 }
 

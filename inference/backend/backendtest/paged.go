@@ -77,6 +77,9 @@ func testPagedAttention(p *pair) {
 			Scale: 1 / float32(math.Sqrt(float64(c.hd))), BlockSize: bs}
 		ar, ab := a, a
 		ar.Table, ar.Seq, ab.Table, ab.Seq = tr, sr, tb, sb
+		for _, q := range qs { // the host's bound on the lengths, as the models give it
+			ab.MaxLen = max(ab.MaxLen, int(q.pos)+1)
+		}
 		o := p.output(n, c.nh*c.vhd)
 		p.ref.Attention(o.refT, qr, kr, vr, pr, ar)
 		p.be.Attention(o.beT, qb, kb, vb, pb, ab)

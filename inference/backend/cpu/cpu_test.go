@@ -48,3 +48,15 @@ func TestUnknownISA(t *testing.T) {
 		t.Fatal("an unknown instruction set was accepted")
 	}
 }
+
+// TestLongAttention runs the long-context attention cases (with and without the host's
+// bound on the lengths) on the best instruction set here.
+func TestLongAttention(t *testing.T) {
+	backendtest.RunAttention(t, func(t *testing.T) backend.Backend {
+		b, err := cpu.New(cpu.Options{Threads: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	})
+}

@@ -20,6 +20,10 @@ const smThreads, smPart, smemMax = 256, 2048, 200 << 10
 // attention.cu): 576 is MLA's latent row (DeepSeek-V2's 64 rope + 512 latent dims).
 const maxHead = 576
 
+// maxLenStep rounds Attention.MaxLen up before it bounds the positions a launch is
+// sized for.
+const maxLenStep = 256
+
 // Attention implements backend.Ops. Positions are not checked against the cache on the
 // host (they live on the device); the model keeps them inside its cache.
 func (b *Backend) Attention(dst, q, k, v, pos backend.Tensor, p backend.Attention) {
@@ -55,6 +59,11 @@ func (b *Backend) Attention(dst, q, k, v, pos backend.Tensor, p backend.Attentio
 	nmax := kt.rows
 	if table != nil {
 		nmax = min(nmax, tcols*bs)
+	}
+	if p.MaxLen > 0 {
+		// The rows' bound, rounded up so that a decode step's launches (and the graph
+		// recorded from them) change once every maxLenStep positions.
+		nmax = min(nmax, (p.MaxLen+maxLenStep-1)/maxLenStep*maxLenStep)
 	}
 	// Few (row, KV head) pairs over a long cache: each row's positions over several
 	// blocks (attention_split.go).
