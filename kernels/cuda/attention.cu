@@ -18,7 +18,7 @@ __device__ __forceinline__ i64 cache_row(const int* tab, int bs, int t) {
 extern "C" __global__ void __launch_bounds__(128)
 attention_f16(float* dst, i64 dstride, const float* q, i64 qstride, const uint16_t* k, i64 kstride,
               const uint16_t* v, i64 vstride, const int* pos, int nhead, int nkv, int hd, int vhd,
-              float scale, const int* table, int tcols, const int* seq, int bs) {
+              float scale, const int* table, int tcols, const int* seq, int bs) { pdl_entry();
     __shared__ float qs[MAX_HEAD];
     __shared__ float wm[ATT_WARPS];
     __shared__ float wl[ATT_WARPS];
@@ -93,7 +93,7 @@ attention_f16(float* dst, i64 dstride, const float* q, i64 qstride, const uint16
 extern "C" __global__ void __launch_bounds__(128)
 attention_gqa(float* dst, i64 dstride, const float* q, i64 qstride, const uint16_t* k, i64 kstride,
               const uint16_t* v, i64 vstride, const int* pos, int nhead, int nkv, int hd, int vhd,
-              float scale, const int* table, int tcols, const int* seq, int bs) {
+              float scale, const int* table, int tcols, const int* seq, int bs) { pdl_entry();
     __shared__ float qs[GQA_MAX][GQA_HEAD];
     __shared__ float wm[ATT_WARPS][GQA_MAX];
     __shared__ float wl[ATT_WARPS][GQA_MAX];
@@ -254,7 +254,7 @@ __device__ __forceinline__ void unpack8(uint4 raw, float* f) {
 extern "C" __global__ void __launch_bounds__(SM_THREADS)
 attention_smem(float* dst, i64 dstride, const float* q, i64 qstride, const uint16_t* k, i64 kstride,
                const uint16_t* v, i64 vstride, const int* pos, int nhead, int nkv, int hd, int vhd,
-               float scale, const int* table, int tcols, const int* seq, int bs, int nmax) {
+               float scale, const int* table, int tcols, const int* seq, int bs, int nmax) { pdl_entry();
     extern __shared__ float smem[];
     __shared__ float red[SM_THREADS / 32];
     const int i = blockIdx.x, kvh = blockIdx.y, tid = threadIdx.x;
@@ -421,7 +421,7 @@ extern "C" __global__ void __launch_bounds__(SM_THREADS)
 attention_split_stats(float* dst, i64 dstride, const float* q, i64 qstride, const uint16_t* k, i64 kstride,
                       const uint16_t* v, i64 vstride, const int* pos, int nhead, int nkv, int hd, int vhd,
                       float scale, const int* table, int tcols, const int* seq, int bs, float* work, int* count,
-                      int splits) {
+                      int splits) { pdl_entry();
     extern __shared__ float smem[];
     const int i = blockIdx.x, kvh = blockIdx.y % nkv, c = blockIdx.y / nkv;
     const int G = nhead / nkv, h0 = kvh * G;
@@ -459,7 +459,7 @@ extern "C" __global__ void __launch_bounds__(SM_THREADS)
 attention_split_pv(float* dst, i64 dstride, const float* q, i64 qstride, const uint16_t* k, i64 kstride,
                    const uint16_t* v, i64 vstride, const int* pos, int nhead, int nkv, int hd, int vhd,
                    float scale, const int* table, int tcols, const int* seq, int bs, float* work, int* count,
-                   int splits) {
+                   int splits) { pdl_entry();
     extern __shared__ float smem[];
     __shared__ float gm[GQA_MAX], ginv[GQA_MAX];
     __shared__ int last;

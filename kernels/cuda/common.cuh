@@ -7,6 +7,16 @@
 
 typedef long long i64;
 
+// pdl_entry is the first statement of every kernel. In a recorded graph a kernel may
+// follow a programmatic edge (inference/backend/cuda/pdl.go): it is launched while the
+// kernel before it finishes, and griddepcontrol.wait holds it until that kernel has
+// completed and its writes are visible, so nothing of it runs earlier. It then lets the
+// next kernel be launched. Without such an edge both instructions do nothing.
+__device__ __forceinline__ void pdl_entry() {
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+}
+
 // ggml type ids (inference/quant.Type).
 #define T_F32 0
 #define T_F16 1

@@ -332,7 +332,7 @@ __device__ void mmv_q8_0(MMV_ARGS, int rb) {
 }
 
 #define MMV_ONE(NAME, BODY, NX) \
-    extern "C" __global__ void __launch_bounds__(128) mmv_##NAME##_##NX(MMV_ARGS) { BODY<NX>(W, wstride, X, xstride, D, dstride, M, K, nx, blockIdx.x); }
+    extern "C" __global__ void __launch_bounds__(128) mmv_##NAME##_##NX(MMV_ARGS) { pdl_entry(); BODY<NX>(W, wstride, X, xstride, D, dstride, M, K, nx, blockIdx.x); }
 #define MMV(NAME, BODY) MMV_ONE(NAME, BODY, 1) MMV_ONE(NAME, BODY, 2) MMV_ONE(NAME, BODY, 4) MMV_ONE(NAME, BODY, 8)
 
 #define GEN(T) template <int NX> __device__ void gen_##T(MMV_ARGS, int rb) { mmv_generic<T, NX>(W, wstride, X, xstride, D, dstride, M, K, nx, rb); }
@@ -367,7 +367,7 @@ MMV(q8_0, mmv_q8_0)
 // activation row z / xdiv into dst row z; nrb row blocks per row. Each dot is computed
 // as by mmv_*_1.
 #define MMV_ID(NAME, BODY) \
-    extern "C" __global__ void __launch_bounds__(128) mmv_id_##NAME(MMV_ARGS, const int* ids, i64 estride, int xdiv, int nrb, int epz) { \
+    extern "C" __global__ void __launch_bounds__(128) mmv_id_##NAME(MMV_ARGS, const int* ids, i64 estride, int xdiv, int nrb, int epz) { pdl_entry(); \
         const int z = blockIdx.x / nrb; \
         const int e = ids ? ids[z] : z / epz; \
         BODY<1>(W + (i64)e * estride, wstride, X + (i64)(z / xdiv) * xstride, xstride, D + (i64)z * dstride, dstride, M, K, 1, \
@@ -394,7 +394,7 @@ extern "C" __global__ void __launch_bounds__(128)
 mmv_multi(const uint8_t* X, i64 xstride, int K,
           const uint8_t* W0, i64 ws0, float* D0, int M0, int t0,
           const uint8_t* W1, i64 ws1, float* D1, int M1, int t1,
-          const uint8_t* W2, i64 ws2, float* D2, int M2, int t2) {
+          const uint8_t* W2, i64 ws2, float* D2, int M2, int t2) { pdl_entry();
     int b = blockIdx.x;
     const int rpb0 = t0 == T_Q4_K ? 4 * Q4K_ROWS : 4, rpb1 = t1 == T_Q4_K ? 4 * Q4K_ROWS : 4;
     const int nb0 = (M0 + rpb0 - 1) / rpb0, nb1 = (M1 + rpb1 - 1) / rpb1;

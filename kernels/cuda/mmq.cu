@@ -27,10 +27,11 @@
 // rows); Q8_0 qs 256 | the 8 f16 scales (272, as MQ_XLD for ldmatrix).
 template <int T>
 __host__ __device__ constexpr int mq_wld() { return T == T_Q4_K ? 144 : T == T_Q6_K ? 240 : 272; }
-// Bytes of one activation row's extra data: Q8_K (Q4_K) the 16 bsums and the 16 bytes
-// holding d; Q8_K (Q6_K) d only; Q8_0 the 8 float scales.
+// Bytes of one activation row's extra data: Q8_K the 16 bytes holding d (the Q4_K mins
+// are summed from the quants on the tensor cores, so the bsums are not read); Q8_0 the 8
+// float scales.
 template <int T>
-__host__ __device__ constexpr int mq_xex() { return T == T_Q4_K ? 80 : T == T_Q6_K ? 16 : 32; }
+__host__ __device__ constexpr int mq_xex() { return T == T_Q8_0 ? 32 : 16; }
 template <int T>
 __host__ __device__ constexpr int mq_stage_bytes() { return MQ_TM * mq_wld<T>() + MQ_TN * (MQ_XLD + mq_xex<T>()); }
 
@@ -112,8 +113,6 @@ __device__ __forceinline__ void mq_issue(uint8_t* st, const uint8_t* W, i64 wstr
         const uint8_t* src;
         if (T == T_Q8_0)
             src = xr + K + 32 * step + 16 * e;
-        else if (T == T_Q4_K && e < 4)
-            src = xr + Q8K_BSUMS(K) + 64 * step + 16 * e;
         else
             src = xr + K + 16 * (step / 4);  // the chunk holding d[step]
         cp16(xe + col * XEX + 16 * e, src, ok);
@@ -182,17 +181,30 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
         };
 
         if (T == T_Q4_K) {
-            // Scales of this lane's rows (mi, h): getScaleMinK4 of header bytes 4..15.
-            uint32_t scw[2][2][2];
+            // Scales and mins of this lane's rows (mi, h): getScaleMinK4 of header bytes
+            // 4..15, a byte each, sub-blocks 0-3 in word 0 and 4-7 in word 1.
+            uint32_t scw[2][2][2], mw[2][2][2];
 #pragma unroll
             for (int mi = 0; mi < 2; mi++)
 #pragma unroll
                 for (int h = 0; h < 2; h++) {
                     const uint8_t* wrow = st + (wm0 + 16 * mi + g + 8 * h) * WLD;
-                    const uint32_t q0 = lds32(wrow + 4), q2 = lds32(wrow + 12);
+                    const uint32_t q0 = lds32(wrow + 4), q1 = lds32(wrow + 8), q2 = lds32(wrow + 12);
                     scw[mi][h][0] = q0 & 0x3f3f3f3f;
                     scw[mi][h][1] = (q2 & 0x0f0f0f0f) | (((q0 >> 6) & 0x03030303) << 4);
+                    mw[mi][h][0] = q1 & 0x3f3f3f3f;
+                    mw[mi][h][1] = ((q2 >> 4) & 0x0f0f0f0f) | (((q1 >> 6) & 0x03030303) << 4);
                 }
+            // mins[row][col] = sum_j m_j * (sum of x over sub-block j), on the tensor cores:
+            // a weight fragment holding m_j in every byte against the same x fragments,
+            // accumulated over the sub-blocks (exact int32, as the reference's bsums sum).
+            int mins[2][4][4];
+#pragma unroll
+            for (int a = 0; a < 2; a++)
+#pragma unroll
+                for (int b = 0; b < 4; b++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) mins[a][b][e] = 0;
 #pragma unroll
             for (int j = 0; j < 4; j++) {  // sub-blocks 2j (low nibbles) and 2j+1 (high) of qs[32j, 32j+32)
                 uint32_t w[2][4];
@@ -211,14 +223,17 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
                     loadB(c, B);
 #pragma unroll
                     for (int mi = 0; mi < 2; mi++) {
-                        uint32_t A[4];
+                        uint32_t A[4], Am[4];
 #pragma unroll
                         for (int k = 0; k < 4; k++) A[k] = (w[mi][k] >> (4 * hi)) & 0x0f0f0f0f;
                         const int sa = sc8(scw[mi][0][c >> 2], c & 3), sb = sc8(scw[mi][1][c >> 2], c & 3);
+                        Am[0] = Am[2] = (uint32_t)sc8(mw[mi][0][c >> 2], c & 3) * 0x01010101u;
+                        Am[1] = Am[3] = (uint32_t)sc8(mw[mi][1][c >> 2], c & 3) * 0x01010101u;
 #pragma unroll
                         for (int ni = 0; ni < 4; ni++) {
                             int C[4] = {0, 0, 0, 0};
                             mma_k32(C, A, B[ni][0], B[ni][1]);
+                            mma_k32(mins[mi][ni], Am, B[ni][0], B[ni][1]);
                             isum[mi][ni][0] += sa * C[0];
                             isum[mi][ni][1] += sa * C[1];
                             isum[mi][ni][2] += sb * C[2];
@@ -227,43 +242,20 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
                     }
                 }
             }
-            // Block formula: d*yd*isum - dmin*yd*mins, mins = sum_j m_j * (bsums of sub-block j).
-            float d[2][2], dmin[2][2];
-            uint32_t mw[2][2][2];
+            // Block formula: d*yd*isum - dmin*yd*mins.
 #pragma unroll
             for (int mi = 0; mi < 2; mi++)
 #pragma unroll
                 for (int h = 0; h < 2; h++) {
-                    const uint8_t* wrow = st + (wm0 + 16 * mi + g + 8 * h) * WLD;
-                    const uint32_t dd = lds32(wrow), q1 = lds32(wrow + 8), q2 = lds32(wrow + 12);
-                    d[mi][h] = h2f(dd & 0xffff);
-                    dmin[mi][h] = h2f(dd >> 16);
-                    mw[mi][h][0] = q1 & 0x3f3f3f3f;
-                    mw[mi][h][1] = ((q2 >> 4) & 0x0f0f0f0f) | (((q1 >> 6) & 0x03030303) << 4);
-                }
+                    const uint32_t dd = lds32(st + (wm0 + 16 * mi + g + 8 * h) * WLD);
+                    const float d = h2f(dd & 0xffff), dmin = h2f(dd >> 16);
 #pragma unroll
-            for (int ni = 0; ni < 4; ni++)
+                    for (int ni = 0; ni < 4; ni++)
 #pragma unroll
-                for (int o = 0; o < 2; o++) {
-                    const int col = wn0 + 8 * ni + 2 * tig + o;
-                    const uint8_t* ex = xe + col * XEX;
-                    const int4 b0 = *(const int4*)ex, b1 = *(const int4*)(ex + 16), b2 = *(const int4*)(ex + 32),
-                               b3 = *(const int4*)(ex + 48);
-                    const uint32_t p0 = ((uint32_t)(b0.x + b0.y) & 0xffff) | ((uint32_t)(b0.z + b0.w) << 16);
-                    const uint32_t p1 = ((uint32_t)(b1.x + b1.y) & 0xffff) | ((uint32_t)(b1.z + b1.w) << 16);
-                    const uint32_t p2 = ((uint32_t)(b2.x + b2.y) & 0xffff) | ((uint32_t)(b2.z + b2.w) << 16);
-                    const uint32_t p3 = ((uint32_t)(b3.x + b3.y) & 0xffff) | ((uint32_t)(b3.z + b3.w) << 16);
-                    const float yd = ((const float*)(ex + 64))[step & 3];
-#pragma unroll
-                    for (int mi = 0; mi < 2; mi++)
-#pragma unroll
-                        for (int h = 0; h < 2; h++) {
-                            int mins = __dp2a_lo((int)p0, (int)mw[mi][h][0], 0);
-                            mins = __dp2a_hi((int)p1, (int)mw[mi][h][0], mins);
-                            mins = __dp2a_lo((int)p2, (int)mw[mi][h][1], mins);
-                            mins = __dp2a_hi((int)p3, (int)mw[mi][h][1], mins);
+                        for (int o = 0; o < 2; o++) {
+                            const float yd = ((const float*)(xe + (wn0 + 8 * ni + 2 * tig + o) * XEX))[step & 3];
                             const int e = 2 * h + o;
-                            acc[mi][ni][e] += d[mi][h] * yd * (float)isum[mi][ni][e] - dmin[mi][h] * yd * (float)mins;
+                            acc[mi][ni][e] += d * yd * (float)isum[mi][ni][e] - dmin * yd * (float)mins[mi][ni][e];
                         }
                 }
         } else if (T == T_Q6_K) {
@@ -334,7 +326,7 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
                         }
                 }
         } else {  // Q8_0: ldmatrix from the int8 rows; a float product per 32-element block
-#pragma unroll
+#pragma unroll 2
             for (int c = 0; c < 8; c++) {
                 uint32_t A[2][4], B[4][2];
 #pragma unroll
@@ -385,12 +377,12 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
 #define MMQ(NAME, T)                                                                                                 \
     extern "C" __global__ void __launch_bounds__(MQ_NT, 1) mmq_##NAME(const uint8_t* W, i64 wstride, const uint8_t* X, \
                                                                       i64 xstride, float* D, i64 dstride, int M,    \
-                                                                      int K, int N, float* part, int ntile) {       \
+                                                                      int K, int N, float* part, int ntile) { pdl_entry();       \
         mmq<T, 3>(W, wstride, X, xstride, D, dstride, M, K, N, part, ntile);                                         \
     }                                                                                                                \
     extern "C" __global__ void __launch_bounds__(MQ_NT, 1) mmq4_##NAME(const uint8_t* W, i64 wstride, const uint8_t* X, \
                                                                        i64 xstride, float* D, i64 dstride, int M,   \
-                                                                       int K, int N, float* part, int ntile) {      \
+                                                                       int K, int N, float* part, int ntile) { pdl_entry();      \
         mmq<T, 4>(W, wstride, X, xstride, D, dstride, M, K, N, part, ntile);                                         \
     }
 MMQ(q4_k, T_Q4_K)
@@ -398,7 +390,7 @@ MMQ(q6_k, T_Q6_K)
 MMQ(q8_0, T_Q8_0)
 
 // mmq_reduce: dst[c, r] = sum over s of part[s][c][r], s in order.
-extern "C" __global__ void mmq_reduce(float* D, i64 dstride, const float* part, int M, int N, int splits) {
+extern "C" __global__ void mmq_reduce(float* D, i64 dstride, const float* part, int M, int N, int splits) { pdl_entry();
     const i64 n = (i64)M * N;
     for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < n; i += (i64)gridDim.x * blockDim.x) {
         float s = part[i];

@@ -12,7 +12,7 @@ __device__ void get_rows(float* dst, const uint8_t* table, i64 tstride, const in
 }
 
 #define GET_ROWS(NAME, T) \
-    extern "C" __global__ void get_rows_##NAME(float* dst, const uint8_t* table, i64 tstride, const int* ids, int cols, int nb) { \
+    extern "C" __global__ void get_rows_##NAME(float* dst, const uint8_t* table, i64 tstride, const int* ids, int cols, int nb) { pdl_entry(); \
         get_rows<T>(dst, table, tstride, ids, cols, nb); \
     }
 GET_ROWS(f32, T_F32)
@@ -42,7 +42,7 @@ __device__ __forceinline__ void set_row(uint8_t* dst, int f16, const float* src,
 }
 
 // set_rows: dst[rows[i], :] = src[i, :], dst F32 (f16 == 0) or F16.
-extern "C" __global__ void set_rows(uint8_t* dst, int f16, const float* src, const int* rows, int cols) {
+extern "C" __global__ void set_rows(uint8_t* dst, int f16, const float* src, const int* rows, int cols) { pdl_entry();
     set_row(dst, f16, src, rows[blockIdx.y], blockIdx.y, cols, blockIdx.x, gridDim.x);
 }
 
@@ -51,7 +51,7 @@ extern "C" __global__ void set_rows(uint8_t* dst, int f16, const float* src, con
 // row copy src1 as set_rows' grid of g1 would, the rest src2. The host fuses only when
 // neither destination overlaps the other launch's source or destination.
 extern "C" __global__ void set_rows2(uint8_t* dst1, int f16_1, const float* src1, int cols1, int g1,
-                                     uint8_t* dst2, int f16_2, const float* src2, int cols2, const int* rows) {
+                                     uint8_t* dst2, int f16_2, const float* src2, int cols2, const int* rows) { pdl_entry();
     const i64 r = rows[blockIdx.y];
     if ((int)blockIdx.x < g1)
         set_row(dst1, f16_1, src1, r, blockIdx.y, cols1, blockIdx.x, g1);
@@ -60,16 +60,16 @@ extern "C" __global__ void set_rows2(uint8_t* dst1, int f16_1, const float* src1
 }
 
 // binary: dst = a op b over n elements; b has bn elements (n, or one row of cols).
-extern "C" __global__ void add_f32(float* dst, const float* a, const float* b, i64 n, i64 bn) {
+extern "C" __global__ void add_f32(float* dst, const float* a, const float* b, i64 n, i64 bn) { pdl_entry();
     for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (i64)gridDim.x * blockDim.x)
         dst[i] = a[i] + b[i % bn];
 }
-extern "C" __global__ void mul_f32(float* dst, const float* a, const float* b, i64 n, i64 bn) {
+extern "C" __global__ void mul_f32(float* dst, const float* a, const float* b, i64 n, i64 bn) { pdl_entry();
     for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (i64)gridDim.x * blockDim.x)
         dst[i] = a[i] * b[i % bn];
 }
 // swiglu: dst = g / (1 + exp(-g)) * u, exp in double as the reference.
-extern "C" __global__ void swiglu_f32(float* dst, const float* g, const float* u, i64 n) {
+extern "C" __global__ void swiglu_f32(float* dst, const float* g, const float* u, i64 n) { pdl_entry();
     for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (i64)gridDim.x * blockDim.x) {
         float x = g[i];
         float e = (float)exp(-(double)x);
@@ -78,7 +78,7 @@ extern "C" __global__ void swiglu_f32(float* dst, const float* g, const float* u
 }
 
 // rms_norm: one block of 256 threads per row; the sum of squares in double.
-extern "C" __global__ void rms_norm(float* dst, const float* x, const float* w, int cols, float eps) {
+extern "C" __global__ void rms_norm(float* dst, const float* x, const float* w, int cols, float eps) { pdl_entry();
     __shared__ double part[8];
     const float* in = x + (i64)blockIdx.x * cols;
     float* out = dst + (i64)blockIdx.x * cols;
@@ -134,7 +134,7 @@ __device__ __forceinline__ void rope_heads(float* row, int h0, int h1, int head_
 // rope: one block per row of x [rows, width], rotating each head's first dims values.
 extern "C" __global__ void rope_f32(float* x, const int* pos, int width, int head_dim, int dims, int neox,
                                     float theta_scale, float freq_scale, const float* factors, float ext,
-                                    float lo, float hi, float mscale) {
+                                    float lo, float hi, float mscale) { pdl_entry();
     extern __shared__ float cs[];  // dims floats
     int half = dims / 2;
     rope_table(cs, pos[blockIdx.x], half, theta_scale, freq_scale, factors, ext, lo, hi, mscale);
@@ -149,7 +149,7 @@ extern "C" __global__ void rope_f32(float* x, const int* pos, int width, int hea
 extern "C" __global__ void rope2_f32(float* x1, int width1, int nb1, float* x2, int width2, int hpb,
                                      const int* pos, int head_dim, int dims, int neox, float theta_scale,
                                      float freq_scale, const float* factors, float ext, float lo, float hi,
-                                     float mscale) {
+                                     float mscale) { pdl_entry();
     extern __shared__ float cs[];  // dims floats
     int half = dims / 2, y = blockIdx.y;
     float* x = x1;
@@ -169,7 +169,7 @@ extern "C" __global__ void rope2_f32(float* x1, int width1, int nb1, float* x2, 
 
 // quant_q8_0 / quant_q8_1: one warp per 32-element block, 8 blocks per CUDA block;
 // grid (ceil(nb/8), rows). s1 != 0 writes the Q8_1 sums.
-extern "C" __global__ void quant_q8(uint8_t* out, i64 ostride, const float* x, int k, int s1) {
+extern "C" __global__ void quant_q8(uint8_t* out, i64 ostride, const float* x, int k, int s1) { pdl_entry();
     int nb = k / 32;
     int ib = blockIdx.x * 8 + (threadIdx.x >> 5), lane = threadIdx.x & 31;
     if (ib >= nb) return;
@@ -240,7 +240,7 @@ __device__ __forceinline__ void q8k_quant(float v, uint8_t* row, int ib, int k) 
 }
 
 // quant_q8_k: one 256-thread block per 256-element block; grid (nb, rows).
-extern "C" __global__ void __launch_bounds__(256) quant_q8_k(uint8_t* out, i64 ostride, const float* x, int k) {
+extern "C" __global__ void __launch_bounds__(256) quant_q8_k(uint8_t* out, i64 ostride, const float* x, int k) { pdl_entry();
     q8k_quant(x[(i64)blockIdx.y * k + blockIdx.x * 256 + threadIdx.x], out + (i64)blockIdx.y * ostride, blockIdx.x, k);
 }
 
@@ -248,7 +248,7 @@ extern "C" __global__ void __launch_bounds__(256) quant_q8_k(uint8_t* out, i64 o
 // fused RMSNorm + MatMul activation of a layer). Grid (cols/256, rows): every block sums
 // its row's squares (in the same order) and writes and quantizes its 256 elements.
 extern "C" __global__ void __launch_bounds__(256) rms_norm_q8_k(float* dst, const float* x, const float* w, int cols, float eps,
-                                                                uint8_t* out, i64 ostride) {
+                                                                uint8_t* out, i64 ostride) { pdl_entry();
     __shared__ double part[8];
     const float* in = x + (i64)blockIdx.y * cols;
     float* o = dst + (i64)blockIdx.y * cols;
@@ -269,7 +269,7 @@ extern "C" __global__ void __launch_bounds__(256) rms_norm_q8_k(float* dst, cons
 
 // swiglu_q8_k: swiglu_f32 over rows of k, then quantized to Q8_K; grid (k/256, rows).
 extern "C" __global__ void __launch_bounds__(256) swiglu_q8_k(float* dst, const float* g, const float* u, int k,
-                                                              uint8_t* out, i64 ostride) {
+                                                              uint8_t* out, i64 ostride) { pdl_entry();
     const i64 j = (i64)blockIdx.y * k + blockIdx.x * 256 + threadIdx.x;
     const float x = g[j];
     const float e = (float)exp(-(double)x);
@@ -330,26 +330,26 @@ __device__ __forceinline__ void add_rms_norm_row(float* sum, const float* a, con
 }
 
 extern "C" __global__ void __launch_bounds__(ADD_NORM_THREADS) add_rms_norm(float* sum, const float* a, const float* b,
-                                                                             float* dst, const float* w, int cols, float eps) {
+                                                                             float* dst, const float* w, int cols, float eps) { pdl_entry();
     add_rms_norm_row<false>(sum, a, b, dst, w, cols, eps, nullptr, 0);
 }
 
 // add_rms_norm_q8_k: cols % 256 == 0; out rows of ostride bytes.
 extern "C" __global__ void __launch_bounds__(ADD_NORM_THREADS) add_rms_norm_q8_k(float* sum, const float* a, const float* b,
                                                                                   float* dst, const float* w, int cols,
-                                                                                  float eps, uint8_t* out, i64 ostride) {
+                                                                                  float eps, uint8_t* out, i64 ostride) { pdl_entry();
     add_rms_norm_row<true>(sum, a, b, dst, w, cols, eps, out, ostride);
 }
 
 // quant_half: F16 (bf == 0) or BF16 activations; quant_f32 copies.
-extern "C" __global__ void quant_half(uint8_t* out, i64 ostride, const float* x, int k, int bf) {
+extern "C" __global__ void quant_half(uint8_t* out, i64 ostride, const float* x, int k, int bf) { pdl_entry();
     uint16_t* row = (uint16_t*)(out + (i64)blockIdx.y * ostride);
     for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < k; j += gridDim.x * blockDim.x) {
         float v = x[(i64)blockIdx.y * k + j];
         row[j] = bf ? f2bf(v) : f2h(v);
     }
 }
-extern "C" __global__ void quant_f32(uint8_t* out, i64 ostride, const float* x, int k) {
+extern "C" __global__ void quant_f32(uint8_t* out, i64 ostride, const float* x, int k) { pdl_entry();
     float* row = (float*)(out + (i64)blockIdx.y * ostride);
     for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < k; j += gridDim.x * blockDim.x)
         row[j] = x[(i64)blockIdx.y * k + j];
@@ -367,7 +367,7 @@ extern "C" __global__ void quant_f32(uint8_t* out, i64 ostride, const float* x, 
 // the lower index (a warp argmax per slot); their probabilities optionally normalised
 // and scaled. logits [n, X]; ids (expert) and w (weight) [n, k], pair t*k + j.
 extern "C" __global__ void __launch_bounds__(32) moe_topk(int* ids, float* w, const float* logits, const float* bias, int X,
-                                                          int k, int ngroup, int ngroup_used, int sigmoid, int norm, float scale) {
+                                                          int k, int ngroup, int ngroup_used, int sigmoid, int norm, float scale) { pdl_entry();
     __shared__ float probs[MOE_MAX_EXPERTS], score[MOE_MAX_EXPERTS], gsum[MOE_MAX_EXPERTS];
     __shared__ int keep[MOE_MAX_EXPERTS], taken[MOE_MAX_EXPERTS];
     __shared__ float inv_s;
@@ -463,7 +463,7 @@ extern "C" __global__ void __launch_bounds__(32) moe_topk(int* ids, float* w, co
 // moe_sum: dst[t, c] = sum over slots j of d[t*k + j, c] * w[t*k + j], each product
 // rounded, added in slot order (as the host path's Mul, GetRows and Adds). d [n*k, E],
 // dst [n, E]; dst may alias neither d nor w.
-extern "C" __global__ void moe_sum(float* dst, const float* d, const float* w, int k, int E, int n) {
+extern "C" __global__ void moe_sum(float* dst, const float* d, const float* w, int k, int E, int n) { pdl_entry();
     for (i64 idx = (i64)blockIdx.x * blockDim.x + threadIdx.x; idx < (i64)n * E; idx += (i64)gridDim.x * blockDim.x) {
         const i64 t = idx / E, c = idx % E;
         const float* dr = d + t * k * E + c;

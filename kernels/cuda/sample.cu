@@ -29,7 +29,7 @@ __device__ __forceinline__ void argmax_scan(float v, int j, float& bv, int& bi) 
 // each thread scans its strided share of the row in increasing order keeping the first
 // of its largest, then the block reduces the (value, index) pairs, warps by shuffles and
 // then the warps' winners in warp 0.
-extern "C" __global__ void __launch_bounds__(ARGMAX_THREADS) argmax_f32(int* dst, const float* x, i64 stride, int cols) {
+extern "C" __global__ void __launch_bounds__(ARGMAX_THREADS) argmax_f32(int* dst, const float* x, i64 stride, int cols) { pdl_entry();
     __shared__ float wv[ARGMAX_THREADS / 32];
     __shared__ int wi[ARGMAX_THREADS / 32];
     const float* row = x + (i64)blockIdx.x * stride;

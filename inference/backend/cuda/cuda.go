@@ -44,6 +44,7 @@ type Backend struct {
 	scratches []uint64                // every scratch buffer, freed at Close
 	mmqPart   scratch                 // partial sums of split tensor-core products (mmq.go)
 	mmqStages int                     // $EMBER_CUDA_MMQ_STAGES=4: the 4-stage tensor-core kernels
+	noPDL     bool                    // $EMBER_CUDA_NO_PDL: full edges only in graphs (pdl.go)
 	closed    bool
 	prof      *profiler           // set by $EMBER_CUDA_PROFILE
 	queue     batch               // launches not yet issued (graph.go)
@@ -85,7 +86,8 @@ func New(opt Options) (*Backend, error) {
 	}
 	b := &Backend{h: h, dev: d, kernels: map[string]*kernel{}, live: map[uint64]int{}, pool: map[int][]uint64{},
 		act: map[quant.Type]*scratch{}, prof: newProfiler(), seen: map[uint64]bool{}, graphs: map[uint64][]*graph{},
-		noGraphs: os.Getenv("EMBER_CUDA_NO_GRAPHS") != "", mmqStages: envInt("EMBER_CUDA_MMQ_STAGES"), noMMQ: os.Getenv(NoMMQEnv) != "",
+		noGraphs: os.Getenv("EMBER_CUDA_NO_GRAPHS") != "", mmqStages: envInt("EMBER_CUDA_MMQ_STAGES"),
+		noPDL: os.Getenv("EMBER_CUDA_NO_PDL") != "", noMMQ: os.Getenv(NoMMQEnv) != "",
 		hostMoE: os.Getenv(HostMoEEnv) != "",
 		st:      stats{on: os.Getenv(StatsEnv) != "", start: time.Now()}, attnSmem: smemMax}
 	if v := os.Getenv(SkipEnv); v != "" {

@@ -60,6 +60,13 @@ static CUresult (*p_cuGraphInstantiateWithFlags)(CUgraphExec *, CUgraph, unsigne
 static CUresult (*p_cuGraphLaunch)(CUgraphExec, void *);
 static CUresult (*p_cuGraphExecDestroy)(CUgraphExec);
 static CUresult (*p_cuGraphDestroy)(CUgraph);
+// CUgraphEdgeData of cuda.h (CUDA 12.3+): a programmatic edge (type 1) from the
+// upstream kernel's programmatic port (1) lets the downstream kernel launch while the
+// upstream one finishes; the downstream kernel's griddepcontrol.wait then waits for it.
+typedef struct {
+	unsigned char from_port, to_port, type, reserved[5];
+} em_edge;
+static CUresult (*p_cuGraphAddDependencies_v2)(CUgraph, const CUgraphNode *, const CUgraphNode *, const em_edge *, size_t);
 
 // em_load opens libcuda.so.1 and resolves every symbol; it returns NULL or an error text.
 static const char *em_load(void) {
@@ -101,6 +108,8 @@ static const char *em_load(void) {
 	SYM(p_cuGraphExecDestroy, "cuGraphExecDestroy")
 	SYM(p_cuGraphDestroy, "cuGraphDestroy")
 #undef SYM
+	// Optional (drivers of CUDA 12.3 and later): without it every edge is a full one.
+	*(void **)(&p_cuGraphAddDependencies_v2) = dlsym(em_lib, "cuGraphAddDependencies_v2");
 	return 0;
 }
 
@@ -208,9 +217,10 @@ CUresult em_launch_many(CUcontext ctx, int n, CUfunction *fns, unsigned *dims, u
 }
 
 // em_graph_build makes an executable graph of a batch of launches, each depending on
-// the one before (the stream's order).
+// the one before (the stream's order); the edge into launch i is programmatic where
+// pdl[i] is set (its kernel waits for the one before with griddepcontrol.wait).
 CUresult em_graph_build(CUcontext ctx, int n, CUfunction *fns, unsigned *dims, uint64_t *args, int *nargs,
-                               CUgraphExec *exec, int *failed) {
+                               const unsigned char *pdl, CUgraphExec *exec, int *failed) {
 	CUresult r = em_ctx(ctx);
 	if (r) return r;
 	CUgraph g;
@@ -224,7 +234,12 @@ CUresult em_graph_build(CUcontext ctx, int n, CUfunction *fns, unsigned *dims, u
 		unsigned *d = dims + 5 * i;
 		em_knp p = {fns[i], d[0], d[1], d[2], d[3], 1, 1, d[4], ptrs, 0};
 		CUgraphNode node;
-		r = p_cuGraphAddKernelNode(&node, g, prev ? &prev : 0, prev ? 1 : 0, &p);
+		int prog = prev && pdl[i] && p_cuGraphAddDependencies_v2;
+		r = p_cuGraphAddKernelNode(&node, g, prev && !prog ? &prev : 0, prev && !prog ? 1 : 0, &p);
+		if (!r && prog) {
+			em_edge e = {1, 0, 1, {0, 0, 0, 0, 0}};
+			r = p_cuGraphAddDependencies_v2(g, &prev, &node, &e, 1);
+		}
 		if (r) { *failed = i; p_cuGraphDestroy(g); return r; }
 		prev = node;
 	}
@@ -425,10 +440,11 @@ func (h *ctxHandle) dtod(dst, src uint64, n int) error {
 type module struct {
 	name string
 	mod  C.CUmodule
+	pdl  map[string]bool // kernels that wait for the one before (pdlKernels)
 }
 
 func (h *ctxHandle) loadModule(name string, ptx []byte) (*module, error) {
-	m := &module{name: name}
+	m := &module{name: name, pdl: pdlKernels(ptx)}
 	if r := C.em_module_load(h.ctx, &m.mod, unsafe.Pointer(&ptx[0])); r != 0 {
 		return nil, cuErr("cuModuleLoadData", name+".ptx", r)
 	}
@@ -446,12 +462,13 @@ func (h *ctxHandle) unload(m *module) error {
 type kernel struct {
 	name string
 	fn   C.CUfunction
+	pdl  bool // it starts with griddepcontrol.wait: it may follow a programmatic edge
 }
 
 func (m *module) function(name string) (*kernel, error) {
 	cs := C.CString(name)
 	defer C.free(unsafe.Pointer(cs))
-	k := &kernel{name: name}
+	k := &kernel{name: name, pdl: m.pdl[name]}
 	if r := C.em_function(&k.fn, m.mod, cs); r != 0 {
 		return nil, cuErr("cuModuleGetFunction", name, r)
 	}

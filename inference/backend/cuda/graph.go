@@ -7,7 +7,7 @@ typedef void *CUcontext;
 typedef void *CUfunction;
 typedef void *CUgraphExec;
 CUresult em_launch_many(CUcontext ctx, int n, CUfunction *fns, unsigned *dims, uint64_t *args, int *nargs, int *failed);
-CUresult em_graph_build(CUcontext ctx, int n, CUfunction *fns, unsigned *dims, uint64_t *args, int *nargs, CUgraphExec *exec, int *failed);
+CUresult em_graph_build(CUcontext ctx, int n, CUfunction *fns, unsigned *dims, uint64_t *args, int *nargs, const unsigned char *pdl, CUgraphExec *exec, int *failed);
 CUresult em_graph_launch(CUcontext ctx, CUgraphExec e);
 CUresult em_graph_destroy(CUgraphExec e);
 */
@@ -40,10 +40,11 @@ type batch struct {
 	args  []uint64
 	nargs []C.int
 	names []string
+	pdl   []C.uchar // 1 where the kernel waits for the one before (kernel.pdl)
 }
 
 func (q *batch) reset() {
-	q.fns, q.dims, q.args, q.nargs, q.names = q.fns[:0], q.dims[:0], q.args[:0], q.nargs[:0], q.names[:0]
+	q.fns, q.dims, q.args, q.nargs, q.names, q.pdl = q.fns[:0], q.dims[:0], q.args[:0], q.nargs[:0], q.names[:0], q.pdl[:0]
 }
 
 func (q *batch) equal(o *batch) bool {
@@ -70,7 +71,7 @@ func (q *batch) hash() uint64 {
 
 func (q *batch) clone() *batch {
 	return &batch{fns: slices.Clone(q.fns), dims: slices.Clone(q.dims), args: slices.Clone(q.args),
-		nargs: slices.Clone(q.nargs), names: slices.Clone(q.names)}
+		nargs: slices.Clone(q.nargs), names: slices.Clone(q.names), pdl: slices.Clone(q.pdl)}
 }
 
 // graph is an instantiated graph and the batch it replays.
@@ -95,6 +96,11 @@ func (b *Backend) enqueue(k *kernel, gx, gy, bx, smem int, args []uint64) {
 	q.args = append(q.args, args...)
 	q.nargs = append(q.nargs, C.int(len(args)))
 	q.names = append(q.names, k.name)
+	var pdl C.uchar
+	if k.pdl && !b.noPDL {
+		pdl = 1
+	}
+	q.pdl = append(q.pdl, pdl)
 	if len(q.fns) >= maxQueued {
 		b.flush()
 	}
@@ -157,7 +163,7 @@ func (b *Backend) buildGraph(h uint64) bool {
 	var exec C.CUgraphExec
 	var failed C.int
 	if r := C.em_graph_build(b.h.ctx, C.int(len(q.fns)), &q.fns[0], &q.dims[0], (*C.uint64_t)(unsafe.Pointer(&q.args[0])),
-		&q.nargs[0], &exec, &failed); r != 0 {
+		&q.nargs[0], &q.pdl[0], &exec, &failed); r != 0 {
 		return false
 	}
 	b.st.built++

@@ -21,7 +21,7 @@ const (
 // the raw weight blocks and mmqTN activation rows (quants padded to 272 bytes, and their
 // scales and sums).
 func mmqStageBytes(t quant.Type) int {
-	w, x := 144, 80 // Q4_K: the block; Q8_K: 16 bsums and the 16 bytes holding d
+	w, x := 144, 16 // Q4_K: the block; Q8_K: the 16 bytes holding d
 	switch t {
 	case quant.Q6_K:
 		w, x = 240, 16

@@ -1,0 +1,43 @@
+package cuda
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestKernelsStartWithPDLEntry: the CUDA backend gives a kernel a programmatic graph
+// edge when its PTX holds griddepcontrol.wait, which is only safe when the wait comes
+// before anything else the kernel does: every kernel's body must open with pdl_entry().
+func TestKernelsStartWithPDLEntry(t *testing.T) {
+	files, err := filepath.Glob("*.cu")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no .cu files: %v", err)
+	}
+	global := regexp.MustCompile(`__global__`)
+	n := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := string(b)
+		for _, loc := range global.FindAllStringIndex(src, -1) {
+			open := strings.IndexByte(src[loc[1]:], '{')
+			if open < 0 {
+				t.Fatalf("%s: a kernel with no body", f)
+			}
+			body := strings.TrimLeft(src[loc[1]+open+1:], " \t\\\n")
+			if !strings.HasPrefix(body, "pdl_entry();") {
+				line := strings.Count(src[:loc[0]], "\n") + 1
+				t.Errorf("%s:%d: kernel body does not start with pdl_entry()", f, line)
+			}
+			n++
+		}
+	}
+	if n < 20 {
+		t.Fatalf("found only %d kernels", n)
+	}
+}
