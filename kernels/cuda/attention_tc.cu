@@ -294,6 +294,7 @@ __device__ __forceinline__ void attention_tc(float* dst, i64 dstride, const floa
         attention_tc##D(float* dst, i64 dstride, const float* q, i64 qstride, const uint16_t* k, i64 kstride,           \
                         const uint16_t* v, i64 vstride, const int* pos, int nhead, int nkv, int hd, int vhd,            \
                         float scale, const int* table, int tcols, const int* seq, int bs, int n, int zs) {              \
+        pdl_entry();                                                                                                    \
         attention_tc<D>(dst, dstride, q, qstride, k, kstride, v, vstride, pos, nhead, nkv, scale, table, tcols, seq, \
                         bs, n, zs);                                                                                     \
     }

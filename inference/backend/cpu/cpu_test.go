@@ -60,3 +60,15 @@ func TestLongAttention(t *testing.T) {
 		return b
 	})
 }
+
+// TestPrefillAttention runs the prefill-shaped attention cases (many rows of few
+// sequences) on the best instruction set here.
+func TestPrefillAttention(t *testing.T) {
+	backendtest.RunPrefillAttention(t, func(t *testing.T) backend.Backend {
+		b, err := cpu.New(cpu.Options{Threads: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	})
+}

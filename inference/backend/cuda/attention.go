@@ -65,6 +65,14 @@ func (b *Backend) Attention(dst, q, k, v, pos backend.Tensor, p backend.Attentio
 		// recorded from them) change once every maxLenStep positions.
 		nmax = min(nmax, (p.MaxLen+maxLenStep-1)/maxLenStep*maxLenStep)
 	}
+	// Many rows of few sequences (a prompt): tensor cores (attention_prefill.go).
+	seqs := 1
+	if table != nil {
+		seqs = table.rows
+	}
+	if b.attentionPrefill(args, qt.rows, p.NKVHead, g, p.HeadDim, p.VHeadDim, seqs) {
+		return
+	}
 	// Few (row, KV head) pairs over a long cache: each row's positions over several
 	// blocks (attention_split.go).
 	if b.attentionSplit(args, qt.rows, p.NKVHead, g, p.HeadDim, p.VHeadDim, nmax) {

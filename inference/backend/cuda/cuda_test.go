@@ -69,6 +69,28 @@ func TestSplitAttention(t *testing.T) {
 	}
 }
 
+// TestPrefillAttention runs the prefill-shaped attention cases with the tensor-core
+// kernel chosen as prefill chooses it, then forced on every shape it takes (the other
+// attention tests too: decode rows, long contexts), then off (attention_smem).
+func TestPrefillAttention(t *testing.T) {
+	newOrSkip(t).Close()
+	for _, mode := range []string{"auto", "on", "off"} {
+		t.Run(mode, func(t *testing.T) {
+			newBackend := func(t *testing.T) backend.Backend {
+				b := newOrSkip(t)
+				if mode != "auto" {
+					cuda.PrefillAttention(b, mode == "on")
+				}
+				return b
+			}
+			backendtest.RunPrefillAttention(t, newBackend)
+			if mode == "on" {
+				backendtest.RunAttention(t, newBackend)
+			}
+		})
+	}
+}
+
 // TestPagedAttention: attention through a block table (blocks shuffled, a shared
 // prefix block, two sequences) equals the reference on each sequence's contiguous cache.
 func TestPagedAttention(t *testing.T) {
