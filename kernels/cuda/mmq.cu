@@ -8,13 +8,12 @@
 // step are copied to shared memory with cp.async, several steps in flight; each warp
 // builds its int8 fragments of a 32 x 32 sub-tile straight from the raw weight quants
 // (ldmatrix for the int8 rows) and takes the scales from the raw block headers. K must be
-// a multiple of 256.
+// a multiple of 256 (Q8_0: of 128; the last step is then half zeros).
 //
 // Grid: (ceil(M / 128), ceil(n / 64) * splits). With splits > 1 the steps are divided
 // among the y blocks of a tile, which write partial sums part[split][n][M] that
 // mmq_reduce adds in split order (deterministic); with one split they write dst.
-// Dynamic shared memory: S * mq_stage_bytes<T>() for S stages (mmq.go computes the same);
-// mmq_* take 3 stages, mmq4_* 4.
+// Dynamic shared memory: 3 * mq_stage_bytes<T>() (mmq.go computes the same).
 #include "common.cuh"
 
 #define MQ_TM 128  // weight rows a block
@@ -70,16 +69,28 @@ __device__ __forceinline__ uint32_t lds32(const uint8_t* p) { return *(const uin
 // sc8 is signed byte k of w.
 __device__ __forceinline__ int sc8(uint32_t w, int k) { return (int)(int8_t)(uint8_t)(w >> (8 * k)); }
 
-// mq_issue starts the copies of step `step` into stage buffer st.
+// MqCols are the activation rows of a block's tile: rows col0 .. col0+n-1 of X and of
+// dst, or with map (a mixture of experts' pairs grouped by expert) map[col0+c]/xdiv of X
+// and map[col0+c] of dst.
+struct MqCols {
+    int col0, n;
+    const int* map;
+    int xdiv;
+    __device__ __forceinline__ int x(int c) const { return map ? map[col0 + c] / xdiv : col0 + c; }
+    __device__ __forceinline__ int out(int c) const { return map ? map[col0 + c] : col0 + c; }
+};
+
+// mq_issue starts the copies of step `step` into stage buffer st. Past K (a Q8_0 row
+// whose length is not a whole number of steps) the copies write zeros.
 template <int T>
 __device__ __forceinline__ void mq_issue(uint8_t* st, const uint8_t* W, i64 wstride, int M, const uint8_t* X,
-                                         i64 xstride, int N, int K, int row0, int col0, int step) {
+                                         i64 xstride, const MqCols& cols, int K, int row0, int step) {
     const int nb = K / 256;
     constexpr int WLD = mq_wld<T>();
     constexpr int WCH = T == T_Q4_K ? 9 : T == T_Q6_K ? 14 : 17;  // 16-byte chunks a row
     for (int i = threadIdx.x; i < MQ_TM * WCH; i += MQ_NT) {
         const int row = i / WCH, ch = i % WCH;
-        const bool ok = row0 + row < M;
+        bool ok = row0 + row < M;
         const uint8_t* wr = W + (i64)(ok ? row0 + row : 0) * wstride;
         const uint8_t* src;
         if (T == T_Q4_K) {
@@ -95,6 +106,7 @@ __device__ __forceinline__ void mq_issue(uint8_t* st, const uint8_t* W, i64 wstr
                 src = wr + 208 * nb + 16 * (step / 8);  // the chunk holding d[step]
         } else {
             src = ch < 16 ? wr + 256 * step + 16 * ch : wr + K + 16 * step;
+            if (ch < 16 && 256 * step + 16 * ch >= K) src = W, ok = false;
         }
         cp16(st + row * WLD + 16 * ch, src, ok);
     }
@@ -103,34 +115,34 @@ __device__ __forceinline__ void mq_issue(uint8_t* st, const uint8_t* W, i64 wstr
     constexpr int XEX = mq_xex<T>(), XCH = 16 + XEX / 16;
     for (int i = threadIdx.x; i < MQ_TN * XCH; i += MQ_NT) {
         const int col = i / XCH, ch = i % XCH;
-        const bool ok = col0 + col < N;
-        const uint8_t* xr = X + (i64)(ok ? col0 + col : 0) * xstride;
+        bool ok = col < cols.n;
+        const uint8_t* xr = X + (i64)(ok ? cols.x(col) : 0) * xstride;
         if (ch < 16) {
-            cp16(xq + col * MQ_XLD + 16 * ch, xr + 256 * step + 16 * ch, ok);
+            cp16(xq + col * MQ_XLD + 16 * ch, xr + 256 * step + 16 * ch, ok && 256 * step + 16 * ch < K);
             continue;
         }
         const int e = ch - 16;
         const uint8_t* src;
         if (T == T_Q8_0)
-            src = xr + K + 32 * step + 16 * e;
+            src = xr + K + 32 * step + 16 * e, ok = ok && 8 * step + 4 * e < K / 32;
         else
             src = xr + K + 16 * (step / 4);  // the chunk holding d[step]
         cp16(xe + col * XEX + 16 * e, src, ok);
     }
 }
 
+// mmq computes the block's tile: weight rows row0 = blockIdx.x * MQ_TM on, activation
+// rows cols, K steps [s0, s1) of split `split` (of nsplit).
 template <int T, int MQ_STAGES>
 __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride, float* D, i64 dstride, int M,
-                    int K, int N, float* part, int ntile) {
+                    int K, const MqCols cols, float* part, int N, int split, int nsplit) {
     extern __shared__ __align__(16) uint8_t mq_raw[];
     constexpr int WLD = mq_wld<T>(), XEX = mq_xex<T>(), SB = mq_stage_bytes<T>();
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int g = lane >> 2, tig = lane & 3;
     const int wm0 = (warp & 3) * 32, wn0 = (warp >> 2) * 32;
     const int row0 = blockIdx.x * MQ_TM;
-    const int split = blockIdx.y / ntile, nsplit = gridDim.y / ntile;
-    const int col0 = (blockIdx.y % ntile) * MQ_TN;
-    const int nsteps = K / 256, per = (nsteps + nsplit - 1) / nsplit;
+    const int nsteps = (K + 255) / 256, per = (nsteps + nsplit - 1) / nsplit;
     const int s0 = split * per, s1 = min(nsteps, s0 + per);
 
     float acc[2][4][4];
@@ -144,7 +156,7 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
     // Prologue: the first MQ_STAGES-1 steps in flight (a group each, empty past the end).
 #pragma unroll
     for (int p = 0; p < MQ_STAGES - 1; p++) {
-        if (s0 + p < s1) mq_issue<T>(mq_raw + p * SB, W, wstride, M, X, xstride, N, K, row0, col0, s0 + p);
+        if (s0 + p < s1) mq_issue<T>(mq_raw + p * SB, W, wstride, M, X, xstride, cols, K, row0, s0 + p);
         cp_commit();
     }
     for (int step = s0; step < s1; step++) {
@@ -152,7 +164,7 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
         cp_wait<MQ_STAGES - 2>();  // step's group has landed (for this thread)
         __syncthreads();           // ... for every thread; and step-1's buffer is free
         if (step + MQ_STAGES - 1 < s1)
-            mq_issue<T>(mq_raw + ((i + MQ_STAGES - 1) % MQ_STAGES) * SB, W, wstride, M, X, xstride, N, K, row0, col0,
+            mq_issue<T>(mq_raw + ((i + MQ_STAGES - 1) % MQ_STAGES) * SB, W, wstride, M, X, xstride, cols, K, row0,
                         step + MQ_STAGES - 1);
         cp_commit();
         const uint8_t* st = mq_raw + (i % MQ_STAGES) * SB;
@@ -369,21 +381,32 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
 #pragma unroll
             for (int e = 0; e < 4; e++) {
                 const int r = row0 + wm0 + 16 * mi + g + 8 * (e >> 1);
-                const int c = col0 + wn0 + 8 * ni + 2 * tig + (e & 1);
-                if (r < M && c < N) out[(i64)c * ostride + r] = acc[mi][ni][e];
+                const int c = wn0 + 8 * ni + 2 * tig + (e & 1);
+                if (r < M && c < cols.n) out[(i64)cols.out(c) * ostride + r] = acc[mi][ni][e];
             }
 }
 
-#define MMQ(NAME, T)                                                                                                 \
-    extern "C" __global__ void __launch_bounds__(MQ_NT, 1) mmq_##NAME(const uint8_t* W, i64 wstride, const uint8_t* X, \
-                                                                      i64 xstride, float* D, i64 dstride, int M,    \
-                                                                      int K, int N, float* part, int ntile) { pdl_entry();       \
-        mmq<T, 3>(W, wstride, X, xstride, D, dstride, M, K, N, part, ntile);                                         \
-    }                                                                                                                \
-    extern "C" __global__ void __launch_bounds__(MQ_NT, 1) mmq4_##NAME(const uint8_t* W, i64 wstride, const uint8_t* X, \
-                                                                       i64 xstride, float* D, i64 dstride, int M,   \
-                                                                       int K, int N, float* part, int ntile) { pdl_entry();      \
-        mmq<T, 4>(W, wstride, X, xstride, D, dstride, M, K, N, part, ntile);                                         \
+// mmq_*: dst = w x^T for n activation rows; grid (ceil(M/128), ceil(n/64) * splits).
+// mmq_id_*: the pairs of a mixture of experts grouped by expert (moe_group): y block t
+// takes tile t of the list (expert, first row in map, rows), idle past ntiles[0]; its
+// expert's matrix is estride bytes after the previous one's.
+#define MMQ(NAME, T)                                                                                                  \
+    extern "C" __global__ void __launch_bounds__(MQ_NT, 1)                                                            \
+        mmq_##NAME(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride, float* D, i64 dstride, int M, int K, \
+                   int N, float* part, int ntile) {                                                                   \
+        pdl_entry();                                                                                                  \
+        const int col0 = (blockIdx.y % ntile) * MQ_TN;                                                               \
+        const MqCols cols = {col0, min(MQ_TN, N - col0), nullptr, 1};                                                 \
+        mmq<T, 3>(W, wstride, X, xstride, D, dstride, M, K, cols, part, N, blockIdx.y / ntile, gridDim.y / ntile);   \
+    }                                                                                                                 \
+    extern "C" __global__ void __launch_bounds__(MQ_NT, 1)                                                            \
+        mmq_id_##NAME(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride, float* D, i64 dstride, int M,     \
+                      int K, const int* map, const int4* tiles, const int* ntiles, i64 estride, int xdiv) {           \
+        pdl_entry();                                                                                                  \
+        if ((int)blockIdx.y >= ntiles[0]) return;                                                                     \
+        const int4 t = tiles[blockIdx.y];                                                                             \
+        const MqCols cols = {t.y, t.z, map, xdiv};                                                                    \
+        mmq<T, 3>(W + (i64)t.x * estride, wstride, X, xstride, D, dstride, M, K, cols, nullptr, 0, 0, 1);             \
     }
 MMQ(q4_k, T_Q4_K)
 MMQ(q6_k, T_Q6_K)
@@ -396,5 +419,47 @@ extern "C" __global__ void mmq_reduce(float* D, i64 dstride, const float* part, 
         float s = part[i];
         for (int z = 1; z < splits; z++) s += part[(i64)z * n + i];
         D[(i / M) * dstride + i % M] = s;
+    }
+}
+
+// moe_group groups the P (token, slot) pairs of a mixture of experts by expert for
+// mmq_id: map lists the pairs expert by expert, each expert's in pair order; tiles holds
+// the runs of at most MQ_TN of them as (expert, first index in map, count, 0) in expert
+// order, and ntiles[0] their number (at most P/MQ_TN + X). One block of 1024 threads;
+// X <= MOE_GROUP_MAX experts.
+#define MOE_GROUP_MAX 1024
+extern "C" __global__ void __launch_bounds__(1024)
+moe_group(int* map, int4* tiles, int* ntiles, const int* ids, int P, int X) {
+    pdl_entry();
+    __shared__ int cnt[MOE_GROUP_MAX], off[MOE_GROUP_MAX];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    for (int e = warp; e < X; e += nw) {
+        int c = 0;
+        for (int p0 = 0; p0 < P; p0 += 32) {
+            const int p = p0 + lane;
+            c += __popc(__ballot_sync(0xffffffffu, p < P && ids[p] == e));
+        }
+        if (lane == 0) cnt[e] = c;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int o = 0, t = 0;
+        for (int e = 0; e < X; e++) {
+            off[e] = o;
+            for (int s = 0; s < cnt[e]; s += MQ_TN) tiles[t++] = make_int4(e, o + s, min(MQ_TN, cnt[e] - s), 0);
+            o += cnt[e];
+        }
+        ntiles[0] = t;
+    }
+    __syncthreads();
+    for (int e = warp; e < X; e += nw) {
+        int o = off[e];
+        for (int p0 = 0; p0 < P; p0 += 32) {
+            const int p = p0 + lane;
+            const bool hit = p < P && ids[p] == e;
+            const unsigned m = __ballot_sync(0xffffffffu, hit);
+            if (hit) map[o + __popc(m & ((1u << lane) - 1))] = p;
+            o += __popc(m);
+        }
     }
 }

@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 	"unsafe"
@@ -43,7 +42,7 @@ type Backend struct {
 	act       map[quant.Type]*scratch // quantized activation rows, by format
 	scratches []uint64                // every scratch buffer, freed at Close
 	mmqPart   scratch                 // partial sums of split tensor-core products (mmq.go)
-	mmqStages int                     // $EMBER_CUDA_MMQ_STAGES=4: the 4-stage tensor-core kernels
+	moeGroup  scratch                 // the grouped experts' pair map and tiles (moe.go)
 	noPDL     bool                    // $EMBER_CUDA_NO_PDL: full edges only in graphs (pdl.go)
 	closed    bool
 	prof      *profiler           // set by $EMBER_CUDA_PROFILE
@@ -87,8 +86,7 @@ func New(opt Options) (*Backend, error) {
 	}
 	b := &Backend{h: h, dev: d, kernels: map[string]*kernel{}, live: map[uint64]int{}, pool: map[int][]uint64{},
 		act: map[quant.Type]*scratch{}, prof: newProfiler(), seen: map[uint64]bool{}, graphs: map[uint64][]*graph{},
-		noGraphs: os.Getenv("EMBER_CUDA_NO_GRAPHS") != "", mmqStages: envInt("EMBER_CUDA_MMQ_STAGES"),
-		noPDL: os.Getenv("EMBER_CUDA_NO_PDL") != "", noMMQ: os.Getenv(NoMMQEnv) != "",
+		noGraphs: os.Getenv("EMBER_CUDA_NO_GRAPHS") != "", noPDL: os.Getenv("EMBER_CUDA_NO_PDL") != "", noMMQ: os.Getenv(NoMMQEnv) != "",
 		hostMoE: os.Getenv(HostMoEEnv) != "",
 		st:      stats{on: os.Getenv(StatsEnv) != "", start: time.Now()}, attnSmem: smemMax}
 	if v := os.Getenv(SkipEnv); v != "" {
@@ -378,7 +376,7 @@ func (b *Backend) kernel(name string) *kernel {
 			if name == "attention_smem" && b.h.maxDynamicSmem(k, smemMax) != nil {
 				b.attnSmem = min(b.attnSmem, 40<<10) // the default 48 KiB less the static part
 			}
-			if strings.HasPrefix(name, "mmq_q") || strings.HasPrefix(name, "mmq4_") {
+			if strings.HasPrefix(name, "mmq_q") || strings.HasPrefix(name, "mmq_id_") {
 				b.fail(b.h.maxDynamicSmem(k, mmqSmemMax))
 			}
 			return k
@@ -438,10 +436,4 @@ func ptr(t *tensor) uint64 {
 		return 0
 	}
 	return t.ptr
-}
-
-// envInt is the integer value of environment variable name, 0 when unset or not a number.
-func envInt(name string) int {
-	n, _ := strconv.Atoi(os.Getenv(name))
-	return n
 }

@@ -15,7 +15,38 @@ const (
 	mmqBlocks = 264
 	// mmqSmemMax is the dynamic shared memory the kernels may be given (Hopper: 227 KiB).
 	mmqSmemMax = 227 << 10
+	// mmqStages is the steps a block has in flight (the kernels' ring of stages).
+	mmqStages = 3
 )
+
+// mmqTakes reports whether the tensor-core kernels take w's type and row length: Q4_K
+// and Q6_K rows of whole 256-element steps, Q8_0 rows of whole 128-element halves.
+func (b *Backend) mmqTakes(w *tensor) bool {
+	if b.noMMQ {
+		return false
+	}
+	switch w.typ {
+	case quant.Q4_K, quant.Q6_K:
+		return w.cols%256 == 0
+	case quant.Q8_0:
+		return w.cols%128 == 0
+	}
+	return false
+}
+
+// mmqID launches mmq_id: rows of the pairs grouped by expert (moe_group's map and
+// tiles, at most maxTiles) times their experts' matrices, nExpert of them stacked in w.
+// Pair row map[i] of d is expert e's rows dotted with quantized activation row
+// map[i]/xdiv.
+func (b *Backend) mmqID(d, w *tensor, nExpert int, xq uint64, xstride int, grp moeGroups, xdiv int) {
+	if xq == 0 {
+		return
+	}
+	M := w.rows / nExpert
+	b.launch("mmq_id_"+suffix[w.typ], (M+mmqTM-1)/mmqTM, grp.maxTiles, mmqThreads, mmqStages*mmqStageBytes(w.typ),
+		ptr(w), i64(w.stride), xq, i64(xstride), ptr(d), i64(d.cols), i64(M), i64(w.cols), grp.mp, grp.tiles, grp.ntiles,
+		i64(M*w.stride), i64(xdiv))
+}
 
 // mmqStageBytes is the shared memory of one stage for weights of type t: mmqTM rows of
 // the raw weight blocks and mmqTN activation rows (quants padded to 272 bytes, and their
@@ -46,16 +77,11 @@ func mmqSplits(mt, nt, steps int) int {
 // mmq runs the tensor-core product of w with n quantized activation rows when w's type
 // and shape have one, and reports whether it did.
 func (b *Backend) mmq(d, w *tensor, xq uint64, xstride, n int) bool {
-	if n < mmqMinRows || w.cols%256 != 0 || b.noMMQ {
-		return false
-	}
-	switch w.typ {
-	case quant.Q4_K, quant.Q6_K, quant.Q8_0:
-	default:
+	if n < mmqMinRows || !b.mmqTakes(w) {
 		return false
 	}
 	mt, nt := (w.rows+mmqTM-1)/mmqTM, (n+mmqTN-1)/mmqTN
-	splits := mmqSplits(mt, nt, w.cols/256)
+	splits := mmqSplits(mt, nt, (w.cols+255)/256)
 	if nt*splits > maxGridY {
 		splits = 1
 		if nt > maxGridY {
@@ -68,12 +94,8 @@ func (b *Backend) mmq(d, w *tensor, xq uint64, xstride, n int) bool {
 			return true // the allocation failure is recorded
 		}
 	}
-	name, stages := "mmq_", 3
-	if b.mmqStages == 4 {
-		name, stages = "mmq4_", 4
-	}
-	b.launch(name+suffix[w.typ], mt, nt*splits, mmqThreads, stages*mmqStageBytes(w.typ), ptr(w), i64(w.stride), xq, i64(xstride),
-		ptr(d), i64(d.cols), i64(w.rows), i64(w.cols), i64(n), part, i64(nt))
+	b.launch("mmq_"+suffix[w.typ], mt, nt*splits, mmqThreads, mmqStages*mmqStageBytes(w.typ), ptr(w), i64(w.stride), xq,
+		i64(xstride), ptr(d), i64(d.cols), i64(w.rows), i64(w.cols), i64(n), part, i64(nt))
 	if splits > 1 {
 		b.launch("mmq_reduce", blocks(n*w.rows), 1, 256, 0, ptr(d), i64(d.cols), part, i64(w.rows), i64(n), i64(splits))
 	}

@@ -11,10 +11,12 @@ import (
 // so a mixture-of-experts model routes on the host (reading its router logits back).
 const HostMoEEnv = "EMBER_CUDA_HOST_MOE"
 
-// moeMaxExperts and moeMaxPairs bound what RoutedExperts takes (MOE_MAX_EXPERTS in
-// ops.cu; past moeMaxPairs (token, slot) pairs the host path, which groups the pairs by
-// expert and so reads each expert's weights once, moves fewer bytes).
-const moeMaxExperts, moeMaxPairs = 256, 64
+// moeMaxExperts bounds the experts RoutedExperts takes (MOE_MAX_EXPERTS in ops.cu). Up
+// to moeMaxPairs (token, slot) pairs each pair's dots run as mat-vecs (mmv_id); past it
+// the pairs are grouped by expert on the device (moe_group) and each expert's rows run
+// on the tensor cores (mmq_id), reading its weights once, up to moeMaxGrouped pairs;
+// larger batches (or weights mmq does not take) route on the host.
+const moeMaxExperts, moeMaxPairs, moeMaxGrouped = 256, 64, 1 << 16
 
 // RoutedExperts routes the rows of x from their router logits and runs the chosen
 // experts' SwiGLU FFNs, their outputs weighted and summed into dst, all on the device:
@@ -38,11 +40,15 @@ func (b *Backend) RoutedExperts(dst, x, logits, gate, up, down, probsB, ids, wts
 	it, wt := want(ids, quant.I32), want(wts, quant.F32)
 	n, E, X := xt.rows, xt.cols, lt.cols
 	P := it.rows * it.cols
-	if n == 0 || P%n != 0 || P > moeMaxPairs || X > moeMaxExperts {
+	if n == 0 || P%n != 0 || X > moeMaxExperts {
 		return false
 	}
 	k := P / n
 	gw, uw, dw := get(gate), get(up), get(down)
+	grouped := P > moeMaxPairs
+	if grouped && (P > moeMaxGrouped || !b.mmqTakes(gw) || !b.mmqTakes(uw) || !b.mmqTakes(dw)) {
+		return false
+	}
 	F := gw.rows / X
 	gt, ut, pd := want(g, quant.F32), want(u, quant.F32), want(d, quant.F32)
 	if k > X || lt.rows != n || wt.rows*wt.cols != P || dt.rows != n || dt.cols != E ||
@@ -60,15 +66,20 @@ func (b *Backend) RoutedExperts(dst, x, logits, gate, up, down, probsB, ids, wts
 	b.launch("moe_topk", n, 1, 32, 0, ptr(it), ptr(wt), ptr(lt), ptr(bias), i64(X), i64(k),
 		i64(nGroup), i64(nGroupUsed), i64(b2i(sigmoid)), i64(b2i(norm)), f32(scale))
 	// Gate and up of every pair from its token's row, then the pairs' SwiGLU and down.
+	prod := func(d, w *tensor, xq uint64, xs, xdiv int) { b.mmvID(d, w, X, xq, xs, it, xdiv) }
+	if grouped {
+		grp := b.groupPairs(it, P, X)
+		prod = func(d, w *tensor, xq uint64, xs, xdiv int) { b.mmqID(d, w, X, xq, xs, grp, xdiv) }
+	}
 	xq, xs := b.quantize(xt, partner(gw.typ))
-	b.mmvID(gt, gw, X, xq, xs, it, k)
+	prod(gt, gw, xq, xs, k)
 	if partner(uw.typ) != partner(gw.typ) {
 		xq, xs = b.quantize(xt, partner(uw.typ))
 	}
-	b.mmvID(ut, uw, X, xq, xs, it, k)
+	prod(ut, uw, xq, xs, k)
 	b.SwiGLU(g, g, u)
 	gq, gs := b.quantize(gt, partner(dw.typ))
-	b.mmvID(pd, dw, X, gq, gs, it, 1)
+	prod(pd, dw, gq, gs, 1)
 	b.launch("moe_sum", blocks(n*E), 1, 256, 0, ptr(dt), ptr(pd), ptr(wt), i64(k), i64(E), i64(n))
 	return true
 }
@@ -94,4 +105,23 @@ func b2i(v bool) int {
 		return 1
 	}
 	return 0
+}
+
+// moeGroups are the device buffers of moe_group's output: the pair map, the tiles and
+// their count, and the most tiles there can be (the mmq_id grid's y size).
+type moeGroups struct {
+	mp, tiles, ntiles uint64
+	maxTiles          int
+}
+
+// groupPairs queues moe_group for the P pairs of ids over X experts.
+func (b *Backend) groupPairs(ids *tensor, P, X int) moeGroups {
+	maxTiles := (P+mmqTN-1)/mmqTN + X
+	mapBytes, tileBytes := align16(4*P), 16*maxTiles
+	base := b.scratchFor(&b.moeGroup, mapBytes+tileBytes+16)
+	g := moeGroups{mp: base, tiles: base + uint64(mapBytes), ntiles: base + uint64(mapBytes+tileBytes), maxTiles: maxTiles}
+	if base != 0 {
+		b.launch("moe_group", 1, 1, 1024, 0, g.mp, g.tiles, g.ntiles, ptr(ids), i64(P), i64(X))
+	}
+	return g
 }

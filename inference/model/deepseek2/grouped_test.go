@@ -1,0 +1,61 @@
+package deepseek2
+
+import (
+	"testing"
+
+	"ember/inference/model"
+	"ember/inference/synth"
+)
+
+// TestCUDAGroupedMoE: batches of more than 64 (token, slot) pairs route on the device
+// too, grouped by expert (moe_group) with each expert's rows on the tensor cores
+// (mmq_id): no router logits are read back, and the logits are the host path's (which
+// groups the pairs on the host) to the bound of batch shapes on the GPU (shapeTol: the
+// tensor-core kernels sum a row's block dots in another order). Experts of Q4_K/Q6_K
+// rows (whole 256-element steps) and of Q8_0 rows of 128 (a half step), with runs of one
+// expert longer than a 64-row tile.
+func TestCUDAGroupedMoE(t *testing.T) {
+	newCUDA(t).Close()
+	long := make([]int32, 0, 150)
+	for len(long) < cap(long) {
+		long = append(long, prompt...)
+	}
+	long = long[:cap(long)]
+	for _, v := range []struct {
+		name string
+		ft   string
+		set  func(p *synth.Params)
+	}{
+		{"grouped-q4_k_m", "q4_k_m", func(p *synth.Params) { p.NExpert, p.NExpertUsed, p.NFFExp = 16, 4, 256 }},
+		{"grouped-q8_0", "q8_0", func(p *synth.Params) { p.NExpert, p.NExpertUsed = 8, 4 }},
+	} {
+		t.Run(v.name, func(t *testing.T) {
+			path := synthVariant(t, v.name, v.ft, func(p *synth.Params) { v.set(p); p.Name = v.name })
+			dev := loadPath(t, path, newCUDA(t))
+			t.Setenv("EMBER_CUDA_HOST_MOE", "1")
+			host := loadPath(t, path, newCUDA(t))
+			nv := dev.Params().NVocab
+			for _, toks := range [][]int32{prompt, long} {
+				n := len(toks)
+				f := func(m model.Model) []float32 {
+					c, err := m.NewCache(n)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer c.Free()
+					return run(t, m, c, model.Batch{Tokens: toks, Pos: positions(0, n), AllLogits: true})
+				}
+				got, want := f(dev), f(host)
+				var worst float64
+				for i := 0; i < n; i++ {
+					worst = max(worst, nmse(got[i*nv:(i+1)*nv], want[i*nv:(i+1)*nv]))
+				}
+				t.Logf("%d tokens, %d pairs: worst row NMSE against the host path %.3g", n, n*dev.(*Model).cfg.nUsed, worst)
+				sameRowsTol(t, v.name, got, want, nv, shapeTol)
+			}
+			if len(dev.(*Model).host.logits) > 0 {
+				t.Error("router logits were read back: the grouped device path did not run")
+			}
+		})
+	}
+}
