@@ -3,8 +3,9 @@
 // block's float formula is the one of quant.Dot; only the order of the float sum over
 // blocks differs from the reference.
 //
-// Grid: (ceil(M / 4), ceil(n / NX)); 128 threads, one warp per weight row, NX activation
-// rows per warp so that each weight byte is read once per NX rows.
+// Grid: (ceil(M / rows per block), ceil(n / NX)); 128 threads, one warp per weight row
+// (two for Q4_K), NX activation rows per warp so that each weight byte is read once per
+// NX rows. Batch 1 (NX = 1) of Q4_K, Q6_K and Q8_0 has its own kernels (mv1, below).
 #include "common.cuh"
 
 #define MMV_ARGS const uint8_t *W, i64 wstride, const uint8_t *X, i64 xstride, float *D, i64 dstride, int M, int K, int nx
@@ -331,9 +332,249 @@ __device__ void mmv_q8_0(MMV_ARGS, int rb) {
     }
 }
 
+// ---- batch-1 products of Q4_K, Q6_K and Q8_0 (mmv_*_1, mmv_id_*, mmv_multi) ----
+//
+// The activation row is copied once per block into shared memory (cp.async, when the
+// launch gives it the row's bytes of dynamic shared memory; else it is read from global
+// memory), so that the global loads are weights only, and each warp takes several
+// weight rows against each activation load: Q4_K 4, Q6_K 2, Q8_0 4 rows a warp, four
+// warps a block (mv1_rows, rowsPerBlock in matmul.go). Each warp loads the weights of
+// its next blocks before it computes the current ones. The lanes take blocks as the
+// NX > 1 kernels do, so the integer sums and the per-lane float formulas are theirs.
+//
+// Bank conflicts: a Q4_K lane reads 64 bytes of quants at 256ib + 64c and a Q6_K lane
+// 16 bytes at 256ib + 128h + 16g + 32s, 16 bytes at a time; in shared memory the 16-byte
+// chunk q of the quants is stored at q ^ (((q >> 3) & 3) << sh) (sh 0 for Q4_K, 1 for
+// Q6_K), which spreads the eight lanes of each quarter warp over all 32 banks.
+
+#define Q4K_R1 4
+#define Q6K_R1 2
+#define Q80_R1 4
+
+// mv1_rows is the weight rows a block of the batch-1 kernel of type T takes.
+__device__ __forceinline__ int mv1_rows(int T) { return 4 * (T == T_Q4_K ? Q4K_R1 : T == T_Q6_K ? Q6K_R1 : Q80_R1); }
+
+// mv1_bytes is the bytes of a quantized activation row of K elements for T's kernel.
+__device__ __forceinline__ int mv1_bytes(int T, int K) {
+    return ((T == T_Q8_0 ? K + 4 * (K / 32) : Q8K_BSUMS(K) + 4 * (K / 16)) + 15) & ~15;
+}
+
+__device__ __forceinline__ unsigned dyn_smem_size() {
+    unsigned n;
+    asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(n));
+    return n;
+}
+
+__device__ __forceinline__ int mv1_swz(int q, int sh) { return q ^ (((q >> 3) & 3) << sh); }
+
+// mv1_stage starts the copies of activation row X (n bytes) into shared memory xs,
+// quants swizzled by sh (negative: none); mv1_wait waits for them.
+__device__ __forceinline__ void mv1_stage(uint8_t* xs, const uint8_t* X, int n, int K, int sh) {
+    const unsigned base = (unsigned)__cvta_generic_to_shared(xs);
+    for (int q = threadIdx.x; q < n / 16; q += blockDim.x) {
+        const int p = sh >= 0 && q < K / 16 ? mv1_swz(q, sh) : q;
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(base + 16 * p), "l"(X + 16 * q) : "memory");
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+__device__ __forceinline__ void mv1_wait() {
+    asm volatile("cp.async.wait_all;" ::: "memory");
+    __syncthreads();
+}
+
+// mv1_store writes the warp's row sums acc[i] of rows r0 + i < M.
+template <int R>
+__device__ __forceinline__ void mv1_store(float* acc, float* D, int r0, int M) {
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int i = 0; i < R; i++) {
+        const float s = warp_sum(acc[i]);
+        if (lane == 0 && r0 + i < M) D[r0 + i] = s;
+    }
+}
+
+// Q4_K: lane c = lane & 3 of block ib = lane / 4 (+ 8 per step), as mmv_q4_k.
+template <bool SM>
+__device__ __forceinline__ void mv1_q4_k(const uint8_t* W, i64 ws, const uint8_t* X, float* D, int M, int K, int rb) {
+    const int lane = threadIdx.x & 31, c = lane & 3, nb = K / 256;
+    const int r0 = (rb * 4 + (threadIdx.x >> 5)) * Q4K_R1;
+    const uint8_t* w[Q4K_R1];
+#pragma unroll
+    for (int i = 0; i < Q4K_R1; i++) w[i] = W + (i64)min(r0 + i, M - 1) * ws;
+    uint4 h[Q4K_R1], qa[Q4K_R1], qb[Q4K_R1];
+    int ib = lane >> 2;
+    if (ib < nb) {
+#pragma unroll
+        for (int i = 0; i < Q4K_R1; i++) {
+            const uint8_t* p = w[i] + 144 * ib;
+            h[i] = *(const uint4*)p, qa[i] = *(const uint4*)(p + 16 + 32 * c), qb[i] = *(const uint4*)(p + 32 + 32 * c);
+        }
+    }
+    if (SM) mv1_wait();
+    float acc[Q4K_R1];
+#pragma unroll
+    for (int i = 0; i < Q4K_R1; i++) acc[i] = 0;
+    for (; ib < nb; ib += 8) {
+        uint4 nh[Q4K_R1], na[Q4K_R1], nq[Q4K_R1];
+        if (ib + 8 < nb) {
+#pragma unroll
+            for (int i = 0; i < Q4K_R1; i++) {
+                const uint8_t* p = w[i] + 144 * (ib + 8);
+                nh[i] = *(const uint4*)p, na[i] = *(const uint4*)(p + 16 + 32 * c), nq[i] = *(const uint4*)(p + 32 + 32 * c);
+            }
+        }
+        const int4* xb = (const int4*)(X + 256 * ib + 64 * c);
+        const int s = SM ? ((ib & 1) << 1) | (c >> 1) : 0;
+        const int4 x0v = xb[0 ^ s], x1v = xb[1 ^ s], x2v = xb[2 ^ s], x3v = xb[3 ^ s];
+        const int xs[16] = {x0v.x, x0v.y, x0v.z, x0v.w, x1v.x, x1v.y, x1v.z, x1v.w,
+                            x2v.x, x2v.y, x2v.z, x2v.w, x3v.x, x3v.y, x3v.z, x3v.w};
+        const float yd = ((const float*)(X + K))[ib];
+        const int4 bs = *(const int4*)(X + Q8K_BSUMS(K) + 64 * ib + 16 * c);
+#pragma unroll
+        for (int i = 0; i < Q4K_R1; i++) {
+            int sb;
+            const int sa = q4k_dot(qa[i], qb[i], xs, &sb);
+            acc[i] += q4k_part(h[i], c, sa, sb, yd, bs);
+            h[i] = nh[i], qa[i] = na[i], qb[i] = nq[i];
+        }
+    }
+    mv1_store<Q4K_R1>(acc, D, r0, M);
+}
+
+// q6k_vals are the 6-bit quants (less 32) of a Q6_K lane's four 16-byte groups.
+__device__ __forceinline__ void q6k_vals(uint4 qa, uint4 qb, uint4 qh, int v[4][4]) {
+    const uint32_t A[4] = {qa.x, qa.y, qa.z, qa.w}, B[4] = {qb.x, qb.y, qb.z, qb.w}, H[4] = {qh.x, qh.y, qh.z, qh.w};
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        v[0][k] = __vsub4((A[k] & 0x0f0f0f0f) | ((H[k] & 0x03030303) << 4), 0x20202020);
+        v[1][k] = __vsub4((B[k] & 0x0f0f0f0f) | (((H[k] >> 2) & 0x03030303) << 4), 0x20202020);
+        v[2][k] = __vsub4(((A[k] >> 4) & 0x0f0f0f0f) | (((H[k] >> 4) & 0x03030303) << 4), 0x20202020);
+        v[3][k] = __vsub4(((B[k] >> 4) & 0x0f0f0f0f) | (((H[k] >> 6) & 0x03030303) << 4), 0x20202020);
+    }
+}
+
+// Q6_K: lane t = lane & 3 (h = t / 2, g = t % 2) of block ib = lane / 4 (+ 8 per step),
+// as mmv_q6_k; the four scales come in one 8-byte load.
+template <bool SM>
+__device__ __forceinline__ void mv1_q6_k(const uint8_t* W, i64 ws, const uint8_t* X, float* D, int M, int K, int rb) {
+    const int lane = threadIdx.x & 31, t = lane & 3, h = t >> 1, g = t & 1, nb = K / 256;
+    const int r0 = (rb * 4 + (threadIdx.x >> 5)) * Q6K_R1;
+    const uint8_t* w[Q6K_R1];
+#pragma unroll
+    for (int i = 0; i < Q6K_R1; i++) w[i] = W + (i64)min(r0 + i, M - 1) * ws;
+    uint4 qa[Q6K_R1], qb[Q6K_R1], qh[Q6K_R1];
+    uint2 sc[Q6K_R1];
+    uint16_t dw[Q6K_R1];
+    int ib = lane >> 2;
+#define Q6K_LOAD(QA, QB, QH, SC, DW, IB)                                                   \
+    _Pragma("unroll") for (int i = 0; i < Q6K_R1; i++) {                                  \
+        const uint8_t* ql = w[i] + 128 * (IB) + 64 * h + 16 * g;                          \
+        QA[i] = *(const uint4*)ql, QB[i] = *(const uint4*)(ql + 32);                      \
+        QH[i] = *(const uint4*)(w[i] + 128 * nb + 64 * (IB) + 32 * h + 16 * g);           \
+        SC[i] = *(const uint2*)(w[i] + 192 * nb + 16 * (IB) + 8 * h);                     \
+        DW[i] = *(const uint16_t*)(w[i] + 208 * nb + 2 * (IB));                           \
+    }
+    if (ib < nb) { Q6K_LOAD(qa, qb, qh, sc, dw, ib) }
+    if (SM) mv1_wait();
+    float acc[Q6K_R1];
+#pragma unroll
+    for (int i = 0; i < Q6K_R1; i++) acc[i] = 0;
+    for (; ib < nb; ib += 8) {
+        uint4 na[Q6K_R1], nq[Q6K_R1], nh[Q6K_R1];
+        uint2 nsc[Q6K_R1];
+        uint16_t ndw[Q6K_R1];
+        if (ib + 8 < nb) { Q6K_LOAD(na, nq, nh, nsc, ndw, ib + 8) }
+        const uint8_t* xb = X + 256 * ib + 128 * h + 16 * g;
+        const int sw = SM ? ((ib & 1) << 1) | h : 0;
+        int4 xv[4];
+#pragma unroll
+        for (int s = 0; s < 4; s++) xv[s] = *(const int4*)(xb + 32 * (s ^ sw));
+        const float yd = ((const float*)(X + K))[ib];
+#pragma unroll
+        for (int i = 0; i < Q6K_R1; i++) {
+            int v[4][4], sum[4];
+            q6k_vals(qa[i], qb[i], qh[i], v);
+#pragma unroll
+            for (int s = 0; s < 4; s++)
+                sum[s] = __dp4a(v[s][0], xv[s].x, __dp4a(v[s][1], xv[s].y, __dp4a(v[s][2], xv[s].z, __dp4a(v[s][3], xv[s].w, 0))));
+            const int s0 = (int8_t)(sc[i].x >> (8 * g)), s1 = (int8_t)(sc[i].x >> (8 * g + 16));
+            const int s2 = (int8_t)(sc[i].y >> (8 * g)), s3 = (int8_t)(sc[i].y >> (8 * g + 16));
+            const float d = h2f(dw[i]);
+            acc[i] += d * yd * (float)(s0 * sum[0] + s1 * sum[1] + s2 * sum[2] + s3 * sum[3]);
+            qa[i] = na[i], qb[i] = nq[i], qh[i] = nh[i], sc[i] = nsc[i], dw[i] = ndw[i];
+        }
+    }
+#undef Q6K_LOAD
+    mv1_store<Q6K_R1>(acc, D, r0, M);
+}
+
+// Q8_0: lane pair lane / 2 takes block ib0 + lane / 2 (ib0 += 16 per step), as mmv_q8_0.
+template <bool SM>
+__device__ __forceinline__ void mv1_q8_0(const uint8_t* W, i64 ws, const uint8_t* X, float* D, int M, int K, int rb) {
+    const int lane = threadIdx.x & 31, half = lane & 1, nb = K / 32;
+    const int r0 = (rb * 4 + (threadIdx.x >> 5)) * Q80_R1;
+    const uint8_t* w[Q80_R1];
+#pragma unroll
+    for (int i = 0; i < Q80_R1; i++) w[i] = W + (i64)min(r0 + i, M - 1) * ws;
+    int4 q[Q80_R1];
+    uint16_t dw[Q80_R1];
+    // Every lane runs the same number of iterations so that the pair shuffle is legal;
+    // a lane past the last block loads the last one again and adds nothing.
+    int ib = min(lane >> 1, nb - 1);
+#pragma unroll
+    for (int i = 0; i < Q80_R1; i++) q[i] = *(const int4*)(w[i] + 32 * ib + 16 * half), dw[i] = *(const uint16_t*)(w[i] + 32 * nb + 2 * ib);
+    if (SM) mv1_wait();
+    float acc[Q80_R1];
+#pragma unroll
+    for (int i = 0; i < Q80_R1; i++) acc[i] = 0;
+    for (int ib0 = 0; ib0 < nb; ib0 += 16) {
+        const bool ok = ib0 + (lane >> 1) < nb;
+        const int in = min(ib0 + 16 + (lane >> 1), nb - 1);
+        int4 nq[Q80_R1];
+        uint16_t ndw[Q80_R1];
+        if (ib0 + 16 < nb) {
+#pragma unroll
+            for (int i = 0; i < Q80_R1; i++) nq[i] = *(const int4*)(w[i] + 32 * in + 16 * half), ndw[i] = *(const uint16_t*)(w[i] + 32 * nb + 2 * in);
+        }
+        const int4 xv = *(const int4*)(X + 32 * ib + 16 * half);
+        const float dx = ((const float*)(X + K))[ib];
+#pragma unroll
+        for (int i = 0; i < Q80_R1; i++) {
+            int s = __dp4a(q[i].x, xv.x, __dp4a(q[i].y, xv.y, __dp4a(q[i].z, xv.z, __dp4a(q[i].w, xv.w, 0))));
+            s += __shfl_xor_sync(0xffffffffu, s, 1);
+            if (ok && half == 0) acc[i] += (float)s * (h2f(dw[i]) * dx);
+            q[i] = nq[i], dw[i] = ndw[i];
+        }
+        ib = in;
+    }
+    mv1_store<Q80_R1>(acc, D, r0, M);
+}
+
+// mv1 is the batch-1 product of type T: row block rb of D[r] = dot(W[r, :], X).
+template <int T>
+__device__ __forceinline__ void mv1(const uint8_t* W, i64 ws, const uint8_t* X, float* D, int M, int K, int rb) {
+    extern __shared__ __align__(16) uint8_t mv1_x[];
+    const int n = mv1_bytes(T, K);
+    if (dyn_smem_size() >= (unsigned)n) {
+        mv1_stage(mv1_x, X, n, K, T == T_Q4_K ? 0 : T == T_Q6_K ? 1 : -1);
+        if (T == T_Q4_K) mv1_q4_k<true>(W, ws, mv1_x, D, M, K, rb);
+        else if (T == T_Q6_K) mv1_q6_k<true>(W, ws, mv1_x, D, M, K, rb);
+        else mv1_q8_0<true>(W, ws, mv1_x, D, M, K, rb);
+    } else {
+        if (T == T_Q4_K) mv1_q4_k<false>(W, ws, X, D, M, K, rb);
+        else if (T == T_Q6_K) mv1_q6_k<false>(W, ws, X, D, M, K, rb);
+        else mv1_q8_0<false>(W, ws, X, D, M, K, rb);
+    }
+}
+
 #define MMV_ONE(NAME, BODY, NX) \
     extern "C" __global__ void __launch_bounds__(128) mmv_##NAME##_##NX(MMV_ARGS) { pdl_entry(); BODY<NX>(W, wstride, X, xstride, D, dstride, M, K, nx, blockIdx.x); }
 #define MMV(NAME, BODY) MMV_ONE(NAME, BODY, 1) MMV_ONE(NAME, BODY, 2) MMV_ONE(NAME, BODY, 4) MMV_ONE(NAME, BODY, 8)
+// MMV_FAST: the batch-1 kernel of Q4_K, Q6_K and Q8_0 is mv1 (launched with the
+// activation row's bytes of dynamic shared memory, mv1_bytes).
+#define MMV_FAST(NAME, BODY, T) \
+    extern "C" __global__ void __launch_bounds__(128) mmv_##NAME##_1(MMV_ARGS) { pdl_entry(); mv1<T>(W, wstride, X, D, M, K, blockIdx.x); } \
+    MMV_ONE(NAME, BODY, 2) MMV_ONE(NAME, BODY, 4) MMV_ONE(NAME, BODY, 8)
 
 #define GEN(T) template <int NX> __device__ void gen_##T(MMV_ARGS, int rb) { mmv_generic<T, NX>(W, wstride, X, xstride, D, dstride, M, K, nx, rb); }
 GEN(T_F32)
@@ -357,15 +598,15 @@ MMV(q5_1, gen_T_Q5_1)
 MMV(q2_k, gen_T_Q2_K)
 MMV(q3_k, gen_T_Q3_K)
 MMV(q5_k, gen_T_Q5_K)
-MMV(q4_k, mmv_q4_k)
-MMV(q6_k, mmv_q6_k)
-MMV(q8_0, mmv_q8_0)
+MMV_FAST(q4_k, mmv_q4_k, T_Q4_K)
+MMV_FAST(q6_k, mmv_q6_k, T_Q6_K)
+MMV_FAST(q8_0, mmv_q8_0, T_Q8_0)
 
 // mmv_id_*: mat-vecs of rows that each have their own matrix (a mixture of experts'
 // (token, slot) pairs; per-head projections): row z = blockIdx.x / nrb multiplies
 // matrix e (estride bytes apart in W; e = ids[z], or z / epz when ids is null) by
 // activation row z / xdiv into dst row z; nrb row blocks per row. Each dot is computed
-// as by mmv_*_1.
+// as by mmv_*_1 (for Q4_K, Q6_K and Q8_0: mv1, with the same dynamic shared memory).
 #define MMV_ID(NAME, BODY) \
     extern "C" __global__ void __launch_bounds__(128) mmv_id_##NAME(MMV_ARGS, const int* ids, i64 estride, int xdiv, int nrb, int epz) { pdl_entry(); \
         const int z = blockIdx.x / nrb; \
@@ -383,20 +624,27 @@ MMV_ID(q5_1, gen_T_Q5_1)
 MMV_ID(q2_k, gen_T_Q2_K)
 MMV_ID(q3_k, gen_T_Q3_K)
 MMV_ID(q5_k, gen_T_Q5_K)
-MMV_ID(q4_k, mmv_q4_k)
-MMV_ID(q6_k, mmv_q6_k)
-MMV_ID(q8_0, mmv_q8_0)
+#define MMV_ID_FAST(NAME, T) \
+    extern "C" __global__ void __launch_bounds__(128) mmv_id_##NAME(MMV_ARGS, const int* ids, i64 estride, int xdiv, int nrb, int epz) { pdl_entry(); \
+        const int z = blockIdx.x / nrb; \
+        const int e = ids ? ids[z] : z / epz; \
+        mv1<T>(W + (i64)e * estride, wstride, X + (i64)(z / xdiv) * xstride, D + (i64)z * dstride, M, K, blockIdx.x % nrb); \
+    }
+MMV_ID_FAST(q4_k, T_Q4_K)
+MMV_ID_FAST(q6_k, T_Q6_K)
+MMV_ID_FAST(q8_0, T_Q8_0)
 
 // mmv_multi: up to three projections of one activation row in one launch (the fused
 // Q/K/V and gate/up products of a decode step), each Q4_K, Q6_K or Q8_0 with the same dot
-// partner; grid: the projections' row blocks one after the other (M = 0 for none).
+// partner, each dot as by mv1 (with the same dynamic shared memory); grid: the
+// projections' row blocks (mv1_rows) one after the other (M = 0 for none).
 extern "C" __global__ void __launch_bounds__(128)
 mmv_multi(const uint8_t* X, i64 xstride, int K,
           const uint8_t* W0, i64 ws0, float* D0, int M0, int t0,
           const uint8_t* W1, i64 ws1, float* D1, int M1, int t1,
           const uint8_t* W2, i64 ws2, float* D2, int M2, int t2) { pdl_entry();
     int b = blockIdx.x;
-    const int rpb0 = t0 == T_Q4_K ? 4 * Q4K_ROWS : 4, rpb1 = t1 == T_Q4_K ? 4 * Q4K_ROWS : 4;
+    const int rpb0 = mv1_rows(t0), rpb1 = mv1_rows(t1);
     const int nb0 = (M0 + rpb0 - 1) / rpb0, nb1 = (M1 + rpb1 - 1) / rpb1;
     const uint8_t* W = W0;
     i64 ws = ws0;
@@ -410,9 +658,9 @@ mmv_multi(const uint8_t* X, i64 xstride, int K,
         W = W1; ws = ws1; D = D1; M = M1; T = t1;
     }
     if (T == T_Q4_K)
-        mmv_q4_k<1>(W, ws, X, xstride, D, M, M, K, 1, b);
+        mv1<T_Q4_K>(W, ws, X, D, M, K, b);
     else if (T == T_Q6_K)
-        mmv_q6_k<1>(W, ws, X, xstride, D, M, M, K, 1, b);
+        mv1<T_Q6_K>(W, ws, X, D, M, K, b);
     else
-        mmv_q8_0<1>(W, ws, X, xstride, D, M, M, K, 1, b);
+        mv1<T_Q8_0>(W, ws, X, D, M, K, b);
 }

@@ -61,12 +61,12 @@ func (b *Backend) mmvRun(ps []product, es int64, xq uint64, xstride int, shared 
 	p0 := ps[0]
 	w, r := p0.w, p0.d.rows
 	M := w.rows
-	nrb := (M + rowsPerBlock(w.typ) - 1) / rowsPerBlock(w.typ)
+	nrb := (M + rowsPerBlock(w.typ, 1) - 1) / rowsPerBlock(w.typ, 1)
 	xdiv := 1
 	if shared {
 		xdiv = len(ps) * r // every row z reads activation row 0 (r is 1)
 	}
-	b.launch("mmv_id_"+suffix[w.typ], nrb*len(ps)*r, 1, 128, 0, ptr(w), i64(w.stride), xq+uint64(p0.row0*xstride), i64(xstride),
+	b.launch("mmv_id_"+suffix[w.typ], nrb*len(ps)*r, 1, 128, mv1Smem(w.typ, w.cols), ptr(w), i64(w.stride), xq+uint64(p0.row0*xstride), i64(xstride),
 		ptr(p0.d), i64(p0.d.cols), i64(M), i64(w.cols), 1, 0, uint64(es), i64(xdiv), i64(nrb), i64(r))
 }
 

@@ -117,13 +117,37 @@ var mmvNames = func() map[quant.Type][9]string {
 
 func mmvName(t quant.Type, nx int) string { return mmvNames[t][nx] }
 
-// rowsPerBlock is the weight rows one block of a mat-vec kernel takes: Q4_K warps take
-// two rows (Q4K_ROWS in matmul.cu), the others one; four warps a block.
-func rowsPerBlock(t quant.Type) int {
-	if t == quant.Q4_K {
+// rowsPerBlock is the weight rows one block of a mat-vec kernel of nx activation rows
+// takes: four warps a block; for nx = 1, Q4_K and Q8_0 warps take four rows and Q6_K
+// warps two (Q4K_R1, Q80_R1, Q6K_R1 in matmul.cu); for nx > 1, Q4_K warps take two
+// (Q4K_ROWS) and the others one. mmv_id and mmv_multi compute as nx = 1.
+func rowsPerBlock(t quant.Type, nx int) int {
+	switch {
+	case nx == 1 && (t == quant.Q4_K || t == quant.Q8_0):
+		return 16
+	case nx == 1 && t == quant.Q6_K, t == quant.Q4_K:
 		return 8
 	}
 	return 4
+}
+
+// mv1SmemMax bounds the dynamic shared memory of a batch-1 kernel: the default limit,
+// so that no attribute need be raised; a longer activation row is read from global
+// memory.
+const mv1SmemMax = 48 << 10
+
+// mv1Smem is the dynamic shared memory of a batch-1 product (mmv_*_1, mmv_id_*,
+// mmv_multi) of t weights of k columns: the quantized activation row, which the
+// Q4_K, Q6_K and Q8_0 kernels (mv1 in matmul.cu) copy there; 0 for the other types or
+// a row past mv1SmemMax.
+func mv1Smem(t quant.Type, k int) int {
+	switch t {
+	case quant.Q4_K, quant.Q6_K, quant.Q8_0:
+		if s := actStride(partner(t), k); s <= mv1SmemMax {
+			return s
+		}
+	}
+	return 0
 }
 
 // mmv runs the dot kernel of w's type over n quantized activation rows.
@@ -134,16 +158,17 @@ func (b *Backend) mmv(d, w *tensor, xq uint64, xstride, n int) {
 	if b.mmq(d, w, xq, xstride, n) {
 		return
 	}
-	nx := 8
+	nx, smem := 8, 0
 	switch {
 	case n <= 1:
-		nx = 1
+		nx, smem = 1, mv1Smem(w.typ, w.cols)
 	case n <= 2:
 		nx = 2
 	case n <= 4:
 		nx = 4
 	}
-	b.launch(mmvName(w.typ, nx), (w.rows+rowsPerBlock(w.typ)-1)/rowsPerBlock(w.typ), (n+nx-1)/nx, 128, 0, ptr(w), i64(w.stride), xq, i64(xstride),
+	rpb := rowsPerBlock(w.typ, nx)
+	b.launch(mmvName(w.typ, nx), (w.rows+rpb-1)/rpb, (n+nx-1)/nx, 128, smem, ptr(w), i64(w.stride), xq, i64(xstride),
 		ptr(d), i64(d.cols), i64(w.rows), i64(w.cols), i64(n))
 }
 
@@ -237,8 +262,8 @@ func (b *Backend) multi(xt *tensor, projs []backend.Proj) bool {
 		}
 		d, wt := get(projs[j].Dst), get(projs[j].W)
 		args = append(args, ptr(wt), i64(wt.stride), ptr(d), i64(wt.rows), i64(int(wt.typ)))
-		blocks += (wt.rows + rowsPerBlock(wt.typ) - 1) / rowsPerBlock(wt.typ)
+		blocks += (wt.rows + rowsPerBlock(wt.typ, 1) - 1) / rowsPerBlock(wt.typ, 1)
 	}
-	b.launch("mmv_multi", blocks, 1, 128, 0, args...)
+	b.launch("mmv_multi", blocks, 1, 128, mv1Smem(get(projs[0].W).typ, xt.cols), args...)
 	return true
 }

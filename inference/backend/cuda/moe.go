@@ -95,8 +95,8 @@ func (b *Backend) mmvID(d, w *tensor, nExpert int, xq uint64, xstride int, ids *
 		panic(fmt.Sprintf("cuda: RoutedExperts: no kernel for %v weights", w.typ))
 	}
 	M := w.rows / nExpert
-	nrb := (M + rowsPerBlock(w.typ) - 1) / rowsPerBlock(w.typ)
-	b.launch("mmv_id_"+s, nrb*d.rows, 1, 128, 0, ptr(w), i64(w.stride), xq, i64(xstride), ptr(d), i64(d.cols),
+	nrb := (M + rowsPerBlock(w.typ, 1) - 1) / rowsPerBlock(w.typ, 1)
+	b.launch("mmv_id_"+s, nrb*d.rows, 1, 128, mv1Smem(w.typ, w.cols), ptr(w), i64(w.stride), xq, i64(xstride), ptr(d), i64(d.cols),
 		i64(M), i64(w.cols), 1, ptr(ids), i64(M*w.stride), i64(xdiv), i64(nrb), 1)
 }
 
