@@ -415,6 +415,14 @@ __device__ __forceinline__ void mv1_q4_k(const uint8_t* W, i64 ws, const uint8_t
 #pragma unroll
     for (int i = 0; i < Q4K_R1; i++) acc[i] = 0;
     for (; ib < nb; ib += 8) {
+        uint4 nh[Q4K_R1], na[Q4K_R1], nq[Q4K_R1];
+        if (ib + 8 < nb) {
+#pragma unroll
+            for (int i = 0; i < Q4K_R1; i++) {
+                const uint8_t* p = w[i] + 144 * (ib + 8);
+                nh[i] = *(const uint4*)p, na[i] = *(const uint4*)(p + 16 + 32 * c), nq[i] = *(const uint4*)(p + 32 + 32 * c);
+            }
+        }
         const int4* xb = (const int4*)(X + 256 * ib + 64 * c);
         const int s = SM ? ((ib & 1) << 1) | (c >> 1) : 0;
         const int4 x0v = xb[0 ^ s], x1v = xb[1 ^ s], x2v = xb[2 ^ s], x3v = xb[3 ^ s];
@@ -422,16 +430,12 @@ __device__ __forceinline__ void mv1_q4_k(const uint8_t* W, i64 ws, const uint8_t
                             x2v.x, x2v.y, x2v.z, x2v.w, x3v.x, x3v.y, x3v.z, x3v.w};
         const float yd = ((const float*)(X + K))[ib];
         const int4 bs = *(const int4*)(X + Q8K_BSUMS(K) + 64 * ib + 16 * c);
-        const bool more = ib + 8 < nb;
 #pragma unroll
         for (int i = 0; i < Q4K_R1; i++) {
             int sb;
             const int sa = q4k_dot(qa[i], qb[i], xs, &sb);
             acc[i] += q4k_part(h[i], c, sa, sb, yd, bs);
-            if (more) { // row i's next blocks, into the registers just used
-                const uint8_t* p = w[i] + 144 * (ib + 8);
-                h[i] = *(const uint4*)p, qa[i] = *(const uint4*)(p + 16 + 32 * c), qb[i] = *(const uint4*)(p + 32 + 32 * c);
-            }
+            h[i] = nh[i], qa[i] = na[i], qb[i] = nq[i];
         }
     }
     mv1_store<Q4K_R1>(acc, D, r0, M);
@@ -462,30 +466,30 @@ __device__ __forceinline__ void mv1_q6_k(const uint8_t* W, i64 ws, const uint8_t
     uint2 sc[Q6K_R1];
     uint16_t dw[Q6K_R1];
     int ib = lane >> 2;
-#define Q6K_LOAD(I, IB)                                                               \
-    {                                                                                 \
-        const uint8_t* ql = w[I] + 128 * (IB) + 64 * h + 16 * g;                      \
-        qa[I] = *(const uint4*)ql, qb[I] = *(const uint4*)(ql + 32);                  \
-        qh[I] = *(const uint4*)(w[I] + 128 * nb + 64 * (IB) + 32 * h + 16 * g);       \
-        sc[I] = *(const uint2*)(w[I] + 192 * nb + 16 * (IB) + 8 * h);                 \
-        dw[I] = *(const uint16_t*)(w[I] + 208 * nb + 2 * (IB));                       \
+#define Q6K_LOAD(QA, QB, QH, SC, DW, IB)                                                   \
+    _Pragma("unroll") for (int i = 0; i < Q6K_R1; i++) {                                  \
+        const uint8_t* ql = w[i] + 128 * (IB) + 64 * h + 16 * g;                          \
+        QA[i] = *(const uint4*)ql, QB[i] = *(const uint4*)(ql + 32);                      \
+        QH[i] = *(const uint4*)(w[i] + 128 * nb + 64 * (IB) + 32 * h + 16 * g);           \
+        SC[i] = *(const uint2*)(w[i] + 192 * nb + 16 * (IB) + 8 * h);                     \
+        DW[i] = *(const uint16_t*)(w[i] + 208 * nb + 2 * (IB));                           \
     }
-    if (ib < nb) {
-#pragma unroll
-        for (int i = 0; i < Q6K_R1; i++) Q6K_LOAD(i, ib)
-    }
+    if (ib < nb) { Q6K_LOAD(qa, qb, qh, sc, dw, ib) }
     if (SM) mv1_wait();
     float acc[Q6K_R1];
 #pragma unroll
     for (int i = 0; i < Q6K_R1; i++) acc[i] = 0;
     for (; ib < nb; ib += 8) {
+        uint4 na[Q6K_R1], nq[Q6K_R1], nh[Q6K_R1];
+        uint2 nsc[Q6K_R1];
+        uint16_t ndw[Q6K_R1];
+        if (ib + 8 < nb) { Q6K_LOAD(na, nq, nh, nsc, ndw, ib + 8) }
         const uint8_t* xb = X + 256 * ib + 128 * h + 16 * g;
         const int sw = SM ? ((ib & 1) << 1) | h : 0;
         int4 xv[4];
 #pragma unroll
         for (int s = 0; s < 4; s++) xv[s] = *(const int4*)(xb + 32 * (s ^ sw));
         const float yd = ((const float*)(X + K))[ib];
-        const bool more = ib + 8 < nb;
 #pragma unroll
         for (int i = 0; i < Q6K_R1; i++) {
             int v[4][4], sum[4];
@@ -497,7 +501,7 @@ __device__ __forceinline__ void mv1_q6_k(const uint8_t* W, i64 ws, const uint8_t
             const int s2 = (int8_t)(sc[i].y >> (8 * g)), s3 = (int8_t)(sc[i].y >> (8 * g + 16));
             const float d = h2f(dw[i]);
             acc[i] += d * yd * (float)(s0 * sum[0] + s1 * sum[1] + s2 * sum[2] + s3 * sum[3]);
-            if (more) Q6K_LOAD(i, ib + 8) // row i's next blocks, into the registers just used
+            qa[i] = na[i], qb[i] = nq[i], qh[i] = nh[i], sc[i] = nsc[i], dw[i] = ndw[i];
         }
     }
 #undef Q6K_LOAD
@@ -524,8 +528,14 @@ __device__ __forceinline__ void mv1_q8_0(const uint8_t* W, i64 ws, const uint8_t
 #pragma unroll
     for (int i = 0; i < Q80_R1; i++) acc[i] = 0;
     for (int ib0 = 0; ib0 < nb; ib0 += 16) {
-        const bool ok = ib0 + (lane >> 1) < nb, more = ib0 + 16 < nb;
+        const bool ok = ib0 + (lane >> 1) < nb;
         const int in = min(ib0 + 16 + (lane >> 1), nb - 1);
+        int4 nq[Q80_R1];
+        uint16_t ndw[Q80_R1];
+        if (ib0 + 16 < nb) {
+#pragma unroll
+            for (int i = 0; i < Q80_R1; i++) nq[i] = *(const int4*)(w[i] + 32 * in + 16 * half), ndw[i] = *(const uint16_t*)(w[i] + 32 * nb + 2 * in);
+        }
         const int4 xv = *(const int4*)(X + 32 * ib + 16 * half);
         const float dx = ((const float*)(X + K))[ib];
 #pragma unroll
@@ -533,7 +543,7 @@ __device__ __forceinline__ void mv1_q8_0(const uint8_t* W, i64 ws, const uint8_t
             int s = __dp4a(q[i].x, xv.x, __dp4a(q[i].y, xv.y, __dp4a(q[i].z, xv.z, __dp4a(q[i].w, xv.w, 0))));
             s += __shfl_xor_sync(0xffffffffu, s, 1);
             if (ok && half == 0) acc[i] += (float)s * (h2f(dw[i]) * dx);
-            if (more) q[i] = *(const int4*)(w[i] + 32 * in + 16 * half), dw[i] = *(const uint16_t*)(w[i] + 32 * nb + 2 * in);
+            q[i] = nq[i], dw[i] = ndw[i];
         }
         ib = in;
     }
