@@ -193,7 +193,7 @@ func New(m model.Model, tok *tokenizer.Tokenizer, opt Options) (*Engine, error) 
 	bs := opt.BlockSize
 	nBlocks := (opt.CacheTokens + bs - 1) / bs
 	maxBlocks := (opt.ContextSize + bs - 1) / bs
-	cache, err := model.NewPagedCache(m.Backend(), p, nBlocks, bs, opt.Parallel, maxBlocks)
+	cache, err := model.NewPagedCacheOn(model.PlacementOf(m), p, nBlocks, bs, opt.Parallel, maxBlocks)
 	if err != nil {
 		return nil, fmt.Errorf("engine: KV cache of %d positions: %w", nBlocks*bs, err)
 	}

@@ -29,14 +29,15 @@ func (c *Cache) ReadBlock(ctx context.Context, blk int) ([]byte, error) {
 	}
 	out := make([]byte, 0, c.BlockBytes())
 	for l := range c.K {
+		a := c.auxOf(c.place[l])
 		for i := range c.perLayer() {
-			cache, tmp := c.K[l], c.copyK
+			cache, tmp := c.K[l], a.copyK
 			if i == 1 {
-				cache, tmp = c.V[l], c.copyV
+				cache, tmp = c.V[l], a.copyV
 			}
-			c.be.GetRows(tmp, cache, c.copySrc) // F16 -> F32, exact
+			a.be.GetRows(tmp, cache, a.copySrc) // F16 -> F32, exact
 			f := make([]float32, tmp.Rows()*tmp.Cols())
-			if err := c.be.ReadF32(ctx, tmp, f); err != nil {
+			if err := a.be.ReadF32(ctx, tmp, f); err != nil {
 				return nil, fmt.Errorf("model: read KV block %d: %w", blk, err)
 			}
 			for _, v := range f {
@@ -55,12 +56,13 @@ func (c *Cache) WriteBlock(blk int, data []byte) error {
 	if err := c.blockRows(blk); err != nil {
 		return err
 	}
-	f := make([]float32, 0, c.BlockSize*max(c.copyK.Cols(), c.copyV.Cols()))
+	var f []float32
 	for l := range c.K {
+		a := c.auxOf(c.place[l])
 		for i := range c.perLayer() {
-			cache, tmp := c.K[l], c.copyK
+			cache, tmp := c.K[l], a.copyK
 			if i == 1 {
-				cache, tmp = c.V[l], c.copyV
+				cache, tmp = c.V[l], a.copyV
 			}
 			n := tmp.Rows() * tmp.Cols()
 			f = f[:0]
@@ -68,14 +70,14 @@ func (c *Cache) WriteBlock(blk int, data []byte) error {
 				f = append(f, quant.FP16ToFP32(binary.LittleEndian.Uint16(data[2*j:])))
 			}
 			data = data[2*n:]
-			c.be.WriteF32(tmp, f)
-			c.be.SetRows(cache, tmp, c.copySrc)
+			a.be.WriteF32(tmp, f)
+			a.be.SetRows(cache, tmp, a.copySrc)
 		}
 	}
 	return nil
 }
 
-// blockRows points copySrc at the rows of block blk.
+// blockRows points every backend's copySrc at the rows of block blk.
 func (c *Cache) blockRows(blk int) error {
 	nb := c.Size / max(c.BlockSize, 1)
 	if c.BlockSize == 0 || blk < 0 || blk >= nb {
@@ -85,7 +87,9 @@ func (c *Cache) blockRows(blk int) error {
 	for i := range idx {
 		idx[i] = int32(blk*c.BlockSize + i)
 	}
-	c.be.WriteI32(c.copySrc, idx)
+	for i := range c.aux {
+		c.aux[i].be.WriteI32(c.aux[i].copySrc, idx)
+	}
 	return nil
 }
 

@@ -93,7 +93,11 @@ func Inputs(be backend.Backend, s *Scratch, p Params, c *Cache, b Batch) (*In, e
 			n := copy(row, t)
 			clear(row[n:])
 		}
-		table := be.View(c.table, 0, ns)
+		a := c.auxOf(be)
+		if a == nil {
+			return nil, fmt.Errorf("model: the paged cache has no tables on backend %s", be.Name())
+		}
+		table := be.View(a.table, 0, ns)
 		be.WriteI32(table, host)
 		in.Attn.Table, in.Attn.Seq, in.Attn.BlockSize = table, seq, c.BlockSize
 	}

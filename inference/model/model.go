@@ -61,10 +61,10 @@ type Model interface {
 }
 
 // Cache is the F16 KV cache: per layer, K [Size, NKVHead*HeadDim] and V [Size,
-// NKVHead*VHeadDim]. A contiguous cache (NewCache) holds one sequence, position p in row
-// p. A paged cache (NewPagedCache) is Size/BlockSize blocks of BlockSize rows that
-// sequences own through block tables (see Batch and package kvcache). With
-// Params.SharedKV, V[l] is K[l]: one tensor per layer.
+// NKVHead*VHeadDim], on that layer's backend. A contiguous cache (NewCache) holds one
+// sequence, position p in row p. A paged cache (NewPagedCache) is Size/BlockSize blocks
+// of BlockSize rows that sequences own through block tables (see Batch and package
+// kvcache). With Params.SharedKV, V[l] is K[l]: one tensor per layer.
 type Cache struct {
 	K, V      []backend.Tensor
 	Size      int // rows: positions it can hold
@@ -72,52 +72,80 @@ type Cache struct {
 	// MaxSeqs and MaxBlocks bound a paged batch: at most MaxSeqs sequences, each with a
 	// table of at most MaxBlocks blocks.
 	MaxSeqs, MaxBlocks int
-	table              backend.Tensor // I32 [MaxSeqs, MaxBlocks], the batch's tables
 	tableHost          []int32
-	// CopyBlock's buffers: row indices and one block of K and V rows as F32.
-	copySrc, copyDst, copyK, copyV backend.Tensor
-	copyIdx                        []int32
-	be                             backend.Backend
-	shared                         bool // Params.SharedKV: V[l] is K[l]
+	copyIdx            []int32
+	place              Placement  // each layer's backend
+	aux                []cacheAux // per backend of place: a paged cache's tables and copy buffers
+	shared             bool       // Params.SharedKV: V[l] is K[l]
+}
+
+// cacheAux are a paged cache's buffers on one backend: the batch's block tables (I32
+// [MaxSeqs, MaxBlocks]) and CopyBlock's row indices and one block of K and V rows as F32.
+type cacheAux struct {
+	be                                    backend.Backend
+	table, copySrc, copyDst, copyK, copyV backend.Tensor
 }
 
 // NewCache allocates a contiguous cache of nCtx positions for p on be.
 func NewCache(be backend.Backend, p Params, nCtx int) (*Cache, error) {
+	return NewCacheOn(Uniform(be, p.NLayer), p, nCtx)
+}
+
+// NewCacheOn allocates a contiguous cache of nCtx positions for p, each layer's K and V
+// on its backend in pl.
+func NewCacheOn(pl Placement, p Params, nCtx int) (*Cache, error) {
 	if nCtx <= 0 {
 		return nil, errors.New("model: context size must be positive")
 	}
-	c := &Cache{Size: nCtx, be: be}
+	if err := pl.check(p); err != nil {
+		return nil, err
+	}
+	c := &Cache{Size: nCtx, place: pl}
 	if err := c.alloc(p); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
-// NewPagedCache allocates a paged cache of numBlocks blocks of blockSize positions for
-// p on be, for batches of up to maxSeqs sequences of up to maxBlocks blocks each.
+// NewPagedCache allocates a paged cache of numBlocks blocks of blockSize positions for p
+// on be, for batches of at most maxSeqs sequences of at most maxBlocks blocks each.
 func NewPagedCache(be backend.Backend, p Params, numBlocks, blockSize, maxSeqs, maxBlocks int) (*Cache, error) {
+	return NewPagedCacheOn(Uniform(be, p.NLayer), p, numBlocks, blockSize, maxSeqs, maxBlocks)
+}
+
+// NewPagedCacheOn is NewPagedCache with each layer's K and V on its backend in pl (and
+// the tables and copy buffers on each of those backends).
+func NewPagedCacheOn(pl Placement, p Params, numBlocks, blockSize, maxSeqs, maxBlocks int) (*Cache, error) {
 	if numBlocks <= 0 || blockSize <= 0 || maxSeqs <= 0 || maxBlocks <= 0 || numBlocks > (1<<31-1)/blockSize {
 		return nil, fmt.Errorf("model: paged cache of %d blocks of %d, %d sequences of %d blocks", numBlocks, blockSize, maxSeqs, maxBlocks)
 	}
-	c := &Cache{Size: numBlocks * blockSize, BlockSize: blockSize, MaxSeqs: maxSeqs, MaxBlocks: maxBlocks, be: be}
+	if err := pl.check(p); err != nil {
+		return nil, err
+	}
+	c := &Cache{Size: numBlocks * blockSize, BlockSize: blockSize, MaxSeqs: maxSeqs, MaxBlocks: maxBlocks, place: pl}
 	if err := c.alloc(p); err != nil {
 		return nil, err
 	}
-	for _, b := range []struct {
-		t          *backend.Tensor
-		typ        quant.Type
-		rows, cols int
-	}{
-		{&c.table, quant.I32, maxSeqs, maxBlocks},
-		{&c.copySrc, quant.I32, blockSize, 1}, {&c.copyDst, quant.I32, blockSize, 1},
-		{&c.copyK, quant.F32, blockSize, p.NKVHead * p.HeadDim}, {&c.copyV, quant.F32, blockSize, p.NKVHead * p.VHeadDim},
-	} {
-		t, err := be.New(b.typ, b.rows, b.cols)
-		if err != nil {
-			c.Free()
-			return nil, err
+	for _, be := range pl.Backends() {
+		a := cacheAux{be: be}
+		for _, b := range []struct {
+			t          *backend.Tensor
+			typ        quant.Type
+			rows, cols int
+		}{
+			{&a.table, quant.I32, maxSeqs, maxBlocks},
+			{&a.copySrc, quant.I32, blockSize, 1}, {&a.copyDst, quant.I32, blockSize, 1},
+			{&a.copyK, quant.F32, blockSize, p.NKVHead * p.HeadDim}, {&a.copyV, quant.F32, blockSize, p.NKVHead * p.VHeadDim},
+		} {
+			t, err := be.New(b.typ, b.rows, b.cols)
+			if err != nil {
+				c.aux = append(c.aux, a)
+				c.Free()
+				return nil, err
+			}
+			*b.t = t
 		}
-		*b.t = t
+		c.aux = append(c.aux, a)
 	}
 	c.tableHost, c.copyIdx = make([]int32, maxSeqs*maxBlocks), make([]int32, 2*blockSize)
 	return c, nil
@@ -129,7 +157,8 @@ func (c *Cache) alloc(p Params) error {
 	}
 	c.shared = p.SharedKV
 	for l := 0; l < p.NLayer; l++ {
-		k, err := c.be.New(quant.F16, c.Size, p.NKVHead*p.HeadDim)
+		be := c.place[l]
+		k, err := be.New(quant.F16, c.Size, p.NKVHead*p.HeadDim)
 		if err != nil {
 			c.Free()
 			return err
@@ -139,7 +168,7 @@ func (c *Cache) alloc(p Params) error {
 			c.V = append(c.V, k)
 			continue
 		}
-		v, err := c.be.New(quant.F16, c.Size, p.NKVHead*p.VHeadDim)
+		v, err := be.New(quant.F16, c.Size, p.NKVHead*p.VHeadDim)
 		if err != nil {
 			c.Free()
 			return err
@@ -149,8 +178,18 @@ func (c *Cache) alloc(p Params) error {
 	return nil
 }
 
-// CopyBlock copies the K and V of the first rows positions of block src to block dst,
-// in every layer (copy-on-write of a partly filled block, kvcache.Copy).
+// auxOf is the buffers on be of a paged cache, nil when it has none there.
+func (c *Cache) auxOf(be backend.Backend) *cacheAux {
+	for i := range c.aux {
+		if c.aux[i].be == be {
+			return &c.aux[i]
+		}
+	}
+	return nil
+}
+
+// CopyBlock copies the first rows positions of block src to block dst in every layer
+// (copy-on-write of a shared, partly filled block). Paged caches only.
 func (c *Cache) CopyBlock(src, dst, rows int) error {
 	nb := c.Size / max(c.BlockSize, 1)
 	if c.BlockSize == 0 || src < 0 || dst < 0 || src >= nb || dst >= nb || rows < 0 || rows > c.BlockSize {
@@ -163,18 +202,23 @@ func (c *Cache) CopyBlock(src, dst, rows int) error {
 	for i := range s {
 		s[i], d[i] = int32(src*c.BlockSize+i), int32(dst*c.BlockSize+i)
 	}
-	st, dt := c.be.View(c.copySrc, 0, rows), c.be.View(c.copyDst, 0, rows)
-	c.be.WriteI32(st, s)
-	c.be.WriteI32(dt, d)
+	for i := range c.aux {
+		a := &c.aux[i]
+		a.be.WriteI32(a.be.View(a.copySrc, 0, rows), s)
+		a.be.WriteI32(a.be.View(a.copyDst, 0, rows), d)
+	}
 	for l := range c.K {
-		k, v := c.be.View(c.copyK, 0, rows), c.be.View(c.copyV, 0, rows)
-		c.be.GetRows(k, c.K[l], st) // F16 -> F32 -> F16 is exact
-		c.be.SetRows(c.K[l], k, dt)
+		a := c.auxOf(c.place[l])
+		be := a.be
+		st, dt := be.View(a.copySrc, 0, rows), be.View(a.copyDst, 0, rows)
+		k, v := be.View(a.copyK, 0, rows), be.View(a.copyV, 0, rows)
+		be.GetRows(k, c.K[l], st) // F16 -> F32 -> F16 is exact
+		be.SetRows(c.K[l], k, dt)
 		if c.shared {
 			continue
 		}
-		c.be.GetRows(v, c.V[l], st)
-		c.be.SetRows(c.V[l], v, dt)
+		be.GetRows(v, c.V[l], st)
+		be.SetRows(c.V[l], v, dt)
 	}
 	return nil
 }
@@ -182,16 +226,19 @@ func (c *Cache) CopyBlock(src, dst, rows int) error {
 // Free releases the cache's tensors.
 func (c *Cache) Free() {
 	for l, t := range c.K {
-		c.be.Free(t)
+		c.place[l].Free(t)
 		if !c.shared && l < len(c.V) {
-			c.be.Free(c.V[l])
+			c.place[l].Free(c.V[l])
 		}
 	}
-	for _, t := range []*backend.Tensor{&c.table, &c.copySrc, &c.copyDst, &c.copyK, &c.copyV} {
-		if *t != nil {
-			c.be.Free(*t)
-			*t = nil
+	for i := range c.aux {
+		a := &c.aux[i]
+		for _, t := range []*backend.Tensor{&a.table, &a.copySrc, &a.copyDst, &a.copyK, &a.copyV} {
+			if *t != nil {
+				a.be.Free(*t)
+				*t = nil
+			}
 		}
 	}
-	c.K, c.V = nil, nil
+	c.K, c.V, c.aux = nil, nil, nil
 }

@@ -13,7 +13,9 @@ import (
 
 // Backend is the reference backend. It is not safe for concurrent use: like a device
 // stream, one goroutine issues its ops.
-type Backend struct{}
+type Backend struct {
+	_ byte // not empty: every New is a distinct backend (placements compare backends)
+}
 
 // New returns a reference backend.
 func New() *Backend { return &Backend{} }

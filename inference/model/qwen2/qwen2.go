@@ -18,6 +18,16 @@ func Load(f *gguf.File, be backend.Backend) (*model.Decoder, error) {
 	if err != nil {
 		return nil, err
 	}
+	return LoadOn(f, model.Uniform(be, p.NLayer))
+}
+
+// LoadOn is Load with each layer on its backend in pl (len(pl) must be the file's
+// block count).
+func LoadOn(f *gguf.File, pl model.Placement) (*model.Decoder, error) {
+	p, err := model.ReadParams(f, Arch)
+	if err != nil {
+		return nil, err
+	}
 	p.RoPE.Style = backend.RoPENeoX
-	return model.LoadDecoder(f, be, p, true)
+	return model.LoadDecoderOn(f, pl, p, true)
 }
