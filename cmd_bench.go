@@ -24,6 +24,7 @@ type benchOutput struct {
 	ISA     string  `json:"isa,omitempty"`
 	Threads int     `json:"threads"`
 	LoadS   float64 `json:"load_s"`
+	Layers  string  `json:"layers"` // where the layers run, e.g. "cpu 12/32 layers, cuda 20/32 layers"
 	*app.BenchResult
 }
 
@@ -33,6 +34,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	pp := fs.Int("p", 512, "prompt tokens, processed as one batch (0 skips)")
 	tg := fs.Int("n", 128, "tokens generated one at a time from an empty context (0 skips)")
 	threads := fs.Int("t", 0, "CPU threads (0: one per core)")
+	ngl := fs.Int("ngl", -1, app.NGLUsage)
 	reps := fs.Int("r", 3, "repetitions (the median is reported)")
 	be := fs.String("backend", "auto", "compute backend: auto (CUDA when an NVIDIA GPU is present, else CPU), cpu, cuda or ref")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
@@ -48,12 +50,15 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return errors.New("-r must be at least 1 and -p, -n not negative")
 	}
 	t0 := time.Now()
-	m, err := app.OpenModel(*modelPath, app.BackendOptions{Name: *be, Threads: *threads})
+	bo := app.BackendOptions{Name: *be, Threads: *threads}
+	bo.NGL(*ngl)
+	m, err := app.OpenModel(*modelPath, bo)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	out := benchOutput{Model: *modelPath, Backend: m.Backend.Name(), LoadS: time.Since(t0).Seconds(), Threads: 1}
+	out := benchOutput{Model: *modelPath, Backend: m.Backend.Name(), LoadS: time.Since(t0).Seconds(), Threads: 1,
+		Layers: m.Placement}
 	if *modelPath == "" {
 		out.Model = m.Name
 	}
@@ -93,7 +98,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *tg > 0 {
 		row(fmt.Sprintf("tg%d", *tg), out.TGTokS, out.TGRuns)
 	}
-	fmt.Fprintf(stdout, "load %.2f s\n", out.LoadS)
+	fmt.Fprintf(stdout, "load %.2f s; %s\n", out.LoadS, out.Layers)
 	return nil
 }
 

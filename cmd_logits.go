@@ -50,6 +50,7 @@ func cmdLogits(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	greedy := fs.Int("greedy", 0, "then generate N tokens by argmax, fed back one at a time")
 	be := fs.String("backend", "auto", "compute backend: auto (CUDA when an NVIDIA GPU is present, else CPU), cpu, cuda or ref")
 	threads := fs.Int("t", 0, "CPU threads (0: one per core)")
+	ngl := fs.Int("ngl", -1, app.NGLUsage)
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
@@ -60,7 +61,9 @@ func cmdLogits(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *greedy < 0 {
 		return errors.New("-greedy must not be negative")
 	}
-	m, err := app.OpenModel(*modelPath, app.BackendOptions{Name: *be, Threads: *threads})
+	bo := app.BackendOptions{Name: *be, Threads: *threads}
+	bo.NGL(*ngl)
+	m, err := app.OpenModel(*modelPath, bo)
 	if err != nil {
 		return err
 	}

@@ -44,6 +44,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	ctxSize := fs.Int("c", 0, "context size (0: the model's, at most 4096)")
 	be := fs.String("backend", "auto", "compute backend: auto (CUDA when an NVIDIA GPU is present, else CPU), cpu, cuda or ref")
 	threads := fs.Int("t", 0, "CPU threads (0: one per core)")
+	ngl := fs.Int("ngl", -1, app.NGLUsage)
 	stats := fs.Bool("stats", false, "print token counts and speed to stderr at the end")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
@@ -51,7 +52,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *n < 0 || *temp < 0 {
 		return errors.New("-n and -temp must not be negative")
 	}
-	m, err := app.OpenModel(*modelPath, app.BackendOptions{Name: *be, Threads: *threads})
+	bo := app.BackendOptions{Name: *be, Threads: *threads}
+	bo.NGL(*ngl)
+	m, err := app.OpenModel(*modelPath, bo)
 	if err != nil {
 		return err
 	}

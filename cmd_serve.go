@@ -41,9 +41,11 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&o.CacheTokens, "kv-cache", 0, "KV-cache size in positions, shared by all sequences and the prefix cache (0: context x min(parallel, 2))")
 	fs.StringVar(&o.Backend.Name, "backend", "auto", "compute backend: auto (CUDA when an NVIDIA GPU is present, else CPU), cpu, cuda or ref")
 	fs.IntVar(&o.Backend.Threads, "t", 0, "CPU threads (0: one per core)")
+	ngl := fs.Int("ngl", -1, app.NGLUsage)
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
+	o.Backend.NGL(*ngl)
 	o.AllowedHosts, o.AllowedOrigins = hosts, origins
 	o.Ready = func(addr string) {
 		fmt.Fprintf(stdout, "ember: serving the OpenAI API at http://%s/v1 and the Ollama API at http://%s/api\n", addr, addr)

@@ -26,9 +26,12 @@ type Loaded struct {
 	Name      string // file name without extension, or the bundled model's name
 	Path      string // "" for the bundled model
 	File      *gguf.File
-	Backend   backend.Backend
+	Backend   backend.Backend // the model's output backend (Model.Backend())
 	Model     model.Model
 	Tokenizer *tokenizer.Tokenizer
+	// Placement says where the layers are ("cuda 20/32 layers, cpu 12/32 layers").
+	Placement string
+	extra     backend.Backend // the CPU backend of a partly offloaded model
 }
 
 // BackendNames lists the backends NewBackend knows, "auto" first.
@@ -38,6 +41,10 @@ func BackendNames() []string { return []string{"auto", "cpu", "cuda", "ref"} }
 type BackendOptions struct {
 	Name    string // "auto" (or ""), "cpu", "cuda" or "ref"
 	Threads int    // CPU threads; 0 means one per core
+	// GPULayers, when positive, is how many of the last layers go to the GPU (the rest
+	// run on the CPU); 0 means as many as fit in its memory, all of them when the model
+	// fits.
+	GPULayers int
 }
 
 // NewBackend makes the chosen backend; "auto" picks the fastest one present: CUDA when
@@ -102,7 +109,21 @@ func load(f *gguf.File, bo BackendOptions) (*Loaded, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := archs.Load(f, be)
+	var extra backend.Backend
+	var m model.Model
+	if n, lerr := archs.Layers(f); lerr == nil && be.Name() == "cuda" {
+		if ngl := gpuLayers(f, n, bo.GPULayers, gpuMemory(be)); ngl < n {
+			m, extra, err = loadOffload(f, be, n, ngl, bo)
+			if err == nil && model.PlacementOf(m).Backends()[0] == extra && model.PlacementOf(m).Uniform() {
+				be.Close() // nothing on the GPU
+				be, extra = extra, nil
+			}
+		} else {
+			m, err = archs.Load(f, be)
+		}
+	} else {
+		m, err = archs.Load(f, be)
+	}
 	if err != nil && errors.Is(err, backend.ErrUnsupported) && be.Name() == "cuda" && (bo.Name == "" || bo.Name == "auto") {
 		// "auto" chose the GPU, which lacks a weight type of this file: use the CPU.
 		be.Close()
@@ -113,19 +134,28 @@ func load(f *gguf.File, bo BackendOptions) (*Loaded, error) {
 	}
 	if err != nil {
 		be.Close()
+		if extra != nil {
+			extra.Close()
+		}
 		return nil, err
 	}
 	if n := tok.VocabSize(); n > m.Params().NVocab {
 		m.Close()
 		be.Close()
+		if extra != nil {
+			extra.Close()
+		}
 		return nil, fmt.Errorf("model: tokenizer has %d tokens but the embedding only %d rows", n, m.Params().NVocab)
 	}
-	return &Loaded{File: f, Backend: be, Model: m, Tokenizer: tok}, nil
+	return &Loaded{File: f, Backend: be, Model: m, Tokenizer: tok, Placement: describePlacement(m), extra: extra}, nil
 }
 
 // Close frees the model, the backend and the file, in that order.
 func (l *Loaded) Close() error {
 	err := l.Model.Close()
 	err = errors.Join(err, l.Backend.Close())
+	if l.extra != nil {
+		err = errors.Join(err, l.extra.Close())
+	}
 	return errors.Join(err, l.File.Close())
 }

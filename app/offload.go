@@ -1,0 +1,144 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"ember/inference/backend"
+	"ember/inference/backend/cpu"
+	"ember/inference/backend/cuda"
+	"ember/inference/gguf"
+	"ember/inference/model"
+	"ember/inference/model/archs"
+)
+
+// Partial offload: when a model's weights and KV cache do not fit in the GPU's memory,
+// its last layers (and the output projection) go to the GPU and the first ones stay on
+// the CPU, as llama.cpp's -ngl does; BackendOptions.GPULayers overrides the count.
+
+const (
+	// offloadKVTokens is the KV cache the automatic split leaves room for on the GPU
+	// (the engine's default: a 4,096-position context for two sequences).
+	offloadKVTokens = 8192
+	// offloadReserve is GPU memory kept for the CUDA context, activations, scratch and
+	// recorded graphs, besides a tenth of the device.
+	offloadReserve = 1 << 30
+)
+
+// gpuLayers is how many of the model's n layers go to a GPU of mem bytes: want when it
+// is positive (at most n), else as many as fit.
+func gpuLayers(f *gguf.File, n, want int, mem uint64) int {
+	if want > 0 {
+		return min(want, n)
+	}
+	p, err := model.ReadParams(f, f.Architecture())
+	if err != nil {
+		return n // the load reports the error
+	}
+	budget := int64(mem) - int64(mem/10) - offloadReserve
+	layer := make([]int64, n)
+	var rest int64 // output norm and projection (the embedding itself stays on the CPU)
+	for i := range f.Tensors {
+		t := &f.Tensors[i]
+		if l, ok := layerOf(t.Name); ok && l < n {
+			layer[l] += int64(t.Size)
+			continue
+		}
+		if strings.HasPrefix(t.Name, "output") {
+			rest += int64(t.Size)
+		}
+	}
+	if _, ok := f.Tensor("output.weight"); !ok { // tied: the last part loads the embedding again
+		if t, ok := f.Tensor("token_embd.weight"); ok {
+			rest += int64(t.Size)
+		}
+	}
+	kv := int64(offloadKVTokens) * int64(p.NKVHead*(p.HeadDim+p.VHeadDim)) * 2
+	used := rest
+	k := 0
+	for i := n - 1; i >= 0; i-- {
+		if used+layer[i]+kv > budget {
+			break
+		}
+		used += layer[i] + kv
+		k++
+	}
+	return k
+}
+
+// layerOf parses the block index of a "blk.N." tensor name.
+func layerOf(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, "blk.")
+	if !ok {
+		return 0, false
+	}
+	num, _, ok := strings.Cut(rest, ".")
+	if !ok {
+		return 0, false
+	}
+	l, err := strconv.Atoi(num)
+	return l, err == nil && l >= 0
+}
+
+// loadOffload binds f's model with its last ngl layers on the GPU backend gpu and the
+// others on a new CPU backend, which it returns with the model. An architecture that
+// cannot split its layers runs wholly on the CPU.
+func loadOffload(f *gguf.File, gpu backend.Backend, n, ngl int, bo BackendOptions) (model.Model, backend.Backend, error) {
+	c, err := cpu.New(cpu.Options{Threads: bo.Threads})
+	if err != nil {
+		return nil, nil, err
+	}
+	pl := model.SplitLast(c, gpu, n, ngl)
+	if ngl <= 0 {
+		pl = model.Uniform(c, n)
+	}
+	m, err := archs.LoadOn(f, pl)
+	if errors.Is(err, archs.ErrNoSplit) {
+		m, err = archs.LoadOn(f, model.Uniform(c, n))
+	}
+	if err != nil {
+		c.Close()
+		return nil, nil, err
+	}
+	return m, c, nil
+}
+
+// NGL turns the -ngl flag (llama.cpp's: layers on the GPU, negative for as many as fit)
+// into bo: 0 layers is the CPU backend.
+func (bo *BackendOptions) NGL(n int) {
+	switch {
+	case n == 0:
+		bo.Name = "cpu"
+	case n > 0:
+		bo.GPULayers = n
+	}
+}
+
+// NGLUsage documents the -ngl flag.
+const NGLUsage = "layers on the GPU, the last ones (llama.cpp's -ngl; the rest run on the CPU): -1 for as many as fit in its memory, 0 for none"
+
+// gpuMemory is the device memory of a CUDA backend, 0 for others.
+func gpuMemory(be backend.Backend) uint64 {
+	if c, ok := be.(*cuda.Backend); ok {
+		return c.Device().Memory
+	}
+	return 0
+}
+
+// describePlacement says where a model's layers are, e.g. "cuda 20/32 layers, cpu 12".
+func describePlacement(m model.Model) string {
+	pl := model.PlacementOf(m)
+	var parts []string
+	for _, be := range pl.Backends() {
+		k := 0
+		for _, b := range pl {
+			if b == be {
+				k++
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%s %d/%d layers", be.Name(), k, len(pl)))
+	}
+	return strings.Join(parts, ", ")
+}

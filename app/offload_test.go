@@ -1,0 +1,141 @@
+package app
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"ember/assets"
+	"ember/inference/backend/cpu"
+	"ember/inference/gguf"
+	"ember/inference/model"
+	"ember/inference/model/archs"
+)
+
+func TestLayerOf(t *testing.T) {
+	for name, want := range map[string]int{"blk.0.attn_q.weight": 0, "blk.31.ffn_down.weight": 31} {
+		if l, ok := layerOf(name); !ok || l != want {
+			t.Errorf("layerOf(%q) = %d, %v", name, l, ok)
+		}
+	}
+	for _, name := range []string{"output.weight", "token_embd.weight", "blk.x.attn_q.weight", "blk.3", "blk.-1.a"} {
+		if l, ok := layerOf(name); ok {
+			t.Errorf("layerOf(%q) = %d, want none", name, l)
+		}
+	}
+}
+
+// TestGPULayers: an explicit count is taken (capped at the layers); the automatic one
+// grows with the GPU's memory from none to all, one layer at a time.
+func TestGPULayers(t *testing.T) {
+	f, err := gguf.Parse(assets.DefaultModel())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := archs.Layers(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := gpuLayers(f, n, 2, 0); got != 2 {
+		t.Errorf("want 2: %d", got)
+	}
+	if got := gpuLayers(f, n, 99, 0); got != n {
+		t.Errorf("want 99 of %d: %d", n, got)
+	}
+	if got := gpuLayers(f, n, 0, 80<<30); got != n {
+		t.Errorf("an 80 GiB GPU takes %d of %d layers", got, n)
+	}
+	if got := gpuLayers(f, n, 0, 1<<30); got != 0 {
+		t.Errorf("a 1 GiB GPU (all reserve) takes %d layers", got)
+	}
+	seen := map[int]bool{}
+	last := 0
+	for mem := uint64(offloadReserve); mem < 2<<30; mem += 256 << 10 {
+		k := gpuLayers(f, n, 0, mem)
+		if k < last || k > n {
+			t.Fatalf("%d bytes: %d layers after %d", mem, k, last)
+		}
+		seen[k], last = true, k
+	}
+	for k := 0; k <= n; k++ {
+		if !seen[k] {
+			t.Errorf("no GPU size gives %d of %d layers", k, n)
+		}
+	}
+}
+
+// TestNGL: llama.cpp's -ngl semantics on BackendOptions.
+func TestNGL(t *testing.T) {
+	for _, c := range []struct {
+		ngl, layers int
+		name        string
+	}{{-1, 0, "auto"}, {0, 0, "cpu"}, {12, 12, "auto"}} {
+		bo := BackendOptions{Name: "auto"}
+		bo.NGL(c.ngl)
+		if bo.GPULayers != c.layers || bo.Name != c.name {
+			t.Errorf("-ngl %d: %+v", c.ngl, bo)
+		}
+	}
+}
+
+// TestLoadOffload: the split load (its "GPU" a second CPU backend here) places the last
+// layers on it and computes the logits of the model on one backend.
+func TestLoadOffload(t *testing.T) {
+	f, err := gguf.Parse(assets.DefaultModel())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := archs.Layers(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logits := func(m model.Model) []float32 {
+		c, err := m.NewCache(8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Free()
+		out, err := m.Forward(context.Background(), c, model.Batch{Tokens: []int32{1, 50, 60, 70}, Pos: []int32{0, 1, 2, 3}, AllLogits: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]float32, out.Rows()*out.Cols())
+		if err := m.Backend().ReadF32(context.Background(), out, buf); err != nil {
+			t.Fatal(err)
+		}
+		return buf
+	}
+	one, err := cpu.New(cpu.Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer one.Close()
+	whole, err := archs.Load(f, one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := logits(whole)
+	whole.Close()
+
+	gpu, err := cpu.New(cpu.Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gpu.Close()
+	m, c, err := loadOffload(f, gpu, n, 2, BackendOptions{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	defer m.Close()
+	pl := model.PlacementOf(m)
+	if len(pl.Backends()) != 2 || pl[n-1] != gpu || pl[n-2] != gpu || pl[n-3] == gpu || m.Backend() != gpu {
+		t.Fatalf("placement %s", describePlacement(m))
+	}
+	if got := logits(m); !slices.Equal(got, want) {
+		t.Error("the split model's logits differ from the model on one backend")
+	}
+	if d := describePlacement(m); d != "cpu 3/5 layers, cpu 2/5 layers" {
+		t.Errorf("placement %q", d)
+	}
+}
