@@ -28,14 +28,7 @@ func TestLayerOf(t *testing.T) {
 // TestGPULayers: an explicit count is taken (capped at the layers); the automatic one
 // grows with the GPU's memory from none to all, one layer at a time.
 func TestGPULayers(t *testing.T) {
-	f, err := gguf.Parse(assets.DefaultModel())
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := archs.Layers(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, n := bundled(t)
 	if got := gpuLayers(f, n, 2, 0); got != 2 {
 		t.Errorf("want 2: %d", got)
 	}
@@ -81,14 +74,7 @@ func TestNGL(t *testing.T) {
 // TestLoadOffload: the split load (its "GPU" a second CPU backend here) places the last
 // layers on it and computes the logits of the model on one backend.
 func TestLoadOffload(t *testing.T) {
-	f, err := gguf.Parse(assets.DefaultModel())
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := archs.Layers(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, n := bundled(t)
 	logits := func(m model.Model) []float32 {
 		c, err := m.NewCache(8)
 		if err != nil {
@@ -138,4 +124,18 @@ func TestLoadOffload(t *testing.T) {
 	if d := describePlacement(m); d != "cpu 3/5 layers, cpu 2/5 layers" {
 		t.Errorf("placement %q", d)
 	}
+}
+
+// bundled parses the bundled model and returns it with its layer count.
+func bundled(t *testing.T) (*gguf.File, int) {
+	t.Helper()
+	f, err := gguf.Parse(assets.DefaultModel())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := archs.Layers(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, n
 }

@@ -79,18 +79,7 @@ func TestSplitLayers(t *testing.T) {
 // TestSplitPagedCache: a paged cache over two backends moves blocks (CopyBlock, and the
 // ReadBlock / WriteBlock of the persistent prefix cache) as one on a single backend.
 func TestSplitPagedCache(t *testing.T) {
-	f, err := gguf.Open(goldenGGUF(t, "llama-tiny-q8_0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	n, err := Layers(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, b := ref.New(), ref.New()
-	defer a.Close()
-	defer b.Close()
+	f, n, a, b := openSplit(t, "llama-tiny-q8_0")
 	const bs = 4
 	blocks := func(pl model.Placement) [][]byte {
 		m, err := LoadOn(f, pl)
@@ -144,20 +133,26 @@ func TestSplitPagedCache(t *testing.T) {
 // TestSplitRefused: an architecture that keeps all its layers on one backend
 // (deepseek2) refuses a split placement with ErrNoSplit.
 func TestSplitRefused(t *testing.T) {
-	f, err := gguf.Open(goldenGGUF(t, "deepseek2-tiny-q4_k_m"))
+	f, n, a, b := openSplit(t, "deepseek2-tiny-q4_k_m")
+	if _, err := LoadOn(f, model.SplitLast(a, b, n, 1)); !errors.Is(err, ErrNoSplit) {
+		t.Fatalf("deepseek2 split: %v, want ErrNoSplit", err)
+	}
+}
+
+// openSplit opens golden model name and two reference backends, all closed when the
+// test ends, and returns them with the model's layer count.
+func openSplit(t *testing.T, name string) (*gguf.File, int, backend.Backend, backend.Backend) {
+	t.Helper()
+	f, err := gguf.Open(goldenGGUF(t, name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
 	n, err := Layers(f)
 	if err != nil {
+		f.Close()
 		t.Fatal(err)
 	}
 	a, b := ref.New(), ref.New()
-	defer a.Close()
-	defer b.Close()
-	var be backend.Backend = a
-	if _, err := LoadOn(f, model.SplitLast(be, b, n, 1)); !errors.Is(err, ErrNoSplit) {
-		t.Fatalf("deepseek2 split: %v, want ErrNoSplit", err)
-	}
+	t.Cleanup(func() { a.Close(); b.Close(); f.Close() })
+	return f, n, a, b
 }
