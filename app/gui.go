@@ -151,7 +151,7 @@ func (c *chatService) BackendName() string {
 	if c.m == nil {
 		return ""
 	}
-	return c.m.Backend.Name()
+	return c.m.BackendName()
 }
 
 // Chat streams a reply: the conversation goes through the model's chat template, and

@@ -142,3 +142,37 @@ func describePlacement(m model.Model) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// BackendName names where l's model runs: its backend's name, or for a model split over
+// backends the names joined by "+", the output's (the GPU's) first: "cuda+cpu".
+func (l *Loaded) BackendName() string {
+	bes := model.PlacementOf(l.Model).Backends()
+	names := []string{l.Backend.Name()}
+	for _, be := range bes {
+		if be != l.Backend {
+			names = append(names, be.Name())
+		}
+	}
+	return strings.Join(names, "+")
+}
+
+// computeKey identifies how l's model computes, for keying saved KV blocks: the
+// backend's name, and for a split model also how many layers each backend runs (the
+// rounding differs by backend, so blocks of one split are not another's).
+func (l *Loaded) computeKey() string {
+	pl := model.PlacementOf(l.Model)
+	if pl.Uniform() {
+		return l.Backend.Name()
+	}
+	var parts []string
+	for _, be := range pl.Backends() {
+		k := 0
+		for _, b := range pl {
+			if b == be {
+				k++
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%s%d", be.Name(), k))
+	}
+	return strings.Join(parts, "+")
+}

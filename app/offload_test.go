@@ -139,3 +139,36 @@ func bundled(t *testing.T) (*gguf.File, int) {
 	}
 	return f, n
 }
+
+// TestSplitNames: a split model's backend name and the key its saved KV blocks go by
+// name both backends (and the layer counts), a whole one its backend alone.
+func TestSplitNames(t *testing.T) {
+	f, n := bundled(t)
+	gpu, err := cpu.New(cpu.Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gpu.Close()
+	m, c, err := loadOffload(f, gpu, n, 2, BackendOptions{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	defer m.Close()
+	l := &Loaded{Backend: gpu, Model: m}
+	if got := l.BackendName(); got != "cpu+cpu" {
+		t.Errorf("BackendName = %q", got)
+	}
+	if got := l.computeKey(); got != "cpu3+cpu2" {
+		t.Errorf("computeKey = %q", got)
+	}
+	whole, err := archs.Load(f, gpu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer whole.Close()
+	l = &Loaded{Backend: gpu, Model: whole}
+	if l.BackendName() != "cpu" || l.computeKey() != "cpu" {
+		t.Errorf("whole model: %q, %q", l.BackendName(), l.computeKey())
+	}
+}

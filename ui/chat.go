@@ -304,6 +304,12 @@ func (v *chatView) atEnd() bool {
 
 // backendLabel is how a backend name reads in the status bar.
 func backendLabel(name string) string {
+	if parts := strings.Split(name, "+"); len(parts) > 1 { // a model split over backends
+		for i, p := range parts {
+			parts[i] = backendLabel(p)
+		}
+		return strings.Join(parts, " + ")
+	}
 	switch strings.ToLower(name) {
 	case "cpu", "cuda", "rocm":
 		return strings.ToUpper(name)

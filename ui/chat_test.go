@@ -288,7 +288,7 @@ func TestFormat(t *testing.T) {
 			t.Errorf("formatDuration(%v) = %q, want %q", tc.d, got, tc.want)
 		}
 	}
-	for in, want := range map[string]string{"cpu": "CPU", "cuda": "CUDA", "metal": "Metal", "": "unknown backend", "npu": "npu"} {
+	for in, want := range map[string]string{"cpu": "CPU", "cuda": "CUDA", "metal": "Metal", "": "unknown backend", "npu": "npu", "cuda+cpu": "CUDA + CPU"} {
 		if got := backendLabel(in); got != want {
 			t.Errorf("backendLabel(%q) = %q, want %q", in, got, want)
 		}
