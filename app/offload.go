@@ -131,14 +131,9 @@ func gpuMemory(be backend.Backend) uint64 {
 func describePlacement(m model.Model) string {
 	pl := model.PlacementOf(m)
 	var parts []string
-	for _, be := range pl.Backends() {
-		k := 0
-		for _, b := range pl {
-			if b == be {
-				k++
-			}
-		}
-		parts = append(parts, fmt.Sprintf("%s %d/%d layers", be.Name(), k, len(pl)))
+	counts := pl.Layers()
+	for i, be := range pl.Backends() {
+		parts = append(parts, fmt.Sprintf("%s %d/%d layers", be.Name(), counts[i], len(pl)))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -165,14 +160,9 @@ func (l *Loaded) computeKey() string {
 		return l.Backend.Name()
 	}
 	var parts []string
-	for _, be := range pl.Backends() {
-		k := 0
-		for _, b := range pl {
-			if b == be {
-				k++
-			}
-		}
-		parts = append(parts, fmt.Sprintf("%s%d", be.Name(), k))
+	counts := pl.Layers()
+	for i, be := range pl.Backends() {
+		parts = append(parts, fmt.Sprintf("%s%d", be.Name(), counts[i]))
 	}
 	return strings.Join(parts, "+")
 }

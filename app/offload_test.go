@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"ember/assets"
+	"ember/inference/backend"
 	"ember/inference/backend/cpu"
 	"ember/inference/gguf"
 	"ember/inference/model"
@@ -103,17 +104,7 @@ func TestLoadOffload(t *testing.T) {
 	want := logits(whole)
 	whole.Close()
 
-	gpu, err := cpu.New(cpu.Options{Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gpu.Close()
-	m, c, err := loadOffload(f, gpu, n, 2, BackendOptions{Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	defer m.Close()
+	gpu, m := offloadBundled(t, f, n, 2)
 	pl := model.PlacementOf(m)
 	if len(pl.Backends()) != 2 || pl[n-1] != gpu || pl[n-2] != gpu || pl[n-3] == gpu || m.Backend() != gpu {
 		t.Fatalf("placement %s", describePlacement(m))
@@ -144,17 +135,7 @@ func bundled(t *testing.T) (*gguf.File, int) {
 // name both backends (and the layer counts), a whole one its backend alone.
 func TestSplitNames(t *testing.T) {
 	f, n := bundled(t)
-	gpu, err := cpu.New(cpu.Options{Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gpu.Close()
-	m, c, err := loadOffload(f, gpu, n, 2, BackendOptions{Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	defer m.Close()
+	gpu, m := offloadBundled(t, f, n, 2)
 	l := &Loaded{Backend: gpu, Model: m}
 	if got := l.BackendName(); got != "cpu+cpu" {
 		t.Errorf("BackendName = %q", got)
@@ -171,4 +152,21 @@ func TestSplitNames(t *testing.T) {
 	if l.BackendName() != "cpu" || l.computeKey() != "cpu" {
 		t.Errorf("whole model: %q, %q", l.BackendName(), l.computeKey())
 	}
+}
+
+// offloadBundled loads f with its last k of n layers on a second CPU backend standing in
+// for the GPU (loadOffload), everything closed when the test ends.
+func offloadBundled(t *testing.T, f *gguf.File, n, k int) (backend.Backend, model.Model) {
+	t.Helper()
+	gpu, err := cpu.New(cpu.Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, c, err := loadOffload(f, gpu, n, k, BackendOptions{Threads: 1})
+	if err != nil {
+		gpu.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close(); c.Close(); gpu.Close() })
+	return gpu, m
 }

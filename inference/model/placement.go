@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"slices"
 
 	"ember/inference/backend"
 )
@@ -35,17 +36,21 @@ func SplitLast(first, last backend.Backend, n, onLast int) Placement {
 func (pl Placement) Backends() []backend.Backend {
 	var out []backend.Backend
 	for _, be := range pl {
-		if len(out) == 0 || out[len(out)-1] != be {
-			seen := false
-			for _, o := range out {
-				seen = seen || o == be
-			}
-			if !seen {
-				out = append(out, be)
-			}
+		if !slices.Contains(out, be) {
+			out = append(out, be)
 		}
 	}
 	return out
+}
+
+// Layers counts the layers of each of Backends.
+func (pl Placement) Layers() []int {
+	bes := pl.Backends()
+	n := make([]int, len(bes))
+	for _, be := range pl {
+		n[slices.Index(bes, be)]++
+	}
+	return n
 }
 
 // Uniform reports whether every layer is on one backend.
