@@ -9,32 +9,12 @@ import (
 	"time"
 
 	"ember/inference/backend/ref"
-	"ember/inference/gguf"
-	"ember/inference/model/archs"
-	"ember/inference/tokenizer"
 )
 
 // newStoriesOpt is newStories with explicit options.
 func newStoriesOpt(t *testing.T, opt Options) *Engine {
 	t.Helper()
-	f, err := gguf.Open(storiesPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := archs.Load(f, ref.New())
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := tokenizer.FromGGUF(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := New(m, tok, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close(); m.Close(); f.Close() })
-	return e
+	return newStoriesOn(t, ref.New(), opt)
 }
 
 // result is one completion's tokens and per-token logprobs.

@@ -8,35 +8,14 @@ import (
 	"strings"
 	"testing"
 
-	"ember/inference/backend/ref"
-	"ember/inference/gguf"
-	"ember/inference/model/archs"
 	"ember/inference/sample"
-	"ember/inference/tokenizer"
 )
 
 const storiesPath = "../../assets/stories260K.gguf"
 
 func newStories(t *testing.T, ctxSize int) *Engine {
 	t.Helper()
-	f, err := gguf.Open(storiesPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := archs.Load(f, ref.New())
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := tokenizer.FromGGUF(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := New(m, tok, Options{ContextSize: ctxSize, PrefillChunk: 7, BlockSize: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close(); m.Close(); f.Close() })
-	return e
+	return newStoriesOpt(t, Options{ContextSize: ctxSize, PrefillChunk: 7, BlockSize: 4})
 }
 
 func collect(t *testing.T, ch <-chan Event) (ids []int32, text string, last Event) {
