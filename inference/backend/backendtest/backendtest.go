@@ -39,6 +39,20 @@ type out struct {
 	rows, cols int
 }
 
+// withPair runs f on a pair of the reference backend and a new backend under test,
+// drawing random inputs from src, and frees everything after it.
+func withPair(t *testing.T, newBackend func(t *testing.T) backend.Backend, src rand.Source, f func(p *pair)) {
+	be := newBackend(t)
+	p := &pair{t: t, ref: ref.New(), be: be, rng: rand.New(src)}
+	defer func() {
+		for _, f := range p.free {
+			f()
+		}
+		be.Close()
+	}()
+	f(p)
+}
+
 func (p *pair) newT(be backend.Backend, typ quant.Type, rows, cols int) backend.Tensor {
 	t, err := be.New(typ, rows, cols)
 	if err != nil {
@@ -151,17 +165,7 @@ func (p *pair) checkScaled(name string, o *out, tol, fixed float64) {
 // Run runs the suite; newBackend makes the backend under test.
 func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 	run := func(name string, f func(p *pair)) {
-		t.Run(name, func(t *testing.T) {
-			be := newBackend(t)
-			p := &pair{t: t, ref: ref.New(), be: be, rng: rand.New(rand.NewPCG(1, uint64(len(name))))}
-			defer func() {
-				for _, f := range p.free {
-					f()
-				}
-				be.Close()
-			}()
-			f(p)
-		})
+		t.Run(name, func(t *testing.T) { withPair(t, newBackend, rand.NewPCG(1, uint64(len(name))), f) })
 	}
 	for _, typ := range WeightTypes {
 		run("MatMul/"+typ.String(), func(p *pair) { testMatMul(p, typ) })

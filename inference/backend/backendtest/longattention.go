@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"ember/inference/backend"
-	"ember/inference/backend/ref"
 	"ember/inference/quant"
 )
 
@@ -20,17 +19,7 @@ func RunAttention(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		name string
 		f    func(p *pair)
 	}{{"Attention", testAttention}, {"PagedAttention", testPagedAttention}, {"LongAttention", testLongAttention}} {
-		t.Run(c.name, func(t *testing.T) {
-			be := newBackend(t)
-			p := &pair{t: t, ref: ref.New(), be: be, rng: rand.New(rand.NewPCG(1, uint64(len(c.name))))}
-			defer func() {
-				for _, f := range p.free {
-					f()
-				}
-				be.Close()
-			}()
-			c.f(p)
-		})
+		t.Run(c.name, func(t *testing.T) { withPair(t, newBackend, rand.NewPCG(1, uint64(len(c.name))), c.f) })
 	}
 }
 

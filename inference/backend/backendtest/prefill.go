@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"ember/inference/backend"
-	"ember/inference/backend/ref"
 	"ember/inference/quant"
 )
 
@@ -15,15 +14,7 @@ import (
 // many query rows of few sequences, as a prompt's chunk issues them (a GPU takes them on
 // tensor cores, in tiles of rows of one sequence).
 func RunPrefillAttention(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
-	be := newBackend(t)
-	p := &pair{t: t, ref: ref.New(), be: be, rng: rand.New(rand.NewPCG(3, 14))}
-	defer func() {
-		for _, f := range p.free {
-			f()
-		}
-		be.Close()
-	}()
-	testPrefillAttention(p)
+	withPair(t, newBackend, rand.NewPCG(3, 14), testPrefillAttention)
 }
 
 // prefillRun is a run of consecutive query rows of one sequence at consecutive

@@ -31,15 +31,7 @@ func TestConformance(t *testing.T) {
 // TestArgMax runs the ArgMax conformance test single- and multi-threaded.
 func TestArgMax(t *testing.T) {
 	for _, threads := range []int{1, 3} {
-		t.Run(fmt.Sprintf("t%d", threads), func(t *testing.T) {
-			backendtest.RunArgMax(t, func(t *testing.T) backend.Backend {
-				b, err := cpu.New(cpu.Options{Threads: threads})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return b
-			})
-		})
+		t.Run(fmt.Sprintf("t%d", threads), func(t *testing.T) { backendtest.RunArgMax(t, withThreads(threads)) })
 	}
 }
 
@@ -52,23 +44,28 @@ func TestUnknownISA(t *testing.T) {
 // TestLongAttention runs the long-context attention cases (with and without the host's
 // bound on the lengths) on the best instruction set here.
 func TestLongAttention(t *testing.T) {
-	backendtest.RunAttention(t, func(t *testing.T) backend.Backend {
-		b, err := cpu.New(cpu.Options{Threads: 2})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	})
+	backendtest.RunAttention(t, withThreads(2))
 }
 
 // TestPrefillAttention runs the prefill-shaped attention cases (many rows of few
 // sequences) on the best instruction set here.
 func TestPrefillAttention(t *testing.T) {
-	backendtest.RunPrefillAttention(t, func(t *testing.T) backend.Backend {
-		b, err := cpu.New(cpu.Options{Threads: 2})
+	backendtest.RunPrefillAttention(t, withThreads(2))
+}
+
+// TestMatVec runs the one-row product cases (odd row counts, one-block and very long
+// rows, fused and per-head products) on the best instruction set here.
+func TestMatVec(t *testing.T) {
+	backendtest.RunMatVec(t, withThreads(2))
+}
+
+// withThreads makes CPU backends of the best instruction set here with that many threads.
+func withThreads(threads int) func(t *testing.T) backend.Backend {
+	return func(t *testing.T) backend.Backend {
+		b, err := cpu.New(cpu.Options{Threads: threads})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return b
-	})
+	}
 }
