@@ -49,21 +49,10 @@ func testLongAttention(p *pair) {
 	const bs = 16
 	for _, c := range longAttentionCases {
 		kw, vw := c.nkv*c.hd, c.nkv*c.vhd
-		all := make([]int32, longRows)
-		for i := range all {
-			all[i] = int32(i)
-		}
-		ir, ib := p.ints(all)
-		kr, kb := p.newT(p.ref, quant.F16, longRows, kw), p.newT(p.be, quant.F16, longRows, kw)
-		ksr, ksb := p.input(p.randn(longRows*kw, 1), longRows, kw)
-		p.ref.SetRows(kr, ksr, ir)
-		p.be.SetRows(kb, ksb, ib)
+		kr, kb := p.randomF16(longRows, kw)
 		vr, vb := kr, kb
 		if !c.shared {
-			vr, vb = p.newT(p.ref, quant.F16, longRows, vw), p.newT(p.be, quant.F16, longRows, vw)
-			vsr, vsb := p.input(p.randn(longRows*vw, 1), longRows, vw)
-			p.ref.SetRows(vr, vsr, ir)
-			p.be.SetRows(vb, vsb, ib)
+			vr, vb = p.randomF16(longRows, vw)
 		}
 		n := len(c.pos)
 		pr, pb := p.ints(c.pos)
@@ -117,4 +106,19 @@ func longTables(rng *rand.Rand, seqs, cols, nblocks int) []int32 {
 		flat = append(flat, row...)
 	}
 	return flat
+}
+
+// randomF16 makes an F16 tensor of rows x cols normal values on both backends (a KV
+// cache), written through SetRows as the models write their caches.
+func (p *pair) randomF16(rows, cols int) (backend.Tensor, backend.Tensor) {
+	ids := make([]int32, rows)
+	for i := range ids {
+		ids[i] = int32(i)
+	}
+	ir, ib := p.ints(ids)
+	r, b := p.newT(p.ref, quant.F16, rows, cols), p.newT(p.be, quant.F16, rows, cols)
+	sr, sb := p.input(p.randn(rows*cols, 1), rows, cols)
+	p.ref.SetRows(r, sr, ir)
+	p.be.SetRows(b, sb, ib)
+	return r, b
 }
