@@ -109,20 +109,10 @@ func load(f *gguf.File, bo BackendOptions) (*Loaded, error) {
 	if err != nil {
 		return nil, err
 	}
-	var extra backend.Backend
-	var m model.Model
-	if n, lerr := archs.Layers(f); lerr == nil && be.Name() == "cuda" {
-		if ngl := gpuLayers(f, n, bo.GPULayers, gpuMemory(be)); ngl < n {
-			m, extra, err = loadOffload(f, be, n, ngl, bo)
-			if err == nil && model.PlacementOf(m).Backends()[0] == extra && model.PlacementOf(m).Uniform() {
-				be.Close() // nothing on the GPU
-				be, extra = extra, nil
-			}
-		} else {
-			m, err = archs.Load(f, be)
-		}
-	} else {
-		m, err = archs.Load(f, be)
+	m, extra, err := loadPlaced(f, be, bo)
+	if err == nil && m.Backend() == extra { // nothing went to the GPU
+		be.Close()
+		be, extra = extra, nil
 	}
 	if err != nil && errors.Is(err, backend.ErrUnsupported) && be.Name() == "cuda" && (bo.Name == "" || bo.Name == "auto") {
 		// "auto" chose the GPU, which lacks a weight type of this file: use the CPU.
@@ -132,20 +122,16 @@ func load(f *gguf.File, bo BackendOptions) (*Loaded, error) {
 		}
 		m, err = archs.Load(f, be)
 	}
+	if err == nil && tok.VocabSize() > m.Params().NVocab {
+		m.Close()
+		err = fmt.Errorf("model: tokenizer has %d tokens but the embedding only %d rows", tok.VocabSize(), m.Params().NVocab)
+	}
 	if err != nil {
 		be.Close()
 		if extra != nil {
 			extra.Close()
 		}
 		return nil, err
-	}
-	if n := tok.VocabSize(); n > m.Params().NVocab {
-		m.Close()
-		be.Close()
-		if extra != nil {
-			extra.Close()
-		}
-		return nil, fmt.Errorf("model: tokenizer has %d tokens but the embedding only %d rows", n, m.Params().NVocab)
 	}
 	return &Loaded{File: f, Backend: be, Model: m, Tokenizer: tok, Placement: describePlacement(m), extra: extra}, nil
 }

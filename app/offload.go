@@ -82,6 +82,24 @@ func layerOf(name string) (int, bool) {
 	return l, err == nil && l >= 0
 }
 
+// loadPlaced binds f's model on be, or, when be is a GPU too small for it (or
+// BackendOptions.GPULayers says so), its last layers on be and the others on a new CPU
+// backend, returned as extra. An architecture that cannot split its layers then runs
+// wholly on that CPU backend.
+func loadPlaced(f *gguf.File, be backend.Backend, bo BackendOptions) (m model.Model, extra backend.Backend, err error) {
+	n, err := archs.Layers(f)
+	if err != nil || be.Name() != "cuda" {
+		m, err = archs.Load(f, be)
+		return m, nil, err
+	}
+	ngl := gpuLayers(f, n, bo.GPULayers, gpuMemory(be))
+	if ngl >= n {
+		m, err = archs.Load(f, be)
+		return m, nil, err
+	}
+	return loadOffload(f, be, n, ngl, bo)
+}
+
 // loadOffload binds f's model with its last ngl layers on the GPU backend gpu and the
 // others on a new CPU backend, which it returns with the model. An architecture that
 // cannot split its layers runs wholly on the CPU.
@@ -90,11 +108,7 @@ func loadOffload(f *gguf.File, gpu backend.Backend, n, ngl int, bo BackendOption
 	if err != nil {
 		return nil, nil, err
 	}
-	pl := model.SplitLast(c, gpu, n, ngl)
-	if ngl <= 0 {
-		pl = model.Uniform(c, n)
-	}
-	m, err := archs.LoadOn(f, pl)
+	m, err := archs.LoadOn(f, model.SplitLast(c, gpu, n, ngl))
 	if errors.Is(err, archs.ErrNoSplit) {
 		m, err = archs.LoadOn(f, model.Uniform(c, n))
 	}
