@@ -7,15 +7,23 @@
 
 typedef long long i64;
 
-// pdl_entry is the first statement of every kernel. In a recorded graph a kernel may
-// follow a programmatic edge (inference/backend/cuda/pdl.go): it is launched while the
-// kernel before it finishes, and griddepcontrol.wait holds it until that kernel has
-// completed and its writes are visible, so nothing of it runs earlier. It then lets the
-// next kernel be launched. Without such an edge both instructions do nothing.
-__device__ __forceinline__ void pdl_entry() {
+// pdl_entry is the first statement of every kernel (but pdl_defer's, below). In a
+// recorded graph a kernel may follow a programmatic edge (inference/backend/cuda/pdl.go):
+// it is launched while the kernel before it finishes, and griddepcontrol.wait holds it
+// until that kernel has completed and its writes are visible, so nothing of it runs
+// earlier. It then lets the next kernel be launched. Without such an edge both
+// instructions do nothing.
+__device__ __forceinline__ void pdl_wait() {
     asm volatile("griddepcontrol.wait;" ::: "memory");
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 }
+__device__ __forceinline__ void pdl_entry() { pdl_wait(); }
+
+// pdl_defer opens a kernel that reads weights (device memory no kernel writes: uploaded
+// once by Backend.Weight) before it calls pdl_wait(), and nothing else before it: its
+// first weight loads overlap the end of the kernel before. It does nothing itself; it
+// marks the kernel for the tests (kernels/cuda/pdl_test.go).
+__device__ __forceinline__ void pdl_defer() {}
 
 // ggml type ids (inference/quant.Type).
 #define T_F32 0

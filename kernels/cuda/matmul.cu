@@ -382,6 +382,18 @@ __device__ __forceinline__ void mv1_wait() {
     __syncthreads();
 }
 
+// mv1_ready is called by every thread of a block after its first weight loads: it waits
+// for the kernel before (pdl_wait; the activation row is its output), then with SM copies
+// the row into shared memory xs and returns it, else returns the row in global memory.
+template <bool SM>
+__device__ __forceinline__ const uint8_t* mv1_ready(const uint8_t* Xg, uint8_t* xs, int n, int K, int sh) {
+    pdl_wait();
+    if (!SM) return Xg;
+    mv1_stage(xs, Xg, n, K, sh);
+    mv1_wait();
+    return xs;
+}
+
 // mv1_store writes the warp's row sums acc[i] of rows r0 + i < M.
 template <int R>
 __device__ __forceinline__ void mv1_store(float* acc, float* D, int r0, int M) {
@@ -395,7 +407,7 @@ __device__ __forceinline__ void mv1_store(float* acc, float* D, int r0, int M) {
 
 // Q4_K: lane c = lane & 3 of block ib = lane / 4 (+ 8 per step), as mmv_q4_k.
 template <bool SM>
-__device__ __forceinline__ void mv1_q4_k(const uint8_t* W, i64 ws, const uint8_t* X, float* D, int M, int K, int rb) {
+__device__ __forceinline__ void mv1_q4_k(const uint8_t* W, i64 ws, const uint8_t* Xg, uint8_t* xs, int n, float* D, int M, int K, int rb) {
     const int lane = threadIdx.x & 31, c = lane & 3, nb = K / 256;
     const int r0 = (rb * 4 + (threadIdx.x >> 5)) * Q4K_R1;
     const uint8_t* w[Q4K_R1];
@@ -410,7 +422,7 @@ __device__ __forceinline__ void mv1_q4_k(const uint8_t* W, i64 ws, const uint8_t
             h[i] = *(const uint4*)p, qa[i] = *(const uint4*)(p + 16 + 32 * c), qb[i] = *(const uint4*)(p + 32 + 32 * c);
         }
     }
-    if (SM) mv1_wait();
+    const uint8_t* X = mv1_ready<SM>(Xg, xs, n, K, 0);
     float acc[Q4K_R1];
 #pragma unroll
     for (int i = 0; i < Q4K_R1; i++) acc[i] = 0;
@@ -456,7 +468,7 @@ __device__ __forceinline__ void q6k_vals(uint4 qa, uint4 qb, uint4 qh, int v[4][
 // Q6_K: lane t = lane & 3 (h = t / 2, g = t % 2) of block ib = lane / 4 (+ 8 per step),
 // as mmv_q6_k; the four scales come in one 8-byte load.
 template <bool SM>
-__device__ __forceinline__ void mv1_q6_k(const uint8_t* W, i64 ws, const uint8_t* X, float* D, int M, int K, int rb) {
+__device__ __forceinline__ void mv1_q6_k(const uint8_t* W, i64 ws, const uint8_t* Xg, uint8_t* xs, int n, float* D, int M, int K, int rb) {
     const int lane = threadIdx.x & 31, t = lane & 3, h = t >> 1, g = t & 1, nb = K / 256;
     const int r0 = (rb * 4 + (threadIdx.x >> 5)) * Q6K_R1;
     const uint8_t* w[Q6K_R1];
@@ -475,7 +487,7 @@ __device__ __forceinline__ void mv1_q6_k(const uint8_t* W, i64 ws, const uint8_t
         DW[i] = *(const uint16_t*)(w[i] + 208 * nb + 2 * (IB));                           \
     }
     if (ib < nb) { Q6K_LOAD(qa, qb, qh, sc, dw, ib) }
-    if (SM) mv1_wait();
+    const uint8_t* X = mv1_ready<SM>(Xg, xs, n, K, 1);
     float acc[Q6K_R1];
 #pragma unroll
     for (int i = 0; i < Q6K_R1; i++) acc[i] = 0;
@@ -510,7 +522,7 @@ __device__ __forceinline__ void mv1_q6_k(const uint8_t* W, i64 ws, const uint8_t
 
 // Q8_0: lane pair lane / 2 takes block ib0 + lane / 2 (ib0 += 16 per step), as mmv_q8_0.
 template <bool SM>
-__device__ __forceinline__ void mv1_q8_0(const uint8_t* W, i64 ws, const uint8_t* X, float* D, int M, int K, int rb) {
+__device__ __forceinline__ void mv1_q8_0(const uint8_t* W, i64 ws, const uint8_t* Xg, uint8_t* xs, int n, float* D, int M, int K, int rb) {
     const int lane = threadIdx.x & 31, half = lane & 1, nb = K / 32;
     const int r0 = (rb * 4 + (threadIdx.x >> 5)) * Q80_R1;
     const uint8_t* w[Q80_R1];
@@ -523,7 +535,7 @@ __device__ __forceinline__ void mv1_q8_0(const uint8_t* W, i64 ws, const uint8_t
     int ib = min(lane >> 1, nb - 1);
 #pragma unroll
     for (int i = 0; i < Q80_R1; i++) q[i] = *(const int4*)(w[i] + 32 * ib + 16 * half), dw[i] = *(const uint16_t*)(w[i] + 32 * nb + 2 * ib);
-    if (SM) mv1_wait();
+    const uint8_t* X = mv1_ready<SM>(Xg, xs, n, K, -1);
     float acc[Q80_R1];
 #pragma unroll
     for (int i = 0; i < Q80_R1; i++) acc[i] = 0;
@@ -550,20 +562,21 @@ __device__ __forceinline__ void mv1_q8_0(const uint8_t* W, i64 ws, const uint8_t
     mv1_store<Q80_R1>(acc, D, r0, M);
 }
 
-// mv1 is the batch-1 product of type T: row block rb of D[r] = dot(W[r, :], X).
-template <int T>
+// mv1 is the batch-1 product of type T: row block rb of D[r] = dot(W[r, :], X). With
+// PRE (a kernel opened by pdl_defer) the first weight loads come before pdl_wait.
+template <int T, bool PRE>
 __device__ __forceinline__ void mv1(const uint8_t* W, i64 ws, const uint8_t* X, float* D, int M, int K, int rb) {
     extern __shared__ __align__(16) uint8_t mv1_x[];
+    if (!PRE) pdl_wait();
     const int n = mv1_bytes(T, K);
     if (dyn_smem_size() >= (unsigned)n) {
-        mv1_stage(mv1_x, X, n, K, T == T_Q4_K ? 0 : T == T_Q6_K ? 1 : -1);
-        if (T == T_Q4_K) mv1_q4_k<true>(W, ws, mv1_x, D, M, K, rb);
-        else if (T == T_Q6_K) mv1_q6_k<true>(W, ws, mv1_x, D, M, K, rb);
-        else mv1_q8_0<true>(W, ws, mv1_x, D, M, K, rb);
+        if (T == T_Q4_K) mv1_q4_k<true>(W, ws, X, mv1_x, n, D, M, K, rb);
+        else if (T == T_Q6_K) mv1_q6_k<true>(W, ws, X, mv1_x, n, D, M, K, rb);
+        else mv1_q8_0<true>(W, ws, X, mv1_x, n, D, M, K, rb);
     } else {
-        if (T == T_Q4_K) mv1_q4_k<false>(W, ws, X, D, M, K, rb);
-        else if (T == T_Q6_K) mv1_q6_k<false>(W, ws, X, D, M, K, rb);
-        else mv1_q8_0<false>(W, ws, X, D, M, K, rb);
+        if (T == T_Q4_K) mv1_q4_k<false>(W, ws, X, mv1_x, n, D, M, K, rb);
+        else if (T == T_Q6_K) mv1_q6_k<false>(W, ws, X, mv1_x, n, D, M, K, rb);
+        else mv1_q8_0<false>(W, ws, X, mv1_x, n, D, M, K, rb);
     }
 }
 
@@ -573,7 +586,7 @@ __device__ __forceinline__ void mv1(const uint8_t* W, i64 ws, const uint8_t* X, 
 // MMV_FAST: the batch-1 kernel of Q4_K, Q6_K and Q8_0 is mv1 (launched with the
 // activation row's bytes of dynamic shared memory, mv1_bytes).
 #define MMV_FAST(NAME, BODY, T) \
-    extern "C" __global__ void __launch_bounds__(128) mmv_##NAME##_1(MMV_ARGS) { pdl_entry(); mv1<T>(W, wstride, X, D, M, K, blockIdx.x); } \
+    extern "C" __global__ void __launch_bounds__(128) mmv_##NAME##_1(MMV_ARGS) { pdl_defer(); mv1<T, true>(W, wstride, X, D, M, K, blockIdx.x); } \
     MMV_ONE(NAME, BODY, 2) MMV_ONE(NAME, BODY, 4) MMV_ONE(NAME, BODY, 8)
 
 #define GEN(T) template <int NX> __device__ void gen_##T(MMV_ARGS, int rb) { mmv_generic<T, NX>(W, wstride, X, xstride, D, dstride, M, K, nx, rb); }
@@ -628,7 +641,7 @@ MMV_ID(q5_k, gen_T_Q5_K)
     extern "C" __global__ void __launch_bounds__(128) mmv_id_##NAME(MMV_ARGS, const int* ids, i64 estride, int xdiv, int nrb, int epz) { pdl_entry(); \
         const int z = blockIdx.x / nrb; \
         const int e = ids ? ids[z] : z / epz; \
-        mv1<T>(W + (i64)e * estride, wstride, X + (i64)(z / xdiv) * xstride, D + (i64)z * dstride, M, K, blockIdx.x % nrb); \
+        mv1<T, false>(W + (i64)e * estride, wstride, X + (i64)(z / xdiv) * xstride, D + (i64)z * dstride, M, K, blockIdx.x % nrb); \
     }
 MMV_ID_FAST(q4_k, T_Q4_K)
 MMV_ID_FAST(q6_k, T_Q6_K)
@@ -642,7 +655,7 @@ extern "C" __global__ void __launch_bounds__(128)
 mmv_multi(const uint8_t* X, i64 xstride, int K,
           const uint8_t* W0, i64 ws0, float* D0, int M0, int t0,
           const uint8_t* W1, i64 ws1, float* D1, int M1, int t1,
-          const uint8_t* W2, i64 ws2, float* D2, int M2, int t2) { pdl_entry();
+          const uint8_t* W2, i64 ws2, float* D2, int M2, int t2) { pdl_defer();
     int b = blockIdx.x;
     const int rpb0 = mv1_rows(t0), rpb1 = mv1_rows(t1);
     const int nb0 = (M0 + rpb0 - 1) / rpb0, nb1 = (M1 + rpb1 - 1) / rpb1;
@@ -658,9 +671,9 @@ mmv_multi(const uint8_t* X, i64 xstride, int K,
         W = W1; ws = ws1; D = D1; M = M1; T = t1;
     }
     if (T == T_Q4_K)
-        mv1<T_Q4_K>(W, ws, X, D, M, K, b);
+        mv1<T_Q4_K, true>(W, ws, X, D, M, K, b);
     else if (T == T_Q6_K)
-        mv1<T_Q6_K>(W, ws, X, D, M, K, b);
+        mv1<T_Q6_K, true>(W, ws, X, D, M, K, b);
     else
-        mv1<T_Q8_0>(W, ws, X, D, M, K, b);
+        mv1<T_Q8_0, true>(W, ws, X, D, M, K, b);
 }

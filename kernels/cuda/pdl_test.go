@@ -10,7 +10,9 @@ import (
 
 // TestKernelsStartWithPDLEntry: the CUDA backend gives a kernel a programmatic graph
 // edge when its PTX holds griddepcontrol.wait, which is only safe when the wait comes
-// before anything else the kernel does: every kernel's body must open with pdl_entry().
+// before anything else the kernel does: every kernel's body must open with pdl_entry(),
+// or with pdl_defer() (common.cuh) in a file whose kernels then call pdl_wait() after
+// reading only weights (matmul.cu's batch-1 products: mv1_ready).
 func TestKernelsStartWithPDLEntry(t *testing.T) {
 	files, err := filepath.Glob("*.cu")
 	if err != nil || len(files) == 0 {
@@ -30,9 +32,13 @@ func TestKernelsStartWithPDLEntry(t *testing.T) {
 				t.Fatalf("%s: a kernel with no body", f)
 			}
 			body := strings.TrimLeft(src[loc[1]+open+1:], " \t\\\n")
-			if !strings.HasPrefix(body, "pdl_entry();") {
+			deferred := strings.HasPrefix(body, "pdl_defer();")
+			if deferred && !strings.Contains(src, "pdl_wait();") {
+				t.Errorf("%s: a kernel opens with pdl_defer() but the file never calls pdl_wait()", f)
+			}
+			if !strings.HasPrefix(body, "pdl_entry();") && !deferred {
 				line := strings.Count(src[:loc[0]], "\n") + 1
-				t.Errorf("%s:%d: kernel body does not start with pdl_entry()", f, line)
+				t.Errorf("%s:%d: kernel body does not start with pdl_entry() or pdl_defer()", f, line)
 			}
 			n++
 		}
