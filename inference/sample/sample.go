@@ -96,6 +96,11 @@ func (s *Sampler) draw(logits []float32) int32 {
 	if len(c) == 0 {
 		return Greedy(logits)
 	}
+	return s.pick(c)
+}
+
+// pick draws one of the candidates c (not empty) by their probabilities.
+func (s *Sampler) pick(c []candidate) int32 {
 	var total float64
 	for _, x := range c {
 		total += x.p
@@ -152,8 +157,6 @@ func (s *Sampler) drawAll(logits []float32) int32 {
 // candidates stay in vocabulary order. Without top-k, tokens negligibly likely next to
 // the most likely one (see negligible) are left out first.
 func (s *Sampler) filter(logits []float32) []candidate {
-	tp, mp := float64(s.p.TopP), float64(s.p.MinP)
-	topP := tp > 0 && tp < 1
 	var c []candidate
 	sorted := false
 	if k := s.p.TopK; k > 0 && k < len(logits) {
@@ -174,6 +177,15 @@ func (s *Sampler) filter(logits []float32) []candidate {
 		}
 		s.cand = c
 	}
+	return s.trim(c, sorted)
+}
+
+// trim turns the candidates' logits into probabilities (the softmax at the temperature)
+// and drops those top-p and min-p leave out; c is sorted (top-k's candidates) or in
+// vocabulary order.
+func (s *Sampler) trim(c []candidate, sorted bool) []candidate {
+	tp, mp := float64(s.p.TopP), float64(s.p.MinP)
+	topP := tp > 0 && tp < 1
 	if len(c) == 0 {
 		return c
 	}
