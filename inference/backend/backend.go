@@ -161,6 +161,34 @@ type ArgMaxer interface {
 	ArgMax(ctx context.Context, src Tensor, dst []int32) error
 }
 
+// MaxTopK is the largest k TopKer.TopK takes.
+const MaxTopK = 256
+
+// TopKer is an optional op for top-k sampling on the backend: the host reads back k
+// candidates per logits row instead of the whole row, and draws from them
+// (sample.Sampler.SampleTop). TopK waits for all enqueued work, then writes, for each
+// row r of the F32 tensor src, the k first elements of the row under inference/sample's
+// candidate order into ids[r*k:(r+1)*k] (their column indices) and vals[r*k:(r+1)*k]
+// (their values), in that order: the larger value first, the lower index on ties; NaN
+// and -Inf are never candidates; +0 equals -0. A row with fewer than k candidates pads
+// its ids with -1 and its vals with -Inf. 1 <= k <= MaxTopK and len(ids) == len(vals)
+// == src.Rows()*k, else an error.
+type TopKer interface {
+	TopK(ctx context.Context, src Tensor, k int, ids []int32, vals []float32) error
+}
+
+// CheckTopK returns the error TopK gives for arguments outside its contract, naming the
+// backend, or nil.
+func CheckTopK(name string, rows, k int, ids []int32, vals []float32) error {
+	if k < 1 || k > MaxTopK {
+		return fmt.Errorf("%s: TopK with k %d outside 1..%d", name, k, MaxTopK)
+	}
+	if len(ids) != rows*k || len(vals) != rows*k {
+		return fmt.Errorf("%s: TopK %d of %d rows into %d ids and %d values", name, k, rows, len(ids), len(vals))
+	}
+	return nil
+}
+
 // RoPEStyle is how rotated dims are paired.
 type RoPEStyle int
 
