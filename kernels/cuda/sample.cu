@@ -71,3 +71,165 @@ extern "C" __global__ void __launch_bounds__(ARGMAX_THREADS) argmax_f32(int* dst
     }
     if (lane == 0) dst[blockIdx.x] = bi < 0 ? 0 : bi;
 }
+
+// Top-k: the k first elements of a row under sample's candidate order (larger value
+// first, lower index on ties; NaN and -Inf never candidates; +0 equals -0), so the host
+// reads back k (id, value) pairs per row instead of the row.
+
+#define TOPK_THREADS 1024
+#define TOPK_MAX 256  // backend.MaxTopK
+#define TOPK_UNROLL 4
+
+// topk_key maps a float to a uint32 whose unsigned order is the float order, -0 first
+// mapped to +0, and 0 for the elements that are no candidates (NaN, -Inf): every valid
+// key is at least 0x00800000 (-FLT_MAX's), as key 0 would be a NaN's.
+__device__ __forceinline__ unsigned topk_key(float v) {
+    if (v != v || v == -INFINITY) return 0u;
+    unsigned u = __float_as_uint(v == 0.0f ? 0.0f : v);
+    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
+// topk_f32: for row r (blockIdx.x) of x (rows of cols floats, stride floats apart),
+// ids[r*k + i] and vals[r*k + i] are the (index, value) of the i-th element in the
+// candidate order, for i < min(k, valid elements), then -1 and -Inf; 1 <= k <= TOPK_MAX.
+// One block of TOPK_THREADS threads per row:
+//  1. Radix select on the keys, 8 bits a pass from the top: a shared histogram of the
+//     digit among the valid elements matching the digits fixed so far (prefix under
+//     mask), whose suffix sums give the digit of the need-th largest; need becomes the
+//     rank within that digit's bin. It stops when the bin is taken whole (need == ties),
+//     at the latest after the 4th pass, when prefix is the k-th key itself. A row with
+//     at most k valid elements takes them all (mask 0).
+//  2. Collect: keys above the prefix (under mask) are candidates, and so are the ties
+//     (matching it): all of them when need == ties, else the need lowest-indexed, found
+//     by a block scan of the tie counts over the row in index order.
+//  3. Sort the candidates in shared memory by rank (count of candidates before each).
+extern "C" __global__ void __launch_bounds__(TOPK_THREADS) topk_f32(int* ids, float* vals, const float* x, i64 stride, int cols, int k) { pdl_entry();
+    __shared__ int hist[256];
+    __shared__ int wsum[TOPK_THREADS / 32];
+    __shared__ unsigned ckey[TOPK_MAX];
+    __shared__ int cidx[TOPK_MAX];
+    __shared__ unsigned s_prefix, s_mask;
+    __shared__ int s_need, s_ties, s_n;
+    const float* row = x + (i64)blockIdx.x * stride;
+    const int tid = threadIdx.x, bd = blockDim.x, lane = tid & 31, warp = tid >> 5, nw = bd >> 5;
+    if (tid == 0) {
+        s_prefix = 0u;
+        s_mask = 0u;
+        s_need = k;
+        s_ties = -1;
+        s_n = 0;
+    }
+    for (int shift = 24; shift >= 0; shift -= 8) {
+        if (tid < 256) hist[tid] = 0;
+        __syncthreads();
+        const unsigned prefix = s_prefix, mask = s_mask;
+        const int need = s_need;
+        for (int base = 0; base < cols; base += TOPK_UNROLL * bd) {  // uniform per warp
+            float v[TOPK_UNROLL];
+#pragma unroll
+            for (int u = 0; u < TOPK_UNROLL; u++) {
+                int j = base + u * bd + tid;
+                v[u] = j < cols ? row[j] : __int_as_float(0x7fffffff);  // NaN: no key
+            }
+#pragma unroll
+            for (int u = 0; u < TOPK_UNROLL; u++) {
+                unsigned key = topk_key(v[u]);
+                bool in = key != 0u && (key & mask) == prefix;
+                int bin = in ? (int)((key >> shift) & 255u) : 256;
+                unsigned same = __match_any_sync(0xffffffffu, bin);  // warp-aggregated add
+                if (in && lane == __ffs(same) - 1) atomicAdd(&hist[bin], __popc(same));
+            }
+        }
+        __syncthreads();
+        // Suffix sums over the bins from 255 down: thread t < 256 holds bin 255 - t.
+        int b = 255 - tid, c = 0, incl = 0;
+        if (tid < 256) {
+            c = hist[b];
+            incl = c;
+            for (int o = 1; o < 32; o <<= 1) {
+                int y = __shfl_up_sync(0xffffffffu, incl, o);
+                if (lane >= o) incl += y;
+            }
+            if (lane == 31) wsum[warp] = incl;
+        }
+        __syncthreads();
+        if (tid < 256) {
+            int total = 0;
+            for (int w = 0; w < 256 / 32; w++) {
+                if (w < warp) incl += wsum[w];
+                total += wsum[w];
+            }
+            int excl = incl - c;
+            if (shift == 24 && total <= need) {
+                if (tid == 0) {  // at most k valid elements: all of them (mask 0)
+                    s_need = total;
+                    s_ties = total;
+                }
+            } else if (excl < need && need <= incl) {  // exactly one thread
+                s_prefix = prefix | ((unsigned)b << shift);
+                s_mask = mask | (255u << shift);
+                s_need = need - excl;
+                s_ties = c;
+            }
+        }
+        __syncthreads();
+        if (s_need == s_ties) break;  // uniform: the whole bin is taken
+    }
+    __syncthreads();  // every thread has read s_need and s_ties
+    const unsigned prefix = s_prefix, mask = s_mask;
+    const int need = s_need;
+    const bool allTies = need == s_ties;
+    for (int j = tid; j < cols; j += bd) {
+        unsigned key = topk_key(row[j]);
+        if (key == 0u) continue;
+        unsigned m = key & mask;
+        if (m > prefix || (allTies && m == prefix)) {
+            int slot = atomicAdd(&s_n, 1);
+            ckey[slot] = key;
+            cidx[slot] = j;
+        }
+    }
+    __syncthreads();
+    if (!allTies) {
+        // The need lowest-indexed ties (key == prefix, mask being full), in index order.
+        const int above = s_n;
+        int taken = 0;
+        for (int base = 0; base < cols && taken < need; base += bd) {  // taken is uniform
+            int j = base + tid;
+            bool tie = j < cols && topk_key(row[j]) == prefix;
+            unsigned bal = __ballot_sync(0xffffffffu, tie);
+            if (lane == 0) wsum[warp] = __popc(bal);
+            __syncthreads();
+            int before = taken, total = taken;
+            for (int w = 0; w < nw; w++) {
+                if (w < warp) before += wsum[w];
+                total += wsum[w];
+            }
+            before += __popc(bal & ((1u << lane) - 1u));
+            if (tie && before < need) {
+                ckey[above + before] = prefix;
+                cidx[above + before] = j;
+            }
+            taken = total;
+            __syncthreads();  // wsum is rewritten next round
+        }
+        if (tid == 0) s_n = above + need;
+        __syncthreads();
+    }
+    const int n = s_n;
+    int* oid = ids + (i64)blockIdx.x * k;
+    float* oval = vals + (i64)blockIdx.x * k;
+    if (tid < n) {
+        unsigned key = ckey[tid];
+        int idx = cidx[tid], rank = 0;
+        for (int i = 0; i < n; i++) {
+            unsigned ki = ckey[i];
+            rank += ki > key || (ki == key && cidx[i] < idx);
+        }
+        oid[rank] = idx;
+        oval[rank] = row[idx];
+    } else if (tid < k) {
+        oid[tid] = -1;
+        oval[tid] = -INFINITY;
+    }
+}
