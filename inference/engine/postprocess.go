@@ -11,7 +11,7 @@ import (
 // drawing is one sequence's logits row of a step and the token drawn from it.
 type drawing struct {
 	q   *sequence
-	row int // the row in plan order (of s.logits or s.ids)
+	row int // the row in plan order (of s.logits, or s.ids and s.vals)
 	id  int32
 	lp  *Logprob
 }
@@ -23,7 +23,8 @@ const parallelRows = 4
 // postprocess advances every planned sequence past the tokens just evaluated; those
 // whose prompt is now fully in offer its blocks to the prefix cache, and those at the
 // end of their tokens sample the next one (streaming it, or finishing). Sampling is
-// the argmax ids forward read back, or draws from the logits rows (on several
+// the argmax ids forward read back, or draws from the top-k candidates it read back, or
+// draws from the logits rows (on several
 // goroutines when there are many, each sequence with its own sampler, so the tokens are
 // those of drawing in turn); the streaming that follows is in plan order.
 func (s *scheduler) postprocess(plan []planned) {
@@ -55,6 +56,8 @@ func (s *scheduler) postprocess(plan []planned) {
 			d[i].id = s.ids[d[i].row]
 			d[i].q.acceptGreedy(d[i].id)
 		}
+	case s.topk > 0:
+		s.drawTop(d)
 	case len(d) >= s.opt.sampleParallelRows():
 		s.drawParallel(d)
 	default:
@@ -64,6 +67,27 @@ func (s *scheduler) postprocess(plan []planned) {
 		d[i].q.emit(d[i].id, d[i].lp, s)
 	}
 	clear(d) // no sequence kept alive by the reused slice
+}
+
+// drawTop draws every row of d from its s.topk candidates in s.ids and s.vals (forward
+// checked that each has one): greedy rows take the first, the others draw with
+// SampleTop, which gives Sample's token on the whole row.
+func (s *scheduler) drawTop(d []drawing) {
+	k := s.topk
+	for i := range d {
+		q, r := d[i].q, d[i].row
+		ids, vals := s.ids[r*k:(r+1)*k], s.vals[r*k:(r+1)*k]
+		if q.greedy() {
+			d[i].id = ids[0]
+			q.acceptGreedy(ids[0])
+			continue
+		}
+		id, ok := q.smp.SampleTop(ids, vals)
+		if !ok {
+			panic(fmt.Sprintf("engine: top-%d row %d has no candidate", k, r))
+		}
+		d[i].id = id
+	}
 }
 
 // rowOf is drawing x's logits row.

@@ -28,12 +28,15 @@ type scheduler struct {
 	running []*sequence // in admission order
 
 	preemptions int64
-	// The step's logits rows, in plan order: NVocab floats each in logits, or, when
+	// The step's logits rows, in plan order: NVocab floats each in logits; or, when
 	// argmax is set (every row greedy and the backend has ArgMax), only their argmax
-	// ids in ids.
+	// ids in ids; or, when topk > 0 (every row greedy or top-k sampled, see topKOf, and
+	// the backend has TopK), each row's topk first candidates in ids and vals.
 	logits []float32
 	ids    []int32
+	vals   []float32
 	argmax bool
+	topk   int
 	raws   [][]float32 // per sampling goroutine: a row before penalties, for logprobs
 	draws  []drawing   // the step's rows to sample, reused
 	tables [][]int32   // the batch's block tables, reused
@@ -139,22 +142,37 @@ func (s *scheduler) stuck() {
 
 // forward evaluates the plan's tokens and reads back what postprocess needs of the
 // logits rows it asks for: when every row is greedy and the backend finds argmaxes, only
-// their ids into s.ids; else the rows into s.logits (NVocab floats per row, in plan
-// order).
+// their ids into s.ids; when every row is greedy or samples from its top k alone and
+// the backend finds top-k candidates, k candidates per row into s.ids and s.vals; else
+// the rows into s.logits (NVocab floats per row, in plan order).
 func (s *scheduler) forward(plan []planned) error {
 	b := s.build(plan)
 	out, err := s.m.Forward(context.Background(), s.cache, *b)
-	s.argmax = false
+	s.argmax, s.topk = false, 0
 	if err != nil || len(b.Logits) == 0 {
 		return err
 	}
-	rows := len(b.Logits)
+	rows, nv := len(b.Logits), s.m.Params().NVocab
 	if am, ok := s.m.Backend().(backend.ArgMaxer); ok && allGreedy(plan) {
 		s.ids = slices.Grow(s.ids[:0], rows)[:rows]
 		s.argmax = true
 		return am.ArgMax(context.Background(), out, s.ids)
 	}
-	need := rows * s.m.Params().NVocab
+	if tk, ok := s.m.Backend().(backend.TopKer); ok {
+		if k := topKOf(plan, nv); k > 0 {
+			s.ids = slices.Grow(s.ids[:0], rows*k)[:rows*k]
+			s.vals = slices.Grow(s.vals[:0], rows*k)[:rows*k]
+			if err := tk.TopK(context.Background(), out, k, s.ids, s.vals); err != nil {
+				return fmt.Errorf("top-%d candidates: %w", k, err)
+			}
+			if everyRowHasCandidates(s.ids, k) {
+				s.topk = k
+				return nil
+			}
+			// A row of only NaNs and -Infs: its token is the row's argmax, read below.
+		}
+	}
+	need := rows * nv
 	if len(s.logits) < need {
 		s.logits = make([]float32, need)
 	}
@@ -166,6 +184,42 @@ func (s *scheduler) forward(plan []planned) error {
 func allGreedy(plan []planned) bool {
 	for _, p := range plan {
 		if p.q.computed+p.n == len(p.q.tokens) && !p.q.greedy() {
+			return false
+		}
+	}
+	return true
+}
+
+// topKOf returns how many candidates per logits row the plan's sequences draw from when
+// each is greedy (1) or samples from its row's top k alone (k, see
+// sample.Sampler.TopKOnly): the largest of them, at most backend.MaxTopK; 0 when a row
+// needs more (a logprob, a penalty, a larger or no top-k).
+func topKOf(plan []planned, vocab int) int {
+	k := 0
+	for _, p := range plan {
+		q := p.q
+		switch {
+		case q.computed+p.n != len(q.tokens):
+			continue // no logits row
+		case q.greedy():
+			k = max(k, 1)
+		case q.j.req.Logprobs:
+			return 0
+		default:
+			n, ok := q.smp.TopKOnly(vocab)
+			if !ok || n > backend.MaxTopK {
+				return 0
+			}
+			k = max(k, n)
+		}
+	}
+	return k
+}
+
+// everyRowHasCandidates reports whether each row of ids (k per row) has a first one.
+func everyRowHasCandidates(ids []int32, k int) bool {
+	for r := 0; r < len(ids); r += k {
+		if ids[r] < 0 {
 			return false
 		}
 	}
