@@ -26,6 +26,12 @@ import (
 type Options struct {
 	// Device is the GPU ordinal.
 	Device int
+	// CublasMinRows is the activation rows from which products go to cuBLASLt where it
+	// is present (cublaslt_matmul.go); 0 means 256. $EMBER_CUDA_CUBLAS_MIN_ROWS
+	// overrides it.
+	CublasMinRows int
+	// NoCublas keeps every product on our kernels (as $EMBER_CUDA_NO_CUBLAS does).
+	NoCublas bool
 }
 
 // Backend runs ops on one GPU. Like the device stream it feeds, it is driven by one
@@ -61,6 +67,7 @@ type Backend struct {
 	fuse      fusable  // the last queued launch, when a quantization may absorb it (fuse.go)
 	epoch     int      // flushes so far
 	stage     stage    // pinned memory that host writes are queued from (stage.go)
+	lt        ltState  // cuBLASLt for large products, when present (cublaslt_matmul.go)
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -106,6 +113,7 @@ func New(opt Options) (*Backend, error) {
 		b.modules = append(b.modules, m)
 	}
 	b.kernel("attention_smem") // raises its shared memory limit before Attention sizes it
+	b.openLt(opt)
 	return b, nil
 }
 
@@ -343,6 +351,7 @@ func (b *Backend) Close() error {
 	if r := b.h.sync(); r != 0 {
 		errs = append(errs, cuErr("cuCtxSynchronize", "", r))
 	}
+	errs = append(errs, b.closeLt())
 	for p := range b.live {
 		errs = append(errs, b.h.free(p))
 	}

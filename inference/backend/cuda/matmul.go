@@ -177,6 +177,9 @@ func (b *Backend) mmv(d, w *tensor, xq uint64, xstride, n int) {
 func (b *Backend) MatMul(dst, w, x backend.Tensor) {
 	d, wt, xt := want(dst, quant.F32), get(w), want(x, quant.F32)
 	checkMatMul(d, wt, xt)
+	if b.ltMatMul(d, wt, xt) {
+		return
+	}
 	if wt.typ == quant.F32 && (d.ptr >= xt.ptr+uint64(xt.rows*xt.stride) || xt.ptr >= d.ptr+uint64(d.rows*d.stride)) {
 		b.mmv(d, wt, xt.ptr, xt.stride, xt.rows)
 		return
@@ -200,6 +203,13 @@ func (b *Backend) MatMulShared(x backend.Tensor, projs []backend.Proj) {
 		vt quant.Type
 		q
 	}
+	jobs := b.ltJobs(xt, projs) // nil, or per projection its cuBLASLt job or nil
+	vtOf := func(i int, wt *tensor) quant.Type {
+		if jobs != nil && jobs[i] != nil {
+			return quant.F16 // cuBLASLt's activation rows (cublaslt_matmul.go)
+		}
+		return partner(wt.typ)
+	}
 	nd := 0
 	find := func(vt quant.Type) (q, bool) {
 		for _, e := range done[:nd] {
@@ -209,10 +219,10 @@ func (b *Backend) MatMulShared(x backend.Tensor, projs []backend.Proj) {
 		}
 		return q{}, false
 	}
-	for _, p := range projs {
+	for i, p := range projs {
 		d, wt := want(p.Dst, quant.F32), get(p.W)
 		checkMatMul(d, wt, xt)
-		vt := partner(wt.typ)
+		vt := vtOf(i, wt)
 		if _, ok := find(vt); ok {
 			continue
 		}
@@ -223,9 +233,13 @@ func (b *Backend) MatMulShared(x backend.Tensor, projs []backend.Proj) {
 		done[nd].vt, done[nd].q = vt, q{xq, stride}
 		nd++
 	}
-	for _, p := range projs {
+	for i, p := range projs {
 		d, wt := get(p.Dst), get(p.W)
-		e, _ := find(partner(wt.typ))
+		e, _ := find(vtOf(i, wt))
+		if jobs != nil && jobs[i] != nil {
+			b.ltRun(jobs[i], e.ptr)
+			continue
+		}
 		b.mmv(d, wt, e.ptr, e.stride, xt.rows)
 	}
 }

@@ -1,0 +1,287 @@
+package cuda
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"ember/inference/backend"
+	"ember/inference/quant"
+)
+
+// Large products on cuBLASLt.
+//
+// At many activation rows (prefill) a product is compute-bound, and our int8
+// tensor-core kernel (mmq) is instruction-bound at ~170 TOP/s on an H200, while an f16
+// GEMM of cuBLASLt runs several times faster. So from ltMinRows rows (256 unless
+// Options.CublasMinRows or $EMBER_CUDA_CUBLAS_MIN_ROWS say otherwise) a product whose
+// weight type dequant.cu takes goes to cuBLASLt, when the library is present:
+//
+//  1. the weight rows are dequantized to an f16 scratch copy (kernels/cuda/dequant.cu:
+//     each value as quant.Dequantize computes it in f32, rounded to f16), at most
+//     ltChunkBytes at a time (the 128,256-row lm_head would take 1 GB), so a large
+//     matrix is done in chunks of rows, each a product of its own; F16 weights are read
+//     in place;
+//  2. the activation rows are rounded to f16 (quant_half, as for F16 weights);
+//  3. cublasLtMatmul with f32 accumulation and scale writes dst (f32, its row stride).
+//
+// This is what llama.cpp's CUDA backend does for large batches. The result is not the
+// reference's bit for bit: the reference rounds the activations to the weight type's
+// dot partner (Q8_K or Q8_0 blocks, ~2^-8 relative) and takes integer dots; here they
+// are rounded to f16 (2^-11, more precise) and summed in f32 in cuBLAS's order. f16
+// holds magnitudes up to 65504, far beyond the weights' and activations' values.
+//
+// A cuBLASLt call is not a kernel the launch queue (graph.go) can hold: at the product
+// the queue (with the dequantization and rounding kernels last) is flushed, as a graph
+// or directly, and cublasLtMatmul is then called on the same stream (the legacy
+// default stream, which orders it after the flushed work and before everything queued
+// later). No graph ever holds a cuBLASLt call, so replaying one cannot skip or reorder
+// it. The backend's context is the device's primary context, the one the CUDA runtime
+// under cuBLASLt uses, so cuBLASLt takes our cuMemAlloc addresses.
+
+const (
+	// ltDefaultMinRows is the default activation rows from which products go to
+	// cuBLASLt.
+	ltDefaultMinRows = 256
+	// ltWorkspace is the workspace the heuristic may choose algorithms for (allocated
+	// once, at the first product).
+	ltWorkspace = 32 << 20
+	// ltChunkBytes caps the f16 copy of a weight matrix; larger ones are done in chunks
+	// of rows.
+	ltChunkBytes = 256 << 20
+	// ltMaxPlans bounds the plans kept (a few hundred bytes of host memory each).
+	ltMaxPlans = 4096
+)
+
+// ltState is a backend's cuBLASLt: nil lib when absent or turned off (off says why).
+type ltState struct {
+	lib       *ltLib
+	off       string
+	minRows   int
+	chunkRows int // rows per chunk of the f16 weight copy; 0: from ltChunkBytes
+	plans     map[ltKey]*ltPlan
+	ws        scratch // the workspace
+	wf16      scratch // the f16 weight rows of the current chunk
+	products  int     // products done on cuBLASLt (for tests)
+}
+
+// openLt loads cuBLASLt and makes its handle; its absence (or a failure to start it) is
+// recorded in b.lt.off and the backend runs without it.
+func (b *Backend) openLt(opt Options) {
+	b.lt.minRows = ltDefaultMinRows
+	if opt.CublasMinRows > 0 {
+		b.lt.minRows = opt.CublasMinRows
+	}
+	if v := os.Getenv(CublasMinRowsEnv); v != "" {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			b.lt.minRows = n
+		}
+	}
+	if opt.NoCublas || os.Getenv(NoCublasEnv) != "" {
+		b.lt.off = "turned off (" + NoCublasEnv + " or Options.NoCublas)"
+		return
+	}
+	lib, err := loadLt()
+	if err != nil {
+		b.lt.off = err.Error()
+		return
+	}
+	if err := lib.create(b.h.ctx); err != nil {
+		b.lt.off = fmt.Sprintf("%s: %v", lib.path, err)
+		lib.destroy(b.h.ctx) //nolint:errcheck // no handle was made
+		return
+	}
+	b.lt.lib = lib
+	b.lt.plans = map[ltKey]*ltPlan{}
+}
+
+// closeLt frees the plans and destroys the handle (the device memory is among
+// b.scratches).
+func (b *Backend) closeLt() error {
+	l := b.lt.lib
+	if l == nil {
+		return nil
+	}
+	for _, p := range b.lt.plans {
+		l.freePlan(p)
+	}
+	b.lt.plans, b.lt.lib = nil, nil
+	if err := l.destroy(b.h.ctx); err != nil {
+		return fmt.Errorf("cuda: closing cuBLASLt %s: %w", l.path, err)
+	}
+	return nil
+}
+
+// ltTakes reports whether the product of w with n activation rows goes to cuBLASLt
+// (before the heuristic is asked: ltJobFor may still decline). F32 weights stay on our
+// kernels, which multiply them in f32 as the reference does.
+func (b *Backend) ltTakes(w *tensor, n int) bool {
+	if b.lt.lib == nil || n < b.lt.minRows || w.cols%8 != 0 {
+		return false
+	}
+	switch w.typ {
+	case quant.F16:
+		return w.stride%16 == 0
+	case quant.BF16, quant.Q4_0, quant.Q4_1, quant.Q5_0, quant.Q5_1, quant.Q8_0, quant.Q2_K, quant.Q3_K,
+		quant.Q4_K, quant.Q5_K, quant.Q6_K:
+		return true
+	}
+	return false
+}
+
+// ltJob is one product planned on cuBLASLt: chunks of weight rows, each with its plan.
+type ltJob struct {
+	d, w   *tensor
+	n      int
+	rows   int       // weight rows per chunk (the last may have fewer)
+	plans  []*ltPlan // per chunk
+	wsSize int       // the largest workspace of the plans
+}
+
+// align is the alignment of address p in bytes, at most 256.
+func align(p uint64) uint32 {
+	a := uint32(256)
+	for a > 1 && p%uint64(a) != 0 {
+		a /= 2
+	}
+	return a
+}
+
+// ltPlanFor returns the cached plan of key, asking the heuristic the first time.
+func (b *Backend) ltPlanFor(key ltKey) *ltPlan {
+	if p, ok := b.lt.plans[key]; ok {
+		return p
+	}
+	if len(b.lt.plans) >= ltMaxPlans { // batch sizes vary in serving: start over
+		for _, p := range b.lt.plans {
+			b.lt.lib.freePlan(p)
+		}
+		clear(b.lt.plans)
+	}
+	p, err := b.lt.lib.plan(b.h.ctx, key, ltWorkspace)
+	if err != nil {
+		b.fail(err)
+		return nil
+	}
+	b.lt.plans[key] = p
+	return p
+}
+
+// ltJobFor plans the product d = w x^T of n rows (x as f16 rows of k = w.cols values,
+// stride align16(2k) bytes, in a scratch buffer: 256-byte aligned). nil when the
+// heuristic has no algorithm for one of its chunks (the caller takes our kernels).
+func (b *Backend) ltJobFor(d, w *tensor, n int) *ltJob {
+	if d.stride%4 != 0 {
+		return nil
+	}
+	k := w.cols
+	rows := w.rows
+	if w.typ != quant.F16 {
+		rows = max(128, (ltChunkBytes/(2*k))&^127)
+		if b.lt.chunkRows > 0 {
+			rows = b.lt.chunkRows
+		}
+	}
+	j := &ltJob{d: d, w: w, n: n, rows: min(rows, w.rows)}
+	for r0 := 0; r0 < w.rows; r0 += j.rows {
+		m := min(j.rows, w.rows-r0)
+		key := ltKey{m: m, n: n, k: k, lda: k, ldb: actStride(quant.F16, k) / 2, ldd: d.stride / 4, alA: 256, alB: 256,
+			alD: align(d.ptr + uint64(4*r0))}
+		if w.typ == quant.F16 {
+			key.lda, key.alA = w.stride/2, align(w.ptr+uint64(r0*w.stride))
+		}
+		p := b.ltPlanFor(key)
+		if p == nil || p.c == nil {
+			return nil
+		}
+		j.plans = append(j.plans, p)
+		j.wsSize = max(j.wsSize, p.workspace())
+	}
+	return j
+}
+
+// ltRun runs job j on activation rows xh (f16, from quantize(x, F16)): per chunk, the
+// weight rows' dequantization is queued, the queue flushed, and cublasLtMatmul called.
+func (b *Backend) ltRun(j *ltJob, xh uint64) {
+	if xh == 0 || b.err != nil {
+		return
+	}
+	d, w, k := j.d, j.w, j.w.cols
+	var ws, wf uint64
+	if j.wsSize > 0 {
+		if ws = b.scratchFor(&b.lt.ws, ltWorkspace); ws == 0 {
+			return
+		}
+	}
+	if w.typ != quant.F16 {
+		if wf = b.scratchFor(&b.lt.wf16, 2*j.rows*k); wf == 0 {
+			return
+		}
+	}
+	t0 := time.Now()
+	for c, p := range j.plans {
+		r0 := c * j.rows
+		m := min(j.rows, w.rows-r0)
+		a := w.ptr + uint64(r0*w.stride)
+		if w.typ != quant.F16 {
+			b.launch("dequant_f16_"+suffix[w.typ], blocks(m*k/8), 1, 256, 0, a, i64(w.stride), wf, i64(k), i64(m))
+			a = wf
+		}
+		b.flush()
+		if b.err != nil {
+			return
+		}
+		if err := b.lt.lib.matmul(b.h.ctx, p, a, xh, d.ptr+uint64(4*r0), ws); err != nil {
+			b.fail(fmt.Errorf("%w (weights %v %dx%d, rows %d..%d, %d activation rows)", err, w.typ, w.rows, k, r0,
+				r0+m, j.n))
+			return
+		}
+		b.last = "cublasLtMatmul"
+	}
+	b.lt.products++
+	if b.prof != nil {
+		if r := b.h.sync(); r != 0 {
+			b.fail(fmt.Errorf("%w (after cublasLtMatmul)", cuErr("cuCtxSynchronize", "", r)))
+		}
+		b.prof.add(fmt.Sprintf("cublasLt %v %dx%d, %d rows", w.typ, w.rows, k, j.n), time.Since(t0))
+	}
+}
+
+// ltMatMul runs d = w x^T on cuBLASLt when it takes the product; false (having done
+// nothing) when it does not.
+func (b *Backend) ltMatMul(d, w, x *tensor) bool {
+	if !b.ltTakes(w, x.rows) {
+		return false
+	}
+	j := b.ltJobFor(d, w, x.rows)
+	if j == nil {
+		return false
+	}
+	xh, _ := b.quantize(x, quant.F16)
+	b.ltRun(j, xh)
+	return true
+}
+
+// ltJobs plans the projections of MatMulShared that go to cuBLASLt: nil when none can,
+// else one entry per projection (nil for those on our kernels).
+func (b *Backend) ltJobs(xt *tensor, projs []backend.Proj) []*ltJob {
+	if b.lt.lib == nil || xt.rows < b.lt.minRows {
+		return nil
+	}
+	var jobs []*ltJob
+	for i, p := range projs {
+		d, wt := want(p.Dst, quant.F32), get(p.W)
+		checkMatMul(d, wt, xt)
+		if !b.ltTakes(wt, xt.rows) {
+			continue
+		}
+		if j := b.ltJobFor(d, wt, xt.rows); j != nil {
+			if jobs == nil {
+				jobs = make([]*ltJob, len(projs))
+			}
+			jobs[i] = j
+		}
+	}
+	return jobs
+}
