@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"ember/inference/backend"
+	"ember/inference/backend/cuda"
 	"ember/inference/quant"
 )
 
@@ -114,4 +115,85 @@ func benchMatVec(t *testing.T, be backend.Backend, rng *rand.Rand, c []mat) {
 		be.Free(o)
 	}
 	be.Free(x)
+}
+
+// TestPrefillProducts times the prefill products of Llama-3.1-8B shapes (Q4_K and Q6_K;
+// 512 and 2,048 activation rows) on our tensor-core kernel (mmq) and on cuBLASLt
+// (dequantization to f16 and the f16 GEMM, cublaslt_matmul.go), each call including the
+// activation's rounding, to choose the row count from which products go to cuBLASLt
+// (EMBER_CUDA_CUBLAS_MIN_ROWS, Options.CublasMinRows). It runs only with
+// EMBER_CUDA_BENCH set: go test -run PrefillProducts -v with a GPU.
+func TestPrefillProducts(t *testing.T) {
+	if os.Getenv("EMBER_CUDA_BENCH") == "" {
+		t.Skip("set EMBER_CUDA_BENCH=1 to measure")
+	}
+	be := newOrSkip(t)
+	defer be.Close()
+	lt, why := cuda.CublasAvailable(be)
+	if !lt {
+		t.Logf("no cuBLASLt (%s): timing mmq only", why)
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K} {
+		for _, s := range [][2]int{{4096, 4096}, {14336, 4096}, {4096, 14336}} {
+			m, k := s[0], s[1]
+			rb, _ := quant.RowBytes(typ, uint64(k))
+			data := make([]byte, m*int(rb))
+			for j := range data {
+				data[j] = byte(rng.Uint32())
+			}
+			w, err := be.Weight(typ, m, k, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range []int{512, 2048} {
+				x, _ := be.New(quant.F32, n, k)
+				d, _ := be.New(quant.F32, n, m)
+				xv := make([]float32, n*k)
+				for i := range xv {
+					xv[i] = float32(rng.NormFloat64())
+				}
+				be.WriteF32(x, xv)
+				ops := 2 * float64(m) * float64(k) * float64(n)
+				line := fmt.Sprintf("%v %dx%d, %d rows:", typ, m, k, n)
+				for _, useLt := range []bool{false, true} {
+					if useLt && !lt {
+						continue
+					}
+					minRows, name := 1<<30, "mmq"
+					if useLt {
+						minRows, name = 1, "cuBLASLt"
+					}
+					cuda.SetCublas(be, minRows, 0)
+					before := cuda.CublasProducts(be)
+					us := timeProduct(t, be, d, w, x)
+					if ran := cuda.CublasProducts(be) > before; ran != useLt {
+						t.Fatalf("%s %s: cuBLASLt ran: %v", line, name, ran)
+					}
+					line += fmt.Sprintf(" %s %.1f us (%.0f TOP/s)", name, us, ops/us/1e6)
+				}
+				t.Log(line)
+				be.Free(x)
+				be.Free(d)
+			}
+			be.Free(w)
+		}
+	}
+}
+
+// timeProduct is the mean time of one MatMul in microseconds, after two to warm up.
+func timeProduct(t *testing.T, be backend.Backend, d, w, x backend.Tensor) float64 {
+	run := func(reps int) time.Duration {
+		t0 := time.Now()
+		for r := 0; r < reps; r++ {
+			be.MatMul(d, w, x)
+		}
+		if err := be.Sync(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return time.Since(t0)
+	}
+	run(2)
+	const reps = 20
+	return run(reps).Seconds() / reps * 1e6
 }

@@ -1,0 +1,56 @@
+package cuda
+
+import (
+	"context"
+	"fmt"
+	"unsafe"
+
+	"ember/inference/backend"
+	"ember/inference/quant"
+)
+
+// CublasAvailable reports whether b loaded cuBLASLt, and why not when it did not.
+func CublasAvailable(b *Backend) (bool, string) { return b.lt.lib != nil, b.lt.off }
+
+// CublasLibrary is the path of the cuBLASLt b loaded.
+func CublasLibrary(b *Backend) string {
+	if b.lt.lib == nil {
+		return ""
+	}
+	return b.lt.lib.path
+}
+
+// CublasProducts is the number of products b has run on cuBLASLt.
+func CublasProducts(b *Backend) int { return b.lt.products }
+
+// SetCublas sets the rows from which products go to cuBLASLt and the weight rows per
+// chunk of the f16 copy (0: from the 256 MiB cap), so that tests take the path on small
+// shapes and in several chunks (then the output's row stride is larger than a chunk).
+func SetCublas(b *Backend, minRows, chunkRows int) {
+	b.lt.minRows, b.lt.chunkRows = minRows, chunkRows
+}
+
+// DequantF16 runs dequant.cu's kernel for w's type over all of w and returns the halves
+// (rows x cols, row-major).
+func DequantF16(b *Backend, w backend.Tensor) ([]uint16, error) {
+	t := get(w)
+	name, ok := suffix[t.typ]
+	if !ok || t.typ == quant.F16 || t.typ == quant.F32 {
+		return nil, fmt.Errorf("no dequant kernel for %v", t.typ)
+	}
+	n := t.rows * t.cols
+	out, err := b.h.alloc(2 * n)
+	if err != nil {
+		return nil, err
+	}
+	defer b.h.free(out) //nolint:errcheck // a test helper
+	b.launch("dequant_f16_"+name, blocks(n/8), 1, 256, 0, t.ptr, i64(t.stride), out, i64(t.cols), i64(t.rows))
+	if err := b.Sync(context.Background()); err != nil {
+		return nil, err
+	}
+	v := make([]uint16, n)
+	if err := b.h.dtoh(unsafe.Pointer(&v[0]), out, 2*n); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
