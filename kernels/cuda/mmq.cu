@@ -1,5 +1,6 @@
 // mmq.cu: quantized matrix products for prefill and batched decode on the tensor cores.
-// dst[i, r] = dot(w[r, :], xq[i, :]) as in matmul.cu, for Q4_K, Q6_K and Q8_0 weights:
+// dst[i, r] = dot(w[r, :], xq[i, :]) as in matmul.cu, for Q4_K, Q6_K, Q8_0, Q5_0 and Q4_0
+// weights:
 // the int8 sub-block sums come from mma.sync (exact int32, as the reference's integer
 // sums), then each block's float formula is that of quant.Dot.
 //
@@ -8,7 +9,13 @@
 // step are copied to shared memory with cp.async, several steps in flight; each warp
 // builds its int8 fragments of a 32 x 32 sub-tile straight from the raw weight quants
 // (ldmatrix for the int8 rows) and takes the scales from the raw block headers. K must be
-// a multiple of 256 (Q8_0: of 128; the last step is then half zeros).
+// a multiple of 256 (Q8_0, Q5_0, Q4_0: of 128; the last step is then half zeros).
+//
+// Q5_0 and Q4_0 rows stay in their GGUF layout (22- and 18-byte blocks: rows of a
+// multiple of 128 elements are 8-byte aligned, not 16), so their stages are copied in
+// 8-byte pieces (mmq.go takes only 8-byte aligned matrices and strides) and each lane
+// builds its int8 fragments of q-16 (q-8) from the raw qs and qh bytes; the activation
+// side is Q8_0's.
 //
 // Grid: (ceil(M / 128), ceil(n / 64) * splits). With splits > 1 the steps are divided
 // among the y blocks of a tile, which write partial sums part[split][n][M] that
@@ -23,14 +30,23 @@
 
 // Bytes of one weight row of a stage: Q4_K the 144-byte block; Q6_K ql 128 | qh 64 |
 // scales 16 | the 16 bytes holding d, padded to 240 (conflict-free 4-byte reads of eight
-// rows); Q8_0 qs 256 | the 8 f16 scales (272, as MQ_XLD for ldmatrix).
+// rows); Q8_0 qs 256 | the 8 f16 scales (272, as MQ_XLD for ldmatrix); Q5_0 and Q4_0
+// the 8 raw blocks (176 and 144 bytes: 44 and 36 words, conflict-free 4-byte reads of
+// eight rows).
 template <int T>
-__host__ __device__ constexpr int mq_wld() { return T == T_Q4_K ? 144 : T == T_Q6_K ? 240 : 272; }
+__host__ __device__ constexpr int mq_wld() {
+    return T == T_Q4_K ? 144 : T == T_Q6_K ? 240 : T == T_Q5_0 ? 176 : T == T_Q4_0 ? 144 : 272;
+}
+// mq_legacy: Q5_0 and Q4_0, raw 32-element blocks of mq_bb bytes against Q8_0 activations.
+template <int T>
+__host__ __device__ constexpr bool mq_legacy() { return T == T_Q5_0 || T == T_Q4_0; }
+template <int T>
+__host__ __device__ constexpr int mq_bb() { return T == T_Q5_0 ? 22 : 18; }
 // Bytes of one activation row's extra data: Q8_K the 16 bytes holding d (the Q4_K mins
-// are summed from the quants on the tensor cores, so the bsums are not read); Q8_0 the 8
-// float scales.
+// are summed from the quants on the tensor cores, so the bsums are not read); Q8_0 (the
+// partner of Q8_0, Q5_0 and Q4_0 weights) the 8 float scales.
 template <int T>
-__host__ __device__ constexpr int mq_xex() { return T == T_Q8_0 ? 32 : 16; }
+__host__ __device__ constexpr int mq_xex() { return T == T_Q8_0 || mq_legacy<T>() ? 32 : 16; }
 template <int T>
 __host__ __device__ constexpr int mq_stage_bytes() { return MQ_TM * mq_wld<T>() + MQ_TN * (MQ_XLD + mq_xex<T>()); }
 
@@ -61,11 +77,23 @@ __device__ __forceinline__ void cp16(void* dst, const void* src, bool ok) {
     const uint32_t d = (uint32_t)__cvta_generic_to_shared(dst);
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "r"(ok ? 16 : 0) : "memory");
 }
+// cp8 is cp16 for 8 bytes (8-byte aligned src and dst).
+__device__ __forceinline__ void cp8(void* dst, const void* src, bool ok) {
+    const uint32_t d = (uint32_t)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;" ::"r"(d), "l"(src), "r"(ok ? 8 : 0) : "memory");
+}
 __device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 template <int N>
 __device__ __forceinline__ void cp_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
 
 __device__ __forceinline__ uint32_t lds32(const uint8_t* p) { return *(const uint32_t*)p; }
+// lds32h reads 4 bytes at a 2-byte aligned address.
+__device__ __forceinline__ uint32_t lds32h(const uint8_t* p) {
+    return (uint32_t)((const uint16_t*)p)[0] | (uint32_t)((const uint16_t*)p)[1] << 16;
+}
+// q5_bits puts bits 0..3 of x at bit 4 of bytes 0..3 (the fifth bits of four Q5_0
+// quants): the four shifted copies x, x<<7, x<<14, x<<21 do not overlap.
+__device__ __forceinline__ uint32_t q5_bits(uint32_t x) { return (((x & 0xf) * 0x00204081u) & 0x01010101u) << 4; }
 // sc8 is signed byte k of w.
 __device__ __forceinline__ int sc8(uint32_t w, int k) { return (int)(int8_t)(uint8_t)(w >> (8 * k)); }
 
@@ -87,8 +115,19 @@ __device__ __forceinline__ void mq_issue(uint8_t* st, const uint8_t* W, i64 wstr
                                          i64 xstride, const MqCols& cols, int K, int row0, int step) {
     const int nb = K / 256;
     constexpr int WLD = mq_wld<T>();
+    if (mq_legacy<T>()) {
+        // The step's 8 blocks of each row, BB 8-byte pieces; zeros past the row's K/32
+        // blocks (a row's bytes are a multiple of 8: K is a multiple of 128).
+        constexpr int BB = mq_bb<T>();
+        const int rowbytes = K / 32 * BB;
+        for (int i = threadIdx.x; i < MQ_TM * BB; i += MQ_NT) {
+            const int row = i / BB, pc = i % BB, off = 8 * BB * step + 8 * pc;
+            const bool ok = row0 + row < M && off < rowbytes;
+            cp8(st + row * WLD + 8 * pc, ok ? W + (i64)(row0 + row) * wstride + off : W, ok);
+        }
+    }
     constexpr int WCH = T == T_Q4_K ? 9 : T == T_Q6_K ? 14 : 17;  // 16-byte chunks a row
-    for (int i = threadIdx.x; i < MQ_TM * WCH; i += MQ_NT) {
+    for (int i = threadIdx.x; i < (mq_legacy<T>() ? 0 : MQ_TM * WCH); i += MQ_NT) {
         const int row = i / WCH, ch = i % WCH;
         bool ok = row0 + row < M;
         const uint8_t* wr = W + (i64)(ok ? row0 + row : 0) * wstride;
@@ -123,7 +162,7 @@ __device__ __forceinline__ void mq_issue(uint8_t* st, const uint8_t* W, i64 wstr
         }
         const int e = ch - 16;
         const uint8_t* src;
-        if (T == T_Q8_0)
+        if (T == T_Q8_0 || mq_legacy<T>())
             src = xr + K + 32 * step + 16 * e, ok = ok && 8 * step + 4 * e < K / 32;
         else
             src = xr + K + 16 * (step / 4);  // the chunk holding d[step]
@@ -337,6 +376,55 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
                             acc[mi][ni][e] += d * yd * (float)isum[mi][ni][e];
                         }
                 }
+        } else if (mq_legacy<T>()) {
+            // Q5_0 / Q4_0: lane (g, tig)'s fragment words of a block row are the low and
+            // the high nibbles of qs[4tig..4tig+3] (elements 4tig.. and 16+4tig..), with
+            // Q5_0's fifth bits 4tig.. and 16+4tig.. of qh; then a float product per
+            // block as Q8_0's. Odd blocks' qh and qs are 4-byte aligned, even ones' 2.
+            constexpr int BB = mq_bb<T>(), QS = T == T_Q5_0 ? 6 : 2;
+#pragma unroll 1
+            for (int c2 = 0; c2 < 8; c2 += 2)
+#pragma unroll
+                for (int par = 0; par < 2; par++) {
+                    const int c = c2 + par;
+                    uint32_t A[2][4], B[4][2];
+                    float wd[2][2], xd[4][2];
+#pragma unroll
+                    for (int mi = 0; mi < 2; mi++)
+#pragma unroll
+                        for (int h = 0; h < 2; h++) {
+                            const uint8_t* blk = st + (wm0 + 16 * mi + g + 8 * h) * WLD + BB * c;
+                            const uint32_t q = par ? lds32(blk + QS + 4 * tig) : lds32h(blk + QS + 4 * tig);
+                            uint32_t lo = q & 0x0f0f0f0f, hi = (q >> 4) & 0x0f0f0f0f;
+                            if (T == T_Q5_0) {
+                                const uint32_t qh = par ? lds32(blk + 2) : lds32h(blk + 2);
+                                lo = __vsub4(lo | q5_bits(qh >> (4 * tig)), 0x10101010);
+                                hi = __vsub4(hi | q5_bits(qh >> (16 + 4 * tig)), 0x10101010);
+                            } else {
+                                lo = __vsub4(lo, 0x08080808);
+                                hi = __vsub4(hi, 0x08080808);
+                            }
+                            A[mi][h] = lo;  // a0 (row g) / a1 (row g+8): k 4tig..4tig+3
+                            A[mi][h + 2] = hi;  // a2 / a3: k 16+4tig..
+                            wd[mi][h] = h2f(*(const uint16_t*)blk);
+                        }
+                    loadB(c, B);
+#pragma unroll
+                    for (int ni = 0; ni < 4; ni++)
+#pragma unroll
+                        for (int o = 0; o < 2; o++)
+                            xd[ni][o] = ((const float*)(xe + (wn0 + 8 * ni + 2 * tig + o) * XEX))[c];
+#pragma unroll
+                    for (int mi = 0; mi < 2; mi++)
+#pragma unroll
+                        for (int ni = 0; ni < 4; ni++) {
+                            int C[4] = {0, 0, 0, 0};
+                            mma_k32(C, A[mi], B[ni][0], B[ni][1]);
+#pragma unroll
+                            for (int e = 0; e < 4; e++)
+                                acc[mi][ni][e] += (float)C[e] * (wd[mi][e >> 1] * xd[ni][e & 1]);
+                        }
+                }
         } else {  // Q8_0: ldmatrix from the int8 rows; a float product per 32-element block
 #pragma unroll 2
             for (int c = 0; c < 8; c++) {
@@ -411,6 +499,8 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
 MMQ(q4_k, T_Q4_K)
 MMQ(q6_k, T_Q6_K)
 MMQ(q8_0, T_Q8_0)
+MMQ(q5_0, T_Q5_0)
+MMQ(q4_0, T_Q4_0)
 
 // mmq_reduce: dst[c, r] = sum over s of part[s][c][r], s in order.
 extern "C" __global__ void mmq_reduce(float* D, i64 dstride, const float* part, int M, int N, int splits) { pdl_entry();

@@ -7,7 +7,7 @@ import "ember/inference/quant"
 // memory (mq_stage_bytes there).
 const (
 	mmqTM, mmqTN, mmqThreads = 128, 64, 256
-	// mmqMinRows is the batch from which Q4_K, Q6_K and Q8_0 products go to the
+	// mmqMinRows is the batch from which the products of the types mmqTakes goes to the
 	// tensor-core kernel instead of the matrix-vector one.
 	mmqMinRows = 16
 	// mmqBlocks is the number of blocks below which a product's K steps are split over
@@ -20,7 +20,9 @@ const (
 )
 
 // mmqTakes reports whether the tensor-core kernels take w's type and row length: Q4_K
-// and Q6_K rows of whole 256-element steps, Q8_0 rows of whole 128-element halves.
+// and Q6_K rows of whole 256-element steps, Q8_0 rows of whole 128-element halves, and
+// Q5_0 and Q4_0 rows (GGUF layout, copied in 8-byte pieces) of whole halves at an
+// 8-byte aligned address and stride (so are a view's rows and a stack's matrices).
 func (b *Backend) mmqTakes(w *tensor) bool {
 	if b.noMMQ {
 		return false
@@ -30,6 +32,8 @@ func (b *Backend) mmqTakes(w *tensor) bool {
 		return w.cols%256 == 0
 	case quant.Q8_0:
 		return w.cols%128 == 0
+	case quant.Q5_0, quant.Q4_0:
+		return w.cols%128 == 0 && w.ptr%8 == 0 && w.stride%8 == 0
 	}
 	return false
 }
@@ -50,7 +54,7 @@ func (b *Backend) mmqID(d, w *tensor, nExpert int, xq uint64, xstride int, grp m
 
 // mmqStageBytes is the shared memory of one stage for weights of type t: mmqTM rows of
 // the raw weight blocks and mmqTN activation rows (quants padded to 272 bytes, and their
-// scales and sums).
+// scales and sums); mq_wld and mq_xex in mmq.cu.
 func mmqStageBytes(t quant.Type) int {
 	w, x := 144, 16 // Q4_K: the block; Q8_K: the 16 bytes holding d
 	switch t {
@@ -58,6 +62,10 @@ func mmqStageBytes(t quant.Type) int {
 		w, x = 240, 16
 	case quant.Q8_0:
 		w, x = 272, 32
+	case quant.Q5_0: // 8 blocks of 22 bytes; Q8_0 activations: 8 float scales
+		w, x = 176, 32
+	case quant.Q4_0: // 8 blocks of 18 bytes
+		w, x = 144, 32
 	}
 	return mmqTM*w + mmqTN*(272+x)
 }

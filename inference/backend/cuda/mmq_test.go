@@ -1,0 +1,180 @@
+package cuda
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"ember/inference/backend"
+	"ember/inference/quant"
+)
+
+// These tests need no GPU: they check which products the tensor-core kernels take and
+// queue on a backend with stand-in kernels and no device (as fuse_queue_test.go does).
+// backendtest's MatMulTiles and deepseek2's TestCUDAGroupedMoE check their results on a
+// GPU.
+
+// mmqQueue is a backend that queues launches of the named kernels and can do nothing
+// else; its scratch buffers are stand-in addresses, and its tensors get addresses from
+// mem.
+type mmqQueue struct {
+	*Backend
+	mem uint64
+}
+
+func newMMQQueue(names ...string) *mmqQueue {
+	b := &Backend{kernels: map[string]*kernel{}, act: map[quant.Type]*scratch{}}
+	for _, n := range names {
+		b.kernels[n] = &kernel{name: n}
+	}
+	b.act[quant.Q8_0] = &scratch{ptr: 1 << 40, size: 1 << 30}
+	b.act[quant.Q8_K] = &scratch{ptr: 2 << 40, size: 1 << 30}
+	b.mmqPart = scratch{ptr: 3 << 40, size: 1 << 30}
+	b.moeGroup = scratch{ptr: 4 << 40, size: 1 << 30}
+	b.fuse.cfg = fuseCfg{read: true, off: true}
+	return &mmqQueue{Backend: b, mem: 1 << 20}
+}
+
+// tensor is a rows x cols tensor of typ in GGUF row layout (F32 and I32: 4 bytes an
+// element), 256-byte aligned as the driver's allocations are.
+func (q *mmqQueue) tensor(t *testing.T, typ quant.Type, rows, cols int) *tensor {
+	t.Helper()
+	stride := 4 * cols
+	if typ != quant.F32 && typ != quant.I32 {
+		rb, err := quant.RowBytes(typ, uint64(cols))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stride = int(rb)
+	}
+	x := &tensor{typ: typ, rows: rows, cols: cols, stride: stride, ptr: q.mem, size: rows * stride}
+	q.mem += uint64((rows*stride + 255) / 256 * 256)
+	return x
+}
+
+func (q *mmqQueue) names() []string {
+	n := slices.Clone(q.queue.names)
+	q.queue.reset()
+	return n
+}
+
+// TestMMQTakesLegacy: Q5_0 and Q4_0 matrices go to the tensor-core kernels when their
+// rows are whole 128-element halves at an 8-byte aligned address and stride (the kernels
+// copy them in 8-byte pieces), as DeepSeek-V2-Lite's down experts (1408) and attn_k_b
+// heads (128) are, views included; other widths, addresses and types do not.
+func TestMMQTakesLegacy(t *testing.T) {
+	for _, c := range []struct {
+		typ          quant.Type
+		cols, stride int
+		ptr          uint64
+		noMMQ, want  bool
+	}{
+		{quant.Q5_0, 1408, 968, 1 << 20, false, true},       // down expert rows
+		{quant.Q5_0, 1408, 968, 1<<20 + 5*968, false, true}, // expert 5 of a stack
+		{quant.Q5_0, 128, 88, 1<<20 + 3*88, false, true},    // a head view 3 rows in
+		{quant.Q5_0, 4096, 2816, 1 << 20, false, true},
+		{quant.Q4_0, 1408, 792, 1<<20 + 792, false, true},
+		{quant.Q4_0, 128, 72, 1 << 20, false, true},
+		{quant.Q5_0, 128, 88, 1<<20 + 4, false, false}, // not 8-byte aligned
+		{quant.Q5_0, 160, 110, 1 << 20, false, false},  // not whole halves (and odd stride)
+		{quant.Q5_0, 1408, 968, 1 << 20, true, false},  // $EMBER_CUDA_NO_MMQ
+		{quant.Q4_1, 1408, 880, 1 << 20, false, false}, // no kernel
+		{quant.Q5_1, 1408, 1056, 1 << 20, false, false},
+		{quant.Q8_0, 1408, 1408 + 88, 1 << 20, false, true},
+	} {
+		b := &Backend{noMMQ: c.noMMQ}
+		w := &tensor{typ: c.typ, rows: 576, cols: c.cols, stride: c.stride, ptr: c.ptr}
+		if got := b.mmqTakes(w); got != c.want {
+			t.Errorf("mmqTakes(%v, %d cols, stride %d, at %#x, noMMQ %v) = %v, want %v",
+				c.typ, c.cols, c.stride, c.ptr, c.noMMQ, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		typ  quant.Type
+		want int
+	}{{quant.Q5_0, 3 * (128*176 + 64*(272+32))}, {quant.Q4_0, 3 * (128*144 + 64*(272+32))}} {
+		if got := mmqStages * mmqStageBytes(c.typ); got != c.want || got > mmqSmemMax {
+			t.Errorf("%v: %d bytes of shared memory, want %d (at most %d)", c.typ, got, c.want, mmqSmemMax)
+		}
+	}
+}
+
+// TestMMQQueueHeadProducts: DeepSeek-V2-Lite's attn_k_b products of a prefill batch
+// (per head, 64 rows of q_nope against the head's 576 Q5_0 rows of 128) go to mmq_q5_0,
+// one launch a head, after one rounding of the activation to Q8_0; Q4_0 likewise.
+func TestMMQQueueHeadProducts(t *testing.T) {
+	const H, M, K, n = 16, 576, 128, 64
+	for _, typ := range []quant.Type{quant.Q5_0, quant.Q4_0} {
+		mm := "mmq_" + suffix[typ]
+		q := newMMQQueue("quant_q8", mm)
+		w, x, d := q.tensor(t, typ, H*M, K), q.tensor(t, quant.F32, H*n, K), q.tensor(t, quant.F32, H*n, M)
+		groups := make([]backend.Group, H)
+		for h := range groups {
+			groups[h] = backend.Group{Dst: q.View(d, h*n, n), W: q.View(w, h*M, M), Row0: h * n}
+		}
+		q.MatMulGroups(x, groups)
+		want := []string{"quant_q8"}
+		for range H {
+			want = append(want, mm)
+		}
+		if got := q.names(); !slices.Equal(got, want) {
+			t.Errorf("%v heads: queued %v, want %v", typ, got, want)
+		}
+	}
+}
+
+// TestMMQQueueGroupedMoE: a batch of more than moeMaxPairs pairs whose down experts are
+// Q5_0 (or Q4_0) rows of 1408 runs grouped on the device (moe_group, mmq_id for gate, up
+// and down) instead of declining to the host, which would read the router logits back.
+func TestMMQQueueGroupedMoE(t *testing.T) {
+	const n, E, X, F, k = 32, 256, 8, 1408, 4
+	for _, down := range []quant.Type{quant.Q5_0, quant.Q4_0} {
+		t.Run(down.String(), func(t *testing.T) {
+			mmDown := "mmq_id_" + suffix[down]
+			q := newMMQQueue("moe_topk", "moe_group", "quant_q8_k", "quant_q8", "mmq_id_q4_k", mmDown, "swiglu_f32", "moe_sum")
+			x, logits := q.tensor(t, quant.F32, n, E), q.tensor(t, quant.F32, n, X)
+			gate, up, dw := q.tensor(t, quant.Q4_K, X*F, E), q.tensor(t, quant.Q4_K, X*F, E), q.tensor(t, down, X*E, F)
+			ids, wts := q.tensor(t, quant.I32, n, k), q.tensor(t, quant.F32, n, k)
+			g, u, d := q.tensor(t, quant.F32, n*k, F), q.tensor(t, quant.F32, n*k, F), q.tensor(t, quant.F32, n*k, E)
+			var ok bool
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Fatalf("RoutedExperts with %v down experts: %v", down, r)
+					}
+				}()
+				ok = q.RoutedExperts(x, x, logits, gate, up, dw, nil, ids, wts, g, u, d, 1, 1, false, true, 1)
+			}()
+			if !ok {
+				t.Fatalf("RoutedExperts declined %d pairs with %v down experts of %d", n*k, down, F)
+			}
+			got := q.names()
+			want := []string{"moe_topk", "moe_group", "quant_q8_k", "mmq_id_q4_k", "mmq_id_q4_k", "swiglu_f32", "quant_q8", mmDown, "moe_sum"}
+			if !slices.Equal(got, want) {
+				t.Errorf("queued %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// TestMMQKernelsDeclared: every type mmqTakes has its mmq_ and mmq_id_ kernels, named
+// as mmq.go launches them, in kernels/cuda/mmq.cu (MMQ(suffix, T_type)).
+func TestMMQKernelsDeclared(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "..", "..", "kernels", "cuda", "mmq.cu"))
+	if err != nil {
+		t.Fatalf("reading the mmq kernels' source: %v", err)
+	}
+	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K, quant.Q8_0, quant.Q5_0, quant.Q4_0} {
+		s, ok := suffix[typ]
+		if !ok {
+			t.Fatalf("%v: no kernel suffix", typ)
+		}
+		decl := fmt.Sprintf("\nMMQ(%s, T_%s)\n", s, typ)
+		if !strings.Contains(string(src), decl) {
+			t.Errorf("%v: kernels/cuda/mmq.cu has no %q (kernels mmq_%s, mmq_id_%s)", typ, strings.TrimSpace(decl), s, s)
+		}
+	}
+}
