@@ -1,8 +1,10 @@
 package deepseek2
 
 import (
+	"fmt"
 	"testing"
 
+	"ember/inference/backend/cuda"
 	"ember/inference/model"
 	"ember/inference/synth"
 )
@@ -13,7 +15,13 @@ import (
 // groups the pairs on the host) to the bound of batch shapes on the GPU (shapeTol: the
 // tensor-core kernels sum a row's block dots in another order). Experts of Q4_K/Q6_K
 // rows (whole 256-element steps) and of Q8_0 rows of 128 (a half step), with runs of one
-// expert longer than a 64-row tile.
+// expert longer than a 64-row tile; and DeepSeek-V2-Lite's case, down experts of Q5_0
+// (the q4_k_m mix's fallback for rows that take no K-quant, here 384 = 1.5 steps) next
+// to layers of Q8_0 ones, with attn_k_b's Q5_0 head rows 128 wide (q_nope 128), so
+// that the per-head products of the long prompt run on mmq_q5_0 too; and every expert
+// Q5_0 or Q4_0. The logits are also checked against a model on the mat-vec kernels
+// alone (host routing, cuda.NoMMQEnv), which shares no tensor-core kernel with the
+// grouped path.
 func TestCUDAGroupedMoE(t *testing.T) {
 	newCUDA(t).Close()
 	long := make([]int32, 0, 150)
@@ -28,12 +36,17 @@ func TestCUDAGroupedMoE(t *testing.T) {
 	}{
 		{"grouped-q4_k_m", "q4_k_m", func(p *synth.Params) { p.NExpert, p.NExpertUsed, p.NFFExp = 16, 4, 256 }},
 		{"grouped-q8_0", "q8_0", func(p *synth.Params) { p.NExpert, p.NExpertUsed = 8, 4 }},
+		{"grouped-q5_0-down", "q4_k_m", func(p *synth.Params) { p.NExpert, p.NExpertUsed, p.NFFExp, p.QKNope = 16, 4, 384, 128 }},
+		{"grouped-q5_0", "q5_0", func(p *synth.Params) { p.NExpert, p.NExpertUsed, p.NFFExp = 8, 4, 384 }},
+		{"grouped-q4_0", "q4_0", func(p *synth.Params) { p.NExpert, p.NExpertUsed, p.NFFExp = 8, 4, 384 }},
 	} {
 		t.Run(v.name, func(t *testing.T) {
 			path := synthVariant(t, v.name, v.ft, func(p *synth.Params) { v.set(p); p.Name = v.name })
 			dev := loadPath(t, path, newCUDA(t))
 			t.Setenv("EMBER_CUDA_HOST_MOE", "1")
 			host := loadPath(t, path, newCUDA(t))
+			t.Setenv(cuda.NoMMQEnv, "1")
+			matVec := loadPath(t, path, newCUDA(t))
 			nv := dev.Params().NVocab
 			for _, toks := range [][]int32{prompt, long} {
 				n := len(toks)
@@ -45,13 +58,19 @@ func TestCUDAGroupedMoE(t *testing.T) {
 					defer c.Free()
 					return run(t, m, c, model.Batch{Tokens: toks, Pos: positions(0, n), AllLogits: true})
 				}
-				got, want := f(dev), f(host)
-				var worst float64
-				for i := 0; i < n; i++ {
-					worst = max(worst, nmse(got[i*nv:(i+1)*nv], want[i*nv:(i+1)*nv]))
+				got := f(dev)
+				for _, ref := range []struct {
+					what string
+					m    model.Model
+				}{{"the host path", host}, {"the mat-vec kernels", matVec}} {
+					want := f(ref.m)
+					var worst float64
+					for i := 0; i < n; i++ {
+						worst = max(worst, nmse(got[i*nv:(i+1)*nv], want[i*nv:(i+1)*nv]))
+					}
+					t.Logf("%d tokens, %d pairs: worst row NMSE against %s %.3g", n, n*dev.(*Model).cfg.nUsed, ref.what, worst)
+					sameRowsTol(t, fmt.Sprintf("%s, %d tokens, against %s", v.name, n, ref.what), got, want, nv, shapeTol)
 				}
-				t.Logf("%d tokens, %d pairs: worst row NMSE against the host path %.3g", n, n*dev.(*Model).cfg.nUsed, worst)
-				sameRowsTol(t, v.name, got, want, nv, shapeTol)
 			}
 			if len(dev.(*Model).host.logits) > 0 {
 				t.Error("router logits were read back: the grouped device path did not run")
