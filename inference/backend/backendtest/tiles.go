@@ -3,7 +3,10 @@ package backendtest
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"testing"
 
+	"ember/inference/backend"
 	"ember/inference/quant"
 )
 
@@ -61,4 +64,10 @@ func testMatMulTilesLegacy(p *pair) {
 				o, 2e-5, 0.05*math.Sqrt(float64(s.k)))
 		}
 	}
+}
+
+// RunMatMulTiles runs the MatMulTiles case alone, for a backend set up to take its
+// tensor-core kernels on every product (a GPU backend with other product paths off).
+func RunMatMulTiles(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
+	withPair(t, newBackend, rand.NewPCG(1, uint64(len("MatMulTiles"))), testMatMulTiles)
 }
