@@ -380,10 +380,12 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
             // Q5_0 / Q4_0: lane (g, tig)'s fragment words of a block row are the low and
             // the high nibbles of qs[4tig..4tig+3] (elements 4tig.. and 16+4tig..), with
             // Q5_0's fifth bits 4tig.. and 16+4tig.. of qh; then a float product per
-            // block as Q8_0's. Odd blocks' qh and qs are 4-byte aligned, even ones' 2.
+            // block as Q8_0's. Odd blocks' qh and qs are 4-byte aligned, even ones' 2. A
+            // half step (past K: zeros) stops after its 4 blocks (attn_k_b's K of 128).
             constexpr int BB = mq_bb<T>(), QS = T == T_Q5_0 ? 6 : 2;
+            const int cend = min(8, K / 32 - 8 * step);
 #pragma unroll 1
-            for (int c2 = 0; c2 < 8; c2 += 2)
+            for (int c2 = 0; c2 < cend; c2 += 2)
 #pragma unroll
                 for (int par = 0; par < 2; par++) {
                     const int c = c2 + par;
