@@ -83,6 +83,7 @@ extern "C" __global__ void rms_norm(float* dst, const float* x, const float* w, 
     const float* in = x + (i64)blockIdx.x * cols;
     float* out = dst + (i64)blockIdx.x * cols;
     double s = 0;
+#pragma unroll 8
     for (int j = threadIdx.x; j < cols; j += blockDim.x) s += (double)in[j] * (double)in[j];
     s = warp_sumd(s);
     if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = s;
@@ -253,6 +254,7 @@ extern "C" __global__ void __launch_bounds__(256) rms_norm_q8_k(float* dst, cons
     const float* in = x + (i64)blockIdx.y * cols;
     float* o = dst + (i64)blockIdx.y * cols;
     double s = 0;
+#pragma unroll 8
     for (int j = threadIdx.x; j < cols; j += blockDim.x) s += (double)in[j] * (double)in[j];
     s = warp_sumd(s);
     if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = s;
@@ -278,29 +280,95 @@ extern "C" __global__ void __launch_bounds__(256) swiglu_q8_k(float* dst, const 
     q8k_quant(v, out + (i64)blockIdx.y * ostride, blockIdx.x, k);
 }
 
+#define ADD_NORM_THREADS 1024
+#define ADD_NORM_PER 8  // elements of a row per thread: rows of up to 8192 (addNormMaxCols)
+
+// q8k_quant_wide quantizes up to 16 Q8_K blocks of a row at once, as q8k_quant_in does
+// each: the 64 threads of group g = t / 64 take block ib (its elements l + 64i, i < 4,
+// l = t % 64, values v[i]); the largest magnitude (the first on ties, NaN never) is
+// found by the two warps of the group and met in shared memory (sm: 2 floats and 2
+// ints per warp, 32 warps), one barrier for all the blocks.
+__device__ __forceinline__ void q8k_quant_wide(const float v[4], uint8_t* row, int ib, int k, bool on, float* sa,
+                                               int* si, float* sx) {
+    const int t = threadIdx.x, lane = t & 31, w = t >> 5, l = t & 63;
+    float a = -2.0f, x = 0.0f;
+    int idx = 0;
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        float m = fabsf(v[i]);
+        if (m != m) m = -1.0f;
+        if (m > a) { a = m; idx = l + 64 * i; x = v[i]; }
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        const float a2 = __shfl_xor_sync(0xffffffffu, a, o), x2 = __shfl_xor_sync(0xffffffffu, x, o);
+        const int i2 = __shfl_xor_sync(0xffffffffu, idx, o);
+        if (a2 > a || (a2 == a && i2 < idx)) { a = a2; idx = i2; x = x2; }
+    }
+    if (lane == 0) { sa[w] = a; si[w] = idx; sx[w] = x; }
+    __syncthreads();
+    {
+        const int o = w ^ 1;  // the group's other warp
+        const float a2 = sa[o], x2 = sx[o];
+        const int i2 = si[o];
+        if (a2 > a || (a2 == a && i2 < idx)) { a = a2; idx = i2; x = x2; }
+    }
+    __syncthreads();  // the arrays may be reused by the next round
+    if (!on) return;
+    float* dd = (float*)(row + k);
+    int* bsums = (int*)(row + Q8K_BSUMS(k));
+    float iscale = 0.0f, d = 0.0f;
+    if (a > 0.0f) {
+        iscale = -127.0f / x;
+        d = 1.0f / iscale;
+    }
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        int q = 0;
+        if (a > 0.0f) {
+            const float f = iscale * v[i] + 12582912.0f;
+            q = min(127, (__float_as_int(f) & 0x007fffff) - 0x00400000);
+        }
+        row[ib * 256 + 64 * i + l] = (uint8_t)(int8_t)q;
+        int s = q;
+        for (int o = 8; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+        if ((l & 15) == 0) bsums[ib * 16 + 4 * i + l / 16] = s;
+    }
+    if (l == 0) dd[ib] = d;
+}
+
 // add_rms_norm(_q8_k): add_f32 (sum = a + b, same shapes), then rms_norm of the sum into
 // dst, then (q8_k) dst quantized to Q8_K as quant_q8_k would: the residual add and the
 // next layer's norm (and its MatMul's rounding) in one launch, with the results of the
 // separate kernels. One block of ADD_NORM_THREADS per row, the row's sums in shared
-// memory (cols floats): the block reads all of a and b before it writes dst, so dst and
-// sum may be a or b (the decoder's Add(ffn_inp, cur, inpL); RMSNorm(cur, ffn_inp)).
+// memory (cols floats): the block reads all of a and b before it writes dst, and each
+// element of the sum is read and written by one thread, so dst and sum may be a or b
+// (the decoder's Add(ffn_inp, cur, inpL); RMSNorm(cur, ffn_inp)). The loads of a row
+// are all issued before the first add (latency, not bandwidth, bounds a decode row).
 // The sum of squares is rms_norm's: its 256 threads' strided double sums, warp sums,
 // then the 8 warps' in order.
-#define ADD_NORM_THREADS 1024
 template <bool Q8K>
 __device__ __forceinline__ void add_rms_norm_row(float* sum, const float* a, const float* b, float* dst, const float* w,
                                                  int cols, float eps, uint8_t* out, i64 ostride) {
     extern __shared__ float xs[];  // cols floats: the row of sums
     __shared__ double part[8];
-    __shared__ float sa[ADD_NORM_THREADS / 256][8];
-    __shared__ int si[ADD_NORM_THREADS / 256][8];
-    __shared__ float sv[ADD_NORM_THREADS / 256][256];
+    __shared__ float sa[32], sx[32];
+    __shared__ int si[32];
     const i64 r0 = (i64)blockIdx.x * cols;
     const int t = threadIdx.x;
-    for (int j = t; j < cols; j += ADD_NORM_THREADS) {
-        const float s = a[r0 + j] + b[r0 + j];
-        xs[j] = s;
-        sum[r0 + j] = s;
+    float av[ADD_NORM_PER], bv[ADD_NORM_PER];
+#pragma unroll
+    for (int i = 0; i < ADD_NORM_PER; i++) {
+        const int j = t + i * ADD_NORM_THREADS;
+        if (j < cols) av[i] = a[r0 + j], bv[i] = b[r0 + j];
+    }
+#pragma unroll
+    for (int i = 0; i < ADD_NORM_PER; i++) {
+        const int j = t + i * ADD_NORM_THREADS;
+        if (j < cols) {
+            const float s = av[i] + bv[i];
+            xs[j] = s;
+            sum[r0 + j] = s;
+        }
     }
     __syncthreads();
     if (t < 256) {
@@ -318,14 +386,22 @@ __device__ __forceinline__ void add_rms_norm_row(float* sum, const float* a, con
         for (int j = t; j < cols; j += ADD_NORM_THREADS) dst[r0 + j] = xs[j] * scale * w[j];
         return;
     }
-    const int g = t >> 8, l = t & 255, nb = cols / 256;
+    const int g = t >> 6, l = t & 63, nb = cols / 256;
     uint8_t* row = out + (i64)blockIdx.x * ostride;
-    for (int ib0 = 0; ib0 < nb; ib0 += ADD_NORM_THREADS / 256) {  // a 256-element block per group of 256 threads
-        const int ib = ib0 + g, j = ib * 256 + l;
+    for (int ib0 = 0; ib0 < nb; ib0 += ADD_NORM_THREADS / 64) {  // a 256-element block per group of 64 threads
+        const int ib = ib0 + g;
         const bool on = ib < nb;
-        const float v = on ? xs[j] * scale * w[j] : 0.0f;
-        q8k_quant_in(v, row, ib, cols, l, sa[g], si[g], sv[g], on);
-        if (on) dst[r0 + j] = v;
+        float v[4];
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const int j = ib * 256 + 64 * i + l;
+            v[i] = on ? xs[j] * scale * w[j] : 0.0f;
+        }
+        q8k_quant_wide(v, row, ib, cols, on, sa, si, sx);
+        if (on) {
+#pragma unroll
+            for (int i = 0; i < 4; i++) dst[r0 + ib * 256 + 64 * i + l] = v[i];
+        }
     }
 }
 
