@@ -127,7 +127,7 @@ func TestPrefillProducts(t *testing.T) {
 	if os.Getenv("EMBER_CUDA_BENCH") == "" {
 		t.Skip("set EMBER_CUDA_BENCH=1 to measure")
 	}
-	be := newOrSkip(t)
+	be := newWith(t, cuda.Options{})
 	defer be.Close()
 	lt, why := cuda.CublasAvailable(be)
 	if !lt {

@@ -285,3 +285,12 @@ func (b *Backend) ltJobs(xt *tensor, projs []backend.Proj) []*ltJob {
 	}
 	return jobs
 }
+
+// CublasLibrary is the path of the libcublasLt the backend loaded for large products, or
+// "" when it runs them all on its own kernels (no library, or turned off).
+func (b *Backend) CublasLibrary() string {
+	if b.lt.lib == nil {
+		return ""
+	}
+	return b.lt.lib.path
+}

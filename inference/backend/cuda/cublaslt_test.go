@@ -22,7 +22,7 @@ var ltTypes = []quant.Type{quant.Q4_K, quant.Q6_K, quant.Q8_0, quant.Q5_K, quant
 // no libcublasLt (set EMBER_CUBLASLT to its full path if it is installed elsewhere).
 func newLtOrSkip(t *testing.T) *cuda.Backend {
 	t.Helper()
-	b := newOrSkip(t)
+	b := newWith(t, cuda.Options{})
 	if ok, why := cuda.CublasAvailable(b); !ok {
 		b.Close()
 		t.Skipf("skipping the cuBLASLt tests: %s", why)

@@ -14,11 +14,20 @@ import (
 	"ember/inference/quant"
 )
 
-// newOrSkip starts a backend on GPU 0, or skips the test where there is no driver or GPU
-// (CI has none).
+// newOrSkip starts a backend on GPU 0 whose products all run on our kernels, or skips
+// the test where there is no driver or GPU (CI has none). The conformance suite holds
+// our kernels to the reference's rounding (integer dots of the activations rounded as
+// the reference rounds them); the cuBLASLt path of large products rounds activations to
+// f16 instead and has its own tests (cublaslt_test.go: newLtOrSkip).
 func newOrSkip(t *testing.T) *cuda.Backend {
 	t.Helper()
-	b, err := cuda.New(cuda.Options{})
+	return newWith(t, cuda.Options{NoCublas: true})
+}
+
+// newWith starts a backend on GPU 0 with opt, or skips as newOrSkip does.
+func newWith(t *testing.T, opt cuda.Options) *cuda.Backend {
+	t.Helper()
+	b, err := cuda.New(opt)
 	if errors.Is(err, cuda.ErrNoDriver) {
 		t.Skipf("skipping the CUDA tests: %v", err)
 	}

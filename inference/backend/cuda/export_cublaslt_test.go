@@ -13,12 +13,7 @@ import (
 func CublasAvailable(b *Backend) (bool, string) { return b.lt.lib != nil, b.lt.off }
 
 // CublasLibrary is the path of the cuBLASLt b loaded.
-func CublasLibrary(b *Backend) string {
-	if b.lt.lib == nil {
-		return ""
-	}
-	return b.lt.lib.path
-}
+func CublasLibrary(b *Backend) string { return b.CublasLibrary() }
 
 // CublasProducts is the number of products b has run on cuBLASLt.
 func CublasProducts(b *Backend) int { return b.lt.products }
