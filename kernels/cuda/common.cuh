@@ -191,3 +191,48 @@ __device__ __forceinline__ float warp_max(float v) {
     for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
     return v;
 }
+
+// ---- attention helpers (attention.cu, attention_split.cu) ----
+
+#define MAX_HEAD 576  // the widest K or V head: MLA's latent row (64 rope + 512 latent dims)
+#define GQA_MAX 8     // query heads per KV head that the grouped kernels take
+#define GQA_HEAD 128  // the widest head attention_gqa takes
+
+// cache_row is the cache row of position t of a sequence whose block table row is tab
+// (blocks of bs rows), or row t without a table.
+__device__ __forceinline__ i64 cache_row(const int* tab, int bs, int t) {
+    return tab ? (i64)tab[t / bs] * bs + t % bs : (i64)t;
+}
+
+// attention_smem and the split kernels: threads a block, and the partial-sum floats per
+// head (P * vhd <= 256 / (vhd/8) * vhd).
+#define SM_THREADS 256
+#define SM_PART 2048  // partial-sum floats per head (P * vhd <= 256 / (vhd/8) * vhd)
+__device__ __forceinline__ float block_max(float v, float* red) {
+    v = warp_max(v);
+    __syncthreads();
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
+    __syncthreads();
+    float r = red[0];
+    for (int j = 1; j < SM_THREADS / 32; j++) r = fmaxf(r, red[j]);
+    return r;
+}
+__device__ __forceinline__ float block_sum(float v, float* red) {
+    v = warp_sum(v);
+    __syncthreads();
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
+    __syncthreads();
+    float r = 0;
+    for (int j = 0; j < SM_THREADS / 32; j++) r += red[j];
+    return r;
+}
+
+__device__ __forceinline__ void unpack8(uint4 raw, float* f) {
+    const uint32_t w4[4] = {raw.x, raw.y, raw.z, raw.w};
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        f[2 * j] = h2f(w4[j] & 0xffff);
+        f[2 * j + 1] = h2f(w4[j] >> 16);
+    }
+}
+

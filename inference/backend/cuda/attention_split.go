@@ -1,6 +1,9 @@
 package cuda
 
-import "unsafe"
+import (
+	"os"
+	"unsafe"
+)
 
 // Split attention (flash decoding). attention_smem runs one block per (query row, KV
 // head): a decode step of Llama-3.1-8B (8 KV heads) is 8 blocks on 132 SMs, so its cost
@@ -36,6 +39,12 @@ const (
 // attSplit is the split attention's state on a Backend.
 type attSplit struct {
 	mode splitMode
+	// two keeps the two-launch kernels where the one-launch one would do
+	// ($EMBER_CUDA_SPLIT2, tests).
+	two bool
+	// one is 1 once attention_split1 is loaded with its shared memory limit raised, -1
+	// when it may not run, 0 before the first split.
+	one int
 	// work holds F32 chunk statistics [rows*nhead*splits][2] and partial sums
 	// [rows*nhead*splits][vhd]; count I32 [rows*nkv] the blocks of each (row, KV head)
 	// done, zero between launches (the last block zeroes it again). Both only grow: a
@@ -69,6 +78,9 @@ func (b *Backend) attentionSplit(args []uint64, rows, nkv, g, hd, vhd, nmax int)
 	if splits == 0 {
 		return false
 	}
+	if b.attentionSplit1(args, rows, nkv, g, hd, vhd, nmax, splits) {
+		return true
+	}
 	work := b.scratchFor(&b.split.work, 4*rows*nkv*g*splits*(2+vhd))
 	count := b.counters(4 * rows * nkv)
 	if work == 0 || count == 0 {
@@ -97,3 +109,55 @@ func (b *Backend) counters(n int) uint64 {
 	}
 	return p
 }
+
+// split1SmemMax is the dynamic shared memory attention_split1 may take: two blocks an SM
+// (227 KiB on Hopper, less each block's static part).
+const split1SmemMax = 110 << 10
+
+// attentionSplit1 launches the one-launch split kernel (attention_split1) when every
+// block of the grid can be resident at once, which its blocks' wait for each other
+// needs: at most two blocks an SM (its registers and split1SmemMax) and no more blocks
+// than that; splits shrinks to fit. It reports whether it launched.
+func (b *Backend) attentionSplit1(args []uint64, rows, nkv, g, hd, vhd, nmax, splits int) bool {
+	if b.split.two || b.split1Off() {
+		return false
+	}
+	sms := b.dev.SMs
+	if sms <= 0 {
+		sms = splitDefaultSMs
+	}
+	splits = min(splits, 2*sms/(rows*nkv))
+	if splits < 1 {
+		return false
+	}
+	per := (nmax + splits - 1) / splits
+	cmax := (per + splitChunk - 1) / splitChunk * splitChunk
+	smem := 4 * (g*hd + g*cmax + smPart)
+	if smem > split1SmemMax {
+		return false
+	}
+	work := b.scratchFor(&b.split.work, 4*rows*nkv*g*splits*(2+vhd))
+	count := b.counters(4 * rows * nkv)
+	if work == 0 || count == 0 {
+		return true // b.err is set: nothing more runs
+	}
+	b.launch("attention_split1", rows, nkv*splits, smThreads, smem, append(args, work, count, i64(splits), i64(cmax))...)
+	return true
+}
+
+// split1Off reports whether attention_split1 cannot run: $EMBER_CUDA_SPLIT2 is set, or
+// its shared memory limit could not be raised (read once, when the kernel is loaded).
+func (b *Backend) split1Off() bool {
+	if b.split.one == 0 {
+		b.split.one = 1
+		if os.Getenv(Split2Env) != "" || b.h.maxDynamicSmem(b.kernel("attention_split1"), split1SmemMax) != nil {
+			b.split.one = -1
+		}
+	}
+	return b.split.one < 0
+}
+
+// Split2Env names an environment variable: when set, split decode attention always runs
+// as two launches (attention_split_stats, attention_split_pv), for timing against the
+// one-launch kernel (attention_split1).
+const Split2Env = "EMBER_CUDA_SPLIT2"

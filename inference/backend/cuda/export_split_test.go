@@ -9,3 +9,7 @@ func SplitAttention(b *Backend, on bool) {
 		b.split.mode = splitOn
 	}
 }
+
+// SplitAttentionTwo makes b's split attention run as two launches (attention_split_stats
+// and attention_split_pv) instead of attention_split1.
+func SplitAttentionTwo(b *Backend) { b.split.two = true }
