@@ -226,12 +226,14 @@ attention_split_pv(float* dst, i64 dstride, const float* q, i64 qstride, const u
 // position lanes taking positions round robin over the whole chunk). The last block to
 // finish (count reaching 2*nact) adds the partial sums in chunk order into dst and zeroes
 // count. The scores are computed once, and the statistics never leave the SMs' L2.
-// Dynamic shared memory: G*hd + G*cmax + SM_PART floats, cmax >= the chunk length.
+// With q8 (fused with the next MatMul's rounding, fuse.go) the last block also rounds the
+// group's output to Q8_K into q8 (rows of q8stride bytes). Dynamic shared memory: G*hd +
+// G*cmax + SM_PART floats, cmax >= the chunk length.
 extern "C" __global__ void __launch_bounds__(SM_THREADS, 2)
 attention_split1(float* dst, i64 dstride, const float* q, i64 qstride, const uint16_t* k, i64 kstride,
                  const uint16_t* v, i64 vstride, const int* pos, int nhead, int nkv, int hd, int vhd,
                  float scale, const int* table, int tcols, const int* seq, int bs, float* work, int* count,
-                 int splits, int cmax) { pdl_entry();
+                 int splits, int cmax, uint8_t* q8, i64 q8stride) { pdl_entry();
     extern __shared__ float smem[];
     __shared__ float gm[GQA_MAX], ginv[GQA_MAX];
     __shared__ int last;
@@ -350,5 +352,15 @@ attention_split1(float* dst, i64 dstride, const float* q, i64 qstride, const uin
         }
         for (; j < nact; j++) s += __ldcg(pr + (i64)j * vhd);
         dst[(i64)i * dstride + (h0 + g) * vhd + d] = s;
+        if (q8) red[e] = s;
     }
+    if (!q8) return;
+    // The group's output, G*vhd values starting at element h0*vhd of the row (whole
+    // 256-element blocks: the host fuses only then), rounded to Q8_K as quant_q8_k would
+    // for the MatMul that reads it (the attention output projection).
+    __shared__ float qa[8], qv[256];
+    __shared__ int qi[8];
+    __syncthreads();  // red holds the whole output
+    for (int e0 = 0; e0 < G * vhd; e0 += 256)
+        q8k_quant_in(red[e0 + tid], q8 + (i64)i * q8stride, (h0 * vhd + e0) / 256, nhead * vhd, tid, qa, qi, qv, true);
 }

@@ -189,49 +189,6 @@ extern "C" __global__ void quant_q8(uint8_t* out, i64 ostride, const float* x, i
     }
 }
 
-// q8k_quant_in quantizes one 256-element block, one value per thread t of a group of 256
-// threads (whole warps; every thread of the CUDA block calls it together, as it
-// synchronizes the block), into row (the Q8_K activation layout): quantize_row_q8_K_ref,
-// iscale = -127/max (max: the signed value of largest magnitude, the first on ties),
-// q = min(127, nearest_int(iscale*x)), d = 1/iscale. sa[8], si[8] and sv[256] are the
-// group's shared arrays; a group that is not on (past the row's blocks) only takes part
-// in the barriers.
-__device__ __forceinline__ void q8k_quant_in(float v, uint8_t* row, int ib, int k, int t, float* sa, int* si, float* sv,
-                                             bool on) {
-    const int lane = t & 31, w = t >> 5;
-    __syncthreads();  // an earlier block's use of the shared arrays is over
-    sv[t] = v;
-    float a = fabsf(v);
-    if (a != a) a = -1.0f;  // NaN never wins
-    int idx = t;
-    for (int o = 16; o > 0; o >>= 1) {
-        float a2 = __shfl_xor_sync(0xffffffffu, a, o);
-        int i2 = __shfl_xor_sync(0xffffffffu, idx, o);
-        if (a2 > a || (a2 == a && i2 < idx)) { a = a2; idx = i2; }
-    }
-    if (lane == 0) { sa[w] = a; si[w] = idx; }
-    __syncthreads();
-    a = sa[0]; idx = si[0];
-    for (int j = 1; j < 8; j++)
-        if (sa[j] > a || (sa[j] == a && si[j] < idx)) { a = sa[j]; idx = si[j]; }
-    float* dd = (float*)(row + k);
-    int* bsums = (int*)(row + Q8K_BSUMS(k));
-    int q = 0;
-    float d = 0.0f;
-    if (a > 0.0f) {
-        float iscale = -127.0f / sv[idx];
-        float f = iscale * v + 12582912.0f;
-        q = min(127, (__float_as_int(f) & 0x007fffff) - 0x00400000);
-        d = 1.0f / iscale;
-    }
-    int s = q;
-    for (int o = 8; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-    if (!on) return;
-    row[ib * 256 + t] = (uint8_t)(int8_t)q;
-    if ((t & 15) == 0) bsums[ib * 16 + t / 16] = s;
-    if (t == 0) dd[ib] = d;
-}
-
 // q8k_quant: q8k_quant_in for a 256-thread block.
 __device__ __forceinline__ void q8k_quant(float v, uint8_t* row, int ib, int k) {
     __shared__ float sa[8];

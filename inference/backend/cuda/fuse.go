@@ -1,6 +1,9 @@
 package cuda
 
-import "os"
+import (
+	"os"
+	"slices"
+)
 
 // Fusion is a peephole over the launch queue: an op whose launch may be joined by the
 // next op's is recorded (mark) while it is the last one queued; when the next op finds
@@ -14,6 +17,8 @@ import "os"
 //   - RoPE of Q, then RoPE of K with the same positions and parameters: rope2_f32
 //     (fuseRoPE2, fuse_ops.go).
 //   - SetRows of K, then SetRows of V with the same row ids: set_rows2 (fuseSetRows2).
+//   - Split decode attention (attention_split1) whose output a MatMul then rounds to
+//     Q8_K (the output projection): its last blocks round it (fuseQ8K).
 //
 // The profiler launches each op at once and queues nothing, so it sees them unfused.
 
@@ -29,11 +34,12 @@ const (
 	fuseAdd        // add_f32 of same-shape operands: an RMSNorm of the sum may join it
 	fuseRoPE       // rope_f32: the RoPE of another tensor may join it
 	fuseSetRows    // set_rows (one launch): the SetRows of another tensor may join it
+	fuseAttention  // attention_split1: a Q8_K rounding of its output may join it
 )
 
 // fusedFrom is the kernel each kind's op queued.
 var fusedFrom = [...]string{fuseRMSNorm: "rms_norm", fuseSwiGLU: "swiglu_f32", fuseAddRMSNorm: "add_rms_norm",
-	fuseAdd: "add_f32", fuseRoPE: "rope_f32", fuseSetRows: "set_rows"}
+	fuseAdd: "add_f32", fuseRoPE: "rope_f32", fuseSetRows: "set_rows", fuseAttention: "attention_split1"}
 
 // span is device memory [lo, hi) in bytes.
 type span struct{ lo, hi uint64 }
@@ -53,6 +59,7 @@ type fusable struct {
 	rows, cols int    // of dst (set_rows: of the source)
 	args       []uint64
 	mem        [2]span // add: a, b; set_rows: dst, src
+	grid       [3]int  // attention_split1: grid x, y and its dynamic shared memory
 	qlen       int     // the queue length right after it was queued
 	epoch      int     // the flush count then
 	cfg        fuseCfg // kept when the record is cleared
@@ -114,6 +121,15 @@ func (b *Backend) fuseQ8K(x *tensor, out uint64, stride int) bool {
 	case fuseAddRMSNorm:
 		b.queue.pop()
 		b.launch("add_rms_norm_q8_k", x.rows, 1, addNormThreads, 4*x.cols, append(f.args, out, i64(stride))...)
+	case fuseAttention:
+		// f.args end with the q8 output and its stride (0, 0); the grid is f.mem's.
+		if x.stride != 4*x.cols {
+			return false
+		}
+		n := len(f.args)
+		args := append(slices.Clone(f.args[:n-2]), out, i64(stride))
+		b.queue.pop()
+		b.launch("attention_split1", f.grid[0], f.grid[1], smThreads, f.grid[2], args...)
 	default:
 		return false
 	}

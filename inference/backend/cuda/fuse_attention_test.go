@@ -1,0 +1,54 @@
+package cuda_test
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"ember/inference/backend"
+	"ember/inference/backend/cuda"
+	"ember/inference/quant"
+)
+
+// TestFusedAttentionQ8K: split decode attention (attention_split1) followed by a MatMul
+// that rounds its output to Q8_K (the output projection) rounds it in the attention's
+// last blocks: one launch fewer, the same bits in the attention output and the product.
+// Not fused: heads whose group output is not whole 256-element blocks.
+func TestFusedAttentionQ8K(t *testing.T) {
+	for _, c := range []struct {
+		rows, nhead, nkv, hd, ctx, saved int
+	}{
+		{1, 32, 8, 128, 600, 1},  // Llama-3.1-8B decode
+		{2, 32, 8, 128, 1500, 1}, // two sequences
+		{1, 12, 2, 128, 700, 1},  // Qwen2-1.5B: 768-wide groups
+		{1, 8, 4, 64, 700, 0},    // 128-wide groups: not whole blocks
+	} {
+		name := fmt.Sprintf("%d rows %d/%d heads of %d, %d positions", c.rows, c.nhead, c.nkv, c.hd, c.ctx)
+		checkFused(t, name, c.saved, func(e *fuseEnv) (func(), []backend.Tensor) {
+			cuda.SplitAttention(e.be, true)
+			kvw := c.nkv * c.hd
+			kc, vc := e.zeros(quant.F16, c.ctx, kvw), e.zeros(quant.F16, c.ctx, kvw)
+			all := make([]int32, c.ctx)
+			for i := range all {
+				all[i] = int32(i)
+			}
+			rows := e.ids(all...)
+			e.be.SetRows(kc, e.randn(c.ctx, kvw, 1), rows)
+			e.be.SetRows(vc, e.randn(c.ctx, kvw, 1), rows)
+			pos := make([]int32, c.rows)
+			for i := range pos {
+				pos[i] = int32(c.ctx - 1 - 37*i)
+			}
+			q, p := e.randn(c.rows, c.nhead*c.hd, 1), e.ids(pos...)
+			att := e.zeros(quant.F32, c.rows, c.nhead*c.hd)
+			w := e.q4k(256, c.nhead*c.hd)
+			out := e.zeros(quant.F32, c.rows, 256)
+			a := backend.Attention{NHead: c.nhead, NKVHead: c.nkv, HeadDim: c.hd, VHeadDim: c.hd,
+				Scale: float32(1 / math.Sqrt(float64(c.hd))), MaxLen: c.ctx}
+			return func() {
+				e.be.Attention(att, q, kc, vc, p, a)
+				e.be.MatMul(out, w, att)
+			}, []backend.Tensor{att, out}
+		})
+	}
+}
