@@ -94,3 +94,33 @@ DEQUANT(dequant_f16_q4_k, T_Q4_K)
 DEQUANT(dequant_f16_q5_k, T_Q5_K)
 DEQUANT(dequant_f16_q6_k, T_Q6_K)
 DEQUANT(dequant_f16_bf16, T_BF16)
+
+// act_f16 rewrites quantized activation rows (the weights' dot partners, common.cuh:
+// kind 0 Q8_0 or Q8_1, blocks of 32; kind 1 Q8_K, blocks of 256: int8 quants then f32
+// scales; kind 2 BF16) as f16 rows for cuBLASLt: each value d*q (as quant.Dequantize
+// computes it) rounded to f16, so that a product on cuBLASLt sees the activations the
+// reference rounds them to. Eight values a thread; grid (ceil(k/2048), rows); k % 8 == 0.
+extern "C" __global__ void act_f16(uint8_t* out, i64 ostride, const uint8_t* in, i64 istride, int k, int kind) {
+    pdl_entry();
+    const int e = (blockIdx.x * blockDim.x + threadIdx.x) * 8;
+    if (e >= k) return;
+    const uint8_t* row = in + (i64)blockIdx.y * istride;
+    uint16_t h[8];
+    if (kind == 2) {
+        const uint16_t* v = (const uint16_t*)row + e;
+#pragma unroll
+        for (int j = 0; j < 8; j++) h[j] = f2h(bf2f(v[j]));
+    } else {
+        const float d = ((const float*)(row + k))[e / (kind == 1 ? 256 : 32)];
+        const uint2 q = *(const uint2*)(row + e);
+        const uint32_t qw[2] = {q.x, q.y};
+#pragma unroll
+        for (int j = 0; j < 8; j++) h[j] = f2h(d * (float)(int8_t)(qw[j / 4] >> (8 * (j % 4))));
+    }
+    uint4 o;
+    o.x = h[0] | ((uint32_t)h[1] << 16);
+    o.y = h[2] | ((uint32_t)h[3] << 16);
+    o.z = h[4] | ((uint32_t)h[5] << 16);
+    o.w = h[6] | ((uint32_t)h[7] << 16);
+    *(uint4*)(out + (i64)blockIdx.y * ostride + 2 * (i64)e) = o;
+}

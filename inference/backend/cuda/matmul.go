@@ -204,12 +204,6 @@ func (b *Backend) MatMulShared(x backend.Tensor, projs []backend.Proj) {
 		q
 	}
 	jobs := b.ltJobs(xt, projs) // nil, or per projection its cuBLASLt job or nil
-	vtOf := func(i int, wt *tensor) quant.Type {
-		if jobs != nil && jobs[i] != nil {
-			return quant.F16 // cuBLASLt's activation rows (cublaslt_matmul.go)
-		}
-		return partner(wt.typ)
-	}
 	nd := 0
 	find := func(vt quant.Type) (q, bool) {
 		for _, e := range done[:nd] {
@@ -219,10 +213,10 @@ func (b *Backend) MatMulShared(x backend.Tensor, projs []backend.Proj) {
 		}
 		return q{}, false
 	}
-	for i, p := range projs {
+	for _, p := range projs {
 		d, wt := want(p.Dst, quant.F32), get(p.W)
 		checkMatMul(d, wt, xt)
-		vt := vtOf(i, wt)
+		vt := partner(wt.typ)
 		if _, ok := find(vt); ok {
 			continue
 		}
@@ -235,9 +229,10 @@ func (b *Backend) MatMulShared(x backend.Tensor, projs []backend.Proj) {
 	}
 	for i, p := range projs {
 		d, wt := get(p.Dst), get(p.W)
-		e, _ := find(vtOf(i, wt))
+		e, _ := find(partner(wt.typ))
 		if jobs != nil && jobs[i] != nil {
-			b.ltRun(jobs[i], e.ptr)
+			// f16 rows of the partner-rounded activations (cublaslt_matmul.go).
+			b.ltRun(jobs[i], b.ltAct(e.ptr, e.stride, partner(wt.typ), xt.cols, xt.rows))
 			continue
 		}
 		b.mmv(d, wt, e.ptr, e.stride, xt.rows)
