@@ -239,6 +239,8 @@ attention_split1(float* dst, i64 dstride, const float* q, i64 qstride, const uin
     __shared__ int last;
     const int i = blockIdx.x, kvh = blockIdx.y % nkv, c = blockIdx.y / nkv, tid = threadIdx.x;
     const int G = nhead / nkv, h0 = kvh * G;
+    float* qs = smem;  // [G][hd]
+    split_q(qs, q, qstride, i, h0, G, hd);  // first: its loads need no position
     const int n = pos[i] + 1, chunk = split_chunk(n, splits), t0 = c * chunk;
     if (t0 >= n || chunk > cmax) return;  // past the row's end (the host sizes cmax for every row)
     const int nact = (n + chunk - 1) / chunk, end = min(n, t0 + chunk), cnt = end - t0;
@@ -247,10 +249,19 @@ attention_split1(float* dst, i64 dstride, const float* q, i64 qstride, const uin
     float* part = work + 2 * (i64)gridDim.x * nhead * splits;
     int* ctr = count + (i64)i * nkv + kvh;
     const int* tab = table ? table + (i64)seq[i] * tcols : 0;
-    float* qs = smem;            // [G][hd]
     float* sc = qs + G * hd;     // [G][cmax]: scores, then probabilities
     float* red = sc + G * cmax;  // [P][vhd]
-    split_q(qs, q, qstride, i, h0, G, hd);
+    // The V rows of the first positions this thread sums, loaded now: their latency
+    // passes while the block scores and waits for the row's other blocks.
+    const int DG = vhd / 8, P = SM_THREADS / DG;
+    const int dg = tid % DG, pp = tid / DG;
+#define VPRE 4
+    uint4 vp[VPRE];
+#pragma unroll
+    for (int u = 0; u < VPRE; u++) {
+        const int j = pp + P * u;
+        if (pp < P && j < cnt) vp[u] = *(const uint4*)(v + cache_row(tab, bs, t0 + j) * vstride + kvh * vhd + 8 * dg);
+    }
     __syncthreads();
     const int lane = tid & 31, w = tid >> 5;
     float m = -INFINITY, l = 0;
@@ -294,27 +305,32 @@ attention_split1(float* dst, i64 dstride, const float* q, i64 qstride, const uin
         if (e % cmax < cnt) sc[e] = h2f(f2h(expf(sc[e] - gm[g]) * ginv[g]));
     }
     __syncthreads();
-    const int DG = vhd / 8, P = SM_THREADS / DG;
-    const int dg = tid % DG, pp = tid / DG;
     float acc[GQA_MAX][8];
 #pragma unroll
     for (int g = 0; g < GQA_MAX; g++)
 #pragma unroll
         for (int j = 0; j < 8; j++) acc[g][j] = 0;
-    if (pp < P) {
-#pragma unroll 4
-        for (int j = pp; j < cnt; j += P) {
-            float vf[8];
-            unpack8(*(const uint4*)(v + cache_row(tab, bs, t0 + j) * vstride + kvh * vhd + 8 * dg), vf);
+    // p * V over the chunk's positions pp, pp + P, ... in order: the first VPRE rows
+    // from the registers loaded above.
+    auto add_pv = [&](int j, uint4 raw) {
+        float vf[8];
+        unpack8(raw, vf);
 #pragma unroll
-            for (int g = 0; g < GQA_MAX; g++) {
-                if (g < G) {
-                    const float p = sc[g * cmax + j];
+        for (int g = 0; g < GQA_MAX; g++) {
+            if (g < G) {
+                const float p = sc[g * cmax + j];
 #pragma unroll
-                    for (int d = 0; d < 8; d++) acc[g][d] += p * vf[d];
-                }
+                for (int d = 0; d < 8; d++) acc[g][d] += p * vf[d];
             }
         }
+    };
+    if (pp < P) {
+#pragma unroll
+        for (int u = 0; u < VPRE; u++)
+            if (pp + P * u < cnt) add_pv(pp + P * u, vp[u]);
+#pragma unroll 4
+        for (int j = pp + P * VPRE; j < cnt; j += P)
+            add_pv(j, *(const uint4*)(v + cache_row(tab, bs, t0 + j) * vstride + kvh * vhd + 8 * dg));
     }
 #pragma unroll
     for (int g = 0; g < GQA_MAX; g++) {
