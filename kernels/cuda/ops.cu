@@ -166,6 +166,49 @@ extern "C" __global__ void rope2_f32(float* x1, int width1, int nb1, float* x2, 
     rope_heads(x + (i64)blockIdx.x * width, h0, h1, head_dim, half, neox, cs);
 }
 
+// rope2_set: rope2_f32 of Q (x1) and K (x2), then what set_rows2 would do after it: the
+// rotated K rows into the K cache (kc rows rows[i], F16 when kf16) and the V rows (vs,
+// vcols) into the V cache (vc, F16 when vf16): a decode step's RoPE and cache writes in
+// one launch. Grid (rows, nb1 + nb2 + g3): the first nb1 + nb2 blocks of a grid row
+// rotate as rope2_f32's do, those of K then copying their heads (every value) to the
+// cache; the last g3 copy V as set_rows' grid of g3 would (g3 = 0, vc null: no V yet).
+extern "C" __global__ void rope2_set(float* x1, int width1, int nb1, float* x2, int width2, int hpb,
+                                     const int* pos, int head_dim, int dims, int neox, float theta_scale,
+                                     float freq_scale, const float* factors, float ext, float lo, float hi,
+                                     float mscale, uint8_t* kc, int kf16, const int* rows, uint8_t* vc, int vf16,
+                                     const float* vs, int vcols, int g3) { pdl_entry();
+    extern __shared__ float cs[];  // dims floats
+    const int nb2 = (width2 / head_dim + hpb - 1) / hpb;
+    int half = dims / 2, y = blockIdx.y;
+    if (y >= nb1 + nb2) {
+        set_row(vc, vf16, vs, rows[blockIdx.x], blockIdx.x, vcols, y - nb1 - nb2, g3);
+        return;
+    }
+    float* x = x1;
+    int width = width1;
+    const bool isk = y >= nb1;
+    if (isk) {
+        x = x2;
+        width = width2;
+        y -= nb1;
+    }
+    int h0 = y * hpb, h1 = min(width / head_dim, h0 + hpb);
+    rope_table(cs, pos[blockIdx.x], half, theta_scale, freq_scale, factors, ext, lo, hi, mscale);
+    __syncthreads();
+    float* row = x + (i64)blockIdx.x * width;
+    rope_heads(row, h0, h1, head_dim, half, neox, cs);
+    if (!isk) return;
+    __syncthreads();  // the block's rotated heads are in row
+    const i64 r = rows[blockIdx.x];
+    for (int j = h0 * head_dim + threadIdx.x; j < h1 * head_dim; j += blockDim.x) {
+        const float v = row[j];
+        if (kf16)
+            ((uint16_t*)kc)[r * width2 + j] = f2h(v);
+        else
+            ((float*)kc)[r * width2 + j] = v;
+    }
+}
+
 // ---- activation quantizers: x [rows, k] F32 -> the dot partner layouts of common.cuh ----
 
 // quant_q8_0 / quant_q8_1: one warp per 32-element block, 8 blocks per CUDA block;

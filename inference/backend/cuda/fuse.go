@@ -17,6 +17,8 @@ import (
 //   - RoPE of Q, then RoPE of K with the same positions and parameters: rope2_f32
 //     (fuseRoPE2, fuse_ops.go).
 //   - SetRows of K, then SetRows of V with the same row ids: set_rows2 (fuseSetRows2).
+//   - RoPE of Q and K (rope2_f32), then SetRows of K, then of V with the same row ids:
+//     rope2_set (fuseRoPESet, fuseRoPESetV in fuse_ops.go).
 //   - Split decode attention (attention_split1) whose output a MatMul then rounds to
 //     Q8_K (the output projection): its last blocks round it (fuseQ8K).
 //
@@ -35,11 +37,14 @@ const (
 	fuseRoPE       // rope_f32: the RoPE of another tensor may join it
 	fuseSetRows    // set_rows (one launch): the SetRows of another tensor may join it
 	fuseAttention  // attention_split1: a Q8_K rounding of its output may join it
+	fuseRoPE2      // rope2_f32: the SetRows of its second tensor (K) into a cache may join it
+	fuseRoPESet    // rope2_set without V: the SetRows of V with the same row ids may join it
 )
 
 // fusedFrom is the kernel each kind's op queued.
 var fusedFrom = [...]string{fuseRMSNorm: "rms_norm", fuseSwiGLU: "swiglu_f32", fuseAddRMSNorm: "add_rms_norm",
-	fuseAdd: "add_f32", fuseRoPE: "rope_f32", fuseSetRows: "set_rows", fuseAttention: "attention_split1"}
+	fuseAdd: "add_f32", fuseRoPE: "rope_f32", fuseSetRows: "set_rows", fuseAttention: "attention_split1",
+	fuseRoPE2: "rope2_f32", fuseRoPESet: "rope2_set"}
 
 // span is device memory [lo, hi) in bytes.
 type span struct{ lo, hi uint64 }

@@ -52,3 +52,46 @@ func TestFusedAttentionQ8K(t *testing.T) {
 		})
 	}
 }
+
+// TestFusedRoPESetRows: RoPE of Q and K, then SetRows of K and of V into their caches
+// (a decode step's order) is one launch (rope2_set): three fewer, the same bits in Q, K
+// and both caches; partial rotation (dims < head_dim) copies the unrotated dims too.
+// Without the V write it is still two fewer; a SetRows of another tensor than the
+// rotated K is not fused with the rotation.
+func TestFusedRoPESetRows(t *testing.T) {
+	slots := []int32{7, 2, 11}
+	const capRows, hd = 16, 64
+	ropes := []backend.RoPE{
+		{Style: backend.RoPENormal, Dims: hd, HeadDim: hd, Base: 500000},
+		{Style: backend.RoPENeoX, Dims: 32, HeadDim: hd, Base: 10000},
+	}
+	for _, rows := range []int{1, 3} {
+		for ri, r := range ropes {
+			for _, vt := range []quant.Type{quant.F16, quant.F32} {
+				name := fmt.Sprintf("rows %d rope %d V cache %v", rows, ri, vt)
+				checkFused(t, name, 3, func(e *fuseEnv) (func(), []backend.Tensor) {
+					q, k, v := e.randn(rows, 12*hd, 1), e.randn(rows, 3*hd, 1), e.randn(rows, 3*hd, 1)
+					kc, vc, p, s := e.zeros(quant.F16, capRows, 3*hd), e.zeros(vt, capRows, 3*hd), e.ids(5, 900, 33), e.ids(slots[:rows]...)
+					p = e.be.View(p, 0, rows)
+					return func() {
+						e.be.RoPE(q, p, r)
+						e.be.RoPE(k, p, r)
+						e.be.SetRows(kc, k, s)
+						e.be.SetRows(vc, v, s)
+					}, []backend.Tensor{q, k, kc, vc}
+				})
+			}
+		}
+	}
+	r := ropes[0]
+	checkFused(t, "no V", 2, func(e *fuseEnv) (func(), []backend.Tensor) {
+		q, k, kc, p, s := e.randn(3, 4*hd, 1), e.randn(3, 2*hd, 1), e.zeros(quant.F16, capRows, 2*hd), e.ids(1, 2, 3), e.ids(slots...)
+		return func() { e.be.RoPE(q, p, r); e.be.RoPE(k, p, r); e.be.SetRows(kc, k, s) }, []backend.Tensor{q, k, kc}
+	})
+	checkFused(t, "another source", 2, func(e *fuseEnv) (func(), []backend.Tensor) {
+		q, k, v := e.randn(3, 4*hd, 1), e.randn(3, 2*hd, 1), e.randn(3, 2*hd, 1)
+		kc, vc, p, s := e.zeros(quant.F16, capRows, 2*hd), e.zeros(quant.F16, capRows, 2*hd), e.ids(1, 2, 3), e.ids(slots...)
+		return func() { e.be.RoPE(q, p, r); e.be.RoPE(k, p, r); e.be.SetRows(vc, v, s); e.be.SetRows(kc, k, s) },
+			[]backend.Tensor{q, k, kc, vc}
+	})
+}

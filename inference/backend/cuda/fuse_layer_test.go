@@ -10,9 +10,10 @@ import (
 
 // TestFusedDecoderLayers issues the ops of two decoder layers and the output norm as
 // inference/model's Decoder does (one decode row, Q4_K weights) and wants the unfused
-// bits with these launches fewer: the first layer's RMSNorm+Q8_K 1; per layer RoPE 1,
-// SetRows 1, Add+RMSNorm+Q8_K before the FFN 2, SwiGLU+Q8_K 1; Add+RMSNorm+Q8_K before
-// each later layer and before the output 2.
+// bits with these launches fewer: the first layer's RMSNorm+Q8_K 1; per layer RoPE of Q
+// and K with the K and V cache writes 3 (one rope2_set for four launches), Add+RMSNorm+
+// Q8_K before the FFN 2, SwiGLU+Q8_K 1; Add+RMSNorm+Q8_K before each later layer and
+// before the output 2.
 func TestFusedDecoderLayers(t *testing.T) {
 	const (
 		nh, nkv, hd = 4, 2, 64
@@ -21,7 +22,7 @@ func TestFusedDecoderLayers(t *testing.T) {
 		layers      = 2
 	)
 	for _, p := range []int32{0, 5} {
-		saved := 1 + layers*(1+1+2+1) + (layers-1)*2 + 2
+		saved := 1 + layers*(3+2+1) + (layers-1)*2 + 2
 		checkFused(t, fmt.Sprintf("position %d", p), saved, func(e *fuseEnv) (func(), []backend.Tensor) {
 			type layer struct{ wq, wk, wv, wo, wg, wu, wd, n1, n2, kc, vc backend.Tensor }
 			ls := make([]layer, layers)

@@ -47,8 +47,59 @@ func (b *Backend) fuseRoPE2(x *tensor, args []uint64) bool {
 	hd := int(args[3])
 	n1, n2 := (f.cols/hd+ropeHeads-1)/ropeHeads, (x.cols/hd+ropeHeads-1)/ropeHeads
 	b.queue.pop()
-	b.launch("rope2_f32", x.rows, n1+n2, 128, 4*int(args[4]), append([]uint64{f.args[0], f.args[2], i64(n1),
-		args[0], args[2], i64(ropeHeads), args[1]}, args[3:]...)...)
+	rargs := append([]uint64{f.args[0], f.args[2], i64(n1), args[0], args[2], i64(ropeHeads), args[1]}, args[3:]...)
+	smem := 4 * int(args[4])
+	b.launch("rope2_f32", x.rows, n1+n2, 128, smem, rargs...)
+	b.mark(fusable{kind: fuseRoPE2, dst: x.ptr, rows: x.rows, cols: x.cols, args: rargs,
+		mem: [2]span{f.mem[0], spanOf(x)}, grid: [3]int{x.rows, n1 + n2, smem}})
+	return true
+}
+
+// fuseRoPESet runs SetRows(d, s, rt) (set_rows' arguments args, one launch) together with
+// the queued rope2_f32 when s is the K it rotated (the same rows), as rope2_set (without
+// V), and reports whether it did. The cache d may not overlap Q, K or the row ids: the
+// blocks rotating Q run beside those writing K.
+func (b *Backend) fuseRoPESet(d, s, rt *tensor, args []uint64) bool {
+	if b.fuse.kind != fuseRoPE2 {
+		return false // leave another record to fuseSetRows2
+	}
+	f, ok := b.take()
+	if !ok || f.dst != s.ptr || f.rows != s.rows || f.cols != s.cols || s.stride != 4*s.cols ||
+		spanOf(d).overlaps(f.mem[0]) || spanOf(d).overlaps(f.mem[1]) || spanOf(d).overlaps(spanOf(rt)) {
+		return false
+	}
+	b.queue.pop()
+	all := append(slices.Clone(f.args), args[0], args[1], args[3], 0, 0, 0, 0, 0)
+	b.launch("rope2_set", f.grid[0], f.grid[1], 128, f.grid[2], all...)
+	b.mark(fusable{kind: fuseRoPESet, dst: d.ptr, rows: s.rows, cols: s.cols, args: all,
+		mem: [2]span{spanOf(d), spanOf(s)}, grid: f.grid})
+	return true
+}
+
+// fuseRoPESetV runs SetRows(d, s, rt) (set_rows' arguments args) together with the
+// queued rope2_set (no V yet) with the same row ids, adding the V copy's blocks, and
+// reports whether it did. V's cache may not overlap the K cache, K or Q, nor V any of
+// the three: the copies run beside the rotations and the K writes.
+func (b *Backend) fuseRoPESetV(d, s, rt *tensor, args []uint64) bool {
+	if b.fuse.kind != fuseRoPESet {
+		return false
+	}
+	f, ok := b.take()
+	n := len(f.args)
+	if !ok || f.rows != s.rows || f.args[n-6] != args[3] {
+		return false
+	}
+	q := span{f.args[0], f.args[0] + uint64(4*int(f.args[1])*f.rows)}
+	dv, sv := spanOf(d), spanOf(s)
+	if dv.overlaps(f.mem[0]) || dv.overlaps(f.mem[1]) || dv.overlaps(q) || dv.overlaps(spanOf(rt)) ||
+		sv.overlaps(f.mem[0]) || sv.overlaps(f.mem[1]) || sv.overlaps(q) {
+		return false
+	}
+	g3 := blocks(s.cols)
+	all := slices.Clone(f.args)
+	all[n-5], all[n-4], all[n-3], all[n-2], all[n-1] = args[0], args[1], args[2], args[4], i64(g3)
+	b.queue.pop()
+	b.launch("rope2_set", f.grid[0], f.grid[1]+g3, 128, f.grid[2], all...)
 	return true
 }
 
