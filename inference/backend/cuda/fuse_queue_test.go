@@ -22,7 +22,7 @@ type queueOnly struct {
 func newQueueOnly(noFuse bool) *queueOnly {
 	b := &Backend{kernels: map[string]*kernel{}, act: map[quant.Type]*scratch{}}
 	for _, n := range []string{"rms_norm", "rms_norm_q8_k", "add_f32", "add_rms_norm", "add_rms_norm_q8_k",
-		"rope_f32", "rope2_f32", "set_rows", "set_rows2", "swiglu_f32", "swiglu_q8_k", "quant_q8_k", "mmv_multi",
+		"rope_f32", "rope2_f32", "rope2_set", "set_rows", "set_rows2", "swiglu_f32", "swiglu_q8_k", "quant_q8_k", "mmv_multi",
 		mmvName(quant.Q4_K, 1), mmvName(quant.Q4_K, 4)} {
 		b.kernels[n] = &kernel{name: n}
 	}
@@ -86,7 +86,7 @@ func TestFuseQueueDecoderLayer(t *testing.T) {
 		if got := q.names(); off {
 			wantQueue(t, "attention input, unfused", got, "rms_norm", "quant_q8_k", "mmv_multi", "rope_f32", "rope_f32", "set_rows", "set_rows")
 		} else {
-			wantQueue(t, "attention input", got, "rms_norm_q8_k", "mmv_multi", "rope2_f32", "set_rows2")
+			wantQueue(t, "attention input", got, "rms_norm_q8_k", "mmv_multi", "rope2_set")
 		}
 		q.MatMul(cur, wo, kqv)
 		q.Add(ffnInp, cur, inpL)

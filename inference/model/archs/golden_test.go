@@ -119,7 +119,17 @@ func forward(t testing.TB, m model.Model, c *model.Cache, toks []int32, start in
 // CheckGoldens runs every llama/qwen2/deepseek2 golden on be: prompt logits within the NMSE bound
 // at every position, and the greedy continuation equal up to the first near-tie.
 func CheckGoldens(t *testing.T, newBackend func() backend.Backend) {
+	CheckGoldensWithin(t, newBackend, 0)
+}
+
+// CheckGoldensWithin is CheckGoldens with the quantized models' bound raised to loose
+// (when larger): for a backend that does not round as llama.cpp does (the golden
+// README's "exact float" column: up to 6e-2 on these chaotic models).
+func CheckGoldensWithin(t *testing.T, newBackend func() backend.Backend, loose float64) {
 	for name, bound := range goldenModels(t) {
+		if bound == 5e-3 {
+			bound = max(bound, loose)
+		}
 		t.Run(name, func(t *testing.T) {
 			g := readGolden(t, name)
 			m := loadModel(t, goldenGGUF(t, name), newBackend())
