@@ -103,10 +103,12 @@ type ltCase struct {
 //     sums on the host): only cuBLAS's f32 accumulation differs (~1e-11 at K = 4096),
 //     NMSE < 1e-8. This
 //     catches a wrong element, layout, transpose, stride or chunk offset.
-//   - against the reference backend, NMSE < 1e-6: not bitwise, because cuBLASLt
+//   - against the reference backend, NMSE < 1e-5: not bitwise, because cuBLASLt
 //     multiplies f16 copies of the dequantized weights and of the activations as the
 //     reference rounds them (its dot partner, Q8_K or Q8_0 blocks), each within 2^-11
-//     relative (NMSE ~1e-7), in f32, where the reference takes integer dots.
+//     relative, in f32, where the reference takes integer dots (NMSE ~1e-7 to 2.3e-6,
+//     the most for Q5_1's offset values on one row; x rounded to f16 instead of its dot
+//     partner gives ~5e-5).
 //
 // It also checks that the products really ran on cuBLASLt (the backend's counter) and
 // that a repeated product is bitwise the same (no nondeterministic reduction).
@@ -181,8 +183,8 @@ func ltCheckMatMul(t *testing.T, name string, be *cuda.Backend, rb backend.Backe
 			firstDiff(got, exact, c.m))
 	}
 	want := readF32(t, rb, dr)
-	if e := nmse(got, want); !(e < 1e-6) {
-		t.Fatalf("%s: NMSE %.3g against the reference backend (want < 1e-6); %s", name, e, firstDiff(got, want, c.m))
+	if e := nmse(got, want); !(e < 1e-5) {
+		t.Fatalf("%s: NMSE %.3g against the reference backend (want < 1e-5); %s", name, e, firstDiff(got, want, c.m))
 	}
 	be.MatMul(db, wb, xb)
 	again := readF32(t, be, full)[c.m : (n+1)*c.m]
@@ -232,8 +234,8 @@ func ltCheckShared(t *testing.T, be *cuda.Backend, rb backend.Backend, rng *rand
 		}
 		for i := range pb {
 			got, ref := readF32(t, be, pb[i].Dst), readF32(t, rb, pr[i].Dst)
-			if e := nmse(got, ref); !(e < 1e-6) {
-				t.Fatalf("shared %v, projection %d: NMSE %.3g against the reference (want < 1e-6); %s", types, i, e,
+			if e := nmse(got, ref); !(e < 1e-5) {
+				t.Fatalf("shared %v, projection %d: NMSE %.3g against the reference (want < 1e-5); %s", types, i, e,
 					firstDiff(got, ref, pb[i].Dst.Cols()))
 			}
 			be.Free(pb[i].Dst)
