@@ -122,18 +122,8 @@ func (b *Backend) attentionSplit1(args []uint64, rows, nkv, g, hd, vhd, nmax, sp
 	if b.split.two || b.split1Off() {
 		return false
 	}
-	sms := b.dev.SMs
-	if sms <= 0 {
-		sms = splitDefaultSMs
-	}
-	splits = min(splits, 2*sms/(rows*nkv))
-	if splits < 1 {
-		return false
-	}
-	per := (nmax + splits - 1) / splits
-	cmax := (per + splitChunk - 1) / splitChunk * splitChunk
-	smem := 4 * (g*hd + g*cmax + smPart)
-	if smem > split1SmemMax {
+	splits, cmax, smem := split1Plan(rows*nkv, g, hd, nmax, splits, b.dev.SMs)
+	if splits == 0 {
 		return false
 	}
 	work := b.scratchFor(&b.split.work, 4*rows*nkv*g*splits*(2+vhd))
@@ -151,6 +141,28 @@ func (b *Backend) attentionSplit1(args []uint64, rows, nkv, g, hd, vhd, nmax, sp
 			grid: [3]int{rows, nkv * splits, smem}})
 	}
 	return true
+}
+
+// split1Plan sizes attention_split1 for pairs (rows x KV heads) of g query heads of hd
+// dims over a cache of nmax positions, from the split count the two-launch kernels would
+// use, on sms SMs (0: an H200's): at most two blocks an SM in all (splits shrinks to fit),
+// cmax the longest chunk a row can get, smem its dynamic shared memory. splits 0: the
+// grid or the chunk's scores do not fit.
+func split1Plan(pairs, g, hd, nmax, splits, sms int) (int, int, int) {
+	if sms <= 0 {
+		sms = splitDefaultSMs
+	}
+	splits = min(splits, 2*sms/pairs)
+	if splits < 1 {
+		return 0, 0, 0
+	}
+	per := (nmax + splits - 1) / splits
+	cmax := (per + splitChunk - 1) / splitChunk * splitChunk
+	smem := 4 * (g*hd + g*cmax + smPart)
+	if smem > split1SmemMax {
+		return 0, 0, 0
+	}
+	return splits, cmax, smem
 }
 
 // split1Off reports whether attention_split1 cannot run: $EMBER_CUDA_SPLIT2 is set, or

@@ -28,3 +28,31 @@ func TestSplitCount(t *testing.T) {
 		}
 	}
 }
+
+// TestSplit1Plan: the one-launch split keeps every block resident (at most two an SM) and
+// its chunk's scores within split1SmemMax; larger grids or caches decline (the two-launch
+// kernels take them).
+func TestSplit1Plan(t *testing.T) {
+	for _, c := range []struct {
+		pairs, g, hd, nmax, splits, sms int
+		want                            [3]int
+	}{
+		{8, 4, 128, 768, 12, 132, [3]int{12, 64, 4 * (512 + 256 + smPart)}},         // Llama-3.1-8B decode at 512-640
+		{8, 4, 128, 4096, 33, 132, [3]int{33, 128, 4 * (512 + 512 + smPart)}},       // 4k context
+		{16, 4, 128, 8192, 17, 132, [3]int{16, 512, 4 * (512 + 2048 + smPart)}},     // two rows: 2*132/16 = 16 splits
+		{8, 4, 128, 131072, 33, 132, [3]int{33, 4032, 4 * (512 + 4*4032 + smPart)}}, // 128k
+		{8, 4, 128, 262144, 33, 132, [3]int{0, 0, 0}},                               // 256k: 8,000 positions a chunk
+		{300, 4, 128, 4096, 1, 132, [3]int{0, 0, 0}},                                // more pairs than blocks
+		{8, 4, 128, 768, 12, 0, [3]int{12, 64, 4 * (512 + 256 + smPart)}},           // no SM count
+		{4, 2, 64, 700, 11, 132, [3]int{11, 64, 4 * (128 + 128 + smPart)}},          // odd shapes
+	} {
+		s, cm, sm := split1Plan(c.pairs, c.g, c.hd, c.nmax, c.splits, c.sms)
+		if got := [3]int{s, cm, sm}; got != c.want {
+			t.Errorf("split1Plan(%d pairs, G %d, hd %d, %d positions, %d splits, %d SMs) = %v, want %v",
+				c.pairs, c.g, c.hd, c.nmax, c.splits, c.sms, got, c.want)
+		}
+		if s > 0 && (c.pairs*s > 2*max(c.sms, 1) && c.sms > 0 || cm*s < c.nmax) {
+			t.Errorf("%v: %d blocks on %d SMs, or %d x %d positions < %d", c, c.pairs*s, c.sms, s, cm, c.nmax)
+		}
+	}
+}

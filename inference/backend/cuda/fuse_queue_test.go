@@ -134,6 +134,24 @@ func TestFuseQueueArgs(t *testing.T) {
 	}
 	q.names()
 
+	// RoPE of Q and K, then both cache writes: one rope2_set, its grid the rotation's
+	// plus V's copy blocks, its arguments rope2_f32's then the caches'.
+	rq, rk, rv, rp := q.f32(2, 32*128), q.f32(2, 8*128), q.f32(2, 8*128), q.tensor(quant.I32, 2, 1)
+	rkc, rvc := q.tensor(quant.F16, 16, 8*128), q.f32(16, 8*128)
+	rope := backend.RoPE{Dims: 128, HeadDim: 128, Base: 500000}
+	q.RoPE(rq, rp, rope)
+	q.RoPE(rk, rp, rope)
+	q.SetRows(rkc, rk, rp)
+	q.SetRows(rvc, rv, rp)
+	if d := q.queue.dims; len(d) != 5 || d[0] != 2 || d[1] != 4+1+4 || d[3] != 128 || d[4] != 512 {
+		t.Errorf("rope2_set dims %v", d)
+	}
+	if a := q.queue.args; len(a) != 25 || a[0] != rq.ptr || a[3] != rk.ptr || a[6] != rp.ptr ||
+		!slices.Equal(a[17:], []uint64{rkc.ptr, 1, rp.ptr, rvc.ptr, 0, rv.ptr, 8 * 128, 4}) {
+		t.Errorf("rope2_set args %v", a)
+	}
+	q.names()
+
 	s, aa, bb, w := q.f32(2, 4096), q.f32(2, 4096), q.f32(2, 4096), q.f32(1, 4096)
 	q.Add(s, aa, bb)
 	q.RMSNorm(aa, s, w, 1e-5)
@@ -243,6 +261,36 @@ func TestFuseQueueHazards(t *testing.T) {
 			q.Mul(s, a, b)
 			q.RMSNorm(a, s, w, 1e-5)
 		}, []string{"mul_f32", "rms_norm"}},
+		{"set_rows of another tensor than the rotated K", func(q *queueOnly) {
+			x, k, v, p := q.f32(2, 256), q.f32(2, 128), q.f32(2, 128), q.tensor(quant.I32, 2, 1)
+			kc, vc := q.tensor(quant.F16, 8, 128), q.tensor(quant.F16, 8, 128)
+			q.RoPE(x, p, r)
+			q.RoPE(k, p, r)
+			q.SetRows(vc, v, p)
+			q.SetRows(kc, k, p)
+		}, []string{"rope2_f32", "set_rows2"}},
+		{"set_rows of the rotated K into Q's memory", func(q *queueOnly) {
+			x, k, p := q.f32(2, 128), q.f32(2, 128), q.tensor(quant.I32, 2, 1)
+			q.RoPE(x, p, r)
+			q.RoPE(k, p, r)
+			q.SetRows(x, k, p)
+		}, []string{"rope2_f32", "set_rows"}},
+		{"V with other ids than K", func(q *queueOnly) {
+			x, k, v, p, p2 := q.f32(2, 256), q.f32(2, 128), q.f32(2, 128), q.tensor(quant.I32, 2, 1), q.tensor(quant.I32, 2, 1)
+			kc, vc := q.tensor(quant.F16, 8, 128), q.tensor(quant.F16, 8, 128)
+			q.RoPE(x, p, r)
+			q.RoPE(k, p, r)
+			q.SetRows(kc, k, p)
+			q.SetRows(vc, v, p2)
+		}, []string{"rope2_set", "set_rows"}},
+		{"V into the K cache", func(q *queueOnly) {
+			x, k, v, p := q.f32(2, 256), q.f32(2, 128), q.f32(2, 128), q.tensor(quant.I32, 2, 1)
+			kc := q.tensor(quant.F16, 8, 128)
+			q.RoPE(x, p, r)
+			q.RoPE(k, p, r)
+			q.SetRows(kc, k, p)
+			q.SetRows(kc, v, p)
+		}, []string{"rope2_set", "set_rows"}},
 		{"norm in place after an in-place add", func(q *queueOnly) {
 			a, b, w := q.f32(3, 256), q.f32(3, 256), q.f32(1, 256)
 			q.Add(a, a, b)
