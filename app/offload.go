@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -141,13 +142,19 @@ func gpuMemory(be backend.Backend) uint64 {
 	return 0
 }
 
-// describePlacement says where a model's layers are, e.g. "cuda 20/32 layers, cpu 12".
+// describePlacement says where a model's layers are, e.g. "cuda 20/32 layers, cpu 12",
+// and which library a backend takes large products to ("cuda 32/32 layers with
+// libcublasLt.so.13"): prompt speed depends on it.
 func describePlacement(m model.Model) string {
 	pl := model.PlacementOf(m)
 	var parts []string
 	counts := pl.Layers()
 	for i, be := range pl.Backends() {
-		parts = append(parts, fmt.Sprintf("%s %d/%d layers", be.Name(), counts[i], len(pl)))
+		part := fmt.Sprintf("%s %d/%d layers", be.Name(), counts[i], len(pl))
+		if c, ok := be.(interface{ CublasLibrary() string }); ok && c.CublasLibrary() != "" {
+			part += " with " + filepath.Base(c.CublasLibrary())
+		}
+		parts = append(parts, part)
 	}
 	return strings.Join(parts, ", ")
 }
