@@ -4,6 +4,7 @@
 #
 #   build/bench-cuda.sh [ember-binary] [model-dir]
 #
+# Q4_K_M files also run the serving figures (STREAMS, default 1,64 streams).
 # PRESETS (default llama3.1-8b) and FTYPES (default q4_k_m q8_0) pick other models, e.g.
 # PRESETS=deepseek-v2-lite FTYPES=q4_k_m (9.9 GiB).
 #
@@ -20,5 +21,7 @@ for preset in ${PRESETS:-llama3.1-8b}; do
 		m="$DIR/$preset-$ft.gguf"
 		[ -f "$m" ] || "$EMBER" synth "$m" -preset "$preset" -ftype "$ft"
 		"$EMBER" bench -m "$m" -backend cuda -p 512 -n 128 -r 3
+		# Serving: 512-token prompts, 128 tokens generated each, decode tok/s summed.
+		[ "$ft" = q8_0 ] || "$EMBER" bench -m "$m" -backend cuda -streams "${STREAMS:-1,64}" -p 512 -n 128
 	done
 done

@@ -1,0 +1,30 @@
+#!/bin/sh
+# gpu-check.sh: the CUDA checks CI cannot run (it has no GPU), on a machine with an
+# NVIDIA GPU and its driver: the backend's tests (conformance against the reference,
+# fused kernels, cuBLASLt, top-k, PDL), the llama.cpp goldens on the GPU (with products on
+# Ember's kernels and forced onto cuBLASLt), deepseek2's GPU tests; then the benchmarks
+# of the README (build/bench-cuda.sh, which also runs the serving figures).
+#
+#   build/dev-build.sh               # where Go is: bin/dev/{ember,cuda.test,archs.test,deepseek2.test}.gz
+#   build/gpu-check.sh [tests|bench] # on the GPU machine, from the repository root (both by default)
+#
+# With nvcc on the GPU machine, build/gen-ptx.sh first regenerates the PTX from the .cu
+# sources; EMBER_CUDA_PTX_DIR=DIR makes the binaries load DIR/*.ptx instead of the
+# embedded copies (for kernels changed since the binaries were built).
+set -eu
+cd "$(dirname "$0")/.."
+R=$PWD
+for f in bin/dev/*.gz; do [ -e "$f" ] && gunzip -f "$f"; done
+chmod +x bin/dev/* 2>/dev/null || true
+what=${1:-all}
+status=0
+if [ "$what" != bench ]; then
+	(cd inference/backend/cuda && "$R/bin/dev/cuda.test" -test.timeout 20m) || status=1
+	(cd inference/model/archs && "$R/bin/dev/archs.test" -test.run 'TestGoldensCUDA' -test.v) || status=1
+	(cd inference/model/deepseek2 && "$R/bin/dev/deepseek2.test" -test.run 'CUDA') || status=1
+fi
+if [ "$what" != tests ]; then
+	build/bench-cuda.sh bin/dev/ember
+	PRESETS=deepseek-v2-lite FTYPES=q4_k_m build/bench-cuda.sh bin/dev/ember
+fi
+exit $status
