@@ -23,8 +23,10 @@ const (
 	// offloadKVTokens is the KV cache the automatic split leaves room for on the GPU
 	// (the engine's default: a 4,096-position context for two sequences).
 	offloadKVTokens = 8192
-	// offloadReserve is GPU memory kept for the CUDA context, activations, scratch and
-	// recorded graphs, besides a tenth of the device.
+	// offloadReserve is GPU memory kept for the CUDA context, activations, scratch (with
+	// cuBLASLt's f16 weight chunk, up to 256 MiB, and 32 MiB workspace; without room for
+	// them prompts run on Ember's own kernels) and recorded graphs, besides a tenth of
+	// the device.
 	offloadReserve = 1 << 30
 )
 

@@ -263,9 +263,43 @@ func (b *Backend) ltMatMul(d, w, x *tensor) bool {
 		return false
 	}
 	vt := partner(w.typ)
+	if !b.ltReserve(j, vt) {
+		return false
+	}
 	xq, xs := b.quantize(x, vt)
 	b.ltRun(j, b.ltAct(xq, xs, vt, x.cols, x.rows))
 	return true
+}
+
+// ltReserve allocates, before anything of job j is queued, the scratch its run takes:
+// the workspace, the f16 weight chunk and (for activations rounded to vt other than
+// F16) the f16 activation rows. When the GPU cannot hold one it reports false, having
+// recorded no failure: the product then runs on our kernels, which need none of it.
+func (b *Backend) ltReserve(j *ltJob, vt quant.Type) bool {
+	k := j.w.cols
+	if j.wsSize > 0 && b.tryScratch(&b.lt.ws, ltWorkspace) == 0 {
+		return false
+	}
+	if j.w.typ != quant.F16 && b.tryScratch(&b.lt.wf16, 2*j.rows*k) == 0 {
+		return false
+	}
+	return vt == quant.F16 || b.tryScratch(&b.lt.xf16, j.n*actStride(quant.F16, k)) != 0
+}
+
+// tryScratch is scratchFor without the failure: 0 when the GPU cannot hold n bytes (it
+// first asks for room to grow, then for n alone).
+func (b *Backend) tryScratch(s *scratch, n int) uint64 {
+	if s.size >= n {
+		return s.ptr
+	}
+	for _, m := range []int{align16(max(n, 2*s.size)), align16(n)} {
+		if p, err := b.h.alloc(m); err == nil {
+			b.scratches = append(b.scratches, p)
+			s.ptr, s.size = p, m
+			return p
+		}
+	}
+	return 0
 }
 
 // ltAct returns the activation rows xq (n rows of k values rounded to vt, the weights'
@@ -309,7 +343,7 @@ func (b *Backend) ltJobs(xt *tensor, projs []backend.Proj) []*ltJob {
 		if !b.ltTakes(wt, xt.rows) {
 			continue
 		}
-		if j := b.ltJobFor(d, wt, xt.rows); j != nil {
+		if j := b.ltJobFor(d, wt, xt.rows); j != nil && b.ltReserve(j, partner(wt.typ)) {
 			if jobs == nil {
 				jobs = make([]*ltJob, len(projs))
 			}
