@@ -293,9 +293,7 @@ func (b *Backend) tryScratch(s *scratch, n int) uint64 {
 		return s.ptr
 	}
 	for _, m := range []int{align16(max(n, 2*s.size)), align16(n)} {
-		if p, err := b.h.alloc(m); err == nil {
-			b.scratches = append(b.scratches, p)
-			s.ptr, s.size = p, m
+		if p, err := b.allocScratch(s, m); err == nil {
 			return p
 		}
 	}

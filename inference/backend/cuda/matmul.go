@@ -40,16 +40,25 @@ func (b *Backend) scratchFor(s *scratch, n int) uint64 {
 	if s.size >= n {
 		return s.ptr
 	}
-	// A buffer outgrown stays allocated until Close: ops still queued may read it.
 	n = align16(max(n, 2*s.size))
-	p, err := b.h.alloc(n)
+	p, err := b.allocScratch(s, n)
 	if err != nil {
 		b.fail(fmt.Errorf("cuda: activation scratch of %d bytes: %w", n, err))
 		return 0
 	}
+	return p
+}
+
+// allocScratch gives s a new buffer of n bytes. A buffer outgrown stays allocated until
+// Close: ops still queued may read it.
+func (b *Backend) allocScratch(s *scratch, n int) (uint64, error) {
+	p, err := b.h.alloc(n)
+	if err != nil {
+		return 0, err
+	}
 	b.scratches = append(b.scratches, p)
 	s.ptr, s.size = p, n
-	return p
+	return p, nil
 }
 
 // quantize rounds the rows of x to vt into a scratch buffer and returns it and its row
