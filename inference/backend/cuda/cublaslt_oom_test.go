@@ -26,13 +26,7 @@ func TestCublasOutOfMemoryFallsBack(t *testing.T) {
 	}
 	rb := ref.New()
 	wr, _ := rb.Weight(quant.Q4_K, m, k, data)
-	x := make([]float32, n*k)
-	for i := range x {
-		x[i] = float32(rng.NormFloat64())
-	}
-	xb, xr := newF32(t, be, n, k), newF32(t, rb, n, k)
-	be.WriteF32(xb, x)
-	rb.WriteF32(xr, x)
+	_, xb, xr := ltInput(t, be, rb, rng, n, k)
 	db, dr := newF32(t, be, n, m), newF32(t, rb, n, m)
 	rb.MatMul(dr, wr, xr)
 	want := readF32(t, rb, dr)

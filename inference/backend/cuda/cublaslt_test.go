@@ -149,13 +149,7 @@ func TestCublasMatMul(t *testing.T) {
 func ltCheckMatMul(t *testing.T, name string, be *cuda.Backend, rb backend.Backend, wb, wr backend.Tensor,
 	deq []float32, c ltCase, n int, rng *rand.Rand) {
 	t.Helper()
-	x := make([]float32, n*c.k)
-	for i := range x {
-		x[i] = float32(rng.NormFloat64())
-	}
-	xb, xr := newF32(t, be, n, c.k), newF32(t, rb, n, c.k)
-	be.WriteF32(xb, x)
-	rb.WriteF32(xr, x)
+	x, xb, xr := ltInput(t, be, rb, rng, n, c.k)
 	const guard = float32(-1234.5)
 	full := newF32(t, be, n+2, c.m) // guard rows 0 and n+1 must keep their values
 	g := make([]float32, (n+2)*c.m)
@@ -203,13 +197,7 @@ func ltCheckShared(t *testing.T, be *cuda.Backend, rb backend.Backend, rng *rand
 	cuda.SetCublas(be, 1, 128)
 	const n, k = 300, 512
 	for _, types := range [][]quant.Type{{quant.Q4_K, quant.Q4_K, quant.Q6_K}, {quant.Q8_0, quant.F32, quant.Q5_0}} {
-		x := make([]float32, n*k)
-		for i := range x {
-			x[i] = float32(rng.NormFloat64())
-		}
-		xb, xr := newF32(t, be, n, k), newF32(t, rb, n, k)
-		be.WriteF32(xb, x)
-		rb.WriteF32(xr, x)
+		_, xb, xr := ltInput(t, be, rb, rng, n, k)
 		var pb, pr []backend.Proj
 		want := 0
 		for i, typ := range types {
@@ -321,6 +309,19 @@ func firstDiff(got, want []float32, cols int) string {
 		}
 	}
 	return fmt.Sprintf("largest difference at row %d col %d: got %g, want %g", bi/cols, bi%cols, got[bi], want[bi])
+}
+
+// ltInput is n x k normal values written to an F32 tensor on each of be and rb.
+func ltInput(t *testing.T, be, rb backend.Backend, rng *rand.Rand, n, k int) ([]float32, backend.Tensor, backend.Tensor) {
+	t.Helper()
+	x := make([]float32, n*k)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	xb, xr := newF32(t, be, n, k), newF32(t, rb, n, k)
+	be.WriteF32(xb, x)
+	rb.WriteF32(xr, x)
+	return x, xb, xr
 }
 
 func newF32(t *testing.T, be backend.Backend, rows, cols int) backend.Tensor {
