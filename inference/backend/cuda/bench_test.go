@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -122,7 +123,8 @@ func benchMatVec(t *testing.T, be backend.Backend, rng *rand.Rand, c []mat) {
 // (dequantization to f16 and the f16 GEMM, cublaslt_matmul.go), each call including the
 // activation's rounding, to choose the row count from which products go to cuBLASLt
 // (EMBER_CUDA_CUBLAS_MIN_ROWS, Options.CublasMinRows). It runs only with
-// EMBER_CUDA_BENCH set: go test -run PrefillProducts -v with a GPU.
+// EMBER_CUDA_BENCH set: go test -run PrefillProducts -v with a GPU. EMBER_CUDA_BENCH_ROWS
+// (comma-separated) replaces the row counts, e.g. 64 for a batched decode step.
 func TestPrefillProducts(t *testing.T) {
 	if os.Getenv("EMBER_CUDA_BENCH") == "" {
 		t.Skip("set EMBER_CUDA_BENCH=1 to measure")
@@ -133,9 +135,20 @@ func TestPrefillProducts(t *testing.T) {
 	if !lt {
 		t.Logf("no cuBLASLt (%s): timing mmq only", why)
 	}
+	rows := []int{512, 2048}
+	if v := os.Getenv("EMBER_CUDA_BENCH_ROWS"); v != "" {
+		rows = rows[:0]
+		for _, f := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				t.Fatalf("EMBER_CUDA_BENCH_ROWS: %q is not a row count", f)
+			}
+			rows = append(rows, n)
+		}
+	}
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K} {
-		for _, s := range [][2]int{{4096, 4096}, {14336, 4096}, {4096, 14336}} {
+		for _, s := range [][2]int{{1024, 4096}, {4096, 4096}, {14336, 4096}, {4096, 14336}} {
 			m, k := s[0], s[1]
 			rb, _ := quant.RowBytes(typ, uint64(k))
 			data := make([]byte, m*int(rb))
@@ -146,7 +159,7 @@ func TestPrefillProducts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, n := range []int{512, 2048} {
+			for _, n := range rows {
 				x, _ := be.New(quant.F32, n, k)
 				d, _ := be.New(quant.F32, n, m)
 				xv := make([]float32, n*k)

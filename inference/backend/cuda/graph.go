@@ -122,6 +122,9 @@ func (b *Backend) flush() {
 	defer func() { b.st.tFlush += time.Since(t0) }()
 	b.st.flushes++
 	b.st.kernels += n
+	if b.st.on {
+		b.st.note(n)
+	}
 	b.last = q.names[n-1]
 	var h uint64
 	if !b.noGraphs && n >= minGraphSize {

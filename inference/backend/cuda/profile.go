@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -79,10 +81,51 @@ type stats struct {
 	kernels                           int
 	tFlush, tSync, tCopy              time.Duration
 	start                             time.Time
+	// why counts the flushes by the calls that made them (the first frames outside
+	// this package's queue code), so that a batch ending where it should not is found.
+	why map[string]int
+}
+
+// note records the caller chain of a flush of n kernels.
+func (s *stats) note(n int) {
+	if s.why == nil {
+		s.why = map[string]int{}
+	}
+	pc := make([]uintptr, 8)
+	k := runtime.Callers(3, pc)
+	fr := runtime.CallersFrames(pc[:k])
+	var parts []string
+	for {
+		f, more := fr.Next()
+		name := f.Function
+		if i := strings.LastIndex(name, "/"); i >= 0 {
+			name = name[i+1:]
+		}
+		parts = append(parts, name)
+		if len(parts) == 4 || !more {
+			break
+		}
+	}
+	size := "<8"
+	if n >= minGraphSize {
+		size = ">=8"
+	}
+	s.why[size+" "+strings.Join(parts, " < ")]++
 }
 
 func (s *stats) report(w io.Writer) {
 	fmt.Fprintf(w, "cuda stats: %.3f s; %d kernels in %d batches: %d graph replays, %d graphs built, %d batches launched directly; host: %.3f s launching, %.3f s waiting in sync, %.3f s copying\n",
 		time.Since(s.start).Seconds(), s.kernels, s.flushes, s.graphRuns, s.built, s.direct,
 		s.tFlush.Seconds(), s.tSync.Seconds(), s.tCopy.Seconds())
+	keys := make([]string, 0, len(s.why))
+	for k := range s.why {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return s.why[keys[i]] > s.why[keys[j]] })
+	for i, k := range keys {
+		if i == 12 {
+			break
+		}
+		fmt.Fprintf(w, "  %7d flushes (batch size, callers): %s\n", s.why[k], k)
+	}
 }
