@@ -1,0 +1,126 @@
+package cuda_test
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"os"
+	"testing"
+	"time"
+
+	"ember/inference/backend"
+	"ember/inference/backend/cuda"
+	"ember/inference/quant"
+)
+
+// TestBatchedDecodeAttention times one batched decode step's attention over a paged
+// cache (block size 16, blocks shuffled): Llama-3.1-8B's shapes (64 sequences, 32 query
+// heads on 8 KV heads of 128 dims) and DeepSeek-V2-Lite's latent attention (one 576-dim
+// KV head shared by 16 query heads; the model's head-major rows, one a (head, token)),
+// each with the kernel the backend picks and with split attention forced. It runs only
+// with EMBER_CUDA_BENCH set.
+func TestBatchedDecodeAttention(t *testing.T) {
+	if os.Getenv("EMBER_CUDA_BENCH") == "" {
+		t.Skip("set EMBER_CUDA_BENCH=1 to measure")
+	}
+	cases := []struct {
+		name             string
+		seqs, heads, nkv int
+		hd, vhd, pos     int
+		headMajor        bool // rows h*seqs+i: head h of sequence i, one head each
+	}{
+		{"llama8b", 64, 32, 8, 128, 128, 600, false},
+		{"llama8b-2k", 64, 32, 8, 128, 128, 2000, false},
+		{"mla-heads", 64, 16, 1, 576, 576, 600, true},
+	}
+	for _, c := range cases {
+		for _, split := range []bool{false, true} {
+			be := newWith(t, cuda.Options{})
+			if split {
+				cuda.SplitAttention(be, true)
+			}
+			us := timeAttention(t, be, c.seqs, c.heads, c.nkv, c.hd, c.vhd, c.pos, c.headMajor)
+			kv := float64(c.seqs) * float64(c.pos) * float64(c.nkv) * float64(c.hd+c.vhd) * 2
+			if c.hd == c.vhd && c.nkv == 1 && c.headMajor {
+				kv /= 2 // K is V
+			}
+			t.Logf("%s split=%v: %.1f us (KV read once: %.2f TB/s)", c.name, split, us, kv/us/1e6)
+			be.Close()
+		}
+	}
+}
+
+func timeAttention(t *testing.T, be backend.Backend, seqs, heads, nkv, hd, vhd, pos int, headMajor bool) float64 {
+	const bs = 16
+	rng := rand.New(rand.NewPCG(3, 4))
+	per := (pos + bs) / bs
+	nblocks := seqs * per
+	rows := nblocks * bs
+	perm := rng.Perm(nblocks)
+	mk := func(typ quant.Type, r, c int) backend.Tensor {
+		x, err := be.New(typ, r, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	randn := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+		}
+		return v
+	}
+	all := make([]int32, rows)
+	for i := range all {
+		all[i] = int32(i)
+	}
+	idx := mk(quant.I32, rows, 1)
+	be.WriteI32(idx, all)
+	k := mk(quant.F16, rows, nkv*hd)
+	src := mk(quant.F32, rows, nkv*hd)
+	be.WriteF32(src, randn(rows*nkv*hd))
+	be.SetRows(k, src, idx)
+	v := k
+	if !(headMajor && hd == vhd) {
+		v = mk(quant.F16, rows, nkv*vhd)
+		vs := mk(quant.F32, rows, nkv*vhd)
+		be.WriteF32(vs, randn(rows*nkv*vhd))
+		be.SetRows(v, vs, idx)
+	}
+	table := make([]int32, seqs*per)
+	for i := range table {
+		table[i] = int32(perm[i])
+	}
+	tt := mk(quant.I32, seqs, per)
+	be.WriteI32(tt, table)
+	qrows, nh, qnkv := seqs, heads, nkv
+	if headMajor {
+		qrows, nh, qnkv = seqs*heads, 1, 1
+	}
+	seqv, posv := make([]int32, qrows), make([]int32, qrows)
+	for r := range seqv {
+		seqv[r], posv[r] = int32(r%seqs), int32(pos-1-r%7)
+	}
+	st, pt := mk(quant.I32, qrows, 1), mk(quant.I32, qrows, 1)
+	be.WriteI32(st, seqv)
+	be.WriteI32(pt, posv)
+	q := mk(quant.F32, qrows, nh*hd)
+	be.WriteF32(q, randn(qrows*nh*hd))
+	d := mk(quant.F32, qrows, nh*vhd)
+	a := backend.Attention{NHead: nh, NKVHead: qnkv, HeadDim: hd, VHeadDim: vhd, Scale: 1 / float32(math.Sqrt(float64(hd))),
+		Table: tt, Seq: st, BlockSize: bs, MaxLen: pos}
+	run := func(reps int) time.Duration {
+		t0 := time.Now()
+		for r := 0; r < reps; r++ {
+			be.Attention(d, q, k, v, pt, a)
+		}
+		if err := be.Sync(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return time.Since(t0)
+	}
+	run(2)
+	const reps = 20
+	return run(reps).Seconds() / reps * 1e6
+}
