@@ -235,6 +235,13 @@ type Attention struct {
 	// positions in use rather than for the whole cache. The result is the same with or
 	// without it.
 	MaxLen int
+
+	// HeadGroups, when > 1, says the rows are HeadGroups runs of n = rows/HeadGroups
+	// rows, row h*n+i holding head h of token i (DeepSeek's latent attention with one
+	// KV head: NHead and NKVHead 1), and that rows i of every run share a position and
+	// a sequence: a backend may read each token's keys once for all its heads. The
+	// result is the same without it.
+	HeadGroups int
 }
 
 // Row is where position t of a sequence lives in the cache: t itself when there is no

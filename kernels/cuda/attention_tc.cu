@@ -300,3 +300,170 @@ __device__ __forceinline__ void attention_tc(float* dst, i64 dstride, const floa
     }
 TC_KERNEL(64)
 TC_KERNEL(128)
+
+// attention_mla: latent attention (DeepSeek's MLA with the key up-projection absorbed)
+// of the model's head-major rows: row h*n+i is head h of token i, every head of a token
+// at one position of one sequence and all attending over that token's latent rows (one
+// KV head, V the same rows as K). The other kernels read a token's latent rows once per
+// head; here a block takes 16 heads of one token (an m16 tile) and reads each row once
+// per pass, with the numbers of attention_tc (two passes: max and sum, then the
+// probabilities rounded to f16 and P V), f16 mma with f32 accumulation.
+//
+// A block of 4 warps; key positions in tiles of MLA_K, copied to shared memory with
+// cp.async (two tiles in flight, rows swizzled as tc_off). Scores: warp w takes
+// positions 8w..8w+7 of a tile for the 16 heads; each warp keeps its share of every
+// head's max and sum, and the warps' shares meet in shared memory after pass 1. P V:
+// the tile's probabilities go through shared memory (16 x MLA_K halves) and warp w
+// accumulates output dims [D/4*w, D/4*(w+1)).
+//
+// Grid (n, ceil(H/16)). Dynamic shared memory: 16*D + 2*MLA_K*D halves and the P tile
+// (16 rows of MLA_PLD bytes). D is 576 (64 rope + 512 latent dims).
+#define MLA_D 576
+#define MLA_K 32
+#define MLA_THREADS 128
+#define MLA_PLD 80  // bytes of a P row: 64 padded so that ldmatrix's eight rows miss each other's banks
+
+__device__ __forceinline__ void mla_load(uint8_t* sm, const uint16_t* k, i64 kstride, const int* tab, int bs, int t0,
+                                         int nkeys) {
+    for (int e = threadIdx.x; e < MLA_K * (MLA_D / 8); e += MLA_THREADS) {
+        const int r = e / (MLA_D / 8), c = e % (MLA_D / 8), t = t0 + r;
+        const bool ok = t < nkeys;
+        tc_cp16(sm + tc_off<MLA_D>(r, c), ok ? k + tc_row(tab, bs, t) * kstride + 8 * c : k, ok);
+    }
+}
+
+// mla_scores: warp w's scaled scores of positions t0+8w .. t0+8w+7 (accumulator e: head
+// row g (e < 2) or g+8, position t0 + 8w + 2*(lane%4) + e%2), -inf from nkeys on.
+__device__ __forceinline__ void mla_scores(float* sc, const uint8_t* qsm, const uint8_t* ks, int t0, int nkeys,
+                                           float scale) {
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+#pragma unroll
+    for (int e = 0; e < 4; e++) sc[e] = 0;
+#pragma unroll 6
+    for (int kk = 0; kk < MLA_D / 16; kk += 2) {
+        uint32_t a0[4], a1[4], b[4];
+        tc_ldsm(a0, qsm + tc_off<MLA_D>(lane & 15, 2 * kk + (lane >> 4)));
+        tc_ldsm(a1, qsm + tc_off<MLA_D>(lane & 15, 2 * kk + 2 + (lane >> 4)));
+        tc_ldsm(b, ks + tc_off<MLA_D>(8 * w + (lane & 7), 2 * kk + (lane >> 3)));
+        tc_mma(sc, a0, b[0], b[1]);
+        tc_mma(sc, a1, b[2], b[3]);
+    }
+    const int t = t0 + 8 * w + 2 * (lane & 3);
+#pragma unroll
+    for (int e = 0; e < 4; e++) sc[e] = t + (e & 1) < nkeys ? sc[e] * scale : -INFINITY;
+}
+
+extern "C" __global__ void __launch_bounds__(MLA_THREADS)
+attention_mla(float* dst, i64 dstride, const float* q, i64 qstride, const uint16_t* k, i64 kstride, const int* pos,
+              float scale, const int* table, int tcols, const int* seq, int bs, int n, int H) {
+    pdl_entry();
+    extern __shared__ __align__(16) uint8_t mla_smem[];
+    __shared__ float stat[4][16][2];  // each warp's (max, sum) of each head row
+    uint8_t* qsm = mla_smem;                         // [16][D]
+    uint8_t* ksm = qsm + 2 * 16 * MLA_D;             // [2][MLA_K][D]
+    uint8_t* psm = ksm + 2 * 2 * MLA_K * MLA_D;      // [16][MLA_PLD bytes]
+    const int stage = 2 * MLA_K * MLA_D;
+    const int i = blockIdx.x, h0 = 16 * blockIdx.y;
+    const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, g = lane >> 2, tig = lane & 3;
+    const int nkeys = pos[i] + 1;
+    const int* tab = table ? table + (i64)seq[i] * tcols : 0;
+    const int ntile = (nkeys + MLA_K - 1) / MLA_K;
+    mla_load(ksm, k, kstride, tab, bs, 0, nkeys);
+    tc_commit();
+    for (int e = tid; e < 16 * (MLA_D / 8); e += MLA_THREADS) {
+        const int r = e / (MLA_D / 8), c = e % (MLA_D / 8);
+        uint32_t hv[4] = {0, 0, 0, 0};
+        if (h0 + r < H) {
+            const float* src = q + (i64)((h0 + r) * n + i) * qstride + 8 * c;
+#pragma unroll
+            for (int j = 0; j < 4; j++) hv[j] = f2h(src[2 * j]) | ((uint32_t)f2h(src[2 * j + 1]) << 16);
+        }
+        *(uint4*)(qsm + tc_off<MLA_D>(r, c)) = make_uint4(hv[0], hv[1], hv[2], hv[3]);
+    }
+
+    // Pass 1: this warp's max m and sum s (against m) of head rows g and g+8.
+    float m0 = -INFINITY, m1 = -INFINITY, s0 = 0, s1 = 0;
+    for (int it = 0; it < ntile; it++) {
+        if (it + 1 < ntile) mla_load(ksm + ((it + 1) & 1) * stage, k, kstride, tab, bs, (it + 1) * MLA_K, nkeys);
+        tc_commit();
+        tc_wait1();
+        __syncthreads();
+        float sc[4];
+        mla_scores(sc, qsm, ksm + (it & 1) * stage, it * MLA_K, nkeys, scale);
+        float x0 = fmaxf(sc[0], sc[1]), x1 = fmaxf(sc[2], sc[3]);
+        x0 = fmaxf(x0, __shfl_xor_sync(0xffffffffu, x0, 1));
+        x0 = fmaxf(x0, __shfl_xor_sync(0xffffffffu, x0, 2));
+        x1 = fmaxf(x1, __shfl_xor_sync(0xffffffffu, x1, 1));
+        x1 = fmaxf(x1, __shfl_xor_sync(0xffffffffu, x1, 2));
+        if (x0 > -INFINITY) {  // the warp's positions of this tile are not all past the end
+            const float n0 = fmaxf(m0, x0), n1 = fmaxf(m1, x1);
+            s0 = s0 * expf(m0 - n0) + expf(sc[0] - n0) + expf(sc[1] - n0);
+            s1 = s1 * expf(m1 - n1) + expf(sc[2] - n1) + expf(sc[3] - n1);
+            m0 = n0;
+            m1 = n1;
+        }
+        __syncthreads();
+    }
+    s0 += __shfl_xor_sync(0xffffffffu, s0, 1);
+    s0 += __shfl_xor_sync(0xffffffffu, s0, 2);
+    s1 += __shfl_xor_sync(0xffffffffu, s1, 1);
+    s1 += __shfl_xor_sync(0xffffffffu, s1, 2);
+    if (tig == 0) {
+        stat[w][g][0] = m0, stat[w][g][1] = s0;
+        stat[w][g + 8][0] = m1, stat[w][g + 8][1] = s1;
+    }
+    mla_load(ksm, k, kstride, tab, bs, 0, nkeys);
+    tc_commit();
+    __syncthreads();
+    float M0 = -INFINITY, M1 = -INFINITY, L0 = 0, L1 = 0;
+#pragma unroll
+    for (int j = 0; j < 4; j++) M0 = fmaxf(M0, stat[j][g][0]), M1 = fmaxf(M1, stat[j][g + 8][0]);
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        if (stat[j][g][0] > -INFINITY) L0 += stat[j][g][1] * expf(stat[j][g][0] - M0);
+        if (stat[j][g + 8][0] > -INFINITY) L1 += stat[j][g + 8][1] * expf(stat[j][g + 8][0] - M1);
+    }
+    const float inv0 = 1.0f / L0, inv1 = 1.0f / L1;
+
+    // Pass 2: the scores again, their probabilities into the P tile, and P V.
+    float o[MLA_D / 32][4];
+#pragma unroll
+    for (int j = 0; j < MLA_D / 32; j++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) o[j][e] = 0;
+    for (int it = 0; it < ntile; it++) {
+        if (it + 1 < ntile) mla_load(ksm + ((it + 1) & 1) * stage, k, kstride, tab, bs, (it + 1) * MLA_K, nkeys);
+        tc_commit();
+        tc_wait1();
+        __syncthreads();
+        const uint8_t* ks = ksm + (it & 1) * stage;
+        float sc[4];
+        mla_scores(sc, qsm, ks, it * MLA_K, nkeys, scale);
+        const int col = 16 * w + 4 * tig;  // byte offset of positions 8w + 2*tig, +1
+        *(uint32_t*)(psm + g * MLA_PLD + col) = tc_prob(sc[0], M0, inv0) | (tc_prob(sc[1], M0, inv0) << 16);
+        *(uint32_t*)(psm + (g + 8) * MLA_PLD + col) = tc_prob(sc[2], M1, inv1) | (tc_prob(sc[3], M1, inv1) << 16);
+        __syncthreads();
+#pragma unroll
+        for (int c = 0; c < MLA_K / 16; c++) {
+            uint32_t pa[4];
+            tc_ldsm(pa, psm + (lane & 15) * MLA_PLD + 32 * c + 16 * (lane >> 4));
+#pragma unroll
+            for (int jj = 0; jj < MLA_D / 64; jj++) {
+                uint32_t b[4];
+                tc_ldsm_t(b, ks + tc_off<MLA_D>(16 * c + (lane & 7) + (((lane >> 3) & 1) << 3),
+                                                (MLA_D / 32) * w + 2 * jj + (lane >> 4)));
+                tc_mma(o[2 * jj], pa, b[0], b[1]);
+                tc_mma(o[2 * jj + 1], pa, b[2], b[3]);
+            }
+        }
+        __syncthreads();
+    }
+    asm volatile("cp.async.wait_all;" ::: "memory");
+    // Head rows g and g+8, dims D/4*w + 8j + 2*(lane%4) and the next.
+    const int ha = h0 + g, hb = ha + 8, d0 = (MLA_D / 4) * w + 2 * tig;
+#pragma unroll
+    for (int j = 0; j < MLA_D / 32; j++) {
+        if (ha < H) *(float2*)(dst + (i64)(ha * n + i) * dstride + d0 + 8 * j) = make_float2(o[j][0], o[j][1]);
+        if (hb < H) *(float2*)(dst + (i64)(hb * n + i) * dstride + d0 + 8 * j) = make_float2(o[j][2], o[j][3]);
+    }
+}

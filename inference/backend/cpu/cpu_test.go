@@ -53,6 +53,12 @@ func TestPrefillAttention(t *testing.T) {
 	backendtest.RunPrefillAttention(t, withThreads(2))
 }
 
+// TestLatentAttention runs DeepSeek's latent attention (head-major rows of one
+// 576-dim KV head, Attention.HeadGroups) on the best instruction set here.
+func TestLatentAttention(t *testing.T) {
+	backendtest.RunLatentAttention(t, withThreads(2))
+}
+
 // TestMatVec runs the one-row product cases (odd row counts, one-block and very long
 // rows, fused and per-head products) on the best instruction set here.
 func TestMatVec(t *testing.T) {

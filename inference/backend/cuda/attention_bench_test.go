@@ -31,20 +31,31 @@ func TestBatchedDecodeAttention(t *testing.T) {
 	}{
 		{"llama8b", 64, 32, 8, 128, 128, 600, false},
 		{"llama8b-2k", 64, 32, 8, 128, 128, 2000, false},
-		{"mla-heads", 64, 16, 1, 576, 576, 600, true},
+		{"mla", 64, 16, 1, 576, 576, 600, true},
+		{"mla", 1, 16, 1, 576, 576, 600, true},
+		{"mla", 4, 16, 1, 576, 576, 600, true},
+		{"mla prompt-like", 512, 16, 1, 576, 576, 300, true},
 	}
 	for _, c := range cases {
-		for _, split := range []bool{false, true} {
+		modes := []string{"picked", "split"}
+		if c.headMajor {
+			modes = []string{"picked", "mla off", "split, mla off"}
+		}
+		for _, mode := range modes {
 			be := newWith(t, cuda.Options{})
-			if split {
+			if mode != "picked" {
+				cuda.MLAAttention(be, false)
+			}
+			if mode == "split" || mode == "split, mla off" {
 				cuda.SplitAttention(be, true)
 			}
 			us := timeAttention(t, be, c.seqs, c.heads, c.nkv, c.hd, c.vhd, c.pos, c.headMajor)
 			kv := float64(c.seqs) * float64(c.pos) * float64(c.nkv) * float64(c.hd+c.vhd) * 2
-			if c.hd == c.vhd && c.nkv == 1 && c.headMajor {
+			if c.headMajor {
 				kv /= 2 // K is V
 			}
-			t.Logf("%s split=%v: %.1f us (KV read once: %.2f TB/s)", c.name, split, us, kv/us/1e6)
+			t.Logf("%s (%d sequences at ~%d positions), %s: %.1f us (KV read once: %.2f TB/s)", c.name, c.seqs, c.pos,
+				mode, us, kv/us/1e6)
 			be.Close()
 		}
 	}
@@ -110,6 +121,9 @@ func timeAttention(t *testing.T, be backend.Backend, seqs, heads, nkv, hd, vhd, 
 	d := mk(quant.F32, qrows, nh*vhd)
 	a := backend.Attention{NHead: nh, NKVHead: qnkv, HeadDim: hd, VHeadDim: vhd, Scale: 1 / float32(math.Sqrt(float64(hd))),
 		Table: tt, Seq: st, BlockSize: bs, MaxLen: pos}
+	if headMajor {
+		a.HeadGroups = heads
+	}
 	run := func(reps int) time.Duration {
 		t0 := time.Now()
 		for r := 0; r < reps; r++ {

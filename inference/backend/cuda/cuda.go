@@ -64,6 +64,7 @@ type Backend struct {
 	attnSmem  int      // shared memory attention_smem may use; 0 forces the other kernels
 	split     attSplit // split attention's scratch and mode (attention_split.go)
 	prefill   attTC    // tensor-core prefill attention's mode (attention_prefill.go)
+	mla       attMLA   // latent attention's mode (attention_mla.go)
 	fuse      fusable  // the last queued launch, when a quantization may absorb it (fuse.go)
 	epoch     int      // flushes so far
 	stage     stage    // pinned memory that host writes are queued from (stage.go)

@@ -104,6 +104,23 @@ func TestPrefillAttention(t *testing.T) {
 	}
 }
 
+// TestLatentAttention runs DeepSeek's latent attention cases (head-major rows of one
+// 576-dim KV head) with attention_mla chosen as auto chooses it, forced on, and off.
+func TestLatentAttention(t *testing.T) {
+	newOrSkip(t).Close()
+	for _, mode := range []string{"auto", "on", "off"} {
+		t.Run(mode, func(t *testing.T) {
+			backendtest.RunLatentAttention(t, func(t *testing.T) backend.Backend {
+				b := newOrSkip(t)
+				if mode != "auto" {
+					cuda.MLAAttention(b, mode == "on")
+				}
+				return b
+			})
+		})
+	}
+}
+
 // TestPagedAttention: attention through a block table (blocks shuffled, a shared
 // prefix block, two sequences) equals the reference on each sequence's contiguous cache.
 func TestPagedAttention(t *testing.T) {

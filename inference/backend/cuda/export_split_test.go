@@ -13,3 +13,11 @@ func SplitAttention(b *Backend, on bool) {
 // SplitAttentionTwo makes b's split attention run as two launches (attention_split_stats
 // and attention_split_pv) instead of attention_split1.
 func SplitAttentionTwo(b *Backend) { b.split.two = true }
+
+// MLAAttention makes b run attention_mla whenever the shapes allow it (on) or never.
+func MLAAttention(b *Backend, on bool) {
+	b.mla.mode = splitOff
+	if on {
+		b.mla.mode = splitOn
+	}
+}
