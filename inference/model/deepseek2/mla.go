@@ -238,7 +238,7 @@ func (m *Model) headInputs(b model.Batch, in *model.In) *headInputs {
 		m.be.WriteI32(hi.tokRows, tok)
 	}
 	hi.attn.NHead, hi.attn.NKVHead = 1, 1
-	hi.attn.HeadGroups = H // rows h*n+i: every head of token i reads its keys
+	hi.attn.HeadGroups = H                                               // rows h*n+i: every head of token i reads its keys
 	hi.attn.HeadDim, hi.attn.VHeadDim = c.rope+c.kvLoRA, c.rope+c.kvLoRA // V is K
 	hi.attn.Scale = c.kqScale
 	return hi
