@@ -279,3 +279,55 @@ __device__ __forceinline__ void unpack8(uint4 raw, float* f) {
     }
 }
 
+
+// Tensor-core attention helpers (attention_tc.cu, attention_dec.cu).
+
+// tc_mma: c += a * b, f16 inputs, f32 accumulators (A 16x16 row-major, B 16x8).
+__device__ __forceinline__ void tc_mma(float* c, const uint32_t* a, uint32_t b0, uint32_t b1) {
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// tc_ldsm loads four 8x8 matrices of halves from shared memory (lanes 8j..8j+7 give the
+// row addresses of matrix j); tc_ldsm_t loads them transposed.
+__device__ __forceinline__ void tc_ldsm(uint32_t* r, const void* p) {
+    const uint32_t a = (uint32_t)__cvta_generic_to_shared(p);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(a));
+}
+
+__device__ __forceinline__ void tc_ldsm_t(uint32_t* r, const void* p) {
+    const uint32_t a = (uint32_t)__cvta_generic_to_shared(p);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(a));
+}
+
+// tc_cp16 copies 16 bytes from global to shared memory asynchronously, or writes zeros
+// when !ok (src must still be a valid address).
+__device__ __forceinline__ void tc_cp16(void* dst, const void* src, bool ok) {
+    const uint32_t d = (uint32_t)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "r"(ok ? 16 : 0) : "memory");
+}
+
+__device__ __forceinline__ void tc_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+
+__device__ __forceinline__ void tc_wait1() { asm volatile("cp.async.wait_group 1;" ::: "memory"); }
+
+// tc_off is the byte offset of 16-byte chunk c of row r in a tile of rows of D halves:
+// the low three bits of the chunk index are XORed with r%8, so that 8 consecutive rows
+// at one chunk lie in distinct banks.
+template <int D>
+__device__ __forceinline__ int tc_off(int r, int c) {
+    return r * (2 * D) + ((c ^ (r & 7)) << 4);
+}
+
+__device__ __forceinline__ i64 tc_row(const int* tab, int bs, int t) {
+    return tab ? (i64)tab[t / bs] * bs + t % bs : (i64)t;
+}
+
+// tc_prob is a score's probability rounded to f16, as the reference rounds it.
+__device__ __forceinline__ uint32_t tc_prob(float s, float m, float inv) { return f2h(expf(s - m) * inv); }
+

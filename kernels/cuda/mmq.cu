@@ -97,14 +97,15 @@ __device__ __forceinline__ uint32_t q5_bits(uint32_t x) { return (((x & 0xf) * 0
 // sc8 is signed byte k of w.
 __device__ __forceinline__ int sc8(uint32_t w, int k) { return (int)(int8_t)(uint8_t)(w >> (8 * k)); }
 
-// MqCols are the activation rows of a block's tile: rows col0 .. col0+n-1 of X and of
-// dst, or with map (a mixture of experts' pairs grouped by expert) map[col0+c]/xdiv of X
+// MqCols are the activation rows of a block's tile: rows col0-xsub .. of X and col0 ..
+// col0+n-1 of dst, or with map (a mixture of experts' pairs grouped by expert) map[col0+c]/xdiv of X
 // and map[col0+c] of dst.
 struct MqCols {
     int col0, n;
     const int* map;
     int xdiv;
-    __device__ __forceinline__ int x(int c) const { return map ? map[col0 + c] / xdiv : col0 + c; }
+    int xsub;  // without map: activation row col0+c-xsub (a run of products of the same rows)
+    __device__ __forceinline__ int x(int c) const { return map ? map[col0 + c] / xdiv : col0 + c - xsub; }
     __device__ __forceinline__ int out(int c) const { return map ? map[col0 + c] : col0 + c; }
 };
 
@@ -486,7 +487,7 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
                    int N, float* part, int ntile) {                                                                   \
         pdl_entry();                                                                                                  \
         const int col0 = (blockIdx.y % ntile) * MQ_TN;                                                               \
-        const MqCols cols = {col0, min(MQ_TN, N - col0), nullptr, 1};                                                 \
+        const MqCols cols = {col0, min(MQ_TN, N - col0), nullptr, 1, 0};                                                 \
         mmq<T, 3>(W, wstride, X, xstride, D, dstride, M, K, cols, part, N, blockIdx.y / ntile, gridDim.y / ntile);   \
     }                                                                                                                 \
     extern "C" __global__ void __launch_bounds__(MQ_NT, 1)                                                            \
@@ -495,14 +496,32 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
         pdl_entry();                                                                                                  \
         if ((int)blockIdx.y >= ntiles[0]) return;                                                                     \
         const int4 t = tiles[blockIdx.y];                                                                             \
-        const MqCols cols = {t.y, t.z, map, xdiv};                                                                    \
+        const MqCols cols = {t.y, t.z, map, xdiv, 0};                                                                    \
         mmq<T, 3>(W + (i64)t.x * estride, wstride, X, xstride, D, dstride, M, K, cols, nullptr, 0, 0, 1);             \
+    }
+// mmq_run_*: a uniform run of products (per-head projections): product h multiplies the
+// matrix estride bytes after product h-1's by r activation rows (rows h*r.. of X, or with
+// shared rows 0..r-1 for every h) into dst rows h*r..; grid (ceil(M/128), heads *
+// ceil(r/64)).
+#define MMQ_RUN(NAME, T)                                                                                              \
+    extern "C" __global__ void __launch_bounds__(MQ_NT, 1)                                                            \
+        mmq_run_##NAME(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride, float* D, i64 dstride, int M,    \
+                       int K, int r, i64 estride, int shared) {                                                       \
+        pdl_entry();                                                                                                  \
+        const int tph = (r + MQ_TN - 1) / MQ_TN, h = blockIdx.y / tph, c = blockIdx.y % tph;                          \
+        const MqCols cols = {h * r + c * MQ_TN, min(MQ_TN, r - c * MQ_TN), nullptr, 1, shared ? h * r : 0};          \
+        mmq<T, 3>(W + (i64)h * estride, wstride, X, xstride, D, dstride, M, K, cols, nullptr, 0, 0, 1);              \
     }
 MMQ(q4_k, T_Q4_K)
 MMQ(q6_k, T_Q6_K)
 MMQ(q8_0, T_Q8_0)
 MMQ(q5_0, T_Q5_0)
 MMQ(q4_0, T_Q4_0)
+MMQ_RUN(q4_k, T_Q4_K)
+MMQ_RUN(q6_k, T_Q6_K)
+MMQ_RUN(q8_0, T_Q8_0)
+MMQ_RUN(q5_0, T_Q5_0)
+MMQ_RUN(q4_0, T_Q4_0)
 
 // mmq_reduce: dst[c, r] = sum over s of part[s][c][r], s in order.
 extern "C" __global__ void mmq_reduce(float* D, i64 dstride, const float* part, int M, int N, int splits) { pdl_entry();

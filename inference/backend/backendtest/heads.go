@@ -10,14 +10,15 @@ import (
 
 // testHeadProducts: per-head products as an MLA model issues them. MatMulGroups: views
 // of one stacked weight, each on its head's rows of a head-major input into its head's
-// rows of one output, 1 and 3 rows per head. MatMulShared: one activation row through
-// the interleaved per-head views of one matrix's two parts (q_nope, q_pe). A backend
-// may run each as one launch; it must equal a MatMul per head.
+// rows of one output, 1, 3, 20 and 70 rows per head (a GPU's tensor-core tiles take 64
+// rows). MatMulShared: one and 20 activation rows through the interleaved per-head views
+// of one matrix's two parts (q_nope, q_pe). A backend may run each as one launch; it
+// must equal a MatMul per head.
 func testHeadProducts(p *pair) {
 	const k, H = 256, 6
 	tol, fixed := 2e-5, 0.05*math.Sqrt(k)
 	for _, typ := range []quant.Type{quant.Q4_K, quant.Q5_0, quant.Q8_0, quant.Q6_K, quant.F32} {
-		for _, r := range []int{1, 3} {
+		for _, r := range []int{1, 3, 20, 70} {
 			const m = 24
 			wr, wb := p.weight(typ, H*m, k, p.randn(H*m*k, 0.05))
 			xr, xb := p.input(p.randn(H*r*k, 1), H*r, k)
@@ -32,18 +33,20 @@ func testHeadProducts(p *pair) {
 		}
 		const a, b = 16, 8
 		wr, wb := p.weight(typ, H*(a+b), k, p.randn(H*(a+b)*k, 0.05))
-		xr, xb := p.input(p.randn(k, 1), 1, k)
-		oa, ob := p.output(H, a), p.output(H, b)
-		var projs []backend.Proj
-		for h := 0; h < H; h++ {
-			p.ref.MatMul(p.ref.View(oa.refT, h, 1), p.ref.View(wr, h*(a+b), a), xr)
-			p.ref.MatMul(p.ref.View(ob.refT, h, 1), p.ref.View(wr, h*(a+b)+a, b), xr)
-			projs = append(projs, backend.Proj{Dst: p.be.View(oa.beT, h, 1), W: p.be.View(wb, h*(a+b), a)},
-				backend.Proj{Dst: p.be.View(ob.beT, h, 1), W: p.be.View(wb, h*(a+b)+a, b)})
+		for _, nx := range []int{1, 20} {
+			xr, xb := p.input(p.randn(nx*k, 1), nx, k)
+			oa, ob := p.output(H*nx, a), p.output(H*nx, b)
+			var projs []backend.Proj
+			for h := 0; h < H; h++ {
+				p.ref.MatMul(p.ref.View(oa.refT, h*nx, nx), p.ref.View(wr, h*(a+b), a), xr)
+				p.ref.MatMul(p.ref.View(ob.refT, h*nx, nx), p.ref.View(wr, h*(a+b)+a, b), xr)
+				projs = append(projs, backend.Proj{Dst: p.be.View(oa.beT, h*nx, nx), W: p.be.View(wb, h*(a+b), a)},
+					backend.Proj{Dst: p.be.View(ob.beT, h*nx, nx), W: p.be.View(wb, h*(a+b)+a, b)})
+			}
+			backend.MatMulShared(p.be, xb, projs)
+			p.checkScaled(fmt.Sprintf("per-head MatMulShared %v, %d rows, first parts", typ, nx), oa, tol, fixed)
+			p.checkScaled(fmt.Sprintf("per-head MatMulShared %v, %d rows, second parts", typ, nx), ob, tol, fixed)
 		}
-		backend.MatMulShared(p.be, xb, projs)
-		p.checkScaled(fmt.Sprintf("per-head MatMulShared %v, first parts", typ), oa, tol, fixed)
-		p.checkScaled(fmt.Sprintf("per-head MatMulShared %v, second parts", typ), ob, tol, fixed)
 	}
 }
 

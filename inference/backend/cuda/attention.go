@@ -83,6 +83,11 @@ func (b *Backend) Attention(dst, q, k, v, pos backend.Tensor, p backend.Attentio
 	if b.attentionSplit(args, qt.rows, p.NKVHead, g, p.HeadDim, p.VHeadDim, nmax) {
 		return
 	}
+	// Many decode rows: each row's query heads of a KV head as one tensor-core tile
+	// (attention_dec.go).
+	if b.attentionDec(args, qt.rows, p.NKVHead, g, p.HeadDim, p.VHeadDim) {
+		return
+	}
 	if smem := 4 * g * (p.HeadDim + max(nmax, smPart)); g <= gqaMax && p.HeadDim%8 == 0 && p.VHeadDim%8 == 0 &&
 		p.VHeadDim <= 8*smThreads && smem <= b.attnSmem {
 		b.launch("attention_smem", qt.rows, p.NKVHead, smThreads, smem, append(args, i64(nmax))...)

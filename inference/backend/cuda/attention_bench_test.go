@@ -31,13 +31,16 @@ func TestBatchedDecodeAttention(t *testing.T) {
 	}{
 		{"llama8b", 64, 32, 8, 128, 128, 600, false},
 		{"llama8b-2k", 64, 32, 8, 128, 128, 2000, false},
+		{"llama8b", 16, 32, 8, 128, 128, 600, false},
+		{"llama8b", 4, 32, 8, 128, 128, 600, false},
+		{"llama8b", 1, 32, 8, 128, 128, 600, false},
 		{"mla", 64, 16, 1, 576, 576, 600, true},
 		{"mla", 1, 16, 1, 576, 576, 600, true},
 		{"mla", 4, 16, 1, 576, 576, 600, true},
 		{"mla prompt-like", 512, 16, 1, 576, 576, 300, true},
 	}
 	for _, c := range cases {
-		modes := []string{"picked", "split"}
+		modes := []string{"picked", "dec off", "split"}
 		if c.headMajor {
 			modes = []string{"picked", "mla off", "split, mla off"}
 		}
@@ -45,6 +48,7 @@ func TestBatchedDecodeAttention(t *testing.T) {
 			be := newWith(t, cuda.Options{})
 			if mode != "picked" {
 				cuda.MLAAttention(be, false)
+				cuda.DecodeAttention(be, false)
 			}
 			if mode == "split" || mode == "split, mla off" {
 				cuda.SplitAttention(be, true)

@@ -64,7 +64,7 @@ type Backend struct {
 	attnSmem  int      // shared memory attention_smem may use; 0 forces the other kernels
 	split     attSplit // split attention's scratch and mode (attention_split.go)
 	prefill   attTC    // tensor-core prefill attention's mode (attention_prefill.go)
-	mla       attMLA   // latent attention's mode (attention_mla.go)
+	dec       attDec   // tensor-core decode attention's modes (attention_dec.go)
 	fuse      fusable  // the last queued launch, when a quantization may absorb it (fuse.go)
 	epoch     int      // flushes so far
 	stage     stage    // pinned memory that host writes are queued from (stage.go)
@@ -386,7 +386,7 @@ func (b *Backend) kernel(name string) *kernel {
 			if name == "attention_smem" && b.h.maxDynamicSmem(k, smemMax) != nil {
 				b.attnSmem = min(b.attnSmem, 40<<10) // the default 48 KiB less the static part
 			}
-			if strings.HasPrefix(name, "mmq_q") || strings.HasPrefix(name, "mmq_id_") {
+			if strings.HasPrefix(name, "mmq_q") || strings.HasPrefix(name, "mmq_id_") || strings.HasPrefix(name, "mmq_run_") {
 				b.fail(b.h.maxDynamicSmem(k, mmqSmemMax))
 			}
 			return k

@@ -121,6 +121,24 @@ func TestLatentAttention(t *testing.T) {
 	}
 }
 
+// TestDecodeAttention runs the attention cases (long contexts, prompts, paged) with
+// attention_dec64/128 taking every shape it can: the split and prefill kernels off.
+func TestDecodeAttention(t *testing.T) {
+	newOrSkip(t).Close()
+	newBackend := func(t *testing.T) backend.Backend {
+		b := newOrSkip(t)
+		cuda.DecodeAttention(b, true)
+		cuda.SplitAttention(b, false)
+		cuda.PrefillAttention(b, false)
+		return b
+	}
+	backendtest.RunAttention(t, newBackend)
+	backendtest.RunPrefillAttention(t, newBackend)
+	be := newBackend(t).(*cuda.Backend)
+	pagedAttention(t, be)
+	be.Close()
+}
+
 // TestPagedAttention: attention through a block table (blocks shuffled, a shared
 // prefix block, two sequences) equals the reference on each sequence's contiguous cache.
 func TestPagedAttention(t *testing.T) {

@@ -16,8 +16,17 @@ func SplitAttentionTwo(b *Backend) { b.split.two = true }
 
 // MLAAttention makes b run attention_mla whenever the shapes allow it (on) or never.
 func MLAAttention(b *Backend, on bool) {
-	b.mla.mode = splitOff
+	b.dec.mla = splitOff
 	if on {
-		b.mla.mode = splitOn
+		b.dec.mla = splitOn
+	}
+}
+
+// DecodeAttention makes b run attention_dec64/128 whenever the shapes allow it (on) or
+// never.
+func DecodeAttention(b *Backend, on bool) {
+	b.dec.gqa = splitOff
+	if on {
+		b.dec.gqa = splitOn
 	}
 }

@@ -34,9 +34,19 @@ type product struct {
 // same rows: shared), into consecutive dst rows: then mmv_id computes them all in one
 // launch. es is the byte distance between consecutive matrices.
 func uniform(ps []product, shared bool) (es int64, ok bool) {
+	r := ps[0].d.rows
+	if r > runRowsMax || (shared && r != 1) {
+		return 0, false
+	}
+	return uniformRun(ps, shared)
+}
+
+// uniformRun is uniform for any number of rows per product: with mmqMinRows or more
+// (and a type mmqTakes), mmq_run computes them in one launch.
+func uniformRun(ps []product, shared bool) (es int64, ok bool) {
 	p0 := ps[0]
 	r := p0.d.rows
-	if len(ps) < 2 || r > runRowsMax || (shared && r != 1) {
+	if len(ps) < 2 {
 		return 0, false
 	}
 	es = int64(ps[1].w.ptr) - int64(p0.w.ptr)
@@ -127,6 +137,12 @@ func (b *Backend) products(xt *tensor, ps []product) {
 		}
 		return
 	}
+	if es, ok := b.mmqRunTakes(ps, false); ok {
+		if xq, stride := q.get(b, xt, partner(ps[0].w.typ)); xq != 0 {
+			b.mmqRun(ps, es, xq, stride, false)
+		}
+		return
+	}
 	for _, p := range ps {
 		if xq, stride := q.get(b, xt, partner(p.w.typ)); xq != 0 {
 			b.mmv(p.d, p.w, xq+uint64(p.row0*stride), stride, p.d.rows)
@@ -138,8 +154,16 @@ func (b *Backend) products(xt *tensor, ps []product) {
 // list, or its even and its odd entries: per-head views of two matrices, interleaved),
 // one launch each; false, having done nothing, when they are not.
 func (b *Backend) sharedRuns(xt *tensor, projs []backend.Proj) bool {
-	if xt.rows != 1 || len(projs) < 4 {
+	if (xt.rows != 1 && xt.rows < mmqMinRows) || len(projs) < 4 {
 		return false
+	}
+	runOK := func(run []product) bool {
+		if xt.rows == 1 {
+			_, ok := uniform(run, true)
+			return ok
+		}
+		_, ok := b.mmqRunTakes(run, true)
+		return ok
 	}
 	ps := make([]product, len(projs))
 	for i, p := range projs {
@@ -148,7 +172,7 @@ func (b *Backend) sharedRuns(xt *tensor, projs []backend.Proj) bool {
 		ps[i] = product{d, w, 0}
 	}
 	runs := [][]product{ps}
-	if _, ok := uniform(ps, true); !ok {
+	if !runOK(ps) {
 		if len(ps)%2 != 0 {
 			return false
 		}
@@ -160,9 +184,7 @@ func (b *Backend) sharedRuns(xt *tensor, projs []backend.Proj) bool {
 				od = append(od, p)
 			}
 		}
-		_, ok1 := uniform(ev, true)
-		_, ok2 := uniform(od, true)
-		if !ok1 || !ok2 {
+		if !runOK(ev) || !runOK(od) {
 			return false
 		}
 		runs = [][]product{ev, od}
@@ -172,10 +194,41 @@ func (b *Backend) sharedRuns(xt *tensor, projs []backend.Proj) bool {
 		q.get(b, xt, partner(p.w.typ))
 	}
 	for _, run := range runs {
-		es, _ := uniform(run, true)
-		if xq, stride := q.get(b, xt, partner(run[0].w.typ)); xq != 0 {
-			b.mmvRun(run, es, xq, stride, true)
+		xq, stride := q.get(b, xt, partner(run[0].w.typ))
+		if xq == 0 {
+			continue
 		}
+		if xt.rows == 1 {
+			es, _ := uniform(run, true)
+			b.mmvRun(run, es, xq, stride, true)
+			continue
+		}
+		es, _ := b.mmqRunTakes(run, true)
+		b.mmqRun(run, es, xq, stride, true)
 	}
 	return true
+}
+
+// mmqRunTakes reports whether ps are a uniform run (uniformRun) that mmq_run takes:
+// mmqMinRows or more rows per product, of a type and row length mmqTakes.
+func (b *Backend) mmqRunTakes(ps []product, shared bool) (int64, bool) {
+	if len(ps) < 2 || ps[0].d.rows < mmqMinRows || !b.mmqTakes(ps[0].w) || len(ps)*((ps[0].d.rows+mmqTN-1)/mmqTN) > maxGridY {
+		return 0, false
+	}
+	es, ok := uniformRun(ps, shared)
+	if ok && ps[0].w.typ != quant.Q4_K && ps[0].w.typ != quant.Q6_K && es%8 != 0 {
+		return 0, false
+	}
+	return es, ok
+}
+
+// mmqRun computes the uniform run ps (es bytes between matrices) from the quantized
+// activation xq (rows of xstride bytes) in one mmq_run launch: product h reads rows
+// h*r.. of the activation from ps[0].row0, or with shared rows 0..r-1, r = its rows.
+func (b *Backend) mmqRun(ps []product, es int64, xq uint64, xstride int, shared bool) {
+	p0 := ps[0]
+	w, r := p0.w, p0.d.rows
+	b.launch("mmq_run_"+suffix[w.typ], (w.rows+mmqTM-1)/mmqTM, len(ps)*((r+mmqTN-1)/mmqTN), mmqThreads,
+		mmqStages*mmqStageBytes(w.typ), ptr(w), i64(w.stride), xq+uint64(p0.row0*xstride), i64(xstride), ptr(p0.d),
+		i64(p0.d.cols), i64(w.rows), i64(w.cols), i64(r), uint64(es), i64(b2i(shared)))
 }

@@ -102,27 +102,55 @@ func TestMMQTakesLegacy(t *testing.T) {
 	}
 }
 
-// TestMMQQueueHeadProducts: DeepSeek-V2-Lite's attn_k_b products of a prefill batch
-// (per head, 64 rows of q_nope against the head's 576 Q5_0 rows of 128) go to mmq_q5_0,
-// one launch a head, after one rounding of the activation to Q8_0; Q4_0 likewise.
+// TestMMQQueueHeadProducts: DeepSeek-V2-Lite's attn_k_b products of a batch (per head,
+// n rows of q_nope against the head's 576 Q5_0 rows of 128) go to one mmq_run_q5_0
+// launch for all heads, after one rounding of the activation to Q8_0; Q4_0 likewise.
+// A head's matrices not equally spaced take one mmq launch a head.
 func TestMMQQueueHeadProducts(t *testing.T) {
-	const H, M, K, n = 16, 576, 128, 64
-	for _, typ := range []quant.Type{quant.Q5_0, quant.Q4_0} {
-		mm := "mmq_" + suffix[typ]
-		q := newMMQQueue("quant_q8", mm)
-		w, x, d := q.tensor(t, typ, H*M, K), q.tensor(t, quant.F32, H*n, K), q.tensor(t, quant.F32, H*n, M)
-		groups := make([]backend.Group, H)
-		for h := range groups {
-			groups[h] = backend.Group{Dst: q.View(d, h*n, n), W: q.View(w, h*M, M), Row0: h * n}
+	const H, M, K = 16, 576, 128
+	for _, n := range []int{64, 100} {
+		for _, typ := range []quant.Type{quant.Q5_0, quant.Q4_0} {
+			mm, run := "mmq_"+suffix[typ], "mmq_run_"+suffix[typ]
+			q := newMMQQueue("quant_q8", mm, run)
+			w, x, d := q.tensor(t, typ, (H+1)*M, K), q.tensor(t, quant.F32, H*n, K), q.tensor(t, quant.F32, H*n, M)
+			groups := make([]backend.Group, H)
+			for h := range groups {
+				groups[h] = backend.Group{Dst: q.View(d, h*n, n), W: q.View(w, h*M, M), Row0: h * n}
+			}
+			q.MatMulGroups(x, groups)
+			if got, want := q.names(), []string{"quant_q8", run}; !slices.Equal(got, want) {
+				t.Errorf("%v heads of %d rows: queued %v, want %v", typ, n, got, want)
+			}
+			q.queue.reset()
+			groups[H-1].W = q.View(w, H*M, M) // a gap before the last head's matrix
+			q.MatMulGroups(x, groups)
+			want := []string{"quant_q8"}
+			for range H {
+				want = append(want, mm)
+			}
+			if got := q.names(); !slices.Equal(got, want) {
+				t.Errorf("%v heads of %d rows, not equally spaced: queued %v, want %v", typ, n, got, want)
+			}
 		}
-		q.MatMulGroups(x, groups)
-		want := []string{"quant_q8"}
-		for range H {
-			want = append(want, mm)
-		}
-		if got := q.names(); !slices.Equal(got, want) {
-			t.Errorf("%v heads: queued %v, want %v", typ, got, want)
-		}
+	}
+}
+
+// TestMMQQueueSharedHeadProjections: DeepSeek-V2-Lite's per-head q_nope and q_pe
+// projections of a batch (views of attn_q interleaved, every head reading the same rows)
+// are two mmq_run launches after one rounding, not two launches a head.
+func TestMMQQueueSharedHeadProjections(t *testing.T) {
+	const H, nope, rope, K, n = 16, 128, 64, 2048, 64
+	q := newMMQQueue("quant_q8_k", "mmq_q4_k", "mmq_run_q4_k", "mmq_reduce")
+	w, x := q.tensor(t, quant.Q4_K, H*(nope+rope), K), q.tensor(t, quant.F32, n, K)
+	qn, qp := q.tensor(t, quant.F32, H*n, nope), q.tensor(t, quant.F32, H*n, rope)
+	var projs []backend.Proj
+	for h := 0; h < H; h++ {
+		projs = append(projs, backend.Proj{Dst: q.View(qn, h*n, n), W: q.View(w, h*(nope+rope), nope)},
+			backend.Proj{Dst: q.View(qp, h*n, n), W: q.View(w, h*(nope+rope)+nope, rope)})
+	}
+	q.MatMulShared(x, projs)
+	if got, want := q.names(), []string{"quant_q8_k", "mmq_run_q4_k", "mmq_run_q4_k"}; !slices.Equal(got, want) {
+		t.Errorf("queued %v, want %v", got, want)
 	}
 }
 
@@ -175,6 +203,9 @@ func TestMMQKernelsDeclared(t *testing.T) {
 		decl := fmt.Sprintf("\nMMQ(%s, T_%s)\n", s, typ)
 		if !strings.Contains(string(src), decl) {
 			t.Errorf("%v: kernels/cuda/mmq.cu has no %q (kernels mmq_%s, mmq_id_%s)", typ, strings.TrimSpace(decl), s, s)
+		}
+		if run := fmt.Sprintf("\nMMQ_RUN(%s, T_%s)\n", s, typ); !strings.Contains(string(src), run) {
+			t.Errorf("%v: kernels/cuda/mmq.cu has no %q", typ, strings.TrimSpace(run))
 		}
 	}
 }

@@ -1,0 +1,102 @@
+package cuda
+
+// Decode attention on the tensor cores (kernels/cuda/attention_dec.cu): a token's query
+// heads that read one KV head as one m16 tile, so that each of its key and value rows is
+// read once per pass for all of them.
+//
+// attention_mla: DeepSeek's MLA attends each (token, head) over the token's latent rows;
+// the model hands the heads as head-major rows of one 576-dim KV head
+// (Attention.HeadGroups), and the other kernels take each row alone, so a decode step
+// of 64 tokens x 16 heads read every token's latent rows 16 times (894 us a layer on the
+// H200 at 600 positions).
+//
+// attention_dec64/128: grouped-query attention of many decode rows (Llama-3.1-8B at 64
+// sequences: 512 (row, KV head) pairs, past what the split kernels take), where
+// attention_smem took 161 us a layer at 600 positions, latency-bound.
+const (
+	// mlaDim is the K (and V) row attention_mla takes: 64 rope + 512 latent dims.
+	mlaDim = 576
+	// decThreads is a block's threads (DEC_THREADS), decK its key tile (DEC_K).
+	decThreads, decK = 256, 64
+	// decMinTokens is the fewest tokens (rows / HeadGroups) attention_mla is chosen for.
+	decMinTokens = 2
+	// decMinPairs is the fewest (row, KV head) pairs attention_decD is chosen for, when
+	// the split kernels decline.
+	decMinPairs = 64
+	// decMaxG is the most query heads per KV head (one m16 tile).
+	decMaxG = 16
+)
+
+// decSmem is a block's dynamic shared memory (dec_smem): the 16-row f16 query tile, two
+// tiles of decK key rows, two of value rows unless the values are the keys, and the
+// 16 x decK f16 probabilities (rows of 144 bytes).
+func decSmem(d int, shared bool) int {
+	tiles := 4
+	if shared {
+		tiles = 2
+	}
+	return 2*16*d + tiles*2*decK*d + 16*144
+}
+
+// attDec is the decode attention kernels' state on a Backend.
+type attDec struct {
+	mla, gqa splitMode       // auto: by decMinTokens / decMinPairs; off: never; on: whenever the shapes allow
+	smem     map[string]int8 // per kernel: 1 once its shared memory limit is raised, -1 when it cannot be
+}
+
+// decKernel reports whether kernel name may run with smem bytes of dynamic shared
+// memory, raising its limit on first use.
+func (b *Backend) decKernel(name string, smem int) bool {
+	if b.dec.smem == nil {
+		b.dec.smem = map[string]int8{}
+	}
+	if b.dec.smem[name] == 0 {
+		b.dec.smem[name] = 1
+		if b.h.maxDynamicSmem(b.kernel(name), smem) != nil {
+			b.dec.smem[name] = -1
+		}
+	}
+	return b.dec.smem[name] > 0
+}
+
+// attentionMLA launches attention_mla when the rows are head-major groups of one
+// latent KV head (V the same rows as K) and reports whether it did.
+func (b *Backend) attentionMLA(d, qt, kt, vt, pt, table, seq *tensor, tcols, bs, groups int, scale float32,
+	nhead, nkv, hd, vhd int) bool {
+	if b.dec.mla == splitOff || groups < 2 || qt.rows%groups != 0 || nhead != 1 || nkv != 1 ||
+		hd != mlaDim || vhd != mlaDim || kt.ptr != vt.ptr || kt.stride != vt.stride {
+		return false
+	}
+	n := qt.rows / groups
+	if b.dec.mla == splitAuto && n < decMinTokens {
+		return false
+	}
+	smem := decSmem(mlaDim, true)
+	if !b.decKernel("attention_mla", smem) {
+		return false
+	}
+	b.launch("attention_mla", n, (groups+15)/16, decThreads, smem, ptr(d), i64(d.cols), ptr(qt), i64(qt.cols),
+		ptr(kt), i64(kt.cols), ptr(pt), f32(scale), ptr(table), i64(tcols), ptr(seq), i64(bs), i64(n), i64(groups))
+	return true
+}
+
+// attentionDec launches attention_decD for rows*nkv (row, KV head) pairs when it applies
+// and reports whether it did; args are the attention kernels' common arguments.
+func (b *Backend) attentionDec(args []uint64, rows, nkv, g, hd, vhd int) bool {
+	if b.dec.gqa == splitOff || hd != vhd || (hd != 64 && hd != 128) || g > decMaxG || rows <= 0 {
+		return false
+	}
+	if b.dec.gqa == splitAuto && rows*nkv < decMinPairs {
+		return false
+	}
+	name := "attention_dec64"
+	if hd == 128 {
+		name = "attention_dec128"
+	}
+	smem := decSmem(hd, false)
+	if !b.decKernel(name, smem) {
+		return false
+	}
+	b.launch(name, rows, nkv, decThreads, smem, args...)
+	return true
+}

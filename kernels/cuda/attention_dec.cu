@@ -1,0 +1,241 @@
+// attention_dec.cu: decode attention on the tensor cores for batches of many tokens,
+// each token's query heads that read one KV head as one m16 tile (rows past the heads
+// are zeros), so that a token's keys and values are read once per pass for all of them,
+// with the numbers of attention_tc (two passes: each head's max and sum, then the
+// probabilities rounded to f16 against them, as the reference rounds them, and P V), f16
+// mma with f32 accumulation.
+//
+// attention_mla: DeepSeek's latent attention as the model issues it: head-major rows
+// (row h*n+i is head h of token i), one KV head of D = 576 dims (64 rope + 512 latent)
+// whose rows are also the values; a block takes 16 heads of a token. attention_decD: the
+// G query heads of KV head kvh of token i (G <= 16, head dims D = 64 or 128, V its own
+// rows).
+//
+// A block of 8 warps; key positions in tiles of DEC_K, copied to shared memory with
+// cp.async (two tiles in flight, rows swizzled as tc_off). Scores: warp w takes
+// positions 8w..8w+7 of a tile (four accumulator chains over the dims); each warp keeps
+// its share of every head's max and sum, and the shares meet in shared memory after
+// pass 1. P V: the tile's probabilities go through shared memory (16 x DEC_K halves);
+// warp w accumulates output dims [D/4*(w%4), D/4*(w%4+1)) over the positions of half
+// w/4 of the tile, and the two halves meet at the end.
+//
+// Dynamic shared memory (dec_smem): the f16 query tile, two K tiles, two V tiles unless
+// V is K, and the P tile (16 rows of DEC_PLD bytes).
+#include "common.cuh"
+
+#define DEC_K 64
+#define DEC_THREADS 256
+#define DEC_PLD 144  // bytes of a P row: 128 padded so that ldmatrix's eight rows miss each other's banks
+
+// dec_load copies rows t0 .. t0+DEC_K-1 (D halves each, from src) into tile sm, zeros
+// from nkeys on.
+template <int D>
+__device__ __forceinline__ void dec_load(uint8_t* sm, const uint16_t* src, i64 stride, const int* tab, int bs, int t0,
+                                         int nkeys) {
+#pragma unroll 2
+    for (int e = threadIdx.x; e < DEC_K * (D / 8); e += DEC_THREADS) {
+        const int r = e / (D / 8), c = e % (D / 8), t = t0 + r;
+        const bool ok = t < nkeys;
+        tc_cp16(sm + tc_off<D>(r, c), ok ? src + tc_row(tab, bs, t) * stride + 8 * c : src, ok);
+    }
+}
+
+// dec_scores: warp w's scaled scores of positions t0+8w .. t0+8w+7 (accumulator e: row
+// g (e < 2) or g+8 of the tile, position t0 + 8w + 2*(lane%4) + e%2), -inf from nkeys on.
+template <int D>
+__device__ __forceinline__ void dec_scores(float* sc, const uint8_t* qsm, const uint8_t* ks, int t0, int nkeys,
+                                           float scale) {
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    float acc[4][4];
+#pragma unroll
+    for (int a = 0; a < 4; a++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) acc[a][e] = 0;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; kk += 2) {
+        uint32_t a0[4], a1[4], b[4];
+        tc_ldsm(a0, qsm + tc_off<D>(lane & 15, 2 * kk + (lane >> 4)));
+        tc_ldsm(a1, qsm + tc_off<D>(lane & 15, 2 * kk + 2 + (lane >> 4)));
+        tc_ldsm(b, ks + tc_off<D>(8 * w + (lane & 7), 2 * kk + (lane >> 3)));
+        const int z = kk & 2;  // chains 0, 1 on even pairs of steps, 2, 3 on odd ones
+        tc_mma(acc[z], a0, b[0], b[1]);
+        tc_mma(acc[z + 1], a1, b[2], b[3]);
+    }
+    const int t = t0 + 8 * w + 2 * (lane & 3);
+#pragma unroll
+    for (int e = 0; e < 4; e++) {
+        const float s = (acc[0][e] + acc[1][e]) + (acc[2][e] + acc[3][e]);
+        sc[e] = t + (e & 1) < nkeys ? s * scale : -INFINITY;
+    }
+}
+
+__host__ __device__ constexpr int dec_smem(int d, bool shared) { return 2 * 16 * d + (shared ? 2 : 4) * 2 * DEC_K * d + 16 * DEC_PLD; }
+
+// dec_attend computes the attention of the tile's nr rows (row r: query q0 + r*qstep,
+// output dst0 + r*dstep) over positions 0 .. nkeys-1 of keys k and values v (v null:
+// the key rows are the values), the rows of position t at tab's block t/bs.
+template <int D>
+__device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], float* dst0, i64 dstep,
+                                           const float* q0, i64 qstep, int nr, const uint16_t* k, i64 kstride,
+                                           const uint16_t* v, i64 vstride, const int* tab, int bs, int nkeys,
+                                           float scale) {
+    uint8_t* qsm = smem;                         // [16][D]
+    uint8_t* ksm = qsm + 2 * 16 * D;             // [2][DEC_K][D]
+    uint8_t* vsm = v ? ksm + 2 * 2 * DEC_K * D : ksm;  // [2][DEC_K][D], or the K tiles
+    uint8_t* psm = vsm + 2 * 2 * DEC_K * D;            // [16][DEC_PLD bytes]
+    const int stage = 2 * DEC_K * D;
+    const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, g = lane >> 2, tig = lane & 3;
+    const int ntile = (nkeys + DEC_K - 1) / DEC_K;
+    dec_load<D>(ksm, k, kstride, tab, bs, 0, nkeys);
+    tc_commit();
+    for (int e = tid; e < 16 * (D / 8); e += DEC_THREADS) {
+        const int r = e / (D / 8), c = e % (D / 8);
+        uint32_t hv[4] = {0, 0, 0, 0};
+        if (r < nr) {
+            const float* src = q0 + r * qstep + 8 * c;
+#pragma unroll
+            for (int j = 0; j < 4; j++) hv[j] = f2h(src[2 * j]) | ((uint32_t)f2h(src[2 * j + 1]) << 16);
+        }
+        *(uint4*)(qsm + tc_off<D>(r, c)) = make_uint4(hv[0], hv[1], hv[2], hv[3]);
+    }
+
+    // Pass 1: this warp's max m and sum s (against m) of rows g and g+8.
+    float m0 = -INFINITY, m1 = -INFINITY, s0 = 0, s1 = 0;
+    for (int it = 0; it < ntile; it++) {
+        if (it + 1 < ntile) dec_load<D>(ksm + ((it + 1) & 1) * stage, k, kstride, tab, bs, (it + 1) * DEC_K, nkeys);
+        tc_commit();
+        tc_wait1();
+        __syncthreads();
+        if (it * DEC_K + 8 * w < nkeys) {  // else all of this warp's positions are past the end
+            float sc[4];
+            dec_scores<D>(sc, qsm, ksm + (it & 1) * stage, it * DEC_K, nkeys, scale);
+            float x0 = fmaxf(sc[0], sc[1]), x1 = fmaxf(sc[2], sc[3]);
+            x0 = fmaxf(x0, __shfl_xor_sync(0xffffffffu, x0, 1));
+            x0 = fmaxf(x0, __shfl_xor_sync(0xffffffffu, x0, 2));
+            x1 = fmaxf(x1, __shfl_xor_sync(0xffffffffu, x1, 1));
+            x1 = fmaxf(x1, __shfl_xor_sync(0xffffffffu, x1, 2));
+            const float n0 = fmaxf(m0, x0), n1 = fmaxf(m1, x1);
+            s0 = s0 * expf(m0 - n0) + expf(sc[0] - n0) + expf(sc[1] - n0);
+            s1 = s1 * expf(m1 - n1) + expf(sc[2] - n1) + expf(sc[3] - n1);
+            m0 = n0;
+            m1 = n1;
+        }
+        __syncthreads();
+    }
+    s0 += __shfl_xor_sync(0xffffffffu, s0, 1);
+    s0 += __shfl_xor_sync(0xffffffffu, s0, 2);
+    s1 += __shfl_xor_sync(0xffffffffu, s1, 1);
+    s1 += __shfl_xor_sync(0xffffffffu, s1, 2);
+    if (tig == 0) {
+        stat[w][g][0] = m0, stat[w][g][1] = s0;
+        stat[w][g + 8][0] = m1, stat[w][g + 8][1] = s1;
+    }
+    dec_load<D>(ksm, k, kstride, tab, bs, 0, nkeys);
+    if (v) dec_load<D>(vsm, v, vstride, tab, bs, 0, nkeys);
+    tc_commit();
+    __syncthreads();
+    float M0 = -INFINITY, M1 = -INFINITY, L0 = 0, L1 = 0;
+#pragma unroll
+    for (int j = 0; j < DEC_THREADS / 32; j++) M0 = fmaxf(M0, stat[j][g][0]), M1 = fmaxf(M1, stat[j][g + 8][0]);
+#pragma unroll
+    for (int j = 0; j < DEC_THREADS / 32; j++) {
+        if (stat[j][g][0] > -INFINITY) L0 += stat[j][g][1] * expf(stat[j][g][0] - M0);
+        if (stat[j][g + 8][0] > -INFINITY) L1 += stat[j][g + 8][1] * expf(stat[j][g + 8][0] - M1);
+    }
+    const float inv0 = 1.0f / L0, inv1 = 1.0f / L1;
+
+    // Pass 2: the scores again, their probabilities into the P tile, and P V.
+    const int dg = w & 3, ph = w >> 2;
+    float o[D / 32][4];
+#pragma unroll
+    for (int j = 0; j < D / 32; j++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) o[j][e] = 0;
+    for (int it = 0; it < ntile; it++) {
+        if (it + 1 < ntile) {
+            const int off = ((it + 1) & 1) * stage, t0 = (it + 1) * DEC_K;
+            dec_load<D>(ksm + off, k, kstride, tab, bs, t0, nkeys);
+            if (v) dec_load<D>(vsm + off, v, vstride, tab, bs, t0, nkeys);
+        }
+        tc_commit();
+        tc_wait1();
+        __syncthreads();
+        const uint8_t* ks = ksm + (it & 1) * stage;
+        const uint8_t* vs = vsm + (it & 1) * stage;
+        float sc[4];
+        dec_scores<D>(sc, qsm, ks, it * DEC_K, nkeys, scale);
+        const int col = 16 * w + 4 * tig;  // byte offset of positions 8w + 2*tig, +1
+        *(uint32_t*)(psm + g * DEC_PLD + col) = tc_prob(sc[0], M0, inv0) | (tc_prob(sc[1], M0, inv0) << 16);
+        *(uint32_t*)(psm + (g + 8) * DEC_PLD + col) = tc_prob(sc[2], M1, inv1) | (tc_prob(sc[3], M1, inv1) << 16);
+        __syncthreads();
+        if (it * DEC_K + 32 * ph < nkeys) {  // else the half's positions are all past the end
+#pragma unroll
+            for (int c = 2 * ph; c < 2 * ph + 2; c++) {
+                uint32_t pa[4];
+                tc_ldsm(pa, psm + (lane & 15) * DEC_PLD + 32 * c + 16 * (lane >> 4));
+#pragma unroll
+                for (int jj = 0; jj < D / 64; jj++) {
+                    uint32_t b[4];
+                    tc_ldsm_t(b, vs + tc_off<D>(16 * c + (lane & 7) + (((lane >> 3) & 1) << 3),
+                                                (D / 32) * dg + 2 * jj + (lane >> 4)));
+                    tc_mma(o[2 * jj], pa, b[0], b[1]);
+                    tc_mma(o[2 * jj + 1], pa, b[2], b[3]);
+                }
+            }
+        }
+        __syncthreads();
+    }
+    asm volatile("cp.async.wait_all;" ::: "memory");
+    __syncthreads();
+    // The second half's sums meet the first's in the K tiles' space, then rows g and g+8,
+    // dims D/4*dg + 8j + 2*(lane%4) and the next, are written.
+    float* red = (float*)ksm;  // [16][D]
+    const int d0 = (D / 4) * dg + 2 * tig;
+    if (ph == 1)
+#pragma unroll
+        for (int j = 0; j < D / 32; j++) {
+            *(float2*)(red + g * D + d0 + 8 * j) = make_float2(o[j][0], o[j][1]);
+            *(float2*)(red + (g + 8) * D + d0 + 8 * j) = make_float2(o[j][2], o[j][3]);
+        }
+    __syncthreads();
+    if (ph == 1) return;
+#pragma unroll
+    for (int j = 0; j < D / 32; j++) {
+        const float2 ra = *(const float2*)(red + g * D + d0 + 8 * j);
+        const float2 rb = *(const float2*)(red + (g + 8) * D + d0 + 8 * j);
+        if (g < nr) *(float2*)(dst0 + g * dstep + d0 + 8 * j) = make_float2(o[j][0] + ra.x, o[j][1] + ra.y);
+        if (g + 8 < nr) *(float2*)(dst0 + (g + 8) * dstep + d0 + 8 * j) = make_float2(o[j][2] + rb.x, o[j][3] + rb.y);
+    }
+}
+
+// attention_mla: grid (n, ceil(H/16)); block y takes heads 16y.. of token x. k [rows,
+// 576] F16 (kstride halves), the values the same rows; q and dst head-major [H*n, 576].
+extern "C" __global__ void __launch_bounds__(DEC_THREADS)
+attention_mla(float* dst, i64 dstride, const float* q, i64 qstride, const uint16_t* k, i64 kstride, const int* pos,
+              float scale, const int* table, int tcols, const int* seq, int bs, int n, int H) {
+    pdl_entry();
+    extern __shared__ __align__(16) uint8_t dec_raw[];
+    __shared__ float stat[DEC_THREADS / 32][16][2];
+    const int i = blockIdx.x, h0 = 16 * blockIdx.y;
+    const int* tab = table ? table + (i64)seq[i] * tcols : 0;
+    dec_attend<576>(dec_raw, stat, dst + (i64)(h0 * n + i) * dstride, (i64)n * dstride, q + (i64)(h0 * n + i) * qstride,
+                    (i64)n * qstride, min(16, H - h0), k, kstride, nullptr, 0, tab, bs, pos[i] + 1, scale);
+}
+
+// attention_decD: grid (n, nkv); block (i, kvh) takes the G = nhead/nkv query heads of
+// KV head kvh of row i. The common attention arguments (attention.cu); hd = vhd = D.
+#define DEC_KERNEL(D)                                                                                                   \
+    extern "C" __global__ void __launch_bounds__(DEC_THREADS)                                                           \
+        attention_dec##D(float* dst, i64 dstride, const float* q, i64 qstride, const uint16_t* k, i64 kstride,          \
+                         const uint16_t* v, i64 vstride, const int* pos, int nhead, int nkv, int hd, int vhd,           \
+                         float scale, const int* table, int tcols, const int* seq, int bs) {                            \
+        pdl_entry();                                                                                                    \
+        extern __shared__ __align__(16) uint8_t dec_raw[];                                                              \
+        __shared__ float stat[DEC_THREADS / 32][16][2];                                                                 \
+        const int i = blockIdx.x, kvh = blockIdx.y, G = nhead / nkv;                                                    \
+        const int* tab = table ? table + (i64)seq[i] * tcols : 0;                                                       \
+        dec_attend<D>(dec_raw, stat, dst + (i64)i * dstride + (i64)kvh * G * D, D, q + (i64)i * qstride + (i64)kvh * G * D, \
+                      D, G, k + kvh * D, kstride, v + kvh * D, vstride, tab, bs, pos[i] + 1, scale);                    \
+    }
+DEC_KERNEL(64)
+DEC_KERNEL(128)
