@@ -19,6 +19,8 @@ const (
 	// decThreads is a block's threads (DEC_THREADS), decK its key tile (DEC_K).
 	decThreads, decK = 256, 64
 	// decMinTokens is the fewest tokens (rows / HeadGroups) attention_mla is chosen for.
+	// Neither kernel is chosen with $EMBER_CUDA_NO_MMQ (results the same for every batch
+	// shape: a batch's rows then attend as one row does).
 	decMinTokens = 2
 	// decMinPairs is the fewest (row, KV head) pairs attention_decD is chosen for, when
 	// the split kernels decline.
@@ -68,7 +70,7 @@ func (b *Backend) attentionMLA(d, qt, kt, vt, pt, table, seq *tensor, tcols, bs,
 		return false
 	}
 	n := qt.rows / groups
-	if b.dec.mla == splitAuto && n < decMinTokens {
+	if b.dec.mla == splitAuto && (n < decMinTokens || b.noMMQ) {
 		return false
 	}
 	smem := decSmem(mlaDim, true)
@@ -86,7 +88,7 @@ func (b *Backend) attentionDec(args []uint64, rows, nkv, g, hd, vhd int) bool {
 	if b.dec.gqa == splitOff || hd != vhd || (hd != 64 && hd != 128) || g > decMaxG || rows <= 0 {
 		return false
 	}
-	if b.dec.gqa == splitAuto && rows*nkv < decMinPairs {
+	if b.dec.gqa == splitAuto && (rows*nkv < decMinPairs || b.noMMQ) {
 		return false
 	}
 	name := "attention_dec64"

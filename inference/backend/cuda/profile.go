@@ -71,8 +71,9 @@ const StatsEnv = "EMBER_CUDA_STATS"
 const SkipEnv = "EMBER_CUDA_SKIP"
 
 // NoMMQEnv names an environment variable: when set, every MatMul runs the mat-vec
-// kernels, whatever the batch, so that results do not depend on the batch shape (the
-// tensor-core kernel sums a row's block dots in another order). For tests.
+// kernels, whatever the batch, and attention leaves out the tensor-core decode kernels
+// (attention_dec.go), so that results do not depend on the batch shape (the tensor-core
+// kernels sum in another order). For tests.
 const NoMMQEnv = "EMBER_CUDA_NO_MMQ"
 
 type stats struct {
