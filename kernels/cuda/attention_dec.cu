@@ -28,15 +28,29 @@
 #define DEC_PLD 144  // bytes of a P row: 128 padded so that ldmatrix's eight rows miss each other's banks
 
 // dec_load copies rows t0 .. t0+DEC_K-1 (D halves each, from src) into tile sm, zeros
-// from nkeys on.
+// from nkeys on. Each warp takes whole rows (32/(D/8) at a time when a row has fewer
+// than 32 chunks), so that a row's place in the cache (its block-table entry; sh is
+// log2(bs) when bs is a power of two, else -1) is found once per row, not per chunk.
 template <int D>
-__device__ __forceinline__ void dec_load(uint8_t* sm, const uint16_t* src, i64 stride, const int* tab, int bs, int t0,
-                                         int nkeys) {
+__device__ __forceinline__ void dec_load(uint8_t* sm, const uint16_t* src, i64 stride, const int* tab, int bs, int sh,
+                                         int t0, int nkeys) {
+    constexpr int CPR = D / 8;                 // 16-byte chunks a row
+    constexpr int LPR = CPR >= 32 ? 32 : CPR;  // lanes a row
+    constexpr int RPW = 32 / LPR;              // rows a warp at once
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, cl = lane % LPR;
 #pragma unroll 2
-    for (int e = threadIdx.x; e < DEC_K * (D / 8); e += DEC_THREADS) {
-        const int r = e / (D / 8), c = e % (D / 8), t = t0 + r;
+    for (int r = w * RPW + lane / LPR; r < DEC_K; r += (DEC_THREADS / 32) * RPW) {
+        const int t = t0 + r;
         const bool ok = t < nkeys;
-        tc_cp16(sm + tc_off<D>(r, c), ok ? src + tc_row(tab, bs, t) * stride + 8 * c : src, ok);
+        i64 row = t;
+        if (!ok)
+            row = 0;
+        else if (tab)
+            row = sh >= 0 ? (i64)tab[t >> sh] * bs + (t & (bs - 1)) : (i64)tab[t / bs] * bs + t % bs;
+        const uint16_t* base = src + row * stride;
+        uint8_t* drow = sm + r * (2 * D);
+#pragma unroll
+        for (int c = cl; c < CPR; c += LPR) tc_cp16(drow + ((c ^ (r & 7)) << 4), base + 8 * c, ok);
     }
 }
 
@@ -86,7 +100,8 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
     const int stage = 2 * DEC_K * D;
     const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, g = lane >> 2, tig = lane & 3;
     const int ntile = (nkeys + DEC_K - 1) / DEC_K;
-    dec_load<D>(ksm, k, kstride, tab, bs, 0, nkeys);
+    const int sh = (bs & (bs - 1)) == 0 ? __ffs(bs) - 1 : -1;
+    dec_load<D>(ksm, k, kstride, tab, bs, sh, 0, nkeys);
     tc_commit();
     for (int e = tid; e < 16 * (D / 8); e += DEC_THREADS) {
         const int r = e / (D / 8), c = e % (D / 8);
@@ -102,7 +117,7 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
     // Pass 1: this warp's max m and sum s (against m) of rows g and g+8.
     float m0 = -INFINITY, m1 = -INFINITY, s0 = 0, s1 = 0;
     for (int it = 0; it < ntile; it++) {
-        if (it + 1 < ntile) dec_load<D>(ksm + ((it + 1) & 1) * stage, k, kstride, tab, bs, (it + 1) * DEC_K, nkeys);
+        if (it + 1 < ntile) dec_load<D>(ksm + ((it + 1) & 1) * stage, k, kstride, tab, bs, sh, (it + 1) * DEC_K, nkeys);
         tc_commit();
         tc_wait1();
         __syncthreads();
@@ -130,8 +145,8 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
         stat[w][g][0] = m0, stat[w][g][1] = s0;
         stat[w][g + 8][0] = m1, stat[w][g + 8][1] = s1;
     }
-    dec_load<D>(ksm, k, kstride, tab, bs, 0, nkeys);
-    if (v) dec_load<D>(vsm, v, vstride, tab, bs, 0, nkeys);
+    dec_load<D>(ksm, k, kstride, tab, bs, sh, 0, nkeys);
+    if (v) dec_load<D>(vsm, v, vstride, tab, bs, sh, 0, nkeys);
     tc_commit();
     __syncthreads();
     float M0 = -INFINITY, M1 = -INFINITY, L0 = 0, L1 = 0;
@@ -154,8 +169,8 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
     for (int it = 0; it < ntile; it++) {
         if (it + 1 < ntile) {
             const int off = ((it + 1) & 1) * stage, t0 = (it + 1) * DEC_K;
-            dec_load<D>(ksm + off, k, kstride, tab, bs, t0, nkeys);
-            if (v) dec_load<D>(vsm + off, v, vstride, tab, bs, t0, nkeys);
+            dec_load<D>(ksm + off, k, kstride, tab, bs, sh, t0, nkeys);
+            if (v) dec_load<D>(vsm + off, v, vstride, tab, bs, sh, t0, nkeys);
         }
         tc_commit();
         tc_wait1();

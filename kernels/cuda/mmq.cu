@@ -502,15 +502,18 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
 // mmq_run_*: a uniform run of products (per-head projections): product h multiplies the
 // matrix estride bytes after product h-1's by r activation rows (rows h*r.. of X, or with
 // shared rows 0..r-1 for every h) into dst rows h*r..; grid (ceil(M/128), heads *
-// ceil(r/64)).
+// ceil(r/64) * nsplit), the K steps divided among nsplit blocks a tile as mmq_* divides
+// them (partial sums in part, heads*r rows of M, for mmq_reduce).
 #define MMQ_RUN(NAME, T)                                                                                              \
     extern "C" __global__ void __launch_bounds__(MQ_NT, 1)                                                            \
         mmq_run_##NAME(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride, float* D, i64 dstride, int M,    \
-                       int K, int r, i64 estride, int shared) {                                                       \
+                       int K, int r, i64 estride, int shared, float* part, int nsplit) {                              \
         pdl_entry();                                                                                                  \
-        const int tph = (r + MQ_TN - 1) / MQ_TN, h = blockIdx.y / tph, c = blockIdx.y % tph;                          \
+        const int tiles = gridDim.y / nsplit, ty = blockIdx.y % tiles, tph = (r + MQ_TN - 1) / MQ_TN;                \
+        const int h = ty / tph, c = ty % tph;                                                                         \
         const MqCols cols = {h * r + c * MQ_TN, min(MQ_TN, r - c * MQ_TN), nullptr, 1, shared ? h * r : 0};          \
-        mmq<T, 3>(W + (i64)h * estride, wstride, X, xstride, D, dstride, M, K, cols, nullptr, 0, 0, 1);              \
+        mmq<T, 3>(W + (i64)h * estride, wstride, X, xstride, D, dstride, M, K, cols, part, tiles / tph * r,          \
+                  blockIdx.y / tiles, nsplit);                                                                        \
     }
 MMQ(q4_k, T_Q4_K)
 MMQ(q6_k, T_Q6_K)

@@ -11,7 +11,7 @@ import (
 // testHeadProducts: per-head products as an MLA model issues them. MatMulGroups: views
 // of one stacked weight, each on its head's rows of a head-major input into its head's
 // rows of one output, 1, 3, 20 and 70 rows per head (a GPU's tensor-core tiles take 64
-// rows). MatMulShared: one and 20 activation rows through the interleaved per-head views
+// rows). MatMulShared: 1, 20 and 70 activation rows through the interleaved per-head views
 // of one matrix's two parts (q_nope, q_pe). A backend may run each as one launch; it
 // must equal a MatMul per head.
 func testHeadProducts(p *pair) {
@@ -33,7 +33,7 @@ func testHeadProducts(p *pair) {
 		}
 		const a, b = 16, 8
 		wr, wb := p.weight(typ, H*(a+b), k, p.randn(H*(a+b)*k, 0.05))
-		for _, nx := range []int{1, 20} {
+		for _, nx := range []int{1, 20, 70} {
 			xr, xb := p.input(p.randn(nx*k, 1), nx, k)
 			oa, ob := p.output(H*nx, a), p.output(H*nx, b)
 			var projs []backend.Proj

@@ -225,10 +225,26 @@ func (b *Backend) mmqRunTakes(ps []product, shared bool) (int64, bool) {
 // mmqRun computes the uniform run ps (es bytes between matrices) from the quantized
 // activation xq (rows of xstride bytes) in one mmq_run launch: product h reads rows
 // h*r.. of the activation from ps[0].row0, or with shared rows 0..r-1, r = its rows.
+// The K steps are divided among blocks (partial sums, then mmq_reduce) as mmq divides a
+// product's when the tiles would not fill the GPU.
 func (b *Backend) mmqRun(ps []product, es int64, xq uint64, xstride int, shared bool) {
 	p0 := ps[0]
 	w, r := p0.w, p0.d.rows
-	b.launch("mmq_run_"+suffix[w.typ], (w.rows+mmqTM-1)/mmqTM, len(ps)*((r+mmqTN-1)/mmqTN), mmqThreads,
-		mmqStages*mmqStageBytes(w.typ), ptr(w), i64(w.stride), xq+uint64(p0.row0*xstride), i64(xstride), ptr(p0.d),
-		i64(p0.d.cols), i64(w.rows), i64(w.cols), i64(r), uint64(es), i64(b2i(shared)))
+	mt, tiles, N := (w.rows+mmqTM-1)/mmqTM, len(ps)*((r+mmqTN-1)/mmqTN), len(ps)*r
+	splits := mmqSplits(mt, tiles, (w.cols+255)/256)
+	if tiles*splits > maxGridY {
+		splits = 1
+	}
+	var part uint64
+	if splits > 1 {
+		if part = b.scratchFor(&b.mmqPart, 4*splits*N*w.rows); part == 0 {
+			return // the allocation failure is recorded
+		}
+	}
+	b.launch("mmq_run_"+suffix[w.typ], mt, tiles*splits, mmqThreads, mmqStages*mmqStageBytes(w.typ), ptr(w),
+		i64(w.stride), xq+uint64(p0.row0*xstride), i64(xstride), ptr(p0.d), i64(p0.d.cols), i64(w.rows), i64(w.cols),
+		i64(r), uint64(es), i64(b2i(shared)), part, i64(splits))
+	if splits > 1 {
+		b.launch("mmq_reduce", blocks(N*w.rows), 1, 256, 0, ptr(p0.d), i64(p0.d.cols), part, i64(w.rows), i64(N), i64(splits))
+	}
 }

@@ -137,7 +137,8 @@ func TestMMQQueueHeadProducts(t *testing.T) {
 
 // TestMMQQueueSharedHeadProjections: DeepSeek-V2-Lite's per-head q_nope and q_pe
 // projections of a batch (views of attn_q interleaved, every head reading the same rows)
-// are two mmq_run launches after one rounding, not two launches a head.
+// are two mmq_run launches after one rounding, not two launches a head; 16 heads of 64
+// rows are 16 tiles, so each run's K steps are split and summed by mmq_reduce.
 func TestMMQQueueSharedHeadProjections(t *testing.T) {
 	const H, nope, rope, K, n = 16, 128, 64, 2048, 64
 	q := newMMQQueue("quant_q8_k", "mmq_q4_k", "mmq_run_q4_k", "mmq_reduce")
@@ -149,7 +150,7 @@ func TestMMQQueueSharedHeadProjections(t *testing.T) {
 			backend.Proj{Dst: q.View(qp, h*n, n), W: q.View(w, h*(nope+rope)+nope, rope)})
 	}
 	q.MatMulShared(x, projs)
-	if got, want := q.names(), []string{"quant_q8_k", "mmq_run_q4_k", "mmq_run_q4_k"}; !slices.Equal(got, want) {
+	if got, want := q.names(), []string{"quant_q8_k", "mmq_run_q4_k", "mmq_reduce", "mmq_run_q4_k", "mmq_reduce"}; !slices.Equal(got, want) {
 		t.Errorf("queued %v, want %v", got, want)
 	}
 }

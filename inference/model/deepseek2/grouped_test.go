@@ -62,10 +62,18 @@ func TestCUDAGroupedMoE(t *testing.T) {
 					return run(t, m, c, model.Batch{Tokens: toks, Pos: positions(0, n), AllLogits: true})
 				}
 				got := f(dev)
-				for _, ref := range []struct {
+				refs := []struct {
 					what string
 					m    model.Model
-				}{{"the host path", host}, {"the mat-vec kernels", matVec}} {
+				}{{"the host path", host}, {"the mat-vec kernels", matVec}}
+				if n > len(prompt) {
+					// Over the long prompt a router near-tie somewhere flips an expert
+					// between kernels that share no summation order, and that moves every
+					// later position: only the host path (the same kernels but for the
+					// routing) is held to the bound there.
+					refs = refs[:1]
+				}
+				for _, ref := range refs {
 					want := f(ref.m)
 					var worst float64
 					for i := 0; i < n; i++ {
