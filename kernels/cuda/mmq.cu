@@ -181,10 +181,6 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int g = lane >> 2, tig = lane & 3;
     const int wm0 = (warp & 3) * 32, wn0 = (warp >> 2) * 32;
-    // nv: the activation rows of this warp's 32 that the tile has (a mixture of experts'
-    // tile holds one expert's pairs, often a few). The work of the 8-row n-tiles past
-    // them is skipped (warp-uniform), and a warp with none skips the step's products.
-    const int nv = cols.n - wn0;
     const int row0 = blockIdx.x * MQ_TM;
     const int nsteps = (K + 255) / 256, per = (nsteps + nsplit - 1) / nsplit;
     const int s0 = split * per, s1 = min(nsteps, s0 + per);
@@ -227,7 +223,6 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
         auto loadB = [&](int c, uint32_t(&B)[4][2]) {
 #pragma unroll
             for (int nj = 0; nj < 2; nj++) {
-                if (16 * nj >= nv) break;
                 uint32_t r[4];
                 ldsm_x4(r, xq + (wn0 + 16 * nj + (lane & 7) + 8 * (lane >> 4)) * MQ_XLD + 32 * c + 16 * ((lane >> 3) & 1));
                 B[2 * nj][0] = r[0];
@@ -237,9 +232,7 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
             }
         };
 
-        if (nv <= 0) {
-            // no activation rows in this warp's half of the tile
-        } else if (T == T_Q4_K) {
+        if (T == T_Q4_K) {
             // Scales and mins of this lane's rows (mi, h): getScaleMinK4 of header bytes
             // 4..15, a byte each, sub-blocks 0-3 in word 0 and 4-7 in word 1.
             uint32_t scw[2][2][2], mw[2][2][2];
@@ -289,7 +282,7 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
                         Am[0] = Am[2] = (uint32_t)sc8(mw[mi][0][c >> 2], c & 3) * 0x01010101u;
                         Am[1] = Am[3] = (uint32_t)sc8(mw[mi][1][c >> 2], c & 3) * 0x01010101u;
 #pragma unroll
-                        for (int ni = 0; ni < 4; ni++) if (8 * ni < nv) {
+                        for (int ni = 0; ni < 4; ni++) {
                             int C[4] = {0, 0, 0, 0};
                             mma_k32(C, A, B[ni][0], B[ni][1]);
                             mma_k32(mins[mi][ni], Am, B[ni][0], B[ni][1]);
@@ -309,7 +302,7 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
                     const uint32_t dd = lds32(st + (wm0 + 16 * mi + g + 8 * h) * WLD);
                     const float d = h2f(dd & 0xffff), dmin = h2f(dd >> 16);
 #pragma unroll
-                    for (int ni = 0; ni < 4; ni++) if (8 * ni < nv)
+                    for (int ni = 0; ni < 4; ni++)
 #pragma unroll
                         for (int o = 0; o < 2; o++) {
                             const float yd = ((const float*)(xe + (wn0 + 8 * ni + 2 * tig + o) * XEX))[step & 3];
@@ -356,7 +349,7 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
                         const int sa0 = (int)(int8_t)sr[0], sa1 = (int)(int8_t)sr[1];
                         const int sb0 = (int)(int8_t)sr[8 * WLD], sb1 = (int)(int8_t)sr[8 * WLD + 1];
 #pragma unroll
-                        for (int ni = 0; ni < 4; ni++) if (8 * ni < nv) {
+                        for (int ni = 0; ni < 4; ni++) {
                             int C0[4] = {0, 0, 0, 0}, C1[4] = {0, 0, 0, 0};
                             mma_k16(C0, A[0], A[1], B[ni][0]);
                             mma_k16(C1, A[2], A[3], B[ni][1]);
@@ -375,7 +368,7 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
                     const uint8_t* wrow = st + (wm0 + 16 * mi + g + 8 * h) * WLD;
                     const float d = h2f(*(const uint16_t*)(wrow + 208 + 2 * (step & 7)));
 #pragma unroll
-                    for (int ni = 0; ni < 4; ni++) if (8 * ni < nv)
+                    for (int ni = 0; ni < 4; ni++)
 #pragma unroll
                         for (int o = 0; o < 2; o++) {
                             const int col = wn0 + 8 * ni + 2 * tig + o;
@@ -420,14 +413,14 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
                         }
                     loadB(c, B);
 #pragma unroll
-                    for (int ni = 0; ni < 4; ni++) if (8 * ni < nv)
+                    for (int ni = 0; ni < 4; ni++)
 #pragma unroll
                         for (int o = 0; o < 2; o++)
                             xd[ni][o] = ((const float*)(xe + (wn0 + 8 * ni + 2 * tig + o) * XEX))[c];
 #pragma unroll
                     for (int mi = 0; mi < 2; mi++)
 #pragma unroll
-                        for (int ni = 0; ni < 4; ni++) if (8 * ni < nv) {
+                        for (int ni = 0; ni < 4; ni++) {
                             int C[4] = {0, 0, 0, 0};
                             mma_k32(C, A[mi], B[ni][0], B[ni][1]);
 #pragma unroll
@@ -450,13 +443,13 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
                     for (int h = 0; h < 2; h++)
                         wd[mi][h] = h2f(*(const uint16_t*)(st + (wm0 + 16 * mi + g + 8 * h) * WLD + 256 + 2 * c));
 #pragma unroll
-                for (int ni = 0; ni < 4; ni++) if (8 * ni < nv)
+                for (int ni = 0; ni < 4; ni++)
 #pragma unroll
                     for (int o = 0; o < 2; o++) xd[ni][o] = ((const float*)(xe + (wn0 + 8 * ni + 2 * tig + o) * XEX))[c];
 #pragma unroll
                 for (int mi = 0; mi < 2; mi++)
 #pragma unroll
-                    for (int ni = 0; ni < 4; ni++) if (8 * ni < nv) {
+                    for (int ni = 0; ni < 4; ni++) {
                         int C[4] = {0, 0, 0, 0};
                         mma_k32(C, A[mi], B[ni][0], B[ni][1]);
 #pragma unroll
