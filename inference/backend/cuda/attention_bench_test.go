@@ -1,12 +1,10 @@
 package cuda_test
 
 import (
-	"context"
 	"math"
 	"math/rand/v2"
 	"os"
 	"testing"
-	"time"
 
 	"ember/inference/backend"
 	"ember/inference/backend/cuda"
@@ -14,11 +12,12 @@ import (
 )
 
 // TestBatchedDecodeAttention times one batched decode step's attention over a paged
-// cache (block size 16, blocks shuffled): Llama-3.1-8B's shapes (64 sequences, 32 query
-// heads on 8 KV heads of 128 dims) and DeepSeek-V2-Lite's latent attention (one 576-dim
-// KV head shared by 16 query heads; the model's head-major rows, one a (head, token)),
-// each with the kernel the backend picks and with split attention forced. It runs only
-// with EMBER_CUDA_BENCH set.
+// cache (block size 16, blocks shuffled): Llama-3.1-8B's shapes (1 to 64 sequences, 32
+// query heads on 8 KV heads of 128 dims) and DeepSeek-V2-Lite's latent attention (one
+// 576-dim KV head shared by 16 query heads; the model's head-major rows, one a (head,
+// token)), with the kernel the backend picks, with the tensor-core decode kernels off
+// (attention_dec.go), and with split attention forced. It runs only with
+// EMBER_CUDA_BENCH set.
 func TestBatchedDecodeAttention(t *testing.T) {
 	if os.Getenv("EMBER_CUDA_BENCH") == "" {
 		t.Skip("set EMBER_CUDA_BENCH=1 to measure")
@@ -128,17 +127,5 @@ func timeAttention(t *testing.T, be backend.Backend, seqs, heads, nkv, hd, vhd, 
 	if headMajor {
 		a.HeadGroups = heads
 	}
-	run := func(reps int) time.Duration {
-		t0 := time.Now()
-		for r := 0; r < reps; r++ {
-			be.Attention(d, q, k, v, pt, a)
-		}
-		if err := be.Sync(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		return time.Since(t0)
-	}
-	run(2)
-	const reps = 20
-	return run(reps).Seconds() / reps * 1e6
+	return timeQueued(t, be, func() { be.Attention(d, q, k, v, pt, a) })
 }

@@ -196,10 +196,16 @@ func TestPrefillProducts(t *testing.T) {
 
 // timeProduct is the mean time of one MatMul in microseconds, after two to warm up.
 func timeProduct(t *testing.T, be backend.Backend, d, w, x backend.Tensor) float64 {
+	return timeQueued(t, be, func() { be.MatMul(d, w, x) })
+}
+
+// timeQueued is the mean time of one call of op in microseconds: 20 calls queued, then
+// a Sync, after two to warm up.
+func timeQueued(t *testing.T, be backend.Backend, op func()) float64 {
 	run := func(reps int) time.Duration {
 		t0 := time.Now()
 		for r := 0; r < reps; r++ {
-			be.MatMul(d, w, x)
+			op()
 		}
 		if err := be.Sync(context.Background()); err != nil {
 			t.Fatal(err)
