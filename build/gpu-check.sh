@@ -3,7 +3,8 @@
 # NVIDIA GPU and its driver: the backend's tests (conformance against the reference,
 # fused kernels, cuBLASLt, top-k, PDL), the llama.cpp goldens on the GPU (with products on
 # Ember's kernels and forced onto cuBLASLt), deepseek2's GPU tests; then the benchmarks
-# of the README (build/bench-cuda.sh, which also runs the serving figures).
+# of the README (build/bench-cuda.sh, which also runs the serving figures) and the decode
+# attention timings of inference/backend/cuda/NOTES.md.
 #
 #   build/dev-build.sh               # where Go is: bin/dev/{ember,cuda.test,archs.test,deepseek2.test}.gz
 #   build/gpu-check.sh [tests|bench] # on the GPU machine, from the repository root (both by default)
@@ -24,6 +25,8 @@ if [ "$what" != bench ]; then
 	(cd inference/model/deepseek2 && "$R/bin/dev/deepseek2.test" -test.run 'CUDA') || status=1
 fi
 if [ "$what" != tests ]; then
+	# one layer's batched decode attention (8B and V2-Lite latent shapes), kernel by kernel
+	(cd inference/backend/cuda && EMBER_CUDA_BENCH=1 "$R/bin/dev/cuda.test" -test.run 'TestBatchedDecodeAttention' -test.v | grep ' us (')
 	build/bench-cuda.sh bin/dev/ember
 	PRESETS=deepseek-v2-lite FTYPES=q4_k_m build/bench-cuda.sh bin/dev/ember
 fi
