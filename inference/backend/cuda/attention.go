@@ -65,7 +65,7 @@ func (b *Backend) Attention(dst, q, k, v, pos backend.Tensor, p backend.Attentio
 		// recorded from them) change once every maxLenStep positions.
 		nmax = min(nmax, (p.MaxLen+maxLenStep-1)/maxLenStep*maxLenStep)
 	}
-	// Head-major rows of one latent KV head: a token's heads together (attention_mla.go).
+	// Head-major rows of one latent KV head: a token's heads together (attention_dec.go).
 	if b.attentionMLA(d, qt, kt, vt, pt, table, seq, tcols, bs, p.HeadGroups, p.Scale, p.NHead, p.NKVHead,
 		p.HeadDim, p.VHeadDim) {
 		return

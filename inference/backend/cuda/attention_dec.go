@@ -18,12 +18,11 @@ const (
 	mlaDim = 576
 	// decThreads is a block's threads (DEC_THREADS), decK its key tile (DEC_K).
 	decThreads, decK = 256, 64
-	// decMinTokens is the fewest tokens (rows / HeadGroups) attention_mla is chosen for.
-	// Neither kernel is chosen with $EMBER_CUDA_NO_MMQ (results the same for every batch
-	// shape: a batch's rows then attend as one row does).
-	// One block a token leaves most of the GPU idle for a few tokens: on the H200 at
-	// ~600 positions attention_mla took ~68 us for 1 to 64 tokens, the split kernels 29
-	// us for one token and 60 for four (about 10 more a token).
+	// decMinTokens is the fewest tokens (rows / HeadGroups) attention_mla is chosen for:
+	// one block a token leaves most of the GPU idle for a few tokens (on the H200 at ~600
+	// positions attention_mla took ~68 us for 1 to 64 tokens, the split kernels 29 us for
+	// one token and 60 for four). Neither kernel is chosen by itself with
+	// $EMBER_CUDA_NO_MMQ, so that a batch's rows attend as one row does.
 	decMinTokens = 6
 	// decMinPairs is the fewest (row, KV head) pairs attention_decD is chosen for, when
 	// the split kernels decline.

@@ -157,13 +157,21 @@ func (b *Backend) sharedRuns(xt *tensor, projs []backend.Proj) bool {
 	if (xt.rows != 1 && xt.rows < mmqMinRows) || len(projs) < 4 {
 		return false
 	}
-	runOK := func(run []product) bool {
+	// A run of one row goes to mmv_id, of mmqMinRows or more to mmq_run; es is the byte
+	// distance between its matrices.
+	type run struct {
+		ps []product
+		es int64
+	}
+	runOf := func(ps []product) (run, bool) {
+		var es int64
+		var ok bool
 		if xt.rows == 1 {
-			_, ok := uniform(run, true)
-			return ok
+			es, ok = uniform(ps, true)
+		} else {
+			es, ok = b.mmqRunTakes(ps, true)
 		}
-		_, ok := b.mmqRunTakes(run, true)
-		return ok
+		return run{ps, es}, ok
 	}
 	ps := make([]product, len(projs))
 	for i, p := range projs {
@@ -171,8 +179,9 @@ func (b *Backend) sharedRuns(xt *tensor, projs []backend.Proj) bool {
 		checkMatMul(d, w, xt)
 		ps[i] = product{d, w, 0}
 	}
-	runs := [][]product{ps}
-	if !runOK(ps) {
+	all, ok := runOf(ps)
+	runs := []run{all}
+	if !ok {
 		if len(ps)%2 != 0 {
 			return false
 		}
@@ -184,27 +193,26 @@ func (b *Backend) sharedRuns(xt *tensor, projs []backend.Proj) bool {
 				od = append(od, p)
 			}
 		}
-		if !runOK(ev) || !runOK(od) {
+		re, ok1 := runOf(ev)
+		ro, ok2 := runOf(od)
+		if !ok1 || !ok2 {
 			return false
 		}
-		runs = [][]product{ev, od}
+		runs = []run{re, ro}
 	}
 	var q quants
 	for _, p := range ps {
 		q.get(b, xt, partner(p.w.typ))
 	}
-	for _, run := range runs {
-		xq, stride := q.get(b, xt, partner(run[0].w.typ))
-		if xq == 0 {
-			continue
+	for _, r := range runs {
+		xq, stride := q.get(b, xt, partner(r.ps[0].w.typ))
+		switch {
+		case xq == 0:
+		case xt.rows == 1:
+			b.mmvRun(r.ps, r.es, xq, stride, true)
+		default:
+			b.mmqRun(r.ps, r.es, xq, stride, true)
 		}
-		if xt.rows == 1 {
-			es, _ := uniform(run, true)
-			b.mmvRun(run, es, xq, stride, true)
-			continue
-		}
-		es, _ := b.mmqRunTakes(run, true)
-		b.mmqRun(run, es, xq, stride, true)
 	}
 	return true
 }
@@ -216,10 +224,10 @@ func (b *Backend) mmqRunTakes(ps []product, shared bool) (int64, bool) {
 		return 0, false
 	}
 	es, ok := uniformRun(ps, shared)
-	if ok && ps[0].w.typ != quant.Q4_K && ps[0].w.typ != quant.Q6_K && es%8 != 0 {
+	if !ok || es%8 != 0 { // the kernels copy 8-byte pieces at the least (mmqTakes)
 		return 0, false
 	}
-	return es, ok
+	return es, true
 }
 
 // mmqRun computes the uniform run ps (es bytes between matrices) from the quantized
@@ -235,16 +243,12 @@ func (b *Backend) mmqRun(ps []product, es int64, xq uint64, xstride int, shared 
 	if tiles*splits > maxGridY {
 		splits = 1
 	}
-	var part uint64
-	if splits > 1 {
-		if part = b.scratchFor(&b.mmqPart, 4*splits*N*w.rows); part == 0 {
-			return // the allocation failure is recorded
-		}
+	part, ok := b.mmqParts(splits, N, w.rows)
+	if !ok {
+		return
 	}
 	b.launch("mmq_run_"+suffix[w.typ], mt, tiles*splits, mmqThreads, mmqStages*mmqStageBytes(w.typ), ptr(w),
 		i64(w.stride), xq+uint64(p0.row0*xstride), i64(xstride), ptr(p0.d), i64(p0.d.cols), i64(w.rows), i64(w.cols),
 		i64(r), uint64(es), i64(b2i(shared)), part, i64(splits))
-	if splits > 1 {
-		b.launch("mmq_reduce", blocks(N*w.rows), 1, 256, 0, ptr(p0.d), i64(p0.d.cols), part, i64(w.rows), i64(N), i64(splits))
-	}
+	b.mmqReduce(p0.d, part, w.rows, N, splits)
 }

@@ -96,16 +96,31 @@ func (b *Backend) mmq(d, w *tensor, xq uint64, xstride, n int) bool {
 			return false
 		}
 	}
-	var part uint64
-	if splits > 1 {
-		if part = b.scratchFor(&b.mmqPart, 4*splits*n*w.rows); part == 0 {
-			return true // the allocation failure is recorded
-		}
+	part, ok := b.mmqParts(splits, n, w.rows)
+	if !ok {
+		return true // the allocation failure is recorded
 	}
 	b.launch("mmq_"+suffix[w.typ], mt, nt*splits, mmqThreads, mmqStages*mmqStageBytes(w.typ), ptr(w), i64(w.stride), xq,
 		i64(xstride), ptr(d), i64(d.cols), i64(w.rows), i64(w.cols), i64(n), part, i64(nt))
-	if splits > 1 {
-		b.launch("mmq_reduce", blocks(n*w.rows), 1, 256, 0, ptr(d), i64(d.cols), part, i64(w.rows), i64(n), i64(splits))
-	}
+	b.mmqReduce(d, part, w.rows, n, splits)
 	return true
+}
+
+// mmqParts returns the partial sums' scratch of a product of n rows of m outputs whose
+// K steps are divided among splits blocks (0 for one split); false when it could not be
+// had (the failure is recorded).
+func (b *Backend) mmqParts(splits, n, m int) (uint64, bool) {
+	if splits <= 1 {
+		return 0, true
+	}
+	part := b.scratchFor(&b.mmqPart, 4*splits*n*m)
+	return part, part != 0
+}
+
+// mmqReduce adds the splits' partial sums into d's n rows of m (in split order), when
+// there is more than one.
+func (b *Backend) mmqReduce(d *tensor, part uint64, m, n, splits int) {
+	if splits > 1 {
+		b.launch("mmq_reduce", blocks(n*m), 1, 256, 0, ptr(d), i64(d.cols), part, i64(m), i64(n), i64(splits))
+	}
 }
