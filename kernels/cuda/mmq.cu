@@ -4,8 +4,9 @@
 // the int8 sub-block sums come from mma.sync (exact int32, as the reference's integer
 // sums), then each block's float formula is that of quant.Dot.
 //
-// A block of 256 threads (8 warps, 4 x 2) computes a tile of 128 weight rows x 64
-// activation rows, 256 elements of K (one super-block) a step. The raw blocks of each
+// A block of 256 threads (8 warps) computes a tile of 128 weight rows x TN activation
+// rows, 256 elements of K (one super-block) a step: TN = 64 (warps 4 x 2 of 32 x 32),
+// or for a mixture of experts' few pairs an expert, 16 (8 x 1 of 16 x 16) or 8 (of 16 x 8). The raw blocks of each
 // step are copied to shared memory with cp.async, several steps in flight; each warp
 // builds its int8 fragments of a 32 x 32 sub-tile straight from the raw weight quants
 // (ldmatrix for the int8 rows) and takes the scales from the raw block headers. K must be
@@ -20,11 +21,11 @@
 // Grid: (ceil(M / 128), ceil(n / 64) * splits). With splits > 1 the steps are divided
 // among the y blocks of a tile, which write partial sums part[split][n][M] that
 // mmq_reduce adds in split order (deterministic); with one split they write dst.
-// Dynamic shared memory: 3 * mq_stage_bytes<T>() (mmq.go computes the same).
+// Dynamic shared memory: mq_stages * mq_stage_bytes (mmq.go computes the same).
 #include "common.cuh"
 
 #define MQ_TM 128  // weight rows a block
-#define MQ_TN 64   // activation rows a block
+#define MQ_TN 64   // activation rows a block (mmq_, mmq_run_; mmq_id_ also 16 and 8)
 #define MQ_NT 256  // threads
 #define MQ_XLD 272  // activation quants row: 256 bytes padded for conflict-free ldmatrix
 
@@ -47,8 +48,21 @@ __host__ __device__ constexpr int mq_bb() { return T == T_Q5_0 ? 22 : 18; }
 // partner of Q8_0, Q5_0 and Q4_0 weights) the 8 float scales.
 template <int T>
 __host__ __device__ constexpr int mq_xex() { return T == T_Q8_0 || mq_legacy<T>() ? 32 : 16; }
-template <int T>
-__host__ __device__ constexpr int mq_stage_bytes() { return MQ_TM * mq_wld<T>() + MQ_TN * (MQ_XLD + mq_xex<T>()); }
+template <int T, int TN = MQ_TN>
+__host__ __device__ constexpr int mq_stage_bytes() { return MQ_TM * mq_wld<T>() + TN * (MQ_XLD + mq_xex<T>()); }
+// mq_stages: the steps in flight, 3, or 2 for the narrow tiles of types whose 3 stages
+// would not let two blocks share an SM (Q6_K, Q8_0: 240- and 272-byte rows); mmq.go's
+// mmqStagesFor says the same.
+template <int T, int TN>
+__host__ __device__ constexpr int mq_stages() { return TN < MQ_TN && mq_wld<T>() >= 240 ? 2 : 3; }
+// A tile of TN columns: each warp computes MI x NI fragments (16 x 8 each), the warps
+// MQ_TM / (16 MI) along M and TN / (8 NI) along N.
+template <int TN>
+__host__ __device__ constexpr int mq_ni() { return TN >= 32 ? 4 : TN / 8; }
+template <int TN>
+__host__ __device__ constexpr int mq_wn() { return TN / (8 * mq_ni<TN>()); }
+template <int TN>
+__host__ __device__ constexpr int mq_mi() { return MQ_TM / 16 / (8 / mq_wn<TN>()); }
 
 __device__ __forceinline__ void mma_k32(int* c, const uint32_t* a, uint32_t b0, uint32_t b1) {
     asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
@@ -69,6 +83,11 @@ __device__ __forceinline__ void ldsm_x4(uint32_t* r, const void* p) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                  : "r"(a));
+}
+// ldsm_x2: two matrices, row addresses from lanes 0..15.
+__device__ __forceinline__ void ldsm_x2(uint32_t* r, const void* p) {
+    const uint32_t a = (uint32_t)__cvta_generic_to_shared(p);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];" : "=r"(r[0]), "=r"(r[1]) : "r"(a));
 }
 
 // cp16 copies 16 bytes from global to shared memory asynchronously, or writes zeros when
@@ -111,7 +130,7 @@ struct MqCols {
 
 // mq_issue starts the copies of step `step` into stage buffer st. Past K (a Q8_0 row
 // whose length is not a whole number of steps) the copies write zeros.
-template <int T>
+template <int T, int TN>
 __device__ __forceinline__ void mq_issue(uint8_t* st, const uint8_t* W, i64 wstride, int M, const uint8_t* X,
                                          i64 xstride, const MqCols& cols, int K, int row0, int step) {
     const int nb = K / 256;
@@ -151,9 +170,9 @@ __device__ __forceinline__ void mq_issue(uint8_t* st, const uint8_t* W, i64 wstr
         cp16(st + row * WLD + 16 * ch, src, ok);
     }
     uint8_t* xq = st + MQ_TM * WLD;
-    uint8_t* xe = xq + MQ_TN * MQ_XLD;
+    uint8_t* xe = xq + TN * MQ_XLD;
     constexpr int XEX = mq_xex<T>(), XCH = 16 + XEX / 16;
-    for (int i = threadIdx.x; i < MQ_TN * XCH; i += MQ_NT) {
+    for (int i = threadIdx.x; i < TN * XCH; i += MQ_NT) {
         const int col = i / XCH, ch = i % XCH;
         bool ok = col < cols.n;
         const uint8_t* xr = X + (i64)(ok ? cols.x(col) : 0) * xstride;
@@ -173,30 +192,31 @@ __device__ __forceinline__ void mq_issue(uint8_t* st, const uint8_t* W, i64 wstr
 
 // mmq computes the block's tile: weight rows row0 = blockIdx.x * MQ_TM on, activation
 // rows cols, K steps [s0, s1) of split `split` (of nsplit).
-template <int T, int MQ_STAGES>
+template <int T, int MQ_STAGES, int TN = MQ_TN>
 __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride, float* D, i64 dstride, int M,
                     int K, const MqCols cols, float* part, int N, int split, int nsplit) {
     extern __shared__ __align__(16) uint8_t mq_raw[];
-    constexpr int WLD = mq_wld<T>(), XEX = mq_xex<T>(), SB = mq_stage_bytes<T>();
+    constexpr int WLD = mq_wld<T>(), XEX = mq_xex<T>(), SB = mq_stage_bytes<T, TN>();
+    constexpr int MI = mq_mi<TN>(), NI = mq_ni<TN>(), WM = 8 / mq_wn<TN>();
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int g = lane >> 2, tig = lane & 3;
-    const int wm0 = (warp & 3) * 32, wn0 = (warp >> 2) * 32;
+    const int wm0 = (warp % WM) * 16 * MI, wn0 = (warp / WM) * 8 * NI;
     const int row0 = blockIdx.x * MQ_TM;
     const int nsteps = (K + 255) / 256, per = (nsteps + nsplit - 1) / nsplit;
     const int s0 = split * per, s1 = min(nsteps, s0 + per);
 
-    float acc[2][4][4];
+    float acc[MI][NI][4];
 #pragma unroll
-    for (int a = 0; a < 2; a++)
+    for (int a = 0; a < MI; a++)
 #pragma unroll
-        for (int b = 0; b < 4; b++)
+        for (int b = 0; b < NI; b++)
 #pragma unroll
             for (int e = 0; e < 4; e++) acc[a][b][e] = 0;
 
     // Prologue: the first MQ_STAGES-1 steps in flight (a group each, empty past the end).
 #pragma unroll
     for (int p = 0; p < MQ_STAGES - 1; p++) {
-        if (s0 + p < s1) mq_issue<T>(mq_raw + p * SB, W, wstride, M, X, xstride, cols, K, row0, s0 + p);
+        if (s0 + p < s1) mq_issue<T, TN>(mq_raw + p * SB, W, wstride, M, X, xstride, cols, K, row0, s0 + p);
         cp_commit();
     }
     for (int step = s0; step < s1; step++) {
@@ -204,40 +224,44 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
         cp_wait<MQ_STAGES - 2>();  // step's group has landed (for this thread)
         __syncthreads();           // ... for every thread; and step-1's buffer is free
         if (step + MQ_STAGES - 1 < s1)
-            mq_issue<T>(mq_raw + ((i + MQ_STAGES - 1) % MQ_STAGES) * SB, W, wstride, M, X, xstride, cols, K, row0,
+            mq_issue<T, TN>(mq_raw + ((i + MQ_STAGES - 1) % MQ_STAGES) * SB, W, wstride, M, X, xstride, cols, K, row0,
                         step + MQ_STAGES - 1);
         cp_commit();
         const uint8_t* st = mq_raw + (i % MQ_STAGES) * SB;
         const uint8_t* xq = st + MQ_TM * WLD;
-        const uint8_t* xe = xq + MQ_TN * MQ_XLD;
+        const uint8_t* xe = xq + TN * MQ_XLD;
 
-        int isum[2][4][4];
+        int isum[MI][NI][4];
 #pragma unroll
-        for (int a = 0; a < 2; a++)
+        for (int a = 0; a < MI; a++)
 #pragma unroll
-            for (int b = 0; b < 4; b++)
+            for (int b = 0; b < NI; b++)
 #pragma unroll
                 for (int e = 0; e < 4; e++) isum[a][b][e] = 0;
 
         // B fragments of 32 elements of K (c): ldmatrix from the activation rows.
-        auto loadB = [&](int c, uint32_t(&B)[4][2]) {
+        auto loadB = [&](int c, uint32_t(&B)[NI][2]) {
+            if (NI == 1) {
+                ldsm_x2(B[0], xq + (wn0 + (lane & 7)) * MQ_XLD + 32 * c + 16 * ((lane >> 3) & 1));
+                return;
+            }
 #pragma unroll
-            for (int nj = 0; nj < 2; nj++) {
+            for (int nj = 0; nj < NI / 2; nj++) {
                 uint32_t r[4];
                 ldsm_x4(r, xq + (wn0 + 16 * nj + (lane & 7) + 8 * (lane >> 4)) * MQ_XLD + 32 * c + 16 * ((lane >> 3) & 1));
                 B[2 * nj][0] = r[0];
                 B[2 * nj][1] = r[1];
-                B[2 * nj + 1][0] = r[2];
-                B[2 * nj + 1][1] = r[3];
+                B[(2 * nj + 1) % NI][0] = r[2];
+                B[(2 * nj + 1) % NI][1] = r[3];
             }
         };
 
         if (T == T_Q4_K) {
             // Scales and mins of this lane's rows (mi, h): getScaleMinK4 of header bytes
             // 4..15, a byte each, sub-blocks 0-3 in word 0 and 4-7 in word 1.
-            uint32_t scw[2][2][2], mw[2][2][2];
+            uint32_t scw[MI][2][2], mw[MI][2][2];
 #pragma unroll
-            for (int mi = 0; mi < 2; mi++)
+            for (int mi = 0; mi < MI; mi++)
 #pragma unroll
                 for (int h = 0; h < 2; h++) {
                     const uint8_t* wrow = st + (wm0 + 16 * mi + g + 8 * h) * WLD;
@@ -250,18 +274,18 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
             // mins[row][col] = sum_j m_j * (sum of x over sub-block j), on the tensor cores:
             // a weight fragment holding m_j in every byte against the same x fragments,
             // accumulated over the sub-blocks (exact int32, as the reference's bsums sum).
-            int mins[2][4][4];
+            int mins[MI][NI][4];
 #pragma unroll
-            for (int a = 0; a < 2; a++)
+            for (int a = 0; a < MI; a++)
 #pragma unroll
-                for (int b = 0; b < 4; b++)
+                for (int b = 0; b < NI; b++)
 #pragma unroll
                     for (int e = 0; e < 4; e++) mins[a][b][e] = 0;
 #pragma unroll
             for (int j = 0; j < 4; j++) {  // sub-blocks 2j (low nibbles) and 2j+1 (high) of qs[32j, 32j+32)
-                uint32_t w[2][4];
+                uint32_t w[MI][4];
 #pragma unroll
-                for (int mi = 0; mi < 2; mi++) {
+                for (int mi = 0; mi < MI; mi++) {
                     const uint8_t* ra = st + (wm0 + 16 * mi + g) * WLD + 16 + 32 * j + 4 * tig;
                     w[mi][0] = lds32(ra);
                     w[mi][1] = lds32(ra + 8 * WLD);
@@ -271,10 +295,10 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
 #pragma unroll
                 for (int hi = 0; hi < 2; hi++) {
                     const int c = 2 * j + hi;
-                    uint32_t B[4][2];
+                    uint32_t B[NI][2];
                     loadB(c, B);
 #pragma unroll
-                    for (int mi = 0; mi < 2; mi++) {
+                    for (int mi = 0; mi < MI; mi++) {
                         uint32_t A[4], Am[4];
 #pragma unroll
                         for (int k = 0; k < 4; k++) A[k] = (w[mi][k] >> (4 * hi)) & 0x0f0f0f0f;
@@ -282,7 +306,7 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
                         Am[0] = Am[2] = (uint32_t)sc8(mw[mi][0][c >> 2], c & 3) * 0x01010101u;
                         Am[1] = Am[3] = (uint32_t)sc8(mw[mi][1][c >> 2], c & 3) * 0x01010101u;
 #pragma unroll
-                        for (int ni = 0; ni < 4; ni++) {
+                        for (int ni = 0; ni < NI; ni++) {
                             int C[4] = {0, 0, 0, 0};
                             mma_k32(C, A, B[ni][0], B[ni][1]);
                             mma_k32(mins[mi][ni], Am, B[ni][0], B[ni][1]);
@@ -296,13 +320,13 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
             }
             // Block formula: d*yd*isum - dmin*yd*mins.
 #pragma unroll
-            for (int mi = 0; mi < 2; mi++)
+            for (int mi = 0; mi < MI; mi++)
 #pragma unroll
                 for (int h = 0; h < 2; h++) {
                     const uint32_t dd = lds32(st + (wm0 + 16 * mi + g + 8 * h) * WLD);
                     const float d = h2f(dd & 0xffff), dmin = h2f(dd >> 16);
 #pragma unroll
-                    for (int ni = 0; ni < 4; ni++)
+                    for (int ni = 0; ni < NI; ni++)
 #pragma unroll
                         for (int o = 0; o < 2; o++) {
                             const float yd = ((const float*)(xe + (wn0 + 8 * ni + 2 * tig + o) * XEX))[step & 3];
@@ -315,9 +339,9 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
             for (int hh = 0; hh < 2; hh++) {  // the 128-element halves
                 // This lane's words of rows g and g+8: elements 4tig.. and 16+4tig.. of each
                 // 32-element group of the half.
-                uint32_t qh[2][4], ql[2][2][4];
+                uint32_t qh[MI][4], ql[MI][2][4];
 #pragma unroll
-                for (int mi = 0; mi < 2; mi++) {
+                for (int mi = 0; mi < MI; mi++) {
                     const uint8_t* r = st + (wm0 + 16 * mi + g) * WLD;
                     qh[mi][0] = lds32(r + 128 + 32 * hh + 4 * tig);
                     qh[mi][1] = lds32(r + 8 * WLD + 128 + 32 * hh + 4 * tig);
@@ -335,10 +359,10 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
 #pragma unroll
                 for (int s = 0; s < 4; s++) {  // 32-element group c = 4hh + s
                     const int c = 4 * hh + s;
-                    uint32_t B[4][2];
+                    uint32_t B[NI][2];
                     loadB(c, B);
 #pragma unroll
-                    for (int mi = 0; mi < 2; mi++) {
+                    for (int mi = 0; mi < MI; mi++) {
                         uint32_t A[4];
 #pragma unroll
                         for (int k = 0; k < 4; k++)
@@ -349,7 +373,7 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
                         const int sa0 = (int)(int8_t)sr[0], sa1 = (int)(int8_t)sr[1];
                         const int sb0 = (int)(int8_t)sr[8 * WLD], sb1 = (int)(int8_t)sr[8 * WLD + 1];
 #pragma unroll
-                        for (int ni = 0; ni < 4; ni++) {
+                        for (int ni = 0; ni < NI; ni++) {
                             int C0[4] = {0, 0, 0, 0}, C1[4] = {0, 0, 0, 0};
                             mma_k16(C0, A[0], A[1], B[ni][0]);
                             mma_k16(C1, A[2], A[3], B[ni][1]);
@@ -362,13 +386,13 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
                 }
             }
 #pragma unroll
-            for (int mi = 0; mi < 2; mi++)
+            for (int mi = 0; mi < MI; mi++)
 #pragma unroll
                 for (int h = 0; h < 2; h++) {
                     const uint8_t* wrow = st + (wm0 + 16 * mi + g + 8 * h) * WLD;
                     const float d = h2f(*(const uint16_t*)(wrow + 208 + 2 * (step & 7)));
 #pragma unroll
-                    for (int ni = 0; ni < 4; ni++)
+                    for (int ni = 0; ni < NI; ni++)
 #pragma unroll
                         for (int o = 0; o < 2; o++) {
                             const int col = wn0 + 8 * ni + 2 * tig + o;
@@ -390,10 +414,10 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
 #pragma unroll
                 for (int par = 0; par < 2; par++) {
                     const int c = c2 + par;
-                    uint32_t A[2][4], B[4][2];
-                    float wd[2][2], xd[4][2];
+                    uint32_t A[MI][4], B[NI][2];
+                    float wd[MI][2], xd[NI][2];
 #pragma unroll
-                    for (int mi = 0; mi < 2; mi++)
+                    for (int mi = 0; mi < MI; mi++)
 #pragma unroll
                         for (int h = 0; h < 2; h++) {
                             const uint8_t* blk = st + (wm0 + 16 * mi + g + 8 * h) * WLD + BB * c;
@@ -413,14 +437,14 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
                         }
                     loadB(c, B);
 #pragma unroll
-                    for (int ni = 0; ni < 4; ni++)
+                    for (int ni = 0; ni < NI; ni++)
 #pragma unroll
                         for (int o = 0; o < 2; o++)
                             xd[ni][o] = ((const float*)(xe + (wn0 + 8 * ni + 2 * tig + o) * XEX))[c];
 #pragma unroll
-                    for (int mi = 0; mi < 2; mi++)
+                    for (int mi = 0; mi < MI; mi++)
 #pragma unroll
-                        for (int ni = 0; ni < 4; ni++) {
+                        for (int ni = 0; ni < NI; ni++) {
                             int C[4] = {0, 0, 0, 0};
                             mma_k32(C, A[mi], B[ni][0], B[ni][1]);
 #pragma unroll
@@ -431,25 +455,25 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
         } else {  // Q8_0: ldmatrix from the int8 rows; a float product per 32-element block
 #pragma unroll 2
             for (int c = 0; c < 8; c++) {
-                uint32_t A[2][4], B[4][2];
+                uint32_t A[MI][4], B[NI][2];
 #pragma unroll
-                for (int mi = 0; mi < 2; mi++)
+                for (int mi = 0; mi < MI; mi++)
                     ldsm_x4(A[mi], st + (wm0 + 16 * mi + (lane & 15)) * WLD + 32 * c + 16 * (lane >> 4));
                 loadB(c, B);
-                float wd[2][2], xd[4][2];
+                float wd[MI][2], xd[NI][2];
 #pragma unroll
-                for (int mi = 0; mi < 2; mi++)
+                for (int mi = 0; mi < MI; mi++)
 #pragma unroll
                     for (int h = 0; h < 2; h++)
                         wd[mi][h] = h2f(*(const uint16_t*)(st + (wm0 + 16 * mi + g + 8 * h) * WLD + 256 + 2 * c));
 #pragma unroll
-                for (int ni = 0; ni < 4; ni++)
+                for (int ni = 0; ni < NI; ni++)
 #pragma unroll
                     for (int o = 0; o < 2; o++) xd[ni][o] = ((const float*)(xe + (wn0 + 8 * ni + 2 * tig + o) * XEX))[c];
 #pragma unroll
-                for (int mi = 0; mi < 2; mi++)
+                for (int mi = 0; mi < MI; mi++)
 #pragma unroll
-                    for (int ni = 0; ni < 4; ni++) {
+                    for (int ni = 0; ni < NI; ni++) {
                         int C[4] = {0, 0, 0, 0};
                         mma_k32(C, A[mi], B[ni][0], B[ni][1]);
 #pragma unroll
@@ -466,9 +490,9 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
         ostride = M;
     }
 #pragma unroll
-    for (int mi = 0; mi < 2; mi++)
+    for (int mi = 0; mi < MI; mi++)
 #pragma unroll
-        for (int ni = 0; ni < 4; ni++)
+        for (int ni = 0; ni < NI; ni++)
 #pragma unroll
             for (int e = 0; e < 4; e++) {
                 const int r = row0 + wm0 + 16 * mi + g + 8 * (e >> 1);
@@ -477,27 +501,40 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
             }
 }
 
-// mmq_*: dst = w x^T for n activation rows; grid (ceil(M/128), ceil(n/64) * splits).
-// mmq_id_*: the pairs of a mixture of experts grouped by expert (moe_group): y block t
-// takes tile t of the list (expert, first row in map, rows), idle past ntiles[0]; its
-// expert's matrix is estride bytes after the previous one's.
-#define MMQ(NAME, T)                                                                                                  \
-    extern "C" __global__ void __launch_bounds__(MQ_NT, 1)                                                            \
-        mmq_##NAME(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride, float* D, i64 dstride, int M, int K, \
-                   int N, float* part, int ntile) {                                                                   \
+// mmq_*: dst = w x^T for n activation rows; grid (ceil(M/128), ceil(n/TN) * splits) in
+// tiles of TN = 64 (mmq_), 32 (mmq32_: two blocks an SM for batched decode) or 16
+// (mmq16_) activation rows.
+#define MMQ_DENSE(NAME, T, TN, MINB)                                                                                  \
+    extern "C" __global__ void __launch_bounds__(MQ_NT, MINB)                                                         \
+        mmq##NAME(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride, float* D, i64 dstride, int M, int K,  \
+                  int N, float* part, int ntile) {                                                                    \
         pdl_entry();                                                                                                  \
-        const int col0 = (blockIdx.y % ntile) * MQ_TN;                                                               \
-        const MqCols cols = {col0, min(MQ_TN, N - col0), nullptr, 1, 0};                                                 \
-        mmq<T, 3>(W, wstride, X, xstride, D, dstride, M, K, cols, part, N, blockIdx.y / ntile, gridDim.y / ntile);   \
-    }                                                                                                                 \
-    extern "C" __global__ void __launch_bounds__(MQ_NT, 1)                                                            \
-        mmq_id_##NAME(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride, float* D, i64 dstride, int M,     \
-                      int K, const int* map, const int4* tiles, const int* ntiles, i64 estride, int xdiv) {           \
+        const int col0 = (blockIdx.y % ntile) * TN;                                                                   \
+        const MqCols cols = {col0, min(TN, N - col0), nullptr, 1, 0};                                                 \
+        mmq<T, mq_stages<T, TN>(), TN>(W, wstride, X, xstride, D, dstride, M, K, cols, part, N, blockIdx.y / ntile,      \
+                                       gridDim.y / ntile);                                                    \
+    }
+#define MMQ(NAME, T)                      \
+    MMQ_DENSE(_##NAME, T, MQ_TN, 1)       \
+    MMQ_DENSE(32_##NAME, T, 32, 2)        \
+    MMQ_DENSE(16_##NAME, T, 16, 2)        \
+    MMQ_ID(id_##NAME, T, MQ_TN, 1)        \
+    MMQ_ID(id16_##NAME, T, 16, 2)         \
+    MMQ_ID(id8_##NAME, T, 8, 2)
+// mmq_id_*: the pairs of a mixture of experts grouped by expert (moe_group, tiles of TN
+// pairs at most: mmq_id_ 64, mmq_id16_ 16, mmq_id8_ 8): y block t takes tile t of the
+// list (expert, first row in map, rows), idle past ntiles[0]; its expert's matrix is
+// estride bytes after the previous one's.
+#define MMQ_ID(NAME, T, TN, MINB)                                                                                     \
+    extern "C" __global__ void __launch_bounds__(MQ_NT, MINB)                                                         \
+        mmq_##NAME(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride, float* D, i64 dstride, int M, int K,  \
+                   const int* map, const int4* tiles, const int* ntiles, i64 estride, int xdiv) {                     \
         pdl_entry();                                                                                                  \
         if ((int)blockIdx.y >= ntiles[0]) return;                                                                     \
         const int4 t = tiles[blockIdx.y];                                                                             \
-        const MqCols cols = {t.y, t.z, map, xdiv, 0};                                                                    \
-        mmq<T, 3>(W + (i64)t.x * estride, wstride, X, xstride, D, dstride, M, K, cols, nullptr, 0, 0, 1);             \
+        const MqCols cols = {t.y, t.z, map, xdiv, 0};                                                                 \
+        mmq<T, mq_stages<T, TN>(), TN>(W + (i64)t.x * estride, wstride, X, xstride, D, dstride, M, K, cols, nullptr, 0, \
+                                       0, 1);                                                                 \
     }
 // mmq_run_*: a uniform run of products (per-head projections): product h multiplies the
 // matrix estride bytes after product h-1's by r activation rows (rows h*r.. of X, or with
@@ -538,12 +575,12 @@ extern "C" __global__ void mmq_reduce(float* D, i64 dstride, const float* part, 
 
 // moe_group groups the P (token, slot) pairs of a mixture of experts by expert for
 // mmq_id: map lists the pairs expert by expert, each expert's in pair order; tiles holds
-// the runs of at most MQ_TN of them as (expert, first index in map, count, 0) in expert
-// order, and ntiles[0] their number (at most P/MQ_TN + X). One block of 1024 threads;
+// the runs of at most tn of them as (expert, first index in map, count, 0) in expert
+// order, and ntiles[0] their number (at most P/tn + X). One block of 1024 threads;
 // X <= MOE_GROUP_MAX experts.
 #define MOE_GROUP_MAX 1024
 extern "C" __global__ void __launch_bounds__(1024)
-moe_group(int* map, int4* tiles, int* ntiles, const int* ids, int P, int X) {
+moe_group(int* map, int4* tiles, int* ntiles, const int* ids, int P, int X, int tn) {
     pdl_entry();
     __shared__ int cnt[MOE_GROUP_MAX], off[MOE_GROUP_MAX];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
@@ -560,7 +597,7 @@ moe_group(int* map, int4* tiles, int* ntiles, const int* ids, int P, int X) {
         int o = 0, t = 0;
         for (int e = 0; e < X; e++) {
             off[e] = o;
-            for (int s = 0; s < cnt[e]; s += MQ_TN) tiles[t++] = make_int4(e, o + s, min(MQ_TN, cnt[e] - s), 0);
+            for (int s = 0; s < cnt[e]; s += tn) tiles[t++] = make_int4(e, o + s, min(tn, cnt[e] - s), 0);
             o += cnt[e];
         }
         ntiles[0] = t;

@@ -13,6 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unsafe"
@@ -59,6 +61,8 @@ type Backend struct {
 	noGraphs  bool     // $EMBER_CUDA_NO_GRAPHS: launch every batch directly
 	noMMQ     bool     // $EMBER_CUDA_NO_MMQ: mat-vec kernels for every batch
 	hostMoE   bool     // $EMBER_CUDA_HOST_MOE: RoutedExperts declines (moe.go)
+	moeTN     int      // $EMBER_CUDA_MOE_TILE: the grouped experts' tile width, 0 to choose (moe.go)
+	mmqTN     int      // $EMBER_CUDA_MMQ_TILE: the products' tile width, 0 to choose (mmq.go)
 	skip      []string // $EMBER_CUDA_SKIP: kernel name prefixes not launched
 	st        stats    // $EMBER_CUDA_STATS
 	attnSmem  int      // shared memory attention_smem may use; 0 forces the other kernels
@@ -99,6 +103,18 @@ func New(opt Options) (*Backend, error) {
 		st:      stats{on: os.Getenv(StatsEnv) != "", start: time.Now()}, attnSmem: smemMax}
 	if v := os.Getenv(SkipEnv); v != "" {
 		b.skip = strings.Split(v, ",")
+	}
+	for _, e := range []struct {
+		name string
+		to   *int
+		ok   []int
+	}{{MoETileEnv, &b.moeTN, []int{8, 16, mmqTN}}, {MMQTileEnv, &b.mmqTN, []int{16, 32, mmqTN}}} {
+		if v := os.Getenv(e.name); v != "" {
+			if *e.to, err = strconv.Atoi(v); err != nil || !slices.Contains(e.ok, *e.to) {
+				b.Close()
+				return nil, fmt.Errorf("cuda: $%s=%q: want one of %v", e.name, v, e.ok)
+			}
+		}
 	}
 	for _, name := range kcuda.Modules {
 		ptx, err := kcuda.PTX(name)
@@ -386,7 +402,7 @@ func (b *Backend) kernel(name string) *kernel {
 			if name == "attention_smem" && b.h.maxDynamicSmem(k, smemMax) != nil {
 				b.attnSmem = min(b.attnSmem, 40<<10) // the default 48 KiB less the static part
 			}
-			if strings.HasPrefix(name, "mmq_q") || strings.HasPrefix(name, "mmq_id_") || strings.HasPrefix(name, "mmq_run_") {
+			if strings.HasPrefix(name, "mmq") && name != "mmq_reduce" {
 				b.fail(b.h.maxDynamicSmem(k, mmqSmemMax))
 			}
 			return k

@@ -247,7 +247,7 @@ func (b *Backend) mmqRun(ps []product, es int64, xq uint64, xstride int, shared 
 	if !ok {
 		return
 	}
-	b.launch("mmq_run_"+suffix[w.typ], mt, tiles*splits, mmqThreads, mmqStages*mmqStageBytes(w.typ), ptr(w),
+	b.launch("mmq_run_"+suffix[w.typ], mt, tiles*splits, mmqThreads, mmqStages*mmqStageBytes(w.typ, mmqTN), ptr(w),
 		i64(w.stride), xq+uint64(p0.row0*xstride), i64(xstride), ptr(p0.d), i64(p0.d.cols), i64(w.rows), i64(w.cols),
 		i64(r), uint64(es), i64(b2i(shared)), part, i64(splits))
 	b.mmqReduce(p0.d, part, w.rows, N, splits)

@@ -1,6 +1,10 @@
 package cuda
 
-import "ember/inference/quant"
+import (
+	"fmt"
+
+	"ember/inference/quant"
+)
 
 // The tensor-core product (kernels/cuda/mmq.cu): tiles of mmqTM weight rows x mmqTN
 // activation rows, 256 threads, and a ring of stages of raw blocks in dynamic shared
@@ -39,23 +43,36 @@ func (b *Backend) mmqTakes(w *tensor) bool {
 }
 
 // mmqID launches mmq_id: rows of the pairs grouped by expert (moe_group's map and
-// tiles, at most maxTiles) times their experts' matrices, nExpert of them stacked in w.
-// Pair row map[i] of d is expert e's rows dotted with quantized activation row
-// map[i]/xdiv.
+// tiles, at most maxTiles of at most tn pairs) times their experts' matrices, nExpert
+// of them stacked in w. Pair row map[i] of d is expert e's rows dotted with quantized
+// activation row map[i]/xdiv.
 func (b *Backend) mmqID(d, w *tensor, nExpert int, xq uint64, xstride int, grp moeGroups, xdiv int) {
 	if xq == 0 {
 		return
 	}
 	M := w.rows / nExpert
-	b.launch("mmq_id_"+suffix[w.typ], (M+mmqTM-1)/mmqTM, grp.maxTiles, mmqThreads, mmqStages*mmqStageBytes(w.typ),
-		ptr(w), i64(w.stride), xq, i64(xstride), ptr(d), i64(d.cols), i64(M), i64(w.cols), grp.mp, grp.tiles, grp.ntiles,
-		i64(M*w.stride), i64(xdiv))
+	b.launch(mmqIDKernel(grp.tn)+suffix[w.typ], (M+mmqTM-1)/mmqTM, grp.maxTiles, mmqThreads,
+		mmqStagesFor(w.typ, grp.tn)*mmqStageBytes(w.typ, grp.tn), ptr(w), i64(w.stride), xq, i64(xstride), ptr(d), i64(d.cols), i64(M),
+		i64(w.cols), grp.mp, grp.tiles, grp.ntiles, i64(M*w.stride), i64(xdiv))
 }
 
-// mmqStageBytes is the shared memory of one stage for weights of type t: mmqTM rows of
-// the raw weight blocks and mmqTN activation rows (quants padded to 272 bytes, and their
-// scales and sums); mq_wld and mq_xex in mmq.cu.
-func mmqStageBytes(t quant.Type) int {
+// mmqIDKernel is the name prefix of the grouped product of tiles tn pairs wide.
+func mmqIDKernel(tn int) string {
+	switch tn {
+	case 8:
+		return "mmq_id8_"
+	case 16:
+		return "mmq_id16_"
+	case mmqTN:
+		return "mmq_id_"
+	}
+	panic(fmt.Sprintf("cuda: no grouped product of %d-pair tiles", tn))
+}
+
+// mmqStageBytes is the shared memory of one stage for weights of type t and tiles of tn
+// activation rows: mmqTM rows of the raw weight blocks and tn activation rows (quants
+// padded to 272 bytes, and their scales and sums); mq_wld and mq_xex in mmq.cu.
+func mmqStageBytes(t quant.Type, tn int) int {
 	w, x := 144, 16 // Q4_K: the block; Q8_K: the 16 bytes holding d
 	switch t {
 	case quant.Q6_K:
@@ -67,7 +84,46 @@ func mmqStageBytes(t quant.Type) int {
 	case quant.Q4_0: // 8 blocks of 18 bytes
 		w, x = 144, 32
 	}
-	return mmqTM*w + mmqTN*(272+x)
+	return mmqTM*w + tn*(272+x)
+}
+
+// mmqStagesFor is the steps a block of tn-wide tiles of type t has in flight
+// (mq_stages in mmq.cu): mmqStages, but 2 for the narrow tiles of Q6_K and Q8_0, so that
+// two blocks share an SM.
+func mmqStagesFor(t quant.Type, tn int) int {
+	if tn < mmqTN && (t == quant.Q6_K || t == quant.Q8_0) {
+		return 2
+	}
+	return mmqStages
+}
+
+// MMQTileEnv names an environment variable that fixes the tile width (16, 32 or 64
+// activation rows: mmq16_, mmq32_, mmq_) of the tensor-core products instead of
+// mmqTile's choice.
+const MMQTileEnv = "EMBER_CUDA_MMQ_TILE"
+
+// mmqTile is the tile width of a product of n activation rows: 64-row tiles hold one
+// block an SM (the registers of a 32 x 32 warp tile), so batches of decode rows take
+// narrower tiles that fit two an SM and waste less of a tile on a batch of 16.
+func (b *Backend) mmqTile(n int) int {
+	if b.mmqTN != 0 {
+		return b.mmqTN
+	}
+	switch {
+	case n <= 16:
+		return 16
+	case n <= 128:
+		return 32
+	}
+	return mmqTN
+}
+
+// mmqDenseKernel is the name prefix of the product of tiles tn rows wide.
+func mmqDenseKernel(tn int) string {
+	if tn == mmqTN {
+		return "mmq_"
+	}
+	return fmt.Sprintf("mmq%d_", tn)
 }
 
 // mmqSplits is how many ways the K steps of a product with mt x nt tiles are divided:
@@ -88,7 +144,8 @@ func (b *Backend) mmq(d, w *tensor, xq uint64, xstride, n int) bool {
 	if n < mmqMinRows || !b.mmqTakes(w) {
 		return false
 	}
-	mt, nt := (w.rows+mmqTM-1)/mmqTM, (n+mmqTN-1)/mmqTN
+	tn := b.mmqTile(n)
+	mt, nt := (w.rows+mmqTM-1)/mmqTM, (n+tn-1)/tn
 	splits := mmqSplits(mt, nt, (w.cols+255)/256)
 	if nt*splits > maxGridY {
 		splits = 1
@@ -100,8 +157,8 @@ func (b *Backend) mmq(d, w *tensor, xq uint64, xstride, n int) bool {
 	if !ok {
 		return true // the allocation failure is recorded
 	}
-	b.launch("mmq_"+suffix[w.typ], mt, nt*splits, mmqThreads, mmqStages*mmqStageBytes(w.typ), ptr(w), i64(w.stride), xq,
-		i64(xstride), ptr(d), i64(d.cols), i64(w.rows), i64(w.cols), i64(n), part, i64(nt))
+	b.launch(mmqDenseKernel(tn)+suffix[w.typ], mt, nt*splits, mmqThreads, mmqStagesFor(w.typ, tn)*mmqStageBytes(w.typ, tn),
+		ptr(w), i64(w.stride), xq, i64(xstride), ptr(d), i64(d.cols), i64(w.rows), i64(w.cols), i64(n), part, i64(nt))
 	b.mmqReduce(d, part, w.rows, n, splits)
 	return true
 }

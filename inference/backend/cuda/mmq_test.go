@@ -55,6 +55,26 @@ func (q *mmqQueue) tensor(t *testing.T, typ quant.Type, rows, cols int) *tensor 
 	return x
 }
 
+// queued is one launch of the queue as the batch holds it.
+type queued struct {
+	name           string
+	gx, gy, bx, sm int
+	args           []uint64
+}
+
+// launches lists the queued launches (without resetting the queue).
+func (q *mmqQueue) launches() []queued {
+	var out []queued
+	a := 0
+	for i, name := range q.queue.names {
+		d := q.queue.dims[5*i:]
+		n := int(q.queue.nargs[i])
+		out = append(out, queued{name, int(d[0]), int(d[1]), int(d[3]), int(d[4]), q.queue.args[a : a+n]})
+		a += n
+	}
+	return out
+}
+
 func (q *mmqQueue) names() []string {
 	n := slices.Clone(q.queue.names)
 	q.queue.reset()
@@ -96,7 +116,7 @@ func TestMMQTakesLegacy(t *testing.T) {
 		typ  quant.Type
 		want int
 	}{{quant.Q5_0, 3 * (128*176 + 64*(272+32))}, {quant.Q4_0, 3 * (128*144 + 64*(272+32))}} {
-		if got := mmqStages * mmqStageBytes(c.typ); got != c.want || got > mmqSmemMax {
+		if got := mmqStages * mmqStageBytes(c.typ, mmqTN); got != c.want || got > mmqSmemMax {
 			t.Errorf("%v: %d bytes of shared memory, want %d (at most %d)", c.typ, got, c.want, mmqSmemMax)
 		}
 	}
@@ -110,7 +130,7 @@ func TestMMQQueueHeadProducts(t *testing.T) {
 	const H, M, K = 16, 576, 128
 	for _, n := range []int{64, 100} {
 		for _, typ := range []quant.Type{quant.Q5_0, quant.Q4_0} {
-			mm, run := "mmq_"+suffix[typ], "mmq_run_"+suffix[typ]
+			mm, run := mmqDenseKernel((&Backend{}).mmqTile(n))+suffix[typ], "mmq_run_"+suffix[typ]
 			q := newMMQQueue("quant_q8", mm, run)
 			w, x, d := q.tensor(t, typ, (H+1)*M, K), q.tensor(t, quant.F32, H*n, K), q.tensor(t, quant.F32, H*n, M)
 			groups := make([]backend.Group, H)
@@ -157,35 +177,58 @@ func TestMMQQueueSharedHeadProjections(t *testing.T) {
 
 // TestMMQQueueGroupedMoE: a batch of more than moeMaxPairs pairs whose down experts are
 // Q5_0 (or Q4_0) rows of 1408 runs grouped on the device (moe_group, mmq_id for gate, up
-// and down) instead of declining to the host, which would read the router logits back.
+// and down) instead of declining to the host, which would read the router logits back;
+// in tiles as wide as moeTile picks for the pairs an expert (or $EMBER_CUDA_MOE_TILE
+// fixes), each width with its kernels and moe_group told the width.
 func TestMMQQueueGroupedMoE(t *testing.T) {
-	const n, E, X, F, k = 32, 256, 8, 1408, 4
-	for _, down := range []quant.Type{quant.Q5_0, quant.Q4_0} {
-		t.Run(down.String(), func(t *testing.T) {
-			mmDown := "mmq_id_" + suffix[down]
-			q := newMMQQueue("moe_topk", "moe_group", "quant_q8_k", "quant_q8", "mmq_id_q4_k", mmDown, "swiglu_f32", "moe_sum")
-			x, logits := q.tensor(t, quant.F32, n, E), q.tensor(t, quant.F32, n, X)
-			gate, up, dw := q.tensor(t, quant.Q4_K, X*F, E), q.tensor(t, quant.Q4_K, X*F, E), q.tensor(t, down, X*E, F)
-			ids, wts := q.tensor(t, quant.I32, n, k), q.tensor(t, quant.F32, n, k)
-			g, u, d := q.tensor(t, quant.F32, n*k, F), q.tensor(t, quant.F32, n*k, F), q.tensor(t, quant.F32, n*k, E)
-			var ok bool
-			func() {
-				defer func() {
-					if r := recover(); r != nil {
-						t.Fatalf("RoutedExperts with %v down experts: %v", down, r)
-					}
+	const E, F, k = 256, 1408, 4
+	for _, c := range []struct{ n, X, fixed, tn int }{{20, 16, 0, 8}, {32, 8, 0, 16}, {200, 8, 0, 64}, {200, 8, 8, 8}, {20, 16, 64, 64}} {
+		for _, down := range []quant.Type{quant.Q5_0, quant.Q4_0} {
+			t.Run(fmt.Sprintf("%v/%d-rows/tile-%d", down, c.n, c.fixed), func(t *testing.T) {
+				id := mmqIDKernel(c.tn)
+				mmDown := id + suffix[down]
+				q := newMMQQueue("moe_topk", "moe_group", "quant_q8_k", "quant_q8", id+"q4_k", mmDown, "swiglu_f32", "moe_sum")
+				q.moeTN = c.fixed
+				n, X := c.n, c.X
+				x, logits := q.tensor(t, quant.F32, n, E), q.tensor(t, quant.F32, n, X)
+				gate, up, dw := q.tensor(t, quant.Q4_K, X*F, E), q.tensor(t, quant.Q4_K, X*F, E), q.tensor(t, down, X*E, F)
+				ids, wts := q.tensor(t, quant.I32, n, k), q.tensor(t, quant.F32, n, k)
+				g, u, d := q.tensor(t, quant.F32, n*k, F), q.tensor(t, quant.F32, n*k, F), q.tensor(t, quant.F32, n*k, E)
+				var ok bool
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							t.Fatalf("RoutedExperts with %v down experts: %v", down, r)
+						}
+					}()
+					ok = q.RoutedExperts(x, x, logits, gate, up, dw, nil, ids, wts, g, u, d, 1, 1, false, true, 1)
 				}()
-				ok = q.RoutedExperts(x, x, logits, gate, up, dw, nil, ids, wts, g, u, d, 1, 1, false, true, 1)
-			}()
-			if !ok {
-				t.Fatalf("RoutedExperts declined %d pairs with %v down experts of %d", n*k, down, F)
-			}
-			got := q.names()
-			want := []string{"moe_topk", "moe_group", "quant_q8_k", "mmq_id_q4_k", "mmq_id_q4_k", "swiglu_f32", "quant_q8", mmDown, "moe_sum"}
-			if !slices.Equal(got, want) {
-				t.Errorf("queued %v, want %v", got, want)
-			}
-		})
+				if !ok {
+					t.Fatalf("RoutedExperts declined %d pairs with %v down experts of %d", n*k, down, F)
+				}
+				ls := q.launches()
+				got := q.names()
+				want := []string{"moe_topk", "moe_group", "quant_q8_k", id + "q4_k", id + "q4_k", "swiglu_f32", "quant_q8", mmDown, "moe_sum"}
+				if !slices.Equal(got, want) {
+					t.Errorf("queued %v, want %v", got, want)
+				}
+				for _, l := range ls {
+					switch name := l.name; {
+					case name == "moe_group":
+						if tn := int(l.args[len(l.args)-1]); tn != c.tn {
+							t.Errorf("moe_group groups tiles of %d pairs, want %d", tn, c.tn)
+						}
+					case strings.HasPrefix(name, "mmq_id"):
+						if smem, want := l.sm, mmqStages*mmqStageBytes(gate.typ, c.tn); name == id+"q4_k" && smem != want {
+							t.Errorf("%s: %d bytes of shared memory, want %d", name, smem, want)
+						}
+						if gy, want := l.gy, (n*k+c.tn-1)/c.tn+X; gy != want {
+							t.Errorf("%s: %d tiles, want %d", name, gy, want)
+						}
+					}
+				}
+			})
+		}
 	}
 }
 

@@ -18,6 +18,27 @@ const HostMoEEnv = "EMBER_CUDA_HOST_MOE"
 // larger batches (or weights mmq does not take) route on the host.
 const moeMaxExperts, moeMaxPairs, moeMaxGrouped = 256, 64, 1 << 16
 
+// MoETileEnv names an environment variable that fixes the grouped experts' tile width
+// (8, 16 or 64 pairs: mmq_id8_, mmq_id16_, mmq_id_) instead of moeTile's choice.
+const MoETileEnv = "EMBER_CUDA_MOE_TILE"
+
+// moeTile is the tile width of the grouped experts' products for P pairs over X experts:
+// a tile takes one expert's pairs, and a 64-pair tile costs the tensor cores a full
+// tile's work however few pairs it holds, so batches of a few pairs an expert (decode of
+// many sequences) take narrower tiles, and prompts (tens of pairs an expert) wide ones.
+func (b *Backend) moeTile(P, X int) int {
+	if b.moeTN != 0 {
+		return b.moeTN
+	}
+	switch avg := P / max(X, 1); {
+	case avg <= 6:
+		return 8
+	case avg <= 24:
+		return 16
+	}
+	return mmqTN
+}
+
 // RoutedExperts routes the rows of x from their router logits and runs the chosen
 // experts' SwiGLU FFNs, their outputs weighted and summed into dst, all on the device:
 // no read back of the logits, so a decode step of a mixture-of-experts model stays one
@@ -68,7 +89,7 @@ func (b *Backend) RoutedExperts(dst, x, logits, gate, up, down, probsB, ids, wts
 	// Gate and up of every pair from its token's row, then the pairs' SwiGLU and down.
 	prod := func(d, w *tensor, xq uint64, xs, xdiv int) { b.mmvID(d, w, X, xq, xs, it, xdiv) }
 	if grouped {
-		grp := b.groupPairs(it, P, X)
+		grp := b.groupPairs(it, P, X, b.moeTile(P, X))
 		prod = func(d, w *tensor, xq uint64, xs, xdiv int) { b.mmqID(d, w, X, xq, xs, grp, xdiv) }
 	}
 	xq, xs := b.quantize(xt, partner(gw.typ))
@@ -108,20 +129,22 @@ func b2i(v bool) int {
 }
 
 // moeGroups are the device buffers of moe_group's output: the pair map, the tiles and
-// their count, and the most tiles there can be (the mmq_id grid's y size).
+// their count, the most tiles there can be (the mmq_id grid's y size), and the tile
+// width (pairs a tile at most).
 type moeGroups struct {
 	mp, tiles, ntiles uint64
-	maxTiles          int
+	maxTiles, tn      int
 }
 
-// groupPairs queues moe_group for the P pairs of ids over X experts.
-func (b *Backend) groupPairs(ids *tensor, P, X int) moeGroups {
-	maxTiles := (P+mmqTN-1)/mmqTN + X
+// groupPairs queues moe_group for the P pairs of ids over X experts, in tiles of at most
+// tn pairs.
+func (b *Backend) groupPairs(ids *tensor, P, X, tn int) moeGroups {
+	maxTiles := (P+tn-1)/tn + X
 	mapBytes, tileBytes := align16(4*P), 16*maxTiles
 	base := b.scratchFor(&b.moeGroup, mapBytes+tileBytes+16)
-	g := moeGroups{mp: base, tiles: base + uint64(mapBytes), ntiles: base + uint64(mapBytes+tileBytes), maxTiles: maxTiles}
+	g := moeGroups{mp: base, tiles: base + uint64(mapBytes), ntiles: base + uint64(mapBytes+tileBytes), maxTiles: maxTiles, tn: tn}
 	if base != 0 {
-		b.launch("moe_group", 1, 1, 1024, 0, g.mp, g.tiles, g.ntiles, ptr(ids), i64(P), i64(X))
+		b.launch("moe_group", 1, 1, 1024, 0, g.mp, g.tiles, g.ntiles, ptr(ids), i64(P), i64(X), i64(tn))
 	}
 	return g
 }

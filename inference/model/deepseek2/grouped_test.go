@@ -45,12 +45,19 @@ func TestCUDAGroupedMoE(t *testing.T) {
 	} {
 		t.Run(v.name, func(t *testing.T) {
 			path := synthVariant(t, v.name, v.ft, func(p *synth.Params) { v.set(p); p.Name = v.name })
-			dev := loadPath(t, path, newCUDA(t))
+			// The grouped products in each tile width (64 pairs is what the long prompt
+			// picks by itself).
+			devs := map[string]model.Model{"picked": loadPath(t, path, newCUDA(t))}
+			for _, tn := range []string{"8", "16"} {
+				t.Setenv(cuda.MoETileEnv, tn)
+				devs["tiles of "+tn] = loadPath(t, path, newCUDA(t))
+			}
+			t.Setenv(cuda.MoETileEnv, "")
 			t.Setenv("EMBER_CUDA_HOST_MOE", "1")
 			host := loadPath(t, path, newCUDA(t))
 			t.Setenv(cuda.NoMMQEnv, "1")
 			matVec := loadPath(t, path, newCUDA(t))
-			nv := dev.Params().NVocab
+			nv := devs["picked"].Params().NVocab
 			for _, toks := range [][]int32{prompt, long} {
 				n := len(toks)
 				f := func(m model.Model) []float32 {
@@ -61,30 +68,35 @@ func TestCUDAGroupedMoE(t *testing.T) {
 					defer c.Free()
 					return run(t, m, c, model.Batch{Tokens: toks, Pos: positions(0, n), AllLogits: true})
 				}
-				got := f(dev)
-				refs := []struct {
-					what string
-					m    model.Model
-				}{{"the host path", host}, {"the mat-vec kernels", matVec}}
-				if n > len(prompt) {
-					// Over the long prompt a router near-tie somewhere flips an expert
-					// between kernels that share no summation order, and that moves every
-					// later position: only the host path (the same kernels but for the
-					// routing) is held to the bound there.
-					refs = refs[:1]
-				}
-				for _, ref := range refs {
-					want := f(ref.m)
-					var worst float64
-					for i := 0; i < n; i++ {
-						worst = max(worst, nmse(got[i*nv:(i+1)*nv], want[i*nv:(i+1)*nv]))
+				for _, tile := range []string{"picked", "tiles of 8", "tiles of 16"} {
+					dev := devs[tile]
+					got := f(dev)
+					refs := []struct {
+						what string
+						m    model.Model
+					}{{"the host path", host}, {"the mat-vec kernels", matVec}}
+					if n > len(prompt) {
+						// Over the long prompt a router near-tie somewhere flips an expert
+						// between kernels that share no summation order, and that moves every
+						// later position: only the host path (the same kernels but for the
+						// routing) is held to the bound there.
+						refs = refs[:1]
 					}
-					t.Logf("%d tokens, %d pairs: worst row NMSE against %s %.3g", n, n*dev.(*Model).cfg.nUsed, ref.what, worst)
-					sameRowsTol(t, fmt.Sprintf("%s, %d tokens, against %s", v.name, n, ref.what), got, want, nv, shapeTol)
+					for _, ref := range refs {
+						want := f(ref.m)
+						var worst float64
+						for i := 0; i < n; i++ {
+							worst = max(worst, nmse(got[i*nv:(i+1)*nv], want[i*nv:(i+1)*nv]))
+						}
+						t.Logf("%s, %d tokens, %d pairs: worst row NMSE against %s %.3g", tile, n, n*dev.(*Model).cfg.nUsed, ref.what, worst)
+						sameRowsTol(t, fmt.Sprintf("%s, %s, %d tokens, against %s", v.name, tile, n, ref.what), got, want, nv, shapeTol)
+					}
 				}
 			}
-			if len(dev.(*Model).host.logits) > 0 {
-				t.Error("router logits were read back: the grouped device path did not run")
+			for tile, dev := range devs {
+				if len(dev.(*Model).host.logits) > 0 {
+					t.Errorf("%s: router logits were read back: the grouped device path did not run", tile)
+				}
 			}
 		})
 	}
