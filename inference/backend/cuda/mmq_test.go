@@ -182,7 +182,7 @@ func TestMMQQueueSharedHeadProjections(t *testing.T) {
 // fixes), each width with its kernels and moe_group told the width.
 func TestMMQQueueGroupedMoE(t *testing.T) {
 	const E, F, k = 256, 1408, 4
-	for _, c := range []struct{ n, X, fixed, tn int }{{20, 16, 0, 8}, {32, 8, 0, 16}, {200, 8, 0, 64}, {200, 8, 8, 8}, {20, 16, 64, 64}} {
+	for _, c := range []struct{ n, X, fixed, tn int }{{20, 32, 0, 8}, {20, 16, 0, 16}, {32, 8, 0, 16}, {200, 8, 0, 64}, {200, 8, 8, 8}, {20, 16, 64, 64}} {
 		for _, down := range []quant.Type{quant.Q5_0, quant.Q4_0} {
 			t.Run(fmt.Sprintf("%v/%d-rows/tile-%d", down, c.n, c.fixed), func(t *testing.T) {
 				id := mmqIDKernel(c.tn)
