@@ -20,7 +20,10 @@
 // w/4 of the tile, and the two halves meet at the end.
 //
 // Dynamic shared memory (dec_smem): the f16 query tile, two K tiles, two V tiles unless
-// V is K, and the P tile (16 rows of DEC_PLD bytes).
+// V is K, and the P tile (16 rows of DEC_PLD bytes). With scap > 0 (every row's
+// positions at most scap) pass 1 also keeps its scores in shared memory (16 rows of
+// scap + 8 floats after the P tile) and pass 2 reads them instead of computing them from
+// the keys again: the keys are read once, and the V tiles take the K tiles' place.
 #include "common.cuh"
 
 #define DEC_K 64
@@ -83,20 +86,28 @@ __device__ __forceinline__ void dec_scores(float* sc, const uint8_t* qsm, const 
     }
 }
 
-__host__ __device__ constexpr int dec_smem(int d, bool shared) { return 2 * 16 * d + (shared ? 2 : 4) * 2 * DEC_K * d + 16 * DEC_PLD; }
+__host__ __device__ constexpr int dec_smem(int d, bool shared, int scap) {
+    return 2 * 16 * d + (shared || scap ? 2 : 4) * 2 * DEC_K * d + 16 * DEC_PLD + (scap ? 16 * (scap + 8) * 4 : 0);
+}
 
 // dec_attend computes the attention of the tile's nr rows (row r: query q0 + r*qstep,
 // output dst0 + r*dstep) over positions 0 .. nkeys-1 of keys k and values v (v null:
-// the key rows are the values), the rows of position t at tab's block t/bs.
+// the key rows are the values), the rows of position t at tab's block t/bs; with scap >
+// 0 (nkeys <= scap) the scores of pass 1 are kept for pass 2.
 template <int D>
 __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], float* dst0, i64 dstep,
                                            const float* q0, i64 qstep, int nr, const uint16_t* k, i64 kstride,
                                            const uint16_t* v, i64 vstride, const int* tab, int bs, int nkeys,
-                                           float scale) {
-    uint8_t* qsm = smem;                         // [16][D]
-    uint8_t* ksm = qsm + 2 * 16 * D;             // [2][DEC_K][D]
-    uint8_t* vsm = v ? ksm + 2 * 2 * DEC_K * D : ksm;  // [2][DEC_K][D], or the K tiles
+                                           float scale, int scap) {
+    if (scap && nkeys > scap) __trap();  // the host bounds every row's positions by scap
+    uint8_t* qsm = smem;                               // [16][D]
+    uint8_t* ksm = qsm + 2 * 16 * D;                   // [2][DEC_K][D]
+    uint8_t* vsm = v && !scap ? ksm + 2 * 2 * DEC_K * D : ksm;  // [2][DEC_K][D], or the K tiles
     uint8_t* psm = vsm + 2 * 2 * DEC_K * D;            // [16][DEC_PLD bytes]
+    float* ssm = scap ? (float*)(psm + 16 * DEC_PLD) : nullptr;  // [16][scap + 8] scores
+    const int sst = scap + 8;
+    const uint16_t* vsrc = v ? v : k;
+    const i64 vst = v ? vstride : kstride;
     const int stage = 2 * DEC_K * D;
     const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, g = lane >> 2, tig = lane & 3;
     const int ntile = (nkeys + DEC_K - 1) / DEC_K;
@@ -124,6 +135,11 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
         if (it * DEC_K + 8 * w < nkeys) {  // else all of this warp's positions are past the end
             float sc[4];
             dec_scores<D>(sc, qsm, ksm + (it & 1) * stage, it * DEC_K, nkeys, scale);
+            if (ssm) {
+                const int t = it * DEC_K + 8 * w + 2 * tig;
+                *(float2*)(ssm + g * sst + t) = make_float2(sc[0], sc[1]);
+                *(float2*)(ssm + (g + 8) * sst + t) = make_float2(sc[2], sc[3]);
+            }
             float x0 = fmaxf(sc[0], sc[1]), x1 = fmaxf(sc[2], sc[3]);
             x0 = fmaxf(x0, __shfl_xor_sync(0xffffffffu, x0, 1));
             x0 = fmaxf(x0, __shfl_xor_sync(0xffffffffu, x0, 2));
@@ -145,8 +161,8 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
         stat[w][g][0] = m0, stat[w][g][1] = s0;
         stat[w][g + 8][0] = m1, stat[w][g + 8][1] = s1;
     }
-    dec_load<D>(ksm, k, kstride, tab, bs, sh, 0, nkeys);
-    if (v) dec_load<D>(vsm, v, vstride, tab, bs, sh, 0, nkeys);
+    if (!ssm) dec_load<D>(ksm, k, kstride, tab, bs, sh, 0, nkeys);
+    if (v || ssm) dec_load<D>(vsm, vsrc, vst, tab, bs, sh, 0, nkeys);
     tc_commit();
     __syncthreads();
     float M0 = -INFINITY, M1 = -INFINITY, L0 = 0, L1 = 0;
@@ -169,8 +185,8 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
     for (int it = 0; it < ntile; it++) {
         if (it + 1 < ntile) {
             const int off = ((it + 1) & 1) * stage, t0 = (it + 1) * DEC_K;
-            dec_load<D>(ksm + off, k, kstride, tab, bs, sh, t0, nkeys);
-            if (v) dec_load<D>(vsm + off, v, vstride, tab, bs, sh, t0, nkeys);
+            if (!ssm) dec_load<D>(ksm + off, k, kstride, tab, bs, sh, t0, nkeys);
+            if (v || ssm) dec_load<D>(vsm + off, vsrc, vst, tab, bs, sh, t0, nkeys);
         }
         tc_commit();
         tc_wait1();
@@ -178,7 +194,15 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
         const uint8_t* ks = ksm + (it & 1) * stage;
         const uint8_t* vs = vsm + (it & 1) * stage;
         float sc[4];
-        dec_scores<D>(sc, qsm, ks, it * DEC_K, nkeys, scale);
+        if (ssm) {  // pass 1's scores; -inf from nkeys on (past the end pass 1 stored none)
+            const int t = it * DEC_K + 8 * w + 2 * tig;
+            const float2 a = t < nkeys ? *(const float2*)(ssm + g * sst + t) : make_float2(-INFINITY, -INFINITY);
+            const float2 c = t < nkeys ? *(const float2*)(ssm + (g + 8) * sst + t) : make_float2(-INFINITY, -INFINITY);
+            sc[0] = a.x, sc[1] = t + 1 < nkeys ? a.y : -INFINITY;
+            sc[2] = c.x, sc[3] = t + 1 < nkeys ? c.y : -INFINITY;
+        } else {
+            dec_scores<D>(sc, qsm, ks, it * DEC_K, nkeys, scale);
+        }
         const int col = 16 * w + 4 * tig;  // byte offset of positions 8w + 2*tig, +1
         *(uint32_t*)(psm + g * DEC_PLD + col) = tc_prob(sc[0], M0, inv0) | (tc_prob(sc[1], M0, inv0) << 16);
         *(uint32_t*)(psm + (g + 8) * DEC_PLD + col) = tc_prob(sc[2], M1, inv1) | (tc_prob(sc[3], M1, inv1) << 16);
@@ -224,33 +248,35 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
 }
 
 // attention_mla: grid (n, ceil(H/16)); block y takes heads 16y.. of token x. k [rows,
-// 576] F16 (kstride halves), the values the same rows; q and dst head-major [H*n, 576].
+// 576] F16 (kstride halves), the values the same rows; q and dst head-major [H*n, 576];
+// scap as dec_attend's.
 extern "C" __global__ void __launch_bounds__(DEC_THREADS)
 attention_mla(float* dst, i64 dstride, const float* q, i64 qstride, const uint16_t* k, i64 kstride, const int* pos,
-              float scale, const int* table, int tcols, const int* seq, int bs, int n, int H) {
+              float scale, const int* table, int tcols, const int* seq, int bs, int n, int H, int scap) {
     pdl_entry();
     extern __shared__ __align__(16) uint8_t dec_raw[];
     __shared__ float stat[DEC_THREADS / 32][16][2];
     const int i = blockIdx.x, h0 = 16 * blockIdx.y;
     const int* tab = table ? table + (i64)seq[i] * tcols : 0;
     dec_attend<576>(dec_raw, stat, dst + (i64)(h0 * n + i) * dstride, (i64)n * dstride, q + (i64)(h0 * n + i) * qstride,
-                    (i64)n * qstride, min(16, H - h0), k, kstride, nullptr, 0, tab, bs, pos[i] + 1, scale);
+                    (i64)n * qstride, min(16, H - h0), k, kstride, nullptr, 0, tab, bs, pos[i] + 1, scale, scap);
 }
 
 // attention_decD: grid (n, nkv); block (i, kvh) takes the G = nhead/nkv query heads of
-// KV head kvh of row i. The common attention arguments (attention.cu); hd = vhd = D.
+// KV head kvh of row i. The common attention arguments (attention.cu); hd = vhd = D;
+// scap as dec_attend's.
 #define DEC_KERNEL(D)                                                                                                   \
     extern "C" __global__ void __launch_bounds__(DEC_THREADS)                                                           \
         attention_dec##D(float* dst, i64 dstride, const float* q, i64 qstride, const uint16_t* k, i64 kstride,          \
                          const uint16_t* v, i64 vstride, const int* pos, int nhead, int nkv, int hd, int vhd,           \
-                         float scale, const int* table, int tcols, const int* seq, int bs) {                            \
+                         float scale, const int* table, int tcols, const int* seq, int bs, int scap) {                  \
         pdl_entry();                                                                                                    \
         extern __shared__ __align__(16) uint8_t dec_raw[];                                                              \
         __shared__ float stat[DEC_THREADS / 32][16][2];                                                                 \
         const int i = blockIdx.x, kvh = blockIdx.y, G = nhead / nkv;                                                    \
         const int* tab = table ? table + (i64)seq[i] * tcols : 0;                                                       \
         dec_attend<D>(dec_raw, stat, dst + (i64)i * dstride + (i64)kvh * G * D, D, q + (i64)i * qstride + (i64)kvh * G * D, \
-                      D, G, k + kvh * D, kstride, v + kvh * D, vstride, tab, bs, pos[i] + 1, scale);                    \
+                      D, G, k + kvh * D, kstride, v + kvh * D, vstride, tab, bs, pos[i] + 1, scale, scap);              \
     }
 DEC_KERNEL(64)
 DEC_KERNEL(128)

@@ -67,7 +67,7 @@ func (b *Backend) Attention(dst, q, k, v, pos backend.Tensor, p backend.Attentio
 	}
 	// Head-major rows of one latent KV head: a token's heads together (attention_dec.go).
 	if b.attentionMLA(d, qt, kt, vt, pt, table, seq, tcols, bs, p.HeadGroups, p.Scale, p.NHead, p.NKVHead,
-		p.HeadDim, p.VHeadDim) {
+		p.HeadDim, p.VHeadDim, nmax) {
 		return
 	}
 	// Many rows of few sequences (a prompt): tensor cores (attention_prefill.go).
@@ -85,7 +85,7 @@ func (b *Backend) Attention(dst, q, k, v, pos backend.Tensor, p backend.Attentio
 	}
 	// Many decode rows: each row's query heads of a KV head as one tensor-core tile
 	// (attention_dec.go).
-	if b.attentionDec(args, qt.rows, p.NKVHead, g, p.HeadDim, p.VHeadDim) {
+	if b.attentionDec(args, qt.rows, p.NKVHead, g, p.HeadDim, p.VHeadDim, nmax) {
 		return
 	}
 	if smem := 4 * g * (p.HeadDim + max(nmax, smPart)); g <= gqaMax && p.HeadDim%8 == 0 && p.VHeadDim%8 == 0 &&

@@ -1,6 +1,7 @@
 package cuda_test
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -15,7 +16,8 @@ import (
 // cache (block size 16, blocks shuffled): Llama-3.1-8B's shapes (1 to 64 sequences, 32
 // query heads on 8 KV heads of 128 dims) and DeepSeek-V2-Lite's latent attention (one
 // 576-dim KV head shared by 16 query heads; the model's head-major rows, one a (head,
-// token)), with the kernel the backend picks, with the tensor-core decode kernels off
+// token)), with the kernel the backend picks, with its scores computed twice
+// ($EMBER_CUDA_DEC_TWO_PASS), with the tensor-core decode kernels off
 // (attention_dec.go), and with split attention forced. It runs only with
 // EMBER_CUDA_BENCH set.
 func TestBatchedDecodeAttention(t *testing.T) {
@@ -39,13 +41,14 @@ func TestBatchedDecodeAttention(t *testing.T) {
 		{"mla prompt-like", 512, 16, 1, 576, 576, 300, true},
 	}
 	for _, c := range cases {
-		modes := []string{"picked", "dec off", "split"}
+		modes := []string{"picked", "two-pass", "dec off", "split"}
 		if c.headMajor {
-			modes = []string{"picked", "mla off", "split, mla off"}
+			modes = []string{"picked", "two-pass", "mla off", "split, mla off"}
 		}
 		for _, mode := range modes {
 			be := newWith(t, cuda.Options{})
-			if mode != "picked" {
+			cuda.DecTwoPass(be, mode == "two-pass")
+			if mode != "picked" && mode != "two-pass" {
 				cuda.MLAAttention(be, false)
 				cuda.DecodeAttention(be, false)
 			}
@@ -65,6 +68,15 @@ func TestBatchedDecodeAttention(t *testing.T) {
 }
 
 func timeAttention(t *testing.T, be backend.Backend, seqs, heads, nkv, hd, vhd, pos int, headMajor bool) float64 {
+	run, _ := decodeAttentionCase(t, be, seqs, heads, nkv, hd, vhd, pos, headMajor)
+	return timeQueued(t, be, run)
+}
+
+// decodeAttentionCase sets up one batched decode step's attention on be (a paged cache
+// of random keys and values, block size 16, blocks shuffled; each sequence a few
+// positions short of pos) and returns the launch and its output.
+func decodeAttentionCase(t *testing.T, be backend.Backend, seqs, heads, nkv, hd, vhd, pos int,
+	headMajor bool) (func(), backend.Tensor) {
 	const bs = 16
 	rng := rand.New(rand.NewPCG(3, 4))
 	per := (pos + bs) / bs
@@ -127,5 +139,48 @@ func timeAttention(t *testing.T, be backend.Backend, seqs, heads, nkv, hd, vhd, 
 	if headMajor {
 		a.HeadGroups = heads
 	}
-	return timeQueued(t, be, func() { be.Attention(d, q, k, v, pt, a) })
+	return func() { be.Attention(d, q, k, v, pt, a) }, d
+}
+
+// TestDecodeAttentionKeptScores: the tensor-core decode kernels keeping pass 1's scores
+// in shared memory (decScap) give bit for bit what computing them again gives
+// ($EMBER_CUDA_DEC_TWO_PASS), for grouped-query heads (Llama-3.1-8B's) and latent
+// attention (DeepSeek-V2-Lite's), at lengths that keep the scores.
+func TestDecodeAttentionKeptScores(t *testing.T) {
+	newOrSkip(t).Close()
+	for _, c := range []struct {
+		name             string
+		seqs, heads, nkv int
+		hd, pos          int
+		headMajor        bool
+	}{
+		{"gqa", 64, 32, 8, 128, 600, false},
+		{"gqa-64", 20, 8, 2, 64, 70, false},
+		{"mla", 9, 16, 1, 576, 300, true},
+	} {
+		var out [2][]float32
+		for i, two := range []bool{false, true} {
+			be := newOrSkip(t)
+			cuda.MLAAttention(be, true)
+			cuda.DecodeAttention(be, true)
+			cuda.SplitAttention(be, false)
+			cuda.PrefillAttention(be, false)
+			cuda.DecTwoPass(be, two)
+			if kept := cuda.DecScap(be, c.hd, c.headMajor, c.pos) > 0; kept == two {
+				t.Fatalf("%s: scores kept %v with the two-pass switch %v", c.name, kept, two)
+			}
+			run, d := decodeAttentionCase(t, be, c.seqs, c.heads, c.nkv, c.hd, c.hd, c.pos, c.headMajor)
+			run()
+			out[i] = make([]float32, d.Rows()*d.Cols())
+			if err := be.ReadF32(context.Background(), d, out[i]); err != nil {
+				t.Fatal(err)
+			}
+			be.Close()
+		}
+		for j := range out[0] {
+			if math.Float32bits(out[0][j]) != math.Float32bits(out[1][j]) {
+				t.Fatalf("%s: element %d: %v with the scores kept, %v computed twice", c.name, j, out[0][j], out[1][j])
+			}
+		}
+	}
 }

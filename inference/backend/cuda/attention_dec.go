@@ -32,41 +32,90 @@ const (
 )
 
 // decSmem is a block's dynamic shared memory (dec_smem): the 16-row f16 query tile, two
-// tiles of decK key rows, two of value rows unless the values are the keys, and the
-// 16 x decK f16 probabilities (rows of 144 bytes).
-func decSmem(d int, shared bool) int {
+// tiles of decK key rows, two of value rows unless the values are the keys (or the
+// scores are kept), the 16 x decK f16 probabilities (rows of 144 bytes), and with scap >
+// 0 the scores of 16 rows of scap + 8 floats.
+func decSmem(d int, shared bool, scap int) int {
 	tiles := 4
-	if shared {
+	if shared || scap > 0 {
 		tiles = 2
 	}
-	return 2*16*d + tiles*2*decK*d + 16*144
+	n := 2*16*d + tiles*2*decK*d + 16*144
+	if scap > 0 {
+		n += 16 * (scap + 8) * 4
+	}
+	return n
+}
+
+// DecTwoPassEnv names an environment variable: when set, the tensor-core decode kernels
+// never keep their scores in shared memory (decScap), computing them twice.
+const DecTwoPassEnv = "EMBER_CUDA_DEC_TWO_PASS"
+
+// decScoresMax is the most shared memory a block keeping its scores may have: two blocks
+// an SM for the grouped-query kernels (one K read instead of two is worth less than half
+// the blocks in flight), and all of it for attention_mla (one block an SM anyway: its
+// 576-dim tiles take 168 KiB), where keeping the scores saves computing them again.
+func decScoresMax(d int) int {
+	if d == mlaDim {
+		return mmqSmemMax - 1024 // less the kernel's static 1 KiB
+	}
+	return 113 << 10
+}
+
+// decScap is the score columns a launch keeps for rows of at most nmax positions (a
+// whole number of key tiles), or 0 when they do not fit (the kernel computes the scores
+// twice) or $EMBER_CUDA_DEC_TWO_PASS is set.
+func (b *Backend) decScap(d int, shared bool, nmax int) int {
+	if b.dec.twoPass || nmax <= 0 {
+		return 0
+	}
+	scap := (nmax + decK - 1) / decK * decK
+	if decSmem(d, shared, scap) > decScoresMax(d) {
+		return 0
+	}
+	return scap
 }
 
 // attDec is the decode attention kernels' state on a Backend.
 type attDec struct {
-	mla, gqa splitMode       // auto: by decMinTokens / decMinPairs; off: never; on: whenever the shapes allow
-	smem     map[string]int8 // per kernel: 1 once its shared memory limit is raised, -1 when it cannot be
+	mla, gqa splitMode      // auto: by decMinTokens / decMinPairs; off: never; on: whenever the shapes allow
+	twoPass  bool           // $EMBER_CUDA_DEC_TWO_PASS: never keep the scores (decScap)
+	smem     map[string]int // per kernel: the dynamic shared memory its limit is raised to
 }
 
 // decKernel reports whether kernel name may run with smem bytes of dynamic shared
-// memory, raising its limit on first use.
+// memory, raising its limit when smem is past the one raised before.
 func (b *Backend) decKernel(name string, smem int) bool {
 	if b.dec.smem == nil {
-		b.dec.smem = map[string]int8{}
+		b.dec.smem = map[string]int{}
 	}
-	if b.dec.smem[name] == 0 {
-		b.dec.smem[name] = 1
-		if b.h.maxDynamicSmem(b.kernel(name), smem) != nil {
-			b.dec.smem[name] = -1
+	if smem <= b.dec.smem[name] {
+		return true
+	}
+	if b.h.maxDynamicSmem(b.kernel(name), smem) != nil {
+		return false
+	}
+	b.dec.smem[name] = smem
+	return true
+}
+
+// decLaunchSmem is the dynamic shared memory and kept score columns of a launch of
+// kernel name over rows of d dims and at most nmax positions: the scores kept where
+// they fit, else computed twice; ok is false when neither can run.
+func (b *Backend) decLaunchSmem(name string, d int, shared bool, nmax int) (smem, scap int, ok bool) {
+	if scap = b.decScap(d, shared, nmax); scap > 0 {
+		if smem = decSmem(d, shared, scap); b.decKernel(name, smem) {
+			return smem, scap, true
 		}
 	}
-	return b.dec.smem[name] > 0
+	smem = decSmem(d, shared, 0)
+	return smem, 0, b.decKernel(name, smem)
 }
 
 // attentionMLA launches attention_mla when the rows are head-major groups of one
 // latent KV head (V the same rows as K) and reports whether it did.
 func (b *Backend) attentionMLA(d, qt, kt, vt, pt, table, seq *tensor, tcols, bs, groups int, scale float32,
-	nhead, nkv, hd, vhd int) bool {
+	nhead, nkv, hd, vhd, nmax int) bool {
 	if b.dec.mla == splitOff || groups < 2 || qt.rows%groups != 0 || nhead != 1 || nkv != 1 ||
 		hd != mlaDim || vhd != mlaDim || kt.ptr != vt.ptr || kt.stride != vt.stride {
 		return false
@@ -75,18 +124,19 @@ func (b *Backend) attentionMLA(d, qt, kt, vt, pt, table, seq *tensor, tcols, bs,
 	if b.dec.mla == splitAuto && (n < decMinTokens || b.noMMQ) {
 		return false
 	}
-	smem := decSmem(mlaDim, true)
-	if !b.decKernel("attention_mla", smem) {
+	smem, scap, ok := b.decLaunchSmem("attention_mla", mlaDim, true, nmax)
+	if !ok {
 		return false
 	}
 	b.launch("attention_mla", n, (groups+15)/16, decThreads, smem, ptr(d), i64(d.cols), ptr(qt), i64(qt.cols),
-		ptr(kt), i64(kt.cols), ptr(pt), f32(scale), ptr(table), i64(tcols), ptr(seq), i64(bs), i64(n), i64(groups))
+		ptr(kt), i64(kt.cols), ptr(pt), f32(scale), ptr(table), i64(tcols), ptr(seq), i64(bs), i64(n), i64(groups),
+		i64(scap))
 	return true
 }
 
 // attentionDec launches attention_decD for rows*nkv (row, KV head) pairs when it applies
 // and reports whether it did; args are the attention kernels' common arguments.
-func (b *Backend) attentionDec(args []uint64, rows, nkv, g, hd, vhd int) bool {
+func (b *Backend) attentionDec(args []uint64, rows, nkv, g, hd, vhd, nmax int) bool {
 	if b.dec.gqa == splitOff || hd != vhd || (hd != 64 && hd != 128) || g > decMaxG || rows <= 0 {
 		return false
 	}
@@ -97,10 +147,10 @@ func (b *Backend) attentionDec(args []uint64, rows, nkv, g, hd, vhd int) bool {
 	if hd == 128 {
 		name = "attention_dec128"
 	}
-	smem := decSmem(hd, false)
-	if !b.decKernel(name, smem) {
+	smem, scap, ok := b.decLaunchSmem(name, hd, false, nmax)
+	if !ok {
 		return false
 	}
-	b.launch(name, rows, nkv, decThreads, smem, args...)
+	b.launch(name, rows, nkv, decThreads, smem, append(args, i64(scap))...)
 	return true
 }

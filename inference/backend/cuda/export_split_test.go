@@ -30,3 +30,13 @@ func DecodeAttention(b *Backend, on bool) {
 		b.dec.gqa = splitOn
 	}
 }
+
+// DecTwoPass makes b's tensor-core decode kernels compute the scores twice (on) instead
+// of keeping them when they fit.
+func DecTwoPass(b *Backend, on bool) { b.dec.twoPass = on }
+
+// DecScap is the score columns a decode attention launch of rows of d dims (shared: the
+// values are the keys) over at most nmax positions keeps.
+func DecScap(b *Backend, d int, shared bool, nmax int) int {
+	return b.decScap(d, shared, (nmax+maxLenStep-1)/maxLenStep*maxLenStep)
+}
