@@ -98,19 +98,36 @@ __device__ void mmv_generic(MMV_ARGS, int rb) {
     int x0 = blockIdx.y * NX, ncol = min(NX, nx - x0);
     const uint8_t* wr = W + (i64)r * wstride;
     if (T == T_F32 || T == T_F16 || T == T_BF16) {
+        // Each lane sums its elements j, j+32, ... in order (in double: a router's logits,
+        // whose near-ties pick experts); MV_FU of them are loaded at once, so that the
+        // loads of a row are not one dependent round trip each.
+        constexpr int MV_FU = 8;
+        auto ld = [&](const uint8_t* row, int j) {
+            return T == T_F32 ? ((const float*)row)[j] : T == T_F16 ? h2f(((const uint16_t*)row)[j]) : bf2f(((const uint16_t*)row)[j]);
+        };
         double acc[NX];
 #pragma unroll
         for (int n = 0; n < NX; n++) acc[n] = 0;
-        for (int j = lane; j < K; j += 32) {
-            float wv = T == T_F32 ? ((const float*)wr)[j] : T == T_F16 ? h2f(((const uint16_t*)wr)[j]) : bf2f(((const uint16_t*)wr)[j]);
+        int j = lane;
+        for (; j + 32 * (MV_FU - 1) < K; j += 32 * MV_FU) {
+            float wv[MV_FU], xv[MV_FU][NX];
 #pragma unroll
-            for (int n = 0; n < NX; n++) {
-                if (n < ncol) {
-                    const uint8_t* xr = X + (i64)(x0 + n) * xstride;
-                    float xv = T == T_F32 ? ((const float*)xr)[j] : T == T_F16 ? h2f(((const uint16_t*)xr)[j]) : bf2f(((const uint16_t*)xr)[j]);
-                    acc[n] += (double)(wv * xv);
-                }
+            for (int u = 0; u < MV_FU; u++) {
+                wv[u] = ld(wr, j + 32 * u);
+#pragma unroll
+                for (int n = 0; n < NX; n++) xv[u][n] = n < ncol ? ld(X + (i64)(x0 + n) * xstride, j + 32 * u) : 0.f;
             }
+#pragma unroll
+            for (int u = 0; u < MV_FU; u++)
+#pragma unroll
+                for (int n = 0; n < NX; n++)
+                    if (n < ncol) acc[n] += (double)(wv[u] * xv[u][n]);
+        }
+        for (; j < K; j += 32) {
+            const float wv = ld(wr, j);
+#pragma unroll
+            for (int n = 0; n < NX; n++)
+                if (n < ncol) acc[n] += (double)(wv * ld(X + (i64)(x0 + n) * xstride, j));
         }
 #pragma unroll
         for (int n = 0; n < NX; n++) {
