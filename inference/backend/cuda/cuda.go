@@ -63,9 +63,6 @@ type Backend struct {
 	hostMoE   bool     // $EMBER_CUDA_HOST_MOE: RoutedExperts declines (moe.go)
 	moeTN     int      // $EMBER_CUDA_MOE_TILE: the grouped experts' tile width, 0 to choose (moe.go)
 	mmqTN     int      // $EMBER_CUDA_MMQ_TILE: the products' tile width, 0 to choose (mmq.go)
-	mmfMode   mmfMode  // $EMBER_CUDA_MMF (mmf.go)
-	mmfX      mmfState // mmf's converted activation rows
-	qgen      int      // quantizations queued so far (mmf.go's conversions name theirs)
 	skip      []string // $EMBER_CUDA_SKIP: kernel name prefixes not launched
 	st        stats    // $EMBER_CUDA_STATS
 	attnSmem  int      // shared memory attention_smem may use; 0 forces the other kernels
@@ -102,7 +99,7 @@ func New(opt Options) (*Backend, error) {
 	b := &Backend{h: h, dev: d, kernels: map[string]*kernel{}, live: map[uint64]int{}, pool: map[int][]uint64{},
 		act: map[quant.Type]*scratch{}, prof: newProfiler(), seen: map[uint64]bool{}, graphs: map[uint64][]*graph{},
 		noGraphs: os.Getenv("EMBER_CUDA_NO_GRAPHS") != "", noPDL: os.Getenv("EMBER_CUDA_NO_PDL") != "", noMMQ: os.Getenv(NoMMQEnv) != "",
-		hostMoE: os.Getenv(HostMoEEnv) != "", dec: attDec{twoPass: os.Getenv(DecTwoPassEnv) != ""}, mmfMode: mmfModeFromEnv(),
+		hostMoE: os.Getenv(HostMoEEnv) != "", dec: attDec{twoPass: os.Getenv(DecTwoPassEnv) != ""},
 		st: stats{on: os.Getenv(StatsEnv) != "", start: time.Now()}, attnSmem: smemMax}
 	if v := os.Getenv(SkipEnv); v != "" {
 		b.skip = strings.Split(v, ",")
@@ -405,7 +402,7 @@ func (b *Backend) kernel(name string) *kernel {
 			if name == "attention_smem" && b.h.maxDynamicSmem(k, smemMax) != nil {
 				b.attnSmem = min(b.attnSmem, 40<<10) // the default 48 KiB less the static part
 			}
-			if (strings.HasPrefix(name, "mmq") && name != "mmq_reduce") || strings.HasPrefix(name, "mmf_") {
+			if strings.HasPrefix(name, "mmq") && name != "mmq_reduce" {
 				b.fail(b.h.maxDynamicSmem(k, mmqSmemMax))
 			}
 			return k

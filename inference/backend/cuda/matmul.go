@@ -65,7 +65,6 @@ func (b *Backend) allocScratch(s *scratch, n int) (uint64, error) {
 // stride.
 func (b *Backend) quantize(x *tensor, vt quant.Type) (uint64, int) {
 	k, n := x.cols, x.rows
-	b.qgen++
 	stride := actStride(vt, k)
 	s := b.act[vt]
 	if s == nil {

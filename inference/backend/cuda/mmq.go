@@ -146,9 +146,6 @@ func (b *Backend) mmq(d, w *tensor, xq uint64, xstride, n int) bool {
 	if n < mmqMinRows || !b.mmqTakes(w) {
 		return false
 	}
-	if b.mmf(d, w, xq, xstride, n) {
-		return true
-	}
 	tn := b.mmqTile(n)
 	mt, nt := (w.rows+mmqTM-1)/mmqTM, (n+tn-1)/tn
 	splits := mmqSplits(mt, nt, (w.cols+255)/256)

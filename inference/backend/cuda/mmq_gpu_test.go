@@ -14,15 +14,14 @@ import (
 // TestMatMulTilesMMQ runs backendtest's MatMulTiles with the cuBLASLt path off
 // ($EMBER_CUDA_NO_CUBLAS), so that its products of 256 rows or more run on the mmq
 // kernels too, against the reference.
-// Each tile width is run on every case ($EMBER_CUDA_MMQ_TILE, mmf off), not only where
-// the backend picks it, and the f16 product (mmf) on every case it takes.
+// Each tile width is run on every case ($EMBER_CUDA_MMQ_TILE), not only where the
+// backend picks it.
 func TestMatMulTilesMMQ(t *testing.T) {
 	newOrSkip(t).Close()
 	t.Setenv("EMBER_CUDA_NO_CUBLAS", "1")
-	for _, v := range []struct{ tile, mmf string }{{"", ""}, {"16", "0"}, {"32", "0"}, {"64", "0"}, {"", "1"}} {
-		t.Run("tile="+v.tile+",mmf="+v.mmf, func(t *testing.T) {
-			t.Setenv(cuda.MMQTileEnv, v.tile)
-			t.Setenv(cuda.MMFEnv, v.mmf)
+	for _, tile := range []string{"", "16", "32", "64"} {
+		t.Run("tile="+tile, func(t *testing.T) {
+			t.Setenv(cuda.MMQTileEnv, tile)
 			backendtest.RunMatMulTiles(t, func(t *testing.T) backend.Backend { return newOrSkip(t) })
 		})
 	}

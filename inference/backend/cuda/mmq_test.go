@@ -34,7 +34,6 @@ func newMMQQueue(names ...string) *mmqQueue {
 	b.act[quant.Q8_K] = &scratch{ptr: 2 << 40, size: 1 << 30}
 	b.mmqPart = scratch{ptr: 3 << 40, size: 1 << 30}
 	b.moeGroup = scratch{ptr: 4 << 40, size: 1 << 30}
-	b.mmfX.buf = scratch{ptr: 5 << 40, size: 1 << 30}
 	b.fuse.cfg = fuseCfg{read: true, off: true}
 	return &mmqQueue{Backend: b, mem: 1 << 20}
 }
