@@ -3,7 +3,8 @@
 // load them through the driver at run time with no CUDA toolkit on the user's machine.
 //
 // Every .ptx file starts with a line "// ember-sources-sha256: HEX", the SourceHash of
-// the .cu file and common.cuh it was generated from; a test fails when they drift apart.
+// the .cu file and the headers (*.cuh) it was generated from; a test fails when they
+// drift apart.
 package cuda
 
 import (
@@ -17,7 +18,7 @@ import (
 var ptx embed.FS
 
 // Modules are the kernel modules, one .cu (and .ptx) file each.
-var Modules = []string{"ops", "matmul", "mmq", "attention", "attention_split", "attention_tc", "attention_dec", "sample", "dequant"}
+var Modules = []string{"ops", "moe", "matmul", "mmq", "attention", "attention_split", "attention_tc", "attention_dec", "sample", "dequant"}
 
 // HashPrefix starts the first line of every generated .ptx file.
 const HashPrefix = "// ember-sources-sha256: "
@@ -35,11 +36,14 @@ func PTX(name string) ([]byte, error) {
 	return append(b[:len(b):len(b)], 0), nil
 }
 
-// SourceHash is the hex sha256 of a module's .cu source followed by common.cuh, as
-// build/gen-ptx.sh computes it with `cat X.cu common.cuh | sha256sum`.
-func SourceHash(cu, common []byte) string {
+// SourceHash is the hex sha256 of a module's .cu source followed by every header of the
+// directory in name order (common.cuh, mmq.cuh, mv1.cuh, ...), as build/gen-ptx.sh
+// computes it with `cat X.cu *.cuh | sha256sum`.
+func SourceHash(cu []byte, headers ...[]byte) string {
 	h := sha256.New()
 	h.Write(cu)
-	h.Write(common)
+	for _, x := range headers {
+		h.Write(x)
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }

@@ -4,16 +4,25 @@ import (
 	"bufio"
 	"bytes"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// TestPTXMatchesSources fails when a .cu file (or common.cuh) changed after its PTX was
+// TestPTXMatchesSources fails when a .cu file (or a header) changed after its PTX was
 // generated: run build/gen-ptx.sh on a machine with nvcc and commit the new .ptx files.
 func TestPTXMatchesSources(t *testing.T) {
-	common, err := os.ReadFile("common.cuh")
-	if err != nil {
-		t.Fatal(err)
+	names, err := filepath.Glob("*.cuh") // sorted, as the shell's glob
+	if err != nil || len(names) == 0 {
+		t.Fatalf("no headers: %v", err)
+	}
+	var headers [][]byte
+	for _, n := range names {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		headers = append(headers, b)
 	}
 	for _, m := range Modules {
 		cu, err := os.ReadFile(m + ".cu")
@@ -30,7 +39,7 @@ func TestPTXMatchesSources(t *testing.T) {
 			t.Errorf("%s.ptx: first line %q has no %q", m, strings.TrimSpace(line), HashPrefix)
 			continue
 		}
-		if want := SourceHash(cu, common); got != want {
+		if want := SourceHash(cu, headers...); got != want {
 			t.Errorf("%s.ptx was generated from other sources (hash %s, sources %s): run build/gen-ptx.sh on a GPU machine", m, got, want)
 		}
 		if !bytes.Contains(p, []byte(".target sm_90")) {

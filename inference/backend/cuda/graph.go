@@ -124,6 +124,7 @@ func (b *Backend) flush() {
 	b.st.kernels += n
 	if b.st.on {
 		b.st.note(n)
+		b.st.keep(q.names)
 	}
 	b.last = q.names[n-1]
 	var h uint64

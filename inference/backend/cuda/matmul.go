@@ -128,7 +128,7 @@ func mmvName(t quant.Type, nx int) string { return mmvNames[t][nx] }
 
 // rowsPerBlock is the weight rows one block of a mat-vec kernel of nx activation rows
 // takes: four warps a block; for nx = 1, Q4_K and Q8_0 warps take four rows and Q6_K
-// warps two (Q4K_R1, Q80_R1, Q6K_R1 in matmul.cu); for nx > 1, Q4_K warps take two
+// warps two (Q4K_R1, Q80_R1, Q6K_R1 in mv1.cuh); for nx > 1, Q4_K warps take two
 // (Q4K_ROWS) and the others one. mmv_id and mmv_multi compute as nx = 1.
 func rowsPerBlock(t quant.Type, nx int) int {
 	switch {
@@ -147,7 +147,7 @@ const mv1SmemMax = 48 << 10
 
 // mv1Smem is the dynamic shared memory of a batch-1 product (mmv_*_1, mmv_id_*,
 // mmv_multi) of t weights of k columns: the quantized activation row, which the
-// Q4_K, Q6_K and Q8_0 kernels (mv1 in matmul.cu) copy there; 0 for the other types or
+// Q4_K, Q6_K and Q8_0 kernels (mv1 in mv1.cuh) copy there; 0 for the other types or
 // a row past mv1SmemMax.
 func mv1Smem(t quant.Type, k int) int {
 	switch t {

@@ -6,7 +6,7 @@ import (
 	"ember/inference/quant"
 )
 
-// The tensor-core product (kernels/cuda/mmq.cu): tiles of mmqTM weight rows x mmqTN
+// The tensor-core product (kernels/cuda/mmq.cuh, its kernels in mmq.cu): tiles of mmqTM weight rows x mmqTN
 // activation rows, 256 threads, and a ring of stages of raw blocks in dynamic shared
 // memory (mq_stage_bytes there).
 const (
@@ -71,7 +71,7 @@ func mmqIDKernel(tn int) string {
 
 // mmqStageBytes is the shared memory of one stage for weights of type t and tiles of tn
 // activation rows: mmqTM rows of the raw weight blocks and tn activation rows (quants
-// padded to 272 bytes, and their scales and sums); mq_wld and mq_xex in mmq.cu.
+// padded to 272 bytes, and their scales and sums); mq_wld and mq_xex in mmq.cuh.
 func mmqStageBytes(t quant.Type, tn int) int {
 	w, x := 144, 16 // Q4_K: the block; Q8_K: the 16 bytes holding d
 	switch t {
@@ -88,7 +88,7 @@ func mmqStageBytes(t quant.Type, tn int) int {
 }
 
 // mmqStagesFor is the steps a block of tn-wide tiles of type t has in flight
-// (mq_stages in mmq.cu): mmqStages, but 2 for the narrow tiles of Q6_K and Q8_0, so that
+// (mq_stages in mmq.cuh): mmqStages, but 2 for the narrow tiles of Q6_K and Q8_0, so that
 // two blocks share an SM.
 func mmqStagesFor(t quant.Type, tn int) int {
 	if tn < mmqTN && (t == quant.Q6_K || t == quant.Q8_0) {

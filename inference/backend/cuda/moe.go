@@ -11,7 +11,7 @@ import (
 // so a mixture-of-experts model routes on the host (reading its router logits back).
 const HostMoEEnv = "EMBER_CUDA_HOST_MOE"
 
-// moeMaxExperts bounds the experts RoutedExperts takes (MOE_MAX_EXPERTS in ops.cu). Up
+// moeMaxExperts bounds the experts RoutedExperts takes (MOE_MAX_EXPERTS in moe.cu). Up
 // to moeMaxPairs (token, slot) pairs each pair's dots run as mat-vecs (mmv_id); past it
 // the pairs are grouped by expert on the device (moe_group) and each expert's rows run
 // on the tensor cores (mmq_id), reading its weights once, up to moeMaxGrouped pairs;

@@ -8,7 +8,7 @@ import (
 )
 
 // TestMatVecBatch1 checks the batch-1 products of Q4_K, Q6_K and Q8_0 (mv1 in
-// kernels/cuda/matmul.cu) against ref at the shapes where those kernels change how they
+// kernels/cuda/mv1.cuh) against ref at the shapes where those kernels change how they
 // split the work (backendtest.RunMatVec).
 func TestMatVecBatch1(t *testing.T) {
 	backendtest.RunMatVec(t, func(t *testing.T) backend.Backend { return newOrSkip(t) })

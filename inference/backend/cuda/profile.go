@@ -85,7 +85,13 @@ type stats struct {
 	// why counts the flushes by the calls that made them (the first frames outside
 	// this package's queue code), so that a batch ending where it should not is found.
 	why map[string]int
+	// last is the kernels of the last batch of at least minTrace launches (a decode
+	// step's graph), printed in order so that a layer's launches can be read.
+	last []string
 }
+
+// minTrace is the smallest batch whose kernels the stats keep (last).
+const minTrace = 64
 
 // note records the caller chain of a flush of n kernels.
 func (s *stats) note(n int) {
@@ -114,6 +120,13 @@ func (s *stats) note(n int) {
 	s.why[size+" "+strings.Join(parts, " < ")]++
 }
 
+// keep records the kernels of a batch of minTrace or more.
+func (s *stats) keep(names []string) {
+	if len(names) >= minTrace {
+		s.last = append(s.last[:0], names...)
+	}
+}
+
 func (s *stats) report(w io.Writer) {
 	fmt.Fprintf(w, "cuda stats: %.3f s; %d kernels in %d batches: %d graph replays, %d graphs built, %d batches launched directly; host: %.3f s launching, %.3f s waiting in sync, %.3f s copying\n",
 		time.Since(s.start).Seconds(), s.kernels, s.flushes, s.graphRuns, s.built, s.direct,
@@ -128,5 +141,8 @@ func (s *stats) report(w io.Writer) {
 			break
 		}
 		fmt.Fprintf(w, "  %7d flushes (batch size, callers): %s\n", s.why[k], k)
+	}
+	if len(s.last) > 0 {
+		fmt.Fprintf(w, "  the last batch of %d+ kernels, %d: %s\n", minTrace, len(s.last), strings.Join(s.last, " "))
 	}
 }

@@ -1,0 +1,301 @@
+// mv1.cuh: the Q4_K lane helpers of matmul.cu's mat-vecs, and its batch-1 products
+// (mmv_*_1, mmv_id_*, mmv_multi) for Q4_K, Q6_K and Q8_0: the activation row in shared
+// memory, several weight rows a warp.
+#pragma once
+#include "common.cuh"
+
+// ---- Q4_K: 8 lanes per 144-byte block, each one 16-byte load of quants ----
+
+// q4k_pair: the scales and mins of sub-blocks 2c and 2c+1 (getScaleMinK4) from the 12
+// scale bytes in three words, two bytes at a time.
+__device__ __forceinline__ void q4k_pair(int c, uint32_t s0, uint32_t s1, uint32_t s2, int* sc0, int* sc1, int* m0, int* m1) {
+    uint32_t sc, m;
+    if (c < 2) {
+        const int sh = 16 * c;
+        sc = (s0 >> sh) & 0x3f3f;
+        m = (s1 >> sh) & 0x3f3f;
+    } else {
+        const int sh = 16 * (c - 2);
+        const uint32_t a = s2 >> sh, lo = s0 >> sh, hi = s1 >> sh;
+        sc = (a & 0x0f0f) | (((lo >> 6) & 0x0303) << 4);
+        m = ((a >> 4) & 0x0f0f) | (((hi >> 6) & 0x0303) << 4);
+    }
+    *sc0 = sc & 0xff;
+    *sc1 = (sc >> 8) & 0xff;
+    *m0 = m & 0xff;
+    *m1 = (m >> 8) & 0xff;
+}
+
+// q4k_dot: the integer sums of lane chunk c (0..3) of a block, which holds qs bytes
+// [32c, 32c+32) in qa, qb: the quants of sub-blocks 2c (low nibbles, sum returned) and
+// 2c+1 (high nibbles, sum in *sb), against the activation quants xs.
+__device__ __forceinline__ int q4k_dot(const uint4 qa, const uint4 qb, const int* xs, int* sb) {
+    const uint32_t w[8] = {qa.x, qa.y, qa.z, qa.w, qb.x, qb.y, qb.z, qb.w};
+    int sa = 0, s2 = 0;
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        sa = __dp4a((int)(w[k] & 0x0f0f0f0f), xs[k], sa);
+        s2 = __dp4a((int)((w[k] >> 4) & 0x0f0f0f0f), xs[8 + k], s2);
+    }
+    *sb = s2;
+    return sa;
+}
+
+// q4k_part is the block's float formula of quant.Dot for the chunk's sums.
+__device__ __forceinline__ float q4k_part(uint4 hdr, int c, int sa, int sb, float yd, int4 bs) {
+    const float d = h2f(hdr.x & 0xffff), dmin = h2f(hdr.x >> 16);
+    int sc0, m0, sc1, m1;
+    q4k_pair(c, hdr.y, hdr.z, hdr.w, &sc0, &sc1, &m0, &m1);
+    const int mins = m0 * (bs.x + bs.y) + m1 * (bs.z + bs.w);
+    return d * yd * (float)(sc0 * sa + sc1 * sb) - dmin * yd * (float)mins;
+}
+
+// Two weight rows per warp (Q4K_ROWS), four warps per block: 8 rows a block; each
+// activation load serves both rows.
+// ---- batch-1 products of Q4_K, Q6_K and Q8_0 (mmv_*_1, mmv_id_*, mmv_multi) ----
+//
+// The activation row is copied once per block into shared memory (cp.async, when the
+// launch gives it the row's bytes of dynamic shared memory; else it is read from global
+// memory), so that the global loads are weights only, and each warp takes several
+// weight rows against each activation load: Q4_K 4, Q6_K 2, Q8_0 4 rows a warp, four
+// warps a block (mv1_rows, rowsPerBlock in matmul.go). Each warp loads the weights of
+// its next blocks before it computes the current ones. The lanes take blocks as the
+// NX > 1 kernels do, so the integer sums and the per-lane float formulas are theirs.
+//
+// Bank conflicts: a Q4_K lane reads 64 bytes of quants at 256ib + 64c and a Q6_K lane
+// 16 bytes at 256ib + 128h + 16g + 32s, 16 bytes at a time; in shared memory the 16-byte
+// chunk q of the quants is stored at q ^ (((q >> 3) & 3) << sh) (sh 0 for Q4_K, 1 for
+// Q6_K), which spreads the eight lanes of each quarter warp over all 32 banks.
+
+#define Q4K_R1 4
+#define Q6K_R1 2
+#define Q80_R1 4
+
+// mv1_rows is the weight rows a block of the batch-1 kernel of type T takes.
+__device__ __forceinline__ int mv1_rows(int T) { return 4 * (T == T_Q4_K ? Q4K_R1 : T == T_Q6_K ? Q6K_R1 : Q80_R1); }
+
+// mv1_bytes is the bytes of a quantized activation row of K elements for T's kernel.
+__device__ __forceinline__ int mv1_bytes(int T, int K) {
+    return ((T == T_Q8_0 ? K + 4 * (K / 32) : Q8K_BSUMS(K) + 4 * (K / 16)) + 15) & ~15;
+}
+
+__device__ __forceinline__ unsigned dyn_smem_size() {
+    unsigned n;
+    asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(n));
+    return n;
+}
+
+__device__ __forceinline__ int mv1_swz(int q, int sh) { return q ^ (((q >> 3) & 3) << sh); }
+
+// mv1_stage starts the copies of activation row X (n bytes) into shared memory xs,
+// quants swizzled by sh (negative: none); mv1_wait waits for them.
+__device__ __forceinline__ void mv1_stage(uint8_t* xs, const uint8_t* X, int n, int K, int sh) {
+    const unsigned base = (unsigned)__cvta_generic_to_shared(xs);
+    for (int q = threadIdx.x; q < n / 16; q += blockDim.x) {
+        const int p = sh >= 0 && q < K / 16 ? mv1_swz(q, sh) : q;
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(base + 16 * p), "l"(X + 16 * q) : "memory");
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+__device__ __forceinline__ void mv1_wait() {
+    asm volatile("cp.async.wait_all;" ::: "memory");
+    __syncthreads();
+}
+
+// mv1_ready is called by every thread of a block after its first weight loads: it waits
+// for the kernel before (pdl_wait; the activation row is its output), then with SM copies
+// the row into shared memory xs and returns it, else returns the row in global memory.
+template <bool SM>
+__device__ __forceinline__ const uint8_t* mv1_ready(const uint8_t* Xg, uint8_t* xs, int n, int K, int sh) {
+    pdl_wait();
+    if (!SM) return Xg;
+    mv1_stage(xs, Xg, n, K, sh);
+    mv1_wait();
+    return xs;
+}
+
+// mv1_store writes the warp's row sums acc[i] of rows r0 + i < M.
+template <int R>
+__device__ __forceinline__ void mv1_store(float* acc, float* D, int r0, int M) {
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int i = 0; i < R; i++) {
+        const float s = warp_sum(acc[i]);
+        if (lane == 0 && r0 + i < M) D[r0 + i] = s;
+    }
+}
+
+// Q4_K: lane c = lane & 3 of block ib = lane / 4 (+ 8 per step), as mmv_q4_k.
+template <bool SM>
+__device__ __forceinline__ void mv1_q4_k(const uint8_t* W, i64 ws, const uint8_t* Xg, uint8_t* xs, int n, float* D, int M, int K, int rb) {
+    const int lane = threadIdx.x & 31, c = lane & 3, nb = K / 256;
+    const int r0 = (rb * 4 + (threadIdx.x >> 5)) * Q4K_R1;
+    const uint8_t* w[Q4K_R1];
+#pragma unroll
+    for (int i = 0; i < Q4K_R1; i++) w[i] = W + (i64)min(r0 + i, M - 1) * ws;
+    uint4 h[Q4K_R1], qa[Q4K_R1], qb[Q4K_R1];
+    int ib = lane >> 2;
+    if (ib < nb) {
+#pragma unroll
+        for (int i = 0; i < Q4K_R1; i++) {
+            const uint8_t* p = w[i] + 144 * ib;
+            h[i] = *(const uint4*)p, qa[i] = *(const uint4*)(p + 16 + 32 * c), qb[i] = *(const uint4*)(p + 32 + 32 * c);
+        }
+    }
+    const uint8_t* X = mv1_ready<SM>(Xg, xs, n, K, 0);
+    float acc[Q4K_R1];
+#pragma unroll
+    for (int i = 0; i < Q4K_R1; i++) acc[i] = 0;
+    for (; ib < nb; ib += 8) {
+        uint4 nh[Q4K_R1], na[Q4K_R1], nq[Q4K_R1];
+        if (ib + 8 < nb) {
+#pragma unroll
+            for (int i = 0; i < Q4K_R1; i++) {
+                const uint8_t* p = w[i] + 144 * (ib + 8);
+                nh[i] = *(const uint4*)p, na[i] = *(const uint4*)(p + 16 + 32 * c), nq[i] = *(const uint4*)(p + 32 + 32 * c);
+            }
+        }
+        const int4* xb = (const int4*)(X + 256 * ib + 64 * c);
+        const int s = SM ? ((ib & 1) << 1) | (c >> 1) : 0;
+        const int4 x0v = xb[0 ^ s], x1v = xb[1 ^ s], x2v = xb[2 ^ s], x3v = xb[3 ^ s];
+        const int xs[16] = {x0v.x, x0v.y, x0v.z, x0v.w, x1v.x, x1v.y, x1v.z, x1v.w,
+                            x2v.x, x2v.y, x2v.z, x2v.w, x3v.x, x3v.y, x3v.z, x3v.w};
+        const float yd = ((const float*)(X + K))[ib];
+        const int4 bs = *(const int4*)(X + Q8K_BSUMS(K) + 64 * ib + 16 * c);
+#pragma unroll
+        for (int i = 0; i < Q4K_R1; i++) {
+            int sb;
+            const int sa = q4k_dot(qa[i], qb[i], xs, &sb);
+            acc[i] += q4k_part(h[i], c, sa, sb, yd, bs);
+            h[i] = nh[i], qa[i] = na[i], qb[i] = nq[i];
+        }
+    }
+    mv1_store<Q4K_R1>(acc, D, r0, M);
+}
+
+// q6k_vals are the 6-bit quants (less 32) of a Q6_K lane's four 16-byte groups.
+__device__ __forceinline__ void q6k_vals(uint4 qa, uint4 qb, uint4 qh, int v[4][4]) {
+    const uint32_t A[4] = {qa.x, qa.y, qa.z, qa.w}, B[4] = {qb.x, qb.y, qb.z, qb.w}, H[4] = {qh.x, qh.y, qh.z, qh.w};
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        v[0][k] = __vsub4((A[k] & 0x0f0f0f0f) | ((H[k] & 0x03030303) << 4), 0x20202020);
+        v[1][k] = __vsub4((B[k] & 0x0f0f0f0f) | (((H[k] >> 2) & 0x03030303) << 4), 0x20202020);
+        v[2][k] = __vsub4(((A[k] >> 4) & 0x0f0f0f0f) | (((H[k] >> 4) & 0x03030303) << 4), 0x20202020);
+        v[3][k] = __vsub4(((B[k] >> 4) & 0x0f0f0f0f) | (((H[k] >> 6) & 0x03030303) << 4), 0x20202020);
+    }
+}
+
+// Q6_K: lane t = lane & 3 (h = t / 2, g = t % 2) of block ib = lane / 4 (+ 8 per step),
+// as mmv_q6_k; the four scales come in one 8-byte load.
+template <bool SM>
+__device__ __forceinline__ void mv1_q6_k(const uint8_t* W, i64 ws, const uint8_t* Xg, uint8_t* xs, int n, float* D, int M, int K, int rb) {
+    const int lane = threadIdx.x & 31, t = lane & 3, h = t >> 1, g = t & 1, nb = K / 256;
+    const int r0 = (rb * 4 + (threadIdx.x >> 5)) * Q6K_R1;
+    const uint8_t* w[Q6K_R1];
+#pragma unroll
+    for (int i = 0; i < Q6K_R1; i++) w[i] = W + (i64)min(r0 + i, M - 1) * ws;
+    uint4 qa[Q6K_R1], qb[Q6K_R1], qh[Q6K_R1];
+    uint2 sc[Q6K_R1];
+    uint16_t dw[Q6K_R1];
+    int ib = lane >> 2;
+#define Q6K_LOAD(QA, QB, QH, SC, DW, IB)                                                   \
+    _Pragma("unroll") for (int i = 0; i < Q6K_R1; i++) {                                  \
+        const uint8_t* ql = w[i] + 128 * (IB) + 64 * h + 16 * g;                          \
+        QA[i] = *(const uint4*)ql, QB[i] = *(const uint4*)(ql + 32);                      \
+        QH[i] = *(const uint4*)(w[i] + 128 * nb + 64 * (IB) + 32 * h + 16 * g);           \
+        SC[i] = *(const uint2*)(w[i] + 192 * nb + 16 * (IB) + 8 * h);                     \
+        DW[i] = *(const uint16_t*)(w[i] + 208 * nb + 2 * (IB));                           \
+    }
+    if (ib < nb) { Q6K_LOAD(qa, qb, qh, sc, dw, ib) }
+    const uint8_t* X = mv1_ready<SM>(Xg, xs, n, K, 1);
+    float acc[Q6K_R1];
+#pragma unroll
+    for (int i = 0; i < Q6K_R1; i++) acc[i] = 0;
+    for (; ib < nb; ib += 8) {
+        uint4 na[Q6K_R1], nq[Q6K_R1], nh[Q6K_R1];
+        uint2 nsc[Q6K_R1];
+        uint16_t ndw[Q6K_R1];
+        if (ib + 8 < nb) { Q6K_LOAD(na, nq, nh, nsc, ndw, ib + 8) }
+        const uint8_t* xb = X + 256 * ib + 128 * h + 16 * g;
+        const int sw = SM ? ((ib & 1) << 1) | h : 0;
+        int4 xv[4];
+#pragma unroll
+        for (int s = 0; s < 4; s++) xv[s] = *(const int4*)(xb + 32 * (s ^ sw));
+        const float yd = ((const float*)(X + K))[ib];
+#pragma unroll
+        for (int i = 0; i < Q6K_R1; i++) {
+            int v[4][4], sum[4];
+            q6k_vals(qa[i], qb[i], qh[i], v);
+#pragma unroll
+            for (int s = 0; s < 4; s++)
+                sum[s] = __dp4a(v[s][0], xv[s].x, __dp4a(v[s][1], xv[s].y, __dp4a(v[s][2], xv[s].z, __dp4a(v[s][3], xv[s].w, 0))));
+            const int s0 = (int8_t)(sc[i].x >> (8 * g)), s1 = (int8_t)(sc[i].x >> (8 * g + 16));
+            const int s2 = (int8_t)(sc[i].y >> (8 * g)), s3 = (int8_t)(sc[i].y >> (8 * g + 16));
+            const float d = h2f(dw[i]);
+            acc[i] += d * yd * (float)(s0 * sum[0] + s1 * sum[1] + s2 * sum[2] + s3 * sum[3]);
+            qa[i] = na[i], qb[i] = nq[i], qh[i] = nh[i], sc[i] = nsc[i], dw[i] = ndw[i];
+        }
+    }
+#undef Q6K_LOAD
+    mv1_store<Q6K_R1>(acc, D, r0, M);
+}
+
+// Q8_0: lane pair lane / 2 takes block ib0 + lane / 2 (ib0 += 16 per step), as mmv_q8_0.
+template <bool SM>
+__device__ __forceinline__ void mv1_q8_0(const uint8_t* W, i64 ws, const uint8_t* Xg, uint8_t* xs, int n, float* D, int M, int K, int rb) {
+    const int lane = threadIdx.x & 31, half = lane & 1, nb = K / 32;
+    const int r0 = (rb * 4 + (threadIdx.x >> 5)) * Q80_R1;
+    const uint8_t* w[Q80_R1];
+#pragma unroll
+    for (int i = 0; i < Q80_R1; i++) w[i] = W + (i64)min(r0 + i, M - 1) * ws;
+    int4 q[Q80_R1];
+    uint16_t dw[Q80_R1];
+    // Every lane runs the same number of iterations so that the pair shuffle is legal;
+    // a lane past the last block loads the last one again and adds nothing.
+    int ib = min(lane >> 1, nb - 1);
+#pragma unroll
+    for (int i = 0; i < Q80_R1; i++) q[i] = *(const int4*)(w[i] + 32 * ib + 16 * half), dw[i] = *(const uint16_t*)(w[i] + 32 * nb + 2 * ib);
+    const uint8_t* X = mv1_ready<SM>(Xg, xs, n, K, -1);
+    float acc[Q80_R1];
+#pragma unroll
+    for (int i = 0; i < Q80_R1; i++) acc[i] = 0;
+    for (int ib0 = 0; ib0 < nb; ib0 += 16) {
+        const bool ok = ib0 + (lane >> 1) < nb;
+        const int in = min(ib0 + 16 + (lane >> 1), nb - 1);
+        int4 nq[Q80_R1];
+        uint16_t ndw[Q80_R1];
+        if (ib0 + 16 < nb) {
+#pragma unroll
+            for (int i = 0; i < Q80_R1; i++) nq[i] = *(const int4*)(w[i] + 32 * in + 16 * half), ndw[i] = *(const uint16_t*)(w[i] + 32 * nb + 2 * in);
+        }
+        const int4 xv = *(const int4*)(X + 32 * ib + 16 * half);
+        const float dx = ((const float*)(X + K))[ib];
+#pragma unroll
+        for (int i = 0; i < Q80_R1; i++) {
+            int s = __dp4a(q[i].x, xv.x, __dp4a(q[i].y, xv.y, __dp4a(q[i].z, xv.z, __dp4a(q[i].w, xv.w, 0))));
+            s += __shfl_xor_sync(0xffffffffu, s, 1);
+            if (ok && half == 0) acc[i] += (float)s * (h2f(dw[i]) * dx);
+            q[i] = nq[i], dw[i] = ndw[i];
+        }
+        ib = in;
+    }
+    mv1_store<Q80_R1>(acc, D, r0, M);
+}
+
+// mv1 is the batch-1 product of type T: row block rb of D[r] = dot(W[r, :], X). With
+// PRE (a kernel opened by pdl_defer) the first weight loads come before pdl_wait.
+template <int T, bool PRE>
+__device__ __forceinline__ void mv1(const uint8_t* W, i64 ws, const uint8_t* X, float* D, int M, int K, int rb) {
+    extern __shared__ __align__(16) uint8_t mv1_x[];
+    if (!PRE) pdl_wait();
+    const int n = mv1_bytes(T, K);
+    if (dyn_smem_size() >= (unsigned)n) {
+        if (T == T_Q4_K) mv1_q4_k<true>(W, ws, X, mv1_x, n, D, M, K, rb);
+        else if (T == T_Q6_K) mv1_q6_k<true>(W, ws, X, mv1_x, n, D, M, K, rb);
+        else mv1_q8_0<true>(W, ws, X, mv1_x, n, D, M, K, rb);
+    } else {
+        if (T == T_Q4_K) mv1_q4_k<false>(W, ws, X, mv1_x, n, D, M, K, rb);
+        else if (T == T_Q6_K) mv1_q6_k<false>(W, ws, X, mv1_x, n, D, M, K, rb);
+        else mv1_q8_0<false>(W, ws, X, mv1_x, n, D, M, K, rb);
+    }
+}
