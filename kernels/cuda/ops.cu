@@ -143,6 +143,43 @@ extern "C" __global__ void rope_f32(float* x, const int* pos, int width, int hea
     rope_heads(x + (i64)blockIdx.x * width, 0, width / head_dim, head_dim, half, neox, cs);
 }
 
+// mla_kv writes each token's latent key row into an F16 cache the way rms_norm (of kv),
+// the placement of k_pe and kv in [k_pe | kv], rope_f32 (of the first rdims) and
+// set_rows do it one after another, with the same float operations: row slots[i] of
+// cache gets rope(kpe[i]) then rms_norm(kv[i]) * w. One block of 256 threads a token;
+// rdims floats of dynamic shared memory.
+extern "C" __global__ void __launch_bounds__(256) mla_kv(uint16_t* cache, i64 cstride, const float* kv, i64 kvstride,
+                                                        int kvd, const float* kpe, i64 kpestride, const float* w,
+                                                        float eps, const int* pos, const int* slots, int rdims,
+                                                        int neox, float theta_scale, float freq_scale,
+                                                        const float* factors, float ext, float lo, float hi,
+                                                        float mscale) { pdl_entry();
+    extern __shared__ float cs[];  // rdims floats
+    __shared__ double part[8];
+    const int half = rdims / 2;
+    const float* in = kv + (i64)blockIdx.x * kvstride;
+    double s = 0;
+#pragma unroll 8
+    for (int j = threadIdx.x; j < kvd; j += blockDim.x) s += (double)in[j] * (double)in[j];
+    s = warp_sumd(s);
+    if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = s;
+    rope_table(cs, pos[blockIdx.x], half, theta_scale, freq_scale, factors, ext, lo, hi, mscale);
+    __syncthreads();
+    double sum = 0;
+    for (int k = 0; k < (int)(blockDim.x >> 5); k++) sum += part[k];
+    const float mean = (float)(sum / (double)kvd);
+    const float scale = (float)(1.0 / sqrt((double)(mean + eps)));
+    uint16_t* row = cache + (i64)slots[blockIdx.x] * cstride;
+    for (int j = threadIdx.x; j < kvd; j += blockDim.x) row[rdims + j] = f2h(in[j] * scale * w[j]);
+    const float* pe = kpe + (i64)blockIdx.x * kpestride;
+    for (int k = threadIdx.x; k < half; k += blockDim.x) {
+        const int a = neox ? k : 2 * k, b = neox ? k + half : 2 * k + 1;
+        const float c = cs[2 * k], sn = cs[2 * k + 1], x0 = pe[a], x1 = pe[b];
+        row[a] = f2h(x0 * c - x1 * sn);
+        row[b] = f2h(x0 * sn + x1 * c);
+    }
+}
+
 // rope2_f32: rope_f32 of x1 [rows, width1] and of x2 [rows, width2] (Q and K) with the
 // same positions and parameters, one launch. Grid (rows, nb1 + nb2): grid column y < nb1
 // rotates heads [y*hpb, (y+1)*hpb) of x1's row, the others those of x2 (nb2 groups).

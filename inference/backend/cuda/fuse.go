@@ -79,15 +79,21 @@ type fuseCfg struct {
 // it is: the profiler, a skipped kernel or a failure queue nothing.
 func (b *Backend) mark(f fusable) {
 	c := &b.fuse.cfg
-	if !c.read {
-		c.read, c.off = true, c.off || os.Getenv(NoFuseEnv) != ""
-	}
 	n := len(b.queue.fns)
-	if c.off || b.prof != nil || n == 0 || b.queue.names[n-1] != fusedFrom[f.kind] {
+	if b.fuseOff() || b.prof != nil || n == 0 || b.queue.names[n-1] != fusedFrom[f.kind] {
 		return
 	}
 	f.qlen, f.epoch, f.cfg = n, b.epoch, *c
 	b.fuse = f
+}
+
+// fuseOff reports whether fusion is off ($EMBER_CUDA_NO_FUSE, read once, or tests).
+func (b *Backend) fuseOff() bool {
+	c := &b.fuse.cfg
+	if !c.read {
+		c.read, c.off = true, c.off || os.Getenv(NoFuseEnv) != ""
+	}
+	return c.off
 }
 
 // markFusable records that the launch just queued may be fused with a quantization.

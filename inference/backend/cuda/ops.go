@@ -123,6 +123,18 @@ func (b *Backend) RoPE(x, pos backend.Tensor, r backend.RoPE) {
 		panic(fmt.Sprintf("cuda: RoPE: dims %d, head dim %d, width %d", r.Dims, r.HeadDim, xt.cols))
 	}
 	pt := ids(pos, xt.rows, "RoPE")
+	args := append([]uint64{ptr(xt), ptr(pt), i64(xt.cols), i64(r.HeadDim), i64(r.Dims)}, ropeArgs(r)...)
+	if b.fuseRoPE2(xt, args) {
+		return
+	}
+	b.launch("rope_f32", xt.rows, 1, 128, 4*r.Dims, args...)
+	b.mark(fusable{kind: fuseRoPE, dst: xt.ptr, rows: xt.rows, cols: xt.cols, args: args, mem: [2]span{spanOf(xt)}})
+}
+
+// ropeArgs are rope_f32's arguments after the dims (rope_table's): neox, theta scale,
+// frequency scale, the frequency factors, and YaRN's extrapolation factor, correction
+// range and magnitude scale.
+func ropeArgs(r backend.RoPE) []uint64 {
 	var factors *tensor
 	if r.Factors != nil {
 		factors = want(r.Factors, quant.F32)
@@ -147,13 +159,7 @@ func (b *Backend) RoPE(x, pos backend.Tensor, r backend.RoPE) {
 	if r.Style == backend.RoPENeoX {
 		neox = 1
 	}
-	args := []uint64{ptr(xt), ptr(pt), i64(xt.cols), i64(r.HeadDim), i64(r.Dims),
-		i64(neox), f32(thetaScale), f32(freqScale), ptr(factors), f32(r.ExtFactor), f32(lo), f32(hi), f32(mscale)}
-	if b.fuseRoPE2(xt, args) {
-		return
-	}
-	b.launch("rope_f32", xt.rows, 1, 128, 4*r.Dims, args...)
-	b.mark(fusable{kind: fuseRoPE, dst: xt.ptr, rows: xt.rows, cols: xt.cols, args: args, mem: [2]span{spanOf(xt)}})
+	return []uint64{i64(neox), f32(thetaScale), f32(freqScale), ptr(factors), f32(r.ExtFactor), f32(lo), f32(hi), f32(mscale)}
 }
 
 // SetRows implements backend.Ops.

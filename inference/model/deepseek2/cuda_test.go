@@ -3,6 +3,7 @@ package deepseek2
 import (
 	"context"
 	"errors"
+	"math"
 	"path/filepath"
 	"testing"
 
@@ -200,5 +201,40 @@ func TestCUDADeviceMoE(t *testing.T) {
 				t.Error("the host path read no router logits back")
 			}
 		})
+	}
+}
+
+// TestCUDALatentKV: the CUDA backend's one-launch latent key write (LatentKV, mla_kv)
+// gives bit for bit the logits of the five ops it replaces ($EMBER_CUDA_NO_FUSE, which
+// also leaves out the backend's other fusions, each bit-equal by its own tests), over a
+// prompt and decode steps after it, on V2-Lite's attention widths and with YaRN (the
+// synthetic files' rope scaling).
+func TestCUDALatentKV(t *testing.T) {
+	newCUDA(t).Close()
+	path := synthVariant(t, "latent-kv", "q4_k_m", func(p *synth.Params) { p.KVLoraRank, p.QKNope, p.QKRope, p.VHeadDim = 512, 128, 64, 128 })
+	logits := func() []float32 {
+		m := loadPath(t, path, newCUDA(t))
+		n := len(prompt)
+		c, err := m.NewCache(n + 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Free()
+		out := run(t, m, c, model.Batch{Tokens: prompt, Pos: positions(0, n), AllLogits: true})
+		for i := 0; i < 4; i++ {
+			out = append(out, run(t, m, c, model.Batch{Tokens: []int32{int32(7 + i)}, Pos: positions(n+i, 1), AllLogits: true})...)
+		}
+		return out
+	}
+	fused := logits()
+	t.Setenv(cuda.NoFuseEnv, "1")
+	unfused := logits()
+	if len(fused) != len(unfused) {
+		t.Fatalf("%d logits fused, %d not", len(fused), len(unfused))
+	}
+	for i := range fused {
+		if math.Float32bits(fused[i]) != math.Float32bits(unfused[i]) {
+			t.Fatalf("logit %d: %v with LatentKV, %v with the five ops", i, fused[i], unfused[i])
+		}
 	}
 }

@@ -244,9 +244,9 @@ func (m *Model) headInputs(b model.Batch, in *model.In) *headInputs {
 	return hi
 }
 
-// latent computes the compressed kv (normed) and the rope key of cur into kv_cmpr and
-// k_pe, together with extra projections of cur, and returns the query input (cur, or
-// its normed q_a compression).
+// latent computes the compressed kv (not yet normed: attn_kv_a_norm is the caller's)
+// and the rope key of cur into kv_cmpr and k_pe, together with extra projections of
+// cur, and returns the query input (cur, or its normed q_a compression).
 func (m *Model) latent(w *attnWeights, cur backend.Tensor, n int, extra []backend.Proj) (kv, kpe, x backend.Tensor) {
 	be, s, p := m.be, m.scratch, m.p
 	kv, kpe = s.Get("kv_cmpr", n), s.Get("k_pe", n)
@@ -260,8 +260,15 @@ func (m *Model) latent(w *attnWeights, cur backend.Tensor, n int, extra []backen
 	if m.cfg.qLoRA > 0 {
 		be.RMSNorm(x, x, w.qANorm, p.RMSEps)
 	}
-	be.RMSNorm(kv, kv, w.kvANorm, p.RMSEps)
 	return kv, kpe, x
+}
+
+// latentWriter is the optional op of a backend that writes the tokens' latent key rows
+// [RoPE(k_pe) | RMSNorm(kv) * norm] into an MLA cache (rows slots) in one step, as
+// attnMLA's RMSNorm, placements, RoPE and SetRows would (cuda: one launch for five). It
+// reports false, having done nothing, for a case it does not take.
+type latentWriter interface {
+	LatentKV(cache, kv, kpe, norm backend.Tensor, eps float32, pos, slots backend.Tensor, r backend.RoPE) bool
 }
 
 // attnMLA is llama.cpp's MLA attention with the key up-projection absorbed: cur [n,
@@ -272,23 +279,26 @@ func (m *Model) attnMLA(w *attnWeights, kCache, vCache, cur backend.Tensor, in *
 	view := func(t backend.Tensor, h int) backend.Tensor { return be.View(t, h*n, n) }
 	kv, kpe, x := m.latent(w, cur, n, nil)
 
-	// Kcur = [rope(k_pe) | kv_cmpr]: one latent key row per token; the values are the
-	// same rows (vCache is kCache), their latent part counting.
-	kcur := s.Get("Kcur", n)
+	// Kcur = [rope(k_pe) | kv_cmpr normed]: one latent key row per token; the values are
+	// the same rows (vCache is kCache), their latent part counting.
 	rs, reshape := be.(backend.Reshaper)
-	if reshape { // kv and k_pe written into their chunks of Kcur's rows
-		c, ch := m.cfg, hi.chunk
-		kc := rs.Reshape(kcur, n*(c.rope+c.kvLoRA)/ch, ch)
-		be.SetRows(kc, rs.Reshape(kv, n*c.kvLoRA/ch, ch), hi.kvRows)
-		be.SetRows(kc, rs.Reshape(kpe, n*c.rope/ch, ch), hi.ropeRows)
-	} else {
-		ktmp := s.Get("Ktmp", n)
-		be.MatMul(kcur, m.placeKV, kv)
-		be.MatMul(ktmp, m.placeRope, kpe)
-		be.Add(kcur, kcur, ktmp)
+	if lw, ok := be.(latentWriter); !ok || !lw.LatentKV(kCache, kv, kpe, w.kvANorm, p.RMSEps, in.Pos, in.Slots, p.RoPE) {
+		be.RMSNorm(kv, kv, w.kvANorm, p.RMSEps)
+		kcur := s.Get("Kcur", n)
+		if reshape { // kv and k_pe written into their chunks of Kcur's rows
+			c, ch := m.cfg, hi.chunk
+			kc := rs.Reshape(kcur, n*(c.rope+c.kvLoRA)/ch, ch)
+			be.SetRows(kc, rs.Reshape(kv, n*c.kvLoRA/ch, ch), hi.kvRows)
+			be.SetRows(kc, rs.Reshape(kpe, n*c.rope/ch, ch), hi.ropeRows)
+		} else {
+			ktmp := s.Get("Ktmp", n)
+			be.MatMul(kcur, m.placeKV, kv)
+			be.MatMul(ktmp, m.placeRope, kpe)
+			be.Add(kcur, kcur, ktmp)
+		}
+		be.RoPE(kcur, in.Pos, p.RoPE)
+		be.SetRows(kCache, kcur, in.Slots)
 	}
-	be.RoPE(kcur, in.Pos, p.RoPE)
-	be.SetRows(kCache, kcur, in.Slots)
 
 	// Per head: q_nope, q_pe, then q_nope absorbed into the latent through attn_k_b,
 	// straight into the latent dims of the [rope | latent] query row.
@@ -361,6 +371,7 @@ func (m *Model) attnKVB(w *attnWeights, kCache, vCache, cur backend.Tensor, in *
 		extra = []backend.Proj{{Dst: q, W: w.q}}
 	}
 	kv, kpe, x := m.latent(w, cur, n, extra)
+	be.RMSNorm(kv, kv, w.kvANorm, p.RMSEps)
 	if c.qLoRA > 0 {
 		be.MatMul(q, w.q, x)
 	}
