@@ -266,6 +266,7 @@ func (m *Model) declare() {
 	s.Declare("moe_tmp", quant.F32, p.NEmbd)
 	s.Declare("shexp_gate", quant.F32, max(c.nFFExp*c.nShared, 1))
 	s.Declare("shexp_up", quant.F32, max(c.nFFExp*c.nShared, 1))
+	s.Declare("shexp_out", quant.F32, p.NEmbd)
 	for k := 0; k < c.nUsed; k++ {
 		m.slotNames = append(m.slotNames, fmt.Sprintf("moe_slot%d", k))
 		s.Declare(m.slotNames[k], quant.I32, 1)

@@ -203,17 +203,23 @@ func (m *Model) moeFFN(ctx context.Context, w *moeWeights, cur backend.Tensor, n
 	be, s, pr, c := m.be, m.scratch, m.pairs, m.cfg
 	X, k, E := c.nExpert, c.nUsed, m.p.NEmbd
 	h := &m.host
+	// The shared experts first: their products take cur as rounded right after the
+	// norm (a backend may round it in the norm's launch), before the router's F32
+	// product comes between.
+	shexp := m.sharedFFN(w, cur, n)
 	logits := s.Get("moe_logits", n)
 	be.MatMul(logits, w.gateInp, cur)
 	out := cur // without shared experts the sum goes straight to cur (read before)
-	if w.shared != nil {
+	if shexp != nil {
 		out = s.Get("moe_out", n)
 	}
 	if de, ok := be.(deviceExperts); ok {
 		P := n * k
 		if de.RoutedExperts(out, cur, logits, w.gateAll, w.upAll, w.downAll, w.probsBT, pr.Get("ids", P), pr.Get("wsel", P),
 			pr.Get("gate", P), pr.Get("up", P), pr.Get("down", P), c.nGroup, c.nGroupUsed, c.sigmoid, c.wNorm, c.wScale) {
-			m.sharedFFN(w, cur, out, n)
+			if shexp != nil {
+				be.Add(cur, out, shexp) // ffn_out = moe_out + ffn_shexp
+			}
 			return nil
 		}
 	}
@@ -279,22 +285,24 @@ func (m *Model) moeFFN(ctx context.Context, w *moeWeights, cur backend.Tensor, n
 		be.GetRows(tmp, down, idx)
 		be.Add(out, out, tmp)
 	}
-	m.sharedFFN(w, cur, out, n)
+	if shexp != nil {
+		be.Add(cur, out, shexp) // ffn_out = moe_out + ffn_shexp
+	}
 	return nil
 }
 
-// sharedFFN adds the shared experts' FFN of cur to the routed experts' sum out, into
-// cur (nothing to do without shared experts: out is cur then).
-func (m *Model) sharedFFN(w *moeWeights, cur, out backend.Tensor, n int) {
+// sharedFFN computes the shared experts' FFN of cur into shexp_out and returns it (nil
+// without shared experts).
+func (m *Model) sharedFFN(w *moeWeights, cur backend.Tensor, n int) backend.Tensor {
 	if w.shared == nil {
-		return
+		return nil
 	}
 	be, s := m.be, m.scratch
-	g, u := s.Get("shexp_gate", n), s.Get("shexp_up", n)
+	g, u, out := s.Get("shexp_gate", n), s.Get("shexp_up", n), s.Get("shexp_out", n)
 	backend.MatMulShared(be, cur, []backend.Proj{{Dst: g, W: w.shared.Gate}, {Dst: u, W: w.shared.Up}})
 	be.SwiGLU(g, g, u)
-	be.MatMul(cur, w.shared.Down, g) // ffn_shexp
-	be.Add(cur, out, cur)            // ffn_out = moe_out + ffn_shexp
+	be.MatMul(out, w.shared.Down, g) // ffn_shexp
+	return out
 }
 
 func grow[T any](b []T, n int) []T {
