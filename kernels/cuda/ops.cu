@@ -269,6 +269,32 @@ extern "C" __global__ void quant_q8(uint8_t* out, i64 ostride, const float* x, i
     }
 }
 
+// swiglu_q8: swiglu_f32 over rows of k, then quantized to Q8_0 (s1: Q8_1) as quant_q8
+// does; grid (ceil(k/256), rows), a warp a 32-element block.
+extern "C" __global__ void swiglu_q8(float* dst, const float* g, const float* u, int k, uint8_t* out, i64 ostride,
+                                     int s1) { pdl_entry();
+    const int nb = k / 32;
+    const int ib = blockIdx.x * 8 + (threadIdx.x >> 5), lane = threadIdx.x & 31;
+    if (ib >= nb) return;
+    const i64 j = (i64)blockIdx.y * k + ib * 32 + lane;
+    const float x = g[j];
+    const float e = (float)exp(-(double)x);
+    const float v = x / (1.0f + e) * u[j];
+    dst[j] = v;
+    float amax = warp_max(fabsf(v));
+    float d = amax / 127.0f;
+    float id = d != 0.0f ? 1.0f / d : 0.0f;
+    int q = (int)(int8_t)(int)roundf(v * id);
+    uint8_t* row = out + (i64)blockIdx.y * ostride;
+    row[ib * 32 + lane] = (uint8_t)(int8_t)q;
+    int sum = warp_sumi(q);
+    if (lane == 0) {
+        float* ds = (float*)(row + k);
+        ds[ib] = h2f(f2h(d));
+        if (s1) ds[nb + ib] = h2f(f2h((float)sum * d));
+    }
+}
+
 // q8k_quant: q8k_quant_in for a 256-thread block.
 __device__ __forceinline__ void q8k_quant(float v, uint8_t* row, int ib, int k) {
     __shared__ float sa[8];

@@ -12,7 +12,9 @@ import (
 // kernels. Otherwise each op runs its own launches. The patterns:
 //
 //   - RMSNorm, SwiGLU or Add+RMSNorm whose output a MatMul then rounds to Q8_K:
-//     rms_norm_q8_k, swiglu_q8_k, add_rms_norm_q8_k (fuseQ8K, here).
+//     rms_norm_q8_k, swiglu_q8_k, add_rms_norm_q8_k (fuseQ8K, here); SwiGLU whose output
+//     is rounded to Q8_0 or Q8_1 (the partner of Q5_0, Q8_0 ... weights): swiglu_q8
+//     (fuseQ8).
 //   - Add, then RMSNorm of the sum: add_rms_norm (fuseAddNorm, fuse_ops.go).
 //   - RoPE of Q, then RoPE of K with the same positions and parameters: rope2_f32
 //     (fuseRoPE2, fuse_ops.go).
@@ -144,6 +146,19 @@ func (b *Backend) fuseQ8K(x *tensor, out uint64, stride int) bool {
 	default:
 		return false
 	}
+	return true
+}
+
+// fuseQ8 replaces the queued SwiGLU that wrote x with swiglu_q8, which also quantizes
+// x to Q8_0 (s1: Q8_1) into out, and reports whether it did.
+func (b *Backend) fuseQ8(x *tensor, out uint64, stride, s1 int) bool {
+	f, ok := b.take()
+	if !ok || f.kind != fuseSwiGLU || f.dst != x.ptr || f.rows != x.rows || f.cols != x.cols || x.cols%32 != 0 ||
+		x.stride != 4*x.cols || x.rows > maxGridY {
+		return false
+	}
+	b.queue.pop()
+	b.launch("swiglu_q8", (x.cols+255)/256, x.rows, 256, 0, append(f.args, i64(x.cols), out, i64(stride), i64(s1))...)
 	return true
 }
 

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -23,10 +24,11 @@ func newQueueOnly(noFuse bool) *queueOnly {
 	b := &Backend{kernels: map[string]*kernel{}, act: map[quant.Type]*scratch{}}
 	for _, n := range []string{"rms_norm", "rms_norm_q8_k", "add_f32", "add_rms_norm", "add_rms_norm_q8_k",
 		"rope_f32", "rope2_f32", "rope2_set", "set_rows", "set_rows2", "swiglu_f32", "swiglu_q8_k", "quant_q8_k", "mmv_multi",
-		mmvName(quant.Q4_K, 1), mmvName(quant.Q4_K, 4)} {
+		mmvName(quant.Q4_K, 1), mmvName(quant.Q4_K, 4), "swiglu_q8", "quant_q8", mmvName(quant.Q5_0, 1), mmvName(quant.Q5_0, 8)} {
 		b.kernels[n] = &kernel{name: n}
 	}
 	b.act[quant.Q8_K] = &scratch{ptr: 1 << 40, size: 1 << 30}
+	b.act[quant.Q8_0] = &scratch{ptr: 2 << 40, size: 1 << 30}
 	b.fuse.cfg = fuseCfg{read: true, off: noFuse}
 	return &queueOnly{Backend: b, mem: 1 << 20}
 }
@@ -38,6 +40,8 @@ func (q *queueOnly) tensor(typ quant.Type, rows, cols int) *tensor {
 		stride = 2 * cols
 	case quant.Q4_K:
 		stride = cols / 256 * 144
+	case quant.Q5_0:
+		stride = cols / 32 * 22
 	}
 	t := &tensor{typ: typ, rows: rows, cols: cols, stride: stride, ptr: q.mem, size: rows * stride}
 	q.mem += uint64(align16(rows * stride))
@@ -302,5 +306,32 @@ func TestFuseQueueHazards(t *testing.T) {
 		q.kernels["mul_f32"] = &kernel{name: "mul_f32"}
 		c.ops(q)
 		wantQueue(t, c.name, q.names(), c.want...)
+	}
+}
+
+// TestFuseQueueSwiGLUQ8: SwiGLU then a product of Q5_0 weights (Q8_0 activations: a
+// mixture of experts' down experts) queues swiglu_q8 with the rounding's output and
+// stride, one row or a batch (not past a view's row stride), and with fusion off the
+// separate kernels.
+func TestFuseQueueSwiGLUQ8(t *testing.T) {
+	const k, m = 1408, 64
+	for _, rows := range []int{1, 8} {
+		for _, off := range []bool{false, true} {
+			q := newQueueOnly(off)
+			g, u, d, w := q.f32(rows, k), q.f32(rows, k), q.f32(rows, m), q.tensor(quant.Q5_0, m, k)
+			q.SwiGLU(g, g, u)
+			q.MatMul(d, w, g)
+			nx := map[int]int{1: 1, 8: 8}[rows]
+			if off {
+				wantQueue(t, fmt.Sprintf("%d rows, unfused", rows), q.names(), "swiglu_f32", "quant_q8", mmvName(quant.Q5_0, nx))
+				continue
+			}
+			n := len(q.queue.names)
+			args := slices.Clone(q.queue.args[:len(q.queue.args)-int(q.queue.nargs[n-1])])
+			wantQueue(t, fmt.Sprintf("%d rows", rows), q.names(), "swiglu_q8", mmvName(quant.Q5_0, nx))
+			if want := []uint64{g.ptr, g.ptr, u.ptr, k, 2 << 40, uint64(actStride(quant.Q8_0, k)), 0}; !slices.Equal(args, want) {
+				t.Errorf("%d rows: swiglu_q8 args %v, want %v", rows, args, want)
+			}
+		}
 	}
 }

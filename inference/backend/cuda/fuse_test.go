@@ -283,3 +283,37 @@ func TestFusedAddRMSNorm(t *testing.T) {
 		}, []backend.Tensor{s, a}
 	})
 }
+
+// TestFusedSwiGLUQ8: SwiGLU whose output a MatMul of Q8_0, Q5_0 or Q4_1 weights rounds
+// to Q8_0 (Q8_1) is one launch with the rounding (swiglu_q8): a mixture of experts'
+// down experts (DeepSeek-V2-Lite's Q5_0 and Q8_0), one row and a batch.
+func TestFusedSwiGLUQ8(t *testing.T) {
+	for _, typ := range []quant.Type{quant.Q8_0, quant.Q5_0, quant.Q4_1} {
+		for _, rows := range []int{1, 20} {
+			checkFused(t, fmt.Sprintf("%v, %d rows", typ, rows), 1, func(e *fuseEnv) (func(), []backend.Tensor) {
+				const k, m = 1408, 96
+				g, u, d := e.randn(rows, k, 1), e.randn(rows, k, 1), e.zeros(quant.F32, rows, m)
+				v := make([]float32, m*k)
+				for i := range v {
+					v[i] = float32(e.rng.NormFloat64() * 0.05)
+				}
+				rb, err := quant.RowBytes(typ, k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				data := make([]byte, m*int(rb))
+				if err := quant.Quantize(typ, v, data); err != nil {
+					t.Fatal(err)
+				}
+				w, err := e.be.Weight(typ, m, k, data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return func() {
+					e.be.SwiGLU(g, g, u)
+					e.be.MatMul(d, w, g)
+				}, []backend.Tensor{g, d}
+			})
+		}
+	}
+}

@@ -78,6 +78,9 @@ func (b *Backend) quantize(x *tensor, vt quant.Type) (uint64, int) {
 	if vt == quant.Q8_K && n <= maxGridY && b.fuseQ8K(x, out, stride) {
 		return out, stride
 	}
+	if (vt == quant.Q8_0 || vt == quant.Q8_1) && b.fuseQ8(x, out, stride, b2i(vt == quant.Q8_1)) {
+		return out, stride
+	}
 	for r0 := 0; r0 < n; r0 += maxGridY { // a row a grid row
 		rows, o, xp := min(maxGridY, n-r0), out+uint64(r0*stride), ptr(x)+uint64(r0*x.stride)
 		switch vt {
