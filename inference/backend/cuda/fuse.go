@@ -20,7 +20,8 @@ import (
 //     (fuseRoPE2, fuse_ops.go).
 //   - SetRows of K, then SetRows of V with the same row ids: set_rows2 (fuseSetRows2).
 //   - RoPE of Q and K (rope2_f32), then SetRows of K, then of V with the same row ids:
-//     rope2_set (fuseRoPESet, fuseRoPESetV in fuse_ops.go).
+//     rope2_set (fuseRoPESet, fuseRoPESetV in fuse_ops.go); RoPE of one tensor, then
+//     SetRows of it: rope2_set without Q or V (fuseRoPE1Set).
 //   - Split decode attention (attention_split1) whose output a MatMul then rounds to
 //     Q8_K (the output projection): its last blocks round it (fuseQ8K).
 //

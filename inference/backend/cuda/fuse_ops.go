@@ -76,6 +76,29 @@ func (b *Backend) fuseRoPESet(d, s, rt *tensor, args []uint64) bool {
 	return true
 }
 
+// fuseRoPE1Set runs SetRows(d, s, rt) (set_rows' arguments args, one launch) together
+// with the queued rope_f32 when s is the tensor it rotated (the same rows, dense), as
+// rope2_set with no Q blocks and no V, and reports whether it did: DeepSeek's q_pe
+// rotated and placed into the rope dims of its query rows. d may not overlap s or the
+// row ids: a block writes its rotated heads while others rotate theirs.
+func (b *Backend) fuseRoPE1Set(d, s, rt *tensor, args []uint64) bool {
+	if b.fuse.kind != fuseRoPE {
+		return false // leave another record to the other SetRows fusions
+	}
+	f, ok := b.take()
+	if !ok || f.dst != s.ptr || f.rows != s.rows || f.cols != s.cols || s.stride != 4*s.cols ||
+		spanOf(d).overlaps(spanOf(s)) || spanOf(d).overlaps(spanOf(rt)) {
+		return false
+	}
+	hd := int(f.args[3])
+	n2 := (s.cols/hd + ropeHeads - 1) / ropeHeads
+	b.queue.pop()
+	all := append([]uint64{0, 0, 0, s.ptr, i64(s.cols), i64(ropeHeads), f.args[1]}, f.args[3:]...)
+	all = append(all, args[0], args[1], args[3], 0, 0, 0, 0, 0)
+	b.launch("rope2_set", s.rows, n2, 128, 4*int(f.args[4]), all...)
+	return true
+}
+
 // fuseRoPESetV runs SetRows(d, s, rt) (set_rows' arguments args) together with the
 // queued rope2_set (no V yet) with the same row ids, adding the V copy's blocks, and
 // reports whether it did. V's cache may not overlap the K cache, K or Q, nor V any of

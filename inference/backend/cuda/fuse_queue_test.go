@@ -335,3 +335,28 @@ func TestFuseQueueSwiGLUQ8(t *testing.T) {
 		}
 	}
 }
+
+// TestFuseQueueRoPESet: RoPE of one tensor then SetRows of it queues rope2_set with no
+// Q blocks (its Q pointer, width and block count 0), the RoPE's parameters, the
+// destination, its type and the row ids, and no V; with fusion off the two kernels.
+func TestFuseQueueRoPESet(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		q := newQueueOnly(off)
+		x, d, pos, ids := q.f32(16, 64), q.tensor(quant.F16, 144, 64), q.tensor(quant.I32, 16, 1), q.tensor(quant.I32, 16, 1)
+		q.RoPE(x, pos, backend.RoPE{Dims: 64, HeadDim: 64, Base: 10000})
+		if off {
+			q.SetRows(d, x, ids)
+			wantQueue(t, "unfused", q.names(), "rope_f32", "set_rows")
+			continue
+		}
+		ropeArgs := slices.Clone(q.queue.args)
+		q.SetRows(d, x, ids)
+		args := slices.Clone(q.queue.args)
+		wantQueue(t, "fused", q.names(), "rope2_set")
+		want := append([]uint64{0, 0, 0, x.ptr, 64, ropeHeads, pos.ptr}, ropeArgs[3:]...)
+		want = append(want, d.ptr, 1, ids.ptr, 0, 0, 0, 0, 0)
+		if !slices.Equal(args, want) {
+			t.Errorf("rope2_set args %v, want %v", args, want)
+		}
+	}
+}

@@ -177,6 +177,32 @@ func TestFusedRoPE(t *testing.T) {
 	})
 }
 
+// TestFusedRoPESet: RoPE of one tensor, then SetRows of its rows, is one launch (rope2_set
+// without Q or V: DeepSeek's q_pe rotated and placed into its query rows), F16 or F32
+// destination, with YaRN; not when the destination overlaps the rotated rows.
+func TestFusedRoPESet(t *testing.T) {
+	r := backend.RoPE{Style: backend.RoPENormal, Dims: 64, HeadDim: 64, Base: 10000, FreqScale: 0.025, ExtFactor: 1,
+		AttnFactor: 0.8, BetaFast: 32, BetaSlow: 1, OrigCtx: 4096}
+	for _, rows := range []int{1, 48} {
+		for _, dt := range []quant.Type{quant.F32, quant.F16} {
+			checkFused(t, fmt.Sprintf("rows %d into %v", rows, dt), 1, func(e *fuseEnv) (func(), []backend.Tensor) {
+				x, d := e.randn(rows, 64, 1), e.zeros(dt, 9*rows, 64)
+				pos, at := make([]int32, rows), make([]int32, rows)
+				for i := range pos {
+					pos[i], at[i] = int32(3*i+1), int32(9*i)
+				}
+				p, ids := e.ids(pos...), e.ids(at...)
+				return func() { e.be.RoPE(x, p, r); e.be.SetRows(d, x, ids) }, []backend.Tensor{x, d}
+			})
+		}
+	}
+	checkFused(t, "destination overlaps", 0, func(e *fuseEnv) (func(), []backend.Tensor) {
+		d := e.randn(8, 64, 1)
+		x, p, ids := e.be.View(d, 0, 2), e.ids(4, 5), e.ids(6, 7)
+		return func() { e.be.RoPE(x, p, r); e.be.SetRows(d, x, ids) }, []backend.Tensor{d}
+	})
+}
+
 // TestFusedSetRows: SetRows of K then of V (same row ids) is one launch.
 func TestFusedSetRows(t *testing.T) {
 	slots := []int32{7, 2, 11}

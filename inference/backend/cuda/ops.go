@@ -179,7 +179,8 @@ func (b *Backend) SetRows(dst, src, rows backend.Tensor) {
 	rt := ids(rows, s.rows, "SetRows")
 	if s.rows <= maxGridY { // one launch, which the SetRows of another tensor may join
 		args := []uint64{ptr(d), i64(f16), ptr(s), ptr(rt), i64(s.cols)}
-		if b.fuseRoPESet(d, s, rt, args) || b.fuseRoPESetV(d, s, rt, args) || b.fuseSetRows2(d, s, rt, args) {
+		if b.fuseRoPESet(d, s, rt, args) || b.fuseRoPESetV(d, s, rt, args) || b.fuseRoPE1Set(d, s, rt, args) ||
+			b.fuseSetRows2(d, s, rt, args) {
 			return
 		}
 		b.launch("set_rows", blocks(s.cols), s.rows, 256, 0, args...)

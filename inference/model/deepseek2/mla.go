@@ -313,14 +313,19 @@ func (m *Model) attnMLA(w *attnWeights, kCache, vCache, cur backend.Tensor, in *
 		w.groups = append(w.groups, backend.Group{Dst: view(qh, h), W: w.kB[h], Row0: h * n})
 	}
 	backend.MatMulGroups(be, qNope, w.groups)
-	if reshape { // q_pe into the rope chunks (attn_k_b's zero rows left zeros there)
+	// q_pe rotated as its own rows (what rotating the rope dims of the query rows gives),
+	// then placed into those dims (attn_k_b's zero rows left zeros there): a backend may
+	// do both in one launch.
+	ropePE := p.RoPE
+	ropePE.HeadDim = m.cfg.rope
+	be.RoPE(qPE, hi.pos, ropePE)
+	if reshape {
 		c, ch := m.cfg, hi.chunk
 		be.SetRows(rs.Reshape(qh, n*H*(c.rope+c.kvLoRA)/ch, ch), rs.Reshape(qPE, n*H*c.rope/ch, ch), hi.qRopeRows)
 	} else {
 		be.MatMul(qt, m.placeRope, qPE)
 		be.Add(qh, qh, qt)
 	}
-	be.RoPE(qh, hi.pos, p.RoPE)
 
 	kqv, lat := hs.Get("kqv_h", n*H), hs.Get("kqv_lat", n*H)
 	be.Attention(kqv, qh, kCache, vCache, hi.pos, hi.attn)
