@@ -343,6 +343,20 @@ extern "C" __global__ void __launch_bounds__(256) swiglu_q8_k(float* dst, const 
     q8k_quant(v, out + (i64)blockIdx.y * ostride, blockIdx.x, k);
 }
 
+// get_rows_q8_k: get_rows_f32 into x (the gathered rows of gcols values laid end to end),
+// then x's rows of k quantized to Q8_K as quant_q8_k does; grid (k/256, rows of x). The
+// table (tstride bytes a row) does not overlap x.
+extern "C" __global__ void __launch_bounds__(256) get_rows_q8_k(float* x, const uint8_t* table, i64 tstride,
+                                                               const int* ids, int gcols, int k, uint8_t* out,
+                                                               i64 ostride) { pdl_entry();
+    const i64 e = (i64)blockIdx.y * k + blockIdx.x * 256 + threadIdx.x;
+    const i64 gr = e / gcols;
+    const int gc = (int)(e - gr * gcols);
+    const float v = ((const float*)(table + (i64)ids[gr] * tstride))[gc];
+    x[e] = v;
+    q8k_quant(v, out + (i64)blockIdx.y * ostride, blockIdx.x, k);
+}
+
 #define ADD_NORM_THREADS 1024
 #define ADD_NORM_PER 8  // elements of a row per thread: rows of up to 8192 (addNormMaxCols)
 

@@ -12,7 +12,9 @@ import (
 // kernels. Otherwise each op runs its own launches. The patterns:
 //
 //   - RMSNorm, SwiGLU or Add+RMSNorm whose output a MatMul then rounds to Q8_K:
-//     rms_norm_q8_k, swiglu_q8_k, add_rms_norm_q8_k (fuseQ8K, here); SwiGLU whose output
+//     rms_norm_q8_k, swiglu_q8_k, add_rms_norm_q8_k (fuseQ8K, here); GetRows from an F32
+//     table whose rows (read as rows of another width) a MatMul rounds to Q8_K:
+//     get_rows_q8_k (DeepSeek's latent attention output, gathered); SwiGLU whose output
 //     is rounded to Q8_0 or Q8_1 (the partner of Q5_0, Q8_0 ... weights): swiglu_q8
 //     (fuseQ8).
 //   - Add, then RMSNorm of the sum: add_rms_norm (fuseAddNorm, fuse_ops.go).
@@ -42,12 +44,13 @@ const (
 	fuseAttention  // attention_split1: a Q8_K rounding of its output may join it
 	fuseRoPE2      // rope2_f32: the SetRows of its second tensor (K) into a cache may join it
 	fuseRoPESet    // rope2_set without V: the SetRows of V with the same row ids may join it
+	fuseGetRows    // get_rows_f32 (one launch): a Q8_K rounding of the rows it wrote may join it
 )
 
 // fusedFrom is the kernel each kind's op queued.
 var fusedFrom = [...]string{fuseRMSNorm: "rms_norm", fuseSwiGLU: "swiglu_f32", fuseAddRMSNorm: "add_rms_norm",
 	fuseAdd: "add_f32", fuseRoPE: "rope_f32", fuseSetRows: "set_rows", fuseAttention: "attention_split1",
-	fuseRoPE2: "rope2_f32", fuseRoPESet: "rope2_set"}
+	fuseRoPE2: "rope2_f32", fuseRoPESet: "rope2_set", fuseGetRows: "get_rows_f32"}
 
 // span is device memory [lo, hi) in bytes.
 type span struct{ lo, hi uint64 }
@@ -119,8 +122,20 @@ func (b *Backend) take() (fusable, bool) {
 // to Q8_K into out, and reports whether it did.
 func (b *Backend) fuseQ8K(x *tensor, out uint64, stride int) bool {
 	f, ok := b.take()
-	if !ok || f.dst != x.ptr || f.rows != x.rows || f.cols != x.cols || x.cols%256 != 0 {
+	if !ok || f.dst != x.ptr || x.cols%256 != 0 {
 		return false
+	}
+	if (f.rows != x.rows || f.cols != x.cols) && (f.kind != fuseGetRows || f.rows*f.cols != x.rows*x.cols) {
+		return false
+	}
+	if f.kind == fuseGetRows { // the gathered rows seen as x's rows: same memory and size
+		if x.stride != 4*x.cols || x.rows > maxGridY || spanOf(x).overlaps(f.mem[0]) {
+			return false
+		}
+		b.queue.pop()
+		b.launch("get_rows_q8_k", x.cols/256, x.rows, 256, 0, x.ptr, f.args[0], f.args[1], f.args[2], i64(f.cols), i64(x.cols),
+			out, i64(stride))
+		return true
 	}
 	switch f.kind {
 	case fuseRMSNorm:

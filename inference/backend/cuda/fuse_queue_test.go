@@ -24,7 +24,7 @@ func newQueueOnly(noFuse bool) *queueOnly {
 	b := &Backend{kernels: map[string]*kernel{}, act: map[quant.Type]*scratch{}}
 	for _, n := range []string{"rms_norm", "rms_norm_q8_k", "add_f32", "add_rms_norm", "add_rms_norm_q8_k",
 		"rope_f32", "rope2_f32", "rope2_set", "set_rows", "set_rows2", "swiglu_f32", "swiglu_q8_k", "quant_q8_k", "mmv_multi",
-		mmvName(quant.Q4_K, 1), mmvName(quant.Q4_K, 4), "swiglu_q8", "quant_q8", mmvName(quant.Q5_0, 1), mmvName(quant.Q5_0, 8)} {
+		mmvName(quant.Q4_K, 1), mmvName(quant.Q4_K, 4), "swiglu_q8", "quant_q8", mmvName(quant.Q5_0, 1), mmvName(quant.Q5_0, 8), "get_rows_f32", "get_rows_q8_k", mmvName(quant.Q4_K, 8)} {
 		b.kernels[n] = &kernel{name: n}
 	}
 	b.act[quant.Q8_K] = &scratch{ptr: 1 << 40, size: 1 << 30}
@@ -357,6 +357,37 @@ func TestFuseQueueRoPESet(t *testing.T) {
 		want = append(want, d.ptr, 1, ids.ptr, 0, 0, 0, 0, 0)
 		if !slices.Equal(args, want) {
 			t.Errorf("rope2_set args %v, want %v", args, want)
+		}
+	}
+}
+
+// TestFuseQueueGetRowsQ8K: GetRows from an F32 table into rows that a MatMul then rounds
+// to Q8_K as rows of another width queues get_rows_q8_k (x, the table and its stride,
+// the ids, the gathered width, x's width, the rounding's output and stride); not when
+// the table overlaps x, nor with fusion off.
+func TestFuseQueueGetRowsQ8K(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		off, overlap bool
+	}{{"fused", false, false}, {"unfused", true, false}, {"table overlaps", false, true}} {
+		q := newQueueOnly(c.off)
+		x, d, w, ids := q.f32(8, 512), q.f32(8, 64), q.tensor(quant.Q4_K, 64, 512), q.tensor(quant.I32, 64, 1)
+		table := q.f32(72, 64)
+		if c.overlap {
+			table = &tensor{typ: quant.F32, rows: 72, cols: 64, stride: 256, ptr: x.ptr + 256, size: 72 * 256}
+		}
+		q.GetRows(q.Reshape(x, 64, 64), table, ids)
+		q.MatMul(d, w, x)
+		got := slices.Clone(q.queue.args[:11])
+		names := q.names()
+		if c.off || c.overlap {
+			wantQueue(t, c.name, names, "get_rows_f32", "quant_q8_k", mmvName(quant.Q4_K, 8))
+			continue
+		}
+		wantQueue(t, c.name, names, "get_rows_q8_k", mmvName(quant.Q4_K, 8))
+		want := []uint64{x.ptr, table.ptr, 256, ids.ptr, 64, 512, 1 << 40, uint64(actStride(quant.Q8_K, 512)), 0, 0, 0}
+		if !slices.Equal(got[:8], want[:8]) {
+			t.Errorf("get_rows_q8_k args %v, want %v", got[:8], want[:8])
 		}
 	}
 }

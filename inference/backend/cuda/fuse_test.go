@@ -343,3 +343,27 @@ func TestFusedSwiGLUQ8(t *testing.T) {
 		}
 	}
 }
+
+// TestFusedGetRowsQ8K: GetRows from an F32 table into rows that a MatMul of Q4_K weights
+// then reads as rows of another width (DeepSeek's latent attention output gathered from
+// 64-value chunks into 512-value rows) is one launch with the Q8_K rounding.
+func TestFusedGetRowsQ8K(t *testing.T) {
+	for _, rows := range []int{16, 48} {
+		checkFused(t, fmt.Sprintf("%d rows", rows), 1, func(e *fuseEnv) (func(), []backend.Tensor) {
+			const ch, k, m = 64, 512, 64
+			table := e.randn(rows*9, ch, 1)
+			lat, d := e.zeros(quant.F32, rows, k), e.zeros(quant.F32, rows, m)
+			at := make([]int32, 0, rows*8)
+			for r := 0; r < rows; r++ {
+				for c := 1; c < 9; c++ {
+					at = append(at, int32(9*r+c))
+				}
+			}
+			ids, w := e.ids(at...), e.q4k(m, k)
+			return func() {
+				e.be.GetRows(e.be.Reshape(lat, rows*8, ch), table, ids)
+				e.be.MatMul(d, w, lat)
+			}, []backend.Tensor{lat, d}
+		})
+	}
+}
