@@ -341,8 +341,19 @@ MMV_FAST(q8_0, mmv_q8_0, T_Q8_0)
 // matrix e (estride bytes apart in W; e = ids[z], or z / epz when ids is null) by
 // activation row z / xdiv into dst row z; nrb row blocks per row. Each dot is computed
 // as by mmv_*_1 (for Q4_K, Q6_K and Q8_0: mv1, with the same dynamic shared memory).
+// With gridDim.y = 2 the y = 1 blocks compute a second product of the same rows, experts
+// and activations (a mixture of experts' up beside its gate, a head's q_pe beside its
+// q_nope): matrices W2 (the same spacing), M2 rows (nrb2 row blocks) into D2.
+#define MMV_ID_ARGS MMV_ARGS, const int *ids, i64 estride, int xdiv, int nrb, int epz, const uint8_t *W2, float *D2, \
+                    i64 dstride2, int M2, int nrb2
+#define MMV_ID_SECOND()                                                     \
+    if (blockIdx.y) {                                                       \
+        if ((int)blockIdx.x >= nrb2 * (int)(gridDim.x / nrb)) return;      \
+        W = W2, D = D2, dstride = dstride2, M = M2, nrb = nrb2;             \
+    }
 #define MMV_ID(NAME, BODY) \
-    extern "C" __global__ void __launch_bounds__(128) mmv_id_##NAME(MMV_ARGS, const int* ids, i64 estride, int xdiv, int nrb, int epz) { pdl_entry(); \
+    extern "C" __global__ void __launch_bounds__(128) mmv_id_##NAME(MMV_ID_ARGS) { pdl_entry(); \
+        MMV_ID_SECOND() \
         const int z = blockIdx.x / nrb; \
         const int e = ids ? ids[z] : z / epz; \
         BODY<1>(W + (i64)e * estride, wstride, X + (i64)(z / xdiv) * xstride, xstride, D + (i64)z * dstride, dstride, M, K, 1, \
@@ -359,7 +370,8 @@ MMV_ID(q2_k, gen_T_Q2_K)
 MMV_ID(q3_k, gen_T_Q3_K)
 MMV_ID(q5_k, gen_T_Q5_K)
 #define MMV_ID_FAST(NAME, T) \
-    extern "C" __global__ void __launch_bounds__(128) mmv_id_##NAME(MMV_ARGS, const int* ids, i64 estride, int xdiv, int nrb, int epz) { pdl_entry(); \
+    extern "C" __global__ void __launch_bounds__(128) mmv_id_##NAME(MMV_ID_ARGS) { pdl_entry(); \
+        MMV_ID_SECOND() \
         const int z = blockIdx.x / nrb; \
         const int e = ids ? ids[z] : z / epz; \
         mv1<T, false>(W + (i64)e * estride, wstride, X + (i64)(z / xdiv) * xstride, D + (i64)z * dstride, M, K, blockIdx.x % nrb); \

@@ -66,8 +66,11 @@ func uniformRun(ps []product, shared bool) (es int64, ok bool) {
 
 // mmvRun computes uniform products ps (es bytes between matrices) from the quantized
 // activation xq (rows of xstride bytes) in one mmv_id launch: row z of the run is row
-// z % r of product z / r; with shared, every product reads the same r = 1 row.
-func (b *Backend) mmvRun(ps []product, es int64, xq uint64, xstride int, shared bool) {
+// z % r of product z / r; with shared, every product reads the same r = 1 row. A second
+// run ps2 (nil for none) of as many products with the same weight type, row length and
+// spacing, and the same activation rows, runs in the same launch (mmv_id's y = 1
+// blocks): a head's q_pe beside its q_nope.
+func (b *Backend) mmvRun(ps, ps2 []product, es int64, xq uint64, xstride int, shared bool) {
 	p0 := ps[0]
 	w, r := p0.w, p0.d.rows
 	M := w.rows
@@ -76,8 +79,35 @@ func (b *Backend) mmvRun(ps []product, es int64, xq uint64, xstride int, shared 
 	if shared {
 		xdiv = len(ps) * r // every row z reads activation row 0 (r is 1)
 	}
-	b.launch("mmv_id_"+suffix[w.typ], nrb*len(ps)*r, 1, 128, mv1Smem(w.typ, w.cols), ptr(w), i64(w.stride), xq+uint64(p0.row0*xstride), i64(xstride),
-		ptr(p0.d), i64(p0.d.cols), i64(M), i64(w.cols), 1, 0, uint64(es), i64(xdiv), i64(nrb), i64(r))
+	second, gy := mmvSecond(nil, nil, 0), 1
+	if ps2 != nil {
+		q := ps2[0]
+		second, gy = mmvSecond(q.w, q.d, (q.w.rows+rowsPerBlock(q.w.typ, 1)-1)/rowsPerBlock(q.w.typ, 1)), 2
+	}
+	b.launch("mmv_id_"+suffix[w.typ], nrb*len(ps)*r, gy, 128, mv1Smem(w.typ, w.cols), append([]uint64{ptr(w), i64(w.stride),
+		xq + uint64(p0.row0*xstride), i64(xstride), ptr(p0.d), i64(p0.d.cols), i64(M), i64(w.cols), 1, 0, uint64(es), i64(xdiv),
+		i64(nrb), i64(r)}, second...)...)
+}
+
+// mmvSecond is mmv_id's arguments for its second product (W2, D2, its row stride, M2 and
+// its row blocks nrb): w's first matrix into d, or none (all 0).
+func mmvSecond(w, d *tensor, nrb int) []uint64 {
+	if w == nil {
+		return []uint64{0, 0, 0, 0, 0}
+	}
+	return []uint64{ptr(w), ptr(d), i64(d.cols), i64(w.rows), i64(nrb)}
+}
+
+// pairRuns reports whether two uniform runs of batch-1 products can share one mmv_id
+// launch (mmvRun's ps2): as many products of as many rows, the same weight type, row
+// length and stride, the same spacing between matrices and the same activation rows.
+func pairRuns(a, c []product, esA, esC int64) bool {
+	if len(a) != len(c) || esA != esC {
+		return false
+	}
+	wa, wc := a[0].w, c[0].w
+	return wa.typ == wc.typ && wa.cols == wc.cols && wa.stride == wc.stride && a[0].row0 == c[0].row0 &&
+		a[0].d.rows == c[0].d.rows
 }
 
 // MatMulGroups implements backend.GroupMatMuler: x is rounded once per dot partner, then
@@ -133,7 +163,7 @@ func (b *Backend) products(xt *tensor, ps []product) {
 	}
 	if es, ok := uniform(ps, false); ok {
 		if xq, stride := q.get(b, xt, partner(ps[0].w.typ)); xq != 0 {
-			b.mmvRun(ps, es, xq, stride, false)
+			b.mmvRun(ps, nil, es, xq, stride, false)
 		}
 		return
 	}
@@ -204,12 +234,18 @@ func (b *Backend) sharedRuns(xt *tensor, projs []backend.Proj) bool {
 	for _, p := range ps {
 		q.get(b, xt, partner(p.w.typ))
 	}
+	if xt.rows == 1 && len(runs) == 2 && !b.fuseOff() && pairRuns(runs[0].ps, runs[1].ps, runs[0].es, runs[1].es) {
+		if xq, stride := q.get(b, xt, partner(runs[0].ps[0].w.typ)); xq != 0 {
+			b.mmvRun(runs[0].ps, runs[1].ps, runs[0].es, xq, stride, true)
+		}
+		return true
+	}
 	for _, r := range runs {
 		xq, stride := q.get(b, xt, partner(r.ps[0].w.typ))
 		switch {
 		case xq == 0:
 		case xt.rows == 1:
-			b.mmvRun(r.ps, r.es, xq, stride, true)
+			b.mmvRun(r.ps, nil, r.es, xq, stride, true)
 		default:
 			b.mmqRun(r.ps, r.es, xq, stride, true)
 		}

@@ -253,3 +253,66 @@ func TestMMQKernelsDeclared(t *testing.T) {
 		}
 	}
 }
+
+// TestMMVQueuePairedRuns: at one row (a decode step) DeepSeek-V2-Lite's per-head q_nope
+// and q_pe projections are one mmv_id launch (the q_pe run as its y = 1 blocks: its
+// matrix, output, row stride, rows and row blocks), and a token's gate and up experts
+// one more; with fusion off, two launches each.
+func TestMMVQueuePairedRuns(t *testing.T) {
+	const H, nope, rope, K = 16, 128, 64, 2048
+	for _, off := range []bool{false, true} {
+		q := newMMQQueue("quant_q8_k", "mmv_id_q4_k", "moe_topk", "swiglu_f32", "swiglu_q8_k", "moe_sum")
+		q.fuse.cfg = fuseCfg{read: true, off: off}
+		w, x := q.tensor(t, quant.Q4_K, H*(nope+rope), K), q.tensor(t, quant.F32, 1, K)
+		qn, qp := q.tensor(t, quant.F32, H, nope), q.tensor(t, quant.F32, H, rope)
+		var projs []backend.Proj
+		for h := 0; h < H; h++ {
+			projs = append(projs, backend.Proj{Dst: q.View(qn, h, 1), W: q.View(w, h*(nope+rope), nope)},
+				backend.Proj{Dst: q.View(qp, h, 1), W: q.View(w, h*(nope+rope)+nope, rope)})
+		}
+		q.MatMulShared(x, projs)
+		ls := q.launches()
+		names := q.names()
+		if off {
+			if want := []string{"quant_q8_k", "mmv_id_q4_k", "mmv_id_q4_k"}; !slices.Equal(names, want) {
+				t.Errorf("heads, fusion off: queued %v, want %v", names, want)
+			}
+		} else {
+			if want := []string{"quant_q8_k", "mmv_id_q4_k"}; !slices.Equal(names, want) {
+				t.Fatalf("heads: queued %v, want %v", names, want)
+			}
+			l := ls[1]
+			nrb, nrb2 := nope/rowsPerBlock(quant.Q4_K, 1), rope/rowsPerBlock(quant.Q4_K, 1)
+			if l.gx != nrb*H || l.gy != 2 || !slices.Equal(l.args[14:], []uint64{w.ptr + uint64(nope*w.stride), qp.ptr, rope, rope, uint64(nrb2)}) {
+				t.Errorf("heads: mmv_id grid %dx%d, second product %v", l.gx, l.gy, l.args[14:])
+			}
+		}
+
+		// One token's 4 of 8 experts: gate and up (Q4_K stacks alike) in one launch.
+		const E, X, F, k = 256, 8, 512, 4
+		xe, logits := q.tensor(t, quant.F32, 1, E), q.tensor(t, quant.F32, 1, X)
+		gate, up, down := q.tensor(t, quant.Q4_K, X*F, E), q.tensor(t, quant.Q4_K, X*F, E), q.tensor(t, quant.Q4_K, X*E, F)
+		ids, wts := q.tensor(t, quant.I32, 1, k), q.tensor(t, quant.F32, 1, k)
+		g, u, d := q.tensor(t, quant.F32, k, F), q.tensor(t, quant.F32, k, F), q.tensor(t, quant.F32, k, E)
+		if !q.RoutedExperts(xe, xe, logits, gate, up, down, nil, ids, wts, g, u, d, 1, 1, false, true, 1) {
+			t.Fatal("RoutedExperts declined one token")
+		}
+		ls = q.launches()
+		names = q.names()
+		want := []string{"moe_topk", "quant_q8_k", "mmv_id_q4_k", "swiglu_q8_k", "mmv_id_q4_k", "moe_sum"}
+		if off {
+			want = []string{"moe_topk", "quant_q8_k", "mmv_id_q4_k", "mmv_id_q4_k", "swiglu_f32", "quant_q8_k", "mmv_id_q4_k", "moe_sum"}
+		}
+		if !slices.Equal(names, want) {
+			t.Errorf("experts, fusion off %v: queued %v, want %v", off, names, want)
+			continue
+		}
+		if !off {
+			l := ls[2]
+			nrb := F / rowsPerBlock(quant.Q4_K, 1)
+			if l.gy != 2 || !slices.Equal(l.args[14:], []uint64{up.ptr, u.ptr, F, F, uint64(nrb)}) {
+				t.Errorf("experts: mmv_id grid y %d, second product %v", l.gy, l.args[14:])
+			}
+		}
+	}
+}

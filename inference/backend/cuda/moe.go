@@ -89,17 +89,21 @@ func (b *Backend) RoutedExperts(dst, x, logits, gate, up, down, probsB, ids, wts
 	b.launch("moe_topk", n, 1, 32, 0, ptr(it), ptr(wt), ptr(lt), ptr(bias), i64(X), i64(k),
 		i64(nGroup), i64(nGroupUsed), i64(b2i(sigmoid)), i64(b2i(norm)), f32(scale))
 	// Gate and up of every pair from its token's row, then the pairs' SwiGLU and down.
-	prod := func(d, w *tensor, xq uint64, xs, xdiv int) { b.mmvID(d, w, X, xq, xs, it, xdiv) }
+	prod := func(d, w *tensor, xq uint64, xs, xdiv int) { b.mmvID(d, w, nil, nil, X, xq, xs, it, xdiv) }
 	if grouped {
 		grp := b.groupPairs(it, P, X, b.moeTile(P, X))
 		prod = func(d, w *tensor, xq uint64, xs, xdiv int) { b.mmqID(d, w, X, xq, xs, grp, xdiv) }
 	}
 	xq, xs := b.quantize(xt, partner(gw.typ))
-	prod(gt, gw, xq, xs, k)
-	if partner(uw.typ) != partner(gw.typ) {
-		xq, xs = b.quantize(xt, partner(uw.typ))
+	if !grouped && uw.typ == gw.typ && uw.stride == gw.stride && !b.fuseOff() {
+		b.mmvID(gt, gw, ut, uw, X, xq, xs, it, k) // gate and up in one launch
+	} else {
+		prod(gt, gw, xq, xs, k)
+		if partner(uw.typ) != partner(gw.typ) {
+			xq, xs = b.quantize(xt, partner(uw.typ))
+		}
+		prod(ut, uw, xq, xs, k)
 	}
-	prod(ut, uw, xq, xs, k)
 	b.SwiGLU(g, g, u)
 	gq, gs := b.quantize(gt, partner(dw.typ))
 	prod(pd, dw, gq, gs, 1)
@@ -108,8 +112,10 @@ func (b *Backend) RoutedExperts(dst, x, logits, gate, up, down, probsB, ids, wts
 }
 
 // mmvID runs mmv_id for the P = d.rows pairs: pair z multiplies expert ids[z]'s matrix
-// (w.rows/nExpert rows of w) by quantized activation row z/xdiv into d's row z.
-func (b *Backend) mmvID(d, w *tensor, nExpert int, xq uint64, xstride int, ids *tensor, xdiv int) {
+// (w.rows/nExpert rows of w) by quantized activation row z/xdiv into d's row z; and, in
+// the same launch, by w2's into d2's when w2 is not nil (the up experts beside the gate
+// ones: the same type and layout).
+func (b *Backend) mmvID(d, w, d2, w2 *tensor, nExpert int, xq uint64, xstride int, ids *tensor, xdiv int) {
 	if xq == 0 {
 		return
 	}
@@ -119,8 +125,12 @@ func (b *Backend) mmvID(d, w *tensor, nExpert int, xq uint64, xstride int, ids *
 	}
 	M := w.rows / nExpert
 	nrb := (M + rowsPerBlock(w.typ, 1) - 1) / rowsPerBlock(w.typ, 1)
-	b.launch("mmv_id_"+s, nrb*d.rows, 1, 128, mv1Smem(w.typ, w.cols), ptr(w), i64(w.stride), xq, i64(xstride), ptr(d), i64(d.cols),
-		i64(M), i64(w.cols), 1, ptr(ids), i64(M*w.stride), i64(xdiv), i64(nrb), 1)
+	second, gy := mmvSecond(nil, nil, 0), 1
+	if w2 != nil {
+		second, gy = []uint64{ptr(w2), ptr(d2), i64(d2.cols), i64(M), i64(nrb)}, 2
+	}
+	b.launch("mmv_id_"+s, nrb*d.rows, gy, 128, mv1Smem(w.typ, w.cols), append([]uint64{ptr(w), i64(w.stride), xq, i64(xstride),
+		ptr(d), i64(d.cols), i64(M), i64(w.cols), 1, ptr(ids), i64(M*w.stride), i64(xdiv), i64(nrb), 1}, second...)...)
 }
 
 func b2i(v bool) int {

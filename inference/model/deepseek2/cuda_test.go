@@ -204,11 +204,14 @@ func TestCUDADeviceMoE(t *testing.T) {
 	}
 }
 
-// TestCUDALatentKV: the CUDA backend's one-launch latent key write (LatentKV, mla_kv)
-// gives bit for bit the logits of the five ops it replaces ($EMBER_CUDA_NO_FUSE, which
-// also leaves out the backend's other fusions, each bit-equal by its own tests), over a
-// prompt and decode steps after it, on V2-Lite's attention widths and with YaRN (the
-// synthetic files' rope scaling).
+// TestCUDALatentKV: the CUDA backend's fused launches of an MLA + MoE layer give bit for
+// bit the logits of the separate ones ($EMBER_CUDA_NO_FUSE), over a prompt and decode
+// steps after it, on V2-Lite's attention widths and with YaRN (the synthetic files' rope
+// scaling): the one-launch latent key write (LatentKV, mla_kv, for five ops), q_pe's
+// RoPE and placement (rope2_set), the gathered latent output with its Q8_K rounding
+// (get_rows_q8_k), SwiGLU with the down experts' Q8_0 rounding (swiglu_q8), and the
+// decode step's paired mat-vecs (q_nope and q_pe, gate and up experts: one mmv_id
+// launch each); the Llama fusions too, each also bit-equal by its own test.
 func TestCUDALatentKV(t *testing.T) {
 	newCUDA(t).Close()
 	path := synthVariant(t, "latent-kv", "q4_k_m", func(p *synth.Params) { p.KVLoraRank, p.QKNope, p.QKRope, p.VHeadDim = 512, 128, 64, 128 })
