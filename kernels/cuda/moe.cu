@@ -123,6 +123,21 @@ extern "C" __global__ void moe_sum(float* dst, const float* d, const float* w, i
     }
 }
 
+// moe_sum_add: moe_sum, and the sum plus b into a second output (the shared experts'
+// output added: what add_f32 of moe_sum's dst and b gives). sum may alias b, not d or w.
+extern "C" __global__ void moe_sum_add(float* dst, const float* d, const float* w, int k, int E, int n, float* sum,
+                                       const float* b) { pdl_entry();
+    for (i64 idx = (i64)blockIdx.x * blockDim.x + threadIdx.x; idx < (i64)n * E; idx += (i64)gridDim.x * blockDim.x) {
+        const i64 t = idx / E, c = idx % E;
+        const float* dr = d + t * k * E + c;
+        const float* wr = w + t * k;
+        float s = dr[0] * wr[0];
+        for (int j = 1; j < k; j++) s = s + dr[(i64)j * E] * wr[j];
+        dst[idx] = s;
+        sum[idx] = s + b[idx];
+    }
+}
+
 // moe_group groups the P (token, slot) pairs of a mixture of experts by expert for
 // mmq_id: map lists the pairs expert by expert, each expert's in pair order; tiles holds
 // the runs of at most tn of them as (expert, first index in map, count, 0) in expert

@@ -24,6 +24,8 @@ import (
 //   - RoPE of Q and K (rope2_f32), then SetRows of K, then of V with the same row ids:
 //     rope2_set (fuseRoPESet, fuseRoPESetV in fuse_ops.go); RoPE of one tensor, then
 //     SetRows of it: rope2_set without Q or V (fuseRoPE1Set).
+//   - A mixture of experts' weighted sum (moe_sum), then an Add of it and another
+//     tensor (the shared experts' output): moe_sum_add (fuseMoESumAdd).
 //   - Split decode attention (attention_split1) whose output a MatMul then rounds to
 //     Q8_K (the output projection): its last blocks round it (fuseQ8K).
 //
@@ -45,12 +47,13 @@ const (
 	fuseRoPE2      // rope2_f32: the SetRows of its second tensor (K) into a cache may join it
 	fuseRoPESet    // rope2_set without V: the SetRows of V with the same row ids may join it
 	fuseGetRows    // get_rows_f32 (one launch): a Q8_K rounding of the rows it wrote may join it
+	fuseMoESum     // moe_sum: an Add of its output and another tensor may join it
 )
 
 // fusedFrom is the kernel each kind's op queued.
 var fusedFrom = [...]string{fuseRMSNorm: "rms_norm", fuseSwiGLU: "swiglu_f32", fuseAddRMSNorm: "add_rms_norm",
 	fuseAdd: "add_f32", fuseRoPE: "rope_f32", fuseSetRows: "set_rows", fuseAttention: "attention_split1",
-	fuseRoPE2: "rope2_f32", fuseRoPESet: "rope2_set", fuseGetRows: "get_rows_f32"}
+	fuseRoPE2: "rope2_f32", fuseRoPESet: "rope2_set", fuseGetRows: "get_rows_f32", fuseMoESum: "moe_sum"}
 
 // span is device memory [lo, hi) in bytes.
 type span struct{ lo, hi uint64 }

@@ -1,6 +1,10 @@
 package cuda
 
-import "slices"
+import (
+	"slices"
+
+	"ember/inference/quant"
+)
 
 // The fusions of ops other than MatMul's quantization (fuse.go): each is tried by the
 // second op of its pair, which then queues nothing of its own.
@@ -143,5 +147,27 @@ func (b *Backend) fuseSetRows2(d, s, rt *tensor, args []uint64) bool {
 	b.queue.pop()
 	b.launch("set_rows2", g1+g2, s.rows, 256, 0, f.args[0], f.args[1], f.args[2], i64(f.cols), i64(g1),
 		args[0], args[1], args[2], i64(s.cols), args[3])
+	return true
+}
+
+// fuseMoESumAdd runs Add(d, a, bb) together with the queued moe_sum that wrote a (same
+// shape, dense, no broadcast), as moe_sum_add, and reports whether it did: a mixture of
+// experts' routed sum plus its shared experts' output. d may not overlap the pair rows
+// or weights moe_sum reads (other threads read them while d is written), nor a.
+func (b *Backend) fuseMoESumAdd(d, a, bb *tensor) bool {
+	if b.fuse.kind != fuseMoESum || d.typ != quant.F32 || a.typ != quant.F32 || bb.typ != quant.F32 {
+		return false
+	}
+	f, ok := b.take()
+	if !ok || f.dst != a.ptr || a.rows != f.rows || a.cols != f.cols || bb.rows != a.rows || bb.cols != a.cols ||
+		d.rows != a.rows || d.cols != a.cols || a.stride != 4*a.cols || bb.stride != 4*bb.cols || d.stride != 4*d.cols {
+		return false
+	}
+	dd := spanOf(d)
+	if dd.overlaps(f.mem[0]) || dd.overlaps(f.mem[1]) || dd.overlaps(spanOf(a)) {
+		return false
+	}
+	b.queue.pop()
+	b.launch("moe_sum_add", blocks(a.rows*a.cols), 1, 256, 0, append(slices.Clone(f.args), d.ptr, bb.ptr)...)
 	return true
 }

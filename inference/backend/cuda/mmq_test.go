@@ -257,11 +257,12 @@ func TestMMQKernelsDeclared(t *testing.T) {
 // TestMMVQueuePairedRuns: at one row (a decode step) DeepSeek-V2-Lite's per-head q_nope
 // and q_pe projections are one mmv_id launch (the q_pe run as its y = 1 blocks: its
 // matrix, output, row stride, rows and row blocks), and a token's gate and up experts
-// one more; with fusion off, two launches each.
+// one more, and the weighted sum with the shared experts' output added one; with fusion
+// off, two launches each.
 func TestMMVQueuePairedRuns(t *testing.T) {
 	const H, nope, rope, K = 16, 128, 64, 2048
 	for _, off := range []bool{false, true} {
-		q := newMMQQueue("quant_q8_k", "mmv_id_q4_k", "moe_topk", "swiglu_f32", "swiglu_q8_k", "moe_sum")
+		q := newMMQQueue("quant_q8_k", "mmv_id_q4_k", "moe_topk", "swiglu_f32", "swiglu_q8_k", "moe_sum", "moe_sum_add", "add_f32")
 		q.fuse.cfg = fuseCfg{read: true, off: off}
 		w, x := q.tensor(t, quant.Q4_K, H*(nope+rope), K), q.tensor(t, quant.F32, 1, K)
 		qn, qp := q.tensor(t, quant.F32, H, nope), q.tensor(t, quant.F32, H, rope)
@@ -294,14 +295,16 @@ func TestMMVQueuePairedRuns(t *testing.T) {
 		gate, up, down := q.tensor(t, quant.Q4_K, X*F, E), q.tensor(t, quant.Q4_K, X*F, E), q.tensor(t, quant.Q4_K, X*E, F)
 		ids, wts := q.tensor(t, quant.I32, 1, k), q.tensor(t, quant.F32, 1, k)
 		g, u, d := q.tensor(t, quant.F32, k, F), q.tensor(t, quant.F32, k, F), q.tensor(t, quant.F32, k, E)
-		if !q.RoutedExperts(xe, xe, logits, gate, up, down, nil, ids, wts, g, u, d, 1, 1, false, true, 1) {
+		mo, sh := q.tensor(t, quant.F32, 1, E), q.tensor(t, quant.F32, 1, E)
+		if !q.RoutedExperts(mo, xe, logits, gate, up, down, nil, ids, wts, g, u, d, 1, 1, false, true, 1) {
 			t.Fatal("RoutedExperts declined one token")
 		}
+		q.Add(xe, mo, sh) // the shared experts' output added: one launch with moe_sum
 		ls = q.launches()
 		names = q.names()
-		want := []string{"moe_topk", "quant_q8_k", "mmv_id_q4_k", "swiglu_q8_k", "mmv_id_q4_k", "moe_sum"}
+		want := []string{"moe_topk", "quant_q8_k", "mmv_id_q4_k", "swiglu_q8_k", "mmv_id_q4_k", "moe_sum_add"}
 		if off {
-			want = []string{"moe_topk", "quant_q8_k", "mmv_id_q4_k", "mmv_id_q4_k", "swiglu_f32", "quant_q8_k", "mmv_id_q4_k", "moe_sum"}
+			want = []string{"moe_topk", "quant_q8_k", "mmv_id_q4_k", "mmv_id_q4_k", "swiglu_f32", "quant_q8_k", "mmv_id_q4_k", "moe_sum", "add_f32"}
 		}
 		if !slices.Equal(names, want) {
 			t.Errorf("experts, fusion off %v: queued %v, want %v", off, names, want)
@@ -312,6 +315,9 @@ func TestMMVQueuePairedRuns(t *testing.T) {
 			nrb := F / rowsPerBlock(quant.Q4_K, 1)
 			if l.gy != 2 || !slices.Equal(l.args[14:], []uint64{up.ptr, u.ptr, F, F, uint64(nrb)}) {
 				t.Errorf("experts: mmv_id grid y %d, second product %v", l.gy, l.args[14:])
+			}
+			if l := ls[5]; !slices.Equal(l.args, []uint64{mo.ptr, d.ptr, wts.ptr, k, E, 1, xe.ptr, sh.ptr}) {
+				t.Errorf("moe_sum_add args %v", l.args)
 			}
 		}
 	}

@@ -107,7 +107,9 @@ func (b *Backend) RoutedExperts(dst, x, logits, gate, up, down, probsB, ids, wts
 	b.SwiGLU(g, g, u)
 	gq, gs := b.quantize(gt, partner(dw.typ))
 	prod(pd, dw, gq, gs, 1)
-	b.launch("moe_sum", blocks(n*E), 1, 256, 0, ptr(dt), ptr(pd), ptr(wt), i64(k), i64(E), i64(n))
+	args := []uint64{ptr(dt), ptr(pd), ptr(wt), i64(k), i64(E), i64(n)}
+	b.launch("moe_sum", blocks(n*E), 1, 256, 0, args...)
+	b.mark(fusable{kind: fuseMoESum, dst: dt.ptr, rows: n, cols: E, args: args, mem: [2]span{spanOf(pd), spanOf(wt)}})
 	return true
 }
 

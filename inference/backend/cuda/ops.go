@@ -93,6 +93,9 @@ func (b *Backend) binary(name string, dst, a, bb backend.Tensor) (d, at, bt *ten
 
 // Add implements backend.Ops. An RMSNorm of the sum may join it (fuse_ops.go).
 func (b *Backend) Add(dst, a, bb backend.Tensor) {
+	if b.fuseMoESumAdd(get(dst), get(a), get(bb)) {
+		return
+	}
 	d, at, bt := b.binary("add_f32", dst, a, bb)
 	if bt.rows == at.rows {
 		b.mark(fusable{kind: fuseAdd, dst: d.ptr, rows: d.rows, cols: d.cols, args: []uint64{d.ptr, at.ptr, bt.ptr},
