@@ -182,10 +182,19 @@ func (b *Backend) products(xt *tensor, ps []product) {
 
 // sharedRuns computes the projections of one activation row as uniform runs (the whole
 // list, or its even and its odd entries: per-head views of two matrices, interleaved),
-// one launch each; false, having done nothing, when they are not.
-func (b *Backend) sharedRuns(xt *tensor, projs []backend.Proj) bool {
+// one launch each, after the lead projections of one row in one mmv_multi launch (nil
+// for none; the same dot partner); false, having done nothing, when they are not.
+func (b *Backend) sharedRuns(xt *tensor, lead, projs []backend.Proj) bool {
 	if (xt.rows != 1 && xt.rows < mmqMinRows) || len(projs) < 4 {
 		return false
+	}
+	var leadVT quant.Type
+	if lead != nil {
+		vt, ok := multiTakes(xt, lead)
+		if !ok {
+			return false
+		}
+		leadVT = vt
 	}
 	// A run of one row goes to mmv_id, of mmqMinRows or more to mmq_run; es is the byte
 	// distance between its matrices.
@@ -230,9 +239,19 @@ func (b *Backend) sharedRuns(xt *tensor, projs []backend.Proj) bool {
 		}
 		runs = []run{re, ro}
 	}
+	for _, r := range runs {
+		if lead != nil && partner(r.ps[0].w.typ) != leadVT {
+			return false
+		}
+	}
 	var q quants
 	for _, p := range ps {
 		q.get(b, xt, partner(p.w.typ))
+	}
+	if lead != nil {
+		if xq, stride := q.get(b, xt, leadVT); xq != 0 {
+			b.multiLaunch(xt, lead, xq, stride)
+		}
 	}
 	if xt.rows == 1 && len(runs) == 2 && !b.fuseOff() && pairRuns(runs[0].ps, runs[1].ps, runs[0].es, runs[1].es) {
 		if xq, stride := q.get(b, xt, partner(runs[0].ps[0].w.typ)); xq != 0 {

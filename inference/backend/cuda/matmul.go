@@ -204,7 +204,12 @@ func (b *Backend) MatMul(dst, w, x backend.Tensor) {
 // before any projection writes its output (which may alias x).
 func (b *Backend) MatMulShared(x backend.Tensor, projs []backend.Proj) {
 	xt := want(x, quant.F32)
-	if b.multi(xt, projs) || b.sharedRuns(xt, projs) {
+	if b.multi(xt, projs) || b.sharedRuns(xt, nil, projs) {
+		return
+	}
+	// One row: two or three plain projections leading uniform runs (DeepSeek's latent
+	// and rope key beside the per-head query projections) share one rounding.
+	if xt.rows == 1 && len(projs) > 4 && !b.fuseOff() && (b.sharedRuns(xt, projs[:2], projs[2:]) || b.sharedRuns(xt, projs[:3], projs[3:])) {
 		return
 	}
 	type q struct {
@@ -254,8 +259,21 @@ func (b *Backend) MatMulShared(x backend.Tensor, projs []backend.Proj) {
 // multi runs the projections of one activation row in a single launch (mmv_multi) when
 // there are at most three, all Q4_K/Q6_K or all Q8_0.
 func (b *Backend) multi(xt *tensor, projs []backend.Proj) bool {
-	if xt.rows != 1 || len(projs) < 2 || len(projs) > 3 {
+	vt, ok := multiTakes(xt, projs)
+	if !ok {
 		return false
+	}
+	if xq, stride := b.quantize(xt, vt); xq != 0 {
+		b.multiLaunch(xt, projs, xq, stride)
+	}
+	return true
+}
+
+// multiTakes reports whether mmv_multi takes projs of the one row xt, and their dot
+// partner.
+func multiTakes(xt *tensor, projs []backend.Proj) (quant.Type, bool) {
+	if xt.rows != 1 || len(projs) < 2 || len(projs) > 3 {
+		return 0, false
 	}
 	vt := partner(get(projs[0].W).typ)
 	for _, p := range projs {
@@ -264,16 +282,17 @@ func (b *Backend) multi(xt *tensor, projs []backend.Proj) bool {
 		switch wt.typ {
 		case quant.Q4_K, quant.Q6_K, quant.Q8_0:
 		default:
-			return false
+			return 0, false
 		}
 		if partner(wt.typ) != vt {
-			return false
+			return 0, false
 		}
 	}
-	xq, stride := b.quantize(xt, vt)
-	if xq == 0 {
-		return true
-	}
+	return vt, true
+}
+
+// multiLaunch queues mmv_multi for projs (multiTakes) from the quantized row xq.
+func (b *Backend) multiLaunch(xt *tensor, projs []backend.Proj, xq uint64, stride int) {
 	args := []uint64{xq, i64(stride), i64(xt.cols)}
 	blocks := 0
 	for j := 0; j < 3; j++ {
@@ -286,5 +305,4 @@ func (b *Backend) multi(xt *tensor, projs []backend.Proj) bool {
 		blocks += (wt.rows + rowsPerBlock(wt.typ, 1) - 1) / rowsPerBlock(wt.typ, 1)
 	}
 	b.launch("mmv_multi", blocks, 1, 128, mv1Smem(get(projs[0].W).typ, xt.cols), args...)
-	return true
 }

@@ -322,3 +322,48 @@ func TestMMVQueuePairedRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestMMVQueueLeadAndRuns: one row's latent and rope-key projections ahead of the
+// per-head q_nope and q_pe runs (DeepSeek-V2-Lite's decode step) round the row once:
+// mmv_multi for the two, one paired mmv_id for the heads; a lead of another dot partner,
+// or fusion off, keeps the lists apart (each projection then on its own launch).
+func TestMMVQueueLeadAndRuns(t *testing.T) {
+	const H, nope, rope, K = 16, 128, 64, 2048
+	for _, c := range []struct {
+		name    string
+		off, q8 bool
+		want    []string
+	}{
+		{"fused", false, false, []string{"quant_q8_k", "mmv_multi", "mmv_id_q4_k"}},
+		{"lead of Q8_0", false, true, nil},
+		{"fusion off", true, false, nil},
+	} {
+		q := newMMQQueue("quant_q8_k", "quant_q8", "mmv_multi", "mmv_id_q4_k", "mmv_q4_k_1", "mmv_q8_0_1")
+		q.act[quant.Q8_0] = &scratch{ptr: 6 << 40, size: 1 << 30}
+		q.fuse.cfg = fuseCfg{read: true, off: c.off}
+		lt := quant.Q4_K
+		if c.q8 {
+			lt = quant.Q8_0
+		}
+		w, x := q.tensor(t, quant.Q4_K, H*(nope+rope), K), q.tensor(t, quant.F32, 1, K)
+		kvA, kPE := q.tensor(t, lt, 512, K), q.tensor(t, lt, 64, K)
+		kv, kpe := q.tensor(t, quant.F32, 1, 512), q.tensor(t, quant.F32, 1, 64)
+		qn, qp := q.tensor(t, quant.F32, H, nope), q.tensor(t, quant.F32, H, rope)
+		projs := []backend.Proj{{Dst: kv, W: kvA}, {Dst: kpe, W: kPE}}
+		for h := 0; h < H; h++ {
+			projs = append(projs, backend.Proj{Dst: q.View(qn, h, 1), W: q.View(w, h*(nope+rope), nope)},
+				backend.Proj{Dst: q.View(qp, h, 1), W: q.View(w, h*(nope+rope)+nope, rope)})
+		}
+		q.MatMulShared(x, projs)
+		got := q.names()
+		if c.want != nil {
+			if !slices.Equal(got, c.want) {
+				t.Errorf("%s: queued %v, want %v", c.name, got, c.want)
+			}
+			continue
+		}
+		if len(got) < 2+2*H {
+			t.Errorf("%s: queued %v, want a launch a projection", c.name, got)
+		}
+	}
+}

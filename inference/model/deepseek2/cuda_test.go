@@ -211,7 +211,9 @@ func TestCUDADeviceMoE(t *testing.T) {
 // RoPE and placement (rope2_set), the gathered latent output with its Q8_K rounding
 // (get_rows_q8_k), SwiGLU with the down experts' Q8_0 rounding (swiglu_q8), and the
 // decode step's paired mat-vecs (q_nope and q_pe, gate and up experts: one mmv_id
-// launch each); the Llama fusions too, each also bit-equal by its own test.
+// launch each) with the latent projections sharing their rounding, the routed sum with
+// the shared experts' output added (moe_sum_add); the Llama fusions too, each also
+// bit-equal by its own test.
 func TestCUDALatentKV(t *testing.T) {
 	newCUDA(t).Close()
 	path := synthVariant(t, "latent-kv", "q4_k_m", func(p *synth.Params) { p.KVLoraRank, p.QKNope, p.QKRope, p.VHeadDim = 512, 128, 64, 128 })

@@ -277,7 +277,19 @@ func (m *Model) attnMLA(w *attnWeights, kCache, vCache, cur backend.Tensor, in *
 	be, s, hs, p := m.be, m.scratch, m.heads, m.p
 	n, H := in.N, p.NHead
 	view := func(t backend.Tensor, h int) backend.Tensor { return be.View(t, h*n, n) }
-	kv, kpe, x := m.latent(w, cur, n, nil)
+	// Per head: q_nope, q_pe (from cur, or the normed q_a compression).
+	qNope, qPE, qh, qt := hs.Get("q_nope", n*H), hs.Get("q_pe", n*H), hs.Get("Qh", n*H), hs.Get("Qtmp", n*H)
+	projs := make([]backend.Proj, 0, 2*H)
+	for h := 0; h < H; h++ {
+		projs = append(projs, backend.Proj{Dst: view(qNope, h), W: w.qNope[h]}, backend.Proj{Dst: view(qPE, h), W: w.qPE[h]})
+	}
+	// A decode step's head projections of cur go with the latent ones: one rounding of
+	// cur for all (a batch's runs are launched per matrix anyway).
+	var withLatent []backend.Proj
+	if m.cfg.qLoRA == 0 && n == 1 {
+		withLatent = projs
+	}
+	kv, kpe, x := m.latent(w, cur, n, withLatent)
 
 	// Kcur = [rope(k_pe) | kv_cmpr normed]: one latent key row per token; the values are
 	// the same rows (vCache is kCache), their latent part counting.
@@ -300,14 +312,11 @@ func (m *Model) attnMLA(w *attnWeights, kCache, vCache, cur backend.Tensor, in *
 		be.SetRows(kCache, kcur, in.Slots)
 	}
 
-	// Per head: q_nope, q_pe, then q_nope absorbed into the latent through attn_k_b,
-	// straight into the latent dims of the [rope | latent] query row.
-	qNope, qPE, qh, qt := hs.Get("q_nope", n*H), hs.Get("q_pe", n*H), hs.Get("Qh", n*H), hs.Get("Qtmp", n*H)
-	projs := make([]backend.Proj, 0, 2*H)
-	for h := 0; h < H; h++ {
-		projs = append(projs, backend.Proj{Dst: view(qNope, h), W: w.qNope[h]}, backend.Proj{Dst: view(qPE, h), W: w.qPE[h]})
+	// q_nope absorbed into the latent through attn_k_b, straight into the latent dims of
+	// the [rope | latent] query row.
+	if withLatent == nil {
+		backend.MatMulShared(be, x, projs)
 	}
-	backend.MatMulShared(be, x, projs)
 	w.groups = w.groups[:0]
 	for h := 0; h < H; h++ {
 		w.groups = append(w.groups, backend.Group{Dst: view(qh, h), W: w.kB[h], Row0: h * n})
