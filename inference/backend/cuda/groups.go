@@ -89,6 +89,12 @@ func (b *Backend) mmvRun(ps, ps2 []product, es int64, xq uint64, xstride int, sh
 		i64(nrb), i64(r)}, second...)...)
 }
 
+// pairedMV reports whether mmv_id computes a second product in its y = 1 blocks for
+// weights of type t: the batch-1 kernels of Q4_K, Q6_K and Q8_0 (mv1) do; the generic
+// ones (mmv_generic, whose activation row group is blockIdx.y) leave it unwritten, as
+// the H200 showed (TestConformance/HeadProducts with Q5_0 heads, DeepSeek's F16 experts).
+func pairedMV(t quant.Type) bool { return t == quant.Q4_K || t == quant.Q6_K || t == quant.Q8_0 }
+
 // mmvSecond is mmv_id's arguments for its second product (W2, D2, its row stride, M2 and
 // its row blocks nrb): w's first matrix into d, or none (all 0).
 func mmvSecond(w, d *tensor, nrb int) []uint64 {
@@ -99,14 +105,15 @@ func mmvSecond(w, d *tensor, nrb int) []uint64 {
 }
 
 // pairRuns reports whether two uniform runs of batch-1 products can share one mmv_id
-// launch (mmvRun's ps2): as many products of as many rows, the same weight type, row
-// length and stride, the same spacing between matrices and the same activation rows.
+// launch (mmvRun's ps2): as many products of as many rows, the same weight type (one
+// whose mmv_id is mv1's: pairedMV), row length and stride, the same spacing between
+// matrices and the same activation rows.
 func pairRuns(a, c []product, esA, esC int64) bool {
 	if len(a) != len(c) || esA != esC {
 		return false
 	}
 	wa, wc := a[0].w, c[0].w
-	return wa.typ == wc.typ && wa.cols == wc.cols && wa.stride == wc.stride && a[0].row0 == c[0].row0 &&
+	return pairedMV(wa.typ) && wa.typ == wc.typ && wa.cols == wc.cols && wa.stride == wc.stride && a[0].row0 == c[0].row0 &&
 		a[0].d.rows == c[0].d.rows
 }
 

@@ -367,3 +367,27 @@ func TestMMVQueueLeadAndRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestMMVQueueUnpairedTypes: runs of weights whose mmv_id is the generic kernel (Q5_0,
+// F16) are not paired (that kernel's y blocks are activation row groups): two launches.
+func TestMMVQueueUnpairedTypes(t *testing.T) {
+	const H, a, c, K = 4, 128, 64, 256
+	for _, typ := range []quant.Type{quant.Q5_0, quant.F16} {
+		q := newMMQQueue("quant_q8", "quant_half", "mmv_id_q5_0", "mmv_id_f16")
+		q.act[quant.Q8_0] = &scratch{ptr: 6 << 40, size: 1 << 30}
+		q.act[quant.F16] = &scratch{ptr: 7 << 40, size: 1 << 30}
+		w, x := q.tensor(t, typ, H*(a+c), K), q.tensor(t, quant.F32, 1, K)
+		d1, d2 := q.tensor(t, quant.F32, H, a), q.tensor(t, quant.F32, H, c)
+		var projs []backend.Proj
+		for h := 0; h < H; h++ {
+			projs = append(projs, backend.Proj{Dst: q.View(d1, h, 1), W: q.View(w, h*(a+c), a)},
+				backend.Proj{Dst: q.View(d2, h, 1), W: q.View(w, h*(a+c)+a, c)})
+		}
+		q.MatMulShared(x, projs)
+		got := q.names()
+		mm := "mmv_id_" + suffix[typ]
+		if len(got) != 3 || got[1] != mm || got[2] != mm {
+			t.Errorf("%v heads: queued %v, want a rounding and two %s", typ, got, mm)
+		}
+	}
+}

@@ -95,7 +95,7 @@ func (b *Backend) RoutedExperts(dst, x, logits, gate, up, down, probsB, ids, wts
 		prod = func(d, w *tensor, xq uint64, xs, xdiv int) { b.mmqID(d, w, X, xq, xs, grp, xdiv) }
 	}
 	xq, xs := b.quantize(xt, partner(gw.typ))
-	if !grouped && uw.typ == gw.typ && uw.stride == gw.stride && !b.fuseOff() {
+	if !grouped && uw.typ == gw.typ && pairedMV(gw.typ) && uw.stride == gw.stride && !b.fuseOff() {
 		b.mmvID(gt, gw, ut, uw, X, xq, xs, it, k) // gate and up in one launch
 	} else {
 		prod(gt, gw, xq, xs, k)
@@ -116,7 +116,7 @@ func (b *Backend) RoutedExperts(dst, x, logits, gate, up, down, probsB, ids, wts
 // mmvID runs mmv_id for the P = d.rows pairs: pair z multiplies expert ids[z]'s matrix
 // (w.rows/nExpert rows of w) by quantized activation row z/xdiv into d's row z; and, in
 // the same launch, by w2's into d2's when w2 is not nil (the up experts beside the gate
-// ones: the same type and layout).
+// ones: the same type and layout, a type pairedMV takes).
 func (b *Backend) mmvID(d, w, d2, w2 *tensor, nExpert int, xq uint64, xstride int, ids *tensor, xdiv int) {
 	if xq == 0 {
 		return
