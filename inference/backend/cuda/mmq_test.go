@@ -155,6 +155,18 @@ func TestMMQQueueHeadProducts(t *testing.T) {
 	}
 }
 
+// headProjs is the per-head projections of n rows of DeepSeek's interleaved query
+// matrix w (H heads of a + c rows): head h's first a rows into rows h*n.. of d1, its
+// next c into those of d2.
+func (q *mmqQueue) headProjs(w, d1, d2 *tensor, H, a, c, n int) []backend.Proj {
+	var projs []backend.Proj
+	for h := 0; h < H; h++ {
+		projs = append(projs, backend.Proj{Dst: q.View(d1, h*n, n), W: q.View(w, h*(a+c), a)},
+			backend.Proj{Dst: q.View(d2, h*n, n), W: q.View(w, h*(a+c)+a, c)})
+	}
+	return projs
+}
+
 // TestMMQQueueSharedHeadProjections: DeepSeek-V2-Lite's per-head q_nope and q_pe
 // projections of a batch (views of attn_q interleaved, every head reading the same rows)
 // are two mmq_run launches after one rounding, not two launches a head; 16 heads of 64
@@ -164,12 +176,7 @@ func TestMMQQueueSharedHeadProjections(t *testing.T) {
 	q := newMMQQueue("quant_q8_k", "mmq_q4_k", "mmq_run_q4_k", "mmq_reduce")
 	w, x := q.tensor(t, quant.Q4_K, H*(nope+rope), K), q.tensor(t, quant.F32, n, K)
 	qn, qp := q.tensor(t, quant.F32, H*n, nope), q.tensor(t, quant.F32, H*n, rope)
-	var projs []backend.Proj
-	for h := 0; h < H; h++ {
-		projs = append(projs, backend.Proj{Dst: q.View(qn, h*n, n), W: q.View(w, h*(nope+rope), nope)},
-			backend.Proj{Dst: q.View(qp, h*n, n), W: q.View(w, h*(nope+rope)+nope, rope)})
-	}
-	q.MatMulShared(x, projs)
+	q.MatMulShared(x, q.headProjs(w, qn, qp, H, nope, rope, n))
 	if got, want := q.names(), []string{"quant_q8_k", "mmq_run_q4_k", "mmq_reduce", "mmq_run_q4_k", "mmq_reduce"}; !slices.Equal(got, want) {
 		t.Errorf("queued %v, want %v", got, want)
 	}
@@ -266,12 +273,7 @@ func TestMMVQueuePairedRuns(t *testing.T) {
 		q.fuse.cfg = fuseCfg{read: true, off: off}
 		w, x := q.tensor(t, quant.Q4_K, H*(nope+rope), K), q.tensor(t, quant.F32, 1, K)
 		qn, qp := q.tensor(t, quant.F32, H, nope), q.tensor(t, quant.F32, H, rope)
-		var projs []backend.Proj
-		for h := 0; h < H; h++ {
-			projs = append(projs, backend.Proj{Dst: q.View(qn, h, 1), W: q.View(w, h*(nope+rope), nope)},
-				backend.Proj{Dst: q.View(qp, h, 1), W: q.View(w, h*(nope+rope)+nope, rope)})
-		}
-		q.MatMulShared(x, projs)
+		q.MatMulShared(x, q.headProjs(w, qn, qp, H, nope, rope, 1))
 		ls := q.launches()
 		names := q.names()
 		if off {
@@ -349,11 +351,7 @@ func TestMMVQueueLeadAndRuns(t *testing.T) {
 		kvA, kPE := q.tensor(t, lt, 512, K), q.tensor(t, lt, 64, K)
 		kv, kpe := q.tensor(t, quant.F32, 1, 512), q.tensor(t, quant.F32, 1, 64)
 		qn, qp := q.tensor(t, quant.F32, H, nope), q.tensor(t, quant.F32, H, rope)
-		projs := []backend.Proj{{Dst: kv, W: kvA}, {Dst: kpe, W: kPE}}
-		for h := 0; h < H; h++ {
-			projs = append(projs, backend.Proj{Dst: q.View(qn, h, 1), W: q.View(w, h*(nope+rope), nope)},
-				backend.Proj{Dst: q.View(qp, h, 1), W: q.View(w, h*(nope+rope)+nope, rope)})
-		}
+		projs := append([]backend.Proj{{Dst: kv, W: kvA}, {Dst: kpe, W: kPE}}, q.headProjs(w, qn, qp, H, nope, rope, 1)...)
 		q.MatMulShared(x, projs)
 		got := q.names()
 		if c.want != nil {
@@ -378,12 +376,7 @@ func TestMMVQueueUnpairedTypes(t *testing.T) {
 		q.act[quant.F16] = &scratch{ptr: 7 << 40, size: 1 << 30}
 		w, x := q.tensor(t, typ, H*(a+c), K), q.tensor(t, quant.F32, 1, K)
 		d1, d2 := q.tensor(t, quant.F32, H, a), q.tensor(t, quant.F32, H, c)
-		var projs []backend.Proj
-		for h := 0; h < H; h++ {
-			projs = append(projs, backend.Proj{Dst: q.View(d1, h, 1), W: q.View(w, h*(a+c), a)},
-				backend.Proj{Dst: q.View(d2, h, 1), W: q.View(w, h*(a+c)+a, c)})
-		}
-		q.MatMulShared(x, projs)
+		q.MatMulShared(x, q.headProjs(w, d1, d2, H, a, c, 1))
 		got := q.names()
 		mm := "mmv_id_" + suffix[typ]
 		if len(got) != 3 || got[1] != mm || got[2] != mm {
