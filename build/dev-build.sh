@@ -1,6 +1,6 @@
 #!/bin/sh
 # dev-build.sh: build the nogui ember binary and the CUDA test binaries (the backend's,
-# the goldens', deepseek2's) into bin/dev (git-ignored), small enough to carry to a GPU
+# the goldens', deepseek2's) into bin/dev (git-ignored), compressed to carry to a GPU
 # machine that has no Go.
 set -eu
 cd "$(dirname "$0")/.."
@@ -10,5 +10,11 @@ go build -tags nogui -ldflags='-s -w' -o bin/dev/ember .
 go test -c -tags nogui -ldflags='-s -w' -o bin/dev/cuda.test ./inference/backend/cuda/
 go test -c -tags nogui -ldflags='-s -w' -o bin/dev/archs.test ./inference/model/archs/
 go test -c -tags nogui -ldflags='-s -w' -o bin/dev/deepseek2.test ./inference/model/deepseek2/
-gzip -f -9 bin/dev/ember bin/dev/cuda.test bin/dev/archs.test bin/dev/deepseek2.test
+# xz where present: ~25% smaller than gzip, which matters when a GPU machine takes a
+# limited working tree (the four binaries: ~15 MiB against ~21 MiB).
+if command -v xz >/dev/null 2>&1; then
+	xz -f -9 -T0 bin/dev/ember bin/dev/cuda.test bin/dev/archs.test bin/dev/deepseek2.test
+else
+	gzip -f -9 bin/dev/ember bin/dev/cuda.test bin/dev/archs.test bin/dev/deepseek2.test
+fi
 ls -la bin/dev

@@ -6,7 +6,7 @@
 # of the README (build/bench-cuda.sh, which also runs the serving figures) and the decode
 # attention timings of inference/backend/cuda/NOTES.md.
 #
-#   build/dev-build.sh               # where Go is: bin/dev/{ember,cuda.test,archs.test,deepseek2.test}.gz
+#   build/dev-build.sh               # where Go is: bin/dev/{ember,cuda.test,archs.test,deepseek2.test}.xz (or .gz)
 #   build/gpu-check.sh [tests|bench] # on the GPU machine, from the repository root (both by default)
 #
 # With nvcc on the GPU machine, build/gen-ptx.sh first regenerates the PTX from the .cu
@@ -16,6 +16,14 @@ set -eu
 cd "$(dirname "$0")/.."
 R=$PWD
 for f in bin/dev/*.gz; do [ -e "$f" ] && gunzip -f "$f"; done
+for f in bin/dev/*.xz; do
+	[ -e "$f" ] || continue
+	if command -v xz >/dev/null 2>&1; then
+		xz -d -f "$f"
+	else # Python's lzma where the xz tool is missing
+		python3 -c 'import lzma, sys; open(sys.argv[1][:-3], "wb").write(lzma.open(sys.argv[1]).read())' "$f" && rm "$f"
+	fi
+done
 chmod +x bin/dev/* 2>/dev/null || true
 what=${1:-all}
 status=0
