@@ -7,6 +7,7 @@ import (
 
 	"ember/inference/backend/cuda"
 	"ember/inference/backend/ref"
+	"ember/inference/model/goldentest"
 	"ember/inference/quant"
 )
 
@@ -59,7 +60,7 @@ func TestCublasOutOfMemoryFallsBack(t *testing.T) {
 	if got := cuda.CublasProducts(be) - before; got != 0 {
 		t.Fatalf("%d products ran on cuBLASLt with no room for its scratch", got)
 	}
-	if e := nmse(readF32(t, be, db), want); !(e < 1e-10) {
+	if e := goldentest.NMSE(readF32(t, be, db), want); !(e < 1e-10) {
 		t.Fatalf("the product on our kernels: NMSE %.3g against the reference", e)
 	}
 	if err := hog.Close(); err != nil {
@@ -69,7 +70,7 @@ func TestCublasOutOfMemoryFallsBack(t *testing.T) {
 	if got := cuda.CublasProducts(be) - before; got != 1 {
 		t.Fatalf("%d products on cuBLASLt once memory is free again, want 1", got)
 	}
-	if e := nmse(readF32(t, be, db), want); !(e < 1e-5) {
+	if e := goldentest.NMSE(readF32(t, be, db), want); !(e < 1e-5) {
 		t.Fatalf("the product on cuBLASLt: NMSE %.3g against the reference", e)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"ember/inference/backend"
 	"ember/inference/backend/cuda"
 	"ember/inference/backend/ref"
+	"ember/inference/model/goldentest"
 	"ember/inference/quant"
 )
 
@@ -172,12 +173,12 @@ func ltCheckMatMul(t *testing.T, name string, be *cuda.Backend, rb backend.Backe
 	}
 	got := all[c.m : (n+1)*c.m]
 	exact := ltExact(deq, partnerRounded(t, wb.Type(), x, c.k), c.m, c.k, n)
-	if e := nmse(got, exact); !(e < 1e-8) {
+	if e := goldentest.NMSE(got, exact); !(e < 1e-8) {
 		t.Fatalf("%s: NMSE %.3g against the exact product of the f16 operands (want < 1e-8); %s", name, e,
 			firstDiff(got, exact, c.m))
 	}
 	want := readF32(t, rb, dr)
-	if e := nmse(got, want); !(e < 1e-5) {
+	if e := goldentest.NMSE(got, want); !(e < 1e-5) {
 		t.Fatalf("%s: NMSE %.3g against the reference backend (want < 1e-5); %s", name, e, firstDiff(got, want, c.m))
 	}
 	be.MatMul(db, wb, xb)
@@ -222,7 +223,7 @@ func ltCheckShared(t *testing.T, be *cuda.Backend, rb backend.Backend, rng *rand
 		}
 		for i := range pb {
 			got, ref := readF32(t, be, pb[i].Dst), readF32(t, rb, pr[i].Dst)
-			if e := nmse(got, ref); !(e < 1e-5) {
+			if e := goldentest.NMSE(got, ref); !(e < 1e-5) {
 				t.Fatalf("shared %v, projection %d: NMSE %.3g against the reference (want < 1e-5); %s", types, i, e,
 					firstDiff(got, ref, pb[i].Dst.Cols()))
 			}
@@ -281,20 +282,6 @@ func ltExact(deq, x []float32, m, k, n int) []float32 {
 		}
 	}
 	return out
-}
-
-// nmse is sum (got - want)^2 / sum want^2.
-func nmse(got, want []float32) float64 {
-	var num, den float64
-	for i := range want {
-		d := float64(got[i]) - float64(want[i])
-		num += d * d
-		den += float64(want[i]) * float64(want[i])
-	}
-	if den == 0 {
-		return num
-	}
-	return num / den
 }
 
 // firstDiff names the element of largest difference (for failure messages).

@@ -14,6 +14,7 @@ import (
 	"ember/inference/backend/ref"
 	"ember/inference/gguf"
 	"ember/inference/model"
+	"ember/inference/model/goldentest"
 	"ember/inference/sample"
 	kern "ember/kernels/cpu"
 )
@@ -41,17 +42,6 @@ func readGolden(t *testing.T, name string) *golden {
 		t.Fatal(err)
 	}
 	return &g
-}
-
-// nmse is sum((a-b)^2) / sum(b^2).
-func nmse(a, b []float32) float64 {
-	var num, den float64
-	for i := range b {
-		d := float64(a[i]) - float64(b[i])
-		num += d * d
-		den += float64(b[i]) * float64(b[i])
-	}
-	return num / den
 }
 
 // goldenModels are the golden files (llama, qwen2, deepseek2) with their NMSE bounds.
@@ -144,7 +134,7 @@ func CheckGoldensWithin(t *testing.T, newBackend func() backend.Backend, loose f
 			logits := forward(t, m, c, g.Prompt, 0, true)
 			var worst, sum float64
 			for i, want := range g.PromptLogits {
-				e := nmse(logits[i*g.NVocab:(i+1)*g.NVocab], want)
+				e := goldentest.NMSE(logits[i*g.NVocab:(i+1)*g.NVocab], want)
 				if e > bound || math.IsNaN(e) {
 					t.Errorf("position %d: NMSE %.3g above %.0e", i, e, bound)
 				}
@@ -166,7 +156,7 @@ func CheckGoldensWithin(t *testing.T, newBackend func() backend.Backend, loose f
 			}
 			var lastNMSE float64
 			if agree == len(g.Greedy) {
-				lastNMSE = nmse(last, g.LastLogits)
+				lastNMSE = goldentest.NMSE(last, g.LastLogits)
 			}
 			t.Logf("%s: prompt NMSE mean %.2e max %.2e; greedy %d/%d; last logits NMSE %.2e", name,
 				sum/float64(len(g.PromptLogits)), worst, agree, len(g.Greedy), lastNMSE)
@@ -206,10 +196,10 @@ func TestPrefillShapes(t *testing.T) {
 	}
 	for i := 0; i < n; i++ {
 		row := func(x []float32) []float32 { return x[i*g.NVocab : (i+1)*g.NVocab] }
-		if e := nmse(row(chunked), row(want)); e > 1e-10 {
+		if e := goldentest.NMSE(row(chunked), row(want)); e > 1e-10 {
 			t.Errorf("chunked prefill differs at position %d: NMSE %.3g", i, e)
 		}
-		if e := nmse(row(single), row(want)); e > 1e-10 {
+		if e := goldentest.NMSE(row(single), row(want)); e > 1e-10 {
 			t.Errorf("token-by-token differs at position %d: NMSE %.3g", i, e)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"ember/inference/backend/ref"
 	"ember/inference/gguf"
 	"ember/inference/model"
+	"ember/inference/model/goldentest"
 	"ember/inference/quant"
 )
 
@@ -117,7 +118,7 @@ func TestAbsorbedEqualsDecompressed(t *testing.T) {
 	a, b := logits(mla), logits(mha)
 	worst := 0.0
 	for i := 0; i < n; i++ {
-		e := nmse(b[i*nv:(i+1)*nv], a[i*nv:(i+1)*nv])
+		e := goldentest.NMSE(b[i*nv:(i+1)*nv], a[i*nv:(i+1)*nv])
 		worst = max(worst, e)
 		if e > 5e-4 || math.IsNaN(e) {
 			t.Errorf("position %d: NMSE %.3g", i, e)

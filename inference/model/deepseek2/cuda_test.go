@@ -11,6 +11,7 @@ import (
 	"ember/inference/backend/cuda"
 	"ember/inference/backend/ref"
 	"ember/inference/model"
+	"ember/inference/model/goldentest"
 	"ember/inference/synth"
 )
 
@@ -111,7 +112,7 @@ func againstRef(t *testing.T, path string, headKV int) model.Model {
 	var worst float64
 	nv := m.Params().NVocab
 	for i := 0; i < n; i++ {
-		worst = max(worst, nmse(got[i*nv:(i+1)*nv], want[i*nv:(i+1)*nv]))
+		worst = max(worst, goldentest.NMSE(got[i*nv:(i+1)*nv], want[i*nv:(i+1)*nv]))
 	}
 	t.Logf("worst row NMSE against ref: %.3g", worst)
 	sameRowsTol(t, "cuda", got, want, nv, 5e-3)

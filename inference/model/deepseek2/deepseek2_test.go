@@ -11,6 +11,7 @@ import (
 	"ember/inference/backend/ref"
 	"ember/inference/gguf"
 	"ember/inference/model"
+	"ember/inference/model/goldentest"
 	"ember/inference/synth"
 )
 
@@ -66,16 +67,6 @@ func run(t *testing.T, m model.Model, c *model.Cache, b model.Batch) []float32 {
 	return buf
 }
 
-func nmse(a, b []float32) float64 {
-	var num, den float64
-	for i := range b {
-		d := float64(a[i]) - float64(b[i])
-		num += d * d
-		den += float64(b[i]) * float64(b[i])
-	}
-	return num / den
-}
-
 func sameRows(t *testing.T, what string, got, want []float32, nv int) {
 	t.Helper()
 	sameRowsTol(t, what, got, want, nv, 1e-10)
@@ -89,7 +80,7 @@ func sameRowsTol(t *testing.T, what string, got, want []float32, nv int, tol flo
 		t.Fatalf("%s: %d logits, want %d", what, len(got), len(want))
 	}
 	for i := 0; i < len(want)/nv; i++ {
-		if e := nmse(got[i*nv:(i+1)*nv], want[i*nv:(i+1)*nv]); e > tol {
+		if e := goldentest.NMSE(got[i*nv:(i+1)*nv], want[i*nv:(i+1)*nv]); e > tol {
 			t.Errorf("%s: row %d NMSE %.3g", what, i, e)
 		}
 	}

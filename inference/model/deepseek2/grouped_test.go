@@ -6,6 +6,7 @@ import (
 
 	"ember/inference/backend/cuda"
 	"ember/inference/model"
+	"ember/inference/model/goldentest"
 	"ember/inference/synth"
 )
 
@@ -86,7 +87,7 @@ func TestCUDAGroupedMoE(t *testing.T) {
 						want := f(ref.m)
 						var worst float64
 						for i := 0; i < n; i++ {
-							worst = max(worst, nmse(got[i*nv:(i+1)*nv], want[i*nv:(i+1)*nv]))
+							worst = max(worst, goldentest.NMSE(got[i*nv:(i+1)*nv], want[i*nv:(i+1)*nv]))
 						}
 						t.Logf("%s, %d tokens, %d pairs: worst row NMSE against %s %.3g", tile, n, n*dev.(*Model).cfg.nUsed, ref.what, worst)
 						sameRowsTol(t, fmt.Sprintf("%s, %s, %d tokens, against %s", v.name, tile, n, ref.what), got, want, nv, shapeTol)

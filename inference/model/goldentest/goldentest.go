@@ -68,3 +68,18 @@ func GGUF(t testing.TB, dir, name string) string {
 	}
 	return path
 }
+
+// NMSE is sum((got - want)^2) / sum(want^2), the goldens' measure of how close logits
+// are; with an all-zero want, the plain sum of squares.
+func NMSE(got, want []float32) float64 {
+	var num, den float64
+	for i := range want {
+		d := float64(got[i]) - float64(want[i])
+		num += d * d
+		den += float64(want[i]) * float64(want[i])
+	}
+	if den == 0 {
+		return num
+	}
+	return num / den
+}
