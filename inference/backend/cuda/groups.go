@@ -79,10 +79,10 @@ func (b *Backend) mmvRun(ps, ps2 []product, es int64, xq uint64, xstride int, sh
 	if shared {
 		xdiv = len(ps) * r // every row z reads activation row 0 (r is 1)
 	}
-	second, gy := mmvSecond(nil, nil, 0), 1
+	second, gy := mmvSecond(nil, nil, 0, 0), 1
 	if ps2 != nil {
 		q := ps2[0]
-		second, gy = mmvSecond(q.w, q.d, (q.w.rows+rowsPerBlock(q.w.typ, 1)-1)/rowsPerBlock(q.w.typ, 1)), 2
+		second, gy = mmvSecond(q.w, q.d, q.w.rows, (q.w.rows+rowsPerBlock(q.w.typ, 1)-1)/rowsPerBlock(q.w.typ, 1)), 2
 	}
 	b.launch("mmv_id_"+suffix[w.typ], nrb*len(ps)*r, gy, 128, mv1Smem(w.typ, w.cols), append([]uint64{ptr(w), i64(w.stride),
 		xq + uint64(p0.row0*xstride), i64(xstride), ptr(p0.d), i64(p0.d.cols), i64(M), i64(w.cols), 1, 0, uint64(es), i64(xdiv),
@@ -96,12 +96,12 @@ func (b *Backend) mmvRun(ps, ps2 []product, es int64, xq uint64, xstride int, sh
 func pairedMV(t quant.Type) bool { return t == quant.Q4_K || t == quant.Q6_K || t == quant.Q8_0 }
 
 // mmvSecond is mmv_id's arguments for its second product (W2, D2, its row stride, M2 and
-// its row blocks nrb): w's first matrix into d, or none (all 0).
-func mmvSecond(w, d *tensor, nrb int) []uint64 {
+// its row blocks nrb): the m-row matrices from w's first into d, or none (all 0).
+func mmvSecond(w, d *tensor, m, nrb int) []uint64 {
 	if w == nil {
 		return []uint64{0, 0, 0, 0, 0}
 	}
-	return []uint64{ptr(w), ptr(d), i64(d.cols), i64(w.rows), i64(nrb)}
+	return []uint64{ptr(w), ptr(d), i64(d.cols), i64(m), i64(nrb)}
 }
 
 // pairRuns reports whether two uniform runs of batch-1 products can share one mmv_id

@@ -46,17 +46,15 @@ func (b *Backend) GetRows(dst, table, idt backend.Tensor) {
 	}
 	it := ids(idt, d.rows, "GetRows")
 	nb := tb.cols / max(1, tb.typ.BlockSize())
-	if tb.typ == quant.F32 && d.rows <= maxGridY && d.stride == 4*d.cols {
-		// one launch, which a Q8_K rounding of the rows it writes may join (fuseQ8K)
-		b.launch("get_rows_f32", blocks(d.cols), d.rows, 256, 0, ptr(d), ptr(tb), i64(tb.stride), ptr(it), i64(d.cols), i64(nb))
-		b.mark(fusable{kind: fuseGetRows, dst: d.ptr, rows: d.rows, cols: d.cols, args: []uint64{ptr(tb), i64(tb.stride), ptr(it)},
-			mem: [2]span{spanOf(tb)}})
-		return
-	}
 	for r0 := 0; r0 < d.rows; r0 += maxGridY { // a row a grid row
 		n := min(maxGridY, d.rows-r0)
 		b.launch("get_rows_"+s, blocks(d.cols), n, 256, 0, ptr(d)+uint64(r0*d.stride), ptr(tb), i64(tb.stride),
 			ptr(it)+uint64(4*r0), i64(d.cols), i64(nb))
+	}
+	if tb.typ == quant.F32 && d.rows <= maxGridY && d.stride == 4*d.cols {
+		// one launch, which a Q8_K rounding of the rows it wrote may join (fuseQ8K)
+		b.mark(fusable{kind: fuseGetRows, dst: d.ptr, rows: d.rows, cols: d.cols, args: []uint64{ptr(tb), i64(tb.stride), ptr(it)},
+			mem: [2]span{spanOf(tb)}})
 	}
 }
 
