@@ -90,16 +90,41 @@ __host__ __device__ constexpr int dec_smem(int d, bool shared, int scap) {
     return 2 * 16 * d + (shared || scap ? 2 : 4) * 2 * DEC_K * d + 16 * DEC_PLD + (scap ? 16 * (scap + 8) * 4 : 0);
 }
 
+// DecSplit: a block's part of a row's positions split over nact blocks (attention_mla_split):
+// block c publishes its heads' (max, sum) in stats[c][16] and its partial sums (already
+// divided by the row's sum) in part[c][16][D]; the blocks meet twice at ctr (zero
+// between launches).
+struct DecSplit {
+    float2* stats;
+    float* part;
+    int* ctr;
+    int c, nact;
+};
+
+// dec_meet: the block's arrival at ctr, then a wait until `until` arrivals.
+__device__ __forceinline__ void dec_meet(int* ctr, int until) {
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        atomicAdd(ctr, 1);
+        while (atomicAdd(ctr, 0) < until) __nanosleep(32);
+    }
+    __syncthreads();
+    __threadfence();
+}
+
 // dec_attend computes the attention of the tile's nr rows (row r: query q0 + r*qstep,
-// output dst0 + r*dstep) over positions 0 .. nkeys-1 of keys k and values v (v null:
-// the key rows are the values), the rows of position t at tab's block t/bs; with scap >
-// 0 (nkeys <= scap) the scores of pass 1 are kept for pass 2.
+// output dst0 + r*dstep) over positions tb .. tb + 64 nt - 1 (those below nkeys) of keys
+// k and values v (v null: the key rows are the values), the rows of position t at tab's
+// block t/bs; with scap > 0 (64 nt <= scap) the scores of pass 1 are kept for pass 2.
+// With sp, the block is part sp->c of a split row (DecSplit): its statistics meet the
+// other parts' before pass 2, and the parts' sums are added in part order into dst.
 template <int D>
 __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], float* dst0, i64 dstep,
                                            const float* q0, i64 qstep, int nr, const uint16_t* k, i64 kstride,
                                            const uint16_t* v, i64 vstride, const int* tab, int bs, int nkeys,
-                                           float scale, int scap) {
-    if (scap && nkeys > scap) __trap();  // the host bounds every row's positions by scap
+                                           float scale, int scap, int tb, int nt, const DecSplit* sp) {
+    if (scap && nt * DEC_K > scap) __trap();  // the host bounds every row's positions by scap
     uint8_t* qsm = smem;                               // [16][D]
     uint8_t* ksm = qsm + 2 * 16 * D;                   // [2][DEC_K][D]
     uint8_t* vsm = v && !scap ? ksm + 2 * 2 * DEC_K * D : ksm;  // [2][DEC_K][D], or the K tiles
@@ -110,9 +135,12 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
     const i64 vst = v ? vstride : kstride;
     const int stage = 2 * DEC_K * D;
     const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, g = lane >> 2, tig = lane & 3;
-    const int ntile = (nkeys + DEC_K - 1) / DEC_K;
+    const int ntile = nt;
+    // One tile whose keys are the values and whose scores are kept: pass 2 reads its
+    // rows from where pass 1 left them.
+    const bool one = ssm && !v && ntile == 1;
     const int sh = (bs & (bs - 1)) == 0 ? __ffs(bs) - 1 : -1;
-    dec_load<D>(ksm, k, kstride, tab, bs, sh, 0, nkeys);
+    dec_load<D>(ksm, k, kstride, tab, bs, sh, tb, nkeys);
     tc_commit();
     for (int e = tid; e < 16 * (D / 8); e += DEC_THREADS) {
         const int r = e / (D / 8), c = e % (D / 8);
@@ -128,13 +156,14 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
     // Pass 1: this warp's max m and sum s (against m) of rows g and g+8.
     float m0 = -INFINITY, m1 = -INFINITY, s0 = 0, s1 = 0;
     for (int it = 0; it < ntile; it++) {
-        if (it + 1 < ntile) dec_load<D>(ksm + ((it + 1) & 1) * stage, k, kstride, tab, bs, sh, (it + 1) * DEC_K, nkeys);
+        if (it + 1 < ntile)
+            dec_load<D>(ksm + ((it + 1) & 1) * stage, k, kstride, tab, bs, sh, tb + (it + 1) * DEC_K, nkeys);
         tc_commit();
         tc_wait1();
         __syncthreads();
-        if (it * DEC_K + 8 * w < nkeys) {  // else all of this warp's positions are past the end
+        if (tb + it * DEC_K + 8 * w < nkeys) {  // else all of this warp's positions are past the end
             float sc[4];
-            dec_scores<D>(sc, qsm, ksm + (it & 1) * stage, it * DEC_K, nkeys, scale);
+            dec_scores<D>(sc, qsm, ksm + (it & 1) * stage, tb + it * DEC_K, nkeys, scale);
             if (ssm) {
                 const int t = it * DEC_K + 8 * w + 2 * tig;
                 *(float2*)(ssm + g * sst + t) = make_float2(sc[0], sc[1]);
@@ -161,8 +190,8 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
         stat[w][g][0] = m0, stat[w][g][1] = s0;
         stat[w][g + 8][0] = m1, stat[w][g + 8][1] = s1;
     }
-    if (!ssm) dec_load<D>(ksm, k, kstride, tab, bs, sh, 0, nkeys);
-    if (v || ssm) dec_load<D>(vsm, vsrc, vst, tab, bs, sh, 0, nkeys);
+    if (!ssm) dec_load<D>(ksm, k, kstride, tab, bs, sh, tb, nkeys);
+    if ((v || ssm) && !one) dec_load<D>(vsm, vsrc, vst, tab, bs, sh, tb, nkeys);
     tc_commit();
     __syncthreads();
     float M0 = -INFINITY, M1 = -INFINITY, L0 = 0, L1 = 0;
@@ -172,6 +201,22 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
     for (int j = 0; j < DEC_THREADS / 32; j++) {
         if (stat[j][g][0] > -INFINITY) L0 += stat[j][g][1] * expf(stat[j][g][0] - M0);
         if (stat[j][g + 8][0] > -INFINITY) L1 += stat[j][g + 8][1] * expf(stat[j][g + 8][0] - M1);
+    }
+    if (sp) {  // the row's statistics: every part's, in part order
+        if (w == 0 && tig == 0) {
+            sp->stats[sp->c * 16 + g] = make_float2(M0, L0);
+            sp->stats[sp->c * 16 + g + 8] = make_float2(M1, L1);
+        }
+        dec_meet(sp->ctr, sp->nact);
+        M0 = M1 = -INFINITY;
+        for (int j = 0; j < sp->nact; j++)
+            M0 = fmaxf(M0, __ldcg(&sp->stats[j * 16 + g].x)), M1 = fmaxf(M1, __ldcg(&sp->stats[j * 16 + g + 8].x));
+        L0 = L1 = 0;
+        for (int j = 0; j < sp->nact; j++) {
+            const float2 a = __ldcg(&sp->stats[j * 16 + g]), b = __ldcg(&sp->stats[j * 16 + g + 8]);
+            L0 += a.y * expf(a.x - M0);
+            L1 += b.y * expf(b.x - M1);
+        }
     }
     const float inv0 = 1.0f / L0, inv1 = 1.0f / L1;
 
@@ -184,7 +229,7 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
         for (int e = 0; e < 4; e++) o[j][e] = 0;
     for (int it = 0; it < ntile; it++) {
         if (it + 1 < ntile) {
-            const int off = ((it + 1) & 1) * stage, t0 = (it + 1) * DEC_K;
+            const int off = ((it + 1) & 1) * stage, t0 = tb + (it + 1) * DEC_K;
             if (!ssm) dec_load<D>(ksm + off, k, kstride, tab, bs, sh, t0, nkeys);
             if (v || ssm) dec_load<D>(vsm + off, vsrc, vst, tab, bs, sh, t0, nkeys);
         }
@@ -195,19 +240,19 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
         const uint8_t* vs = vsm + (it & 1) * stage;
         float sc[4];
         if (ssm) {  // pass 1's scores; -inf from nkeys on (past the end pass 1 stored none)
-            const int t = it * DEC_K + 8 * w + 2 * tig;
-            const float2 a = t < nkeys ? *(const float2*)(ssm + g * sst + t) : make_float2(-INFINITY, -INFINITY);
-            const float2 c = t < nkeys ? *(const float2*)(ssm + (g + 8) * sst + t) : make_float2(-INFINITY, -INFINITY);
-            sc[0] = a.x, sc[1] = t + 1 < nkeys ? a.y : -INFINITY;
-            sc[2] = c.x, sc[3] = t + 1 < nkeys ? c.y : -INFINITY;
+            const int t = it * DEC_K + 8 * w + 2 * tig, ta = tb + t;
+            const float2 a = ta < nkeys ? *(const float2*)(ssm + g * sst + t) : make_float2(-INFINITY, -INFINITY);
+            const float2 c = ta < nkeys ? *(const float2*)(ssm + (g + 8) * sst + t) : make_float2(-INFINITY, -INFINITY);
+            sc[0] = a.x, sc[1] = ta + 1 < nkeys ? a.y : -INFINITY;
+            sc[2] = c.x, sc[3] = ta + 1 < nkeys ? c.y : -INFINITY;
         } else {
-            dec_scores<D>(sc, qsm, ks, it * DEC_K, nkeys, scale);
+            dec_scores<D>(sc, qsm, ks, tb + it * DEC_K, nkeys, scale);
         }
         const int col = 16 * w + 4 * tig;  // byte offset of positions 8w + 2*tig, +1
         *(uint32_t*)(psm + g * DEC_PLD + col) = tc_prob(sc[0], M0, inv0) | (tc_prob(sc[1], M0, inv0) << 16);
         *(uint32_t*)(psm + (g + 8) * DEC_PLD + col) = tc_prob(sc[2], M1, inv1) | (tc_prob(sc[3], M1, inv1) << 16);
         __syncthreads();
-        if (it * DEC_K + 32 * ph < nkeys) {  // else the half's positions are all past the end
+        if (tb + it * DEC_K + 32 * ph < nkeys) {  // else the half's positions are all past the end
 #pragma unroll
             for (int c = 2 * ph; c < 2 * ph + 2; c++) {
                 uint32_t pa[4];
@@ -237,14 +282,28 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
             *(float2*)(red + (g + 8) * D + d0 + 8 * j) = make_float2(o[j][2], o[j][3]);
         }
     __syncthreads();
-    if (ph == 1) return;
+    // This block's sums: into dst, or with sp into its part.
+    float* out = sp ? sp->part + (i64)sp->c * 16 * D : dst0;
+    const i64 ostep = sp ? D : dstep;
+    if (ph == 0)
 #pragma unroll
-    for (int j = 0; j < D / 32; j++) {
-        const float2 ra = *(const float2*)(red + g * D + d0 + 8 * j);
-        const float2 rb = *(const float2*)(red + (g + 8) * D + d0 + 8 * j);
-        if (g < nr) *(float2*)(dst0 + g * dstep + d0 + 8 * j) = make_float2(o[j][0] + ra.x, o[j][1] + ra.y);
-        if (g + 8 < nr) *(float2*)(dst0 + (g + 8) * dstep + d0 + 8 * j) = make_float2(o[j][2] + rb.x, o[j][3] + rb.y);
+        for (int j = 0; j < D / 32; j++) {
+            const float2 ra = *(const float2*)(red + g * D + d0 + 8 * j);
+            const float2 rb = *(const float2*)(red + (g + 8) * D + d0 + 8 * j);
+            if (g < nr) *(float2*)(out + g * ostep + d0 + 8 * j) = make_float2(o[j][0] + ra.x, o[j][1] + ra.y);
+            if (g + 8 < nr)
+                *(float2*)(out + (g + 8) * ostep + d0 + 8 * j) = make_float2(o[j][2] + rb.x, o[j][3] + rb.y);
+        }
+    if (!sp) return;
+    // The parts' sums in part order, each block adding a share of the rows' elements.
+    dec_meet(sp->ctr, 2 * sp->nact);
+    for (int e = sp->c * DEC_THREADS + tid; e < nr * D; e += sp->nact * DEC_THREADS) {
+        float s = 0;
+        for (int j = 0; j < sp->nact; j++) s += __ldcg(sp->part + (i64)j * 16 * D + e);
+        dst0[(e / D) * dstep + e % D] = s;
     }
+    __syncthreads();
+    if (tid == 0 && atomicAdd(sp->ctr, 1) == 3 * sp->nact - 1) *sp->ctr = 0;  // zero for the next launch
 }
 
 // attention_mla: grid (n, ceil(H/16)); block y takes heads 16y.. of token x. k [rows,
@@ -258,8 +317,37 @@ attention_mla(float* dst, i64 dstride, const float* q, i64 qstride, const uint16
     __shared__ float stat[DEC_THREADS / 32][16][2];
     const int i = blockIdx.x, h0 = 16 * blockIdx.y;
     const int* tab = table ? table + (i64)seq[i] * tcols : 0;
+    const int nkeys = pos[i] + 1;
     dec_attend<576>(dec_raw, stat, dst + (i64)(h0 * n + i) * dstride, (i64)n * dstride, q + (i64)(h0 * n + i) * qstride,
-                    (i64)n * qstride, min(16, H - h0), k, kstride, nullptr, 0, tab, bs, pos[i] + 1, scale, scap);
+                    (i64)n * qstride, min(16, H - h0), k, kstride, nullptr, 0, tab, bs, nkeys, scale, scap, 0,
+                    (nkeys + DEC_K - 1) / DEC_K, nullptr);
+}
+
+// attention_mla_split: attention_mla for a few tokens, each token's positions split over
+// blocks in spans of tpb key tiles (DecSplit): grid (n, ceil(H/16) * S), block (i, y)
+// takes heads 16 (y % hg).. of token i over span y / hg; the spans past a token's
+// positions are idle. work holds each (token, head group)'s S x 16 statistics (float2)
+// and S x 16 x 576 partial sums; count one counter a (token, head group), zero between
+// launches. Every block of the grid must be resident at once (the host launches at most
+// one an SM).
+extern "C" __global__ void __launch_bounds__(DEC_THREADS)
+attention_mla_split(float* dst, i64 dstride, const float* q, i64 qstride, const uint16_t* k, i64 kstride,
+                    const int* pos, float scale, const int* table, int tcols, const int* seq, int bs, int n, int H,
+                    int scap, float* work, int* count, int S, int tpb) {
+    pdl_entry();
+    extern __shared__ __align__(16) uint8_t dec_raw[];
+    __shared__ float stat[DEC_THREADS / 32][16][2];
+    const int hg = (H + 15) / 16, i = blockIdx.x, grp = blockIdx.y % hg, c = blockIdx.y / hg, h0 = 16 * grp;
+    const int nkeys = pos[i] + 1, span = tpb * DEC_K, tb = c * span;
+    if (tb >= nkeys) return;
+    const int* tab = table ? table + (i64)seq[i] * tcols : 0;
+    const i64 u = (i64)i * hg + grp;  // this (token, head group)
+    float2* stats = (float2*)work + u * S * 16;
+    float* part = work + 2 * (i64)n * hg * S * 16 + u * S * 16 * 576;
+    const DecSplit sp = {stats, part, count + u, c, (nkeys + span - 1) / span};
+    dec_attend<576>(dec_raw, stat, dst + (i64)(h0 * n + i) * dstride, (i64)n * dstride, q + (i64)(h0 * n + i) * qstride,
+                    (i64)n * qstride, min(16, H - h0), k, kstride, nullptr, 0, tab, bs, nkeys, scale, scap, tb,
+                    (min(nkeys, tb + span) - tb + DEC_K - 1) / DEC_K, &sp);
 }
 
 // attention_decD: grid (n, nkv); block (i, kvh) takes the G = nhead/nkv query heads of
@@ -276,7 +364,8 @@ attention_mla(float* dst, i64 dstride, const float* q, i64 qstride, const uint16
         const int i = blockIdx.x, kvh = blockIdx.y, G = nhead / nkv;                                                    \
         const int* tab = table ? table + (i64)seq[i] * tcols : 0;                                                       \
         dec_attend<D>(dec_raw, stat, dst + (i64)i * dstride + (i64)kvh * G * D, D, q + (i64)i * qstride + (i64)kvh * G * D, \
-                      D, G, k + kvh * D, kstride, v + kvh * D, vstride, tab, bs, pos[i] + 1, scale, scap);              \
+                      D, G, k + kvh * D, kstride, v + kvh * D, vstride, tab, bs, pos[i] + 1, scale, scap, 0,          \
+                      (pos[i] + DEC_K) / DEC_K, nullptr);                                                              \
     }
 DEC_KERNEL(64)
 DEC_KERNEL(128)

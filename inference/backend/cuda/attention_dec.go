@@ -81,6 +81,13 @@ type attDec struct {
 	mla, gqa splitMode      // auto: by decMinTokens / decMinPairs; off: never; on: whenever the shapes allow
 	twoPass  bool           // $EMBER_CUDA_DEC_TWO_PASS: never keep the scores (decScap)
 	smem     map[string]int // per kernel: the dynamic shared memory its limit is raised to
+	// mlaSplit: attention_mla_split (auto: when two or more spans a token fit the SMs;
+	// off: never; on: whenever attention_mla may run, one span a token at least), with
+	// at most mlaMaxSpans spans a token when positive (tests); work holds its statistics
+	// and partial sums (only grows: a recorded graph keeps the buffer it was recorded with).
+	mlaSplit    splitMode
+	mlaMaxSpans int
+	work        scratch
 }
 
 // decKernel reports whether kernel name may run with smem bytes of dynamic shared
@@ -121,7 +128,13 @@ func (b *Backend) attentionMLA(d, qt, kt, vt, pt, table, seq *tensor, tcols, bs,
 		return false
 	}
 	n := qt.rows / groups
-	if b.dec.mla == splitAuto && (n < decMinTokens || b.noMMQ) {
+	if b.noMMQ && b.dec.mla == splitAuto {
+		return false
+	}
+	if b.attentionMLASplit(d, qt, kt, pt, table, seq, tcols, bs, groups, scale, nmax) {
+		return true
+	}
+	if b.dec.mla == splitAuto && n < decMinTokens {
 		return false
 	}
 	smem, scap, ok := b.decLaunchSmem("attention_mla", mlaDim, true, nmax)
@@ -152,5 +165,63 @@ func (b *Backend) attentionDec(args []uint64, rows, nkv, g, hd, vhd, nmax int) b
 		return false
 	}
 	b.launch(name, rows, nkv, decThreads, smem, append(args, i64(scap))...)
+	return true
+}
+
+// mlaSplitPlan sizes attention_mla_split for n tokens of hg head groups over at most
+// nmax positions on sms SMs (0: an H200's): spans of tpb key tiles, at most one block an
+// SM in all (every block must be resident at once: they wait for each other), at most
+// maxSpans a token when positive. spans 0: fewer than least would run.
+func mlaSplitPlan(n, hg, nmax, sms, maxSpans, least int) (spans, tpb int) {
+	if sms <= 0 {
+		sms = splitDefaultSMs
+	}
+	tiles := (nmax + decK - 1) / decK
+	spans = tiles
+	if n*hg > 0 {
+		spans = min(spans, sms/(n*hg))
+	}
+	if maxSpans > 0 {
+		spans = min(spans, maxSpans)
+	}
+	if spans < least || spans < 1 {
+		return 0, 0
+	}
+	tpb = (tiles + spans - 1) / spans
+	return (tiles + tpb - 1) / tpb, tpb
+}
+
+// attentionMLASplit launches attention_mla_split (attention_mla with each token's
+// positions split over blocks, so that a few tokens fill the GPU: at one token and ~600
+// positions attention_mla runs 1 block and the split kernels score each head alone) when
+// the plan has two or more spans a token (one when forced on) and its kept scores fit,
+// and reports whether it did.
+func (b *Backend) attentionMLASplit(d, qt, kt, pt, table, seq *tensor, tcols, bs, groups int, scale float32,
+	nmax int) bool {
+	if b.dec.mlaSplit == splitOff || b.dec.mla == splitOff {
+		return false
+	}
+	n, hg := qt.rows/groups, (groups+15)/16
+	least := 2
+	if b.dec.mlaSplit == splitOn {
+		least = 1
+	}
+	spans, tpb := mlaSplitPlan(n, hg, nmax, b.dev.SMs, b.dec.mlaMaxSpans, least)
+	if spans == 0 {
+		return false
+	}
+	scap := tpb * decK
+	smem := decSmem(mlaDim, true, scap)
+	if smem > decScoresMax(mlaDim) || !b.decKernel("attention_mla_split", smem) {
+		return false
+	}
+	work := b.scratchFor(&b.dec.work, 4*n*hg*spans*16*(2+mlaDim))
+	count := b.counters(4 * n * hg)
+	if work == 0 || count == 0 {
+		return true // b.err is set: nothing more runs
+	}
+	b.launch("attention_mla_split", n, hg*spans, decThreads, smem, ptr(d), i64(d.cols), ptr(qt), i64(qt.cols),
+		ptr(kt), i64(kt.cols), ptr(pt), f32(scale), ptr(table), i64(tcols), ptr(seq), i64(bs), i64(n), i64(groups),
+		i64(scap), work, count, i64(spans), i64(tpb))
 	return true
 }

@@ -56,3 +56,33 @@ func TestSplit1Plan(t *testing.T) {
 		}
 	}
 }
+
+// TestMLASplitPlan: attention_mla_split keeps every block resident (at most one an SM),
+// spans whole key tiles covering the bound, and declines below the fewest spans asked.
+func TestMLASplitPlan(t *testing.T) {
+	for _, c := range []struct {
+		n, hg, nmax, sms, maxSpans, least int
+		spans, tpb                        int
+	}{
+		{1, 1, 768, 132, 0, 2, 12, 1},    // one decode token after a 512-token prompt
+		{64, 1, 768, 132, 0, 2, 2, 6},    // 64 streams: two spans of six tiles
+		{66, 1, 768, 132, 0, 2, 2, 6},    // still two blocks a token fit
+		{67, 1, 768, 132, 0, 2, 0, 0},    // one span a token: attention_mla's case
+		{1, 1, 64, 132, 0, 2, 0, 0},      // a single tile
+		{1, 1, 64, 132, 0, 1, 1, 1},      // ... taken when forced
+		{1, 1, 32768, 132, 0, 2, 128, 4}, // 512 tiles over 132 SMs: spans of 4
+		{1, 1, 704, 132, 3, 1, 3, 4},     // at most three spans (tests)
+		{3, 2, 768, 132, 0, 2, 12, 1},    // 20 heads: two head groups
+		{3, 2, 32768, 0, 0, 2, 22, 24},   // no SM count: an H200's 132
+		{5, 1, 32768, 132, 0, 2, 26, 20}, // 26 blocks a token
+	} {
+		spans, tpb := mlaSplitPlan(c.n, c.hg, c.nmax, c.sms, c.maxSpans, c.least)
+		if spans != c.spans || tpb != c.tpb {
+			t.Errorf("mlaSplitPlan(%d tokens, %d groups, %d positions, %d SMs, max %d, least %d) = %d, %d; want %d, %d",
+				c.n, c.hg, c.nmax, c.sms, c.maxSpans, c.least, spans, tpb, c.spans, c.tpb)
+		}
+		if spans > 0 && (c.n*c.hg*spans > max(c.sms, 132) || spans*tpb*decK < c.nmax || (spans-1)*tpb*decK >= c.nmax) {
+			t.Errorf("mlaSplitPlan(%+v) = %d spans of %d tiles: not resident or not covering", c, spans, tpb)
+		}
+	}
+}

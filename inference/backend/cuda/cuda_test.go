@@ -105,15 +105,24 @@ func TestPrefillAttention(t *testing.T) {
 }
 
 // TestLatentAttention runs DeepSeek's latent attention cases (head-major rows of one
-// 576-dim KV head) with attention_mla chosen as auto chooses it, forced on, and off.
+// 576-dim KV head) with attention_mla and attention_mla_split chosen as auto chooses
+// them, attention_mla forced on (the split off), the split forced on (one span of one
+// key tile a token at least; "split3": at most three spans, so spans of several tiles),
+// and both off.
 func TestLatentAttention(t *testing.T) {
 	newOrSkip(t).Close()
-	for _, mode := range []string{"auto", "on", "off"} {
+	for _, mode := range []string{"auto", "on", "split", "split3", "off"} {
 		t.Run(mode, func(t *testing.T) {
 			backendtest.RunLatentAttention(t, func(t *testing.T) backend.Backend {
 				b := newOrSkip(t)
-				if mode != "auto" {
+				switch mode {
+				case "on", "off":
 					cuda.MLAAttention(b, mode == "on")
+					cuda.MLASplit(b, false, 0)
+				case "split":
+					cuda.MLASplit(b, true, 0)
+				case "split3":
+					cuda.MLASplit(b, true, 3)
 				}
 				return b
 			})

@@ -22,6 +22,15 @@ func MLAAttention(b *Backend, on bool) {
 	}
 }
 
+// MLASplit makes b run attention_mla_split whenever attention_mla may run (on, with at
+// most maxSpans spans a token when positive) or never.
+func MLASplit(b *Backend, on bool, maxSpans int) {
+	b.dec.mlaSplit, b.dec.mlaMaxSpans = splitOff, maxSpans
+	if on {
+		b.dec.mlaSplit = splitOn
+	}
+}
+
 // DecodeAttention makes b run attention_dec64/128 whenever the shapes allow it (on) or
 // never.
 func DecodeAttention(b *Backend, on bool) {
