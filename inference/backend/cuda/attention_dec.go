@@ -1,5 +1,7 @@
 package cuda
 
+import "os"
+
 // Decode attention on the tensor cores (kernels/cuda/attention_dec.cu): a token's query
 // heads that read one KV head as one m16 tile, so that each of its key and value rows is
 // read once per pass for all of them.
@@ -50,6 +52,17 @@ func decSmem(d int, shared bool, scap int) int {
 // DecTwoPassEnv names an environment variable: when set, the tensor-core decode kernels
 // never keep their scores in shared memory (decScap), computing them twice.
 const DecTwoPassEnv = "EMBER_CUDA_DEC_TWO_PASS"
+
+// NoMLASplitEnv names an environment variable: when set, attention_mla_split never runs
+// (for timing against attention_mla and the split kernels).
+const NoMLASplitEnv = "EMBER_CUDA_NO_MLA_SPLIT"
+
+func mlaSplitMode() splitMode {
+	if os.Getenv(NoMLASplitEnv) != "" {
+		return splitOff
+	}
+	return splitAuto
+}
 
 // decScoresMax is the most shared memory a block keeping its scores may have: two blocks
 // an SM for the grouped-query kernels (one K read instead of two is worth less than half
