@@ -16,7 +16,7 @@ import (
 // cache (block size 16, blocks shuffled): Llama-3.1-8B's shapes (1 to 64 sequences, 32
 // query heads on 8 KV heads of 128 dims) and DeepSeek-V2-Lite's latent attention (one
 // 576-dim KV head shared by 16 query heads; the model's head-major rows, one a (head,
-// token)), with the kernel the backend picks, with its scores computed twice
+// token)), with the kernel the backend picks, with attention_mla_split off, with its scores computed twice
 // ($EMBER_CUDA_DEC_TWO_PASS), with the tensor-core decode kernels off
 // (attention_dec.go), and with split attention forced. It runs only with
 // EMBER_CUDA_BENCH set.
@@ -43,11 +43,14 @@ func TestBatchedDecodeAttention(t *testing.T) {
 	for _, c := range cases {
 		modes := []string{"picked", "two-pass", "dec off", "split"}
 		if c.headMajor {
-			modes = []string{"picked", "two-pass", "mla off", "split, mla off"}
+			modes = []string{"picked", "mla split off", "two-pass", "mla off", "split, mla off"}
 		}
 		for _, mode := range modes {
 			be := newWith(t, cuda.Options{})
 			cuda.DecTwoPass(be, mode == "two-pass")
+			if mode == "mla split off" {
+				cuda.MLASplit(be, false, 0)
+			}
 			if mode != "picked" && mode != "two-pass" {
 				cuda.MLAAttention(be, false)
 				cuda.DecodeAttention(be, false)
