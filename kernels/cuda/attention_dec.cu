@@ -142,15 +142,31 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
     const int sh = (bs & (bs - 1)) == 0 ? __ffs(bs) - 1 : -1;
     dec_load<D>(ksm, k, kstride, tab, bs, sh, tb, nkeys);
     tc_commit();
-    for (int e = tid; e < 16 * (D / 8); e += DEC_THREADS) {
-        const int r = e / (D / 8), c = e % (D / 8);
-        uint32_t hv[4] = {0, 0, 0, 0};
-        if (r < nr) {
-            const float* src = q0 + r * qstep + 8 * c;
+    {  // The query tile in f16: every thread's loads issued before the first conversion.
+        constexpr int QCH = 16 * (D / 8), QPT = (QCH + DEC_THREADS - 1) / DEC_THREADS;
+        const bool al = (((uintptr_t)q0 | (uintptr_t)(qstep * 4)) & 15) == 0;
+        float qv[QPT][8];
 #pragma unroll
-            for (int j = 0; j < 4; j++) hv[j] = f2h(src[2 * j]) | ((uint32_t)f2h(src[2 * j + 1]) << 16);
+        for (int u = 0; u < QPT; u++) {
+            const int e = tid + u * DEC_THREADS, r = e / (D / 8), c = e % (D / 8);
+            const float* src = q0 + r * qstep + 8 * c;
+            if (e < QCH && r < nr && al) {
+                const float4 a = *(const float4*)src, b = *(const float4*)(src + 4);
+                qv[u][0] = a.x, qv[u][1] = a.y, qv[u][2] = a.z, qv[u][3] = a.w;
+                qv[u][4] = b.x, qv[u][5] = b.y, qv[u][6] = b.z, qv[u][7] = b.w;
+            } else {
+#pragma unroll
+                for (int j = 0; j < 8; j++) qv[u][j] = e < QCH && r < nr ? src[j] : 0.0f;
+            }
         }
-        *(uint4*)(qsm + tc_off<D>(r, c)) = make_uint4(hv[0], hv[1], hv[2], hv[3]);
+#pragma unroll
+        for (int u = 0; u < QPT; u++) {
+            const int e = tid + u * DEC_THREADS, r = e / (D / 8), c = e % (D / 8);
+            uint32_t hv[4];
+#pragma unroll
+            for (int j = 0; j < 4; j++) hv[j] = f2h(qv[u][2 * j]) | ((uint32_t)f2h(qv[u][2 * j + 1]) << 16);
+            if (e < QCH) *(uint4*)(qsm + tc_off<D>(r, c)) = make_uint4(hv[0], hv[1], hv[2], hv[3]);
+        }
     }
 
     // Pass 1: this warp's max m and sum s (against m) of rows g and g+8.
@@ -297,11 +313,8 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
     if (!sp) return;
     // The parts' sums in part order, each block adding a share of the rows' elements.
     dec_meet(sp->ctr, 2 * sp->nact);
-    for (int e = sp->c * DEC_THREADS + tid; e < nr * D; e += sp->nact * DEC_THREADS) {
-        float s = 0;
-        for (int j = 0; j < sp->nact; j++) s += __ldcg(sp->part + (i64)j * 16 * D + e);
-        dst0[(e / D) * dstep + e % D] = s;
-    }
+    for (int e = sp->c * DEC_THREADS + tid; e < nr * D; e += sp->nact * DEC_THREADS)
+        dst0[(e / D) * dstep + e % D] = part_sum(sp->part + e, 16 * D, sp->nact);
     __syncthreads();
     if (tid == 0 && atomicAdd(sp->ctr, 1) == 3 * sp->nact - 1) *sp->ctr = 0;  // zero for the next launch
 }

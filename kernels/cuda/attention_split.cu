@@ -203,16 +203,7 @@ attention_split_pv(float* dst, i64 dstride, const float* q, i64 qstride, const u
     for (int e = tid; e < G * vhd; e += SM_THREADS) {
         const int g = e / vhd, d = e % vhd;
         const float* pr = part + (base + g) * splits * vhd + d;  // L2: other blocks wrote it
-        float s = 0;
-        int j = 0;
-        for (; j + 8 <= nact; j += 8) {
-            float x[8];
-#pragma unroll
-            for (int u = 0; u < 8; u++) x[u] = __ldcg(pr + (i64)(j + u) * vhd);
-#pragma unroll
-            for (int u = 0; u < 8; u++) s += x[u];
-        }
-        for (; j < nact; j++) s += __ldcg(pr + (i64)j * vhd);
+        const float s = part_sum(pr, vhd, nact);
         dst[(i64)i * dstride + (h0 + g) * vhd + d] = s;
     }
 }
@@ -357,16 +348,7 @@ attention_split1(float* dst, i64 dstride, const float* q, i64 qstride, const uin
     for (int e = tid; e < G * vhd; e += SM_THREADS) {
         const int g = e / vhd, d = e % vhd;
         const float* pr = part + (base + g) * splits * vhd + d;
-        float s = 0;
-        int j = 0;
-        for (; j + 8 <= nact; j += 8) {
-            float x[8];
-#pragma unroll
-            for (int u = 0; u < 8; u++) x[u] = __ldcg(pr + (i64)(j + u) * vhd);
-#pragma unroll
-            for (int u = 0; u < 8; u++) s += x[u];
-        }
-        for (; j < nact; j++) s += __ldcg(pr + (i64)j * vhd);
+        const float s = part_sum(pr, vhd, nact);
         dst[(i64)i * dstride + (h0 + g) * vhd + d] = s;
         if (q8) red[e] = s;
     }

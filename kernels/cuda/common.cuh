@@ -282,6 +282,11 @@ __device__ __forceinline__ void unpack8(uint4 raw, float* f) {
 
 // Tensor-core attention helpers (attention_tc.cu, attention_dec.cu).
 
+// i2h is integer x in f16 (exact where |x| <= 2048, or x a multiple of 64 within +-65504);
+// h2pack puts two f16 in one register, lo at the lower k.
+__device__ __forceinline__ uint32_t i2h(int x) { return __half_as_ushort(__int2half_rn(x)); }
+__device__ __forceinline__ uint32_t h2pack(uint32_t lo, uint32_t hi) { return lo | hi << 16; }
+
 // tc_mma: c += a * b, f16 inputs, f32 accumulators (A 16x16 row-major, B 16x8).
 __device__ __forceinline__ void tc_mma(float* c, const uint32_t* a, uint32_t b0, uint32_t b1) {
     asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
@@ -326,6 +331,22 @@ __device__ __forceinline__ int tc_off(int r, int c) {
 
 __device__ __forceinline__ i64 tc_row(const int* tab, int bs, int t) {
     return tab ? (i64)tab[t / bs] * bs + t % bs : (i64)t;
+}
+
+// part_sum is p[0] + p[stride] + ... + p[(n-1) stride] in that order, read from L2
+// (other blocks wrote them), eight loads in flight at a time.
+__device__ __forceinline__ float part_sum(const float* p, i64 stride, int n) {
+    float s = 0;
+    int j = 0;
+    for (; j + 8 <= n; j += 8) {
+        float x[8];
+#pragma unroll
+        for (int u = 0; u < 8; u++) x[u] = __ldcg(p + (i64)(j + u) * stride);
+#pragma unroll
+        for (int u = 0; u < 8; u++) s += x[u];
+    }
+    for (; j < n; j++) s += __ldcg(p + (i64)j * stride);
+    return s;
 }
 
 // tc_prob is a score's probability rounded to f16, as the reference rounds it.

@@ -44,11 +44,11 @@ template <int T>
 __host__ __device__ constexpr bool mq_legacy() { return T == T_Q5_0 || T == T_Q4_0; }
 template <int T>
 __host__ __device__ constexpr int mq_bb() { return T == T_Q5_0 ? 22 : 18; }
-// Bytes of one activation row's extra data: Q8_K the 16 bytes holding d (the Q4_K mins
-// are summed from the quants on the tensor cores, so the bsums are not read); Q8_0 (the
-// partner of Q8_0, Q5_0 and Q4_0 weights) the 8 float scales.
+// Bytes of one activation row's extra data: Q8_K the 16 bytes holding d, and for Q4_K
+// weights the step's 16 bsums (64 bytes: the mins' sums); Q8_0 (the partner of Q8_0,
+// Q5_0 and Q4_0 weights) the 8 float scales.
 template <int T>
-__host__ __device__ constexpr int mq_xex() { return T == T_Q8_0 || mq_legacy<T>() ? 32 : 16; }
+__host__ __device__ constexpr int mq_xex() { return T == T_Q8_0 || mq_legacy<T>() ? 32 : T == T_Q4_K ? 80 : 16; }
 template <int T, int TN = MQ_TN>
 __host__ __device__ constexpr int mq_stage_bytes() { return MQ_TM * mq_wld<T>() + TN * (MQ_XLD + mq_xex<T>()); }
 // mq_stages: the steps in flight, 3, or 2 for the narrow tiles of types whose 3 stages
@@ -185,8 +185,10 @@ __device__ __forceinline__ void mq_issue(uint8_t* st, const uint8_t* W, i64 wstr
         const uint8_t* src;
         if (T == T_Q8_0 || mq_legacy<T>())
             src = xr + K + 32 * step + 16 * e, ok = ok && 8 * step + 4 * e < K / 32;
-        else
+        else if (e == 0)
             src = xr + K + 16 * (step / 4);  // the chunk holding d[step]
+        else
+            src = xr + Q8K_BSUMS(K) + 64 * step + 16 * (e - 1);  // Q4_K: bsums[16 step + 4(e-1) ..]
         cp16(xe + col * XEX + 16 * e, src, ok);
     }
 }
@@ -272,16 +274,35 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
                     mw[mi][h][0] = q1 & 0x3f3f3f3f;
                     mw[mi][h][1] = ((q2 >> 4) & 0x0f0f0f0f) | (((q1 >> 6) & 0x03030303) << 4);
                 }
-            // mins[row][col] = sum_j m_j * (sum of x over sub-block j), on the tensor cores:
-            // a weight fragment holding m_j in every byte against the same x fragments,
-            // accumulated over the sub-blocks (exact int32, as the reference's bsums sum).
-            int mins[MI][NI][4];
+            // mins[row][col] = sum_j m_j * (sum of x over sub-block j), one f16 mma a step:
+            // k = j and 8 + j take m_j against the sub-block sum's low six bits (x & 63) and
+            // the rest (x - (x & 63), a multiple of 64 within +-4096): both exact in f16,
+            // every product and partial sum an integer below 2^21, so exact in f32 (the
+            // reference's integer bsums sum). a0 = a2 (row g) and a1 = a3 (row g+8) hold
+            // m of sub-blocks 2tig, 2tig+1.
+            float mins[MI][NI][4];
+            {
+                uint32_t am[MI][4];
 #pragma unroll
-            for (int a = 0; a < MI; a++)
+                for (int mi = 0; mi < MI; mi++)
 #pragma unroll
-                for (int b = 0; b < NI; b++)
+                    for (int h = 0; h < 2; h++) {
+                        const uint32_t wv = ((tig >> 1) ? mw[mi][h][1] : mw[mi][h][0]) >> (16 * (tig & 1));
+                        am[mi][h] = am[mi][h + 2] = h2pack(i2h(wv & 0xff), i2h((wv >> 8) & 0xff));
+                    }
 #pragma unroll
-                    for (int e = 0; e < 4; e++) mins[a][b][e] = 0;
+                for (int ni = 0; ni < NI; ni++) {
+                    const int4 bs = *(const int4*)(xe + (wn0 + 8 * ni + g) * XEX + 16 + 16 * tig);
+                    const int x0 = bs.x + bs.y, x1 = bs.z + bs.w, l0 = x0 & 63, l1 = x1 & 63;
+                    const uint32_t b0 = h2pack(i2h(l0), i2h(l1)), b1 = h2pack(i2h(x0 - l0), i2h(x1 - l1));
+#pragma unroll
+                    for (int mi = 0; mi < MI; mi++) {
+#pragma unroll
+                        for (int e = 0; e < 4; e++) mins[mi][ni][e] = 0;
+                        tc_mma(mins[mi][ni], am[mi], b0, b1);
+                    }
+                }
+            }
 #pragma unroll
             for (int j = 0; j < 4; j++) {  // sub-blocks 2j (low nibbles) and 2j+1 (high) of qs[32j, 32j+32)
                 uint32_t w[MI][4];
@@ -300,17 +321,14 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
                     loadB(c, B);
 #pragma unroll
                     for (int mi = 0; mi < MI; mi++) {
-                        uint32_t A[4], Am[4];
+                        uint32_t A[4];
 #pragma unroll
                         for (int k = 0; k < 4; k++) A[k] = (w[mi][k] >> (4 * hi)) & 0x0f0f0f0f;
                         const int sa = sc8(scw[mi][0][c >> 2], c & 3), sb = sc8(scw[mi][1][c >> 2], c & 3);
-                        Am[0] = Am[2] = (uint32_t)sc8(mw[mi][0][c >> 2], c & 3) * 0x01010101u;
-                        Am[1] = Am[3] = (uint32_t)sc8(mw[mi][1][c >> 2], c & 3) * 0x01010101u;
 #pragma unroll
                         for (int ni = 0; ni < NI; ni++) {
                             int C[4] = {0, 0, 0, 0};
                             mma_k32(C, A, B[ni][0], B[ni][1]);
-                            mma_k32(mins[mi][ni], Am, B[ni][0], B[ni][1]);
                             isum[mi][ni][0] += sa * C[0];
                             isum[mi][ni][1] += sa * C[1];
                             isum[mi][ni][2] += sb * C[2];
@@ -332,7 +350,7 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
                         for (int o = 0; o < 2; o++) {
                             const float yd = ((const float*)(xe + (wn0 + 8 * ni + 2 * tig + o) * XEX))[step & 3];
                             const int e = 2 * h + o;
-                            acc[mi][ni][e] += d * yd * (float)isum[mi][ni][e] - dmin * yd * (float)mins[mi][ni][e];
+                            acc[mi][ni][e] += d * yd * (float)isum[mi][ni][e] - dmin * yd * mins[mi][ni][e];
                         }
                 }
         } else if (T == T_Q6_K) {

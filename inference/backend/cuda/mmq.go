@@ -73,7 +73,7 @@ func mmqIDKernel(tn int) string {
 // activation rows: mmqTM rows of the raw weight blocks and tn activation rows (quants
 // padded to 272 bytes, and their scales and sums); mq_wld and mq_xex in mmq.cuh.
 func mmqStageBytes(t quant.Type, tn int) int {
-	w, x := 144, 16 // Q4_K: the block; Q8_K: the 16 bytes holding d
+	w, x := 144, 80 // Q4_K: the block; Q8_K: the 16 bytes holding d and the step's 16 bsums
 	switch t {
 	case quant.Q6_K:
 		w, x = 240, 16

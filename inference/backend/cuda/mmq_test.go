@@ -115,7 +115,8 @@ func TestMMQTakesLegacy(t *testing.T) {
 	for _, c := range []struct {
 		typ  quant.Type
 		want int
-	}{{quant.Q5_0, 3 * (128*176 + 64*(272+32))}, {quant.Q4_0, 3 * (128*144 + 64*(272+32))}} {
+	}{{quant.Q5_0, 3 * (128*176 + 64*(272+32))}, {quant.Q4_0, 3 * (128*144 + 64*(272+32))},
+		{quant.Q4_K, 3 * (128*144 + 64*(272+80))}, {quant.Q6_K, 3 * (128*240 + 64*(272+16))}} {
 		if got := mmqStages * mmqStageBytes(c.typ, mmqTN); got != c.want || got > mmqSmemMax {
 			t.Errorf("%v: %d bytes of shared memory, want %d (at most %d)", c.typ, got, c.want, mmqSmemMax)
 		}
