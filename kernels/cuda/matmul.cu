@@ -90,32 +90,40 @@ __device__ __forceinline__ float block_dot(const uint8_t* w, int ib, const uint8
     return __int_as_float(0x7fc00000);
 }
 
+// mmv_generic_lanes is the lanes of mmv_generic a quantized row of nb blocks takes: nb
+// rounded up to a power of two, at most 32 (a warp then takes 32 / L rows); its F32,
+// F16 and BF16 rows take a block each. matmul.go's rowsPerBlock says the same.
+__device__ __forceinline__ int mmv_generic_lanes(int nb) { return nb >= 32 ? 32 : nb <= 1 ? 1 : 1 << (32 - __clz(nb - 1)); }
+
 template <int T, int NX>
 __device__ void mmv_generic(MMV_ARGS, int rb) {
-    int lane = threadIdx.x & 31;
-    int r = rb * 4 + (threadIdx.x >> 5);
-    if (r >= M) return;
-    int x0 = blockIdx.y * NX, ncol = min(NX, nx - x0);
-    const uint8_t* wr = W + (i64)r * wstride;
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    const int x0 = blockIdx.y * NX, ncol = min(NX, nx - x0);
     if (T == T_F32 || T == T_F16 || T == T_BF16) {
-        // Each lane sums its elements j, j+32, ... in order (in double: a router's logits,
-        // whose near-ties pick experts); MV_FU of them are loaded at once, so that the
-        // loads of a row are not one dependent round trip each.
+        // A block a row: warp w's lanes sum elements 32w + lane, +128, ... (in double: a
+        // router's logits, whose near-ties pick experts; each product is exact there, so
+        // the order of the sums hardly shows in the float result); MV_FU of them are
+        // loaded at once, so that a row is a few round trips, not one per 32 elements.
+        // The warps' sums meet in shared memory in warp order.
         constexpr int MV_FU = 8;
+        __shared__ double red[NX][4];
+        const int r = rb;
+        if (r >= M) return;
+        const uint8_t* wr = W + (i64)r * wstride;
         auto ld = [&](const uint8_t* row, int j) {
             return T == T_F32 ? ((const float*)row)[j] : T == T_F16 ? h2f(((const uint16_t*)row)[j]) : bf2f(((const uint16_t*)row)[j]);
         };
         double acc[NX];
 #pragma unroll
         for (int n = 0; n < NX; n++) acc[n] = 0;
-        int j = lane;
-        for (; j + 32 * (MV_FU - 1) < K; j += 32 * MV_FU) {
+        int j = 32 * w + lane;
+        for (; j + 128 * (MV_FU - 1) < K; j += 128 * MV_FU) {
             float wv[MV_FU], xv[MV_FU][NX];
 #pragma unroll
             for (int u = 0; u < MV_FU; u++) {
-                wv[u] = ld(wr, j + 32 * u);
+                wv[u] = ld(wr, j + 128 * u);
 #pragma unroll
-                for (int n = 0; n < NX; n++) xv[u][n] = n < ncol ? ld(X + (i64)(x0 + n) * xstride, j + 32 * u) : 0.f;
+                for (int n = 0; n < NX; n++) xv[u][n] = n < ncol ? ld(X + (i64)(x0 + n) * xstride, j + 128 * u) : 0.f;
             }
 #pragma unroll
             for (int u = 0; u < MV_FU; u++)
@@ -123,7 +131,7 @@ __device__ void mmv_generic(MMV_ARGS, int rb) {
                 for (int n = 0; n < NX; n++)
                     if (n < ncol) acc[n] += (double)(wv[u] * xv[u][n]);
         }
-        for (; j < K; j += 32) {
+        for (; j < K; j += 128) {
             const float wv = ld(wr, j);
 #pragma unroll
             for (int n = 0; n < NX; n++)
@@ -131,24 +139,37 @@ __device__ void mmv_generic(MMV_ARGS, int rb) {
         }
 #pragma unroll
         for (int n = 0; n < NX; n++) {
-            double s = warp_sumd(acc[n]);
-            if (lane == 0 && n < ncol) D[(i64)(x0 + n) * dstride + r] = (float)s;
+            const double s = warp_sumd(acc[n]);
+            if (lane == 0) red[n][w] = s;
+        }
+        __syncthreads();
+        if (threadIdx.x < ncol) {
+            const int n = threadIdx.x;
+            D[(i64)(x0 + n) * dstride + r] = (float)((red[n][0] + red[n][1]) + (red[n][2] + red[n][3]));
         }
         return;
     }
+    // Quantized rows: L lanes a row (mmv_generic_lanes), lane l of a row taking blocks l,
+    // l + L, ...; the sums meet by shuffles within the row's lanes (with L = 32 the whole
+    // warp's, as for long rows; a short row's idle lanes would only add zeros).
     const int nb = K / (T == T_Q2_K || T == T_Q3_K || T == T_Q5_K ? 256 : 32);
+    const int L = mmv_generic_lanes(nb), gl = lane & (L - 1);
+    const int r = (rb * 4 + w) * (32 / L) + lane / L;
+    const bool ok = r < M;
+    const uint8_t* wr = W + (i64)(ok ? r : 0) * wstride;
     float acc[NX];
 #pragma unroll
     for (int n = 0; n < NX; n++) acc[n] = 0;
-    for (int ib = lane; ib < nb; ib += 32) {
+    for (int ib = gl; ok && ib < nb; ib += L) {
 #pragma unroll
         for (int n = 0; n < NX; n++)
             if (n < ncol) acc[n] += block_dot<T>(wr, ib, X + (i64)(x0 + n) * xstride, K);
     }
 #pragma unroll
     for (int n = 0; n < NX; n++) {
-        float s = warp_sum(acc[n]);
-        if (lane == 0 && n < ncol) D[(i64)(x0 + n) * dstride + r] = s;
+        float s = acc[n];
+        for (int o = L / 2; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+        if (gl == 0 && ok && n < ncol) D[(i64)(x0 + n) * dstride + r] = s;
     }
 }
 

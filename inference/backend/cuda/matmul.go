@@ -130,17 +130,29 @@ var mmvNames = func() map[quant.Type][9]string {
 func mmvName(t quant.Type, nx int) string { return mmvNames[t][nx] }
 
 // rowsPerBlock is the weight rows one block of a mat-vec kernel of nx activation rows
-// takes: four warps a block; for nx = 1, Q4_K and Q8_0 warps take four rows and Q6_K
-// warps two (Q4K_R1, Q80_R1, Q6K_R1 in mv1.cuh); for nx > 1, Q4_K warps take two
-// (Q4K_ROWS) and the others one. mmv_id and mmv_multi compute as nx = 1.
-func rowsPerBlock(t quant.Type, nx int) int {
+// over k columns takes: four warps a block; for nx = 1, Q4_K and Q8_0 warps take four
+// rows and Q6_K warps two (Q4K_R1, Q80_R1, Q6K_R1 in mv1.cuh); for nx > 1, Q4_K warps
+// take two (Q4K_ROWS) and Q6_K and Q8_0 warps one. The generic kernel (mmv_generic in
+// matmul.cu) takes an F32, F16 or BF16 row a block, and a row of nb quantized blocks
+// in L lanes (nb rounded up to a power of two, at most 32), 32 / L rows a warp. mmv_id
+// and mmv_multi compute as nx = 1.
+func rowsPerBlock(t quant.Type, nx, k int) int {
 	switch {
 	case nx == 1 && (t == quant.Q4_K || t == quant.Q8_0):
 		return 16
 	case nx == 1 && t == quant.Q6_K, t == quant.Q4_K:
 		return 8
+	case t == quant.Q6_K || t == quant.Q8_0:
+		return 4
+	case t == quant.F32 || t == quant.F16 || t == quant.BF16:
+		return 1
 	}
-	return 4
+	nb := k / t.BlockSize()
+	lanes := 1
+	for lanes < min(nb, 32) {
+		lanes *= 2
+	}
+	return 4 * 32 / lanes
 }
 
 // mv1SmemMax bounds the dynamic shared memory of a batch-1 kernel: the default limit,
@@ -179,7 +191,7 @@ func (b *Backend) mmv(d, w *tensor, xq uint64, xstride, n int) {
 	case n <= 4:
 		nx = 4
 	}
-	rpb := rowsPerBlock(w.typ, nx)
+	rpb := rowsPerBlock(w.typ, nx, w.cols)
 	b.launch(mmvName(w.typ, nx), (w.rows+rpb-1)/rpb, (n+nx-1)/nx, 128, smem, ptr(w), i64(w.stride), xq, i64(xstride),
 		ptr(d), i64(d.cols), i64(w.rows), i64(w.cols), i64(n))
 }
@@ -302,7 +314,7 @@ func (b *Backend) multiLaunch(xt *tensor, projs []backend.Proj, xq uint64, strid
 		}
 		d, wt := get(projs[j].Dst), get(projs[j].W)
 		args = append(args, ptr(wt), i64(wt.stride), ptr(d), i64(wt.rows), i64(int(wt.typ)))
-		blocks += (wt.rows + rowsPerBlock(wt.typ, 1) - 1) / rowsPerBlock(wt.typ, 1)
+		blocks += (wt.rows + rowsPerBlock(wt.typ, 1, wt.cols) - 1) / rowsPerBlock(wt.typ, 1, wt.cols)
 	}
 	b.launch("mmv_multi", blocks, 1, 128, mv1Smem(get(projs[0].W).typ, xt.cols), args...)
 }
