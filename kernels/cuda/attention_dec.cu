@@ -33,24 +33,32 @@
 // dec_load copies rows t0 .. t0+DEC_K-1 (D halves each, from src) into tile sm, zeros
 // from nkeys on. Each warp takes whole rows (32/(D/8) at a time when a row has fewer
 // than 32 chunks), so that a row's place in the cache (its block-table entry; sh is
-// log2(bs) when bs is a power of two, else -1) is found once per row, not per chunk.
+// log2(bs) when bs is a power of two, else -1) is found once per row, not per chunk,
+// and all of a warp's places at once.
 template <int D>
 __device__ __forceinline__ void dec_load(uint8_t* sm, const uint16_t* src, i64 stride, const int* tab, int bs, int sh,
                                          int t0, int nkeys) {
     constexpr int CPR = D / 8;                 // 16-byte chunks a row
     constexpr int LPR = CPR >= 32 ? 32 : CPR;  // lanes a row
     constexpr int RPW = 32 / LPR;              // rows a warp at once
+    constexpr int NR = DEC_K / (DEC_THREADS / 32);  // rows a warp in all
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, cl = lane % LPR;
-#pragma unroll 2
-    for (int r = w * RPW + lane / LPR; r < DEC_K; r += (DEC_THREADS / 32) * RPW) {
-        const int t = t0 + r;
-        const bool ok = t < nkeys;
-        i64 row = t;
-        if (!ok)
-            row = 0;
-        else if (tab)
-            row = sh >= 0 ? (i64)tab[t >> sh] * bs + (t & (bs - 1)) : (i64)tab[t / bs] * bs + t % bs;
-        const uint16_t* base = src + row * stride;
+    // Lane j < NR finds the cache row of the warp's row j (row w*RPW + j%RPW + (j/RPW)*8*RPW
+    // of the tile): the block-table reads of the tile are one round trip, not one a row.
+    i64 mine = 0;
+    if (lane < NR) {
+        const int t = t0 + w * RPW + lane % RPW + (lane / RPW) * (DEC_THREADS / 32) * RPW;
+        if (t < nkeys)
+            mine = !tab ? (i64)t : sh >= 0 ? (i64)tab[t >> sh] * bs + (t & (bs - 1)) : (i64)tab[t / bs] * bs + t % bs;
+        else
+            mine = -1;
+    }
+#pragma unroll
+    for (int k = 0; k < NR / RPW; k++) {
+        const int s = lane / LPR, r = w * RPW + s + k * (DEC_THREADS / 32) * RPW;
+        const i64 row = __shfl_sync(0xffffffffu, mine, k * RPW + s);
+        const bool ok = row >= 0;
+        const uint16_t* base = src + (ok ? row : 0) * stride;
         uint8_t* drow = sm + r * (2 * D);
 #pragma unroll
         for (int c = cl; c < CPR; c += LPR) tc_cp16(drow + ((c ^ (r & 7)) << 4), base + 8 * c, ok);
@@ -91,9 +99,11 @@ __host__ __device__ constexpr int dec_smem(int d, bool shared, int scap) {
 }
 
 // DecSplit: a block's part of a row's positions split over nact blocks (attention_mla_split):
-// block c publishes its heads' (max, sum) in stats[c][16] and its partial sums (already
-// divided by the row's sum) in part[c][16][D]; the blocks meet twice at ctr (zero
-// between launches).
+// block c publishes its heads' (max, sum) over its part in stats[c][16] and its sums
+// against them (probabilities rounded as a whole row's would be, against the part's
+// statistics) in part[c][16][D]; the blocks meet once at ctr (zero between launches),
+// then each adds a share of the rows' elements over the parts, weighted by their share
+// of the row's sum, in part order.
 struct DecSplit {
     float2* stats;
     float* part;
@@ -117,8 +127,8 @@ __device__ __forceinline__ void dec_meet(int* ctr, int until) {
 // output dst0 + r*dstep) over positions tb .. tb + 64 nt - 1 (those below nkeys) of keys
 // k and values v (v null: the key rows are the values), the rows of position t at tab's
 // block t/bs; with scap > 0 (64 nt <= scap) the scores of pass 1 are kept for pass 2.
-// With sp, the block is part sp->c of a split row (DecSplit): its statistics meet the
-// other parts' before pass 2, and the parts' sums are added in part order into dst.
+// With sp, the block is part sp->c of a split row (DecSplit): its sums, against its own
+// statistics, meet the other parts' after pass 2 and are added, weighted, into dst.
 template <int D>
 __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], float* dst0, i64 dstep,
                                            const float* q0, i64 qstep, int nr, const uint16_t* k, i64 kstride,
@@ -218,21 +228,9 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
         if (stat[j][g][0] > -INFINITY) L0 += stat[j][g][1] * expf(stat[j][g][0] - M0);
         if (stat[j][g + 8][0] > -INFINITY) L1 += stat[j][g + 8][1] * expf(stat[j][g + 8][0] - M1);
     }
-    if (sp) {  // the row's statistics: every part's, in part order
-        if (w == 0 && tig == 0) {
-            sp->stats[sp->c * 16 + g] = make_float2(M0, L0);
-            sp->stats[sp->c * 16 + g + 8] = make_float2(M1, L1);
-        }
-        dec_meet(sp->ctr, sp->nact);
-        M0 = M1 = -INFINITY;
-        for (int j = 0; j < sp->nact; j++)
-            M0 = fmaxf(M0, __ldcg(&sp->stats[j * 16 + g].x)), M1 = fmaxf(M1, __ldcg(&sp->stats[j * 16 + g + 8].x));
-        L0 = L1 = 0;
-        for (int j = 0; j < sp->nact; j++) {
-            const float2 a = __ldcg(&sp->stats[j * 16 + g]), b = __ldcg(&sp->stats[j * 16 + g + 8]);
-            L0 += a.y * expf(a.x - M0);
-            L1 += b.y * expf(b.x - M1);
-        }
+    if (sp && w == 0 && tig == 0) {  // this part's statistics, for the others after the meeting
+        sp->stats[sp->c * 16 + g] = make_float2(M0, L0);
+        sp->stats[sp->c * 16 + g + 8] = make_float2(M1, L1);
     }
     const float inv0 = 1.0f / L0, inv1 = 1.0f / L1;
 
@@ -311,12 +309,44 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
                 *(float2*)(out + (g + 8) * ostep + d0 + 8 * j) = make_float2(o[j][2] + rb.x, o[j][3] + rb.y);
         }
     if (!sp) return;
-    // The parts' sums in part order, each block adding a share of the rows' elements.
-    dec_meet(sp->ctr, 2 * sp->nact);
-    for (int e = sp->c * DEC_THREADS + tid; e < nr * D; e += sp->nact * DEC_THREADS)
-        dst0[(e / D) * dstep + e % D] = part_sum(sp->part + e, 16 * D, sp->nact);
+    // Every part's sums and statistics are out: each part's weight in each row (its share
+    // of the row's sum, against the row's max) into shared memory (warp w: rows w, w+8),
+    // then a share of the rows' elements summed over the parts in part order.
+    dec_meet(sp->ctr, sp->nact);
+    const int nact = sp->nact;
+    float* wgt = (float*)ksm;  // [16][nact]
+    for (int rr = w; rr < nr; rr += DEC_THREADS / 32) {
+        float m = -INFINITY, l = 0;
+        for (int j = lane; j < nact; j += 32) m = fmaxf(m, __ldcg(&sp->stats[j * 16 + rr].x));
+        m = warp_max(m);
+        for (int j = lane; j < nact; j += 32) {
+            const float2 a = __ldcg(&sp->stats[j * 16 + rr]);
+            l += a.y * expf(a.x - m);
+        }
+        l = warp_sum(l);
+        for (int j = lane; j < nact; j += 32) {
+            const float2 a = __ldcg(&sp->stats[j * 16 + rr]);
+            wgt[rr * nact + j] = a.y * expf(a.x - m) / l;
+        }
+    }
     __syncthreads();
-    if (tid == 0 && atomicAdd(sp->ctr, 1) == 3 * sp->nact - 1) *sp->ctr = 0;  // zero for the next launch
+    for (int e = sp->c * DEC_THREADS + tid; e < nr * D; e += nact * DEC_THREADS) {
+        const float* pr = sp->part + e;
+        const float* wr = wgt + (e / D) * nact;
+        float sum = 0;
+        int j = 0;
+        for (; j + 8 <= nact; j += 8) {
+            float x[8];
+#pragma unroll
+            for (int u = 0; u < 8; u++) x[u] = __ldcg(pr + (i64)(j + u) * 16 * D);
+#pragma unroll
+            for (int u = 0; u < 8; u++) sum += x[u] * wr[j + u];
+        }
+        for (; j < nact; j++) sum += __ldcg(pr + (i64)j * 16 * D) * wr[j];
+        dst0[(e / D) * dstep + e % D] = sum;
+    }
+    __syncthreads();
+    if (tid == 0 && atomicAdd(sp->ctr, 1) == 2 * nact - 1) *sp->ctr = 0;  // zero for the next launch
 }
 
 // attention_mla: grid (n, ceil(H/16)); block y takes heads 16y.. of token x. k [rows,
