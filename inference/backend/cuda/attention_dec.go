@@ -181,6 +181,21 @@ func (b *Backend) attentionDec(args []uint64, rows, nkv, g, hd, vhd, nmax int) b
 	return true
 }
 
+// mlaSplitLeast is the fewest spans a token attention_mla_split runs with for n tokens
+// over rows of at most nmax positions in mode m, 0 for none: forced on one, else two,
+// but none for a few tokens (fewer than decMinTokens) over short rows (at most
+// splitMinPositions), where attention_smem is quicker than the blocks' meeting (tg128
+// from an empty context, 16 heads over at most 128 positions: 276 tok/s with the split).
+func mlaSplitLeast(m splitMode, n, nmax int) int {
+	switch {
+	case m == splitOn:
+		return 1
+	case m == splitOff, n < decMinTokens && nmax <= splitMinPositions:
+		return 0
+	}
+	return 2
+}
+
 // mlaSplitPlan sizes attention_mla_split for n tokens of hg head groups over at most
 // nmax positions on sms SMs (0: an H200's): spans of tpb key tiles, at most one block an
 // SM in all (every block must be resident at once: they wait for each other), at most
@@ -208,16 +223,16 @@ func mlaSplitPlan(n, hg, nmax, sms, maxSpans, least int) (spans, tpb int) {
 // positions split over blocks, so that a few tokens fill the GPU: at one token and ~600
 // positions attention_mla runs 1 block and the split kernels score each head alone) when
 // the plan has two or more spans a token (one when forced on) and its kept scores fit,
-// and reports whether it did.
+// and reports whether it did; mlaSplitLeast says when in auto mode.
 func (b *Backend) attentionMLASplit(d, qt, kt, pt, table, seq *tensor, tcols, bs, groups int, scale float32,
 	nmax int) bool {
 	if b.dec.mlaSplit == splitOff || b.dec.mla == splitOff {
 		return false
 	}
 	n, hg := qt.rows/groups, (groups+15)/16
-	least := 2
-	if b.dec.mlaSplit == splitOn {
-		least = 1
+	least := mlaSplitLeast(b.dec.mlaSplit, n, nmax)
+	if least == 0 {
+		return false
 	}
 	spans, tpb := mlaSplitPlan(n, hg, nmax, b.dev.SMs, b.dec.mlaMaxSpans, least)
 	if spans == 0 {

@@ -86,3 +86,20 @@ func TestMLASplitPlan(t *testing.T) {
 		}
 	}
 }
+
+// TestMLASplitLeast: auto takes the split for a few tokens over long rows and for many
+// tokens, not for a few over short rows; on takes one span; off none.
+func TestMLASplitLeast(t *testing.T) {
+	for _, c := range []struct {
+		m       splitMode
+		n, nmax int
+		want    int
+	}{
+		{splitAuto, 1, 768, 2}, {splitAuto, 1, 256, 0}, {splitAuto, 5, 256, 0}, {splitAuto, 6, 256, 2},
+		{splitAuto, 64, 768, 2}, {splitOn, 1, 64, 1}, {splitOff, 1, 768, 0},
+	} {
+		if got := mlaSplitLeast(c.m, c.n, c.nmax); got != c.want {
+			t.Errorf("mlaSplitLeast(%v, %d tokens, %d positions) = %d, want %d", c.m, c.n, c.nmax, got, c.want)
+		}
+	}
+}
