@@ -142,13 +142,23 @@ extern "C" __global__ void moe_sum_add(float* dst, const float* d, const float* 
 // mmq_id: map lists the pairs expert by expert, each expert's in pair order; tiles holds
 // the runs of at most tn of them as (expert, first index in map, count, 0) in expert
 // order, and ntiles[0] their number (at most P/tn + X). One block of 1024 threads;
-// X <= MOE_GROUP_MAX experts.
+// X <= MOE_GROUP_MAX experts. The pairs' experts are read into shared memory first when
+// they fit (MOE_GROUP_IDS), so that each warp's passes over them are not a global round
+// trip per 32 pairs and expert (~25 us for 64 tokens' 384 pairs).
 #define MOE_GROUP_MAX 1024
+#define MOE_GROUP_IDS 8192
 extern "C" __global__ void __launch_bounds__(1024)
-moe_group(int* map, int4* tiles, int* ntiles, const int* ids, int P, int X, int tn) {
+moe_group(int* map, int4* tiles, int* ntiles, const int* gids, int P, int X, int tn) {
     pdl_entry();
-    __shared__ int cnt[MOE_GROUP_MAX], off[MOE_GROUP_MAX];
+    __shared__ int cnt[MOE_GROUP_MAX], off[MOE_GROUP_MAX], sid[MOE_GROUP_IDS];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    const int* ids = gids;
+    if (P <= MOE_GROUP_IDS) {
+#pragma unroll 8
+        for (int p = threadIdx.x; p < P; p += blockDim.x) sid[p] = gids[p];
+        __syncthreads();
+        ids = sid;
+    }
     for (int e = warp; e < X; e += nw) {
         int c = 0;
         for (int p0 = 0; p0 < P; p0 += 32) {
