@@ -23,8 +23,10 @@ const (
 	// decMinTokens is the fewest tokens (rows / HeadGroups) attention_mla is chosen for:
 	// one block a token leaves most of the GPU idle for a few tokens (on the H200 at ~600
 	// positions attention_mla took ~68 us for 1 to 64 tokens, the split kernels 29 us for
-	// one token and 60 for four). Neither kernel is chosen by itself with
-	// $EMBER_CUDA_NO_MMQ, so that a batch's rows attend as one row does.
+	// one token and 60 for four; attention_mla_split 18 us for one to four, and it takes
+	// fewer tokens only over rows past splitMinPositions: mlaSplitLeast). None of them is
+	// chosen by itself with $EMBER_CUDA_NO_MMQ, so that a batch's rows attend as one row
+	// does.
 	decMinTokens = 6
 	// decMinPairs is the fewest (row, KV head) pairs attention_decD is chosen for, when
 	// the split kernels decline.
@@ -94,8 +96,9 @@ type attDec struct {
 	mla, gqa splitMode      // auto: by decMinTokens / decMinPairs; off: never; on: whenever the shapes allow
 	twoPass  bool           // $EMBER_CUDA_DEC_TWO_PASS: never keep the scores (decScap)
 	smem     map[string]int // per kernel: the dynamic shared memory its limit is raised to
-	// mlaSplit: attention_mla_split (auto: when two or more spans a token fit the SMs;
-	// off: never; on: whenever attention_mla may run, one span a token at least), with
+	// mlaSplit: attention_mla_split (auto: when two or more spans a token fit the SMs, as
+	// mlaSplitLeast says; off: never; on: whenever attention_mla may run, one span a token
+	// at least), with
 	// at most mlaMaxSpans spans a token when positive (tests); work holds its statistics
 	// and partial sums (only grows: a recorded graph keeps the buffer it was recorded with).
 	mlaSplit    splitMode
