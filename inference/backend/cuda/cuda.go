@@ -78,6 +78,12 @@ type Backend struct {
 var _ backend.Backend = (*Backend)(nil)
 var _ backend.SharedMatMuler = (*Backend)(nil)
 
+// minMajor is the oldest compute capability (major) the embedded kernels load on: their
+// PTX targets sm_90 (griddepcontrol for programmatic dependent launch, 227 KiB of shared
+// memory a block for the tensor-core products), which the driver compiles for sm_90 and
+// later only.
+const minMajor = 9
+
 // New starts a backend on GPU opt.Device. The error wraps ErrNoDriver when there is no
 // driver or GPU.
 func New(opt Options) (*Backend, error) {
@@ -89,8 +95,9 @@ func New(opt Options) (*Backend, error) {
 		return nil, fmt.Errorf("cuda: device %d of %d", opt.Device, len(devs))
 	}
 	d := devs[opt.Device]
-	if d.Major < 7 {
-		return nil, fmt.Errorf("cuda: %s has compute capability %d.%d; the kernels need 7.0 or later", d.Name, d.Major, d.Minor)
+	if d.Major < minMajor {
+		return nil, fmt.Errorf("cuda: %s has compute capability %d.%d; the kernels are built for %d.0 (Hopper) or later",
+			d.Name, d.Major, d.Minor, minMajor)
 	}
 	h, err := retain(opt.Device)
 	if err != nil {
