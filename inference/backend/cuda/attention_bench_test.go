@@ -16,10 +16,11 @@ import (
 // cache (block size 16, blocks shuffled): Llama-3.1-8B's shapes (1 to 64 sequences, 32
 // query heads on 8 KV heads of 128 dims) and DeepSeek-V2-Lite's latent attention (one
 // 576-dim KV head shared by 16 query heads; the model's head-major rows, one a (head,
-// token)), with the kernel the backend picks, with attention_mla_split off, with its scores computed twice
-// ($EMBER_CUDA_DEC_TWO_PASS), with the tensor-core decode kernels off
-// (attention_dec.go), and with split attention forced. It runs only with
-// EMBER_CUDA_BENCH set.
+// token)), with the kernel the backend picks; for grouped-query rows with the scores
+// computed twice ($EMBER_CUDA_DEC_TWO_PASS), the tensor-core decode kernels off
+// (attention_dec.go), split attention forced, and attention_dec forced; for latent rows
+// with attention_mla forced (its split off), attention_mla_split forced, both off, and
+// split attention forced with both off. It runs only with EMBER_CUDA_BENCH set.
 func TestBatchedDecodeAttention(t *testing.T) {
 	if os.Getenv("EMBER_CUDA_BENCH") == "" {
 		t.Skip("set EMBER_CUDA_BENCH=1 to measure")
@@ -35,29 +36,33 @@ func TestBatchedDecodeAttention(t *testing.T) {
 		{"llama8b", 16, 32, 8, 128, 128, 600, false},
 		{"llama8b", 4, 32, 8, 128, 128, 600, false},
 		{"llama8b", 1, 32, 8, 128, 128, 600, false},
+		{"llama8b", 1, 32, 8, 128, 128, 100, false}, // tg128's rows: short
 		{"mla", 64, 16, 1, 576, 576, 600, true},
 		{"mla", 1, 16, 1, 576, 576, 600, true},
+		{"mla", 1, 16, 1, 576, 576, 100, true},
 		{"mla", 4, 16, 1, 576, 576, 600, true},
 		{"mla prompt-like", 512, 16, 1, 576, 576, 300, true},
 	}
+	off := func(be *cuda.Backend) { cuda.MLAAttention(be, false); cuda.DecodeAttention(be, false) }
+	setups := map[string]func(be *cuda.Backend){
+		"picked":         func(*cuda.Backend) {},
+		"two-pass":       func(be *cuda.Backend) { cuda.DecTwoPass(be, true) },
+		"dec off":        off,
+		"split":          func(be *cuda.Backend) { off(be); cuda.SplitAttention(be, true) },
+		"dec on":         func(be *cuda.Backend) { cuda.DecodeAttention(be, true); cuda.SplitAttention(be, false) },
+		"mla":            func(be *cuda.Backend) { cuda.MLAAttention(be, true); cuda.MLASplit(be, false, 0) },
+		"mla split":      func(be *cuda.Backend) { cuda.MLASplit(be, true, 0) },
+		"mla off":        off,
+		"split, mla off": func(be *cuda.Backend) { off(be); cuda.SplitAttention(be, true) },
+	}
 	for _, c := range cases {
-		modes := []string{"picked", "two-pass", "dec off", "split"}
+		modes := []string{"picked", "two-pass", "dec off", "split", "dec on"}
 		if c.headMajor {
-			modes = []string{"picked", "mla split off", "two-pass", "mla off", "split, mla off"}
+			modes = []string{"picked", "mla", "mla split", "mla off", "split, mla off"}
 		}
 		for _, mode := range modes {
 			be := newWith(t, cuda.Options{})
-			cuda.DecTwoPass(be, mode == "two-pass")
-			if mode == "mla split off" {
-				cuda.MLASplit(be, false, 0)
-			}
-			if mode != "picked" && mode != "two-pass" {
-				cuda.MLAAttention(be, false)
-				cuda.DecodeAttention(be, false)
-			}
-			if mode == "split" || mode == "split, mla off" {
-				cuda.SplitAttention(be, true)
-			}
+			setups[mode](be)
 			us := timeAttention(t, be, c.seqs, c.heads, c.nkv, c.hd, c.vhd, c.pos, c.headMajor)
 			kv := float64(c.seqs) * float64(c.pos) * float64(c.nkv) * float64(c.hd+c.vhd) * 2
 			if c.headMajor {
