@@ -121,7 +121,9 @@ func (p *pair) randn(n int, scale float64) []float32 {
 	return v
 }
 
-func read(t *testing.T, be backend.Backend, x backend.Tensor) []float32 {
+// ReadF32 reads tensor x of be back whole (its rows one after another), failing t on an
+// error.
+func ReadF32(t *testing.T, be backend.Backend, x backend.Tensor) []float32 {
 	t.Helper()
 	v := make([]float32, x.Rows()*x.Cols())
 	if err := be.ReadF32(context.Background(), x, v); err != nil {
@@ -138,7 +140,7 @@ func (p *pair) check(name string, o *out, tol float64) { p.checkScaled(name, o, 
 // size of the terms summed), where a row's own values may cancel to near zero.
 func (p *pair) checkScaled(name string, o *out, tol, fixed float64) {
 	p.t.Helper()
-	want, got := read(p.t, p.ref, o.refP), read(p.t, p.be, o.beP)
+	want, got := ReadF32(p.t, p.ref, o.refP), ReadF32(p.t, p.be, o.beP)
 	for r := 0; r < o.rows+2; r++ {
 		w, g := want[r*o.cols:(r+1)*o.cols], got[r*o.cols:(r+1)*o.cols]
 		if r == 0 || r == o.rows+1 {

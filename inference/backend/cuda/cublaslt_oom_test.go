@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"ember/inference/backend/backendtest"
 	"ember/inference/backend/cuda"
 	"ember/inference/backend/ref"
 	"ember/inference/model/goldentest"
@@ -30,7 +31,7 @@ func TestCublasOutOfMemoryFallsBack(t *testing.T) {
 	_, xb, xr := ltInput(t, be, rb, rng, n, k)
 	db, dr := newF32(t, be, n, m), newF32(t, rb, n, m)
 	rb.MatMul(dr, wr, xr)
-	want := readF32(t, rb, dr)
+	want := backendtest.ReadF32(t, rb, dr)
 
 	// Once on our kernels, which allocate their scratch; then fill the GPU from another
 	// backend (its memory returns to the driver at its Close) in 1 GiB, 16 MiB and 1 MiB
@@ -60,7 +61,7 @@ func TestCublasOutOfMemoryFallsBack(t *testing.T) {
 	if got := cuda.CublasProducts(be) - before; got != 0 {
 		t.Fatalf("%d products ran on cuBLASLt with no room for its scratch", got)
 	}
-	if e := goldentest.NMSE(readF32(t, be, db), want); !(e < 1e-10) {
+	if e := goldentest.NMSE(backendtest.ReadF32(t, be, db), want); !(e < 1e-10) {
 		t.Fatalf("the product on our kernels: NMSE %.3g against the reference", e)
 	}
 	if err := hog.Close(); err != nil {
@@ -70,7 +71,7 @@ func TestCublasOutOfMemoryFallsBack(t *testing.T) {
 	if got := cuda.CublasProducts(be) - before; got != 1 {
 		t.Fatalf("%d products on cuBLASLt once memory is free again, want 1", got)
 	}
-	if e := goldentest.NMSE(readF32(t, be, db), want); !(e < 1e-5) {
+	if e := goldentest.NMSE(backendtest.ReadF32(t, be, db), want); !(e < 1e-5) {
 		t.Fatalf("the product on cuBLASLt: NMSE %.3g against the reference", e)
 	}
 }

@@ -1,13 +1,13 @@
 package cuda_test
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
 
 	"ember/inference/backend"
+	"ember/inference/backend/backendtest"
 	"ember/inference/backend/cuda"
 	"ember/inference/backend/ref"
 	"ember/inference/model/goldentest"
@@ -165,7 +165,7 @@ func ltCheckMatMul(t *testing.T, name string, be *cuda.Backend, rb backend.Backe
 	if got := cuda.CublasProducts(be) - before; got != 1 {
 		t.Fatalf("%s: %d products ran on cuBLASLt, want 1", name, got)
 	}
-	all := readF32(t, be, full)
+	all := backendtest.ReadF32(t, be, full)
 	for j := 0; j < c.m; j++ {
 		if all[j] != guard || all[(n+1)*c.m+j] != guard {
 			t.Fatalf("%s: guard row overwritten at col %d", name, j)
@@ -177,12 +177,12 @@ func ltCheckMatMul(t *testing.T, name string, be *cuda.Backend, rb backend.Backe
 		t.Fatalf("%s: NMSE %.3g against the exact product of the f16 operands (want < 1e-8); %s", name, e,
 			firstDiff(got, exact, c.m))
 	}
-	want := readF32(t, rb, dr)
+	want := backendtest.ReadF32(t, rb, dr)
 	if e := goldentest.NMSE(got, want); !(e < 1e-5) {
 		t.Fatalf("%s: NMSE %.3g against the reference backend (want < 1e-5); %s", name, e, firstDiff(got, want, c.m))
 	}
 	be.MatMul(db, wb, xb)
-	again := readF32(t, be, full)[c.m : (n+1)*c.m]
+	again := backendtest.ReadF32(t, be, full)[c.m : (n+1)*c.m]
 	for i := range got {
 		if math.Float32bits(got[i]) != math.Float32bits(again[i]) {
 			t.Fatalf("%s: a repeated product differs at row %d col %d: %g then %g", name, i/c.m, i%c.m, got[i], again[i])
@@ -222,7 +222,7 @@ func ltCheckShared(t *testing.T, be *cuda.Backend, rb backend.Backend, rng *rand
 			t.Fatalf("shared %v: %d products ran on cuBLASLt, want %d", types, got, want)
 		}
 		for i := range pb {
-			got, ref := readF32(t, be, pb[i].Dst), readF32(t, rb, pr[i].Dst)
+			got, ref := backendtest.ReadF32(t, be, pb[i].Dst), backendtest.ReadF32(t, rb, pr[i].Dst)
 			if e := goldentest.NMSE(got, ref); !(e < 1e-5) {
 				t.Fatalf("shared %v, projection %d: NMSE %.3g against the reference (want < 1e-5); %s", types, i, e,
 					firstDiff(got, ref, pb[i].Dst.Cols()))
@@ -318,13 +318,4 @@ func newF32(t *testing.T, be backend.Backend, rows, cols int) backend.Tensor {
 		t.Fatalf("%s: New(F32, %d, %d): %v", be.Name(), rows, cols, err)
 	}
 	return x
-}
-
-func readF32(t *testing.T, be backend.Backend, x backend.Tensor) []float32 {
-	t.Helper()
-	v := make([]float32, x.Rows()*x.Cols())
-	if err := be.ReadF32(context.Background(), x, v); err != nil {
-		t.Fatalf("%s: ReadF32: %v", be.Name(), err)
-	}
-	return v
 }
