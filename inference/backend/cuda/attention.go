@@ -78,6 +78,12 @@ func (b *Backend) Attention(dst, q, k, v, pos backend.Tensor, p backend.Attentio
 	if b.attentionPrefill(args, qt.rows, p.NKVHead, g, p.HeadDim, p.VHeadDim, seqs) {
 		return
 	}
+	// A few rows over a short cache: each row's context in shared memory at once
+	// (attention_short.go). MLA's head rows are rows of one KV head here.
+	kv1 := p.NHead == 1 && p.NKVHead == 1 && kt.ptr == vt.ptr && kt.stride == vt.stride
+	if b.attentionShort(args, qt.rows, p.NKVHead, g, p.HeadDim, p.VHeadDim, nmax, p.HeadGroups, kv1) {
+		return
+	}
 	// Few (row, KV head) pairs over a long cache: each row's positions over several
 	// blocks (attention_split.go).
 	if b.attentionSplit(args, qt.rows, p.NKVHead, g, p.HeadDim, p.VHeadDim, nmax) {

@@ -20,7 +20,8 @@ import (
 // computed twice ($EMBER_CUDA_DEC_TWO_PASS), the tensor-core decode kernels off
 // (attention_dec.go), split attention forced, and attention_dec forced; for latent rows
 // with attention_mla forced (its split off), attention_mla_split forced, both off, and
-// split attention forced with both off. It runs only with EMBER_CUDA_BENCH set.
+// split attention forced with both off; and for both with attention_short forced on and
+// off. It runs only with EMBER_CUDA_BENCH set.
 func TestBatchedDecodeAttention(t *testing.T) {
 	if os.Getenv("EMBER_CUDA_BENCH") == "" {
 		t.Skip("set EMBER_CUDA_BENCH=1 to measure")
@@ -37,28 +38,45 @@ func TestBatchedDecodeAttention(t *testing.T) {
 		{"llama8b", 4, 32, 8, 128, 128, 600, false},
 		{"llama8b", 1, 32, 8, 128, 128, 600, false},
 		{"llama8b", 1, 32, 8, 128, 128, 100, false}, // tg128's rows: short
+		{"llama8b", 1, 32, 8, 128, 128, 250, false},
+		{"llama8b", 4, 32, 8, 128, 128, 100, false},
 		{"mla", 64, 16, 1, 576, 576, 600, true},
 		{"mla", 1, 16, 1, 576, 576, 600, true},
 		{"mla", 1, 16, 1, 576, 576, 100, true},
+		{"mla", 1, 16, 1, 576, 576, 250, true},
 		{"mla", 4, 16, 1, 576, 576, 600, true},
 		{"mla prompt-like", 512, 16, 1, 576, 576, 300, true},
 	}
-	off := func(be *cuda.Backend) { cuda.MLAAttention(be, false); cuda.DecodeAttention(be, false) }
+	off := func(be *cuda.Backend) {
+		cuda.MLAAttention(be, false)
+		cuda.DecodeAttention(be, false)
+		cuda.ShortAttention(be, false)
+	}
 	setups := map[string]func(be *cuda.Backend){
-		"picked":         func(*cuda.Backend) {},
-		"two-pass":       func(be *cuda.Backend) { cuda.DecTwoPass(be, true) },
-		"dec off":        off,
-		"split":          func(be *cuda.Backend) { off(be); cuda.SplitAttention(be, true) },
-		"dec on":         func(be *cuda.Backend) { cuda.DecodeAttention(be, true); cuda.SplitAttention(be, false) },
-		"mla":            func(be *cuda.Backend) { cuda.MLAAttention(be, true); cuda.MLASplit(be, false, 0) },
+		"picked":   func(*cuda.Backend) {},
+		"two-pass": func(be *cuda.Backend) { cuda.DecTwoPass(be, true) },
+		"dec off":  off,
+		"split":    func(be *cuda.Backend) { off(be); cuda.SplitAttention(be, true) },
+		"dec on": func(be *cuda.Backend) {
+			cuda.DecodeAttention(be, true)
+			cuda.SplitAttention(be, false)
+			cuda.ShortAttention(be, false)
+		},
+		"short on":  func(be *cuda.Backend) { cuda.ShortAttention(be, true) },
+		"short off": func(be *cuda.Backend) { cuda.ShortAttention(be, false) },
+		"mla": func(be *cuda.Backend) {
+			cuda.MLAAttention(be, true)
+			cuda.MLASplit(be, false, 0)
+			cuda.ShortAttention(be, false)
+		},
 		"mla split":      func(be *cuda.Backend) { cuda.MLASplit(be, true, 0) },
 		"mla off":        off,
 		"split, mla off": func(be *cuda.Backend) { off(be); cuda.SplitAttention(be, true) },
 	}
 	for _, c := range cases {
-		modes := []string{"picked", "two-pass", "dec off", "split", "dec on"}
+		modes := []string{"picked", "two-pass", "dec off", "split", "dec on", "short on", "short off"}
 		if c.headMajor {
-			modes = []string{"picked", "mla", "mla split", "mla off", "split, mla off"}
+			modes = []string{"picked", "mla", "mla split", "mla off", "split, mla off", "short on", "short off"}
 		}
 		for _, mode := range modes {
 			be := newWith(t, cuda.Options{})

@@ -69,6 +69,7 @@ type Backend struct {
 	split     attSplit // split attention's scratch and mode (attention_split.go)
 	prefill   attTC    // tensor-core prefill attention's mode (attention_prefill.go)
 	dec       attDec   // tensor-core decode attention's modes (attention_dec.go)
+	short     attShort // short-context decode attention's mode (attention_short.go)
 	fuse      fusable  // the last queued launch, when a quantization may absorb it (fuse.go)
 	epoch     int      // flushes so far
 	stage     stage    // pinned memory that host writes are queued from (stage.go)

@@ -49,3 +49,12 @@ func DecTwoPass(b *Backend, on bool) { b.dec.twoPass = on }
 func DecScap(b *Backend, d int, shared bool, nmax int) int {
 	return b.decScap(d, shared, (nmax+maxLenStep-1)/maxLenStep*maxLenStep)
 }
+
+// ShortAttention makes b run attention_short whenever the shapes allow it (on), however
+// many rows or long the cache, or never.
+func ShortAttention(b *Backend, on bool) {
+	b.short.read, b.short.mode = true, splitOff
+	if on {
+		b.short.mode = splitOn
+	}
+}

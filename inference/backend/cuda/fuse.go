@@ -26,8 +26,9 @@ import (
 //     SetRows of it: rope2_set without Q or V (fuseRoPE1Set).
 //   - A mixture of experts' weighted sum (moe_sum), then an Add of it and another
 //     tensor (the shared experts' output): moe_sum_add (fuseMoESumAdd).
-//   - Split decode attention (attention_split1) whose output a MatMul then rounds to
-//     Q8_K (the output projection): its last blocks round it (fuseQ8K).
+//   - Split decode attention (attention_split1) or short-context decode attention
+//     (attention_short) whose output a MatMul then rounds to Q8_K (the output
+//     projection): its last blocks (attention_short: each block) round it (fuseQ8K).
 //
 // The profiler launches each op at once and queues nothing, so it sees them unfused.
 
@@ -43,7 +44,7 @@ const (
 	fuseAdd        // add_f32 of same-shape operands: an RMSNorm of the sum may join it
 	fuseRoPE       // rope_f32: the RoPE of another tensor may join it
 	fuseSetRows    // set_rows (one launch): the SetRows of another tensor may join it
-	fuseAttention  // attention_split1: a Q8_K rounding of its output may join it
+	fuseAttention  // attention_split1 or attention_short: a Q8_K rounding of its output may join it
 	fuseRoPE2      // rope2_f32: the SetRows of its second tensor (K) into a cache may join it
 	fuseRoPESet    // rope2_set without V: the SetRows of V with the same row ids may join it
 	fuseGetRows    // get_rows_f32 (one launch): a Q8_K rounding of the rows it wrote may join it
@@ -69,11 +70,12 @@ func (s span) apart(o span) bool { return s == o || !s.overlaps(o) }
 // fusable is the last queued launch when a following op may join it (Backend.fuse).
 type fusable struct {
 	kind       int
+	kernel     string // the kernel queued, where not its kind's (fusedFrom)
 	dst        uint64 // its output
 	rows, cols int    // of dst (set_rows: of the source)
 	args       []uint64
 	mem        [2]span // add: a, b; set_rows: dst, src
-	grid       [3]int  // attention_split1: grid x, y and its dynamic shared memory
+	grid       [3]int  // attention: grid x, y and its dynamic shared memory
 	qlen       int     // the queue length right after it was queued
 	epoch      int     // the flush count then
 	cfg        fuseCfg // kept when the record is cleared
@@ -89,7 +91,7 @@ type fuseCfg struct {
 func (b *Backend) mark(f fusable) {
 	c := &b.fuse.cfg
 	n := len(b.queue.fns)
-	if b.fuseOff() || b.prof != nil || n == 0 || b.queue.names[n-1] != fusedFrom[f.kind] {
+	if b.fuseOff() || b.prof != nil || n == 0 || b.queue.names[n-1] != f.from() {
 		return
 	}
 	f.qlen, f.epoch, f.cfg = n, b.epoch, *c
@@ -110,12 +112,20 @@ func (b *Backend) markFusable(kind int, dst *tensor, args []uint64) {
 	b.mark(fusable{kind: kind, dst: dst.ptr, rows: dst.rows, cols: dst.cols, args: args})
 }
 
+// from is the kernel f's launch queued.
+func (f *fusable) from() string {
+	if f.kernel != "" {
+		return f.kernel
+	}
+	return fusedFrom[f.kind]
+}
+
 // take returns and clears the record if its launch is still the last one queued.
 func (b *Backend) take() (fusable, bool) {
 	f := b.fuse
 	b.fuse = fusable{cfg: f.cfg}
 	n := len(b.queue.fns)
-	if f.kind == fuseNone || n == 0 || f.qlen != n || f.epoch != b.epoch || b.queue.names[n-1] != fusedFrom[f.kind] {
+	if f.kind == fuseNone || n == 0 || f.qlen != n || f.epoch != b.epoch || b.queue.names[n-1] != f.from() {
 		return fusable{}, false
 	}
 	return f, true
@@ -161,7 +171,7 @@ func (b *Backend) fuseQ8K(x *tensor, out uint64, stride int) bool {
 		n := len(f.args)
 		args := append(slices.Clone(f.args[:n-2]), out, i64(stride))
 		b.queue.pop()
-		b.launch("attention_split1", f.grid[0], f.grid[1], smThreads, f.grid[2], args...)
+		b.launch(f.from(), f.grid[0], f.grid[1], smThreads, f.grid[2], args...)
 	default:
 		return false
 	}

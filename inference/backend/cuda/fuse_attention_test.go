@@ -10,11 +10,19 @@ import (
 	"ember/inference/quant"
 )
 
-// TestFusedAttentionQ8K: split decode attention (attention_split1) followed by a MatMul
-// that rounds its output to Q8_K (the output projection) rounds it in the attention's
-// last blocks: one launch fewer, the same bits in the attention output and the product.
-// Not fused: heads whose group output is not whole 256-element blocks.
+// TestFusedAttentionQ8K: split decode attention (attention_split1) or short-context
+// decode attention (attention_short, forced on over these contexts: several tiles)
+// followed by a MatMul that rounds its output to Q8_K (the output projection) rounds it
+// in the attention's last blocks: one launch fewer, the same bits in the attention
+// output and the product. Not fused: heads whose group output is not whole 256-element
+// blocks.
 func TestFusedAttentionQ8K(t *testing.T) {
+	for _, kernel := range []string{"split", "short"} {
+		t.Run(kernel, func(t *testing.T) { fusedAttentionQ8K(t, kernel) })
+	}
+}
+
+func fusedAttentionQ8K(t *testing.T, kernel string) {
 	for _, c := range []struct {
 		rows, nhead, nkv, hd, ctx, saved int
 	}{
@@ -22,10 +30,16 @@ func TestFusedAttentionQ8K(t *testing.T) {
 		{2, 32, 8, 128, 1500, 1}, // two sequences
 		{1, 12, 2, 128, 700, 1},  // Qwen2-1.5B: 768-wide groups
 		{1, 8, 4, 64, 700, 0},    // 128-wide groups: not whole blocks
+		{3, 32, 8, 128, 90, 1},   // short contexts: one tile
 	} {
 		name := fmt.Sprintf("%d rows %d/%d heads of %d, %d positions", c.rows, c.nhead, c.nkv, c.hd, c.ctx)
 		checkFused(t, name, c.saved, func(e *fuseEnv) (func(), []backend.Tensor) {
-			cuda.SplitAttention(e.be, true)
+			if kernel == "short" {
+				cuda.ShortAttention(e.be, true)
+			} else {
+				cuda.ShortAttention(e.be, false)
+				cuda.SplitAttention(e.be, true)
+			}
 			kvw := c.nkv * c.hd
 			kc, vc := e.zeros(quant.F16, c.ctx, kvw), e.zeros(quant.F16, c.ctx, kvw)
 			all := make([]int32, c.ctx)

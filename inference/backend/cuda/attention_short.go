@@ -1,0 +1,128 @@
+package cuda
+
+import "os"
+
+// Short-context decode attention (kernels/cuda/attention_short.cu): one block a (query
+// row, KV head) that copies the row's whole context into shared memory at once, for a
+// few rows over at most shortMaxPositions positions, where batch-1 decode is a chain of
+// round trips rather than a stream of bytes. On the H200 one token over ~100 positions
+// took 16.8 us a Llama-3.1-8B layer on attention_smem (9.3 on attention_dec128 forced),
+// and 27.7 a DeepSeek-V2-Lite layer (14.0 on attention_mla forced).
+const (
+	// shortMaxPositions is the longest cache bound (Attention's nmax, a multiple of
+	// maxLenStep) the kernel is chosen for by itself; past it the split kernels spread
+	// a row's positions over many blocks.
+	shortMaxPositions = 256
+	// shortSmemMax is the dynamic shared memory a block may take: all of an SM's 227 KiB
+	// less the kernel's static part (~2.2 KiB), one block an SM.
+	shortSmemMax = 224 << 10
+	// shortMaxTile is the most positions a tile takes (a position a thread finds its
+	// cache row).
+	shortMaxTile = 256
+)
+
+// NoShortEnv names an environment variable: when set, attention_short never runs (for
+// timing against the other decode kernels).
+const NoShortEnv = "EMBER_CUDA_NO_SHORT"
+
+// attShort is the short-context kernel's state on a Backend.
+type attShort struct {
+	read bool      // $EMBER_CUDA_NO_SHORT was read into mode
+	mode splitMode // auto: few rows over short rows; off: never; on: whenever the shapes allow
+}
+
+// shortKernel names the kernel for K heads of hd dims and V heads of vhd dims (kv1: V
+// is the K rows themselves, MLA's latent rows), "" when none takes them.
+func shortKernel(hd, vhd int, kv1 bool) string {
+	switch {
+	case kv1 && hd == mlaDim && vhd == mlaDim:
+		return "attention_short576"
+	case kv1 || hd != vhd:
+		return ""
+	case hd == 64:
+		return "attention_short64"
+	case hd == 128:
+		return "attention_short128"
+	}
+	return ""
+}
+
+// shortSmem is a block's dynamic shared memory (attention_short.cu): the K tile of cap
+// rows, the V tile unless kv1, the group's query (g*hd floats), the scores (g*scap
+// floats) and the partial sums (a warp's for narrow V heads, else a position lane's).
+func shortSmem(hd, vhd int, kv1 bool, g, cap, scap int) int {
+	n := cap * 2 * hd
+	if !kv1 {
+		n += cap * 2 * vhd
+	}
+	dg := vhd / 8
+	ng := smThreads / 32
+	if dg >= 32 {
+		ng = smThreads / dg
+	}
+	return n + 4*(g*hd+g*scap+ng*g*vhd)
+}
+
+// shortPlan is the tile (positions) and dynamic shared memory of a launch over rows of
+// at most nmax positions, cap 0 when not even 32 positions fit.
+func shortPlan(hd, vhd int, kv1 bool, g, nmax int) (cap, smem int) {
+	cap = min(nmax, shortMaxTile)
+	for ; cap >= 32; cap -= 32 {
+		if smem = shortSmem(hd, vhd, kv1, g, cap, nmax); smem <= shortSmemMax {
+			return cap, smem
+		}
+	}
+	return 0, 0
+}
+
+// shortMode is the kernel's mode, reading $EMBER_CUDA_NO_SHORT once.
+func (b *Backend) shortMode() splitMode {
+	s := &b.short
+	if !s.read {
+		s.read = true
+		if os.Getenv(NoShortEnv) != "" {
+			s.mode = splitOff
+		}
+	}
+	return s.mode
+}
+
+// attentionShort launches attention_short for rows query rows of nkv KV heads (g query
+// heads each) when it applies and reports whether it did: in auto mode for fewer than
+// decMinPairs (row, KV head) pairs (MLA: decMinTokens tokens of groups head rows) over
+// at most shortMaxPositions. args are the attention kernels' common arguments; kv1 says
+// V is the K rows themselves (one latent KV head, head-major rows of groups heads).
+func (b *Backend) attentionShort(args []uint64, rows, nkv, g, hd, vhd, nmax, groups int, kv1 bool) bool {
+	mode := b.shortMode()
+	name := shortKernel(hd, vhd, kv1)
+	if mode == splitOff || name == "" || g > gqaMax || rows <= 0 || nmax <= 0 || (kv1 && g != 1) {
+		return false
+	}
+	// The cache rows are copied 16 bytes at a time: their strides (args 5 and 7, in
+	// halves) must keep them aligned.
+	if int64(args[5])%8 != 0 || int64(args[7])%8 != 0 {
+		return false
+	}
+	if mode == splitAuto {
+		few := rows*nkv < decMinPairs
+		if kv1 {
+			few = groups >= 2 && rows%groups == 0 && rows/groups < decMinTokens
+		}
+		if !few || nmax > shortMaxPositions || b.noMMQ {
+			return false
+		}
+	}
+	cap, smem := shortPlan(hd, vhd, kv1, g, nmax)
+	if cap == 0 || !b.decKernel(name, smem) {
+		return false
+	}
+	args = append(args, i64(cap), i64(nmax), 0, 0)
+	b.launch(name, rows, nkv, smThreads, smem, args...)
+	if !kv1 && (g*vhd)%256 == 0 {
+		// The output projection's rounding of dst to Q8_K may join it (fuse.go): dst is
+		// args[0], its row stride in floats args[1].
+		b.mark(fusable{kind: fuseAttention, kernel: name, dst: args[0], rows: rows, cols: g * nkv * vhd, args: args,
+			grid: [3]int{rows, nkv, smem}})
+	}
+	return true
+}

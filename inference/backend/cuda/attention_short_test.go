@@ -1,0 +1,51 @@
+package cuda
+
+import "testing"
+
+// TestShortKernel: the grouped-query heads of 64 and 128 dims and MLA's latent rows (V
+// the K rows) have a kernel; other shapes none.
+func TestShortKernel(t *testing.T) {
+	for _, c := range []struct {
+		hd, vhd int
+		kv1     bool
+		want    string
+	}{
+		{128, 128, false, "attention_short128"}, {64, 64, false, "attention_short64"},
+		{576, 576, true, "attention_short576"}, {576, 576, false, ""}, {128, 128, true, ""},
+		{128, 64, false, ""}, {96, 96, false, ""}, {192, 128, false, ""},
+	} {
+		if got := shortKernel(c.hd, c.vhd, c.kv1); got != c.want {
+			t.Errorf("shortKernel(%d, %d, %v) = %q, want %q", c.hd, c.vhd, c.kv1, got, c.want)
+		}
+	}
+}
+
+// TestShortPlan: the whole row in one tile where it fits (Llama-3.1-8B's 4 heads of 128
+// at 256 positions: 128 KiB of rows), smaller tiles for MLA's 1,152-byte rows and for
+// long bounds, every plan within shortSmemMax, none when not 32 positions fit.
+func TestShortPlan(t *testing.T) {
+	for _, c := range []struct {
+		hd, vhd int
+		kv1     bool
+		g, nmax int
+		cap     int
+	}{
+		{128, 128, false, 4, 256, 256},
+		{128, 128, false, 8, 256, 256},
+		{64, 64, false, 7, 256, 256},
+		{128, 128, false, 4, 100, 100},
+		{576, 576, true, 1, 256, 160},
+		{576, 576, true, 1, 128, 128},
+		{128, 128, false, 4, 4096, 256}, // scores of 4,096 positions take 64 KiB
+		{128, 128, false, 8, 2048, 224}, // eight heads' scores: a smaller tile
+		{128, 128, false, 8, 1 << 15, 0},
+	} {
+		cap, smem := shortPlan(c.hd, c.vhd, c.kv1, c.g, c.nmax)
+		if cap != c.cap {
+			t.Errorf("shortPlan(%d, %d, %v, G %d, %d positions) = tile %d, want %d", c.hd, c.vhd, c.kv1, c.g, c.nmax, cap, c.cap)
+		}
+		if cap > 0 && (smem > shortSmemMax || smem != shortSmem(c.hd, c.vhd, c.kv1, c.g, cap, c.nmax)) {
+			t.Errorf("shortPlan(%+v): %d bytes", c, smem)
+		}
+	}
+}
