@@ -88,14 +88,17 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
         else asm volatile("cp.async.wait_group 0;" ::: "memory");
         __syncthreads();
         const int oct = tid & 7;
-        for (int r = tid >> 3; r < cnt; r += SH_THREADS / 8) {
+        // Whole warps go round together (their shuffles take every lane).
+        for (int r0 = 0; r0 < cnt; r0 += SH_THREADS / 8) {
+            const int r = r0 + (tid >> 3);
+            const bool on = r < cnt;
             float s[GM];
 #pragma unroll
             for (int g = 0; g < GM; g++) s[g] = 0;
 #pragma unroll
             for (int j = 0; j < KC; j++) {
                 const int c = oct + 8 * j;
-                if (c < CK) {
+                if (on && c < CK) {
                     float kf[8];
                     unpack8(*(const uint4*)(kt + r * 2 * HD + 16 * c), kf);
 #pragma unroll
@@ -115,7 +118,7 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
                 s[g] += __shfl_xor_sync(0xffffffffu, s[g], 2);
                 s[g] += __shfl_xor_sync(0xffffffffu, s[g], 4);
             }
-            if (oct == 0)
+            if (on && oct == 0)
 #pragma unroll
                 for (int g = 0; g < GM; g++)
                     if (g < G) sc[g * scap + t0 + r] = s[g] * scale;
