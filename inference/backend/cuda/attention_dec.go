@@ -59,6 +59,18 @@ const DecTwoPassEnv = "EMBER_CUDA_DEC_TWO_PASS"
 // (for timing against attention_mla and the split kernels).
 const NoMLASplitEnv = "EMBER_CUDA_NO_MLA_SPLIT"
 
+// DecOnEnv names an environment variable: when set, attention_dec64/128 takes every
+// grouped-query shape it can that the kernels tried before it (attention_short, split)
+// decline, however few rows (for timing against them).
+const DecOnEnv = "EMBER_CUDA_DEC_ON"
+
+func decGQAMode() splitMode {
+	if os.Getenv(DecOnEnv) != "" {
+		return splitOn
+	}
+	return splitAuto
+}
+
 func mlaSplitMode() splitMode {
 	if os.Getenv(NoMLASplitEnv) != "" {
 		return splitOff

@@ -1,6 +1,9 @@
 package cuda
 
-import "os"
+import (
+	"os"
+	"strconv"
+)
 
 // Short-context decode attention (kernels/cuda/attention_short.cu): one block a (query
 // row, KV head) that copies the row's whole context into shared memory at once, for a
@@ -25,10 +28,16 @@ const (
 // timing against the other decode kernels).
 const NoShortEnv = "EMBER_CUDA_NO_SHORT"
 
+// ShortTileEnv names an environment variable: the most positions an attention_short
+// tile takes (at least 32, at most shortMaxTile), for timing smaller tiles (less shared
+// memory a block, V read again past one tile).
+const ShortTileEnv = "EMBER_CUDA_SHORT_TILE"
+
 // attShort is the short-context kernel's state on a Backend.
 type attShort struct {
-	read bool      // $EMBER_CUDA_NO_SHORT was read into mode
+	read bool      // $EMBER_CUDA_NO_SHORT and $EMBER_CUDA_SHORT_TILE were read
 	mode splitMode // auto: few rows over short rows; off: never; on: whenever the shapes allow
+	tile int       // the most positions a tile takes
 }
 
 // shortKernel names the kernel for K heads of hd dims and V heads of vhd dims (kv1: V
@@ -63,10 +72,10 @@ func shortSmem(hd, vhd int, kv1 bool, g, cap, scap int) int {
 	return n + 4*(g*hd+g*scap+ng*g*vhd)
 }
 
-// shortPlan is the tile (positions) and dynamic shared memory of a launch over rows of
-// at most nmax positions, cap 0 when not even 32 positions fit.
-func shortPlan(hd, vhd int, kv1 bool, g, nmax int) (cap, smem int) {
-	cap = min(nmax, shortMaxTile)
+// shortPlan is the tile (positions, at most tile) and dynamic shared memory of a launch
+// over rows of at most nmax positions, cap 0 when not even 32 positions fit.
+func shortPlan(hd, vhd int, kv1 bool, g, nmax, tile int) (cap, smem int) {
+	cap = min(nmax, tile)
 	for ; cap >= 32; cap -= 32 {
 		if smem = shortSmem(hd, vhd, kv1, g, cap, nmax); smem <= shortSmemMax {
 			return cap, smem
@@ -75,13 +84,17 @@ func shortPlan(hd, vhd int, kv1 bool, g, nmax int) (cap, smem int) {
 	return 0, 0
 }
 
-// shortMode is the kernel's mode, reading $EMBER_CUDA_NO_SHORT once.
+// shortMode is the kernel's mode, reading $EMBER_CUDA_NO_SHORT and
+// $EMBER_CUDA_SHORT_TILE once.
 func (b *Backend) shortMode() splitMode {
 	s := &b.short
 	if !s.read {
-		s.read = true
+		s.read, s.tile = true, shortMaxTile
 		if os.Getenv(NoShortEnv) != "" {
 			s.mode = splitOff
+		}
+		if n, err := strconv.Atoi(os.Getenv(ShortTileEnv)); err == nil {
+			s.tile = max(32, min(n, shortMaxTile))
 		}
 	}
 	return s.mode
@@ -112,7 +125,7 @@ func (b *Backend) attentionShort(args []uint64, rows, nkv, g, hd, vhd, nmax, gro
 			return false
 		}
 	}
-	cap, smem := shortPlan(hd, vhd, kv1, g, nmax)
+	cap, smem := shortPlan(hd, vhd, kv1, g, nmax, b.short.tile)
 	if cap == 0 || !b.decKernel(name, smem) {
 		return false
 	}

@@ -29,18 +29,24 @@ func TestShortPlan(t *testing.T) {
 		kv1     bool
 		g, nmax int
 		cap     int
+		tile    int // 0: shortMaxTile
 	}{
-		{128, 128, false, 4, 256, 256},
-		{128, 128, false, 8, 256, 256},
-		{64, 64, false, 7, 256, 256},
-		{128, 128, false, 4, 100, 100},
-		{576, 576, true, 1, 256, 160},
-		{576, 576, true, 1, 128, 128},
-		{128, 128, false, 4, 4096, 256}, // scores of 4,096 positions take 64 KiB
-		{128, 128, false, 8, 2048, 224}, // eight heads' scores: a smaller tile
-		{128, 128, false, 8, 1 << 15, 0},
+		{128, 128, false, 4, 256, 256, 0},
+		{128, 128, false, 8, 256, 256, 0},
+		{64, 64, false, 7, 256, 256, 0},
+		{128, 128, false, 4, 100, 100, 0},
+		{576, 576, true, 1, 256, 160, 0},
+		{576, 576, true, 1, 128, 128, 0},
+		{128, 128, false, 4, 4096, 256, 0}, // scores of 4,096 positions take 64 KiB
+		{128, 128, false, 8, 2048, 224, 0}, // eight heads' scores: a smaller tile
+		{128, 128, false, 8, 1 << 15, 0, 0},
+		{128, 128, false, 4, 256, 64, 64}, // $EMBER_CUDA_SHORT_TILE
 	} {
-		cap, smem := shortPlan(c.hd, c.vhd, c.kv1, c.g, c.nmax)
+		tile := c.tile
+		if tile == 0 {
+			tile = shortMaxTile
+		}
+		cap, smem := shortPlan(c.hd, c.vhd, c.kv1, c.g, c.nmax, tile)
 		if cap != c.cap {
 			t.Errorf("shortPlan(%d, %d, %v, G %d, %d positions) = tile %d, want %d", c.hd, c.vhd, c.kv1, c.g, c.nmax, cap, c.cap)
 		}

@@ -53,7 +53,7 @@ func DecScap(b *Backend, d int, shared bool, nmax int) int {
 // ShortAttention makes b run attention_short whenever the shapes allow it (on), however
 // many rows or long the cache, or never.
 func ShortAttention(b *Backend, on bool) {
-	b.short.read, b.short.mode = true, splitOff
+	b.short.read, b.short.mode, b.short.tile = true, splitOff, shortMaxTile
 	if on {
 		b.short.mode = splitOn
 	}
