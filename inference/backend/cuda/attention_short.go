@@ -8,9 +8,11 @@ import (
 // Short-context decode attention (kernels/cuda/attention_short.cu): one block a (query
 // row, KV head) that copies the row's whole context into shared memory at once, for a
 // few rows over at most shortMaxPositions positions, where batch-1 decode is a chain of
-// round trips rather than a stream of bytes. On the H200 one token over ~100 positions
-// took 16.8 us a Llama-3.1-8B layer on attention_smem (9.3 on attention_dec128 forced),
-// and 27.7 a DeepSeek-V2-Lite layer (14.0 on attention_mla forced).
+// round trips rather than a stream of bytes. Auto mode takes it for DeepSeek's latent
+// rows (a few tokens of 16 head rows): tg128 from an empty context 298 -> 322-339 tok/s
+// on the H200 (attention_smem before). Grouped-query heads take it only when forced
+// (tests, ShortAttention): for Llama-3.1-8B attention_dec128 was quicker in the decode
+// chain (tg128 410 against 377; attentionDec).
 const (
 	// shortMaxPositions is the longest cache bound (Attention's nmax, a multiple of
 	// maxLenStep) the kernel is chosen for by itself; past it the split kernels spread
@@ -101,9 +103,9 @@ func (b *Backend) shortMode() splitMode {
 }
 
 // attentionShort launches attention_short for rows query rows of nkv KV heads (g query
-// heads each) when it applies and reports whether it did: in auto mode for fewer than
-// decMinPairs (row, KV head) pairs (MLA: decMinTokens tokens of groups head rows) over
-// at most shortMaxPositions. args are the attention kernels' common arguments; kv1 says
+// heads each) when it applies and reports whether it did: in auto mode for MLA's rows of
+// fewer than decMinTokens tokens (groups head rows each) over at most
+// shortMaxPositions. args are the attention kernels' common arguments; kv1 says
 // V is the K rows themselves (one latent KV head, head-major rows of groups heads).
 func (b *Backend) attentionShort(args []uint64, rows, nkv, g, hd, vhd, nmax, groups int, kv1 bool) bool {
 	mode := b.shortMode()
@@ -117,10 +119,9 @@ func (b *Backend) attentionShort(args []uint64, rows, nkv, g, hd, vhd, nmax, gro
 		return false
 	}
 	if mode == splitAuto {
-		few := rows*nkv < decMinPairs
-		if kv1 {
-			few = groups >= 2 && rows%groups == 0 && rows/groups < decMinTokens
-		}
+		// MLA's latent rows only: grouped-query heads run on attention_dec128, quicker
+		// in a decode step's chain (attentionDec).
+		few := kv1 && groups >= 2 && rows%groups == 0 && rows/groups < decMinTokens
 		if !few || nmax > shortMaxPositions || b.noMMQ {
 			return false
 		}
