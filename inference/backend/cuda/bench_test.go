@@ -200,7 +200,12 @@ func timeProduct(t *testing.T, be backend.Backend, d, w, x backend.Tensor) float
 }
 
 // timeQueued is the mean time of one call of op in microseconds: 20 calls queued, then
-// a Sync, after two to warm up.
+// a Sync, as the third such batch. The first batch of 20 is launched kernel by kernel
+// (a batch is made a graph when it is seen again: graph.go) and the second records its
+// graph, so the third replays it, as a decode step's kernels run (each starting while
+// the one before finishes). Timed as the first batch, short kernels read the host's
+// launch cost instead: session 9's one-token attention over ~100 positions read 13-17
+// us on every kernel.
 func timeQueued(t *testing.T, be backend.Backend, op func()) float64 {
 	run := func(reps int) time.Duration {
 		t0 := time.Now()
@@ -212,7 +217,8 @@ func timeQueued(t *testing.T, be backend.Backend, op func()) float64 {
 		}
 		return time.Since(t0)
 	}
-	run(2)
 	const reps = 20
+	run(reps)
+	run(reps)
 	return run(reps).Seconds() / reps * 1e6
 }
