@@ -1,0 +1,87 @@
+package cuda
+
+import (
+	"testing"
+
+	"ember/inference/backend"
+	"ember/inference/quant"
+)
+
+// newAttentionQueue is a queue-only backend (fuse_queue_test.go) that can also queue the
+// attention kernels: their shared memory limits taken as raised, the split kernels'
+// scratch and counters already large enough, an H200's SM count.
+func newAttentionQueue(noFuse bool) *queueOnly {
+	q := newQueueOnly(noFuse)
+	b := q.Backend
+	for _, n := range []string{"attention_smem", "attention_split1", "attention_dec64", "attention_dec128",
+		"attention_mla", "attention_mla_split", "attention_short64", "attention_short128", "attention_short576"} {
+		b.kernels[n] = &kernel{name: n}
+	}
+	b.dev.SMs, b.attnSmem, b.split.one = 132, smemMax, 1
+	b.dec.smem = map[string]int{}
+	for _, n := range []string{"attention_dec64", "attention_dec128", "attention_mla", "attention_mla_split",
+		"attention_short64", "attention_short128", "attention_short576"} {
+		b.dec.smem[n] = 227 << 10
+	}
+	b.split.work = scratch{ptr: 3 << 40, size: 1 << 30}
+	b.split.count = scratch{ptr: 4 << 40, size: 1 << 20}
+	b.dec.work = scratch{ptr: 5 << 40, size: 1 << 30}
+	b.short.read, b.short.tile = true, shortMaxTile
+	return q
+}
+
+// TestAttentionChoice: the decode attention kernel each shape gets in auto mode (and with
+// attention_short forced on), and whether the output projection's Q8_K rounding joins
+// it: Llama-3.1-8B's one token over a short cache on attention_dec128 (its rounding a
+// launch of its own), over 768 positions on attention_split1 (rounding fused); forced,
+// attention_short128 (fused); DeepSeek-V2-Lite's latent rows of one or a few tokens over
+// a short cache on attention_short576, of one over a long one on attention_mla_split, of
+// 64 tokens on attention_mla_split; with $EMBER_CUDA_NO_MMQ, one row as a batch's rows
+// attend (attention_smem); with fusion off, the rounding a launch of its own.
+func TestAttentionChoice(t *testing.T) {
+	mm := mmvName(quant.Q4_K, 1)
+	for _, c := range []struct {
+		name                 string
+		tokens, nhead, nkv   int
+		hd, maxLen, cacheLen int
+		mla, shortOn, noMMQ  bool
+		noFuse               bool
+		want                 []string
+	}{
+		{"8B, 1 token, 100 positions", 1, 32, 8, 128, 100, 1024, false, false, false, false, []string{"attention_dec128", "quant_q8_k", mm}},
+		{"8B, 1 token, 600 positions", 1, 32, 8, 128, 600, 1024, false, false, false, false, []string{"attention_split1", mm}},
+		{"8B, 1 token, 100 positions, short on", 1, 32, 8, 128, 100, 1024, false, true, false, false, []string{"attention_short128", mm}},
+		{"8B, 1 token, 600 positions, fusion off", 1, 32, 8, 128, 600, 1024, false, false, false, true, []string{"attention_split1", "quant_q8_k", mm}},
+		{"8B, 1 token, 100 positions, short on, fusion off", 1, 32, 8, 128, 100, 1024, false, true, false, true, []string{"attention_short128", "quant_q8_k", mm}},
+		{"8B, 1 token, no mmq", 1, 32, 8, 128, 100, 1024, false, false, true, false, []string{"attention_smem", "quant_q8_k", mm}},
+		{"1B (64-dim heads), 1 token, 100 positions", 1, 32, 8, 64, 100, 1024, false, false, false, false, []string{"attention_dec64", "quant_q8_k", mm}},
+		{"V2-Lite, 1 token, 100 positions", 1, 16, 1, 576, 100, 1024, true, false, false, false, []string{"attention_short576"}},
+		{"V2-Lite, 5 tokens, 200 positions", 5, 16, 1, 576, 200, 1024, true, false, false, false, []string{"attention_short576"}},
+		{"V2-Lite, 1 token, 600 positions", 1, 16, 1, 576, 600, 1024, true, false, false, false, []string{"attention_mla_split"}},
+		{"V2-Lite, 64 tokens, 100 positions", 64, 16, 1, 576, 100, 1024, true, false, false, false, []string{"attention_mla_split"}},
+	} {
+		q := newAttentionQueue(c.noFuse)
+		q.noMMQ = c.noMMQ
+		if c.shortOn {
+			q.short.mode = splitOn
+		}
+		p := backend.Attention{NHead: c.nhead, NKVHead: c.nkv, HeadDim: c.hd, VHeadDim: c.hd, Scale: 0.1, MaxLen: c.maxLen}
+		rows, qcols := c.tokens, c.nhead*c.hd
+		if c.mla { // head-major rows of one latent KV head
+			rows, qcols = c.tokens*c.nhead, c.hd
+			p.NHead, p.HeadGroups = 1, c.nhead
+		}
+		qt, dst := q.f32(rows, qcols), q.f32(rows, qcols)
+		k := q.tensor(quant.F16, c.cacheLen, c.nkv*c.hd)
+		v := k
+		if !c.mla {
+			v = q.tensor(quant.F16, c.cacheLen, c.nkv*c.hd)
+		}
+		pos := q.tensor(quant.I32, rows, 1)
+		q.Attention(dst, qt, k, v, pos, p)
+		if !c.mla {
+			q.MatMul(q.f32(rows, 256), q.tensor(quant.Q4_K, 256, qcols), dst)
+		}
+		wantQueue(t, c.name, q.names(), c.want...)
+	}
+}
