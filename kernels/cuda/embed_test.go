@@ -47,3 +47,27 @@ func TestPTXMatchesSources(t *testing.T) {
 		}
 	}
 }
+
+// TestModulesAreTheSources: every .cu file is a module (its PTX embedded and loaded) and
+// every module has its .cu: a kernel file left out of Modules compiles to PTX that the
+// backend never loads, and its kernels are "in no module" on the GPU only.
+func TestModulesAreTheSources(t *testing.T) {
+	cus, err := filepath.Glob("*.cu")
+	if err != nil || len(cus) == 0 {
+		t.Fatalf("no sources: %v", err)
+	}
+	mods := map[string]bool{}
+	for _, m := range Modules {
+		mods[m] = true
+	}
+	for _, cu := range cus {
+		m := strings.TrimSuffix(cu, ".cu")
+		if !mods[m] {
+			t.Errorf("%s is not in Modules", cu)
+		}
+		delete(mods, m)
+	}
+	for m := range mods {
+		t.Errorf("module %q has no %s.cu", m, m)
+	}
+}
