@@ -28,9 +28,36 @@ chmod +x bin/dev/* 2>/dev/null || true
 what=${1:-all}
 status=0
 if [ "$what" != bench ]; then
-	(cd inference/backend/cuda && "$R/bin/dev/cuda.test" -test.timeout 20m) || status=1
-	(cd inference/model/archs && "$R/bin/dev/archs.test" -test.run 'TestGoldensCUDA' -test.v) || status=1
-	(cd inference/model/deepseek2 && "$R/bin/dev/deepseek2.test" -test.run 'CUDA') || status=1
+	# The test binaries run side by side (separate processes share the GPU well), each
+	# group under a wall-clock limit, so that a hung kernel costs minutes, not the
+	# session's device time: a group's log is printed when it fails.
+	logs=$(mktemp -d)
+	group() { # name dir limit binary args...
+		n=$1 d=$2 l=$3
+		shift 3
+		(
+			rc=0
+			cd "$d" && timeout "$l" "$@" >"$logs/$n.log" 2>&1 || rc=$?
+			echo $rc >"$logs/$n.rc"
+		) &
+	}
+	C=inference/backend/cuda T=$R/bin/dev/cuda.test
+	group attention $C 600 "$T" -test.run 'Attention'
+	group products $C 600 "$T" -test.run 'MatMul|MMQ|MMV|MatVec|Cublas|Products|TopK|ArgMax'
+	group conformance $C 600 "$T" -test.run 'Conformance'
+	group rest $C 600 "$T" -test.skip 'Attention|MatMul|MMQ|MMV|MatVec|Cublas|Products|TopK|ArgMax|Conformance'
+	group goldens inference/model/archs 300 "$R/bin/dev/archs.test" -test.run 'TestGoldensCUDA' -test.v
+	group deepseek2 inference/model/deepseek2 300 "$R/bin/dev/deepseek2.test" -test.run 'CUDA'
+	wait
+	for rc in "$logs"/*.rc; do
+		n=$(basename "$rc" .rc)
+		code=$(cat "$rc")
+		echo "$n: exit $code$([ "$code" = 124 ] && echo ' (timed out: a hung kernel?)')"
+		if [ "$code" != 0 ]; then
+			status=1
+			tail -40 "$logs/$n.log"
+		fi
+	done
 fi
 if [ "$what" != tests ]; then
 	# one layer's batched decode attention (8B and V2-Lite latent shapes), kernel by kernel
