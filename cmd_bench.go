@@ -43,6 +43,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Var(&streamList, "streams", "serving bench instead: decode tok/s summed over these numbers of concurrent streams (e.g. 1,4,16), -p prompt and -n generated tokens each")
 	restore := fs.Int("restore", 0, "serving bench: time the next turn of a conversation of this many tokens after a restart, cold and from the persistent prefix cache")
 	prefix := fs.Int("prefix", 0, "serving bench: also time the first token of a request sharing this many prompt tokens with an earlier one, against a cold one")
+	lookup := fs.Int("lookup", 0, "serving bench: speculative decoding by prompt lookup, at most this many draft tokens a step (0: off)")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
@@ -77,7 +78,8 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		defer pprof.StopCPUProfile()
 	}
 	if len(streamList) > 0 || *prefix > 0 || *restore > 0 {
-		return serveBench(ctx, m, streamList, *pp, *tg, *prefix, *restore, out, *asJSON, stdout)
+		o := app.ServeBenchOptions{Prompt: max(*pp, 1), Gen: max(*tg, 2), Prefix: *prefix, Restore: *restore, Lookup: *lookup}
+		return serveBench(ctx, m, streamList, o, out, *asJSON, stdout)
 	}
 	out.BenchResult, err = app.Bench(ctx, m, app.BenchOptions{PP: *pp, TG: *tg, Reps: *reps})
 	if err != nil {
@@ -115,7 +117,7 @@ func fmtRuns(v []float64) string {
 
 // serveBench runs `ember bench -streams`/`-prefix`: the serving engine's throughput and
 // prefix-cache latency.
-func serveBench(ctx context.Context, m *app.Loaded, list []string, pp, tg, prefix, restore int, out benchOutput, asJSON bool, stdout io.Writer) error {
+func serveBench(ctx context.Context, m *app.Loaded, list []string, o app.ServeBenchOptions, out benchOutput, asJSON bool, stdout io.Writer) error {
 	var ns []int
 	for _, s := range list {
 		n, err := strconv.Atoi(s)
@@ -124,7 +126,8 @@ func serveBench(ctx context.Context, m *app.Loaded, list []string, pp, tg, prefi
 		}
 		ns = append(ns, n)
 	}
-	r, err := app.ServeBench(ctx, m, app.ServeBenchOptions{Streams: ns, Prompt: max(pp, 1), Gen: max(tg, 2), Prefix: prefix, Restore: restore})
+	o.Streams = ns
+	r, err := app.ServeBench(ctx, m, o)
 	if err != nil {
 		return err
 	}
@@ -136,9 +139,17 @@ func serveBench(ctx context.Context, m *app.Loaded, list []string, pp, tg, prefi
 	}
 	name := filepath.Base(out.Model)
 	if len(r.Streams) > 0 {
-		fmt.Fprintf(stdout, "| model | backend | threads | streams | decode tok/s (sum) | per stream |\n|---|---|---|---|---|---|\n")
+		draft, sep := "", ""
+		if o.Lookup > 0 {
+			draft, sep = " draft tokens (accepted) |", "---|"
+		}
+		fmt.Fprintf(stdout, "| model | backend | threads | streams | decode tok/s (sum) | per stream |%s\n|---|---|---|---|---|---|%s\n", draft, sep)
 		for _, s := range r.Streams {
-			fmt.Fprintf(stdout, "| %s | %s %s | %d | %d | %.2f | %.2f |\n", name, out.Backend, out.ISA, out.Threads, s.Streams, s.TokS, s.PerS)
+			fmt.Fprintf(stdout, "| %s | %s %s | %d | %d | %.2f | %.2f |", name, out.Backend, out.ISA, out.Threads, s.Streams, s.TokS, s.PerS)
+			if o.Lookup > 0 {
+				fmt.Fprintf(stdout, " %d (%d) |", s.DraftTokens, s.DraftAccepted)
+			}
+			fmt.Fprintln(stdout)
 		}
 	}
 	if r.Prefix > 0 {

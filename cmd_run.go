@@ -46,6 +46,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	threads := fs.Int("t", 0, "CPU threads (0: one per core)")
 	ngl := fs.Int("ngl", -1, app.NGLUsage)
 	stats := fs.Bool("stats", false, "print token counts and speed to stderr at the end")
+	lookup := fs.Int("lookup", 0, "speculative decoding by prompt lookup: at most this many draft tokens a step (0: off)")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
@@ -59,7 +60,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer m.Close()
-	eng, err := engine.New(m.Model, m.Tokenizer, engine.Options{ContextSize: *ctxSize})
+	eng, err := engine.New(m.Model, m.Tokenizer, engine.Options{ContextSize: *ctxSize, Lookup: *lookup})
 	if err != nil {
 		return err
 	}
@@ -95,6 +96,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		fmt.Fprintf(stderr, "prompt %d tokens (%d cached) in %v, %d generated, %.1f tok/s, finish %s\n",
 			u.PromptTokens, u.CachedTokens, u.PromptTime.Round(1e6), u.CompletionTokens, tps, last.Finish)
+		if st := eng.Stats(); st.DraftTokens > 0 {
+			fmt.Fprintf(stderr, "prompt lookup: %d draft tokens, %d accepted\n", st.DraftTokens, st.DraftAccepted)
+		}
 	}
 	return nil
 }

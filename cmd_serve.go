@@ -36,6 +36,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&o.ContextSize, "c", 0, "context size per sequence (0: the model's, at most 4096)")
 	fs.IntVar(&o.ContextSize, "ctx", 0, "same as -c")
 	fs.IntVar(&o.Parallel, "parallel", 4, "sequences generated at once (continuous batching)")
+	fs.IntVar(&o.Lookup, "lookup", 0, "speculative decoding by prompt lookup: at most this many draft tokens a step (0: off)")
 	fs.StringVar(&o.DataDir, "data", "", "data folder for the persistent prefix cache (default: the user's data folder, e.g. ~/.local/share/ember)")
 	diskGiB := fs.Float64("kv-disk", 4, "size cap of the persistent prefix cache in GiB (0 turns it off)")
 	fs.IntVar(&o.CacheTokens, "kv-cache", 0, "KV-cache size in positions, shared by all sequences and the prefix cache (0: context x min(parallel, 2))")

@@ -21,6 +21,9 @@ type ServeBenchOptions struct {
 	// next turn cold, and with its blocks loaded from the persistent prefix cache
 	// (written to a temporary folder); 0 skips it.
 	Restore int
+	// Lookup is the streams' engine's speculative decoding by prompt lookup
+	// (engine.Options.Lookup).
+	Lookup int
 }
 
 // StreamsResult is the decode throughput of n concurrent streams.
@@ -28,6 +31,9 @@ type StreamsResult struct {
 	Streams int     `json:"streams"`
 	TokS    float64 `json:"decode_tok_s"` // summed over the streams, while all of them decode
 	PerS    float64 `json:"per_stream_tok_s"`
+	// DraftTokens of prompt lookup were evaluated over the whole run, DraftAccepted held.
+	DraftTokens   int64 `json:"draft_tokens,omitempty"`
+	DraftAccepted int64 `json:"draft_accepted,omitempty"`
 }
 
 // ServeBenchResult is what ServeBench measured.
@@ -59,15 +65,18 @@ func ServeBench(ctx context.Context, l *Loaded, o ServeBenchOptions) (*ServeBenc
 			return nil, fmt.Errorf("bench: %d streams", n)
 		}
 		per := o.Prompt + o.Gen + 1
-		eng, err := engine.New(l.Model, l.Tokenizer, engine.Options{ContextSize: per, Parallel: n, CacheTokens: n * (per + 16)})
+		eng, err := engine.New(l.Model, l.Tokenizer, engine.Options{ContextSize: per, Parallel: n, CacheTokens: n * (per + 16),
+			Lookup: o.Lookup})
 		if err != nil {
 			return nil, err
 		}
 		r, err := streams(ctx, eng, n, o, nv)
+		st := eng.Stats()
 		eng.Close()
 		if err != nil {
 			return nil, err
 		}
+		r.DraftTokens, r.DraftAccepted = st.DraftTokens, st.DraftAccepted
 		res.Streams = append(res.Streams, *r)
 	}
 	if o.Prefix > 0 {

@@ -27,6 +27,7 @@ const (
 	settingThreads    = "threads"
 	settingNoGPU      = "no_gpu"
 	settingContext    = "context_size"
+	settingLookup     = "prompt_lookup"
 )
 
 // loadAppSettings reads the app's settings; missing ones are the defaults.
@@ -52,9 +53,11 @@ func loadAppSettings(ctx context.Context, st *store.Store) (ui.AppSettings, erro
 			*dst = n
 		}
 	}
-	var on, noGPU string
+	var on, noGPU, lookup string
 	text(settingServerOn, &on)
 	s.ServerOn = on == "true"
+	text(settingLookup, &lookup)
+	s.Lookup = lookup == "true"
 	text(settingNoGPU, &noGPU)
 	s.NoGPU = noGPU == "true"
 	text(settingServerAddr, &s.ServerAddr)
@@ -70,7 +73,7 @@ func saveAppSettings(ctx context.Context, st *store.Store, s ui.AppSettings) err
 	for k, v := range map[string]string{
 		settingServerOn: strconv.FormatBool(s.ServerOn), settingServerAddr: s.ServerAddr, settingAPIKey: s.APIKey,
 		settingThreads: strconv.Itoa(s.Threads), settingContext: strconv.Itoa(s.ContextSize),
-		settingNoGPU: strconv.FormatBool(s.NoGPU),
+		settingNoGPU: strconv.FormatBool(s.NoGPU), settingLookup: strconv.FormatBool(s.Lookup),
 	} {
 		errs = append(errs, st.SetSetting(ctx, k, v))
 	}

@@ -66,15 +66,19 @@ func TestAppSettingsAndLocalServer(t *testing.T) {
 		t.Errorf("after the reload: GET /v1/models = %d", code)
 	}
 
-	// Off: it stops. The settings are saved for the next start.
-	if status, err = svc.ApplyAppSettings(ctx, ui.AppSettings{ContextSize: 256, Threads: 2, NoGPU: true}); err != nil || status != "Local server off" {
+	// Off: it stops. The settings are saved for the next start; prompt lookup reloads
+	// the model with it.
+	if status, err = svc.ApplyAppSettings(ctx, ui.AppSettings{ContextSize: 256, Threads: 2, NoGPU: true, Lookup: true}); err != nil || status != "Local server off" {
 		t.Errorf("off: %q, %v", status, err)
+	}
+	if got := svc.eng.Options().Lookup; got != LookupTokens {
+		t.Errorf("prompt lookup on: the engine drafts %d tokens, want %d", got, LookupTokens)
 	}
 	if _, err := http.Get(base + "/health"); err == nil {
 		t.Error("the server still answers")
 	}
 	saved, err := loadAppSettings(ctx, st)
-	if err != nil || saved != (ui.AppSettings{ContextSize: 256, Threads: 2, NoGPU: true}) {
+	if err != nil || saved != (ui.AppSettings{ContextSize: 256, Threads: 2, NoGPU: true, Lookup: true}) {
 		t.Errorf("saved %+v, %v", saved, err)
 	}
 

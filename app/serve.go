@@ -19,6 +19,7 @@ type ServeOptions struct {
 	ContextSize int // positions per sequence; 0: the model's, at most 4096
 	Parallel    int // sequences generated at once (continuous batching); 0 means 4
 	CacheTokens int // KV-cache positions shared by all sequences; 0: engine default
+	Lookup      int // draft tokens of speculative decoding by prompt lookup a step; 0: off
 	// DataDir holds the persistent prefix cache (DataDir/kvcache), capped at
 	// DiskCacheBytes; "" or a cap <= 0 turns it off.
 	DataDir        string
@@ -40,7 +41,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		return err
 	}
 	defer l.Close()
-	eo := engine.Options{ContextSize: o.ContextSize, Parallel: o.Parallel, CacheTokens: o.CacheTokens}
+	eo := engine.Options{ContextSize: o.ContextSize, Parallel: o.Parallel, CacheTokens: o.CacheTokens, Lookup: o.Lookup}
 	if o.DataDir != "" && o.DiskCacheBytes > 0 {
 		bc, err := OpenBlockCache(ctx, o.DataDir, l, o.DiskCacheBytes)
 		if err != nil {

@@ -19,6 +19,9 @@ type AppSettings struct {
 	NoGPU       bool   // compute on the CPU even where a GPU is present
 	Threads     int    // CPU threads; 0 for one per core
 	ContextSize int    // positions per conversation; 0 for the model's (at most 4096)
+	// Lookup turns on speculative decoding by prompt lookup: replies that repeat the
+	// conversation (code being edited, quotes) come faster, the same tokens.
+	Lookup bool
 }
 
 // AppSettingsService is what a ChatService with app-wide settings also
@@ -55,6 +58,8 @@ func (v *chatView) showAppSettings(svc AppSettingsService) {
 	ctxSize.SetPlaceHolder("the model's, at most 4096")
 	ctxSize.SetText(fmtInt(nonZero(cur.ContextSize)))
 	ctxSize.Validator = func(t string) error { _, err := parseInt(t, "context size", 256, 1<<20); return err }
+	lookup := widget.NewCheck("Draft from the conversation (prompt lookup)", nil)
+	lookup.SetChecked(cur.Lookup)
 	items := []*widget.FormItem{
 		widget.NewFormItem("Local server", on),
 		{Text: "Address", Widget: addr, HintText: "loopback only unless you mean it"},
@@ -62,6 +67,7 @@ func (v *chatView) showAppSettings(svc AppSettingsService) {
 		{Text: "GPU", Widget: gpu, HintText: "the model reloads"},
 		{Text: "Threads", Widget: threads},
 		{Text: "Context size", Widget: ctxSize, HintText: "tokens per conversation; the model reloads"},
+		{Text: "Speculative decoding", Widget: lookup, HintText: "faster where replies repeat the chat (code, quotes); the model reloads"},
 	}
 	d := dialog.NewForm("Ember settings", "Apply", "Cancel", items, func(ok bool) {
 		if !ok {
@@ -70,7 +76,7 @@ func (v *chatView) showAppSettings(svc AppSettingsService) {
 		t, _ := parseInt(threads.Text, "threads", 1, 1024)
 		c, _ := parseInt(ctxSize.Text, "context size", 256, 1<<20)
 		s := AppSettings{ServerOn: on.Checked, ServerAddr: strings.TrimSpace(addr.Text), APIKey: key.Text,
-			NoGPU: !gpu.Checked, Threads: derefInt(t), ContextSize: derefInt(c)}
+			NoGPU: !gpu.Checked, Threads: derefInt(t), ContextSize: derefInt(c), Lookup: lookup.Checked}
 		v.applyAppSettings(svc, s)
 	}, v.win)
 	d.Resize(fyne.NewSize(560, 0))

@@ -46,6 +46,11 @@ type Options struct {
 	// the prefix cache; 0 means ContextSize * min(Parallel, 2). It is at least
 	// ContextSize.
 	CacheTokens int
+	// Lookup is the most draft tokens a decoding sequence has evaluated with its next
+	// token in a forward pass (speculative decoding by prompt lookup, lookup.go): the
+	// tokens that followed the latest earlier occurrence of its last few tokens. The
+	// output is unchanged; 0 turns it off.
+	Lookup int
 	// Blocks, when set, is the persistent prefix cache: full KV blocks of finished
 	// sequences are saved there, and prompts are matched against it after the
 	// in-memory prefix cache, so a conversation reopened after a restart is not
@@ -91,6 +96,8 @@ type Stats struct {
 	Preemptions                         int64
 	// DiskBlocksLoaded and DiskBlocksSaved count blocks moved to and from Blocks.
 	DiskBlocksLoaded, DiskBlocksSaved int64
+	// DraftTokens of prompt lookup were evaluated; DraftAccepted of them held.
+	DraftTokens, DraftAccepted int64
 }
 
 // Request is one completion.

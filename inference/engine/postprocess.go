@@ -30,8 +30,14 @@ const parallelRows = 4
 func (s *scheduler) postprocess(plan []planned) {
 	d := s.draws[:0]
 	row := 0
+	spec := s.spec[:0] // plan entries with drafts and their first rows, verified after the others (lookup.go)
 	for _, p := range plan {
 		q := p.q
+		if len(p.draft) > 0 {
+			spec = append(spec, specRows{p, row})
+			row += p.n
+			continue
+		}
 		q.computed += p.n
 		if q.computed < len(q.tokens) {
 			continue // a prompt chunk with more to come
@@ -67,27 +73,41 @@ func (s *scheduler) postprocess(plan []planned) {
 		d[i].q.emit(d[i].id, d[i].lp, s)
 	}
 	clear(d) // no sequence kept alive by the reused slice
+	for _, x := range spec {
+		s.verify(x.p, x.row)
+	}
+	clear(spec)
+	s.spec = spec
 }
 
-// drawTop draws every row of d from its s.topk candidates in s.ids and s.vals (forward
-// checked that each has one): greedy rows take the first, the others draw with
-// SampleTop, which gives Sample's token on the whole row.
+// specRows is a plan entry with a draft and its first logits row.
+type specRows struct {
+	p   planned
+	row int
+}
+
+// drawTop draws every row of d from its s.topk candidates (drawTopRow).
 func (s *scheduler) drawTop(d []drawing) {
-	k := s.topk
 	for i := range d {
-		q, r := d[i].q, d[i].row
-		ids, vals := s.ids[r*k:(r+1)*k], s.vals[r*k:(r+1)*k]
-		if q.greedy() {
-			d[i].id = ids[0]
-			q.acceptGreedy(ids[0])
-			continue
-		}
-		id, ok := q.smp.SampleTop(ids, vals)
-		if !ok {
-			panic(fmt.Sprintf("engine: top-%d row %d has no candidate", k, r))
-		}
-		d[i].id = id
+		d[i].id = s.drawTopRow(d[i].q, d[i].row)
 	}
+}
+
+// drawTopRow draws q's token from row r's s.topk candidates in s.ids and s.vals
+// (forward checked that each row has one): a greedy row takes the first, the others
+// draw with SampleTop, which gives Sample's token on the whole row.
+func (s *scheduler) drawTopRow(q *sequence, r int) int32 {
+	k := s.topk
+	ids, vals := s.ids[r*k:(r+1)*k], s.vals[r*k:(r+1)*k]
+	if q.greedy() {
+		q.acceptGreedy(ids[0])
+		return ids[0]
+	}
+	id, ok := q.smp.SampleTop(ids, vals)
+	if !ok {
+		panic(fmt.Sprintf("engine: top-%d row %d has no candidate", k, r))
+	}
+	return id
 }
 
 // rowOf is drawing x's logits row.

@@ -28,6 +28,8 @@ type scheduler struct {
 	running []*sequence // in admission order
 
 	preemptions int64
+	// drafted and accepted count the draft tokens evaluated and those that held (lookup.go).
+	drafted, accepted int64
 	// The step's logits rows, in plan order: NVocab floats each in logits; or, when
 	// argmax is set (every row greedy and the backend has ArgMax), only their argmax
 	// ids in ids; or, when topk > 0 (every row greedy or top-k sampled, see topKOf, and
@@ -39,6 +41,7 @@ type scheduler struct {
 	topk   int
 	raws   [][]float32 // per sampling goroutine: a row before penalties, for logprobs
 	draws  []drawing   // the step's rows to sample, reused
+	spec   []specRows  // the step's sequences with drafts, reused
 	tables [][]int32   // the batch's block tables, reused
 	batch  model.Batch // reused
 }
@@ -86,7 +89,7 @@ func (s *scheduler) report() {
 		Running: len(s.running), Waiting: len(s.waiting),
 		KVBlocks: ps.Blocks, KVBlocksUsed: ps.Active, KVBlocksFree: ps.Free + ps.Evictable, KVBlocksCached: ps.Cached,
 		PrefixHitTokens: ps.HitTokens, PrefixLookupTokens: ps.HitTokens + ps.MissTokens,
-		Preemptions: s.preemptions,
+		Preemptions: s.preemptions, DraftTokens: s.drafted, DraftAccepted: s.accepted,
 	}
 	if s.disk != nil {
 		st.DiskBlocksLoaded, st.DiskBlocksSaved = s.disk.loaded.Load(), s.disk.saved.Load()
@@ -183,7 +186,7 @@ func (s *scheduler) forward(plan []planned) error {
 // it greedily and wants nothing else of it.
 func allGreedy(plan []planned) bool {
 	for _, p := range plan {
-		if p.q.computed+p.n == len(p.q.tokens) && !p.q.greedy() {
+		if p.rows() > 0 && !p.q.greedy() {
 			return false
 		}
 	}
@@ -199,7 +202,7 @@ func topKOf(plan []planned, vocab int) int {
 	for _, p := range plan {
 		q := p.q
 		switch {
-		case q.computed+p.n != len(q.tokens):
+		case p.rows() == 0:
 			continue // no logits row
 		case q.greedy():
 			k = max(k, 1)
@@ -307,13 +310,35 @@ func (s *scheduler) behindPrefill(q *sequence) bool {
 }
 
 type planned struct {
-	q *sequence
-	n int // tokens evaluated this step, from q.tokens[q.computed:]
+	q     *sequence
+	n     int     // tokens evaluated this step, from q.tokens[q.computed:], then draft's
+	draft []int32 // q's draft tokens (lookup.go), each with a logits row
 }
 
-// schedule picks the tokens of this step: one for every decoding sequence, then prompt
-// chunks in admission order under the budget. Blocks are taken for them now; when they
-// run out, the most recently admitted sequences are preempted (recomputed later).
+// rows is the logits rows p gets: every token's with a draft, else the last one's when
+// it ends q's tokens (a prompt chunk with more to come has none).
+func (p planned) rows() int {
+	switch {
+	case len(p.draft) > 0:
+		return p.n
+	case p.q.computed+p.n == len(p.q.tokens):
+		return 1
+	}
+	return 0
+}
+
+// token is the k-th token p evaluates.
+func (p planned) token(k int) int32 {
+	if d := k - (len(p.q.tokens) - p.q.computed); d >= 0 {
+		return p.draft[d]
+	}
+	return p.q.tokens[p.q.computed+k]
+}
+
+// schedule picks the tokens of this step: one for every decoding sequence (with its
+// draft tokens, while the budget lasts), then prompt chunks in admission order under the
+// budget. Blocks are taken for them now; when they run out, drafts are dropped, then the
+// most recently admitted sequences are preempted (recomputed later).
 func (s *scheduler) schedule() []planned {
 	budget := s.opt.PrefillChunk
 	decoding := 0
@@ -321,6 +346,12 @@ func (s *scheduler) schedule() []planned {
 		if len(q.tokens)-q.computed == 1 {
 			decoding++
 		}
+	}
+	room := budget - decoding
+	for _, q := range s.running {
+		s.draftFor(q, min(s.opt.Lookup, max(room, 0)))
+		room -= len(q.draft)
+		decoding += len(q.draft)
 	}
 	prefill := max(budget-decoding, 1)
 	var plan []planned
@@ -333,7 +364,13 @@ func (s *scheduler) schedule() []planned {
 			}
 			n = min(n, prefill)
 		}
+		n += len(q.draft)
 		for q.kv.Append(n) != nil {
+			if len(q.draft) > 0 { // no room for the draft: decode without it
+				n -= len(q.draft)
+				q.draft = q.draft[:0]
+				continue
+			}
 			// Out of blocks: preempt the newest sequence not yet planned.
 			if i == len(s.running)-1 {
 				if len(plan) == 0 && len(s.running) == 1 {
@@ -347,10 +384,10 @@ func (s *scheduler) schedule() []planned {
 			}
 			s.preempt(len(s.running) - 1)
 		}
-		if n > 1 || len(q.tokens)-q.computed > 1 {
+		if len(q.tokens)-q.computed > 1 || (n > 1 && len(q.draft) == 0) {
 			prefill -= n
 		}
-		plan = append(plan, planned{q, n})
+		plan = append(plan, planned{q, n, q.draft})
 	}
 	return plan
 }
@@ -392,13 +429,12 @@ func (s *scheduler) build(plan []planned) *model.Batch {
 	for i, p := range plan {
 		q := p.q
 		for k := 0; k < p.n; k++ {
-			pos := q.computed + k
-			b.Tokens = append(b.Tokens, q.tokens[pos])
-			b.Pos = append(b.Pos, int32(pos))
+			b.Tokens = append(b.Tokens, p.token(k))
+			b.Pos = append(b.Pos, int32(q.computed+k))
 			b.Seq = append(b.Seq, int32(i))
 		}
-		if q.computed+p.n == len(q.tokens) {
-			b.Logits = append(b.Logits, int32(len(b.Tokens)-1))
+		for r := p.rows(); r > 0; r-- {
+			b.Logits = append(b.Logits, int32(len(b.Tokens)-r))
 		}
 		t := b.Tables[i][:0]
 		for _, blk := range q.kv.Blocks() {

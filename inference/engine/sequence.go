@@ -28,6 +28,12 @@ type sequence struct {
 	u     Usage
 	first time.Time
 	ctx   int // the context size: tokens may not exceed it
+
+	// draft is this step's draft tokens (lookup.go), evaluated after its next token;
+	// fails counts its drafts in a row of which no token held, cool the steps it drafts
+	// nothing now.
+	draft       []int32
+	fails, cool int
 }
 
 func newSequence(s *scheduler, j *job) *sequence {

@@ -1,0 +1,134 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Speculative decoding by prompt lookup. A decoding sequence whose last few tokens
+// occurred earlier in its prompt or output guesses that what followed them then follows
+// now (code being edited, a document being quoted, a list being continued): those
+// tokens, up to Options.Lookup of them, are evaluated in the same forward pass as its
+// next token, each with its logits row. The rows are then drawn in order exactly as
+// decoding would draw them one step at a time (the same sampler, penalties and random
+// draws), and each draft token counts only while it equals the token drawn before it:
+// the first mismatch ends the step with the drawn token, and the K/V of the positions
+// past the accepted ones are dropped. So the output is what decoding without drafts
+// gives, in fewer forward passes when the guesses hold: one pass reads the weights once
+// for all the rows.
+const (
+	// lookupMaxN and lookupMinN bound the n-grams matched, longest first: a match of one
+	// token is too often a coincidence to be worth a draft.
+	lookupMaxN, lookupMinN = 4, 2
+	// lookupWindow is how far back the search goes, in tokens.
+	lookupWindow = 1 << 14
+	// lookupCoolMax bounds the steps a sequence drafts nothing after drafts of which no
+	// token held: 2, 4, 8 ... steps after as many such drafts in a row, so that text
+	// that does not repeat itself costs few rows (on two CPU cores a step of five rows
+	// took ~1.6 times one of a single row).
+	lookupCoolMax = 64
+)
+
+// lookupDraft appends to dst up to k tokens that followed an earlier occurrence of the
+// last n tokens of toks (n from lookupMaxN down to lookupMinN), and returns it: the
+// latest occurrence followed by k tokens, else the one followed by the most (a
+// repeating pattern shorter than k, "a b a b", is followed by k tokens only further
+// back).
+func lookupDraft(dst, toks []int32, k int) []int32 {
+	if k <= 0 {
+		return dst
+	}
+	lo := max(0, len(toks)-lookupWindow)
+	for n := lookupMaxN; n >= lookupMinN; n-- {
+		if len(toks)-lo <= n {
+			continue
+		}
+		suffix, at := toks[len(toks)-n:], -1
+		for i := len(toks) - n - 1; i >= lo; i-- {
+			if toks[i] != suffix[0] || !slices.Equal(toks[i:i+n], suffix) {
+				continue
+			}
+			at = i
+			if len(toks)-(i+n) >= k {
+				break
+			}
+		}
+		if at >= 0 {
+			return append(dst, toks[at+n:min(at+n+k, len(toks))]...)
+		}
+	}
+	return dst
+}
+
+// draftFor sets q.draft for this step: at most k tokens, fewer where the request's
+// token limit or the context leaves less room, none while q cools down after drafts that
+// failed. It is empty unless q is decoding (one token to evaluate, its prompt in the
+// cache).
+func (s *scheduler) draftFor(q *sequence, k int) {
+	q.draft = q.draft[:0]
+	if k <= 0 || !q.promptCached || q.ended || len(q.tokens)-q.computed != 1 {
+		return
+	}
+	if q.cool > 0 {
+		q.cool--
+		return
+	}
+	if m := q.j.req.MaxTokens; m > 0 {
+		k = min(k, m-q.u.CompletionTokens-1) // the step draws at most k+1 tokens
+	}
+	k = min(k, q.ctx-len(q.tokens)) // positions computed .. computed+k stay in the context
+	q.draft = lookupDraft(q.draft, q.tokens, k)
+}
+
+// verify draws the rows of p, a sequence evaluated with its draft, starting at row
+// row0: token by token as decoding would, while each drawn token equals the next draft
+// token; then keeps the K/V of the positions whose tokens were accepted and drops the
+// rest.
+func (s *scheduler) verify(p planned, row0 int) {
+	q := p.q
+	old, accepted := q.computed, 0
+	for i := 0; i < p.n && !q.ended; i++ {
+		id, lp := s.drawRow(q, row0+i)
+		q.emit(id, lp, s)
+		if i == len(p.draft) || id != p.draft[i] {
+			break
+		}
+		accepted++
+	}
+	if accepted > 0 {
+		q.fails = 0
+	} else {
+		q.fails++
+		q.cool = min(1<<min(q.fails, 30), lookupCoolMax)
+	}
+	s.drafted += int64(len(p.draft))
+	s.accepted += int64(accepted)
+	// The positions old .. old+accepted hold the step's input token and the accepted
+	// drafts, which are now q.tokens there; an ended sequence may have fewer tokens.
+	q.computed = min(old+1+accepted, len(q.tokens))
+	copies, err := q.kv.Truncate(q.computed)
+	if err == nil && len(copies) > 0 {
+		// Only a block shared with the prefix cache or a fork needs a copy; the drafted
+		// positions lie in this sequence's own blocks, past its cached prompt.
+		err = fmt.Errorf("a shared block at position %d", q.computed)
+	}
+	if err != nil {
+		q.end(Event{Finish: FinishError, Err: fmt.Errorf("engine: dropping rejected draft tokens: %w", err)})
+	}
+}
+
+// drawRow draws q's token from logits row r of the step, the way postprocess draws a
+// row: its argmax id, its top-k candidates, or the whole row.
+func (s *scheduler) drawRow(q *sequence, r int) (int32, *Logprob) {
+	switch {
+	case s.argmax:
+		id := s.ids[r]
+		q.acceptGreedy(id)
+		return id, nil
+	case s.topk > 0:
+		return s.drawTopRow(q, r), nil
+	}
+	s.growRaws(1)
+	nv := s.m.Params().NVocab
+	return q.draw(s.logits[r*nv:(r+1)*nv], &s.raws[0])
+}

@@ -1,0 +1,82 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"ember/inference/sample"
+)
+
+// TestLookupDraft: the longest n-gram (up to lookupMaxN) is matched first, at its latest
+// earlier occurrence followed by k tokens (else its latest); the draft is what followed,
+// at most k tokens and never past the end; one-token matches and no match give none.
+func TestLookupDraft(t *testing.T) {
+	for _, c := range []struct {
+		toks []int32
+		k    int
+		want []int32
+	}{
+		{[]int32{1, 2, 3, 9, 9, 1, 2, 3}, 4, []int32{9, 9, 1, 2}},
+		{[]int32{1, 2, 3, 9, 9, 1, 2, 3}, 2, []int32{9, 9}},
+		{[]int32{5, 2, 3, 7, 8, 1, 2, 3, 6, 2, 3}, 3, []int32{6, 2, 3}},       // the latest "2 3"
+		{[]int32{4, 5, 6, 1, 7, 7, 5, 6, 2, 7, 4, 5, 6}, 3, []int32{1, 7, 7}}, // "4 5 6" beats the later "5 6"
+		{[]int32{1, 2, 1, 2}, 5, []int32{1, 2}},                               // the draft stops at the end
+		{[]int32{7, 7, 7, 7, 7, 7, 7, 7}, 3, []int32{7, 7, 7}},                // a short period: further back
+		{[]int32{3, 1, 2, 8, 1, 2, 9, 9, 1, 2}, 3, []int32{9, 9, 1}},          // the latest with k tokens after it
+		{[]int32{1, 2, 3, 4, 5, 3}, 4, nil},                                   // only a one-token match
+		{[]int32{1, 2, 3}, 4, nil},
+		{[]int32{1, 2, 1, 2}, 0, nil},
+	} {
+		got := lookupDraft(nil, c.toks, c.k)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("lookupDraft(%v, %d) = %v, want %v", c.toks, c.k, got, c.want)
+		}
+	}
+}
+
+// TestLookupSameOutput: speculative decoding by prompt lookup gives the tokens (and
+// logprobs, finishes and counts) of decoding without it, for greedy, sampled, penalized,
+// logprob and stop-string requests, one at a time and batched, to the end of the
+// context too, while its drafts are taken (stories260K repeats itself). The block pool
+// is checked after every step.
+func TestLookupSameOutput(t *testing.T) {
+	long := prompts[0] + ". " + prompts[0] + ". " + prompts[1]
+	reqs := []Request{
+		{Prompt: long, MaxTokens: 48, IgnoreEOS: true},
+		{Prompt: prompts[0], MaxTokens: 48, IgnoreEOS: true, Logprobs: true, TopLogprobs: 2},
+		{Prompt: prompts[1], MaxTokens: 40, IgnoreEOS: true, Sampling: sample.Params{Temperature: 0.8, Seed: 5}},
+		{Prompt: prompts[2], MaxTokens: 40, IgnoreEOS: true, Sampling: sample.Params{Temperature: 1, TopK: 8, Seed: 6}},
+		{Prompt: prompts[3], MaxTokens: 40, IgnoreEOS: true, Sampling: sample.Params{Penalties: sample.Penalties{Repeat: 1.2}}},
+		{Prompt: prompts[5], MaxTokens: 60, IgnoreEOS: true, Stop: []string{"park"}},
+		{Prompt: long}, // to the end of the context
+		{Prompt: prompts[4], MaxTokens: 3, IgnoreEOS: true},
+	}
+	for _, hb := range hostBackends {
+		t.Run(hb.name, func(t *testing.T) {
+			for _, parallel := range []int{1, 4} {
+				opt := Options{ContextSize: 96, PrefillChunk: 32, BlockSize: 4, Parallel: parallel, checkIntegrity: true}
+				want := runAll(t, newStoriesOn(t, hb.make(t), opt), reqs)
+				opt.Lookup = 4
+				e := newStoriesOn(t, hb.make(t), opt)
+				got := runAll(t, e, reqs)
+				for i := range reqs {
+					what := fmt.Sprintf("parallel %d, request %d", parallel, i)
+					// The cpu kernels round a step of more rows a little differently (argmax_test.go),
+					// and drafts make the steps wider: logprobs moved by up to 1.7e-4 (ref: exact).
+					sameResult(t, what, got[i], want[i], 100*hb.tol)
+					if g, w := got[i].last, want[i].last; g.Finish != w.Finish || g.Usage.CompletionTokens != w.Usage.CompletionTokens {
+						t.Fatalf("%s: finish %q after %d tokens, want %q after %d", what, g.Finish, g.Usage.CompletionTokens,
+							w.Finish, w.Usage.CompletionTokens)
+					}
+				}
+				st := e.Stats()
+				if st.DraftAccepted == 0 || st.DraftTokens < st.DraftAccepted {
+					t.Fatalf("parallel %d: %d draft tokens, %d accepted: the drafts were never taken", parallel,
+						st.DraftTokens, st.DraftAccepted)
+				}
+				t.Logf("parallel %d: %d draft tokens, %d accepted", parallel, st.DraftTokens, st.DraftAccepted)
+			}
+		})
+	}
+}
