@@ -37,9 +37,10 @@ func TestLookupDraft(t *testing.T) {
 
 // TestLookupSameOutput: speculative decoding by prompt lookup gives the tokens (and
 // logprobs, finishes and counts) of decoding without it, for greedy, sampled, penalized,
-// logprob and stop-string requests, one at a time and batched, to the end of the
-// context too, while its drafts are taken (stories260K repeats itself). The block pool
-// is checked after every step.
+// logprob and stop-string requests, one at a time and batched (in a cache so small that
+// sequences are preempted and recomputed too), to the end of the context too, while its
+// drafts are taken (stories260K repeats itself). The block pool is checked after every
+// step.
 func TestLookupSameOutput(t *testing.T) {
 	long := prompts[0] + ". " + prompts[0] + ". " + prompts[1]
 	reqs := []Request{
@@ -54,8 +55,10 @@ func TestLookupSameOutput(t *testing.T) {
 	}
 	for _, hb := range hostBackends {
 		t.Run(hb.name, func(t *testing.T) {
-			for _, parallel := range []int{1, 4} {
-				opt := Options{ContextSize: 96, PrefillChunk: 32, BlockSize: 4, Parallel: parallel, checkIntegrity: true}
+			for _, c := range []struct{ parallel, cache int }{{1, 0}, {4, 0}, {4, 100}} {
+				parallel := c.parallel
+				opt := Options{ContextSize: 96, PrefillChunk: 32, BlockSize: 4, Parallel: parallel, CacheTokens: c.cache,
+					checkIntegrity: true}
 				want := runAll(t, newStoriesOn(t, hb.make(t), opt), reqs)
 				opt.Lookup = 4
 				e := newStoriesOn(t, hb.make(t), opt)
@@ -75,7 +78,11 @@ func TestLookupSameOutput(t *testing.T) {
 					t.Fatalf("parallel %d: %d draft tokens, %d accepted: the drafts were never taken", parallel,
 						st.DraftTokens, st.DraftAccepted)
 				}
-				t.Logf("parallel %d: %d draft tokens, %d accepted", parallel, st.DraftTokens, st.DraftAccepted)
+				if c.cache > 0 && st.Preemptions == 0 {
+					t.Fatalf("a cache of %d positions for %d sequences preempted none", c.cache, parallel)
+				}
+				t.Logf("parallel %d, cache %d: %d draft tokens, %d accepted, %d preemptions", parallel, c.cache,
+					st.DraftTokens, st.DraftAccepted, st.Preemptions)
 			}
 		})
 	}
