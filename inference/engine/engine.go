@@ -46,10 +46,10 @@ type Options struct {
 	// the prefix cache; 0 means ContextSize * min(Parallel, 2). It is at least
 	// ContextSize.
 	CacheTokens int
-	// Lookup is the most draft tokens a decoding sequence has evaluated with its next
-	// token in a forward pass (speculative decoding by prompt lookup, lookup.go): the
-	// tokens that followed the latest earlier occurrence of its last few tokens. The
-	// output is unchanged; 0 turns it off.
+	// Lookup is the most draft tokens a forward pass evaluates, with the next tokens of
+	// the decoding sequences that have them (speculative decoding by prompt lookup,
+	// lookup.go): the tokens that followed an earlier occurrence of a sequence's last
+	// few tokens. The output is unchanged; 0 turns it off.
 	Lookup int
 	// Blocks, when set, is the persistent prefix cache: full KV blocks of finished
 	// sequences are saved there, and prompts are matched against it after the

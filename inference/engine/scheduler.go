@@ -347,9 +347,11 @@ func (s *scheduler) schedule() []planned {
 			decoding++
 		}
 	}
-	room := budget - decoding
+	// Draft tokens: at most Lookup a step in all (a batch of several sequences already
+	// shares each weight read; on the CPU each more row costs compute), within the budget.
+	room := min(budget-decoding, s.opt.Lookup)
 	for _, q := range s.running {
-		s.draftFor(q, min(s.opt.Lookup, max(room, 0)))
+		s.draftFor(q, max(room, 0))
 		room -= len(q.draft)
 		decoding += len(q.draft)
 	}
