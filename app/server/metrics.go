@@ -93,8 +93,23 @@ func NewMetrics() *Metrics {
 		Name: "ember_prefix_cache_hit_ratio",
 		Help: "Fraction of prompt tokens served from the prefix cache, 0..1 (set by the engine).",
 	})
+	// Speculative decoding's counters are the engine's own, read at each scrape.
+	engineCounter := func(name, help string, v func(engine.Stats) int64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 {
+			if m.stats == nil {
+				return 0
+			}
+			return float64(v(m.stats()))
+		})
+	}
+	drafted := engineCounter("ember_draft_tokens_total",
+		"Draft tokens of speculative decoding by prompt lookup evaluated (set by the engine).",
+		func(st engine.Stats) int64 { return st.DraftTokens })
+	accepted := engineCounter("ember_draft_accepted_tokens_total",
+		"Draft tokens of speculative decoding by prompt lookup that held (set by the engine).",
+		func(st engine.Stats) int64 { return st.DraftAccepted })
 	for _, c := range []prometheus.Collector{m.requests, m.reqSeconds, m.inflight, m.promptToks,
-		m.cachedToks, m.complToks, m.generations, m.ttft, m.itl, m.kvUsed, m.kvFree, m.prefixHit,
+		m.cachedToks, m.complToks, m.generations, m.ttft, m.itl, m.kvUsed, m.kvFree, m.prefixHit, drafted, accepted,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
 		f(c)
 	}

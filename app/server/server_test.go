@@ -277,6 +277,8 @@ func TestMetrics(t *testing.T) {
 		`ember_kv_cache_blocks_used 0`,
 		`ember_kv_cache_blocks_free 64`,
 		`ember_prefix_cache_hit_ratio 0.`,
+		`ember_draft_tokens_total 0`, // prompt lookup is off
+		`ember_draft_accepted_tokens_total 0`,
 		`ember_prompt_tokens_total `,
 		`ember_prompt_cached_tokens_total `,
 		`go_goroutines `,
