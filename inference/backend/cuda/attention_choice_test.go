@@ -53,6 +53,8 @@ func TestAttentionChoice(t *testing.T) {
 		{"8B, 1 token, 100 positions, short on", 1, 32, 8, 128, 100, 1024, false, true, false, false, []string{"attention_short128", mm}},
 		{"8B, 1 token, 600 positions, fusion off", 1, 32, 8, 128, 600, 1024, false, false, false, true, []string{"attention_split1", "quant_q8_k", mm}},
 		{"8B, 1 token, 100 positions, short on, fusion off", 1, 32, 8, 128, 100, 1024, false, true, false, true, []string{"attention_short128", "quant_q8_k", mm}},
+		{"8B, 4 rows (a draft's verify), 100 positions", 4, 32, 8, 128, 100, 1024, false, false, false, false, []string{"attention_dec128", "quant_q8_k", mmvName(quant.Q4_K, 4)}},
+		{"8B, 4 rows, 600 positions", 4, 32, 8, 128, 600, 1024, false, false, false, false, []string{"attention_split1", mmvName(quant.Q4_K, 4)}},
 		{"8B, 1 token, no mmq", 1, 32, 8, 128, 100, 1024, false, false, true, false, []string{"attention_smem", "quant_q8_k", mm}},
 		{"1B (64-dim heads), 1 token, 100 positions", 1, 32, 8, 64, 100, 1024, false, false, false, false, []string{"attention_dec64", "quant_q8_k", mm}},
 		{"V2-Lite, 1 token, 100 positions", 1, 16, 1, 576, 100, 1024, true, false, false, false, []string{"attention_short576"}},
