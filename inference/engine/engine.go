@@ -64,6 +64,9 @@ type Options struct {
 	// sampleParallel is the fewest logits rows of a step that are sampled on several
 	// goroutines; 0 means parallelRows, < 0 never (tests).
 	sampleParallel int
+	// lookupAlways drafts every token prompt lookup finds, whatever drafts cost
+	// (lookup_cost.go), so that tests do not depend on timing.
+	lookupAlways bool
 }
 
 // sampleParallelRows is the fewest rows sampled in parallel (Options.sampleParallel).

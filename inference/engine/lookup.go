@@ -61,9 +61,10 @@ func lookupDraft(dst, toks []int32, k int) []int32 {
 }
 
 // draftFor sets q.draft for this step: at most k tokens, fewer where the request's
-// token limit or the context leaves less room, none while q cools down after drafts that
-// failed. It is empty unless q is decoding (one token to evaluate, its prompt in the
-// cache).
+// token limit or the context leaves less room or where more do not pay at q's
+// acceptance (lookup_cost.go: then one token every probeEvery steps), none while q cools
+// down after drafts that failed. It is empty unless q is decoding (one token to
+// evaluate, its prompt in the cache).
 func (s *scheduler) draftFor(q *sequence, k int) {
 	q.draft = q.draft[:0]
 	if k <= 0 || !q.promptCached || q.ended || len(q.tokens)-q.computed != 1 {
@@ -77,7 +78,18 @@ func (s *scheduler) draftFor(q *sequence, k int) {
 		k = min(k, m-q.u.CompletionTokens-1) // the step draws at most k+1 tokens
 	}
 	k = min(k, q.ctx-len(q.tokens)) // positions computed .. computed+k stay in the context
+	q.probe = false
+	switch n := s.cost.length(q.acc, k); {
+	case s.opt.lookupAlways: // tests: all k
+	case n > 0:
+		k = n
+	case k > 0: // drafts do not pay at q's acceptance: one token now and then
+		k, q.probe, q.cool = 1, true, probeEvery
+	}
 	q.draft = lookupDraft(q.draft, q.tokens, k)
+	if len(q.draft) == 0 && q.probe {
+		q.probe, q.cool = false, 0 // nothing to probe with: look again next step
+	}
 }
 
 // verify draws the rows of p, a sequence evaluated with its draft, starting at row
@@ -95,11 +107,15 @@ func (s *scheduler) verify(p planned, row0 int) {
 		}
 		accepted++
 	}
+	q.accept(len(p.draft), accepted)
 	if accepted > 0 {
 		q.fails = 0
+		if !q.probe {
+			q.cool = 0
+		}
 	} else {
 		q.fails++
-		q.cool = min(1<<min(q.fails, 30), lookupCoolMax)
+		q.cool = max(q.cool, min(1<<min(q.fails, 30), lookupCoolMax))
 	}
 	s.drafted += int64(len(p.draft))
 	s.accepted += int64(accepted)

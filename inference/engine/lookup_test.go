@@ -2,8 +2,10 @@ package engine
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"testing"
+	"time"
 
 	"ember/inference/sample"
 )
@@ -55,10 +57,13 @@ func TestLookupSameOutput(t *testing.T) {
 	}
 	for _, hb := range hostBackends {
 		t.Run(hb.name, func(t *testing.T) {
-			for _, c := range []struct{ parallel, cache int }{{1, 0}, {4, 0}, {4, 100}} {
+			for _, c := range []struct {
+				parallel, cache int
+				always          bool // every draft found, else as measured costs allow (lookup_cost.go)
+			}{{1, 0, true}, {4, 0, true}, {4, 100, true}, {1, 0, false}, {4, 0, false}} {
 				parallel := c.parallel
 				opt := Options{ContextSize: 96, PrefillChunk: 32, BlockSize: 4, Parallel: parallel, CacheTokens: c.cache,
-					checkIntegrity: true}
+					checkIntegrity: true, lookupAlways: c.always}
 				want := runAll(t, newStoriesOn(t, hb.make(t), opt), reqs)
 				opt.Lookup = 4
 				e := newStoriesOn(t, hb.make(t), opt)
@@ -74,16 +79,54 @@ func TestLookupSameOutput(t *testing.T) {
 					}
 				}
 				st := e.Stats()
-				if st.DraftAccepted == 0 || st.DraftTokens < st.DraftAccepted {
+				if c.always && st.DraftAccepted == 0 || st.DraftTokens < st.DraftAccepted {
 					t.Fatalf("parallel %d: %d draft tokens, %d accepted: the drafts were never taken", parallel,
 						st.DraftTokens, st.DraftAccepted)
 				}
 				if c.cache > 0 && st.Preemptions == 0 {
 					t.Fatalf("a cache of %d positions for %d sequences preempted none", c.cache, parallel)
 				}
-				t.Logf("parallel %d, cache %d: %d draft tokens, %d accepted, %d preemptions", parallel, c.cache,
-					st.DraftTokens, st.DraftAccepted, st.Preemptions)
+				t.Logf("parallel %d, cache %d, always %v: %d draft tokens, %d accepted, %d preemptions", parallel, c.cache,
+					c.always, st.DraftTokens, st.DraftAccepted, st.Preemptions)
 			}
 		})
+	}
+}
+
+// TestLookupCost: base step times come from decode steps without drafts, a row's cost
+// from steps with them against that base; drafts are as long as a^k stays above that
+// cost, none (a probe) when the acceptance is below it; acceptance counts the tokens
+// tried.
+func TestLookupCost(t *testing.T) {
+	c := newSpecCost()
+	for _, x := range []struct {
+		a    float64
+		k    int
+		want int
+	}{{0.96, 3, 3}, {0.5, 3, 1}, {0.7, 8, 3}, {0.25, 3, 0}, {1, 4, 4}, {0.9, 0, 0}} {
+		if got := c.length(x.a, x.k); got != x.want {
+			t.Errorf("length(%g, %d) at row cost %g = %d, want %d", x.a, x.k, c.row, got, x.want)
+		}
+	}
+	q := &sequence{tokens: []int32{1, 2}, computed: 1}
+	one := []planned{{q: q, n: 1}}
+	c.observe(one, 10*time.Millisecond)
+	c.observe(one, 12*time.Millisecond)
+	if want := 10.4e-3; math.Abs(c.base[0]-want) > 1e-9 {
+		t.Errorf("base %g, want %g", c.base[0], want)
+	}
+	drafted := []planned{{q: q, n: 4, draft: []int32{5, 6, 7}}}
+	c.observe(drafted, 16*time.Millisecond) // (16 - 10.4) / (3 * 10.4) = 0.1795 a row
+	if want := 0.3 + 0.2*(5.6/31.2-0.3); math.Abs(c.row-want) > 1e-9 {
+		t.Errorf("row cost %g, want %g", c.row, want)
+	}
+	q.acc = accPrior
+	q.accept(3, 1) // one held, the second failed: 1 of 2 tried
+	if want := accPrior + accStep*(0.5-accPrior); math.Abs(q.acc-want) > 1e-12 {
+		t.Errorf("acceptance %g, want %g", q.acc, want)
+	}
+	q.accept(2, 2) // both held: 2 of 2
+	if want := accPrior + accStep*(0.5-accPrior); q.acc <= want {
+		t.Errorf("acceptance %g did not rise", q.acc)
 	}
 }

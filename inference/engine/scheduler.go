@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"ember/inference/backend"
 	"ember/inference/kvcache"
@@ -28,8 +29,10 @@ type scheduler struct {
 	running []*sequence // in admission order
 
 	preemptions int64
-	// drafted and accepted count the draft tokens evaluated and those that held (lookup.go).
+	// drafted and accepted count the draft tokens evaluated and those that held, cost
+	// measures what a draft row costs (lookup.go, lookup_cost.go).
 	drafted, accepted int64
+	cost              specCost
 	// The step's logits rows, in plan order: NVocab floats each in logits; or, when
 	// argmax is set (every row greedy and the backend has ArgMax), only their argmax
 	// ids in ids; or, when topk > 0 (every row greedy or top-k sampled, see topKOf, and
@@ -114,6 +117,7 @@ func (s *scheduler) step() {
 		s.stuck()
 		return
 	}
+	t0, decode := time.Now(), s.opt.Lookup > 0 && decodeOnly(plan)
 	if err := s.forward(plan); err != nil {
 		for _, p := range plan {
 			p.q.end(Event{Finish: FinishError, Err: fmt.Errorf("engine: forward pass: %w", err)})
@@ -122,6 +126,9 @@ func (s *scheduler) step() {
 		return
 	}
 	s.postprocess(plan)
+	if decode {
+		s.cost.observe(plan, time.Since(t0))
+	}
 	s.retire()
 }
 

@@ -30,14 +30,17 @@ type sequence struct {
 	ctx   int // the context size: tokens may not exceed it
 
 	// draft is this step's draft tokens (lookup.go), evaluated after its next token;
-	// fails counts its drafts in a row of which no token held, cool the steps it drafts
-	// nothing now.
+	// probe says it is a one-token probe of a sequence whose drafts do not pay; fails
+	// counts its drafts in a row of which no token held, cool the steps it drafts
+	// nothing now; acc is its running acceptance (lookup_cost.go).
 	draft       []int32
+	probe       bool
 	fails, cool int
+	acc         float64
 }
 
 func newSequence(s *scheduler, j *job) *sequence {
-	q := &sequence{j: j, tokens: append([]int32(nil), j.tokens...), ctx: s.opt.ContextSize}
+	q := &sequence{j: j, tokens: append([]int32(nil), j.tokens...), ctx: s.opt.ContextSize, acc: accPrior}
 	q.u.PromptTokens = len(j.tokens)
 	q.smp = sample.New(j.req.Sampling)
 	for _, t := range j.tokens[max(0, len(j.tokens)-64):] {
