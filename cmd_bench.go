@@ -47,8 +47,8 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
-	if *reps < 1 || *pp < 0 || *tg < 0 {
-		return errors.New("-r must be at least 1 and -p, -n not negative")
+	if *reps < 1 || *pp < 0 || *tg < 0 || *lookup < 0 {
+		return errors.New("-r must be at least 1 and -p, -n, -lookup not negative")
 	}
 	t0 := time.Now()
 	bo := app.BackendOptions{Name: *be, Threads: *threads}

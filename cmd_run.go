@@ -50,8 +50,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
-	if *n < 0 || *temp < 0 {
-		return errors.New("-n and -temp must not be negative")
+	if *n < 0 || *temp < 0 || *lookup < 0 {
+		return errors.New("-n, -temp and -lookup must not be negative")
 	}
 	bo := app.BackendOptions{Name: *be, Threads: *threads}
 	bo.NGL(*ngl)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -45,6 +46,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	ngl := fs.Int("ngl", -1, app.NGLUsage)
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
+	}
+	if o.Lookup < 0 {
+		return errors.New("-lookup must not be negative")
 	}
 	o.Backend.NGL(*ngl)
 	o.AllowedHosts, o.AllowedOrigins = hosts, origins
