@@ -8,8 +8,9 @@ import (
 // Speculative decoding by prompt lookup. A decoding sequence whose last few tokens
 // occurred earlier in its prompt or output guesses that what followed them then follows
 // now (code being edited, a document being quoted, a list being continued): those
-// tokens, up to Options.Lookup of them, are evaluated in the same forward pass as its
-// next token, each with its logits row. The rows are then drawn in order exactly as
+// tokens (at most Options.Lookup draft tokens a pass in all, as many as pay:
+// lookup_cost.go) are evaluated in the same forward pass as its next token, each with
+// its logits row. The rows are then drawn in order exactly as
 // decoding would draw them one step at a time (the same sampler, penalties and random
 // draws), and each draft token counts only while it equals the token drawn before it:
 // the first mismatch ends the step with the drawn token, and the K/V of the positions
@@ -24,8 +25,8 @@ const (
 	lookupWindow = 1 << 14
 	// lookupCoolMax bounds the steps a sequence drafts nothing after drafts of which no
 	// token held: 2, 4, 8 ... steps after as many such drafts in a row, so that text
-	// that does not repeat itself costs few rows (on two CPU cores a step of five rows
-	// took ~1.6 times one of a single row).
+	// that does not repeat itself costs few rows (on two CPU cores a step of four rows
+	// took ~1.8 times one of a single row).
 	lookupCoolMax = 64
 )
 
