@@ -94,6 +94,12 @@ func (h *Handler) validateChat(req *chatRequest) (genParams, []prompt.Message, r
 			return p, nil, ro, invalid("response_format.type", "Invalid value for 'response_format.type': %q is not one of text, json_object.", f.Type).withCode("invalid_value")
 		}
 	}
+	if pr := req.Prediction; pr != nil {
+		if pr.Type != "content" {
+			return p, nil, ro, invalid("prediction.type", "Invalid value for 'prediction.type': %q is not content.", pr.Type).withCode("invalid_value")
+		}
+		p.base.Prediction = string(pr.Content)
+	}
 	if tc := bytes.TrimSpace(req.ToolChoice); len(tc) > 0 && !bytes.Equal(tc, []byte("null")) &&
 		!bytes.Equal(tc, []byte(`"none"`)) && !bytes.Equal(tc, []byte(`"auto"`)) {
 		return p, nil, ro, invalid("tool_choice", "tool_choice %s is not supported: this server cannot make the model call tools yet.", tc).withCode("unsupported_value")

@@ -45,6 +45,7 @@ func TestErrors(t *testing.T) {
 		{"top_logprobs alone", "POST", "/v1/chat/completions", chatBody(`,"top_logprobs":2`), 400, "top_logprobs", "invalid_value"},
 		{"top_logprobs 21", "POST", "/v1/chat/completions", chatBody(`,"logprobs":true,"top_logprobs":21`), 400, "top_logprobs", "invalid_value"},
 		{"json_schema", "POST", "/v1/chat/completions", chatBody(`,"response_format":{"type":"json_schema"}`), 400, "response_format", "unsupported_value"},
+		{"prediction type", "POST", "/v1/chat/completions", chatBody(`,"prediction":{"type":"text","content":"a"}`), 400, "prediction.type", "invalid_value"},
 		{"tool_choice required", "POST", "/v1/chat/completions", chatBody(`,"tool_choice":"required"`), 400, "tool_choice", "unsupported_value"},
 		{"missing model", "POST", "/v1/chat/completions", `{` + story + `}`, 400, "model", "missing_required_parameter"},
 		{"unknown model", "POST", "/v1/chat/completions", `{"model":"gpt-4",` + story + `}`, 404, "model", "model_not_found"},

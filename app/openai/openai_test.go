@@ -438,3 +438,36 @@ func TestTokenString(t *testing.T) {
 		t.Errorf("%q", got)
 	}
 }
+
+// TestPrediction: a predicted output (the reply given before, as a string or as text
+// parts) leaves the reply as it is, and the usage tells how many of its tokens held;
+// without one there are no such counts.
+func TestPrediction(t *testing.T) {
+	h := New(newTestBackend(t), Options{})
+	params := `,"temperature":0,"max_tokens":40`
+	var plain chatCompletion
+	postJSON(t, h, "/v1/chat/completions", chatBody(params), &plain)
+	want := plain.Choices[0].Message.Content
+	if d := plain.Usage.CompletionTokensDetails; d != nil && d.AcceptedPredictionTokens+d.RejectedPredictionTokens > 0 {
+		t.Errorf("no prediction, yet %+v", d)
+	}
+	quoted, _ := json.Marshal(want)
+	for _, pred := range []string{
+		`{"type":"content","content":` + string(quoted) + `}`,
+		`{"type":"content","content":[{"type":"text","text":` + string(quoted) + `}]}`,
+	} {
+		var r chatCompletion
+		postJSON(t, h, "/v1/chat/completions", chatBody(params+`,"prediction":`+pred), &r)
+		if got := r.Choices[0].Message.Content; got != want {
+			t.Fatalf("with the prediction %s: %q, want %q", pred, got, want)
+		}
+		d := r.Usage.CompletionTokensDetails
+		if d == nil || d.AcceptedPredictionTokens == 0 || d.AcceptedPredictionTokens+d.RejectedPredictionTokens > r.Usage.CompletionTokens+8 {
+			t.Errorf("with the prediction: usage details %+v of %d tokens", d, r.Usage.CompletionTokens)
+		}
+	}
+	raw := post2(t, h, chatBody(params+`,"prediction":{"type":"content","content":"Once upon a time"}`))
+	if !strings.Contains(raw, `"accepted_prediction_tokens":`) || !strings.Contains(raw, `"rejected_prediction_tokens":`) {
+		t.Errorf("usage lacks the prediction counts: %s", raw)
+	}
+}

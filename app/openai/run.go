@@ -242,11 +242,15 @@ func addUsage(u *usage, o outcome, countPrompt bool) {
 	}
 	u.CompletionTokens += o.usage.CompletionTokens
 	u.TotalTokens = u.PromptTokens + u.CompletionTokens
-	if o.reasoningTokens > 0 {
+	acc, rej := o.usage.PredictionAccepted, o.usage.PredictionRejected
+	if o.reasoningTokens > 0 || acc+rej > 0 {
 		if u.CompletionTokensDetails == nil {
 			u.CompletionTokensDetails = &completionTokensDetails{}
 		}
-		u.CompletionTokensDetails.ReasoningTokens += o.reasoningTokens
+		d := u.CompletionTokensDetails
+		d.ReasoningTokens += o.reasoningTokens
+		d.AcceptedPredictionTokens += acc
+		d.RejectedPredictionTokens += rej
 	}
 }
 

@@ -46,6 +46,14 @@ type chatRequest struct {
 	TopLogprobs         *int64          `json:"top_logprobs"`
 	ResponseFormat      *responseFormat `json:"response_format"`
 	ToolChoice          json.RawMessage `json:"tool_choice"`
+	Prediction          *prediction     `json:"prediction"`
+}
+
+// prediction is a predicted output: text the reply is expected to resemble (a file
+// being edited), which speculative decoding drafts from.
+type prediction struct {
+	Type    string      `json:"type"` // "content"
+	Content textContent `json:"content"`
 }
 
 type chatMessage struct {
@@ -213,6 +221,10 @@ type promptTokensDetails struct {
 
 type completionTokensDetails struct {
 	ReasoningTokens int `json:"reasoning_tokens"`
+	// The predicted output's tokens that appeared in the reply, and those that did not
+	// (drafted and rejected); with a prediction only.
+	AcceptedPredictionTokens int `json:"accepted_prediction_tokens"`
+	RejectedPredictionTokens int `json:"rejected_prediction_tokens"`
 }
 
 type chatCompletion struct {

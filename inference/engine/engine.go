@@ -122,6 +122,10 @@ type Request struct {
 	// most likely alternatives (0..20).
 	Logprobs    bool
 	TopLogprobs int
+	// Prediction is text the output is expected to resemble (OpenAI's predicted outputs:
+	// a file being edited): its tokens are drafted as prompt lookup drafts the prompt's
+	// (lookup.go), whatever Options.Lookup, so that the output is the same, sooner.
+	Prediction string
 }
 
 // Logprob is one generated token's log-probability and its most likely alternatives.
@@ -146,6 +150,9 @@ type Usage struct {
 	TTFT             time.Duration // request accepted to first token sampled
 	PromptTime       time.Duration
 	GenTime          time.Duration // first token to last
+	// PredictionAccepted of the tokens drafted from Request.Prediction held;
+	// PredictionRejected did not.
+	PredictionAccepted, PredictionRejected int
 }
 
 // Event is one step of a stream. The last event has Done set.
@@ -174,11 +181,12 @@ type Engine struct {
 }
 
 type job struct {
-	ctx    context.Context
-	req    Request
-	tokens []int32
-	events chan Event
-	start  time.Time
+	ctx        context.Context
+	req        Request
+	tokens     []int32
+	prediction []int32 // Request.Prediction's tokens
+	events     chan Event
+	start      time.Time
 }
 
 // New starts an engine over m, whose KV cache it allocates now.
@@ -280,6 +288,9 @@ func (e *Engine) Generate(ctx context.Context, req Request) (<-chan Event, error
 		maxGen = min(maxGen, req.MaxTokens)
 	}
 	j := &job{ctx: ctx, req: req, tokens: toks, events: make(chan Event, maxGen+2), start: time.Now()}
+	if req.Prediction != "" {
+		j.prediction = e.tok.Encode(req.Prediction, tokenizer.EncodeOptions{})
+	}
 	select {
 	case e.reqs <- j:
 		return j.events, nil

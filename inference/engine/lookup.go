@@ -23,6 +23,13 @@ const (
 	lookupMaxN, lookupMinN = 4, 2
 	// lookupWindow is how far back the search goes, in tokens.
 	lookupWindow = 1 << 14
+	// predictionLookup is the most draft tokens a step of a request with a prediction
+	// takes when Options.Lookup is smaller (four rows: one pass of the CPU's small-batch
+	// kernels).
+	predictionLookup = 3
+	// predictionNear is how far from where a prediction is expected to continue a match
+	// of a single token is taken.
+	predictionNear = 64
 	// lookupCoolMax bounds the steps a sequence drafts nothing after drafts of which no
 	// token held: 2, 4, 8 ... steps after as many such drafts in a row, so that text
 	// that does not repeat itself costs few rows (on two CPU cores a step of four rows
@@ -79,6 +86,11 @@ func (s *scheduler) draftFor(q *sequence, k int) {
 		k = min(k, m-q.u.CompletionTokens-1) // the step draws at most k+1 tokens
 	}
 	k = min(k, q.ctx-len(q.tokens)) // positions computed .. computed+k stay in the context
+	limit := s.opt.Lookup
+	if len(q.j.prediction) > 0 {
+		limit = max(limit, predictionLookup)
+	}
+	k = min(k, limit)
 	q.probe = false
 	switch n := s.cost.length(q.acc, k); {
 	case s.opt.lookupAlways: // tests: all k
@@ -87,7 +99,14 @@ func (s *scheduler) draftFor(q *sequence, k int) {
 	case k > 0: // drafts do not pay at q's acceptance: one token now and then
 		k, q.probe, q.cool = 1, true, probeEvery
 	}
-	q.draft = lookupDraft(q.draft, q.tokens, k)
+	q.fromPred = false
+	if len(q.j.prediction) > 0 {
+		q.draft = q.predictionDraft(q.draft, k)
+		q.fromPred = len(q.draft) > 0
+	}
+	if len(q.draft) == 0 && s.opt.Lookup > 0 {
+		q.draft = lookupDraft(q.draft, q.tokens, min(k, s.opt.Lookup))
+	}
 	if len(q.draft) == 0 && q.probe {
 		q.probe, q.cool = false, 0 // nothing to probe with: look again next step
 	}
@@ -109,6 +128,11 @@ func (s *scheduler) verify(p planned, row0 int) {
 		accepted++
 	}
 	q.accept(len(p.draft), accepted)
+	if q.fromPred {
+		q.u.PredictionAccepted += accepted
+		q.u.PredictionRejected += len(p.draft) - accepted
+		q.predAt += accepted + 1 // where the prediction is expected to go on
+	}
 	if accepted > 0 {
 		q.fails = 0
 		if !q.probe {
@@ -148,4 +172,41 @@ func (s *scheduler) drawRow(q *sequence, r int) (int32, *Logprob) {
 	s.growRaws(1)
 	nv := s.m.Params().NVocab
 	return q.draw(s.logits[r*nv:(r+1)*nv], &s.raws[0])
+}
+
+// predictionDraft appends to dst up to k tokens of q's prediction that would follow its
+// output so far, and returns it: where the output's last n tokens (n from lookupMaxN
+// down to 2, anywhere; 1, near where the prediction is expected to continue) occur in
+// the prediction, the occurrence nearest that place; before any output, the
+// prediction's start.
+func (q *sequence) predictionDraft(dst []int32, k int) []int32 {
+	pred, gen := q.j.prediction, q.tokens[q.u.PromptTokens:]
+	if k <= 0 {
+		return dst
+	}
+	if len(gen) == 0 {
+		q.predAt = 0
+		return append(dst, pred[:min(k, len(pred))]...)
+	}
+	for n := min(lookupMaxN, len(gen)); n >= 1; n-- {
+		suffix, at, best := gen[len(gen)-n:], -1, 0
+		for i := 0; i+n <= len(pred); i++ {
+			if pred[i] != suffix[0] || !slices.Equal(pred[i:i+n], suffix) {
+				continue
+			}
+			d := i + n - q.predAt
+			if d < 0 {
+				d = -d
+			}
+			if at < 0 || d < best {
+				at, best = i, d
+			}
+		}
+		if at < 0 || (n == 1 && best > predictionNear) || at+n == len(pred) {
+			continue
+		}
+		q.predAt = at + n
+		return append(dst, pred[at+n:min(at+n+k, len(pred))]...)
+	}
+	return dst
 }

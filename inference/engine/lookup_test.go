@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,5 +129,41 @@ func TestLookupCost(t *testing.T) {
 	q.accept(2, 2) // both held: 2 of 2
 	if want := accPrior + accStep*(0.5-accPrior); q.acc <= want {
 		t.Errorf("acceptance %g did not rise", q.acc)
+	}
+}
+
+// TestPrediction: a request with a prediction (OpenAI's predicted outputs) gives the
+// output it gives without one, drafting from the prediction even with prompt lookup
+// off: a prediction equal to the output is accepted nearly whole, an edited one in part,
+// an unrelated one not at all; the usage counts the prediction's tokens that held and
+// those that did not.
+func TestPrediction(t *testing.T) {
+	opt := Options{ContextSize: 160, PrefillChunk: 32, BlockSize: 4, Parallel: 2, checkIntegrity: true, lookupAlways: true}
+	base := Request{Prompt: prompts[0], MaxTokens: 60, IgnoreEOS: true}
+	e := newStoriesOpt(t, opt)
+	want := generate(t, e, base)
+	text := e.tok.Decode(want.ids)
+	edited := strings.Replace(text, "Lily", "Anna", 2)
+	if edited == text {
+		t.Fatalf("the output %q has no Lily to edit", text)
+	}
+	for _, c := range []struct {
+		name, pred string
+		most       bool // most of the prediction holds
+	}{{"exact", text, true}, {"edited", edited, false}, {"unrelated", "The sky is blue and the sea is deep.", false}} {
+		r := base
+		r.Prediction = c.pred
+		got := generate(t, e, r)
+		sameResult(t, c.name, got, want, 0)
+		u := got.last.Usage
+		t.Logf("%s: %d prediction tokens held, %d did not", c.name, u.PredictionAccepted, u.PredictionRejected)
+		switch {
+		case c.most && u.PredictionAccepted < 2*len(want.ids)/3:
+			t.Errorf("%s: %d of %d tokens came from the prediction", c.name, u.PredictionAccepted, len(want.ids))
+		case c.name == "edited" && u.PredictionAccepted == 0:
+			t.Errorf("edited: no token of the prediction held")
+		case c.name == "unrelated" && u.PredictionAccepted > 5:
+			t.Errorf("unrelated: %d tokens of it held", u.PredictionAccepted)
+		}
 	}
 }

@@ -356,7 +356,13 @@ func (s *scheduler) schedule() []planned {
 	}
 	// Draft tokens: at most Lookup a step in all (a batch of several sequences already
 	// shares each weight read; on the CPU each more row costs compute), within the budget.
-	room := min(budget-decoding, s.opt.Lookup)
+	draftCap := s.opt.Lookup
+	for _, q := range s.running {
+		if len(q.j.prediction) > 0 {
+			draftCap = max(draftCap, predictionLookup)
+		}
+	}
+	room := min(budget-decoding, draftCap)
 	for _, q := range s.running {
 		s.draftFor(q, max(room, 0))
 		room -= len(q.draft)

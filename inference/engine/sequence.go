@@ -37,6 +37,10 @@ type sequence struct {
 	probe       bool
 	fails, cool int
 	acc         float64
+	// fromPred says the draft came from the request's prediction; predAt is where in the
+	// prediction the output is expected to go on.
+	fromPred bool
+	predAt   int
 }
 
 func newSequence(s *scheduler, j *job) *sequence {
