@@ -24,12 +24,23 @@ const (
 	// probeEvery: a sequence whose drafts do not pay still drafts one token this often
 	// (steps), so that its acceptance can recover when its text starts repeating.
 	probeEvery = 16
+	// calibrateEvery: one decode step in this many drafts nothing, so that the base time
+	// a row's cost is measured against is known (and kept current) even where every
+	// other step drafts.
+	calibrateEvery = 64
 )
 
 // specCost is the measured cost of draft rows (scheduler.spec).
 type specCost struct {
-	base [costBuckets]float64 // a pure decode step's seconds without drafts, by decoding sequences
-	row  float64              // a draft row's extra seconds as a fraction of base
+	base  [costBuckets]float64 // a pure decode step's seconds without drafts, by decoding sequences
+	row   float64              // a draft row's extra seconds as a fraction of base
+	steps int                  // decode steps observed
+}
+
+// calibrating reports whether this step should draft nothing: the first decode steps
+// until a base time is known, then one in calibrateEvery.
+func (c *specCost) calibrating() bool {
+	return c.steps%calibrateEvery == 0
 }
 
 func newSpecCost() specCost { return specCost{row: costRowPrior} }
@@ -49,6 +60,7 @@ func decodeOnly(plan []planned) bool {
 // the base time of its count of sequences, with drafts into the cost of a row against
 // that base.
 func (c *specCost) observe(plan []planned, d time.Duration) {
+	c.steps++
 	drafts := 0
 	for _, p := range plan {
 		drafts += len(p.draft)

@@ -117,7 +117,7 @@ func (s *scheduler) step() {
 		s.stuck()
 		return
 	}
-	t0, decode := time.Now(), s.opt.Lookup > 0 && decodeOnly(plan)
+	t0, decode := time.Now(), decodeOnly(plan)
 	if err := s.forward(plan); err != nil {
 		for _, p := range plan {
 			p.q.end(Event{Finish: FinishError, Err: fmt.Errorf("engine: forward pass: %w", err)})
@@ -363,6 +363,9 @@ func (s *scheduler) schedule() []planned {
 		}
 	}
 	room := min(budget-decoding, draftCap)
+	if s.cost.calibrating() && !s.opt.lookupAlways {
+		room = 0 // a step without drafts: the base time drafts are measured against
+	}
 	for _, q := range s.running {
 		s.draftFor(q, max(room, 0))
 		room -= len(q.draft)
