@@ -31,9 +31,6 @@ func (h *Handler) generate(w http.ResponseWriter, r *http.Request) {
 	case len(req.Images) > 0:
 		writeError(w, http.StatusBadRequest, req.Model+" does not support images")
 		return
-	case req.Suffix != "":
-		writeError(w, http.StatusBadRequest, req.Model+" does not support insert (suffix)")
-		return
 	case req.Template != "":
 		writeError(w, http.StatusBadRequest, "template overrides are not supported")
 		return
@@ -57,7 +54,10 @@ func (h *Handler) generate(w http.ResponseWriter, r *http.Request) {
 
 	ctx := r.Context()
 	text := req.Prompt
-	if !req.Raw {
+	if req.Suffix != "" { // fill in the middle: the prompt and suffix around the model's FIM tokens, no template
+		ereq.Prompt, ereq.Suffix = req.Prompt, req.Suffix
+		ro.think = false
+	} else if !req.Raw {
 		var msgs []prompt.Message
 		if req.System != "" {
 			msgs = append(msgs, prompt.Message{Role: "system", Content: req.System})
@@ -70,7 +70,9 @@ func (h *Handler) generate(w http.ResponseWriter, r *http.Request) {
 		}
 		ro.startInThink = strings.HasSuffix(strings.TrimRight(text, " \t\r\n"), "<think>")
 	}
-	ereq.Prompt, ereq.ParseSpecial = text, true
+	if req.Suffix == "" {
+		ereq.Prompt, ereq.ParseSpecial = text, true
+	}
 
 	ch, cancel, e := h.start(ctx, ereq)
 	if e != nil {

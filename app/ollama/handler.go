@@ -27,7 +27,8 @@
 //   - "format": "json" ends the reply where its first JSON object closes and fails a
 //     reply that is not a JSON object (no grammar constrains sampling yet); a JSON schema
 //     is refused (400);
-//   - images, tools, suffix and template overrides are refused (400); the deprecated
+//   - images, tools and template overrides are refused (400), and a suffix where the
+//     model has no fill-in-the-middle tokens; the deprecated
 //     "context" of /api/generate is ignored and never returned; keep_alive is ignored.
 package ollama
 
@@ -207,10 +208,12 @@ func (h *Handler) checkModel(name string) *statusError {
 }
 
 // genError maps an error of Backend.Generate or Render to a response.
-func genError(ctx context.Context, err error, contextSize int) *statusError {
+func genError(ctx context.Context, err error, contextSize int, model string) *statusError {
 	switch {
 	case errors.Is(err, engine.ErrContextTooLong):
 		return badRequest("the prompt does not fit in the model's context of %d tokens (%v)", contextSize, err)
+	case errors.Is(err, engine.ErrNoInfill):
+		return badRequest("%s does not support insert (suffix): its vocabulary has no fill-in-the-middle tokens", model)
 	case errors.Is(err, engine.ErrClosed):
 		return &statusError{http.StatusServiceUnavailable, "the engine is shutting down"}
 	case ctx.Err() != nil:

@@ -178,6 +178,13 @@ func TestClientErrors(t *testing.T) {
 			t.Errorf("%s: %v, want status %d", tc.name, err, tc.status)
 		}
 	}
+	// A suffix (insert) on a model without fill-in-the-middle tokens.
+	err := c.Generate(ctx, &api.GenerateRequest{Model: "stories260K", Prompt: "Once upon", Suffix: " time."},
+		func(api.GenerateResponse) error { return nil })
+	var se api.StatusError
+	if !errors.As(err, &se) || se.StatusCode != 400 || !strings.Contains(se.ErrorMessage, "does not support insert") {
+		t.Errorf("suffix: %v, want a 400 saying the model does not support insert", err)
+	}
 	for _, tc := range []struct{ method, path, body string }{
 		{"POST", "/api/chat", `{"model":`},
 		{"POST", "/api/generate", ``},

@@ -113,7 +113,7 @@ func (h *Handler) start(ctx context.Context, req engine.Request) (<-chan engine.
 	ctx, cancel := context.WithCancel(ctx)
 	ch, err := h.b.Generate(ctx, req)
 	if err != nil {
-		e := genError(ctx, err, h.b.ContextSize())
+		e := genError(ctx, err, h.b.ContextSize(), h.b.ModelName())
 		cancel()
 		return nil, nil, e
 	}

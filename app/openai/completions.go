@@ -49,7 +49,12 @@ func (h *Handler) validateCompletion(req *completionRequest) (genParams, *apiErr
 		return p, e
 	}
 	if req.Suffix != nil && *req.Suffix != "" {
-		return p, invalid("suffix", "'suffix' (fill-in-the-middle) is not supported yet.").withCode("unsupported_value")
+		for _, pr := range req.Prompt {
+			if pr.tokens != nil {
+				return p, invalid("suffix", "'suffix' (fill in the middle) needs text prompts, not token arrays.").withCode("invalid_value")
+			}
+		}
+		p.base.Suffix = *req.Suffix // the prompt is the text before the cursor
 	}
 	if req.BestOf != nil && *req.BestOf != int64(p.n) && *req.BestOf != 1 {
 		return p, invalid("best_of", "'best_of' other than n is not supported.").withCode("unsupported_value")
@@ -86,9 +91,12 @@ func (c *textCall) choices() int { return len(c.prompts) * c.p.n }
 func (c *textCall) start(k int) (<-chan engine.Event, context.CancelFunc, *apiError) {
 	pr := c.prompts[k/c.p.n]
 	req := c.p.request(k % c.p.n)
-	if pr.tokens != nil {
+	switch {
+	case pr.tokens != nil:
 		req.Tokens = pr.tokens
-	} else {
+	case req.Suffix != "": // fill in the middle: plain text around the model's FIM tokens
+		req.Prompt = pr.text
+	default:
 		req.Prompt, req.ParseSpecial = pr.text, true
 	}
 	return c.h.start(c.r.Context(), req)

@@ -100,6 +100,8 @@ func generateError(ctx context.Context, err error, contextSize int) *apiError {
 	switch {
 	case errors.Is(err, engine.ErrContextTooLong):
 		return invalid("messages", "This model's maximum context length is %d tokens, and your prompt does not fit in it (%v). Please reduce the length of the messages or prompt.", contextSize, err).withCode("context_length_exceeded")
+	case errors.Is(err, engine.ErrNoInfill):
+		return invalid("suffix", "'suffix' (fill in the middle) is not supported by this model: its vocabulary has no fill-in-the-middle tokens.").withCode("unsupported_value")
 	case errors.Is(err, engine.ErrClosed):
 		return &apiError{status: http.StatusServiceUnavailable, typ: "server_error", message: "The engine is shutting down.", code: "unavailable"}
 	case ctx.Err() != nil:

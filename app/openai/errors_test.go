@@ -57,6 +57,7 @@ func TestErrors(t *testing.T) {
 		{"completion empty token prompt", "POST", "/v1/completions", `{"model":"stories260K","prompt":[[]]}`, 400, "", ""},
 		{"completion empty tokens", "POST", "/v1/completions", `{"model":"stories260K","prompt":[]}`, 400, "prompt", "invalid_value"},
 		{"completion suffix", "POST", "/v1/completions", `{"model":"stories260K","prompt":"a","suffix":"b"}`, 400, "suffix", "unsupported_value"},
+		{"completion suffix after tokens", "POST", "/v1/completions", `{"model":"stories260K","prompt":[1,2],"suffix":"b"}`, 400, "suffix", "invalid_value"},
 		{"GET chat", "GET", "/v1/chat/completions", ``, 405, "", "method_not_allowed"},
 		{"POST models", "POST", "/v1/models", `{}`, 405, "", "method_not_allowed"},
 		{"unknown route", "POST", "/v1/embeddings", `{}`, 404, "", "unknown_url"},

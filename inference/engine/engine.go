@@ -27,6 +27,10 @@ import (
 // ErrContextTooLong is returned when a prompt does not fit in the context.
 var ErrContextTooLong = errors.New("engine: prompt is longer than the context")
 
+// ErrNoInfill is returned for a request with a suffix (fill in the middle) when the
+// model's vocabulary has no fill-in-the-middle tokens.
+var ErrNoInfill = errors.New("engine: the model has no fill-in-the-middle tokens")
+
 // ErrClosed is returned by Generate after Close.
 var ErrClosed = errors.New("engine: closed")
 
@@ -122,6 +126,10 @@ type Request struct {
 	// most likely alternatives (0..20).
 	Logprobs    bool
 	TopLogprobs int
+	// Suffix asks for the text between Prompt and Suffix (fill in the middle: code
+	// completion at a cursor), with the model's FIM tokens (ErrNoInfill without them);
+	// Prompt and Suffix are then plain text, and Tokens must be nil.
+	Suffix string
 	// Prediction is text the output is expected to resemble (OpenAI's predicted outputs:
 	// a file being edited): its tokens are drafted as prompt lookup drafts the prompt's
 	// (lookup.go), whatever Options.Lookup, so that the output is the same, sooner.
@@ -263,7 +271,16 @@ func (e *Engine) Tokenizer() *tokenizer.Tokenizer { return e.tok }
 // closed after the Done event. Cancelling ctx stops the request at the next step.
 func (e *Engine) Generate(ctx context.Context, req Request) (<-chan Event, error) {
 	toks := req.Tokens
-	if toks == nil {
+	switch {
+	case req.Suffix != "":
+		var ok bool
+		if toks, ok = e.tok.EncodeInfill(req.Prompt, req.Suffix); !ok || req.Tokens != nil {
+			if ok {
+				return nil, errors.New("engine: a suffix needs a text prompt")
+			}
+			return nil, ErrNoInfill
+		}
+	case toks == nil:
 		toks = e.tok.Encode(req.Prompt, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: req.ParseSpecial})
 	}
 	if len(toks) == 0 {

@@ -218,3 +218,12 @@ func TestStopAndLogprobs(t *testing.T) {
 		t.Error("top logprobs 21 was accepted")
 	}
 }
+
+// TestInfillNeedsFIMTokens: a suffix (fill in the middle) on a model whose vocabulary
+// has no FIM tokens (stories260K's) is refused with ErrNoInfill, before anything runs.
+func TestInfillNeedsFIMTokens(t *testing.T) {
+	e := newStories(t, 128)
+	if _, err := e.Generate(context.Background(), Request{Prompt: "Once upon", Suffix: " time."}); !errors.Is(err, ErrNoInfill) {
+		t.Fatalf("a suffix: %v, want ErrNoInfill", err)
+	}
+}

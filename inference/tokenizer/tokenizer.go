@@ -115,6 +115,26 @@ func (t *Tokenizer) EOS() int32 { return t.eos }
 // AddBOS reports whether Encode with AddSpecial prepends BOS.
 func (t *Tokenizer) AddBOS() bool { return t.addBOS }
 
+// EncodeInfill is the fill-in-the-middle prompt of prefix and suffix (code before and
+// after the cursor), in the prefix-suffix-middle order llama.cpp's infill uses: BOS
+// where the model adds it, the FIM prefix token, prefix, the suffix token, suffix, the
+// middle token; the model then writes the middle. Special-token text in prefix and
+// suffix stays text. ok is false when the vocabulary has no FIM tokens.
+func (t *Tokenizer) EncodeInfill(prefix, suffix string) (ids []int32, ok bool) {
+	pre, suf, mid := t.fim[fimPre], t.fim[fimSuf], t.fim[fimMid]
+	if pre == noToken || suf == noToken || mid == noToken {
+		return nil, false
+	}
+	if t.addBOS && t.bos != noToken {
+		ids = append(ids, t.bos)
+	}
+	ids = append(ids, pre)
+	ids = append(ids, t.Encode(prefix, EncodeOptions{})...)
+	ids = append(ids, suf)
+	ids = append(ids, t.Encode(suffix, EncodeOptions{})...)
+	return append(ids, mid), true
+}
+
 // IsEOG reports whether id ends generation: EOS, EOT, EOM, the FIM pad/repo/separator
 // tokens and tokens whose text is a known end marker ("<|eot_id|>", "<|im_end|>",
 // "<|end|>", "<|endoftext|>", "<|end_of_text|>", "<end_of_turn>", ...).
