@@ -4,11 +4,17 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"ember/inference/backend/ref"
+	"ember/inference/gguf"
+	"ember/inference/model/archs"
 	"ember/inference/sample"
+	"ember/inference/synth"
+	"ember/inference/tokenizer"
 )
 
 const storiesPath = "../../assets/stories260K.gguf"
@@ -225,5 +231,51 @@ func TestInfillNeedsFIMTokens(t *testing.T) {
 	e := newStories(t, 128)
 	if _, err := e.Generate(context.Background(), Request{Prompt: "Once upon", Suffix: " time."}); !errors.Is(err, ErrNoInfill) {
 		t.Fatalf("a suffix: %v, want ErrNoInfill", err)
+	}
+}
+
+// TestInfill: on a model whose vocabulary has FIM tokens (a synthetic one), a suffix
+// makes the prompt the tokenizer's infill form (its length is the usage's prompt
+// tokens), and the model writes the middle; the same text without the suffix is another
+// prompt.
+func TestInfill(t *testing.T) {
+	p := synth.Presets["tiny"]()
+	p.FIM = true
+	path := filepath.Join(t.TempDir(), "fim.gguf")
+	if _, err := synth.Write(context.Background(), path, p, synth.Options{FileType: "f32", Seed: "fim"}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := archs.Load(f, ref.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tokenizer.FromGGUF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(m, tok, Options{ContextSize: 128})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close(); m.Close(); f.Close() })
+	prefix, suffix := "def add(a, b):\n    return ", "\nprint(add(1, 2))\n"
+	want, ok := tok.EncodeInfill(prefix, suffix)
+	if !ok {
+		t.Fatal("the synthetic vocabulary has no FIM tokens")
+	}
+	r := generate(t, e, Request{Prompt: prefix, Suffix: suffix, MaxTokens: 8, IgnoreEOS: true})
+	if r.last.Err != nil || r.last.Usage.PromptTokens != len(want) || len(r.ids) != 8 {
+		t.Fatalf("infill: %d prompt tokens (want %d), %d tokens, %v", r.last.Usage.PromptTokens, len(want), len(r.ids), r.last.Err)
+	}
+	plain := generate(t, e, Request{Prompt: prefix, MaxTokens: 1})
+	if plain.last.Usage.PromptTokens == len(want) {
+		t.Errorf("without the suffix the prompt has the infill prompt's %d tokens", len(want))
+	}
+	if _, err := e.Generate(context.Background(), Request{Tokens: want, Suffix: suffix}); err == nil {
+		t.Error("a suffix after a token prompt was taken")
 	}
 }

@@ -160,6 +160,12 @@ func metadata(p *Params, fileType uint32, alignment uint32) ([]gguf.KV, error) {
 	if verr != nil {
 		return nil, verr
 	}
+	if p.FIM {
+		for i, t := range []string{"<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>"} {
+			j := len(tokens) - 3 + i
+			tokens[j], types[j] = t, tokControl
+		}
+	}
 	add("tokenizer.ggml.model", "llama")
 	add("tokenizer.ggml.tokens", tokens)
 	add("tokenizer.ggml.scores", scores)

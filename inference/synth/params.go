@@ -14,14 +14,17 @@ import (
 
 // Params are a model's hyperparameters and names.
 type Params struct {
-	Arch                     string  // llama, qwen2 or deepseek2
-	NEmbd, NLayer, NHead     int     // embedding width, blocks, attention heads
-	NHeadKV                  int     // KV heads (llama, qwen2); 0: NHead
-	HeadDim                  int     // 0: NEmbd / NHead
-	NFF, NVocab, Ctx         int     // dense FFN width, vocabulary, trained context
-	RopeTheta, RMSEps        float64 // RoPE base, RMSNorm epsilon
-	Tied                     bool    // no output.weight: the output reuses token_embd
-	Name, ChatTemplate, Desc string  // general.name, tokenizer.chat_template (optional), general.description
+	Arch                 string  // llama, qwen2 or deepseek2
+	NEmbd, NLayer, NHead int     // embedding width, blocks, attention heads
+	NHeadKV              int     // KV heads (llama, qwen2); 0: NHead
+	HeadDim              int     // 0: NEmbd / NHead
+	NFF, NVocab, Ctx     int     // dense FFN width, vocabulary, trained context
+	RopeTheta, RMSEps    float64 // RoPE base, RMSNorm epsilon
+	Tied                 bool    // no output.weight: the output reuses token_embd
+	// FIM makes the vocabulary's last three tokens Qwen's fill-in-the-middle control
+	// tokens (<|fim_prefix|>, <|fim_suffix|>, <|fim_middle|>), for tests of infill.
+	FIM                      bool
+	Name, ChatTemplate, Desc string // general.name, tokenizer.chat_template (optional), general.description
 
 	// deepseek2 (MLA + MoE)
 	NLayerDense, NExpert, NExpertUsed, NExpertShared, NFFExp int
