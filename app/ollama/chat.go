@@ -68,6 +68,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	ereq.Prompt, ereq.ParseSpecial = text, true
 	ro.startInThink = strings.HasSuffix(strings.TrimRight(text, " \t\r\n"), "<think>")
+	ereq.JSON, ereq.ThinkFirst = ro.json, ro.startInThink // sampling keeps the reply a JSON object
 
 	ch, cancel, e := h.start(ctx, ereq)
 	if e != nil {

@@ -73,6 +73,7 @@ func (h *Handler) generate(w http.ResponseWriter, r *http.Request) {
 	if req.Suffix == "" {
 		ereq.Prompt, ereq.ParseSpecial = text, true
 	}
+	ereq.JSON, ereq.ThinkFirst = ro.json, ro.startInThink // sampling keeps the reply a JSON object
 
 	ch, cancel, e := h.start(ctx, ereq)
 	if e != nil {

@@ -24,9 +24,9 @@
 //   - thinking: a "<think>...</think>" reply (R1 style) is split by inference/reasoning
 //     into message.thinking (response.thinking for /api/generate) and the content.
 //     "think": false hides the thinking, but cannot stop a model that always thinks;
-//   - "format": "json" ends the reply where its first JSON object closes and fails a
-//     reply that is not a JSON object (no grammar constrains sampling yet); a JSON schema
-//     is refused (400);
+//   - "format": "json" samples only tokens that keep the reply a prefix of one JSON
+//     object and ends it where the object closes, failing one that does not close within
+//     num_predict; a JSON schema is refused (400);
 //   - images, tools and template overrides are refused (400), and a suffix where the
 //     model has no fill-in-the-middle tokens; the deprecated
 //     "context" of /api/generate is ignored and never returned; keep_alive is ignored.

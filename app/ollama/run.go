@@ -160,7 +160,7 @@ func consume(ch <-chan engine.Event, cancel context.CancelFunc, o runOpts, emit 
 		out.failed = &statusError{http.StatusInternalServerError, "generation failed: " + errString(last.Err)}
 	}
 	if o.json && !out.gone && out.failed == nil && !sh.JSONValid() {
-		out.failed = badRequest("format json: the model's reply is not a valid JSON object (no grammar constrains sampling yet)")
+		out.failed = badRequest("format json: the model's reply did not complete a JSON object within num_predict")
 	}
 	return out
 }

@@ -32,6 +32,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	p.base.Prompt, p.base.ParseSpecial = text, true
 	ro.startInThink = strings.HasSuffix(strings.TrimRight(text, " \t\r\n"), "<think>")
+	p.base.JSON, p.base.ThinkFirst = ro.json, ro.startInThink // sampling keeps the reply a JSON object
 
 	c := chatCall{h: h, w: w, r: r, p: p, ro: ro, id: newID("chatcmpl-"), created: time.Now().Unix()}
 	if p.stream {

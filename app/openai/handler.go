@@ -13,11 +13,12 @@
 //     with seeds seed, seed+1, ...; streamed, choice 0 streams to its end, then choice 1
 //     (already generated meanwhile), and so on.
 //   - Without seed a random one is drawn per request.
-//   - response_format {"type":"json_object"}: no grammar constrains sampling yet. The
-//     reply is cut where its first top-level JSON object closes, and a reply that is not
-//     a valid JSON object is answered, as Groq does, with a 400 invalid_request_error of
-//     code "json_validate_failed" (in a stream: an error event instead of [DONE]).
-//     {"type":"json_schema"} is refused (400) until grammars land.
+//   - response_format {"type":"json_object"}: sampling draws only tokens that keep the
+//     reply (after a reasoning section) a prefix of one JSON object (engine.Request.JSON)
+//     and the reply ends where the object closes; one that does not close within
+//     max_tokens is answered, as Groq does, with a 400 invalid_request_error of code
+//     "json_validate_failed" (in a stream: an error event instead of [DONE]).
+//     {"type":"json_schema"} is refused (400): no schema constrains sampling yet.
 //   - DeepSeek-R1-style replies "<think>...</think>answer" (or a prompt whose template
 //     opened <think>) are split by package inference/reasoning into
 //     message.reasoning_content and message.content, in streams too

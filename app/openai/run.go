@@ -121,7 +121,7 @@ func consume(ch <-chan engine.Event, cancel context.CancelFunc, o runOpts, emit 
 		out.failed = serverError("Generation failed: %v", last.Err)
 	}
 	if o.json && !out.gone && out.failed == nil && !sh.JSONValid() {
-		out.failed = invalid("response_format", "Failed to generate JSON: the model's reply is not a valid JSON object (no grammar constrains sampling yet). Please adjust your prompt.").withCode("json_validate_failed")
+		out.failed = invalid("response_format", "Failed to generate JSON: the model's reply did not complete a JSON object (sampling kept it one, but it did not close within max_tokens). Please raise max_tokens or adjust your prompt.").withCode("json_validate_failed")
 	}
 	return out
 }

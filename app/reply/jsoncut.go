@@ -1,15 +1,14 @@
 // Package reply shapes a generation's streamed text into what the API routes send:
 // DeepSeek-R1 reasoning split from the content, and the JSON modes of the OpenAI
 // (response_format json_object) and Ollama ("format": "json") routes, which end the
-// reply where its first top-level JSON object closes until grammar-constrained sampling
-// exists.
+// reply where its first top-level JSON object closes.
 package reply
 
-// Cut watches a streamed reply for a JSON object. There is no grammar
-// yet to constrain sampling, so it does the next best thing: it ends the reply where the
-// first top-level JSON object closes (a model that keeps talking after its JSON is cut
-// there), and gives up as soon as the reply starts with anything but '{'. The complete
-// reply is then checked with json.Valid by the caller.
+// Cut watches a streamed reply for a JSON object: it ends the reply where the first
+// top-level JSON object closes, and gives up as soon as the reply starts with anything
+// but '{'. The engine's sampling already keeps a JSON request's reply an object's prefix
+// (engine.Request.JSON); Cut is the routes' own check of what they send, and the
+// complete reply is then checked with json.Valid by the caller.
 type Cut struct {
 	started bool // the opening '{' was seen
 	depth   int  // nesting of objects and arrays

@@ -126,6 +126,11 @@ type Request struct {
 	// most likely alternatives (0..20).
 	Logprobs    bool
 	TopLogprobs int
+	// JSON constrains the reply to one JSON object (the API's JSON modes): tokens that
+	// would make that impossible are never drawn, and the reply ends where the object
+	// closes. With ThinkFirst (the prompt opens a reasoning section, DeepSeek-R1's
+	// "<think>") the constraint starts after the section's "</think>".
+	JSON, ThinkFirst bool
 	// Suffix asks for the text between Prompt and Suffix (fill in the middle: code
 	// completion at a cursor), with the model's FIM tokens (ErrNoInfill without them);
 	// Prompt and Suffix are then plain text, and Tokens must be nil.

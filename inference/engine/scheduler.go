@@ -211,6 +211,8 @@ func topKOf(plan []planned, vocab int) int {
 		switch {
 		case p.rows() == 0:
 			continue // no logits row
+		case q.json != nil:
+			return 0 // constrained: the whole row
 		case q.greedy():
 			k = max(k, 1)
 		case q.j.req.Logprobs:

@@ -41,6 +41,11 @@ type sequence struct {
 	// prediction the output is expected to go on.
 	fromPred bool
 	predAt   int
+
+	// json follows a JSON reply (Request.JSON; json.go), allowed says which tokens it
+	// takes next.
+	json    *jsonReply
+	allowed func(id int32) bool
 }
 
 func newSequence(s *scheduler, j *job) *sequence {
@@ -54,13 +59,17 @@ func newSequence(s *scheduler, j *job) *sequence {
 	q.dec.Add(j.tokens[len(j.tokens)-1]) // context: after BOS the first piece's space is dropped
 	q.dec.Flush()
 	q.stop = &stopper{stops: j.req.Stop}
+	if j.req.JSON {
+		q.json = newJSONReply(s.tok, j.req.ThinkFirst)
+		q.allowed = q.json.allowed
+	}
 	return q
 }
 
 // greedy reports whether q's next token is the argmax of its logits row and nothing
 // else is wanted of the row (no logprobs): the backend may find it (ArgMax), and
 // acceptGreedy then stands in for draw.
-func (q *sequence) greedy() bool { return q.smp.IsGreedy() && !q.j.req.Logprobs }
+func (q *sequence) greedy() bool { return q.smp.IsGreedy() && !q.j.req.Logprobs && q.json == nil }
 
 // acceptGreedy records id, the argmax of q's logits row, as draw would have (greedy()
 // sequences only).
@@ -74,7 +83,12 @@ func (q *sequence) draw(logits []float32, raw *[]float32) (int32, *Logprob) {
 	if req.Logprobs {
 		*raw = append((*raw)[:0], logits...) // Sample penalizes logits in place
 	}
-	id := q.smp.Sample(logits)
+	var id int32
+	if q.json != nil && q.json.active() {
+		id = q.smp.SampleMasked(logits, q.allowed)
+	} else {
+		id = q.smp.Sample(logits)
+	}
 	var lp *Logprob
 	if req.Logprobs {
 		lp = &Logprob{}
@@ -98,9 +112,17 @@ func (q *sequence) emit(id int32, lp *Logprob, s *scheduler) {
 		q.end(Event{Text: q.stop.flush() + q.dec.Flush(), Finish: FinishStop})
 		return
 	}
-	text, hit := q.stop.push(q.dec.Add(id))
+	piece := q.dec.Add(id)
+	text, hit := q.stop.push(piece)
 	if hit {
 		q.end(Event{Text: text, Finish: FinishStop, Logprob: lp})
+		return
+	}
+	if q.json != nil && q.json.push(s.tok.Piece(id)) {
+		// The object closed: the reply is over.
+		q.send(Event{Text: text, Token: id, Logprob: lp})
+		tail, _ := q.stop.push(q.dec.Flush())
+		q.end(Event{Text: tail + q.stop.flush(), Finish: FinishStop})
 		return
 	}
 	q.send(Event{Text: text, Token: id, Logprob: lp})

@@ -142,6 +142,12 @@ func (t *Tokenizer) IsEOG(id int32) bool {
 	return id >= 0 && int(id) < len(t.eog) && t.eog[id]
 }
 
+// IsControl reports whether id is a control or unknown token: one that decodes to no
+// text ("<s>", "<|im_start|>", ...).
+func (t *Tokenizer) IsControl(id int32) bool {
+	return id >= 0 && int(id) < len(t.attrs) && t.attrs[id]&(attrControl|attrUnknown) != 0
+}
+
 // Piece is the text of one token: normal tokens with U+2581 as space (SentencePiece) or
 // GPT-2 code points mapped back to bytes (BPE), byte tokens as their single byte (which
 // may be an incomplete UTF-8 sequence), control and user-defined tokens as their text.

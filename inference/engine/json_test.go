@@ -1,0 +1,95 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"ember/inference/jsonprefix"
+	"ember/inference/sample"
+)
+
+// TestJSONReply: a JSON request's reply is, at every token, a prefix of one JSON object,
+// and a whole, valid object when it ends by itself (the object closed), greedy and
+// sampled, with prompt lookup too; the same prompt without JSON is no JSON at all (so the
+// constraint did the work). With ThinkFirst the text before "</think>" is free.
+func TestJSONReply(t *testing.T) {
+	e := newStoriesOpt(t, Options{ContextSize: 256, PrefillChunk: 64, BlockSize: 4, Parallel: 3, Lookup: 3, checkIntegrity: true})
+	free := generate(t, e, Request{Prompt: prompts[0], MaxTokens: 30})
+	if s := strings.TrimSpace(e.tok.Decode(free.ids)); strings.HasPrefix(s, "{") {
+		t.Fatalf("stories260K wrote JSON by itself (%q): the test proves little", s)
+	}
+	for i, r := range []Request{
+		{Prompt: prompts[0], MaxTokens: 120, JSON: true},
+		{Prompt: prompts[1], MaxTokens: 120, JSON: true, Sampling: sample.Params{Temperature: 0.9, Seed: 4}},
+		{Prompt: prompts[3], MaxTokens: 120, JSON: true, Sampling: sample.Params{Temperature: 1.2, TopK: 20, Seed: 5, Penalties: sample.Penalties{Repeat: 1.1}}},
+		{Prompt: "Tell me about the dog <think>", MaxTokens: 160, JSON: true, ThinkFirst: true, IgnoreEOS: true},
+	} {
+		what := fmt.Sprintf("request %d", i)
+		ch, err := e.Generate(t.Context(), r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var text strings.Builder
+		var last Event
+		for ev := range ch {
+			text.WriteString(ev.Text)
+			last = ev
+		}
+		reply := text.String()
+		if r.ThinkFirst {
+			k := strings.Index(reply, "</think>")
+			if k < 0 {
+				t.Logf("%s: the reasoning never closed in %d tokens: %q", what, r.MaxTokens, reply)
+				continue
+			}
+			reply = reply[k+len("</think>"):]
+		}
+		if !strings.Contains(reply, "{") {
+			t.Fatalf("%s: %q never opened the object (at most %d whitespace bytes may come first)", what, reply, jsonprefix.MaxSpace)
+		}
+		var c jsonprefix.Checker
+		if !c.Feed(reply) {
+			t.Fatalf("%s: %q is no prefix of a JSON object", what, reply)
+		}
+		if last.Finish == FinishStop && (!c.Done() || !json.Valid([]byte(reply))) {
+			t.Fatalf("%s: ended by itself with %q, not a whole object", what, reply)
+		}
+		t.Logf("%s (%s after %d tokens): %q", what, last.Finish, last.Usage.CompletionTokens, reply)
+	}
+}
+
+// TestJSONReplyThinkFirst: with a reasoning section first, everything is allowed until
+// "</think>" has been written (split over tokens too), then only what keeps the rest an
+// object's prefix ('{' is refused right after a value; '}' closes the object).
+func TestJSONReplyThinkFirst(t *testing.T) {
+	e := newStories(t, 64)
+	j := newJSONReply(e.tok, true)
+	brace := int32(-1)
+	for id := int32(0); id < int32(e.tok.VocabSize()); id++ {
+		if e.tok.Piece(id) == "{" {
+			brace = id
+		}
+	}
+	if brace < 0 {
+		t.Skip("no '{' token")
+	}
+	for _, piece := range []string{"Let me think. ", "Done </th", "ink"} {
+		if !j.active() && j.push(piece) {
+			t.Fatalf("the object closed in the reasoning")
+		}
+	}
+	if j.active() {
+		t.Fatal("the constraint started before </think> was whole")
+	}
+	if j.push(">\n{\"a\": 1") || !j.active() {
+		t.Fatal("after </think>: not active, or already closed")
+	}
+	if j.allowed(brace) {
+		t.Error("'{' allowed right after a value")
+	}
+	if !j.push("}") {
+		t.Error("'}' did not close the object")
+	}
+}
