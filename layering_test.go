@@ -17,6 +17,7 @@ var layers = map[string]int{
 	"inference/quant":               0,
 	"inference/kvcache":             0,
 	"inference/sample":              0,
+	"inference/jsonprefix":          0,
 	"inference/prompt":              0,
 	"inference/reasoning":           0,
 	"kernels/cpu":                   0,
