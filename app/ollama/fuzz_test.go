@@ -18,6 +18,8 @@ func FuzzRequests(f *testing.F) {
 		`{"model":"stories260K","messages":[{"role":"user","content":"Once"}],"stream":false,"options":{"num_predict":2,"temperature":-1}}`,
 		`{"model":"stories260K","prompt":"Once","stream":false,"format":"json","options":{"num_predict":2}}`,
 		`{"model":"stories260K","prompt":"x","options":{"num_ctx":1e12,"top_k":-5,"seed":"a"}}`,
+		`{"model":"stories260K","prompt":"def f(","suffix":"):","stream":false,"options":{"num_predict":2}}`,
+		`{"model":"stories260K","messages":[{"role":"user","content":"Once"}],"format":"json","options":{"num_predict":3}}`,
 		`{"model":"nope","prompt":"x"}`, `{"messages":7}`, `[]`, `{`, ``,
 	} {
 		f.Add(s, false)

@@ -22,6 +22,8 @@ func FuzzRequests(f *testing.F) {
 		`{"model":"stories260K","messages":[{"role":"user","content":"x"}],"temperature":1e308,"top_p":-1}`,
 		`{"model":"stories260K","messages":[{"role":"tool","content":null}],"stop":[""],"n":9}`,
 		`{"model":"stories260K","prompt":"\xff\xfe","max_tokens":2,"response_format":{"type":"json_object"}}`,
+		`{"model":"stories260K","messages":[{"role":"user","content":"Once"}],"max_tokens":4,"prediction":{"type":"content","content":"Once upon"},"response_format":{"type":"json_object"}}`,
+		`{"model":"stories260K","prompt":"def f(","suffix":"):\n","max_tokens":3}`,
 		`{"messages":"nope"}`, `[]`, `null`, `{`, ``,
 	} {
 		f.Add(s, false)
