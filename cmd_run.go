@@ -47,6 +47,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	ngl := fs.Int("ngl", -1, app.NGLUsage)
 	stats := fs.Bool("stats", false, "print token counts and speed to stderr at the end")
 	lookup := fs.Int("lookup", 0, "speculative decoding by prompt lookup: at most this many draft tokens a step (0: off)")
+	jsonMode := fs.Bool("json", false, "sample only a JSON object (the reply ends where it closes)")
+	suffix := fs.String("suffix", "", "fill in the middle: the text after the cursor (-p is the text before); the model needs FIM tokens")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
@@ -67,6 +69,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	defer eng.Close()
 	events, err := eng.Generate(ctx, engine.Request{
 		Prompt:    *prompt,
+		Suffix:    *suffix,
+		JSON:      *jsonMode,
 		MaxTokens: *n,
 		Sampling: sample.Params{Temperature: float32(*temp), TopK: *topK, TopP: float32(*topP),
 			MinP: float32(*minP), Seed: *seed},
