@@ -8,7 +8,7 @@ import (
 // What a draft token costs and what it is worth, measured as the engine runs, so that
 // prompt lookup drafts only where it pays on this machine: on two CPU cores a step of
 // four rows took ~1.8 times a step of one (AVX-512) or nearly three (AVX2), where on a
-// GPU a few more rows cost little. A draft token is worth the step it saves when it
+// GPU a few more rows should cost little (not measured yet). A draft token is worth the step it saves when it
 // holds; the k-th token of a draft holds with probability about a^k, a the sequence's
 // acceptance, so drafting k tokens pays while a^k exceeds the cost of a row as a
 // fraction of a step.
