@@ -471,3 +471,21 @@ func TestPrediction(t *testing.T) {
 		t.Errorf("usage lacks the prediction counts: %s", raw)
 	}
 }
+
+// TestLogitBias: +100 on a token makes the reply that token over and over; keys that are
+// not token ids and biases outside -100..100 are 400s naming logit_bias.
+func TestLogitBias(t *testing.T) {
+	b := newTestBackend(t)
+	h := New(b, Options{})
+	var r chatCompletion
+	postJSON(t, h, "/v1/chat/completions", chatBody(`,"max_tokens":5,"logit_bias":{"300":100}`), &r)
+	if want := strings.Repeat(b.TokenText(300), 5); r.Choices[0].Message.Content != strings.TrimLeft(want, " ") && r.Choices[0].Message.Content != want {
+		t.Errorf("biased reply %q, want %q", r.Choices[0].Message.Content, want)
+	}
+	for _, bias := range []string{`{"x":1}`, `{"-3":1}`, `{"5":101}`, `{"5":-1000}`} {
+		code, body := post(t, h, "/v1/chat/completions", chatBody(`,"max_tokens":2,"logit_bias":`+bias))
+		if code != 400 || !strings.Contains(string(body), `"param":"logit_bias"`) {
+			t.Errorf("logit_bias %s: %d %s", bias, code, body)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package openai
 import (
 	"math"
 	"math/rand/v2"
+	"strconv"
 
 	"ember/inference/engine"
 	"ember/inference/sample"
@@ -10,12 +11,14 @@ import (
 
 // Limits of the request parameters.
 const (
-	maxN        = 8 // completions per request
-	maxStops    = 4 // as OpenAI
-	maxStopLen  = 256
-	maxPrompts  = 16 // prompts of one /v1/completions request
-	maxTopK     = 1 << 20
-	maxTokensHi = math.MaxInt32
+	maxN       = 8 // completions per request
+	maxStops   = 4 // as OpenAI
+	maxStopLen = 256
+	maxPrompts = 16 // prompts of one /v1/completions request
+	maxTopK    = 1 << 20
+	// maxLogitBias is the most tokens a logit_bias may name (OpenAI's limit is 300).
+	maxLogitBias = 1024
+	maxTokensHi  = math.MaxInt32
 )
 
 // genParams are a request's validated generation parameters.
@@ -68,6 +71,22 @@ func (c *common) params(maxTokens *int64, maxTokensParam string) (genParams, *ap
 			return p, invalid(f.name, "Invalid '%s': %v is outside %v..%v.", f.name, *f.v, f.lo, f.hi).withCode("invalid_value")
 		}
 		*f.dst = float32(*f.v)
+	}
+	if len(c.LogitBias) > maxLogitBias {
+		return p, invalid("logit_bias", "Invalid 'logit_bias': %d tokens, at most %d.", len(c.LogitBias), maxLogitBias).withCode("invalid_value")
+	}
+	for k, v := range c.LogitBias {
+		id, err := strconv.ParseInt(k, 10, 32)
+		if err != nil || id < 0 {
+			return p, invalid("logit_bias", "Invalid 'logit_bias': key %q is not a token id.", k).withCode("invalid_value")
+		}
+		if math.IsNaN(v) || v < -100 || v > 100 {
+			return p, invalid("logit_bias", "Invalid 'logit_bias': the bias %v of token %d is outside -100..100.", v, id).withCode("invalid_value")
+		}
+		if p.base.LogitBias == nil {
+			p.base.LogitBias = make(map[int32]float32, len(c.LogitBias))
+		}
+		p.base.LogitBias[int32(id)] = float32(v)
 	}
 	if c.TopK != nil {
 		if *c.TopK < 0 || *c.TopK > maxTopK {

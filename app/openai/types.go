@@ -16,17 +16,18 @@ import (
 // common are the request fields both completion endpoints share. Besides OpenAI's, it
 // takes llama.cpp's sampling extensions top_k, min_p and repeat_penalty.
 type common struct {
-	Model            string         `json:"model"`
-	Stream           bool           `json:"stream"`
-	StreamOptions    *streamOptions `json:"stream_options"`
-	MaxTokens        *int64         `json:"max_tokens"`
-	Temperature      *float64       `json:"temperature"`
-	TopP             *float64       `json:"top_p"`
-	N                *int64         `json:"n"`
-	Stop             stopList       `json:"stop"`
-	PresencePenalty  *float64       `json:"presence_penalty"`
-	FrequencyPenalty *float64       `json:"frequency_penalty"`
-	Seed             *int64         `json:"seed"`
+	Model            string             `json:"model"`
+	Stream           bool               `json:"stream"`
+	StreamOptions    *streamOptions     `json:"stream_options"`
+	MaxTokens        *int64             `json:"max_tokens"`
+	Temperature      *float64           `json:"temperature"`
+	TopP             *float64           `json:"top_p"`
+	N                *int64             `json:"n"`
+	Stop             stopList           `json:"stop"`
+	PresencePenalty  *float64           `json:"presence_penalty"`
+	FrequencyPenalty *float64           `json:"frequency_penalty"`
+	Seed             *int64             `json:"seed"`
+	LogitBias        map[string]float64 `json:"logit_bias"`
 
 	TopK          *int64   `json:"top_k"`
 	MinP          *float64 `json:"min_p"`

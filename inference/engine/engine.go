@@ -126,6 +126,9 @@ type Request struct {
 	// most likely alternatives (0..20).
 	Logprobs    bool
 	TopLogprobs int
+	// LogitBias is added to the logits of its tokens before each draw (OpenAI's
+	// logit_bias: -100 all but bans a token, 100 all but forces it).
+	LogitBias map[int32]float32
 	// JSON constrains the reply to one JSON object (the API's JSON modes): tokens that
 	// would make that impossible are never drawn, and the reply ends where the object
 	// closes. With ThinkFirst (the prompt opens a reasoning section, DeepSeek-R1's
@@ -301,6 +304,11 @@ func (e *Engine) Generate(ctx context.Context, req Request) (<-chan Event, error
 	for _, t := range toks {
 		if t < 0 || t >= nv {
 			return nil, fmt.Errorf("engine: token %d is outside the vocabulary of %d", t, nv)
+		}
+	}
+	for t, b := range req.LogitBias {
+		if t < 0 || t >= nv || b != b {
+			return nil, fmt.Errorf("engine: logit bias %v of token %d (vocabulary of %d)", b, t, nv)
 		}
 	}
 	// Room for every event the request can produce, so the scheduler never waits on a

@@ -93,3 +93,29 @@ func TestJSONReplyThinkFirst(t *testing.T) {
 		t.Error("'}' did not close the object")
 	}
 }
+
+// TestLogitBias: -100 on the greedy token makes another one come first, +100 on a token
+// makes every token that one (greedy and sampled), and a bias outside the vocabulary is
+// refused.
+func TestLogitBias(t *testing.T) {
+	e := newStoriesOpt(t, Options{ContextSize: 128, Lookup: 3})
+	plain := generate(t, e, Request{Prompt: prompts[0], MaxTokens: 4})
+	first := plain.ids[0]
+	banned := generate(t, e, Request{Prompt: prompts[0], MaxTokens: 4, LogitBias: map[int32]float32{first: -100}})
+	if banned.ids[0] == first {
+		t.Fatalf("token %d came first with a bias of -100", first)
+	}
+	const forced = 300
+	for _, sp := range []sample.Params{{}, {Temperature: 1, Seed: 2}} {
+		r := generate(t, e, Request{Prompt: prompts[1], MaxTokens: 6, IgnoreEOS: true, Sampling: sp,
+			LogitBias: map[int32]float32{forced: 100}})
+		for i, id := range r.ids {
+			if id != forced {
+				t.Fatalf("sampling %+v: token %d is %d, want %d (biased by 100)", sp, i, id, forced)
+			}
+		}
+	}
+	if _, err := e.Generate(t.Context(), Request{Prompt: "a", LogitBias: map[int32]float32{1 << 20: 1}}); err == nil {
+		t.Error("a bias of a token outside the vocabulary was taken")
+	}
+}

@@ -211,8 +211,8 @@ func topKOf(plan []planned, vocab int) int {
 		switch {
 		case p.rows() == 0:
 			continue // no logits row
-		case q.json != nil:
-			return 0 // constrained: the whole row
+		case q.json != nil || len(q.j.req.LogitBias) > 0:
+			return 0 // constrained or biased: the whole row
 		case q.greedy():
 			k = max(k, 1)
 		case q.j.req.Logprobs:

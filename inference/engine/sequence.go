@@ -69,17 +69,23 @@ func newSequence(s *scheduler, j *job) *sequence {
 // greedy reports whether q's next token is the argmax of its logits row and nothing
 // else is wanted of the row (no logprobs): the backend may find it (ArgMax), and
 // acceptGreedy then stands in for draw.
-func (q *sequence) greedy() bool { return q.smp.IsGreedy() && !q.j.req.Logprobs && q.json == nil }
+func (q *sequence) greedy() bool {
+	return q.smp.IsGreedy() && !q.j.req.Logprobs && q.json == nil && len(q.j.req.LogitBias) == 0
+}
 
 // acceptGreedy records id, the argmax of q's logits row, as draw would have (greedy()
 // sequences only).
 func (q *sequence) acceptGreedy(id int32) { q.smp.Accept(id) }
 
-// draw picks the next token from logits (one row, which penalties modify in place) and
-// its logprobs when the request asks; raw is scratch for the row before penalties. It
-// touches only q's sampler, so sequences draw concurrently with their own raw.
+// draw picks the next token from logits (one row, which the logit bias and penalties
+// modify in place) and its logprobs when the request asks (of the biased row); raw is
+// scratch for the row before penalties. It touches only q's sampler, so sequences draw
+// concurrently with their own raw.
 func (q *sequence) draw(logits []float32, raw *[]float32) (int32, *Logprob) {
 	req := &q.j.req
+	for t, b := range req.LogitBias {
+		logits[t] += b
+	}
 	if req.Logprobs {
 		*raw = append((*raw)[:0], logits...) // Sample penalizes logits in place
 	}
