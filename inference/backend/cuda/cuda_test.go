@@ -148,26 +148,6 @@ func TestDecodeAttention(t *testing.T) {
 	be.Close()
 }
 
-// TestShortAttention runs the attention cases (decode rows, long contexts over several
-// tiles, prompts, paged, DeepSeek's latent rows) with attention_short taking every shape
-// it can: the kernels tried before it (MLA, prefill) off.
-func TestShortAttention(t *testing.T) {
-	newOrSkip(t).Close()
-	newBackend := func(t *testing.T) backend.Backend {
-		b := newOrSkip(t)
-		cuda.ShortAttention(b, true)
-		cuda.MLAAttention(b, false)
-		cuda.PrefillAttention(b, false)
-		return b
-	}
-	backendtest.RunAttention(t, newBackend)
-	backendtest.RunPrefillAttention(t, newBackend)
-	backendtest.RunLatentAttention(t, newBackend)
-	be := newBackend(t).(*cuda.Backend)
-	pagedAttention(t, be)
-	be.Close()
-}
-
 // TestPagedAttention: attention through a block table (blocks shuffled, a shared
 // prefix block, two sequences) equals the reference on each sequence's contiguous cache.
 func TestPagedAttention(t *testing.T) {
