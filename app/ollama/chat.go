@@ -7,6 +7,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"ember/inference/jsonprefix"
 	"ember/inference/prompt"
 )
 
@@ -49,7 +50,8 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ro := runOpts{think: true}
-	if ro.json, e = jsonFormat(req.Format); e != nil {
+	var schema *jsonprefix.Schema
+	if ro.json, schema, e = jsonFormat(req.Format); e != nil {
 		writeStatusError(w, e)
 		return
 	}
@@ -68,7 +70,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	ereq.Prompt, ereq.ParseSpecial = text, true
 	ro.startInThink = strings.HasSuffix(strings.TrimRight(text, " \t\r\n"), "<think>")
-	ereq.JSON, ereq.ThinkFirst = ro.json, ro.startInThink // sampling keeps the reply a JSON object
+	ereq.JSON, ereq.ThinkFirst, ereq.JSONSchema = ro.json, ro.startInThink, schema // sampling keeps the reply a JSON object
 
 	ch, cancel, e := h.start(ctx, ereq)
 	if e != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"ember/inference/jsonprefix"
 	"ember/inference/prompt"
 )
 
@@ -41,7 +42,8 @@ func (h *Handler) generate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ro := runOpts{think: !req.Raw}
-	if ro.json, e = jsonFormat(req.Format); e != nil {
+	var schema *jsonprefix.Schema
+	if ro.json, schema, e = jsonFormat(req.Format); e != nil {
 		writeStatusError(w, e)
 		return
 	}
@@ -73,7 +75,7 @@ func (h *Handler) generate(w http.ResponseWriter, r *http.Request) {
 	if req.Suffix == "" {
 		ereq.Prompt, ereq.ParseSpecial = text, true
 	}
-	ereq.JSON, ereq.ThinkFirst = ro.json, ro.startInThink // sampling keeps the reply a JSON object
+	ereq.JSON, ereq.ThinkFirst, ereq.JSONSchema = ro.json, ro.startInThink, schema // sampling keeps the reply a JSON object
 
 	ch, cancel, e := h.start(ctx, ereq)
 	if e != nil {

@@ -26,7 +26,8 @@
 //     "think": false hides the thinking, but cannot stop a model that always thinks;
 //   - "format": "json" samples only tokens that keep the reply a prefix of one JSON
 //     object and ends it where the object closes, failing one that does not close within
-//     num_predict; a JSON schema is refused (400);
+//     num_predict; a JSON schema as format does the same with the object matching it
+//     (jsonprefix.Compile's subset; other schemas are refused, 400);
 //   - images, tools and template overrides are refused (400), and a suffix where the
 //     model has no fill-in-the-middle tokens; the deprecated
 //     "context" of /api/generate is ignored and never returned; keep_alive is ignored.

@@ -168,7 +168,8 @@ func TestClientErrors(t *testing.T) {
 		{"top_p 3", api.ChatRequest{Model: "stories260K", Messages: storyMsgs, Options: map[string]any{"top_p": 3}}, 400},
 		{"tools", api.ChatRequest{Model: "stories260K", Messages: storyMsgs, Tools: api.Tools{{Type: "function"}}}, 400},
 		{"images", api.ChatRequest{Model: "stories260K", Messages: []api.Message{{Role: "user", Content: "x", Images: []api.ImageData{{1}}}}}, 400},
-		{"schema", api.ChatRequest{Model: "stories260K", Messages: storyMsgs, Format: json.RawMessage(`{"type":"object"}`)}, 400},
+		{"unsupported schema", api.ChatRequest{Model: "stories260K", Messages: storyMsgs, Format: json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"#/x"}}}`)}, 400},
+		{"schema of no object", api.ChatRequest{Model: "stories260K", Messages: storyMsgs, Format: json.RawMessage(`{"type":"string"}`)}, 400},
 		{"context too long", api.ChatRequest{Model: "stories260K", Messages: []api.Message{{Role: "user", Content: long[:1500]}}}, 400},
 		{"body too large", api.ChatRequest{Model: "stories260K", Messages: []api.Message{{Role: "user", Content: long}}}, 413},
 	} {

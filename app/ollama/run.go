@@ -16,6 +16,7 @@ import (
 
 	"ember/app/reply"
 	"ember/inference/engine"
+	"ember/inference/jsonprefix"
 	"ember/inference/sample"
 )
 
@@ -76,18 +77,30 @@ func request(opts map[string]any) (engine.Request, *statusError) {
 	return r, nil
 }
 
-// jsonFormat reads "format": "" or null (free text), "json", or a schema (refused).
-func jsonFormat(f json.RawMessage) (bool, *statusError) {
+// jsonFormat reads "format": "" or null (free text), "json" (a JSON object), or a JSON
+// schema (an object matching it: jsonprefix.Compile's subset; others are refused).
+func jsonFormat(f json.RawMessage) (bool, *jsonprefix.Schema, *statusError) {
 	f = bytes.TrimSpace(f)
 	switch {
 	case len(f) == 0 || string(f) == "null" || string(f) == `""`:
-		return false, nil
+		return false, nil, nil
 	case string(f) == `"json"`:
-		return true, nil
+		return true, nil, nil
 	case f[0] == '{':
-		return false, badRequest("format: JSON schemas are not supported yet (no grammar-constrained sampling); use \"json\"")
+		var v any
+		if err := json.Unmarshal(f, &v); err != nil {
+			return false, nil, badRequest("format: %v", err)
+		}
+		s, err := jsonprefix.Compile(v)
+		if err != nil {
+			return false, nil, badRequest("format: this JSON schema is not supported: %v", err)
+		}
+		if !s.Object() {
+			return false, nil, badRequest("format: the schema must describe an object")
+		}
+		return true, s, nil
 	}
-	return false, badRequest("format: %s is not \"json\"", f)
+	return false, nil, badRequest("format: %s is not \"json\" or a JSON schema", f)
 }
 
 // piece is one step of a reply.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"ember/inference/engine"
+	"ember/inference/jsonprefix"
 	"ember/inference/prompt"
 )
 
@@ -90,9 +91,23 @@ func (h *Handler) validateChat(req *chatRequest) (genParams, []prompt.Message, r
 		case "json_object":
 			ro.json = true
 		case "json_schema":
-			return p, nil, ro, invalid("response_format", "response_format json_schema is not supported yet (no grammar-constrained sampling); use json_object.").withCode("unsupported_value")
+			if f.JSONSchema == nil || len(f.JSONSchema.Schema) == 0 {
+				return p, nil, ro, invalid("response_format.json_schema", "Missing required parameter: 'response_format.json_schema.schema'.").withCode("missing_required_parameter")
+			}
+			var v any
+			if err := json.Unmarshal(f.JSONSchema.Schema, &v); err != nil {
+				return p, nil, ro, invalid("response_format.json_schema.schema", "Invalid schema: %v.", err).withCode("invalid_value")
+			}
+			sch, err := jsonprefix.Compile(v)
+			if err != nil {
+				return p, nil, ro, invalid("response_format.json_schema.schema", "This JSON schema is not supported: %v.", err).withCode("unsupported_value")
+			}
+			if !sch.Object() {
+				return p, nil, ro, invalid("response_format.json_schema.schema", "The schema must describe an object.").withCode("invalid_value")
+			}
+			ro.json, p.base.JSONSchema = true, sch
 		default:
-			return p, nil, ro, invalid("response_format.type", "Invalid value for 'response_format.type': %q is not one of text, json_object.", f.Type).withCode("invalid_value")
+			return p, nil, ro, invalid("response_format.type", "Invalid value for 'response_format.type': %q is not one of text, json_object, json_schema.", f.Type).withCode("invalid_value")
 		}
 	}
 	if pr := req.Prediction; pr != nil {

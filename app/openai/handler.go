@@ -18,7 +18,9 @@
 //     and the reply ends where the object closes; one that does not close within
 //     max_tokens is answered, as Groq does, with a 400 invalid_request_error of code
 //     "json_validate_failed" (in a stream: an error event instead of [DONE]).
-//     {"type":"json_schema"} is refused (400): no schema constrains sampling yet.
+//     {"type":"json_schema"} does the same with the object also matching the schema
+//     (jsonprefix.Compile's subset: type, properties, required, additionalProperties,
+//     items, enum of strings); a schema outside it is refused (400 unsupported_value).
 //   - DeepSeek-R1-style replies "<think>...</think>answer" (or a prompt whose template
 //     opened <think>) are split by package inference/reasoning into
 //     message.reasoning_content and message.content, in streams too

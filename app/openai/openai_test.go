@@ -489,3 +489,31 @@ func TestLogitBias(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONSchema: a json_schema reply follows the schema while it is written: the keys
+// are the schema's; one that completes decodes into it, one that does not is a
+// json_validate_failed.
+func TestJSONSchema(t *testing.T) {
+	h := New(newTestBackend(t), Options{})
+	rf := `,"response_format":{"type":"json_schema","json_schema":{"name":"p","strict":true,"schema":{"type":"object",` +
+		`"properties":{"name":{"type":"string"},"age":{"type":"integer"}},"required":["name","age"],"additionalProperties":false}}}`
+	code, body := post(t, h, "/v1/chat/completions", chatBody(`,"max_tokens":150,"temperature":0`+rf))
+	switch {
+	case code == 200:
+		var r chatCompletion
+		if err := json.Unmarshal(body, &r); err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			Name *string
+			Age  *int
+		}
+		if err := json.Unmarshal([]byte(r.Choices[0].Message.Content), &got); err != nil || got.Name == nil || got.Age == nil {
+			t.Fatalf("reply %q: %v", r.Choices[0].Message.Content, err)
+		}
+	case code == 400 && strings.Contains(string(body), "json_validate_failed"):
+	default:
+		t.Fatalf("%d %s", code, body)
+	}
+	t.Logf("%d %s", code, body)
+}

@@ -64,7 +64,16 @@ type chatMessage struct {
 }
 
 type responseFormat struct {
-	Type string `json:"type"`
+	Type       string      `json:"type"`
+	JSONSchema *jsonSchema `json:"json_schema"`
+}
+
+// jsonSchema is response_format's json_schema: a name, the schema, and strict (always
+// enforced here, for the subset jsonprefix.Compile takes).
+type jsonSchema struct {
+	Name   string          `json:"name"`
+	Schema json.RawMessage `json:"schema"`
+	Strict *bool           `json:"strict"`
 }
 
 // completionRequest is POST /v1/completions.

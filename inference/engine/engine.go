@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"ember/inference/jsonprefix"
 	"ember/inference/kvcache"
 	"ember/inference/model"
 	"ember/inference/sample"
@@ -134,6 +135,8 @@ type Request struct {
 	// closes. With ThinkFirst (the prompt opens a reasoning section, DeepSeek-R1's
 	// "<think>") the constraint starts after the section's "</think>".
 	JSON, ThinkFirst bool
+	// JSONSchema, with JSON, is the schema the object must also match (jsonprefix.Compile).
+	JSONSchema *jsonprefix.Schema
 	// Suffix asks for the text between Prompt and Suffix (fill in the middle: code
 	// completion at a cursor), with the model's FIM tokens (ErrNoInfill without them);
 	// Prompt and Suffix are then plain text, and Tokens must be nil.

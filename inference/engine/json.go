@@ -7,21 +7,22 @@ import (
 	"ember/inference/tokenizer"
 )
 
-// jsonReply constrains a sequence's reply to one JSON object (Request.JSON): a token is
-// allowed while the reply's text with it stays a prefix of a JSON object (end of
+// jsonReply constrains a sequence's reply to one JSON object (Request.JSON), of
+// Request.JSONSchema when given: a token is allowed while the reply's text with it stays
+// a prefix of such an object (end of
 // generation once the object is whole); with a reasoning section first, everything is
 // allowed until "</think>" has been written.
 type jsonReply struct {
 	tok   *tokenizer.Tokenizer
-	c     jsonprefix.Checker
+	c     *jsonprefix.Checker
 	wait  bool   // still in the reasoning section
 	think string // its text so far, while wait
 }
 
 const thinkEnd = "</think>"
 
-func newJSONReply(tok *tokenizer.Tokenizer, thinkFirst bool) *jsonReply {
-	return &jsonReply{tok: tok, wait: thinkFirst}
+func newJSONReply(tok *tokenizer.Tokenizer, thinkFirst bool, schema *jsonprefix.Schema) *jsonReply {
+	return &jsonReply{tok: tok, c: jsonprefix.NewChecker(schema), wait: thinkFirst}
 }
 
 // active reports whether the constraint applies to the next token.

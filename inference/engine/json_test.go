@@ -65,7 +65,7 @@ func TestJSONReply(t *testing.T) {
 // object's prefix ('{' is refused right after a value; '}' closes the object).
 func TestJSONReplyThinkFirst(t *testing.T) {
 	e := newStories(t, 64)
-	j := newJSONReply(e.tok, true)
+	j := newJSONReply(e.tok, true, nil)
 	brace := int32(-1)
 	for id := int32(0); id < int32(e.tok.VocabSize()); id++ {
 		if e.tok.Piece(id) == "{" {
@@ -117,5 +117,42 @@ func TestLogitBias(t *testing.T) {
 	}
 	if _, err := e.Generate(t.Context(), Request{Prompt: "a", LogitBias: map[int32]float32{1 << 20: 1}}); err == nil {
 		t.Error("a bias of a token outside the vocabulary was taken")
+	}
+}
+
+// TestJSONSchemaReply: with a schema the reply's keys are the schema's, in any order,
+// each value of its type; a reply that ends by itself decodes into the schema's shape.
+func TestJSONSchemaReply(t *testing.T) {
+	var v any
+	if err := json.Unmarshal([]byte(`{"type":"object","additionalProperties":false,"required":["name","age"],
+		"properties":{"name":{"type":"string"},"age":{"type":"integer"},"mood":{"type":"string","enum":["happy","sad"]}}}`), &v); err != nil {
+		t.Fatal(err)
+	}
+	schema, err := jsonprefix.Compile(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newStoriesOpt(t, Options{ContextSize: 256, Parallel: 2})
+	for i, sp := range []sample.Params{{}, {Temperature: 0.8, Seed: 9}} {
+		r := generate(t, e, Request{Prompt: prompts[i], MaxTokens: 150, JSON: true, JSONSchema: schema, Sampling: sp})
+		reply := e.tok.Decode(r.ids)
+		c := jsonprefix.NewChecker(schema)
+		if !c.Feed(reply) {
+			t.Fatalf("sampling %+v: %q does not follow the schema", sp, reply)
+		}
+		if !strings.Contains(reply, `"`) {
+			t.Fatalf("sampling %+v: %q has no key", sp, reply)
+		}
+		if r.last.Finish == FinishStop {
+			var got struct {
+				Name *string
+				Age  *int
+				Mood *string
+			}
+			if err := json.Unmarshal([]byte(reply), &got); err != nil || got.Name == nil || got.Age == nil {
+				t.Fatalf("sampling %+v: %q: %v", sp, reply, err)
+			}
+		}
+		t.Logf("sampling %+v (%s): %q", sp, r.last.Finish, reply)
 	}
 }

@@ -60,7 +60,7 @@ func newSequence(s *scheduler, j *job) *sequence {
 	q.dec.Flush()
 	q.stop = &stopper{stops: j.req.Stop}
 	if j.req.JSON {
-		q.json = newJSONReply(s.tok, j.req.ThinkFirst)
+		q.json = newJSONReply(s.tok, j.req.ThinkFirst, j.req.JSONSchema)
 		q.allowed = q.json.allowed
 	}
 	return q

@@ -37,14 +37,30 @@ const MaxSpace = 20
 // object with optional whitespace around it (at most MaxSpace bytes in a row). The zero
 // value expects the text's start.
 type Checker struct {
-	spaces int    // whitespace bytes in a row outside strings
-	stack  []byte // the open containers, '{' or '['
-	st     state
-	key    bool   // the string being read is an object key
-	lit    string // the rest of the literal being read
-	hex    int    // \u digits left
-	tmp    []byte // Accepts' copy of the stack
+	spaces  int     // whitespace bytes in a row outside strings
+	stack   []frame // the open containers
+	st      state
+	key     bool    // the string being read is an object key
+	lit     string  // the rest of the literal being read
+	hex     int     // \u digits left
+	root    *Schema // the object's schema (NewChecker), nil for any object
+	cur     *Schema // the schema of the value being read or about to start
+	str     []byte  // the key or enum string read so far
+	intOnly bool    // the number being read must be an integer
+	tmp     []frame // Accepts' copies
+	tmpStr  []byte
 }
+
+// frame is an open container: '{' or '[', its schema, and (objects) the keys used, by
+// property index.
+type frame struct {
+	open byte
+	s    *Schema
+	used uint64
+}
+
+// NewChecker is a Checker whose object must also match schema s (Compile).
+func NewChecker(s *Schema) *Checker { return &Checker{root: s} }
 
 // Done reports whether the object has closed (only whitespace may follow).
 func (c *Checker) Done() bool { return c.st == sDone }
@@ -65,8 +81,9 @@ func (c *Checker) Feed(s string) bool {
 func (c *Checker) Accepts(s string) bool {
 	t := *c
 	t.stack = append(c.tmp[:0], c.stack...)
+	t.str = append(c.tmpStr[:0], c.str...)
 	ok := t.Feed(s)
-	c.tmp = t.stack[:0]
+	c.tmp, c.tmpStr = t.stack[:0], t.str[:0]
 	return ok
 }
 
@@ -90,8 +107,8 @@ func (c *Checker) byte(b byte) bool {
 		switch {
 		case space(b):
 			return true
-		case b == '{':
-			c.stack, c.st = append(c.stack, '{'), sKeyOrClose
+		case b == '{' && c.root.allows(tObject):
+			c.stack, c.st = append(c.stack, frame{open: '{', s: c.root}), sKeyOrClose
 			return true
 		}
 		return false
@@ -102,7 +119,7 @@ func (c *Checker) byte(b byte) bool {
 		case space(b):
 			return true
 		case b == '"':
-			c.st, c.key = sString, true
+			c.st, c.key, c.str = sString, true, c.str[:0]
 			return true
 		case b == '}' && c.st == sKeyOrClose:
 			return c.close('{')
@@ -121,16 +138,23 @@ func (c *Checker) byte(b byte) bool {
 		if b == ']' && c.st == sValueOrEnd {
 			return c.close('[')
 		}
+		if c.st == sValueOrEnd && !space(b) {
+			c.cur = c.top().s.itemSchema()
+		}
 		return c.value(b)
 	case sAfter:
 		switch {
 		case space(b):
 			return true
 		case b == ',':
-			if c.stack[len(c.stack)-1] == '{' {
+			f := c.top()
+			if f.open == '{' {
+				if !f.s.moreKeys(f.used) {
+					return false // no key may follow
+				}
 				c.st = sKey
 			} else {
-				c.st = sValue
+				c.st, c.cur = sValue, f.s.itemSchema()
 			}
 			return true
 		case b == '}':
@@ -140,17 +164,34 @@ func (c *Checker) byte(b byte) bool {
 		}
 		return false
 	case sString:
+		f := c.top()
 		switch {
-		case b == '"':
-			if c.key {
-				c.st, c.key = sColon, false
-			} else {
-				c.st = sAfter
+		case b == '"' && c.key:
+			s, i, ok := f.s.keyDone(c.str, f.used)
+			if !ok {
+				return false
 			}
+			if i >= 0 {
+				f.used |= 1 << i
+			}
+			c.st, c.key, c.cur = sColon, false, s
+		case b == '"':
+			if !c.cur.enumDone(c.str) {
+				return false
+			}
+			c.st = sAfter
 		case b == '\\':
+			if c.key && f.s != nil && f.s.closed || !c.key && c.cur != nil && c.cur.enum != nil {
+				return false // names and enum values here have no escapes
+			}
 			c.st = sEscape
 		case b < 0x20:
 			return false
+		default:
+			c.str = append(c.str, b)
+			if c.key && !f.s.keyPrefix(c.str, f.used) || !c.key && !c.cur.enumPrefix(c.str) {
+				return false
+			}
 		}
 		return true
 	case sEscape:
@@ -183,35 +224,47 @@ func (c *Checker) byte(b byte) bool {
 	return c.number(b)
 }
 
-// value starts a value with b.
+// value starts a value of schema c.cur with b.
 func (c *Checker) value(b byte) bool {
+	s := c.cur
 	switch {
 	case space(b):
 		return true
-	case b == '{' || b == '[':
-		c.stack = append(c.stack, b)
-		c.st = sKeyOrClose
-		if b == '[' {
-			c.st = sValueOrEnd
-		}
-	case b == '"':
-		c.st, c.key = sString, false
-	case b == 't':
+	case b == '{' && s.allows(tObject):
+		c.stack, c.st = append(c.stack, frame{open: '{', s: s}), sKeyOrClose
+	case b == '[' && s.allows(tArray):
+		c.stack, c.st = append(c.stack, frame{open: '[', s: s}), sValueOrEnd
+	case b == '"' && s.allows(tString):
+		c.st, c.key, c.str = sString, false, c.str[:0]
+	case b == 't' && s.allows(tBool):
 		c.st, c.lit = sLiteral, "rue"
-	case b == 'f':
+	case b == 'f' && s.allows(tBool):
 		c.st, c.lit = sLiteral, "alse"
-	case b == 'n':
+	case b == 'n' && s.allows(tNull):
 		c.st, c.lit = sLiteral, "ull"
-	case b == '-':
-		c.st = sMinus
-	case b == '0':
-		c.st = sZero
-	case digit(b):
+	case (b == '-' || digit(b)) && s.allows(tInteger):
+		c.intOnly = s != nil && s.types&tNumber == 0
 		c.st = sInt
+		if b == '-' {
+			c.st = sMinus
+		} else if b == '0' {
+			c.st = sZero
+		}
 	default:
 		return false
 	}
 	return true
+}
+
+// top is the innermost open container.
+func (c *Checker) top() *frame { return &c.stack[len(c.stack)-1] }
+
+// itemSchema is an array's items' schema (nil: any).
+func (s *Schema) itemSchema() *Schema {
+	if s == nil {
+		return nil
+	}
+	return s.items
 }
 
 // number advances a number over b; a byte that ends it is taken as what follows.
@@ -243,10 +296,10 @@ func (c *Checker) number(b byte) bool {
 	switch { // sZero, sInt, sFrac, sExp: the number may end here
 	case digit(b) && (c.st == sInt || c.st == sFrac || c.st == sExp):
 		return true
-	case b == '.' && (c.st == sZero || c.st == sInt):
+	case b == '.' && (c.st == sZero || c.st == sInt) && !c.intOnly:
 		c.st = sDot
 		return true
-	case (b == 'e' || b == 'E') && c.st != sExp:
+	case (b == 'e' || b == 'E') && c.st != sExp && !c.intOnly:
 		c.st = sE
 		return true
 	}
@@ -254,10 +307,14 @@ func (c *Checker) number(b byte) bool {
 	return c.byte(b)
 }
 
-// close closes the innermost container, which must be open.
+// close closes the innermost container, which must be open (an object only with its
+// required keys).
 func (c *Checker) close(open byte) bool {
 	n := len(c.stack)
-	if n == 0 || c.stack[n-1] != open {
+	if n == 0 || c.stack[n-1].open != open {
+		return false
+	}
+	if f := c.stack[n-1]; open == '{' && !f.s.canClose(f.used) {
 		return false
 	}
 	c.stack = c.stack[:n-1]
