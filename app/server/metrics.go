@@ -103,10 +103,10 @@ func NewMetrics() *Metrics {
 		})
 	}
 	drafted := engineCounter("ember_draft_tokens_total",
-		"Draft tokens of speculative decoding by prompt lookup evaluated (set by the engine).",
+		"Draft tokens of speculative decoding (prompt lookup, predicted outputs) evaluated (set by the engine).",
 		func(st engine.Stats) int64 { return st.DraftTokens })
 	accepted := engineCounter("ember_draft_accepted_tokens_total",
-		"Draft tokens of speculative decoding by prompt lookup that held (set by the engine).",
+		"Draft tokens of speculative decoding (prompt lookup, predicted outputs) that held (set by the engine).",
 		func(st engine.Stats) int64 { return st.DraftAccepted })
 	for _, c := range []prometheus.Collector{m.requests, m.reqSeconds, m.inflight, m.promptToks,
 		m.cachedToks, m.complToks, m.generations, m.ttft, m.itl, m.kvUsed, m.kvFree, m.prefixHit, drafted, accepted,

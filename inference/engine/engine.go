@@ -104,7 +104,8 @@ type Stats struct {
 	Preemptions                         int64
 	// DiskBlocksLoaded and DiskBlocksSaved count blocks moved to and from Blocks.
 	DiskBlocksLoaded, DiskBlocksSaved int64
-	// DraftTokens of prompt lookup were evaluated; DraftAccepted of them held.
+	// DraftTokens of speculative decoding (prompt lookup, predictions) were evaluated;
+	// DraftAccepted of them held.
 	DraftTokens, DraftAccepted int64
 }
 
