@@ -41,7 +41,14 @@ func (c *countingBackend) ReadF32(ctx context.Context, src backend.Tensor, dst [
 // newStoriesOn is newStoriesOpt on backend be.
 func newStoriesOn(t *testing.T, be backend.Backend, opt Options) *Engine {
 	t.Helper()
-	f, err := gguf.Open(storiesPath)
+	return newEngineOn(t, storiesPath, be, opt)
+}
+
+// newEngineOn is an engine with opt over the model file at path on be, closed when t
+// ends.
+func newEngineOn(t *testing.T, path string, be backend.Backend, opt Options) *Engine {
+	t.Helper()
+	f, err := gguf.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,11 +10,8 @@ import (
 	"testing"
 
 	"ember/inference/backend/ref"
-	"ember/inference/gguf"
-	"ember/inference/model/archs"
 	"ember/inference/sample"
 	"ember/inference/synth"
-	"ember/inference/tokenizer"
 )
 
 const storiesPath = "../../assets/stories260K.gguf"
@@ -245,23 +242,8 @@ func TestInfill(t *testing.T) {
 	if _, err := synth.Write(context.Background(), path, p, synth.Options{FileType: "f32", Seed: "fim"}); err != nil {
 		t.Fatal(err)
 	}
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := archs.Load(f, ref.New())
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := tokenizer.FromGGUF(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := New(m, tok, Options{ContextSize: 128})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close(); m.Close(); f.Close() })
+	e := newEngineOn(t, path, ref.New(), Options{ContextSize: 128})
+	tok := e.tok
 	prefix, suffix := "def add(a, b):\n    return ", "\nprint(add(1, 2))\n"
 	want, ok := tok.EncodeInfill(prefix, suffix)
 	if !ok {
