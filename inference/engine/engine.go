@@ -286,11 +286,11 @@ func (e *Engine) Generate(ctx context.Context, req Request) (<-chan Event, error
 	switch {
 	case req.Suffix != "":
 		var ok bool
-		if toks, ok = e.tok.EncodeInfill(req.Prompt, req.Suffix); !ok || req.Tokens != nil {
-			if ok {
-				return nil, errors.New("engine: a suffix needs a text prompt")
-			}
+		if toks, ok = e.tok.EncodeInfill(req.Prompt, req.Suffix); !ok {
 			return nil, ErrNoInfill
+		}
+		if req.Tokens != nil {
+			return nil, errors.New("engine: a suffix needs a text prompt")
 		}
 	case toks == nil:
 		toks = e.tok.Encode(req.Prompt, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: req.ParseSpecial})

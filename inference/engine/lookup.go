@@ -119,8 +119,9 @@ func (s *scheduler) draftFor(q *sequence, k int) {
 func (s *scheduler) verify(p planned, row0 int) {
 	q := p.q
 	old, accepted := q.computed, 0
+	s.growRaws(1)
 	for i := 0; i < p.n && !q.ended; i++ {
-		id, lp := s.drawRow(q, row0+i)
+		id, lp := s.drawRow(q, row0+i, 0)
 		q.emit(id, lp, s)
 		if i == len(p.draft) || id != p.draft[i] {
 			break
@@ -156,22 +157,6 @@ func (s *scheduler) verify(p planned, row0 int) {
 	if err != nil {
 		q.end(Event{Finish: FinishError, Err: fmt.Errorf("engine: dropping rejected draft tokens: %w", err)})
 	}
-}
-
-// drawRow draws q's token from logits row r of the step, the way postprocess draws a
-// row: its argmax id, its top-k candidates, or the whole row.
-func (s *scheduler) drawRow(q *sequence, r int) (int32, *Logprob) {
-	switch {
-	case s.argmax:
-		id := s.ids[r]
-		q.acceptGreedy(id)
-		return id, nil
-	case s.topk > 0:
-		return s.drawTopRow(q, r), nil
-	}
-	s.growRaws(1)
-	nv := s.m.Params().NVocab
-	return q.draw(s.logits[r*nv:(r+1)*nv], &s.raws[0])
 }
 
 // predictionDraft appends to dst up to k tokens of q's prediction that would follow its

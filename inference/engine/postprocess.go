@@ -56,18 +56,13 @@ func (s *scheduler) postprocess(plan []planned) {
 		d = append(d, drawing{q: q, row: row - 1})
 	}
 	s.draws = d
-	switch {
-	case s.argmax:
-		for i := range d {
-			d[i].id = s.ids[d[i].row]
-			d[i].q.acceptGreedy(d[i].id)
-		}
-	case s.topk > 0:
-		s.drawTop(d)
-	case len(d) >= s.opt.sampleParallelRows():
+	if !s.argmax && s.topk == 0 && len(d) >= s.opt.sampleParallelRows() {
 		s.drawParallel(d)
-	default:
-		s.drawRows(d, 0)
+	} else {
+		s.growRaws(1)
+		for i := range d {
+			d[i].id, d[i].lp = s.drawRow(d[i].q, d[i].row, 0)
+		}
 	}
 	for i := range d {
 		d[i].q.emit(d[i].id, d[i].lp, s)
@@ -86,11 +81,18 @@ type specRows struct {
 	row int
 }
 
-// drawTop draws every row of d from its s.topk candidates (drawTopRow).
-func (s *scheduler) drawTop(d []drawing) {
-	for i := range d {
-		d[i].id = s.drawTopRow(d[i].q, d[i].row)
+// drawRow draws q's token from logits row r of the step: its argmax id, or a draw from
+// its top-k candidates, or from the whole row (with raw scratch w, grown by the caller).
+func (s *scheduler) drawRow(q *sequence, r, w int) (int32, *Logprob) {
+	switch {
+	case s.argmax:
+		id := s.ids[r]
+		q.acceptGreedy(id)
+		return id, nil
+	case s.topk > 0:
+		return s.drawTopRow(q, r), nil
 	}
+	return q.draw(s.logitsRow(r), &s.raws[w])
 }
 
 // drawTopRow draws q's token from row r's s.topk candidates in s.ids and s.vals
@@ -110,18 +112,10 @@ func (s *scheduler) drawTopRow(q *sequence, r int) int32 {
 	return id
 }
 
-// rowOf is drawing x's logits row.
-func (s *scheduler) rowOf(x *drawing) []float32 {
+// logitsRow is logits row r of the step.
+func (s *scheduler) logitsRow(r int) []float32 {
 	nv := s.m.Params().NVocab
-	return s.logits[x.row*nv : (x.row+1)*nv]
-}
-
-// drawRows draws every row of d in turn with raw scratch w.
-func (s *scheduler) drawRows(d []drawing, w int) {
-	s.growRaws(w + 1)
-	for i := range d {
-		d[i].id, d[i].lp = d[i].q.draw(s.rowOf(&d[i]), &s.raws[w])
-	}
+	return s.logits[r*nv : (r+1)*nv]
 }
 
 // drawParallel draws the rows of d on up to GOMAXPROCS goroutines (this one included),
@@ -136,7 +130,7 @@ func (s *scheduler) drawParallel(d []drawing) {
 			if i >= len(d) {
 				return
 			}
-			d[i].id, d[i].lp = d[i].q.draw(s.rowOf(&d[i]), &s.raws[w])
+			d[i].id, d[i].lp = d[i].q.draw(s.logitsRow(d[i].row), &s.raws[w])
 		}
 	}
 	var wg sync.WaitGroup

@@ -211,12 +211,10 @@ func topKOf(plan []planned, vocab int) int {
 		switch {
 		case p.rows() == 0:
 			continue // no logits row
-		case q.json != nil || len(q.j.req.LogitBias) > 0:
-			return 0 // constrained or biased: the whole row
+		case q.wholeRow():
+			return 0 // logprobs, a constraint or a bias: the whole row
 		case q.greedy():
 			k = max(k, 1)
-		case q.j.req.Logprobs:
-			return 0
 		default:
 			n, ok := q.smp.TopKOnly(vocab)
 			if !ok || n > backend.MaxTopK {

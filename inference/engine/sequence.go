@@ -69,8 +69,12 @@ func newSequence(s *scheduler, j *job) *sequence {
 // greedy reports whether q's next token is the argmax of its logits row and nothing
 // else is wanted of the row (no logprobs): the backend may find it (ArgMax), and
 // acceptGreedy then stands in for draw.
-func (q *sequence) greedy() bool {
-	return q.smp.IsGreedy() && !q.j.req.Logprobs && q.json == nil && len(q.j.req.LogitBias) == 0
+func (q *sequence) greedy() bool { return q.smp.IsGreedy() && !q.wholeRow() }
+
+// wholeRow reports whether q's draws need its whole logits row on the host: for its
+// logprobs, its JSON constraint or its logit bias.
+func (q *sequence) wholeRow() bool {
+	return q.j.req.Logprobs || q.json != nil || len(q.j.req.LogitBias) > 0
 }
 
 // acceptGreedy records id, the argmax of q's logits row, as draw would have (greedy()
@@ -118,26 +122,27 @@ func (q *sequence) emit(id int32, lp *Logprob, s *scheduler) {
 		q.end(Event{Text: q.stop.flush() + q.dec.Flush(), Finish: FinishStop})
 		return
 	}
-	piece := q.dec.Add(id)
-	text, hit := q.stop.push(piece)
+	text, hit := q.stop.push(q.dec.Add(id))
 	if hit {
 		q.end(Event{Text: text, Finish: FinishStop, Logprob: lp})
 		return
 	}
-	if q.json != nil && q.json.push(s.tok.Piece(id)) {
-		// The object closed: the reply is over.
-		q.send(Event{Text: text, Token: id, Logprob: lp})
-		tail, _ := q.stop.push(q.dec.Flush())
-		q.end(Event{Text: tail + q.stop.flush(), Finish: FinishStop})
-		return
-	}
 	q.send(Event{Text: text, Token: id, Logprob: lp})
-	if (req.MaxTokens > 0 && u.CompletionTokens >= req.MaxTokens) || len(q.tokens) >= q.ctx {
-		tail, _ := q.stop.push(q.dec.Flush())
-		q.end(Event{Text: tail + q.stop.flush(), Finish: FinishLength})
-		return
+	switch {
+	case q.json != nil && q.json.push(s.tok.Piece(id)): // the object closed: the reply is over
+		q.finish(FinishStop)
+	case (req.MaxTokens > 0 && u.CompletionTokens >= req.MaxTokens) || len(q.tokens) >= q.ctx:
+		q.finish(FinishLength)
+	default:
+		q.tokens = append(q.tokens, id)
 	}
-	q.tokens = append(q.tokens, id)
+}
+
+// finish ends q for reason after its last token was sent, with the text the decoder and
+// the stop-string check still held back.
+func (q *sequence) finish(reason string) {
+	tail, _ := q.stop.push(q.dec.Flush())
+	q.end(Event{Text: tail + q.stop.flush(), Finish: reason})
 }
 
 // send delivers an event. The channel has room for every event the request can produce,
