@@ -57,7 +57,6 @@ func (h *Handler) generate(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	text := req.Prompt
 	if req.Suffix != "" { // fill in the middle: the prompt and suffix around the model's FIM tokens, no template
-		ereq.Prompt, ereq.Suffix = req.Prompt, req.Suffix
 		ro.think = false
 	} else if !req.Raw {
 		var msgs []prompt.Message
@@ -72,10 +71,8 @@ func (h *Handler) generate(w http.ResponseWriter, r *http.Request) {
 		}
 		ro.startInThink = strings.HasSuffix(strings.TrimRight(text, " \t\r\n"), "<think>")
 	}
-	if req.Suffix == "" {
-		ereq.Prompt, ereq.ParseSpecial = text, true
-	}
-	ereq.JSON, ereq.ThinkFirst, ereq.JSONSchema = ro.json, ro.startInThink, schema // sampling keeps the reply a JSON object
+	ereq.Prompt, ereq.Suffix, ereq.ParseSpecial = text, req.Suffix, req.Suffix == "" // FIM prompts are plain text
+	ereq.JSON, ereq.ThinkFirst, ereq.JSONSchema = ro.json, ro.startInThink, schema   // sampling keeps the reply a JSON object
 
 	ch, cancel, e := h.start(ctx, ereq)
 	if e != nil {
