@@ -132,11 +132,8 @@ func (b *Backend) attentionShort(args []uint64, rows, nkv, g, hd, vhd, nmax, gro
 	}
 	args = append(args, i64(cap), i64(nmax), 0, 0)
 	b.launch(name, rows, nkv, smThreads, smem, args...)
-	if !kv1 && (g*vhd)%256 == 0 {
-		// The output projection's rounding of dst to Q8_K may join it (fuse.go): dst is
-		// args[0], its row stride in floats args[1].
-		b.mark(fusable{kind: fuseAttention, kernel: name, dst: args[0], rows: rows, cols: g * nkv * vhd, args: args,
-			grid: [3]int{rows, nkv, smem}})
+	if !kv1 {
+		b.markAttention(name, args, rows, nkv, smem, g, nkv, vhd)
 	}
 	return true
 }

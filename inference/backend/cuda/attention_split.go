@@ -133,13 +133,7 @@ func (b *Backend) attentionSplit1(args []uint64, rows, nkv, g, hd, vhd, nmax, sp
 	}
 	args = append(args, work, count, i64(splits), i64(cmax), 0, 0)
 	b.launch("attention_split1", rows, nkv*splits, smThreads, smem, args...)
-	if (g*vhd)%256 == 0 {
-		// The output projection's rounding of dst to Q8_K may join it (fuse.go): dst is
-		// args[0], its row stride in floats args[1].
-		d := &tensor{ptr: args[0], rows: rows, cols: g * nkv * vhd, stride: 4 * int(args[1])}
-		b.mark(fusable{kind: fuseAttention, dst: d.ptr, rows: d.rows, cols: d.cols, args: args,
-			grid: [3]int{rows, nkv * splits, smem}})
-	}
+	b.markAttention("attention_split1", args, rows, nkv*splits, smem, g, nkv, vhd)
 	return true
 }
 

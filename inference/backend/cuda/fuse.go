@@ -107,6 +107,18 @@ func (b *Backend) fuseOff() bool {
 	return c.off
 }
 
+// markAttention records decode attention kernel name, just queued on a grid of rows x
+// gy blocks of smem bytes with args ending in its Q8_K output and stride (0, 0), as one
+// the output projection's Q8_K rounding may join (fuseQ8K), when each group's g*vhd
+// outputs of the g*nkv*vhd of a row (dst: args[0]) are whole 256-element blocks.
+func (b *Backend) markAttention(name string, args []uint64, rows, gy, smem, g, nkv, vhd int) {
+	if (g*vhd)%256 != 0 {
+		return
+	}
+	b.mark(fusable{kind: fuseAttention, kernel: name, dst: args[0], rows: rows, cols: g * nkv * vhd, args: args,
+		grid: [3]int{rows, gy, smem}})
+}
+
 // markFusable records that the launch just queued may be fused with a quantization.
 func (b *Backend) markFusable(kind int, dst *tensor, args []uint64) {
 	b.mark(fusable{kind: kind, dst: dst.ptr, rows: dst.rows, cols: dst.cols, args: args})
