@@ -129,11 +129,15 @@ __device__ __forceinline__ void dec_meet(int* ctr, int until) {
 // block t/bs; with scap > 0 (64 nt <= scap) the scores of pass 1 are kept for pass 2.
 // With sp, the block is part sp->c of a split row (DecSplit): its sums, against its own
 // statistics, meet the other parts' after pass 2 and are added, weighted, into dst.
+// With q8 (no sp; the rows' outputs contiguous, dstep == D, nr*D whole 256-element
+// blocks) the outputs are also rounded to Q8_K as quant_q8_k would, as blocks q8b ..
+// of the Q8_K row q8 of q8k elements (the output projection's input: fuse.go).
 template <int D>
 __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], float* dst0, i64 dstep,
                                            const float* q0, i64 qstep, int nr, const uint16_t* k, i64 kstride,
                                            const uint16_t* v, i64 vstride, const int* tab, int bs, int nkeys,
-                                           float scale, int scap, int tb, int nt, const DecSplit* sp) {
+                                           float scale, int scap, int tb, int nt, const DecSplit* sp,
+                                           uint8_t* q8 = nullptr, int q8b = 0, int q8k = 0) {
     if (scap && nt * DEC_K > scap) __trap();  // the host bounds every row's positions by scap
     uint8_t* qsm = smem;                               // [16][D]
     uint8_t* ksm = qsm + 2 * 16 * D;                   // [2][DEC_K][D]
@@ -304,10 +308,24 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
         for (int j = 0; j < D / 32; j++) {
             const float2 ra = *(const float2*)(red + g * D + d0 + 8 * j);
             const float2 rb = *(const float2*)(red + (g + 8) * D + d0 + 8 * j);
-            if (g < nr) *(float2*)(out + g * ostep + d0 + 8 * j) = make_float2(o[j][0] + ra.x, o[j][1] + ra.y);
-            if (g + 8 < nr)
-                *(float2*)(out + (g + 8) * ostep + d0 + 8 * j) = make_float2(o[j][2] + rb.x, o[j][3] + rb.y);
+            const float2 sa = make_float2(o[j][0] + ra.x, o[j][1] + ra.y);
+            const float2 sb = make_float2(o[j][2] + rb.x, o[j][3] + rb.y);
+            if (g < nr) *(float2*)(out + g * ostep + d0 + 8 * j) = sa;
+            if (g + 8 < nr) *(float2*)(out + (g + 8) * ostep + d0 + 8 * j) = sb;
+            if (q8) {  // the sums where this thread read its halves: red then holds the output
+                *(float2*)(red + g * D + d0 + 8 * j) = sa;
+                *(float2*)(red + (g + 8) * D + d0 + 8 * j) = sb;
+            }
         }
+    if (q8 && !sp) {  // the rounding's scratch past red, in the K tiles' space (no static memory)
+        float* qv = red + 16 * D;
+        float* qa = qv + 256;
+        int* qi = (int*)(qa + 8);
+        __syncthreads();
+        for (int e0 = 0; e0 < nr * D; e0 += 256)
+            q8k_quant_in(red[e0 + tid], q8, q8b + e0 / 256, q8k, tid, qa, qi, qv, true);
+        return;
+    }
     if (!sp) return;
     // Every part's sums and statistics are out: each part's weight in each row (its share
     // of the row's sum, against the row's max) into shared memory (warp w: rows w, w+8),
@@ -400,7 +418,8 @@ attention_mla_split(float* dst, i64 dstride, const float* q, i64 qstride, const 
     extern "C" __global__ void __launch_bounds__(DEC_THREADS)                                                           \
         attention_dec##D(float* dst, i64 dstride, const float* q, i64 qstride, const uint16_t* k, i64 kstride,          \
                          const uint16_t* v, i64 vstride, const int* pos, int nhead, int nkv, int hd, int vhd,           \
-                         float scale, const int* table, int tcols, const int* seq, int bs, int scap) {                  \
+                         float scale, const int* table, int tcols, const int* seq, int bs, int scap, uint8_t* q8,       \
+                         i64 q8stride) {                                                                                \
         pdl_entry();                                                                                                    \
         extern __shared__ __align__(16) uint8_t dec_raw[];                                                              \
         __shared__ float stat[DEC_THREADS / 32][16][2];                                                                 \
@@ -408,7 +427,8 @@ attention_mla_split(float* dst, i64 dstride, const float* q, i64 qstride, const 
         const int* tab = table ? table + (i64)seq[i] * tcols : 0;                                                       \
         dec_attend<D>(dec_raw, stat, dst + (i64)i * dstride + (i64)kvh * G * D, D, q + (i64)i * qstride + (i64)kvh * G * D, \
                       D, G, k + kvh * D, kstride, v + kvh * D, vstride, tab, bs, pos[i] + 1, scale, scap, 0,          \
-                      (pos[i] + DEC_K) / DEC_K, nullptr);                                                              \
+                      (pos[i] + DEC_K) / DEC_K, nullptr, q8 ? q8 + (i64)i * q8stride : nullptr, kvh * G * D / 256,   \
+                      nhead * D);                                                              \
     }
 DEC_KERNEL(64)
 DEC_KERNEL(128)

@@ -20,9 +20,12 @@ __device__ __forceinline__ void pdl_wait() {
 __device__ __forceinline__ void pdl_entry() { pdl_wait(); }
 
 // pdl_defer opens a kernel that reads weights (device memory no kernel writes: uploaded
-// once by Backend.Weight) before it calls pdl_wait(), and nothing else before it: its
-// first weight loads overlap the end of the kernel before. It does nothing itself; it
-// marks the kernel for the tests (kernels/cuda/pdl_test.go).
+// once by Backend.Weight) or a step's positions (written by the host before the step's
+// first kernel, never by a kernel) before it calls pdl_wait(), and nothing else before
+// it: that work overlaps the end of the kernel before. A kernel starts only once the
+// one before it has passed its own wait, so every kernel before that one has completed,
+// and the host's copies before them. pdl_defer does nothing itself; it marks the kernel
+// for the tests (kernels/cuda/pdl_test.go).
 __device__ __forceinline__ void pdl_defer() {}
 
 // ggml type ids (inference/quant.Type).

@@ -402,14 +402,15 @@ MMV_ID_FAST(q6_k, T_Q6_K)
 MMV_ID_FAST(q8_0, T_Q8_0)
 
 // mmv_multi: up to three projections of one activation row in one launch (the fused
-// Q/K/V and gate/up products of a decode step), each Q4_K, Q6_K or Q8_0 with the same dot
-// partner, each dot as by mv1 (with the same dynamic shared memory); grid: the
+// Q/K/V and gate/up products of a decode step), each Q4_K or Q6_K (mmv_multi) or all
+// Q8_0 (mmv_multi_q8_0: its own kernel, so that Q4_K's registers do not bound its
+// occupancy), each dot as by mv1 (with the same dynamic shared memory); grid: the
 // projections' row blocks (mv1_rows) one after the other (M = 0 for none).
-extern "C" __global__ void __launch_bounds__(128)
-mmv_multi(const uint8_t* X, i64 xstride, int K,
-          const uint8_t* W0, i64 ws0, float* D0, int M0, int t0,
-          const uint8_t* W1, i64 ws1, float* D1, int M1, int t1,
-          const uint8_t* W2, i64 ws2, float* D2, int M2, int t2) { pdl_defer();
+#define MMV_MULTI_ARGS const uint8_t *X, i64 xstride, int K, const uint8_t *W0, i64 ws0, float *D0, int M0, int t0, \
+                       const uint8_t *W1, i64 ws1, float *D1, int M1, int t1, const uint8_t *W2, i64 ws2, float *D2, \
+                       int M2, int t2
+template <bool Q80>
+__device__ __forceinline__ void mmv_multi_body(MMV_MULTI_ARGS) {
     int b = blockIdx.x;
     const int rpb0 = mv1_rows(t0), rpb1 = mv1_rows(t1);
     const int nb0 = (M0 + rpb0 - 1) / rpb0, nb1 = (M1 + rpb1 - 1) / rpb1;
@@ -424,10 +425,16 @@ mmv_multi(const uint8_t* X, i64 xstride, int K,
         b -= nb0;
         W = W1; ws = ws1; D = D1; M = M1; T = t1;
     }
-    if (T == T_Q4_K)
-        mv1<T_Q4_K, true>(W, ws, X, D, M, K, b);
-    else if (T == T_Q6_K)
-        mv1<T_Q6_K, true>(W, ws, X, D, M, K, b);
-    else
+    if (Q80)
         mv1<T_Q8_0, true>(W, ws, X, D, M, K, b);
+    else if (T == T_Q4_K)
+        mv1<T_Q4_K, true>(W, ws, X, D, M, K, b);
+    else
+        mv1<T_Q6_K, true>(W, ws, X, D, M, K, b);
+}
+extern "C" __global__ void __launch_bounds__(128) mmv_multi(MMV_MULTI_ARGS) { pdl_defer();
+    mmv_multi_body<false>(X, xstride, K, W0, ws0, D0, M0, t0, W1, ws1, D1, M1, t1, W2, ws2, D2, M2, t2);
+}
+extern "C" __global__ void __launch_bounds__(128) mmv_multi_q8_0(MMV_MULTI_ARGS) { pdl_defer();
+    mmv_multi_body<true>(X, xstride, K, W0, ws0, D0, M0, t0, W1, ws1, D1, M1, t1, W2, ws2, D2, M2, t2);
 }

@@ -70,6 +70,7 @@ __device__ __forceinline__ float q4k_part(uint4 hdr, int c, int sa, int sb, floa
 #define Q4K_R1 4
 #define Q6K_R1 2
 #define Q80_R1 4
+#define Q80_S 4  // Q8_0 steps in flight (mv1_q8_0)
 
 // mv1_rows is the weight rows a block of the batch-1 kernel of type T takes.
 __device__ __forceinline__ int mv1_rows(int T) { return 4 * (T == T_Q4_K ? Q4K_R1 : T == T_Q6_K ? Q6K_R1 : Q80_R1); }
@@ -240,44 +241,50 @@ __device__ __forceinline__ void mv1_q6_k(const uint8_t* W, i64 ws, const uint8_t
     mv1_store<Q6K_R1>(acc, D, r0, M);
 }
 
-// Q8_0: lane pair lane / 2 takes block ib0 + lane / 2 (ib0 += 16 per step), as mmv_q8_0.
+// Q8_0: lane pair lane / 2 takes block ib0 + lane / 2 (ib0 += 16 per step), as mmv_q8_0,
+// with the weights of the next Q80_S - 1 steps in flight while a step is computed.
 template <bool SM>
 __device__ __forceinline__ void mv1_q8_0(const uint8_t* W, i64 ws, const uint8_t* Xg, uint8_t* xs, int n, float* D, int M, int K, int rb) {
+    constexpr int S = Q80_S;
     const int lane = threadIdx.x & 31, half = lane & 1, nb = K / 32;
     const int r0 = (rb * 4 + (threadIdx.x >> 5)) * Q80_R1;
+    const int nj = (nb + 15) / 16;
     const uint8_t* w[Q80_R1];
 #pragma unroll
     for (int i = 0; i < Q80_R1; i++) w[i] = W + (i64)min(r0 + i, M - 1) * ws;
-    int4 q[Q80_R1];
-    uint16_t dw[Q80_R1];
-    // Every lane runs the same number of iterations so that the pair shuffle is legal;
-    // a lane past the last block loads the last one again and adds nothing.
-    int ib = min(lane >> 1, nb - 1);
+    int4 q[S][Q80_R1];
+    uint16_t dw[S][Q80_R1];
+    // Every lane runs the same steps so that the pair shuffle is legal; a lane past the
+    // last block loads the last one again and adds nothing.
+    auto load = [&](int j, int4 (&Q)[Q80_R1], uint16_t (&DW)[Q80_R1]) {
+        if (j >= nj) return;
+        const int ib = min(16 * j + (lane >> 1), nb - 1);
 #pragma unroll
-    for (int i = 0; i < Q80_R1; i++) q[i] = *(const int4*)(w[i] + 32 * ib + 16 * half), dw[i] = *(const uint16_t*)(w[i] + 32 * nb + 2 * ib);
+        for (int i = 0; i < Q80_R1; i++) Q[i] = *(const int4*)(w[i] + 32 * ib + 16 * half), DW[i] = *(const uint16_t*)(w[i] + 32 * nb + 2 * ib);
+    };
+#pragma unroll
+    for (int s = 0; s < S - 1; s++) load(s, q[s], dw[s]);
     const uint8_t* X = mv1_ready<SM>(Xg, xs, n, K, -1);
     float acc[Q80_R1];
 #pragma unroll
     for (int i = 0; i < Q80_R1; i++) acc[i] = 0;
-    for (int ib0 = 0; ib0 < nb; ib0 += 16) {
-        const bool ok = ib0 + (lane >> 1) < nb;
-        const int in = min(ib0 + 16 + (lane >> 1), nb - 1);
-        int4 nq[Q80_R1];
-        uint16_t ndw[Q80_R1];
-        if (ib0 + 16 < nb) {
+    for (int j0 = 0; j0 < nj; j0 += S) {
 #pragma unroll
-            for (int i = 0; i < Q80_R1; i++) nq[i] = *(const int4*)(w[i] + 32 * in + 16 * half), ndw[i] = *(const uint16_t*)(w[i] + 32 * nb + 2 * in);
-        }
-        const int4 xv = *(const int4*)(X + 32 * ib + 16 * half);
-        const float dx = ((const float*)(X + K))[ib];
+        for (int s = 0; s < S; s++) {
+            const int j = j0 + s, f = (s + S - 1) % S;
+            load(j + S - 1, q[f], dw[f]);
+            if (j >= nj) break;  // warp-uniform
+            const bool ok = 16 * j + (lane >> 1) < nb;
+            const int ib = min(16 * j + (lane >> 1), nb - 1);
+            const int4 xv = *(const int4*)(X + 32 * ib + 16 * half);
+            const float dx = ((const float*)(X + K))[ib];
 #pragma unroll
-        for (int i = 0; i < Q80_R1; i++) {
-            int s = __dp4a(q[i].x, xv.x, __dp4a(q[i].y, xv.y, __dp4a(q[i].z, xv.z, __dp4a(q[i].w, xv.w, 0))));
-            s += __shfl_xor_sync(0xffffffffu, s, 1);
-            if (ok && half == 0) acc[i] += (float)s * (h2f(dw[i]) * dx);
-            q[i] = nq[i], dw[i] = ndw[i];
+            for (int i = 0; i < Q80_R1; i++) {
+                int sm = __dp4a(q[s][i].x, xv.x, __dp4a(q[s][i].y, xv.y, __dp4a(q[s][i].z, xv.z, __dp4a(q[s][i].w, xv.w, 0))));
+                sm += __shfl_xor_sync(0xffffffffu, sm, 1);
+                if (ok && half == 0) acc[i] += (float)sm * (h2f(dw[s][i]) * dx);
+            }
         }
-        ib = in;
     }
     mv1_store<Q80_R1>(acc, D, r0, M);
 }

@@ -213,14 +213,20 @@ extern "C" __global__ void rope2_set(float* x1, int width1, int nb1, float* x2, 
                                      const int* pos, int head_dim, int dims, int neox, float theta_scale,
                                      float freq_scale, const float* factors, float ext, float lo, float hi,
                                      float mscale, uint8_t* kc, int kf16, const int* rows, uint8_t* vc, int vf16,
-                                     const float* vs, int vcols, int g3) { pdl_entry();
+                                     const float* vs, int vcols, int g3) { pdl_defer();
     extern __shared__ float cs[];  // dims floats
     const int nb2 = (width2 / head_dim + hpb - 1) / hpb;
     int half = dims / 2, y = blockIdx.y;
     if (y >= nb1 + nb2) {
+        pdl_wait();
         set_row(vc, vf16, vs, rows[blockIdx.x], blockIdx.x, vcols, y - nb1 - nb2, g3);
         return;
     }
+    // The table needs only the position (written by the host before the step, like
+    // every position) and the frequency factors (weights): it is computed while the
+    // kernel before finishes.
+    rope_table(cs, pos[blockIdx.x], half, theta_scale, freq_scale, factors, ext, lo, hi, mscale);
+    pdl_wait();
     float* x = x1;
     int width = width1;
     const bool isk = y >= nb1;
@@ -230,7 +236,6 @@ extern "C" __global__ void rope2_set(float* x1, int width1, int nb1, float* x2, 
         y -= nb1;
     }
     int h0 = y * hpb, h1 = min(width / head_dim, h0 + hpb);
-    rope_table(cs, pos[blockIdx.x], half, theta_scale, freq_scale, factors, ext, lo, hi, mscale);
     __syncthreads();
     float* row = x + (i64)blockIdx.x * width;
     rope_heads(row, h0, h1, head_dim, half, neox, cs);
@@ -432,6 +437,15 @@ __device__ __forceinline__ void add_rms_norm_row(float* sum, const float* a, con
     __shared__ int si[32];
     const i64 r0 = (i64)blockIdx.x * cols;
     const int t = threadIdx.x;
+    const int g = t >> 6, l = t & 63, nb = cols / 256;
+    // Q8K: the first group of blocks' norm weights (weights: no kernel writes them) are
+    // read before the wait for the kernel before (pdl_defer), off the row's chain.
+    float wv[4];
+    if (Q8K) {
+#pragma unroll
+        for (int i = 0; i < 4; i++) wv[i] = g < nb ? w[g * 256 + 64 * i + l] : 0.0f;
+        pdl_wait();
+    }
     float av[ADD_NORM_PER], bv[ADD_NORM_PER];
 #pragma unroll
     for (int i = 0; i < ADD_NORM_PER; i++) {
@@ -463,7 +477,6 @@ __device__ __forceinline__ void add_rms_norm_row(float* sum, const float* a, con
         for (int j = t; j < cols; j += ADD_NORM_THREADS) dst[r0 + j] = xs[j] * scale * w[j];
         return;
     }
-    const int g = t >> 6, l = t & 63, nb = cols / 256;
     uint8_t* row = out + (i64)blockIdx.x * ostride;
     for (int ib0 = 0; ib0 < nb; ib0 += ADD_NORM_THREADS / 64) {  // a 256-element block per group of 64 threads
         const int ib = ib0 + g;
@@ -472,7 +485,7 @@ __device__ __forceinline__ void add_rms_norm_row(float* sum, const float* a, con
 #pragma unroll
         for (int i = 0; i < 4; i++) {
             const int j = ib * 256 + 64 * i + l;
-            v[i] = on ? xs[j] * scale * w[j] : 0.0f;
+            v[i] = on ? xs[j] * scale * (ib0 == 0 ? wv[i] : w[j]) : 0.0f;
         }
         q8k_quant_wide(v, row, ib, cols, on, sa, si, sx);
         if (on) {
@@ -490,7 +503,7 @@ extern "C" __global__ void __launch_bounds__(ADD_NORM_THREADS) add_rms_norm(floa
 // add_rms_norm_q8_k: cols % 256 == 0; out rows of ostride bytes.
 extern "C" __global__ void __launch_bounds__(ADD_NORM_THREADS) add_rms_norm_q8_k(float* sum, const float* a, const float* b,
                                                                                   float* dst, const float* w, int cols,
-                                                                                  float eps, uint8_t* out, i64 ostride) { pdl_entry();
+                                                                                  float eps, uint8_t* out, i64 ostride) { pdl_defer();
     add_rms_norm_row<true>(sum, a, b, dst, w, cols, eps, out, ostride);
 }
 

@@ -32,8 +32,8 @@ func newAttentionQueue(noFuse bool) *queueOnly {
 
 // TestAttentionChoice: the decode attention kernel each shape gets in auto mode (and with
 // attention_short forced on), and whether the output projection's Q8_K rounding joins
-// it: Llama-3.1-8B's one token over a short cache on attention_dec128 (its rounding a
-// launch of its own), over 768 positions on attention_split1 (rounding fused); forced,
+// it: Llama-3.1-8B's one token over a short cache on attention_dec128 (rounding fused),
+// over 768 positions on attention_split1 (rounding fused); forced,
 // attention_short128 (fused); DeepSeek-V2-Lite's latent rows of one or a few tokens over
 // a short cache on attention_short576, of one over a long one on attention_mla_split, of
 // 64 tokens on attention_mla_split; with $EMBER_CUDA_NO_MMQ, one row as a batch's rows
@@ -48,15 +48,15 @@ func TestAttentionChoice(t *testing.T) {
 		noFuse               bool
 		want                 []string
 	}{
-		{"8B, 1 token, 100 positions", 1, 32, 8, 128, 100, 1024, false, false, false, false, []string{"attention_dec128", "quant_q8_k", mm}},
+		{"8B, 1 token, 100 positions", 1, 32, 8, 128, 100, 1024, false, false, false, false, []string{"attention_dec128", mm}},
 		{"8B, 1 token, 600 positions", 1, 32, 8, 128, 600, 1024, false, false, false, false, []string{"attention_split1", mm}},
 		{"8B, 1 token, 100 positions, short on", 1, 32, 8, 128, 100, 1024, false, true, false, false, []string{"attention_short128", mm}},
 		{"8B, 1 token, 600 positions, fusion off", 1, 32, 8, 128, 600, 1024, false, false, false, true, []string{"attention_split1", "quant_q8_k", mm}},
 		{"8B, 1 token, 100 positions, short on, fusion off", 1, 32, 8, 128, 100, 1024, false, true, false, true, []string{"attention_short128", "quant_q8_k", mm}},
-		{"8B, 4 rows (a draft's verify), 100 positions", 4, 32, 8, 128, 100, 1024, false, false, false, false, []string{"attention_dec128", "quant_q8_k", mmvName(quant.Q4_K, 4)}},
+		{"8B, 4 rows (a draft's verify), 100 positions", 4, 32, 8, 128, 100, 1024, false, false, false, false, []string{"attention_dec128", mmvName(quant.Q4_K, 4)}},
 		{"8B, 4 rows, 600 positions", 4, 32, 8, 128, 600, 1024, false, false, false, false, []string{"attention_split1", mmvName(quant.Q4_K, 4)}},
 		{"8B, 1 token, no mmq", 1, 32, 8, 128, 100, 1024, false, false, true, false, []string{"attention_smem", "quant_q8_k", mm}},
-		{"1B (64-dim heads), 1 token, 100 positions", 1, 32, 8, 64, 100, 1024, false, false, false, false, []string{"attention_dec64", "quant_q8_k", mm}},
+		{"1B (64-dim heads), 1 token, 100 positions", 1, 32, 8, 64, 100, 1024, false, false, false, false, []string{"attention_dec64", mm}},
 		{"V2-Lite, 1 token, 100 positions", 1, 16, 1, 576, 100, 1024, true, false, false, false, []string{"attention_short576"}},
 		{"V2-Lite, 5 tokens, 200 positions", 5, 16, 1, 576, 200, 1024, true, false, false, false, []string{"attention_short576"}},
 		{"V2-Lite, 1 token, 600 positions", 1, 16, 1, 576, 600, 1024, true, false, false, false, []string{"attention_mla_split"}},

@@ -65,6 +65,11 @@ const NoMLASplitEnv = "EMBER_CUDA_NO_MLA_SPLIT"
 // decline, however few rows (for timing against them).
 const DecOnEnv = "EMBER_CUDA_DEC_ON"
 
+// DecOwnQ8KEnv names an environment variable: when set, the output projection's Q8_K
+// rounding of attention_dec64/128's output stays a launch of its own (for timing against
+// the fused rounding).
+const DecOwnQ8KEnv = "EMBER_CUDA_DEC_OWN_Q8K"
+
 func decGQAMode() splitMode {
 	if os.Getenv(DecOnEnv) != "" {
 		return splitOn
@@ -108,6 +113,7 @@ func (b *Backend) decScap(d int, shared bool, nmax int) int {
 type attDec struct {
 	mla, gqa splitMode      // auto: by decMinTokens / decMinPairs; off: never; on: whenever the shapes allow
 	twoPass  bool           // $EMBER_CUDA_DEC_TWO_PASS: never keep the scores (decScap)
+	ownQ8K   bool           // $EMBER_CUDA_DEC_OWN_Q8K: the output projection's rounding never joins attention_dec
 	smem     map[string]int // per kernel: the dynamic shared memory its limit is raised to
 	// mlaSplit: attention_mla_split (auto: when two or more spans a token fit the SMs, as
 	// mlaSplitLeast says; off: never; on: whenever attention_mla may run, one span a token
@@ -196,7 +202,11 @@ func (b *Backend) attentionDec(args []uint64, rows, nkv, g, hd, vhd, nmax int) b
 	if !ok {
 		return false
 	}
-	b.launch(name, rows, nkv, decThreads, smem, append(args, i64(scap))...)
+	args = append(args, i64(scap), 0, 0)
+	b.launch(name, rows, nkv, decThreads, smem, args...)
+	if !b.dec.ownQ8K {
+		b.markAttention(name, args, rows, nkv, smem, g, nkv, vhd) // each block rounds its KV head's outputs
+	}
 	return true
 }
 

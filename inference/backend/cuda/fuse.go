@@ -26,9 +26,10 @@ import (
 //     SetRows of it: rope2_set without Q or V (fuseRoPE1Set).
 //   - A mixture of experts' weighted sum (moe_sum), then an Add of it and another
 //     tensor (the shared experts' output): moe_sum_add (fuseMoESumAdd).
-//   - Split decode attention (attention_split1) or short-context decode attention
-//     (attention_short) whose output a MatMul then rounds to Q8_K (the output
-//     projection): its last blocks (attention_short: each block) round it (fuseQ8K).
+//   - Decode attention (attention_split1, attention_short, attention_dec64/128) whose
+//     output a MatMul then rounds to Q8_K (the output projection): its last blocks
+//     (attention_short and attention_dec: each block, its KV head's outputs) round it
+//     (fuseQ8K).
 //
 // The profiler launches each op at once and queues nothing, so it sees them unfused.
 
@@ -44,7 +45,7 @@ const (
 	fuseAdd        // add_f32 of same-shape operands: an RMSNorm of the sum may join it
 	fuseRoPE       // rope_f32: the RoPE of another tensor may join it
 	fuseSetRows    // set_rows (one launch): the SetRows of another tensor may join it
-	fuseAttention  // attention_split1 or attention_short: a Q8_K rounding of its output may join it
+	fuseAttention  // attention_split1, attention_short or attention_dec64/128: a Q8_K rounding of its output may join it
 	fuseRoPE2      // rope2_f32: the SetRows of its second tensor (K) into a cache may join it
 	fuseRoPESet    // rope2_set without V: the SetRows of V with the same row ids may join it
 	fuseGetRows    // get_rows_f32 (one launch): a Q8_K rounding of the rows it wrote may join it

@@ -10,14 +10,14 @@ import (
 	"ember/inference/quant"
 )
 
-// TestFusedAttentionQ8K: split decode attention (attention_split1) or short-context
-// decode attention (attention_short, forced on over these contexts: several tiles)
-// followed by a MatMul that rounds its output to Q8_K (the output projection) rounds it
+// TestFusedAttentionQ8K: split decode attention (attention_split1), short-context
+// decode attention (attention_short, forced on over these contexts: several tiles) or
+// the tensor-core decode kernels (attention_dec64/128, forced on) followed by a MatMul that rounds its output to Q8_K (the output projection) rounds it
 // in the attention's last blocks: one launch fewer, the same bits in the attention
 // output and the product. Not fused: heads whose group output is not whole 256-element
 // blocks.
 func TestFusedAttentionQ8K(t *testing.T) {
-	for _, kernel := range []string{"split", "short"} {
+	for _, kernel := range []string{"split", "short", "dec"} {
 		t.Run(kernel, func(t *testing.T) { fusedAttentionQ8K(t, kernel) })
 	}
 }
@@ -34,9 +34,14 @@ func fusedAttentionQ8K(t *testing.T, kernel string) {
 	} {
 		name := fmt.Sprintf("%d rows %d/%d heads of %d, %d positions", c.rows, c.nhead, c.nkv, c.hd, c.ctx)
 		checkFused(t, name, c.saved, func(e *fuseEnv) (func(), []backend.Tensor) {
-			if kernel == "short" {
+			switch kernel {
+			case "short":
 				cuda.ShortAttention(e.be, true)
-			} else {
+			case "dec":
+				cuda.ShortAttention(e.be, false)
+				cuda.SplitAttention(e.be, false)
+				cuda.DecodeAttention(e.be, true)
+			default:
 				cuda.ShortAttention(e.be, false)
 				cuda.SplitAttention(e.be, true)
 			}

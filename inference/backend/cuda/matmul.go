@@ -268,8 +268,9 @@ func (b *Backend) MatMulShared(x backend.Tensor, projs []backend.Proj) {
 	}
 }
 
-// multi runs the projections of one activation row in a single launch (mmv_multi) when
-// there are at most three, all Q4_K/Q6_K or all Q8_0.
+// multi runs the projections of one activation row in a single launch (mmv_multi, or
+// mmv_multi_q8_0 for Q8_0 weights) when there are at most three, all Q4_K/Q6_K or all
+// Q8_0.
 func (b *Backend) multi(xt *tensor, projs []backend.Proj) bool {
 	vt, ok := multiTakes(xt, projs)
 	if !ok {
@@ -316,5 +317,9 @@ func (b *Backend) multiLaunch(xt *tensor, projs []backend.Proj, xq uint64, strid
 		args = append(args, ptr(wt), i64(wt.stride), ptr(d), i64(wt.rows), i64(int(wt.typ)))
 		blocks += (wt.rows + rowsPerBlock(wt.typ, 1, wt.cols) - 1) / rowsPerBlock(wt.typ, 1, wt.cols)
 	}
-	b.launch("mmv_multi", blocks, 1, 128, mv1Smem(get(projs[0].W).typ, xt.cols), args...)
+	name, t0 := "mmv_multi", get(projs[0].W).typ
+	if t0 == quant.Q8_0 { // all are (multiTakes: one dot partner)
+		name = "mmv_multi_q8_0"
+	}
+	b.launch(name, blocks, 1, 128, mv1Smem(t0, xt.cols), args...)
 }
