@@ -119,6 +119,9 @@ func (c *Checker) byte(b byte) bool {
 		case space(b):
 			return true
 		case b == '"':
+			if f := c.top(); !f.s.keyPrefix(nil, f.used) {
+				return false // no key may open here (a closed object with all its keys)
+			}
 			c.st, c.key, c.str = sString, true, c.str[:0]
 			return true
 		case b == '}' && c.st == sKeyOrClose:

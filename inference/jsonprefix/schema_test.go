@@ -66,6 +66,15 @@ func TestSchemaChecker(t *testing.T) {
 	if c := NewChecker(small); c.Feed(`{"a":true,`) {
 		t.Error("a ',' after the only key was taken")
 	}
+	// A closed object with no properties: no key may even open (the quote alone would
+	// leave nothing to write next).
+	empty := compile(t, `{"type":"object","properties":{"args":{"type":"object","properties":{},"additionalProperties":false}}}`)
+	if c := NewChecker(empty); c.Feed(`{"args":{ "`) {
+		t.Error("a key opened in a closed object without properties")
+	}
+	if c := NewChecker(empty); !c.Feed(`{"args":{ }}`) || !c.Done() {
+		t.Error("an empty closed object refused")
+	}
 	// Accepts leaves the checker as it was.
 	c := NewChecker(s)
 	c.Feed(`{"name":"x","ag`)
