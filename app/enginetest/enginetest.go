@@ -90,9 +90,12 @@ func (b *Backend) ContextSize() int { return b.Eng.ContextSize() }
 func (b *Backend) TokenText(id int32) string { return b.Tok.Piece(id) }
 
 // Render renders msgs with Tmpl, or joins their contents with newlines without one.
-func (b *Backend) Render(ctx context.Context, msgs []prompt.Message, gen bool) (string, error) {
+func (b *Backend) Render(ctx context.Context, msgs []prompt.Message, tools []any, gen bool) (string, error) {
+	if len(tools) > 0 && (b.Tmpl == nil || !b.Tmpl.UsesTools()) {
+		msgs = prompt.WithToolInstructions(msgs, tools)
+	}
 	if b.Tmpl != nil {
-		return b.Tmpl.Render(ctx, msgs, prompt.Options{AddGenerationPrompt: gen})
+		return b.Tmpl.Render(ctx, msgs, prompt.Options{AddGenerationPrompt: gen, Tools: tools})
 	}
 	parts := make([]string, 0, len(msgs))
 	for _, m := range msgs {

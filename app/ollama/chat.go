@@ -63,7 +63,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	hideThinking := req.Think != nil && !req.Think.Bool()
 
 	ctx := r.Context()
-	text, err := h.b.Render(ctx, msgs, true)
+	text, err := h.b.Render(ctx, msgs, nil, true)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "the model's chat template cannot render these messages: "+err.Error())
 		return

@@ -65,7 +65,7 @@ func (h *Handler) generate(w http.ResponseWriter, r *http.Request) {
 		}
 		msgs = append(msgs, prompt.Message{Role: "user", Content: req.Prompt})
 		var err error
-		if text, err = h.b.Render(ctx, msgs, true); err != nil {
+		if text, err = h.b.Render(ctx, msgs, nil, true); err != nil {
 			writeError(w, http.StatusBadRequest, "the model's chat template cannot render this prompt: "+err.Error())
 			return
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"ember/app/reply"
 	"ember/inference/engine"
 	"ember/inference/jsonprefix"
 	"ember/inference/prompt"
@@ -26,7 +27,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	text, err := h.b.Render(ctx, msgs, true)
+	text, err := h.b.Render(ctx, msgs, ro.tools.defs, true)
 	if err != nil {
 		writeError(w, renderError(ctx, err))
 		return
@@ -63,7 +64,8 @@ func (h *Handler) validateChat(req *chatRequest) (genParams, []prompt.Message, r
 		default:
 			return genParams{}, nil, ro, invalid("messages", "Invalid value for 'messages[%d].role': %q is not one of system, developer, user, assistant, tool.", i, m.Role).withCode("invalid_value")
 		}
-		msgs[i] = prompt.Message{Role: role, Content: string(m.Content), ReasoningContent: m.ReasoningContent}
+		msgs[i] = prompt.Message{Role: role, Content: string(m.Content), ReasoningContent: m.ReasoningContent,
+			ToolCalls: promptToolCalls(m.ToolCalls), ToolCallID: m.ToolCallID, Name: m.Name}
 	}
 	maxTok, maxParam := req.MaxTokens, "max_tokens"
 	if req.MaxCompletionTokens != nil {
@@ -116,9 +118,16 @@ func (h *Handler) validateChat(req *chatRequest) (genParams, []prompt.Message, r
 		}
 		p.base.Prediction = string(pr.Content)
 	}
-	if tc := bytes.TrimSpace(req.ToolChoice); len(tc) > 0 && !bytes.Equal(tc, []byte("null")) &&
-		!bytes.Equal(tc, []byte(`"none"`)) && !bytes.Equal(tc, []byte(`"auto"`)) {
-		return p, nil, ro, invalid("tool_choice", "tool_choice %s is not supported: this server cannot make the model call tools yet.", tc).withCode("unsupported_value")
+	ts, e := validateTools(req.Tools, req.ToolChoice)
+	if e != nil {
+		return p, nil, ro, e
+	}
+	ro.tools = ts
+	if ts.schema != nil {
+		if ro.json {
+			return p, nil, ro, invalid("tool_choice", "A JSON response_format cannot be combined with tool_choice %s: the reply is a tool call.", bytes.TrimSpace(req.ToolChoice)).withCode("invalid_value")
+		}
+		ro.json, p.base.JSONSchema = true, ts.schema
 	}
 	return p, msgs, ro, nil
 }
@@ -169,8 +178,18 @@ func (c *chatCall) complete() {
 			writeError(c.w, out.failed)
 			return
 		}
-		resp.Choices = append(resp.Choices, chatChoice{Index: i, Logprobs: lps, FinishReason: out.finish,
-			Message: outMessage{Role: "assistant", Content: content.String(), ReasoningContent: reasoning.String()}})
+		msg := outMessage{Role: "assistant", ReasoningContent: reasoning.String()}
+		text, finish := content.String(), out.finish
+		if c.ro.tools.names != nil {
+			var calls []reply.Call
+			if text, calls = reply.ParseCalls(text, c.ro.tools.names); calls != nil {
+				msg.ToolCalls, finish = outCalls(calls, false), "tool_calls"
+			}
+		}
+		if text != "" || msg.ToolCalls == nil {
+			msg.Content = &text
+		}
+		resp.Choices = append(resp.Choices, chatChoice{Index: i, Logprobs: lps, FinishReason: finish, Message: msg})
 		addUsage(resp.Usage, out, i == 0)
 	}
 	writeJSON(c.w, resp)
@@ -199,7 +218,17 @@ func (c *chatCall) stream() {
 			cancel()
 			return
 		}
+		var ts *reply.ToolStream
+		if c.ro.tools.names != nil {
+			ts = reply.NewToolStream(c.ro.tools.names)
+		}
 		out := consume(ch, cancel, c.ro, func(pc piece) error {
+			if ts != nil {
+				pc.content = ts.Push(pc.content)
+				if pc.content == "" && pc.reasoning == "" && (pc.lp == nil || !c.p.base.Logprobs) {
+					return nil
+				}
+			}
 			d := delta{}
 			if pc.content != "" {
 				d.Content = &pc.content
@@ -221,6 +250,18 @@ func (c *chatCall) stream() {
 			return
 		}
 		finish := out.finish
+		if ts != nil {
+			rest, calls := ts.Finish()
+			if rest != "" && c.chunk(s, chunkChoice{Index: i, Delta: delta{Content: &rest}}) != nil {
+				return
+			}
+			if calls != nil {
+				finish = "tool_calls"
+				if c.chunk(s, chunkChoice{Index: i, Delta: delta{ToolCalls: outCalls(calls, true)}}) != nil {
+					return
+				}
+			}
+		}
 		if c.chunk(s, chunkChoice{Index: i, FinishReason: &finish}) != nil {
 			return
 		}

@@ -48,7 +48,7 @@ func TestErrors(t *testing.T) {
 		{"json_schema unsupported", "POST", "/v1/chat/completions", chatBody(`,"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{"anyOf":[]}}}`), 400, "response_format.json_schema.schema", "unsupported_value"},
 		{"json_schema of no object", "POST", "/v1/chat/completions", chatBody(`,"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{"type":"array"}}}`), 400, "response_format.json_schema.schema", "invalid_value"},
 		{"prediction type", "POST", "/v1/chat/completions", chatBody(`,"prediction":{"type":"text","content":"a"}`), 400, "prediction.type", "invalid_value"},
-		{"tool_choice required", "POST", "/v1/chat/completions", chatBody(`,"tool_choice":"required"`), 400, "tool_choice", "unsupported_value"},
+		{"tool_choice required without tools", "POST", "/v1/chat/completions", chatBody(`,"tool_choice":"required"`), 400, "tool_choice", "invalid_value"},
 		{"missing model", "POST", "/v1/chat/completions", `{` + story + `}`, 400, "model", "missing_required_parameter"},
 		{"unknown model", "POST", "/v1/chat/completions", `{"model":"gpt-4",` + story + `}`, 404, "model", "model_not_found"},
 		{"context too long", "POST", "/v1/chat/completions", `{"model":"stories260K","messages":[{"role":"user","content":"` + long[:4000] + `"}]}`, 400, "messages", "context_length_exceeded"},

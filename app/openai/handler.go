@@ -55,8 +55,9 @@ type Backend interface {
 	ModelName() string
 	ContextSize() int
 	// Render renders a conversation into prompt text (special tokens as text; the
-	// engine adds BOS).
-	Render(ctx context.Context, msgs []prompt.Message, addGenerationPrompt bool) (string, error)
+	// engine adds BOS); tools, when given, are tool definitions (OpenAI's form) for
+	// the template, or written into the system turn when it does not read them.
+	Render(ctx context.Context, msgs []prompt.Message, tools []any, addGenerationPrompt bool) (string, error)
 	// TokenText is one token's text, possibly an incomplete UTF-8 sequence.
 	TokenText(id int32) string
 }

@@ -24,6 +24,13 @@ func newTestBackend(t testing.TB) *testBackend {
 	return &testBackend{enginetest.New(t, storiesPath, engine.Options{ContextSize: 256, BlockSize: 4})}
 }
 
+// newToolBackend has room for the tool instructions written into the prompt (the tiny
+// model's vocabulary spells them in ~400 tokens).
+func newToolBackend(t testing.TB) *testBackend {
+	t.Helper()
+	return &testBackend{enginetest.New(t, storiesPath, engine.Options{ContextSize: 1024, BlockSize: 16})}
+}
+
 // post sends a JSON body to the handler and returns the status and body.
 func post(t *testing.T, h http.Handler, path, body string) (int, []byte) {
 	t.Helper()

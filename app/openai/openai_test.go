@@ -37,7 +37,7 @@ func TestChatStreamEqualsComplete(t *testing.T) {
 			t.Fatalf("%s: response %+v", params, full)
 		}
 		want := full.Choices[0]
-		if want.Message.Role != "assistant" || want.Message.Content == "" {
+		if want.Message.Role != "assistant" || want.Message.text() == "" {
 			t.Fatalf("%s: message %+v", params, want.Message)
 		}
 
@@ -69,8 +69,8 @@ func TestChatStreamEqualsComplete(t *testing.T) {
 				t.Fatalf("chunk %d: finish_reason %v", i, c.Choices[0].FinishReason)
 			}
 		}
-		if got.String() != want.Message.Content {
-			t.Errorf("%s:\nstreamed %q\ncomplete %q", params, got.String(), want.Message.Content)
+		if got.String() != want.Message.text() {
+			t.Errorf("%s:\nstreamed %q\ncomplete %q", params, got.String(), want.Message.text())
 		}
 		if f := *cs[len(cs)-1].Choices[0].FinishReason; f != want.FinishReason {
 			t.Errorf("%s: finish %q vs %q", params, f, want.FinishReason)
@@ -117,7 +117,7 @@ func TestStop(t *testing.T) {
 	h := New(newTestBackend(t), Options{})
 	var free chatCompletion
 	postJSON(t, h, "/v1/chat/completions", chatBody(`,"temperature":0,"max_tokens":60`), &free)
-	text := free.Choices[0].Message.Content
+	text := free.Choices[0].Message.text()
 	words := strings.Fields(text)
 	if len(words) < 6 {
 		t.Fatalf("reply too short: %q", text)
@@ -127,8 +127,8 @@ func TestStop(t *testing.T) {
 	for _, s := range []string{fmt.Sprintf("%q", stop), fmt.Sprintf(`["zzzz",%q]`, stop)} {
 		var r chatCompletion
 		postJSON(t, h, "/v1/chat/completions", chatBody(`,"temperature":0,"max_tokens":60,"stop":`+s), &r)
-		if c := r.Choices[0]; c.Message.Content != want || c.FinishReason != "stop" {
-			t.Errorf("stop %s: %q (%s), want %q", s, c.Message.Content, c.FinishReason, want)
+		if c := r.Choices[0]; c.Message.text() != want || c.FinishReason != "stop" {
+			t.Errorf("stop %s: %q (%s), want %q", s, c.Message.text(), c.FinishReason, want)
 		}
 	}
 }
@@ -158,7 +158,7 @@ func TestLogprobs(t *testing.T) {
 			}
 		}
 	}
-	if got := r.Choices[0].Message.Content; spelled.String() != got {
+	if got := r.Choices[0].Message.text(); spelled.String() != got {
 		t.Errorf("tokens spell %q, reply is %q", spelled.String(), got)
 	}
 	// Without logprobs the field is null.
@@ -248,10 +248,10 @@ func TestN(t *testing.T) {
 	for i, c := range r.Choices {
 		var one chatCompletion
 		postJSON(t, h, "/v1/chat/completions", chatBody(fmt.Sprintf(`,"seed":%d,"temperature":1,"max_tokens":12`, 10+i)), &one)
-		if c.Index != i || c.Message.Content != one.Choices[0].Message.Content || streamed[i] != c.Message.Content {
-			t.Errorf("choice %d: %q; alone %q; streamed %q", i, c.Message.Content, one.Choices[0].Message.Content, streamed[i])
+		if c.Index != i || c.Message.text() != one.Choices[0].Message.text() || streamed[i] != c.Message.text() {
+			t.Errorf("choice %d: %q; alone %q; streamed %q", i, c.Message.text(), one.Choices[0].Message.text(), streamed[i])
 		}
-		distinct[c.Message.Content] = true
+		distinct[c.Message.text()] = true
 	}
 	if len(distinct) < 2 {
 		t.Errorf("the choices are all the same: %+v", r.Choices)
@@ -267,7 +267,7 @@ func TestUnknownFieldsIgnored(t *testing.T) {
 	h := New(newTestBackend(t), Options{})
 	var r chatCompletion
 	postJSON(t, h, "/v1/chat/completions", chatBody(`,"max_tokens":3,"user":"me","metadata":{"a":1},"store":false,"tools":[],"tool_choice":"auto","parallel_tool_calls":true,"frobnicate":[1,{}],"model_extra":null`), &r)
-	if r.Choices[0].Message.Content == "" {
+	if r.Choices[0].Message.text() == "" {
 		t.Error("empty reply")
 	}
 }
@@ -354,7 +354,7 @@ func TestReasoning(t *testing.T) {
 	var r chatCompletion
 	postJSON(t, h, "/v1/chat/completions", chatBody(`,"temperature":0,"max_tokens":20`), &r)
 	m := r.Choices[0].Message
-	if m.Content != "" || m.ReasoningContent == "" {
+	if m.text() != "" || m.ReasoningContent == "" {
 		t.Fatalf("message %+v", m)
 	}
 	if r.Usage.CompletionTokensDetails == nil || r.Usage.CompletionTokensDetails.ReasoningTokens != 20 {
@@ -447,7 +447,7 @@ func TestPrediction(t *testing.T) {
 	params := `,"temperature":0,"max_tokens":40`
 	var plain chatCompletion
 	postJSON(t, h, "/v1/chat/completions", chatBody(params), &plain)
-	want := plain.Choices[0].Message.Content
+	want := plain.Choices[0].Message.text()
 	if d := plain.Usage.CompletionTokensDetails; d != nil && d.AcceptedPredictionTokens+d.RejectedPredictionTokens > 0 {
 		t.Errorf("no prediction, yet %+v", d)
 	}
@@ -458,7 +458,7 @@ func TestPrediction(t *testing.T) {
 	} {
 		var r chatCompletion
 		postJSON(t, h, "/v1/chat/completions", chatBody(params+`,"prediction":`+pred), &r)
-		if got := r.Choices[0].Message.Content; got != want {
+		if got := r.Choices[0].Message.text(); got != want {
 			t.Fatalf("with the prediction %s: %q, want %q", pred, got, want)
 		}
 		d := r.Usage.CompletionTokensDetails
@@ -479,8 +479,8 @@ func TestLogitBias(t *testing.T) {
 	h := New(b, Options{})
 	var r chatCompletion
 	postJSON(t, h, "/v1/chat/completions", chatBody(`,"max_tokens":5,"logit_bias":{"300":100}`), &r)
-	if want := strings.Repeat(b.TokenText(300), 5); r.Choices[0].Message.Content != strings.TrimLeft(want, " ") && r.Choices[0].Message.Content != want {
-		t.Errorf("biased reply %q, want %q", r.Choices[0].Message.Content, want)
+	if want := strings.Repeat(b.TokenText(300), 5); r.Choices[0].Message.text() != strings.TrimLeft(want, " ") && r.Choices[0].Message.text() != want {
+		t.Errorf("biased reply %q, want %q", r.Choices[0].Message.text(), want)
 	}
 	for _, bias := range []string{`{"x":1}`, `{"-3":1}`, `{"5":101}`, `{"5":-1000}`} {
 		code, body := post(t, h, "/v1/chat/completions", chatBody(`,"max_tokens":2,"logit_bias":`+bias))
@@ -508,8 +508,8 @@ func TestJSONSchema(t *testing.T) {
 			Name *string
 			Age  *int
 		}
-		if err := json.Unmarshal([]byte(r.Choices[0].Message.Content), &got); err != nil || got.Name == nil || got.Age == nil {
-			t.Fatalf("reply %q: %v", r.Choices[0].Message.Content, err)
+		if err := json.Unmarshal([]byte(r.Choices[0].Message.text()), &got); err != nil || got.Name == nil || got.Age == nil {
+			t.Fatalf("reply %q: %v", r.Choices[0].Message.text(), err)
 		}
 	case code == 400 && strings.Contains(string(body), "json_validate_failed"):
 	default:

@@ -35,7 +35,8 @@ type outcome struct {
 type runOpts struct {
 	think        bool // split <think> reasoning from content
 	startInThink bool // the prompt already opened <think>
-	json         bool // response_format json_object
+	json         bool // response_format json_object (or a call object: tool_choice required)
+	tools        toolSetup
 }
 
 // start begins one completion. Its context is the request's, so a client that goes
@@ -120,7 +121,9 @@ func consume(ch <-chan engine.Event, cancel context.CancelFunc, o runOpts, emit 
 	case last.Finish == engine.FinishError || !last.Done:
 		out.failed = serverError("Generation failed: %v", last.Err)
 	}
-	if o.json && !out.gone && out.failed == nil && !sh.JSONValid() {
+	if o.json && !out.gone && out.failed == nil && !sh.JSONValid() && o.tools.schema != nil {
+		out.failed = invalid("tool_choice", "Failed to generate a tool call: the model's reply did not complete the call's JSON object (sampling kept it one, but it did not close within max_tokens). Please raise max_tokens or adjust your prompt.").withCode("tool_call_failed")
+	} else if o.json && !out.gone && out.failed == nil && !sh.JSONValid() {
 		out.failed = invalid("response_format", "Failed to generate JSON: the model's reply did not complete a JSON object (sampling kept it one, but it did not close within max_tokens). Please raise max_tokens or adjust your prompt.").withCode("json_validate_failed")
 	}
 	return out

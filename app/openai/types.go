@@ -46,7 +46,9 @@ type chatRequest struct {
 	Logprobs            *bool           `json:"logprobs"`
 	TopLogprobs         *int64          `json:"top_logprobs"`
 	ResponseFormat      *responseFormat `json:"response_format"`
+	Tools               []tool          `json:"tools"`
 	ToolChoice          json.RawMessage `json:"tool_choice"`
+	ParallelToolCalls   *bool           `json:"parallel_tool_calls"`
 	Prediction          *prediction     `json:"prediction"`
 }
 
@@ -61,6 +63,9 @@ type chatMessage struct {
 	Role             string      `json:"role"`
 	Content          textContent `json:"content"`
 	ReasoningContent string      `json:"reasoning_content"`
+	ToolCalls        []toolCall  `json:"tool_calls"`
+	ToolCallID       string      `json:"tool_call_id"`
+	Name             string      `json:"name"`
 }
 
 type responseFormat struct {
@@ -255,10 +260,11 @@ type chatChoice struct {
 }
 
 type outMessage struct {
-	Role             string  `json:"role"`
-	Content          string  `json:"content"`
-	ReasoningContent string  `json:"reasoning_content,omitempty"`
-	Refusal          *string `json:"refusal"`
+	Role             string     `json:"role"`
+	Content          *string    `json:"content"` // null when the reply is only tool calls
+	ReasoningContent string     `json:"reasoning_content,omitempty"`
+	ToolCalls        []toolCall `json:"tool_calls,omitempty"`
+	Refusal          *string    `json:"refusal"`
 }
 
 // chatChunk is one streamed event of a chat completion. Usage is absent unless the
@@ -282,9 +288,10 @@ type chunkChoice struct {
 }
 
 type delta struct {
-	Role             string  `json:"role,omitempty"`
-	Content          *string `json:"content,omitempty"`
-	ReasoningContent *string `json:"reasoning_content,omitempty"`
+	Role             string     `json:"role,omitempty"`
+	Content          *string    `json:"content,omitempty"`
+	ReasoningContent *string    `json:"reasoning_content,omitempty"`
+	ToolCalls        []toolCall `json:"tool_calls,omitempty"`
 }
 
 type chatLogprobs struct {
@@ -364,4 +371,12 @@ type errorDetail struct {
 	Type    string  `json:"type"`
 	Param   *string `json:"param"`
 	Code    *string `json:"code"`
+}
+
+// text is the message's content, "" when null.
+func (m outMessage) text() string {
+	if m.Content == nil {
+		return ""
+	}
+	return *m.Content
 }

@@ -94,7 +94,10 @@ func (m *Model) TokenText(id int32) string { return m.tok.Piece(id) }
 
 // Render renders a conversation into prompt text with the chat template. The engine
 // adds BOS itself, so a BOS the template writes first is dropped (as llama.cpp does).
-func (m *Model) Render(ctx context.Context, msgs []prompt.Message, addGenerationPrompt bool) (string, error) {
+func (m *Model) Render(ctx context.Context, msgs []prompt.Message, tools []any, addGenerationPrompt bool) (string, error) {
+	if len(tools) > 0 && (m.tmpl == nil || !m.tmpl.UsesTools()) {
+		msgs = prompt.WithToolInstructions(msgs, tools)
+	}
 	if m.tmpl == nil {
 		parts := make([]string, 0, len(msgs))
 		for _, msg := range msgs {
@@ -111,7 +114,7 @@ func (m *Model) Render(ctx context.Context, msgs []prompt.Message, addGeneration
 	if id := m.tok.EOS(); id >= 0 {
 		eos = m.tok.Piece(id)
 	}
-	out, err := m.tmpl.Render(ctx, msgs, prompt.Options{AddGenerationPrompt: addGenerationPrompt, BOSToken: bos, EOSToken: eos})
+	out, err := m.tmpl.Render(ctx, msgs, prompt.Options{AddGenerationPrompt: addGenerationPrompt, BOSToken: bos, EOSToken: eos, Tools: tools})
 	if err != nil {
 		return "", err
 	}

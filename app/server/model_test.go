@@ -13,7 +13,7 @@ import (
 func TestModelRender(t *testing.T) {
 	md := newModel(t, nil)
 	msgs := []prompt.Message{{Role: "system", Content: "Be brief."}, {Role: "user", Content: "Once upon a time"}}
-	got, err := md.Render(context.Background(), msgs, true)
+	got, err := md.Render(context.Background(), msgs, nil, true)
 	if err != nil || got != "Be brief.\nOnce upon a time" {
 		t.Fatalf("%q %v", got, err)
 	}
@@ -33,7 +33,7 @@ func TestModelRender(t *testing.T) {
 		t.Fatal(err)
 	}
 	tm := server.NewModel(newEngine(t), "x", nil, tmpl, nil)
-	got, err = tm.Render(context.Background(), msgs, true)
+	got, err = tm.Render(context.Background(), msgs, nil, true)
 	if want := "<|system|>Be brief.<|user|>Once upon a time<|assistant|>"; err != nil || got != want {
 		t.Fatalf("%q %v, want %q", got, err, want)
 	}

@@ -30,6 +30,7 @@ package prompt
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -46,7 +47,23 @@ type Message struct {
 	// reasoning_content when not empty (R1 distill templates ignore it; Qwen3-style ones
 	// render it).
 	ReasoningContent string
+	// ToolCalls are an assistant turn's tool calls; they reach the template as
+	// tool_calls, each {"id", "type": "function", "function": {"name", "arguments"}}
+	// with the arguments decoded from JSON (templates write them with tojson).
+	ToolCalls []ToolCall
+	// ToolCallID and Name are a tool turn's call id and tool name (tool_call_id, name).
+	ToolCallID, Name string
 }
+
+// ToolCall is one call of an assistant turn: its id, the tool's name and the arguments
+// as JSON text.
+type ToolCall struct {
+	ID, Name, Arguments string
+}
+
+// UsesTools reports whether the template reads the tools variable: whether tool
+// definitions passed to Render reach the model at all.
+func (t *Template) UsesTools() bool { return strings.Contains(t.source, "tools") }
 
 // Options are a render's variables and limits. The zero value renders without a
 // generation prompt, with empty BOS/EOS and the default limits.
@@ -214,6 +231,26 @@ func renderData(msgs []Message, opt Options) (map[string]any, error) {
 		if m.ReasoningContent != "" {
 			mm["reasoning_content"] = m.ReasoningContent
 		}
+		if len(m.ToolCalls) > 0 {
+			calls := make([]any, len(m.ToolCalls))
+			for j, c := range m.ToolCalls {
+				var args any = c.Arguments
+				dec := json.NewDecoder(strings.NewReader(c.Arguments))
+				dec.UseNumber()
+				var v any
+				if dec.Decode(&v) == nil {
+					args = v
+				}
+				calls[j] = map[string]any{"id": c.ID, "type": "function", "function": map[string]any{"name": c.Name, "arguments": args}}
+			}
+			mm["tool_calls"] = normalizeJSON(calls)
+		}
+		if m.ToolCallID != "" {
+			mm["tool_call_id"] = m.ToolCallID
+		}
+		if m.Name != "" {
+			mm["name"] = m.Name
+		}
 		ms[i] = mm
 	}
 	data["messages"] = ms
@@ -224,4 +261,26 @@ func renderData(msgs []Message, opt Options) (map[string]any, error) {
 		data["tools"] = normalizeJSON(opt.Tools)
 	}
 	return data, nil
+}
+
+// WithToolInstructions returns msgs with the tool definitions and how to call them
+// written into the system turn (a new first turn when there is none), for a template
+// that does not read the tools variable: the reply form asked for is one JSON object
+// of a tool's name and arguments, which reply.ParseCalls reads.
+func WithToolInstructions(msgs []Message, tools []any) []Message {
+	defs, err := json.Marshal(tools)
+	if err != nil || len(tools) == 0 {
+		return msgs
+	}
+	text := "You can call these tools (JSON definitions):\n" + string(defs) +
+		"\nTo call one, reply with only a JSON object of the form " +
+		`{"name": "<tool name>", "arguments": {<the arguments>}}` +
+		" and nothing else. Otherwise answer normally."
+	out := make([]Message, 0, len(msgs)+1)
+	if len(msgs) > 0 && msgs[0].Role == "system" {
+		first := msgs[0]
+		first.Content = strings.TrimSpace(first.Content + "\n\n" + text)
+		return append(append(out, first), msgs[1:]...)
+	}
+	return append(append(out, Message{Role: "system", Content: text}), msgs...)
 }
