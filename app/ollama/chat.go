@@ -28,8 +28,9 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 			Message: api.Message{Role: "assistant"}, Done: true, DoneReason: "load"})
 		return
 	}
-	if len(req.Tools) > 0 {
-		writeError(w, http.StatusBadRequest, req.Model+" does not support tools")
+	defs, names, e := toolDefs(req.Tools)
+	if e != nil {
+		writeStatusError(w, e)
 		return
 	}
 	msgs := make([]prompt.Message, len(req.Messages))
@@ -42,14 +43,15 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusBadRequest, "messages: a message has no role")
 			return
 		}
-		msgs[i] = prompt.Message{Role: m.Role, Content: m.Content, ReasoningContent: m.Thinking}
+		msgs[i] = prompt.Message{Role: m.Role, Content: m.Content, ReasoningContent: m.Thinking,
+			ToolCalls: promptToolCalls(m.ToolCalls), ToolCallID: m.ToolCallID, Name: m.ToolName}
 	}
 	ereq, e := request(req.Options)
 	if e != nil {
 		writeStatusError(w, e)
 		return
 	}
-	ro := runOpts{think: true}
+	ro := runOpts{think: true, tools: names}
 	var schema *jsonprefix.Schema
 	if ro.json, schema, e = jsonFormat(req.Format); e != nil {
 		writeStatusError(w, e)
@@ -63,7 +65,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	hideThinking := req.Think != nil && !req.Think.Bool()
 
 	ctx := r.Context()
-	text, err := h.b.Render(ctx, msgs, nil, true)
+	text, err := h.b.Render(ctx, msgs, defs, true)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "the model's chat template cannot render these messages: "+err.Error())
 		return
@@ -77,8 +79,8 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		writeStatusError(w, e)
 		return
 	}
-	reply := func(p piece) api.ChatResponse {
-		m := api.Message{Role: "assistant", Content: p.content}
+	shape := func(p piece) api.ChatResponse {
+		m := api.Message{Role: "assistant", Content: p.content, ToolCalls: ollamaCalls(p.calls)}
 		if !hideThinking {
 			m.Thinking = p.thinking
 		}
@@ -89,7 +91,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		return resp
 	}
 
-	answer(h, w, req.Stream == nil || *req.Stream, ch, cancel, ro, hideThinking, req.Logprobs, reply,
+	answer(h, w, req.Stream == nil || *req.Stream, ch, cancel, ro, hideThinking, req.Logprobs, shape,
 		func(resp *api.ChatResponse, lps []api.Logprob, out outcome) {
 			resp.Logprobs, resp.Done, resp.DoneReason, resp.Metrics = lps, true, out.reason, metrics(start, out.usage)
 		})

@@ -28,7 +28,9 @@
 //     object and ends it where the object closes, failing one that does not close within
 //     num_predict; a JSON schema as format does the same with the object matching it
 //     (jsonprefix.Compile's subset; other schemas are refused, 400);
-//   - images, tools and template overrides are refused (400), and a suffix where the
+//   - "tools" reach the chat template, and the reply's calls come back as
+//     message.tool_calls (tools.go);
+//   - images and template overrides are refused (400), and a suffix where the
 //     model has no fill-in-the-middle tokens; the deprecated
 //     "context" of /api/generate is ignored and never returned; keep_alive is ignored.
 package ollama

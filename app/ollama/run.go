@@ -107,6 +107,7 @@ func jsonFormat(f json.RawMessage) (bool, *jsonprefix.Schema, *statusError) {
 type piece struct {
 	thinking, content string
 	lp                *engine.Logprob
+	calls             []reply.Call // the reply's tool calls (at its end)
 }
 
 // outcome is how a reply ended.
@@ -119,6 +120,7 @@ type outcome struct {
 
 type runOpts struct {
 	think, startInThink, json bool
+	tools                     []string // the tools a reply may call (nil: calls are not looked for)
 }
 
 // start begins a generation under the request's context; cancel ends it early.
@@ -190,7 +192,7 @@ func errString(err error) string {
 // reply completed by final. A failure is an error status, or after the stream began a
 // last {"error"} line.
 func answer[T any](h *Handler, w http.ResponseWriter, stream bool, ch <-chan engine.Event, cancel context.CancelFunc,
-	ro runOpts, hideThinking, logprobs bool, reply func(piece) T, final func(*T, []api.Logprob, outcome)) {
+	ro runOpts, hideThinking, logprobs bool, shape func(piece) T, final func(*T, []api.Logprob, outcome)) {
 	if !stream {
 		var content, thinking strings.Builder
 		var lps []api.Logprob
@@ -209,18 +211,29 @@ func answer[T any](h *Handler, w http.ResponseWriter, stream bool, ch <-chan eng
 			writeStatusError(w, out.failed)
 			return
 		}
-		resp := reply(piece{content: content.String(), thinking: thinking.String()})
+		p := piece{content: content.String(), thinking: thinking.String()}
+		if ro.tools != nil {
+			p.content, p.calls = reply.ParseCalls(p.content, ro.tools)
+		}
+		resp := shape(p)
 		final(&resp, lps, out)
 		writeJSON(w, resp)
 		return
 	}
+	var ts *reply.ToolStream // holds back what may be tool calls
+	if ro.tools != nil {
+		ts = reply.NewToolStream(ro.tools)
+	}
 	s := newNDJSON(w, h.opt.WriteTimeout)
 	defer s.close()
 	out := consume(ch, cancel, ro, func(p piece) error {
-		if hideThinking && p.content == "" && p.lp == nil {
+		if ts != nil {
+			p.content = ts.Push(p.content)
+		}
+		if (hideThinking || p.thinking == "") && p.content == "" && (p.lp == nil || !logprobs) {
 			return nil
 		}
-		return s.send(reply(p))
+		return s.send(shape(p))
 	})
 	if out.gone {
 		return
@@ -229,7 +242,14 @@ func answer[T any](h *Handler, w http.ResponseWriter, stream bool, ch <-chan eng
 		s.send(map[string]string{"error": out.failed.msg})
 		return
 	}
-	resp := reply(piece{})
+	if ts != nil {
+		if rest, calls := ts.Finish(); rest != "" || calls != nil {
+			if s.send(shape(piece{content: rest, calls: calls})) != nil {
+				return
+			}
+		}
+	}
+	resp := shape(piece{})
 	final(&resp, nil, out)
 	s.send(resp)
 }

@@ -24,6 +24,8 @@ func FuzzRequests(f *testing.F) {
 		`{"model":"stories260K","prompt":"\xff\xfe","max_tokens":2,"response_format":{"type":"json_object"}}`,
 		`{"model":"stories260K","messages":[{"role":"user","content":"Once"}],"max_tokens":4,"prediction":{"type":"content","content":"Once upon"},"response_format":{"type":"json_object"}}`,
 		`{"model":"stories260K","prompt":"def f(","suffix":"):\n","max_tokens":3}`,
+		`{"model":"stories260K","messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":"1"}],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"required","max_tokens":3}`,
+		`{"model":"stories260K","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}],"tool_choice":{"type":"function","function":{"name":"f"}},"stream":true}`,
 		`{"messages":"nope"}`, `[]`, `null`, `{`, ``,
 	} {
 		f.Add(s, false)

@@ -29,8 +29,13 @@
 //   - max_tokens beyond the context is allowed: generation ends at the context's end with
 //     finish_reason "length". The prompt itself must fit: otherwise 400
 //     context_length_exceeded.
-//   - Tools: "tools" is ignored; tool_choice "required" or a named function is refused
-//     (400), since the server cannot make the model call tools yet.
+//   - Tools (tools.go): "tools" reach the model's chat template (or the system turn when
+//     the template takes none); the calls in the reply, in the form the model's family
+//     writes them, come back as message.tool_calls (content null, finish_reason
+//     "tool_calls"; streamed as one delta of tool_calls, the call's text held back).
+//     tool_choice "none" leaves the tools out; "required" or a named function
+//     constrains the reply to one call object (its arguments to the function's schema
+//     when one function is possible and jsonprefix takes its schema; else any object).
 //   - llama.cpp's top_k, min_p and repeat_penalty are accepted as extensions.
 //   - logprobs cover every generated token, the reasoning's included.
 //   - An empty or absent "model" is refused like OpenAI does (400); a model name other
