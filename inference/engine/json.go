@@ -37,8 +37,10 @@ func (j *jsonReply) allowed(id int32) bool {
 	return piece != "" && !j.tok.IsControl(id) && j.c.Accepts(piece)
 }
 
-// push records the piece of the token drawn and reports whether the object is now
-// whole.
+// push records the piece of the token drawn and reports whether the reply is over: the
+// object is whole, or the piece does not continue it (the masked draw found no token
+// allowed, a dead end of the vocabulary: the reply ends there rather than run on
+// unconstrained; the API then reports the object incomplete).
 func (j *jsonReply) push(piece string) bool {
 	if j.wait {
 		j.think += piece
@@ -52,6 +54,8 @@ func (j *jsonReply) push(piece string) bool {
 		j.wait, piece = false, j.think[i+len(thinkEnd):]
 		j.think = ""
 	}
-	j.c.Feed(piece)
+	if !j.c.Feed(piece) {
+		return true
+	}
 	return j.c.Done()
 }

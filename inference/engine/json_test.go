@@ -94,6 +94,19 @@ func TestJSONReplyThinkFirst(t *testing.T) {
 	}
 }
 
+// TestJSONReplyDeadEnd: a piece that does not continue the object (what the masked draw
+// returns when no token is allowed) ends the reply, which stays incomplete.
+func TestJSONReplyDeadEnd(t *testing.T) {
+	e := newStories(t, 64)
+	j := newJSONReply(e.tok, false, nil)
+	if j.push(`{"a"`) {
+		t.Fatal("over after a valid prefix")
+	}
+	if !j.push(`x`) || j.c.Done() {
+		t.Error("a piece off the object did not end the reply, or the object counts as whole")
+	}
+}
+
 // TestLogitBias: -100 on the greedy token makes another one come first, +100 on a token
 // makes every token that one (greedy and sampled), and a bias outside the vocabulary is
 // refused.
