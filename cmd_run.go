@@ -47,6 +47,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	ngl := fs.Int("ngl", -1, app.NGLUsage)
 	stats := fs.Bool("stats", false, "print token counts and speed to stderr at the end")
 	lookup := fs.Int("lookup", 0, "speculative decoding by prompt lookup: at most this many draft tokens a step (0: off)")
+	kvType := fs.String("kv-type", "f16", "KV-cache type: f16, or q8_0 (half the memory; CPU backend)")
 	jsonMode := fs.Bool("json", false, "sample only a JSON object (the reply ends where it closes)")
 	suffix := fs.String("suffix", "", "fill in the middle: the text after the cursor (-p is the text before); the model needs FIM tokens")
 	if err := parseFlags(fs, args, stderr); err != nil {
@@ -62,7 +63,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer m.Close()
-	eng, err := engine.New(m.Model, m.Tokenizer, engine.Options{ContextSize: *ctxSize, Lookup: *lookup})
+	eng, err := engine.New(m.Model, m.Tokenizer, engine.Options{ContextSize: *ctxSize, Lookup: *lookup, KVType: *kvType})
 	if err != nil {
 		return err
 	}

@@ -41,6 +41,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&o.DataDir, "data", "", "data folder for the persistent prefix cache (default: the user's data folder, e.g. ~/.local/share/ember)")
 	diskGiB := fs.Float64("kv-disk", 4, "size cap of the persistent prefix cache in GiB (0 turns it off)")
 	fs.IntVar(&o.CacheTokens, "kv-cache", 0, "KV-cache size in positions, shared by all sequences and the prefix cache (0: context x min(parallel, 2))")
+	fs.StringVar(&o.KVType, "kv-type", "f16", "KV-cache type: f16, or q8_0 (half the memory; CPU backend)")
 	fs.StringVar(&o.Backend.Name, "backend", "auto", "compute backend: auto (CUDA when an NVIDIA GPU is present, else CPU), cpu, cuda or ref")
 	fs.IntVar(&o.Backend.Threads, "t", 0, "CPU threads (0: one per core)")
 	ngl := fs.Int("ngl", -1, app.NGLUsage)

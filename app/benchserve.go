@@ -24,6 +24,8 @@ type ServeBenchOptions struct {
 	// Lookup is the streams' engine's speculative decoding by prompt lookup
 	// (engine.Options.Lookup).
 	Lookup int
+	// KVType is the engines' KV cache type (engine.Options.KVType).
+	KVType string
 }
 
 // StreamsResult is the decode throughput of n concurrent streams.
@@ -66,7 +68,7 @@ func ServeBench(ctx context.Context, l *Loaded, o ServeBenchOptions) (*ServeBenc
 		}
 		per := o.Prompt + o.Gen + 1
 		eng, err := engine.New(l.Model, l.Tokenizer, engine.Options{ContextSize: per, Parallel: n, CacheTokens: n * (per + 16),
-			Lookup: o.Lookup})
+			Lookup: o.Lookup, KVType: o.KVType})
 		if err != nil {
 			return nil, err
 		}
@@ -214,12 +216,12 @@ func restoreTTFT(ctx context.Context, l *Loaded, o ServeBenchOptions, res *Serve
 	conv := benchTokens(o.Restore+7, nv)[7:]
 	next := append(append([]int32(nil), conv...), benchTokens(16, nv)...)
 	run := func(toks []int32) (engine.Usage, error) {
-		bc, err := OpenBlockCache(ctx, dir, l, DefaultBlockCacheBytes)
+		bc, err := OpenBlockCache(ctx, dir, l, o.KVType, DefaultBlockCacheBytes)
 		if err != nil {
 			return engine.Usage{}, err
 		}
 		defer bc.Close()
-		eng, err := engine.New(l.Model, l.Tokenizer, engine.Options{ContextSize: o.Restore + 64, Parallel: 1, Blocks: bc})
+		eng, err := engine.New(l.Model, l.Tokenizer, engine.Options{ContextSize: o.Restore + 64, Parallel: 1, Blocks: bc, KVType: o.KVType})
 		if err != nil {
 			return engine.Usage{}, err
 		}

@@ -28,6 +28,7 @@ const (
 	settingNoGPU      = "no_gpu"
 	settingContext    = "context_size"
 	settingLookup     = "prompt_lookup"
+	settingKVQ8       = "kv_q8_0"
 )
 
 // loadAppSettings reads the app's settings; missing ones are the defaults.
@@ -53,11 +54,13 @@ func loadAppSettings(ctx context.Context, st *store.Store) (ui.AppSettings, erro
 			*dst = n
 		}
 	}
-	var on, noGPU, lookup string
+	var on, noGPU, lookup, kvq8 string
 	text(settingServerOn, &on)
 	s.ServerOn = on == "true"
 	text(settingLookup, &lookup)
 	s.Lookup = lookup == "true"
+	text(settingKVQ8, &kvq8)
+	s.KVQ8 = kvq8 == "true"
 	text(settingNoGPU, &noGPU)
 	s.NoGPU = noGPU == "true"
 	text(settingServerAddr, &s.ServerAddr)
@@ -74,6 +77,7 @@ func saveAppSettings(ctx context.Context, st *store.Store, s ui.AppSettings) err
 		settingServerOn: strconv.FormatBool(s.ServerOn), settingServerAddr: s.ServerAddr, settingAPIKey: s.APIKey,
 		settingThreads: strconv.Itoa(s.Threads), settingContext: strconv.Itoa(s.ContextSize),
 		settingNoGPU: strconv.FormatBool(s.NoGPU), settingLookup: strconv.FormatBool(s.Lookup),
+		settingKVQ8: strconv.FormatBool(s.KVQ8),
 	} {
 		errs = append(errs, st.SetSetting(ctx, k, v))
 	}

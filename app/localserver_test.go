@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"ember/inference/quant"
 	"ember/ui"
 )
 
@@ -79,6 +80,18 @@ func TestAppSettingsAndLocalServer(t *testing.T) {
 	}
 	saved, err := loadAppSettings(ctx, st)
 	if err != nil || saved != (ui.AppSettings{ContextSize: 256, Threads: 2, NoGPU: true, Lookup: true}) {
+		t.Errorf("saved %+v, %v", saved, err)
+	}
+
+	// The compact KV cache: stories260K's 8-dim heads take no Q8_0 cache, so the model
+	// loads on the F16 one; the setting is kept.
+	if _, err = svc.ApplyAppSettings(ctx, ui.AppSettings{ContextSize: 256, Threads: 2, NoGPU: true, KVQ8: true}); err != nil {
+		t.Fatalf("compact KV cache: %v", err)
+	}
+	if got := svc.eng.KVType(); got != quant.F16 {
+		t.Errorf("stories260K on a %v cache", got)
+	}
+	if saved, err := loadAppSettings(ctx, st); err != nil || !saved.KVQ8 {
 		t.Errorf("saved %+v, %v", saved, err)
 	}
 

@@ -86,22 +86,19 @@ func (c *chatService) load(ctx context.Context, id string) error {
 	if set.Lookup {
 		eo.Lookup = LookupTokens
 	}
-	var bc *store.BlockCache
-	if c.dataDir != "" {
-		// Reopening a conversation after a restart loads its prompt's KV blocks.
-		if bc, err = OpenBlockCache(ctx, c.dataDir, l, DefaultBlockCacheBytes); err != nil {
-			l.Close()
-			return fmt.Errorf("prefix cache: %w", err)
-		}
-		eo.Blocks = bc
+	if set.KVQ8 {
+		eo.KVType = "q8_0"
 	}
-	eng, err := engine.New(l.Model, l.Tokenizer, eo)
+	eng, bc, err := c.newEngine(ctx, l, eo)
+	if err != nil && eo.KVType != "" {
+		// A backend or model without a Q8_0 cache (CUDA; heads not of whole 32-value
+		// blocks) runs on the F16 one.
+		eo.KVType = ""
+		eng, bc, err = c.newEngine(ctx, l, eo)
+	}
 	if err != nil {
-		if bc != nil {
-			bc.Close()
-		}
 		l.Close()
-		return fmt.Errorf("engine: %w", err)
+		return err
 	}
 	c.mu.Lock()
 	if name := c.names[id]; name != "" {
@@ -127,8 +124,29 @@ func (c *chatService) AppSettings() ui.AppSettings {
 	return c.set
 }
 
-// ApplyAppSettings saves s, reloads the model when its threads, context size, GPU use
-// or prompt lookup changed, and starts or stops the local server.
+// newEngine starts an engine on l with eo and, with a data folder, its persistent
+// prefix cache: reopening a conversation after a restart loads its prompt's KV blocks.
+func (c *chatService) newEngine(ctx context.Context, l *Loaded, eo engine.Options) (*engine.Engine, *store.BlockCache, error) {
+	var bc *store.BlockCache
+	if c.dataDir != "" {
+		var err error
+		if bc, err = OpenBlockCache(ctx, c.dataDir, l, eo.KVType, DefaultBlockCacheBytes); err != nil {
+			return nil, nil, fmt.Errorf("prefix cache: %w", err)
+		}
+		eo.Blocks = bc
+	}
+	eng, err := engine.New(l.Model, l.Tokenizer, eo)
+	if err != nil {
+		if bc != nil {
+			bc.Close()
+		}
+		return nil, nil, fmt.Errorf("engine: %w", err)
+	}
+	return eng, bc, nil
+}
+
+// ApplyAppSettings saves s, reloads the model when its threads, context size, GPU use,
+// prompt lookup or KV cache type changed, and starts or stops the local server.
 func (c *chatService) ApplyAppSettings(ctx context.Context, s ui.AppSettings) (string, error) {
 	if err := saveAppSettings(ctx, c.st, s); err != nil {
 		return "", err
@@ -139,7 +157,8 @@ func (c *chatService) ApplyAppSettings(ctx context.Context, s ui.AppSettings) (s
 	l, eng := c.m, c.eng
 	c.mu.Unlock()
 	var err error
-	if s.Threads != old.Threads || s.ContextSize != old.ContextSize || s.NoGPU != old.NoGPU || s.Lookup != old.Lookup {
+	if s.Threads != old.Threads || s.ContextSize != old.ContextSize || s.NoGPU != old.NoGPU || s.Lookup != old.Lookup ||
+		s.KVQ8 != old.KVQ8 {
 		err = c.load(ctx, c.CurrentModel()) // starts the server too
 	} else {
 		err = c.srv.start(s, l, eng)

@@ -16,10 +16,11 @@ import (
 type ServeOptions struct {
 	ModelPath   string
 	Backend     BackendOptions
-	ContextSize int // positions per sequence; 0: the model's, at most 4096
-	Parallel    int // sequences generated at once (continuous batching); 0 means 4
-	CacheTokens int // KV-cache positions shared by all sequences; 0: engine default
-	Lookup      int // draft tokens of speculative decoding by prompt lookup a step; 0: off
+	ContextSize int    // positions per sequence; 0: the model's, at most 4096
+	Parallel    int    // sequences generated at once (continuous batching); 0 means 4
+	CacheTokens int    // KV-cache positions shared by all sequences; 0: engine default
+	Lookup      int    // draft tokens of speculative decoding by prompt lookup a step; 0: off
+	KVType      string // the KV cache's type: "f16" ("" too) or "q8_0" (engine.Options.KVType)
 	// DataDir holds the persistent prefix cache (DataDir/kvcache), capped at
 	// DiskCacheBytes; "" or a cap <= 0 turns it off.
 	DataDir        string
@@ -41,9 +42,9 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		return err
 	}
 	defer l.Close()
-	eo := engine.Options{ContextSize: o.ContextSize, Parallel: o.Parallel, CacheTokens: o.CacheTokens, Lookup: o.Lookup}
+	eo := engine.Options{ContextSize: o.ContextSize, Parallel: o.Parallel, CacheTokens: o.CacheTokens, Lookup: o.Lookup, KVType: o.KVType}
 	if o.DataDir != "" && o.DiskCacheBytes > 0 {
-		bc, err := OpenBlockCache(ctx, o.DataDir, l, o.DiskCacheBytes)
+		bc, err := OpenBlockCache(ctx, o.DataDir, l, o.KVType, o.DiskCacheBytes)
 		if err != nil {
 			return err
 		}

@@ -22,6 +22,9 @@ type AppSettings struct {
 	// Lookup turns on speculative decoding by prompt lookup: replies that repeat the
 	// conversation (code being edited, quotes) come faster, the same tokens.
 	Lookup bool
+	// KVQ8 keeps the KV cache in Q8_0: half the memory for long conversations, where
+	// the backend and model take one (the CPU backend; heads of whole 32-value blocks).
+	KVQ8 bool
 }
 
 // AppSettingsService is what a ChatService with app-wide settings also
@@ -60,6 +63,8 @@ func (v *chatView) showAppSettings(svc AppSettingsService) {
 	ctxSize.Validator = func(t string) error { _, err := parseInt(t, "context size", 256, 1<<20); return err }
 	lookup := widget.NewCheck("Draft from the conversation (prompt lookup)", nil)
 	lookup.SetChecked(cur.Lookup)
+	kvq8 := widget.NewCheck("Keep the context in 8 bits (Q8_0)", nil)
+	kvq8.SetChecked(cur.KVQ8)
 	items := []*widget.FormItem{
 		widget.NewFormItem("Local server", on),
 		{Text: "Address", Widget: addr, HintText: "loopback only unless you mean it"},
@@ -68,6 +73,7 @@ func (v *chatView) showAppSettings(svc AppSettingsService) {
 		{Text: "Threads", Widget: threads},
 		{Text: "Context size", Widget: ctxSize, HintText: "tokens per conversation; the model reloads"},
 		{Text: "Speculative decoding", Widget: lookup, HintText: "faster where replies repeat the chat (code, quotes); the model reloads"},
+		{Text: "Compact KV cache", Widget: kvq8, HintText: "half the memory for long chats, CPU only; the model reloads"},
 	}
 	d := dialog.NewForm("Ember settings", "Apply", "Cancel", items, func(ok bool) {
 		if !ok {
@@ -76,7 +82,8 @@ func (v *chatView) showAppSettings(svc AppSettingsService) {
 		t, _ := parseInt(threads.Text, "threads", 1, 1024)
 		c, _ := parseInt(ctxSize.Text, "context size", 256, 1<<20)
 		s := AppSettings{ServerOn: on.Checked, ServerAddr: strings.TrimSpace(addr.Text), APIKey: key.Text,
-			NoGPU: !gpu.Checked, Threads: derefInt(t), ContextSize: derefInt(c), Lookup: lookup.Checked}
+			NoGPU: !gpu.Checked, Threads: derefInt(t), ContextSize: derefInt(c), Lookup: lookup.Checked,
+			KVQ8: kvq8.Checked}
 		v.applyAppSettings(svc, s)
 	}, v.win)
 	d.Resize(fyne.NewSize(560, 0))

@@ -39,7 +39,9 @@ type Backend interface {
 	// layout, e.g. a slice of a mmapped GGUF file. Host backends may keep a reference to
 	// data instead of copying, so data must stay valid and unmodified until Close.
 	Weight(t quant.Type, rows, cols int, data []byte) (Tensor, error)
-	// New allocates a zeroed tensor of rows x cols elements (F32, F16 or I32).
+	// New allocates a zeroed tensor of rows x cols elements (F32, F16 or I32; Q8_0 for a
+	// quantized KV cache where the backend holds one, else an error wrapping
+	// ErrUnsupported).
 	New(t quant.Type, rows, cols int) (Tensor, error)
 	// View is rows [row0, row0+n) of t, sharing its memory.
 	View(t Tensor, row0, n int) Tensor
@@ -84,16 +86,20 @@ type Ops interface {
 	// RoPE rotates, in place, the first p.Dims dims of every head of x [n, heads*p.HeadDim];
 	// pos is I32 with n entries.
 	RoPE(x, pos Tensor, p RoPE)
-	// SetRows: dst[rows[i],:] = convert(src[i,:]); dst is F32 or F16 (the KV cache), rows I32.
+	// SetRows: dst[rows[i],:] = convert(src[i,:]); dst is F32, or F16 or Q8_0 (the KV
+	// cache; Q8_0 rows are rounded as llama.cpp's quantize_row_q8_0), rows I32.
 	SetRows(dst, src, rows Tensor)
 	// Attention: for each query row i at position pos[i] and each head h, softmax-weighted
 	// sum of V over positions 0..pos[i] of row i's sequence (causal). q [n,
 	// NHead*HeadDim] F32; k [rows, NKVHead*HeadDim] and v [rows, NKVHead*VHeadDim] are
-	// the F16 cache; dst [n, NHead*VHeadDim] F32. Where position t lives in k and v is
-	// given by p (Attention.Row): cache row t when p.Table is nil, else through the
-	// sequence's block table. Query head h reads KV head h/(NHead/NKVHead). As in
-	// llama.cpp, q is rounded to F16 before q·k, scores are scaled by p.Scale, and the
-	// probabilities are rounded to F16 before they weight V. dst must not alias q, k or v.
+	// the cache, both F16 or (backends that hold them) both Q8_0; dst [n, NHead*VHeadDim]
+	// F32. Where position t lives in k and v is given by p (Attention.Row): cache row t
+	// when p.Table is nil, else through the sequence's block table. Query head h reads KV
+	// head h/(NHead/NKVHead). As in llama.cpp, q is rounded to the cache's dot partner
+	// before q·k (F16; Q8_0 blocks for a Q8_0 cache), scores are scaled by p.Scale, and
+	// for an F16 cache the probabilities are rounded to F16 before they weight V (a Q8_0
+	// cache's dequantized V rows are weighted in f32, as llama.cpp's flash attention
+	// does). dst must not alias q, k or v.
 	Attention(dst, q, k, v, pos Tensor, p Attention)
 }
 

@@ -15,12 +15,15 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"time"
 
+	"ember/inference/backend"
 	"ember/inference/jsonprefix"
 	"ember/inference/kvcache"
 	"ember/inference/model"
+	"ember/inference/quant"
 	"ember/inference/sample"
 	"ember/inference/tokenizer"
 )
@@ -51,6 +54,10 @@ type Options struct {
 	// the prefix cache; 0 means ContextSize * min(Parallel, 2). It is at least
 	// ContextSize.
 	CacheTokens int
+	// KVType is the KV cache's type: "f16" (or "", the default) or "q8_0" (half the
+	// memory: twice the context or sequences in the same space, on backends that hold
+	// one; attention then rounds as llama.cpp's flash attention over a q8_0 cache).
+	KVType string
 	// Lookup is the most draft tokens a forward pass evaluates, with the next tokens of
 	// the decoding sequences that have them (speculative decoding by prompt lookup,
 	// lookup.go): the tokens that followed an earlier occurrence of a sequence's last
@@ -192,6 +199,7 @@ type Engine struct {
 	m     model.Model
 	tok   *tokenizer.Tokenizer
 	opt   Options
+	kv    quant.Type // the KV cache's type
 	reqs  chan *job
 	quit  chan struct{}
 	ended chan struct{}
@@ -231,7 +239,14 @@ func New(m model.Model, tok *tokenizer.Tokenizer, opt Options) (*Engine, error) 
 	bs := opt.BlockSize
 	nBlocks := (opt.CacheTokens + bs - 1) / bs
 	maxBlocks := (opt.ContextSize + bs - 1) / bs
-	cache, err := model.NewPagedCacheOn(model.PlacementOf(m), p, nBlocks, bs, opt.Parallel, maxBlocks)
+	kv, err := ParseKVType(opt.KVType)
+	if err != nil {
+		return nil, err
+	}
+	cache, err := model.NewPagedCacheOn(model.PlacementOf(m), p, nBlocks, bs, opt.Parallel, maxBlocks, kv)
+	if errors.Is(err, backend.ErrUnsupported) {
+		return nil, fmt.Errorf("engine: a %s KV cache is not supported on this backend (use f16): %w", opt.KVType, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("engine: KV cache of %d positions: %w", nBlocks*bs, err)
 	}
@@ -240,7 +255,7 @@ func New(m model.Model, tok *tokenizer.Tokenizer, opt Options) (*Engine, error) 
 		cache.Free()
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	e := &Engine{m: m, tok: tok, opt: opt, reqs: make(chan *job), quit: make(chan struct{}), ended: make(chan struct{})}
+	e := &Engine{m: m, tok: tok, opt: opt, kv: kv, reqs: make(chan *job), quit: make(chan struct{}), ended: make(chan struct{})}
 	s := &scheduler{m: m, tok: tok, opt: opt, cache: cache, pool: pool, publish: e.publish}
 	if opt.Blocks != nil {
 		s.disk = newDiskTier(opt.Blocks)
@@ -269,6 +284,9 @@ func (e *Engine) Stats() Stats {
 	defer e.mu.Unlock()
 	return e.stats
 }
+
+// KVType is the KV cache's type: F16, or Q8_0 (Options.KVType).
+func (e *Engine) KVType() quant.Type { return e.kv }
 
 // Options returns the engine's options with the defaults filled in.
 func (e *Engine) Options() Options { return e.opt }
@@ -345,4 +363,15 @@ func (e *Engine) Close() error {
 	}
 	<-e.ended
 	return nil
+}
+
+// ParseKVType reads Options.KVType: "" or "f16" is F16, "q8_0" Q8_0.
+func ParseKVType(s string) (quant.Type, error) {
+	switch strings.ToLower(s) {
+	case "", "f16":
+		return quant.F16, nil
+	case "q8_0":
+		return quant.Q8_0, nil
+	}
+	return 0, fmt.Errorf("engine: KV cache type %q (f16 or q8_0)", s)
 }

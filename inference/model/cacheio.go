@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
 
 	"ember/inference/quant"
 )
@@ -12,17 +13,27 @@ import (
 func (c *Cache) BlockBytes() int {
 	n := 0
 	for l := range c.K {
-		n += c.BlockSize * c.K[l].Cols() * 2
+		n += c.BlockSize * c.K[l].Cols() * c.valueBytes()
 		if !c.shared {
-			n += c.BlockSize * c.V[l].Cols() * 2
+			n += c.BlockSize * c.V[l].Cols() * c.valueBytes()
 		}
 	}
 	return n
 }
 
-// ReadBlock returns the K and V of block blk in every layer as F16 bytes: per layer, K
-// rows then V rows, little-endian. With WriteBlock it moves blocks to and from disk (the
-// persistent prefix cache).
+// valueBytes is the bytes a value takes in ReadBlock's form: 2 (F16) for an F16 cache,
+// 4 (F32) for a Q8_0 one, whose dequantized values F32 holds exactly (and WriteBlock's
+// rounding to Q8_0 gives the same blocks back).
+func (c *Cache) valueBytes() int {
+	if c.typ == quant.Q8_0 {
+		return 4
+	}
+	return 2
+}
+
+// ReadBlock returns the K and V of block blk in every layer as F16 bytes (F32 for a Q8_0
+// cache): per layer, K rows then V rows, little-endian. With WriteBlock it moves blocks
+// to and from disk (the persistent prefix cache).
 func (c *Cache) ReadBlock(ctx context.Context, blk int) ([]byte, error) {
 	if err := c.blockRows(blk); err != nil {
 		return nil, err
@@ -35,13 +46,17 @@ func (c *Cache) ReadBlock(ctx context.Context, blk int) ([]byte, error) {
 			if i == 1 {
 				cache, tmp = c.V[l], a.copyV
 			}
-			a.be.GetRows(tmp, cache, a.copySrc) // F16 -> F32, exact
+			a.be.GetRows(tmp, cache, a.copySrc) // F16 or Q8_0 -> F32, exact
 			f := make([]float32, tmp.Rows()*tmp.Cols())
 			if err := a.be.ReadF32(ctx, tmp, f); err != nil {
 				return nil, fmt.Errorf("model: read KV block %d: %w", blk, err)
 			}
 			for _, v := range f {
-				out = binary.LittleEndian.AppendUint16(out, quant.FP32ToFP16(v))
+				if c.typ == quant.Q8_0 {
+					out = binary.LittleEndian.AppendUint32(out, math.Float32bits(v))
+				} else {
+					out = binary.LittleEndian.AppendUint16(out, quant.FP32ToFP16(v))
+				}
 			}
 		}
 	}
@@ -66,10 +81,15 @@ func (c *Cache) WriteBlock(blk int, data []byte) error {
 			}
 			n := tmp.Rows() * tmp.Cols()
 			f = f[:0]
+			vb := c.valueBytes()
 			for j := range n {
-				f = append(f, quant.FP16ToFP32(binary.LittleEndian.Uint16(data[2*j:])))
+				if vb == 4 {
+					f = append(f, math.Float32frombits(binary.LittleEndian.Uint32(data[4*j:])))
+				} else {
+					f = append(f, quant.FP16ToFP32(binary.LittleEndian.Uint16(data[2*j:])))
+				}
 			}
-			data = data[2*n:]
+			data = data[vb*n:]
 			a.be.WriteF32(tmp, f)
 			a.be.SetRows(cache, tmp, a.copySrc)
 		}

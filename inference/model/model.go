@@ -60,8 +60,8 @@ type Model interface {
 	Close() error
 }
 
-// Cache is the F16 KV cache: per layer, K [Size, NKVHead*HeadDim] and V [Size,
-// NKVHead*VHeadDim], on that layer's backend. A contiguous cache (NewCache) holds one
+// Cache is the KV cache, F16 (or Q8_0: NewPagedCacheOn): per layer, K [Size,
+// NKVHead*HeadDim] and V [Size, NKVHead*VHeadDim], on that layer's backend. A contiguous cache (NewCache) holds one
 // sequence, position p in row p. A paged cache (NewPagedCache) is Size/BlockSize blocks
 // of BlockSize rows that sequences own through block tables (see Batch and package
 // kvcache). With Params.SharedKV, V[l] is K[l]: one tensor per layer.
@@ -77,7 +77,11 @@ type Cache struct {
 	place              Placement  // each layer's backend
 	aux                []cacheAux // per backend of place: a paged cache's tables and copy buffers
 	shared             bool       // Params.SharedKV: V[l] is K[l]
+	typ                quant.Type // F16 or Q8_0
 }
+
+// Type is the cache's element type: F16, or Q8_0 for a quantized cache.
+func (c *Cache) Type() quant.Type { return c.typ }
 
 // cacheAux are a paged cache's buffers on one backend: the batch's block tables (I32
 // [MaxSeqs, MaxBlocks]) and CopyBlock's row indices and one block of K and V rows as F32.
@@ -100,7 +104,7 @@ func NewCacheOn(pl Placement, p Params, nCtx int) (*Cache, error) {
 	if err := pl.check(p); err != nil {
 		return nil, err
 	}
-	c := &Cache{Size: nCtx, place: pl}
+	c := &Cache{Size: nCtx, place: pl, typ: quant.F16}
 	if err := c.alloc(p); err != nil {
 		return nil, err
 	}
@@ -110,19 +114,27 @@ func NewCacheOn(pl Placement, p Params, nCtx int) (*Cache, error) {
 // NewPagedCache allocates a paged cache of numBlocks blocks of blockSize positions for p
 // on be, for batches of at most maxSeqs sequences of at most maxBlocks blocks each.
 func NewPagedCache(be backend.Backend, p Params, numBlocks, blockSize, maxSeqs, maxBlocks int) (*Cache, error) {
-	return NewPagedCacheOn(Uniform(be, p.NLayer), p, numBlocks, blockSize, maxSeqs, maxBlocks)
+	return NewPagedCacheOn(Uniform(be, p.NLayer), p, numBlocks, blockSize, maxSeqs, maxBlocks, quant.F16)
 }
 
 // NewPagedCacheOn is NewPagedCache with each layer's K and V on its backend in pl (and
-// the tables and copy buffers on each of those backends).
-func NewPagedCacheOn(pl Placement, p Params, numBlocks, blockSize, maxSeqs, maxBlocks int) (*Cache, error) {
+// the tables and copy buffers on each of those backends), of type kv: F16, or Q8_0 (a
+// quantized cache: half the memory, on backends that hold one; rows of whole 32-value
+// blocks).
+func NewPagedCacheOn(pl Placement, p Params, numBlocks, blockSize, maxSeqs, maxBlocks int, kv quant.Type) (*Cache, error) {
 	if numBlocks <= 0 || blockSize <= 0 || maxSeqs <= 0 || maxBlocks <= 0 || numBlocks > (1<<31-1)/blockSize {
 		return nil, fmt.Errorf("model: paged cache of %d blocks of %d, %d sequences of %d blocks", numBlocks, blockSize, maxSeqs, maxBlocks)
+	}
+	if kv != quant.F16 && kv != quant.Q8_0 {
+		return nil, fmt.Errorf("model: a KV cache of %v (F16 or Q8_0)", kv)
+	}
+	if kv == quant.Q8_0 && (p.HeadDim%32 != 0 || p.VHeadDim%32 != 0) {
+		return nil, fmt.Errorf("model: a Q8_0 KV cache needs head dims in whole blocks of 32 (%d, %d)", p.HeadDim, p.VHeadDim)
 	}
 	if err := pl.check(p); err != nil {
 		return nil, err
 	}
-	c := &Cache{Size: numBlocks * blockSize, BlockSize: blockSize, MaxSeqs: maxSeqs, MaxBlocks: maxBlocks, place: pl}
+	c := &Cache{Size: numBlocks * blockSize, BlockSize: blockSize, MaxSeqs: maxSeqs, MaxBlocks: maxBlocks, place: pl, typ: kv}
 	if err := c.alloc(p); err != nil {
 		return nil, err
 	}
@@ -158,7 +170,7 @@ func (c *Cache) alloc(p Params) error {
 	c.shared = p.SharedKV
 	for l := 0; l < p.NLayer; l++ {
 		be := c.place[l]
-		k, err := be.New(quant.F16, c.Size, p.NKVHead*p.HeadDim)
+		k, err := be.New(c.typ, c.Size, p.NKVHead*p.HeadDim)
 		if err != nil {
 			c.Free()
 			return err
@@ -168,7 +180,7 @@ func (c *Cache) alloc(p Params) error {
 			c.V = append(c.V, k)
 			continue
 		}
-		v, err := be.New(quant.F16, c.Size, p.NKVHead*p.VHeadDim)
+		v, err := be.New(c.typ, c.Size, p.NKVHead*p.VHeadDim)
 		if err != nil {
 			c.Free()
 			return err

@@ -184,6 +184,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 	run("SetRows", testSetRows)
 	run("Attention", testAttention)
 	run("PagedAttention", testPagedAttention)
+	run("Q8Attention", testQ8Attention)
 }
 
 func testMatMul(p *pair, typ quant.Type) {

@@ -49,7 +49,7 @@ func (b *Backend) rope(w, lo, hi int) {
 func (b *Backend) SetRows(dst, src, rows backend.Tensor) {
 	d, s := get(dst), want(src, quant.F32)
 	ids := want(rows, quant.I32).i32
-	if d.cols != s.cols || len(ids) != s.rows || (d.f16 == nil && d.f32 == nil) {
+	if d.cols != s.cols || len(ids) != s.rows || (d.f16 == nil && d.f32 == nil && d.typ != quant.Q8_0) {
 		panic(fmt.Sprintf("cpu: SetRows: %d rows of %d into %v %dx%d", s.rows, s.cols, d.typ, d.rows, d.cols))
 	}
 	for _, r := range ids {
@@ -66,10 +66,15 @@ func (b *Backend) setRows(lo, hi int) {
 	d, s, n := b.t.d, b.t.a, b.t.a.cols
 	for i := lo; i < hi; i++ {
 		r, in := int(b.t.ids[i]), s.f32[i*n:(i+1)*n]
-		if d.f16 != nil {
+		switch {
+		case d.f16 != nil:
 			b.k.F32ToF16(in, d.f16[r*n:(r+1)*n])
-		} else {
+		case d.f32 != nil:
 			copy(d.f32[r*n:(r+1)*n], in)
+		default: // Q8_0: llama.cpp's quantize_row_q8_0
+			if err := quant.Quantize(d.typ, in, d.row(r)); err != nil {
+				panic("cpu: SetRows: " + err.Error())
+			}
 		}
 	}
 }
@@ -86,7 +91,10 @@ func sameMemory(a []float32, b []float32) bool {
 // Attention implements backend.Ops; (query row, head) pairs are split among the workers.
 func (b *Backend) Attention(dst, q, k, v, pos backend.Tensor, p backend.Attention) {
 	d, qt := want(dst, quant.F32), want(q, quant.F32)
-	kt, vt := want(k, quant.F16), want(v, quant.F16)
+	kt, vt := get(k), get(v)
+	if (kt.typ != quant.F16 && kt.typ != quant.Q8_0) || vt.typ != kt.typ {
+		panic(fmt.Sprintf("cpu: Attention over a %v K and %v V cache", kt.typ, vt.typ))
+	}
 	ps := want(pos, quant.I32).i32
 	if p.NKVHead <= 0 || p.NHead%p.NKVHead != 0 || qt.cols != p.NHead*p.HeadDim ||
 		kt.cols != p.NKVHead*p.HeadDim || vt.cols != p.NKVHead*p.VHeadDim ||
@@ -153,9 +161,15 @@ func (b *Backend) attention(w, lo, hi int) {
 		if b.seqOf != nil {
 			rows = b.seqRows[b.seqOf[i]]
 		}
-		scr := b.scratch(w, nkv+p.HeadDim)
 		q := t.a.f32[i*t.a.cols+h*p.HeadDim : i*t.a.cols+(h+1)*p.HeadDim]
 		out := t.d.f32[i*t.d.cols+h*p.VHeadDim : i*t.d.cols+(h+1)*p.VHeadDim]
+		if kt.typ == quant.Q8_0 { // this KV head's blocks of each row
+			scr := b.scratch(w, nkv+2*p.HeadDim)
+			b.k.AttentionQ8(q, kt.raw[kvh*p.HeadDim/32*34:], kt.rowBytes, vt.raw[kvh*p.VHeadDim/32*34:], vt.rowBytes, rows,
+				nkv, p.HeadDim, p.VHeadDim, p.Scale, out, scr)
+			continue
+		}
+		scr := b.scratch(w, nkv+p.HeadDim)
 		b.k.Attention(q, kt.f16[kvh*p.HeadDim:], kt.cols, vt.f16[kvh*p.VHeadDim:], vt.cols, rows,
 			nkv, p.HeadDim, p.VHeadDim, p.Scale, out, scr)
 	}

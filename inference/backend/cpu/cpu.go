@@ -160,7 +160,7 @@ func (b *Backend) Weight(typ quant.Type, rows, cols int, data []byte) (backend.T
 	return &tensor{typ: typ, rows: rows, cols: cols, rowBytes: int(rb), raw: data}, nil
 }
 
-// New implements backend.Backend for F32, F16 and I32.
+// New implements backend.Backend for F32, F16, I32 and Q8_0 (a quantized KV cache).
 func (*Backend) New(typ quant.Type, rows, cols int) (backend.Tensor, error) {
 	if rows <= 0 || cols <= 0 {
 		return nil, fmt.Errorf("cpu: new tensor of %d x %d", rows, cols)
@@ -173,6 +173,12 @@ func (*Backend) New(typ quant.Type, rows, cols int) (backend.Tensor, error) {
 		t.i32, t.rowBytes = make([]int32, rows*cols), 4*cols
 	case quant.F16:
 		t.f16, t.rowBytes = make([]uint16, rows*cols), 2*cols
+	case quant.Q8_0:
+		if cols%32 != 0 {
+			return nil, fmt.Errorf("cpu: new Q8_0 tensor of %d columns (not whole blocks of 32)", cols)
+		}
+		t.rowBytes = cols / 32 * 34
+		t.raw = make([]byte, rows*t.rowBytes)
 	default:
 		return nil, fmt.Errorf("cpu: new %v tensor: %w", typ, backend.ErrUnsupported)
 	}

@@ -46,7 +46,10 @@ func (*Backend) RoPE(x, pos backend.Tensor, r backend.RoPE) {
 // Attention implements backend.Ops.
 func (*Backend) Attention(dst, q, k, v, pos backend.Tensor, p backend.Attention) {
 	d, qt := want(dst, quant.F32), want(q, quant.F32)
-	kt, vt := want(k, quant.F16), want(v, quant.F16)
+	kt, vt := get(k), get(v)
+	if (kt.typ != quant.F16 && kt.typ != quant.Q8_0) || vt.typ != kt.typ {
+		panic(fmt.Sprintf("ref: Attention over a %v K and %v V cache", kt.typ, vt.typ))
+	}
 	if p.NKVHead <= 0 || p.NHead%p.NKVHead != 0 || qt.cols != p.NHead*p.HeadDim ||
 		kt.cols != p.NKVHead*p.HeadDim || vt.cols != p.NKVHead*p.VHeadDim ||
 		d.cols != p.NHead*p.VHeadDim || d.rows != qt.rows || kt.rows != vt.rows {
@@ -77,14 +80,12 @@ func (*Backend) Attention(dst, q, k, v, pos backend.Tensor, p backend.Attention)
 		row := func(t int) int { return backend.Row(tables[i], p.BlockSize, t) }
 		for h := 0; h < p.NHead; h++ {
 			kvh := h / group
-			for j := range qh {
-				qh[j] = quant.FP16ToFP32(quant.FP32ToFP16(qt.f32[i*qt.cols+h*p.HeadDim+j]))
-			}
+			roundQuery(kt.typ, qt.f32[i*qt.cols+h*p.HeadDim:i*qt.cols+(h+1)*p.HeadDim], qh)
 			// Scores, then a scaled softmax with the sum in float64.
 			scores := make([]float32, n)
 			maxS := float32(math.Inf(-1))
 			for t := 0; t < n; t++ {
-				mustDequant(quant.F16, kt.row(row(t)), krow)
+				mustDequant(kt.typ, kt.row(row(t)), krow)
 				copy(kh, krow[kvh*p.HeadDim:])
 				var s float64
 				for j := range qh {
@@ -102,8 +103,11 @@ func (*Backend) Attention(dst, q, k, v, pos backend.Tensor, p backend.Attention)
 			o := out[h*p.VHeadDim : (h+1)*p.VHeadDim]
 			acc := make([]float64, p.VHeadDim)
 			for t := 0; t < n; t++ {
-				pr := quant.FP16ToFP32(quant.FP32ToFP16(scores[t] * inv))
-				mustDequant(quant.F16, vt.row(row(t)), vrow)
+				pr := scores[t] * inv
+				if vt.typ == quant.F16 { // the F16 product rounds the probabilities too
+					pr = quant.FP16ToFP32(quant.FP32ToFP16(pr))
+				}
+				mustDequant(vt.typ, vt.row(row(t)), vrow)
 				for j := range acc {
 					acc[j] += float64(pr) * float64(vrow[kvh*p.VHeadDim+j])
 				}
@@ -120,4 +124,21 @@ func mustDequant(typ quant.Type, src []byte, dst []float32) {
 	if err := quant.Dequantize(typ, src, dst); err != nil {
 		panic("ref: " + err.Error())
 	}
+}
+
+// roundQuery rounds a query head q into qh as the product with a cache of type t rounds
+// it: to F16 for an F16 cache, to Q8_0 blocks (llama.cpp's quantize_row_q8_0) for a Q8_0
+// one; the dot with the cache's values is then exact up to the summation.
+func roundQuery(t quant.Type, q, qh []float32) {
+	if t == quant.F16 {
+		for j := range qh {
+			qh[j] = quant.FP16ToFP32(quant.FP32ToFP16(q[j]))
+		}
+		return
+	}
+	buf := make([]byte, len(q)/32*34)
+	if err := quant.Quantize(t, q, buf); err != nil {
+		panic("ref: Attention: " + err.Error())
+	}
+	mustDequant(t, buf, qh)
 }

@@ -153,8 +153,8 @@ func (*Backend) SetRows(dst, src, rows backend.Tensor) {
 		switch d.typ {
 		case quant.F32:
 			copy(d.f32[int(r)*d.cols:], in)
-		case quant.F16:
-			if err := quant.Quantize(quant.F16, in, d.row(int(r))); err != nil {
+		case quant.F16, quant.Q8_0:
+			if err := quant.Quantize(d.typ, in, d.row(int(r))); err != nil {
 				panic("ref: SetRows: " + err.Error())
 			}
 		default:

@@ -92,7 +92,7 @@ func canDequantize(typ quant.Type) bool {
 	return quant.Dequantize(typ, make([]byte, rb), make([]float32, bs)) == nil
 }
 
-// New implements backend.Backend for F32, F16 and I32.
+// New implements backend.Backend for F32, F16, I32 and Q8_0 (a quantized KV cache).
 func (*Backend) New(typ quant.Type, rows, cols int) (backend.Tensor, error) {
 	if rows <= 0 || cols <= 0 {
 		return nil, fmt.Errorf("ref: new tensor of %d x %d", rows, cols)
@@ -107,6 +107,12 @@ func (*Backend) New(typ quant.Type, rows, cols int) (backend.Tensor, error) {
 		t.rowBytes = 4 * cols
 	case quant.F16:
 		t.rowBytes = 2 * cols
+		t.raw = make([]byte, rows*t.rowBytes)
+	case quant.Q8_0: // a quantized KV cache
+		if cols%32 != 0 {
+			return nil, fmt.Errorf("ref: new Q8_0 tensor of %d columns (not whole blocks of 32)", cols)
+		}
+		t.rowBytes = cols / 32 * 34
 		t.raw = make([]byte, rows*t.rowBytes)
 	default:
 		return nil, fmt.Errorf("ref: new %v tensor: %w", typ, backend.ErrUnsupported)

@@ -12,6 +12,7 @@ import (
 	"ember/inference/backend/ref"
 	"ember/inference/gguf"
 	"ember/inference/model"
+	"ember/inference/quant"
 )
 
 // TestSplitLayers: a decoder whose layers are split over two backends (the partial GPU
@@ -87,7 +88,7 @@ func TestSplitPagedCache(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer m.Close()
-		c, err := model.NewPagedCacheOn(model.PlacementOf(m), m.Params(), 6, bs, 1, 3)
+		c, err := model.NewPagedCacheOn(model.PlacementOf(m), m.Params(), 6, bs, 1, 3, quant.F16)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,52 @@
+package engine
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"ember/inference/backend/ref"
+	"ember/inference/quant"
+	"ember/inference/synth"
+)
+
+// TestKVType: Options.KVType "q8_0" makes the cache Q8_0 and generation runs on it
+// (a synthetic model of 64-dim heads); an unknown type and a model whose heads are not
+// whole 32-value blocks (stories260K's 8) are refused at New with clear errors.
+func TestKVType(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want quant.Type
+		ok   bool
+	}{{"", quant.F16, true}, {"f16", quant.F16, true}, {"Q8_0", quant.Q8_0, true}, {"q4_0", 0, false}} {
+		got, err := ParseKVType(c.in)
+		if (err == nil) != c.ok || (c.ok && got != c.want) {
+			t.Errorf("ParseKVType(%q) = %v, %v", c.in, got, err)
+		}
+	}
+	p := synth.Presets["tiny"]()
+	path := filepath.Join(t.TempDir(), "tiny.gguf")
+	if _, err := synth.Write(context.Background(), path, p, synth.Options{FileType: "f32", Seed: "kv"}); err != nil {
+		t.Fatal(err)
+	}
+	req := Request{Prompt: "Once upon a time there was a little", MaxTokens: 12, IgnoreEOS: true}
+	e16 := newEngineOn(t, path, ref.New(), Options{ContextSize: 64})
+	e8 := newEngineOn(t, path, ref.New(), Options{ContextSize: 64, KVType: "q8_0"})
+	if typ := e8.KVType(); typ != quant.Q8_0 {
+		t.Fatalf("cache of %v", typ)
+	}
+	a, b := generate(t, e16, req), generate(t, e8, req)
+	if b.last.Err != nil || len(b.ids) != 12 || b.last.Usage.PromptTokens != a.last.Usage.PromptTokens {
+		t.Fatalf("q8_0: %d tokens, %v", len(b.ids), b.last.Err)
+	}
+	t.Logf("greedy tokens f16 %v, q8_0 %v", a.ids, b.ids)
+
+	if _, err := New(e8.m, e8.tok, Options{KVType: "q4_0"}); err == nil || !strings.Contains(err.Error(), "q4_0") {
+		t.Errorf("KVType q4_0: %v", err)
+	}
+	s := newStoriesOn(t, ref.New(), Options{ContextSize: 32})
+	if _, err := New(s.m, s.tok, Options{ContextSize: 32, KVType: "q8_0"}); err == nil || !strings.Contains(err.Error(), "32") {
+		t.Errorf("stories260K with a Q8_0 cache: %v", err)
+	}
+}

@@ -1,0 +1,44 @@
+// attnq8.h: attention of one query head over a Q8_0 KV cache (attnq8*.c). The first
+// declaration is part of the contract, in the terms of kernels.h; the rest are internals
+// of attnq8*.c, not visible to Go.
+#ifndef EMBER_ATTNQ8_H
+#define EMBER_ATTNQ8_H
+
+#include <stdint.h>
+
+// Attention of one query head over n_kv cached positions whose K and V rows are Q8_0
+// (blocks of 34 bytes: f16 scale d, then 32 int8 quants; value = d*q), as llama.cpp's
+// flash attention computes it over a q8_0 cache (up to summation order):
+//   q (head_dim floats) is rounded to Q8_0 exactly as quantize_row_q8_0_ref (d = amax/127
+//   rounded to f16, quants roundf(x/d)); s_t = scale * sum over blocks, in order, of
+//   isum_b * (dK_b * dQ_b) (ggml_vec_dot_q8_0_q8_0) with k_t the row at
+//   k + r_t*k_stride (BYTES), r_t = rows[t] when rows is not NULL (a paged cache), else t;
+//   p = softmax(s) (max-subtracted, sum in double; p_t stays f32, unlike
+//   ember_attention); out = sum_t p_t * v_t with v_t the dequantized row at
+//   v + r_t*v_stride (bytes, v_head_dim elements).
+// head_dim and v_head_dim are positive multiples of 32. scratch holds at least
+// n_kv + head_dim floats (the scores, then q's scales and quants).
+void ember_attention_q8(int isa, const float *q, const void *k, int64_t k_stride, const void *v,
+                        int64_t v_stride, const int32_t *rows, int64_t n_kv, int64_t head_dim,
+                        int64_t v_head_dim, float scale, float *out, float *scratch);
+
+// ---- internals
+
+// Bytes of a Q8_0 block.
+#define AQ8_BLOCK 34
+
+// Round q (head_dim floats) to Q8_0: dq[b] the f16 scale of block b widened to float,
+// qq its quants. Every path uses this code, so they all see the same q.
+void attnq8_quantize_q(const float *q, int64_t head_dim, float *dq, int8_t *qq);
+
+void attnq8_scalar(const float *q, const uint8_t *k, int64_t k_stride, const uint8_t *v, int64_t v_stride,
+                   const int32_t *rows, int64_t n_kv, int64_t head_dim, int64_t v_head_dim, float scale,
+                   float *out, float *scratch);
+void attnq8_avx2(const float *q, const uint8_t *k, int64_t k_stride, const uint8_t *v, int64_t v_stride,
+                 const int32_t *rows, int64_t n_kv, int64_t head_dim, int64_t v_head_dim, float scale,
+                 float *out, float *scratch);
+void attnq8_neon(const float *q, const uint8_t *k, int64_t k_stride, const uint8_t *v, int64_t v_stride,
+                 const int32_t *rows, int64_t n_kv, int64_t head_dim, int64_t v_head_dim, float scale,
+                 float *out, float *scratch);
+
+#endif

@@ -1,0 +1,49 @@
+package cpu_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"ember/inference/quant"
+	"ember/kernels/cpu"
+)
+
+// BenchmarkAttentionQ8: one query head over 1024 cached positions, head dim 128, with a
+// Q8_0 cache (AttentionQ8) and an F16 cache (Attention), rows of 8 KV heads as a cache
+// lays them out; GB/s counts the K and V bytes read (Q8_0: 34 bytes per 32 values, F16:
+// 64).
+func BenchmarkAttentionQ8(b *testing.B) {
+	const nkv, hd, heads = 1024, 128, 8
+	rng := rand.New(rand.NewPCG(69, 70))
+	rb := hd / aq8QK * aq8Block
+	stride := heads * rb
+	kq, vq := make([]byte, nkv*stride), make([]byte, nkv*stride)
+	k16, v16 := make([]uint16, nkv*heads*hd), make([]uint16, nkv*heads*hd)
+	for r := 0; r < nkv*heads; r++ {
+		kx, vx := elemRand(rng, hd, 1), elemRand(rng, hd, 1)
+		copy(kq[r*rb:], aq8Quantize(kx))
+		copy(vq[r*rb:], aq8Quantize(vx))
+		for d := 0; d < hd; d++ {
+			k16[r*hd+d], v16[r*hd+d] = quant.FP32ToFP16(kx[d]), quant.FP32ToFP16(vx[d])
+		}
+	}
+	q := elemRand(rng, hd, 1)
+	out := make([]float32, hd)
+	scratch := make([]float32, cpu.AttentionQ8ScratchLen(nkv, hd))
+	for _, isa := range cpu.Supported() {
+		k := cpu.New(isa)
+		b.Run(fmt.Sprintf("q8_0/nkv=%d/hd=%d/%v", nkv, hd, isa), func(b *testing.B) {
+			lgLoop(b, float64(2*nkv*rb), "GB/s", func(int) {
+				k.AttentionQ8(q, kq, stride, vq, stride, nil, nkv, hd, hd, 0.088, out, scratch)
+			})
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e3, "us/head")
+		})
+		b.Run(fmt.Sprintf("f16/nkv=%d/hd=%d/%v", nkv, hd, isa), func(b *testing.B) {
+			lgLoop(b, float64(2*nkv*hd*2), "GB/s", func(int) {
+				k.Attention(q, k16, heads*hd, v16, heads*hd, nil, nkv, hd, hd, 0.088, out, scratch)
+			})
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e3, "us/head")
+		})
+	}
+}
