@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"ember/inference/backend/cpu"
 	"ember/inference/backend/ref"
 	"ember/inference/quant"
 	"ember/inference/synth"
@@ -49,4 +50,31 @@ func TestKVType(t *testing.T) {
 	if _, err := New(s.m, s.tok, Options{ContextSize: 32, KVType: "q8_0"}); err == nil || !strings.Contains(err.Error(), "32") {
 		t.Errorf("stories260K with a Q8_0 cache: %v", err)
 	}
+}
+
+// TestKVTypeLatent: DeepSeek-V2's latent cache (one row a token, K and V the same
+// tensor) in Q8_0, when its rows are whole 32-value blocks (a synthetic model of 112
+// latent and 16 rope dims): greedy generation runs on ref and on the CPU backend, and
+// the two agree on the first tokens.
+func TestKVTypeLatent(t *testing.T) {
+	p := synth.Presets["tiny-deepseek2"]()
+	p.KVLoraRank = 112
+	path := filepath.Join(t.TempDir(), "ds2.gguf")
+	if _, err := synth.Write(context.Background(), path, p, synth.Options{FileType: "f32", Seed: "kv"}); err != nil {
+		t.Fatal(err)
+	}
+	req := Request{Prompt: "Once upon a time there was", MaxTokens: 8, IgnoreEOS: true}
+	be, err := cpu.New(cpu.Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	onRef := generate(t, newEngineOn(t, path, ref.New(), Options{ContextSize: 64, KVType: "q8_0"}), req)
+	onCPU := generate(t, newEngineOn(t, path, be, Options{ContextSize: 64, KVType: "q8_0"}), req)
+	if onRef.last.Err != nil || onCPU.last.Err != nil || len(onRef.ids) != 8 || len(onCPU.ids) != 8 {
+		t.Fatalf("ref %v (%d tokens), cpu %v (%d tokens)", onRef.last.Err, len(onRef.ids), onCPU.last.Err, len(onCPU.ids))
+	}
+	if onRef.ids[0] != onCPU.ids[0] {
+		t.Errorf("first token: ref %d, cpu %d", onRef.ids[0], onCPU.ids[0])
+	}
+	t.Logf("ref %v, cpu %v", onRef.ids, onCPU.ids)
 }
