@@ -33,7 +33,6 @@ void attnq8_scalar(const float *q, const uint8_t *k, int64_t k_stride, const uin
 	attnq8_quantize_q(q, head_dim, dq, qq);
 
 	// scores: ggml_vec_dot_q8_0_q8_0's scalar path, blocks summed in order in float
-	float m = -INFINITY;
 	for (int64_t t = 0; t < n_kv; t++) {
 		const uint8_t *kt = k + EROW(rows, t) * k_stride;
 		float dot = 0;
@@ -45,17 +44,10 @@ void attnq8_scalar(const float *q, const uint8_t *k, int64_t k_stride, const uin
 			dot += (float)isum * (lg_h2f(lg_rd16(kb)) * dq[b]);
 		}
 		s[t] = scale * dot;
-		if (s[t] > m) m = s[t];
 	}
 
 	// softmax as elem_attention_scalar, but p is not rounded to f16
-	double sum = 0;
-	for (int64_t t = 0; t < n_kv; t++) {
-		const float e = expf(s[t] - m);
-		s[t] = e;
-		sum += (double)e;
-	}
-	const float inv = (float)(1.0 / sum);
+	const float inv = elem_softmax_exp_scalar(s, n_kv);
 	for (int64_t d = 0; d < v_head_dim; d++) out[d] = 0;
 	for (int64_t t = 0; t < n_kv; t++) {
 		const float p = s[t] * inv;

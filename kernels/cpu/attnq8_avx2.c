@@ -17,7 +17,6 @@
 #pragma GCC target("avx2,fma,f16c")
 #endif
 #include "lg_x86.h"
-#include "elem_x86.h"
 
 // The f16 at p, widened, in all 8 lanes.
 LGA __m256 aq8_scale8(const uint8_t *p) { return _mm256_cvtph_ps(_mm_set1_epi16((short)lg_rd16(p))); }
@@ -31,45 +30,6 @@ LGA __m256 aq8_dot(__m256i x, __m256i y) {
 
 // 8 int8 at p widened to float.
 LGA __m256 aq8_widen8(const uint8_t *p) { return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)p))); }
-
-// Softmax in place over s[0..n): max, exp, sum in double, then p = e * (float)(1/sum).
-static void aq8_softmax_avx2(float *s, int64_t n) {
-	__m256 mv = _mm256_set1_ps(-INFINITY);
-	int64_t t = 0;
-	for (; t + 8 <= n; t += 8) mv = _mm256_max_ps(mv, _mm256_loadu_ps(s + t));
-	__m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mv), _mm256_extractf128_ps(mv, 1));
-	m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
-	float m = _mm_cvtss_f32(_mm_max_ss(m4, _mm_movehdup_ps(m4)));
-	for (; t < n; t++)
-		if (s[t] > m) m = s[t];
-	const __m256 vm = _mm256_set1_ps(m);
-	__m256d sd0 = _mm256_setzero_pd(), sd1 = _mm256_setzero_pd();
-	t = 0;
-	for (; t + 8 <= n; t += 8) {
-		const __m256 e = ea_exp(_mm256_sub_ps(_mm256_loadu_ps(s + t), vm));
-		_mm256_storeu_ps(s + t, e);
-		sd0 = _mm256_add_pd(sd0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
-		sd1 = _mm256_add_pd(sd1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
-	}
-	if (t < n) {
-		float b[8];
-		const int64_t r = n - t;
-		for (int j = 0; j < 8; j++) b[j] = j < r ? s[t + j] - m : -INFINITY;
-		const __m256 e = ea_exp(_mm256_loadu_ps(b)); // exp(-inf) = 0 in the padding
-		_mm256_storeu_ps(b, e);
-		memcpy(s + t, b, (size_t)r * 4);
-		sd0 = _mm256_add_pd(sd0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
-		sd1 = _mm256_add_pd(sd1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
-	}
-	const __m256d sd = _mm256_add_pd(sd0, sd1);
-	const __m128d h2 = _mm_add_pd(_mm256_castpd256_pd128(sd), _mm256_extractf128_pd(sd, 1));
-	const double sum = _mm_cvtsd_f64(_mm_add_sd(h2, _mm_unpackhi_pd(h2, h2)));
-	const float inv = (float)(1.0 / sum);
-	const __m256 vinv = _mm256_set1_ps(inv);
-	t = 0;
-	for (; t + 8 <= n; t += 8) _mm256_storeu_ps(s + t, _mm256_mul_ps(_mm256_loadu_ps(s + t), vinv));
-	for (; t < n; t++) s[t] = s[t] * inv;
-}
 
 void attnq8_avx2(const float *q, const uint8_t *k, int64_t k_stride, const uint8_t *v, int64_t v_stride,
                  const int32_t *rows, int64_t n_kv, int64_t head_dim, int64_t v_head_dim, float scale,
@@ -114,7 +74,11 @@ void attnq8_avx2(const float *q, const uint8_t *k, int64_t k_stride, const uint8
 		s[t] = scale * lga_hsum(a);
 	}
 
-	aq8_softmax_avx2(s, n_kv);
+	// softmax: max, exp, sum in double (elem_avx2.c), then p = e * (float)(1/sum)
+	const float inv = elem_softmax_exp_avx2(s, n_kv);
+	const __m256 vinv = _mm256_set1_ps(inv);
+	for (t = 0; t + 8 <= n_kv; t += 8) _mm256_storeu_ps(s + t, _mm256_mul_ps(_mm256_loadu_ps(s + t), vinv));
+	for (; t < n_kv; t++) s[t] = s[t] * inv;
 
 	// out = sum_t p_t v_t, two blocks (64 columns) at a time in registers, then a last
 	// single block

@@ -29,27 +29,6 @@ AQN float32x4_t aqn_block(const uint8_t *kb, const int8_t *y) {
 	return vcvtq_f32_s32(i);
 }
 
-// The exp of elem_neon.c (Cephes scheme, 2^n applied in two halves) on 4 lanes.
-AQN float32x4_t aqn_exp(float32x4_t x) {
-	x = vmaxq_f32(vdupq_n_f32(-104.0f), vminq_f32(vdupq_n_f32(89.0f), x)); // NaN stays NaN
-	const float32x4_t n = vrndnq_f32(vmulq_n_f32(x, 1.44269504088896341f));
-	float32x4_t r = vfmsq_f32(x, n, vdupq_n_f32(0.693359375f));
-	r = vfmsq_f32(r, n, vdupq_n_f32(-2.12194440e-4f));
-	float32x4_t p = vdupq_n_f32(1.9875691500e-4f);
-	p = vfmaq_f32(vdupq_n_f32(1.3981999507e-3f), p, r);
-	p = vfmaq_f32(vdupq_n_f32(8.3334519073e-3f), p, r);
-	p = vfmaq_f32(vdupq_n_f32(4.1665795894e-2f), p, r);
-	p = vfmaq_f32(vdupq_n_f32(1.6666665459e-1f), p, r);
-	p = vfmaq_f32(vdupq_n_f32(5.0000001201e-1f), p, r);
-	p = vfmaq_f32(r, p, vmulq_f32(r, r));
-	p = vaddq_f32(p, vdupq_n_f32(1.0f));
-	const int32x4_t ni = vcvtq_s32_f32(n);
-	const int32x4_t n1 = vshrq_n_s32(ni, 1), n2 = vsubq_s32(ni, n1);
-	const float32x4_t s1 = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(n1, vdupq_n_s32(127)), 23));
-	const float32x4_t s2 = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(n2, vdupq_n_s32(127)), 23));
-	return vmulq_f32(vmulq_f32(p, s1), s2);
-}
-
 // 16 int8 widened to 4 vectors of floats, FMAed with p into acc[0..4).
 AQN void aqn_mad16(float32x4_t *acc, const uint8_t *p8, float p) {
 	const int8x16_t x = vld1q_s8((const int8_t *)p8);
@@ -90,29 +69,8 @@ void attnq8_neon(const float *q, const uint8_t *k, int64_t k_stride, const uint8
 		s[t] = scale * vaddvq_f32(a);
 	}
 
-	// softmax: max, exp, sum in double, p = e * (float)(1/sum)
-	float m = -INFINITY;
-	for (t = 0; t < n_kv; t++)
-		if (s[t] > m) m = s[t];
-	float64x2_t sd = vdupq_n_f64(0);
-	t = 0;
-	for (; t + 4 <= n_kv; t += 4) {
-		const float32x4_t e = aqn_exp(vsubq_f32(vld1q_f32(s + t), vdupq_n_f32(m)));
-		vst1q_f32(s + t, e);
-		sd = vaddq_f64(sd, vaddq_f64(vcvt_f64_f32(vget_low_f32(e)), vcvt_high_f64_f32(e)));
-	}
-	double sum = vaddvq_f64(sd);
-	if (t < n_kv) {
-		float b[4];
-		const int64_t r = n_kv - t;
-		for (int j = 0; j < 4; j++) b[j] = j < r ? s[t + j] - m : -INFINITY;
-		vst1q_f32(b, aqn_exp(vld1q_f32(b)));
-		for (int j = 0; j < r; j++) {
-			s[t + j] = b[j];
-			sum += (double)b[j];
-		}
-	}
-	const float inv = (float)(1.0 / sum);
+	// softmax: max, exp, sum in double (elem_neon.c), then p = e * (float)(1/sum)
+	const float inv = elem_softmax_exp_neon(s, n_kv);
 	t = 0;
 	for (; t + 4 <= n_kv; t += 4) vst1q_f32(s + t, vmulq_n_f32(vld1q_f32(s + t), inv));
 	for (; t < n_kv; t++) s[t] = s[t] * inv;

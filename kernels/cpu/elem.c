@@ -31,26 +31,32 @@ static void elem_rope_scalar(float *x, int64_t nheads, int64_t head_dim, int64_t
 	}
 }
 
+// elem.h's softmax steps, shared with attnq8_scalar.
+float elem_softmax_exp_scalar(float *s, int64_t n) {
+	float m = -INFINITY;
+	for (int64_t t = 0; t < n; t++)
+		if (s[t] > m) m = s[t];
+	double sum = 0;
+	for (int64_t t = 0; t < n; t++) {
+		const float e = expf(s[t] - m);
+		s[t] = e;
+		sum += (double)e;
+	}
+	return (float)(1.0 / sum);
+}
+
 void elem_attention_scalar(const float *q, const uint16_t *k, int64_t k_stride, const uint16_t *v, int64_t v_stride, const int32_t *rows,
                            int64_t n_kv, int64_t head_dim, int64_t v_head_dim, float scale, float *out,
                            float *scratch) {
 	float *s = scratch, *q16 = scratch + n_kv;
 	for (int64_t d = 0; d < head_dim; d++) q16[d] = lg_h2f(lg_f2h(q[d]));
-	float m = -INFINITY;
 	for (int64_t t = 0; t < n_kv; t++) {
 		const uint16_t *kt = k + EROW(rows, t) * k_stride;
 		float dot = 0;
 		for (int64_t d = 0; d < head_dim; d++) dot += q16[d] * lg_h2f(kt[d]);
 		s[t] = scale * dot;
-		if (s[t] > m) m = s[t];
 	}
-	double sum = 0;
-	for (int64_t t = 0; t < n_kv; t++) {
-		const float e = expf(s[t] - m);
-		s[t] = e;
-		sum += (double)e;
-	}
-	const float inv = (float)(1.0 / sum);
+	const float inv = elem_softmax_exp_scalar(s, n_kv);
 	for (int64_t d = 0; d < v_head_dim; d++) out[d] = 0;
 	for (int64_t t = 0; t < n_kv; t++) {
 		const float p = lg_h2f(lg_f2h(s[t] * inv));

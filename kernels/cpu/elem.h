@@ -10,6 +10,14 @@
 // EROW is the cache row of position t: rows[t] with a row list (a paged cache), else t.
 #define EROW(rows, t) ((rows) ? (int64_t)(rows)[(t)] : (int64_t)(t))
 
+// The first steps of the softmax of the attention kernels over f16 (elem*.c) and Q8_0
+// (attnq8*.c) caches, in place over the scores s[0..n), n > 0: m = max s, s[t] =
+// exp(s[t] - m), and the returned inv = (float)(1/sum) with the sum of the exps in double.
+// The caller forms p = s[t] * inv (rounded to f16 for an f16 cache).
+float elem_softmax_exp_scalar(float *s, int64_t n);
+float elem_softmax_exp_avx2(float *s, int64_t n);
+float elem_softmax_exp_neon(float *s, int64_t n);
+
 void elem_attention_scalar(const float *q, const uint16_t *k, int64_t k_stride, const uint16_t *v, int64_t v_stride, const int32_t *rows,
                            int64_t n_kv, int64_t head_dim, int64_t v_head_dim, float scale, float *out,
                            float *scratch);

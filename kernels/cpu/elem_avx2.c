@@ -138,6 +138,44 @@ LGA __m256 ea_load16_part(const uint16_t *p, int64_t n) {
 	return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)b));
 }
 
+// The first steps of a softmax over s[0..n) (n > 0), shared by the attention kernels over
+// f16 and Q8_0 caches: m = max s, s[t] = exp(s[t] - m) (the tail through a padded
+// vector, so every element gets the same exp), and the returned (float)(1/sum) with the
+// sum in double. The caller scales s by it.
+float elem_softmax_exp_avx2(float *s, int64_t n) {
+	__m256 mv = _mm256_set1_ps(-INFINITY);
+	int64_t t = 0;
+	for (; t + 8 <= n; t += 8) mv = _mm256_max_ps(mv, _mm256_loadu_ps(s + t));
+	__m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mv), _mm256_extractf128_ps(mv, 1));
+	m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+	float m = _mm_cvtss_f32(_mm_max_ss(m4, _mm_movehdup_ps(m4)));
+	for (; t < n; t++)
+		if (s[t] > m) m = s[t];
+	const __m256 vm = _mm256_set1_ps(m);
+	__m256d sd0 = _mm256_setzero_pd(), sd1 = _mm256_setzero_pd();
+	t = 0;
+	for (; t + 8 <= n; t += 8) {
+		const __m256 e = ea_exp(_mm256_sub_ps(_mm256_loadu_ps(s + t), vm));
+		_mm256_storeu_ps(s + t, e);
+		sd0 = _mm256_add_pd(sd0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+		sd1 = _mm256_add_pd(sd1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+	}
+	if (t < n) {
+		float b[8];
+		const int64_t r = n - t;
+		for (int j = 0; j < 8; j++) b[j] = j < r ? s[t + j] - m : -INFINITY;
+		const __m256 e = ea_exp(_mm256_loadu_ps(b)); // exp(-inf) = 0 in the padding
+		_mm256_storeu_ps(b, e);
+		memcpy(s + t, b, (size_t)r * 4);
+		sd0 = _mm256_add_pd(sd0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+		sd1 = _mm256_add_pd(sd1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+	}
+	const __m256d sd = _mm256_add_pd(sd0, sd1);
+	const __m128d h2 = _mm_add_pd(_mm256_castpd256_pd128(sd), _mm256_extractf128_pd(sd, 1));
+	const double sum = _mm_cvtsd_f64(_mm_add_sd(h2, _mm_unpackhi_pd(h2, h2)));
+	return (float)(1.0 / sum);
+}
+
 void elem_attention_avx2(const float *q, const uint16_t *k, int64_t k_stride, const uint16_t *v, int64_t v_stride, const int32_t *rows,
                          int64_t n_kv, int64_t head_dim, int64_t v_head_dim, float scale, float *out,
                          float *scratch) {
@@ -199,40 +237,11 @@ void elem_attention_avx2(const float *q, const uint16_t *k, int64_t k_stride, co
 	}
 
 	// softmax: max, exp, sum in double, p rounded to f16
-	__m256 mv = _mm256_set1_ps(-INFINITY);
+	const float inv = elem_softmax_exp_avx2(s, n_kv);
+	const __m256 vinv = _mm256_set1_ps(inv);
 	t = 0;
-	for (; t + 8 <= n_kv; t += 8) mv = _mm256_max_ps(mv, _mm256_loadu_ps(s + t));
-	__m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mv), _mm256_extractf128_ps(mv, 1));
-	m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
-	float m = _mm_cvtss_f32(_mm_max_ss(m4, _mm_movehdup_ps(m4)));
-	for (; t < n_kv; t++)
-		if (s[t] > m) m = s[t];
-	const __m256 vm = _mm256_set1_ps(m);
-	__m256d sd0 = _mm256_setzero_pd(), sd1 = _mm256_setzero_pd();
-	t = 0;
-	for (; t + 8 <= n_kv; t += 8) {
-		const __m256 e = ea_exp(_mm256_sub_ps(_mm256_loadu_ps(s + t), vm));
-		_mm256_storeu_ps(s + t, e);
-		sd0 = _mm256_add_pd(sd0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
-		sd1 = _mm256_add_pd(sd1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
-	}
-	if (t < n_kv) {
-		float b[8];
-		const int64_t r = n_kv - t;
-		for (int j = 0; j < 8; j++) b[j] = j < r ? s[t + j] - m : -INFINITY;
-		const __m256 e = ea_exp(_mm256_loadu_ps(b)); // exp(-inf) = 0 in the padding
-		_mm256_storeu_ps(b, e);
-		memcpy(s + t, b, (size_t)r * 4);
-		sd0 = _mm256_add_pd(sd0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
-		sd1 = _mm256_add_pd(sd1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
-	}
-	const __m256d sd = _mm256_add_pd(sd0, sd1);
-	const __m128d h2 = _mm_add_pd(_mm256_castpd256_pd128(sd), _mm256_extractf128_pd(sd, 1));
-	const double sum = _mm_cvtsd_f64(_mm_add_sd(h2, _mm_unpackhi_pd(h2, h2)));
-	const __m256 inv = _mm256_set1_ps((float)(1.0 / sum));
-	t = 0;
-	for (; t + 8 <= n_kv; t += 8) _mm256_storeu_ps(s + t, ea_round16(_mm256_mul_ps(_mm256_loadu_ps(s + t), inv)));
-	for (; t < n_kv; t++) s[t] = lg_h2f(lg_f2h(s[t] * _mm256_cvtss_f32(inv)));
+	for (; t + 8 <= n_kv; t += 8) _mm256_storeu_ps(s + t, ea_round16(_mm256_mul_ps(_mm256_loadu_ps(s + t), vinv)));
+	for (; t < n_kv; t++) s[t] = lg_h2f(lg_f2h(s[t] * inv));
 
 	// out = sum_t p_t v_t, 64 columns at a time in registers
 	const int64_t vd8 = v_head_dim & ~(int64_t)7;

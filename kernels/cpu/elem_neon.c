@@ -127,6 +127,33 @@ void elem_rope_neon(float *x, int64_t nheads, int64_t head_dim, int64_t dims, in
 	}
 }
 
+// elem.h's softmax steps; the tail through a padded vector, so every element gets the
+// same exp.
+float elem_softmax_exp_neon(float *s, int64_t n) {
+	float m = -INFINITY;
+	for (int64_t t = 0; t < n; t++)
+		if (s[t] > m) m = s[t];
+	float64x2_t sd = vdupq_n_f64(0);
+	int64_t t = 0;
+	for (; t + 4 <= n; t += 4) {
+		const float32x4_t e = en_exp(vsubq_f32(vld1q_f32(s + t), vdupq_n_f32(m)));
+		vst1q_f32(s + t, e);
+		sd = vaddq_f64(sd, vaddq_f64(vcvt_f64_f32(vget_low_f32(e)), vcvt_high_f64_f32(e)));
+	}
+	double sum = vaddvq_f64(sd);
+	if (t < n) {
+		float b[4];
+		const int64_t r = n - t;
+		for (int j = 0; j < 4; j++) b[j] = j < r ? s[t + j] - m : -INFINITY;
+		vst1q_f32(b, en_exp(vld1q_f32(b)));
+		for (int j = 0; j < r; j++) {
+			s[t + j] = b[j];
+			sum += (double)b[j];
+		}
+	}
+	return (float)(1.0 / sum);
+}
+
 void elem_attention_neon(const float *q, const uint16_t *k, int64_t k_stride, const uint16_t *v, int64_t v_stride, const int32_t *rows,
                          int64_t n_kv, int64_t head_dim, int64_t v_head_dim, float scale, float *out,
                          float *scratch) {
@@ -136,7 +163,6 @@ void elem_attention_neon(const float *q, const uint16_t *k, int64_t k_stride, co
 	for (; d < hd4; d += 4) vst1q_f32(q16 + d, vcvt_f32_f16(vcvt_f16_f32(vld1q_f32(q + d))));
 	for (; d < head_dim; d++) q16[d] = lg_h2f(lg_f2h(q[d]));
 
-	float m = -INFINITY;
 	int64_t t = 0;
 	for (; t + 4 <= n_kv; t += 4) {
 		const uint16_t *kr[4] = {k + EROW(rows, t) * k_stride, k + EROW(rows, t + 1) * k_stride, k + EROW(rows, t + 2) * k_stride, k + EROW(rows, t + 3) * k_stride};
@@ -159,28 +185,7 @@ void elem_attention_neon(const float *q, const uint16_t *k, int64_t k_stride, co
 		for (; d < head_dim; d++) dot += q16[d] * lg_h2f(kt[d]);
 		s[t] = scale * dot;
 	}
-	for (t = 0; t < n_kv; t++)
-		if (s[t] > m) m = s[t];
-
-	float64x2_t sd = vdupq_n_f64(0);
-	t = 0;
-	for (; t + 4 <= n_kv; t += 4) {
-		const float32x4_t e = en_exp(vsubq_f32(vld1q_f32(s + t), vdupq_n_f32(m)));
-		vst1q_f32(s + t, e);
-		sd = vaddq_f64(sd, vaddq_f64(vcvt_f64_f32(vget_low_f32(e)), vcvt_high_f64_f32(e)));
-	}
-	double sum = vaddvq_f64(sd);
-	if (t < n_kv) {
-		float b[4];
-		const int64_t r = n_kv - t;
-		for (int j = 0; j < 4; j++) b[j] = j < r ? s[t + j] - m : -INFINITY;
-		vst1q_f32(b, en_exp(vld1q_f32(b)));
-		for (int j = 0; j < r; j++) {
-			s[t + j] = b[j];
-			sum += (double)b[j];
-		}
-	}
-	const float inv = (float)(1.0 / sum);
+	const float inv = elem_softmax_exp_neon(s, n_kv);
 	t = 0;
 	for (; t + 4 <= n_kv; t += 4) vst1q_f32(s + t, vcvt_f32_f16(vcvt_f16_f32(vmulq_n_f32(vld1q_f32(s + t), inv))));
 	for (; t < n_kv; t++) s[t] = lg_h2f(lg_f2h(s[t] * inv));
