@@ -34,8 +34,8 @@
 //     writes them, come back as message.tool_calls (content null, finish_reason
 //     "tool_calls"; streamed as one delta of tool_calls, the call's text held back).
 //     tool_choice "none" leaves the tools out; "required" or a named function
-//     constrains the reply to one call object (its arguments to the function's schema
-//     when one function is possible and jsonprefix takes its schema; else any object).
+//     constrains the reply to one call object, the name first, then the arguments to
+//     that function's schema (when jsonprefix takes it; else any object).
 //   - llama.cpp's top_k, min_p and repeat_penalty are accepted as extensions.
 //   - logprobs cover every generated token, the reasoning's included.
 //   - An empty or absent "model" is refused like OpenAI does (400); a model name other

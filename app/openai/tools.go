@@ -14,8 +14,9 @@ import (
 // system turn when the template takes none), and the reply's calls, in whatever form
 // the model's family writes them (reply.ParseCalls), come back as message.tool_calls
 // with finish_reason "tool_calls". tool_choice "none" leaves the tools out; "required"
-// or a named function constrains the reply to one call object {"name", "arguments"}
-// (the arguments to the function's parameters schema when jsonprefix takes it).
+// or a named function constrains the reply to one call object {"name", "arguments"},
+// the name first and the arguments to that function's parameters schema when
+// jsonprefix takes it (jsonprefix.Tagged).
 
 type tool struct {
 	Type     string       `json:"type"`
@@ -127,33 +128,22 @@ func toolDef(t tool) any {
 	return v
 }
 
-// callSchema is the schema of one call object of one of names: the arguments follow
-// the function's parameters when there is one name and jsonprefix takes its schema,
-// else any object.
+// callSchema is the schema of one call object of one of names: the name first, then
+// the arguments, following that function's parameters where jsonprefix takes its schema
+// (else any object).
 func callSchema(names []string, params map[string]json.RawMessage) *jsonprefix.Schema {
-	enum := make([]any, len(names))
-	for i, n := range names {
-		enum[i] = n
-	}
-	var args any = map[string]any{"type": "object"}
-	if len(names) == 1 {
+	anyObject, _ := jsonprefix.Compile(map[string]any{"type": "object"})
+	byName := make(map[string]*jsonprefix.Schema, len(names))
+	for _, n := range names {
+		byName[n] = anyObject
 		var p any
-		if json.Unmarshal(params[names[0]], &p) == nil && p != nil {
-			if _, err := jsonprefix.Compile(p); err == nil {
-				args = p
+		if json.Unmarshal(params[n], &p) == nil && p != nil {
+			if s, err := jsonprefix.Compile(p); err == nil && s.Object() {
+				byName[n] = s
 			}
 		}
 	}
-	s, err := jsonprefix.Compile(map[string]any{
-		"type":                 "object",
-		"properties":           map[string]any{"name": map[string]any{"type": "string", "enum": enum}, "arguments": args},
-		"required":             []any{"name", "arguments"},
-		"additionalProperties": false,
-	})
-	if err != nil { // cannot happen for these shapes; unconstrained calls are still parsed
-		return nil
-	}
-	return s
+	return jsonprefix.Tagged("name", "arguments", byName)
 }
 
 // promptToolCalls are a request message's calls for the template.

@@ -57,6 +57,8 @@ type frame struct {
 	open byte
 	s    *Schema
 	used uint64
+	key  int    // objects: the property index of the value being read (-1: none)
+	tag  string // tagged objects (Tagged): the tag's value once read
 }
 
 // NewChecker is a Checker whose object must also match schema s (Compile).
@@ -108,7 +110,7 @@ func (c *Checker) byte(b byte) bool {
 		case space(b):
 			return true
 		case b == '{' && c.root.allows(tObject):
-			c.stack, c.st = append(c.stack, frame{open: '{', s: c.root}), sKeyOrClose
+			c.stack, c.st = append(c.stack, frame{open: '{', s: c.root, key: -1}), sKeyOrClose
 			return true
 		}
 		return false
@@ -176,11 +178,18 @@ func (c *Checker) byte(b byte) bool {
 			}
 			if i >= 0 {
 				f.used |= 1 << i
+				if f.s.byTag != nil && f.s.props[i].name == f.s.body {
+					s = f.s.byTag[f.tag] // the tag came first (keyPrefix)
+				}
 			}
+			f.key = i
 			c.st, c.key, c.cur = sColon, false, s
 		case b == '"':
 			if !c.cur.enumDone(c.str) {
 				return false
+			}
+			if f.open == '{' && f.s != nil && f.s.byTag != nil && f.key >= 0 && f.s.props[f.key].name == f.s.tag {
+				f.tag = string(c.str)
 			}
 			c.st = sAfter
 		case b == '\\':
@@ -234,7 +243,7 @@ func (c *Checker) value(b byte) bool {
 	case space(b):
 		return true
 	case b == '{' && s.allows(tObject):
-		c.stack, c.st = append(c.stack, frame{open: '{', s: s}), sKeyOrClose
+		c.stack, c.st = append(c.stack, frame{open: '{', s: s, key: -1}), sKeyOrClose
 	case b == '[' && s.allows(tArray):
 		c.stack, c.st = append(c.stack, frame{open: '[', s: s}), sValueOrEnd
 	case b == '"' && s.allows(tString):

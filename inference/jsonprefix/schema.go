@@ -31,6 +31,26 @@ type Schema struct {
 	closed   bool    // additionalProperties false: no other keys
 	items    *Schema // nil: any
 	enum     []string
+	// A tagged object (Tagged): property tag comes first, and its value, one of byTag's
+	// keys, picks the schema of property body.
+	tag, body string
+	byTag     map[string]*Schema
+}
+
+// Tagged is the schema of an object of two properties, both required and no other: tag,
+// a string among byTag's keys, written first, then body, of the schema byTag gives for
+// the tag's value (nil: any value). A tool call {"name": ..., "arguments": {...}} whose
+// arguments follow the named function's parameters is Tagged("name", "arguments", ...).
+func Tagged(tag, body string, byTag map[string]*Schema) *Schema {
+	names := make([]string, 0, len(byTag))
+	for n := range byTag {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	s := &Schema{types: tObject, required: []string{tag, body}, closed: true, tag: tag, body: body, byTag: byTag,
+		props: []prop{{tag, &Schema{types: tString, enum: names}}, {body, nil}}}
+	sort.Slice(s.props, func(i, j int) bool { return s.props[i].name < s.props[j].name })
+	return s
 }
 
 type prop struct {
@@ -185,6 +205,9 @@ func (s *Schema) propIndex(name string) int {
 func (s *Schema) keyPrefix(k []byte, used uint64) bool {
 	if s == nil || !s.closed {
 		return true
+	}
+	if s.byTag != nil && used&(1<<s.propIndex(s.tag)) == 0 {
+		return strings.HasPrefix(s.tag, string(k)) // the tag first
 	}
 	for i, p := range s.props {
 		if used&(1<<i) == 0 && strings.HasPrefix(p.name, string(k)) {

@@ -310,3 +310,41 @@ func genValue(rng *rand.Rand, s *Schema) []string {
 	}
 	return []string{"null"}
 }
+
+// TestTagged: a tagged object takes its tag first, a tag among the branches, and then
+// the body of that tag's schema (a tool call whose arguments follow the named
+// function's parameters); a branch of nil takes any body.
+func TestTagged(t *testing.T) {
+	s := Tagged("name", "arguments", map[string]*Schema{
+		"weather": compile(t, `{"type":"object","properties":{"city":{"type":"string","enum":["Paris","Oslo"]}},"required":["city"],"additionalProperties":false}`),
+		"time":    compile(t, `{"type":"object","properties":{},"additionalProperties":false}`),
+		"any":     nil,
+	})
+	for _, good := range []string{
+		`{"name":"weather","arguments":{"city":"Oslo"}}`,
+		`{ "name" : "time" , "arguments" : { } }`,
+		`{"name":"any","arguments":[1,{"x":null}]}`,
+	} {
+		if c := NewChecker(s); !c.Feed(good) || !c.Done() {
+			t.Errorf("%s refused", good)
+		}
+	}
+	for _, bad := range []string{
+		`{"arguments":{}`,                              // the body before the tag
+		`{"name":"clock"`,                              // no such tag
+		`{"name":"time","arguments":{"city"`,           // time's arguments take no key
+		`{"name":"weather","arguments":{"city":"Rome"`, // outside weather's enum
+		`{"name":"weather","arguments":{}}`,            // city missing
+		`{"name":"weather"}`,                           // arguments missing
+		`{"name":"time","arguments":{},"x"`,            // no other key
+	} {
+		if c := NewChecker(s); c.Feed(bad) && c.Done() {
+			t.Errorf("%s accepted whole", bad)
+		} else if c := NewChecker(s); c.Feed(bad) && !strings.HasSuffix(bad, "}") {
+			t.Errorf("%s accepted as a prefix", bad)
+		}
+	}
+	if !s.Object() {
+		t.Error("a tagged schema is no object schema")
+	}
+}
