@@ -61,8 +61,8 @@ type Model interface {
 }
 
 // Cache is the KV cache, F16 (or Q8_0: NewPagedCacheOn): per layer, K [Size,
-// NKVHead*HeadDim] and V [Size, NKVHead*VHeadDim], on that layer's backend. A contiguous cache (NewCache) holds one
-// sequence, position p in row p. A paged cache (NewPagedCache) is Size/BlockSize blocks
+// NKVHead*HeadDim] and V [Size, NKVHead*VHeadDim], on that layer's backend. A
+// contiguous cache (NewCache) holds one sequence, position p in row p. A paged cache (NewPagedCache) is Size/BlockSize blocks
 // of BlockSize rows that sequences own through block tables (see Batch and package
 // kvcache). With Params.SharedKV, V[l] is K[l]: one tensor per layer.
 type Cache struct {
