@@ -122,6 +122,7 @@ func (h *Handler) validateChat(req *chatRequest) (genParams, []prompt.Message, r
 	if e != nil {
 		return p, nil, ro, e
 	}
+	ts.single = req.ParallelToolCalls != nil && !*req.ParallelToolCalls
 	ro.tools = ts
 	if ts.schema != nil {
 		if ro.json {
@@ -183,7 +184,7 @@ func (c *chatCall) complete() {
 		if c.ro.tools.names != nil {
 			var calls []reply.Call
 			if text, calls = reply.ParseCalls(text, c.ro.tools.names); calls != nil {
-				msg.ToolCalls, finish = outCalls(calls, false), "tool_calls"
+				msg.ToolCalls, finish = outCalls(c.ro.tools.limit(calls), false), "tool_calls"
 			}
 		}
 		if text != "" || msg.ToolCalls == nil {
@@ -257,7 +258,7 @@ func (c *chatCall) stream() {
 			}
 			if calls != nil {
 				finish = "tool_calls"
-				if c.chunk(s, chunkChoice{Index: i, Delta: delta{ToolCalls: outCalls(calls, true)}}) != nil {
+				if c.chunk(s, chunkChoice{Index: i, Delta: delta{ToolCalls: outCalls(c.ro.tools.limit(calls), true)}}) != nil {
 					return
 				}
 			}

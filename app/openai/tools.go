@@ -52,6 +52,15 @@ type toolSetup struct {
 	defs   []any    // for the template; nil: none (no tools, or tool_choice "none")
 	names  []string // the tools a reply may call; nil: calls are not looked for
 	schema *jsonprefix.Schema
+	single bool // parallel_tool_calls false: the first call only
+}
+
+// limit keeps the calls a reply may make: the first only with parallel_tool_calls false.
+func (ts toolSetup) limit(calls []reply.Call) []reply.Call {
+	if ts.single && len(calls) > 1 {
+		return calls[:1]
+	}
+	return calls
 }
 
 // validateTools reads tools and tool_choice.

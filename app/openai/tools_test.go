@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"ember/app/reply"
 )
 
 const weatherTools = `,"tools":[{"type":"function","function":{"name":"get_weather","description":"Weather now","parameters":{"type":"object","properties":{"city":{"type":"string","enum":["Paris","Oslo"]}},"required":["city"],"additionalProperties":false}}},` +
@@ -142,5 +144,16 @@ func TestToolErrors(t *testing.T) {
 		if code != 400 || e.Error.Param == nil || *e.Error.Param != c.param {
 			t.Errorf("%s: %d %s", c.name, code, body)
 		}
+	}
+}
+
+// TestParallelToolCalls: parallel_tool_calls false keeps a reply's first call only.
+func TestParallelToolCalls(t *testing.T) {
+	_, calls := reply.ParseCalls(`<tool_call>{"name":"a","arguments":{}}</tool_call><tool_call>{"name":"b","arguments":{}}</tool_call>`, []string{"a", "b"})
+	if got := (toolSetup{}).limit(calls); len(got) != 2 {
+		t.Errorf("parallel: %d calls", len(got))
+	}
+	if got := (toolSetup{single: true}).limit(calls); len(got) != 1 || got[0].Name != "a" {
+		t.Errorf("not parallel: %+v", got)
 	}
 }
