@@ -114,10 +114,20 @@ func FuzzParseCalls(f *testing.F) {
 				t.Fatalf("call %+v from %q", c, s)
 			}
 		}
+		// Streamed in pieces of 3 bytes, the text released and the calls are ParseCalls'.
+		content, want := ParseCalls(s, toolNames)
 		ts := NewToolStream(toolNames)
+		var out strings.Builder
 		for i := 0; i < len(s); i += 3 {
-			ts.Push(s[i:min(i+3, len(s))])
+			out.WriteString(ts.Push(s[i:min(i+3, len(s))]))
 		}
-		ts.Finish()
+		rest, got := ts.Finish()
+		text := out.String() + rest
+		if want == nil && (got != nil || text != s) {
+			t.Fatalf("%q: streamed %q with calls %v, want the text whole", s, text, callStrings(got))
+		}
+		if want != nil && (strings.TrimRight(text, " \t\r\n") != content || strings.Join(callStrings(got), "|") != strings.Join(callStrings(want), "|")) {
+			t.Fatalf("%q: streamed %q and %v, want %q and %v", s, text, callStrings(got), content, callStrings(want))
+		}
 	})
 }
