@@ -17,7 +17,21 @@ type jsonReply struct {
 	c     *jsonprefix.Checker
 	wait  bool   // still in the reasoning section
 	think string // its text so far, while wait
+	// first says which bytes may come next (while firstOK: until the next push). A
+	// token whose first byte may not is refused without feeding the checker: a masked
+	// draw that scans the whole vocabulary (few tokens allowed, as in an enum) tests one
+	// byte for most of it.
+	first   [256]bool
+	firstOK bool
 }
+
+// oneByte are the strings of one byte each, for jsonReply.first.
+var oneByte = func() (t [256]string) {
+	for b := range t {
+		t[b] = string([]byte{byte(b)})
+	}
+	return t
+}()
 
 const thinkEnd = "</think>"
 
@@ -34,7 +48,16 @@ func (j *jsonReply) allowed(id int32) bool {
 		return j.c.Done()
 	}
 	piece := j.tok.Piece(id)
-	return piece != "" && !j.tok.IsControl(id) && j.c.Accepts(piece)
+	if piece == "" || j.tok.IsControl(id) {
+		return false
+	}
+	if !j.firstOK {
+		for b := range j.first {
+			j.first[b] = j.c.Accepts(oneByte[b])
+		}
+		j.firstOK = true
+	}
+	return j.first[piece[0]] && j.c.Accepts(piece)
 }
 
 // push records the piece of the token drawn and reports whether the reply is over: the
@@ -42,6 +65,7 @@ func (j *jsonReply) allowed(id int32) bool {
 // allowed, a dead end of the vocabulary: the reply ends there rather than run on
 // unconstrained; the API then reports the object incomplete).
 func (j *jsonReply) push(piece string) bool {
+	j.firstOK = false
 	if j.wait {
 		j.think += piece
 		i := strings.Index(j.think, thinkEnd)
