@@ -2,13 +2,16 @@ package engine
 
 import (
 	"compress/gzip"
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"ember/inference/gguf"
 	"ember/inference/jsonprefix"
+	"ember/inference/sample"
 	"ember/inference/tokenizer"
 )
 
@@ -102,5 +105,31 @@ func TestJSONMaskFirstByte(t *testing.T) {
 		if allowed == 0 {
 			t.Errorf("after %q: no token allowed", c.text)
 		}
+	}
+}
+
+// BenchmarkJSONMaskedDraw: a masked draw at a tool call's name over random logits of a
+// 102,400-token vocabulary (few tokens allowed), greedy and sampled.
+func BenchmarkJSONMaskedDraw(b *testing.B) {
+	tok := bigVocab(b)
+	s := jsonprefix.Tagged("name", "arguments", map[string]*jsonprefix.Schema{"get_weather": nil, "get_time": nil})
+	rng := rand.New(rand.NewPCG(1, 2))
+	logits := make([]float32, tok.VocabSize())
+	for i := range logits {
+		logits[i] = float32(rng.NormFloat64() * 3)
+	}
+	row := make([]float32, len(logits))
+	for _, p := range []sample.Params{{}, {Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05}} {
+		b.Run(fmt.Sprintf("temp %g", p.Temperature), func(b *testing.B) {
+			smp := sample.New(p)
+			for range b.N {
+				j := newJSONReply(tok, false, s)
+				j.push(`{"name": "get_`)
+				copy(row, logits)
+				if id := smp.SampleMasked(row, j.allowed); !j.allowed(id) {
+					b.Fatal("a refused token drawn")
+				}
+			}
+		})
 	}
 }
