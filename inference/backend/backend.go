@@ -150,6 +150,14 @@ func MatMulGroups(be Backend, x Tensor, groups []Group) {
 	}
 }
 
+// RowCopier is an optional op of host backends: whole rows of a raw-stored tensor (a
+// quantized KV cache: Q8_0) as the bytes it holds them in, read and written in order,
+// so that its blocks go to disk and back without a round trip through F32.
+type RowCopier interface {
+	ReadRows(ctx context.Context, t Tensor, row0, n int) ([]byte, error)
+	WriteRows(t Tensor, row0 int, data []byte) error
+}
+
 // Reshaper is an optional op: a view of an F32 or I32 tensor's elements, in the same order, as
 // rows x cols (rows*cols must equal its element count). It lets a model change how it
 // groups values (head-major to token-major rows, say) without copying.

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -77,4 +78,37 @@ func TestKVTypeLatent(t *testing.T) {
 		t.Errorf("first token: ref %d, cpu %d", onRef.ids[0], onCPU.ids[0])
 	}
 	t.Logf("ref %v, cpu %v", onRef.ids, onCPU.ids)
+}
+
+// TestKVTypeBlocksSurviveRestart: a Q8_0 cache's blocks go to the store (as their Q8_0
+// rows) and come back after a restart exactly: the next engine loads the shared prompt
+// blocks and generates what a cold Q8_0 engine does, token for token.
+func TestKVTypeBlocksSurviveRestart(t *testing.T) {
+	p := synth.Presets["tiny"]()
+	path := filepath.Join(t.TempDir(), "tiny.gguf")
+	if _, err := synth.Write(context.Background(), path, p, synth.Options{FileType: "f32", Seed: "kv"}); err != nil {
+		t.Fatal(err)
+	}
+	base := "Once upon a time there was a little girl who lived in a village near the forest."
+	r1 := Request{Prompt: base + " One day", MaxTokens: 6, IgnoreEOS: true}
+	r2 := Request{Prompt: base + " Every morning", MaxTokens: 10, IgnoreEOS: true}
+	opt := Options{ContextSize: 128, BlockSize: 4, KVType: "q8_0"}
+	cold := generate(t, newEngineOn(t, path, ref.New(), opt), r2)
+
+	store := &memBlocks{m: map[uint64][]byte{}}
+	opt.Blocks = store
+	first := newEngineOn(t, path, ref.New(), opt)
+	generate(t, first, r1)
+	first.Close()
+	if first.Stats().DiskBlocksSaved == 0 {
+		t.Fatal("nothing saved")
+	}
+	second := newEngineOn(t, path, ref.New(), opt)
+	got := generate(t, second, r2)
+	if second.Stats().DiskBlocksLoaded == 0 || got.last.Usage.CachedTokens == 0 {
+		t.Fatalf("no block loaded: %+v, %d cached", second.Stats(), got.last.Usage.CachedTokens)
+	}
+	if !slices.Equal(got.ids, cold.ids) {
+		t.Errorf("after a restart %v, cold %v", got.ids, cold.ids)
+	}
 }

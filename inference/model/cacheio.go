@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 
+	"ember/inference/backend"
 	"ember/inference/quant"
 )
 
@@ -13,32 +14,67 @@ import (
 func (c *Cache) BlockBytes() int {
 	n := 0
 	for l := range c.K {
-		n += c.BlockSize * c.K[l].Cols() * c.valueBytes()
+		n += c.BlockSize * c.rowBytes(c.K[l].Cols())
 		if !c.shared {
-			n += c.BlockSize * c.V[l].Cols() * c.valueBytes()
+			n += c.BlockSize * c.rowBytes(c.V[l].Cols())
 		}
 	}
 	return n
 }
 
-// valueBytes is the bytes a value takes in ReadBlock's form: 2 (F16) for an F16 cache,
-// 4 (F32) for a Q8_0 one, whose dequantized values F32 holds exactly (and WriteBlock's
-// rounding to Q8_0 gives the same blocks back).
-func (c *Cache) valueBytes() int {
-	if c.typ == quant.Q8_0 {
-		return 4
+// rowBytes is the bytes of a row of cols values in ReadBlock's form: F16 for an F16
+// cache; for a Q8_0 cache its own blocks where every layer's backend copies rows as
+// they are stored (backend.RowCopier), else F32, which holds the dequantized values
+// exactly (and WriteBlock's rounding to Q8_0 gives the same blocks back).
+func (c *Cache) rowBytes(cols int) int {
+	switch {
+	case c.typ != quant.Q8_0:
+		return 2 * cols
+	case c.rawRows():
+		return cols / 32 * 34
 	}
-	return 2
+	return 4 * cols
 }
 
-// ReadBlock returns the K and V of block blk in every layer as F16 bytes (F32 for a Q8_0
-// cache): per layer, K rows then V rows, little-endian. With WriteBlock it moves blocks
-// to and from disk (the persistent prefix cache).
+// rawRows reports whether a Q8_0 cache's blocks move as their stored bytes: every
+// layer's backend copies rows (backend.RowCopier).
+func (c *Cache) rawRows() bool {
+	if c.typ != quant.Q8_0 {
+		return false
+	}
+	for _, be := range c.place.Backends() {
+		if _, ok := be.(backend.RowCopier); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// ReadBlock returns the K and V of block blk in every layer: per layer, K rows then V
+// rows, as F16 little-endian (a Q8_0 cache: its stored blocks, or F32 on a backend that
+// cannot copy them; rowBytes). With WriteBlock it moves blocks to and from disk (the
+// persistent prefix cache).
 func (c *Cache) ReadBlock(ctx context.Context, blk int) ([]byte, error) {
 	if err := c.blockRows(blk); err != nil {
 		return nil, err
 	}
 	out := make([]byte, 0, c.BlockBytes())
+	if c.rawRows() {
+		for l := range c.K {
+			for i := range c.perLayer() {
+				cache := c.K[l]
+				if i == 1 {
+					cache = c.V[l]
+				}
+				b, err := c.place[l].(backend.RowCopier).ReadRows(ctx, cache, blk*c.BlockSize, c.BlockSize)
+				if err != nil {
+					return nil, fmt.Errorf("model: read KV block %d: %w", blk, err)
+				}
+				out = append(out, b...)
+			}
+		}
+		return out, nil
+	}
 	for l := range c.K {
 		a := c.auxOf(c.place[l])
 		for i := range c.perLayer() {
@@ -71,6 +107,22 @@ func (c *Cache) WriteBlock(blk int, data []byte) error {
 	if err := c.blockRows(blk); err != nil {
 		return err
 	}
+	if c.rawRows() {
+		for l := range c.K {
+			for i := range c.perLayer() {
+				cache := c.K[l]
+				if i == 1 {
+					cache = c.V[l]
+				}
+				n := c.BlockSize * c.rowBytes(cache.Cols())
+				if err := c.place[l].(backend.RowCopier).WriteRows(cache, blk*c.BlockSize, data[:n]); err != nil {
+					return fmt.Errorf("model: write KV block %d: %w", blk, err)
+				}
+				data = data[n:]
+			}
+		}
+		return nil
+	}
 	var f []float32
 	for l := range c.K {
 		a := c.auxOf(c.place[l])
@@ -81,7 +133,7 @@ func (c *Cache) WriteBlock(blk int, data []byte) error {
 			}
 			n := tmp.Rows() * tmp.Cols()
 			f = f[:0]
-			vb := c.valueBytes()
+			vb := c.rowBytes(1)
 			for j := range n {
 				if vb == 4 {
 					f = append(f, math.Float32frombits(binary.LittleEndian.Uint32(data[4*j:])))

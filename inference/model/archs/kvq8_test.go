@@ -74,7 +74,11 @@ func TestQ8Cache(t *testing.T) {
 				t.Errorf("%s on %s: Q8_0 cache against F16: worst NMSE %.3g", name, bn, worst)
 			}
 			t.Logf("%s on %s: Q8_0 against F16 cache, worst NMSE %.2e", name, bn, worst)
-			// to disk and back: exact
+			// to disk and back: exact, as the stored Q8_0 blocks (34 bytes a 32 values)
+			pp := m.Params()
+			if want := 4 * pp.NLayer * pp.NKVHead * (pp.HeadDim + pp.VHeadDim) / 32 * 34; c8.BlockBytes() != want {
+				t.Errorf("%s on %s: a Q8_0 block of %d bytes on disk, want %d", name, bn, c8.BlockBytes(), want)
+			}
 			blk, err := c8.ReadBlock(context.Background(), 0)
 			if err != nil {
 				t.Fatal(err)
