@@ -36,8 +36,12 @@ const (
 	dsCallsClose = "<｜tool▁calls▁end｜>"
 )
 
-// midOpeners may start tool calls after some text; a reply may start with any opener
-// or with '{'.
+// jsonFence opens a Markdown code block of JSON: small models asked for a bare call
+// object often write it in one.
+const jsonFence = "```json"
+
+// midOpeners may start tool calls after some text; a reply may start with any opener,
+// with '{' or with a ```json fence.
 var midOpeners = []string{hermesOpen, mistralOpen, dsCallsOpen, dsCallOpen, pythonTag}
 
 // ParseCalls finds the tool calls in a finished reply's content, of the tools named
@@ -52,6 +56,13 @@ func ParseCalls(content string, names []string) (string, []Call) {
 	if strings.HasPrefix(lead, "{") || strings.HasPrefix(lead, "[") {
 		if calls := jsonCalls(lead, known); calls != nil {
 			return "", calls
+		}
+	}
+	if body, ok := strings.CutPrefix(lead, jsonFence); ok { // the object in a ```json fence
+		if body, ok = strings.CutSuffix(strings.TrimRight(body, " \t\r\n"), "```"); ok {
+			if calls := jsonCalls(body, known); calls != nil {
+				return "", calls
+			}
 		}
 	}
 	at := -1
@@ -312,8 +323,11 @@ func (t *ToolStream) Finish() (string, []Call) {
 // opener, '{', or '[' then '{' (an array of calls); undecided while s could still
 // become one.
 func startsCall(s string) (call, undecided bool) {
-	if strings.HasPrefix(s, "{") {
+	if strings.HasPrefix(s, "{") || strings.HasPrefix(s, jsonFence) {
 		return true, false
+	}
+	if isPrefixOf(s, jsonFence) {
+		return false, true
 	}
 	if strings.HasPrefix(s, "[") && !strings.HasPrefix(s, mistralOpen) && !isPrefixOf(s, mistralOpen) {
 		r := strings.TrimLeft(s[1:], " \t\r\n")

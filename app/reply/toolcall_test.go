@@ -33,6 +33,9 @@ func TestParseCalls(t *testing.T) {
 		{"text after a call object", `{"name": "search", "arguments": {}} and more`, `{"name": "search", "arguments": {}} and more`, nil},
 		{"broken hermes", "<tool_call>{\"name\": \"search\", \"arg", "<tool_call>{\"name\": \"search\", \"arg", nil},
 		{"plain text", "It is sunny in Paris.", "It is sunny in Paris.", nil},
+		{"json fence", "```json\n{\"name\": \"search\", \"arguments\": {\"q\": \"f\"}}\n```\n", "", []string{`search {"q":"f"}`}},
+		{"json fence, not a call", "```json\n{\"a\": 1}\n```", "```json\n{\"a\": 1}\n```", nil},
+		{"code fence", "```go\nfunc f() {}\n```", "```go\nfunc f() {}\n```", nil},
 	} {
 		content, calls := ParseCalls(c.in, toolNames)
 		if content != c.content {
@@ -63,6 +66,9 @@ func TestToolStream(t *testing.T) {
 		`{"answer": 42}`,
 		`[TOOL_CALLS] [{"name": "search", "arguments": {"q": "c"}}]`,
 		"[1] a list",
+		"```json\n{\"name\": \"search\", \"arguments\": {}}\n```",
+		"```go\nfunc f() {}\n```",
+		"``` not json",
 		"  <tool_call>{\"name\":\"nope\",\"arguments\":{}}</tool_call>",
 		"Text <tool then more",
 		"Thinking done. <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>search\n```json\n{\"q\": \"e\"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
