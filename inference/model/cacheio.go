@@ -62,10 +62,7 @@ func (c *Cache) ReadBlock(ctx context.Context, blk int) ([]byte, error) {
 	if c.rawRows() {
 		for l := range c.K {
 			for i := range c.perLayer() {
-				cache := c.K[l]
-				if i == 1 {
-					cache = c.V[l]
-				}
+				cache := c.kv(l, i)
 				b, err := c.place[l].(backend.RowCopier).ReadRows(ctx, cache, blk*c.BlockSize, c.BlockSize)
 				if err != nil {
 					return nil, fmt.Errorf("model: read KV block %d: %w", blk, err)
@@ -78,10 +75,7 @@ func (c *Cache) ReadBlock(ctx context.Context, blk int) ([]byte, error) {
 	for l := range c.K {
 		a := c.auxOf(c.place[l])
 		for i := range c.perLayer() {
-			cache, tmp := c.K[l], a.copyK
-			if i == 1 {
-				cache, tmp = c.V[l], a.copyV
-			}
+			cache, tmp := c.kv(l, i), a.copyBuf(i)
 			a.be.GetRows(tmp, cache, a.copySrc) // F16 or Q8_0 -> F32, exact
 			f := make([]float32, tmp.Rows()*tmp.Cols())
 			if err := a.be.ReadF32(ctx, tmp, f); err != nil {
@@ -110,10 +104,7 @@ func (c *Cache) WriteBlock(blk int, data []byte) error {
 	if c.rawRows() {
 		for l := range c.K {
 			for i := range c.perLayer() {
-				cache := c.K[l]
-				if i == 1 {
-					cache = c.V[l]
-				}
+				cache := c.kv(l, i)
 				n := c.BlockSize * c.rowBytes(cache.Cols())
 				if err := c.place[l].(backend.RowCopier).WriteRows(cache, blk*c.BlockSize, data[:n]); err != nil {
 					return fmt.Errorf("model: write KV block %d: %w", blk, err)
@@ -127,10 +118,7 @@ func (c *Cache) WriteBlock(blk int, data []byte) error {
 	for l := range c.K {
 		a := c.auxOf(c.place[l])
 		for i := range c.perLayer() {
-			cache, tmp := c.K[l], a.copyK
-			if i == 1 {
-				cache, tmp = c.V[l], a.copyV
-			}
+			cache, tmp := c.kv(l, i), a.copyBuf(i)
 			n := tmp.Rows() * tmp.Cols()
 			f = f[:0]
 			vb := c.rowBytes(1)
@@ -163,6 +151,22 @@ func (c *Cache) blockRows(blk int) error {
 		c.aux[i].be.WriteI32(c.aux[i].copySrc, idx)
 	}
 	return nil
+}
+
+// kv is layer l's K (i = 0) or V (i = 1) cache tensor.
+func (c *Cache) kv(l, i int) backend.Tensor {
+	if i == 1 {
+		return c.V[l]
+	}
+	return c.K[l]
+}
+
+// copyBuf is the F32 block buffer of K (i = 0) or V (i = 1) rows.
+func (a *cacheAux) copyBuf(i int) backend.Tensor {
+	if i == 1 {
+		return a.copyV
+	}
+	return a.copyK
 }
 
 // perLayer is how many cache tensors a layer has: K and V, or one when V is K.
