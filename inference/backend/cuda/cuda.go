@@ -66,6 +66,7 @@ type Backend struct {
 	skip      []string // $EMBER_CUDA_SKIP: kernel name prefixes not launched
 	st        stats    // $EMBER_CUDA_STATS
 	attnSmem  int      // shared memory attention_smem may use; 0 forces the other kernels
+	mvsc      mvsConf  // the streamed batch-1 products (mvs.go)
 	split     attSplit // split attention's scratch and mode (attention_split.go)
 	prefill   attTC    // tensor-core prefill attention's mode (attention_prefill.go)
 	dec       attDec   // tensor-core decode attention's modes (attention_dec.go)
@@ -108,7 +109,7 @@ func New(opt Options) (*Backend, error) {
 		act: map[quant.Type]*scratch{}, prof: newProfiler(), seen: map[uint64]bool{}, graphs: map[uint64][]*graph{},
 		noGraphs: os.Getenv("EMBER_CUDA_NO_GRAPHS") != "", noPDL: os.Getenv("EMBER_CUDA_NO_PDL") != "", noMMQ: os.Getenv(NoMMQEnv) != "",
 		hostMoE: os.Getenv(HostMoEEnv) != "", dec: attDec{twoPass: os.Getenv(DecTwoPassEnv) != "", ownQ8K: os.Getenv(DecOwnQ8KEnv) != "", mlaSplit: mlaSplitMode(), gqa: decGQAMode()},
-		st: stats{on: os.Getenv(StatsEnv) != "", start: time.Now()}, attnSmem: smemMax}
+		st: stats{on: os.Getenv(StatsEnv) != "", start: time.Now()}, attnSmem: smemMax, mvsc: mvsFromEnv()}
 	if v := os.Getenv(SkipEnv); v != "" {
 		b.skip = strings.Split(v, ",")
 	}
@@ -412,6 +413,9 @@ func (b *Backend) kernel(name string) *kernel {
 			}
 			if strings.HasPrefix(name, "mmq") && name != "mmq_reduce" {
 				b.fail(b.h.maxDynamicSmem(k, mmqSmemMax))
+			}
+			if strings.HasPrefix(name, "mvs") {
+				b.fail(b.h.maxDynamicSmem(k, mvsSmemMax))
 			}
 			return k
 		}

@@ -182,6 +182,9 @@ func (b *Backend) mmv(d, w *tensor, xq uint64, xstride, n int) {
 	if b.mmq(d, w, xq, xstride, n) {
 		return
 	}
+	if n == 1 && b.mvs(xq, w.cols, []*tensor{w}, []*tensor{d}) {
+		return
+	}
 	nx, smem := 8, 0
 	switch {
 	case n <= 1:
@@ -306,6 +309,13 @@ func multiTakes(xt *tensor, projs []backend.Proj) (quant.Type, bool) {
 
 // multiLaunch queues mmv_multi for projs (multiTakes) from the quantized row xq.
 func (b *Backend) multiLaunch(xt *tensor, projs []backend.Proj, xq uint64, stride int) {
+	var ws, ds []*tensor
+	for _, p := range projs {
+		ws, ds = append(ws, get(p.W)), append(ds, get(p.Dst))
+	}
+	if b.mvs(xq, xt.cols, ws, ds) {
+		return
+	}
 	args := []uint64{xq, i64(stride), i64(xt.cols)}
 	blocks := 0
 	for j := 0; j < 3; j++ {

@@ -1,0 +1,119 @@
+package cuda
+
+import (
+	"os"
+	"strconv"
+
+	"ember/inference/quant"
+)
+
+// The streamed batch-1 products (kernels/cuda/mvs.cu): one persistent block an SM whose
+// producer warp copies tiles of NW weight rows into a ring of shared-memory stages with
+// bulk copies, issued before the kernel waits for the one before it, while NW consumer
+// warps take a row of each tile. Bit-equal to mv1 (mv1.cuh), which they replace for
+// Q4_K, Q6_K and Q8_0 weights where the ring fits.
+
+const (
+	// NoMVSEnv names an environment variable: when set, batch-1 products of Q4_K, Q6_K
+	// and Q8_0 weights run on mv1 (mmv_*_1, mmv_multi) instead of mvs.
+	NoMVSEnv = "EMBER_CUDA_NO_MVS"
+	// MVSWarpsEnv names an environment variable: the consumer warps of an mvs block (4,
+	// 8 or 16), instead of the most for which three stages fit.
+	MVSWarpsEnv = "EMBER_CUDA_MVS_WARPS"
+	// MVSSmemEnv names an environment variable: the KiB of shared memory an mvs block may
+	// take (default mvsSmemMax), so that other kernels' blocks may share its SM.
+	MVSSmemEnv = "EMBER_CUDA_MVS_SMEM"
+
+	mvsSmemMax   = 227 << 10
+	mvsMaxStages = 16  // MVS_MAXS
+	mvsBarriers  = 256 // bytes of the full and empty barriers at the start
+)
+
+// mvsConf is the backend's streamed-product settings, read once at New.
+type mvsConf struct {
+	off   bool
+	warps int // 0: choose
+	smem  int
+}
+
+func mvsFromEnv() mvsConf {
+	c := mvsConf{off: os.Getenv(NoMVSEnv) != "", smem: mvsSmemMax}
+	if n, err := strconv.Atoi(os.Getenv(MVSWarpsEnv)); err == nil && (n == 4 || n == 8 || n == 16) {
+		c.warps = n
+	}
+	if n, err := strconv.Atoi(os.Getenv(MVSSmemEnv)); err == nil && n > 0 {
+		c.smem = min(n<<10, mvsSmemMax)
+	}
+	return c
+}
+
+// mvsPlan is one mvs launch: NW consumer warps, S stages of SB bytes, smem bytes of
+// dynamic shared memory, tiles tiles.
+type mvsPlan struct {
+	nw, s, sb, smem, tiles int
+}
+
+func align128(n int) int { return (n + 127) &^ 127 }
+
+// planMVS sizes an mvs launch for the weights ws (one activation row of k columns);
+// ok is false where the ring of at least two stages does not fit.
+func planMVS(c mvsConf, ws []*tensor, k int) (mvsPlan, bool) {
+	if c.off || len(ws) == 0 || len(ws) > 3 {
+		return mvsPlan{}, false
+	}
+	has := map[quant.Type]bool{}
+	maxws := 0
+	for _, w := range ws {
+		switch w.typ {
+		case quant.Q4_K, quant.Q6_K, quant.Q8_0:
+		default:
+			return mvsPlan{}, false
+		}
+		if w.cols != k || w.stride%16 != 0 || partner(w.typ) != partner(ws[0].typ) {
+			return mvsPlan{}, false
+		}
+		has[w.typ] = true
+		maxws = max(maxws, w.stride)
+	}
+	copies := len(has) // Q4_K's and Q6_K's rows are swizzled apart; Q8_0 is alone
+	fixed := align128(mvsBarriers+copies*actStride(partner(ws[0].typ), k)) + 128
+	for _, nw := range []int{16, 8, 4} {
+		if c.warps != 0 && nw != c.warps {
+			continue
+		}
+		sb := align128(nw * maxws)
+		s := min(mvsMaxStages, (c.smem-fixed)/sb)
+		if s >= 3 || (s >= 2 && (nw == 4 || c.warps != 0)) {
+			p := mvsPlan{nw: nw, s: s, sb: sb, smem: fixed + s*sb}
+			for _, w := range ws {
+				p.tiles += (w.rows + nw - 1) / nw
+			}
+			return p, true
+		}
+	}
+	return mvsPlan{}, false
+}
+
+// mvs queues the streamed product of the one activation row xq (k columns, rounded to
+// the weights' dot partner) with each ws[i] into ds[i]; false (nothing queued) where
+// mvs does not take them.
+func (b *Backend) mvs(xq uint64, k int, ws, ds []*tensor) bool {
+	p, ok := planMVS(b.mvsc, ws, k)
+	if !ok {
+		return false
+	}
+	args := []uint64{xq, i64(k), i64(p.s), i64(p.sb)}
+	for j := 0; j < 3; j++ {
+		if j >= len(ws) {
+			args = append(args, 0, 0, 0, 0, 0)
+			continue
+		}
+		args = append(args, ptr(ws[j]), i64(ws[j].stride), ptr(ds[j]), i64(ws[j].rows), i64(int(ws[j].typ)))
+	}
+	sms := b.dev.SMs
+	if sms <= 0 {
+		sms = splitDefaultSMs
+	}
+	b.launch("mvs"+strconv.Itoa(p.nw), min(sms, p.tiles), 1, 32*p.nw+32, p.smem, args...)
+	return true
+}
