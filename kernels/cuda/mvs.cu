@@ -166,7 +166,12 @@ __device__ __forceinline__ void mvs_body(MVS_ARGS) {
                 const mvs_tile t = mvs_find<NW>(g, X, K, S, SB, W0, ws0, D0, M0, t0, W1, ws1, D1, M1, t1, W2, ws2, D2, M2, t2);
                 const uint32_t bytes = (uint32_t)(t.rows * t.ws);
                 mbar_expect(full + 8 * s, bytes);
+#ifdef MVS_ROWCOPY
+                for (int r = 0; r < t.rows; r++)
+                    bulk_g2s(mvs_sa(st + (i64)s * SB + r * t.ws), t.W + (i64)(t.r0 + r) * t.ws, (uint32_t)t.ws, full + 8 * s);
+#else
                 bulk_g2s(mvs_sa(st + (i64)s * SB), t.W + (i64)t.r0 * t.ws, bytes, full + 8 * s);
+#endif
             }
         }
         return;
@@ -191,9 +196,13 @@ __device__ __forceinline__ void mvs_body(MVS_ARGS) {
         float y = 0;
         if (warp < t.rows) {
             const uint8_t* w = st + (i64)s * SB + (i64)warp * t.ws;
+#ifdef MVS_NOCOMPUTE
+            y = (float)w[lane];
+#else
             if (t.T == T_Q4_K) y = mvs_q4_k(w, x4, K);
             else if (t.T == T_Q6_K) y = mvs_q6_k(w, x6, K);
             else y = mvs_q8_0(w, x4, K);
+#endif
         }
         __syncwarp();
         if (lane == 0) {
