@@ -4,7 +4,7 @@
 // mv1 (mv1.cuh) keeps a warp's next weights in registers, so what a block has in flight
 // is bounded by its registers, and a block's first loads wait for the kernel before it
 // to be running no more. Here one block an SM is persistent: a producer warp copies
-// tiles of NW contiguous weight rows (one bulk copy each) into a ring of S stages of
+// tiles of NW * R contiguous weight rows (one bulk copy each) into a ring of S stages of
 // shared memory, and NW consumer warps take a row each of every tile. The copies are
 // issued before griddepcontrol.wait (weights only: pdl_defer), so the first S tiles of
 // every SM load while the kernel before still runs; afterwards up to S tiles an SM are in
@@ -44,13 +44,15 @@ __device__ __forceinline__ void bulk_g2s(uint32_t dst, const void* src, uint32_t
                  ::"r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
 }
 
-// mvs_q4_k is the dot of one Q4_K row w (shared memory) with X (swizzled as mv1's, sh 0).
-__device__ __forceinline__ float mvs_q4_k(const uint8_t* w, const uint8_t* X, int K) {
+// mvs_q4_k: the dots of R Q4_K rows (shared memory, ws apart) with X (swizzled as mv1's,
+// sh 0) into y; lane 0's y are the sums.
+template <int R>
+__device__ __forceinline__ void mvs_q4_k(const uint8_t* w, int ws, const uint8_t* X, int K, float* y) {
     const int lane = threadIdx.x & 31, c = lane & 3, nb = K / 256;
-    float acc = 0;
+    float acc[R];
+#pragma unroll
+    for (int i = 0; i < R; i++) acc[i] = 0;
     for (int ib = lane >> 2; ib < nb; ib += 8) {
-        const uint8_t* p = w + 144 * ib;
-        const uint4 h = *(const uint4*)p, qa = *(const uint4*)(p + 16 + 32 * c), qb = *(const uint4*)(p + 32 + 32 * c);
         const int4* xb = (const int4*)(X + 256 * ib + 64 * c);
         const int s = ((ib & 1) << 1) | (c >> 1);
         const int4 x0v = xb[0 ^ s], x1v = xb[1 ^ s], x2v = xb[2 ^ s], x3v = xb[3 ^ s];
@@ -58,57 +60,78 @@ __device__ __forceinline__ float mvs_q4_k(const uint8_t* w, const uint8_t* X, in
                             x2v.x, x2v.y, x2v.z, x2v.w, x3v.x, x3v.y, x3v.z, x3v.w};
         const float yd = ((const float*)(X + K))[ib];
         const int4 bs = *(const int4*)(X + Q8K_BSUMS(K) + 64 * ib + 16 * c);
-        int sb;
-        const int sa = q4k_dot(qa, qb, xs, &sb);
-        acc += q4k_part(h, c, sa, sb, yd, bs);
+#pragma unroll
+        for (int i = 0; i < R; i++) {
+            const uint8_t* p = w + i * ws + 144 * ib;
+            const uint4 h = *(const uint4*)p, qa = *(const uint4*)(p + 16 + 32 * c), qb = *(const uint4*)(p + 32 + 32 * c);
+            int sb;
+            const int sa = q4k_dot(qa, qb, xs, &sb);
+            acc[i] += q4k_part(h, c, sa, sb, yd, bs);
+        }
     }
-    return warp_sum(acc);
+#pragma unroll
+    for (int i = 0; i < R; i++) y[i] = warp_sum(acc[i]);
 }
 
-// mvs_q6_k is the dot of one Q6_K row w (packed as mv1 reads it) with X (swizzled, sh 1).
-__device__ __forceinline__ float mvs_q6_k(const uint8_t* w, const uint8_t* X, int K) {
+// mvs_q6_k: the dots of R Q6_K rows (packed as mv1 reads them) with X (swizzled, sh 1).
+template <int R>
+__device__ __forceinline__ void mvs_q6_k(const uint8_t* w, int ws, const uint8_t* X, int K, float* y) {
     const int lane = threadIdx.x & 31, t = lane & 3, h = t >> 1, g = t & 1, nb = K / 256;
-    float acc = 0;
+    float acc[R];
+#pragma unroll
+    for (int i = 0; i < R; i++) acc[i] = 0;
     for (int ib = lane >> 2; ib < nb; ib += 8) {
-        const uint8_t* ql = w + 128 * ib + 64 * h + 16 * g;
-        const uint4 qa = *(const uint4*)ql, qb = *(const uint4*)(ql + 32);
-        const uint4 qh = *(const uint4*)(w + 128 * nb + 64 * ib + 32 * h + 16 * g);
-        const uint2 sc = *(const uint2*)(w + 192 * nb + 16 * ib + 8 * h);
-        const uint16_t dw = *(const uint16_t*)(w + 208 * nb + 2 * ib);
         const uint8_t* xb = X + 256 * ib + 128 * h + 16 * g;
         const int sw = ((ib & 1) << 1) | h;
         int4 xv[4];
 #pragma unroll
         for (int s = 0; s < 4; s++) xv[s] = *(const int4*)(xb + 32 * (s ^ sw));
         const float yd = ((const float*)(X + K))[ib];
-        int v[4][4], sum[4];
-        q6k_vals(qa, qb, qh, v);
 #pragma unroll
-        for (int s = 0; s < 4; s++)
-            sum[s] = __dp4a(v[s][0], xv[s].x, __dp4a(v[s][1], xv[s].y, __dp4a(v[s][2], xv[s].z, __dp4a(v[s][3], xv[s].w, 0))));
-        const int s0 = (int8_t)(sc.x >> (8 * g)), s1 = (int8_t)(sc.x >> (8 * g + 16));
-        const int s2 = (int8_t)(sc.y >> (8 * g)), s3 = (int8_t)(sc.y >> (8 * g + 16));
-        acc += h2f(dw) * yd * (float)(s0 * sum[0] + s1 * sum[1] + s2 * sum[2] + s3 * sum[3]);
+        for (int i = 0; i < R; i++) {
+            const uint8_t* wr = w + i * ws;
+            const uint8_t* ql = wr + 128 * ib + 64 * h + 16 * g;
+            const uint4 qa = *(const uint4*)ql, qb = *(const uint4*)(ql + 32);
+            const uint4 qh = *(const uint4*)(wr + 128 * nb + 64 * ib + 32 * h + 16 * g);
+            const uint2 sc = *(const uint2*)(wr + 192 * nb + 16 * ib + 8 * h);
+            const uint16_t dw = *(const uint16_t*)(wr + 208 * nb + 2 * ib);
+            int v[4][4], sum[4];
+            q6k_vals(qa, qb, qh, v);
+#pragma unroll
+            for (int s = 0; s < 4; s++)
+                sum[s] = __dp4a(v[s][0], xv[s].x, __dp4a(v[s][1], xv[s].y, __dp4a(v[s][2], xv[s].z, __dp4a(v[s][3], xv[s].w, 0))));
+            const int s0 = (int8_t)(sc.x >> (8 * g)), s1 = (int8_t)(sc.x >> (8 * g + 16));
+            const int s2 = (int8_t)(sc.y >> (8 * g)), s3 = (int8_t)(sc.y >> (8 * g + 16));
+            acc[i] += h2f(dw) * yd * (float)(s0 * sum[0] + s1 * sum[1] + s2 * sum[2] + s3 * sum[3]);
+        }
     }
-    return warp_sum(acc);
+#pragma unroll
+    for (int i = 0; i < R; i++) y[i] = warp_sum(acc[i]);
 }
 
-// mvs_q8_0 is the dot of one Q8_0 row w (quants, then the scales) with X (unswizzled).
-__device__ __forceinline__ float mvs_q8_0(const uint8_t* w, const uint8_t* X, int K) {
+// mvs_q8_0: the dots of R Q8_0 rows (quants, then the scales) with X (unswizzled).
+template <int R>
+__device__ __forceinline__ void mvs_q8_0(const uint8_t* w, int ws, const uint8_t* X, int K, float* y) {
     const int lane = threadIdx.x & 31, half = lane & 1, nb = K / 32, nj = (nb + 15) / 16;
-    float acc = 0;
+    float acc[R];
+#pragma unroll
+    for (int i = 0; i < R; i++) acc[i] = 0;
     for (int j = 0; j < nj; j++) {
         const bool ok = 16 * j + (lane >> 1) < nb;
         const int ib = min(16 * j + (lane >> 1), nb - 1);
-        const int4 q = *(const int4*)(w + 32 * ib + 16 * half);
-        const uint16_t dw = *(const uint16_t*)(w + 32 * nb + 2 * ib);
         const int4 xv = *(const int4*)(X + 32 * ib + 16 * half);
         const float dx = ((const float*)(X + K))[ib];
-        int sm = __dp4a(q.x, xv.x, __dp4a(q.y, xv.y, __dp4a(q.z, xv.z, __dp4a(q.w, xv.w, 0))));
-        sm += __shfl_xor_sync(0xffffffffu, sm, 1);
-        if (ok && half == 0) acc += (float)sm * (h2f(dw) * dx);
+#pragma unroll
+        for (int i = 0; i < R; i++) {
+            const int4 q = *(const int4*)(w + i * ws + 32 * ib + 16 * half);
+            const uint16_t dw = *(const uint16_t*)(w + i * ws + 32 * nb + 2 * ib);
+            int sm = __dp4a(q.x, xv.x, __dp4a(q.y, xv.y, __dp4a(q.z, xv.z, __dp4a(q.w, xv.w, 0))));
+            sm += __shfl_xor_sync(0xffffffffu, sm, 1);
+            if (ok && half == 0) acc[i] += (float)sm * (h2f(dw) * dx);
+        }
     }
-    return warp_sum(acc);
+#pragma unroll
+    for (int i = 0; i < R; i++) y[i] = warp_sum(acc[i]);
 }
 
 // mvs_tile finds global tile g among the projections: its weights, stride, output,
@@ -123,22 +146,23 @@ struct mvs_tile {
 #define MVS_ARGS const uint8_t *X, int K, int S, int SB, const uint8_t *W0, i64 ws0, float *D0, int M0, int t0, \
                  const uint8_t *W1, i64 ws1, float *D1, int M1, int t1, const uint8_t *W2, i64 ws2, float *D2, int M2, int t2
 
-template <int NW>
+template <int TR>
 __device__ __forceinline__ mvs_tile mvs_find(int g, MVS_ARGS) {
-    const int n0 = (M0 + NW - 1) / NW, n1 = (M1 + NW - 1) / NW;
+    const int n0 = (M0 + TR - 1) / TR, n1 = (M1 + TR - 1) / TR;
     mvs_tile t;
-    if (g < n0) t = {W0, ws0, D0, g * NW, M0, t0};
-    else if (g < n0 + n1) t = {W1, ws1, D1, (g - n0) * NW, M1, t1};
-    else t = {W2, ws2, D2, (g - n0 - n1) * NW, M2, t2};
-    t.rows = min(NW, t.rows - t.r0);
+    if (g < n0) t = {W0, ws0, D0, g * TR, M0, t0};
+    else if (g < n0 + n1) t = {W1, ws1, D1, (g - n0) * TR, M1, t1};
+    else t = {W2, ws2, D2, (g - n0 - n1) * TR, M2, t2};
+    t.rows = min(TR, t.rows - t.r0);
     return t;
 }
 
 // Dynamic shared memory: 2 * MVS_MAXS barriers (256 bytes), then the activation row for
 // Q4_K (sh 0) and for Q6_K (sh 1), or the one Q8_0 row, mv1_bytes each, then S stages of
 // SB bytes (SB a multiple of 128). The host (inference/backend/cuda/mvs.go) sizes it.
-template <int NW>
+template <int NW, int R>
 __device__ __forceinline__ void mvs_body(MVS_ARGS) {
+    constexpr int TR = NW * R;  // a tile's rows: R a warp
     extern __shared__ __align__(128) uint8_t mvs_sm[];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const bool q80 = t0 == T_Q8_0;
@@ -150,7 +174,7 @@ __device__ __forceinline__ void mvs_body(MVS_ARGS) {
     uint8_t* st = x6 + (has6 ? n : 0);
     st += (128 - ((uintptr_t)st & 127)) & 127;
     const uint32_t full = mvs_sa(mvs_sm), empty = full + 8 * MVS_MAXS;
-    const int total = (M0 + NW - 1) / NW + (M1 + NW - 1) / NW + (M2 + NW - 1) / NW;
+    const int total = (M0 + TR - 1) / TR + (M1 + TR - 1) / TR + (M2 + TR - 1) / TR;
     if (threadIdx.x == 0) {
         for (int s = 0; s < S; s++) mbar_init(full + 8 * s, 1), mbar_init(empty + 8 * s, NW);
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -163,15 +187,10 @@ __device__ __forceinline__ void mvs_body(MVS_ARGS) {
             for (int g = blockIdx.x; g < total; g += gridDim.x, i++) {
                 const int s = i % S;
                 if (i >= S) mbar_wait(empty + 8 * s, ((i / S) - 1) & 1);
-                const mvs_tile t = mvs_find<NW>(g, X, K, S, SB, W0, ws0, D0, M0, t0, W1, ws1, D1, M1, t1, W2, ws2, D2, M2, t2);
+                const mvs_tile t = mvs_find<TR>(g, X, K, S, SB, W0, ws0, D0, M0, t0, W1, ws1, D1, M1, t1, W2, ws2, D2, M2, t2);
                 const uint32_t bytes = (uint32_t)(t.rows * t.ws);
                 mbar_expect(full + 8 * s, bytes);
-#ifdef MVS_ROWCOPY
-                for (int r = 0; r < t.rows; r++)
-                    bulk_g2s(mvs_sa(st + (i64)s * SB + r * t.ws), t.W + (i64)(t.r0 + r) * t.ws, (uint32_t)t.ws, full + 8 * s);
-#else
                 bulk_g2s(mvs_sa(st + (i64)s * SB), t.W + (i64)t.r0 * t.ws, bytes, full + 8 * s);
-#endif
             }
         }
         return;
@@ -192,32 +211,42 @@ __device__ __forceinline__ void mvs_body(MVS_ARGS) {
     for (int g = blockIdx.x; g < total; g += gridDim.x, i++) {
         const int s = i % S;
         mbar_wait(full + 8 * s, (i / S) & 1);
-        const mvs_tile t = mvs_find<NW>(g, X, K, S, SB, W0, ws0, D0, M0, t0, W1, ws1, D1, M1, t1, W2, ws2, D2, M2, t2);
-        float y = 0;
-        if (warp < t.rows) {
-            const uint8_t* w = st + (i64)s * SB + (i64)warp * t.ws;
+        const mvs_tile t = mvs_find<TR>(g, X, K, S, SB, W0, ws0, D0, M0, t0, W1, ws1, D1, M1, t1, W2, ws2, D2, M2, t2);
+        float y[R];
+        // Rows past the tile's are its last row again (a warp's loads stay in the stage).
+        const int rw = min(R * warp, t.rows - 1), ws = (int)t.ws;
+        const uint8_t* w = st + (i64)s * SB + (i64)rw * ws;
+        const int wsr = R * warp + 1 < t.rows ? ws : 0;
+        if (R * warp < t.rows) {
 #ifdef MVS_NOCOMPUTE
-            y = (float)w[lane];
+#pragma unroll
+            for (int r = 0; r < R; r++) y[r] = (float)w[lane + r * wsr];
 #else
-            if (t.T == T_Q4_K) y = mvs_q4_k(w, x4, K);
-            else if (t.T == T_Q6_K) y = mvs_q6_k(w, x6, K);
-            else y = mvs_q8_0(w, x4, K);
+            if (t.T == T_Q4_K) mvs_q4_k<R>(w, wsr, x4, K, y);
+            else if (t.T == T_Q6_K) mvs_q6_k<R>(w, wsr, x6, K, y);
+            else mvs_q8_0<R>(w, wsr, x4, K, y);
 #endif
         }
         __syncwarp();
         if (lane == 0) {
             mbar_arrive(empty + 8 * s);
-            if (warp < t.rows) t.D[t.r0 + warp] = y;
+#pragma unroll
+            for (int r = 0; r < R; r++)
+                if (R * warp + r < t.rows) t.D[t.r0 + R * warp + r] = y[r];
         }
     }
 }
 
-// mvs<NW>: NW consumer warps and one producer warp; grid: at most one block an SM.
-#define MVS_KERNEL(NW)                                                                                    \
-    extern "C" __global__ void __launch_bounds__(NW * 32 + 32, 1) mvs##NW(MVS_ARGS) {                      \
+// mvs<NW>[r<R>]: NW consumer warps of R rows a tile each, and one producer warp; grid: at
+// most one block an SM.
+#define MVS_KERNEL(NAME, NW, R)                                                                           \
+    extern "C" __global__ void __launch_bounds__(NW * 32 + 32, 1) NAME(MVS_ARGS) {                         \
         pdl_defer();                                                                                      \
-        mvs_body<NW>(X, K, S, SB, W0, ws0, D0, M0, t0, W1, ws1, D1, M1, t1, W2, ws2, D2, M2, t2);           \
+        mvs_body<NW, R>(X, K, S, SB, W0, ws0, D0, M0, t0, W1, ws1, D1, M1, t1, W2, ws2, D2, M2, t2);        \
     }
-MVS_KERNEL(4)
-MVS_KERNEL(8)
-MVS_KERNEL(16)
+MVS_KERNEL(mvs4, 4, 1)
+MVS_KERNEL(mvs8, 8, 1)
+MVS_KERNEL(mvs16, 16, 1)
+MVS_KERNEL(mvs4r2, 4, 2)
+MVS_KERNEL(mvs8r2, 8, 2)
+MVS_KERNEL(mvs16r2, 16, 2)

@@ -20,6 +20,9 @@ const (
 	// MVSWarpsEnv names an environment variable: the consumer warps of an mvs block (4,
 	// 8 or 16), instead of the most for which three stages fit.
 	MVSWarpsEnv = "EMBER_CUDA_MVS_WARPS"
+	// MVSRowsEnv names an environment variable: the rows an mvs consumer warp takes of
+	// a tile (1 or 2), instead of the most for which three stages fit.
+	MVSRowsEnv = "EMBER_CUDA_MVS_ROWS"
 	// MVSSmemEnv names an environment variable: the KiB of shared memory an mvs block may
 	// take (default mvsSmemMax), so that other kernels' blocks may share its SM.
 	MVSSmemEnv = "EMBER_CUDA_MVS_SMEM"
@@ -33,6 +36,7 @@ const (
 type mvsConf struct {
 	off   bool
 	warps int // 0: choose
+	rows  int // 0: choose
 	smem  int
 }
 
@@ -41,16 +45,27 @@ func mvsFromEnv() mvsConf {
 	if n, err := strconv.Atoi(os.Getenv(MVSWarpsEnv)); err == nil && (n == 4 || n == 8 || n == 16) {
 		c.warps = n
 	}
+	if n, err := strconv.Atoi(os.Getenv(MVSRowsEnv)); err == nil && (n == 1 || n == 2) {
+		c.rows = n
+	}
 	if n, err := strconv.Atoi(os.Getenv(MVSSmemEnv)); err == nil && n > 0 {
 		c.smem = min(n<<10, mvsSmemMax)
 	}
 	return c
 }
 
-// mvsPlan is one mvs launch: NW consumer warps, S stages of SB bytes, smem bytes of
-// dynamic shared memory, tiles tiles.
+// mvsPlan is one mvs launch: NW consumer warps of R rows, S stages of SB bytes, smem
+// bytes of dynamic shared memory, tiles tiles.
 type mvsPlan struct {
-	nw, s, sb, smem, tiles int
+	nw, r, s, sb, smem, tiles int
+}
+
+// name is the plan's kernel.
+func (p mvsPlan) name() string {
+	if p.r == 2 {
+		return "mvs" + strconv.Itoa(p.nw) + "r2"
+	}
+	return "mvs" + strconv.Itoa(p.nw)
 }
 
 func align128(n int) int { return (n + 127) &^ 127 }
@@ -77,16 +92,19 @@ func planMVS(c mvsConf, ws []*tensor, k int) (mvsPlan, bool) {
 	}
 	copies := len(has) // Q4_K's and Q6_K's rows are swizzled apart; Q8_0 is alone
 	fixed := align128(mvsBarriers+copies*actStride(partner(ws[0].typ), k)) + 128
-	for _, nw := range []int{16, 8, 4} {
-		if c.warps != 0 && nw != c.warps {
+	// The most rows a tile (more warps, then more rows a warp) with three stages; four
+	// warps of one row with two.
+	for _, c2 := range [][2]int{{16, 2}, {16, 1}, {8, 2}, {8, 1}, {4, 2}, {4, 1}} {
+		nw, r := c2[0], c2[1]
+		if (c.warps != 0 && nw != c.warps) || (c.rows != 0 && r != c.rows) {
 			continue
 		}
-		sb := align128(nw * maxws)
+		sb := align128(nw * r * maxws)
 		s := min(mvsMaxStages, (c.smem-fixed)/sb)
-		if s >= 3 || (s >= 2 && (nw == 4 || c.warps != 0)) {
-			p := mvsPlan{nw: nw, s: s, sb: sb, smem: fixed + s*sb}
+		if s >= 3 || (s >= 2 && (nw == 4 && r == 1 || c.warps != 0 || c.rows != 0)) {
+			p := mvsPlan{nw: nw, r: r, s: s, sb: sb, smem: fixed + s*sb}
 			for _, w := range ws {
-				p.tiles += (w.rows + nw - 1) / nw
+				p.tiles += (w.rows + nw*r - 1) / (nw * r)
 			}
 			return p, true
 		}
@@ -114,6 +132,6 @@ func (b *Backend) mvs(xq uint64, k int, ws, ds []*tensor) bool {
 	if sms <= 0 {
 		sms = splitDefaultSMs
 	}
-	b.launch("mvs"+strconv.Itoa(p.nw), min(sms, p.tiles), 1, 32*p.nw+32, p.smem, args...)
+	b.launch(p.name(), min(sms, p.tiles), 1, 32*p.nw+32, p.smem, args...)
 	return true
 }

@@ -19,12 +19,19 @@ import (
 // around a tile's, one block a row, long rows, fused projections).
 func TestMatVecStreamed(t *testing.T) {
 	newOrSkip(t).Close()
-	for _, w := range []string{"", "4", "8", "16"} {
+	for _, w := range []string{"", "4/1", "8/1", "16/1", "4/2", "8/2", "16/2"} {
 		t.Run("warps="+w, func(t *testing.T) {
-			t.Setenv(cuda.MVSWarpsEnv, w)
+			mvsSet(t, w)
 			backendtest.RunMatVec(t, func(t *testing.T) backend.Backend { return newOrSkip(t) })
 		})
 	}
+}
+
+// mvsSet forces mvs's consumer warps and rows a warp ("8/2"; "" chooses).
+func mvsSet(t *testing.T, w string) {
+	nw, r, _ := strings.Cut(w, "/")
+	t.Setenv(cuda.MVSWarpsEnv, nw)
+	t.Setenv(cuda.MVSRowsEnv, r)
 }
 
 // mvsCase is one launch: the projections' types and rows over k columns, and (made
@@ -86,8 +93,8 @@ func TestMatVecStreamedBits(t *testing.T) {
 	for i := range cases {
 		cases[i].fill(t)
 	}
-	for _, w := range []string{"", "4", "8", "16"} {
-		t.Setenv(cuda.MVSWarpsEnv, w)
+	for _, w := range []string{"", "4/1", "8/1", "16/1", "4/2", "8/2", "16/2"} {
+		mvsSet(t, w)
 		t.Setenv(cuda.NoMVSEnv, "")
 		got, last := mvsRun(t, cases)
 		t.Setenv(cuda.NoMVSEnv, "1")
