@@ -4,21 +4,20 @@
 // mv1 (mv1.cuh) keeps a warp's next weights in registers, so what a block has in flight
 // is bounded by its registers, and a block's first loads wait for the kernel before it
 // to be running no more. Here one block an SM is persistent: a producer warp copies
-// tiles of R contiguous weight rows (one bulk copy each) into a ring of S stages of
-// shared memory, and each of NW consumer warps takes every NW-th tile. The copies are
+// tiles of NW * R contiguous weight rows (one bulk copy each) into a ring of S stages of
+// shared memory, and NW consumer warps take a row each of every tile. The copies are
 // issued before griddepcontrol.wait (weights only: pdl_defer), so the first S tiles of
 // every SM load while the kernel before still runs; afterwards up to S tiles an SM are in
 // flight whatever the registers. Stage s is full (full[s]: the copy's bytes have landed)
-// and then empty (empty[s]: its consumer warp has read it), in turns.
+// and then empty (empty[s]: the NW consumer warps have read it), in turns.
 //
 // A row's dot is mv1's for the same row, lane by lane and in the same order (mv1_q4_k,
-// mv1_q6_k, mv1_q8_0), so the products are bit-equal to mv1's.
+// mv1_q6_k, mv1_q8_0 with one row a warp), so the products are bit-equal to mv1's.
 // Up to three projections of one activation row share a launch (as mmv_multi): the
 // tiles of projection 0, then 1, then 2; block b takes tiles b, b + gridDim.x, ...
 #include "mv1.cuh"
 
-#define MVS_MAXS 64                 // the most stages
-#define MVS_BARS (2 * 8 * MVS_MAXS)  // bytes of the full and empty barriers
+#define MVS_MAXS 16  // the most stages (barrier space)
 
 __device__ __forceinline__ uint32_t mvs_sa(const void* p) { return (uint32_t)__cvta_generic_to_shared(p); }
 
@@ -158,28 +157,26 @@ __device__ __forceinline__ mvs_tile mvs_find(int g, MVS_ARGS) {
     return t;
 }
 
-// Dynamic shared memory: 2 * MVS_MAXS barriers (MVS_BARS bytes), then the activation row
-// for Q4_K (sh 0) and for Q6_K (sh 1), or the one Q8_0 row, mv1_bytes each, then S stages
-// of SB bytes (SB a multiple of 128). The host (inference/backend/cuda/mvs.go) sizes it.
-// A tile is R rows; the block's i-th tile (global tile blockIdx.x + i * gridDim.x) goes
-// to stage i % S and to consumer warp i % NW, which alone empties the stage: a warp
-// waits for no other, and the producer refills a stage as soon as its warp is done.
+// Dynamic shared memory: 2 * MVS_MAXS barriers (256 bytes), then the activation row for
+// Q4_K (sh 0) and for Q6_K (sh 1), or the one Q8_0 row, mv1_bytes each, then S stages of
+// SB bytes (SB a multiple of 128). The host (inference/backend/cuda/mvs.go) sizes it.
 template <int NW, int R>
 __device__ __forceinline__ void mvs_body(MVS_ARGS) {
+    constexpr int TR = NW * R;  // a tile's rows: R a warp
     extern __shared__ __align__(128) uint8_t mvs_sm[];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const bool q80 = t0 == T_Q8_0;
     const bool has4 = !q80 && (t0 == T_Q4_K || (M1 > 0 && t1 == T_Q4_K) || (M2 > 0 && t2 == T_Q4_K));
     const bool has6 = !q80 && (t0 == T_Q6_K || (M1 > 0 && t1 == T_Q6_K) || (M2 > 0 && t2 == T_Q6_K));
     const int n = mv1_bytes(q80 ? T_Q8_0 : T_Q4_K, K);
-    uint8_t* x4 = mvs_sm + MVS_BARS;             // Q4_K's row, or Q8_0's
+    uint8_t* x4 = mvs_sm + 256;                  // Q4_K's row, or Q8_0's
     uint8_t* x6 = x4 + (has4 || q80 ? n : 0);    // Q6_K's row
     uint8_t* st = x6 + (has6 ? n : 0);
     st += (128 - ((uintptr_t)st & 127)) & 127;
     const uint32_t full = mvs_sa(mvs_sm), empty = full + 8 * MVS_MAXS;
-    const int total = (M0 + R - 1) / R + (M1 + R - 1) / R + (M2 + R - 1) / R;
+    const int total = (M0 + TR - 1) / TR + (M1 + TR - 1) / TR + (M2 + TR - 1) / TR;
     if (threadIdx.x == 0) {
-        for (int s = 0; s < S; s++) mbar_init(full + 8 * s, 1), mbar_init(empty + 8 * s, 1);
+        for (int s = 0; s < S; s++) mbar_init(full + 8 * s, 1), mbar_init(empty + 8 * s, NW);
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     }
@@ -190,7 +187,7 @@ __device__ __forceinline__ void mvs_body(MVS_ARGS) {
             for (int g = blockIdx.x; g < total; g += gridDim.x, i++) {
                 const int s = i % S;
                 if (i >= S) mbar_wait(empty + 8 * s, ((i / S) - 1) & 1);
-                const mvs_tile t = mvs_find<R>(g, X, K, S, SB, W0, ws0, D0, M0, t0, W1, ws1, D1, M1, t1, W2, ws2, D2, M2, t2);
+                const mvs_tile t = mvs_find<TR>(g, X, K, S, SB, W0, ws0, D0, M0, t0, W1, ws1, D1, M1, t1, W2, ws2, D2, M2, t2);
                 const uint32_t bytes = (uint32_t)(t.rows * t.ws);
                 mbar_expect(full + 8 * s, bytes);
                 bulk_g2s(mvs_sa(st + (i64)s * SB), t.W + (i64)t.r0 * t.ws, bytes, full + 8 * s);
@@ -210,33 +207,38 @@ __device__ __forceinline__ void mvs_body(MVS_ARGS) {
     asm volatile("cp.async.commit_group;" ::: "memory");
     asm volatile("cp.async.wait_all;" ::: "memory");
     asm volatile("bar.sync 1, %0;" ::"n"(NW * 32) : "memory");
-    for (int i = warp, g = blockIdx.x + warp * gridDim.x; g < total; i += NW, g += NW * gridDim.x) {
+    int i = 0;
+    for (int g = blockIdx.x; g < total; g += gridDim.x, i++) {
         const int s = i % S;
         mbar_wait(full + 8 * s, (i / S) & 1);
-        const mvs_tile t = mvs_find<R>(g, X, K, S, SB, W0, ws0, D0, M0, t0, W1, ws1, D1, M1, t1, W2, ws2, D2, M2, t2);
+        const mvs_tile t = mvs_find<TR>(g, X, K, S, SB, W0, ws0, D0, M0, t0, W1, ws1, D1, M1, t1, W2, ws2, D2, M2, t2);
         float y[R];
-        const uint8_t* w = st + (i64)s * SB;
-        const int wsr = t.rows > 1 ? (int)t.ws : 0;  // a tile short of R rows: its row again
+        // Rows past the tile's are its last row again (a warp's loads stay in the stage).
+        const int rw = min(R * warp, t.rows - 1), ws = (int)t.ws;
+        const uint8_t* w = st + (i64)s * SB + (i64)rw * ws;
+        const int wsr = R * warp + 1 < t.rows ? ws : 0;
+        if (R * warp < t.rows) {
 #ifdef MVS_NOCOMPUTE
 #pragma unroll
-        for (int r = 0; r < R; r++) y[r] = (float)w[lane + r * wsr];
+            for (int r = 0; r < R; r++) y[r] = (float)w[lane + r * wsr];
 #else
-        if (t.T == T_Q4_K) mvs_q4_k<R>(w, wsr, x4, K, y);
-        else if (t.T == T_Q6_K) mvs_q6_k<R>(w, wsr, x6, K, y);
-        else mvs_q8_0<R>(w, wsr, x4, K, y);
+            if (t.T == T_Q4_K) mvs_q4_k<R>(w, wsr, x4, K, y);
+            else if (t.T == T_Q6_K) mvs_q6_k<R>(w, wsr, x6, K, y);
+            else mvs_q8_0<R>(w, wsr, x4, K, y);
 #endif
+        }
         __syncwarp();
         if (lane == 0) {
             mbar_arrive(empty + 8 * s);
 #pragma unroll
             for (int r = 0; r < R; r++)
-                if (r < t.rows) t.D[t.r0 + r] = y[r];
+                if (R * warp + r < t.rows) t.D[t.r0 + R * warp + r] = y[r];
         }
     }
 }
 
-// mvs<NW>[r<R>]: NW consumer warps, tiles of R rows, and one producer warp; grid: at most
-// one block an SM.
+// mvs<NW>[r<R>]: NW consumer warps of R rows a tile each, and one producer warp; grid: at
+// most one block an SM.
 #define MVS_KERNEL(NAME, NW, R)                                                                           \
     extern "C" __global__ void __launch_bounds__(NW * 32 + 32, 1) NAME(MVS_ARGS) {                         \
         pdl_defer();                                                                                      \

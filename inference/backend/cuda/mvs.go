@@ -28,8 +28,8 @@ const (
 	MVSSmemEnv = "EMBER_CUDA_MVS_SMEM"
 
 	mvsSmemMax   = 227 << 10
-	mvsMaxStages = 64   // MVS_MAXS
-	mvsBarriers  = 1024 // MVS_BARS: bytes of the full and empty barriers at the start
+	mvsMaxStages = 16  // MVS_MAXS
+	mvsBarriers  = 256 // bytes of the full and empty barriers at the start
 )
 
 // mvsConf is the backend's streamed-product settings, read once at New.
@@ -54,8 +54,8 @@ func mvsFromEnv() mvsConf {
 	return c
 }
 
-// mvsPlan is one mvs launch: NW consumer warps, tiles of R rows, S stages of SB bytes,
-// smem bytes of dynamic shared memory, tiles tiles.
+// mvsPlan is one mvs launch: NW consumer warps of R rows, S stages of SB bytes, smem
+// bytes of dynamic shared memory, tiles tiles.
 type mvsPlan struct {
 	nw, r, s, sb, smem, tiles int
 }
@@ -92,19 +92,19 @@ func planMVS(c mvsConf, ws []*tensor, k int) (mvsPlan, bool) {
 	}
 	copies := len(has) // Q4_K's and Q6_K's rows are swizzled apart; Q8_0 is alone
 	fixed := align128(mvsBarriers+copies*actStride(partner(ws[0].typ), k)) + 128
-	// Tiles of R rows a consumer warp each: the most warps, then two rows a tile, with
-	// a stage a warp at least (the ring holds what it may: up to 64 stages).
+	// The most rows a tile (more warps, then more rows a warp) with three stages; four
+	// warps of one row with two.
 	for _, c2 := range [][2]int{{16, 2}, {16, 1}, {8, 2}, {8, 1}, {4, 2}, {4, 1}} {
 		nw, r := c2[0], c2[1]
 		if (c.warps != 0 && nw != c.warps) || (c.rows != 0 && r != c.rows) {
 			continue
 		}
-		sb := align128(r * maxws)
+		sb := align128(nw * r * maxws)
 		s := min(mvsMaxStages, (c.smem-fixed)/sb)
-		if s >= nw {
+		if s >= 3 || (s >= 2 && (nw == 4 && r == 1 || c.warps != 0 || c.rows != 0)) {
 			p := mvsPlan{nw: nw, r: r, s: s, sb: sb, smem: fixed + s*sb}
 			for _, w := range ws {
-				p.tiles += (w.rows + r - 1) / r
+				p.tiles += (w.rows + nw*r - 1) / (nw * r)
 			}
 			return p, true
 		}

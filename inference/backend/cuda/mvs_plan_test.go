@@ -7,8 +7,7 @@ import (
 )
 
 // TestPlanMVS: the streamed products' plans for Llama-3.1-8B's decode shapes (the most
-// consumer warps, then rows a tile, with a stage a warp in 227 KiB), and the shapes mvs
-// leaves to mv1.
+// rows a tile with three stages in 227 KiB), and the shapes mvs leaves to mv1.
 func TestPlanMVS(t *testing.T) {
 	w := func(typ quant.Type, rows, cols int) *tensor {
 		rb, err := quant.RowBytes(typ, uint64(cols))
@@ -25,12 +24,11 @@ func TestPlanMVS(t *testing.T) {
 		nw, r int // 0: declined
 	}{
 		{"gate/up", []*tensor{w(quant.Q4_K, 14336, 4096), w(quant.Q4_K, 14336, 4096)}, 4096, 16, 2},
-		{"Q/K/V", []*tensor{w(quant.Q4_K, 4096, 4096), w(quant.Q4_K, 1024, 4096), w(quant.Q6_K, 1024, 4096)}, 4096, 16, 2},
-		{"down Q4_K", []*tensor{w(quant.Q4_K, 4096, 14336)}, 14336, 16, 1},
-		{"down Q6_K", []*tensor{w(quant.Q6_K, 4096, 14336)}, 14336, 16, 1},
-		{"Q8_0 down", []*tensor{w(quant.Q8_0, 4096, 14336)}, 14336, 8, 1},
-		{"rows too long", []*tensor{w(quant.Q4_K, 64, 40960)}, 40960, 4, 1},
-		{"rows far too long", []*tensor{w(quant.Q4_K, 64, 327680)}, 327680, 0, 0},
+		{"Q/K/V", []*tensor{w(quant.Q4_K, 4096, 4096), w(quant.Q4_K, 1024, 4096), w(quant.Q6_K, 1024, 4096)}, 4096, 16, 1},
+		{"down Q4_K", []*tensor{w(quant.Q4_K, 4096, 14336)}, 14336, 8, 1},
+		{"down Q6_K", []*tensor{w(quant.Q6_K, 4096, 14336)}, 14336, 4, 1},
+		{"Q8_0 down", []*tensor{w(quant.Q8_0, 4096, 14336)}, 14336, 4, 1},
+		{"rows too long", []*tensor{w(quant.Q4_K, 64, 40960)}, 40960, 0, 0},
 		{"F16", []*tensor{w(quant.F16, 64, 4096)}, 4096, 0, 0},
 		{"mixed partners", []*tensor{w(quant.Q4_K, 64, 4096), w(quant.Q8_0, 64, 4096)}, 4096, 0, 0},
 	} {
@@ -44,7 +42,7 @@ func TestPlanMVS(t *testing.T) {
 		if p.nw != tc.nw || p.r != tc.r {
 			t.Errorf("%s: %d warps of %d rows, want %d of %d", tc.name, p.nw, p.r, tc.nw, tc.r)
 		}
-		if p.s < p.nw || p.s > mvsMaxStages || p.smem > mvsSmemMax || p.sb < p.r*tc.ws[0].stride {
+		if p.s < 2 || p.smem > mvsSmemMax || p.sb < p.nw*p.r*tc.ws[0].stride {
 			t.Errorf("%s: plan %+v", tc.name, p)
 		}
 	}
