@@ -8,15 +8,20 @@ import (
 )
 
 // The streamed batch-1 products (kernels/cuda/mvs.cu): one persistent block an SM whose
-// producer warp copies tiles of NW weight rows into a ring of shared-memory stages with
-// bulk copies, issued before the kernel waits for the one before it, while NW consumer
-// warps take a row of each tile. Bit-equal to mv1 (mv1.cuh), which they replace for
+// producer warp copies tiles of weight rows into a ring of shared-memory stages with
+// bulk copies, issued before the kernel waits for the one before it, while consumer
+// warps take rows of each tile. Bit-equal to mv1 (mv1.cuh), which they may replace for
 // Q4_K, Q6_K and Q8_0 weights where the ring fits.
+//
+// They are off unless $EMBER_CUDA_MVS is set: on the H200 they decode no faster than mv1
+// (8B Q4_K_M tg128 within the spread of mv1's in three calls of session 11; NOTES.md).
+// They are kept as the base of the fused decode layer that NOTES.md plans (the norms
+// and SwiGLU computed in their prologue while the first tiles load).
 
 const (
-	// NoMVSEnv names an environment variable: when set, batch-1 products of Q4_K, Q6_K
-	// and Q8_0 weights run on mv1 (mmv_*_1, mmv_multi) instead of mvs.
-	NoMVSEnv = "EMBER_CUDA_NO_MVS"
+	// MVSEnv names an environment variable: when set, batch-1 products of Q4_K, Q6_K and
+	// Q8_0 weights run on mvs instead of mv1 (mmv_*_1, mmv_multi) where the ring fits.
+	MVSEnv = "EMBER_CUDA_MVS"
 	// MVSWarpsEnv names an environment variable: the consumer warps of an mvs block (4,
 	// 8 or 16), instead of the most for which three stages fit.
 	MVSWarpsEnv = "EMBER_CUDA_MVS_WARPS"
@@ -41,7 +46,7 @@ type mvsConf struct {
 }
 
 func mvsFromEnv() mvsConf {
-	c := mvsConf{off: os.Getenv(NoMVSEnv) != "", smem: mvsSmemMax}
+	c := mvsConf{off: os.Getenv(MVSEnv) == "", smem: mvsSmemMax}
 	if n, err := strconv.Atoi(os.Getenv(MVSWarpsEnv)); err == nil && (n == 4 || n == 8 || n == 16) {
 		c.warps = n
 	}

@@ -19,6 +19,7 @@ import (
 // around a tile's, one block a row, long rows, fused projections).
 func TestMatVecStreamed(t *testing.T) {
 	newOrSkip(t).Close()
+	t.Setenv(cuda.MVSEnv, "1")
 	for _, w := range []string{"", "4/1", "8/1", "16/1", "4/2", "8/2", "16/2"} {
 		t.Run("warps="+w, func(t *testing.T) {
 			mvsSet(t, w)
@@ -95,9 +96,9 @@ func TestMatVecStreamedBits(t *testing.T) {
 	}
 	for _, w := range []string{"", "4/1", "8/1", "16/1", "4/2", "8/2", "16/2"} {
 		mvsSet(t, w)
-		t.Setenv(cuda.NoMVSEnv, "")
+		t.Setenv(cuda.MVSEnv, "1")
 		got, last := mvsRun(t, cases)
-		t.Setenv(cuda.NoMVSEnv, "1")
+		t.Setenv(cuda.MVSEnv, "")
 		want, _ := mvsRun(t, cases)
 		for ci, c := range cases {
 			name := fmt.Sprintf("warps=%s %v rows %v k=%d", w, c.types, c.rows, c.k)
