@@ -5,11 +5,6 @@ package cpu
 */
 import "C"
 
-import (
-	"fmt"
-	"unsafe"
-)
-
 // AttentionQ8ScratchLen is the number of scratch floats AttentionQ8 needs: the scores,
 // then q rounded to Q8_0 (its headDim/32 scales and headDim int8 quants).
 func AttentionQ8ScratchLen(nkv, headDim int) int { return nkv + headDim }
@@ -22,28 +17,8 @@ func AttentionQ8ScratchLen(nkv, headDim int) int { return nkv + headDim }
 // and vHeadDim are positive multiples of 32; scratch holds at least nkv+headDim floats
 // (AttentionQ8ScratchLen).
 func (k Kernels) AttentionQ8(q []float32, kc []byte, kStride int, vc []byte, vStride int, rows []int32, nkv, headDim, vHeadDim int, scale float32, out, scratch []float32) {
-	if nkv <= 0 {
-		panic("kernels/cpu: AttentionQ8 over no positions")
-	}
-	if headDim <= 0 || headDim%32 != 0 || vHeadDim <= 0 || vHeadDim%32 != 0 {
-		panic(fmt.Sprintf("kernels/cpu: AttentionQ8: head dims %d and %d, need positive multiples of 32", headDim, vHeadDim))
-	}
-	if kStride < 0 || vStride < 0 {
-		panic(fmt.Sprintf("kernels/cpu: AttentionQ8: row strides %d and %d bytes", kStride, vStride))
-	}
-	last := nkv - 1
-	var rp *C.int32_t
-	if rows != nil {
-		need("AttentionQ8 rows", len(rows), nkv)
-		last = 0
-		for _, r := range rows[:nkv] {
-			if r < 0 {
-				panic(fmt.Sprintf("kernels/cpu: AttentionQ8: cache row %d", r))
-			}
-			last = max(last, int(r))
-		}
-		rp = (*C.int32_t)(unsafe.Pointer(&rows[0]))
-	}
+	aq8Dims("AttentionQ8", headDim, vHeadDim)
+	last, rp := attnCheck("AttentionQ8", 1, rows, nkv, kStride, vStride)
 	need("AttentionQ8 q", len(q), headDim)
 	need("AttentionQ8 k", len(kc), last*kStride+RowBytes(TypeQ8_0, headDim))
 	need("AttentionQ8 v", len(vc), last*vStride+RowBytes(TypeQ8_0, vHeadDim))

@@ -21,6 +21,14 @@
 void ember_attention_q8(int isa, const float *q, const void *k, int64_t k_stride, const void *v,
                         int64_t v_stride, const int32_t *rows, int64_t n_kv, int64_t head_dim,
                         int64_t v_head_dim, float scale, float *out, float *scratch);
+// ember_attention_q8 for the g query heads (1 <= g <= EMBER_GQA_MAX, kernels.h) that share
+// one KV head, reading each K and V row once for all of them, with the layout of q and
+// out of ember_attention_group; every head's output has the bits of an
+// ember_attention_q8 call on it (same isa). scratch holds at least g*(n_kv + head_dim)
+// floats.
+void ember_attention_q8_group(int isa, const float *q, int64_t g, const void *k, int64_t k_stride,
+                              const void *v, int64_t v_stride, const int32_t *rows, int64_t n_kv,
+                              int64_t head_dim, int64_t v_head_dim, float scale, float *out, float *scratch);
 
 // ---- internals
 
@@ -40,5 +48,26 @@ void attnq8_avx2(const float *q, const uint8_t *k, int64_t k_stride, const uint8
 void attnq8_neon(const float *q, const uint8_t *k, int64_t k_stride, const uint8_t *v, int64_t v_stride,
                  const int32_t *rows, int64_t n_kv, int64_t head_dim, int64_t v_head_dim, float scale,
                  float *out, float *scratch);
+
+// The scratch of the grouped paths (attnq8.c): s the scores of head i at s + i*n_kv,
+// then the scales (head i's at dq + i*head_dim/32) and quants (qq + i*head_dim) of q.
+typedef struct {
+	float *s, *dq;
+	int8_t *qq;
+} aq8_scratch;
+
+// Lay out scratch for g heads and round the heads of q into it.
+aq8_scratch attnq8_prepare(const float *q, int64_t g, int64_t n_kv, int64_t head_dim, float *scratch);
+
+// The grouped paths (g heads).
+void attnq8_group_scalar(const float *q, int64_t g, const uint8_t *k, int64_t k_stride, const uint8_t *v,
+                         int64_t v_stride, const int32_t *rows, int64_t n_kv, int64_t head_dim, int64_t v_head_dim,
+                         float scale, float *out, float *scratch);
+void attnq8_group_avx2(const float *q, int64_t g, const uint8_t *k, int64_t k_stride, const uint8_t *v,
+                       int64_t v_stride, const int32_t *rows, int64_t n_kv, int64_t head_dim, int64_t v_head_dim,
+                       float scale, float *out, float *scratch);
+void attnq8_group_neon(const float *q, int64_t g, const uint8_t *k, int64_t k_stride, const uint8_t *v,
+                       int64_t v_stride, const int32_t *rows, int64_t n_kv, int64_t head_dim, int64_t v_head_dim,
+                       float scale, float *out, float *scratch);
 
 #endif

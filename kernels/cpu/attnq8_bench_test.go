@@ -18,16 +18,7 @@ func BenchmarkAttentionQ8(b *testing.B) {
 	rng := rand.New(rand.NewPCG(69, 70))
 	rb := hd / aq8QK * aq8Block
 	stride := heads * rb
-	kq, vq := make([]byte, nkv*stride), make([]byte, nkv*stride)
-	k16, v16 := make([]uint16, nkv*heads*hd), make([]uint16, nkv*heads*hd)
-	for r := 0; r < nkv*heads; r++ {
-		kx, vx := elemRand(rng, hd, 1), elemRand(rng, hd, 1)
-		copy(kq[r*rb:], aq8Quantize(kx))
-		copy(vq[r*rb:], aq8Quantize(vx))
-		for d := 0; d < hd; d++ {
-			k16[r*hd+d], v16[r*hd+d] = quant.FP32ToFP16(kx[d]), quant.FP32ToFP16(vx[d])
-		}
-	}
+	kq, vq, k16, v16 := aq8BenchRows(rng, nkv*heads, hd)
 	q := elemRand(rng, hd, 1)
 	out := make([]float32, hd)
 	scratch := make([]float32, cpu.AttentionQ8ScratchLen(nkv, hd))
@@ -46,4 +37,21 @@ func BenchmarkAttentionQ8(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e3, "us/head")
 		})
 	}
+}
+
+// aq8BenchRows makes n random K and V rows of hd values, packed, as Q8_0 (kq, vq) and as
+// F16 (k16, v16).
+func aq8BenchRows(rng *rand.Rand, n, hd int) (kq, vq []byte, k16, v16 []uint16) {
+	rb := hd / aq8QK * aq8Block
+	kq, vq = make([]byte, n*rb), make([]byte, n*rb)
+	k16, v16 = make([]uint16, n*hd), make([]uint16, n*hd)
+	for r := 0; r < n; r++ {
+		kx, vx := elemRand(rng, hd, 1), elemRand(rng, hd, 1)
+		copy(kq[r*rb:], aq8Quantize(kx))
+		copy(vq[r*rb:], aq8Quantize(vx))
+		for d := 0; d < hd; d++ {
+			k16[r*hd+d], v16[r*hd+d] = quant.FP32ToFP16(kx[d]), quant.FP32ToFP16(vx[d])
+		}
+	}
+	return kq, vq, k16, v16
 }

@@ -22,6 +22,83 @@ void elem_attention_scalar(const float *q, const uint16_t *k, int64_t k_stride, 
                            int64_t n_kv, int64_t head_dim, int64_t v_head_dim, float scale, float *out,
                            float *scratch);
 
+// The grouped attention kernels (attngroup*.c, attnq8*.c) run through V elem_run
+// positions at a time, about 16 KiB of V rows of vbytes bytes.
+static inline int64_t elem_run(int64_t vbytes) {
+	const int64_t r = 16384 / vbytes;
+	return r < 16 ? 16 : r > 256 ? 256 : r;
+}
+
+// Prefetch the n > 0 bytes at p.
+static inline __attribute__((always_inline)) void elem_prefetch(const void *p, int64_t n) {
+	const char *c = (const char *)p;
+	for (int64_t o = 0; o < n; o += 64) __builtin_prefetch(c + o);
+	__builtin_prefetch(c + n - 1);
+}
+
+// The grouped kernels prefetch the V rows of the next run while they run through one (the
+// hardware prefetchers, which stop at page boundaries, fall behind them on a cold cache),
+// and those of the first run while they compute the scores: at the block of the n
+// positions from t, those of the block when it falls in the first run (rows vbytes bytes
+// long, v_stride BYTES apart).
+static inline void elem_prefetch_run(int64_t t, int n, int64_t n_kv, const int32_t *rows, const void *v,
+                                     int64_t v_stride, int64_t vbytes) {
+	if (t >= elem_run(vbytes)) return;
+	for (int j = 0; j < n && t + j < n_kv; j++) elem_prefetch((const char *)v + EROW(rows, t + j) * v_stride, vbytes);
+}
+
+// The V step of the grouped kernels: out (g heads of vhd floats) = 0, then for each run
+// of elem_run(vbytes) positions [t0, t1), run(H, s + i*n_kv, ..., out + i*vhd, vhd, pf)
+// for the heads i four at a time (H of them), which adds p_i[t] v_t for t in the run to
+// each head's out, and prefetches the rows of the next run (pf positions on) when pf != 0
+// (the first heads of each run).
+typedef void (*elem_vrun)(int H, const float *s, int64_t n_kv, const void *v, int64_t v_stride, const int32_t *rows,
+                          int64_t t0, int64_t t1, float *out, int64_t vhd, int64_t pf);
+static inline void elem_v_runs(elem_vrun run, int64_t g, const float *s, int64_t n_kv, const void *v,
+                               int64_t v_stride, const int32_t *rows, float *out, int64_t vhd, int64_t vbytes) {
+	memset(out, 0, (size_t)(g * vhd) * 4);
+	const int64_t n = elem_run(vbytes);
+	for (int64_t t0 = 0; t0 < n_kv; t0 += n) {
+		const int64_t t1 = t0 + n < n_kv ? t0 + n : n_kv;
+		for (int64_t i = 0; i < g; i += 4)
+			run((int)(g - i < 4 ? g - i : 4), s + i * n_kv, n_kv, v, v_stride, rows, t0, t1, out + i * vhd, vhd, i ? 0 : n);
+	}
+}
+
+#if defined(__aarch64__)
+#include <arm_neon.h>
+// The accumulators of a V tile of the grouped NEON kernels: acc[i*W + w] is out[i*vhd +
+// 4w ..] (H heads of vhd floats, W vectors each).
+static inline __attribute__((always_inline)) void en_tile_load(const int H, const int W, float32x4_t *acc,
+                                                               const float *out, int64_t vhd) {
+	LG_UNROLL
+	for (int i = 0; i < H; i++) {
+		LG_UNROLL
+		for (int w = 0; w < W; w++) acc[i * W + w] = vld1q_f32(out + i * vhd + 4 * w);
+	}
+}
+
+static inline __attribute__((always_inline)) void en_tile_store(const int H, const int W, const float32x4_t *acc,
+                                                                float *out, int64_t vhd) {
+	LG_UNROLL
+	for (int i = 0; i < H; i++) {
+		LG_UNROLL
+		for (int w = 0; w < W; w++) vst1q_f32(out + i * vhd + 4 * w, acc[i * W + w]);
+	}
+}
+#endif
+
+// ember_attention_group's paths (attngroup*.c); the scratch layout is attngroup.c's.
+void attn_group_scalar(const float *q, int64_t g, const uint16_t *k, int64_t k_stride, const uint16_t *v,
+                       int64_t v_stride, const int32_t *rows, int64_t n_kv, int64_t head_dim, int64_t v_head_dim,
+                       float scale, float *out, float *scratch);
+void attn_group_avx2(const float *q, int64_t g, const uint16_t *k, int64_t k_stride, const uint16_t *v,
+                     int64_t v_stride, const int32_t *rows, int64_t n_kv, int64_t head_dim, int64_t v_head_dim,
+                     float scale, float *out, float *scratch);
+void attn_group_neon(const float *q, int64_t g, const uint16_t *k, int64_t k_stride, const uint16_t *v,
+                     int64_t v_stride, const int32_t *rows, int64_t n_kv, int64_t head_dim, int64_t v_head_dim,
+                     float scale, float *out, float *scratch);
+
 // op: 0 add, 1 mul.
 void elem_rmsnorm_avx2(const float *x, const float *w, float *y, int64_t n, float eps);
 void elem_binary_avx2(int op, const float *a, const float *b, float *y, int64_t n);

@@ -126,18 +126,6 @@ void elem_rope_avx2(float *x, int64_t nheads, int64_t head_dim, int64_t dims, in
 	}
 }
 
-// Round 8 floats to halves and back.
-LGA __m256 ea_round16(__m256 v) { return _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)); }
-
-LGA __m256 ea_load16(const uint16_t *p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)); }
-
-// Up to 8 halves (n < 8 reads only n), zero-filled.
-LGA __m256 ea_load16_part(const uint16_t *p, int64_t n) {
-	uint16_t b[8] = {0};
-	memcpy(b, p, (size_t)n * 2);
-	return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)b));
-}
-
 // The first steps of a softmax over s[0..n) (n > 0), shared by the attention kernels over
 // f16 and Q8_0 caches: m = max s, s[t] = exp(s[t] - m) (the tail through a padded
 // vector, so every element gets the same exp), and the returned (float)(1/sum) with the

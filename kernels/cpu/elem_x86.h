@@ -1,5 +1,5 @@
-// elem_x86.h: the vectorized exp shared by the AVX2 row ops. Include after the file's
-// target pragma and lg_x86.h.
+// elem_x86.h: the vectorized exp and half helpers shared by the AVX2 row ops and
+// attention kernels. Include after the file's target pragma and lg_x86.h.
 #ifndef EMBER_ELEM_X86_H
 #define EMBER_ELEM_X86_H
 
@@ -27,6 +27,36 @@ LGA __m256 ea_exp(__m256 x) {
 	const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
 	const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
 	return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+}
+
+// Round 8 floats to halves and back.
+LGA __m256 ea_round16(__m256 v) { return _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)); }
+
+LGA __m256 ea_load16(const uint16_t *p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)); }
+
+// Up to 8 halves (n < 8 reads only n), zero-filled.
+LGA __m256 ea_load16_part(const uint16_t *p, int64_t n) {
+	uint16_t b[8] = {0};
+	memcpy(b, p, (size_t)n * 2);
+	return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)b));
+}
+
+// The accumulators of a V tile of the grouped attention kernels: acc[i*W + w] is out[i*vhd
+// + 8w ..] (H heads of vhd floats, W vectors each).
+LGA void ea_tile_load(const int H, const int W, __m256 *acc, const float *out, int64_t vhd) {
+	LG_UNROLL
+	for (int i = 0; i < H; i++) {
+		LG_UNROLL
+		for (int w = 0; w < W; w++) acc[i * W + w] = _mm256_loadu_ps(out + i * vhd + 8 * w);
+	}
+}
+
+LGA void ea_tile_store(const int H, const int W, const __m256 *acc, float *out, int64_t vhd) {
+	LG_UNROLL
+	for (int i = 0; i < H; i++) {
+		LG_UNROLL
+		for (int w = 0; w < W; w++) _mm256_storeu_ps(out + i * vhd + 8 * w, acc[i * W + w]);
+	}
 }
 
 #endif

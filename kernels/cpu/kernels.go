@@ -222,22 +222,7 @@ func (k Kernels) RoPE(x []float32, headDim, dims int, neox bool, cs []float32) {
 // hold f16 rows kStride and vStride elements apart; position t is row rows[t], or row t
 // when rows is nil (a contiguous cache); scratch holds at least nkv+headDim floats.
 func (k Kernels) Attention(q []float32, kc []uint16, kStride int, vc []uint16, vStride int, rows []int32, nkv, headDim, vHeadDim int, scale float32, out, scratch []float32) {
-	if nkv <= 0 {
-		panic("kernels/cpu: Attention over no positions")
-	}
-	last := nkv - 1
-	var rp *C.int32_t
-	if rows != nil {
-		need("Attention rows", len(rows), nkv)
-		last = 0
-		for _, r := range rows[:nkv] {
-			if r < 0 {
-				panic(fmt.Sprintf("kernels/cpu: Attention: cache row %d", r))
-			}
-			last = max(last, int(r))
-		}
-		rp = (*C.int32_t)(unsafe.Pointer(&rows[0]))
-	}
+	last, rp := attnCheck("Attention", 1, rows, nkv, kStride, vStride)
 	need("Attention q", len(q), headDim)
 	need("Attention k", len(kc), last*kStride+headDim)
 	need("Attention v", len(vc), last*vStride+vHeadDim)

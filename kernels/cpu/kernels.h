@@ -76,5 +76,14 @@ void ember_rope(int isa, float *x, int64_t nheads, int64_t head_dim, int64_t dim
 void ember_attention(int isa, const float *q, const uint16_t *k, int64_t k_stride,
                      const uint16_t *v, int64_t v_stride, const int32_t *rows, int64_t n_kv, int64_t head_dim,
                      int64_t v_head_dim, float scale, float *out, float *scratch);
+// ember_attention for the g query heads (1 <= g <= EMBER_GQA_MAX) that share one KV head
+// (grouped-query attention), reading each K and V row once for all of them: q holds the
+// g heads one after another (g*head_dim floats), out receives head i's output at
+// out + i*v_head_dim. Every head's output has the bits of an ember_attention call on it
+// (same isa). scratch holds at least g*(n_kv + head_dim) floats.
+#define EMBER_GQA_MAX 8
+void ember_attention_group(int isa, const float *q, int64_t g, const uint16_t *k, int64_t k_stride,
+                           const uint16_t *v, int64_t v_stride, const int32_t *rows, int64_t n_kv,
+                           int64_t head_dim, int64_t v_head_dim, float scale, float *out, float *scratch);
 
 #endif

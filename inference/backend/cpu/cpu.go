@@ -45,6 +45,7 @@ type Backend struct {
 	one     [1]backend.Proj // MatMul's projection list, reused
 	gs      []group         // the products of the MatMul being run, reused
 	arena   arena           // weight copies on huge pages; empty with Options.MapWeights
+	gqaMode attnMode        // how Attention splits its work (tests force a path)
 }
 
 var (

@@ -33,6 +33,7 @@ type task struct {
 	rope     backend.RoPE
 	factors  []float32
 	attn     backend.Attention
+	gqa      bool    // Attention: items are (query row, KV head), not (query row, head)
 	n, align int     // work items and the granularity they are split at
 	chunk    int     // items per chunk
 	chunks   int     // chunks, claimed by the workers
