@@ -157,11 +157,118 @@ __device__ __forceinline__ mvs_tile mvs_find(int g, MVS_ARGS) {
     return t;
 }
 
+// mvs_norm_args: the residual add and RMS norm that mvsn computes before its products
+// (add_rms_norm_q8_k's arguments, inference/backend/cuda/fuse.go), and the counter of
+// blocks that have read a and b (zero between launches).
+struct mvs_norm_args {
+    float* sum;
+    const float *a, *b;
+    float* dst;
+    const float* w;
+    float eps;
+    int* counter;
+};
+
+// mvs_put stores block ib of a Q8_K row (lane l has quants q of elements l + 32i; d its
+// scale) into row x (quants swizzled by sh; negative: not), with its 16 bsums.
+__device__ __forceinline__ void mvs_put(uint8_t* x, int sh, int ib, int K, float d, const int q[8]) {
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        const int j = ib * 256 + lane + 32 * i;
+        const int p = sh >= 0 ? 16 * mv1_swz(j >> 4, sh) + (j & 15) : j;
+        x[p] = (uint8_t)(int8_t)q[i];
+        int s = q[i];
+        for (int o = 8; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+        if ((lane & 15) == 0) ((int*)(x + Q8K_BSUMS(K)))[ib * 16 + 2 * i + (lane >> 4)] = s;
+    }
+    if (lane == 0) ((float*)(x + K))[ib] = d;
+}
+
+// mvs_norm is add_rms_norm_q8_k's row in every block (NW consumer warps): the sum a + b
+// into xs, its RMS norm times w rounded to Q8_K into x4 (sh 0) and/or x6 (sh 1); the last
+// block to have read a and b (sum and dst may be either) writes sum, dst and the row X.
+// The sum of squares is add_rms_norm_row's (256 strided double sums, warp sums, the 8 in
+// order), so every value is that kernel's.
+template <int NW>
+__device__ __forceinline__ void mvs_norm(const mvs_norm_args& na, float* xs, uint8_t* x4, uint8_t* x6, bool has4, bool has6,
+                                         uint8_t* X, int K) {
+    constexpr int T = NW * 32;
+    __shared__ double part[8];
+    __shared__ int last;
+    const int t = threadIdx.x, warp = t >> 5, lane = t & 31;
+    for (int j = t; j < K; j += T) xs[j] = na.a[j] + na.b[j];
+    asm volatile("bar.sync 1, %0;" ::"n"(T) : "memory");
+    if (t == 0) {
+        __threadfence();
+        last = atomicAdd(na.counter, 1) == (int)gridDim.x - 1;
+        if (last) *na.counter = 0;  // every block has counted: ready for the next launch
+    }
+    for (int vt = t; vt < 256; vt += T) {
+        double s = 0;
+        for (int j = vt; j < K; j += 256) s += (double)xs[j] * (double)xs[j];
+        s = warp_sumd(s);
+        if ((vt & 31) == 0) part[vt >> 5] = s;
+    }
+    asm volatile("bar.sync 1, %0;" ::"n"(T) : "memory");
+    double ss = 0;
+    for (int k = 0; k < 8; k++) ss += part[k];
+    const float mean = (float)(ss / (double)K);
+    const float scale = (float)(1.0 / sqrt((double)(mean + na.eps)));
+    const bool wr = last;
+    for (int ib = warp; ib < K / 256; ib += NW) {
+        float v[8], a = -2.0f, x = 0.0f;
+        int idx = 0;
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            const int j = ib * 256 + lane + 32 * i;
+            v[i] = xs[j] * scale * na.w[j];
+            float m = fabsf(v[i]);
+            if (m != m) m = -1.0f;
+            if (m > a) { a = m; idx = lane + 32 * i; x = v[i]; }
+        }
+        for (int o = 16; o > 0; o >>= 1) {
+            const float a2 = __shfl_xor_sync(0xffffffffu, a, o), x2 = __shfl_xor_sync(0xffffffffu, x, o);
+            const int i2 = __shfl_xor_sync(0xffffffffu, idx, o);
+            if (a2 > a || (a2 == a && i2 < idx)) { a = a2; idx = i2; x = x2; }
+        }
+        // Q8_K as q8k_quant_wide: the largest magnitude (first on ties, NaN never) scales.
+        float iscale = 0.0f, d = 0.0f;
+        if (a > 0.0f) {
+            iscale = -127.0f / x;
+            d = 1.0f / iscale;
+        }
+        int q[8];
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            q[i] = 0;
+            if (a > 0.0f) {
+                const float f = iscale * v[i] + 12582912.0f;
+                q[i] = min(127, (__float_as_int(f) & 0x007fffff) - 0x00400000);
+            }
+        }
+        if (has4) mvs_put(x4, 0, ib, K, d, q);
+        if (has6) mvs_put(x6, 1, ib, K, d, q);
+        if (wr) {
+            mvs_put(X, -1, ib, K, d, q);
+#pragma unroll
+            for (int i = 0; i < 8; i++) {
+                const int j = ib * 256 + lane + 32 * i;
+                na.sum[j] = xs[j];
+                na.dst[j] = v[i];
+            }
+        }
+    }
+    asm volatile("bar.sync 1, %0;" ::"n"(T) : "memory");
+}
+
 // Dynamic shared memory: 2 * MVS_MAXS barriers (256 bytes), then the activation row for
-// Q4_K (sh 0) and for Q6_K (sh 1), or the one Q8_0 row, mv1_bytes each, then S stages of
-// SB bytes (SB a multiple of 128). The host (inference/backend/cuda/mvs.go) sizes it.
-template <int NW, int R>
-__device__ __forceinline__ void mvs_body(MVS_ARGS) {
+// Q4_K (sh 0) and for Q6_K (sh 1), or the one Q8_0 row, mv1_bytes each, then (NORM) the
+// K floats of the sum, then S stages of SB bytes (SB a multiple of 128). The host
+// (inference/backend/cuda/mvs.go) sizes it. NORM (mvsn, Q4_K/Q6_K only): the row X is
+// computed (mvs_norm) instead of read.
+template <int NW, int R, bool NORM>
+__device__ __forceinline__ void mvs_body(MVS_ARGS, const mvs_norm_args& na) {
     constexpr int TR = NW * R;  // a tile's rows: R a warp
     extern __shared__ __align__(128) uint8_t mvs_sm[];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -171,7 +278,8 @@ __device__ __forceinline__ void mvs_body(MVS_ARGS) {
     const int n = mv1_bytes(q80 ? T_Q8_0 : T_Q4_K, K);
     uint8_t* x4 = mvs_sm + 256;                  // Q4_K's row, or Q8_0's
     uint8_t* x6 = x4 + (has4 || q80 ? n : 0);    // Q6_K's row
-    uint8_t* st = x6 + (has6 ? n : 0);
+    float* xs = (float*)(x6 + (has6 ? n : 0));  // NORM: the sum
+    uint8_t* st = (uint8_t*)xs + (NORM ? 4 * K : 0);
     st += (128 - ((uintptr_t)st & 127)) & 127;
     const uint32_t full = mvs_sa(mvs_sm), empty = full + 8 * MVS_MAXS;
     const int total = (M0 + TR - 1) / TR + (M1 + TR - 1) / TR + (M2 + TR - 1) / TR;
@@ -196,6 +304,9 @@ __device__ __forceinline__ void mvs_body(MVS_ARGS) {
         return;
     }
     pdl_wait();
+    if (NORM) {
+        mvs_norm<NW>(na, xs, x4, x6, has4, has6, (uint8_t*)X, K);
+    } else {
     const uint32_t b4 = mvs_sa(x4), b6 = mvs_sa(x6);
     for (int q = threadIdx.x; q < n / 16; q += NW * 32) {  // the row, swizzled as mv1_stage does
         const bool qs = q < K / 16;
@@ -207,6 +318,7 @@ __device__ __forceinline__ void mvs_body(MVS_ARGS) {
     asm volatile("cp.async.commit_group;" ::: "memory");
     asm volatile("cp.async.wait_all;" ::: "memory");
     asm volatile("bar.sync 1, %0;" ::"n"(NW * 32) : "memory");
+    }
     int i = 0;
     for (int g = blockIdx.x; g < total; g += gridDim.x, i++) {
         const int s = i % S;
@@ -242,7 +354,8 @@ __device__ __forceinline__ void mvs_body(MVS_ARGS) {
 #define MVS_KERNEL(NAME, NW, R)                                                                           \
     extern "C" __global__ void __launch_bounds__(NW * 32 + 32, 1) NAME(MVS_ARGS) {                         \
         pdl_defer();                                                                                      \
-        mvs_body<NW, R>(X, K, S, SB, W0, ws0, D0, M0, t0, W1, ws1, D1, M1, t1, W2, ws2, D2, M2, t2);        \
+        mvs_body<NW, R, false>(X, K, S, SB, W0, ws0, D0, M0, t0, W1, ws1, D1, M1, t1, W2, ws2, D2, M2, t2,  \
+                               mvs_norm_args{});                                                          \
     }
 MVS_KERNEL(mvs4, 4, 1)
 MVS_KERNEL(mvs8, 8, 1)
@@ -250,3 +363,21 @@ MVS_KERNEL(mvs16, 16, 1)
 MVS_KERNEL(mvs4r2, 4, 2)
 MVS_KERNEL(mvs8r2, 8, 2)
 MVS_KERNEL(mvs16r2, 16, 2)
+
+// mvsn<NW>[r<R>]: mvs whose row X is the Q8_K rounding of RMSNorm(a + b) * w, as
+// add_rms_norm_q8_k would have written it (it does, and sum and dst; fuse.go's fuseNorm).
+#define MVSN_KERNEL(NAME, NW, R)                                                                          \
+    extern "C" __global__ void __launch_bounds__(NW * 32 + 32, 1) NAME(MVS_ARGS, float* nsum, const float* na, \
+                                                                       const float* nb, float* ndst,      \
+                                                                       const float* nw, int ncols, float eps, \
+                                                                       int* counter) {                    \
+        pdl_defer();                                                                                      \
+        mvs_body<NW, R, true>(X, K, S, SB, W0, ws0, D0, M0, t0, W1, ws1, D1, M1, t1, W2, ws2, D2, M2, t2,   \
+                              mvs_norm_args{nsum, na, nb, ndst, nw, eps, counter});                       \
+    }
+MVSN_KERNEL(mvsn4, 4, 1)
+MVSN_KERNEL(mvsn8, 8, 1)
+MVSN_KERNEL(mvsn16, 16, 1)
+MVSN_KERNEL(mvsn4r2, 4, 2)
+MVSN_KERNEL(mvsn8r2, 8, 2)
+MVSN_KERNEL(mvsn16r2, 16, 2)

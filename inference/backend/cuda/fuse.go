@@ -26,6 +26,8 @@ import (
 //     SetRows of it: rope2_set without Q or V (fuseRoPE1Set).
 //   - A mixture of experts' weighted sum (moe_sum), then an Add of it and another
 //     tensor (the shared experts' output): moe_sum_add (fuseMoESumAdd).
+//   - add_rms_norm_q8_k of one row, then the streamed product (mvs, with EMBER_CUDA_MVS)
+//     of its Q8_K row: mvsn (fuseNormQ8K, mvs.go).
 //   - Decode attention (attention_split1, attention_short, attention_dec64/128) whose
 //     output a MatMul then rounds to Q8_K (the output projection): its last blocks
 //     (attention_short and attention_dec: each block, its KV head's outputs) round it
@@ -50,12 +52,14 @@ const (
 	fuseRoPESet    // rope2_set without V: the SetRows of V with the same row ids may join it
 	fuseGetRows    // get_rows_f32 (one launch): a Q8_K rounding of the rows it wrote may join it
 	fuseMoESum     // moe_sum: an Add of its output and another tensor may join it
+	fuseNormQ8K    // add_rms_norm_q8_k of one row: the streamed product (mvs) of its Q8_K output may join it
 )
 
 // fusedFrom is the kernel each kind's op queued.
 var fusedFrom = [...]string{fuseRMSNorm: "rms_norm", fuseSwiGLU: "swiglu_f32", fuseAddRMSNorm: "add_rms_norm",
 	fuseAdd: "add_f32", fuseRoPE: "rope_f32", fuseSetRows: "set_rows", fuseAttention: "attention_split1",
-	fuseRoPE2: "rope2_f32", fuseRoPESet: "rope2_set", fuseGetRows: "get_rows_f32", fuseMoESum: "moe_sum"}
+	fuseRoPE2: "rope2_f32", fuseRoPESet: "rope2_set", fuseGetRows: "get_rows_f32", fuseMoESum: "moe_sum",
+	fuseNormQ8K: "add_rms_norm_q8_k"}
 
 // span is device memory [lo, hi) in bytes.
 type span struct{ lo, hi uint64 }
@@ -176,6 +180,10 @@ func (b *Backend) fuseQ8K(x *tensor, out uint64, stride int) bool {
 	case fuseAddRMSNorm:
 		b.queue.pop()
 		b.launch("add_rms_norm_q8_k", x.rows, 1, addNormThreads, 4*x.cols, append(f.args, out, i64(stride))...)
+		if x.rows == 1 && !b.mvsc.off {
+			// f.args: sum, a, b, dst, w, cols, eps; dst: the Q8_K row.
+			b.mark(fusable{kind: fuseNormQ8K, dst: out, rows: 1, cols: x.cols, args: f.args})
+		}
 	case fuseAttention:
 		// f.args end with the q8 output and its stride (0, 0); the grid is f.mem's.
 		if x.stride != 4*x.cols {

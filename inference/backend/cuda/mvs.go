@@ -2,7 +2,9 @@ package cuda
 
 import (
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 
 	"ember/inference/quant"
 )
@@ -32,7 +34,9 @@ const (
 	// take (default mvsSmemMax), so that other kernels' blocks may share its SM.
 	MVSSmemEnv = "EMBER_CUDA_MVS_SMEM"
 
-	mvsSmemMax   = 227 << 10
+	// mvsSmemMax is the dynamic shared memory an mvs block may take: Hopper's 227 KiB
+	// less 1 KiB for the kernels' static shared memory (mvs_norm's).
+	mvsSmemMax   = 227<<10 - 1<<10
 	mvsMaxStages = 16  // MVS_MAXS
 	mvsBarriers  = 256 // bytes of the full and empty barriers at the start
 )
@@ -77,7 +81,8 @@ func align128(n int) int { return (n + 127) &^ 127 }
 
 // planMVS sizes an mvs launch for the weights ws (one activation row of k columns);
 // ok is false where the ring of at least two stages does not fit.
-func planMVS(c mvsConf, ws []*tensor, k int) (mvsPlan, bool) {
+// With norm (mvsn) the K floats of the sum are held too, and Q8_0 is not taken.
+func planMVS(c mvsConf, ws []*tensor, k int, norm bool) (mvsPlan, bool) {
 	if c.off || len(ws) == 0 || len(ws) > 3 {
 		return mvsPlan{}, false
 	}
@@ -96,7 +101,13 @@ func planMVS(c mvsConf, ws []*tensor, k int) (mvsPlan, bool) {
 		maxws = max(maxws, w.stride)
 	}
 	copies := len(has) // Q4_K's and Q6_K's rows are swizzled apart; Q8_0 is alone
-	fixed := align128(mvsBarriers+copies*actStride(partner(ws[0].typ), k)) + 128
+	if norm && (has[quant.Q8_0] || k%256 != 0) {
+		return mvsPlan{}, false
+	}
+	fixed := align128(mvsBarriers+copies*actStride(partner(ws[0].typ), k)) + 128 // 128: the stages' alignment
+	if norm {
+		fixed += 4 * k
+	}
 	// The most rows a tile (more warps, then more rows a warp) with three stages; four
 	// warps of one row with two.
 	for _, c2 := range [][2]int{{16, 2}, {16, 1}, {8, 2}, {8, 1}, {4, 2}, {4, 1}} {
@@ -119,11 +130,23 @@ func planMVS(c mvsConf, ws []*tensor, k int) (mvsPlan, bool) {
 
 // mvs queues the streamed product of the one activation row xq (k columns, rounded to
 // the weights' dot partner) with each ws[i] into ds[i]; false (nothing queued) where
-// mvs does not take them.
+// mvs does not take them. When the launch just queued is the add_rms_norm_q8_k that
+// wrote xq (fuseNorm), mvsn replaces both.
 func (b *Backend) mvs(xq uint64, k int, ws, ds []*tensor) bool {
-	p, ok := planMVS(b.mvsc, ws, k)
+	p, ok := planMVS(b.mvsc, ws, k, false)
 	if !ok {
 		return false
+	}
+	name := p.name()
+	var norm []uint64
+	if f, ok := b.take(); ok && f.kind == fuseNormQ8K && f.dst == xq && f.cols == k {
+		if pn, ok := planMVS(b.mvsc, ws, k, true); ok {
+			if c := b.counters(4); c != 0 {
+				b.queue.pop()
+				p, name = pn, "mvsn"+strings.TrimPrefix(pn.name(), "mvs")
+				norm = append(slices.Clone(f.args), c)
+			}
+		}
 	}
 	args := []uint64{xq, i64(k), i64(p.s), i64(p.sb)}
 	for j := 0; j < 3; j++ {
@@ -137,6 +160,6 @@ func (b *Backend) mvs(xq uint64, k int, ws, ds []*tensor) bool {
 	if sms <= 0 {
 		sms = splitDefaultSMs
 	}
-	b.launch(p.name(), min(sms, p.tiles), 1, 32*p.nw+32, p.smem, args...)
+	b.launch(name, min(sms, p.tiles), 1, 32*p.nw+32, p.smem, append(args, norm...)...)
 	return true
 }

@@ -32,7 +32,7 @@ func TestPlanMVS(t *testing.T) {
 		{"F16", []*tensor{w(quant.F16, 64, 4096)}, 4096, 0, 0},
 		{"mixed partners", []*tensor{w(quant.Q4_K, 64, 4096), w(quant.Q8_0, 64, 4096)}, 4096, 0, 0},
 	} {
-		p, ok := planMVS(c, tc.ws, tc.k)
+		p, ok := planMVS(c, tc.ws, tc.k, false)
 		if !ok {
 			if tc.nw != 0 {
 				t.Errorf("%s: declined, want %d warps of %d rows", tc.name, tc.nw, tc.r)
@@ -46,7 +46,14 @@ func TestPlanMVS(t *testing.T) {
 			t.Errorf("%s: plan %+v", tc.name, p)
 		}
 	}
-	if _, ok := planMVS(mvsConf{off: true, smem: mvsSmemMax}, []*tensor{w(quant.Q4_K, 64, 4096)}, 4096); ok {
+	if _, ok := planMVS(mvsConf{off: true, smem: mvsSmemMax}, []*tensor{w(quant.Q4_K, 64, 4096)}, 4096, false); ok {
 		t.Error("planned with mvs off")
+	}
+	// mvsn holds the row's sums too, and takes no Q8_0.
+	if p, ok := planMVS(c, []*tensor{w(quant.Q4_K, 14336, 4096), w(quant.Q4_K, 14336, 4096)}, 4096, true); !ok || p.nw != 16 {
+		t.Errorf("norm gate/up: %+v %v", p, ok)
+	}
+	if _, ok := planMVS(c, []*tensor{w(quant.Q8_0, 64, 4096)}, 4096, true); ok {
+		t.Error("norm planned for Q8_0")
 	}
 }

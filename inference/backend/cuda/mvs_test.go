@@ -176,3 +176,44 @@ func mvsCaseRun(t *testing.T, be *cuda.Backend, c mvsCase) ([][]uint32, string) 
 	be.Free(x)
 	return out, last
 }
+
+// TestFusedAddRMSNormMVS: with mvs on, Add+RMSNorm whose one-row output a MatMul (or two,
+// shared) of Q4_K weights rounds to Q8_K is one launch (mvsn: each block computes the
+// row, the last to have read a and b writes the sum, the norm and the Q8_K row), with
+// the bits of add_f32, rms_norm, quant_q8_k and mvs, wherever the sum and the norm are
+// written (over a, b, in place, apart).
+func TestFusedAddRMSNormMVS(t *testing.T) {
+	newOrSkip(t).Close()
+	t.Setenv(cuda.MVSEnv, "1")
+	const m = 48
+	for _, k := range []int{2304, 4096} {
+		for wh := range 4 { // 0: Add(S, A, B); RMSNorm(A, S), 1: into B, 2: in place, 3: apart
+			for _, mm := range []int{1, 2} {
+				checkFused(t, fmt.Sprintf("k %d where %d matmuls %d", k, wh, mm), 3, func(e *fuseEnv) (func(), []backend.Tensor) {
+					a, b, w := e.randn(1, k, 2), e.randn(1, k, 2), e.randn(1, k, 1)
+					s, n := e.zeros(quant.F32, 1, k), e.zeros(quant.F32, 1, k)
+					switch wh {
+					case 0:
+						n = a
+					case 1:
+						n = b
+					case 2:
+						s, n = a, a
+					}
+					d1, d2 := e.zeros(quant.F32, 1, m), e.zeros(quant.F32, 1, 2*m)
+					w1, w2 := e.q4k(m, k), e.q4k(2*m, k)
+					ops := func() {
+						e.be.Add(s, a, b)
+						e.be.RMSNorm(n, s, w, 1e-5)
+						if mm == 1 {
+							e.be.MatMul(d1, w1, n)
+						} else {
+							backend.MatMulShared(e.be, n, []backend.Proj{{Dst: d1, W: w1}, {Dst: d2, W: w2}})
+						}
+					}
+					return ops, []backend.Tensor{s, n, d1, d2}
+				})
+			}
+		}
+	}
+}
