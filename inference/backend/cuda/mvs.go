@@ -16,9 +16,8 @@ import (
 // Q4_K, Q6_K and Q8_0 weights where the ring fits.
 //
 // They are off unless $EMBER_CUDA_MVS is set: on the H200 they decode no faster than mv1
-// (8B Q4_K_M tg128 within the spread of mv1's in three calls of session 11; NOTES.md).
-// They are kept as the base of the fused decode layer that NOTES.md plans (the norms
-// and SwiGLU computed in their prologue while the first tiles load).
+// (8B Q4_K_M tg128 within the spread of mv1's in session 11, with mvsn too; NOTES.md),
+// and are kept, tested, as the base for fusing more of a decode layer into one kernel.
 
 const (
 	// MVSEnv names an environment variable: when set, batch-1 products of Q4_K, Q6_K and
