@@ -130,7 +130,8 @@ func planMVS(c mvsConf, ws []*tensor, k int, norm bool) (mvsPlan, bool) {
 // mvs queues the streamed product of the one activation row xq (k columns, rounded to
 // the weights' dot partner) with each ws[i] into ds[i]; false (nothing queued) where
 // mvs does not take them. When the launch just queued is the add_rms_norm_q8_k that
-// wrote xq (fuseNorm), mvsn replaces both.
+// wrote xq (fuseNormQ8K), mvsn replaces both; its blocks count themselves on a word of
+// the backend's counters (zero between launches, as split attention's).
 func (b *Backend) mvs(xq uint64, k int, ws, ds []*tensor) bool {
 	p, ok := planMVS(b.mvsc, ws, k, false)
 	if !ok {
