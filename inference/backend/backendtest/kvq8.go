@@ -3,7 +3,6 @@ package backendtest
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 
 	"ember/inference/backend"
@@ -59,28 +58,15 @@ func testQ8Attention(p *pair) {
 			vr, vb = write(p.randn(rows*vw, 1), vw)
 		}
 		tables := []int32{9, 2, 7, 0, 11, 4, 5, -1, 8, -1, -1, -1}
-		const cols = 4
-		tr, tb := p.newT(p.ref, quant.I32, 3, cols), p.newT(p.be, quant.I32, 3, cols)
-		p.ref.WriteI32(tr, tables)
-		p.be.WriteI32(tb, tables)
 		seq, pos := []int32{0}, []int32{13}
 		for t := int32(3); t < 9; t++ { // a prefill of sequence 1
 			seq, pos = append(seq, 1), append(pos, t)
 		}
 		seq, pos = append(seq, 2), append(pos, 0)
-		sr, sb := p.ints(seq)
-		pr, pb := p.ints(pos)
 		n := len(seq)
-		qData := p.randn(n*c.nh*c.hd, 1)
-		qr, qb := p.input(qData, n, c.nh*c.hd)
-		a := backend.Attention{NHead: c.nh, NKVHead: c.nkv, HeadDim: c.hd, VHeadDim: c.vhd,
-			Scale: 1 / float32(math.Sqrt(float64(c.hd))), BlockSize: bs}
-		ar, ab := a, a
-		ar.Table, ar.Seq, ab.Table, ab.Seq = tr, sr, tb, sb
-		ab.MaxLen = 14
-		o := p.output(n, c.nh*c.vhd)
-		p.ref.Attention(o.refT, qr, kr, vr, pr, ar)
-		p.be.Attention(o.beT, qb, kb, vb, pb, ab)
+		heads := attnHeads{c.nh, c.nkv, c.hd, c.vhd}
+		run := p.pagedAttention(heads, tables, 4, seq, pos, [2]backend.Tensor{kr, vr}, [2]backend.Tensor{kb, vb}, bs)
+		o := run.o
 		p.check(name+": paged Attention", o, 2e-3)
 
 		// The F16 cache of the same (dequantized) values attends differently: the query's
@@ -93,7 +79,7 @@ func testQ8Attention(p *pair) {
 			continue
 		}
 		of := p.newT(p.ref, quant.F32, n, c.nh*c.vhd)
-		p.ref.Attention(of, qr, f16, f16, pr, ar)
+		p.ref.Attention(of, run.qr, f16, f16, run.pr, run.ar)
 		if slices.Equal(ReadF32(p.t, p.ref, of), ReadF32(p.t, p.ref, o.refT)) {
 			p.t.Errorf("%s: the Q8_0 cache attends as the F16 one does", name)
 		}

@@ -61,28 +61,15 @@ func testPagedAttention(p *pair) {
 		for _, t := range tables {
 			flat = append(flat, t...)
 		}
-		tr, tb := p.newT(p.ref, quant.I32, len(tables), cols), p.newT(p.be, quant.I32, len(tables), cols)
-		p.ref.WriteI32(tr, flat)
-		p.be.WriteI32(tb, flat)
 		seq, pos := make([]int32, len(qs)), make([]int32, len(qs))
 		for i, q := range qs {
 			seq[i], pos[i] = q.seq, q.pos
 		}
-		sr, sb := p.ints(seq)
-		pr, pb := p.ints(pos)
 		n := len(qs)
-		qData := p.randn(n*c.nh*c.hd, 1)
-		qr, qb := p.input(qData, n, c.nh*c.hd)
-		a := backend.Attention{NHead: c.nh, NKVHead: c.nkv, HeadDim: c.hd, VHeadDim: c.vhd,
-			Scale: 1 / float32(math.Sqrt(float64(c.hd))), BlockSize: bs}
-		ar, ab := a, a
-		ar.Table, ar.Seq, ab.Table, ab.Seq = tr, sr, tb, sb
-		for _, q := range qs { // the host's bound on the lengths, as the models give it
-			ab.MaxLen = max(ab.MaxLen, int(q.pos)+1)
-		}
-		o := p.output(n, c.nh*c.vhd)
-		p.ref.Attention(o.refT, qr, kr, vr, pr, ar)
-		p.be.Attention(o.beT, qb, kb, vb, pb, ab)
+		heads := attnHeads{c.nh, c.nkv, c.hd, c.vhd}
+		run := p.pagedAttention(heads, flat, cols, seq, pos, [2]backend.Tensor{kr, vr}, [2]backend.Tensor{kb, vb}, bs)
+		qData, o, a := run.q, run.o, run.ar
+		a.Table, a.Seq = nil, nil // for the contiguous caches below
 		p.check(fmt.Sprintf("paged Attention %+v", c), o, 2e-3)
 
 		// The oracle: each query row alone over its sequence gathered contiguously.
@@ -135,4 +122,43 @@ func (p *pair) contiguousRef(a backend.Attention, q, k, v []float32, np int, pos
 		p.t.Fatal(err)
 	}
 	return out
+}
+
+// attnHeads is an attention's head counts and dimensions.
+type attnHeads struct{ nh, nkv, hd, vhd int }
+
+// pagedRun is what pagedAttention ran: the query values, the outputs, and ref's query,
+// positions and parameters (to run ref again over another cache).
+type pagedRun struct {
+	q      []float32
+	o      *out
+	qr, pr backend.Tensor
+	ar     backend.Attention
+}
+
+// pagedAttention runs Attention on both backends over paged caches (ref's k and v, the
+// backend's), with block tables (rows of cols block ids) and query rows of sequences seq
+// at positions pos, from random queries and the host's bound on the lengths (the
+// longest position + 1), as the models give it.
+func (p *pair) pagedAttention(h attnHeads, tables []int32, cols int, seq, pos []int32, ref, be [2]backend.Tensor,
+	bs int) pagedRun {
+	tr, tb := p.newT(p.ref, quant.I32, len(tables)/cols, cols), p.newT(p.be, quant.I32, len(tables)/cols, cols)
+	p.ref.WriteI32(tr, tables)
+	p.be.WriteI32(tb, tables)
+	sr, sb := p.ints(seq)
+	pr, pb := p.ints(pos)
+	n := len(seq)
+	qData := p.randn(n*h.nh*h.hd, 1)
+	qr, qb := p.input(qData, n, h.nh*h.hd)
+	a := backend.Attention{NHead: h.nh, NKVHead: h.nkv, HeadDim: h.hd, VHeadDim: h.vhd,
+		Scale: 1 / float32(math.Sqrt(float64(h.hd))), BlockSize: bs}
+	ar, ab := a, a
+	ar.Table, ar.Seq, ab.Table, ab.Seq = tr, sr, tb, sb
+	for _, q := range pos {
+		ab.MaxLen = max(ab.MaxLen, int(q)+1)
+	}
+	o := p.output(n, h.nh*h.vhd)
+	p.ref.Attention(o.refT, qr, ref[0], ref[1], pr, ar)
+	p.be.Attention(o.beT, qb, be[0], be[1], pb, ab)
+	return pagedRun{q: qData, o: o, qr: qr, pr: pr, ar: ar}
 }
