@@ -99,38 +99,23 @@ const (
 	attnGrouped
 )
 
-// attnSub is the query heads one grouped call takes of a KV head's g: all of them up to
-// the kernels' GQAMax, else the largest divisor of g below it (DeepSeek's latent
-// attention: 16 heads over one latent row, in two calls of 8), 0 where none is 2 or more.
-func attnSub(g int) int {
-	for s := min(g, kern.GQAMax); s >= 2; s-- {
-		if g%s == 0 {
-			return s
-		}
-	}
-	return 0
-}
-
 // attnGroups reports whether an Attention over rows query rows of a cache of typ runs
-// in work items of (query row, KV head, group of attnSub heads), each calling a grouped
-// kernel on the heads of its group, which share the KV head and read its K and V rows
-// once for all of them, rather than items of (query row, head). attnAuto picks it for
-// F16 caches with enough items to keep the workers busy (two per thread, or one where a
-// KV head has more heads than a call takes: read once a group rather than once a head).
-// Not for Q8_0 caches: on Llama-3.2-1B's heads (hd 64, g 4) over a paged cache, 2
-// threads, the grouped Q8_0 kernel took 3-45% longer in decode (BenchmarkAttention),
-// while the F16 one took 35-45% less.
+// in work items of (query row, KV head), each calling a grouped kernel on the g query
+// heads that share the KV head and reading its K and V rows once for all of them, rather
+// than items of (query row, head). It needs 2 <= g <= the kernels' GQAMax; attnAuto picks
+// it for F16 caches with enough items to keep the workers busy (two per thread). Not for
+// Q8_0 caches: on Llama-3.2-1B's heads (hd 64, g 4) over a paged cache, 2 threads, the
+// grouped Q8_0 kernel took 3-45% longer in decode (BenchmarkAttention), while the F16
+// one took 35-45% less.
 func (b *Backend) attnGroups(typ quant.Type, rows int, p backend.Attention) bool {
 	g := p.NHead / p.NKVHead
-	sub := attnSub(g)
 	switch {
-	case sub == 0 || b.gqaMode == attnPerHead:
+	case g < 2 || g > kern.GQAMax || b.gqaMode == attnPerHead:
 		return false
 	case b.gqaMode == attnGrouped:
 		return true
 	}
-	items := rows * p.NKVHead * (g / sub)
-	return typ == quant.F16 && (items >= 2*b.threads || (g > sub && items >= b.threads))
+	return typ == quant.F16 && rows*p.NKVHead >= 2*b.threads
 }
 
 // Attention implements backend.Ops; (query row, head) pairs, or (query row, KV head)
@@ -161,7 +146,7 @@ func (b *Backend) Attention(dst, q, k, v, pos backend.Tensor, p backend.Attentio
 	}
 	grouped, items := b.attnGroups(kt.typ, qt.rows, p), qt.rows*p.NHead
 	if grouped {
-		items = qt.rows * p.NKVHead * (p.NHead / p.NKVHead / attnSub(p.NHead/p.NKVHead))
+		items = qt.rows * p.NKVHead
 	}
 	b.set(opAttention, d, qt, nil, items, 1)
 	b.t.ids, b.t.attn, b.t.gqa = ps, p, grouped
@@ -230,31 +215,29 @@ func (b *Backend) attention(w, lo, hi int) {
 	}
 }
 
-// attentionGroups runs the work items [lo, hi) of (query row, KV head, group): the sub
-// query heads of the group (attnSub), one after another in the row of q and of dst, in
-// one call of a grouped kernel, which gives each head the bits of the single-head kernel.
+// attentionGroups runs the work items [lo, hi) of (query row, KV head): the g query
+// heads of the KV head, one after another in the row of q and of dst, in one call of a
+// grouped kernel, which gives each head the bits of the single-head kernel.
 func (b *Backend) attentionGroups(w, lo, hi int) {
 	t, p := &b.t, b.t.attn
 	kt, vt := b.kv[0], b.kv[1]
 	g := p.NHead / p.NKVHead
-	sub := attnSub(g)
-	per := p.NKVHead * (g / sub) // items a query row
 	for it := lo; it < hi; it++ {
-		i, kvh, h0 := it/per, it%per/(g/sub), it%(g/sub)*sub
+		i, kvh := it/p.NKVHead, it%p.NKVHead
 		nkv := int(t.ids[i]) + 1
 		var rows []int32
 		if b.seqOf != nil {
 			rows = b.seqRows[b.seqOf[i]]
 		}
-		q0, o0 := i*t.a.cols+(kvh*g+h0)*p.HeadDim, i*t.d.cols+(kvh*g+h0)*p.VHeadDim
-		q, out := t.a.f32[q0:q0+sub*p.HeadDim], t.d.f32[o0:o0+sub*p.VHeadDim]
-		scr := b.scratch(w, kern.AttentionGroupScratchLen(sub, nkv, p.HeadDim))
+		q0, o0 := i*t.a.cols+kvh*g*p.HeadDim, i*t.d.cols+kvh*g*p.VHeadDim
+		q, out := t.a.f32[q0:q0+g*p.HeadDim], t.d.f32[o0:o0+g*p.VHeadDim]
+		scr := b.scratch(w, kern.AttentionGroupScratchLen(g, nkv, p.HeadDim))
 		if kt.typ == quant.Q8_0 { // this KV head's blocks of each row
-			b.k.AttentionQ8Group(q, sub, kt.raw[kvh*p.HeadDim/32*34:], kt.rowBytes, vt.raw[kvh*p.VHeadDim/32*34:], vt.rowBytes, rows,
+			b.k.AttentionQ8Group(q, g, kt.raw[kvh*p.HeadDim/32*34:], kt.rowBytes, vt.raw[kvh*p.VHeadDim/32*34:], vt.rowBytes, rows,
 				nkv, p.HeadDim, p.VHeadDim, p.Scale, out, scr)
 			continue
 		}
-		b.k.AttentionGroup(q, sub, kt.f16[kvh*p.HeadDim:], kt.cols, vt.f16[kvh*p.VHeadDim:], vt.cols, rows,
+		b.k.AttentionGroup(q, g, kt.f16[kvh*p.HeadDim:], kt.cols, vt.f16[kvh*p.VHeadDim:], vt.cols, rows,
 			nkv, p.HeadDim, p.VHeadDim, p.Scale, out, scr)
 	}
 }
