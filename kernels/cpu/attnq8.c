@@ -9,7 +9,7 @@
 #include "elem.h"
 #include "attnq8.h"
 
-void attnq8_quantize_q(const float *q, int64_t head_dim, float *dq, int8_t *qq) {
+static void attnq8_quantize_q(const float *q, int64_t head_dim, float *dq, int8_t *qq) {
 	// quantize_row_q8_0_ref: amax over the block, d = amax/127, quants roundf(x * 1/d)
 	for (int64_t b = 0; b < head_dim / LG_QK; b++) {
 		const float *x = q + b * LG_QK;
@@ -28,9 +28,10 @@ void attnq8_scalar(const float *q, const uint8_t *k, int64_t k_stride, const uin
                    const int32_t *rows, int64_t n_kv, int64_t head_dim, int64_t v_head_dim, float scale,
                    float *out, float *scratch) {
 	const int64_t nb = head_dim / LG_QK, nbv = v_head_dim / LG_QK;
-	float *s = scratch, *dq = scratch + n_kv;
-	int8_t *qq = (int8_t *)(dq + nb);
-	attnq8_quantize_q(q, head_dim, dq, qq);
+	const aq8_scratch sc = attnq8_prepare(q, 1, n_kv, head_dim, scratch);
+	float *s = sc.s;
+	const float *dq = sc.dq;
+	const int8_t *qq = sc.qq;
 
 	// scores: ggml_vec_dot_q8_0_q8_0's scalar path, blocks summed in order in float
 	for (int64_t t = 0; t < n_kv; t++) {

@@ -37,8 +37,6 @@ void ember_attention_q8_group(int isa, const float *q, int64_t g, const void *k,
 
 // Round q (head_dim floats) to Q8_0: dq[b] the f16 scale of block b widened to float,
 // qq its quants. Every path uses this code, so they all see the same q.
-void attnq8_quantize_q(const float *q, int64_t head_dim, float *dq, int8_t *qq);
-
 void attnq8_scalar(const float *q, const uint8_t *k, int64_t k_stride, const uint8_t *v, int64_t v_stride,
                    const int32_t *rows, int64_t n_kv, int64_t head_dim, int64_t v_head_dim, float scale,
                    float *out, float *scratch);
@@ -49,14 +47,15 @@ void attnq8_neon(const float *q, const uint8_t *k, int64_t k_stride, const uint8
                  const int32_t *rows, int64_t n_kv, int64_t head_dim, int64_t v_head_dim, float scale,
                  float *out, float *scratch);
 
-// The scratch of the grouped paths (attnq8.c): s the scores of head i at s + i*n_kv,
-// then the scales (head i's at dq + i*head_dim/32) and quants (qq + i*head_dim) of q.
+// The scratch of every path (attnq8.c; g = 1 for one head): s the scores of head i at
+// s + i*n_kv, then the scales (head i's at dq + i*head_dim/32) and quants
+// (qq + i*head_dim) of q.
 typedef struct {
 	float *s, *dq;
 	int8_t *qq;
 } aq8_scratch;
 
-// Lay out scratch for g heads and round the heads of q into it.
+// Lay out scratch for g heads (1: the single-head paths) and round the heads of q into it.
 aq8_scratch attnq8_prepare(const float *q, int64_t g, int64_t n_kv, int64_t head_dim, float *scratch);
 
 // The grouped paths (g heads).

@@ -37,9 +37,10 @@ void attnq8_avx2(const float *q, const uint8_t *k, int64_t k_stride, const uint8
                  const int32_t *rows, int64_t n_kv, int64_t head_dim, int64_t v_head_dim, float scale,
                  float *out, float *scratch) {
 	const int64_t nb = head_dim / LG_QK, nbv = v_head_dim / LG_QK;
-	float *s = scratch, *dq = scratch + n_kv;
-	int8_t *qq = (int8_t *)(dq + nb);
-	attnq8_quantize_q(q, head_dim, dq, qq);
+	const aq8_scratch sc = attnq8_prepare(q, 1, n_kv, head_dim, scratch);
+	float *s = sc.s;
+	const float *dq = sc.dq;
+	const int8_t *qq = sc.qq;
 
 	// scores, eight positions at a time
 	const __m256 vscale = _mm256_set1_ps(scale);
