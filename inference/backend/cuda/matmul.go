@@ -182,7 +182,7 @@ func (b *Backend) mmv(d, w *tensor, xq uint64, xstride, n int) {
 	if b.mmq(d, w, xq, xstride, n) {
 		return
 	}
-	if n == 1 && b.mvs(xq, w.cols, []*tensor{w}, []*tensor{d}) {
+	if n == 1 && !b.mvsc.off && b.mvs(xq, w.cols, []*tensor{w}, []*tensor{d}) {
 		return
 	}
 	nx, smem := 8, 0
@@ -309,12 +309,14 @@ func multiTakes(xt *tensor, projs []backend.Proj) (quant.Type, bool) {
 
 // multiLaunch queues mmv_multi for projs (multiTakes) from the quantized row xq.
 func (b *Backend) multiLaunch(xt *tensor, projs []backend.Proj, xq uint64, stride int) {
-	var ws, ds []*tensor
-	for _, p := range projs {
-		ws, ds = append(ws, get(p.W)), append(ds, get(p.Dst))
-	}
-	if b.mvs(xq, xt.cols, ws, ds) {
-		return
+	if !b.mvsc.off {
+		var ws, ds []*tensor
+		for _, p := range projs {
+			ws, ds = append(ws, get(p.W)), append(ds, get(p.Dst))
+		}
+		if b.mvs(xq, xt.cols, ws, ds) {
+			return
+		}
 	}
 	args := []uint64{xq, i64(stride), i64(xt.cols)}
 	blocks := 0
