@@ -118,15 +118,35 @@ func (b *Backend) closeLt() error {
 }
 
 // ltTakes reports whether the product of w with n activation rows goes to cuBLASLt
-// (before the heuristic is asked: ltJobFor may still decline). F32 weights stay on our
-// kernels, which multiply them in f32 as the reference does.
+// (before the heuristic is asked: ltJobFor may still decline): from ltMinRows rows, or
+// from f16MinRows rows with w's f16 copy (f16copy.go; asked for here, so made at a
+// weight's first such product). F32 weights stay on our kernels, which multiply them in
+// f32 as the reference does.
 func (b *Backend) ltTakes(w *tensor, n int) bool {
-	if b.lt.lib == nil || n < b.lt.minRows || w.cols%8 != 0 {
+	if b.lt.lib == nil || n < b.ltLeast() || w.cols%8 != 0 {
 		return false
 	}
-	switch w.typ {
-	case quant.F16:
+	if w.typ == quant.F16 {
 		return w.stride%16 == 0
+	}
+	if !dequantTakes(w.typ) {
+		return false
+	}
+	copied := b.f16Copy(w) != 0
+	return n >= b.lt.minRows || copied && n >= b.f16c.minRows
+}
+
+// ltLeast is the fewest activation rows a product on cuBLASLt can have.
+func (b *Backend) ltLeast() int {
+	if b.f16c.off {
+		return b.lt.minRows
+	}
+	return min(b.lt.minRows, b.f16c.minRows)
+}
+
+// dequantTakes reports whether dequant.cu makes f16 rows of type t.
+func dequantTakes(t quant.Type) bool {
+	switch t {
 	case quant.BF16, quant.Q4_0, quant.Q4_1, quant.Q5_0, quant.Q5_1, quant.Q8_0, quant.Q2_K, quant.Q3_K,
 		quant.Q4_K, quant.Q5_K, quant.Q6_K:
 		return true
@@ -181,7 +201,7 @@ func (b *Backend) ltJobFor(d, w *tensor, n int) *ltJob {
 	}
 	k := w.cols
 	rows := w.rows
-	if w.typ != quant.F16 {
+	if w.typ != quant.F16 && w.f16 == 0 {
 		rows = max(128, (ltChunkBytes/(2*k))&^127)
 		if b.lt.chunkRows > 0 {
 			rows = b.lt.chunkRows
@@ -192,8 +212,11 @@ func (b *Backend) ltJobFor(d, w *tensor, n int) *ltJob {
 		m := min(j.rows, w.rows-r0)
 		key := ltKey{m: m, n: n, k: k, lda: k, ldb: actStride(quant.F16, k) / 2, ldd: d.stride / 4, alA: 256, alB: 256,
 			alD: align(d.ptr + uint64(4*r0))}
-		if w.typ == quant.F16 {
+		switch {
+		case w.typ == quant.F16:
 			key.lda, key.alA = w.stride/2, align(w.ptr+uint64(r0*w.stride))
+		case w.f16 != 0:
+			key.alA = align(w.f16 + uint64(2*r0*k))
 		}
 		p := b.ltPlanFor(key)
 		if p == nil || p.c == nil {
@@ -218,7 +241,7 @@ func (b *Backend) ltRun(j *ltJob, xh uint64) {
 			return
 		}
 	}
-	if w.typ != quant.F16 {
+	if w.typ != quant.F16 && w.f16 == 0 {
 		if wf = b.scratchFor(&b.lt.wf16, 2*j.rows*k); wf == 0 {
 			return
 		}
@@ -228,7 +251,10 @@ func (b *Backend) ltRun(j *ltJob, xh uint64) {
 		r0 := c * j.rows
 		m := min(j.rows, w.rows-r0)
 		a := w.ptr + uint64(r0*w.stride)
-		if w.typ != quant.F16 {
+		switch {
+		case w.f16 != 0:
+			a = w.f16 + uint64(2*r0*k)
+		case w.typ != quant.F16:
 			b.launch("dequant_f16_"+suffix[w.typ], blocks(m*k/8), 1, 256, 0, a, i64(w.stride), wf, i64(k), i64(m))
 			a = wf
 		}
@@ -280,7 +306,7 @@ func (b *Backend) ltReserve(j *ltJob, vt quant.Type) bool {
 	if j.wsSize > 0 && b.tryScratch(&b.lt.ws, ltWorkspace) == 0 {
 		return false
 	}
-	if j.w.typ != quant.F16 && b.tryScratch(&b.lt.wf16, 2*j.rows*k) == 0 {
+	if j.w.typ != quant.F16 && j.w.f16 == 0 && b.tryScratch(&b.lt.wf16, 2*j.rows*k) == 0 {
 		return false
 	}
 	return vt == quant.F16 || b.tryScratch(&b.lt.xf16, j.n*actStride(quant.F16, k)) != 0
@@ -331,7 +357,7 @@ func (b *Backend) ltAct(xq uint64, xs int, vt quant.Type, k, n int) uint64 {
 // ltJobs plans the projections of MatMulShared that go to cuBLASLt: nil when none can,
 // else one entry per projection (nil for those on our kernels).
 func (b *Backend) ltJobs(xt *tensor, projs []backend.Proj) []*ltJob {
-	if b.lt.lib == nil || xt.rows < b.lt.minRows {
+	if b.lt.lib == nil || xt.rows < b.ltLeast() {
 		return nil
 	}
 	var jobs []*ltJob

@@ -58,23 +58,24 @@ type Backend struct {
 	seen      map[uint64]bool     // hashes of batches launched directly (graph.go)
 	graphs    map[uint64][]*graph // instantiated graphs of repeated batches, by hash
 	nGraphs   int
-	noGraphs  bool     // $EMBER_CUDA_NO_GRAPHS: launch every batch directly
-	noMMQ     bool     // $EMBER_CUDA_NO_MMQ: mat-vec kernels for every batch
-	hostMoE   bool     // $EMBER_CUDA_HOST_MOE: RoutedExperts declines (moe.go)
-	moeTN     int      // $EMBER_CUDA_MOE_TILE: the grouped experts' tile width, 0 to choose (moe.go)
-	mmqTN     int      // $EMBER_CUDA_MMQ_TILE: the products' tile width, 0 to choose (mmq.go)
-	skip      []string // $EMBER_CUDA_SKIP: kernel name prefixes not launched
-	st        stats    // $EMBER_CUDA_STATS
-	attnSmem  int      // shared memory attention_smem may use; 0 forces the other kernels
-	mvsc      mvsConf  // the streamed batch-1 products (mvs.go)
-	split     attSplit // split attention's scratch and mode (attention_split.go)
-	prefill   attTC    // tensor-core prefill attention's mode (attention_prefill.go)
-	dec       attDec   // tensor-core decode attention's modes (attention_dec.go)
-	short     attShort // short-context decode attention's mode (attention_short.go)
-	fuse      fusable  // the last queued launch, when a quantization may absorb it (fuse.go)
-	epoch     int      // flushes so far
-	stage     stage    // pinned memory that host writes are queued from (stage.go)
-	lt        ltState  // cuBLASLt for large products, when present (cublaslt_matmul.go)
+	noGraphs  bool      // $EMBER_CUDA_NO_GRAPHS: launch every batch directly
+	noMMQ     bool      // $EMBER_CUDA_NO_MMQ: mat-vec kernels for every batch
+	hostMoE   bool      // $EMBER_CUDA_HOST_MOE: RoutedExperts declines (moe.go)
+	moeTN     int       // $EMBER_CUDA_MOE_TILE: the grouped experts' tile width, 0 to choose (moe.go)
+	mmqTN     int       // $EMBER_CUDA_MMQ_TILE: the products' tile width, 0 to choose (mmq.go)
+	skip      []string  // $EMBER_CUDA_SKIP: kernel name prefixes not launched
+	st        stats     // $EMBER_CUDA_STATS
+	attnSmem  int       // shared memory attention_smem may use; 0 forces the other kernels
+	mvsc      mvsConf   // the streamed batch-1 products (mvs.go)
+	split     attSplit  // split attention's scratch and mode (attention_split.go)
+	prefill   attTC     // tensor-core prefill attention's mode (attention_prefill.go)
+	dec       attDec    // tensor-core decode attention's modes (attention_dec.go)
+	short     attShort  // short-context decode attention's mode (attention_short.go)
+	fuse      fusable   // the last queued launch, when a quantization may absorb it (fuse.go)
+	epoch     int       // flushes so far
+	stage     stage     // pinned memory that host writes are queued from (stage.go)
+	lt        ltState   // cuBLASLt for large products, when present (cublaslt_matmul.go)
+	f16c      f16Copies // f16 copies of weights for batched products (f16copy.go)
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -110,6 +111,10 @@ func New(opt Options) (*Backend, error) {
 		noGraphs: os.Getenv("EMBER_CUDA_NO_GRAPHS") != "", noPDL: os.Getenv("EMBER_CUDA_NO_PDL") != "", noMMQ: os.Getenv(NoMMQEnv) != "",
 		hostMoE: os.Getenv(HostMoEEnv) != "", dec: attDec{twoPass: os.Getenv(DecTwoPassEnv) != "", ownQ8K: os.Getenv(DecOwnQ8KEnv) != "", mlaSplit: mlaSplitMode(), gqa: decGQAMode()},
 		st: stats{on: os.Getenv(StatsEnv) != "", start: time.Now()}, attnSmem: smemMax, mvsc: mvsFromEnv()}
+	if b.f16c, err = f16CopiesFromEnv(); err != nil {
+		b.Close()
+		return nil, err
+	}
 	if v := os.Getenv(SkipEnv); v != "" {
 		b.skip = strings.Split(v, ",")
 	}
@@ -159,6 +164,9 @@ type tensor struct {
 	size       int    // bytes allocated (0 for a view)
 	view       bool
 	freed      bool
+	weight     bool   // made by Weight
+	f16        uint64 // the f16 copy of a weight's rows (f16copy.go), 0 if none
+	noF16      bool   // a copy was declined (no room, or a type without one)
 }
 
 func (t *tensor) Type() quant.Type { return t.typ }
@@ -203,7 +211,7 @@ func (b *Backend) Weight(typ quant.Type, rows, cols int, data []byte) (backend.T
 	if len(data) != rows*rb {
 		return nil, fmt.Errorf("cuda: weight of %d x %d %v needs %d bytes, got %d", rows, cols, typ, rows*rb, len(data))
 	}
-	t := &tensor{typ: typ, rows: rows, cols: cols, stride: rb}
+	t := &tensor{typ: typ, rows: rows, cols: cols, stride: rb, weight: true}
 	if typ == quant.Q8_0 || typ == quant.Q6_K {
 		t.stride = align16(rb)
 		data = pack(typ, rows, cols, rb, t.stride, data)
@@ -301,9 +309,16 @@ func (b *Backend) Free(bt backend.Tensor) {
 	if b.closed {
 		return
 	}
-	if n, ok := b.live[t.ptr]; ok {
-		delete(b.live, t.ptr)
-		b.pool[n] = append(b.pool[n], t.ptr)
+	for _, p := range []uint64{t.ptr, t.f16} {
+		if n, ok := b.live[p]; ok && p != 0 {
+			delete(b.live, p)
+			b.pool[n] = append(b.pool[n], p)
+		}
+	}
+	if t.f16 != 0 {
+		b.f16c.count--
+		b.f16c.bytes -= 2 * t.rows * t.cols
+		t.f16 = 0
 	}
 }
 

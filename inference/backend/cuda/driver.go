@@ -32,6 +32,7 @@ static CUresult (*p_cuModuleUnload)(CUmodule);
 static CUresult (*p_cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
 static CUresult (*p_cuMemAlloc)(CUdeviceptr *, size_t);
 static CUresult (*p_cuMemFree)(CUdeviceptr);
+static CUresult (*p_cuMemGetInfo)(size_t *, size_t *);
 static CUresult (*p_cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
 static CUresult (*p_cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
 static CUresult (*p_cuMemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t);
@@ -91,6 +92,7 @@ static const char *em_load(void) {
 	SYM(p_cuModuleGetFunction, "cuModuleGetFunction")
 	SYM(p_cuMemAlloc, "cuMemAlloc_v2")
 	SYM(p_cuMemFree, "cuMemFree_v2")
+	SYM(p_cuMemGetInfo, "cuMemGetInfo_v2")
 	SYM(p_cuMemcpyHtoD, "cuMemcpyHtoD_v2")
 	SYM(p_cuMemcpyDtoH, "cuMemcpyDtoH_v2")
 	SYM(p_cuMemcpyDtoD, "cuMemcpyDtoD_v2")
@@ -158,6 +160,10 @@ static CUresult em_alloc(CUcontext ctx, CUdeviceptr *p, size_t n) {
 	if (!r) r = p_cuMemAlloc(p, n);
 	if (!r) r = p_cuMemsetD8(*p, 0, n);
 	return r;
+}
+static CUresult em_mem_info(CUcontext ctx, size_t *free, size_t *total) {
+	CUresult r = em_ctx(ctx);
+	return r ? r : p_cuMemGetInfo(free, total);
 }
 static CUresult em_free(CUcontext ctx, CUdeviceptr p) {
 	CUresult r = em_ctx(ctx);
@@ -381,6 +387,15 @@ func (h *ctxHandle) alloc(n int) (uint64, error) {
 		return 0, cuErr("cuMemAlloc", "", r)
 	}
 	return uint64(p), nil
+}
+
+// memInfo returns the device's free and total memory in bytes.
+func (h *ctxHandle) memInfo() (free, total int, err error) {
+	var f, t C.size_t
+	if r := C.em_mem_info(h.ctx, &f, &t); r != 0 {
+		return 0, 0, cuErr("cuMemGetInfo", "", r)
+	}
+	return int(f), int(t), nil
 }
 
 func (h *ctxHandle) free(p uint64) error {

@@ -19,10 +19,22 @@ func CublasLibrary(b *Backend) string { return b.CublasLibrary() }
 func CublasProducts(b *Backend) int { return b.lt.products }
 
 // SetCublas sets the rows from which products go to cuBLASLt and the weight rows per
-// chunk of the f16 copy (0: from the 256 MiB cap), so that tests take the path on small
-// shapes and in several chunks (then the output's row stride is larger than a chunk).
+// chunk of the f16 rows dequantized for a product (0: from the 256 MiB cap), so that
+// tests take the path on small shapes and in several chunks (then the output's row
+// stride is larger than a chunk). With chunks the weights' f16 copies (f16copy.go) are
+// off, since a weight with a copy takes no chunks; with 0 they are on.
 func SetCublas(b *Backend, minRows, chunkRows int) {
 	b.lt.minRows, b.lt.chunkRows = minRows, chunkRows
+	b.f16c.off = chunkRows > 0
+}
+
+// HasF16Copy reports whether weight w has an f16 copy.
+func HasF16Copy(w backend.Tensor) bool { return get(w).f16 != 0 }
+
+// F16CopiesFromEnv is f16CopiesFromEnv: whether copies are off and the fewest rows.
+func F16CopiesFromEnv() (off bool, minRows int, err error) {
+	c, err := f16CopiesFromEnv()
+	return c.off, c.minRows, err
 }
 
 // DequantF16 runs dequant.cu's kernel for w's type over all of w and returns the halves

@@ -1,0 +1,98 @@
+package cuda
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+)
+
+// F16 copies of quantized weights for batched products.
+//
+// A product of a few dozen activation rows (decode of many sequences) on our int8
+// tensor-core kernel (mmq) is bound by its instructions, not by the weights' bytes: on
+// the H200, Llama-3.1-8B's 14336x4096 Q4_K gate at 64 rows took ~64 us for 33 MB of
+// weights (~0.5 TB/s). cuBLASLt's f16 GEMM at those rows is bound by the bytes, but the
+// f16 rows must then exist: dequantizing them for every product (what products of
+// ltMinRows+ rows do, cublaslt_matmul.go) costs more than mmq at a few dozen rows.
+//
+// So where the GPU has memory to spare, a weight's first product of f16MinRows or more
+// rows dequantizes the whole matrix once into an f16 copy kept beside it
+// (dequant.cu: each value as quant.Dequantize computes it, rounded to f16), and every
+// product of that weight from f16MinRows rows on goes to cuBLASLt on the copy, with the
+// dequantization of cublaslt_matmul.go gone for prefill too. The results are those of
+// that path: the reference's up to f16's rounding of the weights and the rounded
+// activations, and cuBLAS's f32 summation order.
+//
+// A copy is made only while the device keeps at least half its memory (and at least
+// f16KeepFree) free after it, so a desktop GPU that holds a model with little to spare
+// makes few or none, and runs as before. $EMBER_CUDA_F16_COPIES=off turns copies off; a
+// number sets the fewest activation rows that take them.
+const F16CopiesEnv = "EMBER_CUDA_F16_COPIES"
+
+const (
+	// f16DefaultMinRows is the fewest activation rows whose products take the copies.
+	f16DefaultMinRows = 48
+	// f16KeepFree is the device memory copies always leave free.
+	f16KeepFree = 8 << 30
+)
+
+// f16Copies is a backend's policy for f16 weight copies and what it has made.
+type f16Copies struct {
+	off     bool
+	minRows int
+	bytes   int // device memory the copies hold
+	count   int
+}
+
+// f16CopiesFromEnv reads $EMBER_CUDA_F16_COPIES.
+func f16CopiesFromEnv() (f16Copies, error) {
+	c := f16Copies{minRows: f16DefaultMinRows}
+	switch v := os.Getenv(F16CopiesEnv); v {
+	case "", "auto":
+	case "off", "0":
+		c.off = true
+	default:
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return c, fmt.Errorf("cuda: $%s=%q: want off, auto or a row count", F16CopiesEnv, v)
+		}
+		c.minRows = n
+	}
+	return c, nil
+}
+
+// f16Takes reports whether a product of w with n activation rows may use an f16 copy of
+// w (one made now if there is none yet and the device has room).
+func (b *Backend) f16Takes(w *tensor, n int) bool {
+	return n >= b.f16c.minRows && b.f16Copy(w) != 0
+}
+
+// f16Copy returns w's f16 copy, queueing its dequantization the first time when w is a
+// weight the dequantization kernels take and the device has room; 0 when there is none.
+// A weight declined once (no room) is not asked again.
+func (b *Backend) f16Copy(w *tensor) uint64 {
+	if w.f16 != 0 || b.f16c.off || !w.weight || w.noF16 || b.lt.lib == nil {
+		return w.f16
+	}
+	w.noF16 = true // set back below when the copy is made
+	if _, ok := suffix[w.typ]; !ok || !dequantTakes(w.typ) || w.cols%8 != 0 {
+		return 0
+	}
+	size := 2 * w.rows * w.cols
+	free, total, err := b.h.memInfo()
+	if err != nil || free-size < max(total/2, f16KeepFree) {
+		return 0
+	}
+	p, err := b.alloc(size)
+	if err != nil {
+		return 0
+	}
+	b.launch("dequant_f16_"+suffix[w.typ], blocks(w.rows*w.cols/8), 1, 256, 0, w.ptr, i64(w.stride), p, i64(w.cols), i64(w.rows))
+	w.f16, w.noF16 = p, false
+	b.f16c.bytes += size
+	b.f16c.count++
+	return p
+}
+
+// F16Copies reports the f16 weight copies made so far and the device memory they hold.
+func (b *Backend) F16Copies() (count, bytes int) { return b.f16c.count, b.f16c.bytes }

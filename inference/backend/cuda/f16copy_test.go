@@ -1,0 +1,87 @@
+package cuda_test
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"ember/inference/backend"
+	"ember/inference/backend/backendtest"
+	"ember/inference/backend/cuda"
+	"ember/inference/backend/ref"
+	"ember/inference/model/goldentest"
+	"ember/inference/quant"
+)
+
+func TestF16CopiesEnv(t *testing.T) {
+	for _, c := range []struct {
+		v       string
+		off     bool
+		minRows int
+		bad     bool
+	}{{"", false, 48, false}, {"auto", false, 48, false}, {"off", true, 48, false}, {"0", true, 48, false},
+		{"32", false, 32, false}, {"-3", false, 0, true}, {"many", false, 0, true}} {
+		t.Setenv(cuda.F16CopiesEnv, c.v)
+		off, minRows, err := cuda.F16CopiesFromEnv()
+		if (err != nil) != c.bad {
+			t.Fatalf("%q: error %v, want error %v", c.v, err, c.bad)
+		}
+		if !c.bad && (off != c.off || minRows != c.minRows) {
+			t.Fatalf("%q: off %v, rows %d; want %v, %d", c.v, off, minRows, c.off, c.minRows)
+		}
+	}
+}
+
+// TestF16Copies: with the default thresholds, a product of 64 activation rows makes the
+// weight's f16 copy and runs on cuBLASLt over it, one of 16 rows stays on our kernels,
+// both agree with the reference, a second weight-sized product makes no second copy,
+// and Free gives the copy back.
+func TestF16Copies(t *testing.T) {
+	be := newLtOrSkip(t)
+	defer be.Close()
+	rb := ref.New()
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K, quant.Q8_0, quant.Q5_0} {
+		const m, k = 384, 1024
+		data, _ := quantized(t, rng, typ, m, k)
+		wb, err := be.Weight(typ, m, k, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wr, _ := rb.Weight(typ, m, k, data)
+		n0, _ := be.F16Copies()
+		for _, c := range []struct {
+			n    int
+			onLt bool
+		}{{16, false}, {64, true}, {300, true}, {64, true}} {
+			_, xb, xr := ltInput(t, be, rb, rng, c.n, k)
+			db, dr := newF32(t, be, c.n, m), newF32(t, rb, c.n, m)
+			before := cuda.CublasProducts(be)
+			be.MatMul(db, wb, xb)
+			rb.MatMul(dr, wr, xr)
+			got, want := backendtest.ReadF32(t, be, db), backendtest.ReadF32(t, rb, dr)
+			if on := cuda.CublasProducts(be)-before == 1; on != c.onLt {
+				t.Fatalf("%v, %d rows: on cuBLASLt %v, want %v", typ, c.n, on, c.onLt)
+			}
+			if e := goldentest.NMSE(got, want); !(e < 1e-5) {
+				t.Fatalf("%v, %d rows: NMSE %.3g against the reference (want < 1e-5); %s", typ, c.n, e, firstDiff(got, want, m))
+			}
+			if n, _ := be.F16Copies(); cuda.HasF16Copy(wb) != c.onLt || n-n0 != b2i(c.onLt) {
+				t.Fatalf("%v, %d rows: %d copies made, weight has one: %v", typ, c.n, n-n0, cuda.HasF16Copy(wb))
+			}
+			for _, x := range []backend.Tensor{xb, db} {
+				be.Free(x)
+			}
+		}
+		be.Free(wb)
+		if n, bytes := be.F16Copies(); n != n0 {
+			t.Fatalf("%v: after Free %d copies (%d bytes), want %d", typ, n, bytes, n0)
+		}
+	}
+}
+
+func b2i(v bool) int {
+	if v {
+		return 1
+	}
+	return 0
+}
