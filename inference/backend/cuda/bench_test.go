@@ -120,7 +120,7 @@ func benchMatVec(t *testing.T, be backend.Backend, rng *rand.Rand, c []mat) {
 
 // TestPrefillProducts times the prefill products of Llama-3.1-8B shapes (Q4_K and Q6_K;
 // 512 and 2,048 activation rows) on our tensor-core kernel (mmq) and on cuBLASLt
-// (dequantization to f16 and the f16 GEMM, cublaslt_matmul.go), each call including the
+// (the f16 GEMM over the weight's f16 copy, f16copy.go), each call including the
 // activation's rounding, to choose the row count from which products go to cuBLASLt
 // (EMBER_CUDA_CUBLAS_MIN_ROWS, Options.CublasMinRows). It runs only with
 // EMBER_CUDA_BENCH set: go test -run PrefillProducts -v with a GPU. EMBER_CUDA_BENCH_ROWS
@@ -178,6 +178,7 @@ func TestPrefillProducts(t *testing.T) {
 						minRows, name = 1, "cuBLASLt"
 					}
 					cuda.SetCublas(be, minRows, 0)
+					cuda.SetF16Copies(be, useLt, 0) // mmq: no product on a copy either
 					before := cuda.CublasProducts(be)
 					us := timeProduct(t, be, d, w, x)
 					if ran := cuda.CublasProducts(be) > before; ran != useLt {

@@ -119,9 +119,9 @@ func (b *Backend) closeLt() error {
 
 // ltTakes reports whether the product of w with n activation rows goes to cuBLASLt
 // (before the heuristic is asked: ltJobFor may still decline): from ltMinRows rows, or
-// from f16MinRows rows with w's f16 copy (f16copy.go; asked for here, so made at a
-// weight's first such product). F32 weights stay on our kernels, which multiply them in
-// f32 as the reference does.
+// from f16MinRows rows for a large weight with an f16 copy (f16copy.go; asked for here,
+// so made at a weight's first such product, or its first prefill product). F32 weights
+// stay on our kernels, which multiply them in f32 as the reference does.
 func (b *Backend) ltTakes(w *tensor, n int) bool {
 	if b.lt.lib == nil || n < b.ltLeast() || w.cols%8 != 0 {
 		return false
@@ -132,8 +132,11 @@ func (b *Backend) ltTakes(w *tensor, n int) bool {
 	if !dequantTakes(w.typ) {
 		return false
 	}
-	copied := b.f16Copy(w) != 0
-	return n >= b.lt.minRows || copied && n >= b.f16c.minRows
+	if n >= b.lt.minRows {
+		b.f16Copy(w) // saves this and every later product's dequantization
+		return true
+	}
+	return b.f16Takes(w, n)
 }
 
 // ltLeast is the fewest activation rows a product on cuBLASLt can have.

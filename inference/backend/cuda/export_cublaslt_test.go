@@ -28,6 +28,10 @@ func SetCublas(b *Backend, minRows, chunkRows int) {
 	b.f16c.off = chunkRows > 0
 }
 
+// SetF16Copies turns the weights' f16 copies on or off and sets the smallest weight
+// (elements) whose few-row products take them.
+func SetF16Copies(b *Backend, on bool, minElems int) { b.f16c.off, b.f16c.minElems = !on, minElems }
+
 // HasF16Copy reports whether weight w has an f16 copy.
 func HasF16Copy(w backend.Tensor) bool { return get(w).f16 != 0 }
 

@@ -15,11 +15,14 @@ import (
 // f16 rows must then exist: dequantizing them for every product (what products of
 // ltMinRows+ rows do, cublaslt_matmul.go) costs more than mmq at a few dozen rows.
 //
-// So where the GPU has memory to spare, a weight's first product of f16MinRows or more
-// rows dequantizes the whole matrix once into an f16 copy kept beside it
-// (dequant.cu: each value as quant.Dequantize computes it, rounded to f16), and every
-// product of that weight from f16MinRows rows on goes to cuBLASLt on the copy, with the
-// dequantization of cublaslt_matmul.go gone for prefill too. The results are those of
+// So where the GPU has memory to spare, a weight's first product on cuBLASLt
+// dequantizes the whole matrix once into an f16 copy kept beside it (dequant.cu: each
+// value as quant.Dequantize computes it, rounded to f16). Prefill products (ltMinRows
+// rows and more) then skip their dequantization, and the products of f16MinRows rows
+// and more of the large weights (f16DefaultMinElems: Llama's FFN and output head) and of
+// the short-row ones (f16ShortRows) go to cuBLASLt over the copy; the others stay on mmq
+// below ltMinRows rows, where it is as fast or faster (and needs no flush of the launch
+// queue). The results are those of
 // that path: the reference's up to f16's rounding of the weights and the rounded
 // activations, and cuBLAS's f32 summation order.
 //
@@ -29,24 +32,48 @@ import (
 // number sets the fewest activation rows that take them.
 const F16CopiesEnv = "EMBER_CUDA_F16_COPIES"
 
+// F16MinElemsEnv names an environment variable that sets the smallest weight (rows x
+// columns) whose products of a few dozen rows take its copy.
+const F16MinElemsEnv = "EMBER_CUDA_F16_MIN_ELEMS"
+
 const (
 	// f16DefaultMinRows is the fewest activation rows whose products take the copies.
 	f16DefaultMinRows = 48
 	// f16KeepFree is the device memory copies always leave free.
 	f16KeepFree = 8 << 30
+	// f16DefaultMinElems is the smallest weight (rows x columns) whose products of fewer
+	// than ltMinRows rows take its copy. On the H200 at 64 rows (TestPrefillProducts):
+	// 14336x4096 Q4_K mmq 54 us, cuBLASLt 42; 4096x14336 53 / 51; 4096x4096 20 / 23;
+	// 1024x4096 12 / 22 (Q6_K: 74 / 43, 68 / 51, 25 / 23, 15 / 27).
+	f16DefaultMinElems = 1 << 25
+	// f16ShortRows is the longest weight row whose few-row products take the copy
+	// whatever the weight's size: mmq has few K steps to divide among blocks there.
+	// DeepSeek-V2-Lite (2,048-column projections) decoding 64 sequences did 6,115 and
+	// 6,267 tok/s with every such product on its copy against 5,769 and 5,849 with only
+	// the large weights' (same call), while Llama-3.1-8B (4,096 columns) was faster with
+	// only the large weights' (7,270 and 7,344 against 7,138).
+	f16ShortRows = 2048
 )
 
 // f16Copies is a backend's policy for f16 weight copies and what it has made.
 type f16Copies struct {
-	off     bool
-	minRows int
-	bytes   int // device memory the copies hold
-	count   int
+	off      bool
+	minRows  int
+	minElems int // $EMBER_CUDA_F16_MIN_ELEMS, else f16DefaultMinElems
+	bytes    int // device memory the copies hold
+	count    int
 }
 
 // f16CopiesFromEnv reads $EMBER_CUDA_F16_COPIES.
 func f16CopiesFromEnv() (f16Copies, error) {
-	c := f16Copies{minRows: f16DefaultMinRows}
+	c := f16Copies{minRows: f16DefaultMinRows, minElems: f16DefaultMinElems}
+	if v := os.Getenv(F16MinElemsEnv); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return c, fmt.Errorf("cuda: $%s=%q: want an element count", F16MinElemsEnv, v)
+		}
+		c.minElems = n
+	}
 	switch v := os.Getenv(F16CopiesEnv); v {
 	case "", "auto":
 	case "off", "0":
@@ -61,10 +88,12 @@ func f16CopiesFromEnv() (f16Copies, error) {
 	return c, nil
 }
 
-// f16Takes reports whether a product of w with n activation rows may use an f16 copy of
-// w (one made now if there is none yet and the device has room).
+// f16Takes reports whether a product of w with n activation rows (fewer than
+// cuBLASLt's own minimum) runs on cuBLASLt over w's f16 copy (one made now if there is
+// none yet and the device has room).
 func (b *Backend) f16Takes(w *tensor, n int) bool {
-	return n >= b.f16c.minRows && b.f16Copy(w) != 0
+	big := w.rows*w.cols >= b.f16c.minElems || w.cols <= f16ShortRows
+	return n >= b.f16c.minRows && big && b.f16Copy(w) != 0
 }
 
 // f16Copy returns w's f16 copy, queueing its dequantization the first time when w is a

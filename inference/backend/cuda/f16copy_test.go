@@ -13,6 +13,10 @@ import (
 )
 
 func TestF16CopiesEnv(t *testing.T) {
+	t.Setenv(cuda.F16MinElemsEnv, "x")
+	if _, _, err := cuda.F16CopiesFromEnv(); err == nil {
+		t.Fatalf("$%s=x: no error", cuda.F16MinElemsEnv)
+	}
 	for _, c := range []struct {
 		v       string
 		off     bool
@@ -21,6 +25,7 @@ func TestF16CopiesEnv(t *testing.T) {
 	}{{"", false, 48, false}, {"auto", false, 48, false}, {"off", true, 48, false}, {"0", true, 48, false},
 		{"32", false, 32, false}, {"-3", false, 0, true}, {"many", false, 0, true}} {
 		t.Setenv(cuda.F16CopiesEnv, c.v)
+		t.Setenv(cuda.F16MinElemsEnv, "")
 		off, minRows, err := cuda.F16CopiesFromEnv()
 		if (err != nil) != c.bad {
 			t.Fatalf("%q: error %v, want error %v", c.v, err, c.bad)
@@ -40,6 +45,7 @@ func TestF16Copies(t *testing.T) {
 	defer be.Close()
 	rb := ref.New()
 	rng := rand.New(rand.NewPCG(21, 22))
+	cuda.SetF16Copies(be, true, 0) // these small weights too
 	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K, quant.Q8_0, quant.Q5_0} {
 		const m, k = 384, 1024
 		data, _ := quantized(t, rng, typ, m, k)

@@ -259,12 +259,20 @@ func (b *Backend) MatMulShared(x backend.Tensor, projs []backend.Proj) {
 		done[nd].vt, done[nd].q = vt, q{xq, stride}
 		nd++
 	}
+	var xh uint64 // the f16 rows of lastVT's rounding for cuBLASLt (one scratch buffer)
+	var lastVT quant.Type
+	haveXH := false
 	for i, p := range projs {
 		d, wt := get(p.Dst), get(p.W)
-		e, _ := find(partner(wt.typ))
+		vt := partner(wt.typ)
+		e, _ := find(vt)
 		if jobs != nil && jobs[i] != nil {
-			// f16 rows of the partner-rounded activations (cublaslt_matmul.go).
-			b.ltRun(jobs[i], b.ltAct(e.ptr, e.stride, partner(wt.typ), xt.cols, xt.rows))
+			// f16 rows of the partner-rounded activations (cublaslt_matmul.go), made once
+			// for consecutive projections of the same partner.
+			if !haveXH || vt != lastVT {
+				xh, lastVT, haveXH = b.ltAct(e.ptr, e.stride, vt, xt.cols, xt.rows), vt, true
+			}
+			b.ltRun(jobs[i], xh)
 			continue
 		}
 		b.mmv(d, wt, e.ptr, e.stride, xt.rows)
