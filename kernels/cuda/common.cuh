@@ -195,6 +195,19 @@ __device__ __forceinline__ float warp_max(float v) {
     return v;
 }
 
+// Q8_K rounding (quantize_row_q8_K_ref): in a block whose value of largest magnitude (the
+// first on ties; NaN never) is x, of magnitude a (a <= 0: all zero or NaN), iscale =
+// -127/x, each q = min(127, nearest_int(iscale*v)) (q8k_q; 0 where a <= 0), d = 1/iscale.
+// q8k_first reports whether candidate (a2, i2) beats (a, i) for the largest magnitude.
+__device__ __forceinline__ bool q8k_first(float a2, int i2, float a, int i) { return a2 > a || (a2 == a && i2 < i); }
+__device__ __forceinline__ float q8k_iscale(float a, float x) { return a > 0.0f ? -127.0f / x : 0.0f; }
+__device__ __forceinline__ float q8k_d(float a, float iscale) { return a > 0.0f ? 1.0f / iscale : 0.0f; }
+__device__ __forceinline__ int q8k_q(float a, float iscale, float v) {
+    if (!(a > 0.0f)) return 0;
+    const float f = iscale * v + 12582912.0f;
+    return min(127, (__float_as_int(f) & 0x007fffff) - 0x00400000);
+}
+
 // q8k_quant_in quantizes one 256-element block, one value per thread t of a group of 256
 // threads (whole warps; every thread of the CUDA block calls it together, as it
 // synchronizes the block), into row (the Q8_K activation layout): quantize_row_q8_K_ref,
@@ -213,23 +226,18 @@ __device__ __forceinline__ void q8k_quant_in(float v, uint8_t* row, int ib, int 
     for (int o = 16; o > 0; o >>= 1) {
         float a2 = __shfl_xor_sync(0xffffffffu, a, o);
         int i2 = __shfl_xor_sync(0xffffffffu, idx, o);
-        if (a2 > a || (a2 == a && i2 < idx)) { a = a2; idx = i2; }
+        if (q8k_first(a2, i2, a, idx)) { a = a2; idx = i2; }
     }
     if (lane == 0) { sa[w] = a; si[w] = idx; }
     __syncthreads();
     a = sa[0]; idx = si[0];
     for (int j = 1; j < 8; j++)
-        if (sa[j] > a || (sa[j] == a && si[j] < idx)) { a = sa[j]; idx = si[j]; }
+        if (q8k_first(sa[j], si[j], a, idx)) { a = sa[j]; idx = si[j]; }
     float* dd = (float*)(row + k);
     int* bsums = (int*)(row + Q8K_BSUMS(k));
-    int q = 0;
-    float d = 0.0f;
-    if (a > 0.0f) {
-        float iscale = -127.0f / sv[idx];
-        float f = iscale * v + 12582912.0f;
-        q = min(127, (__float_as_int(f) & 0x007fffff) - 0x00400000);
-        d = 1.0f / iscale;
-    }
+    const float iscale = q8k_iscale(a, a > 0.0f ? sv[idx] : 0.0f);
+    const int q = q8k_q(a, iscale, v);
+    const float d = q8k_d(a, iscale);
     int s = q;
     for (int o = 8; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
     if (!on) return;

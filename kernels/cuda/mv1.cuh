@@ -50,6 +50,21 @@ __device__ __forceinline__ float q4k_part(uint4 hdr, int c, int sa, int sb, floa
     return d * yd * (float)(sc0 * sa + sc1 * sb) - dmin * yd * (float)mins;
 }
 
+// q4k_x loads what a Q4_K lane (chunk c of block ib) takes of the Q8_K activation row X of
+// K elements: the 64 quants of its chunk (xs; swizzled in shared memory when sw), the
+// block's scale yd and its chunk's four bsums.
+__device__ __forceinline__ void q4k_x(const uint8_t* X, int K, int ib, int c, bool sw, int xs[16], float* yd, int4* bs) {
+    const int4* xb = (const int4*)(X + 256 * ib + 64 * c);
+    const int s = sw ? ((ib & 1) << 1) | (c >> 1) : 0;
+    const int4 x0v = xb[0 ^ s], x1v = xb[1 ^ s], x2v = xb[2 ^ s], x3v = xb[3 ^ s];
+    const int v[16] = {x0v.x, x0v.y, x0v.z, x0v.w, x1v.x, x1v.y, x1v.z, x1v.w,
+                       x2v.x, x2v.y, x2v.z, x2v.w, x3v.x, x3v.y, x3v.z, x3v.w};
+#pragma unroll
+    for (int i = 0; i < 16; i++) xs[i] = v[i];
+    *yd = ((const float*)(X + K))[ib];
+    *bs = *(const int4*)(X + Q8K_BSUMS(K) + 64 * ib + 16 * c);
+}
+
 // Two weight rows per warp (Q4K_ROWS), four warps per block: 8 rows a block; each
 // activation load serves both rows.
 // ---- batch-1 products of Q4_K, Q6_K and Q8_0 (mmv_*_1, mmv_id_*, mmv_multi) ----
@@ -128,9 +143,9 @@ __device__ __forceinline__ void mv1_store(float* acc, float* D, int r0, int M) {
 
 // Q4_K: lane c = lane & 3 of block ib = lane / 4 (+ 8 per step), as mmv_q4_k.
 template <bool SM>
-__device__ __forceinline__ void mv1_q4_k(const uint8_t* W, i64 ws, const uint8_t* Xg, uint8_t* xs, int n, float* D, int M, int K, int rb) {
+__device__ __forceinline__ void mv1_q4_k(const uint8_t* W, i64 ws, const uint8_t* Xg, uint8_t* xs, int n, float* D, int M, int K, int wr) {
     const int lane = threadIdx.x & 31, c = lane & 3, nb = K / 256;
-    const int r0 = (rb * 4 + (threadIdx.x >> 5)) * Q4K_R1;
+    const int r0 = wr * Q4K_R1;
     const uint8_t* w[Q4K_R1];
 #pragma unroll
     for (int i = 0; i < Q4K_R1; i++) w[i] = W + (i64)min(r0 + i, M - 1) * ws;
@@ -156,13 +171,10 @@ __device__ __forceinline__ void mv1_q4_k(const uint8_t* W, i64 ws, const uint8_t
                 nh[i] = *(const uint4*)p, na[i] = *(const uint4*)(p + 16 + 32 * c), nq[i] = *(const uint4*)(p + 32 + 32 * c);
             }
         }
-        const int4* xb = (const int4*)(X + 256 * ib + 64 * c);
-        const int s = SM ? ((ib & 1) << 1) | (c >> 1) : 0;
-        const int4 x0v = xb[0 ^ s], x1v = xb[1 ^ s], x2v = xb[2 ^ s], x3v = xb[3 ^ s];
-        const int xs[16] = {x0v.x, x0v.y, x0v.z, x0v.w, x1v.x, x1v.y, x1v.z, x1v.w,
-                            x2v.x, x2v.y, x2v.z, x2v.w, x3v.x, x3v.y, x3v.z, x3v.w};
-        const float yd = ((const float*)(X + K))[ib];
-        const int4 bs = *(const int4*)(X + Q8K_BSUMS(K) + 64 * ib + 16 * c);
+        int xs[16];
+        float yd;
+        int4 bs;
+        q4k_x(X, K, ib, c, SM, xs, &yd, &bs);
 #pragma unroll
         for (int i = 0; i < Q4K_R1; i++) {
             int sb;
@@ -186,12 +198,26 @@ __device__ __forceinline__ void q6k_vals(uint4 qa, uint4 qb, uint4 qh, int v[4][
     }
 }
 
+// q6k_part is a Q6_K lane's term of its row's dot: its four 16-byte groups of quants
+// (qa, qb, qh; sub-block scales sc, half g) against the activation's xv, times d and yd.
+__device__ __forceinline__ float q6k_part(uint4 qa, uint4 qb, uint4 qh, uint2 sc, uint16_t dw, const int4 xv[4], int g, float yd) {
+    int v[4][4], sum[4];
+    q6k_vals(qa, qb, qh, v);
+#pragma unroll
+    for (int s = 0; s < 4; s++)
+        sum[s] = __dp4a(v[s][0], xv[s].x, __dp4a(v[s][1], xv[s].y, __dp4a(v[s][2], xv[s].z, __dp4a(v[s][3], xv[s].w, 0))));
+    const int s0 = (int8_t)(sc.x >> (8 * g)), s1 = (int8_t)(sc.x >> (8 * g + 16));
+    const int s2 = (int8_t)(sc.y >> (8 * g)), s3 = (int8_t)(sc.y >> (8 * g + 16));
+    const float d = h2f(dw);
+    return d * yd * (float)(s0 * sum[0] + s1 * sum[1] + s2 * sum[2] + s3 * sum[3]);
+}
+
 // Q6_K: lane t = lane & 3 (h = t / 2, g = t % 2) of block ib = lane / 4 (+ 8 per step),
 // as mmv_q6_k; the four scales come in one 8-byte load.
 template <bool SM>
-__device__ __forceinline__ void mv1_q6_k(const uint8_t* W, i64 ws, const uint8_t* Xg, uint8_t* xs, int n, float* D, int M, int K, int rb) {
+__device__ __forceinline__ void mv1_q6_k(const uint8_t* W, i64 ws, const uint8_t* Xg, uint8_t* xs, int n, float* D, int M, int K, int wr) {
     const int lane = threadIdx.x & 31, t = lane & 3, h = t >> 1, g = t & 1, nb = K / 256;
-    const int r0 = (rb * 4 + (threadIdx.x >> 5)) * Q6K_R1;
+    const int r0 = wr * Q6K_R1;
     const uint8_t* w[Q6K_R1];
 #pragma unroll
     for (int i = 0; i < Q6K_R1; i++) w[i] = W + (i64)min(r0 + i, M - 1) * ws;
@@ -225,15 +251,7 @@ __device__ __forceinline__ void mv1_q6_k(const uint8_t* W, i64 ws, const uint8_t
         const float yd = ((const float*)(X + K))[ib];
 #pragma unroll
         for (int i = 0; i < Q6K_R1; i++) {
-            int v[4][4], sum[4];
-            q6k_vals(qa[i], qb[i], qh[i], v);
-#pragma unroll
-            for (int s = 0; s < 4; s++)
-                sum[s] = __dp4a(v[s][0], xv[s].x, __dp4a(v[s][1], xv[s].y, __dp4a(v[s][2], xv[s].z, __dp4a(v[s][3], xv[s].w, 0))));
-            const int s0 = (int8_t)(sc[i].x >> (8 * g)), s1 = (int8_t)(sc[i].x >> (8 * g + 16));
-            const int s2 = (int8_t)(sc[i].y >> (8 * g)), s3 = (int8_t)(sc[i].y >> (8 * g + 16));
-            const float d = h2f(dw[i]);
-            acc[i] += d * yd * (float)(s0 * sum[0] + s1 * sum[1] + s2 * sum[2] + s3 * sum[3]);
+            acc[i] += q6k_part(qa[i], qb[i], qh[i], sc[i], dw[i], xv, g, yd);
             qa[i] = na[i], qb[i] = nq[i], qh[i] = nh[i], sc[i] = nsc[i], dw[i] = ndw[i];
         }
     }
@@ -244,10 +262,10 @@ __device__ __forceinline__ void mv1_q6_k(const uint8_t* W, i64 ws, const uint8_t
 // Q8_0: lane pair lane / 2 takes block ib0 + lane / 2 (ib0 += 16 per step), as mmv_q8_0,
 // with the weights of the next Q80_S - 1 steps in flight while a step is computed.
 template <bool SM>
-__device__ __forceinline__ void mv1_q8_0(const uint8_t* W, i64 ws, const uint8_t* Xg, uint8_t* xs, int n, float* D, int M, int K, int rb) {
+__device__ __forceinline__ void mv1_q8_0(const uint8_t* W, i64 ws, const uint8_t* Xg, uint8_t* xs, int n, float* D, int M, int K, int wr) {
     constexpr int S = Q80_S;
     const int lane = threadIdx.x & 31, half = lane & 1, nb = K / 32;
-    const int r0 = (rb * 4 + (threadIdx.x >> 5)) * Q80_R1;
+    const int r0 = wr * Q80_R1;
     const int nj = (nb + 15) / 16;
     const uint8_t* w[Q80_R1];
 #pragma unroll
@@ -296,13 +314,14 @@ __device__ __forceinline__ void mv1(const uint8_t* W, i64 ws, const uint8_t* X, 
     extern __shared__ __align__(16) uint8_t mv1_x[];
     if (!PRE) pdl_wait();
     const int n = mv1_bytes(T, K);
+    const int wr = rb * 4 + (int)(threadIdx.x >> 5);  // the warp's group of rows
     if (dyn_smem_size() >= (unsigned)n) {
-        if (T == T_Q4_K) mv1_q4_k<true>(W, ws, X, mv1_x, n, D, M, K, rb);
-        else if (T == T_Q6_K) mv1_q6_k<true>(W, ws, X, mv1_x, n, D, M, K, rb);
-        else mv1_q8_0<true>(W, ws, X, mv1_x, n, D, M, K, rb);
+        if (T == T_Q4_K) mv1_q4_k<true>(W, ws, X, mv1_x, n, D, M, K, wr);
+        else if (T == T_Q6_K) mv1_q6_k<true>(W, ws, X, mv1_x, n, D, M, K, wr);
+        else mv1_q8_0<true>(W, ws, X, mv1_x, n, D, M, K, wr);
     } else {
-        if (T == T_Q4_K) mv1_q4_k<false>(W, ws, X, mv1_x, n, D, M, K, rb);
-        else if (T == T_Q6_K) mv1_q6_k<false>(W, ws, X, mv1_x, n, D, M, K, rb);
-        else mv1_q8_0<false>(W, ws, X, mv1_x, n, D, M, K, rb);
+        if (T == T_Q4_K) mv1_q4_k<false>(W, ws, X, mv1_x, n, D, M, K, wr);
+        else if (T == T_Q6_K) mv1_q6_k<false>(W, ws, X, mv1_x, n, D, M, K, wr);
+        else mv1_q8_0<false>(W, ws, X, mv1_x, n, D, M, K, wr);
     }
 }

@@ -53,13 +53,10 @@ __device__ __forceinline__ void mvs_q4_k(const uint8_t* w, int ws, const uint8_t
 #pragma unroll
     for (int i = 0; i < R; i++) acc[i] = 0;
     for (int ib = lane >> 2; ib < nb; ib += 8) {
-        const int4* xb = (const int4*)(X + 256 * ib + 64 * c);
-        const int s = ((ib & 1) << 1) | (c >> 1);
-        const int4 x0v = xb[0 ^ s], x1v = xb[1 ^ s], x2v = xb[2 ^ s], x3v = xb[3 ^ s];
-        const int xs[16] = {x0v.x, x0v.y, x0v.z, x0v.w, x1v.x, x1v.y, x1v.z, x1v.w,
-                            x2v.x, x2v.y, x2v.z, x2v.w, x3v.x, x3v.y, x3v.z, x3v.w};
-        const float yd = ((const float*)(X + K))[ib];
-        const int4 bs = *(const int4*)(X + Q8K_BSUMS(K) + 64 * ib + 16 * c);
+        int xs[16];
+        float yd;
+        int4 bs;
+        q4k_x(X, K, ib, c, true, xs, &yd, &bs);
 #pragma unroll
         for (int i = 0; i < R; i++) {
             const uint8_t* p = w + i * ws + 144 * ib;
@@ -95,14 +92,7 @@ __device__ __forceinline__ void mvs_q6_k(const uint8_t* w, int ws, const uint8_t
             const uint4 qh = *(const uint4*)(wr + 128 * nb + 64 * ib + 32 * h + 16 * g);
             const uint2 sc = *(const uint2*)(wr + 192 * nb + 16 * ib + 8 * h);
             const uint16_t dw = *(const uint16_t*)(wr + 208 * nb + 2 * ib);
-            int v[4][4], sum[4];
-            q6k_vals(qa, qb, qh, v);
-#pragma unroll
-            for (int s = 0; s < 4; s++)
-                sum[s] = __dp4a(v[s][0], xv[s].x, __dp4a(v[s][1], xv[s].y, __dp4a(v[s][2], xv[s].z, __dp4a(v[s][3], xv[s].w, 0))));
-            const int s0 = (int8_t)(sc.x >> (8 * g)), s1 = (int8_t)(sc.x >> (8 * g + 16));
-            const int s2 = (int8_t)(sc.y >> (8 * g)), s3 = (int8_t)(sc.y >> (8 * g + 16));
-            acc[i] += h2f(dw) * yd * (float)(s0 * sum[0] + s1 * sum[1] + s2 * sum[2] + s3 * sum[3]);
+            acc[i] += q6k_part(qa, qb, qh, sc, dw, xv, g, yd);
         }
     }
 #pragma unroll
@@ -230,23 +220,12 @@ __device__ __forceinline__ void mvs_norm(const mvs_norm_args& na, float* xs, uin
         for (int o = 16; o > 0; o >>= 1) {
             const float a2 = __shfl_xor_sync(0xffffffffu, a, o), x2 = __shfl_xor_sync(0xffffffffu, x, o);
             const int i2 = __shfl_xor_sync(0xffffffffu, idx, o);
-            if (a2 > a || (a2 == a && i2 < idx)) { a = a2; idx = i2; x = x2; }
+            if (q8k_first(a2, i2, a, idx)) { a = a2; idx = i2; x = x2; }
         }
-        // Q8_K as q8k_quant_wide: the largest magnitude (first on ties, NaN never) scales.
-        float iscale = 0.0f, d = 0.0f;
-        if (a > 0.0f) {
-            iscale = -127.0f / x;
-            d = 1.0f / iscale;
-        }
+        const float iscale = q8k_iscale(a, x), d = q8k_d(a, iscale);
         int q[8];
 #pragma unroll
-        for (int i = 0; i < 8; i++) {
-            q[i] = 0;
-            if (a > 0.0f) {
-                const float f = iscale * v[i] + 12582912.0f;
-                q[i] = min(127, (__float_as_int(f) & 0x007fffff) - 0x00400000);
-            }
-        }
+        for (int i = 0; i < 8; i++) q[i] = q8k_q(a, iscale, v[i]);
         if (has4) mvs_put(x4, 0, ib, K, d, q);
         if (has6) mvs_put(x6, 1, ib, K, d, q);
         if (wr) {

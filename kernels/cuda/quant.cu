@@ -1,0 +1,267 @@
+// quant.cu: the activation quantizers that MatMul runs before its dots (F32 rows to the
+// dot partner layouts of common.cuh), and the ops fused with them (SwiGLU, RMSNorm, the
+// residual add, GetRows: fuse.go). Strides are in elements of the tensor's type unless
+// named in bytes.
+#include "common.cuh"
+
+// ---- activation quantizers: x [rows, k] F32 -> the dot partner layouts of common.cuh ----
+
+// quant_q8_0 / quant_q8_1: one warp per 32-element block, 8 blocks per CUDA block;
+// grid (ceil(nb/8), rows). s1 != 0 writes the Q8_1 sums.
+extern "C" __global__ void quant_q8(uint8_t* out, i64 ostride, const float* x, int k, int s1) { pdl_entry();
+    int nb = k / 32;
+    int ib = blockIdx.x * 8 + (threadIdx.x >> 5), lane = threadIdx.x & 31;
+    if (ib >= nb) return;
+    float v = x[(i64)blockIdx.y * k + ib * 32 + lane];
+    float amax = warp_max(fabsf(v));
+    float d = amax / 127.0f;
+    float id = d != 0.0f ? 1.0f / d : 0.0f;
+    int q = (int)(int8_t)(int)roundf(v * id);
+    uint8_t* row = out + (i64)blockIdx.y * ostride;
+    row[ib * 32 + lane] = (uint8_t)(int8_t)q;
+    int sum = warp_sumi(q);
+    if (lane == 0) {
+        float* ds = (float*)(row + k);
+        ds[ib] = h2f(f2h(d));
+        if (s1) ds[nb + ib] = h2f(f2h((float)sum * d));
+    }
+}
+
+// swiglu_q8: swiglu_f32 over rows of k, then quantized to Q8_0 (s1: Q8_1) as quant_q8
+// does; grid (ceil(k/256), rows), a warp a 32-element block.
+extern "C" __global__ void swiglu_q8(float* dst, const float* g, const float* u, int k, uint8_t* out, i64 ostride,
+                                     int s1) { pdl_entry();
+    const int nb = k / 32;
+    const int ib = blockIdx.x * 8 + (threadIdx.x >> 5), lane = threadIdx.x & 31;
+    if (ib >= nb) return;
+    const i64 j = (i64)blockIdx.y * k + ib * 32 + lane;
+    const float x = g[j];
+    const float e = (float)exp(-(double)x);
+    const float v = x / (1.0f + e) * u[j];
+    dst[j] = v;
+    float amax = warp_max(fabsf(v));
+    float d = amax / 127.0f;
+    float id = d != 0.0f ? 1.0f / d : 0.0f;
+    int q = (int)(int8_t)(int)roundf(v * id);
+    uint8_t* row = out + (i64)blockIdx.y * ostride;
+    row[ib * 32 + lane] = (uint8_t)(int8_t)q;
+    int sum = warp_sumi(q);
+    if (lane == 0) {
+        float* ds = (float*)(row + k);
+        ds[ib] = h2f(f2h(d));
+        if (s1) ds[nb + ib] = h2f(f2h((float)sum * d));
+    }
+}
+
+// q8k_quant: q8k_quant_in for a 256-thread block.
+__device__ __forceinline__ void q8k_quant(float v, uint8_t* row, int ib, int k) {
+    __shared__ float sa[8];
+    __shared__ int si[8];
+    __shared__ float sv[256];
+    q8k_quant_in(v, row, ib, k, threadIdx.x, sa, si, sv, true);
+}
+
+// quant_q8_k: one 256-thread block per 256-element block; grid (nb, rows).
+extern "C" __global__ void __launch_bounds__(256) quant_q8_k(uint8_t* out, i64 ostride, const float* x, int k) { pdl_entry();
+    q8k_quant(x[(i64)blockIdx.y * k + blockIdx.x * 256 + threadIdx.x], out + (i64)blockIdx.y * ostride, blockIdx.x, k);
+}
+
+// rms_norm_q8_k: rms_norm, then its output quantized to Q8_K as quant_q8_k would (the
+// fused RMSNorm + MatMul activation of a layer). Grid (cols/256, rows): every block sums
+// its row's squares (in the same order) and writes and quantizes its 256 elements.
+extern "C" __global__ void __launch_bounds__(256) rms_norm_q8_k(float* dst, const float* x, const float* w, int cols, float eps,
+                                                                uint8_t* out, i64 ostride) { pdl_entry();
+    __shared__ double part[8];
+    const float* in = x + (i64)blockIdx.y * cols;
+    float* o = dst + (i64)blockIdx.y * cols;
+    double s = 0;
+#pragma unroll 8
+    for (int j = threadIdx.x; j < cols; j += blockDim.x) s += (double)in[j] * (double)in[j];
+    s = warp_sumd(s);
+    if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = s;
+    __syncthreads();
+    double sum = 0;
+    for (int k = 0; k < 8; k++) sum += part[k];
+    float mean = (float)(sum / (double)cols);
+    float scale = (float)(1.0 / sqrt((double)(mean + eps)));
+    const int j = blockIdx.x * 256 + threadIdx.x;
+    const float v = in[j] * scale * w[j];  // dst never aliases x here: the host fuses only then
+    q8k_quant(v, out + (i64)blockIdx.y * ostride, blockIdx.x, cols);
+    o[j] = v;
+}
+
+// swiglu_q8_k: swiglu_f32 over rows of k, then quantized to Q8_K; grid (k/256, rows).
+extern "C" __global__ void __launch_bounds__(256) swiglu_q8_k(float* dst, const float* g, const float* u, int k,
+                                                              uint8_t* out, i64 ostride) { pdl_entry();
+    const i64 j = (i64)blockIdx.y * k + blockIdx.x * 256 + threadIdx.x;
+    const float x = g[j];
+    const float e = (float)exp(-(double)x);
+    const float v = x / (1.0f + e) * u[j];
+    dst[j] = v;
+    q8k_quant(v, out + (i64)blockIdx.y * ostride, blockIdx.x, k);
+}
+
+// get_rows_q8_k: get_rows_f32 into x (the gathered rows of gcols values laid end to end),
+// then x's rows of k quantized to Q8_K as quant_q8_k does; grid (k/256, rows of x). The
+// table (tstride bytes a row) does not overlap x.
+extern "C" __global__ void __launch_bounds__(256) get_rows_q8_k(float* x, const uint8_t* table, i64 tstride,
+                                                               const int* ids, int gcols, int k, uint8_t* out,
+                                                               i64 ostride) { pdl_entry();
+    const i64 e = (i64)blockIdx.y * k + blockIdx.x * 256 + threadIdx.x;
+    const i64 gr = e / gcols;
+    const int gc = (int)(e - gr * gcols);
+    const float v = ((const float*)(table + (i64)ids[gr] * tstride))[gc];
+    x[e] = v;
+    q8k_quant(v, out + (i64)blockIdx.y * ostride, blockIdx.x, k);
+}
+
+#define ADD_NORM_THREADS 1024
+#define ADD_NORM_PER 8  // elements of a row per thread: rows of up to 8192 (addNormMaxCols)
+
+// q8k_quant_wide quantizes up to 16 Q8_K blocks of a row at once, as q8k_quant_in does
+// each: the 64 threads of group g = t / 64 take block ib (its elements l + 64i, i < 4,
+// l = t % 64, values v[i]); the largest magnitude (the first on ties, NaN never) is
+// found by the two warps of the group and met in shared memory (sm: 2 floats and 2
+// ints per warp, 32 warps), one barrier for all the blocks.
+__device__ __forceinline__ void q8k_quant_wide(const float v[4], uint8_t* row, int ib, int k, bool on, float* sa,
+                                               int* si, float* sx) {
+    const int t = threadIdx.x, lane = t & 31, w = t >> 5, l = t & 63;
+    float a = -2.0f, x = 0.0f;
+    int idx = 0;
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        float m = fabsf(v[i]);
+        if (m != m) m = -1.0f;
+        if (m > a) { a = m; idx = l + 64 * i; x = v[i]; }
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        const float a2 = __shfl_xor_sync(0xffffffffu, a, o), x2 = __shfl_xor_sync(0xffffffffu, x, o);
+        const int i2 = __shfl_xor_sync(0xffffffffu, idx, o);
+        if (q8k_first(a2, i2, a, idx)) { a = a2; idx = i2; x = x2; }
+    }
+    if (lane == 0) { sa[w] = a; si[w] = idx; sx[w] = x; }
+    __syncthreads();
+    {
+        const int o = w ^ 1;  // the group's other warp
+        const float a2 = sa[o], x2 = sx[o];
+        const int i2 = si[o];
+        if (q8k_first(a2, i2, a, idx)) { a = a2; idx = i2; x = x2; }
+    }
+    __syncthreads();  // the arrays may be reused by the next round
+    if (!on) return;
+    float* dd = (float*)(row + k);
+    int* bsums = (int*)(row + Q8K_BSUMS(k));
+    const float iscale = q8k_iscale(a, x), d = q8k_d(a, iscale);
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const int q = q8k_q(a, iscale, v[i]);
+        row[ib * 256 + 64 * i + l] = (uint8_t)(int8_t)q;
+        int s = q;
+        for (int o = 8; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+        if ((l & 15) == 0) bsums[ib * 16 + 4 * i + l / 16] = s;
+    }
+    if (l == 0) dd[ib] = d;
+}
+
+// add_rms_norm(_q8_k): add_f32 (sum = a + b, same shapes), then rms_norm of the sum into
+// dst, then (q8_k) dst quantized to Q8_K as quant_q8_k would: the residual add and the
+// next layer's norm (and its MatMul's rounding) in one launch, with the results of the
+// separate kernels. One block of ADD_NORM_THREADS per row, the row's sums in shared
+// memory (cols floats): the block reads all of a and b before it writes dst, and each
+// element of the sum is read and written by one thread, so dst and sum may be a or b
+// (the decoder's Add(ffn_inp, cur, inpL); RMSNorm(cur, ffn_inp)). The loads of a row
+// are all issued before the first add (latency, not bandwidth, bounds a decode row).
+// The sum of squares is rms_norm's: its 256 threads' strided double sums, warp sums,
+// then the 8 warps' in order.
+template <bool Q8K>
+__device__ __forceinline__ void add_rms_norm_row(float* sum, const float* a, const float* b, float* dst, const float* w,
+                                                 int cols, float eps, uint8_t* out, i64 ostride) {
+    extern __shared__ float xs[];  // cols floats: the row of sums
+    __shared__ double part[8];
+    __shared__ float sa[32], sx[32];
+    __shared__ int si[32];
+    const i64 r0 = (i64)blockIdx.x * cols;
+    const int t = threadIdx.x;
+    const int g = t >> 6, l = t & 63, nb = cols / 256;
+    // Q8K: the first group of blocks' norm weights (weights: no kernel writes them) are
+    // read before the wait for the kernel before (pdl_defer), off the row's chain.
+    float wv[4];
+    if (Q8K) {
+#pragma unroll
+        for (int i = 0; i < 4; i++) wv[i] = g < nb ? w[g * 256 + 64 * i + l] : 0.0f;
+        pdl_wait();
+    }
+    float av[ADD_NORM_PER], bv[ADD_NORM_PER];
+#pragma unroll
+    for (int i = 0; i < ADD_NORM_PER; i++) {
+        const int j = t + i * ADD_NORM_THREADS;
+        if (j < cols) av[i] = a[r0 + j], bv[i] = b[r0 + j];
+    }
+#pragma unroll
+    for (int i = 0; i < ADD_NORM_PER; i++) {
+        const int j = t + i * ADD_NORM_THREADS;
+        if (j < cols) {
+            const float s = av[i] + bv[i];
+            xs[j] = s;
+            sum[r0 + j] = s;
+        }
+    }
+    __syncthreads();
+    if (t < 256) {
+        double s = 0;
+        for (int j = t; j < cols; j += 256) s += (double)xs[j] * (double)xs[j];
+        s = warp_sumd(s);
+        if ((t & 31) == 0) part[t >> 5] = s;
+    }
+    __syncthreads();
+    double ss = 0;
+    for (int k = 0; k < 8; k++) ss += part[k];
+    const float mean = (float)(ss / (double)cols);
+    const float scale = (float)(1.0 / sqrt((double)(mean + eps)));
+    if (!Q8K) {
+        for (int j = t; j < cols; j += ADD_NORM_THREADS) dst[r0 + j] = xs[j] * scale * w[j];
+        return;
+    }
+    uint8_t* row = out + (i64)blockIdx.x * ostride;
+    for (int ib0 = 0; ib0 < nb; ib0 += ADD_NORM_THREADS / 64) {  // a 256-element block per group of 64 threads
+        const int ib = ib0 + g;
+        const bool on = ib < nb;
+        float v[4];
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const int j = ib * 256 + 64 * i + l;
+            v[i] = on ? xs[j] * scale * (ib0 == 0 ? wv[i] : w[j]) : 0.0f;
+        }
+        q8k_quant_wide(v, row, ib, cols, on, sa, si, sx);
+        if (on) {
+#pragma unroll
+            for (int i = 0; i < 4; i++) dst[r0 + ib * 256 + 64 * i + l] = v[i];
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(ADD_NORM_THREADS) add_rms_norm(float* sum, const float* a, const float* b,
+                                                                             float* dst, const float* w, int cols, float eps) { pdl_entry();
+    add_rms_norm_row<false>(sum, a, b, dst, w, cols, eps, nullptr, 0);
+}
+
+// add_rms_norm_q8_k: cols % 256 == 0; out rows of ostride bytes.
+extern "C" __global__ void __launch_bounds__(ADD_NORM_THREADS) add_rms_norm_q8_k(float* sum, const float* a, const float* b,
+                                                                                  float* dst, const float* w, int cols,
+                                                                                  float eps, uint8_t* out, i64 ostride) { pdl_defer();
+    add_rms_norm_row<true>(sum, a, b, dst, w, cols, eps, out, ostride);
+}
+
+// quant_half: F16 (bf == 0) or BF16 activations; quant_f32 copies.
+extern "C" __global__ void quant_half(uint8_t* out, i64 ostride, const float* x, int k, int bf) { pdl_entry();
+    uint16_t* row = (uint16_t*)(out + (i64)blockIdx.y * ostride);
+    for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < k; j += gridDim.x * blockDim.x) {
+        float v = x[(i64)blockIdx.y * k + j];
+        row[j] = bf ? f2bf(v) : f2h(v);
+    }
+}
+extern "C" __global__ void quant_f32(uint8_t* out, i64 ostride, const float* x, int k) { pdl_entry();
+    float* row = (float*)(out + (i64)blockIdx.y * ostride);
+    for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < k; j += gridDim.x * blockDim.x)
+        row[j] = x[(i64)blockIdx.y * k + j];
+}
