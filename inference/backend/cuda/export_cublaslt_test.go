@@ -65,3 +65,8 @@ func DequantF16(b *Backend, w backend.Tensor) ([]uint16, error) {
 	}
 	return v, nil
 }
+
+// F16Wants is f16Copies.wants with the defaults ($EMBER_CUDA_F16_* unset).
+func F16Wants(rows, cols, n int) bool {
+	return f16Copies{minRows: f16DefaultMinRows, minElems: f16DefaultMinElems}.wants(rows, cols, n)
+}

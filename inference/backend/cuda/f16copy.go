@@ -92,8 +92,15 @@ func f16CopiesFromEnv() (f16Copies, error) {
 // cuBLASLt's own minimum) runs on cuBLASLt over w's f16 copy (one made now if there is
 // none yet and the device has room).
 func (b *Backend) f16Takes(w *tensor, n int) bool {
-	big := w.rows*w.cols >= b.f16c.minElems || w.cols <= f16ShortRows
-	return n >= b.f16c.minRows && big && b.f16Copy(w) != 0
+	return b.f16c.wants(w.rows, w.cols, n) && b.f16Copy(w) != 0
+}
+
+// wants reports whether a product of n activation rows (fewer than cuBLASLt's own
+// minimum) with a rows x cols weight should run over the weight's f16 copy: n of at
+// least minRows, and a weight of at least minElems elements or of rows of at most
+// f16ShortRows columns.
+func (c f16Copies) wants(rows, cols, n int) bool {
+	return !c.off && n >= c.minRows && (rows*cols >= c.minElems || cols <= f16ShortRows)
 }
 
 // f16Copy returns w's f16 copy, queueing its dequantization the first time when w is a

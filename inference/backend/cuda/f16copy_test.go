@@ -91,3 +91,28 @@ func b2i(v bool) int {
 	}
 	return 0
 }
+
+// TestF16Wants: which batched products take the f16 copies by default (the H200
+// measurements in f16copy.go): Llama-3.1-8B's FFN and output head at 48+ rows, not its
+// Q/K/V and O; DeepSeek-V2-Lite's 2,048-column projections at 48+ rows; nothing below 48.
+func TestF16Wants(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		rows, cols, n int
+		want          bool
+	}{
+		{"8B gate, 64 rows", 14336, 4096, 64, true},
+		{"8B down, 64 rows", 4096, 14336, 64, true},
+		{"8B output head, 48 rows", 128256, 4096, 48, true},
+		{"8B gate, 32 rows", 14336, 4096, 32, false},
+		{"8B Q, 64 rows", 4096, 4096, 64, false},
+		{"8B K, 64 rows", 1024, 4096, 64, false},
+		{"V2-Lite q, 64 rows", 3072, 2048, 64, true},
+		{"V2-Lite shared down, 64 rows", 2048, 2816, 64, false},
+		{"V2-Lite O, 47 rows", 2048, 2048, 47, false},
+	} {
+		if got := cuda.F16Wants(c.rows, c.cols, c.n); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
