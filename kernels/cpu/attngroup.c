@@ -6,12 +6,13 @@
 // then q16[g*head_dim] the heads of q rounded to f16; g*(n_kv + head_dim) floats in all.
 #include "elem.h"
 
-void attn_group_scalar(const float *q, int64_t g, const uint16_t *k, int64_t k_stride, const uint16_t *v,
-                       int64_t v_stride, const int32_t *rows, int64_t n_kv, int64_t head_dim, int64_t v_head_dim,
-                       float scale, float *out, float *scratch) {
-	float *s = scratch, *q16 = scratch + g * n_kv;
-	for (int64_t d = 0; d < g * head_dim; d++) q16[d] = lg_h2f(lg_f2h(q[d]));
-	for (int64_t t = 0; t < n_kv; t++) {
+void attn_q16_scalar(const float *q, int64_t n, float *q16) {
+	for (int64_t d = 0; d < n; d++) q16[d] = lg_h2f(lg_f2h(q[d]));
+}
+
+void attn_scores_scalar(const float *q16, int64_t g, const uint16_t *k, int64_t k_stride, const int32_t *rows,
+                        int64_t t0, int64_t t1, int64_t n_kv, int64_t head_dim, float scale, float *s) {
+	for (int64_t t = t0; t < t1; t++) {
 		const uint16_t *kt = k + EROW(rows, t) * k_stride;
 		for (int64_t i = 0; i < g; i++) {
 			const float *qi = q16 + i * head_dim;
@@ -20,20 +21,35 @@ void attn_group_scalar(const float *q, int64_t g, const uint16_t *k, int64_t k_s
 			s[i * n_kv + t] = scale * dot;
 		}
 	}
-	for (int64_t i = 0; i < g; i++) {
-		float *si = s + i * n_kv;
-		const float inv = elem_softmax_exp_scalar(si, n_kv);
-		for (int64_t t = 0; t < n_kv; t++) si[t] = lg_h2f(lg_f2h(si[t] * inv));
-	}
-	for (int64_t d = 0; d < g * v_head_dim; d++) out[d] = 0;
+}
+
+void attn_probs_scalar(float *s, int64_t n_kv) {
+	const float inv = elem_softmax_exp_scalar(s, n_kv);
+	for (int64_t t = 0; t < n_kv; t++) s[t] = lg_h2f(lg_f2h(s[t] * inv));
+}
+
+void attn_values_scalar(const float *s, int64_t g, int64_t n_kv, const uint16_t *v, int64_t v_stride,
+                        const int32_t *rows, int64_t c0, int64_t c1, float *out, int64_t ostride) {
+	for (int64_t i = 0; i < g; i++)
+		for (int64_t d = c0; d < c1; d++) out[i * ostride + d] = 0;
 	for (int64_t t = 0; t < n_kv; t++) {
 		const uint16_t *vt = v + EROW(rows, t) * v_stride;
 		for (int64_t i = 0; i < g; i++) {
 			const float p = s[i * n_kv + t];
-			float *o = out + i * v_head_dim;
-			for (int64_t d = 0; d < v_head_dim; d++) o[d] += p * lg_h2f(vt[d]);
+			float *o = out + i * ostride;
+			for (int64_t d = c0; d < c1; d++) o[d] += p * lg_h2f(vt[d]);
 		}
 	}
+}
+
+void attn_group_scalar(const float *q, int64_t g, const uint16_t *k, int64_t k_stride, const uint16_t *v,
+                       int64_t v_stride, const int32_t *rows, int64_t n_kv, int64_t head_dim, int64_t v_head_dim,
+                       float scale, float *out, float *scratch) {
+	float *s = scratch, *q16 = scratch + g * n_kv;
+	attn_q16_scalar(q, g * head_dim, q16);
+	attn_scores_scalar(q16, g, k, k_stride, rows, 0, n_kv, n_kv, head_dim, scale, s);
+	for (int64_t i = 0; i < g; i++) attn_probs_scalar(s + i * n_kv, n_kv);
+	attn_values_scalar(s, g, n_kv, v, v_stride, rows, 0, v_head_dim, out, v_head_dim);
 }
 
 #if defined(__x86_64__)
@@ -61,4 +77,75 @@ void ember_attention_group(int isa, const float *q, int64_t g, const uint16_t *k
 	}
 #endif
 	attn_group_scalar(q, g, k, k_stride, v, v_stride, rows, n_kv, head_dim, v_head_dim, scale, out, scratch);
+}
+
+void ember_attn_q16(int isa, const float *q, int64_t n, float *q16) {
+#if defined(__x86_64__)
+	if (AG_X86(isa)) {
+		attn_q16_avx2(q, n, q16);
+		return;
+	}
+#endif
+#if defined(__aarch64__)
+	if (isa == EMBER_ISA_NEON) {
+		attn_q16_neon(q, n, q16);
+		return;
+	}
+#endif
+	attn_q16_scalar(q, n, q16);
+}
+
+void ember_attn_scores(int isa, const float *q16, int64_t g, const uint16_t *k, int64_t k_stride, const int32_t *rows,
+                       int64_t t0, int64_t t1, int64_t n_kv, int64_t head_dim, float scale, float *s) {
+	if (g < 1 || g > EMBER_ATTN_SPLIT_MAX || t0 < 0 || t0 % 4 || t1 > n_kv || t0 >= t1 || head_dim <= 0) return;
+#if defined(__x86_64__)
+	if (AG_X86(isa)) {
+		attn_scores_avx2(q16, g, k, k_stride, rows, t0, t1, n_kv, head_dim, scale, s, 0, 0, 0);
+		return;
+	}
+#endif
+#if defined(__aarch64__)
+	if (isa == EMBER_ISA_NEON) {
+		attn_scores_neon(q16, g, k, k_stride, rows, t0, t1, n_kv, head_dim, scale, s, 0, 0, 0);
+		return;
+	}
+#endif
+	attn_scores_scalar(q16, g, k, k_stride, rows, t0, t1, n_kv, head_dim, scale, s);
+}
+
+void ember_attn_probs(int isa, float *s, int64_t n_kv) {
+	if (n_kv <= 0) return;
+#if defined(__x86_64__)
+	if (AG_X86(isa)) {
+		attn_probs_avx2(s, n_kv);
+		return;
+	}
+#endif
+#if defined(__aarch64__)
+	if (isa == EMBER_ISA_NEON) {
+		attn_probs_neon(s, n_kv);
+		return;
+	}
+#endif
+	attn_probs_scalar(s, n_kv);
+}
+
+void ember_attn_values(int isa, const float *s, int64_t g, int64_t n_kv, const uint16_t *v, int64_t v_stride,
+                       const int32_t *rows, int64_t v_head_dim, int64_t c0, int64_t c1, float *out, int64_t ostride) {
+	if (g < 1 || g > EMBER_ATTN_SPLIT_MAX || n_kv <= 0 || c0 < 0 || c0 % 8 || c1 > v_head_dim || c0 >= c1 ||
+	    (c1 % 8 && c1 != v_head_dim))
+		return;
+#if defined(__x86_64__)
+	if (AG_X86(isa)) {
+		attn_values_avx2(s, g, n_kv, v, v_stride, rows, v_head_dim, c0, c1, out, ostride);
+		return;
+	}
+#endif
+#if defined(__aarch64__)
+	if (isa == EMBER_ISA_NEON) {
+		attn_values_neon(s, g, n_kv, v, v_stride, rows, v_head_dim, c0, c1, out, ostride);
+		return;
+	}
+#endif
+	attn_values_scalar(s, g, n_kv, v, v_stride, rows, c0, c1, out, ostride);
 }

@@ -8,7 +8,6 @@ import "C"
 
 import (
 	"fmt"
-	"unsafe"
 )
 
 // GQAMax is the most query heads AttentionGroup and AttentionQ8Group take in one call.
@@ -78,18 +77,7 @@ func attnCheck(what string, g int, rows []int32, nkv, kStride, vStride int) (int
 	if kStride < 0 || vStride < 0 {
 		panic(fmt.Sprintf("kernels/cpu: %s: row strides %d and %d", what, kStride, vStride))
 	}
-	if rows == nil {
-		return nkv - 1, nil
-	}
-	need(what+" rows", len(rows), nkv)
-	last := 0
-	for _, r := range rows[:nkv] {
-		if r < 0 {
-			panic(fmt.Sprintf("kernels/cpu: %s: cache row %d", what, r))
-		}
-		last = max(last, int(r))
-	}
-	return last, (*C.int32_t)(unsafe.Pointer(&rows[0]))
+	return splitRows(what, rows, 0, nkv, 0)
 }
 
 // aq8Dims panics unless the head dims of a Q8_0 cache are positive multiples of 32.

@@ -113,12 +113,12 @@ static void ag_score1(int64_t g, const float *q16, int64_t hd, const __m256 *qt,
 // out[i*vhd + 8w ..] += p_i[t] * v_t[8w ..] for the positions t in [t0, t1), heads i < H
 // (p_i = s + i*n_kv) and column vectors w < W; v and out start at the tile's column.
 LGA void ag_v_tile(const int H, const int W, const float *s, int64_t n_kv, const uint16_t *v, int64_t v_stride,
-                   const int32_t *rows, int64_t t0, int64_t t1, float *out, int64_t vhd, int64_t pf) {
+                   const int32_t *rows, int64_t t0, int64_t t1, float *out, int64_t vhd, int64_t pf, int64_t pfb) {
 	__m256 acc[8];
 	ea_tile_load(H, W, acc, out, vhd);
 	for (int64_t t = t0; t < t1; t++) {
 		const uint16_t *vt = v + EROW(rows, t) * v_stride;
-		if (pf && t + pf < n_kv) elem_prefetch(v + EROW(rows, t + pf) * v_stride, 2 * vhd); // the next run
+		if (pf && t + pf < n_kv) elem_prefetch(v + EROW(rows, t + pf) * v_stride, pfb); // the next run
 		__m256 p[4];
 		LG_UNROLL
 		for (int i = 0; i < H; i++) p[i] = _mm256_broadcast_ss(s + i * n_kv + t);
@@ -132,12 +132,11 @@ LGA void ag_v_tile(const int H, const int W, const float *s, int64_t n_kv, const
 	ea_tile_store(H, W, acc, out, vhd);
 }
 
-// ag_v_tile over the vhd/8 whole column vectors for H <= 4 heads (an elem_vrun): 8W
-// columns at a time, W the widest that fits (H*W <= 8).
-static void ag_v_run(int H, const float *s, int64_t n_kv, const void *vp, int64_t v_stride, const int32_t *rows,
-                     int64_t t0, int64_t t1, float *out, int64_t vhd, int64_t pf) {
-	const uint16_t *v = (const uint16_t *)vp;
-	const int64_t nvec = vhd / 8;
+// ag_v_tile over nvec column vectors (from v and out) for H <= 4 heads (out heads ostride
+// floats apart): 8W columns at a time, W the widest that fits (H*W <= 8); the first tile
+// prefetches the next run's pfb bytes of each row.
+static void ag_v_cols(int H, const float *s, int64_t n_kv, const uint16_t *v, int64_t v_stride, const int32_t *rows,
+                      int64_t t0, int64_t t1, float *out, int64_t ostride, int64_t nvec, int64_t pf, int64_t pfb) {
 	const int wmax = H == 1 ? 8 : H == 2 ? 4 : 2;
 	for (int64_t c = 0; c < nvec;) {
 		int W = wmax;
@@ -146,7 +145,7 @@ static void ag_v_run(int H, const float *s, int64_t n_kv, const void *vp, int64_
 		float *oc = out + 8 * c;
 		switch (H * 16 + W) {
 #define AG_V(h, w) \
-	case h * 16 + w: ag_v_tile(h, w, s, n_kv, vc, v_stride, rows, t0, t1, oc, vhd, c ? 0 : pf); break;
+	case h * 16 + w: ag_v_tile(h, w, s, n_kv, vc, v_stride, rows, t0, t1, oc, ostride, c ? 0 : pf, pfb); break;
 			AG_V(1, 8) AG_V(1, 4) AG_V(1, 2) AG_V(1, 1) AG_V(2, 4) AG_V(2, 2) AG_V(2, 1)
 			AG_V(3, 2) AG_V(3, 1) AG_V(4, 2) AG_V(4, 1)
 #undef AG_V
@@ -155,58 +154,83 @@ static void ag_v_run(int H, const float *s, int64_t n_kv, const void *vp, int64_
 	}
 }
 
-void attn_group_avx2(const float *q, int64_t g, const uint16_t *k, int64_t k_stride, const uint16_t *v,
-                     int64_t v_stride, const int32_t *rows, int64_t n_kv, int64_t head_dim, int64_t v_head_dim,
-                     float scale, float *out, float *scratch) {
-	const int64_t hd = head_dim, hd8 = hd & ~(int64_t)7, hrem = hd - hd8;
-	float *s = scratch, *q16 = scratch + g * n_kv;
-	__m256 qt[EMBER_GQA_MAX]; // the last hd % 8 elements of each head, zero-padded
+void attn_q16_avx2(const float *q, int64_t n, float *q16) {
+	int64_t d = 0;
+	for (; d + 8 <= n; d += 8) _mm256_storeu_ps(q16 + d, ea_round16(_mm256_loadu_ps(q + d)));
+	for (; d < n; d++) q16[d] = lg_h2f(lg_f2h(q[d]));
+}
+
+void attn_scores_avx2(const float *q16, int64_t g, const uint16_t *k, int64_t k_stride, const int32_t *rows,
+                      int64_t t0, int64_t t1, int64_t n_kv, int64_t hd, float scale, float *s, const uint16_t *v,
+                      int64_t v_bstride, int64_t vbytes) {
+	const int64_t hd8 = hd & ~(int64_t)7, hrem = hd - hd8, nb = n_kv & ~(int64_t)3;
+	__m256 qt[EMBER_ATTN_SPLIT_MAX]; // the last hd % 8 elements of each head, zero-padded
 	for (int64_t i = 0; i < g; i++) {
-		const float *qi = q + i * hd;
-		float *qo = q16 + i * hd;
-		int64_t d = 0;
-		for (; d < hd8; d += 8) _mm256_storeu_ps(qo + d, ea_round16(_mm256_loadu_ps(qi + d)));
-		for (; d < hd; d++) qo[d] = lg_h2f(lg_f2h(qi[d]));
 		float b[8] = {0};
-		memcpy(b, qo + hd8, (size_t)hrem * 4);
+		memcpy(b, q16 + i * hd + hd8, (size_t)hrem * 4);
 		qt[i] = _mm256_loadu_ps(b);
 	}
-
-	int64_t t = 0;
-	for (; t + 4 <= n_kv; t += 4) {
+	int64_t t = t0;
+	for (; t + 4 <= t1 && t + 4 <= nb; t += 4) { // whole blocks of four, as in a single-head call
 		const uint16_t *kr[4];
 		for (int j = 0; j < 4; j++) kr[j] = k + EROW(rows, t + j) * k_stride;
-		elem_prefetch_run(t, 4, n_kv, rows, v, 2 * v_stride, 2 * v_head_dim);
-		ag_scores4(g, q16, hd, qt, kr, scale, s + t, n_kv);
+		if (v) elem_prefetch_run(t, 4, n_kv, rows, v, v_bstride, vbytes);
+		for (int64_t i = 0; i < g; i += EMBER_GQA_MAX) {
+			const int64_t gi = g - i < EMBER_GQA_MAX ? g - i : EMBER_GQA_MAX;
+			ag_scores4(gi, q16 + i * hd, hd, qt + i, kr, scale, s + i * n_kv + t, n_kv);
+		}
 	}
-	for (; t < n_kv; t++) ag_score1(g, q16, hd, qt, k + EROW(rows, t) * k_stride, scale, s + t, n_kv);
+	for (; t < t1; t++)
+		for (int64_t i = 0; i < g; i += EMBER_GQA_MAX) {
+			const int64_t gi = g - i < EMBER_GQA_MAX ? g - i : EMBER_GQA_MAX;
+			ag_score1(gi, q16 + i * hd, hd, qt + i, k + EROW(rows, t) * k_stride, scale, s + i * n_kv + t, n_kv);
+		}
+}
 
-	// softmax: max, exp, sum in double, p rounded to f16
-	for (int64_t i = 0; i < g; i++) {
-		float *si = s + i * n_kv;
-		const float inv = elem_softmax_exp_avx2(si, n_kv);
-		const __m256 vinv = _mm256_set1_ps(inv);
-		for (t = 0; t + 8 <= n_kv; t += 8) _mm256_storeu_ps(si + t, ea_round16(_mm256_mul_ps(_mm256_loadu_ps(si + t), vinv)));
-		for (; t < n_kv; t++) si[t] = lg_h2f(lg_f2h(si[t] * inv));
+void attn_probs_avx2(float *s, int64_t n_kv) { // max, exp, sum in double, p rounded to f16
+	const float inv = elem_softmax_exp_avx2(s, n_kv);
+	const __m256 vinv = _mm256_set1_ps(inv);
+	int64_t t = 0;
+	for (; t + 8 <= n_kv; t += 8) _mm256_storeu_ps(s + t, ea_round16(_mm256_mul_ps(_mm256_loadu_ps(s + t), vinv)));
+	for (; t < n_kv; t++) s[t] = lg_h2f(lg_f2h(s[t] * inv));
+}
+
+void attn_values_avx2(const float *s, int64_t g, int64_t n_kv, const uint16_t *v, int64_t v_stride,
+                      const int32_t *rows, int64_t vhd, int64_t c0, int64_t c1, float *out, int64_t ostride) {
+	const int64_t vd8 = vhd & ~(int64_t)7, e1 = c1 < vd8 ? c1 : vd8, nvec = (e1 - c0) / 8;
+	const int64_t n = elem_run(2 * vhd), pfb = 2 * (e1 - c0);
+	for (int64_t i = 0; i < g; i++) memset(out + i * ostride + c0, 0, (size_t)(c1 - c0) * 4);
+	// runs of positions (16 KiB of V), heads four at a time
+	for (int64_t t0 = 0; nvec > 0 && t0 < n_kv; t0 += n) {
+		const int64_t t1 = t0 + n < n_kv ? t0 + n : n_kv;
+		for (int64_t i = 0; i < g; i += 4)
+			ag_v_cols((int)(g - i < 4 ? g - i : 4), s + i * n_kv, n_kv, v + c0, v_stride, rows, t0, t1,
+			          out + i * ostride + c0, ostride, nvec, i ? 0 : n, pfb);
 	}
-
-	// out = sum_t p_t v_t: runs of positions (16 KiB of V), heads four at a time
-	const int64_t vhd = v_head_dim, vd8 = vhd & ~(int64_t)7;
-	elem_v_runs(ag_v_run, g, s, n_kv, v, v_stride, rows, out, vhd, 2 * vhd);
-	if (vd8 < vhd) { // the last vhd % 8 columns
+	if (c1 > vd8) { // the last vhd % 8 columns
 		const int64_t r = vhd - vd8;
-		__m256 acc[EMBER_GQA_MAX];
+		__m256 acc[EMBER_ATTN_SPLIT_MAX];
 		for (int64_t i = 0; i < g; i++) acc[i] = _mm256_setzero_ps();
-		for (t = 0; t < n_kv; t++) {
+		for (int64_t t = 0; t < n_kv; t++) {
 			const __m256 x = ea_load16_part(v + EROW(rows, t) * v_stride + vd8, r);
 			for (int64_t i = 0; i < g; i++) acc[i] = _mm256_fmadd_ps(_mm256_broadcast_ss(s + i * n_kv + t), x, acc[i]);
 		}
 		for (int64_t i = 0; i < g; i++) {
 			float b[8];
 			_mm256_storeu_ps(b, acc[i]);
-			memcpy(out + i * vhd + vd8, b, (size_t)r * 4);
+			memcpy(out + i * ostride + vd8, b, (size_t)r * 4);
 		}
 	}
+}
+
+void attn_group_avx2(const float *q, int64_t g, const uint16_t *k, int64_t k_stride, const uint16_t *v,
+                     int64_t v_stride, const int32_t *rows, int64_t n_kv, int64_t head_dim, int64_t v_head_dim,
+                     float scale, float *out, float *scratch) {
+	float *s = scratch, *q16 = scratch + g * n_kv;
+	attn_q16_avx2(q, g * head_dim, q16);
+	attn_scores_avx2(q16, g, k, k_stride, rows, 0, n_kv, n_kv, head_dim, scale, s, v, 2 * v_stride, 2 * v_head_dim);
+	for (int64_t i = 0; i < g; i++) attn_probs_avx2(s + i * n_kv, n_kv);
+	attn_values_avx2(s, g, n_kv, v, v_stride, rows, v_head_dim, 0, v_head_dim, out, v_head_dim);
 }
 
 #if defined(__clang__)

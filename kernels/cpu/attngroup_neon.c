@@ -60,12 +60,12 @@ AGN void agn_scores(const int P, int64_t g, const float *q16, int64_t hd, const 
 // out[i*vhd + 4w ..] += p_i[t] * v_t[4w ..] for t in [t0, t1), heads i < H (p_i = s +
 // i*n_kv), column vectors w < W; v and out start at the tile's column.
 AGN void agn_v_tile(const int H, const int W, const float *s, int64_t n_kv, const uint16_t *v, int64_t v_stride,
-                    const int32_t *rows, int64_t t0, int64_t t1, float *out, int64_t vhd, int64_t pf) {
+                    const int32_t *rows, int64_t t0, int64_t t1, float *out, int64_t vhd, int64_t pf, int64_t pfb) {
 	float32x4_t acc[16];
 	en_tile_load(H, W, acc, out, vhd);
 	for (int64_t t = t0; t < t1; t++) {
 		const uint16_t *vt = v + EROW(rows, t) * v_stride;
-		if (pf && t + pf < n_kv) elem_prefetch(v + EROW(rows, t + pf) * v_stride, 2 * vhd); // the next run
+		if (pf && t + pf < n_kv) elem_prefetch(v + EROW(rows, t + pf) * v_stride, pfb); // the next run
 		float p[4];
 		LG_UNROLL
 		for (int i = 0; i < H; i++) p[i] = s[i * n_kv + t];
@@ -79,12 +79,11 @@ AGN void agn_v_tile(const int H, const int W, const float *s, int64_t n_kv, cons
 	en_tile_store(H, W, acc, out, vhd);
 }
 
-// agn_v_tile over the vhd/4 whole column vectors for H <= 4 heads (an elem_vrun), 4W
-// columns at a time (H*W <= 16).
-static void agn_v_run(int H, const float *s, int64_t n_kv, const void *vp, int64_t v_stride, const int32_t *rows,
-                      int64_t t0, int64_t t1, float *out, int64_t vhd, int64_t pf) {
-	const uint16_t *v = (const uint16_t *)vp;
-	const int64_t nvec = vhd / 4;
+// agn_v_tile over nvec column vectors (from v and out) for H <= 4 heads (out heads
+// ostride floats apart), 4W columns at a time (H*W <= 16); the first tile prefetches the
+// next run's pfb bytes of each row.
+static void agn_v_cols(int H, const float *s, int64_t n_kv, const uint16_t *v, int64_t v_stride, const int32_t *rows,
+                       int64_t t0, int64_t t1, float *out, int64_t ostride, int64_t nvec, int64_t pf, int64_t pfb) {
 	const int wmax = H == 1 ? 16 : H == 2 ? 8 : 4;
 	for (int64_t c = 0; c < nvec;) {
 		const int W = wmax <= nvec - c ? wmax : 4 <= nvec - c ? 4 : 1;
@@ -92,7 +91,7 @@ static void agn_v_run(int H, const float *s, int64_t n_kv, const void *vp, int64
 		float *oc = out + 4 * c;
 		switch (H * 32 + W) {
 #define AGN_V(h, w) \
-	case h * 32 + w: agn_v_tile(h, w, s, n_kv, vc, v_stride, rows, t0, t1, oc, vhd, c ? 0 : pf); break;
+	case h * 32 + w: agn_v_tile(h, w, s, n_kv, vc, v_stride, rows, t0, t1, oc, ostride, c ? 0 : pf, pfb); break;
 			AGN_V(1, 16) AGN_V(1, 4) AGN_V(1, 1) AGN_V(2, 8) AGN_V(2, 4) AGN_V(2, 1)
 			AGN_V(3, 4) AGN_V(3, 1) AGN_V(4, 4) AGN_V(4, 1)
 #undef AGN_V
@@ -101,49 +100,64 @@ static void agn_v_run(int H, const float *s, int64_t n_kv, const void *vp, int64
 	}
 }
 
-void attn_group_neon(const float *q, int64_t g, const uint16_t *k, int64_t k_stride, const uint16_t *v,
-                     int64_t v_stride, const int32_t *rows, int64_t n_kv, int64_t head_dim, int64_t v_head_dim,
-                     float scale, float *out, float *scratch) {
-	const int64_t hd = head_dim, hd4 = hd & ~(int64_t)3;
-	float *s = scratch, *q16 = scratch + g * n_kv;
-	for (int64_t i = 0; i < g; i++) {
-		const float *qi = q + i * hd;
-		float *qo = q16 + i * hd;
-		int64_t d = 0;
-		for (; d < hd4; d += 4) vst1q_f32(qo + d, vcvt_f32_f16(vcvt_f16_f32(vld1q_f32(qi + d))));
-		for (; d < hd; d++) qo[d] = lg_h2f(lg_f2h(qi[d]));
-	}
+void attn_q16_neon(const float *q, int64_t n, float *q16) {
+	int64_t d = 0;
+	for (; d + 4 <= n; d += 4) vst1q_f32(q16 + d, vcvt_f32_f16(vcvt_f16_f32(vld1q_f32(q + d))));
+	for (; d < n; d++) q16[d] = lg_h2f(lg_f2h(q[d]));
+}
 
-	int64_t t = 0;
-	for (; t + 4 <= n_kv; t += 4) {
+void attn_scores_neon(const float *q16, int64_t g, const uint16_t *k, int64_t k_stride, const int32_t *rows,
+                      int64_t t0, int64_t t1, int64_t n_kv, int64_t hd, float scale, float *s, const uint16_t *v,
+                      int64_t v_bstride, int64_t vbytes) {
+	int64_t t = t0;
+	for (; t + 4 <= t1; t += 4) {
 		const uint16_t *kr[4];
 		for (int j = 0; j < 4; j++) kr[j] = k + EROW(rows, t + j) * k_stride;
-		elem_prefetch_run(t, 4, n_kv, rows, v, 2 * v_stride, 2 * v_head_dim);
+		if (v) elem_prefetch_run(t, 4, n_kv, rows, v, v_bstride, vbytes);
 		agn_scores(4, g, q16, hd, kr, scale, s + t, n_kv);
 	}
-	for (; t < n_kv; t++) {
+	for (; t < t1; t++) {
 		const uint16_t *kt = k + EROW(rows, t) * k_stride;
 		agn_scores(1, g, q16, hd, &kt, scale, s + t, n_kv);
 	}
+}
 
-	// softmax: max, exp, sum in double, p rounded to f16
-	for (int64_t i = 0; i < g; i++) {
-		float *si = s + i * n_kv;
-		const float inv = elem_softmax_exp_neon(si, n_kv);
-		for (t = 0; t + 4 <= n_kv; t += 4) vst1q_f32(si + t, vcvt_f32_f16(vcvt_f16_f32(vmulq_n_f32(vld1q_f32(si + t), inv))));
-		for (; t < n_kv; t++) si[t] = lg_h2f(lg_f2h(si[t] * inv));
+void attn_probs_neon(float *s, int64_t n_kv) { // max, exp, sum in double, p rounded to f16
+	const float inv = elem_softmax_exp_neon(s, n_kv);
+	int64_t t = 0;
+	for (; t + 4 <= n_kv; t += 4) vst1q_f32(s + t, vcvt_f32_f16(vcvt_f16_f32(vmulq_n_f32(vld1q_f32(s + t), inv))));
+	for (; t < n_kv; t++) s[t] = lg_h2f(lg_f2h(s[t] * inv));
+}
+
+void attn_values_neon(const float *s, int64_t g, int64_t n_kv, const uint16_t *v, int64_t v_stride,
+                      const int32_t *rows, int64_t vhd, int64_t c0, int64_t c1, float *out, int64_t ostride) {
+	const int64_t vd4 = vhd & ~(int64_t)3, e1 = c1 < vd4 ? c1 : vd4, nvec = (e1 - c0) / 4;
+	const int64_t n = elem_run(2 * vhd), pfb = 2 * (e1 - c0);
+	for (int64_t i = 0; i < g; i++) memset(out + i * ostride + c0, 0, (size_t)(c1 - c0) * 4);
+	// runs of positions (16 KiB of V), heads four at a time, then the last vhd % 4
+	// columns one at a time
+	for (int64_t t0 = 0; nvec > 0 && t0 < n_kv; t0 += n) {
+		const int64_t t1 = t0 + n < n_kv ? t0 + n : n_kv;
+		for (int64_t i = 0; i < g; i += 4)
+			agn_v_cols((int)(g - i < 4 ? g - i : 4), s + i * n_kv, n_kv, v + c0, v_stride, rows, t0, t1,
+			           out + i * ostride + c0, ostride, nvec, i ? 0 : n, pfb);
 	}
-
-	// out = sum_t p_t v_t: runs of positions (16 KiB of V), heads four at a time, then
-	// the last v_head_dim % 4 columns one at a time
-	const int64_t vhd = v_head_dim, vd4 = vhd & ~(int64_t)3;
-	elem_v_runs(agn_v_run, g, s, n_kv, v, v_stride, rows, out, vhd, 2 * vhd);
-	for (int64_t d = vd4; d < vhd; d++)
+	for (int64_t d = e1 > c0 ? e1 : c0; d < c1; d++)
 		for (int64_t i = 0; i < g; i++) {
 			float a = 0;
-			for (t = 0; t < n_kv; t++) a += s[i * n_kv + t] * lg_h2f(v[EROW(rows, t) * v_stride + d]);
-			out[i * vhd + d] = a;
+			for (int64_t t = 0; t < n_kv; t++) a += s[i * n_kv + t] * lg_h2f(v[EROW(rows, t) * v_stride + d]);
+			out[i * ostride + d] = a;
 		}
+}
+
+void attn_group_neon(const float *q, int64_t g, const uint16_t *k, int64_t k_stride, const uint16_t *v,
+                     int64_t v_stride, const int32_t *rows, int64_t n_kv, int64_t head_dim, int64_t v_head_dim,
+                     float scale, float *out, float *scratch) {
+	float *s = scratch, *q16 = scratch + g * n_kv;
+	attn_q16_neon(q, g * head_dim, q16);
+	attn_scores_neon(q16, g, k, k_stride, rows, 0, n_kv, n_kv, head_dim, scale, s, v, 2 * v_stride, 2 * v_head_dim);
+	for (int64_t i = 0; i < g; i++) attn_probs_neon(s + i * n_kv, n_kv);
+	attn_values_neon(s, g, n_kv, v, v_stride, rows, v_head_dim, 0, v_head_dim, out, v_head_dim);
 }
 
 #endif

@@ -88,6 +88,30 @@ static inline __attribute__((always_inline)) void en_tile_store(const int H, con
 }
 #endif
 
+// The phases of ember_attention_group, per ISA (attngroup*.c), behind ember_attn_* of
+// kernels.h; the SIMD attn_scores also prefetch the V rows of the first run (v, rows
+// v_bstride BYTES apart, vbytes long; v may be NULL).
+void attn_q16_scalar(const float *q, int64_t n, float *q16);
+void attn_q16_avx2(const float *q, int64_t n, float *q16);
+void attn_q16_neon(const float *q, int64_t n, float *q16);
+void attn_scores_scalar(const float *q16, int64_t g, const uint16_t *k, int64_t k_stride, const int32_t *rows,
+                        int64_t t0, int64_t t1, int64_t n_kv, int64_t head_dim, float scale, float *s);
+void attn_scores_avx2(const float *q16, int64_t g, const uint16_t *k, int64_t k_stride, const int32_t *rows,
+                      int64_t t0, int64_t t1, int64_t n_kv, int64_t hd, float scale, float *s, const uint16_t *v,
+                      int64_t v_bstride, int64_t vbytes);
+void attn_scores_neon(const float *q16, int64_t g, const uint16_t *k, int64_t k_stride, const int32_t *rows,
+                      int64_t t0, int64_t t1, int64_t n_kv, int64_t hd, float scale, float *s, const uint16_t *v,
+                      int64_t v_bstride, int64_t vbytes);
+void attn_probs_scalar(float *s, int64_t n_kv);
+void attn_probs_avx2(float *s, int64_t n_kv);
+void attn_probs_neon(float *s, int64_t n_kv);
+void attn_values_scalar(const float *s, int64_t g, int64_t n_kv, const uint16_t *v, int64_t v_stride,
+                        const int32_t *rows, int64_t c0, int64_t c1, float *out, int64_t ostride);
+void attn_values_avx2(const float *s, int64_t g, int64_t n_kv, const uint16_t *v, int64_t v_stride,
+                      const int32_t *rows, int64_t vhd, int64_t c0, int64_t c1, float *out, int64_t ostride);
+void attn_values_neon(const float *s, int64_t g, int64_t n_kv, const uint16_t *v, int64_t v_stride,
+                      const int32_t *rows, int64_t vhd, int64_t c0, int64_t c1, float *out, int64_t ostride);
+
 // ember_attention_group's paths (attngroup*.c); the scratch layout is attngroup.c's.
 void attn_group_scalar(const float *q, int64_t g, const uint16_t *k, int64_t k_stride, const uint16_t *v,
                        int64_t v_stride, const int32_t *rows, int64_t n_kv, int64_t head_dim, int64_t v_head_dim,

@@ -86,4 +86,22 @@ void ember_attention_group(int isa, const float *q, int64_t g, const uint16_t *k
                            const uint16_t *v, int64_t v_stride, const int32_t *rows, int64_t n_kv,
                            int64_t head_dim, int64_t v_head_dim, float scale, float *out, float *scratch);
 
+// ember_attention_group in phases that callers may split among threads, with the same
+// bits per head (an ember_attention call on it, same isa), for the g (1 <=
+// g <= EMBER_ATTN_SPLIT_MAX) query heads of one KV head (DeepSeek's latent attention:
+// 16 heads over one 576-value row):
+//   ember_attn_q16: q16[0..n) = q rounded to f16 (the g heads, head_dim apart);
+//   ember_attn_scores: s[i*n_kv + t] = scale * dot(head i of q16, K row t) for t in
+//     [t0, t1) (t0 a multiple of 4);
+//   ember_attn_probs: one head's s[0..n_kv) in place to its probabilities (f16-rounded);
+//   ember_attn_values: out[i*ostride + c] = sum over t of s[i*n_kv + t] * V row t [c],
+//     for the columns c in [c0, c1) (c0 a multiple of 8; c1 too, or v_head_dim).
+#define EMBER_ATTN_SPLIT_MAX 32
+void ember_attn_q16(int isa, const float *q, int64_t n, float *q16);
+void ember_attn_scores(int isa, const float *q16, int64_t g, const uint16_t *k, int64_t k_stride, const int32_t *rows,
+                       int64_t t0, int64_t t1, int64_t n_kv, int64_t head_dim, float scale, float *s);
+void ember_attn_probs(int isa, float *s, int64_t n_kv);
+void ember_attn_values(int isa, const float *s, int64_t g, int64_t n_kv, const uint16_t *v, int64_t v_stride,
+                       const int32_t *rows, int64_t v_head_dim, int64_t c0, int64_t c1, float *out, int64_t ostride);
+
 #endif
