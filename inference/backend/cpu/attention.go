@@ -120,7 +120,8 @@ func (b *Backend) attnGroups(typ quant.Type, rows int, p backend.Attention) bool
 
 // Attention implements backend.Ops; (query row, head) pairs, or (query row, KV head)
 // pairs when the heads of a KV head go to a grouped kernel together (attnGroups), are
-// split among the workers.
+// split among the workers; a few tokens' latent attention (HeadGroups) goes in phases
+// (latent.go).
 func (b *Backend) Attention(dst, q, k, v, pos backend.Tensor, p backend.Attention) {
 	d, qt := want(dst, quant.F32), want(q, quant.F32)
 	kt, vt := get(k), get(v)
@@ -144,17 +145,21 @@ func (b *Backend) Attention(dst, q, k, v, pos backend.Tensor, p backend.Attentio
 			panic(fmt.Sprintf("cpu: Attention: position %d outside a cache of %d", ps, kt.rows))
 		}
 	}
+	b.kv[0], b.kv[1] = kt, vt
+	b.seqOf = nil
+	if p.Table != nil {
+		b.pagedRows(p, ps, kt.rows)
+	}
+	if b.latentTakes(kt, qt.rows, p) {
+		b.latentAttention(d, qt, ps, p)
+		return
+	}
 	grouped, items := b.attnGroups(kt.typ, qt.rows, p), qt.rows*p.NHead
 	if grouped {
 		items = qt.rows * p.NKVHead
 	}
 	b.set(opAttention, d, qt, nil, items, 1)
 	b.t.ids, b.t.attn, b.t.gqa = ps, p, grouped
-	b.kv[0], b.kv[1] = kt, vt
-	b.seqOf = nil
-	if p.Table != nil {
-		b.pagedRows(p, ps, kt.rows)
-	}
 	b.do(qt.rows * p.NHead * (int(maxPos) + 1) * p.HeadDim)
 }
 

@@ -46,6 +46,7 @@ type Backend struct {
 	gs      []group         // the products of the MatMul being run, reused
 	arena   arena           // weight copies on huge pages; empty with Options.MapWeights
 	gqaMode attnMode        // how Attention splits its work (tests force a path)
+	lat     latent          // the latent Attention being run (latent.go)
 }
 
 var (

@@ -20,6 +20,9 @@ const (
 	opRoPE
 	opSetRows
 	opAttention
+	opLatScores // the phases of latent Attention (latent.go)
+	opLatProbs
+	opLatValues
 )
 
 // task is the op being run. It lives in the Backend and is overwritten per op, so issuing
@@ -90,6 +93,12 @@ func (b *Backend) run(w, c int) {
 		b.setRows(lo, hi)
 	case opAttention:
 		b.attention(w, lo, hi)
+	case opLatScores:
+		b.latScores(lo, hi)
+	case opLatProbs:
+		b.latProbs(lo, hi)
+	case opLatValues:
+		b.latValues(lo, hi)
 	}
 }
 
