@@ -114,7 +114,6 @@ func BenchmarkLatentAttention(bm *testing.B) {
 	}
 }
 
-
 // benchThreads is $EMBER_BENCH_THREADS, or 2.
 func benchThreads() int {
 	if n, err := strconv.Atoi(os.Getenv("EMBER_BENCH_THREADS")); err == nil && n > 0 {
