@@ -82,12 +82,7 @@ func TestAttnGroups(t *testing.T) {
 func gqaRun(t *testing.T, isa kern.ISA, mode attnMode, typ quant.Type, nh, nkv, hd, vhd int, runs [][3]int32,
 	bs, nseq, cacheRows int, rng *rand.Rand) []float32 {
 	t.Helper()
-	b, err := New(Options{Threads: 3, ISA: isa.String(), MapWeights: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	b.gqaMode = mode
+	b := modeBackend(t, isa, mode)
 	a := newGQAAttn(t, b, 1, typ, nh, nkv, hd, vhd, runs, bs, nseq, cacheRows, rng)
 	a.run(0)
 	g := nh / nkv
@@ -212,4 +207,17 @@ func BenchmarkAttention(bm *testing.B) {
 			b.Close()
 		}
 	}
+}
+
+// modeBackend is a fresh 3-thread backend of isa whose Attention splits its work as mode
+// says, closed when the test ends.
+func modeBackend(t *testing.T, isa kern.ISA, mode attnMode) *Backend {
+	t.Helper()
+	b, err := New(Options{Threads: 3, ISA: isa.String(), MapWeights: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	b.gqaMode = mode
+	return b
 }

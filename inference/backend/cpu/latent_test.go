@@ -69,12 +69,7 @@ func TestLatentPaths(t *testing.T) {
 func latRun(t *testing.T, isa kern.ISA, mode attnMode, h, hd, vhd int, toks [][2]int32, bs, nseq, cacheRows int,
 	rng *rand.Rand) ([]float32, bool) {
 	t.Helper()
-	b, err := New(Options{Threads: 3, ISA: isa.String(), MapWeights: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	b.gqaMode = mode
+	b := modeBackend(t, isa, mode)
 	a := newGQAAttn(t, b, 1, quant.F16, 1, 1, hd, vhd, latRuns(h, toks), bs, nseq, cacheRows, rng)
 	a.p.HeadGroups = h
 	a.run(0)
