@@ -29,7 +29,7 @@ func latRuns(h int, toks [][2]int32) [][3]int32 {
 // f16 cache) to give the same bits row by row and split in phases among the workers
 // (latent.go), on every instruction-set path here, over paged caches: one decode token
 // and several (positions at block edges and not), 16 heads of DeepSeek's 576 values,
-// odd heads and dims, and a batch past latMaxTokens (row by row either way).
+// odd heads and dims, and more tokens than latGroup (two groups).
 func TestLatentPaths(t *testing.T) {
 	cases := []struct {
 		h, hd, vhd int
@@ -47,7 +47,7 @@ func TestLatentPaths(t *testing.T) {
 			var want []float32
 			for _, mode := range []attnMode{attnPerHead, attnAuto} {
 				got, latent := latRun(t, isa, mode, c.h, c.hd, c.vhd, c.toks, bs, nseq, cacheRows, rand.New(rand.NewPCG(uint64(ci), 91)))
-				if wantLatent := mode == attnAuto && len(c.toks) <= latMaxTokens; latent != wantLatent {
+				if wantLatent := mode == attnAuto; latent != wantLatent {
 					t.Fatalf("%s mode %d: latent path %v", name, mode, latent)
 				}
 				if want == nil {
@@ -81,24 +81,30 @@ func latRun(t *testing.T, isa kern.ISA, mode attnMode, h, hd, vhd int, toks [][2
 }
 
 // BenchmarkLatentAttention: DeepSeek-V2-Lite's latent attention (16 heads over one row
-// of 576 values that is both K and V) of one decode token over a paged cache, 2 threads
-// ($EMBER_BENCH_THREADS),
+// of 576 values that is both K and V) of one decode token, or of a prompt's chunk of 128
+// tokens, over a paged cache, 2 threads ($EMBER_BENCH_THREADS),
 // row by row and in phases (latent.go). Each iteration takes the next of 8 layers'
 // caches.
 func BenchmarkLatentAttention(bm *testing.B) {
 	const h, d, layers, bs = 16, 576, 8, 16
-	for _, ctx := range []int{1500, 3000} {
+	for _, c := range []struct {
+		name    string
+		ctx, nq int
+	}{{"decode", 1500, 1}, {"decode", 3000, 1}, {"prefill", 1500, 128}} {
 		b, err := New(Options{Threads: benchThreads(), MapWeights: true})
 		if err != nil {
 			bm.Fatal(err)
 		}
-		rows := (ctx + bs - 1) / bs * bs
-		a := newGQAAttn(bm, b, layers, quant.F16, 1, 1, d, d, latRuns(h, [][2]int32{{0, int32(ctx - 1)}}), bs, 1, rows,
-			rand.New(rand.NewPCG(1, 2)))
+		rows := (c.ctx + bs - 1) / bs * bs
+		var toks [][2]int32
+		for p := c.ctx - c.nq; p < c.ctx; p++ {
+			toks = append(toks, [2]int32{0, int32(p)})
+		}
+		a := newGQAAttn(bm, b, layers, quant.F16, 1, 1, d, d, latRuns(h, toks), bs, 1, rows, rand.New(rand.NewPCG(1, 2)))
 		a.p.HeadGroups = h
 		for _, mode := range []attnMode{attnPerHead, attnAuto} {
 			name := map[attnMode]string{attnPerHead: "rows", attnAuto: "phases"}[mode]
-			bm.Run(fmt.Sprintf("nkv=%d/%s", ctx, name), func(bm *testing.B) {
+			bm.Run(fmt.Sprintf("%s/nkv=%d/%s", c.name, c.ctx, name), func(bm *testing.B) {
 				b.gqaMode = mode
 				for i := 0; bm.Loop(); i++ {
 					a.run(i % layers)
