@@ -6,17 +6,17 @@ import (
 	kern "ember/kernels/cpu"
 )
 
-// Latent attention (DeepSeek's MLA) of a few tokens over an f16 cache.
+// Latent attention (DeepSeek's MLA) over an f16 cache.
 //
 // The model hands it as head-major rows of one KV head (Attention.HeadGroups = H, row
 // h*n+i holding head h of token i), each row 576 values over latent rows that are both K
 // and V. Run row by row, every head of a token reads every latent row: 16 times a token
-// and layer. Here each token's heads read each row once, and a token's work is split
-// among the workers in three phases (tokens latGroup at a time), so one decode token
-// keeps every thread busy: the
-// scores of pieces of positions (all heads), each head's probabilities, and the outputs
-// of pieces of columns (all heads), with the kernels' phased attention (kernels/cpu
-// attnsplit.go), which gives every head the bits of the row-by-row path.
+// and layer. Here each token's heads read each row once, and the work of latGroup tokens
+// at a time is split among the workers in three phases, so that one decode token keeps
+// every thread busy: the scores of pieces of positions (all heads), each head's
+// probabilities, and the outputs of pieces of columns (all heads), with the kernels'
+// phased attention (kernels/cpu attnsplit.go), which gives every head the bits of the
+// row-by-row path.
 
 // Work pieces: positions a scores item (a multiple of 4), columns a values item (a
 // multiple of 8).
