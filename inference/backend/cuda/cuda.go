@@ -310,14 +310,14 @@ func (b *Backend) Free(bt backend.Tensor) {
 		return
 	}
 	for _, p := range []uint64{t.ptr, t.f16} {
-		if n, ok := b.live[p]; ok && p != 0 {
+		if n, ok := b.live[p]; ok {
 			delete(b.live, p)
 			b.pool[n] = append(b.pool[n], p)
 		}
 	}
 	if t.f16 != 0 {
 		b.f16c.count--
-		b.f16c.bytes -= 2 * t.rows * t.cols
+		b.f16c.bytes -= t.f16Bytes()
 		t.f16 = 0
 	}
 }

@@ -104,31 +104,32 @@ func (c f16Copies) wants(rows, cols, n int) bool {
 }
 
 // f16Copy returns w's f16 copy, queueing its dequantization the first time when w is a
-// weight the dequantization kernels take and the device has room; 0 when there is none.
-// A weight declined once (no room) is not asked again.
+// weight and the device has room; 0 when there is none. w's type and row length are ones
+// the dequantization kernels take (ltTakes, the only caller, checked them). A weight
+// declined once (no room) is not asked again.
 func (b *Backend) f16Copy(w *tensor) uint64 {
 	if w.f16 != 0 || b.f16c.off || !w.weight || w.noF16 || b.lt.lib == nil {
 		return w.f16
 	}
-	w.noF16 = true // set back below when the copy is made
-	if _, ok := suffix[w.typ]; !ok || !dequantTakes(w.typ) || w.cols%8 != 0 {
-		return 0
-	}
-	size := 2 * w.rows * w.cols
+	size := w.f16Bytes()
 	free, total, err := b.h.memInfo()
-	if err != nil || free-size < max(total/2, f16KeepFree) {
-		return 0
+	var p uint64
+	if err == nil && free-size >= max(total/2, f16KeepFree) {
+		p, err = b.alloc(size)
 	}
-	p, err := b.alloc(size)
-	if err != nil {
+	if p == 0 || err != nil {
+		w.noF16 = true
 		return 0
 	}
 	b.launch("dequant_f16_"+suffix[w.typ], blocks(w.rows*w.cols/8), 1, 256, 0, w.ptr, i64(w.stride), p, i64(w.cols), i64(w.rows))
-	w.f16, w.noF16 = p, false
+	w.f16 = p
 	b.f16c.bytes += size
 	b.f16c.count++
 	return p
 }
+
+// f16Bytes is the size of t's f16 copy.
+func (t *tensor) f16Bytes() int { return 2 * t.rows * t.cols }
 
 // F16Copies reports the f16 weight copies made so far and the device memory they hold.
 func (b *Backend) F16Copies() (count, bytes int) { return b.f16c.count, b.f16c.bytes }

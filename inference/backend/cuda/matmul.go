@@ -261,7 +261,6 @@ func (b *Backend) MatMulShared(x backend.Tensor, projs []backend.Proj) {
 	}
 	var xh uint64 // the f16 rows of lastVT's rounding for cuBLASLt (one scratch buffer)
 	var lastVT quant.Type
-	haveXH := false
 	for i, p := range projs {
 		d, wt := get(p.Dst), get(p.W)
 		vt := partner(wt.typ)
@@ -269,8 +268,8 @@ func (b *Backend) MatMulShared(x backend.Tensor, projs []backend.Proj) {
 		if jobs != nil && jobs[i] != nil {
 			// f16 rows of the partner-rounded activations (cublaslt_matmul.go), made once
 			// for consecutive projections of the same partner.
-			if !haveXH || vt != lastVT {
-				xh, lastVT, haveXH = b.ltAct(e.ptr, e.stride, vt, xt.cols, xt.rows), vt, true
+			if xh == 0 || vt != lastVT {
+				xh, lastVT = b.ltAct(e.ptr, e.stride, vt, xt.cols, xt.rows), vt
 			}
 			b.ltRun(jobs[i], xh)
 			continue
