@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"slices"
+
 	"ember/inference/backend"
 	"ember/inference/quant"
 	kern "ember/kernels/cpu"
@@ -61,7 +63,7 @@ func (b *Backend) latentGroup(d, qt *tensor, ps []int32, p backend.Attention, i0
 	l := &b.lat
 	l.i0 = i0
 	ng := i1 - i0
-	l.q16 = grow(l.q16, ng*l.h*l.hd)
+	l.q16 = slices.Grow(l.q16[:0], ng*l.h*l.hd)[:ng*l.h*l.hd]
 	l.soff, l.nkv, l.rows = l.soff[:0], l.nkv[:0], l.rows[:0]
 	total := 0
 	for j := range ng {
@@ -78,7 +80,7 @@ func (b *Backend) latentGroup(d, qt *tensor, ps []int32, p backend.Attention, i0
 			b.k.AttnQ16(qt.f32[r*qt.cols:r*qt.cols+l.hd], l.q16[(j*l.h+h)*l.hd:])
 		}
 	}
-	l.s = grow(l.s, total)
+	l.s = slices.Grow(l.s[:0], total)[:total]
 	work := total * (l.hd + l.vhd)
 
 	l.pieces = l.pieces[:0]
@@ -102,13 +104,6 @@ func (b *Backend) latentGroup(d, qt *tensor, ps []int32, p backend.Attention, i0
 	}
 	b.set(opLatValues, d, qt, nil, len(l.pieces), 1)
 	b.do(work)
-}
-
-func grow(s []float32, n int) []float32 {
-	if cap(s) < n {
-		return make([]float32, n)
-	}
-	return s[:n]
 }
 
 // latScores runs the scores items [lo, hi): all heads of a token of the group over a
