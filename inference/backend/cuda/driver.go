@@ -5,6 +5,7 @@ package cuda
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 // The few CUDA driver API types we use, declared here so that nothing from CUDA is
 // needed at build time. Values and layouts are those of cuda.h (driver API v2 symbols).
@@ -68,6 +69,25 @@ typedef struct {
 	unsigned char from_port, to_port, type, reserved[5];
 } em_edge;
 static CUresult (*p_cuGraphAddDependencies_v2)(CUgraph, const CUgraphNode *, const CUgraphNode *, const em_edge *, size_t);
+// CUlaunchAttribute and CUlaunchConfig of cuda.h (CUDA 12.0+): the attribute's id, padding
+// to 8 bytes, and a 64-byte value; id 6 (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)
+// with a non-zero value lets the kernel launch while the kernel before it in the stream
+// finishes, its griddepcontrol.wait then waiting for it (as a programmatic graph edge).
+typedef struct {
+	int id;
+	char pad[4];
+	union {
+		char bytes[64];
+		int allowed;
+	} value;
+} em_attr;
+typedef struct {
+	unsigned gx, gy, gz, bx, by, bz, smem;
+	void *stream;
+	em_attr *attrs;
+	unsigned nattrs;
+} em_launch_cfg;
+static CUresult (*p_cuLaunchKernelEx)(const em_launch_cfg *, CUfunction, void **, void **);
 
 // em_load opens libcuda.so.1 and resolves every symbol; it returns NULL or an error text.
 static const char *em_load(void) {
@@ -112,6 +132,8 @@ static const char *em_load(void) {
 #undef SYM
 	// Optional (drivers of CUDA 12.3 and later): without it every edge is a full one.
 	*(void **)(&p_cuGraphAddDependencies_v2) = dlsym(em_lib, "cuGraphAddDependencies_v2");
+	// Optional (CUDA 12.0 and later): without it direct launches wait in full.
+	*(void **)(&p_cuLaunchKernelEx) = dlsym(em_lib, "cuLaunchKernelEx");
 	return 0;
 }
 
@@ -207,7 +229,11 @@ static CUresult em_launch(CUcontext ctx, CUfunction f, unsigned gx, unsigned gy,
 
 // A batch of launches: fns[i] with dims[5i..5i+4] = grid x, grid y, grid z, block x,
 // shared bytes, and nargs[i] parameter slots taken in order from args.
-CUresult em_launch_many(CUcontext ctx, int n, CUfunction *fns, unsigned *dims, uint64_t *args, int *nargs, int *failed) {
+// em_launch_many launches a batch's kernels on the legacy default stream, in order;
+// launch i may overlap the kernel before it where pdl[i] is set (and the driver has
+// cuLaunchKernelEx).
+CUresult em_launch_many(CUcontext ctx, int n, CUfunction *fns, unsigned *dims, uint64_t *args, int *nargs,
+                        const unsigned char *pdl, int *failed) {
 	CUresult r = em_ctx(ctx);
 	if (r) return r;
 	size_t off = 0;
@@ -216,7 +242,16 @@ CUresult em_launch_many(CUcontext ctx, int n, CUfunction *fns, unsigned *dims, u
 		for (int j = 0; j < nargs[i] && j < 32; j++) ptrs[j] = &args[off + j];
 		off += nargs[i];
 		unsigned *d = dims + 5 * i;
-		r = p_cuLaunchKernel(fns[i], d[0], d[1], d[2], d[3], 1, 1, d[4], 0, ptrs, 0);
+		if (pdl[i] && p_cuLaunchKernelEx) {
+			em_attr a;
+			memset(&a, 0, sizeof(a));
+			a.id = 6;
+			a.value.allowed = 1;
+			em_launch_cfg c = {d[0], d[1], d[2], d[3], 1, 1, d[4], 0, &a, 1};
+			r = p_cuLaunchKernelEx(&c, fns[i], ptrs, 0);
+		} else {
+			r = p_cuLaunchKernel(fns[i], d[0], d[1], d[2], d[3], 1, 1, d[4], 0, ptrs, 0);
+		}
 		if (r) { *failed = i; return r; }
 	}
 	return 0;

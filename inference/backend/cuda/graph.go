@@ -6,7 +6,7 @@ typedef int CUresult;
 typedef void *CUcontext;
 typedef void *CUfunction;
 typedef void *CUgraphExec;
-CUresult em_launch_many(CUcontext ctx, int n, CUfunction *fns, unsigned *dims, uint64_t *args, int *nargs, int *failed);
+CUresult em_launch_many(CUcontext ctx, int n, CUfunction *fns, unsigned *dims, uint64_t *args, int *nargs, const unsigned char *pdl, int *failed);
 CUresult em_graph_build(CUcontext ctx, int n, CUfunction *fns, unsigned *dims, uint64_t *args, int *nargs, const unsigned char *pdl, CUgraphExec *exec, int *failed);
 CUresult em_graph_launch(CUcontext ctx, CUgraphExec e);
 CUresult em_graph_destroy(CUgraphExec e);
@@ -151,7 +151,7 @@ func (b *Backend) flush() {
 	b.st.direct++
 	var failed C.int
 	if r := C.em_launch_many(b.h.ctx, C.int(n), &q.fns[0], &q.dims[0], (*C.uint64_t)(unsafe.Pointer(&q.args[0])),
-		&q.nargs[0], &failed); r != 0 {
+		&q.nargs[0], &q.pdl[0], &failed); r != 0 {
 		b.fail(cuErr("cuLaunchKernel", q.names[int(failed)], r))
 	}
 }
