@@ -119,8 +119,9 @@ func benchMatVec(t *testing.T, be backend.Backend, rng *rand.Rand, c []mat) {
 }
 
 // TestPrefillProducts times the prefill products of Llama-3.1-8B shapes (Q4_K and Q6_K;
-// 512 and 2,048 activation rows) on our tensor-core kernel (mmq) and on cuBLASLt
-// (the f16 GEMM over the weight's f16 copy, f16copy.go), each call including the
+// 512 and 2,048 activation rows) on our tensor-core kernel (mmq), on mmf (below 256
+// rows, mmf.go) and on cuBLASLt (the f16 GEMM over the weight's f16 copy, f16copy.go),
+// each call including the
 // activation's rounding, to choose the row count from which products go to cuBLASLt
 // (EMBER_CUDA_CUBLAS_MIN_ROWS, Options.CublasMinRows). It runs only with
 // EMBER_CUDA_BENCH set: go test -run PrefillProducts -v with a GPU. EMBER_CUDA_BENCH_ROWS
@@ -169,20 +170,25 @@ func TestPrefillProducts(t *testing.T) {
 				be.WriteF32(x, xv)
 				ops := 2 * float64(m) * float64(k) * float64(n)
 				line := fmt.Sprintf("%v %dx%d, %d rows:", typ, m, k, n)
-				for _, useLt := range []bool{false, true} {
-					if useLt && !lt {
+				for _, name := range []string{"mmq", "mmf", "cuBLASLt"} {
+					useLt, useMF := name == "cuBLASLt", name == "mmf"
+					if useLt && !lt || useMF && n >= 256 {
 						continue
 					}
-					minRows, name := 1<<30, "mmq"
+					minRows := 1 << 30
 					if useLt {
-						minRows, name = 1, "cuBLASLt"
+						minRows = 1
 					}
 					cuda.SetCublas(be, minRows, 0)
-					cuda.SetF16Copies(be, useLt, 0) // mmq: no product on a copy either
-					before := cuda.CublasProducts(be)
+					cuda.SetF16Copies(be, useLt, 0) // mmq, mmf: no product on a copy either
+					cuda.SetMMF(be, useMF, 1)
+					before, beforeMF := cuda.CublasProducts(be), cuda.MMFProducts(be)
 					us := timeProduct(t, be, d, w, x)
 					if ran := cuda.CublasProducts(be) > before; ran != useLt {
 						t.Fatalf("%s %s: cuBLASLt ran: %v", line, name, ran)
+					}
+					if ran := cuda.MMFProducts(be) > beforeMF; ran != useMF {
+						t.Fatalf("%s %s: mmf ran: %v", line, name, ran)
 					}
 					line += fmt.Sprintf(" %s %.1f us (%.0f TOP/s)", name, us, ops/us/1e6)
 				}

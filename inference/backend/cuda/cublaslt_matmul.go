@@ -367,7 +367,7 @@ func (b *Backend) ltJobs(xt *tensor, projs []backend.Proj) []*ltJob {
 	for i, p := range projs {
 		d, wt := want(p.Dst, quant.F32), get(p.W)
 		checkMatMul(d, wt, xt)
-		if !b.ltTakes(wt, xt.rows) {
+		if b.mfTakes(wt, xt.rows) || !b.ltTakes(wt, xt.rows) {
 			continue
 		}
 		if j := b.ltJobFor(d, wt, xt.rows); j != nil && b.ltReserve(j, partner(wt.typ)) {

@@ -76,6 +76,7 @@ type Backend struct {
 	stage     stage     // pinned memory that host writes are queued from (stage.go)
 	lt        ltState   // cuBLASLt for large products, when present (cublaslt_matmul.go)
 	f16c      f16Copies // f16 copies of weights for batched products (f16copy.go)
+	mf        mfConf    // the f16 tensor-core product over quantized weights (mmf.go)
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -111,6 +112,10 @@ func New(opt Options) (*Backend, error) {
 		noGraphs: os.Getenv("EMBER_CUDA_NO_GRAPHS") != "", noPDL: os.Getenv("EMBER_CUDA_NO_PDL") != "", noMMQ: os.Getenv(NoMMQEnv) != "",
 		hostMoE: os.Getenv(HostMoEEnv) != "", dec: attDec{twoPass: os.Getenv(DecTwoPassEnv) != "", ownQ8K: os.Getenv(DecOwnQ8KEnv) != "", mlaSplit: mlaSplitMode(), gqa: decGQAMode()},
 		st: stats{on: os.Getenv(StatsEnv) != "", start: time.Now()}, attnSmem: smemMax, mvsc: mvsFromEnv()}
+	if b.mf, err = mfFromEnv(); err != nil {
+		b.Close()
+		return nil, err
+	}
 	if b.f16c, err = f16CopiesFromEnv(); err != nil {
 		b.Close()
 		return nil, err
@@ -426,7 +431,7 @@ func (b *Backend) kernel(name string) *kernel {
 			if name == "attention_smem" && b.h.maxDynamicSmem(k, smemMax) != nil {
 				b.attnSmem = min(b.attnSmem, 40<<10) // the default 48 KiB less the static part
 			}
-			if strings.HasPrefix(name, "mmq") && name != "mmq_reduce" {
+			if strings.HasPrefix(name, "mmq") && name != "mmq_reduce" || strings.HasPrefix(name, "mmf_") {
 				b.fail(b.h.maxDynamicSmem(k, mmqSmemMax))
 			}
 			if strings.HasPrefix(name, "mvs") {

@@ -17,11 +17,14 @@ import (
 // newOrSkip starts a backend on GPU 0 whose products all run on our kernels, or skips
 // the test where there is no driver or GPU (CI has none). The conformance suite holds
 // our kernels to the reference's rounding (integer dots of the activations rounded as
-// the reference rounds them); the cuBLASLt path of large products rounds activations to
-// f16 instead and has its own tests (cublaslt_test.go: newLtOrSkip).
+// the reference rounds them); the cuBLASLt path of large products and mmf's of batches
+// (mmf.go) round weights and activations to f16 instead and have their own tests
+// (cublaslt_test.go: newLtOrSkip; mmf_test.go).
 func newOrSkip(t *testing.T) *cuda.Backend {
 	t.Helper()
-	return newWith(t, cuda.Options{NoCublas: true})
+	b := newWith(t, cuda.Options{NoCublas: true})
+	cuda.SetMMF(b, false, 0)
+	return b
 }
 
 // newWith starts a backend on GPU 0 with opt, or skips as newOrSkip does.

@@ -46,6 +46,7 @@ func TestF16Copies(t *testing.T) {
 	rb := ref.New()
 	rng := rand.New(rand.NewPCG(21, 22))
 	cuda.SetF16Copies(be, true, 0) // these small weights too
+	cuda.SetMMF(be, false, 0)      // which mmf would take at 64 rows
 	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K, quant.Q8_0, quant.Q5_0} {
 		const m, k = 384, 1024
 		data, _ := quantized(t, rng, typ, m, k)

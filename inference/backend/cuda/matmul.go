@@ -204,7 +204,7 @@ func (b *Backend) mmv(d, w *tensor, xq uint64, xstride, n int) {
 func (b *Backend) MatMul(dst, w, x backend.Tensor) {
 	d, wt, xt := want(dst, quant.F32), get(w), want(x, quant.F32)
 	checkMatMul(d, wt, xt)
-	if b.ltMatMul(d, wt, xt) {
+	if b.mfMatMul(d, wt, xt) || b.ltMatMul(d, wt, xt) {
 		return
 	}
 	if wt.typ == quant.F32 && (d.ptr >= xt.ptr+uint64(xt.rows*xt.stride) || xt.ptr >= d.ptr+uint64(d.rows*d.stride)) {
@@ -259,19 +259,26 @@ func (b *Backend) MatMulShared(x backend.Tensor, projs []backend.Proj) {
 		done[nd].vt, done[nd].q = vt, q{xq, stride}
 		nd++
 	}
-	var xh uint64 // the f16 rows of lastVT's rounding for cuBLASLt (one scratch buffer)
+	var xh uint64 // the f16 rows of lastVT's rounding for cuBLASLt and mmf (one scratch buffer)
 	var lastVT quant.Type
+	f16Rows := func(e q, vt quant.Type) uint64 {
+		// f16 rows of the partner-rounded activations (cublaslt_matmul.go), made once
+		// for consecutive projections of the same partner.
+		if xh == 0 || vt != lastVT {
+			xh, lastVT = b.ltAct(e.ptr, e.stride, vt, xt.cols, xt.rows), vt
+		}
+		return xh
+	}
 	for i, p := range projs {
 		d, wt := get(p.Dst), get(p.W)
 		vt := partner(wt.typ)
 		e, _ := find(vt)
+		if b.mfTakes(wt, xt.rows) {
+			b.mmf(d, wt, f16Rows(e, vt), xt.rows)
+			continue
+		}
 		if jobs != nil && jobs[i] != nil {
-			// f16 rows of the partner-rounded activations (cublaslt_matmul.go), made once
-			// for consecutive projections of the same partner.
-			if xh == 0 || vt != lastVT {
-				xh, lastVT = b.ltAct(e.ptr, e.stride, vt, xt.cols, xt.rows), vt
-			}
-			b.ltRun(jobs[i], xh)
+			b.ltRun(jobs[i], f16Rows(e, vt))
 			continue
 		}
 		b.mmv(d, wt, e.ptr, e.stride, xt.rows)

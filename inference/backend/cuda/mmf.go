@@ -1,0 +1,138 @@
+package cuda
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+
+	"ember/inference/quant"
+)
+
+// The f16 tensor-core product over quantized weights (kernels/cuda/mmf.cu) for batches
+// of a few dozen rows: decode of many sequences.
+//
+// At such batches mmq's int8 tiles are bound by their instructions (each sub-block's
+// scales applied to every output its mma makes) and cuBLASLt over an f16 copy by the
+// copy's bytes (four times Q4_K's). mmf dequantizes each weight once a block in
+// registers (scale and min applied to the weight, in half2) and runs f16 mma.sync
+// against the activation rows cuBLASLt would take (act_f16 of the partner-rounded
+// values), so it reads the quantized bytes once and does a fraction of mmq's work. Its
+// results are those of the cuBLASLt path up to the f16 rounding of the scaled weights
+// and the f32 summation order.
+//
+// $EMBER_CUDA_MMF=off turns it off; a number sets the fewest activation rows it takes.
+const MMFEnv = "EMBER_CUDA_MMF"
+
+const (
+	mfTM, mfTN, mfThreads = 256, 64, 256
+	mfXLD                 = 576 // bytes of an activation row of a stage (MF_XLD)
+	// mfDefaultMinRows is the fewest activation rows whose products take mmf.
+	mfDefaultMinRows = 48
+)
+
+// mfConf is a backend's policy for mmf.
+type mfConf struct {
+	off      bool
+	minRows  int
+	products int // products run on mmf (for tests)
+}
+
+// mfFromEnv reads $EMBER_CUDA_MMF.
+func mfFromEnv() (mfConf, error) {
+	c := mfConf{minRows: mfDefaultMinRows}
+	switch v := os.Getenv(MMFEnv); v {
+	case "", "auto":
+	case "off", "0":
+		c.off = true
+	default:
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return c, fmt.Errorf("cuda: $%s=%q: want off, auto or a row count", MMFEnv, v)
+		}
+		c.minRows = n
+	}
+	return c, nil
+}
+
+// mfStageBytes and mfStages are mf_stage_bytes and mf_stages of mmf.cu.
+func mfStageBytes(t quant.Type) int {
+	w := 144
+	if t == quant.Q6_K {
+		w = 224
+	}
+	return mfTM*w + mfTN*mfXLD
+}
+
+func mfStages(t quant.Type) int {
+	if t == quant.Q6_K {
+		return 2
+	}
+	return 3
+}
+
+// mfTakes reports whether mmf runs the product of w with n activation rows: Q4_K and
+// Q6_K rows of whole 256-element steps, from minRows rows to below cuBLASLt's (at
+// most ltDefaultMinRows: prompt-sized products stay on cuBLASLt or mmq).
+// A backend built without New (the queue tests) has the default floor.
+func (b *Backend) mfTakes(w *tensor, n int) bool {
+	least, most := b.mf.minRows, ltDefaultMinRows // prompt-sized products: cuBLASLt or mmq
+	if least == 0 {
+		least = mfDefaultMinRows
+	}
+	if b.lt.lib != nil && b.lt.minRows > 0 {
+		most = min(most, b.lt.minRows)
+	}
+	if b.mf.off || n < least || n >= most {
+		return false
+	}
+	return (w.typ == quant.Q4_K || w.typ == quant.Q6_K) && w.cols%256 == 0
+}
+
+// mfSplits is how many ways the steps of a product with mt x nt tiles are divided: as
+// many as fill the SMs once (a block an SM), at least four steps each.
+func mfSplits(mt, nt, steps, sms int) int {
+	if sms <= 0 {
+		sms = splitDefaultSMs
+	}
+	tiles := mt * nt
+	if tiles*2 > sms || steps < 4 {
+		return 1
+	}
+	s := min(sms/tiles, steps/2)
+	per := (steps + s - 1) / s
+	return (steps + per - 1) / per // no split left empty
+}
+
+// mmf queues the product d = w x^T of the n f16 activation rows xh (actStride(F16,
+// w.cols) bytes apart, from ltAct).
+func (b *Backend) mmf(d, w *tensor, xh uint64, n int) {
+	if xh == 0 || b.err != nil {
+		return
+	}
+	mt, nt := (w.rows+mfTM-1)/mfTM, (n+mfTN-1)/mfTN
+	splits := mfSplits(mt, nt, w.cols/256, b.dev.SMs)
+	if nt*splits > maxGridY {
+		splits = 1
+	}
+	part, ok := b.mmqParts(splits, n, w.rows)
+	if !ok {
+		return
+	}
+	b.launch("mmf_"+suffix[w.typ], mt, nt*splits, mfThreads, mfStages(w.typ)*mfStageBytes(w.typ), ptr(w),
+		i64(w.stride), xh, i64(actStride(quant.F16, w.cols)), ptr(d), i64(d.cols), i64(w.rows), i64(w.cols), i64(n),
+		part, i64(nt))
+	b.mmqReduce(d, part, w.rows, n, splits)
+	b.mf.products++
+}
+
+// mfMatMul runs d = w x^T on mmf when it takes the product; false (having done nothing)
+// when it does not.
+func (b *Backend) mfMatMul(d, w, x *tensor) bool {
+	if !b.mfTakes(w, x.rows) {
+		return false
+	}
+	vt := partner(w.typ)
+	xq, xs := b.quantize(x, vt)
+	b.mmf(d, w, b.ltAct(xq, xs, vt, x.cols, x.rows), x.rows)
+	return true
+}

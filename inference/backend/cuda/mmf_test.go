@@ -1,0 +1,144 @@
+package cuda_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"ember/inference/backend"
+	"ember/inference/backend/backendtest"
+	"ember/inference/backend/cuda"
+	"ember/inference/backend/ref"
+	"ember/inference/model/goldentest"
+	"ember/inference/quant"
+)
+
+func TestMMFEnv(t *testing.T) {
+	for _, c := range []struct {
+		v       string
+		off     bool
+		minRows int
+		bad     bool
+	}{{"", false, 48, false}, {"auto", false, 48, false}, {"off", true, 48, false}, {"0", true, 48, false},
+		{"16", false, 16, false}, {"-1", false, 0, true}, {"some", false, 0, true}} {
+		t.Setenv(cuda.MMFEnv, c.v)
+		off, minRows, err := cuda.MMFFromEnv()
+		if (err != nil) != c.bad {
+			t.Fatalf("%q: error %v, want error %v", c.v, err, c.bad)
+		}
+		if !c.bad && (off != c.off || minRows != c.minRows) {
+			t.Fatalf("%q: off %v, rows %d; want %v, %d", c.v, off, minRows, c.off, c.minRows)
+		}
+	}
+}
+
+// TestMFSplits: the K splits of mmf's products on a 132-SM H200 (tiles of 256 weight
+// rows x 64 activation rows, steps of 256 elements).
+func TestMFSplits(t *testing.T) {
+	for _, c := range []struct {
+		name                string
+		mt, nt, steps, want int
+	}{
+		{"8B gate 14336x4096, 64 rows", 56, 1, 16, 2},
+		{"8B down 4096x14336, 64 rows", 16, 1, 56, 8},
+		{"8B Q 4096x4096, 64 rows", 16, 1, 16, 8},
+		{"8B K 1024x4096, 64 rows", 4, 1, 16, 8},
+		{"8B gate, 128 rows", 56, 2, 16, 1},
+		{"output head 128256x4096", 502, 1, 16, 1},
+		{"one step", 1, 1, 1, 1},
+		{"three steps", 1, 1, 3, 1},
+		{"odd steps", 16, 1, 9, 3}, // 3 steps a split
+	} {
+		got := cuda.MFSplits(c.mt, c.nt, c.steps, 132)
+		if got != c.want {
+			t.Errorf("%s: %d splits, want %d", c.name, got, c.want)
+		}
+		// No split is empty: the steps are divided ceil(steps/splits) a split.
+		if per := (c.steps + got - 1) / got; (got-1)*per >= c.steps {
+			t.Errorf("%s: %d splits of %d steps leave the last one empty", c.name, got, per)
+		}
+	}
+}
+
+// TestMMF (GPU): products over Q4_K and Q6_K weights on mmf (taken from one row here)
+// against the reference, at shapes with ragged weight and activation tiles, one step a
+// row, and K splits (with mmq_reduce); and MatMulShared's projections of mixed types
+// sharing one f16 activation rounding. The weights and activations are f16 on this path
+// (as on cuBLASLt's), so the bound is an NMSE, as TestF16Copies's, with each value
+// within 1e-3 of its row's scale.
+func TestMMF(t *testing.T) {
+	be := newWith(t, cuda.Options{NoCublas: true})
+	defer be.Close()
+	cuda.SetMMF(be, true, 1)
+	rb := ref.New()
+	rng := rand.New(rand.NewPCG(41, 42))
+	check := func(name string, db, dr backend.Tensor, n, m, k int) {
+		t.Helper()
+		got, want := backendtest.ReadF32(t, be, db), backendtest.ReadF32(t, rb, dr)
+		if e := goldentest.NMSE(got, want); !(e < 1e-5) {
+			t.Fatalf("%s: NMSE %.3g against the reference (want < 1e-5); %s", name, e, firstDiff(got, want, m))
+		}
+		scale := 0.05 * math.Sqrt(float64(k))
+		for i := range want {
+			if d := math.Abs(float64(got[i] - want[i])); !(d <= 1e-3*scale) {
+				t.Fatalf("%s: row %d col %d: got %g, want %g (scale %g)", name, i/m, i%m, got[i], want[i], scale)
+			}
+		}
+	}
+	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K} {
+		for _, s := range []struct{ m, k, n int }{
+			{300, 1024, 100}, // 2 x 2 tiles, 2 K splits
+			{257, 2304, 65},  // ragged rows and activation rows
+			{64, 4096, 17},   // part of a tile, 8 K splits
+			{1000, 256, 48},  // one step a row
+			{513, 768, 1},    // one row
+			{130, 512, 130},  // 1 x 3 tiles
+			{4096, 4096, 64}, // Llama's Q/O shape
+		} {
+			data, _ := quantized(t, rng, typ, s.m, s.k)
+			wb, err := be.Weight(typ, s.m, s.k, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wr, _ := rb.Weight(typ, s.m, s.k, data)
+			_, xb, xr := ltInput(t, be, rb, rng, s.n, s.k)
+			db, dr := newF32(t, be, s.n, s.m), newF32(t, rb, s.n, s.m)
+			before := cuda.MMFProducts(be)
+			be.MatMul(db, wb, xb)
+			rb.MatMul(dr, wr, xr)
+			if cuda.MMFProducts(be)-before != 1 {
+				t.Fatalf("%v %dx%d, %d rows: not on mmf", typ, s.m, s.k, s.n)
+			}
+			check(typ.String(), db, dr, s.n, s.m, s.k)
+			for _, x := range []backend.Tensor{wb, xb, db} {
+				be.Free(x)
+			}
+		}
+	}
+	// MatMulShared: Q4_K, Q6_K and Q4_K projections of 64 rows.
+	const k, n = 1024, 64
+	_, xb, xr := ltInput(t, be, rb, rng, n, k)
+	var projs []backend.Proj
+	var outs [][2]backend.Tensor
+	var ms []int
+	for i, typ := range []quant.Type{quant.Q4_K, quant.Q6_K, quant.Q4_K} {
+		m := 256 + 200*i
+		data, _ := quantized(t, rng, typ, m, k)
+		wb, err := be.Weight(typ, m, k, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wr, _ := rb.Weight(typ, m, k, data)
+		db, dr := newF32(t, be, n, m), newF32(t, rb, n, m)
+		rb.MatMul(dr, wr, xr)
+		projs, outs, ms = append(projs, backend.Proj{Dst: db, W: wb}), append(outs, [2]backend.Tensor{db, dr}), append(ms, m)
+	}
+	before := cuda.MMFProducts(be)
+	backend.MatMulShared(be, xb, projs)
+	if got := cuda.MMFProducts(be) - before; got != 3 {
+		t.Fatalf("MatMulShared: %d products on mmf, want 3", got)
+	}
+	for i, o := range outs {
+		check("MatMulShared", o[0], o[1], n, ms[i], k)
+	}
+}
