@@ -125,7 +125,8 @@ func benchMatVec(t *testing.T, be backend.Backend, rng *rand.Rand, c []mat) {
 // activation's rounding, to choose the row count from which products go to cuBLASLt
 // (EMBER_CUDA_CUBLAS_MIN_ROWS, Options.CublasMinRows). It runs only with
 // EMBER_CUDA_BENCH set: go test -run PrefillProducts -v with a GPU. EMBER_CUDA_BENCH_ROWS
-// (comma-separated) replaces the row counts, e.g. 64 for a batched decode step.
+// (comma-separated) replaces the row counts, e.g. 64 for a batched decode step, and
+// EMBER_CUDA_BENCH_SHAPES the weight shapes (e.g. 14336x4096).
 func TestPrefillProducts(t *testing.T) {
 	if os.Getenv("EMBER_CUDA_BENCH") == "" {
 		t.Skip("set EMBER_CUDA_BENCH=1 to measure")
@@ -147,9 +148,20 @@ func TestPrefillProducts(t *testing.T) {
 			rows = append(rows, n)
 		}
 	}
+	shapes := [][2]int{{1024, 4096}, {4096, 4096}, {14336, 4096}, {4096, 14336}}
+	if v := os.Getenv("EMBER_CUDA_BENCH_SHAPES"); v != "" {
+		shapes = shapes[:0]
+		for _, f := range strings.Split(v, ",") {
+			var m, k int
+			if _, err := fmt.Sscanf(strings.TrimSpace(f), "%dx%d", &m, &k); err != nil || m < 1 || k < 256 || k%256 != 0 {
+				t.Fatalf("EMBER_CUDA_BENCH_SHAPES: %q is not ROWSxCOLS (COLS a multiple of 256)", f)
+			}
+			shapes = append(shapes, [2]int{m, k})
+		}
+	}
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K} {
-		for _, s := range [][2]int{{1024, 4096}, {4096, 4096}, {14336, 4096}, {4096, 14336}} {
+		for _, s := range shapes {
 			m, k := s[0], s[1]
 			rb, _ := quant.RowBytes(typ, uint64(k))
 			data := make([]byte, m*int(rb))

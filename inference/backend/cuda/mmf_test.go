@@ -65,7 +65,7 @@ func TestMFSplits(t *testing.T) {
 // row, and K splits (with mmq_reduce); and MatMulShared's projections of mixed types
 // sharing one f16 activation rounding. The weights and activations are f16 on this path
 // (as on cuBLASLt's), so the bound is an NMSE, as TestF16Copies's, with each value
-// within 1e-3 of its row's scale.
+// within 1e-2 of the products' scale (0.05 sqrt(k)).
 func TestMMF(t *testing.T) {
 	be := newWith(t, cuda.Options{NoCublas: true})
 	defer be.Close()
@@ -80,7 +80,7 @@ func TestMMF(t *testing.T) {
 		}
 		scale := 0.05 * math.Sqrt(float64(k))
 		for i := range want {
-			if d := math.Abs(float64(got[i] - want[i])); !(d <= 1e-3*scale) {
+			if d := math.Abs(float64(got[i] - want[i])); !(d <= 1e-2*scale) {
 				t.Fatalf("%s: row %d col %d: got %g, want %g (scale %g)", name, i/m, i%m, got[i], want[i], scale)
 			}
 		}
