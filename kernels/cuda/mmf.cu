@@ -23,17 +23,20 @@
 // A weight becomes f16 as 1024 + q (0x6400 | q: exact), less 1024 (Q6_K: 1056), times the
 // f16 scale, less the f16 min (one rounding, __hfma2; Q6_K __hmul2).
 //
-// A block of 256 threads (8 warps of 32 weight rows: two m16 tiles) takes 256 weight rows
-// x 64 activation rows; steps of 256 elements of K, the raw weight blocks and the f16
-// activation rows of MF_STAGES steps in flight in shared memory (cp.async); the weights
-// of the first steps are requested before the wait for the kernel before (pdl_defer).
+// A block of 512 threads (16 warps: 8 of 32 weight rows, two m16 tiles, times 2 of 32
+// activation rows) takes 256 weight rows x 64 activation rows; steps of 256 elements of
+// K, the raw weight blocks and the f16 activation rows of mf_stages steps in flight in
+// shared memory (cp.async); the weights of the first steps are requested before the
+// wait for the kernel before (pdl_defer). At most 128 registers a thread, so that the
+// 16 warps hide each other's latencies (with 8 warps of 64 activation rows and 255
+// registers the first version issued an instruction every 3.3 cycles a scheduler).
 // Grid: (ceil(M / 256), ceil(N / 64) * splits); with splits > 1 the steps are divided
 // among the y blocks of a tile, which write part[split][N][M] for mmq_reduce.
 #include "common.cuh"
 
 #define MF_TM 256  // weight rows a block
 #define MF_TN 64   // activation rows a block
-#define MF_NT 256  // threads
+#define MF_NT 512  // threads
 #define MF_XLD 576 // an activation row of a stage: 256 halves, 16 bytes of padding after each 64
 
 // Bytes of a weight row of a stage: Q4_K the 144-byte block; Q6_K ql 128 | qh 64 |
@@ -66,37 +69,6 @@ __device__ __forceinline__ uint2 mf_lds64(const uint8_t* p) {
     return v;
 }
 
-// mf_issue_w requests weight rows row0.. of step `step` (nb steps a row) into st.
-template <int T>
-__device__ __forceinline__ void mf_issue_w(uint8_t* st, const uint8_t* W, i64 wstride, int M, int nb, int row0,
-                                           int step) {
-    constexpr int WLD = mf_wld<T>(), CH = WLD / 16;
-    for (int e = threadIdx.x; e < MF_TM * CH; e += MF_NT) {
-        const int r = e / CH, c = e % CH;
-        const bool ok = row0 + r < M;
-        const uint8_t* wr = W + (i64)(ok ? row0 + r : 0) * wstride;
-        const uint8_t* src;
-        if (T == T_Q4_K)
-            src = wr + 144 * step + 16 * c;
-        else
-            src = c < 8    ? wr + 128 * step + 16 * c
-                  : c < 12 ? wr + 128 * nb + 64 * step + 16 * (c - 8)
-                  : c < 13 ? wr + 192 * nb + 16 * step
-                           : wr + 208 * nb + ((2 * step) & ~15);
-        tc_cp16(st + r * WLD + 16 * c, src, ok);
-    }
-}
-
-// mf_issue_x requests activation rows n0.. (of N) of step `step` into xs.
-__device__ __forceinline__ void mf_issue_x(uint8_t* xs, const uint8_t* X, i64 xstride, int N, int n0, int step) {
-    for (int e = threadIdx.x; e < MF_TN * 32; e += MF_NT) {
-        const int r = e >> 5, c = e & 31;
-        const bool ok = n0 + r < N;
-        const uint8_t* src = X + (i64)(ok ? n0 + r : 0) * xstride + 512 * step + 16 * c;
-        tc_cp16(xs + r * MF_XLD + 16 * c + 16 * (c >> 3), src, ok);
-    }
-}
-
 // mf_q4 turns four 4-bit quants (the low nibbles of v's bytes) into the f16 pairs of a
 // slot: lo holds elements 0, 1, hi 2, 3; w = q * a + b.
 __device__ __forceinline__ void mf_q4(uint32_t v, __half2 a, __half2 b, uint32_t* lo, uint32_t* hi) {
@@ -118,30 +90,67 @@ __device__ __forceinline__ void mf_q6(uint32_t v, __half2 a, uint32_t* lo, uint3
     *hi = *(const uint32_t*)&wh;
 }
 
+// mf_issue_w requests this thread's pieces of the weight rows of step `step` into st:
+// thread t copies row t / 2's 16-byte chunks of parity t % 2 (wrow: the row, or row 0
+// with ok false past M).
+template <int T>
+__device__ __forceinline__ void mf_issue_w(uint8_t* st, const uint8_t* wrow, bool ok, int nb, int step) {
+    constexpr int WLD = mf_wld<T>();
+    const int r = threadIdx.x >> 1, cp = threadIdx.x & 1;
+    uint8_t* dst = st + r * WLD + 16 * cp;
+    if (T == T_Q4_K) {
+        const uint8_t* src = wrow + 144 * step + 16 * cp;
+#pragma unroll
+        for (int j = 0; j < 5; j++)
+            if (cp + 2 * j < 9) tc_cp16(dst + 32 * j, src + 32 * j, ok);
+    } else {
+#pragma unroll
+        for (int j = 0; j < 4; j++) tc_cp16(dst + 32 * j, wrow + 128 * step + 16 * cp + 32 * j, ok);  // ql
+#pragma unroll
+        for (int j = 0; j < 2; j++) tc_cp16(dst + 128 + 32 * j, wrow + 128 * nb + 64 * step + 16 * cp + 32 * j, ok);  // qh
+        tc_cp16(dst + 192, cp ? wrow + 208 * nb + ((2 * step) & ~15) : wrow + 192 * nb + 16 * step, ok);  // scales, d
+    }
+}
+
+// mf_issue_x requests this thread's pieces of the activation rows of step `step` into
+// xs: thread t copies chunks t % 8 + 8j of row t / 8 (xrow, ok as mf_issue_w's).
+__device__ __forceinline__ void mf_issue_x(uint8_t* xs, const uint8_t* xrow, bool ok, int step) {
+    const int q = threadIdx.x & 7;
+    uint8_t* dst = xs + (threadIdx.x >> 3) * MF_XLD + 16 * q;
+    const uint8_t* src = xrow + 512 * step + 16 * q;
+#pragma unroll
+    for (int j = 0; j < 4; j++) tc_cp16(dst + 144 * j, src + 128 * j, ok);
+}
+
 template <int T>
 __device__ __forceinline__ void mf_kernel(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride, float* D,
                                           i64 dstride, int M, int K, int N, float* part, int ntiles) {
     extern __shared__ __align__(16) uint8_t mf_raw[];
     constexpr int WLD = mf_wld<T>(), S = mf_stages<T>(), SB = mf_stage_bytes<T>();
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, c = lane & 3;
+    const int wm = warp & 7, wn = warp >> 3;
     const int row0 = blockIdx.x * MF_TM, tile = blockIdx.y % ntiles, split = blockIdx.y / ntiles;
     const int nsplit = gridDim.y / ntiles, n0 = tile * MF_TN;
     const int nb = K / 256, per = (nb + nsplit - 1) / nsplit, s0 = split * per, s1 = min(nb, s0 + per);
-    const int nn = min(8, (N - n0 + 7) / 8);  // n8 tiles holding activation rows
+    const int nn = max(0, min(4, (N - n0 - 32 * wn + 7) / 8));  // this warp's n8 tiles holding activation rows
 
+    const int wr_ = row0 + (threadIdx.x >> 1), xr_ = n0 + (threadIdx.x >> 3);
+    const bool wok = wr_ < M, xok = (threadIdx.x >> 3) < MF_TN && xr_ < N;
+    const uint8_t* wrow = W + (i64)(wok ? wr_ : 0) * wstride;
+    const uint8_t* xrow = X + (i64)(xok ? xr_ : 0) * xstride;
     for (int p = 0; p < S - 1; p++)
-        if (s0 + p < s1) mf_issue_w<T>(mf_raw + p * SB, W, wstride, M, nb, row0, s0 + p);
+        if (s0 + p < s1) mf_issue_w<T>(mf_raw + p * SB, wrow, wok, nb, s0 + p);
     pdl_wait();
     for (int p = 0; p < S - 1; p++) {
-        if (s0 + p < s1) mf_issue_x(mf_raw + p * SB + MF_TM * WLD, X, xstride, N, n0, s0 + p);
+        if (s0 + p < s1 && threadIdx.x < 8 * MF_TN) mf_issue_x(mf_raw + p * SB + MF_TM * WLD, xrow, xok, s0 + p);
         tc_commit();
     }
 
-    float acc[2][8][4];
+    float acc[2][4][4];
 #pragma unroll
     for (int mi = 0; mi < 2; mi++)
 #pragma unroll
-        for (int ni = 0; ni < 8; ni++)
+        for (int ni = 0; ni < 4; ni++)
 #pragma unroll
             for (int e = 0; e < 4; e++) acc[mi][ni][e] = 0;
 
@@ -151,36 +160,30 @@ __device__ __forceinline__ void mf_kernel(const uint8_t* W, i64 wstride, const u
         __syncthreads();
         if (step + S - 1 < s1) {
             uint8_t* nx = mf_raw + ((i + S - 1) % S) * SB;
-            mf_issue_w<T>(nx, W, wstride, M, nb, row0, step + S - 1);
-            mf_issue_x(nx + MF_TM * WLD, X, xstride, N, n0, step + S - 1);
+            mf_issue_w<T>(nx, wrow, wok, nb, step + S - 1);
+            if (threadIdx.x < 8 * MF_TN) mf_issue_x(nx + MF_TM * WLD, xrow, xok, step + S - 1);
         }
         tc_commit();
+        if (nn == 0) continue;
         const uint8_t* st = mf_raw + (i % S) * SB;
-        const uint8_t* xs = st + MF_TM * WLD + g * MF_XLD;
+        const uint8_t* xs = st + MF_TM * WLD + (32 * wn + g) * MF_XLD;
         // This lane's four weight rows: 16 mi + 8 hh + g of the warp's 32.
         const uint8_t* wr[2][2];
 #pragma unroll
         for (int mi = 0; mi < 2; mi++)
 #pragma unroll
-            for (int hh = 0; hh < 2; hh++) wr[mi][hh] = st + (warp * 32 + 16 * mi + 8 * hh + g) * WLD;
+            for (int hh = 0; hh < 2; hh++) wr[mi][hh] = st + (wm * 32 + 16 * mi + 8 * hh + g) * WLD;
 
         if (T == T_Q4_K) {
-            // Per row: qs[32c, 32c+32) as 8 words, and the f16 scale and -min of
-            // sub-blocks 2c (nib 0) and 2c+1 (nib 1).
-            uint32_t q[2][2][8];
+            // Per row: the f16 scale and -min of sub-blocks 2c (nib 0) and 2c+1 (nib 1),
+            // getScaleMinK4 from the scale words (bytes 0-3, 4-7, 8-11 of the 12).
             __half2 sa[2][2][2], sb[2][2][2];
 #pragma unroll
             for (int mi = 0; mi < 2; mi++)
 #pragma unroll
                 for (int hh = 0; hh < 2; hh++) {
-                    const uint8_t* r = wr[mi][hh];
-                    const uint4 hd = mf_lds128(r);
-                    const uint4 q0 = mf_lds128(r + 16 + 32 * c), q1 = mf_lds128(r + 32 + 32 * c);
-                    q[mi][hh][0] = q0.x, q[mi][hh][1] = q0.y, q[mi][hh][2] = q0.z, q[mi][hh][3] = q0.w;
-                    q[mi][hh][4] = q1.x, q[mi][hh][5] = q1.y, q[mi][hh][6] = q1.z, q[mi][hh][7] = q1.w;
+                    const uint4 hd = mf_lds128(wr[mi][hh]);
                     const float d = h2f(hd.x & 0xffff), dmin = h2f(hd.x >> 16);
-                    // getScaleMinK4 of sub-blocks j = 2c + nib from the scale words
-                    // (bytes 0-3, 4-7, 8-11 of the 12).
 #pragma unroll
                     for (int nib = 0; nib < 2; nib++) {
                         const int j = 2 * c + nib, sh = 8 * (j & 3);
@@ -197,26 +200,36 @@ __device__ __forceinline__ void mf_kernel(const uint8_t* W, i64 wstride, const u
                     }
                 }
 #pragma unroll
-            for (int gi = 0; gi < 8; gi++) {
-                const int nib = gi >> 2, p = gi & 3;
-                uint32_t A[2][2][4];  // [slot][mi][register]
+            for (int pp = 0; pp < 2; pp++) {
+                // qs bytes 32c + 16pp .. +16 of each row: words 2p, 2p+1 of p = 2pp, 2pp+1.
+                uint4 qv[2][2];
 #pragma unroll
                 for (int mi = 0; mi < 2; mi++)
 #pragma unroll
-                    for (int hh = 0; hh < 2; hh++)
+                    for (int hh = 0; hh < 2; hh++) qv[mi][hh] = mf_lds128(wr[mi][hh] + 16 + 32 * c + 16 * pp);
 #pragma unroll
-                        for (int t = 0; t < 2; t++)
-                            mf_q4((q[mi][hh][2 * p + t] >> (4 * nib)) & 0x0f0f0f0fu, sa[mi][hh][nib], sb[mi][hh][nib],
-                                  &A[t][mi][hh], &A[t][mi][2 + hh]);
-                const int xo = mf_xoff(64 * c + 32 * nib + 8 * p);
+                for (int gi = 0; gi < 4; gi++) {
+                    const int pl = gi >> 1, nib = gi & 1, p = 2 * pp + pl;
+                    uint32_t A[2][2][4];  // [slot][mi][register]
 #pragma unroll
-                for (int ni = 0; ni < 8; ni++) {
-                    if (ni < nn) {
-                        const uint4 bv = mf_lds128(xs + ni * 8 * MF_XLD + xo);
+                    for (int mi = 0; mi < 2; mi++)
 #pragma unroll
-                        for (int mi = 0; mi < 2; mi++) {
-                            tc_mma(acc[mi][ni], A[0][mi], bv.x, bv.y);
-                            tc_mma(acc[mi][ni], A[1][mi], bv.z, bv.w);
+                        for (int hh = 0; hh < 2; hh++)
+#pragma unroll
+                            for (int t = 0; t < 2; t++) {
+                                const uint32_t w = pl ? (t ? qv[mi][hh].w : qv[mi][hh].z) : (t ? qv[mi][hh].y : qv[mi][hh].x);
+                                mf_q4((w >> (4 * nib)) & 0x0f0f0f0fu, sa[mi][hh][nib], sb[mi][hh][nib], &A[t][mi][hh],
+                                      &A[t][mi][2 + hh]);
+                            }
+                    const int xo = mf_xoff(64 * c + 32 * nib + 8 * p);
+#pragma unroll
+                    for (int ni = 0; ni < 4; ni++) {
+                        if (ni < nn) {
+                            const uint4 bv = mf_lds128(xs + ni * 8 * MF_XLD + xo);
+#pragma unroll
+                            for (int mi = 0; mi < 2; mi++) tc_mma(acc[mi][ni], A[0][mi], bv.x, bv.y);
+#pragma unroll
+                            for (int mi = 0; mi < 2; mi++) tc_mma(acc[mi][ni], A[1][mi], bv.z, bv.w);
                         }
                     }
                 }
@@ -225,17 +238,14 @@ __device__ __forceinline__ void mf_kernel(const uint8_t* W, i64 wstride, const u
             const int dpos = 208 + ((2 * step) & 15);  // d in the 16 bytes holding it
 #pragma unroll
             for (int h = 0; h < 2; h++) {
-                // Per row: ql bytes 64h + 32s' + 8c (s' = 0, 1), qh bytes 32h + 8c, and
-                // d times scales 8h + 2s + c/2 (s = 0..3) in f16.
-                uint2 ql[2][2][2], qh[2][2];
+                // Per row: d times scales 8h + 2s + c/2 (s = 0..3) in f16, and qh bytes 32h + 8c.
                 __half2 sa[2][2][4];
+                uint2 qh[2][2];
 #pragma unroll
                 for (int mi = 0; mi < 2; mi++)
 #pragma unroll
                     for (int hh = 0; hh < 2; hh++) {
                         const uint8_t* r = wr[mi][hh];
-                        ql[mi][hh][0] = mf_lds64(r + 64 * h + 8 * c);
-                        ql[mi][hh][1] = mf_lds64(r + 64 * h + 32 + 8 * c);
                         qh[mi][hh] = mf_lds64(r + 128 + 32 * h + 8 * c);
                         const uint2 sw = mf_lds64(r + 192 + 8 * h);
                         const float d = ldh(r + dpos);
@@ -247,29 +257,38 @@ __device__ __forceinline__ void mf_kernel(const uint8_t* W, i64 wstride, const u
                         }
                     }
 #pragma unroll
-                for (int s = 0; s < 4; s++) {
-                    uint32_t A[2][2][4];  // [slot][mi][register]
+                for (int sp = 0; sp < 2; sp++) {
+                    // ql bytes 64h + 32sp + 8c: nibble 0 for s = sp, 1 for s = sp + 2.
+                    uint2 ql[2][2];
 #pragma unroll
                     for (int mi = 0; mi < 2; mi++)
 #pragma unroll
-                        for (int hh = 0; hh < 2; hh++)
+                        for (int hh = 0; hh < 2; hh++) ql[mi][hh] = mf_lds64(wr[mi][hh] + 64 * h + 32 * sp + 8 * c);
 #pragma unroll
-                            for (int t = 0; t < 2; t++) {
-                                const uint32_t lw = t ? ql[mi][hh][s & 1].y : ql[mi][hh][s & 1].x;
-                                const uint32_t hw = t ? qh[mi][hh].y : qh[mi][hh].x;
-                                const uint32_t v =
-                                    ((lw >> (4 * (s >> 1))) & 0x0f0f0f0fu) | (((hw >> (2 * s)) & 0x03030303u) << 4);
-                                mf_q6(v, sa[mi][hh][s], &A[t][mi][hh], &A[t][mi][2 + hh]);
-                            }
-                    const int xo = mf_xoff(128 * h + 32 * s + 8 * c);
+                    for (int sn = 0; sn < 2; sn++) {
+                        const int s = sp + 2 * sn;
+                        uint32_t A[2][2][4];  // [slot][mi][register]
 #pragma unroll
-                    for (int ni = 0; ni < 8; ni++) {
-                        if (ni < nn) {
-                            const uint4 bv = mf_lds128(xs + ni * 8 * MF_XLD + xo);
+                        for (int mi = 0; mi < 2; mi++)
 #pragma unroll
-                            for (int mi = 0; mi < 2; mi++) {
-                                tc_mma(acc[mi][ni], A[0][mi], bv.x, bv.y);
-                                tc_mma(acc[mi][ni], A[1][mi], bv.z, bv.w);
+                            for (int hh = 0; hh < 2; hh++)
+#pragma unroll
+                                for (int t = 0; t < 2; t++) {
+                                    const uint32_t lw = t ? ql[mi][hh].y : ql[mi][hh].x;
+                                    const uint32_t hw = t ? qh[mi][hh].y : qh[mi][hh].x;
+                                    const uint32_t v =
+                                        ((lw >> (4 * sn)) & 0x0f0f0f0fu) | (((hw >> (2 * s)) & 0x03030303u) << 4);
+                                    mf_q6(v, sa[mi][hh][s], &A[t][mi][hh], &A[t][mi][2 + hh]);
+                                }
+                        const int xo = mf_xoff(128 * h + 32 * s + 8 * c);
+#pragma unroll
+                        for (int ni = 0; ni < 4; ni++) {
+                            if (ni < nn) {
+                                const uint4 bv = mf_lds128(xs + ni * 8 * MF_XLD + xo);
+#pragma unroll
+                                for (int mi = 0; mi < 2; mi++) tc_mma(acc[mi][ni], A[0][mi], bv.x, bv.y);
+#pragma unroll
+                                for (int mi = 0; mi < 2; mi++) tc_mma(acc[mi][ni], A[1][mi], bv.z, bv.w);
                             }
                         }
                     }
@@ -283,10 +302,11 @@ __device__ __forceinline__ void mf_kernel(const uint8_t* W, i64 wstride, const u
 #pragma unroll
     for (int mi = 0; mi < 2; mi++)
 #pragma unroll
-        for (int ni = 0; ni < 8; ni++)
+        for (int ni = 0; ni < 4; ni++)
 #pragma unroll
             for (int e = 0; e < 4; e++) {
-                const int m = row0 + warp * 32 + 16 * mi + g + 8 * (e >> 1), n = n0 + 8 * ni + 2 * c + (e & 1);
+                const int m = row0 + wm * 32 + 16 * mi + g + 8 * (e >> 1);
+                const int n = n0 + 32 * wn + 8 * ni + 2 * c + (e & 1);
                 if (ni < nn && m < M && n < N) out[(i64)n * ost + m] = acc[mi][ni][e];
             }
 }

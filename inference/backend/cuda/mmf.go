@@ -24,7 +24,7 @@ import (
 const MMFEnv = "EMBER_CUDA_MMF"
 
 const (
-	mfTM, mfTN, mfThreads = 256, 64, 256
+	mfTM, mfTN, mfThreads = 256, 64, 512
 	mfXLD                 = 576 // bytes of an activation row of a stage (MF_XLD)
 	// mfDefaultMinRows is the fewest activation rows whose products take mmf.
 	mfDefaultMinRows = 48
