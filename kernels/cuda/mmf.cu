@@ -23,15 +23,17 @@
 // A weight becomes f16 as 1024 + q (0x6400 | q: exact), less 1024 (Q6_K: 1056), times the
 // f16 scale, less the f16 min (one rounding, __hfma2; Q6_K __hmul2).
 //
-// A block of 512 threads (16 warps: 8 of 32 weight rows, two m16 tiles, times 2 of 32
-// activation rows) takes 256 weight rows x 64 activation rows; steps of 256 elements of
-// K, the raw weight blocks and the f16 activation rows of mf_stages steps in flight in
-// shared memory (cp.async); the weights of the first steps are requested before the
-// wait for the kernel before (pdl_defer). At most 128 registers a thread, so that the
-// 16 warps hide each other's latencies (with 8 warps of 64 activation rows and 255
-// registers the first version issued an instruction every 3.3 cycles a scheduler).
-// Grid: (ceil(M / 256), ceil(N / 64) * splits); with splits > 1 the steps are divided
-// among the y blocks of a tile, which write part[split][N][M] for mmq_reduce.
+// A block of 512 threads (16 warps of 16 weight rows, each warp all 64 activation rows)
+// takes 256 weight rows x 64 activation rows; steps of 256 elements of K, the weights
+// and the f16 activation rows of mf_stages steps in flight in shared memory (cp.async);
+// the weights of the first steps are requested before the wait for the kernel before
+// (pdl_defer). Each weight is dequantized once a block, and the 16 warps hide each
+// other's latencies. The weights come from a packed copy (mmf_pack: per tile of 256
+// rows and step, the stage's bytes), so a block copies each step as one contiguous
+// piece. (The first versions, measured on the H200 for 14336x4096 at 64 rows: 8 warps of
+// 32 rows x 64 columns at 255 registers issued an instruction every 3.3 cycles a
+// scheduler, 69 us; 16 warps of 32 rows x 32 columns dequantized each weight twice, 62
+// us, 50 with no weight copies at all.)
 #include "common.cuh"
 
 #define MF_TM 256  // weight rows a block
@@ -90,30 +92,20 @@ __device__ __forceinline__ void mf_q6(uint32_t v, __half2 a, uint32_t* lo, uint3
     *hi = *(const uint32_t*)&wh;
 }
 
-// mf_issue_w requests this thread's pieces of the weight rows of step `step` into st:
-// thread t copies row t / 2's 16-byte chunks of parity t % 2 (wrow: the row, or row 0
-// with ok false past M).
+// mf_issue_w requests the step's packed weights src (MF_TM rows of mf_wld bytes) into st.
 template <int T>
-__device__ __forceinline__ void mf_issue_w(uint8_t* st, const uint8_t* wrow, bool ok, int nb, int step) {
-    constexpr int WLD = mf_wld<T>();
-    const int r = threadIdx.x >> 1, cp = threadIdx.x & 1;
-    uint8_t* dst = st + r * WLD + 16 * cp;
-    if (T == T_Q4_K) {
-        const uint8_t* src = wrow + 144 * step + 16 * cp;
+__device__ __forceinline__ void mf_issue_w(uint8_t* st, const uint8_t* src) {
+    constexpr int CH = MF_TM * mf_wld<T>() / 16;
 #pragma unroll
-        for (int j = 0; j < 5; j++)
-            if (cp + 2 * j < 9) tc_cp16(dst + 32 * j, src + 32 * j, ok);
-    } else {
-#pragma unroll
-        for (int j = 0; j < 4; j++) tc_cp16(dst + 32 * j, wrow + 128 * step + 16 * cp + 32 * j, ok);  // ql
-#pragma unroll
-        for (int j = 0; j < 2; j++) tc_cp16(dst + 128 + 32 * j, wrow + 128 * nb + 64 * step + 16 * cp + 32 * j, ok);  // qh
-        tc_cp16(dst + 192, cp ? wrow + 208 * nb + ((2 * step) & ~15) : wrow + 192 * nb + 16 * step, ok);  // scales, d
+    for (int j = 0; j < (CH + MF_NT - 1) / MF_NT; j++) {
+        const int e = threadIdx.x + MF_NT * j;
+        if (CH % MF_NT == 0 || e < CH) tc_cp16(st + 16 * e, src + 16 * e, true);
     }
 }
 
 // mf_issue_x requests this thread's pieces of the activation rows of step `step` into
-// xs: thread t copies chunks t % 8 + 8j of row t / 8 (xrow, ok as mf_issue_w's).
+// xs: thread t copies chunks t % 8 + 8j of row t / 8 (xrow: the row, or row 0 with ok
+// false past N).
 __device__ __forceinline__ void mf_issue_x(uint8_t* xs, const uint8_t* xrow, bool ok, int step) {
     const int q = threadIdx.x & 7;
     uint8_t* dst = xs + (threadIdx.x >> 3) * MF_XLD + 16 * q;
@@ -122,37 +114,60 @@ __device__ __forceinline__ void mf_issue_x(uint8_t* xs, const uint8_t* xrow, boo
     for (int j = 0; j < 4; j++) tc_cp16(dst + 144 * j, src + 128 * j, ok);
 }
 
+// mf_pack writes the packed copy P of M rows of W (nb steps a row): chunk c of row r of
+// tile t and step s at ((t nb + s) MF_TM + r) mf_wld + 16c, rows past M zeros. The chunks
+// of a Q4_K row are its block; of a Q6_K row (the device layout) ql, qh, the scales and
+// the 16 bytes holding d.
 template <int T>
-__device__ __forceinline__ void mf_kernel(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride, float* D,
-                                          i64 dstride, int M, int K, int N, float* part, int ntiles) {
+__device__ __forceinline__ void mf_pack(const uint8_t* W, i64 wstride, int M, int nb, uint8_t* P) {
+    constexpr int CH = mf_wld<T>() / 16;
+    const i64 total = (i64)((M + MF_TM - 1) / MF_TM) * nb * MF_TM * CH;
+    for (i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x; e < total; e += (i64)gridDim.x * blockDim.x) {
+        const int c = (int)(e % CH);
+        const i64 q = e / CH;
+        const int row = (int)(q / ((i64)nb * MF_TM)) * MF_TM + (int)(q % MF_TM), s = (int)(q / MF_TM % nb);
+        uint4 v = make_uint4(0, 0, 0, 0);
+        if (row < M) {
+            const uint8_t* wr = W + (i64)row * wstride;
+            const uint8_t* src = T == T_Q4_K ? wr + 144 * s + 16 * c
+                                 : c < 8     ? wr + 128 * s + 16 * c
+                                 : c < 12    ? wr + 128 * nb + 64 * s + 16 * (c - 8)
+                                 : c < 13    ? wr + 192 * nb + 16 * s
+                                             : wr + 208 * nb + ((2 * s) & ~15);
+            v = *(const uint4*)src;
+        }
+        *(uint4*)(P + 16 * e) = v;
+    }
+}
+
+template <int T>
+__device__ __forceinline__ void mf_kernel(const uint8_t* P, const uint8_t* X, i64 xstride, float* D, i64 dstride,
+                                          int M, int K, int N, float* part, int ntiles) {
     extern __shared__ __align__(16) uint8_t mf_raw[];
     constexpr int WLD = mf_wld<T>(), S = mf_stages<T>(), SB = mf_stage_bytes<T>();
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, c = lane & 3;
-    const int wm = warp & 7, wn = warp >> 3;
     const int row0 = blockIdx.x * MF_TM, tile = blockIdx.y % ntiles, split = blockIdx.y / ntiles;
     const int nsplit = gridDim.y / ntiles, n0 = tile * MF_TN;
     const int nb = K / 256, per = (nb + nsplit - 1) / nsplit, s0 = split * per, s1 = min(nb, s0 + per);
-    const int nn = max(0, min(4, (N - n0 - 32 * wn + 7) / 8));  // this warp's n8 tiles holding activation rows
+    const int nn = min(8, (N - n0 + 7) / 8);  // n8 tiles holding activation rows
+    const uint8_t* wsrc = P + (i64)blockIdx.x * nb * MF_TM * WLD;  // this tile's steps
 
-    const int wr_ = row0 + (threadIdx.x >> 1), xr_ = n0 + (threadIdx.x >> 3);
-    const bool wok = wr_ < M, xok = (threadIdx.x >> 3) < MF_TN && xr_ < N;
-    const uint8_t* wrow = W + (i64)(wok ? wr_ : 0) * wstride;
-    const uint8_t* xrow = X + (i64)(xok ? xr_ : 0) * xstride;
+    const int xr = n0 + (threadIdx.x >> 3);
+    const bool xok = xr < N;
+    const uint8_t* xrow = X + (i64)(xok ? xr : 0) * xstride;
     for (int p = 0; p < S - 1; p++)
-        if (s0 + p < s1) mf_issue_w<T>(mf_raw + p * SB, wrow, wok, nb, s0 + p);
+        if (s0 + p < s1) mf_issue_w<T>(mf_raw + p * SB, wsrc + (i64)(s0 + p) * MF_TM * WLD);
     pdl_wait();
     for (int p = 0; p < S - 1; p++) {
-        if (s0 + p < s1 && threadIdx.x < 8 * MF_TN) mf_issue_x(mf_raw + p * SB + MF_TM * WLD, xrow, xok, s0 + p);
+        if (s0 + p < s1) mf_issue_x(mf_raw + p * SB + MF_TM * WLD, xrow, xok, s0 + p);
         tc_commit();
     }
 
-    float acc[2][4][4];
+    float acc[8][4];
 #pragma unroll
-    for (int mi = 0; mi < 2; mi++)
+    for (int ni = 0; ni < 8; ni++)
 #pragma unroll
-        for (int ni = 0; ni < 4; ni++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) acc[mi][ni][e] = 0;
+        for (int e = 0; e < 4; e++) acc[ni][e] = 0;
 
     for (int step = s0; step < s1; step++) {
         const int i = step - s0;
@@ -160,76 +175,60 @@ __device__ __forceinline__ void mf_kernel(const uint8_t* W, i64 wstride, const u
         __syncthreads();
         if (step + S - 1 < s1) {
             uint8_t* nx = mf_raw + ((i + S - 1) % S) * SB;
-            mf_issue_w<T>(nx, wrow, wok, nb, step + S - 1);
-            if (threadIdx.x < 8 * MF_TN) mf_issue_x(nx + MF_TM * WLD, xrow, xok, step + S - 1);
+            mf_issue_w<T>(nx, wsrc + (i64)(step + S - 1) * MF_TM * WLD);
+            mf_issue_x(nx + MF_TM * WLD, xrow, xok, step + S - 1);
         }
         tc_commit();
-        if (nn == 0) continue;
         const uint8_t* st = mf_raw + (i % S) * SB;
-        const uint8_t* xs = st + MF_TM * WLD + (32 * wn + g) * MF_XLD;
-        // This lane's four weight rows: 16 mi + 8 hh + g of the warp's 32.
-        const uint8_t* wr[2][2];
-#pragma unroll
-        for (int mi = 0; mi < 2; mi++)
-#pragma unroll
-            for (int hh = 0; hh < 2; hh++) wr[mi][hh] = st + (wm * 32 + 16 * mi + 8 * hh + g) * WLD;
+        const uint8_t* xs = st + MF_TM * WLD + g * MF_XLD;
+        // This lane's two weight rows: g and g + 8 of the warp's 16.
+        const uint8_t* wr[2] = {st + (warp * 16 + g) * WLD, st + (warp * 16 + 8 + g) * WLD};
 
         if (T == T_Q4_K) {
             // Per row: the f16 scale and -min of sub-blocks 2c (nib 0) and 2c+1 (nib 1),
             // getScaleMinK4 from the scale words (bytes 0-3, 4-7, 8-11 of the 12).
-            __half2 sa[2][2][2], sb[2][2][2];
+            __half2 sa[2][2], sb[2][2];
 #pragma unroll
-            for (int mi = 0; mi < 2; mi++)
+            for (int hh = 0; hh < 2; hh++) {
+                const uint4 hd = mf_lds128(wr[hh]);
+                const float d = h2f(hd.x & 0xffff), dmin = h2f(hd.x >> 16);
 #pragma unroll
-                for (int hh = 0; hh < 2; hh++) {
-                    const uint4 hd = mf_lds128(wr[mi][hh]);
-                    const float d = h2f(hd.x & 0xffff), dmin = h2f(hd.x >> 16);
-#pragma unroll
-                    for (int nib = 0; nib < 2; nib++) {
-                        const int j = 2 * c + nib, sh = 8 * (j & 3);
-                        int s, m;
-                        if (j < 4) {
-                            s = (hd.y >> sh) & 63;
-                            m = (hd.z >> sh) & 63;
-                        } else {
-                            s = ((hd.w >> sh) & 15) | (((hd.y >> sh) >> 6 & 3) << 4);
-                            m = ((hd.w >> sh) >> 4 & 15) | (((hd.z >> sh) >> 6 & 3) << 4);
-                        }
-                        sa[mi][hh][nib] = __float2half2_rn(d * (float)s);
-                        sb[mi][hh][nib] = __float2half2_rn(-(dmin * (float)m));
+                for (int nib = 0; nib < 2; nib++) {
+                    const int j = 2 * c + nib, sh = 8 * (j & 3);
+                    int s, m;
+                    if (j < 4) {
+                        s = (hd.y >> sh) & 63;
+                        m = (hd.z >> sh) & 63;
+                    } else {
+                        s = ((hd.w >> sh) & 15) | (((hd.y >> sh) >> 6 & 3) << 4);
+                        m = ((hd.w >> sh) >> 4 & 15) | (((hd.z >> sh) >> 6 & 3) << 4);
                     }
+                    sa[hh][nib] = __float2half2_rn(d * (float)s);
+                    sb[hh][nib] = __float2half2_rn(-(dmin * (float)m));
                 }
+            }
 #pragma unroll
             for (int pp = 0; pp < 2; pp++) {
                 // qs bytes 32c + 16pp .. +16 of each row: words 2p, 2p+1 of p = 2pp, 2pp+1.
-                uint4 qv[2][2];
-#pragma unroll
-                for (int mi = 0; mi < 2; mi++)
-#pragma unroll
-                    for (int hh = 0; hh < 2; hh++) qv[mi][hh] = mf_lds128(wr[mi][hh] + 16 + 32 * c + 16 * pp);
+                const uint4 qv[2] = {mf_lds128(wr[0] + 16 + 32 * c + 16 * pp), mf_lds128(wr[1] + 16 + 32 * c + 16 * pp)};
 #pragma unroll
                 for (int gi = 0; gi < 4; gi++) {
                     const int pl = gi >> 1, nib = gi & 1, p = 2 * pp + pl;
-                    uint32_t A[2][2][4];  // [slot][mi][register]
+                    uint32_t A[2][4];  // [slot][register]
 #pragma unroll
-                    for (int mi = 0; mi < 2; mi++)
+                    for (int hh = 0; hh < 2; hh++)
 #pragma unroll
-                        for (int hh = 0; hh < 2; hh++)
-#pragma unroll
-                            for (int t = 0; t < 2; t++) {
-                                const uint32_t w = pl ? (t ? qv[mi][hh].w : qv[mi][hh].z) : (t ? qv[mi][hh].y : qv[mi][hh].x);
-                                mf_q4((w >> (4 * nib)) & 0x0f0f0f0fu, sa[mi][hh][nib], sb[mi][hh][nib], &A[t][mi][hh],
-                                      &A[t][mi][2 + hh]);
-                            }
+                        for (int t = 0; t < 2; t++) {
+                            const uint32_t w = pl ? (t ? qv[hh].w : qv[hh].z) : (t ? qv[hh].y : qv[hh].x);
+                            mf_q4((w >> (4 * nib)) & 0x0f0f0f0fu, sa[hh][nib], sb[hh][nib], &A[t][hh], &A[t][2 + hh]);
+                        }
                     const int xo = mf_xoff(64 * c + 32 * nib + 8 * p);
 #pragma unroll
-                    for (int ni = 0; ni < 4; ni++) {
+                    for (int ni = 0; ni < 8; ni++) {
                         if (ni < nn) {
                             const uint4 bv = mf_lds128(xs + ni * 8 * MF_XLD + xo);
-#pragma unroll
-                            for (int mi = 0; mi < 2; mi++) tc_mma(acc[mi][ni], A[0][mi], bv.x, bv.y);
-#pragma unroll
-                            for (int mi = 0; mi < 2; mi++) tc_mma(acc[mi][ni], A[1][mi], bv.z, bv.w);
+                            tc_mma(acc[ni], A[0], bv.x, bv.y);
+                            tc_mma(acc[ni], A[1], bv.z, bv.w);
                         }
                     }
                 }
@@ -239,56 +238,45 @@ __device__ __forceinline__ void mf_kernel(const uint8_t* W, i64 wstride, const u
 #pragma unroll
             for (int h = 0; h < 2; h++) {
                 // Per row: d times scales 8h + 2s + c/2 (s = 0..3) in f16, and qh bytes 32h + 8c.
-                __half2 sa[2][2][4];
-                uint2 qh[2][2];
+                __half2 sa[2][4];
+                uint2 qh[2];
 #pragma unroll
-                for (int mi = 0; mi < 2; mi++)
+                for (int hh = 0; hh < 2; hh++) {
+                    const uint8_t* r = wr[hh];
+                    qh[hh] = mf_lds64(r + 128 + 32 * h + 8 * c);
+                    const uint2 sw = mf_lds64(r + 192 + 8 * h);
+                    const float d = ldh(r + dpos);
 #pragma unroll
-                    for (int hh = 0; hh < 2; hh++) {
-                        const uint8_t* r = wr[mi][hh];
-                        qh[mi][hh] = mf_lds64(r + 128 + 32 * h + 8 * c);
-                        const uint2 sw = mf_lds64(r + 192 + 8 * h);
-                        const float d = ldh(r + dpos);
-#pragma unroll
-                        for (int s = 0; s < 4; s++) {
-                            const uint32_t w = s < 2 ? sw.x : sw.y;
-                            const int sc = (int)(int8_t)(uint8_t)(w >> (8 * ((c >> 1) + 2 * (s & 1))));
-                            sa[mi][hh][s] = __float2half2_rn(d * (float)sc);
-                        }
+                    for (int s = 0; s < 4; s++) {
+                        const uint32_t w = s < 2 ? sw.x : sw.y;
+                        const int sc = (int)(int8_t)(uint8_t)(w >> (8 * ((c >> 1) + 2 * (s & 1))));
+                        sa[hh][s] = __float2half2_rn(d * (float)sc);
                     }
+                }
 #pragma unroll
                 for (int sp = 0; sp < 2; sp++) {
                     // ql bytes 64h + 32sp + 8c: nibble 0 for s = sp, 1 for s = sp + 2.
-                    uint2 ql[2][2];
-#pragma unroll
-                    for (int mi = 0; mi < 2; mi++)
-#pragma unroll
-                        for (int hh = 0; hh < 2; hh++) ql[mi][hh] = mf_lds64(wr[mi][hh] + 64 * h + 32 * sp + 8 * c);
+                    const uint2 ql[2] = {mf_lds64(wr[0] + 64 * h + 32 * sp + 8 * c),
+                                         mf_lds64(wr[1] + 64 * h + 32 * sp + 8 * c)};
 #pragma unroll
                     for (int sn = 0; sn < 2; sn++) {
                         const int s = sp + 2 * sn;
-                        uint32_t A[2][2][4];  // [slot][mi][register]
+                        uint32_t A[2][4];  // [slot][register]
 #pragma unroll
-                        for (int mi = 0; mi < 2; mi++)
+                        for (int hh = 0; hh < 2; hh++)
 #pragma unroll
-                            for (int hh = 0; hh < 2; hh++)
-#pragma unroll
-                                for (int t = 0; t < 2; t++) {
-                                    const uint32_t lw = t ? ql[mi][hh].y : ql[mi][hh].x;
-                                    const uint32_t hw = t ? qh[mi][hh].y : qh[mi][hh].x;
-                                    const uint32_t v =
-                                        ((lw >> (4 * sn)) & 0x0f0f0f0fu) | (((hw >> (2 * s)) & 0x03030303u) << 4);
-                                    mf_q6(v, sa[mi][hh][s], &A[t][mi][hh], &A[t][mi][2 + hh]);
-                                }
+                            for (int t = 0; t < 2; t++) {
+                                const uint32_t lw = t ? ql[hh].y : ql[hh].x, hw = t ? qh[hh].y : qh[hh].x;
+                                const uint32_t v = ((lw >> (4 * sn)) & 0x0f0f0f0fu) | (((hw >> (2 * s)) & 0x03030303u) << 4);
+                                mf_q6(v, sa[hh][s], &A[t][hh], &A[t][2 + hh]);
+                            }
                         const int xo = mf_xoff(128 * h + 32 * s + 8 * c);
 #pragma unroll
-                        for (int ni = 0; ni < 4; ni++) {
+                        for (int ni = 0; ni < 8; ni++) {
                             if (ni < nn) {
                                 const uint4 bv = mf_lds128(xs + ni * 8 * MF_XLD + xo);
-#pragma unroll
-                                for (int mi = 0; mi < 2; mi++) tc_mma(acc[mi][ni], A[0][mi], bv.x, bv.y);
-#pragma unroll
-                                for (int mi = 0; mi < 2; mi++) tc_mma(acc[mi][ni], A[1][mi], bv.z, bv.w);
+                                tc_mma(acc[ni], A[0], bv.x, bv.y);
+                                tc_mma(acc[ni], A[1], bv.z, bv.w);
                             }
                         }
                     }
@@ -300,23 +288,24 @@ __device__ __forceinline__ void mf_kernel(const uint8_t* W, i64 wstride, const u
     float* out = nsplit > 1 ? part + (i64)split * N * M : D;
     const i64 ost = nsplit > 1 ? (i64)M : dstride;
 #pragma unroll
-    for (int mi = 0; mi < 2; mi++)
+    for (int ni = 0; ni < 8; ni++)
 #pragma unroll
-        for (int ni = 0; ni < 4; ni++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                const int m = row0 + wm * 32 + 16 * mi + g + 8 * (e >> 1);
-                const int n = n0 + 32 * wn + 8 * ni + 2 * c + (e & 1);
-                if (ni < nn && m < M && n < N) out[(i64)n * ost + m] = acc[mi][ni][e];
-            }
+        for (int e = 0; e < 4; e++) {
+            const int m = row0 + warp * 16 + g + 8 * (e >> 1), n = n0 + 8 * ni + 2 * c + (e & 1);
+            if (ni < nn && m < M && n < N) out[(i64)n * ost + m] = acc[ni][e];
+        }
 }
 
 #define MMF(NAME, T)                                                                                              \
     extern "C" __global__ void __launch_bounds__(MF_NT, 1)                                                        \
-        mmf_##NAME(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride, float* D, i64 dstride, int M,    \
-                   int K, int N, float* part, int ntiles) {                                                       \
+        mmf_##NAME(const uint8_t* P, const uint8_t* X, i64 xstride, float* D, i64 dstride, int M, int K, int N,  \
+                   float* part, int ntiles) {                                                                     \
         pdl_defer();                                                                                              \
-        mf_kernel<T>(W, wstride, X, xstride, D, dstride, M, K, N, part, ntiles);                                  \
+        mf_kernel<T>(P, X, xstride, D, dstride, M, K, N, part, ntiles);                                           \
+    }                                                                                                             \
+    extern "C" __global__ void mmf_pack_##NAME(const uint8_t* W, i64 wstride, int M, int nb, uint8_t* P) {       \
+        pdl_entry();                                                                                              \
+        mf_pack<T>(W, wstride, M, nb, P);                                                                         \
     }
 MMF(q4_k, T_Q4_K)
 MMF(q6_k, T_Q6_K)

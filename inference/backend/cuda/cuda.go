@@ -172,6 +172,8 @@ type tensor struct {
 	weight     bool   // made by Weight
 	f16        uint64 // the f16 copy of a weight's rows (f16copy.go), 0 if none
 	noF16      bool   // a copy was declined (no room, or a type without one)
+	mfp        uint64 // mmf's packed copy of a weight (mmf.go), 0 if none
+	noMFP      bool   // a packed copy was declined (no room)
 }
 
 func (t *tensor) Type() quant.Type { return t.typ }
@@ -314,7 +316,7 @@ func (b *Backend) Free(bt backend.Tensor) {
 	if b.closed {
 		return
 	}
-	for _, p := range []uint64{t.ptr, t.f16} {
+	for _, p := range []uint64{t.ptr, t.f16, t.mfp} {
 		if n, ok := b.live[p]; ok {
 			delete(b.live, p)
 			b.pool[n] = append(b.pool[n], p)
@@ -324,6 +326,11 @@ func (b *Backend) Free(bt backend.Tensor) {
 		b.f16c.count--
 		b.f16c.bytes -= t.f16Bytes()
 		t.f16 = 0
+	}
+	if t.mfp != 0 {
+		b.mf.count--
+		b.mf.bytes -= mfPackBytes(t)
+		t.mfp = 0
 	}
 }
 

@@ -86,3 +86,6 @@ func MMFFromEnv() (off bool, minRows int, err error) {
 
 // MFSplits is mfSplits.
 func MFSplits(mt, nt, steps, sms int) int { return mfSplits(mt, nt, steps, sms) }
+
+// MMFPacks reports mmf's packed weight copies held and the device memory they hold.
+func MMFPacks(b *Backend) (count, bytes int) { return b.mf.count, b.mf.bytes }

@@ -35,6 +35,8 @@ type mfConf struct {
 	off      bool
 	minRows  int
 	products int // products run on mmf (for tests)
+	count    int // packed copies held
+	bytes    int // device memory they hold
 }
 
 // mfFromEnv reads $EMBER_CUDA_MMF.
@@ -71,8 +73,9 @@ func mfStages(t quant.Type) int {
 }
 
 // mfTakes reports whether mmf runs the product of w with n activation rows: Q4_K and
-// Q6_K rows of whole 256-element steps, from minRows rows to below cuBLASLt's (at
-// most ltDefaultMinRows: prompt-sized products stay on cuBLASLt or mmq).
+// Q6_K rows of whole 256-element steps of a whole weight with a packed copy (one made
+// now if there is none and the device has room), from minRows rows to below
+// cuBLASLt's (at most ltDefaultMinRows: prompt-sized products stay on cuBLASLt or mmq).
 // A backend built without New (the queue tests) has the default floor.
 func (b *Backend) mfTakes(w *tensor, n int) bool {
 	least, most := b.mf.minRows, ltDefaultMinRows // prompt-sized products: cuBLASLt or mmq
@@ -85,7 +88,39 @@ func (b *Backend) mfTakes(w *tensor, n int) bool {
 	if b.mf.off || n < least || n >= most {
 		return false
 	}
-	return (w.typ == quant.Q4_K || w.typ == quant.Q6_K) && w.cols%256 == 0
+	return (w.typ == quant.Q4_K || w.typ == quant.Q6_K) && w.cols%256 == 0 && b.mfPack(w) != 0
+}
+
+// mfPackBytes is the size of w's packed copy: per tile of mfTM rows (the last padded
+// with zero rows) and step of 256 elements, the rows' bytes of a stage (mf_wld).
+func mfPackBytes(w *tensor) int {
+	return (w.rows + mfTM - 1) / mfTM * (w.cols / 256) * (mfStageBytes(w.typ) - mfTN*mfXLD)
+}
+
+// mfPack returns w's packed copy, queueing mmf_pack the first time when w is a whole
+// weight and the device keeps half its memory (and f16KeepFree) free after it; 0 when
+// there is none. A block of mmf then copies each step's weights as one contiguous
+// piece: from the rows' own layout (a 144-byte piece of each of 256 rows 2,304 bytes
+// apart for Llama's Q4_K) its copies ran at under 1 TB/s.
+func (b *Backend) mfPack(w *tensor) uint64 {
+	if w.mfp != 0 || !w.weight || w.noMFP {
+		return w.mfp
+	}
+	size := mfPackBytes(w)
+	free, total, err := b.h.memInfo()
+	var p uint64
+	if err == nil && free-size >= max(total/2, f16KeepFree) {
+		p, err = b.alloc(size)
+	}
+	if p == 0 || err != nil {
+		w.noMFP = true
+		return 0
+	}
+	b.launch("mmf_pack_"+suffix[w.typ], blocks(size/16), 1, 256, 0, w.ptr, i64(w.stride), i64(w.rows), i64(w.cols/256), p)
+	w.mfp = p
+	b.mf.bytes += size
+	b.mf.count++
+	return p
 }
 
 // mfSplits is how many ways the steps of a product with mt x nt tiles are divided: as
@@ -118,9 +153,8 @@ func (b *Backend) mmf(d, w *tensor, xh uint64, n int) {
 	if !ok {
 		return
 	}
-	b.launch("mmf_"+suffix[w.typ], mt, nt*splits, mfThreads, mfStages(w.typ)*mfStageBytes(w.typ), ptr(w),
-		i64(w.stride), xh, i64(actStride(quant.F16, w.cols)), ptr(d), i64(d.cols), i64(w.rows), i64(w.cols), i64(n),
-		part, i64(nt))
+	b.launch("mmf_"+suffix[w.typ], mt, nt*splits, mfThreads, mfStages(w.typ)*mfStageBytes(w.typ), w.mfp,
+		xh, i64(actStride(quant.F16, w.cols)), ptr(d), i64(d.cols), i64(w.rows), i64(w.cols), i64(n), part, i64(nt))
 	b.mmqReduce(d, part, w.rows, n, splits)
 	b.mf.products++
 }

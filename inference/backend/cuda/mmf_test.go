@@ -60,8 +60,8 @@ func TestMFSplits(t *testing.T) {
 	}
 }
 
-// TestMMF (GPU): products over Q4_K and Q6_K weights on mmf (taken from one row here)
-// against the reference, at shapes with ragged weight and activation tiles, one step a
+// TestMMF (GPU): products over Q4_K and Q6_K weights on mmf (taken from one row here,
+// over the weight's packed copy, which Free returns) against the reference, at shapes with ragged weight and activation tiles, one step a
 // row, and K splits (with mmq_reduce); and MatMulShared's projections of mixed types
 // sharing one f16 activation rounding. The weights and activations are f16 on this path
 // (as on cuBLASLt's), so the bound is an NMSE, as TestF16Copies's, with each value
@@ -110,8 +110,14 @@ func TestMMF(t *testing.T) {
 				t.Fatalf("%v %dx%d, %d rows: not on mmf", typ, s.m, s.k, s.n)
 			}
 			check(typ.String(), db, dr, s.n, s.m, s.k)
+			if n, bytes := cuda.MMFPacks(be); n != 1 || bytes < s.m*s.k/2 {
+				t.Fatalf("%v %dx%d: %d packed copies of %d bytes, want one", typ, s.m, s.k, n, bytes)
+			}
 			for _, x := range []backend.Tensor{wb, xb, db} {
 				be.Free(x)
+			}
+			if n, bytes := cuda.MMFPacks(be); n != 0 || bytes != 0 {
+				t.Fatalf("%v %dx%d: after Free %d packed copies of %d bytes", typ, s.m, s.k, n, bytes)
 			}
 		}
 	}
