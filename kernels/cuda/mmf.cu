@@ -142,7 +142,7 @@ __device__ __forceinline__ void mf_pack(const uint8_t* W, i64 wstride, int M, in
 
 template <int T>
 __device__ __forceinline__ void mf_kernel(const uint8_t* P, const uint8_t* X, i64 xstride, float* D, i64 dstride,
-                                          int M, int K, int N, float* part, int ntiles) {
+                                          int M, int K, int N, float* part, int ntiles, int early) {
     extern __shared__ __align__(16) uint8_t mf_raw[];
     constexpr int WLD = mf_wld<T>(), S = mf_stages<T>(), SB = mf_stage_bytes<T>();
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, c = lane & 3;
@@ -155,9 +155,15 @@ __device__ __forceinline__ void mf_kernel(const uint8_t* P, const uint8_t* X, i6
     const int xr = n0 + (threadIdx.x >> 3);
     const bool xok = xr < N;
     const uint8_t* xrow = X + (i64)(xok ? xr : 0) * xstride;
-    for (int p = 0; p < S - 1; p++)
-        if (s0 + p < s1) mf_issue_w<T>(mf_raw + p * SB, wsrc + (i64)(s0 + p) * MF_TM * WLD);
+    // The packed copy is written by a kernel (mmf_pack): read before the wait only when
+    // that kernel is not the one just before (early, mmf.go).
+    if (early)
+        for (int p = 0; p < S - 1; p++)
+            if (s0 + p < s1) mf_issue_w<T>(mf_raw + p * SB, wsrc + (i64)(s0 + p) * MF_TM * WLD);
     pdl_wait();
+    if (!early)
+        for (int p = 0; p < S - 1; p++)
+            if (s0 + p < s1) mf_issue_w<T>(mf_raw + p * SB, wsrc + (i64)(s0 + p) * MF_TM * WLD);
     for (int p = 0; p < S - 1; p++) {
         if (s0 + p < s1) mf_issue_x(mf_raw + p * SB + MF_TM * WLD, xrow, xok, s0 + p);
         tc_commit();
@@ -299,9 +305,9 @@ __device__ __forceinline__ void mf_kernel(const uint8_t* P, const uint8_t* X, i6
 #define MMF(NAME, T)                                                                                              \
     extern "C" __global__ void __launch_bounds__(MF_NT, 1)                                                        \
         mmf_##NAME(const uint8_t* P, const uint8_t* X, i64 xstride, float* D, i64 dstride, int M, int K, int N,  \
-                   float* part, int ntiles) {                                                                     \
+                   float* part, int ntiles, int early) {                                                          \
         pdl_defer();                                                                                              \
-        mf_kernel<T>(P, X, xstride, D, dstride, M, K, N, part, ntiles);                                           \
+        mf_kernel<T>(P, X, xstride, D, dstride, M, K, N, part, ntiles, early);                                    \
     }                                                                                                             \
     extern "C" __global__ void mmf_pack_##NAME(const uint8_t* W, i64 wstride, int M, int nb, uint8_t* P) {       \
         pdl_entry();                                                                                              \

@@ -174,6 +174,7 @@ type tensor struct {
 	noF16      bool   // a copy was declined (no room, or a type without one)
 	mfp        uint64 // mmf's packed copy of a weight (mmf.go), 0 if none
 	noMFP      bool   // a packed copy was declined (no room)
+	mfpFresh   bool   // the packed copy's kernel may be the last one queued
 }
 
 func (t *tensor) Type() quant.Type { return t.typ }

@@ -73,7 +73,7 @@ func F16Wants(rows, cols, n int) bool {
 
 // SetMMF turns the f16 product over quantized weights (mmf.go) on or off and sets the
 // fewest activation rows it takes (0: the default).
-func SetMMF(b *Backend, on bool, minRows int) { b.mf.off, b.mf.minRows = !on, minRows }
+func SetMMF(b *Backend, on bool, minRows int) { b.mf.on, b.mf.minRows = on, minRows }
 
 // MMFProducts is the number of products b has run on mmf.
 func MMFProducts(b *Backend) int { return b.mf.products }
@@ -81,7 +81,7 @@ func MMFProducts(b *Backend) int { return b.mf.products }
 // MMFFromEnv is mfFromEnv: whether mmf is off and the fewest rows it takes.
 func MMFFromEnv() (off bool, minRows int, err error) {
 	c, err := mfFromEnv()
-	return c.off, c.minRows, err
+	return !c.on, c.minRows, err
 }
 
 // MFSplits is mfSplits.

@@ -20,19 +20,22 @@ import (
 // results are those of the cuBLASLt path up to the f16 rounding of the scaled weights
 // and the f32 summation order.
 //
-// $EMBER_CUDA_MMF=off turns it off; a number sets the fewest activation rows it takes.
+// It is off by default: on the H200 it is not yet faster than the f16 copies on
+// cuBLASLt or mmq where it matters (NOTES.md, session 13). $EMBER_CUDA_MMF=N turns it on
+// for products of N or more rows (below ltDefaultMinRows); off, 0 or auto leave it off.
 const MMFEnv = "EMBER_CUDA_MMF"
 
 const (
 	mfTM, mfTN, mfThreads = 256, 64, 512
 	mfXLD                 = 576 // bytes of an activation row of a stage (MF_XLD)
-	// mfDefaultMinRows is the fewest activation rows whose products take mmf.
+	// mfDefaultMinRows is the fewest activation rows whose products take mmf when it is
+	// turned on with no row count (tests).
 	mfDefaultMinRows = 48
 )
 
 // mfConf is a backend's policy for mmf.
 type mfConf struct {
-	off      bool
+	on       bool
 	minRows  int
 	products int // products run on mmf (for tests)
 	count    int // packed copies held
@@ -43,15 +46,13 @@ type mfConf struct {
 func mfFromEnv() (mfConf, error) {
 	c := mfConf{minRows: mfDefaultMinRows}
 	switch v := os.Getenv(MMFEnv); v {
-	case "", "auto":
-	case "off", "0":
-		c.off = true
+	case "", "auto", "off", "0":
 	default:
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
 			return c, fmt.Errorf("cuda: $%s=%q: want off, auto or a row count", MMFEnv, v)
 		}
-		c.minRows = n
+		c.on, c.minRows = true, n
 	}
 	return c, nil
 }
@@ -76,7 +77,6 @@ func mfStages(t quant.Type) int {
 // Q6_K rows of whole 256-element steps of a whole weight with a packed copy (one made
 // now if there is none and the device has room), from minRows rows to below
 // cuBLASLt's (at most ltDefaultMinRows: prompt-sized products stay on cuBLASLt or mmq).
-// A backend built without New (the queue tests) has the default floor.
 func (b *Backend) mfTakes(w *tensor, n int) bool {
 	least, most := b.mf.minRows, ltDefaultMinRows // prompt-sized products: cuBLASLt or mmq
 	if least == 0 {
@@ -85,7 +85,7 @@ func (b *Backend) mfTakes(w *tensor, n int) bool {
 	if b.lt.lib != nil && b.lt.minRows > 0 {
 		most = min(most, b.lt.minRows)
 	}
-	if b.mf.off || n < least || n >= most {
+	if !b.mf.on || n < least || n >= most {
 		return false
 	}
 	return (w.typ == quant.Q4_K || w.typ == quant.Q6_K) && w.cols%256 == 0 && b.mfPack(w) != 0
@@ -117,7 +117,7 @@ func (b *Backend) mfPack(w *tensor) uint64 {
 		return 0
 	}
 	b.launch("mmf_pack_"+suffix[w.typ], blocks(size/16), 1, 256, 0, w.ptr, i64(w.stride), i64(w.rows), i64(w.cols/256), p)
-	w.mfp = p
+	w.mfp, w.mfpFresh = p, true
 	b.mf.bytes += size
 	b.mf.count++
 	return p
@@ -153,8 +153,16 @@ func (b *Backend) mmf(d, w *tensor, xh uint64, n int) {
 	if !ok {
 		return
 	}
+	// The first product after the copy is made waits for the kernel before it before
+	// reading the copy (it may be mmf_pack itself); later ones read their first steps
+	// while the kernel before finishes, as for any weight (pdl_defer in common.cuh).
+	early := i64(1)
+	if w.mfpFresh {
+		early, w.mfpFresh = 0, false
+	}
 	b.launch("mmf_"+suffix[w.typ], mt, nt*splits, mfThreads, mfStages(w.typ)*mfStageBytes(w.typ), w.mfp,
-		xh, i64(actStride(quant.F16, w.cols)), ptr(d), i64(d.cols), i64(w.rows), i64(w.cols), i64(n), part, i64(nt))
+		xh, i64(actStride(quant.F16, w.cols)), ptr(d), i64(d.cols), i64(w.rows), i64(w.cols), i64(n), part, i64(nt),
+		early)
 	b.mmqReduce(d, part, w.rows, n, splits)
 	b.mf.products++
 }

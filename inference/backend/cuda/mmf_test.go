@@ -19,7 +19,7 @@ func TestMMFEnv(t *testing.T) {
 		off     bool
 		minRows int
 		bad     bool
-	}{{"", false, 48, false}, {"auto", false, 48, false}, {"off", true, 48, false}, {"0", true, 48, false},
+	}{{"", true, 48, false}, {"auto", true, 48, false}, {"off", true, 48, false}, {"0", true, 48, false},
 		{"16", false, 16, false}, {"-1", false, 0, true}, {"some", false, 0, true}} {
 		t.Setenv(cuda.MMFEnv, c.v)
 		off, minRows, err := cuda.MMFFromEnv()
