@@ -29,8 +29,10 @@
 // the weights of the first steps are requested before the wait for the kernel before
 // (pdl_defer). Each weight is dequantized once a block, and the 16 warps hide each
 // other's latencies. The weights come from a packed copy (mmf_pack: per tile of 256
-// rows and step, the stage's bytes), so a block copies each step as one contiguous
-// piece. (The first versions, measured on the H200 for 14336x4096 at 64 rows: 8 warps of
+// rows and step, the rows' bytes), so a block copies each step as one contiguous piece,
+// and the copy holds each sub-block's scale (and Q4_K's min) as f16, so nothing is
+// decoded a step. The activation rows' n8 tiles a block computes (NN: 2, 4 or 8) are a
+// template parameter: no guards in the unrolled loops. (The first versions, measured on the H200 for 14336x4096 at 64 rows: 8 warps of
 // 32 rows x 64 columns at 255 registers issued an instruction every 3.3 cycles a
 // scheduler, 69 us; 16 warps of 32 rows x 32 columns dequantized each weight twice, 62
 // us, 50 with no weight copies at all.)
@@ -41,13 +43,13 @@
 #define MF_NT 512  // threads
 #define MF_XLD 576 // an activation row of a stage: 256 halves, 16 bytes of padding after each 64
 
-// Bytes of a weight row of a stage: Q4_K the 144-byte block; Q6_K ql 128 | qh 64 |
-// scales 16 | the 16 bytes holding d. Steps in flight: three for Q4_K, two for Q6_K (the
-// most 227 KiB allow); mmf.go computes the same.
+// Bytes of a weight row of a step in the packed copy and a stage: Q4_K the f16 scale and
+// -min of each sub-block (a0 b0 a1 b1 ..: 32 bytes) | qs 128; Q6_K ql 128 | qh 64 | the
+// sixteen f16 products d * scale (32). Two steps in flight; mmf.go computes the same.
 template <int T>
-__host__ __device__ constexpr int mf_wld() { return T == T_Q4_K ? 144 : 224; }
+__host__ __device__ constexpr int mf_wld() { return T == T_Q4_K ? 160 : 224; }
 template <int T>
-__host__ __device__ constexpr int mf_stages() { return T == T_Q4_K ? 3 : 2; }
+__host__ __device__ constexpr int mf_stages() { return 2; }
 template <int T>
 __host__ __device__ constexpr int mf_stage_bytes() { return MF_TM * mf_wld<T>() + MF_TN * MF_XLD; }
 
@@ -115,9 +117,8 @@ __device__ __forceinline__ void mf_issue_x(uint8_t* xs, const uint8_t* xrow, boo
 }
 
 // mf_pack writes the packed copy P of M rows of W (nb steps a row): chunk c of row r of
-// tile t and step s at ((t nb + s) MF_TM + r) mf_wld + 16c, rows past M zeros. The chunks
-// of a Q4_K row are its block; of a Q6_K row (the device layout) ql, qh, the scales and
-// the 16 bytes holding d.
+// tile t and step s at ((t nb + s) MF_TM + r) mf_wld + 16c, rows past M zeros (mf_wld
+// says what a row holds). Q6_K rows are read in the device layout (ql | qh | scales | d).
 template <int T>
 __device__ __forceinline__ void mf_pack(const uint8_t* W, i64 wstride, int M, int nb, uint8_t* P) {
     constexpr int CH = mf_wld<T>() / 16;
@@ -126,21 +127,34 @@ __device__ __forceinline__ void mf_pack(const uint8_t* W, i64 wstride, int M, in
         const int c = (int)(e % CH);
         const i64 q = e / CH;
         const int row = (int)(q / ((i64)nb * MF_TM)) * MF_TM + (int)(q % MF_TM), s = (int)(q / MF_TM % nb);
-        uint4 v = make_uint4(0, 0, 0, 0);
+        uint32_t v[4] = {0, 0, 0, 0};
         if (row < M) {
             const uint8_t* wr = W + (i64)row * wstride;
-            const uint8_t* src = T == T_Q4_K ? wr + 144 * s + 16 * c
-                                 : c < 8     ? wr + 128 * s + 16 * c
-                                 : c < 12    ? wr + 128 * nb + 64 * s + 16 * (c - 8)
-                                 : c < 13    ? wr + 192 * nb + 16 * s
-                                             : wr + 208 * nb + ((2 * s) & ~15);
-            v = *(const uint4*)src;
+            if (T == T_Q4_K && c < 2) {  // sub-blocks 4c..4c+3: f16 d*sc, f16 -(dmin*m)
+                const uint8_t* b = wr + 144 * s;
+                const float d = ldh(b), dmin = ldh(b + 2);
+                for (int k = 0; k < 4; k++) {
+                    int sc, m;
+                    scale_min_k4(4 * c + k, b + 4, &sc, &m);
+                    v[k] = h2pack(f2h(d * (float)sc), f2h(-(dmin * (float)m)));
+                }
+            } else if (T == T_Q6_K && c >= 12) {  // scales 8(c-12)..+7: f16 d*sc
+                const float d = ldh(wr + 208 * nb + 2 * s);
+                const int8_t* sc = (const int8_t*)(wr + 192 * nb + 16 * s) + 8 * (c - 12);
+                for (int k = 0; k < 4; k++) v[k] = h2pack(f2h(d * (float)sc[2 * k]), f2h(d * (float)sc[2 * k + 1]));
+            } else {
+                const uint8_t* src = T == T_Q4_K ? wr + 144 * s + 16 + 16 * (c - 2)
+                                     : c < 8     ? wr + 128 * s + 16 * c
+                                                 : wr + 128 * nb + 64 * s + 16 * (c - 8);
+                const uint4 u = *(const uint4*)src;
+                v[0] = u.x, v[1] = u.y, v[2] = u.z, v[3] = u.w;
+            }
         }
-        *(uint4*)(P + 16 * e) = v;
+        *(uint4*)(P + 16 * e) = make_uint4(v[0], v[1], v[2], v[3]);
     }
 }
 
-template <int T>
+template <int T, int NN>
 __device__ __forceinline__ void mf_kernel(const uint8_t* P, const uint8_t* X, i64 xstride, float* D, i64 dstride,
                                           int M, int K, int N, float* part, int ntiles, int early) {
     extern __shared__ __align__(16) uint8_t mf_raw[];
@@ -149,7 +163,6 @@ __device__ __forceinline__ void mf_kernel(const uint8_t* P, const uint8_t* X, i6
     const int row0 = blockIdx.x * MF_TM, tile = blockIdx.y % ntiles, split = blockIdx.y / ntiles;
     const int nsplit = gridDim.y / ntiles, n0 = tile * MF_TN;
     const int nb = K / 256, per = (nb + nsplit - 1) / nsplit, s0 = split * per, s1 = min(nb, s0 + per);
-    const int nn = min(8, (N - n0 + 7) / 8);  // n8 tiles holding activation rows
     const uint8_t* wsrc = P + (i64)blockIdx.x * nb * MF_TM * WLD;  // this tile's steps
 
     const int xr = n0 + (threadIdx.x >> 3);
@@ -169,9 +182,9 @@ __device__ __forceinline__ void mf_kernel(const uint8_t* P, const uint8_t* X, i6
         tc_commit();
     }
 
-    float acc[8][4];
+    float acc[NN][4];
 #pragma unroll
-    for (int ni = 0; ni < 8; ni++)
+    for (int ni = 0; ni < NN; ni++)
 #pragma unroll
         for (int e = 0; e < 4; e++) acc[ni][e] = 0;
 
@@ -191,32 +204,22 @@ __device__ __forceinline__ void mf_kernel(const uint8_t* P, const uint8_t* X, i6
         const uint8_t* wr[2] = {st + (warp * 16 + g) * WLD, st + (warp * 16 + 8 + g) * WLD};
 
         if (T == T_Q4_K) {
-            // Per row: the f16 scale and -min of sub-blocks 2c (nib 0) and 2c+1 (nib 1),
-            // getScaleMinK4 from the scale words (bytes 0-3, 4-7, 8-11 of the 12).
+            // Per row: the f16 scale and -min of sub-blocks 2c (nib 0) and 2c+1 (nib 1).
             __half2 sa[2][2], sb[2][2];
 #pragma unroll
             for (int hh = 0; hh < 2; hh++) {
-                const uint4 hd = mf_lds128(wr[hh]);
-                const float d = h2f(hd.x & 0xffff), dmin = h2f(hd.x >> 16);
+                const uint2 ab = mf_lds64(wr[hh] + 8 * c);
 #pragma unroll
                 for (int nib = 0; nib < 2; nib++) {
-                    const int j = 2 * c + nib, sh = 8 * (j & 3);
-                    int s, m;
-                    if (j < 4) {
-                        s = (hd.y >> sh) & 63;
-                        m = (hd.z >> sh) & 63;
-                    } else {
-                        s = ((hd.w >> sh) & 15) | (((hd.y >> sh) >> 6 & 3) << 4);
-                        m = ((hd.w >> sh) >> 4 & 15) | (((hd.z >> sh) >> 6 & 3) << 4);
-                    }
-                    sa[hh][nib] = __float2half2_rn(d * (float)s);
-                    sb[hh][nib] = __float2half2_rn(-(dmin * (float)m));
+                    const __half2 v = *(const __half2*)(nib ? &ab.y : &ab.x);
+                    sa[hh][nib] = __low2half2(v);
+                    sb[hh][nib] = __high2half2(v);
                 }
             }
 #pragma unroll
             for (int pp = 0; pp < 2; pp++) {
                 // qs bytes 32c + 16pp .. +16 of each row: words 2p, 2p+1 of p = 2pp, 2pp+1.
-                const uint4 qv[2] = {mf_lds128(wr[0] + 16 + 32 * c + 16 * pp), mf_lds128(wr[1] + 16 + 32 * c + 16 * pp)};
+                const uint4 qv[2] = {mf_lds128(wr[0] + 32 + 32 * c + 16 * pp), mf_lds128(wr[1] + 32 + 32 * c + 16 * pp)};
 #pragma unroll
                 for (int gi = 0; gi < 4; gi++) {
                     const int pl = gi >> 1, nib = gi & 1, p = 2 * pp + pl;
@@ -230,33 +233,30 @@ __device__ __forceinline__ void mf_kernel(const uint8_t* P, const uint8_t* X, i6
                         }
                     const int xo = mf_xoff(64 * c + 32 * nib + 8 * p);
 #pragma unroll
-                    for (int ni = 0; ni < 8; ni++) {
-                        if (ni < nn) {
-                            const uint4 bv = mf_lds128(xs + ni * 8 * MF_XLD + xo);
-                            tc_mma(acc[ni], A[0], bv.x, bv.y);
-                            tc_mma(acc[ni], A[1], bv.z, bv.w);
-                        }
+                    for (int ni = 0; ni < NN; ni++) {
+                        const uint4 bv = mf_lds128(xs + ni * 8 * MF_XLD + xo);
+                        tc_mma(acc[ni], A[0], bv.x, bv.y);
+                        tc_mma(acc[ni], A[1], bv.z, bv.w);
                     }
                 }
             }
         } else {
-            const int dpos = 208 + ((2 * step) & 15);  // d in the 16 bytes holding it
 #pragma unroll
             for (int h = 0; h < 2; h++) {
-                // Per row: d times scales 8h + 2s + c/2 (s = 0..3) in f16, and qh bytes 32h + 8c.
+                // Per row: the f16 d * scale of sub-blocks 8h + 2s + c/2 (s = 0..3), and qh
+                // bytes 32h + 8c.
                 __half2 sa[2][4];
                 uint2 qh[2];
 #pragma unroll
                 for (int hh = 0; hh < 2; hh++) {
                     const uint8_t* r = wr[hh];
                     qh[hh] = mf_lds64(r + 128 + 32 * h + 8 * c);
-                    const uint2 sw = mf_lds64(r + 192 + 8 * h);
-                    const float d = ldh(r + dpos);
+                    const uint4 sw = mf_lds128(r + 192 + 16 * h);  // scales 8h .. 8h+7
+                    const uint32_t w4[4] = {sw.x, sw.y, sw.z, sw.w};
 #pragma unroll
                     for (int s = 0; s < 4; s++) {
-                        const uint32_t w = s < 2 ? sw.x : sw.y;
-                        const int sc = (int)(int8_t)(uint8_t)(w >> (8 * ((c >> 1) + 2 * (s & 1))));
-                        sa[hh][s] = __float2half2_rn(d * (float)sc);
+                        const __half2 v = *(const __half2*)&w4[s];  // scales 8h + 2s, 8h + 2s + 1
+                        sa[hh][s] = (c >> 1) ? __high2half2(v) : __low2half2(v);
                     }
                 }
 #pragma unroll
@@ -278,12 +278,10 @@ __device__ __forceinline__ void mf_kernel(const uint8_t* P, const uint8_t* X, i6
                             }
                         const int xo = mf_xoff(128 * h + 32 * s + 8 * c);
 #pragma unroll
-                        for (int ni = 0; ni < 8; ni++) {
-                            if (ni < nn) {
-                                const uint4 bv = mf_lds128(xs + ni * 8 * MF_XLD + xo);
-                                tc_mma(acc[ni], A[0], bv.x, bv.y);
-                                tc_mma(acc[ni], A[1], bv.z, bv.w);
-                            }
+                        for (int ni = 0; ni < NN; ni++) {
+                            const uint4 bv = mf_lds128(xs + ni * 8 * MF_XLD + xo);
+                            tc_mma(acc[ni], A[0], bv.x, bv.y);
+                            tc_mma(acc[ni], A[1], bv.z, bv.w);
                         }
                     }
                 }
@@ -294,24 +292,32 @@ __device__ __forceinline__ void mf_kernel(const uint8_t* P, const uint8_t* X, i6
     float* out = nsplit > 1 ? part + (i64)split * N * M : D;
     const i64 ost = nsplit > 1 ? (i64)M : dstride;
 #pragma unroll
-    for (int ni = 0; ni < 8; ni++)
+    for (int ni = 0; ni < NN; ni++)
 #pragma unroll
         for (int e = 0; e < 4; e++) {
             const int m = row0 + warp * 16 + g + 8 * (e >> 1), n = n0 + 8 * ni + 2 * c + (e & 1);
-            if (ni < nn && m < M && n < N) out[(i64)n * ost + m] = acc[ni][e];
+            if (m < M && n < N) out[(i64)n * ost + m] = acc[ni][e];
         }
 }
 
-#define MMF(NAME, T)                                                                                              \
+#define MMF(NAME, T, NN, PRE)                                                                                     \
     extern "C" __global__ void __launch_bounds__(MF_NT, 1)                                                        \
-        mmf_##NAME(const uint8_t* P, const uint8_t* X, i64 xstride, float* D, i64 dstride, int M, int K, int N,  \
-                   float* part, int ntiles, int early) {                                                          \
+        PRE##NAME(const uint8_t* P, const uint8_t* X, i64 xstride, float* D, i64 dstride, int M, int K, int N,   \
+                  float* part, int ntiles, int early) {                                                           \
         pdl_defer();                                                                                              \
-        mf_kernel<T>(P, X, xstride, D, dstride, M, K, N, part, ntiles, early);                                    \
-    }                                                                                                             \
+        mf_kernel<T, NN>(P, X, xstride, D, dstride, M, K, N, part, ntiles, early);                                \
+    }
+MMF(q4_k, T_Q4_K, 8, mmf_)
+MMF(q6_k, T_Q6_K, 8, mmf_)
+MMF(q4_k, T_Q4_K, 4, mmf4_)
+MMF(q6_k, T_Q6_K, 4, mmf4_)
+MMF(q4_k, T_Q4_K, 2, mmf2_)
+MMF(q6_k, T_Q6_K, 2, mmf2_)
+
+#define MMF_PACK(NAME, T)                                                                                         \
     extern "C" __global__ void mmf_pack_##NAME(const uint8_t* W, i64 wstride, int M, int nb, uint8_t* P) {       \
         pdl_entry();                                                                                              \
         mf_pack<T>(W, wstride, M, nb, P);                                                                         \
     }
-MMF(q4_k, T_Q4_K)
-MMF(q6_k, T_Q6_K)
+MMF_PACK(q4_k, T_Q4_K)
+MMF_PACK(q6_k, T_Q6_K)

@@ -439,7 +439,7 @@ func (b *Backend) kernel(name string) *kernel {
 			if name == "attention_smem" && b.h.maxDynamicSmem(k, smemMax) != nil {
 				b.attnSmem = min(b.attnSmem, 40<<10) // the default 48 KiB less the static part
 			}
-			if strings.HasPrefix(name, "mmq") && name != "mmq_reduce" || strings.HasPrefix(name, "mmf_") {
+			if strings.HasPrefix(name, "mmq") && name != "mmq_reduce" || strings.HasPrefix(name, "mmf") && !strings.HasPrefix(name, "mmf_pack") {
 				b.fail(b.h.maxDynamicSmem(k, mmqSmemMax))
 			}
 			if strings.HasPrefix(name, "mvs") {

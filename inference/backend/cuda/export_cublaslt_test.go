@@ -89,3 +89,6 @@ func MFSplits(mt, nt, steps, sms int) int { return mfSplits(mt, nt, steps, sms) 
 
 // MMFPacks reports mmf's packed weight copies held and the device memory they hold.
 func MMFPacks(b *Backend) (count, bytes int) { return b.mf.count, b.mf.bytes }
+
+// MFKernel is mfKernel.
+func MFKernel(n, nt int) string { return mfKernel(n, nt) }

@@ -59,18 +59,25 @@ func mfFromEnv() (mfConf, error) {
 
 // mfStageBytes and mfStages are mf_stage_bytes and mf_stages of mmf.cu.
 func mfStageBytes(t quant.Type) int {
-	w := 144
+	w := 160
 	if t == quant.Q6_K {
 		w = 224
 	}
 	return mfTM*w + mfTN*mfXLD
 }
 
-func mfStages(t quant.Type) int {
-	if t == quant.Q6_K {
-		return 2
+func mfStages(quant.Type) int { return 2 }
+
+// mfKernel is the name prefix of mmf for n activation rows in nt tiles: the n8 tiles a
+// block computes (2, 4 or 8) are a template parameter of the kernel.
+func mfKernel(n, nt int) string {
+	switch {
+	case nt == 1 && n <= 16:
+		return "mmf2_"
+	case nt == 1 && n <= 32:
+		return "mmf4_"
 	}
-	return 3
+	return "mmf_"
 }
 
 // mfTakes reports whether mmf runs the product of w with n activation rows: Q4_K and
@@ -160,7 +167,7 @@ func (b *Backend) mmf(d, w *tensor, xh uint64, n int) {
 	if w.mfpFresh {
 		early, w.mfpFresh = 0, false
 	}
-	b.launch("mmf_"+suffix[w.typ], mt, nt*splits, mfThreads, mfStages(w.typ)*mfStageBytes(w.typ), w.mfp,
+	b.launch(mfKernel(n, nt)+suffix[w.typ], mt, nt*splits, mfThreads, mfStages(w.typ)*mfStageBytes(w.typ), w.mfp,
 		xh, i64(actStride(quant.F16, w.cols)), ptr(d), i64(d.cols), i64(w.rows), i64(w.cols), i64(n), part, i64(nt),
 		early)
 	b.mmqReduce(d, part, w.rows, n, splits)

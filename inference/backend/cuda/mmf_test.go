@@ -92,6 +92,8 @@ func TestMMF(t *testing.T) {
 			{64, 4096, 17},   // part of a tile, 8 K splits
 			{1000, 256, 48},  // one step a row
 			{513, 768, 1},    // one row
+			{300, 512, 16},   // the 2-tile kernel
+			{300, 512, 30},   // the 4-tile kernel
 			{130, 512, 130},  // 1 x 3 tiles
 			{4096, 4096, 64}, // Llama's Q/O shape
 		} {
@@ -146,5 +148,19 @@ func TestMMF(t *testing.T) {
 	}
 	for i, o := range outs {
 		check("MatMulShared", o[0], o[1], n, ms[i], k)
+	}
+}
+
+// TestMFKernel: one tile of at most 16 or 32 activation rows takes the kernels of 2 or 4
+// n8 tiles; anything else the 8-tile one.
+func TestMFKernel(t *testing.T) {
+	for _, c := range []struct {
+		n, nt int
+		want  string
+	}{{1, 1, "mmf2_"}, {16, 1, "mmf2_"}, {17, 1, "mmf4_"}, {32, 1, "mmf4_"}, {33, 1, "mmf_"}, {64, 1, "mmf_"},
+		{65, 2, "mmf_"}, {130, 3, "mmf_"}} {
+		if got := cuda.MFKernel(c.n, c.nt); got != c.want {
+			t.Errorf("%d rows in %d tiles: %s, want %s", c.n, c.nt, got, c.want)
+		}
 	}
 }
