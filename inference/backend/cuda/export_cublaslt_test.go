@@ -92,3 +92,14 @@ func MMFPacks(b *Backend) (count, bytes int) { return b.mf.count, b.mf.bytes }
 
 // MFKernel is mfKernel.
 func MFKernel(n, nt int) string { return mfKernel(n, nt) }
+
+// MFRows is mfRows of a backend with or without cuBLASLt and the f16 copies, cuBLASLt
+// from ltMin rows, the copies from f16Min and mmf from mfMin (0: the default).
+func MFRows(lt, copies bool, ltMin, f16Min, mfMin int) (least, most int) {
+	b := &Backend{}
+	if lt {
+		b.lt.lib = &ltLib{}
+	}
+	b.lt.minRows, b.f16c.off, b.f16c.minRows, b.mf.minRows = ltMin, !copies, f16Min, mfMin
+	return b.mfRows()
+}

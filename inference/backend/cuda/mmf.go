@@ -20,17 +20,20 @@ import (
 // results are those of the cuBLASLt path up to the f16 rounding of the scaled weights
 // and the f32 summation order.
 //
-// It is off by default: on the H200 it is not yet faster than the f16 copies on
-// cuBLASLt or mmq where it matters (NOTES.md, session 13). $EMBER_CUDA_MMF=N turns it on
-// for products of N or more rows (below ltDefaultMinRows); off, 0 or auto leave it off.
+// By default it takes products of 16 rows (mmqMinRows) up to those the f16 copies take
+// (f16copy.go: 48), or, where there are no copies, up to cuBLASLt's or mmq's prompt-sized
+// products (256). On the H200 (NOTES.md, session 13) Llama-3.1-8B's 14336x4096 Q4_K at
+// 32 rows took 26 us against mmq's 33 and cuBLASLt's 37, decoding 16 and 32 sequences
+// went from 2,572 and 3,587 tok/s to 2,832 and 3,997, while at 64 rows the f16 copies
+// stay ahead for the large weights (40 us against 44). $EMBER_CUDA_MMF=off turns it
+// off; a number sets the fewest rows it takes.
 const MMFEnv = "EMBER_CUDA_MMF"
 
 const (
 	mfTM, mfTN, mfThreads = 256, 64, 512
 	mfXLD                 = 576 // bytes of an activation row of a stage (MF_XLD)
-	// mfDefaultMinRows is the fewest activation rows whose products take mmf when it is
-	// turned on with no row count (tests).
-	mfDefaultMinRows = 48
+	// mfDefaultMinRows is the fewest activation rows whose products take mmf.
+	mfDefaultMinRows = mmqMinRows
 )
 
 // mfConf is a backend's policy for mmf.
@@ -44,9 +47,11 @@ type mfConf struct {
 
 // mfFromEnv reads $EMBER_CUDA_MMF.
 func mfFromEnv() (mfConf, error) {
-	c := mfConf{minRows: mfDefaultMinRows}
+	c := mfConf{on: true, minRows: mfDefaultMinRows}
 	switch v := os.Getenv(MMFEnv); v {
-	case "", "auto", "off", "0":
+	case "", "auto":
+	case "off", "0":
+		c.on = false
 	default:
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
@@ -82,20 +87,30 @@ func mfKernel(n, nt int) string {
 
 // mfTakes reports whether mmf runs the product of w with n activation rows: Q4_K and
 // Q6_K rows of whole 256-element steps of a whole weight with a packed copy (one made
-// now if there is none and the device has room), from minRows rows to below
-// cuBLASLt's (at most ltDefaultMinRows: prompt-sized products stay on cuBLASLt or mmq).
+// now if there is none and the device has room), from minRows rows to below the f16
+// copies' (where they are on) and cuBLASLt's (at most ltDefaultMinRows: prompt-sized
+// products stay on cuBLASLt or mmq).
 func (b *Backend) mfTakes(w *tensor, n int) bool {
-	least, most := b.mf.minRows, ltDefaultMinRows // prompt-sized products: cuBLASLt or mmq
+	least, most := b.mfRows()
+	if !b.mf.on || n < least || n >= most {
+		return false
+	}
+	return (w.typ == quant.Q4_K || w.typ == quant.Q6_K) && w.cols%256 == 0 && b.mfPack(w) != 0
+}
+
+// mfRows is the range [least, most) of activation rows whose products mmf takes.
+func (b *Backend) mfRows() (least, most int) {
+	least, most = b.mf.minRows, ltDefaultMinRows // prompt-sized products: cuBLASLt or mmq
 	if least == 0 {
 		least = mfDefaultMinRows
 	}
 	if b.lt.lib != nil && b.lt.minRows > 0 {
 		most = min(most, b.lt.minRows)
 	}
-	if !b.mf.on || n < least || n >= most {
-		return false
+	if b.lt.lib != nil && !b.f16c.off && b.f16c.minRows > 0 {
+		most = min(most, b.f16c.minRows) // the f16 copies' batches
 	}
-	return (w.typ == quant.Q4_K || w.typ == quant.Q6_K) && w.cols%256 == 0 && b.mfPack(w) != 0
+	return least, most
 }
 
 // mfPackBytes is the size of w's packed copy: per tile of mfTM rows (the last padded

@@ -19,8 +19,8 @@ func TestMMFEnv(t *testing.T) {
 		off     bool
 		minRows int
 		bad     bool
-	}{{"", true, 48, false}, {"auto", true, 48, false}, {"off", true, 48, false}, {"0", true, 48, false},
-		{"16", false, 16, false}, {"-1", false, 0, true}, {"some", false, 0, true}} {
+	}{{"", false, 16, false}, {"auto", false, 16, false}, {"off", true, 16, false}, {"0", true, 16, false},
+		{"24", false, 24, false}, {"-1", false, 0, true}, {"some", false, 0, true}} {
 		t.Setenv(cuda.MMFEnv, c.v)
 		off, minRows, err := cuda.MMFFromEnv()
 		if (err != nil) != c.bad {
@@ -161,6 +161,28 @@ func TestMFKernel(t *testing.T) {
 		{65, 2, "mmf_"}, {130, 3, "mmf_"}} {
 		if got := cuda.MFKernel(c.n, c.nt); got != c.want {
 			t.Errorf("%d rows in %d tiles: %s, want %s", c.n, c.nt, got, c.want)
+		}
+	}
+}
+
+// TestMFRows: mmf takes batches from 16 rows up to the f16 copies' 48 where cuBLASLt and
+// the copies are on, and up to 256 (mmq's or cuBLASLt's prompts) where they are not.
+func TestMFRows(t *testing.T) {
+	for _, c := range []struct {
+		name                 string
+		lt, copies           bool
+		ltMin, f16Min, mfMin int
+		wantLeast, wantMost  int
+	}{
+		{"defaults", true, true, 256, 48, 0, 16, 48},
+		{"copies off", true, false, 256, 48, 0, 16, 256},
+		{"no cuBLASLt", false, true, 256, 48, 0, 16, 256},
+		{"cuBLASLt from 100 rows, no copies", true, false, 100, 48, 0, 16, 100},
+		{"mmf from 24 rows", true, true, 256, 48, 24, 24, 48},
+	} {
+		least, most := cuda.MFRows(c.lt, c.copies, c.ltMin, c.f16Min, c.mfMin)
+		if least != c.wantLeast || most != c.wantMost {
+			t.Errorf("%s: rows [%d, %d), want [%d, %d)", c.name, least, most, c.wantLeast, c.wantMost)
 		}
 	}
 }
