@@ -20,19 +20,25 @@ import (
 // results are those of the cuBLASLt path up to the f16 rounding of the scaled weights
 // and the f32 summation order.
 //
-// By default it takes products of 16 rows (mmqMinRows) up to those the f16 copies take
-// (f16copy.go: 48), or, where there are no copies, up to cuBLASLt's or mmq's prompt-sized
-// products (256). On the H200 (NOTES.md, session 13) Llama-3.1-8B's 14336x4096 Q4_K at
-// 32 rows took 26 us against mmq's 33 and cuBLASLt's 37, decoding 16 and 32 sequences
-// went from 2,572 and 3,587 tok/s to 2,832 and 3,997, while at 64 rows the f16 copies
-// stay ahead for the large weights (40 us against 44). $EMBER_CUDA_MMF=off turns it
-// off; a number sets the fewest rows it takes.
+// It is off by default: its weights are the scaled quants rounded to f16 in half2
+// arithmetic (the scale and min themselves f16), and on the tiny golden models, whose
+// scales lie near f16's subnormal range, a prompt's batch on it left the goldens'
+// bounds (llama-tiny-q4_k NMSE 0.04 at a position against 5e-3; the f16 copies, which
+// round each weight once from f32, 5.8e-3). $EMBER_CUDA_MMF=N turns it on for products
+// of N rows up to those the f16 copies take (f16copy.go: 48), or, where there are no
+// copies, up to cuBLASLt's or mmq's prompt-sized products (256); off, 0 or auto leave
+// it off. On the H200 (NOTES.md, session 13) Llama-3.1-8B's 14336x4096 Q4_K at 32 rows
+// took 26 us against mmq's 33 and cuBLASLt's 37, and with EMBER_CUDA_MMF=16 decoding 16
+// and 32 sequences went from 2,572 and 3,587 tok/s to 2,832 and 3,997 (4,049 in a
+// later call); at 64 rows the f16 copies stay ahead for the large weights (40 us
+// against 44).
 const MMFEnv = "EMBER_CUDA_MMF"
 
 const (
 	mfTM, mfTN, mfThreads = 256, 64, 512
 	mfXLD                 = 576 // bytes of an activation row of a stage (MF_XLD)
-	// mfDefaultMinRows is the fewest activation rows whose products take mmf.
+	// mfDefaultMinRows is the fewest activation rows whose products take mmf when it is
+	// on with no row count given (SetMMF in tests).
 	mfDefaultMinRows = mmqMinRows
 )
 
@@ -47,11 +53,9 @@ type mfConf struct {
 
 // mfFromEnv reads $EMBER_CUDA_MMF.
 func mfFromEnv() (mfConf, error) {
-	c := mfConf{on: true, minRows: mfDefaultMinRows}
+	c := mfConf{minRows: mfDefaultMinRows}
 	switch v := os.Getenv(MMFEnv); v {
-	case "", "auto":
-	case "off", "0":
-		c.on = false
+	case "", "auto", "off", "0":
 	default:
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {

@@ -19,7 +19,7 @@ func TestMMFEnv(t *testing.T) {
 		off     bool
 		minRows int
 		bad     bool
-	}{{"", false, 16, false}, {"auto", false, 16, false}, {"off", true, 16, false}, {"0", true, 16, false},
+	}{{"", true, 16, false}, {"auto", true, 16, false}, {"off", true, 16, false}, {"0", true, 16, false},
 		{"24", false, 24, false}, {"-1", false, 0, true}, {"some", false, 0, true}} {
 		t.Setenv(cuda.MMFEnv, c.v)
 		off, minRows, err := cuda.MMFFromEnv()
