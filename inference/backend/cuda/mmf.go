@@ -20,11 +20,12 @@ import (
 // results are those of the cuBLASLt path up to the f16 rounding of the scaled weights
 // and the f32 summation order.
 //
-// It is off by default: its weights are the scaled quants rounded to f16 in half2
-// arithmetic (the scale and min themselves f16), and on the tiny golden models, whose
-// scales lie near f16's subnormal range, a prompt's batch on it left the goldens'
-// bounds (llama-tiny-q4_k NMSE 0.04 at a position against 5e-3; the f16 copies, which
-// round each weight once from f32, 5.8e-3). $EMBER_CUDA_MMF=N turns it on for products
+// It is off by default: each of its weights is rounded twice (the sub-block's scale and
+// min to f16, then q * scale + min in half2), ~1.9 times the f16 copies' error (relative
+// RMS 3.8e-4 against 2.1e-4 over llama-tiny-q4_k's Q4_K tensors), and with it on from
+// 16 rows a prompt's batch left the CUDA goldens' bounds (llama-tiny-q4_k NMSE 0.04 at
+// a position against 5e-3; the copies forced from one row gave 5.8e-3). Rounding each
+// weight once from f32, as the copies do, is the next step. $EMBER_CUDA_MMF=N turns it on for products
 // of N rows up to those the f16 copies take (f16copy.go: 48), or, where there are no
 // copies, up to cuBLASLt's or mmq's prompt-sized products (256); off, 0 or auto leave
 // it off. On the H200 (NOTES.md, session 13) Llama-3.1-8B's 14336x4096 Q4_K at 32 rows
