@@ -30,8 +30,8 @@ import (
 // copies, up to cuBLASLt's or mmq's prompt-sized products (256); off, 0 or auto leave
 // it off. On the H200 (NOTES.md, session 13) Llama-3.1-8B's 14336x4096 Q4_K at 32 rows
 // took 26 us against mmq's 33 and cuBLASLt's 37, and with EMBER_CUDA_MMF=16 decoding 16
-// and 32 sequences went from 2,572 and 3,587 tok/s to 2,832 and 3,997 (4,049 in a
-// later call); at 64 rows the f16 copies stay ahead for the large weights (40 us
+// and 32 sequences went from 2,572 and 3,587 tok/s to 2,832 and 3,997 (2,649 and 4,049
+// in a later call); at 64 rows the f16 copies stay ahead for the large weights (40 us
 // against 44).
 const MMFEnv = "EMBER_CUDA_MMF"
 
