@@ -74,18 +74,30 @@ func f16CopiesFromEnv() (f16Copies, error) {
 		}
 		c.minElems = n
 	}
-	switch v := os.Getenv(F16CopiesEnv); v {
+	n, off, err := rowsEnv(F16CopiesEnv)
+	c.off = off
+	if n > 0 {
+		c.minRows = n
+	}
+	return c, err
+}
+
+// rowsEnv reads an environment variable that turns a product path off or sets the
+// fewest activation rows it takes: n for a row count, off for off or 0, neither for
+// unset or auto.
+func rowsEnv(name string) (n int, off bool, err error) {
+	switch v := os.Getenv(name); v {
 	case "", "auto":
+		return 0, false, nil
 	case "off", "0":
-		c.off = true
+		return 0, true, nil
 	default:
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
-			return c, fmt.Errorf("cuda: $%s=%q: want off, auto or a row count", F16CopiesEnv, v)
+			return 0, false, fmt.Errorf("cuda: $%s=%q: want off, auto or a row count", name, v)
 		}
-		c.minRows = n
+		return n, false, nil
 	}
-	return c, nil
 }
 
 // f16Takes reports whether a product of w with n activation rows (fewer than
@@ -112,12 +124,8 @@ func (b *Backend) f16Copy(w *tensor) uint64 {
 		return w.f16
 	}
 	size := w.f16Bytes()
-	free, total, err := b.h.memInfo()
-	var p uint64
-	if err == nil && free-size >= max(total/2, f16KeepFree) {
-		p, err = b.alloc(size)
-	}
-	if p == 0 || err != nil {
+	p := b.spareAlloc(size)
+	if p == 0 {
 		w.noF16 = true
 		return 0
 	}
@@ -125,6 +133,21 @@ func (b *Backend) f16Copy(w *tensor) uint64 {
 	w.f16 = p
 	b.f16c.bytes += size
 	b.f16c.count++
+	return p
+}
+
+// spareAlloc allocates n bytes for a copy of a weight (f16 or mmf's packed one) when the
+// device keeps at least half its memory, and f16KeepFree, free after it; 0 when it does
+// not (or the allocation fails: the product then runs without the copy).
+func (b *Backend) spareAlloc(n int) uint64 {
+	free, total, err := b.h.memInfo()
+	if err != nil || free-n < max(total/2, f16KeepFree) {
+		return 0
+	}
+	p, err := b.alloc(n)
+	if err != nil {
+		return 0
+	}
 	return p
 }
 

@@ -1,12 +1,6 @@
 package cuda
 
-import (
-	"fmt"
-	"os"
-	"strconv"
-
-	"ember/inference/quant"
-)
+import "ember/inference/quant"
 
 // The f16 tensor-core product over quantized weights (kernels/cuda/mmf.cu) for batches
 // of a few dozen rows: decode of many sequences.
@@ -55,16 +49,11 @@ type mfConf struct {
 // mfFromEnv reads $EMBER_CUDA_MMF.
 func mfFromEnv() (mfConf, error) {
 	c := mfConf{minRows: mfDefaultMinRows}
-	switch v := os.Getenv(MMFEnv); v {
-	case "", "auto", "off", "0":
-	default:
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return c, fmt.Errorf("cuda: $%s=%q: want off, auto or a row count", MMFEnv, v)
-		}
+	n, _, err := rowsEnv(MMFEnv)
+	if n > 0 {
 		c.on, c.minRows = true, n
 	}
-	return c, nil
+	return c, err
 }
 
 // mfStageBytes and mfStages are mf_stage_bytes and mf_stages of mmf.cu.
@@ -134,12 +123,8 @@ func (b *Backend) mfPack(w *tensor) uint64 {
 		return w.mfp
 	}
 	size := mfPackBytes(w)
-	free, total, err := b.h.memInfo()
-	var p uint64
-	if err == nil && free-size >= max(total/2, f16KeepFree) {
-		p, err = b.alloc(size)
-	}
-	if p == 0 || err != nil {
+	p := b.spareAlloc(size)
+	if p == 0 {
 		w.noMFP = true
 		return 0
 	}
@@ -151,7 +136,7 @@ func (b *Backend) mfPack(w *tensor) uint64 {
 }
 
 // mfSplits is how many ways the steps of a product with mt x nt tiles are divided: as
-// many as fill the SMs once (a block an SM), at least four steps each.
+// many as fill the SMs once (a block an SM), at least two steps each.
 func mfSplits(mt, nt, steps, sms int) int {
 	if sms <= 0 {
 		sms = splitDefaultSMs
