@@ -94,6 +94,18 @@ __device__ __forceinline__ void mf_q6(uint32_t v, __half2 a, uint32_t* lo, uint3
     *hi = *(const uint32_t*)&wh;
 }
 
+// mf_mma_group adds a group's two slots of A times the NN n8 tiles of activation rows
+// (xs: this lane's row of the first tile; xo: the group's byte offset in a row).
+template <int NN>
+__device__ __forceinline__ void mf_mma_group(float (*acc)[4], const uint32_t (*A)[4], const uint8_t* xs, int xo) {
+#pragma unroll
+    for (int ni = 0; ni < NN; ni++) {
+        const uint4 bv = mf_lds128(xs + ni * 8 * MF_XLD + xo);
+        tc_mma(acc[ni], A[0], bv.x, bv.y);
+        tc_mma(acc[ni], A[1], bv.z, bv.w);
+    }
+}
+
 // mf_issue_w requests the step's packed weights src (MF_TM rows of mf_wld bytes) into st.
 template <int T>
 __device__ __forceinline__ void mf_issue_w(uint8_t* st, const uint8_t* src) {
@@ -232,12 +244,7 @@ __device__ __forceinline__ void mf_kernel(const uint8_t* P, const uint8_t* X, i6
                             mf_q4((w >> (4 * nib)) & 0x0f0f0f0fu, sa[hh][nib], sb[hh][nib], &A[t][hh], &A[t][2 + hh]);
                         }
                     const int xo = mf_xoff(64 * c + 32 * nib + 8 * p);
-#pragma unroll
-                    for (int ni = 0; ni < NN; ni++) {
-                        const uint4 bv = mf_lds128(xs + ni * 8 * MF_XLD + xo);
-                        tc_mma(acc[ni], A[0], bv.x, bv.y);
-                        tc_mma(acc[ni], A[1], bv.z, bv.w);
-                    }
+                    mf_mma_group<NN>(acc, A, xs, xo);
                 }
             }
         } else {
@@ -277,12 +284,7 @@ __device__ __forceinline__ void mf_kernel(const uint8_t* P, const uint8_t* X, i6
                                 mf_q6(v, sa[hh][s], &A[t][hh], &A[t][2 + hh]);
                             }
                         const int xo = mf_xoff(128 * h + 32 * s + 8 * c);
-#pragma unroll
-                        for (int ni = 0; ni < NN; ni++) {
-                            const uint4 bv = mf_lds128(xs + ni * 8 * MF_XLD + xo);
-                            tc_mma(acc[ni], A[0], bv.x, bv.y);
-                            tc_mma(acc[ni], A[1], bv.z, bv.w);
-                        }
+                        mf_mma_group<NN>(acc, A, xs, xo);
                     }
                 }
             }
