@@ -323,16 +323,7 @@ func (b *Backend) Free(bt backend.Tensor) {
 			b.pool[n] = append(b.pool[n], p)
 		}
 	}
-	if t.f16 != 0 {
-		b.f16c.count--
-		b.f16c.bytes -= t.f16Bytes()
-		t.f16 = 0
-	}
-	if t.mfp != 0 {
-		b.mf.count--
-		b.mf.bytes -= mfPackBytes(t)
-		t.mfp = 0
-	}
+	b.forgetCopies(t)
 }
 
 // WriteF32 implements backend.Backend.

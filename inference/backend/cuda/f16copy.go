@@ -151,6 +151,21 @@ func (b *Backend) spareAlloc(n int) uint64 {
 	return p
 }
 
+// forgetCopies drops the f16 and packed copies of t from the counts (Free returned
+// their memory to the pool).
+func (b *Backend) forgetCopies(t *tensor) {
+	if t.f16 != 0 {
+		b.f16c.count--
+		b.f16c.bytes -= t.f16Bytes()
+		t.f16 = 0
+	}
+	if t.mfp != 0 {
+		b.mf.count--
+		b.mf.bytes -= mfPackBytes(t)
+		t.mfp = 0
+	}
+}
+
 // f16Bytes is the size of t's f16 copy.
 func (t *tensor) f16Bytes() int { return 2 * t.rows * t.cols }
 
