@@ -19,10 +19,10 @@ import "ember/inference/quant"
 // RMS 3.8e-4 against 2.1e-4 over llama-tiny-q4_k's Q4_K tensors), and with it on from
 // 16 rows a prompt's batch left the CUDA goldens' bounds (llama-tiny-q4_k NMSE 0.04 at
 // a position against 5e-3; the copies forced from one row gave 5.8e-3). Rounding each
-// weight once from f32, as the copies do, is the next step. $EMBER_CUDA_MMF=N turns it on for products
-// of N rows up to those the f16 copies take (f16copy.go: 48), or, where there are no
-// copies, up to cuBLASLt's or mmq's prompt-sized products (256); off, 0 or auto leave
-// it off. On the H200 (NOTES.md, session 13) Llama-3.1-8B's 14336x4096 Q4_K at 32 rows
+// weight once from f32, as the copies do, is the next step. $EMBER_CUDA_MMF=N turns it
+// on for products of N rows up to those the f16 copies take (f16copy.go: 48), or,
+// where there are no copies, up to cuBLASLt's or mmq's prompt-sized products (256);
+// off, 0 or auto leave it off. On the H200 (NOTES.md, session 13) Llama-3.1-8B's 14336x4096 Q4_K at 32 rows
 // took 26 us against mmq's 33 and cuBLASLt's 37, and with EMBER_CUDA_MMF=16 decoding 16
 // and 32 sequences went from 2,572 and 3,587 tok/s to 2,832 and 3,997 (2,649 and 4,049
 // in a later call); at 64 rows the f16 copies stay ahead for the large weights (40 us
@@ -32,6 +32,7 @@ const MMFEnv = "EMBER_CUDA_MMF"
 const (
 	mfTM, mfTN, mfThreads = 256, 64, 512
 	mfXLD                 = 576 // bytes of an activation row of a stage (MF_XLD)
+	mfStages              = 2   // steps in flight (mf_stages)
 	// mfDefaultMinRows is the fewest activation rows whose products take mmf when it is
 	// on with no row count given (SetMMF in tests).
 	mfDefaultMinRows = mmqMinRows
@@ -56,16 +57,17 @@ func mfFromEnv() (mfConf, error) {
 	return c, err
 }
 
-// mfStageBytes and mfStages are mf_stage_bytes and mf_stages of mmf.cu.
-func mfStageBytes(t quant.Type) int {
-	w := 160
+// mfWLD is mf_wld of mmf.cu: the bytes of a weight row of a step, in the packed copy
+// and in a stage.
+func mfWLD(t quant.Type) int {
 	if t == quant.Q6_K {
-		w = 224
+		return 224
 	}
-	return mfTM*w + mfTN*mfXLD
+	return 160
 }
 
-func mfStages(quant.Type) int { return 2 }
+// mfStageBytes is mf_stage_bytes of mmf.cu.
+func mfStageBytes(t quant.Type) int { return mfTM*mfWLD(t) + mfTN*mfXLD }
 
 // mfKernel is the name prefix of mmf for n activation rows in nt tiles: the n8 tiles a
 // block computes (2, 4 or 8) are a template parameter of the kernel.
@@ -108,9 +110,9 @@ func (b *Backend) mfRows() (least, most int) {
 }
 
 // mfPackBytes is the size of w's packed copy: per tile of mfTM rows (the last padded
-// with zero rows) and step of 256 elements, the rows' bytes of a stage (mf_wld).
+// with zero rows) and step of 256 elements, the rows' bytes of a step.
 func mfPackBytes(w *tensor) int {
-	return (w.rows + mfTM - 1) / mfTM * (w.cols / 256) * (mfStageBytes(w.typ) - mfTN*mfXLD)
+	return (w.rows + mfTM - 1) / mfTM * (w.cols / 256) * mfTM * mfWLD(w.typ)
 }
 
 // mfPack returns w's packed copy, queueing mmf_pack the first time when w is a whole
@@ -172,7 +174,7 @@ func (b *Backend) mmf(d, w *tensor, xh uint64, n int) {
 	if w.mfpFresh {
 		early, w.mfpFresh = 0, false
 	}
-	b.launch(mfKernel(n, nt)+suffix[w.typ], mt, nt*splits, mfThreads, mfStages(w.typ)*mfStageBytes(w.typ), w.mfp,
+	b.launch(mfKernel(n, nt)+suffix[w.typ], mt, nt*splits, mfThreads, mfStages*mfStageBytes(w.typ), w.mfp,
 		xh, i64(actStride(quant.F16, w.cols)), ptr(d), i64(d.cols), i64(w.rows), i64(w.cols), i64(n), part, i64(nt),
 		early)
 	b.mmqReduce(d, part, w.rows, n, splits)
