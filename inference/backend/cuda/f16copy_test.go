@@ -17,21 +17,32 @@ func TestF16CopiesEnv(t *testing.T) {
 	if _, _, err := cuda.F16CopiesFromEnv(); err == nil {
 		t.Fatalf("$%s=x: no error", cuda.F16MinElemsEnv)
 	}
-	for _, c := range []struct {
-		v       string
-		off     bool
-		minRows int
-		bad     bool
-	}{{"", false, 48, false}, {"auto", false, 48, false}, {"off", true, 48, false}, {"0", true, 48, false},
-		{"32", false, 32, false}, {"-3", false, 0, true}, {"many", false, 0, true}} {
-		t.Setenv(cuda.F16CopiesEnv, c.v)
-		t.Setenv(cuda.F16MinElemsEnv, "")
-		off, minRows, err := cuda.F16CopiesFromEnv()
+	t.Setenv(cuda.F16MinElemsEnv, "")
+	checkRowsEnv(t, cuda.F16CopiesEnv, cuda.F16CopiesFromEnv, []rowsEnvCase{{"", false, 48, false},
+		{"auto", false, 48, false}, {"off", true, 48, false}, {"0", true, 48, false}, {"32", false, 32, false},
+		{"-3", false, 0, true}, {"many", false, 0, true}})
+}
+
+// rowsEnvCase is a value of a row-count variable (rowsEnv in f16copy.go) and what its
+// reader should make of it: off, the fewest rows, or an error.
+type rowsEnvCase struct {
+	v       string
+	off     bool
+	minRows int
+	bad     bool
+}
+
+// checkRowsEnv sets variable name to each case's value and checks what read returns.
+func checkRowsEnv(t *testing.T, name string, read func() (bool, int, error), cases []rowsEnvCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Setenv(name, c.v)
+		off, minRows, err := read()
 		if (err != nil) != c.bad {
-			t.Fatalf("%q: error %v, want error %v", c.v, err, c.bad)
+			t.Fatalf("$%s=%q: error %v, want error %v", name, c.v, err, c.bad)
 		}
 		if !c.bad && (off != c.off || minRows != c.minRows) {
-			t.Fatalf("%q: off %v, rows %d; want %v, %d", c.v, off, minRows, c.off, c.minRows)
+			t.Fatalf("$%s=%q: off %v, rows %d; want %v, %d", name, c.v, off, minRows, c.off, c.minRows)
 		}
 	}
 }

@@ -14,22 +14,9 @@ import (
 )
 
 func TestMMFEnv(t *testing.T) {
-	for _, c := range []struct {
-		v       string
-		off     bool
-		minRows int
-		bad     bool
-	}{{"", true, 16, false}, {"auto", true, 16, false}, {"off", true, 16, false}, {"0", true, 16, false},
-		{"24", false, 24, false}, {"-1", false, 0, true}, {"some", false, 0, true}} {
-		t.Setenv(cuda.MMFEnv, c.v)
-		off, minRows, err := cuda.MMFFromEnv()
-		if (err != nil) != c.bad {
-			t.Fatalf("%q: error %v, want error %v", c.v, err, c.bad)
-		}
-		if !c.bad && (off != c.off || minRows != c.minRows) {
-			t.Fatalf("%q: off %v, rows %d; want %v, %d", c.v, off, minRows, c.off, c.minRows)
-		}
-	}
+	checkRowsEnv(t, cuda.MMFEnv, cuda.MMFFromEnv, []rowsEnvCase{{"", true, 16, false}, {"auto", true, 16, false},
+		{"off", true, 16, false}, {"0", true, 16, false}, {"24", false, 24, false}, {"-1", false, 0, true},
+		{"some", false, 0, true}})
 }
 
 // TestMFSplits: the K splits of mmf's products on a 132-SM H200 (tiles of 256 weight
