@@ -88,6 +88,14 @@ typedef struct {
 	unsigned nattrs;
 } em_launch_cfg;
 static CUresult (*p_cuLaunchKernelEx)(const em_launch_cfg *, CUfunction, void **, void **);
+// Stream capture of cuBLASLt's products into child graphs (optional symbols; without
+// them batches holding such products are launched directly).
+typedef void *CUstream;
+static CUresult (*p_cuStreamCreate)(CUstream *, unsigned);
+static CUresult (*p_cuStreamDestroy)(CUstream);
+static CUresult (*p_cuStreamBeginCapture)(CUstream, int);
+static CUresult (*p_cuStreamEndCapture)(CUstream, CUgraph *);
+static CUresult (*p_cuGraphAddChildGraphNode)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUgraph);
 
 // em_load opens libcuda.so.1 and resolves every symbol; it returns NULL or an error text.
 static const char *em_load(void) {
@@ -134,6 +142,11 @@ static const char *em_load(void) {
 	*(void **)(&p_cuGraphAddDependencies_v2) = dlsym(em_lib, "cuGraphAddDependencies_v2");
 	// Optional (CUDA 12.0 and later): without it direct launches wait in full.
 	*(void **)(&p_cuLaunchKernelEx) = dlsym(em_lib, "cuLaunchKernelEx");
+	*(void **)(&p_cuStreamCreate) = dlsym(em_lib, "cuStreamCreate");
+	*(void **)(&p_cuStreamDestroy) = dlsym(em_lib, "cuStreamDestroy_v2");
+	*(void **)(&p_cuStreamBeginCapture) = dlsym(em_lib, "cuStreamBeginCapture_v2");
+	*(void **)(&p_cuStreamEndCapture) = dlsym(em_lib, "cuStreamEndCapture");
+	*(void **)(&p_cuGraphAddChildGraphNode) = dlsym(em_lib, "cuGraphAddChildGraphNode");
 	return 0;
 }
 
@@ -257,25 +270,58 @@ CUresult em_launch_many(CUcontext ctx, int n, CUfunction *fns, unsigned *dims, u
 	return 0;
 }
 
+// em_can_capture reports whether the driver has what capturing cuBLASLt's products into
+// child graphs takes.
+int em_can_capture(void) {
+	return p_cuStreamCreate && p_cuStreamDestroy && p_cuStreamBeginCapture && p_cuStreamEndCapture &&
+	       p_cuGraphAddChildGraphNode;
+}
+// em_stream_create makes a non-blocking stream (only ever captured, never run).
+CUresult em_stream_create(CUcontext ctx, CUstream *s) {
+	CUresult r = em_ctx(ctx);
+	return r ? r : p_cuStreamCreate(s, 1);
+}
+CUresult em_stream_destroy(CUstream s) { return p_cuStreamDestroy(s); }
+// em_capture_begin starts capturing s (relaxed: other threads' calls are not checked).
+CUresult em_capture_begin(CUcontext ctx, CUstream s) {
+	CUresult r = em_ctx(ctx);
+	return r ? r : p_cuStreamBeginCapture(s, 2);
+}
+CUresult em_capture_end(CUstream s, CUgraph *g) { return p_cuStreamEndCapture(s, g); }
+CUresult em_graph_free(CUgraph g) { return p_cuGraphDestroy(g); }
+
 // em_graph_build makes an executable graph of a batch of launches, each depending on
 // the one before (the stream's order); the edge into launch i is programmatic where
-// pdl[i] is set (its kernel waits for the one before with griddepcontrol.wait).
+// pdl[i] is set (its kernel waits for the one before with griddepcontrol.wait) and the
+// node before is a kernel. Child graph ci (a captured cuBLASLt product) comes before
+// launch pos[ci] (after the last launch where pos[ci] = n), in order, with full edges.
 CUresult em_graph_build(CUcontext ctx, int n, CUfunction *fns, unsigned *dims, uint64_t *args, int *nargs,
-                               const unsigned char *pdl, CUgraphExec *exec, int *failed) {
+                               const unsigned char *pdl, int nchild, const int *pos, CUgraph *children,
+                               CUgraphExec *exec, int *failed) {
 	CUresult r = em_ctx(ctx);
 	if (r) return r;
 	CUgraph g;
 	if ((r = p_cuGraphCreate(&g, 0))) return r;
 	CUgraphNode prev = 0;
+	int prevKernel = 0, ci = 0;
 	size_t off = 0;
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i <= n; i++) {
+		while (ci < nchild && pos[ci] == i) {
+			CUgraphNode node;
+			r = p_cuGraphAddChildGraphNode(&node, g, prev ? &prev : 0, prev ? 1 : 0, children[ci]);
+			if (r) { *failed = i; p_cuGraphDestroy(g); return r; }
+			prev = node;
+			prevKernel = 0;
+			ci++;
+		}
+		if (i == n) break;
 		void *ptrs[32];
 		for (int j = 0; j < nargs[i] && j < 32; j++) ptrs[j] = &args[off + j];
 		off += nargs[i];
 		unsigned *d = dims + 5 * i;
 		em_knp p = {fns[i], d[0], d[1], d[2], d[3], 1, 1, d[4], ptrs, 0};
 		CUgraphNode node;
-		int prog = prev && pdl[i] && p_cuGraphAddDependencies_v2;
+		int prog = prev && prevKernel && pdl[i] && p_cuGraphAddDependencies_v2;
 		r = p_cuGraphAddKernelNode(&node, g, prev && !prog ? &prev : 0, prev && !prog ? 1 : 0, &p);
 		if (!r && prog) {
 			em_edge e = {1, 0, 1, {0, 0, 0, 0, 0}};
@@ -283,6 +329,7 @@ CUresult em_graph_build(CUcontext ctx, int n, CUfunction *fns, unsigned *dims, u
 		}
 		if (r) { *failed = i; p_cuGraphDestroy(g); return r; }
 		prev = node;
+		prevKernel = 1;
 	}
 	r = p_cuGraphInstantiateWithFlags(exec, g, 0);
 	p_cuGraphDestroy(g);

@@ -7,14 +7,14 @@ typedef void *CUcontext;
 typedef void *CUfunction;
 typedef void *CUgraphExec;
 CUresult em_launch_many(CUcontext ctx, int n, CUfunction *fns, unsigned *dims, uint64_t *args, int *nargs, const unsigned char *pdl, int *failed);
-CUresult em_graph_build(CUcontext ctx, int n, CUfunction *fns, unsigned *dims, uint64_t *args, int *nargs, const unsigned char *pdl, CUgraphExec *exec, int *failed);
+typedef void *CUgraph;
+CUresult em_graph_build(CUcontext ctx, int n, CUfunction *fns, unsigned *dims, uint64_t *args, int *nargs, const unsigned char *pdl, int nchild, const int *pos, CUgraph *children, CUgraphExec *exec, int *failed);
 CUresult em_graph_launch(CUcontext ctx, CUgraphExec e);
 CUresult em_graph_destroy(CUgraphExec e);
 */
 import "C"
 
 import (
-	"fmt"
 	"slices"
 	"time"
 	"unsafe"
@@ -41,15 +41,20 @@ type batch struct {
 	nargs []C.int
 	names []string
 	pdl   []C.uchar // 1 where the kernel waits for the one before (kernel.pdl)
+	lts   []ltCall  // cuBLASLt products, each before the launch at its pos (ltgraph.go)
 }
 
 func (q *batch) reset() {
 	q.fns, q.dims, q.args, q.nargs, q.names, q.pdl = q.fns[:0], q.dims[:0], q.args[:0], q.nargs[:0], q.names[:0], q.pdl[:0]
+	q.lts = q.lts[:0]
 }
+
+// size is the batch's work: its launches and cuBLASLt products.
+func (q *batch) size() int { return len(q.fns) + len(q.lts) }
 
 func (q *batch) equal(o *batch) bool {
 	return slices.Equal(q.fns, o.fns) && slices.Equal(q.dims, o.dims) && slices.Equal(q.nargs, o.nargs) &&
-		slices.Equal(q.args, o.args)
+		slices.Equal(q.args, o.args) && slices.Equal(q.lts, o.lts)
 }
 
 // hash is FNV-1a over the launches' functions, dimensions and arguments.
@@ -66,12 +71,17 @@ func (q *batch) hash() uint64 {
 	for _, a := range q.args {
 		mix(a)
 	}
+	for _, l := range q.lts {
+		for _, v := range []uint64{uint64(l.pos), uint64(uintptr(unsafe.Pointer(l.plan))), l.a, l.b, l.d, l.ws} {
+			mix(v)
+		}
+	}
 	return h
 }
 
 func (q *batch) clone() *batch {
 	return &batch{fns: slices.Clone(q.fns), dims: slices.Clone(q.dims), args: slices.Clone(q.args),
-		nargs: slices.Clone(q.nargs), names: slices.Clone(q.names), pdl: slices.Clone(q.pdl)}
+		nargs: slices.Clone(q.nargs), names: slices.Clone(q.names), pdl: slices.Clone(q.pdl), lts: slices.Clone(q.lts)}
 }
 
 // graph is an instantiated graph and the batch it replays.
@@ -110,7 +120,7 @@ func (b *Backend) enqueue(k *kernel, gx, gy, bx, smem int, args []uint64) {
 func (b *Backend) flush() {
 	q := &b.queue
 	n := len(q.fns)
-	if n == 0 {
+	if q.size() == 0 {
 		return
 	}
 	defer q.reset()
@@ -126,16 +136,18 @@ func (b *Backend) flush() {
 		b.st.note(n)
 		b.st.keep(q.names)
 	}
-	b.last = q.names[n-1]
+	if n > 0 {
+		b.last = q.names[n-1]
+	}
 	var h uint64
-	if !b.noGraphs && n >= minGraphSize {
+	if !b.noGraphs && q.size() >= minGraphSize && (len(q.lts) == 0 || b.canCapture()) {
 		h = q.hash()
 		for _, g := range b.graphs[h] {
 			if g.b.equal(q) {
 				b.st.graphRuns++
 				g.used = b.epoch
 				if r := C.em_graph_launch(b.h.ctx, g.exec); r != 0 {
-					b.fail(cuErr("cuGraphLaunch", fmt.Sprintf("%d kernels, %s first", n, q.names[0]), r))
+					b.fail(cuErr("cuGraphLaunch", q.describe(), r))
 				}
 				return
 			}
@@ -149,11 +161,7 @@ func (b *Backend) flush() {
 		b.seen[h] = true
 	}
 	b.st.direct++
-	var failed C.int
-	if r := C.em_launch_many(b.h.ctx, C.int(n), &q.fns[0], &q.dims[0], (*C.uint64_t)(unsafe.Pointer(&q.args[0])),
-		&q.nargs[0], &q.pdl[0], &failed); r != 0 {
-		b.fail(cuErr("cuLaunchKernel", q.names[int(failed)], r))
-	}
+	b.launchDirect()
 }
 
 // buildGraph makes the queued batch (of hash h) a graph, evicting the least recently
@@ -164,17 +172,22 @@ func (b *Backend) buildGraph(h uint64) bool {
 	if b.nGraphs >= maxGraphs {
 		b.evictGraph()
 	}
+	children, pos, ok := b.captureLts(q.lts)
+	if !ok {
+		return false
+	}
+	defer freeGraphs(children)
 	var exec C.CUgraphExec
 	var failed C.int
-	if r := C.em_graph_build(b.h.ctx, C.int(len(q.fns)), &q.fns[0], &q.dims[0], (*C.uint64_t)(unsafe.Pointer(&q.args[0])),
-		&q.nargs[0], &q.pdl[0], &exec, &failed); r != 0 {
+	if r := C.em_graph_build(b.h.ctx, C.int(len(q.fns)), first(q.fns), first(q.dims), (*C.uint64_t)(unsafe.Pointer(first(q.args))),
+		first(q.nargs), first(q.pdl), C.int(len(children)), first(pos), first(children), &exec, &failed); r != 0 {
 		return false
 	}
 	b.st.built++
 	b.graphs[h] = append(b.graphs[h], &graph{b: q.clone(), exec: exec, used: b.epoch})
 	b.nGraphs++
 	if r := C.em_graph_launch(b.h.ctx, exec); r != 0 {
-		b.fail(cuErr("cuGraphLaunch", fmt.Sprintf("%d kernels, %s first", len(q.fns), q.names[0]), r))
+		b.fail(cuErr("cuGraphLaunch", q.describe(), r))
 	}
 	return true
 }
