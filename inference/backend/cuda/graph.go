@@ -1,16 +1,112 @@
 package cuda
 
 /*
-#include <stdint.h>
-typedef int CUresult;
-typedef void *CUcontext;
-typedef void *CUfunction;
-typedef void *CUgraphExec;
-CUresult em_launch_many(CUcontext ctx, int n, CUfunction *fns, unsigned *dims, uint64_t *args, int *nargs, const unsigned char *pdl, int *failed);
-typedef void *CUgraph;
-CUresult em_graph_build(CUcontext ctx, int n, CUfunction *fns, unsigned *dims, uint64_t *args, int *nargs, const unsigned char *pdl, int nchild, const int *pos, CUgraph *children, CUgraphExec *exec, int *failed);
-CUresult em_graph_launch(CUcontext ctx, CUgraphExec e);
-CUresult em_graph_destroy(CUgraphExec e);
+#include <string.h>
+#include "launch.h"
+
+// The batch and graph functions are not static: graph.go declares and calls them.
+
+// A batch of launches: fns[i] with dims[5i..5i+4] = grid x, grid y, grid z, block x,
+// shared bytes, and nargs[i] parameter slots taken in order from args.
+// em_launch_many launches a batch's kernels on the legacy default stream, in order;
+// launch i may overlap the kernel before it where pdl[i] is set (and the driver has
+// cuLaunchKernelEx).
+CUresult em_launch_many(CUcontext ctx, int n, CUfunction *fns, unsigned *dims, uint64_t *args, int *nargs,
+                        const unsigned char *pdl, int *failed) {
+	CUresult r = em_ctx_current(ctx);
+	if (r) return r;
+	size_t off = 0;
+	for (int i = 0; i < n; i++) {
+		void *ptrs[32];
+		for (int j = 0; j < nargs[i] && j < 32; j++) ptrs[j] = &args[off + j];
+		off += nargs[i];
+		unsigned *d = dims + 5 * i;
+		if (pdl[i] && p_cuLaunchKernelEx) {
+			em_attr a;
+			memset(&a, 0, sizeof(a));
+			a.id = 6;
+			a.value.allowed = 1;
+			em_launch_cfg c = {d[0], d[1], d[2], d[3], 1, 1, d[4], 0, &a, 1};
+			r = p_cuLaunchKernelEx(&c, fns[i], ptrs, 0);
+		} else {
+			r = p_cuLaunchKernel(fns[i], d[0], d[1], d[2], d[3], 1, 1, d[4], 0, ptrs, 0);
+		}
+		if (r) { *failed = i; return r; }
+	}
+	return 0;
+}
+
+// em_can_capture reports whether the driver has what capturing cuBLASLt's products into
+// child graphs takes.
+int em_can_capture(void) {
+	return p_cuStreamCreate && p_cuStreamDestroy && p_cuStreamBeginCapture && p_cuStreamEndCapture &&
+	       p_cuGraphAddChildGraphNode;
+}
+// em_stream_create makes a non-blocking stream (only ever captured, never run).
+CUresult em_stream_create(CUcontext ctx, CUstream *s) {
+	CUresult r = em_ctx_current(ctx);
+	return r ? r : p_cuStreamCreate(s, 1);
+}
+CUresult em_stream_destroy(CUstream s) { return p_cuStreamDestroy(s); }
+// em_capture_begin starts capturing s (relaxed: other threads' calls are not checked).
+CUresult em_capture_begin(CUcontext ctx, CUstream s) {
+	CUresult r = em_ctx_current(ctx);
+	return r ? r : p_cuStreamBeginCapture(s, 2);
+}
+CUresult em_capture_end(CUstream s, CUgraph *g) { return p_cuStreamEndCapture(s, g); }
+CUresult em_graph_free(CUgraph g) { return p_cuGraphDestroy(g); }
+
+// em_graph_build makes an executable graph of a batch of launches, each depending on
+// the one before (the stream's order); the edge into launch i is programmatic where
+// pdl[i] is set (its kernel waits for the one before with griddepcontrol.wait) and the
+// node before is a kernel. Child graph ci (a captured cuBLASLt product) comes before
+// launch pos[ci] (after the last launch where pos[ci] = n), in order, with full edges.
+CUresult em_graph_build(CUcontext ctx, int n, CUfunction *fns, unsigned *dims, uint64_t *args, int *nargs,
+                               const unsigned char *pdl, int nchild, const int *pos, CUgraph *children,
+                               CUgraphExec *exec, int *failed) {
+	CUresult r = em_ctx_current(ctx);
+	if (r) return r;
+	CUgraph g;
+	if ((r = p_cuGraphCreate(&g, 0))) return r;
+	CUgraphNode prev = 0;
+	int prevKernel = 0, ci = 0;
+	size_t off = 0;
+	for (int i = 0; i <= n; i++) {
+		while (ci < nchild && pos[ci] == i) {
+			CUgraphNode node;
+			r = p_cuGraphAddChildGraphNode(&node, g, prev ? &prev : 0, prev ? 1 : 0, children[ci]);
+			if (r) { *failed = i; p_cuGraphDestroy(g); return r; }
+			prev = node;
+			prevKernel = 0;
+			ci++;
+		}
+		if (i == n) break;
+		void *ptrs[32];
+		for (int j = 0; j < nargs[i] && j < 32; j++) ptrs[j] = &args[off + j];
+		off += nargs[i];
+		unsigned *d = dims + 5 * i;
+		em_knp p = {fns[i], d[0], d[1], d[2], d[3], 1, 1, d[4], ptrs, 0};
+		CUgraphNode node;
+		int prog = prev && prevKernel && pdl[i] && p_cuGraphAddDependencies_v2;
+		r = p_cuGraphAddKernelNode(&node, g, prev && !prog ? &prev : 0, prev && !prog ? 1 : 0, &p);
+		if (!r && prog) {
+			em_edge e = {1, 0, 1, {0, 0, 0, 0, 0}};
+			r = p_cuGraphAddDependencies_v2(g, &prev, &node, &e, 1);
+		}
+		if (r) { *failed = i; p_cuGraphDestroy(g); return r; }
+		prev = node;
+		prevKernel = 1;
+	}
+	r = p_cuGraphInstantiateWithFlags(exec, g, 0);
+	p_cuGraphDestroy(g);
+	return r;
+}
+CUresult em_graph_launch(CUcontext ctx, CUgraphExec e) {
+	CUresult r = em_ctx_current(ctx);
+	return r ? r : p_cuGraphLaunch(e, 0);
+}
+CUresult em_graph_destroy(CUgraphExec e) { return p_cuGraphExecDestroy(e); }
+
 */
 import "C"
 
