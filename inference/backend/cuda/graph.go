@@ -4,7 +4,7 @@ package cuda
 #include <string.h>
 #include "launch.h"
 
-// The batch and graph functions are not static: graph.go declares and calls them.
+// Not static: ltgraph.go calls em_launch_many too.
 
 // A batch of launches: fns[i] with dims[5i..5i+4] = grid x, grid y, grid z, block x,
 // shared bytes, and nargs[i] parameter slots taken in order from args.
