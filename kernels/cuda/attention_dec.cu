@@ -32,21 +32,18 @@
 #define DEC_THREADS 256
 #define DEC_PLD 144  // bytes of a P row: 128 padded so that ldmatrix's eight rows miss each other's banks
 
-// dec_load copies rows t0 .. t0+DEC_K-1 (D halves each, from src) into tile sm, zeros
-// from nkeys on. Each warp takes whole rows (32/(D/8) at a time when a row has fewer
-// than 32 chunks), so that a row's place in the cache (its block-table entry; sh is
-// log2(bs) when bs is a power of two, else -1) is found once per row, not per chunk,
-// and all of a warp's places at once.
+// dec_rows and dec_copy copy rows t0 .. t0+DEC_K-1 of a tile (D halves each, from src)
+// into tile sm, zeros from nkeys on. Each warp takes whole rows (32/(D/8) at a time when
+// a row has fewer than 32 chunks), so that a row's place in the cache (its block-table
+// entry; sh is log2(bs) when bs is a power of two, else -1) is found once per row, not
+// per chunk, and all of a warp's places at once: dec_rows gives lane j < NR the cache
+// row of the warp's row j (row w*RPW + j%RPW + (j/RPW)*8*RPW of the tile; -1 past
+// nkeys), one round trip for the tile, and dec_copy issues the copies from them. The
+// two are apart so that a tile's table reads can be issued a step before its copies.
 template <int D>
-__device__ __forceinline__ void dec_load(uint8_t* sm, const uint16_t* src, i64 stride, const int* tab, int bs, int sh,
-                                         int t0, int nkeys) {
-    constexpr int CPR = D / 8;                 // 16-byte chunks a row
-    constexpr int LPR = CPR >= 32 ? 32 : CPR;  // lanes a row
-    constexpr int RPW = 32 / LPR;              // rows a warp at once
-    constexpr int NR = DEC_K / (DEC_THREADS / 32);  // rows a warp in all
-    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, cl = lane % LPR;
-    // Lane j < NR finds the cache row of the warp's row j (row w*RPW + j%RPW + (j/RPW)*8*RPW
-    // of the tile): the block-table reads of the tile are one round trip, not one a row.
+__device__ __forceinline__ i64 dec_rows(const int* tab, int bs, int sh, int t0, int nkeys) {
+    constexpr int CPR = D / 8, LPR = CPR >= 32 ? 32 : CPR, RPW = 32 / LPR, NR = DEC_K / (DEC_THREADS / 32);
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     i64 mine = 0;
     if (lane < NR) {
         const int t = t0 + w * RPW + lane % RPW + (lane / RPW) * (DEC_THREADS / 32) * RPW;
@@ -55,6 +52,16 @@ __device__ __forceinline__ void dec_load(uint8_t* sm, const uint16_t* src, i64 s
         else
             mine = -1;
     }
+    return mine;
+}
+
+template <int D>
+__device__ __forceinline__ void dec_copy(uint8_t* sm, const uint16_t* src, i64 stride, i64 mine) {
+    constexpr int CPR = D / 8;                 // 16-byte chunks a row
+    constexpr int LPR = CPR >= 32 ? 32 : CPR;  // lanes a row
+    constexpr int RPW = 32 / LPR;              // rows a warp at once
+    constexpr int NR = DEC_K / (DEC_THREADS / 32);  // rows a warp in all
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, cl = lane % LPR;
 #pragma unroll
     for (int k = 0; k < NR / RPW; k++) {
         const int s = lane / LPR, r = w * RPW + s + k * (DEC_THREADS / 32) * RPW;
@@ -171,19 +178,35 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
     // Load s of the sequence (pass 1's K tiles 0 .. ntile-1, then pass 2's: the K tile
     // unless its scores are kept, and the V tile unless the keys are the values and their
     // scores are not kept) into slot s % ns, as one commit group; past the sequence an
-    // empty group, so that every step commits one.
+    // empty group, so that every step commits one. The first ns - 1 loads' table reads
+    // are issued together; after them each load's are issued one step ahead (nxt), so no
+    // step waits for a table read before its copies.
     const int nload = one ? ntile : 2 * ntile;
-    auto issue = [&](int s) {
+    auto rows = [&](int s) { return dec_rows<D>(tab, bs, sh, tb + (s < ntile ? s : s - ntile) * DEC_K, nkeys); };
+    auto copy = [&](int s, i64 mine) {
         if (s < ntile) {
-            dec_load<D>(ksm + (s % ns) * stage, k, kstride, tab, bs, sh, tb + s * DEC_K, nkeys);
+            dec_copy<D>(ksm + (s % ns) * stage, k, kstride, mine);
         } else if (s < nload) {
-            const int off = (s % ns) * stage, t0 = tb + (s - ntile) * DEC_K;
-            if (!ssm) dec_load<D>(ksm + off, k, kstride, tab, bs, sh, t0, nkeys);
-            if (v || ssm) dec_load<D>(vsm + off, vsrc, vst, tab, bs, sh, t0, nkeys);
+            const int off = (s % ns) * stage;
+            if (!ssm) dec_copy<D>(ksm + off, k, kstride, mine);
+            if (v || ssm) dec_copy<D>(vsm + off, vsrc, vst, mine);
         }
         tc_commit();
     };
-    for (int s = 0; s < ns - 1; s++) issue(s);
+    {
+        i64 pre[3];
+#pragma unroll
+        for (int s = 0; s < 3; s++) pre[s] = s < ns - 1 && s < nload ? rows(s) : -1;
+#pragma unroll
+        for (int s = 0; s < 3; s++)
+            if (s < ns - 1) copy(s, pre[s]);
+    }
+    i64 nxt = ns - 1 < nload ? rows(ns - 1) : -1;
+    auto issue = [&](int s) {  // s: one more than the call before's (the first: ns - 1)
+        const i64 cur = nxt;
+        if (s + 1 < nload) nxt = rows(s + 1);
+        copy(s, cur);
+    };
     {  // The query tile in f16: every thread's loads issued before the first conversion.
         constexpr int QCH = 16 * (D / 8), QPT = (QCH + DEC_THREADS - 1) / DEC_THREADS;
         const bool al = (((uintptr_t)q0 | (uintptr_t)(qstep * 4)) & 15) == 0;
