@@ -19,32 +19,31 @@
 // warp w accumulates output dims [D/4*(w%4), D/4*(w%4+1)) over the positions of half
 // w/4 of the tile, and the two halves meet at the end.
 //
-// Dynamic shared memory (dec_smem): the f16 query tile, two K tiles, two V tiles unless
-// V is K, and the P tile (16 rows of DEC_PLD bytes). With scap > 0 (every row's
-// positions at most scap) pass 1 also keeps its scores in shared memory (16 rows of
-// scap + 8 floats after the P tile) and pass 2 reads them instead of computing them from
-// the keys again: the keys are read once, and the V tiles take the K tiles' place.
+// Dynamic shared memory (dec_smem): the f16 query tile, a ring of ns K tiles, a ring of
+// ns V tiles unless V is K, and the P tile (16 rows of DEC_PLD bytes). With scap > 0
+// (every row's positions at most scap) pass 1 also keeps its scores in shared memory (16
+// rows of scap + 8 floats after the P tile) and pass 2 reads them instead of computing
+// them from the keys again: the keys are read once, and the V tiles take the K tiles'
+// place. The tiles of both passes are one sequence of loads (pass 1's K tiles, then pass
+// 2's), ns - 1 of them in flight while one is used: no load waits for a pass to end.
 #include "common.cuh"
 
 #define DEC_K 64
 #define DEC_THREADS 256
 #define DEC_PLD 144  // bytes of a P row: 128 padded so that ldmatrix's eight rows miss each other's banks
 
-// dec_load copies rows t0 .. t0+DEC_K-1 (D halves each, from src) into tile sm, zeros
-// from nkeys on. Each warp takes whole rows (32/(D/8) at a time when a row has fewer
-// than 32 chunks), so that a row's place in the cache (its block-table entry; sh is
-// log2(bs) when bs is a power of two, else -1) is found once per row, not per chunk,
-// and all of a warp's places at once.
+// dec_rows and dec_copy copy rows t0 .. t0+DEC_K-1 of a tile (D halves each, from src)
+// into tile sm, zeros from nkeys on. Each warp takes whole rows (32/(D/8) at a time when
+// a row has fewer than 32 chunks), so that a row's place in the cache (its block-table
+// entry; sh is log2(bs) when bs is a power of two, else -1) is found once per row, not
+// per chunk, and all of a warp's places at once: dec_rows gives lane j < NR the cache
+// row of the warp's row j (row w*RPW + j%RPW + (j/RPW)*8*RPW of the tile; -1 past
+// nkeys), one round trip for the tile, and dec_copy issues the copies from them. The
+// two are apart so that a tile's table reads can be issued a step before its copies.
 template <int D>
-__device__ __forceinline__ void dec_load(uint8_t* sm, const uint16_t* src, i64 stride, const int* tab, int bs, int sh,
-                                         int t0, int nkeys) {
-    constexpr int CPR = D / 8;                 // 16-byte chunks a row
-    constexpr int LPR = CPR >= 32 ? 32 : CPR;  // lanes a row
-    constexpr int RPW = 32 / LPR;              // rows a warp at once
-    constexpr int NR = DEC_K / (DEC_THREADS / 32);  // rows a warp in all
-    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, cl = lane % LPR;
-    // Lane j < NR finds the cache row of the warp's row j (row w*RPW + j%RPW + (j/RPW)*8*RPW
-    // of the tile): the block-table reads of the tile are one round trip, not one a row.
+__device__ __forceinline__ i64 dec_rows(const int* tab, int bs, int sh, int t0, int nkeys) {
+    constexpr int CPR = D / 8, LPR = CPR >= 32 ? 32 : CPR, RPW = 32 / LPR, NR = DEC_K / (DEC_THREADS / 32);
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     i64 mine = 0;
     if (lane < NR) {
         const int t = t0 + w * RPW + lane % RPW + (lane / RPW) * (DEC_THREADS / 32) * RPW;
@@ -53,6 +52,16 @@ __device__ __forceinline__ void dec_load(uint8_t* sm, const uint16_t* src, i64 s
         else
             mine = -1;
     }
+    return mine;
+}
+
+template <int D>
+__device__ __forceinline__ void dec_copy(uint8_t* sm, const uint16_t* src, i64 stride, i64 mine) {
+    constexpr int CPR = D / 8;                 // 16-byte chunks a row
+    constexpr int LPR = CPR >= 32 ? 32 : CPR;  // lanes a row
+    constexpr int RPW = 32 / LPR;              // rows a warp at once
+    constexpr int NR = DEC_K / (DEC_THREADS / 32);  // rows a warp in all
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, cl = lane % LPR;
 #pragma unroll
     for (int k = 0; k < NR / RPW; k++) {
         const int s = lane / LPR, r = w * RPW + s + k * (DEC_THREADS / 32) * RPW;
@@ -94,8 +103,19 @@ __device__ __forceinline__ void dec_scores(float* sc, const uint8_t* qsm, const 
     }
 }
 
-__host__ __device__ constexpr int dec_smem(int d, bool shared, int scap) {
-    return 2 * 16 * d + (shared || scap ? 2 : 4) * 2 * DEC_K * d + 16 * DEC_PLD + (scap ? 16 * (scap + 8) * 4 : 0);
+__host__ __device__ constexpr int dec_smem(int d, bool shared, int scap, int ns) {
+    return 2 * 16 * d + (shared || scap ? 1 : 2) * ns * 2 * DEC_K * d + 16 * DEC_PLD + (scap ? 16 * (scap + 8) * 4 : 0);
+}
+
+// dec_wait waits until at most ns - 1 committed load groups are pending (ns 2 to 4): of
+// the ns groups committed since the tile in use was, that tile's has arrived.
+__device__ __forceinline__ void dec_wait(int ns) {
+    if (ns >= 4)
+        asm volatile("cp.async.wait_group 3;" ::: "memory");
+    else if (ns == 3)
+        asm volatile("cp.async.wait_group 2;" ::: "memory");
+    else
+        asm volatile("cp.async.wait_group 1;" ::: "memory");
 }
 
 // DecSplit: a block's part of a row's positions split over nact blocks (attention_mla_split):
@@ -126,7 +146,8 @@ __device__ __forceinline__ void dec_meet(int* ctr, int until) {
 // dec_attend computes the attention of the tile's nr rows (row r: query q0 + r*qstep,
 // output dst0 + r*dstep) over positions tb .. tb + 64 nt - 1 (those below nkeys) of keys
 // k and values v (v null: the key rows are the values), the rows of position t at tab's
-// block t/bs; with scap > 0 (64 nt <= scap) the scores of pass 1 are kept for pass 2.
+// block t/bs; with scap > 0 (64 nt <= scap) the scores of pass 1 are kept for pass 2;
+// ns (2 to 4) tiles a ring (dec_smem).
 // With sp, the block is part sp->c of a split row (DecSplit): its sums, against its own
 // statistics, meet the other parts' after pass 2 and are added, weighted, into dst.
 // With q8 (no sp; the rows' outputs contiguous, dstep == D, nr*D whole 256-element
@@ -136,13 +157,13 @@ template <int D>
 __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], float* dst0, i64 dstep,
                                            const float* q0, i64 qstep, int nr, const uint16_t* k, i64 kstride,
                                            const uint16_t* v, i64 vstride, const int* tab, int bs, int nkeys,
-                                           float scale, int scap, int tb, int nt, const DecSplit* sp,
+                                           float scale, int scap, int tb, int nt, int ns, const DecSplit* sp,
                                            uint8_t* q8 = nullptr, int q8b = 0, int q8k = 0) {
     if (scap && nt * DEC_K > scap) __trap();  // the host bounds every row's positions by scap
     uint8_t* qsm = smem;                               // [16][D]
-    uint8_t* ksm = qsm + 2 * 16 * D;                   // [2][DEC_K][D]
-    uint8_t* vsm = v && !scap ? ksm + 2 * 2 * DEC_K * D : ksm;  // [2][DEC_K][D], or the K tiles
-    uint8_t* psm = vsm + 2 * 2 * DEC_K * D;            // [16][DEC_PLD bytes]
+    uint8_t* ksm = qsm + 2 * 16 * D;                   // [ns][DEC_K][D]
+    uint8_t* vsm = v && !scap ? ksm + ns * 2 * DEC_K * D : ksm;  // [ns][DEC_K][D], or the K tiles
+    uint8_t* psm = vsm + ns * 2 * DEC_K * D;           // [16][DEC_PLD bytes]
     float* ssm = scap ? (float*)(psm + 16 * DEC_PLD) : nullptr;  // [16][scap + 8] scores
     const int sst = scap + 8;
     const uint16_t* vsrc = v ? v : k;
@@ -154,8 +175,38 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
     // rows from where pass 1 left them.
     const bool one = ssm && !v && ntile == 1;
     const int sh = (bs & (bs - 1)) == 0 ? __ffs(bs) - 1 : -1;
-    dec_load<D>(ksm, k, kstride, tab, bs, sh, tb, nkeys);
-    tc_commit();
+    // Load s of the sequence (pass 1's K tiles 0 .. ntile-1, then pass 2's: the K tile
+    // unless its scores are kept, and the V tile unless the keys are the values and their
+    // scores are not kept) into slot s % ns, as one commit group; past the sequence an
+    // empty group, so that every step commits one. The first ns - 1 loads' table reads
+    // are issued together; after them each load's are issued one step ahead (nxt), so no
+    // step waits for a table read before its copies.
+    const int nload = one ? ntile : 2 * ntile;
+    auto rows = [&](int s) { return dec_rows<D>(tab, bs, sh, tb + (s < ntile ? s : s - ntile) * DEC_K, nkeys); };
+    auto copy = [&](int s, i64 mine) {
+        if (s < ntile) {
+            dec_copy<D>(ksm + (s % ns) * stage, k, kstride, mine);
+        } else if (s < nload) {
+            const int off = (s % ns) * stage;
+            if (!ssm) dec_copy<D>(ksm + off, k, kstride, mine);
+            if (v || ssm) dec_copy<D>(vsm + off, vsrc, vst, mine);
+        }
+        tc_commit();
+    };
+    {
+        i64 pre[3];
+#pragma unroll
+        for (int s = 0; s < 3; s++) pre[s] = s < ns - 1 && s < nload ? rows(s) : -1;
+#pragma unroll
+        for (int s = 0; s < 3; s++)
+            if (s < ns - 1) copy(s, pre[s]);
+    }
+    i64 nxt = ns - 1 < nload ? rows(ns - 1) : -1;
+    auto issue = [&](int s) {  // s: one more than the call before's (the first: ns - 1)
+        const i64 cur = nxt;
+        if (s + 1 < nload) nxt = rows(s + 1);
+        copy(s, cur);
+    };
     {  // The query tile in f16: every thread's loads issued before the first conversion.
         constexpr int QCH = 16 * (D / 8), QPT = (QCH + DEC_THREADS - 1) / DEC_THREADS;
         const bool al = (((uintptr_t)q0 | (uintptr_t)(qstep * 4)) & 15) == 0;
@@ -186,14 +237,12 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
     // Pass 1: this warp's max m and sum s (against m) of rows g and g+8.
     float m0 = -INFINITY, m1 = -INFINITY, s0 = 0, s1 = 0;
     for (int it = 0; it < ntile; it++) {
-        if (it + 1 < ntile)
-            dec_load<D>(ksm + ((it + 1) & 1) * stage, k, kstride, tab, bs, sh, tb + (it + 1) * DEC_K, nkeys);
-        tc_commit();
-        tc_wait1();
+        issue(it + ns - 1);
+        dec_wait(ns);
         __syncthreads();
         if (tb + it * DEC_K + 8 * w < nkeys) {  // else all of this warp's positions are past the end
             float sc[4];
-            dec_scores<D>(sc, qsm, ksm + (it & 1) * stage, tb + it * DEC_K, nkeys, scale);
+            dec_scores<D>(sc, qsm, ksm + (it % ns) * stage, tb + it * DEC_K, nkeys, scale);
             if (ssm) {
                 const int t = it * DEC_K + 8 * w + 2 * tig;
                 *(float2*)(ssm + g * sst + t) = make_float2(sc[0], sc[1]);
@@ -220,9 +269,6 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
         stat[w][g][0] = m0, stat[w][g][1] = s0;
         stat[w][g + 8][0] = m1, stat[w][g + 8][1] = s1;
     }
-    if (!ssm) dec_load<D>(ksm, k, kstride, tab, bs, sh, tb, nkeys);
-    if ((v || ssm) && !one) dec_load<D>(vsm, vsrc, vst, tab, bs, sh, tb, nkeys);
-    tc_commit();
     __syncthreads();
     float M0 = -INFINITY, M1 = -INFINITY, L0 = 0, L1 = 0;
 #pragma unroll
@@ -246,16 +292,12 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
 #pragma unroll
         for (int e = 0; e < 4; e++) o[j][e] = 0;
     for (int it = 0; it < ntile; it++) {
-        if (it + 1 < ntile) {
-            const int off = ((it + 1) & 1) * stage, t0 = tb + (it + 1) * DEC_K;
-            if (!ssm) dec_load<D>(ksm + off, k, kstride, tab, bs, sh, t0, nkeys);
-            if (v || ssm) dec_load<D>(vsm + off, vsrc, vst, tab, bs, sh, t0, nkeys);
-        }
-        tc_commit();
-        tc_wait1();
+        issue(ntile + it + ns - 1);
+        dec_wait(ns);
         __syncthreads();
-        const uint8_t* ks = ksm + (it & 1) * stage;
-        const uint8_t* vs = vsm + (it & 1) * stage;
+        const int slot = one ? 0 : (ntile + it) % ns;
+        const uint8_t* ks = ksm + slot * stage;
+        const uint8_t* vs = vsm + slot * stage;
         float sc[4];
         if (ssm) {  // pass 1's scores; -inf from nkeys on (past the end pass 1 stored none)
             const int t = it * DEC_K + 8 * w + 2 * tig, ta = tb + t;
@@ -381,7 +423,7 @@ attention_mla(float* dst, i64 dstride, const float* q, i64 qstride, const uint16
     const int nkeys = pos[i] + 1;
     dec_attend<576>(dec_raw, stat, dst + (i64)(h0 * n + i) * dstride, (i64)n * dstride, q + (i64)(h0 * n + i) * qstride,
                     (i64)n * qstride, min(16, H - h0), k, kstride, nullptr, 0, tab, bs, nkeys, scale, scap, 0,
-                    (nkeys + DEC_K - 1) / DEC_K, nullptr);
+                    (nkeys + DEC_K - 1) / DEC_K, 2, nullptr);
 }
 
 // attention_mla_split: attention_mla for a few tokens, each token's positions split over
@@ -408,18 +450,18 @@ attention_mla_split(float* dst, i64 dstride, const float* q, i64 qstride, const 
     const DecSplit sp = {stats, part, count + u, c, (nkeys + span - 1) / span};
     dec_attend<576>(dec_raw, stat, dst + (i64)(h0 * n + i) * dstride, (i64)n * dstride, q + (i64)(h0 * n + i) * qstride,
                     (i64)n * qstride, min(16, H - h0), k, kstride, nullptr, 0, tab, bs, nkeys, scale, scap, tb,
-                    (min(nkeys, tb + span) - tb + DEC_K - 1) / DEC_K, &sp);
+                    (min(nkeys, tb + span) - tb + DEC_K - 1) / DEC_K, 2, &sp);
 }
 
 // attention_decD: grid (n, nkv); block (i, kvh) takes the G = nhead/nkv query heads of
 // KV head kvh of row i. The common attention arguments (attention.cu); hd = vhd = D;
-// scap as dec_attend's.
+// scap and ns (2 to 4) as dec_attend's.
 #define DEC_KERNEL(D)                                                                                                   \
     extern "C" __global__ void __launch_bounds__(DEC_THREADS)                                                           \
         attention_dec##D(float* dst, i64 dstride, const float* q, i64 qstride, const uint16_t* k, i64 kstride,          \
                          const uint16_t* v, i64 vstride, const int* pos, int nhead, int nkv, int hd, int vhd,           \
-                         float scale, const int* table, int tcols, const int* seq, int bs, int scap, uint8_t* q8,       \
-                         i64 q8stride) {                                                                                \
+                         float scale, const int* table, int tcols, const int* seq, int bs, int scap, int ns,            \
+                         uint8_t* q8, i64 q8stride) {                                                                   \
         pdl_entry();                                                                                                    \
         extern __shared__ __align__(16) uint8_t dec_raw[];                                                              \
         __shared__ float stat[DEC_THREADS / 32][16][2];                                                                 \
@@ -427,7 +469,7 @@ attention_mla_split(float* dst, i64 dstride, const float* q, i64 qstride, const 
         const int* tab = table ? table + (i64)seq[i] * tcols : 0;                                                       \
         dec_attend<D>(dec_raw, stat, dst + (i64)i * dstride + (i64)kvh * G * D, D, q + (i64)i * qstride + (i64)kvh * G * D, \
                       D, G, k + kvh * D, kstride, v + kvh * D, vstride, tab, bs, pos[i] + 1, scale, scap, 0,          \
-                      (pos[i] + DEC_K) / DEC_K, nullptr, q8 ? q8 + (i64)i * q8stride : nullptr, kvh * G * D / 256,   \
+                      (pos[i] + DEC_K) / DEC_K, ns, nullptr, q8 ? q8 + (i64)i * q8stride : nullptr, kvh * G * D / 256, \
                       nhead * D);                                                              \
     }
 DEC_KERNEL(64)

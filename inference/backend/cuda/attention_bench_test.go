@@ -18,7 +18,8 @@ import (
 // 576-dim KV head shared by 16 query heads; the model's head-major rows, one a (head,
 // token)), with the kernel the backend picks; for grouped-query rows with the scores
 // computed twice ($EMBER_CUDA_DEC_TWO_PASS), the tensor-core decode kernels off
-// (attention_dec.go), split attention forced, and attention_dec forced; for latent rows
+// (attention_dec.go), split attention forced, attention_dec forced, and its rings of two
+// and three tiles forced ($EMBER_CUDA_DEC_STAGES); for latent rows
 // with attention_mla forced (its split off), attention_mla_split forced, both off, and
 // split attention forced with both off; and for both with attention_short forced on and
 // off. It runs only with EMBER_CUDA_BENCH set.
@@ -62,6 +63,8 @@ func TestBatchedDecodeAttention(t *testing.T) {
 			cuda.SplitAttention(be, false)
 			cuda.ShortAttention(be, false)
 		},
+		"ring 2":    func(be *cuda.Backend) { cuda.DecStages(be, 2, 0, 0) },
+		"ring 3":    func(be *cuda.Backend) { cuda.DecStages(be, 3, 0, 0) },
 		"short on":  func(be *cuda.Backend) { cuda.ShortAttention(be, true) },
 		"short off": func(be *cuda.Backend) { cuda.ShortAttention(be, false) },
 		"mla": func(be *cuda.Backend) {
@@ -74,7 +77,7 @@ func TestBatchedDecodeAttention(t *testing.T) {
 		"split, mla off": func(be *cuda.Backend) { off(be); cuda.SplitAttention(be, true) },
 	}
 	for _, c := range cases {
-		modes := []string{"picked", "two-pass", "dec off", "split", "dec on", "short on", "short off"}
+		modes := []string{"picked", "ring 2", "ring 3", "two-pass", "dec off", "split", "dec on", "short on", "short off"}
 		if c.headMajor {
 			modes = []string{"picked", "mla", "mla split", "mla off", "split, mla off", "short on", "short off"}
 		}
@@ -206,6 +209,57 @@ func TestDecodeAttentionKeptScores(t *testing.T) {
 		for j := range out[0] {
 			if math.Float32bits(out[0][j]) != math.Float32bits(out[1][j]) {
 				t.Fatalf("%s: element %d: %v with the scores kept, %v computed twice", c.name, j, out[0][j], out[1][j])
+			}
+		}
+	}
+}
+
+// TestDecodeAttentionStages: attention_dec64/128 gives bit for bit the same output with
+// rings of two, three and four tiles (the load order changes, the arithmetic does not),
+// with the scores kept and computed twice, over one tile, short caches and long ones.
+func TestDecodeAttentionStages(t *testing.T) {
+	newOrSkip(t).Close()
+	for _, c := range []struct {
+		name             string
+		seqs, heads, nkv int
+		hd, pos          int
+		two              bool
+	}{
+		{"gqa", 64, 32, 8, 128, 600, false},
+		{"gqa two-pass", 64, 32, 8, 128, 600, true},
+		{"gqa long", 8, 32, 8, 128, 2000, false},
+		{"one token", 1, 32, 8, 128, 100, false},
+		{"one tile", 3, 32, 8, 128, 40, false},
+		{"gqa-64", 20, 8, 2, 64, 70, false},
+		{"gqa-64 two-pass", 20, 8, 2, 64, 300, true},
+	} {
+		var ref []float32
+		for _, ns := range []int{2, 3, 4} {
+			be := newOrSkip(t)
+			cuda.DecodeAttention(be, true)
+			cuda.SplitAttention(be, false)
+			cuda.ShortAttention(be, false)
+			cuda.PrefillAttention(be, false)
+			cuda.DecTwoPass(be, c.two)
+			scap := cuda.DecScap(be, c.hd, false, c.pos)
+			if got := cuda.DecStages(be, ns, c.hd, scap); got != ns {
+				t.Fatalf("%s: %d tiles forced, %d taken", c.name, ns, got)
+			}
+			run, d := decodeAttentionCase(t, be, c.seqs, c.heads, c.nkv, c.hd, c.hd, c.pos, false)
+			run()
+			out := make([]float32, d.Rows()*d.Cols())
+			if err := be.ReadF32(context.Background(), d, out); err != nil {
+				t.Fatal(err)
+			}
+			be.Close()
+			if ref == nil {
+				ref = out
+				continue
+			}
+			for j := range out {
+				if math.Float32bits(out[j]) != math.Float32bits(ref[j]) {
+					t.Fatalf("%s: element %d: %v with %d tiles a ring, %v with 2", c.name, j, out[j], ns, ref[j])
+				}
 			}
 		}
 	}

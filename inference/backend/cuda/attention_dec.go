@@ -1,6 +1,9 @@
 package cuda
 
-import "os"
+import (
+	"os"
+	"strconv"
+)
 
 // Decode attention on the tensor cores (kernels/cuda/attention_dec.cu): a token's query
 // heads that read one KV head as one m16 tile, so that each of its key and value rows is
@@ -36,14 +39,14 @@ const (
 	decMaxG = 16
 )
 
-// decSmem is a block's dynamic shared memory (dec_smem): the 16-row f16 query tile, two
-// tiles of decK key rows, two of value rows unless the values are the keys (or the
-// scores are kept), the 16 x decK f16 probabilities (rows of 144 bytes), and with scap >
-// 0 the scores of 16 rows of scap + 8 floats.
-func decSmem(d int, shared bool, scap int) int {
-	tiles := 4
+// decSmem is a block's dynamic shared memory (dec_smem): the 16-row f16 query tile, a
+// ring of ns tiles of decK key rows, one of value rows unless the values are the keys
+// (or the scores are kept), the 16 x decK f16 probabilities (rows of 144 bytes), and
+// with scap > 0 the scores of 16 rows of scap + 8 floats.
+func decSmem(d int, shared bool, scap, ns int) int {
+	tiles := 2 * ns
 	if shared || scap > 0 {
-		tiles = 2
+		tiles = ns
 	}
 	n := 2*16*d + tiles*2*decK*d + 16*144
 	if scap > 0 {
@@ -95,15 +98,48 @@ func decScoresMax(d int) int {
 	return 113 << 10
 }
 
+// DecStagesEnv names an environment variable: a number of key (and value) tiles, 2 to
+// 4, that attention_dec64/128's rings hold whenever its shared memory can (decStages).
+const DecStagesEnv = "EMBER_CUDA_DEC_STAGES"
+
+// decStagesEnv is $EMBER_CUDA_DEC_STAGES as a number, 0 when unset or not one.
+func decStagesEnv() int {
+	n, err := strconv.Atoi(os.Getenv(DecStagesEnv))
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// decMaxStages is the most tiles a ring of attention_dec64/128 holds (dec_wait's cases);
+// attention_mla's and attention_mla_split's hold two (their 576-dim tiles take 72 KiB).
+const decMaxStages = 4
+
+// decStages is the tiles of attention_dec64/128's rings for rows of d dims keeping scap
+// score columns: the most, up to decMaxStages, within decScoresMax (two blocks an SM;
+// at least two), or b.dec.stages where set and the kernel's shared memory allows it.
+// With four, one token over at most 128 positions has all its tiles (two of keys, two of
+// values) loading at once.
+func (b *Backend) decStages(d, scap int) int {
+	if n := b.dec.stages; n >= 2 && n <= decMaxStages && decSmem(d, false, scap, n) <= mmqSmemMax-1024 {
+		return n
+	}
+	ns := decMaxStages
+	for ns > 2 && decSmem(d, false, scap, ns) > decScoresMax(d) {
+		ns--
+	}
+	return ns
+}
+
 // decScap is the score columns a launch keeps for rows of at most nmax positions (a
-// whole number of key tiles), or 0 when they do not fit (the kernel computes the scores
-// twice) or $EMBER_CUDA_DEC_TWO_PASS is set.
+// whole number of key tiles), or 0 when they do not fit with rings of two tiles (the
+// kernel computes the scores twice) or $EMBER_CUDA_DEC_TWO_PASS is set.
 func (b *Backend) decScap(d int, shared bool, nmax int) int {
 	if b.dec.twoPass || nmax <= 0 {
 		return 0
 	}
 	scap := (nmax + decK - 1) / decK * decK
-	if decSmem(d, shared, scap) > decScoresMax(d) {
+	if decSmem(d, shared, scap, 2) > decScoresMax(d) {
 		return 0
 	}
 	return scap
@@ -114,6 +150,7 @@ type attDec struct {
 	mla, gqa splitMode      // auto: by decMinTokens / decMinPairs; off: never; on: whenever the shapes allow
 	twoPass  bool           // $EMBER_CUDA_DEC_TWO_PASS: never keep the scores (decScap)
 	ownQ8K   bool           // $EMBER_CUDA_DEC_OWN_Q8K: the output projection's rounding never joins attention_dec
+	stages   int            // $EMBER_CUDA_DEC_STAGES: attention_dec64/128's ring tiles where they fit (decStages)
 	smem     map[string]int // per kernel: the dynamic shared memory its limit is raised to
 	// mlaSplit: attention_mla_split (auto: when two or more spans a token fit the SMs, as
 	// mlaSplitLeast says; off: never; on: whenever attention_mla may run, one span a token
@@ -141,17 +178,26 @@ func (b *Backend) decKernel(name string, smem int) bool {
 	return true
 }
 
-// decLaunchSmem is the dynamic shared memory and kept score columns of a launch of
-// kernel name over rows of d dims and at most nmax positions: the scores kept where
-// they fit, else computed twice; ok is false when neither can run.
-func (b *Backend) decLaunchSmem(name string, d int, shared bool, nmax int) (smem, scap int, ok bool) {
+// decLaunchSmem is the dynamic shared memory, kept score columns and ring tiles of a
+// launch of kernel name over rows of d dims and at most nmax positions: the scores kept
+// where they fit, else computed twice; rings of two tiles when the values are the keys
+// (attention_mla), else decStages'; ok is false when neither can run.
+func (b *Backend) decLaunchSmem(name string, d int, shared bool, nmax int) (smem, scap, ns int, ok bool) {
+	stages := func(scap int) int {
+		if shared {
+			return 2
+		}
+		return b.decStages(d, scap)
+	}
 	if scap = b.decScap(d, shared, nmax); scap > 0 {
-		if smem = decSmem(d, shared, scap); b.decKernel(name, smem) {
-			return smem, scap, true
+		ns = stages(scap)
+		if smem = decSmem(d, shared, scap, ns); b.decKernel(name, smem) {
+			return smem, scap, ns, true
 		}
 	}
-	smem = decSmem(d, shared, 0)
-	return smem, 0, b.decKernel(name, smem)
+	ns = stages(0)
+	smem = decSmem(d, shared, 0, ns)
+	return smem, 0, ns, b.decKernel(name, smem)
 }
 
 // attentionMLA launches attention_mla when the rows are head-major groups of one
@@ -172,7 +218,7 @@ func (b *Backend) attentionMLA(d, qt, kt, vt, pt, table, seq *tensor, tcols, bs,
 	if b.dec.mla == splitAuto && n < decMinTokens {
 		return false
 	}
-	smem, scap, ok := b.decLaunchSmem("attention_mla", mlaDim, true, nmax)
+	smem, scap, _, ok := b.decLaunchSmem("attention_mla", mlaDim, true, nmax)
 	if !ok {
 		return false
 	}
@@ -198,11 +244,11 @@ func (b *Backend) attentionDec(args []uint64, rows, nkv, g, hd, vhd, nmax int) b
 	if hd == 128 {
 		name = "attention_dec128"
 	}
-	smem, scap, ok := b.decLaunchSmem(name, hd, false, nmax)
+	smem, scap, ns, ok := b.decLaunchSmem(name, hd, false, nmax)
 	if !ok {
 		return false
 	}
-	args = append(args, i64(scap), 0, 0)
+	args = append(args, i64(scap), i64(ns), 0, 0)
 	b.launch(name, rows, nkv, decThreads, smem, args...)
 	if !b.dec.ownQ8K {
 		b.markAttention(name, args, rows, nkv, smem, g, nkv, vhd) // each block rounds its KV head's outputs
@@ -268,7 +314,7 @@ func (b *Backend) attentionMLASplit(d, qt, kt, pt, table, seq *tensor, tcols, bs
 		return false
 	}
 	scap := tpb * decK
-	smem := decSmem(mlaDim, true, scap)
+	smem := decSmem(mlaDim, true, scap, 2)
 	if smem > decScoresMax(mlaDim) || !b.decKernel("attention_mla_split", smem) {
 		return false
 	}

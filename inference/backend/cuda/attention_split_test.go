@@ -103,3 +103,35 @@ func TestMLASplitLeast(t *testing.T) {
 		}
 	}
 }
+
+// TestDecStages: attention_dec64/128's rings take as many tiles as keep two blocks an SM
+// (at most four, at least two), fewer as the kept scores grow, and a forced count only
+// where the kernel's shared memory allows it.
+func TestDecStages(t *testing.T) {
+	for _, c := range []struct {
+		force, d, scap, want int
+	}{
+		{0, 128, 640, 4}, // Llama-3.1-8B, 64 sequences at ~600 positions: scores kept
+		{0, 128, 704, 3},
+		{0, 128, 256, 4}, // one token over a short cache
+		{0, 128, 0, 3},   // scores not kept: K and V rings
+		{0, 64, 0, 4},
+		{0, 128, 1600, 2},
+		{2, 128, 640, 2},
+		{3, 128, 0, 3},
+		{4, 128, 0, 4},
+		{4, 128, 2560, 2}, // past the kernel's shared memory: its own choice
+		{9, 128, 640, 4},  // not a ring size
+	} {
+		b := &Backend{}
+		b.dec.stages = c.force
+		got := b.decStages(c.d, c.scap)
+		if got != c.want {
+			t.Errorf("forced %d, d %d, scap %d: %d tiles, want %d", c.force, c.d, c.scap, got, c.want)
+		}
+		if got > 2 && c.force == 0 && decSmem(c.d, false, c.scap, got) > decScoresMax(c.d) {
+			t.Errorf("d %d, scap %d: %d tiles take %d bytes, past two blocks an SM", c.d, c.scap, got,
+				decSmem(c.d, false, c.scap, got))
+		}
+	}
+}

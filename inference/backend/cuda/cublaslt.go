@@ -183,16 +183,17 @@ fail:
 	return s;
 }
 
-// em_lt_matmul queues D = A^T B (alpha 1, beta 0; C is D, not read) on the legacy
-// default stream (stream 0), the one every launch of the backend goes to.
+// em_lt_matmul queues D = A^T B (alpha 1, beta 0; C is D, not read) on stream s: the
+// legacy default stream (0), the one every launch of the backend goes to, or a stream
+// being captured into a graph.
 static int em_lt_matmul(em_lt *lt, CUcontext ctx, em_lt_plan *p, uint64_t a, uint64_t b, uint64_t d, uint64_t ws,
-                        CUresult *cu, const char **call) {
+                        void *s, CUresult *cu, const char **call) {
 	*call = "cuCtxSetCurrent";
 	if ((*cu = em_lt_ctx(lt, ctx))) return -1;
 	*call = "cublasLtMatmul";
 	float alpha = 1, beta = 0;
 	return lt->matmul(lt->handle, p->desc, &alpha, (const void *)a, p->a, (const void *)b, p->b, &beta, (const void *)d,
-	                  p->d, (void *)d, p->d, &p->algo, (void *)ws, p->workspace, 0);
+	                  p->d, (void *)d, p->d, &p->algo, (void *)ws, p->workspace, s);
 }
 */
 import "C"
@@ -346,11 +347,12 @@ func (l *ltLib) freePlan(p *ltPlan) {
 	}
 }
 
-// matmul queues D = A^T B for plan p on the default stream (device addresses).
-func (l *ltLib) matmul(ctx C.CUcontext, p *ltPlan, a, b, d, ws uint64) error {
+// matmul queues D = A^T B for plan p on stream (device addresses; nil: the default
+// stream).
+func (l *ltLib) matmul(ctx C.CUcontext, p *ltPlan, a, b, d, ws uint64, stream unsafe.Pointer) error {
 	var cu C.CUresult
 	var call *C.char
-	if s := C.em_lt_matmul(l.c, ctx, p.c, C.uint64_t(a), C.uint64_t(b), C.uint64_t(d), C.uint64_t(ws), &cu,
+	if s := C.em_lt_matmul(l.c, ctx, p.c, C.uint64_t(a), C.uint64_t(b), C.uint64_t(d), C.uint64_t(ws), stream, &cu,
 		&call); s != 0 {
 		return ltErr(call, s, cu)
 	}

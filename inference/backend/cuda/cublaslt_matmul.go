@@ -232,7 +232,8 @@ func (b *Backend) ltJobFor(d, w *tensor, n int) *ltJob {
 }
 
 // ltRun runs job j on activation rows xh (f16, from quantize(x, F16)): per chunk, the
-// weight rows' dequantization is queued, the queue flushed, and cublasLtMatmul called.
+// weight rows' dequantization and the product are queued (ltgraph.go); when profiling,
+// the queue is flushed and cublasLtMatmul called and timed.
 func (b *Backend) ltRun(j *ltJob, xh uint64) {
 	if xh == 0 || b.err != nil {
 		return
@@ -261,11 +262,15 @@ func (b *Backend) ltRun(j *ltJob, xh uint64) {
 			b.launch("dequant_f16_"+suffix[w.typ], blocks(m*k/8), 1, 256, 0, a, i64(w.stride), wf, i64(k), i64(m))
 			a = wf
 		}
+		if b.prof == nil {
+			b.queueLt(ltCall{plan: p, a: a, b: xh, d: d.ptr + uint64(4*r0), ws: ws}) // ltgraph.go
+			continue
+		}
 		b.flush()
 		if b.err != nil {
 			return
 		}
-		if err := b.lt.lib.matmul(b.h.ctx, p, a, xh, d.ptr+uint64(4*r0), ws); err != nil {
+		if err := b.lt.lib.matmul(b.h.ctx, p, a, xh, d.ptr+uint64(4*r0), ws, nil); err != nil {
 			b.fail(fmt.Errorf("%w (weights %v %dx%d, rows %d..%d, %d activation rows)", err, w.typ, w.rows, k, r0,
 				r0+m, j.n))
 			return

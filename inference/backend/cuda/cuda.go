@@ -77,6 +77,7 @@ type Backend struct {
 	lt        ltState   // cuBLASLt for large products, when present (cublaslt_matmul.go)
 	f16c      f16Copies // f16 copies of weights for batched products (f16copy.go)
 	mf        mfConf    // the f16 tensor-core product over quantized weights (mmf.go)
+	capt      ltCapture // capturing cuBLASLt's products into graphs (ltgraph.go)
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -110,8 +111,9 @@ func New(opt Options) (*Backend, error) {
 	b := &Backend{h: h, dev: d, kernels: map[string]*kernel{}, live: map[uint64]int{}, pool: map[int][]uint64{},
 		act: map[quant.Type]*scratch{}, prof: newProfiler(), seen: map[uint64]bool{}, graphs: map[uint64][]*graph{},
 		noGraphs: os.Getenv("EMBER_CUDA_NO_GRAPHS") != "", noPDL: os.Getenv("EMBER_CUDA_NO_PDL") != "", noMMQ: os.Getenv(NoMMQEnv) != "",
-		hostMoE: os.Getenv(HostMoEEnv) != "", dec: attDec{twoPass: os.Getenv(DecTwoPassEnv) != "", ownQ8K: os.Getenv(DecOwnQ8KEnv) != "", mlaSplit: mlaSplitMode(), gqa: decGQAMode()},
+		hostMoE: os.Getenv(HostMoEEnv) != "", dec: attDec{twoPass: os.Getenv(DecTwoPassEnv) != "", ownQ8K: os.Getenv(DecOwnQ8KEnv) != "", stages: decStagesEnv(), mlaSplit: mlaSplitMode(), gqa: decGQAMode()},
 		st: stats{on: os.Getenv(StatsEnv) != "", start: time.Now()}, attnSmem: smemMax, mvsc: mvsFromEnv()}
+	b.capt.failed = os.Getenv(LtNoGraphsEnv) != ""
 	if b.mf, err = mfFromEnv(); err != nil {
 		b.Close()
 		return nil, err
@@ -396,7 +398,8 @@ func (b *Backend) Close() error {
 	if r := b.h.sync(); r != 0 {
 		errs = append(errs, cuErr("cuCtxSynchronize", "", r))
 	}
-	errs = append(errs, b.closeLt())
+	// Graphs may hold cuBLASLt's kernels: destroyed before the library is closed.
+	errs = append(errs, b.destroyGraphs(), b.closeCapture(), b.closeLt())
 	for p := range b.live {
 		errs = append(errs, b.h.free(p))
 	}
@@ -408,7 +411,7 @@ func (b *Backend) Close() error {
 	for _, p := range b.scratches {
 		errs = append(errs, b.h.free(p))
 	}
-	errs = append(errs, b.destroyGraphs(), b.freeStage())
+	errs = append(errs, b.freeStage())
 	for _, m := range b.modules {
 		errs = append(errs, b.h.unload(m))
 	}

@@ -41,53 +41,27 @@ static CUresult (*p_cuMemsetD8)(CUdeviceptr, unsigned char, size_t);
 static CUresult (*p_cuMemAllocHost)(void **, size_t);
 static CUresult (*p_cuMemFreeHost)(void *);
 static CUresult (*p_cuMemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, void *);
-static CUresult (*p_cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+CUresult (*p_cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                     unsigned, void *, void **, void **);
 static CUresult (*p_cuGetErrorName)(CUresult, const char **);
 static CUresult (*p_cuFuncSetAttribute)(CUfunction, int, int);
 
-typedef void *CUgraph;
-typedef void *CUgraphNode;
-typedef void *CUgraphExec;
-// CUDA_KERNEL_NODE_PARAMS (v1) of cuda.h.
-typedef struct {
-	CUfunction func;
-	unsigned gx, gy, gz, bx, by, bz, smem;
-	void **kernelParams;
-	void **extra;
-} em_knp;
-static CUresult (*p_cuGraphCreate)(CUgraph *, unsigned);
-static CUresult (*p_cuGraphAddKernelNode)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const em_knp *);
-static CUresult (*p_cuGraphInstantiateWithFlags)(CUgraphExec *, CUgraph, unsigned long long);
-static CUresult (*p_cuGraphLaunch)(CUgraphExec, void *);
-static CUresult (*p_cuGraphExecDestroy)(CUgraphExec);
-static CUresult (*p_cuGraphDestroy)(CUgraph);
-// CUgraphEdgeData of cuda.h (CUDA 12.3+): a programmatic edge (type 1) from the
-// upstream kernel's programmatic port (1) lets the downstream kernel launch while the
-// upstream one finishes; the downstream kernel's griddepcontrol.wait then waits for it.
-typedef struct {
-	unsigned char from_port, to_port, type, reserved[5];
-} em_edge;
-static CUresult (*p_cuGraphAddDependencies_v2)(CUgraph, const CUgraphNode *, const CUgraphNode *, const em_edge *, size_t);
-// CUlaunchAttribute and CUlaunchConfig of cuda.h (CUDA 12.0+): the attribute's id, padding
-// to 8 bytes, and a 64-byte value; id 6 (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)
-// with a non-zero value lets the kernel launch while the kernel before it in the stream
-// finishes, its griddepcontrol.wait then waiting for it (as a programmatic graph edge).
-typedef struct {
-	int id;
-	char pad[4];
-	union {
-		char bytes[64];
-		int allowed;
-	} value;
-} em_attr;
-typedef struct {
-	unsigned gx, gy, gz, bx, by, bz, smem;
-	void *stream;
-	em_attr *attrs;
-	unsigned nattrs;
-} em_launch_cfg;
-static CUresult (*p_cuLaunchKernelEx)(const em_launch_cfg *, CUfunction, void **, void **);
+#include "launch.h"
+
+// The entry points launch.h declares for graph.go (defined here, set by em_load).
+CUresult (*p_cuGraphCreate)(CUgraph *, unsigned);
+CUresult (*p_cuGraphAddKernelNode)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const em_knp *);
+CUresult (*p_cuGraphInstantiateWithFlags)(CUgraphExec *, CUgraph, unsigned long long);
+CUresult (*p_cuGraphLaunch)(CUgraphExec, void *);
+CUresult (*p_cuGraphExecDestroy)(CUgraphExec);
+CUresult (*p_cuGraphDestroy)(CUgraph);
+CUresult (*p_cuGraphAddDependencies_v2)(CUgraph, const CUgraphNode *, const CUgraphNode *, const em_edge *, size_t);
+CUresult (*p_cuLaunchKernelEx)(const em_launch_cfg *, CUfunction, void **, void **);
+CUresult (*p_cuStreamCreate)(CUstream *, unsigned);
+CUresult (*p_cuStreamDestroy)(CUstream);
+CUresult (*p_cuStreamBeginCapture)(CUstream, int);
+CUresult (*p_cuStreamEndCapture)(CUstream, CUgraph *);
+CUresult (*p_cuGraphAddChildGraphNode)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUgraph);
 
 // em_load opens libcuda.so.1 and resolves every symbol; it returns NULL or an error text.
 static const char *em_load(void) {
@@ -134,6 +108,11 @@ static const char *em_load(void) {
 	*(void **)(&p_cuGraphAddDependencies_v2) = dlsym(em_lib, "cuGraphAddDependencies_v2");
 	// Optional (CUDA 12.0 and later): without it direct launches wait in full.
 	*(void **)(&p_cuLaunchKernelEx) = dlsym(em_lib, "cuLaunchKernelEx");
+	*(void **)(&p_cuStreamCreate) = dlsym(em_lib, "cuStreamCreate");
+	*(void **)(&p_cuStreamDestroy) = dlsym(em_lib, "cuStreamDestroy_v2");
+	*(void **)(&p_cuStreamBeginCapture) = dlsym(em_lib, "cuStreamBeginCapture_v2");
+	*(void **)(&p_cuStreamEndCapture) = dlsym(em_lib, "cuStreamEndCapture");
+	*(void **)(&p_cuGraphAddChildGraphNode) = dlsym(em_lib, "cuGraphAddChildGraphNode");
 	return 0;
 }
 
@@ -225,74 +204,8 @@ static CUresult em_launch(CUcontext ctx, CUfunction f, unsigned gx, unsigned gy,
 	CUresult r = em_ctx(ctx);
 	return r ? r : p_cuLaunchKernel(f, gx, gy, gz, bx, 1, 1, smem, 0, ptrs, 0);
 }
-// The batch and graph functions are not static: graph.go declares and calls them.
-
-// A batch of launches: fns[i] with dims[5i..5i+4] = grid x, grid y, grid z, block x,
-// shared bytes, and nargs[i] parameter slots taken in order from args.
-// em_launch_many launches a batch's kernels on the legacy default stream, in order;
-// launch i may overlap the kernel before it where pdl[i] is set (and the driver has
-// cuLaunchKernelEx).
-CUresult em_launch_many(CUcontext ctx, int n, CUfunction *fns, unsigned *dims, uint64_t *args, int *nargs,
-                        const unsigned char *pdl, int *failed) {
-	CUresult r = em_ctx(ctx);
-	if (r) return r;
-	size_t off = 0;
-	for (int i = 0; i < n; i++) {
-		void *ptrs[32];
-		for (int j = 0; j < nargs[i] && j < 32; j++) ptrs[j] = &args[off + j];
-		off += nargs[i];
-		unsigned *d = dims + 5 * i;
-		if (pdl[i] && p_cuLaunchKernelEx) {
-			em_attr a;
-			memset(&a, 0, sizeof(a));
-			a.id = 6;
-			a.value.allowed = 1;
-			em_launch_cfg c = {d[0], d[1], d[2], d[3], 1, 1, d[4], 0, &a, 1};
-			r = p_cuLaunchKernelEx(&c, fns[i], ptrs, 0);
-		} else {
-			r = p_cuLaunchKernel(fns[i], d[0], d[1], d[2], d[3], 1, 1, d[4], 0, ptrs, 0);
-		}
-		if (r) { *failed = i; return r; }
-	}
-	return 0;
-}
-
-// em_graph_build makes an executable graph of a batch of launches, each depending on
-// the one before (the stream's order); the edge into launch i is programmatic where
-// pdl[i] is set (its kernel waits for the one before with griddepcontrol.wait).
-CUresult em_graph_build(CUcontext ctx, int n, CUfunction *fns, unsigned *dims, uint64_t *args, int *nargs,
-                               const unsigned char *pdl, CUgraphExec *exec, int *failed) {
-	CUresult r = em_ctx(ctx);
-	if (r) return r;
-	CUgraph g;
-	if ((r = p_cuGraphCreate(&g, 0))) return r;
-	CUgraphNode prev = 0;
-	size_t off = 0;
-	for (int i = 0; i < n; i++) {
-		void *ptrs[32];
-		for (int j = 0; j < nargs[i] && j < 32; j++) ptrs[j] = &args[off + j];
-		off += nargs[i];
-		unsigned *d = dims + 5 * i;
-		em_knp p = {fns[i], d[0], d[1], d[2], d[3], 1, 1, d[4], ptrs, 0};
-		CUgraphNode node;
-		int prog = prev && pdl[i] && p_cuGraphAddDependencies_v2;
-		r = p_cuGraphAddKernelNode(&node, g, prev && !prog ? &prev : 0, prev && !prog ? 1 : 0, &p);
-		if (!r && prog) {
-			em_edge e = {1, 0, 1, {0, 0, 0, 0, 0}};
-			r = p_cuGraphAddDependencies_v2(g, &prev, &node, &e, 1);
-		}
-		if (r) { *failed = i; p_cuGraphDestroy(g); return r; }
-		prev = node;
-	}
-	r = p_cuGraphInstantiateWithFlags(exec, g, 0);
-	p_cuGraphDestroy(g);
-	return r;
-}
-CUresult em_graph_launch(CUcontext ctx, CUgraphExec e) {
-	CUresult r = em_ctx(ctx);
-	return r ? r : p_cuGraphLaunch(e, 0);
-}
-CUresult em_graph_destroy(CUgraphExec e) { return p_cuGraphExecDestroy(e); }
+// em_ctx_current makes ctx current on the calling thread (em_ctx, for graph.go's C code).
+CUresult em_ctx_current(CUcontext ctx) { return em_ctx(ctx); }
 
 static const char *em_error_name(CUresult r) {
 	const char *s = 0;

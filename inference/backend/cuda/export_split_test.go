@@ -58,3 +58,11 @@ func ShortAttention(b *Backend, on bool) {
 		b.short.mode = splitOn
 	}
 }
+
+// DecStages makes b's attention_dec64/128 rings hold n tiles where they fit (0: its own
+// choice, decStages) and reports the tiles a launch keeping scap score columns of d-dim
+// rows gets.
+func DecStages(b *Backend, n, d, scap int) int {
+	b.dec.stages = n
+	return b.decStages(d, scap)
+}

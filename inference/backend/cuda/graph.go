@@ -1,20 +1,116 @@
 package cuda
 
 /*
-#include <stdint.h>
-typedef int CUresult;
-typedef void *CUcontext;
-typedef void *CUfunction;
-typedef void *CUgraphExec;
-CUresult em_launch_many(CUcontext ctx, int n, CUfunction *fns, unsigned *dims, uint64_t *args, int *nargs, const unsigned char *pdl, int *failed);
-CUresult em_graph_build(CUcontext ctx, int n, CUfunction *fns, unsigned *dims, uint64_t *args, int *nargs, const unsigned char *pdl, CUgraphExec *exec, int *failed);
-CUresult em_graph_launch(CUcontext ctx, CUgraphExec e);
-CUresult em_graph_destroy(CUgraphExec e);
+#include <string.h>
+#include "launch.h"
+
+// Not static: ltgraph.go calls em_launch_many too.
+
+// A batch of launches: fns[i] with dims[5i..5i+4] = grid x, grid y, grid z, block x,
+// shared bytes, and nargs[i] parameter slots taken in order from args.
+// em_launch_many launches a batch's kernels on the legacy default stream, in order;
+// launch i may overlap the kernel before it where pdl[i] is set (and the driver has
+// cuLaunchKernelEx).
+CUresult em_launch_many(CUcontext ctx, int n, CUfunction *fns, unsigned *dims, uint64_t *args, int *nargs,
+                        const unsigned char *pdl, int *failed) {
+	CUresult r = em_ctx_current(ctx);
+	if (r) return r;
+	size_t off = 0;
+	for (int i = 0; i < n; i++) {
+		void *ptrs[32];
+		for (int j = 0; j < nargs[i] && j < 32; j++) ptrs[j] = &args[off + j];
+		off += nargs[i];
+		unsigned *d = dims + 5 * i;
+		if (pdl[i] && p_cuLaunchKernelEx) {
+			em_attr a;
+			memset(&a, 0, sizeof(a));
+			a.id = 6;
+			a.value.allowed = 1;
+			em_launch_cfg c = {d[0], d[1], d[2], d[3], 1, 1, d[4], 0, &a, 1};
+			r = p_cuLaunchKernelEx(&c, fns[i], ptrs, 0);
+		} else {
+			r = p_cuLaunchKernel(fns[i], d[0], d[1], d[2], d[3], 1, 1, d[4], 0, ptrs, 0);
+		}
+		if (r) { *failed = i; return r; }
+	}
+	return 0;
+}
+
+// em_can_capture reports whether the driver has what capturing cuBLASLt's products into
+// child graphs takes.
+int em_can_capture(void) {
+	return p_cuStreamCreate && p_cuStreamDestroy && p_cuStreamBeginCapture && p_cuStreamEndCapture &&
+	       p_cuGraphAddChildGraphNode;
+}
+// em_stream_create makes a non-blocking stream (only ever captured, never run).
+CUresult em_stream_create(CUcontext ctx, CUstream *s) {
+	CUresult r = em_ctx_current(ctx);
+	return r ? r : p_cuStreamCreate(s, 1);
+}
+CUresult em_stream_destroy(CUstream s) { return p_cuStreamDestroy(s); }
+// em_capture_begin starts capturing s (relaxed: other threads' calls are not checked).
+CUresult em_capture_begin(CUcontext ctx, CUstream s) {
+	CUresult r = em_ctx_current(ctx);
+	return r ? r : p_cuStreamBeginCapture(s, 2);
+}
+CUresult em_capture_end(CUstream s, CUgraph *g) { return p_cuStreamEndCapture(s, g); }
+CUresult em_graph_free(CUgraph g) { return p_cuGraphDestroy(g); }
+
+// em_graph_build makes an executable graph of a batch of launches, each depending on
+// the one before (the stream's order); the edge into launch i is programmatic where
+// pdl[i] is set (its kernel waits for the one before with griddepcontrol.wait) and the
+// node before is a kernel. Child graph ci (a captured cuBLASLt product) comes before
+// launch pos[ci] (after the last launch where pos[ci] = n), in order, with full edges.
+CUresult em_graph_build(CUcontext ctx, int n, CUfunction *fns, unsigned *dims, uint64_t *args, int *nargs,
+                               const unsigned char *pdl, int nchild, const int *pos, CUgraph *children,
+                               CUgraphExec *exec, int *failed) {
+	CUresult r = em_ctx_current(ctx);
+	if (r) return r;
+	CUgraph g;
+	if ((r = p_cuGraphCreate(&g, 0))) return r;
+	CUgraphNode prev = 0;
+	int prevKernel = 0, ci = 0;
+	size_t off = 0;
+	for (int i = 0; i <= n; i++) {
+		while (ci < nchild && pos[ci] == i) {
+			CUgraphNode node;
+			r = p_cuGraphAddChildGraphNode(&node, g, prev ? &prev : 0, prev ? 1 : 0, children[ci]);
+			if (r) { *failed = i; p_cuGraphDestroy(g); return r; }
+			prev = node;
+			prevKernel = 0;
+			ci++;
+		}
+		if (i == n) break;
+		void *ptrs[32];
+		for (int j = 0; j < nargs[i] && j < 32; j++) ptrs[j] = &args[off + j];
+		off += nargs[i];
+		unsigned *d = dims + 5 * i;
+		em_knp p = {fns[i], d[0], d[1], d[2], d[3], 1, 1, d[4], ptrs, 0};
+		CUgraphNode node;
+		int prog = prev && prevKernel && pdl[i] && p_cuGraphAddDependencies_v2;
+		r = p_cuGraphAddKernelNode(&node, g, prev && !prog ? &prev : 0, prev && !prog ? 1 : 0, &p);
+		if (!r && prog) {
+			em_edge e = {1, 0, 1, {0, 0, 0, 0, 0}};
+			r = p_cuGraphAddDependencies_v2(g, &prev, &node, &e, 1);
+		}
+		if (r) { *failed = i; p_cuGraphDestroy(g); return r; }
+		prev = node;
+		prevKernel = 1;
+	}
+	r = p_cuGraphInstantiateWithFlags(exec, g, 0);
+	p_cuGraphDestroy(g);
+	return r;
+}
+CUresult em_graph_launch(CUcontext ctx, CUgraphExec e) {
+	CUresult r = em_ctx_current(ctx);
+	return r ? r : p_cuGraphLaunch(e, 0);
+}
+CUresult em_graph_destroy(CUgraphExec e) { return p_cuGraphExecDestroy(e); }
+
 */
 import "C"
 
 import (
-	"fmt"
 	"slices"
 	"time"
 	"unsafe"
@@ -41,15 +137,20 @@ type batch struct {
 	nargs []C.int
 	names []string
 	pdl   []C.uchar // 1 where the kernel waits for the one before (kernel.pdl)
+	lts   []ltCall  // cuBLASLt products, each before the launch at its pos (ltgraph.go)
 }
 
 func (q *batch) reset() {
 	q.fns, q.dims, q.args, q.nargs, q.names, q.pdl = q.fns[:0], q.dims[:0], q.args[:0], q.nargs[:0], q.names[:0], q.pdl[:0]
+	q.lts = q.lts[:0]
 }
+
+// size is the batch's work: its launches and cuBLASLt products.
+func (q *batch) size() int { return len(q.fns) + len(q.lts) }
 
 func (q *batch) equal(o *batch) bool {
 	return slices.Equal(q.fns, o.fns) && slices.Equal(q.dims, o.dims) && slices.Equal(q.nargs, o.nargs) &&
-		slices.Equal(q.args, o.args)
+		slices.Equal(q.args, o.args) && slices.Equal(q.lts, o.lts)
 }
 
 // hash is FNV-1a over the launches' functions, dimensions and arguments.
@@ -66,12 +167,17 @@ func (q *batch) hash() uint64 {
 	for _, a := range q.args {
 		mix(a)
 	}
+	for _, l := range q.lts {
+		for _, v := range []uint64{uint64(l.pos), uint64(uintptr(unsafe.Pointer(l.plan))), l.a, l.b, l.d, l.ws} {
+			mix(v)
+		}
+	}
 	return h
 }
 
 func (q *batch) clone() *batch {
 	return &batch{fns: slices.Clone(q.fns), dims: slices.Clone(q.dims), args: slices.Clone(q.args),
-		nargs: slices.Clone(q.nargs), names: slices.Clone(q.names), pdl: slices.Clone(q.pdl)}
+		nargs: slices.Clone(q.nargs), names: slices.Clone(q.names), pdl: slices.Clone(q.pdl), lts: slices.Clone(q.lts)}
 }
 
 // graph is an instantiated graph and the batch it replays.
@@ -110,7 +216,7 @@ func (b *Backend) enqueue(k *kernel, gx, gy, bx, smem int, args []uint64) {
 func (b *Backend) flush() {
 	q := &b.queue
 	n := len(q.fns)
-	if n == 0 {
+	if q.size() == 0 {
 		return
 	}
 	defer q.reset()
@@ -126,16 +232,18 @@ func (b *Backend) flush() {
 		b.st.note(n)
 		b.st.keep(q.names)
 	}
-	b.last = q.names[n-1]
+	if n > 0 {
+		b.last = q.names[n-1]
+	}
 	var h uint64
-	if !b.noGraphs && n >= minGraphSize {
+	if !b.noGraphs && q.size() >= minGraphSize && (len(q.lts) == 0 || b.canCapture()) {
 		h = q.hash()
 		for _, g := range b.graphs[h] {
 			if g.b.equal(q) {
 				b.st.graphRuns++
 				g.used = b.epoch
 				if r := C.em_graph_launch(b.h.ctx, g.exec); r != 0 {
-					b.fail(cuErr("cuGraphLaunch", fmt.Sprintf("%d kernels, %s first", n, q.names[0]), r))
+					b.fail(cuErr("cuGraphLaunch", q.describe(), r))
 				}
 				return
 			}
@@ -149,11 +257,7 @@ func (b *Backend) flush() {
 		b.seen[h] = true
 	}
 	b.st.direct++
-	var failed C.int
-	if r := C.em_launch_many(b.h.ctx, C.int(n), &q.fns[0], &q.dims[0], (*C.uint64_t)(unsafe.Pointer(&q.args[0])),
-		&q.nargs[0], &q.pdl[0], &failed); r != 0 {
-		b.fail(cuErr("cuLaunchKernel", q.names[int(failed)], r))
-	}
+	b.launchDirect()
 }
 
 // buildGraph makes the queued batch (of hash h) a graph, evicting the least recently
@@ -164,17 +268,22 @@ func (b *Backend) buildGraph(h uint64) bool {
 	if b.nGraphs >= maxGraphs {
 		b.evictGraph()
 	}
+	children, pos, ok := b.captureLts(q.lts)
+	if !ok {
+		return false
+	}
+	defer freeGraphs(children)
 	var exec C.CUgraphExec
 	var failed C.int
-	if r := C.em_graph_build(b.h.ctx, C.int(len(q.fns)), &q.fns[0], &q.dims[0], (*C.uint64_t)(unsafe.Pointer(&q.args[0])),
-		&q.nargs[0], &q.pdl[0], &exec, &failed); r != 0 {
+	if r := C.em_graph_build(b.h.ctx, C.int(len(q.fns)), first(q.fns), first(q.dims), (*C.uint64_t)(unsafe.Pointer(first(q.args))),
+		first(q.nargs), first(q.pdl), C.int(len(children)), first(pos), first(children), &exec, &failed); r != 0 {
 		return false
 	}
 	b.st.built++
 	b.graphs[h] = append(b.graphs[h], &graph{b: q.clone(), exec: exec, used: b.epoch})
 	b.nGraphs++
 	if r := C.em_graph_launch(b.h.ctx, exec); r != 0 {
-		b.fail(cuErr("cuGraphLaunch", fmt.Sprintf("%d kernels, %s first", len(q.fns), q.names[0]), r))
+		b.fail(cuErr("cuGraphLaunch", q.describe(), r))
 	}
 	return true
 }
