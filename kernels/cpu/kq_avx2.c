@@ -289,6 +289,7 @@ static KQ_AVX2 void kq_gemm_tiles(int t, const uint8_t *w, int64_t wrb, const ui
 			for (int64_t k0 = 0; k0 < nb; k0 += KQ_KB) {
 				const int64_t kn = nb - k0 < KQ_KB ? nb - k0 : KQ_KB;
 				for (int i = 0; i < nr; i++) unpack(w + (r + i) * wrb + k0 * bb, kn, ubuf + i * KQ_KB);
+				kq_prefetch_unpack(w, wrb, bb, nb, r, 2, r1, k0, KQ_KB);
 				for (int64_t j = 0; j < ni; j += 4) {
 					const int nj = ni - j >= 4 ? 4 : (int)(ni - j);
 					kq_tiles[KQ_HAS_MINS(t)][nr - 1][nj - 1](ubuf, KQ_KB, xq + (i0 + j) * xrb + k0 * KQ_Q8K_BYTES, xrb, kn,

@@ -311,6 +311,7 @@ static KQ_B void KQ_N(kq_gemm)(int t, const uint8_t *w, int64_t wrb, const uint8
 			for (int64_t k0 = 0; k0 < nb; k0 += KB) {
 				const int64_t kn = nb - k0 < KB ? nb - k0 : KB;
 				for (int i = 0; i < nr; i++) unpack(w + (r + i) * wrb + k0 * bb, kn, ubuf + i * KB);
+				kq_prefetch_unpack(w, wrb, bb, nb, r, 4, r1, k0, KB);
 				for (int64_t j = 0; j < ni; j += 4) {
 					const int nj = ni - j >= 4 ? 4 : (int)(ni - j);
 					KQ_N(kq_tiles)[KQ_HAS_MINS(t)][nr - 1][nj - 1](ubuf, KB, xq + (i0 + j) * xrb + k0 * KQ_Q8K_BYTES,

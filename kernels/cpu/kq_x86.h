@@ -33,6 +33,24 @@ KQ_AVX2_INLINE void kq_prefetch_w(const uint8_t *b, int64_t bb, const uint8_t *w
 		if (p + o < wend) _mm_prefetch((const char *)(p + o), _MM_HINT_T0);
 }
 
+// kq_prefetch_unpack: the weight bytes the gemm's next unpack reads, into L1 while the
+// tiles of this one run (the unpacks otherwise wait on memory: with 16 activation rows
+// they took a third of a batched decode step). This unpack read rows [r, r+nr) and
+// blocks [k0, k0+kb) (nr rows a group, r1 the end); the next reads the same rows' next
+// blocks, or the next group's first ones.
+KQ_AVX2_INLINE void kq_prefetch_unpack(const uint8_t *w, int64_t wrb, int64_t bb, int64_t nb, int64_t r, int nr,
+                                       int64_t r1, int64_t k0, int64_t kb) {
+	int64_t rn = r, kn0 = k0 + kb;
+	if (kn0 >= nb) rn = r + nr, kn0 = 0;
+	if (rn >= r1) return;
+	const int64_t bytes = (nb - kn0 < kb ? nb - kn0 : kb) * bb, rows = r1 - rn < nr ? r1 - rn : nr;
+	for (int64_t i = 0; i < rows; i++) {
+		const uint8_t *p = w + (rn + i) * wrb + kn0 * bb;
+		const uint8_t *line = (const uint8_t *)((uintptr_t)p & ~(uintptr_t)63);
+		for (; line < p + bytes; line += 64) _mm_prefetch((const char *)line, _MM_HINT_T0);
+	}
+}
+
 KQ_AVX2_INLINE float kq_h2f_avx2(const uint8_t *p) { return _cvtsh_ss(kq_rd16(p)); }
 
 // [a0 a0 a1 a1 ... a7 a7] as int16 from 8 unsigned bytes.
