@@ -35,13 +35,12 @@ import (
 // (NMSE up to 1e-1 on the small random models, which amplify such differences). f16
 // holds magnitudes up to 65504, far beyond the weights' and activations' values.
 //
-// A cuBLASLt call is not a kernel the launch queue (graph.go) can hold: at the product
-// the queue (with the dequantization and rounding kernels last) is flushed, as a graph
-// or directly, and cublasLtMatmul is then called on the same stream (the legacy
-// default stream, which orders it after the flushed work and before everything queued
-// later). No graph ever holds a cuBLASLt call, so replaying one cannot skip or reorder
-// it. The backend's context is the device's primary context, the one the CUDA runtime
-// under cuBLASLt uses, so cuBLASLt takes our cuMemAlloc addresses.
+// A cuBLASLt call is queued with the kernels (ltgraph.go): a batch launched directly
+// calls it between its kernels on the same stream (the legacy default stream, which
+// orders it after the kernels before it and before those after), and a batch seen
+// again becomes one graph with the call a child graph captured from a stream, full
+// edges on both sides. The backend's context is the device's primary context, the one
+// the CUDA runtime under cuBLASLt uses, so cuBLASLt takes our cuMemAlloc addresses.
 
 const (
 	// ltDefaultMinRows is the default activation rows from which products go to
