@@ -2,6 +2,8 @@ package model
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"ember/inference/backend"
 	"ember/inference/gguf"
@@ -170,13 +172,16 @@ func (s *Scratch) Declare(name string, typ quant.Type, cols int) {
 	s.defs[name] = bufDef{typ, cols}
 }
 
-// Reserve makes every declared buffer hold at least n rows.
+// Reserve makes every declared buffer hold at least n rows. The buffers are allocated
+// in the order of their names, so that a model's memory is laid out the same way in
+// every run (a map's order is random, and with it which of two buffers came first).
 func (s *Scratch) Reserve(n int) error {
 	if n <= s.cap {
 		return nil
 	}
 	s.Free()
-	for name, d := range s.defs {
+	for _, name := range slices.Sorted(maps.Keys(s.defs)) {
+		d := s.defs[name]
 		t, err := s.be.New(d.typ, n, d.cols)
 		if err != nil {
 			s.Free()
