@@ -103,7 +103,7 @@ func BenchmarkGemmKQSmallBatch(b *testing.B) {
 // decode: the weight blocks come from memory.
 func BenchmarkGemmKQSmallBatchStream(b *testing.B) {
 	for _, t := range []quant.Type{quant.Q4_K, quant.Q6_K} {
-		for _, nx := range []int{4, 16} {
+		for _, nx := range []int{4, 8, 16} {
 			for _, isa := range cpu.Supported()[1:] {
 				b.Run(fmt.Sprintf("%v/%v/nx=%d", t, isa, nx), func(b *testing.B) { kqBench(b, t, isa, nx, 32768, 4096, true) })
 			}
