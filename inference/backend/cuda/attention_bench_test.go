@@ -198,18 +198,10 @@ func TestDecodeAttentionKeptScores(t *testing.T) {
 			if kept := cuda.DecScap(be, c.hd, c.headMajor, c.pos) > 0; kept == two {
 				t.Fatalf("%s: scores kept %v with the two-pass switch %v", c.name, kept, two)
 			}
-			run, d := decodeAttentionCase(t, be, c.seqs, c.heads, c.nkv, c.hd, c.hd, c.pos, c.headMajor)
-			run()
-			out[i] = make([]float32, d.Rows()*d.Cols())
-			if err := be.ReadF32(context.Background(), d, out[i]); err != nil {
-				t.Fatal(err)
-			}
-			be.Close()
+			out[i] = decodeAttentionOut(t, be, c.seqs, c.heads, c.nkv, c.hd, c.pos, c.headMajor)
 		}
-		for j := range out[0] {
-			if math.Float32bits(out[0][j]) != math.Float32bits(out[1][j]) {
-				t.Fatalf("%s: element %d: %v with the scores kept, %v computed twice", c.name, j, out[0][j], out[1][j])
-			}
+		if j := firstOtherBits(out[0], out[1]); j >= 0 {
+			t.Fatalf("%s: element %d: %v with the scores kept, %v computed twice", c.name, j, out[0][j], out[1][j])
 		}
 	}
 }
@@ -245,22 +237,39 @@ func TestDecodeAttentionStages(t *testing.T) {
 			if got := cuda.DecStages(be, ns, c.hd, scap); got != ns {
 				t.Fatalf("%s: %d tiles forced, %d taken", c.name, ns, got)
 			}
-			run, d := decodeAttentionCase(t, be, c.seqs, c.heads, c.nkv, c.hd, c.hd, c.pos, false)
-			run()
-			out := make([]float32, d.Rows()*d.Cols())
-			if err := be.ReadF32(context.Background(), d, out); err != nil {
-				t.Fatal(err)
-			}
-			be.Close()
+			out := decodeAttentionOut(t, be, c.seqs, c.heads, c.nkv, c.hd, c.pos, false)
 			if ref == nil {
 				ref = out
 				continue
 			}
-			for j := range out {
-				if math.Float32bits(out[j]) != math.Float32bits(ref[j]) {
-					t.Fatalf("%s: element %d: %v with %d tiles a ring, %v with 2", c.name, j, out[j], ns, ref[j])
-				}
+			if j := firstOtherBits(out, ref); j >= 0 {
+				t.Fatalf("%s: element %d: %v with %d tiles a ring, %v with 2", c.name, j, out[j], ns, ref[j])
 			}
 		}
 	}
+}
+
+// decodeAttentionOut runs decodeAttentionCase once on be (V of K's width) and returns its
+// output; be is closed.
+func decodeAttentionOut(t *testing.T, be *cuda.Backend, seqs, heads, nkv, hd, pos int, headMajor bool) []float32 {
+	t.Helper()
+	defer be.Close()
+	run, d := decodeAttentionCase(t, be, seqs, heads, nkv, hd, hd, pos, headMajor)
+	run()
+	out := make([]float32, d.Rows()*d.Cols())
+	if err := be.ReadF32(context.Background(), d, out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// firstOtherBits is the first index where a and b (of one length) differ in their bits,
+// or -1.
+func firstOtherBits(a, b []float32) int {
+	for j := range a {
+		if math.Float32bits(a[j]) != math.Float32bits(b[j]) {
+			return j
+		}
+	}
+	return -1
 }
