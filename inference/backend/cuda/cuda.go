@@ -112,7 +112,7 @@ func New(opt Options) (*Backend, error) {
 		act: map[quant.Type]*scratch{}, prof: newProfiler(), seen: map[uint64]bool{}, graphs: map[uint64][]*graph{},
 		noGraphs: os.Getenv("EMBER_CUDA_NO_GRAPHS") != "", noPDL: os.Getenv("EMBER_CUDA_NO_PDL") != "", noMMQ: os.Getenv(NoMMQEnv) != "",
 		hostMoE: os.Getenv(HostMoEEnv) != "", dec: attDec{twoPass: os.Getenv(DecTwoPassEnv) != "", ownQ8K: os.Getenv(DecOwnQ8KEnv) != "", stages: decStagesEnv(), mlaSplit: mlaSplitMode(), gqa: decGQAMode()},
-		st: stats{on: os.Getenv(StatsEnv) != "", start: time.Now()}, attnSmem: smemMax, mvsc: mvsFromEnv()}
+		st: stats{on: os.Getenv(StatsEnv) != "", start: time.Now(), rng: profRangeFromEnv()}, attnSmem: smemMax, mvsc: mvsFromEnv()}
 	b.capt.failed = os.Getenv(LtNoGraphsEnv) != ""
 	if b.mf, err = mfFromEnv(); err != nil {
 		b.Close()

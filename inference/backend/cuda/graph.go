@@ -221,6 +221,7 @@ func (b *Backend) flush() {
 	}
 	defer q.reset()
 	b.epoch++
+	b.st.rng.at(b.h.ctx, b.epoch)
 	if b.err != nil {
 		return
 	}

@@ -88,6 +88,7 @@ type stats struct {
 	// last is the kernels of the last batch of at least minTrace launches (a decode
 	// step's graph), printed in order so that a layer's launches can be read.
 	last []string
+	rng  profRange // $EMBER_CUDA_PROFILE_RANGE
 }
 
 // minTrace is the smallest batch whose kernels the stats keep (last).

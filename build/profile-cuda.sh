@@ -1,0 +1,54 @@
+#!/bin/sh
+# profile-cuda.sh: where a decode step's time goes on the GPU, kernel by kernel, with
+# Nsight Compute (ncu) reading each kernel of one step alone (no overlap, so the sum is
+# above the step's time in a graph; the split is what it is for).
+#
+#   build/profile-cuda.sh EMBER MODEL OUTDIR [bench flags...]
+#
+# Runs `EMBER bench -m MODEL -backend cuda FLAGS` once with EMBER_CUDA_STATS to count its
+# batches, then again under ncu with EMBER_CUDA_PROFILE_RANGE set to two batches near
+# the end (decode steps), and writes OUTDIR/kernels.csv (ncu's durations) and
+# OUTDIR/summary.txt (us per kernel name and grid, summed over the two steps and halved).
+# With DETAIL=regex, also ncu's full sections for the first kernel matching it in those
+# steps (OUTDIR/detail.txt).
+set -u
+E=$1 M=$2 O=$3
+shift 3
+mkdir -p "$O"
+NCU=${NCU:-ncu}
+n=$(EMBER_CUDA_STATS=1 "$E" bench -m "$M" -backend cuda "$@" 2>&1 | tee "$O/stats.txt" |
+	sed -n 's/.* kernels in \([0-9]*\) batches.*/\1/p' | tail -1)
+[ -n "$n" ] || { echo "no batch count"; tail -20 "$O/stats.txt"; exit 1; }
+# AT: where in the run, as a percentage of its batches (default: 20 batches before
+# the end, a decode step of a one-stream run); a serving run's last steps have fewer
+# streams left, so AT=50 or so finds its full steps.
+if [ -n "${AT:-}" ]; then a=$((n * AT / 100)); else a=$((n - 20)); fi
+b=$((a + 2))
+echo "batches: $n; profiling $a to $((b - 1))"
+EMBER_CUDA_PROFILE_RANGE=$a:$b "$NCU" --profile-from-start off --clock-control none \
+	--metrics gpu__time_duration.sum --csv "$E" bench -m "$M" -backend cuda "$@" >"$O/kernels.csv" 2>"$O/ncu.err"
+python3 - "$O/kernels.csv" >"$O/summary.txt" <<'PY'
+import csv, sys, collections
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
+hdr = rows[0]; ki = hdr.index("Kernel Name"); vi = hdr.index("Metric Value"); ui = hdr.index("Metric Unit")
+gi = hdr.index("Grid Size")
+scale = {"ns": 1e-3, "nsecond": 1e-3, "us": 1, "usecond": 1, "ms": 1e3, "msecond": 1e3}
+tot = collections.defaultdict(float); cnt = collections.Counter()
+for r in rows[1:]:
+    v = float(r[vi].replace(",", ""))
+    v *= scale[r[ui]]
+    k = r[ki].split("(")[0][:70] + " " + r[gi].replace(" ", "")
+    tot[k] += v / 2; cnt[k] += 1
+s = sum(tot.values())
+print(f"one step: {s:.1f} us over {sum(cnt.values())//2} kernels (each alone)")
+for k, v in sorted(tot.items(), key=lambda x: -x[1]):
+    print(f"{v:9.1f} us {100*v/s:5.1f}% {cnt[k]//2:5d} launches {v/max(1,cnt[k]/2):8.2f} us each  {k}")
+PY
+cat "$O/summary.txt" | head -40
+if [ -n "${DETAIL:-}" ]; then
+	EMBER_CUDA_PROFILE_RANGE=$a:$b "$NCU" --profile-from-start off --clock-control none -k "regex:$DETAIL" -c 1 \
+		--section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats \
+		--section WarpStateStats --section SchedulerStats --section SourceCounters --section ComputeWorkloadAnalysis \
+		"$E" bench -m "$M" -backend cuda "$@" >"$O/detail.txt" 2>&1
+	grep -v '^==PROF==' "$O/detail.txt" | tail -150
+fi
