@@ -90,29 +90,116 @@ extern "C" __global__ void __launch_bounds__(256) rms_norm_q8_k(float* dst, cons
     o[j] = v;
 }
 
-// swiglu_q8_k: swiglu_f32 over rows of k, then quantized to Q8_K; grid (k/256, rows).
-extern "C" __global__ void __launch_bounds__(256) swiglu_q8_k(float* dst, const float* g, const float* u, int k,
-                                                              uint8_t* out, i64 ostride) { pdl_entry();
-    const i64 j = (i64)blockIdx.y * k + blockIdx.x * 256 + threadIdx.x;
-    const float x = g[j];
-    const float e = (float)exp(-(double)x);
-    const float v = x / (1.0f + e) * u[j];
-    dst[j] = v;
-    q8k_quant(v, out + (i64)blockIdx.y * ostride, blockIdx.x, k);
+// q8k_quant_warp rounds one 256-element block ib of a row to Q8_K as q8k_quant_in does,
+// by one warp alone, lane l holding elements 8l .. 8l+7 (v): the largest magnitude (the
+// first on ties, NaN never) found by shuffles with no shared memory and no barrier, the
+// quants written 8 bytes a lane and each 16 elements' sum from a pair of lanes. At 64
+// rows of 14,336 (a batch's SwiGLU) a block a 256-element block with two barriers took
+// ~12 us on the H200.
+__device__ __forceinline__ void q8k_quant_warp(const float v[8], uint8_t* row, int ib, int k) {
+    const int lane = threadIdx.x & 31;
+    float a = -2.0f, x = 0.0f;
+    int idx = 0;
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        float m = fabsf(v[i]);
+        if (m != m) m = -1.0f;
+        if (m > a) { a = m; idx = 8 * lane + i; x = v[i]; }
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        const float a2 = __shfl_xor_sync(0xffffffffu, a, o), x2 = __shfl_xor_sync(0xffffffffu, x, o);
+        const int i2 = __shfl_xor_sync(0xffffffffu, idx, o);
+        if (q8k_first(a2, i2, a, idx)) { a = a2; idx = i2; x = x2; }
+    }
+    const float iscale = q8k_iscale(a, x), d = q8k_d(a, iscale);
+    uint32_t p[2] = {0, 0};
+    int s = 0;
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        const int q = q8k_q(a, iscale, v[i]);
+        s += q;
+        p[i / 4] |= (uint32_t)(q & 255) << (8 * (i % 4));
+    }
+    *(uint2*)(row + ib * 256 + 8 * lane) = make_uint2(p[0], p[1]);
+    s += __shfl_xor_sync(0xffffffffu, s, 1);
+    if ((lane & 1) == 0) ((int*)(row + Q8K_BSUMS(k)))[ib * 16 + lane / 2] = s;
+    if (lane == 0) ((float*)(row + k))[ib] = d;
+}
+
+#define Q8KW_WARPS 4  // 256-element blocks a CUDA block of the warp-quantizing kernels
+
+// swiglu_q8_k: swiglu_f32 over rows of k, then quantized to Q8_K; a warp a 256-element
+// block (q8k_quant_warp), grid (ceil(k/256/Q8KW_WARPS), rows), Q8KW_WARPS warps.
+extern "C" __global__ void __launch_bounds__(32 * Q8KW_WARPS) swiglu_q8_k(float* dst, const float* g, const float* u,
+                                                                          int k, uint8_t* out, i64 ostride) {
+    pdl_entry();
+    const int ib = blockIdx.x * Q8KW_WARPS + (threadIdx.x >> 5), lane = threadIdx.x & 31;
+    if (ib >= k / 256) return;
+    const i64 j = (i64)blockIdx.y * k + ib * 256 + 8 * lane;
+    float gv[8], uv[8], v[8];
+    if ((((uintptr_t)g | (uintptr_t)u | (uintptr_t)dst) & 15) == 0) {
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const float4 a = *(const float4*)(g + j + 4 * h), b = *(const float4*)(u + j + 4 * h);
+            gv[4 * h] = a.x, gv[4 * h + 1] = a.y, gv[4 * h + 2] = a.z, gv[4 * h + 3] = a.w;
+            uv[4 * h] = b.x, uv[4 * h + 1] = b.y, uv[4 * h + 2] = b.z, uv[4 * h + 3] = b.w;
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < 8; i++) gv[i] = g[j + i], uv[i] = u[j + i];
+    }
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        const float e = (float)exp(-(double)gv[i]);
+        v[i] = gv[i] / (1.0f + e) * uv[i];
+    }
+    if (((uintptr_t)dst & 15) == 0) {
+        *(float4*)(dst + j) = make_float4(v[0], v[1], v[2], v[3]);
+        *(float4*)(dst + j + 4) = make_float4(v[4], v[5], v[6], v[7]);
+    } else {
+#pragma unroll
+        for (int i = 0; i < 8; i++) dst[j + i] = v[i];
+    }
+    q8k_quant_warp(v, out + (i64)blockIdx.y * ostride, ib, k);
 }
 
 // get_rows_q8_k: get_rows_f32 into x (the gathered rows of gcols values laid end to end),
-// then x's rows of k quantized to Q8_K as quant_q8_k does; grid (k/256, rows of x). The
-// table (tstride bytes a row) does not overlap x.
-extern "C" __global__ void __launch_bounds__(256) get_rows_q8_k(float* x, const uint8_t* table, i64 tstride,
-                                                               const int* ids, int gcols, int k, uint8_t* out,
-                                                               i64 ostride) { pdl_entry();
-    const i64 e = (i64)blockIdx.y * k + blockIdx.x * 256 + threadIdx.x;
-    const i64 gr = e / gcols;
-    const int gc = (int)(e - gr * gcols);
-    const float v = ((const float*)(table + (i64)ids[gr] * tstride))[gc];
-    x[e] = v;
-    q8k_quant(v, out + (i64)blockIdx.y * ostride, blockIdx.x, k);
+// then x's rows of k quantized to Q8_K as quant_q8_k does; a warp a 256-element block as
+// swiglu_q8_k, grid (ceil(k/256/Q8KW_WARPS), rows of x). The table (tstride bytes a row)
+// does not overlap x.
+extern "C" __global__ void __launch_bounds__(32 * Q8KW_WARPS) get_rows_q8_k(float* x, const uint8_t* table, i64 tstride,
+                                                                            const int* ids, int gcols, int k,
+                                                                            uint8_t* out, i64 ostride) {
+    pdl_entry();
+    const int ib = blockIdx.x * Q8KW_WARPS + (threadIdx.x >> 5), lane = threadIdx.x & 31;
+    if (ib >= k / 256) return;
+    const i64 e0 = (i64)blockIdx.y * k + ib * 256 + 8 * lane;
+    float v[8];
+    if (gcols % 8 == 0) {  // the lane's eight values lie in one gathered row: one division
+        const i64 gr = e0 / gcols;
+        const float* src = (const float*)(table + (i64)ids[gr] * tstride) + (e0 - gr * gcols);
+        if (((uintptr_t)src & 15) == 0) {
+            const float4 a = *(const float4*)src, b = *(const float4*)(src + 4);
+            v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
+        } else {
+#pragma unroll
+            for (int i = 0; i < 8; i++) v[i] = src[i];
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            const i64 e = e0 + i, gr = e / gcols;
+            v[i] = ((const float*)(table + (i64)ids[gr] * tstride))[e - gr * gcols];
+        }
+    }
+    if (((uintptr_t)x & 15) == 0) {
+        *(float4*)(x + e0) = make_float4(v[0], v[1], v[2], v[3]);
+        *(float4*)(x + e0 + 4) = make_float4(v[4], v[5], v[6], v[7]);
+    } else {
+#pragma unroll
+        for (int i = 0; i < 8; i++) x[e0 + i] = v[i];
+    }
+    q8k_quant_warp(v, out + (i64)blockIdx.y * ostride, ib, k);
 }
 
 #define ADD_NORM_THREADS 1024

@@ -148,6 +148,13 @@ func (b *Backend) take() (fusable, bool) {
 	return f, true
 }
 
+// q8kwWarps is the 256-element blocks that a CUDA block of the warp-quantizing kernels
+// (swiglu_q8_k, get_rows_q8_k: a warp a block) rounds to Q8_K, Q8KW_WARPS in quant.cu.
+const q8kwWarps = 4
+
+// q8kwGrid is those kernels' grid width for rows of k elements.
+func q8kwGrid(k int) int { return (k/256 + q8kwWarps - 1) / q8kwWarps }
+
 // fuseQ8K replaces the queued op that wrote x with its fused form that also quantizes x
 // to Q8_K into out, and reports whether it did.
 func (b *Backend) fuseQ8K(x *tensor, out uint64, stride int) bool {
@@ -163,7 +170,7 @@ func (b *Backend) fuseQ8K(x *tensor, out uint64, stride int) bool {
 			return false
 		}
 		b.queue.pop()
-		b.launch("get_rows_q8_k", x.cols/256, x.rows, 256, 0, x.ptr, f.args[0], f.args[1], f.args[2], i64(f.cols), i64(x.cols),
+		b.launch("get_rows_q8_k", q8kwGrid(x.cols), x.rows, 32*q8kwWarps, 0, x.ptr, f.args[0], f.args[1], f.args[2], i64(f.cols), i64(x.cols),
 			out, i64(stride))
 		return true
 	}
@@ -176,7 +183,7 @@ func (b *Backend) fuseQ8K(x *tensor, out uint64, stride int) bool {
 		b.launch("rms_norm_q8_k", x.cols/256, x.rows, 256, 0, append(f.args, out, i64(stride))...)
 	case fuseSwiGLU:
 		b.queue.pop()
-		b.launch("swiglu_q8_k", x.cols/256, x.rows, 256, 0, append(f.args, i64(x.cols), out, i64(stride))...)
+		b.launch("swiglu_q8_k", q8kwGrid(x.cols), x.rows, 32*q8kwWarps, 0, append(f.args, i64(x.cols), out, i64(stride))...)
 	case fuseAddRMSNorm:
 		b.queue.pop()
 		b.launch("add_rms_norm_q8_k", x.rows, 1, addNormThreads, 4*x.cols, append(f.args, out, i64(stride))...)

@@ -344,24 +344,63 @@ func TestFusedSwiGLUQ8(t *testing.T) {
 	}
 }
 
+// TestFusedSwiGLUQ8K: SwiGLU whose output a MatMul of Q4_K weights rounds to Q8_K is one
+// launch (swiglu_q8_k, a warp a 256-element block) with the bits of swiglu_f32 and
+// quant_q8_k (a CUDA block a 256-element block): one row, a few, and a batch of 64, over
+// five blocks a row (the last CUDA block of each row partly idle), with ties of opposite
+// signs for the largest magnitude (the first wins), an all-zero block and a NaN.
+func TestFusedSwiGLUQ8K(t *testing.T) {
+	for _, rows := range []int{1, 5, 64} {
+		checkFused(t, fmt.Sprintf("%d rows", rows), 1, func(e *fuseEnv) (func(), []backend.Tensor) {
+			const k, m = 1280, 48
+			gv, uv := make([]float32, rows*k), make([]float32, rows*k)
+			for i := range gv {
+				gv[i], uv[i] = float32(e.rng.NormFloat64()), float32(e.rng.NormFloat64())
+			}
+			for i := 0; i < 256; i++ { // block 0 of row 0: equal magnitudes, the first negative
+				gv[i], uv[i] = 1.5, float32(1-2*((i+1)%2))
+			}
+			for i := 256; i < 512; i++ { // block 1: all zero
+				gv[i] = 0
+			}
+			if rows > 1 {
+				gv[k+700] = float32(math.NaN()) // row 1, block 2: a NaN never wins
+			}
+			g, u, d := e.vals(rows, k, gv), e.vals(rows, k, uv), e.zeros(quant.F32, rows, m)
+			w := e.q4k(m, k)
+			return func() {
+				e.be.SwiGLU(g, g, u)
+				e.be.MatMul(d, w, g)
+			}, []backend.Tensor{g, d}
+		})
+	}
+}
+
 // TestFusedGetRowsQ8K: GetRows from an F32 table into rows that a MatMul of Q4_K weights
 // then reads as rows of another width (DeepSeek's latent attention output gathered from
-// 64-value chunks into 512-value rows) is one launch with the Q8_K rounding.
+// 64-value chunks into 512-value rows) is one launch with the Q8_K rounding; also chunks
+// of 4 and 36 values (not whole groups of a lane's eight: get_rows_q8_k's other path).
 func TestFusedGetRowsQ8K(t *testing.T) {
-	for _, rows := range []int{16, 48} {
-		checkFused(t, fmt.Sprintf("%d rows", rows), 1, func(e *fuseEnv) (func(), []backend.Tensor) {
-			const ch, k, m = 64, 512, 64
-			table := e.randn(rows*9, ch, 1)
+	for _, c := range []struct{ rows, ch int }{{16, 64}, {48, 64}, {3, 4}, {5, 36}} {
+		checkFused(t, fmt.Sprintf("%d rows of %d-value chunks", c.rows, c.ch), 1, func(e *fuseEnv) (func(), []backend.Tensor) {
+			const m = 64
+			rows, ch := c.rows, c.ch
+			k := 512
+			if ch == 36 { // 64 chunks of 36 values: 2,304 = 9 x 256
+				k = 2304
+			}
+			per := k / ch // chunks a row
+			table := e.randn(rows*(per+1), ch, 1)
 			lat, d := e.zeros(quant.F32, rows, k), e.zeros(quant.F32, rows, m)
-			at := make([]int32, 0, rows*8)
+			at := make([]int32, 0, rows*per)
 			for r := 0; r < rows; r++ {
-				for c := 1; c < 9; c++ {
-					at = append(at, int32(9*r+c))
+				for j := 1; j <= per; j++ {
+					at = append(at, int32((per+1)*r+j))
 				}
 			}
 			ids, w := e.ids(at...), e.q4k(m, k)
 			return func() {
-				e.be.GetRows(e.be.Reshape(lat, rows*8, ch), table, ids)
+				e.be.GetRows(e.be.Reshape(lat, rows*per, ch), table, ids)
 				e.be.MatMul(d, w, lat)
 			}, []backend.Tensor{lat, d}
 		})
