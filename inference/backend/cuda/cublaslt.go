@@ -16,6 +16,8 @@ package cuda
 //   cublasComputeType_t: CUBLAS_COMPUTE_32F = 68
 //   cublasOperation_t: CUBLAS_OP_T = 1
 //   cublasLtMatmulDescAttributes_t: CUBLASLT_MATMUL_DESC_TRANSA = 3 (int32_t)
+//   cublasLtMatrixLayoutAttribute_t: CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT = 5 (int32_t),
+//     CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET = 6 (int64_t, elements)
 //   cublasLtMatmulPreferenceAttributes_t: CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES = 1
 //     (uint64_t), CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_{A,B,C,D}_BYTES = 5, 6, 7, 8 (uint32_t)
 //   cublasLtMatmulAlgo_t: uint64_t data[8]
@@ -44,6 +46,7 @@ typedef struct {
 	int (*descSet)(void *, int, const void *, size_t);
 	int (*layoutCreate)(void **, int, uint64_t, uint64_t, int64_t);
 	int (*layoutDestroy)(void *);
+	int (*layoutSet)(void *, int, const void *, size_t);
 	int (*prefCreate)(void **);
 	int (*prefDestroy)(void *);
 	int (*prefSet)(void *, int, const void *, size_t);
@@ -82,6 +85,7 @@ static em_lt *em_lt_load(const char *path, const char **err) {
 	SYM(lib, descSet, "cublasLtMatmulDescSetAttribute")
 	SYM(lib, layoutCreate, "cublasLtMatrixLayoutCreate")
 	SYM(lib, layoutDestroy, "cublasLtMatrixLayoutDestroy")
+	SYM(lib, layoutSet, "cublasLtMatrixLayoutSetAttribute")
 	SYM(lib, prefCreate, "cublasLtMatmulPreferenceCreate")
 	SYM(lib, prefDestroy, "cublasLtMatmulPreferenceDestroy")
 	SYM(lib, prefSet, "cublasLtMatmulPreferenceSetAttribute")
@@ -132,10 +136,12 @@ static void em_lt_plan_free(em_lt *lt, em_lt_plan *p) {
 // em_lt_plan_new describes D (m x n f32, column-major, ld ldd) = op(A) B where A is k x m
 // f16 (ld lda) transposed and B k x n f16 (ld ldb), with f32 compute and scale, and asks
 // the heuristic for the best algorithm for buffers of the given alignments within ws
-// bytes of workspace. *out is NULL (status 0) when the heuristic has none.
+// bytes of workspace. *out is NULL (status 0) when the heuristic has none. With batch >
+// 1 the product is batched: item i's A and D lie sa and sd elements after item i-1's,
+// and every item reads the same B (stride 0).
 static int em_lt_plan_new(em_lt *lt, CUcontext ctx, uint64_t m, uint64_t n, uint64_t k, int64_t lda, int64_t ldb,
-                          int64_t ldd, uint32_t ala, uint32_t alb, uint32_t ald, uint64_t ws, em_lt_plan **out,
-                          CUresult *cu, const char **call) {
+                          int64_t ldd, uint32_t ala, uint32_t alb, uint32_t ald, int32_t batch, int64_t sa,
+                          int64_t sd, uint64_t ws, em_lt_plan **out, CUresult *cu, const char **call) {
 	*out = 0;
 	*call = "cuCtxSetCurrent";
 	if ((*cu = em_lt_ctx(lt, ctx))) return -1;
@@ -151,6 +157,16 @@ static int em_lt_plan_new(em_lt *lt, CUcontext ctx, uint64_t m, uint64_t n, uint
 	if ((s = lt->layoutCreate(&p->a, 2, k, m, lda))) goto fail; // CUDA_R_16F
 	if ((s = lt->layoutCreate(&p->b, 2, k, n, ldb))) goto fail;
 	if ((s = lt->layoutCreate(&p->d, 0, m, n, ldd))) goto fail; // CUDA_R_32F
+	if (batch > 1) {
+		const int64_t sb = 0;
+		*call = "cublasLtMatrixLayoutSetAttribute";
+		if ((s = lt->layoutSet(p->a, 5, &batch, sizeof(batch)))) goto fail;
+		if ((s = lt->layoutSet(p->b, 5, &batch, sizeof(batch)))) goto fail;
+		if ((s = lt->layoutSet(p->d, 5, &batch, sizeof(batch)))) goto fail;
+		if ((s = lt->layoutSet(p->a, 6, &sa, sizeof(sa)))) goto fail;
+		if ((s = lt->layoutSet(p->b, 6, &sb, sizeof(sb)))) goto fail;
+		if ((s = lt->layoutSet(p->d, 6, &sd, sizeof(sd)))) goto fail;
+	}
 	void *pref = 0;
 	*call = "cublasLtMatmulPreferenceCreate";
 	if ((s = lt->prefCreate(&pref))) goto fail;
@@ -320,21 +336,26 @@ func (l *ltLib) destroy(ctx C.CUcontext) error {
 type ltKey struct {
 	m, n, k, lda, ldb, ldd int
 	alA, alB, alD          uint32
+	// batch > 1: that many products, item i's A and D sa and sd elements after item
+	// i-1's, all reading the same B (ltpair.go); 0 or 1: one product.
+	batch  int
+	sa, sd int64
 }
 
 // ltPlan is the algorithm chosen for one ltKey; c is nil when the heuristic had none.
 type ltPlan struct {
-	c *C.em_lt_plan
+	c   *C.em_lt_plan
+	key ltKey
 }
 
 // plan asks the heuristic for an algorithm for key within ws bytes of workspace.
 func (l *ltLib) plan(ctx C.CUcontext, key ltKey, ws int) (*ltPlan, error) {
 	var cu C.CUresult
 	var call *C.char
-	p := &ltPlan{}
+	p := &ltPlan{key: key}
 	if s := C.em_lt_plan_new(l.c, ctx, C.uint64_t(key.m), C.uint64_t(key.n), C.uint64_t(key.k), C.int64_t(key.lda),
 		C.int64_t(key.ldb), C.int64_t(key.ldd), C.uint32_t(key.alA), C.uint32_t(key.alB), C.uint32_t(key.alD),
-		C.uint64_t(ws), &p.c, &cu, &call); s != 0 {
+		C.int32_t(key.batch), C.int64_t(key.sa), C.int64_t(key.sd), C.uint64_t(ws), &p.c, &cu, &call); s != 0 {
 		return nil, fmt.Errorf("%w (product %dx%dx%d)", ltErr(call, s, cu), key.m, key.n, key.k)
 	}
 	return p, nil

@@ -67,12 +67,15 @@ type ltState struct {
 	wf16      scratch // the f16 weight rows of the current chunk
 	xf16      scratch // the activation rows in f16 (ltAct)
 	products  int     // products done on cuBLASLt (for tests)
+	pairs     bool    // $EMBER_CUDA_LT_PAIRS: two projections of one shape as one batched product (ltpair.go)
+	paired    int     // products done in pairs (for tests)
 }
 
 // openLt loads cuBLASLt and makes its handle; its absence (or a failure to start it) is
 // recorded in b.lt.off and the backend runs without it.
 func (b *Backend) openLt(opt Options) {
 	b.lt.minRows = ltDefaultMinRows
+	b.lt.pairs = os.Getenv(LtPairsEnv) != ""
 	if opt.CublasMinRows > 0 {
 		b.lt.minRows = opt.CublasMinRows
 	}
@@ -174,8 +177,10 @@ func align(p uint64) uint32 {
 	return a
 }
 
-// ltPlanFor returns the cached plan of key, asking the heuristic the first time.
-func (b *Backend) ltPlanFor(key ltKey) *ltPlan {
+// ltPlanFor returns the cached plan of key, asking the heuristic the first time; a
+// failure of the heuristic fails the backend when fatal, else is kept as a plan with no
+// algorithm (the caller takes another path, now and later).
+func (b *Backend) ltPlanFor(key ltKey, fatal bool) *ltPlan {
 	if p, ok := b.lt.plans[key]; ok {
 		return p
 	}
@@ -186,9 +191,12 @@ func (b *Backend) ltPlanFor(key ltKey) *ltPlan {
 		clear(b.lt.plans)
 	}
 	p, err := b.lt.lib.plan(b.h.ctx, key, ltWorkspace)
-	if err != nil {
+	if err != nil && fatal {
 		b.fail(err)
 		return nil
+	}
+	if err != nil {
+		p = &ltPlan{key: key}
 	}
 	b.lt.plans[key] = p
 	return p
@@ -220,7 +228,7 @@ func (b *Backend) ltJobFor(d, w *tensor, n int) *ltJob {
 		case w.f16 != 0:
 			key.alA = align(w.f16 + uint64(2*r0*k))
 		}
-		p := b.ltPlanFor(key)
+		p := b.ltPlanFor(key, true)
 		if p == nil || p.c == nil {
 			return nil
 		}
@@ -261,28 +269,46 @@ func (b *Backend) ltRun(j *ltJob, xh uint64) {
 			b.launch("dequant_f16_"+suffix[w.typ], blocks(m*k/8), 1, 256, 0, a, i64(w.stride), wf, i64(k), i64(m))
 			a = wf
 		}
-		if b.prof == nil {
-			b.queueLt(ltCall{plan: p, a: a, b: xh, d: d.ptr + uint64(4*r0), ws: ws}) // ltgraph.go
-			continue
-		}
-		b.flush()
-		if b.err != nil {
+		if !b.ltIssue(p, a, xh, d.ptr+uint64(4*r0), ws, func() string {
+			return fmt.Sprintf("weights %v %dx%d, rows %d..%d, %d activation rows", w.typ, w.rows, k, r0, r0+m, j.n)
+		}) {
 			return
 		}
-		if err := b.lt.lib.matmul(b.h.ctx, p, a, xh, d.ptr+uint64(4*r0), ws, nil); err != nil {
-			b.fail(fmt.Errorf("%w (weights %v %dx%d, rows %d..%d, %d activation rows)", err, w.typ, w.rows, k, r0,
-				r0+m, j.n))
-			return
-		}
-		b.last = "cublasLtMatmul"
 	}
 	b.lt.products++
+	b.st.lt++
 	if b.prof != nil {
-		if r := b.h.sync(); r != 0 {
-			b.fail(fmt.Errorf("%w (after cublasLtMatmul)", cuErr("cuCtxSynchronize", "", r)))
-		}
-		b.prof.add(fmt.Sprintf("cublasLt %v %dx%d, %d rows", w.typ, w.rows, k, j.n), time.Since(t0))
+		b.ltProfiled(t0, fmt.Sprintf("cublasLt %v %dx%d, %d rows", w.typ, w.rows, k, j.n))
 	}
+}
+
+// ltIssue queues the product D = A^T x of plan p (ltgraph.go), or, when profiling,
+// flushes the queue and calls it at once; false when that call failed (recorded, with
+// what the product was).
+func (b *Backend) ltIssue(p *ltPlan, a, x, d, ws uint64, what func() string) bool {
+	if b.prof == nil {
+		b.queueLt(ltCall{plan: p, a: a, b: x, d: d, ws: ws})
+		return true
+	}
+	b.flush()
+	if b.err != nil {
+		return false
+	}
+	if err := b.lt.lib.matmul(b.h.ctx, p, a, x, d, ws, nil); err != nil {
+		b.fail(fmt.Errorf("%w (%s)", err, what()))
+		return false
+	}
+	b.last = "cublasLtMatmul"
+	return true
+}
+
+// ltProfiled (when profiling: b.prof set) waits for the products issued since t0 and
+// records their time as name's.
+func (b *Backend) ltProfiled(t0 time.Time, name string) {
+	if r := b.h.sync(); r != 0 {
+		b.fail(fmt.Errorf("%w (after cublasLtMatmul)", cuErr("cuCtxSynchronize", "", r)))
+	}
+	b.prof.add(name, time.Since(t0))
 }
 
 // ltMatMul runs d = w x^T on cuBLASLt when it takes the product; false (having done

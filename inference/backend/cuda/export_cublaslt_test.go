@@ -103,3 +103,9 @@ func MFRows(lt, copies bool, ltMin, f16Min, mfMin int) (least, most int) {
 	b.lt.minRows, b.f16c.off, b.f16c.minRows, b.mf.minRows = ltMin, !copies, f16Min, mfMin
 	return b.mfRows()
 }
+
+// SetLtPairs turns ltpair.go's batched pairs on or off.
+func SetLtPairs(b *Backend, on bool) { b.lt.pairs = on }
+
+// LtPaired is the number of products b has run in pairs on cuBLASLt.
+func LtPaired(b *Backend) int { return b.lt.paired }

@@ -269,8 +269,8 @@ func (b *Backend) MatMulShared(x backend.Tensor, projs []backend.Proj) {
 		}
 		return xh
 	}
-	for i, p := range projs {
-		d, wt := get(p.Dst), get(p.W)
+	for i := 0; i < len(projs); i++ {
+		d, wt := get(projs[i].Dst), get(projs[i].W)
 		vt := partner(wt.typ)
 		e, _ := find(vt)
 		if b.mfTakes(wt, xt.rows) {
@@ -278,6 +278,13 @@ func (b *Backend) MatMulShared(x backend.Tensor, projs []backend.Proj) {
 			continue
 		}
 		if jobs != nil && jobs[i] != nil {
+			// With the next projection on cuBLASLt too, over the same rounding: both in
+			// one batched product where they allow it (ltpair.go).
+			if i+1 < len(projs) && jobs[i+1] != nil && partner(get(projs[i+1].W).typ) == vt &&
+				b.ltRunPair(jobs[i], jobs[i+1], f16Rows(e, vt)) {
+				i++
+				continue
+			}
 			b.ltRun(jobs[i], f16Rows(e, vt))
 			continue
 		}

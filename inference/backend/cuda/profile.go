@@ -89,6 +89,8 @@ type stats struct {
 	// step's graph), printed in order so that a layer's launches can be read.
 	last []string
 	rng  profRange // $EMBER_CUDA_PROFILE_RANGE
+	// lt and ltPaired count the products on cuBLASLt and those of them run in pairs.
+	lt, ltPaired int
 }
 
 // minTrace is the smallest batch whose kernels the stats keep (last).
@@ -142,6 +144,9 @@ func (s *stats) report(w io.Writer) {
 			break
 		}
 		fmt.Fprintf(w, "  %7d flushes (batch size, callers): %s\n", s.why[k], k)
+	}
+	if s.lt > 0 {
+		fmt.Fprintf(w, "  %d products on cuBLASLt, %d of them in pairs\n", s.lt, s.ltPaired)
 	}
 	if len(s.last) > 0 {
 		fmt.Fprintf(w, "  the last batch of %d+ kernels, %d: %s\n", minTrace, len(s.last), strings.Join(s.last, " "))

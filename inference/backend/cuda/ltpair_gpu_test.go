@@ -1,0 +1,82 @@
+package cuda_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"ember/inference/backend"
+	"ember/inference/backend/backendtest"
+	"ember/inference/backend/cuda"
+	"ember/inference/backend/ref"
+	"ember/inference/model/goldentest"
+	"ember/inference/quant"
+)
+
+// TestLtPairs (GPU): MatMulShared with pairs on (ltpair.go) runs two projections of one
+// shape over f16 copies as one batched product (gate and up of 64 rows; Q, then K and
+// V of another type each in a prompt of 300 rows), and each output matches the
+// reference as the products run one by one do (NMSE < 1e-5) and those within 1e-9.
+func TestLtPairs(t *testing.T) {
+	rb := ref.New()
+	for _, c := range []struct {
+		n     int
+		types []quant.Type
+		rows  []int
+		pairs int
+	}{
+		{64, []quant.Type{quant.Q4_K, quant.Q4_K}, []int{1024, 1024}, 2},
+		{300, []quant.Type{quant.Q4_K, quant.Q4_K, quant.Q6_K}, []int{512, 256, 256}, 2},
+		{300, []quant.Type{quant.Q4_K, quant.Q8_0}, []int{256, 256}, 0}, // other activation rounding: two calls
+	} {
+		const k = 1024
+		name := fmt.Sprintf("%d rows, %v", c.n, c.types)
+		var outs [2][][]float32
+		for i, on := range []bool{false, true} {
+			be := newLtOrSkip(t)
+			cuda.SetF16Copies(be, true, 0)
+			cuda.SetLtPairs(be, on)
+			rng := rand.New(rand.NewPCG(21, 22))
+			_, xb, xr := ltInput(t, be, rb, rng, c.n, k)
+			var pb, pr []backend.Proj
+			for j, typ := range c.types {
+				data, _ := quantized(t, rng, typ, c.rows[j], k)
+				wb, err := be.Weight(typ, c.rows[j], k, data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wr, _ := rb.Weight(typ, c.rows[j], k, data)
+				pb = append(pb, backend.Proj{Dst: newF32(t, be, c.n, c.rows[j]), W: wb})
+				pr = append(pr, backend.Proj{Dst: newF32(t, rb, c.n, c.rows[j]), W: wr})
+			}
+			backend.MatMulShared(be, xb, pb) // makes the copies
+			p0, b0 := cuda.LtPaired(be), cuda.CublasProducts(be)
+			backend.MatMulShared(be, xb, pb)
+			if on {
+				backend.MatMulShared(rb, xr, pr)
+			}
+			if got := cuda.LtPaired(be) - p0; on && got != c.pairs || !on && got != 0 {
+				t.Errorf("%s, pairs %v: %d products in pairs", name, on, got)
+			}
+			if got := cuda.CublasProducts(be) - b0; got != len(c.types) {
+				t.Errorf("%s, pairs %v: %d products on cuBLASLt, want %d", name, on, got, len(c.types))
+			}
+			for j := range pb {
+				got := backendtest.ReadF32(t, be, pb[j].Dst)
+				outs[i] = append(outs[i], got)
+				if on {
+					want := backendtest.ReadF32(t, rb, pr[j].Dst)
+					if e := goldentest.NMSE(got, want); !(e < 1e-5) {
+						t.Errorf("%s, projection %d: NMSE %.3g against the reference", name, j, e)
+					}
+					if e := goldentest.NMSE(got, outs[0][j]); !(e < 1e-9) {
+						t.Errorf("%s, projection %d: NMSE %.3g against the products one by one", name, j, e)
+					}
+				}
+			}
+			if err := be.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
