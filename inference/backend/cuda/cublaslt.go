@@ -8,7 +8,7 @@ package cuda
 #include <string.h>
 
 // cuBLASLt, loaded with dlopen so that nothing of CUDA is needed at build time. The
-// types, enum values and struct layouts below are copied from cublasLt.h, cublas_api.h
+// types, enum values and struct layouts below and in lt.h are copied from cublasLt.h, cublas_api.h
 // and library_types.h of CUDA 11.8 (cuBLAS 11.11.3); they are the same in CUDA 12 and
 // 13 (the ABI of these calls is stable):
 //   cublasStatus_t: int, CUBLAS_STATUS_SUCCESS = 0
@@ -23,45 +23,7 @@ package cuda
 //   cublasLtMatmulAlgo_t: uint64_t data[8]
 //   cublasLtMatmulHeuristicResult_t: algo, size_t workspaceSize, status, float
 //     wavesCount, int reserved[4]
-typedef int CUresult;
-typedef void *CUcontext;
-typedef struct { uint64_t data[8]; } em_lt_algo;
-typedef struct {
-	em_lt_algo algo;
-	size_t workspace;
-	int state;
-	float waves;
-	int reserved[4];
-} em_lt_heur;
-
-// em_lt is one backend's cuBLASLt: the library's entry points and a handle.
-typedef struct {
-	void *lib;
-	CUresult (*ctxGet)(CUcontext *);
-	CUresult (*ctxSet)(CUcontext);
-	int (*create)(void **);
-	int (*destroy)(void *);
-	int (*descCreate)(void **, int, int);
-	int (*descDestroy)(void *);
-	int (*descSet)(void *, int, const void *, size_t);
-	int (*layoutCreate)(void **, int, uint64_t, uint64_t, int64_t);
-	int (*layoutDestroy)(void *);
-	int (*layoutSet)(void *, int, const void *, size_t);
-	int (*prefCreate)(void **);
-	int (*prefDestroy)(void *);
-	int (*prefSet)(void *, int, const void *, size_t);
-	int (*heuristic)(void *, void *, void *, void *, void *, void *, void *, int, em_lt_heur *, int *);
-	int (*matmul)(void *, void *, const void *, const void *, void *, const void *, void *, const void *,
-	              const void *, void *, void *, void *, const em_lt_algo *, void *, size_t, void *);
-	void *handle;
-} em_lt;
-
-// em_lt_plan is one product shape's descriptors and the algorithm chosen for it.
-typedef struct {
-	void *desc, *a, *b, *d;
-	em_lt_algo algo;
-	size_t workspace;
-} em_lt_plan;
+#include "lt.h"
 
 // em_lt_load dlopens path and resolves every symbol; NULL when the library or one of
 // its symbols is missing (why in *err), which is not a failure of the backend.
@@ -99,14 +61,6 @@ static em_lt *em_lt_load(const char *path, const char **err) {
 // while the process lives is not safe); only the struct is freed.
 static void em_lt_free(em_lt *lt) { free(lt); }
 
-// em_lt_ctx makes ctx current on the calling thread (goroutines move between threads).
-static CUresult em_lt_ctx(em_lt *lt, CUcontext ctx) {
-	CUcontext cur = 0;
-	CUresult r = lt->ctxGet(&cur);
-	if (r || cur == ctx) return r;
-	return lt->ctxSet(ctx);
-}
-
 // Each call below returns a cublasStatus_t, or -1 with the CUresult in *cu when ctx
 // could not be made current, and names the cuBLASLt call that failed in *call.
 static int em_lt_create(em_lt *lt, CUcontext ctx, CUresult *cu, const char **call) {
@@ -136,12 +90,13 @@ static void em_lt_plan_free(em_lt *lt, em_lt_plan *p) {
 // em_lt_plan_new describes D (m x n f32, column-major, ld ldd) = op(A) B where A is k x m
 // f16 (ld lda) transposed and B k x n f16 (ld ldb), with f32 compute and scale, and asks
 // the heuristic for the best algorithm for buffers of the given alignments within ws
-// bytes of workspace. *out is NULL (status 0) when the heuristic has none. With batch >
+// bytes of workspace, keeping up to want (at most EM_LT_CANDS) of its candidates, the
+// first chosen. *out is NULL (status 0) when the heuristic has none. With batch >
 // 1 the product is batched: item i's A and D lie sa and sd elements after item i-1's,
 // and every item reads the same B (stride 0).
 static int em_lt_plan_new(em_lt *lt, CUcontext ctx, uint64_t m, uint64_t n, uint64_t k, int64_t lda, int64_t ldb,
                           int64_t ldd, uint32_t ala, uint32_t alb, uint32_t ald, int32_t batch, int64_t sa,
-                          int64_t sd, uint64_t ws, em_lt_plan **out, CUresult *cu, const char **call) {
+                          int64_t sd, uint64_t ws, int want, em_lt_plan **out, CUresult *cu, const char **call) {
 	*out = 0;
 	*call = "cuCtxSetCurrent";
 	if ((*cu = em_lt_ctx(lt, ctx))) return -1;
@@ -176,22 +131,25 @@ static int em_lt_plan_new(em_lt *lt, CUcontext ctx, uint64_t m, uint64_t n, uint
 	if (!s) s = lt->prefSet(pref, 6, &alb, sizeof(alb));
 	if (!s) s = lt->prefSet(pref, 7, &ald, sizeof(ald));
 	if (!s) s = lt->prefSet(pref, 8, &ald, sizeof(ald));
-	em_lt_heur h;
-	memset(&h, 0, sizeof(h));
+	em_lt_heur h[EM_LT_CANDS];
+	memset(h, 0, sizeof(h));
 	int found = 0;
 	if (!s) {
 		*call = "cublasLtMatmulAlgoGetHeuristic";
-		s = lt->heuristic(lt->handle, p->desc, p->a, p->b, p->d, p->d, pref, 1, &h, &found);
+		if (want < 1 || want > EM_LT_CANDS) want = EM_LT_CANDS;
+		s = lt->heuristic(lt->handle, p->desc, p->a, p->b, p->d, p->d, pref, want, h, &found);
 	}
 	lt->prefDestroy(pref);
 	if (s == 15) s = found = 0; // CUBLAS_STATUS_NOT_SUPPORTED: no algorithm for this shape
 	if (s) goto fail;
-	if (found < 1 || h.state != 0 || h.workspace > ws) {
+	for (int i = 0; i < found && i < EM_LT_CANDS; i++)
+		if (h[i].state == 0 && h[i].workspace <= ws) p->cand[p->ncand++] = h[i];
+	if (p->ncand == 0) {
 		em_lt_plan_free(lt, p);
 		return 0;
 	}
-	p->algo = h.algo;
-	p->workspace = h.workspace;
+	p->algo = p->cand[0].algo;
+	p->workspace = p->cand[0].workspace;
 	*out = p;
 	return 0;
 fail:
@@ -344,18 +302,21 @@ type ltKey struct {
 
 // ltPlan is the algorithm chosen for one ltKey; c is nil when the heuristic had none.
 type ltPlan struct {
-	c   *C.em_lt_plan
-	key ltKey
+	c     *C.em_lt_plan
+	key   ltKey
+	tuned bool // its candidates were timed (lttune.go)
 }
 
-// plan asks the heuristic for an algorithm for key within ws bytes of workspace.
-func (l *ltLib) plan(ctx C.CUcontext, key ltKey, ws int) (*ltPlan, error) {
+// plan asks the heuristic for an algorithm for key within ws bytes of workspace, keeping
+// up to want candidates (lttune.go times them; the first is the heuristic's choice).
+func (l *ltLib) plan(ctx C.CUcontext, key ltKey, ws, want int) (*ltPlan, error) {
 	var cu C.CUresult
 	var call *C.char
 	p := &ltPlan{key: key}
 	if s := C.em_lt_plan_new(l.c, ctx, C.uint64_t(key.m), C.uint64_t(key.n), C.uint64_t(key.k), C.int64_t(key.lda),
 		C.int64_t(key.ldb), C.int64_t(key.ldd), C.uint32_t(key.alA), C.uint32_t(key.alB), C.uint32_t(key.alD),
-		C.int32_t(key.batch), C.int64_t(key.sa), C.int64_t(key.sd), C.uint64_t(ws), &p.c, &cu, &call); s != 0 {
+		C.int32_t(key.batch), C.int64_t(key.sa), C.int64_t(key.sd), C.uint64_t(ws), C.int(want), &p.c, &cu,
+		&call); s != 0 {
 		return nil, fmt.Errorf("%w (product %dx%dx%d)", ltErr(call, s, cu), key.m, key.n, key.k)
 	}
 	return p, nil

@@ -69,6 +69,7 @@ type ltState struct {
 	products  int     // products done on cuBLASLt (for tests)
 	pairs     bool    // $EMBER_CUDA_LT_PAIRS: two projections of one shape as one batched product (ltpair.go)
 	paired    int     // products done in pairs (for tests)
+	tune      bool    // $EMBER_CUDA_LT_TUNE: each plan's candidates timed at its first product (lttune.go)
 }
 
 // openLt loads cuBLASLt and makes its handle; its absence (or a failure to start it) is
@@ -76,6 +77,7 @@ type ltState struct {
 func (b *Backend) openLt(opt Options) {
 	b.lt.minRows = ltDefaultMinRows
 	b.lt.pairs = os.Getenv(LtPairsEnv) != ""
+	b.lt.tune = os.Getenv(LtTuneEnv) != ""
 	if opt.CublasMinRows > 0 {
 		b.lt.minRows = opt.CublasMinRows
 	}
@@ -190,7 +192,11 @@ func (b *Backend) ltPlanFor(key ltKey, fatal bool) *ltPlan {
 		}
 		clear(b.lt.plans)
 	}
-	p, err := b.lt.lib.plan(b.h.ctx, key, ltWorkspace)
+	want := 1
+	if b.lt.tune {
+		want = ltTuneCands
+	}
+	p, err := b.lt.lib.plan(b.h.ctx, key, ltWorkspace, want)
 	if err != nil && fatal {
 		b.fail(err)
 		return nil
@@ -286,6 +292,11 @@ func (b *Backend) ltRun(j *ltJob, xh uint64) {
 // flushes the queue and calls it at once; false when that call failed (recorded, with
 // what the product was).
 func (b *Backend) ltIssue(p *ltPlan, a, x, d, ws uint64, what func() string) bool {
+	if b.lt.tune && !p.tuned {
+		if ws = b.ltTune(p, a, x, d, ws); b.err != nil {
+			return false
+		}
+	}
 	if b.prof == nil {
 		b.queueLt(ltCall{plan: p, a: a, b: x, d: d, ws: ws})
 		return true

@@ -109,3 +109,10 @@ func SetLtPairs(b *Backend, on bool) { b.lt.pairs = on }
 
 // LtPaired is the number of products b has run in pairs on cuBLASLt.
 func LtPaired(b *Backend) int { return b.lt.paired }
+
+// SetLtTune turns lttune.go's timing of each plan's candidates on or off (for plans
+// made from now on).
+func SetLtTune(b *Backend, on bool) { b.lt.tune = on }
+
+// LtTuned is the number of cuBLASLt plans b has tuned.
+func LtTuned(b *Backend) int { return b.st.ltTuned }

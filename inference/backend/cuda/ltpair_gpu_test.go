@@ -80,3 +80,45 @@ func TestLtPairs(t *testing.T) {
 		}
 	}
 }
+
+// TestLtTune (GPU): with tuning on (lttune.go), products of 64 rows over f16 copies and
+// a prompt's on dequantized chunks match the reference (NMSE < 1e-5), their plans are
+// tuned (at their first product), and a repeated product gives the same bits.
+func TestLtTune(t *testing.T) {
+	be := newLtOrSkip(t)
+	defer be.Close()
+	cuda.SetLtTune(be, true)
+	rb := ref.New()
+	rng := rand.New(rand.NewPCG(23, 24))
+	for _, c := range []struct {
+		n, m, k, chunk int
+		copies         bool
+	}{{64, 2048, 1024, 0, true}, {300, 512, 1024, 128, false}} {
+		cuda.SetCublas(be, 256, c.chunk)
+		cuda.SetF16Copies(be, c.copies, 0)
+		name := fmt.Sprintf("%d rows, %dx%d", c.n, c.m, c.k)
+		data, _ := quantized(t, rng, quant.Q4_K, c.m, c.k)
+		wb, err := be.Weight(quant.Q4_K, c.m, c.k, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wr, _ := rb.Weight(quant.Q4_K, c.m, c.k, data)
+		_, xb, xr := ltInput(t, be, rb, rng, c.n, c.k)
+		db, dr := newF32(t, be, c.n, c.m), newF32(t, rb, c.n, c.m)
+		tuned := cuda.LtTuned(be)
+		be.MatMul(db, wb, xb)
+		rb.MatMul(dr, wr, xr)
+		got, want := backendtest.ReadF32(t, be, db), backendtest.ReadF32(t, rb, dr)
+		if e := goldentest.NMSE(got, want); !(e < 1e-5) {
+			t.Errorf("%s: NMSE %.3g against the reference", name, e)
+		}
+		t.Logf("%s: %d plans tuned", name, cuda.LtTuned(be)-tuned)
+		be.MatMul(db, wb, xb)
+		if i := firstOtherBits(got, backendtest.ReadF32(t, be, db)); i >= 0 {
+			t.Errorf("%s: a repeated product differs at %d", name, i)
+		}
+		be.Free(wb)
+		be.Free(xb)
+		be.Free(db)
+	}
+}

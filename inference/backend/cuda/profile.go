@@ -91,6 +91,11 @@ type stats struct {
 	rng  profRange // $EMBER_CUDA_PROFILE_RANGE
 	// lt and ltPaired count the products on cuBLASLt and those of them run in pairs.
 	lt, ltPaired int
+	// ltTuned counts the cuBLASLt plans tuned (lttune.go), ltRetuned those that took
+	// another algorithm than the heuristic's first, and ltSavedUs the time that saved on
+	// one call of each.
+	ltTuned, ltRetuned int
+	ltSavedUs          float64
 }
 
 // minTrace is the smallest batch whose kernels the stats keep (last).
@@ -147,6 +152,10 @@ func (s *stats) report(w io.Writer) {
 	}
 	if s.lt > 0 {
 		fmt.Fprintf(w, "  %d products on cuBLASLt, %d of them in pairs\n", s.lt, s.ltPaired)
+	}
+	if s.ltTuned > 0 {
+		fmt.Fprintf(w, "  %d cuBLASLt plans tuned, %d to another algorithm (%.1f us saved over one call of each)\n",
+			s.ltTuned, s.ltRetuned, s.ltSavedUs)
 	}
 	if len(s.last) > 0 {
 		fmt.Fprintf(w, "  the last batch of %d+ kernels, %d: %s\n", minTrace, len(s.last), strings.Join(s.last, " "))
