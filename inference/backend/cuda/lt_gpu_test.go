@@ -13,6 +13,8 @@ import (
 	"ember/inference/quant"
 )
 
+// Products on cuBLASLt in pairs (ltpair.go) and tuned (lttune.go), on a GPU.
+
 // TestLtPairs (GPU): MatMulShared with pairs on (ltpair.go) runs two projections of one
 // shape over f16 copies as one batched product (gate and up of 64 rows; Q, then K and
 // V of another type each in a prompt of 300 rows), and each output matches the
