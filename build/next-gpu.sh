@@ -2,26 +2,26 @@
 # next-gpu.sh: the first GPU call of the session after 15 (inference/backend/cuda/NOTES.md,
 # "Next steps (session 15)"): ltpair.go's batched pairs and lttune.go's timing of
 # cuBLASLt's candidate algorithms, both written and not yet run on a GPU.
-# Where Go is: build/dev-build.sh, then move the three test binaries to bin/tests (the
-# working tree and both folders must stay under the device tool's 64 MiB). On the GPU:
-#   sh build/next-gpu.sh   (carry bin/dev and bin/tests; about 5 minutes)
+# Where Go is: build/dev-build.sh (bin/dev: the binary and three test binaries, ~16 MB
+# compressed; with the working tree ~65 MB, under the device tool's 64 MiB). On the GPU:
+#   sh build/next-gpu.sh   (carry bin/dev; about 6 minutes)
 set -u
 R=$PWD
-for f in bin/dev/*.xz bin/tests/*.xz; do
+for f in bin/dev/*.xz; do
 	[ -e "$f" ] || continue
 	xz -d -f "$f" 2>/dev/null || python3 -c 'import lzma,sys;open(sys.argv[1][:-3],"wb").write(lzma.open(sys.argv[1]).read())' "$f"
 done
-chmod +x bin/dev/* bin/tests/* 2>/dev/null
+chmod +x bin/dev/* 2>/dev/null
 E=$R/bin/dev/ember
 $E synth /tmp/q4.gguf -preset llama3.1-8b -ftype q4_k_m >/dev/null 2>&1 &
 $E synth /tmp/v2.gguf -preset deepseek-v2-lite -ftype q4_k_m >/dev/null 2>&1 &
 L=${OUT:-/tmp/next-gpu}
 mkdir -p "$L"
 # The tests that reach cuBLASLt, with and without pairs, and the goldens forced onto it.
-(cd inference/backend/cuda && timeout -s KILL 300 "$R/bin/tests/cuda.test" -test.v \
+(cd inference/backend/cuda && timeout -s KILL 300 "$R/bin/dev/cuda.test" -test.v \
 	-test.run 'TestLtPairs|TestLtTune|TestCublasMatMul|TestF16Copies|TestFused|TestBatchLtCalls' >"$L/cuda.log" 2>&1
 	echo "cuda rc $?" >>"$L/cuda.log") &
-(cd inference/model/archs && EMBER_CUDA_LT_PAIRS=1 timeout -s KILL 300 "$R/bin/tests/archs.test" -test.run 'TestGoldensCUDA' \
+(cd inference/model/archs && EMBER_CUDA_LT_PAIRS=1 timeout -s KILL 300 "$R/bin/dev/archs.test" -test.run 'TestGoldensCUDA' \
 	>"$L/gold.log" 2>&1
 	echo "goldens (pairs on) rc $?" >>"$L/gold.log") &
 wait
