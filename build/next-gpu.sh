@@ -4,7 +4,7 @@
 # cuBLASLt's candidate algorithms, both written and not yet run on a GPU.
 # Where Go is: build/dev-build.sh (bin/dev: the binary and three test binaries, ~16 MB
 # compressed; with the working tree ~65 MB, under the device tool's 64 MiB). On the GPU:
-#   sh build/next-gpu.sh   (carry bin/dev; about 6 minutes)
+#   sh build/next-gpu.sh   (carry bin/dev; about 8 minutes: give the call 600 s)
 set -u
 R=$PWD
 for f in bin/dev/*.xz; do
