@@ -282,7 +282,6 @@ func (b *Backend) ltRun(j *ltJob, xh uint64) {
 		}
 	}
 	b.lt.products++
-	b.st.lt++
 	if b.prof != nil {
 		b.ltProfiled(t0, fmt.Sprintf("cublasLt %v %dx%d, %d rows", w.typ, w.rows, k, j.n))
 	}

@@ -392,7 +392,7 @@ func (b *Backend) Close() error {
 		b.prof.report(os.Stderr)
 	}
 	if b.st.on {
-		b.st.report(os.Stderr)
+		b.st.report(os.Stderr, b.lt.products, b.lt.paired)
 	}
 	var errs []error
 	if r := b.h.sync(); r != 0 {

@@ -74,12 +74,9 @@ func ltPairKey(j0, j1 *ltJob) (key ltKey, a, d uint64, ok bool) {
 }
 
 // ltRunPair runs jobs j0 and j1 (products of the same activation rows xh) as one
-// batched product when pairs are on and they allow it, and reports whether it did
-// (having done nothing when not).
+// batched product when they allow it, and reports whether it did (having done nothing
+// when not). The caller asks only with pairs on (b.lt.pairs).
 func (b *Backend) ltRunPair(j0, j1 *ltJob, xh uint64) bool {
-	if !b.lt.pairs {
-		return false
-	}
 	key, a, d, ok := ltPairKey(j0, j1)
 	if !ok {
 		return false
@@ -105,8 +102,6 @@ func (b *Backend) ltRunPair(j0, j1 *ltJob, xh uint64) bool {
 	}
 	b.lt.products += 2
 	b.lt.paired += 2
-	b.st.lt += 2
-	b.st.ltPaired += 2
 	if b.prof != nil {
 		b.ltProfiled(t0, fmt.Sprintf("cublasLt pair %v %dx%d, %d rows", j0.w.typ, key.m, key.k, key.n))
 	}

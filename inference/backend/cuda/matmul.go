@@ -280,7 +280,7 @@ func (b *Backend) MatMulShared(x backend.Tensor, projs []backend.Proj) {
 		if jobs != nil && jobs[i] != nil {
 			// With the next projection on cuBLASLt too, over the same rounding: both in
 			// one batched product where they allow it (ltpair.go).
-			if i+1 < len(projs) && jobs[i+1] != nil && partner(get(projs[i+1].W).typ) == vt &&
+			if b.lt.pairs && i+1 < len(projs) && jobs[i+1] != nil && partner(get(projs[i+1].W).typ) == vt &&
 				b.ltRunPair(jobs[i], jobs[i+1], f16Rows(e, vt)) {
 				i++
 				continue

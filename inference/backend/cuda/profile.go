@@ -89,8 +89,6 @@ type stats struct {
 	// step's graph), printed in order so that a layer's launches can be read.
 	last []string
 	rng  profRange // $EMBER_CUDA_PROFILE_RANGE
-	// lt and ltPaired count the products on cuBLASLt and those of them run in pairs.
-	lt, ltPaired int
 	// ltTuned counts the cuBLASLt plans tuned (lttune.go), ltRetuned those that took
 	// another algorithm than the heuristic's first, and ltSavedUs the time that saved on
 	// one call of each.
@@ -135,7 +133,8 @@ func (s *stats) keep(names []string) {
 	}
 }
 
-func (s *stats) report(w io.Writer) {
+// report prints the stats; lt is the products run on cuBLASLt, paired those of them in pairs.
+func (s *stats) report(w io.Writer, lt, paired int) {
 	fmt.Fprintf(w, "cuda stats: %.3f s; %d kernels in %d batches: %d graph replays, %d graphs built, %d batches launched directly; host: %.3f s launching, %.3f s waiting in sync, %.3f s copying\n",
 		time.Since(s.start).Seconds(), s.kernels, s.flushes, s.graphRuns, s.built, s.direct,
 		s.tFlush.Seconds(), s.tSync.Seconds(), s.tCopy.Seconds())
@@ -150,8 +149,8 @@ func (s *stats) report(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  %7d flushes (batch size, callers): %s\n", s.why[k], k)
 	}
-	if s.lt > 0 {
-		fmt.Fprintf(w, "  %d products on cuBLASLt, %d of them in pairs\n", s.lt, s.ltPaired)
+	if lt > 0 {
+		fmt.Fprintf(w, "  %d products on cuBLASLt, %d of them in pairs\n", lt, paired)
 	}
 	if s.ltTuned > 0 {
 		fmt.Fprintf(w, "  %d cuBLASLt plans tuned, %d to another algorithm (%.1f us saved over one call of each)\n",
