@@ -21,8 +21,8 @@
 //
 // Dynamic shared memory (dec_smem): the f16 query tile, a ring of ns K tiles, a ring of
 // ns V tiles unless V is K, and the P tile (16 rows of DEC_PLD bytes). With scap > 0
-// (every row's positions at most scap) pass 1 also keeps its scores in shared memory (16
-// rows of scap + 8 floats after the P tile) and pass 2 reads them instead of computing
+// (every row's positions at most scap) pass 1 also keeps its scores in shared memory (nr
+// rows of scap + 8 floats after the P tile: the tile's rows past nr are zeros) and pass 2 reads them instead of computing
 // them from the keys again: the keys are read once, and the V tiles take the K tiles'
 // place. The tiles of both passes are one sequence of loads (pass 1's K tiles, then pass
 // 2's), ns - 1 of them in flight while one is used: no load waits for a pass to end.
@@ -164,7 +164,7 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
     uint8_t* ksm = qsm + 2 * 16 * D;                   // [ns][DEC_K][D]
     uint8_t* vsm = v && !scap ? ksm + ns * 2 * DEC_K * D : ksm;  // [ns][DEC_K][D], or the K tiles
     uint8_t* psm = vsm + ns * 2 * DEC_K * D;           // [16][DEC_PLD bytes]
-    float* ssm = scap ? (float*)(psm + 16 * DEC_PLD) : nullptr;  // [16][scap + 8] scores
+    float* ssm = scap ? (float*)(psm + 16 * DEC_PLD) : nullptr;  // [nr][scap + 8] scores
     const int sst = scap + 8;
     const uint16_t* vsrc = v ? v : k;
     const i64 vst = v ? vstride : kstride;
@@ -243,10 +243,10 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
         if (tb + it * DEC_K + 8 * w < nkeys) {  // else all of this warp's positions are past the end
             float sc[4];
             dec_scores<D>(sc, qsm, ksm + (it % ns) * stage, tb + it * DEC_K, nkeys, scale);
-            if (ssm) {
+            if (ssm) {  // rows nr.. are the tile's zeros: none kept (ssm holds nr rows)
                 const int t = it * DEC_K + 8 * w + 2 * tig;
-                *(float2*)(ssm + g * sst + t) = make_float2(sc[0], sc[1]);
-                *(float2*)(ssm + (g + 8) * sst + t) = make_float2(sc[2], sc[3]);
+                if (g < nr) *(float2*)(ssm + g * sst + t) = make_float2(sc[0], sc[1]);
+                if (g + 8 < nr) *(float2*)(ssm + (g + 8) * sst + t) = make_float2(sc[2], sc[3]);
             }
             float x0 = fmaxf(sc[0], sc[1]), x1 = fmaxf(sc[2], sc[3]);
             x0 = fmaxf(x0, __shfl_xor_sync(0xffffffffu, x0, 1));
@@ -299,10 +299,11 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
         const uint8_t* ks = ksm + slot * stage;
         const uint8_t* vs = vsm + slot * stage;
         float sc[4];
-        if (ssm) {  // pass 1's scores; -inf from nkeys on (past the end pass 1 stored none)
+        if (ssm) {  // pass 1's scores; -inf from nkeys on (past the end pass 1 stored none) and in rows nr..
             const int t = it * DEC_K + 8 * w + 2 * tig, ta = tb + t;
-            const float2 a = ta < nkeys ? *(const float2*)(ssm + g * sst + t) : make_float2(-INFINITY, -INFINITY);
-            const float2 c = ta < nkeys ? *(const float2*)(ssm + (g + 8) * sst + t) : make_float2(-INFINITY, -INFINITY);
+            const float2 ninf = make_float2(-INFINITY, -INFINITY);
+            const float2 a = ta < nkeys && g < nr ? *(const float2*)(ssm + g * sst + t) : ninf;
+            const float2 c = ta < nkeys && g + 8 < nr ? *(const float2*)(ssm + (g + 8) * sst + t) : ninf;
             sc[0] = a.x, sc[1] = ta + 1 < nkeys ? a.y : -INFINITY;
             sc[2] = c.x, sc[3] = ta + 1 < nkeys ? c.y : -INFINITY;
         } else {
@@ -455,9 +456,10 @@ attention_mla_split(float* dst, i64 dstride, const float* q, i64 qstride, const 
 
 // attention_decD: grid (n, nkv); block (i, kvh) takes the G = nhead/nkv query heads of
 // KV head kvh of row i. The common attention arguments (attention.cu); hd = vhd = D;
-// scap and ns (2 to 4) as dec_attend's.
+// scap and ns (2 to 4) as dec_attend's. Registers for three blocks an SM (decScoresMax
+// sizes the shared memory for three).
 #define DEC_KERNEL(D)                                                                                                   \
-    extern "C" __global__ void __launch_bounds__(DEC_THREADS)                                                           \
+    extern "C" __global__ void __launch_bounds__(DEC_THREADS, 3)                                                        \
         attention_dec##D(float* dst, i64 dstride, const float* q, i64 qstride, const uint16_t* k, i64 kstride,          \
                          const uint16_t* v, i64 vstride, const int* pos, int nhead, int nkv, int hd, int vhd,           \
                          float scale, const int* table, int tcols, const int* seq, int bs, int scap, int ns,            \

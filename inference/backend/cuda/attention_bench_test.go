@@ -63,8 +63,8 @@ func TestBatchedDecodeAttention(t *testing.T) {
 			cuda.SplitAttention(be, false)
 			cuda.ShortAttention(be, false)
 		},
-		"ring 2":    func(be *cuda.Backend) { cuda.DecStages(be, 2, 0, 0) },
-		"ring 3":    func(be *cuda.Backend) { cuda.DecStages(be, 3, 0, 0) },
+		"ring 2":    func(be *cuda.Backend) { cuda.DecStages(be, 2, 0, 0, 0) },
+		"ring 3":    func(be *cuda.Backend) { cuda.DecStages(be, 3, 0, 0, 0) },
 		"short on":  func(be *cuda.Backend) { cuda.ShortAttention(be, true) },
 		"short off": func(be *cuda.Backend) { cuda.ShortAttention(be, false) },
 		"mla": func(be *cuda.Backend) {
@@ -195,7 +195,7 @@ func TestDecodeAttentionKeptScores(t *testing.T) {
 			cuda.SplitAttention(be, false)
 			cuda.PrefillAttention(be, false)
 			cuda.DecTwoPass(be, two)
-			if kept := cuda.DecScap(be, c.hd, c.headMajor, c.pos) > 0; kept == two {
+			if kept := cuda.DecScap(be, c.hd, c.headMajor, c.pos, min(16, c.heads/c.nkv), c.seqs*c.nkv) > 0; kept == two {
 				t.Fatalf("%s: scores kept %v with the two-pass switch %v", c.name, kept, two)
 			}
 			out[i] = decodeAttentionOut(t, be, c.seqs, c.heads, c.nkv, c.hd, c.pos, c.headMajor)
@@ -233,8 +233,8 @@ func TestDecodeAttentionStages(t *testing.T) {
 			cuda.ShortAttention(be, false)
 			cuda.PrefillAttention(be, false)
 			cuda.DecTwoPass(be, c.two)
-			scap := cuda.DecScap(be, c.hd, false, c.pos)
-			if got := cuda.DecStages(be, ns, c.hd, scap); got != ns {
+			scap := cuda.DecScap(be, c.hd, false, c.pos, c.heads/c.nkv, c.seqs*c.nkv)
+			if got := cuda.DecStages(be, ns, c.hd, scap, c.heads/c.nkv); got != ns {
 				t.Fatalf("%s: %d tiles forced, %d taken", c.name, ns, got)
 			}
 			out := decodeAttentionOut(t, be, c.seqs, c.heads, c.nkv, c.hd, c.pos, false)

@@ -42,15 +42,16 @@ const (
 // decSmem is a block's dynamic shared memory (dec_smem): the 16-row f16 query tile, a
 // ring of ns tiles of decK key rows, one of value rows unless the values are the keys
 // (or the scores are kept), the 16 x decK f16 probabilities (rows of 144 bytes), and
-// with scap > 0 the scores of 16 rows of scap + 8 floats.
-func decSmem(d int, shared bool, scap, ns int) int {
+// with scap > 0 the scores of nr rows (the block's real query rows: G, or attention_mla's
+// heads up to 16) of scap + 8 floats.
+func decSmem(d int, shared bool, scap, ns, nr int) int {
 	tiles := 2 * ns
 	if shared || scap > 0 {
 		tiles = ns
 	}
 	n := 2*16*d + tiles*2*decK*d + 16*144
 	if scap > 0 {
-		n += 16 * (scap + 8) * 4
+		n += nr * (scap + 8) * 4
 	}
 	return n
 }
@@ -87,15 +88,30 @@ func mlaSplitMode() splitMode {
 	return splitAuto
 }
 
-// decScoresMax is the most shared memory a block keeping its scores may have: two blocks
-// an SM for the grouped-query kernels (one K read instead of two is worth less than half
-// the blocks in flight), and all of it for attention_mla (one block an SM anyway: its
-// 576-dim tiles take 168 KiB), where keeping the scores saves computing them again.
-func decScoresMax(d int) int {
+// decScoresMax is the most shared memory a block keeping its scores may have: for the
+// grouped-query kernels, blocks (2 or 3) of them an SM (one K read instead of two is
+// worth less than half the blocks in flight), and all of it for attention_mla (one
+// block an SM anyway: its 576-dim tiles take 168 KiB), where keeping the scores saves
+// computing them again.
+func decScoresMax(d, blocks int) int {
 	if d == mlaDim {
 		return mmqSmemMax - 1024 // less the kernel's static 1 KiB
 	}
-	return 113 << 10
+	return decSMSmem/blocks - 2<<10 // less the static 1 KiB and the 1 KiB the SM reserves a block
+}
+
+// decSMSmem is the shared memory of an SM (Hopper's; Ampere's 164 KiB and Ada's 100 KiB
+// make the kernels fall back where decKernel cannot raise the limit).
+const decSMSmem = 228 << 10
+
+// decBlocks is the blocks an SM attention_dec64/128 sizes its shared memory for, for a
+// launch of pairs blocks on sms SMs: three (its registers are bounded for three) when
+// the grid fills more than two an SM, else two and deeper rings.
+func decBlocks(pairs, sms int) int {
+	if sms > 0 && pairs > 2*sms {
+		return 3
+	}
+	return 2
 }
 
 // DecStagesEnv names an environment variable: a number of key (and value) tiles, 2 to
@@ -116,30 +132,30 @@ func decStagesEnv() int {
 const decMaxStages = 4
 
 // decStages is the tiles of attention_dec64/128's rings for rows of d dims keeping scap
-// score columns: the most, up to decMaxStages, within decScoresMax (two blocks an SM;
-// at least two), or b.dec.stages where set and the kernel's shared memory allows it.
-// With four, one token over at most 128 positions has all its tiles (two of keys, two of
-// values) loading at once.
-func (b *Backend) decStages(d, scap int) int {
-	if n := b.dec.stages; n >= 2 && n <= decMaxStages && decSmem(d, false, scap, n) <= mmqSmemMax-1024 {
+// score columns of nr rows: the most, up to decMaxStages, within decScoresMax (blocks
+// an SM; at least two), or b.dec.stages where set and the kernel's shared memory allows
+// it. With four, one token over at most 128 positions has all its tiles (two of keys,
+// two of values) loading at once.
+func (b *Backend) decStages(d, scap, nr, blocks int) int {
+	if n := b.dec.stages; n >= 2 && n <= decMaxStages && decSmem(d, false, scap, n, nr) <= mmqSmemMax-1024 {
 		return n
 	}
 	ns := decMaxStages
-	for ns > 2 && decSmem(d, false, scap, ns) > decScoresMax(d) {
+	for ns > 2 && decSmem(d, false, scap, ns, nr) > decScoresMax(d, blocks) {
 		ns--
 	}
 	return ns
 }
 
-// decScap is the score columns a launch keeps for rows of at most nmax positions (a
-// whole number of key tiles), or 0 when they do not fit with rings of two tiles (the
-// kernel computes the scores twice) or $EMBER_CUDA_DEC_TWO_PASS is set.
-func (b *Backend) decScap(d int, shared bool, nmax int) int {
+// decScap is the score columns a launch keeps for nr rows of at most nmax positions (a
+// whole number of key tiles), or 0 when they do not fit with rings of two tiles within
+// blocks an SM (the kernel computes the scores twice) or $EMBER_CUDA_DEC_TWO_PASS is set.
+func (b *Backend) decScap(d int, shared bool, nmax, nr, blocks int) int {
 	if b.dec.twoPass || nmax <= 0 {
 		return 0
 	}
 	scap := (nmax + decK - 1) / decK * decK
-	if decSmem(d, shared, scap, 2) > decScoresMax(d) {
+	if decSmem(d, shared, scap, 2, nr) > decScoresMax(d, blocks) {
 		return 0
 	}
 	return scap
@@ -179,24 +195,25 @@ func (b *Backend) decKernel(name string, smem int) bool {
 }
 
 // decLaunchSmem is the dynamic shared memory, kept score columns and ring tiles of a
-// launch of kernel name over rows of d dims and at most nmax positions: the scores kept
-// where they fit, else computed twice; rings of two tiles when the values are the keys
-// (attention_mla), else decStages'; ok is false when neither can run.
-func (b *Backend) decLaunchSmem(name string, d int, shared bool, nmax int) (smem, scap, ns int, ok bool) {
+// launch of kernel name over nr query rows a block of d dims and at most nmax positions,
+// sized for blocks an SM: the scores kept where they fit, else computed twice; rings of
+// two tiles when the values are the keys (attention_mla), else decStages'; ok is false
+// when neither can run.
+func (b *Backend) decLaunchSmem(name string, d int, shared bool, nmax, nr, blocks int) (smem, scap, ns int, ok bool) {
 	stages := func(scap int) int {
 		if shared {
 			return 2
 		}
-		return b.decStages(d, scap)
+		return b.decStages(d, scap, nr, blocks)
 	}
-	if scap = b.decScap(d, shared, nmax); scap > 0 {
+	if scap = b.decScap(d, shared, nmax, nr, blocks); scap > 0 {
 		ns = stages(scap)
-		if smem = decSmem(d, shared, scap, ns); b.decKernel(name, smem) {
+		if smem = decSmem(d, shared, scap, ns, nr); b.decKernel(name, smem) {
 			return smem, scap, ns, true
 		}
 	}
 	ns = stages(0)
-	smem = decSmem(d, shared, 0, ns)
+	smem = decSmem(d, shared, 0, ns, nr)
 	return smem, 0, ns, b.decKernel(name, smem)
 }
 
@@ -218,7 +235,7 @@ func (b *Backend) attentionMLA(d, qt, kt, vt, pt, table, seq *tensor, tcols, bs,
 	if b.dec.mla == splitAuto && n < decMinTokens {
 		return false
 	}
-	smem, scap, _, ok := b.decLaunchSmem("attention_mla", mlaDim, true, nmax)
+	smem, scap, _, ok := b.decLaunchSmem("attention_mla", mlaDim, true, nmax, min(16, groups), 1)
 	if !ok {
 		return false
 	}
@@ -244,7 +261,7 @@ func (b *Backend) attentionDec(args []uint64, rows, nkv, g, hd, vhd, nmax int) b
 	if hd == 128 {
 		name = "attention_dec128"
 	}
-	smem, scap, ns, ok := b.decLaunchSmem(name, hd, false, nmax)
+	smem, scap, ns, ok := b.decLaunchSmem(name, hd, false, nmax, g, decBlocks(rows*nkv, b.dev.SMs))
 	if !ok {
 		return false
 	}
@@ -314,8 +331,8 @@ func (b *Backend) attentionMLASplit(d, qt, kt, pt, table, seq *tensor, tcols, bs
 		return false
 	}
 	scap := tpb * decK
-	smem := decSmem(mlaDim, true, scap, 2)
-	if smem > decScoresMax(mlaDim) || !b.decKernel("attention_mla_split", smem) {
+	smem := decSmem(mlaDim, true, scap, 2, 16)
+	if smem > decScoresMax(mlaDim, 1) || !b.decKernel("attention_mla_split", smem) {
 		return false
 	}
 	work := b.scratchFor(&b.dec.work, 4*n*hg*spans*16*(2+mlaDim))

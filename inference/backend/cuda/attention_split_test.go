@@ -104,34 +104,55 @@ func TestMLASplitLeast(t *testing.T) {
 	}
 }
 
-// TestDecStages: attention_dec64/128's rings take as many tiles as keep two blocks an SM
-// (at most four, at least two), fewer as the kept scores grow, and a forced count only
-// where the kernel's shared memory allows it.
+// TestDecStages: attention_dec64/128's rings take as many tiles as keep the blocks an SM
+// asked for (at most four, at least two), fewer as the kept scores (nr rows) grow, and a
+// forced count only where the kernel's shared memory allows it.
 func TestDecStages(t *testing.T) {
 	for _, c := range []struct {
-		force, d, scap, want int
+		force, d, scap, nr, blocks, want int
 	}{
-		{0, 128, 640, 4}, // Llama-3.1-8B, 64 sequences at ~600 positions: scores kept
-		{0, 128, 704, 3},
-		{0, 128, 256, 4}, // one token over a short cache
-		{0, 128, 0, 3},   // scores not kept: K and V rings
-		{0, 64, 0, 4},
-		{0, 128, 1600, 2},
-		{2, 128, 640, 2},
-		{3, 128, 0, 3},
-		{4, 128, 0, 4},
-		{4, 128, 2560, 2}, // past the kernel's shared memory: its own choice
-		{9, 128, 640, 4},  // not a ring size
+		{0, 128, 640, 4, 3, 3}, // Llama-3.1-8B, 64 sequences at ~600 positions: scores kept, three blocks an SM
+		{0, 128, 640, 4, 2, 4},
+		{0, 128, 640, 16, 2, 4}, // sixteen rows kept (attention_mla's heads)
+		{0, 128, 704, 16, 2, 3},
+		{0, 128, 256, 4, 2, 4}, // one token over a short cache
+		{0, 128, 0, 4, 2, 3},   // scores not kept: K and V rings
+		{0, 128, 0, 4, 3, 2},
+		{0, 64, 0, 4, 3, 4},
+		{0, 128, 1600, 4, 2, 4},
+		{0, 128, 1600, 4, 3, 2},
+		{2, 128, 640, 4, 3, 2},
+		{3, 128, 0, 4, 3, 3},
+		{4, 128, 0, 4, 3, 4},
+		{4, 128, 2560, 4, 2, 4},
+		{4, 128, 2560, 16, 2, 2}, // past the kernel's shared memory: its own choice
+		{9, 128, 640, 4, 2, 4},   // not a ring size
 	} {
 		b := &Backend{}
 		b.dec.stages = c.force
-		got := b.decStages(c.d, c.scap)
+		got := b.decStages(c.d, c.scap, c.nr, c.blocks)
 		if got != c.want {
-			t.Errorf("forced %d, d %d, scap %d: %d tiles, want %d", c.force, c.d, c.scap, got, c.want)
+			t.Errorf("forced %d, d %d, scap %d, %d rows, %d blocks: %d tiles, want %d", c.force, c.d, c.scap, c.nr,
+				c.blocks, got, c.want)
 		}
-		if got > 2 && c.force == 0 && decSmem(c.d, false, c.scap, got) > decScoresMax(c.d) {
-			t.Errorf("d %d, scap %d: %d tiles take %d bytes, past two blocks an SM", c.d, c.scap, got,
-				decSmem(c.d, false, c.scap, got))
+		if n := decSmem(c.d, false, c.scap, got, c.nr); got > 2 && c.force == 0 && n > decScoresMax(c.d, c.blocks) {
+			t.Errorf("d %d, scap %d: %d tiles take %d bytes, past %d blocks an SM", c.d, c.scap, got, n, c.blocks)
 		}
+	}
+}
+
+// TestDecBlocks: three blocks an SM once the grid has more than two an SM.
+func TestDecBlocks(t *testing.T) {
+	for _, c := range []struct{ pairs, sms, want int }{
+		{512, 132, 3}, {265, 132, 3}, {264, 132, 2}, {8, 132, 2}, {512, 0, 2},
+	} {
+		if got := decBlocks(c.pairs, c.sms); got != c.want {
+			t.Errorf("decBlocks(%d, %d) = %d, want %d", c.pairs, c.sms, got, c.want)
+		}
+	}
+	// Three blocks of the most shared memory sized for three fit an SM with their static
+	// and reserved kilobytes.
+	if n := 3 * (decScoresMax(128, 3) + 2<<10); n > decSMSmem {
+		t.Errorf("three blocks take %d bytes of an SM's %d", n, decSMSmem)
 	}
 }

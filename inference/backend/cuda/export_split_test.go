@@ -44,10 +44,15 @@ func DecodeAttention(b *Backend, on bool) {
 // of keeping them when they fit.
 func DecTwoPass(b *Backend, on bool) { b.dec.twoPass = on }
 
-// DecScap is the score columns a decode attention launch of rows of d dims (shared: the
-// values are the keys) over at most nmax positions keeps.
-func DecScap(b *Backend, d int, shared bool, nmax int) int {
-	return b.decScap(d, shared, (nmax+maxLenStep-1)/maxLenStep*maxLenStep)
+// DecScap is the score columns a decode attention launch of pairs blocks of nr query
+// rows of d dims (shared: the values are the keys, one block an SM) over at most nmax
+// positions keeps.
+func DecScap(b *Backend, d int, shared bool, nmax, nr, pairs int) int {
+	blocks := 1
+	if !shared {
+		blocks = decBlocks(pairs, b.dev.SMs)
+	}
+	return b.decScap(d, shared, (nmax+maxLenStep-1)/maxLenStep*maxLenStep, nr, blocks)
 }
 
 // ShortAttention makes b run attention_short whenever the shapes allow it (on), however
@@ -60,9 +65,9 @@ func ShortAttention(b *Backend, on bool) {
 }
 
 // DecStages makes b's attention_dec64/128 rings hold n tiles where they fit (0: its own
-// choice, decStages) and reports the tiles a launch keeping scap score columns of d-dim
-// rows gets.
-func DecStages(b *Backend, n, d, scap int) int {
+// choice, decStages) and reports the tiles a launch keeping scap score columns of nr
+// d-dim rows, sized for two blocks an SM, gets.
+func DecStages(b *Backend, n, d, scap, nr int) int {
 	b.dec.stages = n
-	return b.decStages(d, scap)
+	return b.decStages(d, scap, nr, 2)
 }
