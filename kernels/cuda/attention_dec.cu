@@ -456,10 +456,10 @@ attention_mla_split(float* dst, i64 dstride, const float* q, i64 qstride, const 
 
 // attention_decD: grid (n, nkv); block (i, kvh) takes the G = nhead/nkv query heads of
 // KV head kvh of row i. The common attention arguments (attention.cu); hd = vhd = D;
-// scap and ns (2 to 4) as dec_attend's. Registers for three blocks an SM (decScoresMax
-// sizes the shared memory for three).
+// scap and ns (2 to 4) as dec_attend's. Registers for four blocks an SM (decBlocks
+// sizes the shared memory for as many as make the grid one wave).
 #define DEC_KERNEL(D)                                                                                                   \
-    extern "C" __global__ void __launch_bounds__(DEC_THREADS, 3)                                                        \
+    extern "C" __global__ void __launch_bounds__(DEC_THREADS, 4)                                                        \
         attention_dec##D(float* dst, i64 dstride, const float* q, i64 qstride, const uint16_t* k, i64 kstride,          \
                          const uint16_t* v, i64 vstride, const int* pos, int nhead, int nkv, int hd, int vhd,           \
                          float scale, const int* table, int tcols, const int* seq, int bs, int scap, int ns,            \

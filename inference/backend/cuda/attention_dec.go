@@ -105,22 +105,34 @@ func decScoresMax(d, blocks int) int {
 const decSMSmem = 228 << 10
 
 // decBlocks is the blocks an SM attention_dec64/128 sizes its shared memory for, for a
-// launch of pairs blocks on sms SMs: three (its registers are bounded for three) when
-// the grid fills more than two an SM, else two and deeper rings.
-func decBlocks(pairs, sms int) int {
-	if sms > 0 && pairs > 2*sms {
-		return 3
+// launch of pairs blocks on sms SMs: as many as make the grid one wave, two to four (its
+// registers are bounded for four), or force (2 to 4) where set. Two leave the most room
+// for deeper rings.
+func decBlocks(pairs, sms, force int) int {
+	if force >= 2 && force <= decMaxBlocks {
+		return force
 	}
-	return 2
+	if sms <= 0 {
+		return 2
+	}
+	return min(decMaxBlocks, max(2, (pairs+sms-1)/sms))
 }
+
+// decMaxBlocks is the most blocks an SM attention_dec64/128's registers allow
+// (__launch_bounds__(256, 4): 64 registers).
+const decMaxBlocks = 4
+
+// DecBlocksEnv names an environment variable: the blocks an SM (2 to 4) attention_dec64/128
+// sizes its shared memory for, whatever the grid (decBlocks).
+const DecBlocksEnv = "EMBER_CUDA_DEC_BLOCKS"
 
 // DecStagesEnv names an environment variable: a number of key (and value) tiles, 2 to
 // 4, that attention_dec64/128's rings hold whenever its shared memory can (decStages).
 const DecStagesEnv = "EMBER_CUDA_DEC_STAGES"
 
-// decStagesEnv is $EMBER_CUDA_DEC_STAGES as a number, 0 when unset or not one.
-func decStagesEnv() int {
-	n, err := strconv.Atoi(os.Getenv(DecStagesEnv))
+// decIntEnv is environment variable name as a number, 0 when unset or not one.
+func decIntEnv(name string) int {
+	n, err := strconv.Atoi(os.Getenv(name))
 	if err != nil {
 		return 0
 	}
@@ -147,6 +159,14 @@ func (b *Backend) decStages(d, scap, nr, blocks int) int {
 	return ns
 }
 
+// decStagesFor is decStages, or two when the values are the keys (attention_mla).
+func (b *Backend) decStagesFor(d int, shared bool, scap, nr, blocks int) int {
+	if shared {
+		return 2
+	}
+	return b.decStages(d, scap, nr, blocks)
+}
+
 // decScap is the score columns a launch keeps for nr rows of at most nmax positions (a
 // whole number of key tiles), or 0 when they do not fit with rings of two tiles within
 // blocks an SM (the kernel computes the scores twice) or $EMBER_CUDA_DEC_TWO_PASS is set.
@@ -167,6 +187,7 @@ type attDec struct {
 	twoPass  bool           // $EMBER_CUDA_DEC_TWO_PASS: never keep the scores (decScap)
 	ownQ8K   bool           // $EMBER_CUDA_DEC_OWN_Q8K: the output projection's rounding never joins attention_dec
 	stages   int            // $EMBER_CUDA_DEC_STAGES: attention_dec64/128's ring tiles where they fit (decStages)
+	blocks   int            // $EMBER_CUDA_DEC_BLOCKS: the blocks an SM attention_dec64/128 is sized for (decBlocks)
 	smem     map[string]int // per kernel: the dynamic shared memory its limit is raised to
 	// mlaSplit: attention_mla_split (auto: when two or more spans a token fit the SMs, as
 	// mlaSplitLeast says; off: never; on: whenever attention_mla may run, one span a token
@@ -200,19 +221,18 @@ func (b *Backend) decKernel(name string, smem int) bool {
 // two tiles when the values are the keys (attention_mla), else decStages'; ok is false
 // when neither can run.
 func (b *Backend) decLaunchSmem(name string, d int, shared bool, nmax, nr, blocks int) (smem, scap, ns int, ok bool) {
-	stages := func(scap int) int {
-		if shared {
-			return 2
+	// The scores kept within blocks an SM, else within fewer (down to two): keeping
+	// them saves reading the keys twice, worth more than a third or fourth block.
+	for blk := blocks; blk >= min(blocks, 2); blk-- {
+		if scap = b.decScap(d, shared, nmax, nr, blk); scap > 0 {
+			ns = b.decStagesFor(d, shared, scap, nr, blk)
+			if smem = decSmem(d, shared, scap, ns, nr); b.decKernel(name, smem) {
+				return smem, scap, ns, true
+			}
+			break
 		}
-		return b.decStages(d, scap, nr, blocks)
 	}
-	if scap = b.decScap(d, shared, nmax, nr, blocks); scap > 0 {
-		ns = stages(scap)
-		if smem = decSmem(d, shared, scap, ns, nr); b.decKernel(name, smem) {
-			return smem, scap, ns, true
-		}
-	}
-	ns = stages(0)
+	ns = b.decStagesFor(d, shared, 0, nr, blocks)
 	smem = decSmem(d, shared, 0, ns, nr)
 	return smem, 0, ns, b.decKernel(name, smem)
 }
@@ -261,7 +281,7 @@ func (b *Backend) attentionDec(args []uint64, rows, nkv, g, hd, vhd, nmax int) b
 	if hd == 128 {
 		name = "attention_dec128"
 	}
-	smem, scap, ns, ok := b.decLaunchSmem(name, hd, false, nmax, g, decBlocks(rows*nkv, b.dev.SMs))
+	smem, scap, ns, ok := b.decLaunchSmem(name, hd, false, nmax, g, decBlocks(rows*nkv, b.dev.SMs, b.dec.blocks))
 	if !ok {
 		return false
 	}

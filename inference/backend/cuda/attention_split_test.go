@@ -141,18 +141,44 @@ func TestDecStages(t *testing.T) {
 	}
 }
 
-// TestDecBlocks: three blocks an SM once the grid has more than two an SM.
+// TestDecBlocks: as many blocks an SM as make the grid one wave, two to four, or the
+// number forced.
 func TestDecBlocks(t *testing.T) {
-	for _, c := range []struct{ pairs, sms, want int }{
-		{512, 132, 3}, {265, 132, 3}, {264, 132, 2}, {8, 132, 2}, {512, 0, 2},
+	for _, c := range []struct{ pairs, sms, force, want int }{
+		{512, 132, 0, 4}, {396, 132, 0, 3}, {265, 132, 0, 3}, {264, 132, 0, 2}, {8, 132, 0, 2}, {2000, 132, 0, 4},
+		{512, 0, 0, 2}, {512, 132, 3, 3}, {8, 132, 4, 4}, {512, 132, 5, 4}, {8, 132, 1, 2},
 	} {
-		if got := decBlocks(c.pairs, c.sms); got != c.want {
-			t.Errorf("decBlocks(%d, %d) = %d, want %d", c.pairs, c.sms, got, c.want)
+		if got := decBlocks(c.pairs, c.sms, c.force); got != c.want {
+			t.Errorf("decBlocks(%d, %d, %d) = %d, want %d", c.pairs, c.sms, c.force, got, c.want)
 		}
 	}
-	// Three blocks of the most shared memory sized for three fit an SM with their static
-	// and reserved kilobytes.
-	if n := 3 * (decScoresMax(128, 3) + 2<<10); n > decSMSmem {
-		t.Errorf("three blocks take %d bytes of an SM's %d", n, decSMSmem)
+	// Blocks of the most shared memory sized for them fit an SM with their static and
+	// reserved kilobytes.
+	for blocks := 2; blocks <= decMaxBlocks; blocks++ {
+		if n := blocks * (decScoresMax(128, blocks) + 2<<10); n > decSMSmem {
+			t.Errorf("%d blocks take %d bytes of an SM's %d", blocks, n, decSMSmem)
+		}
+	}
+}
+
+// TestDecLaunchSmem: Llama-3.1-8B's 64 sequences at ~600 positions keep their scores at
+// four blocks an SM (rings of two); at 2,000 positions the scores fit only three blocks,
+// which they then take; past that, two passes.
+func TestDecLaunchSmem(t *testing.T) {
+	for _, c := range []struct {
+		nmax, blocks, scap, ns, smem int
+	}{
+		{768, 4, 768, 2, 51584},
+		{768, 3, 768, 3, 67968},
+		{2048, 4, 2048, 2, 72064}, // three blocks
+		{8192, 4, 0, 2, 71936},
+	} {
+		b := &Backend{}
+		b.dec.smem = map[string]int{"attention_dec128": mmqSmemMax} // no driver: every size allowed
+		smem, scap, ns, ok := b.decLaunchSmem("attention_dec128", 128, false, c.nmax, 4, c.blocks)
+		if !ok || smem != c.smem || scap != c.scap || ns != c.ns {
+			t.Errorf("%d positions, %d blocks: smem %d, scap %d, ns %d, ok %v; want %d, %d, %d", c.nmax, c.blocks, smem,
+				scap, ns, ok, c.smem, c.scap, c.ns)
+		}
 	}
 }

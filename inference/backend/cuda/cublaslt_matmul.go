@@ -296,6 +296,13 @@ func (b *Backend) ltIssue(p *ltPlan, a, x, d, ws uint64, what func() string) boo
 			return false
 		}
 	}
+	if ws == 0 && p.workspace() > 0 {
+		// A plan tuned after the caller's job was made (another job of the same shape
+		// tuned it) may have taken an algorithm with a workspace the job did not ask for.
+		if ws = b.scratchFor(&b.lt.ws, ltWorkspace); ws == 0 {
+			return false
+		}
+	}
 	if b.prof == nil {
 		b.queueLt(ltCall{plan: p, a: a, b: x, d: d, ws: ws})
 		return true

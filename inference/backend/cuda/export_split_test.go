@@ -50,7 +50,7 @@ func DecTwoPass(b *Backend, on bool) { b.dec.twoPass = on }
 func DecScap(b *Backend, d int, shared bool, nmax, nr, pairs int) int {
 	blocks := 1
 	if !shared {
-		blocks = decBlocks(pairs, b.dev.SMs)
+		blocks = decBlocks(pairs, b.dev.SMs, b.dec.blocks)
 	}
 	return b.decScap(d, shared, (nmax+maxLenStep-1)/maxLenStep*maxLenStep, nr, blocks)
 }

@@ -19,8 +19,10 @@ import (
 // bits may too).
 //
 // Status: written in session 15 (session 14's version was lost with its branch) and
-// not yet run on a GPU, so it is off unless $EMBER_CUDA_LT_PAIRS is set. Item 0 is the
-// projection whose weights lie first, so A's stride is positive; D's may be negative.
+// first run on a GPU in session 16. Item 0 is the projection whose weights lie first,
+// so A's stride is positive; outputs that lie the other way round are no pair (a
+// negative stride: session 16 saw cublasLtMatmul fail with EXECUTION_FAILED on some
+// pairs before they were refused, not yet known to be these).
 // A batch the library refuses (its heuristic fails or has no algorithm) is remembered
 // and runs as two calls, with no failure.
 
@@ -59,12 +61,15 @@ func ltPairKey(j0, j1 *ltJob) (key ltKey, a, d uint64, ok bool) {
 		return ltKey{}, 0, 0, false
 	}
 	d0, d1 := j0.d.ptr, j1.d.ptr
-	sa, sd := int64(a1-a0), int64(d1-d0) // two's complement: negative where d1 < d0
+	if d1 < d0 {
+		return ltKey{}, 0, 0, false // outputs the other way round from the weights: a negative stride
+	}
+	sa, sd := int64(a1-a0), int64(d1-d0)
 	if sa%2 != 0 || sd%4 != 0 {
 		return ltKey{}, 0, 0, false
 	}
 	sa, sd = sa/2, sd/4
-	if span := int64(k0.ldd) * int64(k0.n); sd < span && -sd < span {
+	if span := int64(k0.ldd) * int64(k0.n); sd < span {
 		return ltKey{}, 0, 0, false // the outputs overlap
 	}
 	key = k0

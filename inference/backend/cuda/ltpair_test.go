@@ -7,9 +7,9 @@ import (
 )
 
 // TestLtPairKey: which two cuBLASLt jobs become one batched product, and its key: item
-// 0 the job whose weights lie first (A's stride positive, D's either sign), alignments
-// the lower of the two; not for other shapes, weights not f16 in one chunk, or outputs
-// that overlap.
+// 0 the job whose weights lie first (both strides positive: outputs that lie the other
+// way round are no pair), alignments the lower of the two; not for other shapes,
+// weights not f16 in one chunk, or outputs that overlap.
 func TestLtPairKey(t *testing.T) {
 	const m, n, k = 1024, 64, 4096
 	job := func(wptr, f16, dptr uint64, typ quant.Type, rows int) *ltJob {
@@ -19,8 +19,8 @@ func TestLtPairKey(t *testing.T) {
 		return &ltJob{d: d, w: w, n: n, rows: rows, plans: []*ltPlan{{key: key}}}
 	}
 	const gib = 1 << 30
-	kv := func() (*ltJob, *ltJob) { // K's copy after V's, K's output before V's
-		return job(0x1000, 3*gib, 0x100000, quant.Q4_K, m), job(0x2000, 2*gib+0x100, 0x100000+4*n*m+64, quant.Q6_K, m)
+	kv := func() (*ltJob, *ltJob) { // K's copy after V's, K's output after V's
+		return job(0x1000, 3*gib, 0x100000+4*n*m+64, quant.Q4_K, m), job(0x2000, 2*gib+0x100, 0x100000, quant.Q6_K, m)
 	}
 	j0, j1 := kv()
 	key, a, d, ok := ltPairKey(j0, j1)
@@ -30,14 +30,18 @@ func TestLtPairKey(t *testing.T) {
 	if a != 2*gib+0x100 || d != j1.d.ptr {
 		t.Errorf("item 0: weights %#x, output %#x; want V's (%#x, %#x)", a, d, uint64(2*gib+0x100), j1.d.ptr)
 	}
-	if key.batch != 2 || key.sa != (gib-0x100)/2 || key.sd != -(n*m+16) {
-		t.Errorf("batch %d, strides %d and %d; want 2, %d and %d", key.batch, key.sa, key.sd, (gib-0x100)/2, -(n*m + 16))
+	if key.batch != 2 || key.sa != (gib-0x100)/2 || key.sd != n*m+16 {
+		t.Errorf("batch %d, strides %d and %d; want 2, %d and %d", key.batch, key.sa, key.sd, (gib-0x100)/2, n*m+16)
 	}
 	if key.alA != 256 || key.alD != 64 || key.m != m || key.n != n || key.k != k || key.ldd != m {
 		t.Errorf("key %+v", key)
 	}
 	if k2, _, _, _ := ltPairKey(j1, j0); k2 != key {
 		t.Errorf("the other order gives %+v, want %+v", k2, key)
+	}
+	rev0, rev1 := job(0x1000, 3*gib, 0x100000, quant.Q4_K, m), job(0x2000, 2*gib, 0x100000+4*n*m, quant.Q4_K, m)
+	if _, _, _, ok := ltPairKey(rev0, rev1); ok {
+		t.Error("outputs the other way round from the weights: paired")
 	}
 	for _, c := range []struct {
 		name   string
