@@ -67,7 +67,7 @@ type ltState struct {
 	wf16      scratch // the f16 weight rows of the current chunk
 	xf16      scratch // the activation rows in f16 (ltAct)
 	products  int     // products done on cuBLASLt (for tests)
-	pairs     bool    // $EMBER_CUDA_LT_PAIRS: two projections of one shape as one batched product (ltpair.go)
+	pairs     bool    // unless $EMBER_CUDA_LT_NO_PAIRS: two projections of one shape as one batched product (ltpair.go)
 	paired    int     // products done in pairs (for tests)
 	tune      bool    // $EMBER_CUDA_LT_TUNE: each plan's candidates timed at its first product (lttune.go)
 }
@@ -76,7 +76,7 @@ type ltState struct {
 // recorded in b.lt.off and the backend runs without it.
 func (b *Backend) openLt(opt Options) {
 	b.lt.minRows = ltDefaultMinRows
-	b.lt.pairs = os.Getenv(LtPairsEnv) != ""
+	b.lt.pairs = os.Getenv(LtNoPairsEnv) == ""
 	b.lt.tune = os.Getenv(LtTuneEnv) != ""
 	if opt.CublasMinRows > 0 {
 		b.lt.minRows = opt.CublasMinRows

@@ -18,17 +18,19 @@ import (
 // the sums are cuBLASLt's either way (f32 accumulation; the algorithm may differ, so the
 // bits may too).
 //
-// Status: written in session 15 (session 14's version was lost with its branch) and
-// first run on a GPU in session 16. Item 0 is the projection whose weights lie first,
-// so A's stride is positive; outputs that lie the other way round are no pair (a
-// negative stride: session 16 saw cublasLtMatmul fail with EXECUTION_FAILED on some
-// pairs before they were refused, not yet known to be these).
+// Status: written in session 15, first run on a GPU in session 16, on by default since
+// (session 16, H200, same call: 8B 64 streams 7,420 / 7,117 against 6,905 / 7,019
+// without; pp512 31,963 against 30,154; V2-Lite 64 streams 5,614 against 5,546).
+// Item 0 is the projection whose weights lie first, so A's stride is positive; outputs
+// that lie the other way round are no pair (a negative batch stride: before they were
+// refused, pairs in prompts and V2-Lite's decode failed with EXECUTION_FAILED). Whether
+// two projections pair depends on where the allocator put their copies and outputs.
 // A batch the library refuses (its heuristic fails or has no algorithm) is remembered
 // and runs as two calls, with no failure.
 
-// LtPairsEnv names an environment variable: when set, MatMulShared runs two
-// projections of one shape on cuBLASLt as one batched product where they allow it.
-const LtPairsEnv = "EMBER_CUDA_LT_PAIRS"
+// LtNoPairsEnv names an environment variable: when set, MatMulShared never runs two
+// projections as one batched product (for timing against the pairs).
+const LtNoPairsEnv = "EMBER_CUDA_LT_NO_PAIRS"
 
 // ltWeights is the f16 weight rows a job's one product reads (its copy, or F16 weights
 // in place), 0 when it has none (weights dequantized per product, or several chunks).
