@@ -105,8 +105,9 @@ func b2i(v bool) int {
 }
 
 // TestF16Wants: which batched products take the f16 copies by default (the H200
-// measurements in f16copy.go): Llama-3.1-8B's FFN, output head, Q and O at 48+ rows,
-// not its K and V; DeepSeek-V2-Lite's 2,048-column projections at 48+ rows; nothing below 48.
+// measurements in f16copy.go): Llama-3.1-8B's FFN, output head, Q, O, K and V at 48+
+// rows; DeepSeek-V2-Lite's 2,048-column projections and its shared experts' down at 48+
+// rows; not weights under 1 << 22 elements with rows longer than 2,048; nothing below 48.
 func TestF16Wants(t *testing.T) {
 	for _, c := range []struct {
 		name          string
@@ -119,9 +120,10 @@ func TestF16Wants(t *testing.T) {
 		{"8B gate, 32 rows", 14336, 4096, 32, false},
 		{"8B Q, 64 rows", 4096, 4096, 64, true},
 		{"8B Q, 47 rows", 4096, 4096, 47, false},
-		{"8B K, 64 rows", 1024, 4096, 64, false},
+		{"8B K, 64 rows", 1024, 4096, 64, true},
+		{"Qwen2-7B K, 64 rows", 512, 3584, 64, false},
 		{"V2-Lite q, 64 rows", 3072, 2048, 64, true},
-		{"V2-Lite shared down, 64 rows", 2048, 2816, 64, false},
+		{"V2-Lite shared down, 64 rows", 2048, 2816, 64, true},
 		{"V2-Lite O, 47 rows", 2048, 2048, 47, false},
 	} {
 		if got := cuda.F16Wants(c.rows, c.cols, c.n); got != c.want {
