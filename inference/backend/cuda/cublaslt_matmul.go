@@ -252,12 +252,7 @@ func (b *Backend) ltRun(j *ltJob, xh uint64) {
 		return
 	}
 	d, w, k := j.d, j.w, j.w.cols
-	var ws, wf uint64
-	if j.wsSize > 0 {
-		if ws = b.scratchFor(&b.lt.ws, ltWorkspace); ws == 0 {
-			return
-		}
-	}
+	var wf uint64
 	if w.typ != quant.F16 && w.f16 == 0 {
 		if wf = b.scratchFor(&b.lt.wf16, 2*j.rows*k); wf == 0 {
 			return
@@ -275,7 +270,7 @@ func (b *Backend) ltRun(j *ltJob, xh uint64) {
 			b.launch("dequant_f16_"+suffix[w.typ], blocks(m*k/8), 1, 256, 0, a, i64(w.stride), wf, i64(k), i64(m))
 			a = wf
 		}
-		if !b.ltIssue(p, a, xh, d.ptr+uint64(4*r0), ws, func() string {
+		if !b.ltIssue(p, a, xh, d.ptr+uint64(4*r0), func() string {
 			return fmt.Sprintf("weights %v %dx%d, rows %d..%d, %d activation rows", w.typ, w.rows, k, r0, r0+m, j.n)
 		}) {
 			return
@@ -288,17 +283,19 @@ func (b *Backend) ltRun(j *ltJob, xh uint64) {
 }
 
 // ltIssue queues the product D = A^T x of plan p (ltgraph.go), or, when profiling,
-// flushes the queue and calls it at once; false when that call failed (recorded, with
-// what the product was).
-func (b *Backend) ltIssue(p *ltPlan, a, x, d, ws uint64, what func() string) bool {
+// flushes the queue and calls it at once, with the backend's workspace when the plan's
+// algorithm (as tuned, lttune.go) takes one; false when that call failed (recorded, with
+// what the product was). The workspace is asked for here, after any tuning, not where
+// the job was made: another job of the same shape may tune the plan in between and
+// leave it an algorithm with a workspace.
+func (b *Backend) ltIssue(p *ltPlan, a, x, d uint64, what func() string) bool {
+	var ws uint64
 	if b.lt.tune && !p.tuned {
-		if ws = b.ltTune(p, a, x, d, ws); b.err != nil {
+		if ws = b.ltTune(p, a, x, d); b.err != nil {
 			return false
 		}
 	}
 	if ws == 0 && p.workspace() > 0 {
-		// A plan tuned after the caller's job was made (another job of the same shape
-		// tuned it) may have taken an algorithm with a workspace the job did not ask for.
 		if ws = b.scratchFor(&b.lt.ws, ltWorkspace); ws == 0 {
 			return false
 		}

@@ -46,14 +46,14 @@ const (
 	// V (1024x4096) since their products pair (ltpair.go): 8B at 64 streams 7,744, 7,977,
 	// 7,744, 8,033 tok/s against 7,649, 7,759, 7,463, 7,772 with 1 << 24 (session 16, same
 	// call, runs interleaved; V2-Lite, whose 2,048-column weights take their copies
-	// anyway, unchanged: 6,270, 6,309, 6,056 against 6,281, 6,201, 6,196). On the H200 at 64 rows (TestPrefillProducts, session 12): 14336x4096
-	// Q4_K mmq 54 us, cuBLASLt 42; 4096x14336 53 / 51; 4096x4096 20 / 23; 1024x4096 12 /
-	// 22 (Q6_K: 74 / 43, 68 / 51, 25 / 23, 15 / 27). In a decode step (ncu, session 15)
-	// Q and O on mmq took 15.4 us each plus 5.4 for the K-split reduce, on the copy 13.0;
-	// 8B at 64 streams did 7,323, 7,446, 7,605 tok/s with 4096x4096 weights on their
-	// copies against 7,229, 7,401, 7,179 without (same call; 1 << 25 before), and with
-	// every weight on its copy (K and V too) no better than Q and O alone, before the
-	// pairs.
+	// anyway, unchanged: 6,270, 6,309, 6,056 against 6,281, 6,201, 6,196). On the H200 at
+	// 64 rows (TestPrefillProducts, session 12): 14336x4096 Q4_K mmq 54 us, cuBLASLt 42;
+	// 4096x14336 53 / 51; 4096x4096 20 / 23; 1024x4096 12 / 22 (Q6_K: 74 / 43, 68 / 51,
+	// 25 / 23, 15 / 27). In a decode step (ncu, session 15) Q and O on mmq took 15.4 us
+	// each plus 5.4 for the K-split reduce, on the copy 13.0; 8B at 64 streams did 7,323,
+	// 7,446, 7,605 tok/s with 4096x4096 weights on their copies against 7,229, 7,401,
+	// 7,179 without (same call; 1 << 25 before), and with every weight on its copy (K and
+	// V too) no better than Q and O alone, before the pairs.
 	f16DefaultMinElems = 1 << 22
 	// f16ShortRows is the longest weight row whose few-row products take the copy
 	// whatever the weight's size: mmq has few K steps to divide among blocks there.

@@ -95,14 +95,8 @@ func (b *Backend) ltRunPair(j0, j1 *ltJob, xh uint64) bool {
 	if xh == 0 || b.err != nil {
 		return true // a failure is recorded: nothing runs
 	}
-	var ws uint64
-	if p.workspace() > 0 {
-		if ws = b.scratchFor(&b.lt.ws, ltWorkspace); ws == 0 {
-			return true
-		}
-	}
 	t0 := time.Now()
-	if !b.ltIssue(p, a, xh, d, ws, func() string {
+	if !b.ltIssue(p, a, xh, d, func() string {
 		return fmt.Sprintf("a pair of %v %dx%d weights, %d activation rows", j0.w.typ, key.m, key.k, key.n)
 	}) {
 		return true

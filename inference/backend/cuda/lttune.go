@@ -98,19 +98,18 @@ const (
 	ltTuneReps  = 5             // timed runs of each
 )
 
-// ltTune times plan p's candidates on the product D = A^T x (device addresses; ws its
-// workspace, 0 for none) and keeps the fastest; it returns the workspace the chosen
-// algorithm gets (the backend's, when ws was 0). A plan is tuned once, also when it has
-// one candidate or the timing fails (the failure is recorded).
-func (b *Backend) ltTune(p *ltPlan, a, x, d, ws uint64) uint64 {
+// ltTune times plan p's candidates on the product D = A^T x (device addresses) with the
+// backend's workspace and keeps the fastest; it returns that workspace (0 when there
+// is nothing to time: one candidate, or no memory for the workspace). A plan is tuned once, also when it has one candidate or the timing fails
+// (the failure is recorded).
+func (b *Backend) ltTune(p *ltPlan, a, x, d uint64) uint64 {
 	p.tuned = true
 	if p.c == nil || p.c.ncand < 2 {
-		return ws
+		return 0
 	}
+	ws := b.scratchFor(&b.lt.ws, ltWorkspace)
 	if ws == 0 {
-		if ws = b.scratchFor(&b.lt.ws, ltWorkspace); ws == 0 {
-			return 0
-		}
+		return 0
 	}
 	b.flush()
 	if b.err != nil {
