@@ -129,103 +129,99 @@ struct MqCols {
     __device__ __forceinline__ int out(int c) const { return map ? map[col0 + c] : col0 + c; }
 };
 
-// MqIssue starts the copies of a step into a stage buffer. A thread's share of the
-// copies is the same at every step, so its rows and offsets are worked out once, and a
-// step is a pointer add and copies at fixed offsets. The lanes of a warp stay on
-// contiguous bytes, so every 32-byte sector a copy touches is read whole: LPR lanes a
-// weight row (2; 4 for the 8-byte pieces of Q5_0 and Q4_0, each thread then two rows
-// 64 apart), unit j of a row (a 16-byte chunk, or an 8-byte piece) taken by lane j %
-// LPR; MQ_NT/TN lanes an activation row, quant chunk j by lane j % (MQ_NT/TN), the first
-// few lanes also the row's scale and sums chunks. Past K (a Q8_0 row whose length is not
-// a whole number of steps; Q5_0 and Q4_0 rows of a multiple of 128) the copies write
-// zeros.
+// MqIssue starts the copies of a step into a stage buffer. Each thread's share of the
+// copies is the same at every step, so its rows and offsets are worked out once:
+// weights two threads a row (threads t and t+128: the first and the second part of the
+// row's bytes of a step, so the two halves of the block take the two parts and a warp
+// never diverges), activations MQ_NT/TN threads a row (each a run of its 16-byte quant
+// chunks, the first few also the row's scale and sums chunks). A step is then a pointer
+// add and the copies at fixed offsets. Past K (a Q8_0 row whose length is not a whole
+// number of steps; Q5_0 and Q4_0 rows of a multiple of 128) the copies write zeros.
 template <int T, int TN>
 struct MqIssue {
+    static_assert(MQ_NT == 2 * MQ_TM, "two threads a weight row");
     static constexpr int WLD = mq_wld<T>(), XEX = mq_xex<T>();
-    static constexpr int LPR = mq_legacy<T>() ? 4 : 2;  // lanes a weight row
-    static constexpr int RT = LPR / 2;                  // weight rows a thread
-    static constexpr int UB = mq_legacy<T>() ? 8 : 16;  // bytes a unit
-    // units a weight row: Q4_K 9 chunks, Q6_K 14 (ql 8, qh 4, scales, d), Q8_0 17 (qs 16,
-    // the 8 scales), Q5_0 / Q4_0 BB pieces
-    static constexpr int CPR = mq_legacy<T>() ? mq_bb<T>() : T == T_Q4_K ? 9 : T == T_Q6_K ? 14 : 17;
-    static constexpr int NC = (CPR + LPR - 1) / LPR;   // units a thread a row
-    static constexpr int XP = MQ_NT / TN;              // lanes an activation row
-    static constexpr int XC = XP >= 16 ? 1 : 16 / XP;  // quant chunks a lane
+    static constexpr int XP = MQ_NT / TN;              // threads an activation row
+    static constexpr int XC = XP >= 16 ? 1 : 16 / XP;  // quant chunks a thread
     static constexpr int XE = XEX / 16;                // scale and sums chunks a row
-    static_assert(MQ_NT * RT == MQ_TM * LPR, "every weight row covered");
-    const uint8_t* w[RT];  // this thread's weight rows
-    const uint8_t* x;      // this thread's activation row
-    uint32_t wdst;         // offset in a stage of the first row's unit q
-    uint32_t xdst, edst;   // offsets in a stage of the quant chunk q and of the row's extras
-    int K, q, xq;          // q: this lane's unit of a weight row; xq: of an activation row
-    bool wok[RT], xok;
+    const uint8_t* w;   // this thread's weight row
+    const uint8_t* x;   // this thread's activation row
+    uint32_t wdst;      // the weight part's offset in a stage
+    uint32_t xdst;      // the quant chunks' offset in a stage
+    uint32_t edst;      // the row's scale and sums in a stage
+    int K, half, xq;    // xq: this thread's part of its activation row
+    bool wok, xok;
 
     __device__ __forceinline__ MqIssue(const uint8_t* W, i64 wstride, int M, const uint8_t* X, i64 xstride,
                                        const MqCols& cols, int K_, int row0) {
         K = K_;
-        q = threadIdx.x % LPR;
-        const int r = threadIdx.x / LPR;
-#pragma unroll
-        for (int k = 0; k < RT; k++) {
-            const int row = r + k * (MQ_NT / LPR);
-            wok[k] = row0 + row < M;
-            w[k] = W + (i64)(wok[k] ? row0 + row : 0) * wstride;
-        }
-        wdst = r * WLD + UB * q;
-        const int col = threadIdx.x / XP;
-        xq = threadIdx.x % XP;
+        const int row = threadIdx.x & (MQ_TM - 1);
+        half = threadIdx.x / MQ_TM;
+        wok = row0 + row < M;
+        w = W + (i64)(wok ? row0 + row : 0) * wstride;
+        wdst = row * WLD;
+        const int col = threadIdx.x % TN;
+        xq = threadIdx.x / TN;
         xok = col < cols.n;
         x = X + (i64)(xok ? cols.x(col) : 0) * xstride;
-        xdst = MQ_TM * WLD + col * MQ_XLD + 16 * xq;
+        xdst = MQ_TM * WLD + col * MQ_XLD + 16 * XC * xq;
         edst = MQ_TM * WLD + TN * MQ_XLD + col * XEX;
     }
 
     __device__ __forceinline__ void issue(uint8_t* st, int step) const {
         const int nb = K / 256;
+        if (mq_legacy<T>()) {
+            // The step's 8 blocks of the row: BB 8-byte pieces, the first BB/2 for half 0.
+            constexpr int BB = mq_bb<T>(), HP = BB / 2;
+            const int rowbytes = K / 32 * BB, off = 8 * BB * step + 8 * HP * half;
+            const uint8_t* src = w + off;
+            uint8_t* dst = st + wdst + 8 * HP * half;
 #pragma unroll
-        for (int k = 0; k < RT; k++) {
-            uint8_t* dst = st + wdst + k * (MQ_NT / LPR) * WLD;
-            const uint8_t* wr = w[k];
-#pragma unroll
-            for (int c = 0; c < NC; c++) {
-                const int j = q + LPR * c;
-                if (CPR % LPR != 0 && c == NC - 1 && j >= CPR) continue;
-                bool ok = wok[k];
-                const uint8_t* src;
-                if (mq_legacy<T>()) {
-                    const int off = 8 * mq_bb<T>() * step + 8 * j;
-                    ok = ok && off < K / 32 * mq_bb<T>();
-                    cp8(dst + UB * LPR * c, ok ? wr + off : wr, ok);
-                    continue;
-                }
-                if (T == T_Q4_K) {
-                    src = wr + 144 * step + 16 * j;
-                } else if (T == T_Q6_K) {
-                    if (c < 4)
-                        src = wr + 128 * step + 16 * j;
-                    else if (c < 6)
-                        src = wr + 128 * nb + 64 * step + 16 * (j - 8);
-                    else
-                        src = q == 0 ? wr + 192 * nb + 16 * step : wr + 208 * nb + 16 * (step / 8);
-                } else if (c < 8) {  // Q8_0 quants
-                    const int off = 256 * step + 16 * j;
-                    ok = ok && off < K;
-                    src = ok ? wr + off : wr;
-                } else {  // Q8_0: the step's 8 scales
-                    src = wr + K + 16 * step;
-                }
-                cp16(dst + UB * LPR * c, src, ok);
+            for (int p = 0; p < HP; p++) {
+                const bool ok = wok && off + 8 * p < rowbytes;
+                cp8(dst + 8 * p, ok ? src + 8 * p : w, ok);
             }
+        } else if (T == T_Q4_K) {
+            // 9 chunks: 0-4 for half 0, 5-8 for half 1.
+            const uint8_t* src = w + 144 * step + 80 * half;
+            uint8_t* dst = st + wdst + 80 * half;
+#pragma unroll
+            for (int c = 0; c < 5; c++)
+                if (c < 4 || !half) cp16(dst + 16 * c, src + 16 * c, wok);
+        } else if (T == T_Q6_K) {
+            // Half 0: ql (8 chunks); half 1: qh (4), the scales and the chunk holding d[step].
+            uint8_t* dst = st + wdst;
+            if (!half) {
+                const uint8_t* src = w + 128 * step;
+#pragma unroll
+                for (int c = 0; c < 8; c++) cp16(dst + 16 * c, src + 16 * c, wok);
+            } else {
+                const uint8_t* src = w + 128 * nb + 64 * step;
+#pragma unroll
+                for (int c = 0; c < 4; c++) cp16(dst + 128 + 16 * c, src + 16 * c, wok);
+                cp16(dst + 192, w + 192 * nb + 16 * step, wok);
+                cp16(dst + 208, w + 208 * nb + 16 * (step / 8), wok);
+            }
+        } else {
+            // Q8_0: qs 16 chunks (0-7 for half 0, 8-15 and the 8 scales for half 1).
+            const int q0 = 256 * step + 128 * half;
+            const bool ok = wok && q0 < K;
+            const uint8_t* src = w + q0;
+            uint8_t* dst = st + wdst + 128 * half;
+#pragma unroll
+            for (int c = 0; c < 8; c++) cp16(dst + 16 * c, ok ? src + 16 * c : w, ok);
+            if (half) cp16(st + wdst + 256, w + K + 16 * step, wok);
         }
-        // Activation quants: chunks xq, xq + XP, ... of the row's 16 (zeros past K).
-        if (xq < 16) {
+        // Activation quants: chunks XC*xq .. of the row's 16 (zeros past K).
+        if (XC * xq < 16) {
+            const int q0 = 256 * step + 16 * XC * xq;
 #pragma unroll
             for (int c = 0; c < XC; c++) {
-                const int off = 256 * step + 16 * (xq + XP * c);
-                cp16(st + xdst + 16 * XP * c, x + off, xok && off < K);
+                const bool ok = xok && q0 + 16 * c < K;
+                cp16(st + xdst + 16 * c, x + q0 + 16 * c, ok);
             }
         }
-        // The row's scale and sums chunks: chunk e taken by lane e % XP.
+        // The row's scale and sums chunks: chunk e of XE taken by part e (and e + XP).
 #pragma unroll
         for (int e0 = 0; e0 < XE; e0 += XP) {
             const int e = e0 + xq;
