@@ -1,8 +1,8 @@
 #!/bin/sh
-# next-gpu.sh: session 17's first GPU call: mmq.cu with the copies of each step worked
-# out once (MqIssue), compiled here to PTX (EMBER_CUDA_PTX_DIR) and brought back through
-# $OUT; the product, conformance, golden and deepseek2 tests on it; then the products
-# and serving timed on the embedded PTX (old) against it (new), in the same call.
+# next-gpu.sh: session 16's last GPU call: the whole CUDA suite (but the OOM test) with
+# this session's defaults (cuBLASLt pairs on, attention_dec at up to four blocks an SM),
+# the goldens, deepseek2's CUDA tests, then the README's figures, the serving ones
+# against EMBER_CUDA_LT_NO_PAIRS=1 in the same call.
 # Where Go is: build/dev-build.sh (bin/dev). On the GPU:
 #   sh build/next-gpu.sh   (carry bin/dev; give the call 600 s)
 set -u
@@ -14,26 +14,22 @@ done
 chmod +x bin/dev/* 2>/dev/null
 E=$R/bin/dev/ember
 L=${OUT:-/tmp/next-gpu}
-P=/tmp/ptx
-mkdir -p "$L" "$P"
+mkdir -p "$L"
 (
 	$E synth /tmp/q4.gguf -preset llama3.1-8b -ftype q4_k_m >/dev/null 2>&1
+	$E synth /tmp/q8.gguf -preset llama3.1-8b -ftype q8_0 >/dev/null 2>&1
 ) &
 $E synth /tmp/v2.gguf -preset deepseek-v2-lite -ftype q4_k_m >/dev/null 2>&1 &
-(cd kernels/cuda && for m in mmq; do
-	h=$(cat $m.cu $(LC_ALL=C ls *.cuh) | sha256sum | cut -d" " -f1)
-	nvcc -arch=sm_90 -ptx -O3 -fmad=false -o /tmp/$m.raw.ptx $m.cu && { echo "// ember-sources-sha256: $h"; cat /tmp/$m.raw.ptx; } >$P/$m.ptx
-	cp $P/$m.ptx "$L/"
-done; for m in ops quant matmul dequant mmf mvs moe sample attention attention_dec attention_short attention_split attention_tc; do cp $m.ptx $P/; done)
-ls $P | wc -l
 C=inference/backend/cuda T=$R/bin/dev/cuda.test
 g() { # name dir limit binary args...
 	n=$1 d=$2 l=$3
 	shift 3
-	(cd "$d" && EMBER_CUDA_PTX_DIR=$P timeout -s KILL "$l" "$@" >"$L/$n.log" 2>&1; echo "$n rc $?" >>"$L/$n.log") &
+	(cd "$d" && timeout -s KILL "$l" "$@" >"$L/$n.log" 2>&1; echo "$n rc $?" >>"$L/$n.log") &
 }
-g products $C 300 "$T" -test.run 'MatMul|MMQ|MMV|Cublas|Products|Lt' -test.skip 'TestCublasOutOfMemoryFallsBack'
+g attention $C 300 "$T" -test.run 'Attention'
+g products $C 300 "$T" -test.run 'MatMul|MMQ|MMV|MatVec|Cublas|Products|TopK|ArgMax|Lt' -test.skip 'TestCublasOutOfMemoryFallsBack'
 g conformance $C 300 "$T" -test.run 'Conformance'
+g rest $C 300 "$T" -test.skip 'Attention|MatMul|MMQ|MMV|MatVec|Cublas|Products|TopK|ArgMax|Conformance|Lt'
 g goldens inference/model/archs 300 "$R/bin/dev/archs.test" -test.run 'TestGoldensCUDA'
 g deepseek2 inference/model/deepseek2 300 "$R/bin/dev/deepseek2.test" -test.run 'CUDA'
 wait
@@ -41,15 +37,11 @@ for f in "$L"/*.log; do
 	tail -1 "$f"
 	grep -E "^--- FAIL|_test.go:[0-9]+:" "$f" | head -8
 done
-pp() { (cd $C && EMBER_CUDA_BENCH=1 EMBER_CUDA_BENCH_ROWS=16,32,64 EMBER_CUDA_BENCH_SHAPES=4096x4096,14336x4096,4096x14336 timeout -s KILL 120 "$T" -test.run PrefillProducts -test.v 2>&1 | grep rows: | sed 's/ mmf [^)]*)//'); }
-echo "== products, old"; pp
-echo "== products, new"; EMBER_CUDA_PTX_DIR=$P pp
-b() { timeout -s KILL 90 "$E" bench -backend cuda "$@" 2>&1 | grep '^| \|ember:' | tail -1 | cut -d'|' -f6; }
-for s in 16 32; do
-	echo "8B $s streams: old $(b -m /tmp/q4.gguf -streams $s -p 512 -n 128) new $(EMBER_CUDA_PTX_DIR=$P b -m /tmp/q4.gguf -streams $s -p 512 -n 128)"
-done
+b() { timeout -s KILL 90 "$E" bench -backend cuda "$@" 2>&1 | grep '^| \|ember:' | tail -1; }
+echo "8B Q4_K_M: $(b -m /tmp/q4.gguf -p 512 -n 0 -r 2 | cut -d'|' -f7-8) $(b -m /tmp/q4.gguf -p 0 -n 128 -r 3 | cut -d'|' -f7-8)"
+echo "8B Q8_0 tg128: $(b -m /tmp/q8.gguf -p 0 -n 128 -r 3 | cut -d'|' -f8)"
+echo "V2-Lite: $(b -m /tmp/v2.gguf -p 512 -n 0 -r 2 | cut -d'|' -f7-8) $(b -m /tmp/v2.gguf -p 0 -n 128 -r 3 | cut -d'|' -f7-8)"
 for i in 1 2; do
-	echo "V2-Lite 64: old $(b -m /tmp/v2.gguf -streams 64 -p 512 -n 128) new $(EMBER_CUDA_PTX_DIR=$P b -m /tmp/v2.gguf -streams 64 -p 512 -n 128)"
-	echo "8B 64: old $(b -m /tmp/q4.gguf -streams 64 -p 512 -n 128) new $(EMBER_CUDA_PTX_DIR=$P b -m /tmp/q4.gguf -streams 64 -p 512 -n 128) new QKVO-mmq $(EMBER_CUDA_F16_MIN_ELEMS=33554432 EMBER_CUDA_PTX_DIR=$P b -m /tmp/q4.gguf -streams 64 -p 512 -n 128)"
+	echo "8B 64 streams: $(b -m /tmp/q4.gguf -streams 64 -p 512 -n 128 | cut -d'|' -f6); no pairs: $(EMBER_CUDA_LT_NO_PAIRS=1 b -m /tmp/q4.gguf -streams 64 -p 512 -n 128 | cut -d'|' -f6)"
 done
-echo "8B 64 all mmq: new $(EMBER_CUDA_F16_COPIES=off EMBER_CUDA_PTX_DIR=$P b -m /tmp/q4.gguf -streams 64 -p 512 -n 128)"
+echo "V2-Lite 64 streams: $(b -m /tmp/v2.gguf -streams 64 -p 512 -n 128 | cut -d'|' -f6); no pairs: $(EMBER_CUDA_LT_NO_PAIRS=1 b -m /tmp/v2.gguf -streams 64 -p 512 -n 128 | cut -d'|' -f6)"

@@ -129,115 +129,69 @@ struct MqCols {
     __device__ __forceinline__ int out(int c) const { return map ? map[col0 + c] : col0 + c; }
 };
 
-// MqIssue starts the copies of a step into a stage buffer. Each thread's share of the
-// copies is the same at every step, so its rows and offsets are worked out once:
-// weights two threads a row (threads t and t+128: the first and the second part of the
-// row's bytes of a step, so the two halves of the block take the two parts and a warp
-// never diverges), activations MQ_NT/TN threads a row (each a run of its 16-byte quant
-// chunks, the first few also the row's scale and sums chunks). A step is then a pointer
-// add and the copies at fixed offsets. Past K (a Q8_0 row whose length is not a whole
-// number of steps; Q5_0 and Q4_0 rows of a multiple of 128) the copies write zeros.
+// mq_issue starts the copies of step `step` into stage buffer st. Past K (a Q8_0 row
+// whose length is not a whole number of steps) the copies write zeros.
 template <int T, int TN>
-struct MqIssue {
-    static_assert(MQ_NT == 2 * MQ_TM, "two threads a weight row");
-    static constexpr int WLD = mq_wld<T>(), XEX = mq_xex<T>();
-    static constexpr int XP = MQ_NT / TN;              // threads an activation row
-    static constexpr int XC = XP >= 16 ? 1 : 16 / XP;  // quant chunks a thread
-    static constexpr int XE = XEX / 16;                // scale and sums chunks a row
-    const uint8_t* w;   // this thread's weight row
-    const uint8_t* x;   // this thread's activation row
-    uint32_t wdst;      // the weight part's offset in a stage
-    uint32_t xdst;      // the quant chunks' offset in a stage
-    uint32_t edst;      // the row's scale and sums in a stage
-    int K, half, xq;    // xq: this thread's part of its activation row
-    bool wok, xok;
-
-    __device__ __forceinline__ MqIssue(const uint8_t* W, i64 wstride, int M, const uint8_t* X, i64 xstride,
-                                       const MqCols& cols, int K_, int row0) {
-        K = K_;
-        const int row = threadIdx.x & (MQ_TM - 1);
-        half = threadIdx.x / MQ_TM;
-        wok = row0 + row < M;
-        w = W + (i64)(wok ? row0 + row : 0) * wstride;
-        wdst = row * WLD;
-        const int col = threadIdx.x % TN;
-        xq = threadIdx.x / TN;
-        xok = col < cols.n;
-        x = X + (i64)(xok ? cols.x(col) : 0) * xstride;
-        xdst = MQ_TM * WLD + col * MQ_XLD + 16 * XC * xq;
-        edst = MQ_TM * WLD + TN * MQ_XLD + col * XEX;
+__device__ __forceinline__ void mq_issue(uint8_t* st, const uint8_t* W, i64 wstride, int M, const uint8_t* X,
+                                         i64 xstride, const MqCols& cols, int K, int row0, int step) {
+    const int nb = K / 256;
+    constexpr int WLD = mq_wld<T>();
+    if (mq_legacy<T>()) {
+        // The step's 8 blocks of each row, BB 8-byte pieces; zeros past the row's K/32
+        // blocks (a row's bytes are a multiple of 8: K is a multiple of 128).
+        constexpr int BB = mq_bb<T>();
+        const int rowbytes = K / 32 * BB;
+        for (int i = threadIdx.x; i < MQ_TM * BB; i += MQ_NT) {
+            const int row = i / BB, pc = i % BB, off = 8 * BB * step + 8 * pc;
+            const bool ok = row0 + row < M && off < rowbytes;
+            cp8(st + row * WLD + 8 * pc, ok ? W + (i64)(row0 + row) * wstride + off : W, ok);
+        }
     }
-
-    __device__ __forceinline__ void issue(uint8_t* st, int step) const {
-        const int nb = K / 256;
-        if (mq_legacy<T>()) {
-            // The step's 8 blocks of the row: BB 8-byte pieces, the first BB/2 for half 0.
-            constexpr int BB = mq_bb<T>(), HP = BB / 2;
-            const int rowbytes = K / 32 * BB, off = 8 * BB * step + 8 * HP * half;
-            const uint8_t* src = w + off;
-            uint8_t* dst = st + wdst + 8 * HP * half;
-#pragma unroll
-            for (int p = 0; p < HP; p++) {
-                const bool ok = wok && off + 8 * p < rowbytes;
-                cp8(dst + 8 * p, ok ? src + 8 * p : w, ok);
-            }
-        } else if (T == T_Q4_K) {
-            // 9 chunks: 0-4 for half 0, 5-8 for half 1.
-            const uint8_t* src = w + 144 * step + 80 * half;
-            uint8_t* dst = st + wdst + 80 * half;
-#pragma unroll
-            for (int c = 0; c < 5; c++)
-                if (c < 4 || !half) cp16(dst + 16 * c, src + 16 * c, wok);
+    constexpr int WCH = T == T_Q4_K ? 9 : T == T_Q6_K ? 14 : 17;  // 16-byte chunks a row
+    for (int i = threadIdx.x; i < (mq_legacy<T>() ? 0 : MQ_TM * WCH); i += MQ_NT) {
+        const int row = i / WCH, ch = i % WCH;
+        bool ok = row0 + row < M;
+        const uint8_t* wr = W + (i64)(ok ? row0 + row : 0) * wstride;
+        const uint8_t* src;
+        if (T == T_Q4_K) {
+            src = wr + 144 * step + 16 * ch;
         } else if (T == T_Q6_K) {
-            // Half 0: ql (8 chunks); half 1: qh (4), the scales and the chunk holding d[step].
-            uint8_t* dst = st + wdst;
-            if (!half) {
-                const uint8_t* src = w + 128 * step;
-#pragma unroll
-                for (int c = 0; c < 8; c++) cp16(dst + 16 * c, src + 16 * c, wok);
-            } else {
-                const uint8_t* src = w + 128 * nb + 64 * step;
-#pragma unroll
-                for (int c = 0; c < 4; c++) cp16(dst + 128 + 16 * c, src + 16 * c, wok);
-                cp16(dst + 192, w + 192 * nb + 16 * step, wok);
-                cp16(dst + 208, w + 208 * nb + 16 * (step / 8), wok);
-            }
-        } else {
-            // Q8_0: qs 16 chunks (0-7 for half 0, 8-15 and the 8 scales for half 1).
-            const int q0 = 256 * step + 128 * half;
-            const bool ok = wok && q0 < K;
-            const uint8_t* src = w + q0;
-            uint8_t* dst = st + wdst + 128 * half;
-#pragma unroll
-            for (int c = 0; c < 8; c++) cp16(dst + 16 * c, ok ? src + 16 * c : w, ok);
-            if (half) cp16(st + wdst + 256, w + K + 16 * step, wok);
-        }
-        // Activation quants: chunks XC*xq .. of the row's 16 (zeros past K).
-        if (XC * xq < 16) {
-            const int q0 = 256 * step + 16 * XC * xq;
-#pragma unroll
-            for (int c = 0; c < XC; c++) {
-                const bool ok = xok && q0 + 16 * c < K;
-                cp16(st + xdst + 16 * c, x + q0 + 16 * c, ok);
-            }
-        }
-        // The row's scale and sums chunks: chunk e of XE taken by part e (and e + XP).
-#pragma unroll
-        for (int e0 = 0; e0 < XE; e0 += XP) {
-            const int e = e0 + xq;
-            if (e >= XE) break;
-            bool ok = xok;
-            const uint8_t* src;
-            if (T == T_Q8_0 || mq_legacy<T>())
-                src = x + K + 32 * step + 16 * e, ok = ok && 8 * step + 4 * e < K / 32;
-            else if (e == 0)
-                src = x + K + 16 * (step / 4);  // the chunk holding d[step]
+            if (ch < 8)
+                src = wr + 128 * step + 16 * ch;
+            else if (ch < 12)
+                src = wr + 128 * nb + 64 * step + 16 * (ch - 8);
+            else if (ch == 12)
+                src = wr + 192 * nb + 16 * step;
             else
-                src = x + Q8K_BSUMS(K) + 64 * step + 16 * (e - 1);  // Q4_K: bsums[16 step + 4(e-1) ..]
-            cp16(st + edst + 16 * e, src, ok);
+                src = wr + 208 * nb + 16 * (step / 8);  // the chunk holding d[step]
+        } else {
+            src = ch < 16 ? wr + 256 * step + 16 * ch : wr + K + 16 * step;
+            if (ch < 16 && 256 * step + 16 * ch >= K) src = W, ok = false;
         }
+        cp16(st + row * WLD + 16 * ch, src, ok);
     }
-};
+    uint8_t* xq = st + MQ_TM * WLD;
+    uint8_t* xe = xq + TN * MQ_XLD;
+    constexpr int XEX = mq_xex<T>(), XCH = 16 + XEX / 16;
+    for (int i = threadIdx.x; i < TN * XCH; i += MQ_NT) {
+        const int col = i / XCH, ch = i % XCH;
+        bool ok = col < cols.n;
+        const uint8_t* xr = X + (i64)(ok ? cols.x(col) : 0) * xstride;
+        if (ch < 16) {
+            cp16(xq + col * MQ_XLD + 16 * ch, xr + 256 * step + 16 * ch, ok && 256 * step + 16 * ch < K);
+            continue;
+        }
+        const int e = ch - 16;
+        const uint8_t* src;
+        if (T == T_Q8_0 || mq_legacy<T>())
+            src = xr + K + 32 * step + 16 * e, ok = ok && 8 * step + 4 * e < K / 32;
+        else if (e == 0)
+            src = xr + K + 16 * (step / 4);  // the chunk holding d[step]
+        else
+            src = xr + Q8K_BSUMS(K) + 64 * step + 16 * (e - 1);  // Q4_K: bsums[16 step + 4(e-1) ..]
+        cp16(xe + col * XEX + 16 * e, src, ok);
+    }
+}
 
 // mmq computes the block's tile: weight rows row0 = blockIdx.x * MQ_TM on, activation
 // rows cols, K steps [s0, s1) of split `split` (of nsplit).
@@ -263,10 +217,9 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
             for (int e = 0; e < 4; e++) acc[a][b][e] = 0;
 
     // Prologue: the first MQ_STAGES-1 steps in flight (a group each, empty past the end).
-    const MqIssue<T, TN> cp(W, wstride, M, X, xstride, cols, K, row0);
 #pragma unroll
     for (int p = 0; p < MQ_STAGES - 1; p++) {
-        if (s0 + p < s1) cp.issue(mq_raw + p * SB, s0 + p);
+        if (s0 + p < s1) mq_issue<T, TN>(mq_raw + p * SB, W, wstride, M, X, xstride, cols, K, row0, s0 + p);
         cp_commit();
     }
     for (int step = s0; step < s1; step++) {
@@ -274,7 +227,8 @@ __device__ void mmq(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride
         cp_wait<MQ_STAGES - 2>();  // step's group has landed (for this thread)
         __syncthreads();           // ... for every thread; and step-1's buffer is free
         if (step + MQ_STAGES - 1 < s1)
-            cp.issue(mq_raw + ((i + MQ_STAGES - 1) % MQ_STAGES) * SB, step + MQ_STAGES - 1);
+            mq_issue<T, TN>(mq_raw + ((i + MQ_STAGES - 1) % MQ_STAGES) * SB, W, wstride, M, X, xstride, cols, K, row0,
+                        step + MQ_STAGES - 1);
         cp_commit();
         const uint8_t* st = mq_raw + (i % MQ_STAGES) * SB;
         const uint8_t* xq = st + MQ_TM * WLD;
