@@ -385,3 +385,57 @@ func TestMMVQueueUnpairedTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestMMVQueueRouterFused: a decode step's router product (F32 weights) and the routing
+// of its logits are one launch, mmv_f32_route, which also rounds the token's row to Q8_K
+// for the experts (no quant_q8_k), for up to routeMaxRows tokens; with fusion off, more
+// tokens, or logits the routing does not read, the launches stay apart.
+func TestMMVQueueRouterFused(t *testing.T) {
+	const E, X, F, k = 512, 8, 512, 4
+	for _, c := range []struct {
+		n         int
+		off, away bool
+		want      []string
+	}{
+		{n: 1, want: []string{"mmv_f32_route", "mmv_id_q4_k", "swiglu_q8_k", "mmv_id_q4_k", "moe_sum"}},
+		{n: 3, want: []string{"mmv_f32_route", "mmv_id_q4_k", "swiglu_q8_k", "mmv_id_q4_k", "moe_sum"}},
+		{n: 1, off: true, want: []string{"mmv_f32_1", "moe_topk", "quant_q8_k", "mmv_id_q4_k", "mmv_id_q4_k", "swiglu_f32", "quant_q8_k", "mmv_id_q4_k", "moe_sum"}},
+		{n: 9, want: []string{"mmv_f32_8", "moe_topk", "quant_q8_k", "mmv_id_q4_k", "swiglu_q8_k", "mmv_id_q4_k", "moe_sum"}},
+		{n: 1, away: true, want: []string{"mmv_f32_1", "moe_topk", "quant_q8_k", "mmv_id_q4_k", "swiglu_q8_k", "mmv_id_q4_k", "moe_sum"}},
+	} {
+		q := newMMQQueue("mmv_f32_1", "mmv_f32_2", "mmv_f32_4", "mmv_f32_8", "mmv_f32_route", "moe_topk", "quant_q8_k",
+			"mmv_id_q4_k", "swiglu_f32", "swiglu_q8_k", "moe_sum")
+		q.fuse.cfg = fuseCfg{read: true, off: c.off}
+		q.routeCnt = scratch{ptr: 5 << 40, size: 1 << 20}
+		router, x := q.tensor(t, quant.F32, X, E), q.tensor(t, quant.F32, c.n, E)
+		logits, other := q.tensor(t, quant.F32, c.n, X), q.tensor(t, quant.F32, c.n, X)
+		gate, up, down := q.tensor(t, quant.Q4_K, X*F, E), q.tensor(t, quant.Q4_K, X*F, E), q.tensor(t, quant.Q4_K, X*E, F)
+		ids, wts := q.tensor(t, quant.I32, c.n, k), q.tensor(t, quant.F32, c.n, k)
+		g, u, d := q.tensor(t, quant.F32, c.n*k, F), q.tensor(t, quant.F32, c.n*k, F), q.tensor(t, quant.F32, c.n*k, E)
+		out := q.tensor(t, quant.F32, c.n, E)
+		q.MatMul(logits, router, x)
+		lg := logits
+		if c.away {
+			lg = other
+		}
+		if !q.RoutedExperts(out, x, lg, gate, up, down, nil, ids, wts, g, u, d, 1, 1, false, true, 1) {
+			t.Fatalf("n=%d: RoutedExperts declined", c.n)
+		}
+		ls := q.launches()
+		if got := q.names(); !slices.Equal(got, c.want) {
+			t.Errorf("n=%d off=%v away=%v: queued %v, want %v", c.n, c.off, c.away, got, c.want)
+			continue
+		}
+		if ls[0].name != "mmv_f32_route" {
+			continue
+		}
+		// W, wstride, x, xstride, logits, stride, M, K, n; counters, the Q8_K rows the
+		// experts read (mmv_id's activation argument) and their stride; then the routing.
+		l, xq := ls[0], ls[1].args[2]
+		want := []uint64{router.ptr, 4 * E, x.ptr, 4 * E, logits.ptr, 4 * X, X, E, uint64(c.n), 5 << 40, 2 << 40,
+			uint64(actStride(quant.Q8_K, E)), ids.ptr, wts.ptr, 0, k, 1, 1, 0, 1}
+		if l.gx != X || l.gy != c.n || l.bx != 128 || !slices.Equal(l.args[:len(want)], want) || xq != 2<<40 {
+			t.Errorf("n=%d: mmv_f32_route grid %dx%d, args %v (want %v...), experts read %#x", c.n, l.gx, l.gy, l.args, want, xq)
+		}
+	}
+}
