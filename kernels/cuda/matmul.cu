@@ -7,8 +7,6 @@
 // (two for Q4_K), NX activation rows per warp so that each weight byte is read once per
 // NX rows. Batch 1 (NX = 1) of Q4_K, Q6_K and Q8_0 has its own kernels (mv1, mv1.cuh).
 #include "mv1.cuh"
-#include "q8kwarp.cuh"
-#include "route.cuh"
 
 #define MMV_ARGS const uint8_t *W, i64 wstride, const uint8_t *X, i64 xstride, float *D, i64 dstride, int M, int K, int nx
 
@@ -358,41 +356,6 @@ MMV(q5_k, gen_T_Q5_K)
 MMV_FAST(q4_k, mmv_q4_k, T_Q4_K)
 MMV_FAST(q6_k, mmv_q6_k, T_Q6_K)
 MMV_FAST(q8_0, mmv_q8_0, T_Q8_0)
-
-// mmv_f32_route: a mixture of experts' router product (F32 weights, mmv_f32's sums:
-// block r, token blockIdx.y) with what follows it in a decode step folded in: warp w of
-// block b rounds 256-element block 4b + w of the token's activation row to Q8_K into xq
-// (the experts' partner; none when xq is null), and the last block of a token to finish
-// (a counter, left at zero again) routes the token (moe_route) from the logits the
-// others wrote. Grid (M, n); M * 4 >= K / 256 when xq is given; cnt: n zeros.
-extern "C" __global__ void __launch_bounds__(128) mmv_f32_route(MMV_ARGS, int* cnt, uint8_t* xq, i64 xqstride, int* ids,
-                                                                float* w, const float* bias, int k, int ngroup,
-                                                                int ngroup_used, int sigmoid, int norm, float scale) {
-    pdl_entry();
-    const int t = blockIdx.y;
-    mmv_generic<T_F32, 1>(W, wstride, X, xstride, D, dstride, M, K, nx, blockIdx.x);
-    const int ib = blockIdx.x * 4 + (threadIdx.x >> 5);
-    if (xq && ib < K / 256) {
-        const float* xr = (const float*)(X + (i64)t * xstride) + ib * 256 + 8 * (threadIdx.x & 31);
-        float v[8];
-#pragma unroll
-        for (int i = 0; i < 8; i++) v[i] = xr[i];
-        q8k_quant_warp(v, xq + (i64)t * xqstride, ib, K);
-    }
-    __shared__ int last;
-    __syncthreads();  // this block's logit is written (mmv_generic: thread 0)
-    if (threadIdx.x == 0) {
-        __threadfence();
-        last = atomicAdd(cnt + t, 1) == (int)gridDim.x - 1;
-        if (last) {
-            cnt[t] = 0;
-            __threadfence();
-        }
-    }
-    __syncthreads();
-    if (last && threadIdx.x < 32)
-        moe_route(ids, w, D + (i64)t * dstride, bias, M, k, ngroup, ngroup_used, sigmoid, norm, scale, t);
-}
 
 // mmv_id_*: mat-vecs of rows that each have their own matrix (a mixture of experts'
 // (token, slot) pairs; per-head projections): row z = blockIdx.x / nrb multiplies

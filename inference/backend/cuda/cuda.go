@@ -51,7 +51,6 @@ type Backend struct {
 	scratches []uint64                // every scratch buffer, freed at Close
 	mmqPart   scratch                 // partial sums of split tensor-core products (mmq.go)
 	moeGroup  scratch                 // the grouped experts' pair map and tiles (moe.go)
-	routeCnt  scratch                 // mmv_f32_route's counters, a token each, zero between launches (moe.go)
 	noPDL     bool                    // $EMBER_CUDA_NO_PDL: full edges only in graphs (pdl.go)
 	closed    bool
 	prof      *profiler           // set by $EMBER_CUDA_PROFILE

@@ -26,9 +26,6 @@ import (
 //     SetRows of it: rope2_set without Q or V (fuseRoPE1Set).
 //   - A mixture of experts' weighted sum (moe_sum), then an Add of it and another
 //     tensor (the shared experts' output): moe_sum_add (fuseMoESumAdd).
-//   - A router's product (F32 weights, up to routeMaxRows rows), then the routing of its
-//     logits (RoutedExperts): mmv_f32_route, which also rounds the rows to Q8_K for the
-//     experts when that is their partner (fuseRoute, moe.go).
 //   - add_rms_norm_q8_k of one row, then the streamed product (mvs, with EMBER_CUDA_MVS)
 //     of its Q8_K row: mvsn (fuseNormQ8K, mvs.go).
 //   - Decode attention (attention_split1, attention_short, attention_dec64/128) whose
@@ -56,14 +53,13 @@ const (
 	fuseGetRows    // get_rows_f32 (one launch): a Q8_K rounding of the rows it wrote may join it
 	fuseMoESum     // moe_sum: an Add of its output and another tensor may join it
 	fuseNormQ8K    // add_rms_norm_q8_k of one row: the streamed product (mvs) of its Q8_K output may join it
-	fuseRouter     // mmv_f32 of a few rows (a router's logits): the routing of them may join it (moe.go)
 )
 
 // fusedFrom is the kernel each kind's op queued.
 var fusedFrom = [...]string{fuseRMSNorm: "rms_norm", fuseSwiGLU: "swiglu_f32", fuseAddRMSNorm: "add_rms_norm",
 	fuseAdd: "add_f32", fuseRoPE: "rope_f32", fuseSetRows: "set_rows", fuseAttention: "attention_split1",
 	fuseRoPE2: "rope2_f32", fuseRoPESet: "rope2_set", fuseGetRows: "get_rows_f32", fuseMoESum: "moe_sum",
-	fuseNormQ8K: "add_rms_norm_q8_k", fuseRouter: "mmv_f32_1"}
+	fuseNormQ8K: "add_rms_norm_q8_k"}
 
 // span is device memory [lo, hi) in bytes.
 type span struct{ lo, hi uint64 }
@@ -228,5 +224,5 @@ func (q *batch) pop() {
 	n := len(q.fns) - 1
 	na := int(q.nargs[n])
 	q.fns, q.dims, q.args = q.fns[:n], q.dims[:5*n], q.args[:len(q.args)-na]
-	q.nargs, q.names, q.pdl = q.nargs[:n], q.names[:n], q.pdl[:n]
+	q.nargs, q.names = q.nargs[:n], q.names[:n]
 }

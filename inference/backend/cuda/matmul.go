@@ -61,23 +61,17 @@ func (b *Backend) allocScratch(s *scratch, n int) (uint64, error) {
 	return p, nil
 }
 
-// actScratch is the scratch buffer (and its row stride) that quantize rounds n rows of
-// k elements to vt into; 0 when it could not be had (the failure is recorded).
-func (b *Backend) actScratch(vt quant.Type, n, k int) (uint64, int) {
+// quantize rounds the rows of x to vt into a scratch buffer and returns it and its row
+// stride.
+func (b *Backend) quantize(x *tensor, vt quant.Type) (uint64, int) {
+	k, n := x.cols, x.rows
 	stride := actStride(vt, k)
 	s := b.act[vt]
 	if s == nil {
 		s = &scratch{}
 		b.act[vt] = s
 	}
-	return b.scratchFor(s, n*stride), stride
-}
-
-// quantize rounds the rows of x to vt into a scratch buffer and returns it and its row
-// stride.
-func (b *Backend) quantize(x *tensor, vt quant.Type) (uint64, int) {
-	k, n := x.cols, x.rows
-	out, stride := b.actScratch(vt, n, k)
+	out := b.scratchFor(s, n*stride)
 	if out == 0 {
 		return 0, 0
 	}
@@ -191,27 +185,18 @@ func (b *Backend) mmv(d, w *tensor, xq uint64, xstride, n int) {
 	if n == 1 && !b.mvsc.off && b.mvs(xq, w.cols, []*tensor{w}, []*tensor{d}) {
 		return
 	}
-	nx, smem := mmvNX(n), 0
-	if nx == 1 {
-		smem = mv1Smem(w.typ, w.cols)
+	nx, smem := 8, 0
+	switch {
+	case n <= 1:
+		nx, smem = 1, mv1Smem(w.typ, w.cols)
+	case n <= 2:
+		nx = 2
+	case n <= 4:
+		nx = 4
 	}
 	rpb := rowsPerBlock(w.typ, nx, w.cols)
 	b.launch(mmvName(w.typ, nx), (w.rows+rpb-1)/rpb, (n+nx-1)/nx, 128, smem, ptr(w), i64(w.stride), xq, i64(xstride),
 		ptr(d), i64(d.cols), i64(w.rows), i64(w.cols), i64(n))
-}
-
-// mmvNX is the activation rows a warp of the mat-vec kernels takes at once for a
-// product of n rows (the kernel's NX: mmv_*_1, _2, _4 or _8).
-func mmvNX(n int) int {
-	switch {
-	case n <= 1:
-		return 1
-	case n <= 2:
-		return 2
-	case n <= 4:
-		return 4
-	}
-	return 8
 }
 
 // MatMul implements backend.Ops. F32 weights read x in place unless dst overlaps it
@@ -224,7 +209,6 @@ func (b *Backend) MatMul(dst, w, x backend.Tensor) {
 	}
 	if wt.typ == quant.F32 && (d.ptr >= xt.ptr+uint64(xt.rows*xt.stride) || xt.ptr >= d.ptr+uint64(d.rows*d.stride)) {
 		b.mmv(d, wt, xt.ptr, xt.stride, xt.rows)
-		b.markRouter(d, wt, xt)
 		return
 	}
 	xq, stride := b.quantize(xt, partner(wt.typ))

@@ -2,7 +2,6 @@ package cuda
 
 import (
 	"fmt"
-	"slices"
 
 	"ember/inference/backend"
 	"ember/inference/quant"
@@ -87,21 +86,15 @@ func (b *Backend) RoutedExperts(dst, x, logits, gate, up, down, probsB, ids, wts
 			panic(fmt.Sprintf("cuda: RoutedExperts: %d biases for %d experts", bias.rows*bias.cols, X))
 		}
 	}
-	route := []uint64{ptr(it), ptr(wt), ptr(bias), i64(k), i64(nGroup), i64(nGroupUsed), i64(b2i(sigmoid)), i64(b2i(norm)), f32(scale)}
-	xq, xs, routed := b.fuseRoute(lt, xt, partner(gw.typ), route)
-	if !routed {
-		b.launch("moe_topk", n, 1, 32, 0, ptr(it), ptr(wt), ptr(lt), ptr(bias), i64(X), i64(k),
-			i64(nGroup), i64(nGroupUsed), i64(b2i(sigmoid)), i64(b2i(norm)), f32(scale))
-	}
+	b.launch("moe_topk", n, 1, 32, 0, ptr(it), ptr(wt), ptr(lt), ptr(bias), i64(X), i64(k),
+		i64(nGroup), i64(nGroupUsed), i64(b2i(sigmoid)), i64(b2i(norm)), f32(scale))
 	// Gate and up of every pair from its token's row, then the pairs' SwiGLU and down.
 	prod := func(d, w *tensor, xq uint64, xs, xdiv int) { b.mmvID(d, w, nil, nil, X, xq, xs, it, xdiv) }
 	if grouped {
 		grp := b.groupPairs(it, P, X, b.moeTile(P, X))
 		prod = func(d, w *tensor, xq uint64, xs, xdiv int) { b.mmqID(d, w, X, xq, xs, grp, xdiv) }
 	}
-	if xq == 0 {
-		xq, xs = b.quantize(xt, partner(gw.typ))
-	}
+	xq, xs := b.quantize(xt, partner(gw.typ))
 	if !grouped && uw.typ == gw.typ && pairedMV(gw.typ) && uw.stride == gw.stride && !b.fuseOff() {
 		b.mmvID(gt, gw, ut, uw, X, xq, xs, it, k) // gate and up in one launch
 	} else {
@@ -118,50 +111,6 @@ func (b *Backend) RoutedExperts(dst, x, logits, gate, up, down, probsB, ids, wts
 	b.launch("moe_sum", blocks(n*E), 1, 256, 0, args...)
 	b.mark(fusable{kind: fuseMoESum, dst: dt.ptr, rows: n, cols: E, args: args, mem: [2]span{spanOf(pd), spanOf(wt)}})
 	return true
-}
-
-// routeMaxRows is the most tokens whose router product and routing are one launch
-// (mmv_f32_route: a block a logit of a token, so each token reads the router's weights
-// once; decode steps of a few sequences).
-const routeMaxRows = 8
-
-// markRouter records the product just queued by MatMul (F32 weights read x in place,
-// mmv_f32_NX) as one the routing of its logits may join: a few rows, dense logits.
-func (b *Backend) markRouter(d, w, x *tensor) {
-	n := x.rows
-	if n > routeMaxRows || d.stride != 4*d.cols || w.rows > moeMaxExperts {
-		return
-	}
-	b.mark(fusable{kind: fuseRouter, kernel: mmvName(quant.F32, mmvNX(n)), dst: d.ptr, rows: n, cols: d.cols,
-		args: []uint64{ptr(w), i64(w.stride), ptr(x), i64(x.stride), ptr(d), i64(d.stride), i64(w.rows), i64(w.cols), i64(n)}})
-}
-
-// fuseRoute replaces the queued router product that wrote logits (markRouter) by
-// mmv_f32_route, which also routes each token (route: moe_topk's arguments from ids on)
-// and, where the experts' partner vt is Q8_K and x is the product's input, rounds x's rows
-// into the activation scratch, whose address and row stride it then returns (0 when x
-// is left to quantize). routed reports whether the routing was queued.
-func (b *Backend) fuseRoute(logits, x *tensor, vt quant.Type, route []uint64) (xq uint64, xs int, routed bool) {
-	if b.fuse.kind != fuseRouter {
-		return 0, 0, false
-	}
-	f, ok := b.take()
-	if !ok || f.dst != logits.ptr || f.rows != logits.rows || f.cols != logits.cols {
-		return 0, 0, false
-	}
-	n, M, K := f.rows, f.cols, int(f.args[7])
-	cnt := b.scratchFor(&b.routeCnt, 4*n)
-	if cnt == 0 {
-		return 0, 0, false
-	}
-	if vt == quant.Q8_K && f.args[2] == x.ptr && int(f.args[3]) == x.stride && x.rows == n && x.cols == K &&
-		K%256 == 0 && K/256 <= 4*M {
-		xq, xs = b.actScratch(vt, n, K)
-	}
-	b.queue.pop()
-	args := append(slices.Clone(f.args), cnt, xq, i64(xs))
-	b.launch("mmv_f32_route", M, n, 128, 0, append(args, route...)...)
-	return xq, xs, true
 }
 
 // mmvID runs mmv_id for the P = d.rows pairs: pair z multiplies expert ids[z]'s matrix
