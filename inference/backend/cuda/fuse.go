@@ -224,5 +224,5 @@ func (q *batch) pop() {
 	n := len(q.fns) - 1
 	na := int(q.nargs[n])
 	q.fns, q.dims, q.args = q.fns[:n], q.dims[:5*n], q.args[:len(q.args)-na]
-	q.nargs, q.names = q.nargs[:n], q.names[:n]
+	q.nargs, q.names, q.pdl = q.nargs[:n], q.names[:n], q.pdl[:n]
 }

@@ -87,6 +87,11 @@ func TestFuseQueueDecoderLayer(t *testing.T) {
 		q.RoPE(kc, pos, rope)
 		q.SetRows(kCache, kc, pos)
 		q.SetRows(vCache, vc, pos)
+		// A fusion pops the launch it joins: every per-launch list keeps one entry a
+		// launch (the PDL flags were once left behind, one too many a fusion).
+		if nf, np, nn := len(q.queue.fns), len(q.queue.pdl), len(q.queue.names); np != nf || nn != nf {
+			t.Errorf("fusion off %v: %d launches, %d PDL flags, %d names", off, nf, np, nn)
+		}
 		if got := q.names(); off {
 			wantQueue(t, "attention input, unfused", got, "rms_norm", "quant_q8_k", "mmv_multi", "rope_f32", "rope_f32", "set_rows", "set_rows")
 		} else {
