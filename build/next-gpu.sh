@@ -1,8 +1,8 @@
 #!/bin/sh
-# next-gpu.sh: session 17's check of the final commit (the queue's PDL flags trimmed on a
-# fusion's pop; no kernel changed): the CUDA suite but the OOM test, the goldens,
-# deepseek2's CUDA tests; then where the host's time goes in a decode run
-# (EMBER_CUDA_STATS) at one stream and at 64, and the README's figures once.
+# next-gpu.sh: session 17's last GPU call: reads to the host through pinned memory
+# (stage.go's read: the logits of a bench token, sampled ids) checked by the goldens,
+# deepseek2's and the backend's tests, then timed against EMBER_CUDA_SYNC_READS=1 (the
+# synchronous copy into Go memory it replaces), interleaved.
 # Where Go is: build/dev-build.sh (bin/dev). On the GPU:
 #   sh build/next-gpu.sh   (carry bin/dev; give the call 600 s)
 set -u
@@ -19,24 +19,20 @@ g() { # name dir limit binary args...
 	shift 3
 	(cd "$d" && timeout -s KILL "$l" "$@" >"$L/$n.log" 2>&1; echo "$n rc $?" >>"$L/$n.log") &
 }
-g attention $C 300 "$T" -test.run 'Attention'
-g products $C 300 "$T" -test.run 'MatMul|MMQ|MMV|MatVec|Cublas|Products|TopK|ArgMax|Lt' -test.skip 'TestCublasOutOfMemoryFallsBack'
-g conformance $C 300 "$T" -test.run 'Conformance'
-g rest $C 300 "$T" -test.skip 'Attention|MatMul|MMQ|MMV|MatVec|Cublas|Products|TopK|ArgMax|Conformance|Lt'
-g goldens inference/model/archs 300 "$R/bin/dev/archs.test" -test.run 'TestGoldensCUDA'
-g deepseek2 inference/model/deepseek2 300 "$R/bin/dev/deepseek2.test" -test.run 'CUDA'
+g products $C 200 "$T" -test.run 'MatMul|MMQ|MMV|TopK|ArgMax|Sample' -test.skip 'TestCublasOutOfMemoryFallsBack'
+g rest $C 200 "$T" -test.run 'Conformance|Fused|Backend|Write|Read|Stage|Fault'
+g goldens inference/model/archs 200 "$R/bin/dev/archs.test" -test.run 'TestGoldensCUDA'
+g deepseek2 inference/model/deepseek2 200 "$R/bin/dev/deepseek2.test" -test.run 'CUDA'
 wait
 for f in "$L"/*.log; do
 	tail -1 "$f"
 	grep -E "^--- FAIL|_test.go:[0-9]+:" "$f" | head -8
 done
 (cd $L && tar czf logs.tgz *.log && rm -f *.log)
-b() { timeout -s KILL 90 "$E" bench -backend cuda "$@" 2>&1 | grep '^| \|ember:\|cuda stats\|flushes\|products on' | tail -6; }
-echo "== 8B tg128, stats"; EMBER_CUDA_STATS=1 b -m /tmp/q4.gguf -p 0 -n 128 -r 1
-echo "== 8B 64 streams, stats"; EMBER_CUDA_STATS=1 b -m /tmp/q4.gguf -streams 64 -p 512 -n 128
-echo "== V2-Lite tg128, stats"; EMBER_CUDA_STATS=1 b -m /tmp/v2.gguf -p 0 -n 128 -r 1
-echo "== figures"
-b -m /tmp/q4.gguf -p 512 -n 128 -r 3
-b -m /tmp/v2.gguf -p 512 -n 128 -r 3
-b -m /tmp/q4.gguf -streams 64 -p 512 -n 128
-b -m /tmp/v2.gguf -streams 64 -p 512 -n 128
+b() { timeout -s KILL 90 "$E" bench -backend cuda "$@" 2>&1 | grep '^| ' | tail -1 | cut -d'|' -f6-8; }
+for i in 1 2; do
+	echo "8B tg128: new $(b -m /tmp/q4.gguf -p 0 -n 128 -r 3) sync $(EMBER_CUDA_SYNC_READS=1 b -m /tmp/q4.gguf -p 0 -n 128 -r 3)"
+	echo "V2 tg128: new $(b -m /tmp/v2.gguf -p 0 -n 128 -r 3) sync $(EMBER_CUDA_SYNC_READS=1 b -m /tmp/v2.gguf -p 0 -n 128 -r 3)"
+done
+echo "8B Q4 64 streams: new $(b -m /tmp/q4.gguf -streams 64 -p 512 -n 128) sync $(EMBER_CUDA_SYNC_READS=1 b -m /tmp/q4.gguf -streams 64 -p 512 -n 128)"
+echo "8B Q8 tg128: $( $E synth /tmp/q8.gguf -preset llama3.1-8b -ftype q8_0 >/dev/null 2>&1; b -m /tmp/q8.gguf -p 0 -n 128 -r 3) sync $(EMBER_CUDA_SYNC_READS=1 b -m /tmp/q8.gguf -p 0 -n 128 -r 3)"

@@ -74,6 +74,7 @@ type Backend struct {
 	fuse      fusable   // the last queued launch, when a quantization may absorb it (fuse.go)
 	epoch     int       // flushes so far
 	stage     stage     // pinned memory that host writes are queued from (stage.go)
+	rstage    readStage // pinned memory that host reads land in (stage.go)
 	lt        ltState   // cuBLASLt for large products, when present (cublaslt_matmul.go)
 	f16c      f16Copies // f16 copies of weights for batched products (f16copy.go)
 	mf        mfConf    // the f16 tensor-core product over quantized weights (mmf.go)
@@ -352,13 +353,7 @@ func (b *Backend) ReadF32(ctx context.Context, src backend.Tensor, dst []float32
 	if len(dst) != t.rows*t.cols {
 		return fmt.Errorf("cuda: ReadF32 of %d values into %d", t.rows*t.cols, len(dst))
 	}
-	if err := b.Sync(ctx); err != nil {
-		return err
-	}
-	t0 := time.Now()
-	err := b.h.dtoh(unsafe.Pointer(&dst[0]), t.ptr, 4*len(dst))
-	b.st.tCopy += time.Since(t0)
-	return err
+	return b.read(ctx, unsafe.Pointer(&dst[0]), t.ptr, 4*len(dst))
 }
 
 // Sync implements backend.Backend.

@@ -41,6 +41,7 @@ static CUresult (*p_cuMemsetD8)(CUdeviceptr, unsigned char, size_t);
 static CUresult (*p_cuMemAllocHost)(void **, size_t);
 static CUresult (*p_cuMemFreeHost)(void *);
 static CUresult (*p_cuMemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, void *);
+static CUresult (*p_cuMemcpyDtoHAsync)(void *, CUdeviceptr, size_t, void *);
 CUresult (*p_cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                     unsigned, void *, void **, void **);
 static CUresult (*p_cuGetErrorName)(CUresult, const char **);
@@ -94,6 +95,7 @@ static const char *em_load(void) {
 	SYM(p_cuMemAllocHost, "cuMemAllocHost_v2")
 	SYM(p_cuMemFreeHost, "cuMemFreeHost")
 	SYM(p_cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2")
+	SYM(p_cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2")
 	SYM(p_cuLaunchKernel, "cuLaunchKernel")
 	SYM(p_cuGetErrorName, "cuGetErrorName")
 	SYM(p_cuFuncSetAttribute, "cuFuncSetAttribute")
@@ -178,6 +180,11 @@ static CUresult em_htod(CUcontext ctx, CUdeviceptr dst, const void *src, size_t 
 static CUresult em_htod_async(CUcontext ctx, CUdeviceptr dst, const void *src, size_t n) {
 	CUresult r = em_ctx(ctx);
 	return r ? r : p_cuMemcpyHtoDAsync(dst, src, n, 0);
+}
+// em_dtoh_async queues a copy into pinned host memory on the default stream.
+static CUresult em_dtoh_async(CUcontext ctx, void *dst, CUdeviceptr src, size_t n) {
+	CUresult r = em_ctx(ctx);
+	return r ? r : p_cuMemcpyDtoHAsync(dst, src, n, 0);
 }
 static CUresult em_host_alloc(CUcontext ctx, void **p, size_t n) {
 	CUresult r = em_ctx(ctx);
@@ -365,6 +372,15 @@ func (h *ctxHandle) htod(dst uint64, src unsafe.Pointer, n int) error {
 func (h *ctxHandle) htodAsync(dst uint64, src unsafe.Pointer, n int) error {
 	if r := C.em_htod_async(h.ctx, C.CUdeviceptr(dst), src, C.size_t(n)); r != 0 {
 		return cuErr("cuMemcpyHtoDAsync", "", r)
+	}
+	return nil
+}
+
+// dtohAsync queues a copy of n bytes to pinned host memory dst (hostAlloc) on the
+// default stream, after the work launched before it; dst holds them after a sync.
+func (h *ctxHandle) dtohAsync(dst unsafe.Pointer, src uint64, n int) error {
+	if r := C.em_dtoh_async(h.ctx, dst, C.CUdeviceptr(src), C.size_t(n)); r != 0 {
+		return cuErr("cuMemcpyDtoHAsync", "", r)
 	}
 	return nil
 }

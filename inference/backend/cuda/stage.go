@@ -51,12 +51,79 @@ func (b *Backend) write(dst uint64, src unsafe.Pointer, n int) {
 	s.off += align16(n)
 }
 
-// freeStage releases the pinned buffer (at Close, after the device is idle).
+// A read to the host (logits, sampled token ids) is copied into pinned host memory on
+// the stream, right after the kernels that produce it, and from there into the caller's
+// slice once the device is idle: a synchronous copy into pageable Go memory goes through
+// the driver's own staging, which took ~0.3 ms for a Llama-3.1-8B token's 513 KB of
+// logits on the H200 (EMBER_CUDA_STATS: 0.050 s copying over 144 tokens, the step's
+// small writes included), with the device idle meanwhile. Reads past readStageMax, or
+// all with $EMBER_CUDA_SYNC_READS, stay synchronous.
+const readStageMax = 64 << 20
+
+// readStage is the pinned buffer of reads, grown to the largest read so far.
+type readStage struct {
+	ptr  unsafe.Pointer
+	size int
+	off  bool // pinned memory could not be had, or $EMBER_CUDA_SYNC_READS
+}
+
+// read copies n bytes at device address src to host memory dst after all queued work,
+// and waits for it.
+func (b *Backend) read(ctx context.Context, dst unsafe.Pointer, src uint64, n int) error {
+	b.flush()
+	r := &b.rstage
+	if n > r.size && !r.off && n <= readStageMax {
+		if r.ptr != nil {
+			if err := b.Sync(ctx); err != nil { // no copy into the old buffer in flight
+				return err
+			}
+			if err := b.h.hostFree(r.ptr); err != nil {
+				b.fail(err)
+				return b.err
+			}
+			r.ptr, r.size = nil, 0
+		}
+		if os.Getenv("EMBER_CUDA_SYNC_READS") == "" {
+			if p, err := b.h.hostAlloc(align16(max(n, 1<<20))); err == nil {
+				r.ptr, r.size = p, align16(max(n, 1<<20))
+			}
+		}
+		r.off = r.ptr == nil
+	}
+	if r.ptr == nil || n > r.size {
+		if err := b.Sync(ctx); err != nil {
+			return err
+		}
+		t0 := time.Now()
+		defer func() { b.st.tCopy += time.Since(t0) }()
+		return b.h.dtoh(dst, src, n)
+	}
+	if b.err == nil {
+		b.fail(b.h.dtohAsync(r.ptr, src, n))
+	}
+	if err := b.Sync(ctx); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	copy(unsafe.Slice((*byte)(dst), n), unsafe.Slice((*byte)(r.ptr), n))
+	b.st.tCopy += time.Since(t0)
+	return nil
+}
+
+// freeStage releases the pinned buffers (at Close, after the device is idle).
 func (b *Backend) freeStage() error {
+	var err error
+	if p := b.rstage.ptr; p != nil {
+		b.rstage.ptr, b.rstage.size = nil, 0
+		err = b.h.hostFree(p)
+	}
 	if b.stage.ptr == nil {
-		return nil
+		return err
 	}
 	p := b.stage.ptr
 	b.stage.ptr = nil
-	return b.h.hostFree(p)
+	if e := b.h.hostFree(p); err == nil {
+		err = e
+	}
+	return err
 }
