@@ -3,7 +3,6 @@ package cuda
 import (
 	"context"
 	"fmt"
-	"unsafe"
 
 	"ember/inference/backend"
 	"ember/inference/quant"
@@ -35,5 +34,5 @@ func (b *Backend) ArgMax(ctx context.Context, src backend.Tensor, dst []int32) e
 	if out == 0 {
 		return b.Sync(ctx) // the scratch failure is recorded
 	}
-	return b.read(ctx, unsafe.Pointer(&dst[0]), out, 4*len(dst))
+	return b.read(ctx, out, bytesOf(dst))
 }

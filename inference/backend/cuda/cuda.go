@@ -353,7 +353,7 @@ func (b *Backend) ReadF32(ctx context.Context, src backend.Tensor, dst []float32
 	if len(dst) != t.rows*t.cols {
 		return fmt.Errorf("cuda: ReadF32 of %d values into %d", t.rows*t.cols, len(dst))
 	}
-	return b.read(ctx, unsafe.Pointer(&dst[0]), t.ptr, 4*len(dst))
+	return b.read(ctx, t.ptr, bytesOf(dst))
 }
 
 // Sync implements backend.Backend.

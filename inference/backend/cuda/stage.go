@@ -69,9 +69,13 @@ type readStage struct {
 	off  bool // pinned memory could not be had, or $EMBER_CUDA_SYNC_READS
 }
 
-// read copies n bytes at device address src to host memory dst after all queued work,
-// and waits for it.
-func (b *Backend) read(ctx context.Context, dst unsafe.Pointer, src uint64, n int) error {
+// read copies the device bytes at src to host memory after all queued work, and waits
+// for them: dsts in turn take consecutive parts (one copy and one sync for all).
+func (b *Backend) read(ctx context.Context, src uint64, dsts ...[]byte) error {
+	n := 0
+	for _, d := range dsts {
+		n += len(d)
+	}
 	b.flush()
 	r := &b.rstage
 	if n > r.size && !r.off && n <= readStageMax {
@@ -86,30 +90,43 @@ func (b *Backend) read(ctx context.Context, dst unsafe.Pointer, src uint64, n in
 			r.ptr, r.size = nil, 0
 		}
 		if os.Getenv("EMBER_CUDA_SYNC_READS") == "" {
-			if p, err := b.h.hostAlloc(align16(max(n, 1<<20))); err == nil {
-				r.ptr, r.size = p, align16(max(n, 1<<20))
+			size := align16(max(n, 1<<20))
+			if p, err := b.h.hostAlloc(size); err == nil {
+				r.ptr, r.size = p, size
 			}
 		}
 		r.off = r.ptr == nil
 	}
-	if r.ptr == nil || n > r.size {
-		if err := b.Sync(ctx); err != nil {
-			return err
-		}
-		t0 := time.Now()
-		defer func() { b.st.tCopy += time.Since(t0) }()
-		return b.h.dtoh(dst, src, n)
-	}
-	if b.err == nil {
+	staged := r.ptr != nil && n <= r.size
+	if staged && b.err == nil {
 		b.fail(b.h.dtohAsync(r.ptr, src, n))
 	}
 	if err := b.Sync(ctx); err != nil {
 		return err
 	}
 	t0 := time.Now()
-	copy(unsafe.Slice((*byte)(dst), n), unsafe.Slice((*byte)(r.ptr), n))
-	b.st.tCopy += time.Since(t0)
+	defer func() { b.st.tCopy += time.Since(t0) }()
+	off := 0
+	for _, d := range dsts {
+		if len(d) == 0 {
+			continue
+		}
+		if staged {
+			copy(d, unsafe.Slice((*byte)(unsafe.Add(r.ptr, off)), len(d)))
+		} else if err := b.h.dtoh(unsafe.Pointer(&d[0]), src+uint64(off), len(d)); err != nil {
+			return err
+		}
+		off += len(d)
+	}
 	return nil
+}
+
+// bytesOf is the memory of s as bytes.
+func bytesOf[T int32 | float32](s []T) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), 4*len(s))
 }
 
 // freeStage releases the pinned buffers (at Close, after the device is idle).

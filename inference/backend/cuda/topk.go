@@ -3,7 +3,6 @@ package cuda
 import (
 	"context"
 	"fmt"
-	"unsafe"
 
 	"ember/inference/backend"
 	"ember/inference/quant"
@@ -40,11 +39,8 @@ func (b *Backend) TopK(ctx context.Context, src backend.Tensor, k int, ids []int
 	if out == 0 {
 		return b.Sync(ctx) // the scratch failure is recorded
 	}
-	if err := b.read(ctx, unsafe.Pointer(&ids[0]), out, 4*n); err != nil {
-		return fmt.Errorf("cuda: TopK ids: %w", err)
-	}
-	if err := b.read(ctx, unsafe.Pointer(&vals[0]), out+uint64(4*n), 4*n); err != nil {
-		return fmt.Errorf("cuda: TopK values: %w", err)
+	if err := b.read(ctx, out, bytesOf(ids[:n]), bytesOf(vals[:n])); err != nil {
+		return fmt.Errorf("cuda: TopK ids and values: %w", err)
 	}
 	return nil
 }
