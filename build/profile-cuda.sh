@@ -26,23 +26,36 @@ if [ -n "${AT:-}" ]; then a=$((n * AT / 100)); else a=$((n - 20)); fi
 b=$((a + 2))
 echo "batches: $n; profiling $a to $((b - 1))"
 EMBER_CUDA_PROFILE_RANGE=$a:$b "$NCU" --profile-from-start off --clock-control none \
-	--metrics gpu__time_duration.sum --csv "$E" bench -m "$M" -backend cuda "$@" >"$O/kernels.csv" 2>"$O/ncu.err"
+	--metrics gpu__time_duration.sum,dram__bytes_read.sum --csv "$E" bench -m "$M" -backend cuda "$@" >"$O/kernels.csv" 2>"$O/ncu.err"
 python3 - "$O/kernels.csv" >"$O/summary.txt" <<'PY'
 import csv, sys, collections
 rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
 hdr = rows[0]; ki = hdr.index("Kernel Name"); vi = hdr.index("Metric Value"); ui = hdr.index("Metric Unit")
-gi = hdr.index("Grid Size")
-scale = {"ns": 1e-3, "nsecond": 1e-3, "us": 1, "usecond": 1, "ms": 1e3, "msecond": 1e3}
-tot = collections.defaultdict(float); cnt = collections.Counter()
+gi = hdr.index("Grid Size"); ii = hdr.index("ID"); mi = hdr.index("Metric Name")
+scale = {"ns": 1e-3, "nsecond": 1e-3, "us": 1, "usecond": 1, "ms": 1e3, "msecond": 1e3,
+         "byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "KB": 1e3, "MB": 1e6, "GB": 1e9}
+# one launch per ID: its duration (us) and the bytes it read from DRAM
+dur = {}; byt = collections.defaultdict(float); name = {}
 for r in rows[1:]:
-    v = float(r[vi].replace(",", ""))
-    v *= scale[r[ui]]
-    k = r[ki].split("(")[0][:70] + " " + r[gi].replace(" ", "")
-    tot[k] += v / 2; cnt[k] += 1
-s = sum(tot.values())
-print(f"one step: {s:.1f} us over {sum(cnt.values())//2} kernels (each alone)")
+    v = float(r[vi].replace(",", "")) * scale.get(r[ui], 1)
+    if r[mi].startswith("gpu__time"):
+        dur[r[ii]] = v
+    else:
+        byt[r[ii]] = v
+    name[r[ii]] = r[ki].split("(")[0][:70] + " " + r[gi].replace(" ", "")
+tot = collections.defaultdict(float); tb = collections.defaultdict(float); cnt = collections.Counter()
+for i, k in name.items():
+    tot[k] += dur.get(i, 0) / 2; tb[k] += byt[i] / 2; cnt[k] += 1
+# the first step's launches in order (OUTDIR/launches.txt)
+with open(sys.argv[1].rsplit("/", 1)[0] + "/launches.txt", "w") as f:
+    ids = sorted(name, key=lambda i: int(i))
+    for i in ids[: len(ids) // 2]:
+        d = dur.get(i, 0)
+        f.write(f"{d:8.2f} us {byt[i]/1e6:8.2f} MB {byt[i]/max(d,1e-9)/1e6:5.2f} TB/s  {name[i]}\n")
+s = sum(tot.values()); sb = sum(tb.values())
+print(f"one step: {s:.1f} us over {sum(cnt.values())//2} kernels (each alone), {sb/1e6:.1f} MB read from DRAM, {sb/s/1e6:.2f} TB/s overall")
 for k, v in sorted(tot.items(), key=lambda x: -x[1]):
-    print(f"{v:9.1f} us {100*v/s:5.1f}% {cnt[k]//2:5d} launches {v/max(1,cnt[k]/2):8.2f} us each  {k}")
+    print(f"{v:9.1f} us {100*v/s:5.1f}% {cnt[k]//2:5d} launches {v/max(1,cnt[k]/2):8.2f} us each {tb[k]/1e6:8.2f} MB {tb[k]/max(v,1e-9)/1e6:5.2f} TB/s  {k}")
 PY
 cat "$O/summary.txt" | head -40
 if [ -n "${DETAIL:-}" ]; then

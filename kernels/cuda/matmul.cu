@@ -5,7 +5,8 @@
 //
 // Grid: (ceil(M / rows per block), ceil(n / NX)); 128 threads, one warp per weight row
 // (two for Q4_K), NX activation rows per warp so that each weight byte is read once per
-// NX rows. Batch 1 (NX = 1) of Q4_K, Q6_K and Q8_0 has its own kernels (mv1, mv1.cuh).
+// NX rows. Batch 1 (NX = 1) of Q4_0, Q5_0, Q4_K, Q6_K and Q8_0 has its own kernels (mv1,
+// mv1.cuh).
 #include "mv1.cuh"
 
 #define MMV_ARGS const uint8_t *W, i64 wstride, const uint8_t *X, i64 xstride, float *D, i64 dstride, int M, int K, int nx
@@ -325,7 +326,7 @@ __device__ void mmv_q8_0(MMV_ARGS, int rb) {
 #define MMV_ONE(NAME, BODY, NX) \
     extern "C" __global__ void __launch_bounds__(128) mmv_##NAME##_##NX(MMV_ARGS) { pdl_entry(); BODY<NX>(W, wstride, X, xstride, D, dstride, M, K, nx, blockIdx.x); }
 #define MMV(NAME, BODY) MMV_ONE(NAME, BODY, 1) MMV_ONE(NAME, BODY, 2) MMV_ONE(NAME, BODY, 4) MMV_ONE(NAME, BODY, 8)
-// MMV_FAST: the batch-1 kernel of Q4_K, Q6_K and Q8_0 is mv1 (launched with the
+// MMV_FAST: the batch-1 kernel of Q4_0, Q5_0, Q4_K, Q6_K and Q8_0 is mv1 (launched with the
 // activation row's bytes of dynamic shared memory, mv1_bytes).
 #define MMV_FAST(NAME, BODY, T) \
     extern "C" __global__ void __launch_bounds__(128) mmv_##NAME##_1(MMV_ARGS) { pdl_defer(); mv1<T, true>(W, wstride, X, D, M, K, blockIdx.x); } \
@@ -346,9 +347,9 @@ GEN(T_Q5_K)
 MMV(f32, gen_T_F32)
 MMV(f16, gen_T_F16)
 MMV(bf16, gen_T_BF16)
-MMV(q4_0, gen_T_Q4_0)
+MMV_FAST(q4_0, gen_T_Q4_0, T_Q4_0)
 MMV(q4_1, gen_T_Q4_1)
-MMV(q5_0, gen_T_Q5_0)
+MMV_FAST(q5_0, gen_T_Q5_0, T_Q5_0)
 MMV(q5_1, gen_T_Q5_1)
 MMV(q2_k, gen_T_Q2_K)
 MMV(q3_k, gen_T_Q3_K)
@@ -383,9 +384,7 @@ MMV_FAST(q8_0, mmv_q8_0, T_Q8_0)
 MMV_ID(f32, gen_T_F32)
 MMV_ID(f16, gen_T_F16)
 MMV_ID(bf16, gen_T_BF16)
-MMV_ID(q4_0, gen_T_Q4_0)
 MMV_ID(q4_1, gen_T_Q4_1)
-MMV_ID(q5_0, gen_T_Q5_0)
 MMV_ID(q5_1, gen_T_Q5_1)
 MMV_ID(q2_k, gen_T_Q2_K)
 MMV_ID(q3_k, gen_T_Q3_K)
@@ -397,6 +396,8 @@ MMV_ID(q5_k, gen_T_Q5_K)
         const int e = ids ? ids[z] : z / epz; \
         mv1<T, false>(W + (i64)e * estride, wstride, X + (i64)(z / xdiv) * xstride, D + (i64)z * dstride, M, K, blockIdx.x % nrb); \
     }
+MMV_ID_FAST(q4_0, T_Q4_0)
+MMV_ID_FAST(q5_0, T_Q5_0)
 MMV_ID_FAST(q4_k, T_Q4_K)
 MMV_ID_FAST(q6_k, T_Q6_K)
 MMV_ID_FAST(q8_0, T_Q8_0)

@@ -17,17 +17,17 @@ func RunMatVec(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 	withPair(t, newBackend, rand.NewPCG(9, 10), testMatVecRows)
 }
 
-// testMatVecRows checks one-row products of Q4_K, Q6_K and Q8_0 (the CUDA backend's mv1
-// kernels take 16, 8 and 16 rows a block): row counts below, at and past a block's rows,
+// testMatVecRows checks one-row products of Q4_K, Q6_K, Q8_0, Q4_0 and Q5_0 (the CUDA
+// backend's mv1 kernels take 16, 8, 16, 16 and 16 rows a block): row counts below, at and past a block's rows,
 // one weight block a row (K 256 or 32), long rows, and rows too long for the activation
 // to fit a GPU's shared memory; then fused projections (MatMulShared) of odd row counts,
 // and per-head groups (MatMulGroups).
 func testMatVecRows(p *pair) {
 	tol := func(k int) float64 { return 0.05 * math.Sqrt(float64(k)) }
-	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K, quant.Q8_0} {
+	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K, quant.Q8_0, quant.Q4_0, quant.Q5_0} {
 		ks := []int{256, 768, 14336, 40960}
-		if typ == quant.Q8_0 {
-			ks = []int{32, 224, 4128, 46080}
+		if typ.BlockSize() == 32 { // 1408: DeepSeek-V2-Lite's experts' down rows
+			ks = []int{32, 224, 1408, 4128, 46080}
 		}
 		for _, k := range ks {
 			for _, m := range []int{1, 5, 8, 15, 16, 17, 33, 100} {
@@ -65,7 +65,7 @@ func testMatVecRows(p *pair) {
 		}
 	}
 	// Per-head products: head h's rows [h*m, (h+1)*m) of w times activation row h.
-	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K, quant.Q8_0} {
+	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K, quant.Q8_0, quant.Q4_0, quant.Q5_0} {
 		const heads, m, k = 5, 19, 512
 		wr, wb := p.weight(typ, heads*m, k, p.randn(heads*m*k, 0.05))
 		xr, xb := p.input(p.randn(heads*k, 1), heads, k)

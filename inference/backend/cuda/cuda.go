@@ -373,6 +373,9 @@ func (b *Backend) Sync(ctx context.Context) error {
 		return b.err
 	}
 	b.stage.off = 0 // every queued copy from the stage is done
+	if b.st.on {
+		b.st.clock.settle()
+	}
 	return nil
 }
 
@@ -393,6 +396,7 @@ func (b *Backend) Close() error {
 	if r := b.h.sync(); r != 0 {
 		errs = append(errs, cuErr("cuCtxSynchronize", "", r))
 	}
+	b.st.clock.close(b.h.ctx)
 	// Graphs may hold cuBLASLt's kernels: destroyed before the library is closed.
 	errs = append(errs, b.destroyGraphs(), b.closeCapture(), b.closeLt())
 	for p := range b.live {

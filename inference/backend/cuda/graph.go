@@ -236,6 +236,10 @@ func (b *Backend) flush() {
 	if n > 0 {
 		b.last = q.names[n-1]
 	}
+	if b.st.on {
+		e0, d0 := b.st.clock.event(b.h.ctx), b.st.direct
+		defer func() { b.st.clock.mark(e0, b.st.clock.event(b.h.ctx), b.st.direct == d0) }()
+	}
 	var h uint64
 	if !b.noGraphs && q.size() >= minGraphSize && (len(q.lts) == 0 || b.canCapture()) {
 		h = q.hash()

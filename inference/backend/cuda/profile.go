@@ -89,6 +89,8 @@ type stats struct {
 	// step's graph), printed in order so that a layer's launches can be read.
 	last []string
 	rng  profRange // $EMBER_CUDA_PROFILE_RANGE
+	// clock times the device's batches and its idle time between them (gputime.go).
+	clock gpuClock
 	// ltTuned counts the cuBLASLt plans tuned (lttune.go), ltRetuned those that took
 	// another algorithm than the heuristic's first, and ltSavedUs the time that saved on
 	// one call of each.
@@ -156,6 +158,7 @@ func (s *stats) report(w io.Writer, lt, paired int) {
 		fmt.Fprintf(w, "  %d cuBLASLt plans tuned, %d to another algorithm (%.1f us saved over one call of each)\n",
 			s.ltTuned, s.ltRetuned, s.ltSavedUs)
 	}
+	s.clock.report(w)
 	if len(s.last) > 0 {
 		fmt.Fprintf(w, "  the last batch of %d+ kernels, %d: %s\n", minTrace, len(s.last), strings.Join(s.last, " "))
 	}

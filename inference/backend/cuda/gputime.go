@@ -1,0 +1,151 @@
+package cuda
+
+/*
+#cgo linux LDFLAGS: -ldl
+#include <dlfcn.h>
+#include <stddef.h>
+
+typedef int CUresult;
+typedef void *CUcontext;
+typedef void *CUevent;
+
+static CUresult (*gt_setctx)(CUcontext);
+static CUresult (*gt_create)(CUevent *, unsigned);
+static CUresult (*gt_rec)(CUevent, void *);
+static CUresult (*gt_el)(float *, CUevent, CUevent);
+static CUresult (*gt_destroy)(CUevent);
+
+// gt_load resolves the event calls from the driver library driver.go opened; 0 when
+// one is missing.
+static int gt_load(void) {
+	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	if (!lib) return 0;
+	*(void **)(&gt_setctx) = dlsym(lib, "cuCtxSetCurrent");
+	*(void **)(&gt_create) = dlsym(lib, "cuEventCreate");
+	*(void **)(&gt_rec) = dlsym(lib, "cuEventRecord");
+	*(void **)(&gt_el) = dlsym(lib, "cuEventElapsedTime");
+	*(void **)(&gt_destroy) = dlsym(lib, "cuEventDestroy_v2");
+	return gt_setctx && gt_create && gt_rec && gt_el && gt_destroy;
+}
+
+// gt_record records event *e (made first when NULL) on the legacy default stream,
+// where every batch is launched.
+static CUresult gt_record(CUcontext ctx, CUevent *e) {
+	CUresult r = gt_setctx(ctx);
+	if (!r && !*e) r = gt_create(e, 0); // CU_EVENT_DEFAULT: timed
+	if (!r) r = gt_rec(*e, NULL);
+	return r;
+}
+static CUresult gt_elapsed(float *ms, CUevent a, CUevent b) { return gt_el(ms, a, b); }
+static void gt_free(CUcontext ctx, CUevent e) {
+	if (!gt_setctx(ctx)) gt_destroy(e);
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"io"
+)
+
+// gpuClock says, with EMBER_CUDA_STATS, how much of the run the device spent on the
+// batches and how long it waited for the host between them: an event is recorded on the
+// stream before and after each batch's launches, and after each sync the gaps are read.
+// A batch's time is from the moment the device reached it (its work before done, and
+// the host past the flush) to its last kernel's end, so a batch launched kernel by
+// kernel also counts the waits for its own launches. The time between batches is the
+// device idle while the host built the next step, read results or launched nothing.
+type gpuClock struct {
+	loaded, ok bool
+	free       []C.CUevent
+	marks      []gpuMark
+	prev       C.CUevent // the end of the last batch settled
+	// ms: in graph replays, in batches launched directly, idle between batches since
+	// the last sync, idle across a sync (from the last batch before it to the first after).
+	graphMs, directMs, idleMs, syncIdleMs float64
+	batches                               int
+}
+
+type gpuMark struct {
+	start, end C.CUevent
+	graph      bool
+}
+
+// event records a new (or reused) event; nil when events cannot be had.
+func (c *gpuClock) event(ctx C.CUcontext) C.CUevent {
+	if !c.loaded {
+		c.loaded, c.ok = true, C.gt_load() != 0
+	}
+	if !c.ok {
+		return nil
+	}
+	var e C.CUevent
+	if n := len(c.free); n > 0 {
+		e, c.free = c.free[n-1], c.free[:n-1]
+	}
+	if C.gt_record(ctx, &e) != 0 {
+		c.ok = false
+		return nil
+	}
+	return e
+}
+
+// mark keeps the events around one batch.
+func (c *gpuClock) mark(start, end C.CUevent, graph bool) {
+	if start != nil && end != nil {
+		c.marks = append(c.marks, gpuMark{start, end, graph})
+	}
+}
+
+// settle reads the events of the batches since the last sync (all complete now).
+func (c *gpuClock) settle() {
+	ms := func(a, b C.CUevent) float64 {
+		var f C.float
+		if C.gt_elapsed(&f, a, b) != 0 {
+			return 0
+		}
+		return float64(f)
+	}
+	for i, m := range c.marks {
+		d := ms(m.start, m.end)
+		if m.graph {
+			c.graphMs += d
+		} else {
+			c.directMs += d
+		}
+		if c.prev != nil {
+			if i == 0 {
+				c.syncIdleMs += ms(c.prev, m.start)
+			} else {
+				c.idleMs += ms(c.prev, m.start)
+			}
+			c.free = append(c.free, c.prev)
+		}
+		c.free = append(c.free, m.start)
+		c.prev = m.end
+		c.batches++
+	}
+	c.marks = c.marks[:0]
+}
+
+// close frees the events.
+func (c *gpuClock) close(ctx C.CUcontext) {
+	for _, m := range c.marks {
+		c.free = append(c.free, m.start, m.end)
+	}
+	if c.prev != nil {
+		c.free = append(c.free, c.prev)
+	}
+	for _, e := range c.free {
+		C.gt_free(ctx, e)
+	}
+	c.free, c.marks, c.prev = nil, nil, nil
+}
+
+func (c *gpuClock) report(w io.Writer) {
+	if c.batches == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  device (events, %d batches): %.3f s in graph replays, %.3f s in direct batches, idle %.3f s between batches and %.3f s across syncs\n",
+		c.batches, c.graphMs/1e3, c.directMs/1e3, c.idleMs/1e3, c.syncIdleMs/1e3)
+}
