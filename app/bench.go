@@ -7,12 +7,14 @@ import (
 	"strings"
 	"time"
 
+	"ember/inference/backend"
 	"ember/inference/model"
 )
 
 // BenchOptions are what `ember bench` measures, as llama-bench does: prompt processing
 // of PP tokens as one batch, and generation of TG tokens one at a time from an empty
-// context, each repeated Reps times after one warm-up.
+// context, each repeated Reps times after one warm-up. Each step reads back what greedy
+// generation does: the argmax where the backend finds it, else the logits.
 type BenchOptions struct {
 	PP, TG, Reps int
 }
@@ -84,7 +86,10 @@ func Bench(ctx context.Context, l *Loaded, o BenchOptions) (*BenchResult, error)
 			res.ReadBytes += int64(ti.Size)
 		}
 	}
-	logits := make([]float32, p.NVocab)
+	// Each step ends as greedy generation does in the engine (scheduler.go): where the
+	// backend has ArgMax, only the chosen token id comes back, else the logits row.
+	logits, id := make([]float32, p.NVocab), make([]int32, 1)
+	am, _ := m.Backend().(backend.ArgMaxer)
 	step := func(toks []int32, start int) error {
 		pos := make([]int32, len(toks))
 		for i := range pos {
@@ -93,6 +98,9 @@ func Bench(ctx context.Context, l *Loaded, o BenchOptions) (*BenchResult, error)
 		out, err := m.Forward(ctx, cache, model.Batch{Tokens: toks, Pos: pos})
 		if err != nil {
 			return err
+		}
+		if am != nil {
+			return am.ArgMax(ctx, out, id)
 		}
 		return m.Backend().ReadF32(ctx, out, logits)
 	}
