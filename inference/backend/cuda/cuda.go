@@ -58,27 +58,29 @@ type Backend struct {
 	seen      map[uint64]bool     // hashes of batches launched directly (graph.go)
 	graphs    map[uint64][]*graph // instantiated graphs of repeated batches, by hash
 	nGraphs   int
-	noGraphs  bool      // $EMBER_CUDA_NO_GRAPHS: launch every batch directly
-	noMMQ     bool      // $EMBER_CUDA_NO_MMQ: mat-vec kernels for every batch
-	hostMoE   bool      // $EMBER_CUDA_HOST_MOE: RoutedExperts declines (moe.go)
-	moeTN     int       // $EMBER_CUDA_MOE_TILE: the grouped experts' tile width, 0 to choose (moe.go)
-	mmqTN     int       // $EMBER_CUDA_MMQ_TILE: the products' tile width, 0 to choose (mmq.go)
-	skip      []string  // $EMBER_CUDA_SKIP: kernel name prefixes not launched
-	st        stats     // $EMBER_CUDA_STATS
-	attnSmem  int       // shared memory attention_smem may use; 0 forces the other kernels
-	mvsc      mvsConf   // the streamed batch-1 products (mvs.go)
-	split     attSplit  // split attention's scratch and mode (attention_split.go)
-	prefill   attTC     // tensor-core prefill attention's mode (attention_prefill.go)
-	dec       attDec    // tensor-core decode attention's modes (attention_dec.go)
-	short     attShort  // short-context decode attention's mode (attention_short.go)
-	fuse      fusable   // the last queued launch, when a quantization may absorb it (fuse.go)
-	epoch     int       // flushes so far
-	stage     stage     // pinned memory that host writes are queued from (stage.go)
-	rstage    readStage // pinned memory that host reads land in (stage.go)
-	lt        ltState   // cuBLASLt for large products, when present (cublaslt_matmul.go)
-	f16c      f16Copies // f16 copies of weights for batched products (f16copy.go)
-	mf        mfConf    // the f16 tensor-core product over quantized weights (mmf.go)
-	capt      ltCapture // capturing cuBLASLt's products into graphs (ltgraph.go)
+	noGraphs  bool           // $EMBER_CUDA_NO_GRAPHS: launch every batch directly
+	noMMQ     bool           // $EMBER_CUDA_NO_MMQ: mat-vec kernels for every batch
+	hostMoE   bool           // $EMBER_CUDA_HOST_MOE: RoutedExperts declines (moe.go)
+	moeTN     int            // $EMBER_CUDA_MOE_TILE: the grouped experts' tile width, 0 to choose (moe.go)
+	mmqTN     int            // $EMBER_CUDA_MMQ_TILE: the products' tile width, 0 to choose (mmq.go)
+	skip      []string       // $EMBER_CUDA_SKIP: kernel name prefixes not launched
+	st        stats          // $EMBER_CUDA_STATS
+	attnSmem  int            // shared memory attention_smem may use; 0 forces the other kernels
+	mvsc      mvsConf        // the streamed batch-1 products (mvs.go)
+	split     attSplit       // split attention's scratch and mode (attention_split.go)
+	prefill   attTC          // tensor-core prefill attention's mode (attention_prefill.go)
+	dec       attDec         // tensor-core decode attention's modes (attention_dec.go)
+	short     attShort       // short-context decode attention's mode (attention_short.go)
+	fuse      fusable        // the last queued launch, when a quantization may absorb it (fuse.go)
+	epoch     int            // flushes so far
+	chunk     int            // launches a batch takes before the next launch flushes it (graph.go)
+	dryFlush  func([]string) // tests without a device: takes each flushed batch's kernel names
+	stage     stage          // pinned memory that host writes are queued from (stage.go)
+	rstage    readStage      // pinned memory that host reads land in (stage.go)
+	lt        ltState        // cuBLASLt for large products, when present (cublaslt_matmul.go)
+	f16c      f16Copies      // f16 copies of weights for batched products (f16copy.go)
+	mf        mfConf         // the f16 tensor-core product over quantized weights (mmf.go)
+	capt      ltCapture      // capturing cuBLASLt's products into graphs (ltgraph.go)
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -113,7 +115,8 @@ func New(opt Options) (*Backend, error) {
 		act: map[quant.Type]*scratch{}, prof: newProfiler(), seen: map[uint64]bool{}, graphs: map[uint64][]*graph{},
 		noGraphs: os.Getenv("EMBER_CUDA_NO_GRAPHS") != "", noPDL: os.Getenv("EMBER_CUDA_NO_PDL") != "", noMMQ: os.Getenv(NoMMQEnv) != "",
 		hostMoE: os.Getenv(HostMoEEnv) != "", dec: attDec{twoPass: os.Getenv(DecTwoPassEnv) != "", ownQ8K: os.Getenv(DecOwnQ8KEnv) != "", stages: decIntEnv(DecStagesEnv), blocks: decIntEnv(DecBlocksEnv), mlaSplit: mlaSplitMode(), gqa: decGQAMode()},
-		st: stats{on: os.Getenv(StatsEnv) != "", start: time.Now(), rng: profRangeFromEnv()}, attnSmem: smemMax, mvsc: mvsFromEnv()}
+		st: stats{on: os.Getenv(StatsEnv) != "", start: time.Now(), rng: profRangeFromEnv()}, attnSmem: smemMax, mvsc: mvsFromEnv(),
+		chunk: chunkFromEnv()}
 	b.capt.failed = os.Getenv(LtNoGraphsEnv) != ""
 	if b.mf, err = mfFromEnv(); err != nil {
 		b.Close()
@@ -455,11 +458,15 @@ func (b *Backend) launch(name string, gx, gy, bx, smem int, args ...uint64) {
 		}
 	}
 	k := b.kernel(name)
-	b.last = name
 	if b.prof == nil {
+		if b.chunk > 0 && len(b.queue.fns) >= b.chunk {
+			b.flush() // before this op's launch: no fusion is lost (graph.go)
+		}
+		b.last = name
 		b.enqueue(k, gx, gy, bx, smem, args)
 		return
 	}
+	b.last = name
 	t0 := time.Now()
 	b.fail(b.h.launch(k, gx, gy, 1, bx, smem, args))
 	if r := b.h.sync(); r != 0 {

@@ -116,6 +116,50 @@ func TestFuseQueueDecoderLayer(t *testing.T) {
 	}
 }
 
+// TestFuseQueueChunks: a batch flushed in chunks (graph.go's ChunkEnv) loses no fusion,
+// even when every launch starts a new batch: the launches are those of one batch.
+func TestFuseQueueChunks(t *testing.T) {
+	const embd, kv, ffn, hd = 512, 256, 1024, 64
+	var whole []string
+	for _, chunk := range []int{0, 1, 2, 3} {
+		q := newQueueOnly(false)
+		var got []string
+		q.chunk, q.dryFlush = chunk, func(n []string) { got = append(got, n...) }
+		inpL, cur, ffnInp, kqv := q.f32(1, embd), q.f32(1, embd), q.f32(1, embd), q.f32(1, embd)
+		qc, kc, vc, gate, up := q.f32(1, embd), q.f32(1, kv), q.f32(1, kv), q.f32(1, ffn), q.f32(1, ffn)
+		kCache, vCache, pos := q.tensor(quant.F16, 16, kv), q.tensor(quant.F16, 16, kv), q.tensor(quant.I32, 1, 1)
+		n1, n2 := q.f32(1, embd), q.f32(1, embd)
+		wq, wk, wv, wo := q.tensor(quant.Q4_K, embd, embd), q.tensor(quant.Q4_K, kv, embd), q.tensor(quant.Q4_K, kv, embd), q.tensor(quant.Q4_K, embd, embd)
+		wg, wu, wd := q.tensor(quant.Q4_K, ffn, embd), q.tensor(quant.Q4_K, ffn, embd), q.tensor(quant.Q4_K, embd, ffn)
+		rope := backend.RoPE{Dims: hd, HeadDim: hd, Base: 10000}
+		for layer := 0; layer < 2; layer++ {
+			q.RMSNorm(cur, inpL, n1, 1e-5)
+			q.MatMulShared(cur, []backend.Proj{{Dst: qc, W: wq}, {Dst: kc, W: wk}, {Dst: vc, W: wv}})
+			q.RoPE(qc, pos, rope)
+			q.RoPE(kc, pos, rope)
+			q.SetRows(kCache, kc, pos)
+			q.SetRows(vCache, vc, pos)
+			q.MatMul(cur, wo, kqv)
+			q.Add(ffnInp, cur, inpL)
+			q.RMSNorm(cur, ffnInp, n2, 1e-5)
+			q.MatMulShared(cur, []backend.Proj{{Dst: gate, W: wg}, {Dst: up, W: wu}})
+			q.SwiGLU(gate, gate, up)
+			q.MatMul(cur, wd, gate)
+			q.Add(inpL, cur, ffnInp)
+		}
+		got = append(got, q.names()...)
+		if chunk == 0 {
+			whole = got
+			continue
+		}
+		wantQueue(t, fmt.Sprintf("chunks of %d", chunk), got, whole...)
+	}
+	// Two fused layers (layer 1's last Add joins layer 2's RMSNorm; layer 2's stays).
+	if len(whole) != 19 || whole[len(whole)-1] != "add_f32" {
+		t.Errorf("one batch: %d launches %v, want 19", len(whole), whole)
+	}
+}
+
 // TestFuseQueueArgs: the fused launches' grids and arguments.
 func TestFuseQueueArgs(t *testing.T) {
 	q := newQueueOnly(false)
