@@ -74,6 +74,8 @@ type Backend struct {
 	fuse      fusable        // the last queued launch, when a quantization may absorb it (fuse.go)
 	epoch     int            // flushes so far
 	chunk     int            // launches a batch takes before the next launch flushes it (graph.go)
+	sinceSync int            // flushes since the last sync (graph.go's chunkNow)
+	noRamp    bool           // $EMBER_CUDA_CHUNK_RAMP=0: whole chunks after a sync too
 	dryFlush  func([]string) // tests without a device: takes each flushed batch's kernel names
 	stage     stage          // pinned memory that host writes are queued from (stage.go)
 	rstage    readStage      // pinned memory that host reads land in (stage.go)
@@ -116,7 +118,7 @@ func New(opt Options) (*Backend, error) {
 		noGraphs: os.Getenv("EMBER_CUDA_NO_GRAPHS") != "", noPDL: os.Getenv("EMBER_CUDA_NO_PDL") != "", noMMQ: os.Getenv(NoMMQEnv) != "",
 		hostMoE: os.Getenv(HostMoEEnv) != "", dec: attDec{twoPass: os.Getenv(DecTwoPassEnv) != "", ownQ8K: os.Getenv(DecOwnQ8KEnv) != "", stages: decIntEnv(DecStagesEnv), blocks: decIntEnv(DecBlocksEnv), mlaSplit: mlaSplitMode(), gqa: decGQAMode()},
 		st: stats{on: os.Getenv(StatsEnv) != "", start: time.Now(), rng: profRangeFromEnv()}, attnSmem: smemMax, mvsc: mvsFromEnv(),
-		chunk: chunkFromEnv()}
+		chunk: chunkFromEnv(), noRamp: os.Getenv(ChunkRampEnv) == "0"}
 	b.capt.failed = os.Getenv(LtNoGraphsEnv) != ""
 	if b.mf, err = mfFromEnv(); err != nil {
 		b.Close()
@@ -376,6 +378,7 @@ func (b *Backend) Sync(ctx context.Context) error {
 		return b.err
 	}
 	b.stage.off = 0 // every queued copy from the stage is done
+	b.sinceSync = 0
 	if b.st.on {
 		b.st.clock.settle()
 	}
@@ -459,9 +462,7 @@ func (b *Backend) launch(name string, gx, gy, bx, smem int, args ...uint64) {
 	}
 	k := b.kernel(name)
 	if b.prof == nil {
-		if b.chunk > 0 && len(b.queue.fns) >= b.chunk {
-			b.flush() // before this op's launch: no fusion is lost (graph.go)
-		}
+		b.chunkFlush()
 		b.last = name
 		b.enqueue(k, gx, gy, bx, smem, args)
 		return

@@ -121,10 +121,11 @@ func TestFuseQueueDecoderLayer(t *testing.T) {
 func TestFuseQueueChunks(t *testing.T) {
 	const embd, kv, ffn, hd = 512, 256, 1024, 64
 	var whole []string
-	for _, chunk := range []int{0, 1, 2, 3} {
+	for _, chunk := range []int{0, 1, 2, 3, 16} {
 		q := newQueueOnly(false)
 		var got []string
-		q.chunk, q.dryFlush = chunk, func(n []string) { got = append(got, n...) }
+		// 16: the ramp after a sync (8, 8, then 16 launches); the others without it
+		q.chunk, q.noRamp, q.dryFlush = chunk, chunk < 16, func(n []string) { got = append(got, n...) }
 		inpL, cur, ffnInp, kqv := q.f32(1, embd), q.f32(1, embd), q.f32(1, embd), q.f32(1, embd)
 		qc, kc, vc, gate, up := q.f32(1, embd), q.f32(1, kv), q.f32(1, kv), q.f32(1, ffn), q.f32(1, ffn)
 		kCache, vCache, pos := q.tensor(quant.F16, 16, kv), q.tensor(quant.F16, 16, kv), q.tensor(quant.I32, 1, 1)
@@ -157,6 +158,26 @@ func TestFuseQueueChunks(t *testing.T) {
 	// Two fused layers (layer 1's last Add joins layer 2's RMSNorm; layer 2's stays).
 	if len(whole) != 19 || whole[len(whole)-1] != "add_f32" {
 		t.Errorf("one batch: %d launches %v, want 19", len(whole), whole)
+	}
+}
+
+// TestChunkRamp: after a sync the first two batches are a quarter and a half of a
+// chunk, at least minGraphSize launches.
+func TestChunkRamp(t *testing.T) {
+	b := &Backend{chunk: 64}
+	for since, want := range []int{16, 32, 64, 64} {
+		b.sinceSync = since
+		if got := b.chunkNow(); got != want {
+			t.Errorf("chunk 64, %d flushes since the sync: %d, want %d", since, got, want)
+		}
+	}
+	b.chunk, b.sinceSync = 16, 0
+	if got := b.chunkNow(); got != minGraphSize {
+		t.Errorf("chunk 16 after a sync: %d, want %d", got, minGraphSize)
+	}
+	b.noRamp = true
+	if got := b.chunkNow(); got != 16 {
+		t.Errorf("chunk 16 without the ramp: %d", got)
 	}
 }
 

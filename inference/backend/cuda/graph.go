@@ -143,8 +143,33 @@ import (
 // launch flushes it (0: a batch ends only at a read, a write or a sync).
 const ChunkEnv = "EMBER_CUDA_CHUNK"
 
-// defaultChunk is the chunk without ChunkEnv.
-const defaultChunk = 128
+// ChunkRampEnv names an environment variable: 0 makes the first batches after a sync
+// whole chunks too (chunkNow).
+const ChunkRampEnv = "EMBER_CUDA_CHUNK_RAMP"
+
+// defaultChunk is the chunk without ChunkEnv. H200, session 18, one call, two rounds
+// (chunk:ramp): tg128 8B Q4_K_M 434/446 (128:0), 451/449 (64:0), 464/465 (64:1),
+// 456/464 (128:1); V2-Lite 437/445, 450/452, 475/462, 458/458; 8B Q8_0 325/323,
+// 334/329, 336/337, 336/338; 64 streams 8B 8,200, 8,370, 8,457, 8,364.
+const defaultChunk = 64
+
+// chunkFlush flushes a batch of a chunk's launches (called before a launch: then no
+// fusion is lost).
+func (b *Backend) chunkFlush() {
+	if b.chunk > 0 && len(b.queue.fns) >= b.chunkNow() {
+		b.flush()
+	}
+}
+
+// chunkNow is the chunk of the next flush: after a sync the device waits for the first
+// one, so the first two batches are a quarter and a half of a chunk (at least 8
+// launches), the device then starting while the host builds the rest.
+func (b *Backend) chunkNow() int {
+	if b.sinceSync >= 2 || b.noRamp {
+		return b.chunk
+	}
+	return max(minGraphSize, b.chunk>>(2-b.sinceSync))
+}
 
 func chunkFromEnv() int {
 	if v, err := strconv.Atoi(os.Getenv(ChunkEnv)); err == nil && v >= 0 {
@@ -245,6 +270,7 @@ func (b *Backend) flush() {
 	}
 	defer q.reset()
 	b.epoch++
+	b.sinceSync++
 	if b.dryFlush != nil { // a queue-only Backend of the tests: no device
 		b.dryFlush(q.names)
 		return
