@@ -64,29 +64,61 @@ func wantQueue(t *testing.T, what string, got []string, want ...string) {
 	}
 }
 
-// TestFuseQueueDecoderLayer: a decode step's layer (inference/model's Decoder, less the
-// attention, which no pattern touches) queues the fused kernels, and with fusion off
-// the separate ones.
-func TestFuseQueueDecoderLayer(t *testing.T) {
+// testLayer is a decode step's layer of Llama shapes (inference/model's Decoder, less
+// the attention, which no pattern touches) over a queue-only Backend.
+type testLayer struct {
+	q                                            *queueOnly
+	inpL, cur, ffnInp, kqv, qc, kc, vc, gate, up *tensor
+	kCache, vCache, pos, n1, n2                  *tensor
+	wq, wk, wv, wo, wg, wu, wd                   *tensor
+	rope                                         backend.RoPE
+}
+
+func newTestLayer(q *queueOnly) *testLayer {
 	const embd, kv, ffn, hd = 512, 256, 1024, 64
+	return &testLayer{q: q,
+		inpL: q.f32(1, embd), cur: q.f32(1, embd), ffnInp: q.f32(1, embd), kqv: q.f32(1, embd),
+		qc: q.f32(1, embd), kc: q.f32(1, kv), vc: q.f32(1, kv), gate: q.f32(1, ffn), up: q.f32(1, ffn),
+		kCache: q.tensor(quant.F16, 16, kv), vCache: q.tensor(quant.F16, 16, kv), pos: q.tensor(quant.I32, 1, 1),
+		n1: q.f32(1, embd), n2: q.f32(1, embd),
+		wq: q.tensor(quant.Q4_K, embd, embd), wk: q.tensor(quant.Q4_K, kv, embd), wv: q.tensor(quant.Q4_K, kv, embd),
+		wo: q.tensor(quant.Q4_K, embd, embd), wg: q.tensor(quant.Q4_K, ffn, embd), wu: q.tensor(quant.Q4_K, ffn, embd),
+		wd:   q.tensor(quant.Q4_K, embd, ffn),
+		rope: backend.RoPE{Dims: hd, HeadDim: hd, Base: 10000}}
+}
+
+// attnInput queues the attention's input: norm, Q/K/V, RoPE, the cache writes.
+func (l *testLayer) attnInput() {
+	q := l.q
+	q.RMSNorm(l.cur, l.inpL, l.n1, 1e-5)
+	q.MatMulShared(l.cur, []backend.Proj{{Dst: l.qc, W: l.wq}, {Dst: l.kc, W: l.wk}, {Dst: l.vc, W: l.wv}})
+	q.RoPE(l.qc, l.pos, l.rope)
+	q.RoPE(l.kc, l.pos, l.rope)
+	q.SetRows(l.kCache, l.kc, l.pos)
+	q.SetRows(l.vCache, l.vc, l.pos)
+}
+
+// rest queues the output product, the residual adds and the FFN.
+func (l *testLayer) rest() {
+	q := l.q
+	q.MatMul(l.cur, l.wo, l.kqv)
+	q.Add(l.ffnInp, l.cur, l.inpL)
+	q.RMSNorm(l.cur, l.ffnInp, l.n2, 1e-5)
+	q.MatMulShared(l.cur, []backend.Proj{{Dst: l.gate, W: l.wg}, {Dst: l.up, W: l.wu}})
+	q.SwiGLU(l.gate, l.gate, l.up)
+	q.MatMul(l.cur, l.wd, l.gate)
+	q.Add(l.inpL, l.cur, l.ffnInp)
+}
+
+// TestFuseQueueDecoderLayer: a decode step's layer queues the fused kernels, and with
+// fusion off the separate ones.
+func TestFuseQueueDecoderLayer(t *testing.T) {
 	mm := mmvName(quant.Q4_K, 1)
 	for _, off := range []bool{false, true} {
 		q := newQueueOnly(off)
-		inpL, cur, ffnInp, kqv := q.f32(1, embd), q.f32(1, embd), q.f32(1, embd), q.f32(1, embd)
-		qc, kc, vc, gate, up := q.f32(1, embd), q.f32(1, kv), q.f32(1, kv), q.f32(1, ffn), q.f32(1, ffn)
-		kCache, vCache, pos := q.tensor(quant.F16, 16, kv), q.tensor(quant.F16, 16, kv), q.tensor(quant.I32, 1, 1)
-		n1, n2, on := q.f32(1, embd), q.f32(1, embd), q.f32(1, embd)
-		wq, wk, wv, wo := q.tensor(quant.Q4_K, embd, embd), q.tensor(quant.Q4_K, kv, embd), q.tensor(quant.Q4_K, kv, embd), q.tensor(quant.Q4_K, embd, embd)
-		wg, wu, wd, wout := q.tensor(quant.Q4_K, ffn, embd), q.tensor(quant.Q4_K, ffn, embd), q.tensor(quant.Q4_K, embd, ffn), q.tensor(quant.Q4_K, 64, embd)
-		res, logits := q.f32(1, embd), q.f32(1, 64)
-		rope := backend.RoPE{Dims: hd, HeadDim: hd, Base: 10000}
-
-		q.RMSNorm(cur, inpL, n1, 1e-5)
-		q.MatMulShared(cur, []backend.Proj{{Dst: qc, W: wq}, {Dst: kc, W: wk}, {Dst: vc, W: wv}})
-		q.RoPE(qc, pos, rope)
-		q.RoPE(kc, pos, rope)
-		q.SetRows(kCache, kc, pos)
-		q.SetRows(vCache, vc, pos)
+		l := newTestLayer(q)
+		on, res, logits, wout := q.f32(1, 512), q.f32(1, 512), q.f32(1, 64), q.tensor(quant.Q4_K, 64, 512)
+		l.attnInput()
 		// A fusion pops the launch it joins: every per-launch list keeps one entry a
 		// launch (the PDL flags were once left behind, one too many a fusion).
 		if nf, np, nn := len(q.queue.fns), len(q.queue.pdl), len(q.queue.names); np != nf || nn != nf {
@@ -97,14 +129,8 @@ func TestFuseQueueDecoderLayer(t *testing.T) {
 		} else {
 			wantQueue(t, "attention input", got, "rms_norm_q8_k", "mmv_multi", "rope2_set")
 		}
-		q.MatMul(cur, wo, kqv)
-		q.Add(ffnInp, cur, inpL)
-		q.RMSNorm(cur, ffnInp, n2, 1e-5)
-		q.MatMulShared(cur, []backend.Proj{{Dst: gate, W: wg}, {Dst: up, W: wu}})
-		q.SwiGLU(gate, gate, up)
-		q.MatMul(cur, wd, gate)
-		q.Add(inpL, cur, ffnInp)
-		q.RMSNorm(res, inpL, on, 1e-5)
+		l.rest()
+		q.RMSNorm(res, l.inpL, on, 1e-5)
 		q.MatMul(logits, wout, res)
 		if got := q.names(); off {
 			wantQueue(t, "rest of the layer, unfused", got, "quant_q8_k", mm, "add_f32", "rms_norm", "quant_q8_k", "mmv_multi",
@@ -119,34 +145,16 @@ func TestFuseQueueDecoderLayer(t *testing.T) {
 // TestFuseQueueChunks: a batch flushed in chunks (graph.go's ChunkEnv) loses no fusion,
 // even when every launch starts a new batch: the launches are those of one batch.
 func TestFuseQueueChunks(t *testing.T) {
-	const embd, kv, ffn, hd = 512, 256, 1024, 64
 	var whole []string
 	for _, chunk := range []int{0, 1, 2, 3, 16} {
 		q := newQueueOnly(false)
 		var got []string
 		// 16: the ramp after a sync (8, 8, then 16 launches); the others without it
 		q.chunk, q.noRamp, q.dryFlush = chunk, chunk < 16, func(n []string) { got = append(got, n...) }
-		inpL, cur, ffnInp, kqv := q.f32(1, embd), q.f32(1, embd), q.f32(1, embd), q.f32(1, embd)
-		qc, kc, vc, gate, up := q.f32(1, embd), q.f32(1, kv), q.f32(1, kv), q.f32(1, ffn), q.f32(1, ffn)
-		kCache, vCache, pos := q.tensor(quant.F16, 16, kv), q.tensor(quant.F16, 16, kv), q.tensor(quant.I32, 1, 1)
-		n1, n2 := q.f32(1, embd), q.f32(1, embd)
-		wq, wk, wv, wo := q.tensor(quant.Q4_K, embd, embd), q.tensor(quant.Q4_K, kv, embd), q.tensor(quant.Q4_K, kv, embd), q.tensor(quant.Q4_K, embd, embd)
-		wg, wu, wd := q.tensor(quant.Q4_K, ffn, embd), q.tensor(quant.Q4_K, ffn, embd), q.tensor(quant.Q4_K, embd, ffn)
-		rope := backend.RoPE{Dims: hd, HeadDim: hd, Base: 10000}
+		l := newTestLayer(q)
 		for layer := 0; layer < 2; layer++ {
-			q.RMSNorm(cur, inpL, n1, 1e-5)
-			q.MatMulShared(cur, []backend.Proj{{Dst: qc, W: wq}, {Dst: kc, W: wk}, {Dst: vc, W: wv}})
-			q.RoPE(qc, pos, rope)
-			q.RoPE(kc, pos, rope)
-			q.SetRows(kCache, kc, pos)
-			q.SetRows(vCache, vc, pos)
-			q.MatMul(cur, wo, kqv)
-			q.Add(ffnInp, cur, inpL)
-			q.RMSNorm(cur, ffnInp, n2, 1e-5)
-			q.MatMulShared(cur, []backend.Proj{{Dst: gate, W: wg}, {Dst: up, W: wu}})
-			q.SwiGLU(gate, gate, up)
-			q.MatMul(cur, wd, gate)
-			q.Add(inpL, cur, ffnInp)
+			l.attnInput()
+			l.rest()
 		}
 		got = append(got, q.names()...)
 		if chunk == 0 {
