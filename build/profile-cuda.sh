@@ -12,6 +12,8 @@
 # With DETAIL=regex, also ncu's full sections for the first kernel matching it in those
 # steps (OUTDIR/detail.txt).
 set -u
+# A batch is a whole step only when the queue is not flushed in chunks (graph.go).
+export EMBER_CUDA_CHUNK=0
 E=$1 M=$2 O=$3
 shift 3
 mkdir -p "$O"
