@@ -86,7 +86,8 @@ type stats struct {
 	// this package's queue code), so that a batch ending where it should not is found.
 	why map[string]int
 	// last is the kernels of the last batch of at least minTrace launches (a decode
-	// step's graph), printed in order so that a layer's launches can be read.
+	// step's graph; with chunked flushes a chunk of it, EMBER_CUDA_CHUNK=0 for whole
+	// steps), printed in order so that a layer's launches can be read.
 	last []string
 	rng  profRange // $EMBER_CUDA_PROFILE_RANGE
 	// clock times the device's batches and its idle time between them (gputime.go).
