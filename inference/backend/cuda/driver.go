@@ -63,6 +63,10 @@ CUresult (*p_cuStreamDestroy)(CUstream);
 CUresult (*p_cuStreamBeginCapture)(CUstream, int);
 CUresult (*p_cuStreamEndCapture)(CUstream, CUgraph *);
 CUresult (*p_cuGraphAddChildGraphNode)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUgraph);
+CUresult (*p_cuEventCreate)(CUevent *, unsigned);
+CUresult (*p_cuEventRecord)(CUevent, void *);
+CUresult (*p_cuEventElapsedTime)(float *, CUevent, CUevent);
+CUresult (*p_cuEventDestroy)(CUevent);
 
 // em_load opens libcuda.so.1 and resolves every symbol; it returns NULL or an error text.
 static const char *em_load(void) {
@@ -115,6 +119,10 @@ static const char *em_load(void) {
 	*(void **)(&p_cuStreamBeginCapture) = dlsym(em_lib, "cuStreamBeginCapture_v2");
 	*(void **)(&p_cuStreamEndCapture) = dlsym(em_lib, "cuStreamEndCapture");
 	*(void **)(&p_cuGraphAddChildGraphNode) = dlsym(em_lib, "cuGraphAddChildGraphNode");
+	*(void **)(&p_cuEventCreate) = dlsym(em_lib, "cuEventCreate");
+	*(void **)(&p_cuEventRecord) = dlsym(em_lib, "cuEventRecord");
+	*(void **)(&p_cuEventElapsedTime) = dlsym(em_lib, "cuEventElapsedTime");
+	*(void **)(&p_cuEventDestroy) = dlsym(em_lib, "cuEventDestroy_v2");
 	return 0;
 }
 

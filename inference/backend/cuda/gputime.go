@@ -1,44 +1,22 @@
 package cuda
 
 /*
-#cgo linux LDFLAGS: -ldl
-#include <dlfcn.h>
-#include <stddef.h>
+#include "launch.h"
 
-typedef int CUresult;
-typedef void *CUcontext;
-typedef void *CUevent;
-
-static CUresult (*gt_setctx)(CUcontext);
-static CUresult (*gt_create)(CUevent *, unsigned);
-static CUresult (*gt_rec)(CUevent, void *);
-static CUresult (*gt_el)(float *, CUevent, CUevent);
-static CUresult (*gt_destroy)(CUevent);
-
-// gt_load resolves the event calls from the driver library driver.go opened; 0 when
-// one is missing.
-static int gt_load(void) {
-	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-	if (!lib) return 0;
-	*(void **)(&gt_setctx) = dlsym(lib, "cuCtxSetCurrent");
-	*(void **)(&gt_create) = dlsym(lib, "cuEventCreate");
-	*(void **)(&gt_rec) = dlsym(lib, "cuEventRecord");
-	*(void **)(&gt_el) = dlsym(lib, "cuEventElapsedTime");
-	*(void **)(&gt_destroy) = dlsym(lib, "cuEventDestroy_v2");
-	return gt_setctx && gt_create && gt_rec && gt_el && gt_destroy;
-}
+// gt_ok reports whether the driver had the event calls (driver.go's em_load).
+static int gt_ok(void) { return p_cuEventCreate && p_cuEventRecord && p_cuEventElapsedTime && p_cuEventDestroy; }
 
 // gt_record records event *e (made first when NULL) on the legacy default stream,
 // where every batch is launched.
 static CUresult gt_record(CUcontext ctx, CUevent *e) {
-	CUresult r = gt_setctx(ctx);
-	if (!r && !*e) r = gt_create(e, 0); // CU_EVENT_DEFAULT: timed
-	if (!r) r = gt_rec(*e, NULL);
+	CUresult r = em_ctx_current(ctx);
+	if (!r && !*e) r = p_cuEventCreate(e, 0); // CU_EVENT_DEFAULT: timed
+	if (!r) r = p_cuEventRecord(*e, NULL);
 	return r;
 }
-static CUresult gt_elapsed(float *ms, CUevent a, CUevent b) { return gt_el(ms, a, b); }
+static CUresult gt_elapsed(float *ms, CUevent a, CUevent b) { return p_cuEventElapsedTime(ms, a, b); }
 static void gt_free(CUcontext ctx, CUevent e) {
-	if (!gt_setctx(ctx)) gt_destroy(e);
+	if (!em_ctx_current(ctx)) p_cuEventDestroy(e);
 }
 */
 import "C"
@@ -74,7 +52,7 @@ type gpuMark struct {
 // event records a new (or reused) event; nil when events cannot be had.
 func (c *gpuClock) event(ctx C.CUcontext) C.CUevent {
 	if !c.loaded {
-		c.loaded, c.ok = true, C.gt_load() != 0
+		c.loaded, c.ok = true, C.gt_ok() != 0
 	}
 	if !c.ok {
 		return nil

@@ -63,4 +63,9 @@ extern CUresult (*p_cuStreamDestroy)(CUstream);
 extern CUresult (*p_cuStreamBeginCapture)(CUstream, int);
 extern CUresult (*p_cuStreamEndCapture)(CUstream, CUgraph *);
 extern CUresult (*p_cuGraphAddChildGraphNode)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUgraph);
-
+// Events, for the device clock of EMBER_CUDA_STATS (gputime.go; optional symbols).
+typedef void *CUevent;
+extern CUresult (*p_cuEventCreate)(CUevent *, unsigned);
+extern CUresult (*p_cuEventRecord)(CUevent, void *);
+extern CUresult (*p_cuEventElapsedTime)(float *, CUevent, CUevent);
+extern CUresult (*p_cuEventDestroy)(CUevent);

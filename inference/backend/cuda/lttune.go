@@ -100,8 +100,8 @@ const (
 
 // ltTune times plan p's candidates on the product D = A^T x (device addresses) with the
 // backend's workspace and keeps the fastest; it returns that workspace (0 when there
-// is nothing to time: one candidate, or no memory for the workspace). A plan is tuned once, also when it has one candidate or the timing fails
-// (the failure is recorded).
+// is nothing to time: one candidate, or no memory for the workspace). A plan is tuned
+// once, also when it has one candidate or the timing fails (the failure is recorded).
 func (b *Backend) ltTune(p *ltPlan, a, x, d uint64) uint64 {
 	p.tuned = true
 	if p.c == nil || p.c.ncand < 2 {
