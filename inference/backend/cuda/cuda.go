@@ -450,6 +450,9 @@ func (b *Backend) kernel(name string) *kernel {
 	panic(fmt.Sprintf("cuda: kernel %s is in no module: %v", name, err))
 }
 
+// maxKernelArgs is the most arguments a launch may pass (EM_MAX_ARGS in launch.h).
+const maxKernelArgs = 48
+
 // launch enqueues kernel name with a grid of gx x gy blocks of bx threads.
 func (b *Backend) launch(name string, gx, gy, bx, smem int, args ...uint64) {
 	if b.err != nil {
@@ -461,6 +464,9 @@ func (b *Backend) launch(name string, gx, gy, bx, smem int, args ...uint64) {
 		}
 	}
 	k := b.kernel(name)
+	if len(args) > maxKernelArgs {
+		panic(fmt.Sprintf("cuda: kernel %s launched with %d arguments, more than %d", name, len(args), maxKernelArgs))
+	}
 	if b.prof == nil {
 		b.chunkFlush()
 		b.last = name

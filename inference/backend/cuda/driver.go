@@ -214,8 +214,8 @@ static CUresult em_dtod(CUcontext ctx, CUdeviceptr dst, CUdeviceptr src, size_t 
 // parameter (the driver reads each parameter's size from the slot's start).
 static CUresult em_launch(CUcontext ctx, CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                           unsigned smem, uint64_t *args, int n) {
-	void *ptrs[32];
-	for (int i = 0; i < n && i < 32; i++) ptrs[i] = &args[i];
+	void *ptrs[EM_MAX_ARGS];
+	for (int i = 0; i < n && i < EM_MAX_ARGS; i++) ptrs[i] = &args[i];
 	CUresult r = em_ctx(ctx);
 	return r ? r : p_cuLaunchKernel(f, gx, gy, gz, bx, 1, 1, smem, 0, ptrs, 0);
 }

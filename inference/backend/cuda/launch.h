@@ -2,6 +2,9 @@
 // (which loads them) and graph.go's (kernel batches and graphs). cgo compiles each Go
 // file's C preamble apart, so what both use is declared here and defined in driver.go.
 #pragma once
+// EM_MAX_ARGS is the most parameters a kernel launched through em_launch, em_launch_many
+// or a graph node may have (maxKernelArgs in cuda.go).
+#define EM_MAX_ARGS 48
 #include <stddef.h>
 #include <stdint.h>
 
