@@ -61,6 +61,30 @@ LGA __m256i lga_dot_u(__m256i wu, __m256i x) {
 	return _mm256_madd_epi16(_mm256_maddubs_epi16(wu, x), _mm256_set1_epi16(1));
 }
 
+// 16 bytes at a and at b in the two halves of a register; at the blocks' start: the
+// scales, and the fifth bits of the Q5 types, of a row pair.
+LGA __m256i lga_pair_head(const uint8_t *a, const uint8_t *b) {
+	return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)a)),
+	                               _mm_loadu_si128((const __m128i *)b), 1);
+}
+
+// Per block of nx activation rows, for the row pairs of lga_direct_p (lg_avx2.c): dx at
+// pd[i * nb + b], and for Q4_0/Q5_0 the offset times the sums of x over the elements
+// that each int32 lane of a pair's dot product adds up at pc[4 * (i * nb + b)].
+LGA void lga_pair_prep(const int T, const uint8_t *x, int64_t xrb, int nx, int64_t nb, int32_t *pc, float *pd) {
+	const int is1 = lga_is1(T), xbs = is1 ? 36 : 34, xqo = is1 ? 4 : 2, off = lga_offset(T);
+	for (int i = 0; i < nx; i++)
+		for (int64_t b = 0; b < nb; b++) {
+			const uint8_t *xb = x + i * xrb + b * xbs;
+			pd[i * nb + b] = lga_h2f(xb);
+			if (!off) continue;
+			const __m128i o8 = _mm_set1_epi8((char)off);
+			const __m128i s = _mm_add_epi16(_mm_maddubs_epi16(o8, _mm_loadu_si128((const __m128i *)(xb + xqo))),
+			                                _mm_maddubs_epi16(o8, _mm_loadu_si128((const __m128i *)(xb + xqo + 16))));
+			_mm_storeu_si128((__m128i *)(pc + 4 * (i * nb + b)), _mm_madd_epi16(s, _mm_set1_epi16(1)));
+		}
+}
+
 // Transpose 8 vectors of 8 dwords: out[e] dword l = v[l] dword e.
 LGA void lga_transpose8(const __m256i v[8], __m256i out[8]) {
 	__m256i t[8], u[8];
