@@ -123,7 +123,7 @@ const lgGuard = float32(-7.25e11)
 func TestLGGemm(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	const maxRows, maxNX = 64, 33
-	ks := []int{32, 96, 4096, 4128}
+	ks := []int{32, 96, 4096, 4128, 16416} // 16416: past LGA_PREP_NB blocks (lg_avx2.c), prepared inline
 	rowsList := []int{1, 3, 7, 33, 64}
 	nxList := []int{1, 2, 3, 4, 5, 7, 8, 13, 33}
 	if testing.Short() {
