@@ -1,7 +1,8 @@
 // lg.c: the legacy-quant and float kernels' entry points (kernels.h) and their scalar C
 // reference path. Types: weights Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 (against Q8_0 or Q8_1
 // activations), F16, BF16, F32 (against the same type); activations Q8_0, Q8_1, F16,
-// BF16, F32. The SIMD paths live in lg_avx2.c (with lg_avx2_conv.c), lg_avx512.c and lg_neon.c.
+// BF16, F32. The SIMD paths live in lg_avx2.c (with lg_avx2_conv.c), lg_avx512.c and
+// lg_neon.c.
 //
 // The scalar code follows package quant operation for operation, so its quantize and
 // dequantize are bit-identical and its dot products round as llama.cpp's generic C does.

@@ -1,5 +1,5 @@
-// lg_x86.h: x86 SIMD helpers shared by lg_avx2.c, lg_avx2_conv.c and lg_avx512.c. Include it after the
-// file's target pragma (it needs AVX2, FMA and F16C).
+// lg_x86.h: x86 SIMD helpers shared by lg_avx2.c, lg_avx2_conv.c and lg_avx512.c.
+// Include it after the file's target pragma (it needs AVX2, FMA and F16C).
 #ifndef EMBER_LG_X86_H
 #define EMBER_LG_X86_H
 
