@@ -1,36 +1,39 @@
 #!/bin/sh
-# next-gpu.sh: session 19's last GPU call: the final build's checks (the goldens,
-# conformance, fused and deepseek2's CUDA tests, each under a limit), then where the
-# 8B 64-stream step's time goes: the synchronized per-kernel profile
-# (EMBER_CUDA_PROFILE) of serving with and without the decode (-n 64 against -n 1),
-# and tg128 for reference.
+# next-gpu.sh: session 19's sixth GPU call (short: the session's device time was nearly
+# spent): quant_q8_k as a warp a 256-element block (quant.cu; only quant.ptx changes),
+# its PTX made here and tried through EMBER_CUDA_PTX_DIR: the conformance and fused
+# tests and the CUDA goldens, then pp512 against the embedded PTX, interleaved.
 # Where Go is: build/dev-build.sh (bin/dev). On the GPU:
-#   sh build/next-gpu.sh   (carry bin/dev; give the call 340 s)
+#   sh build/next-gpu.sh   (carry bin/dev; give the call 200 s)
 set -u
 R=$PWD
 for f in bin/dev/*.xz; do [ -e "$f" ] && xz -d -f "$f"; done
 chmod +x bin/dev/*
 E=$R/bin/dev/ember L=${OUT:-/tmp/next-gpu}
-mkdir -p "$L"
+mkdir -p "$L" /tmp/ptx
 [ -f /tmp/q4.gguf ] || $E synth /tmp/q4.gguf -preset llama3.1-8b -ftype q4_k_m >/dev/null 2>&1 &
+cp kernels/cuda/*.ptx /tmp/ptx/
+(cd kernels/cuda && nvcc -arch=sm_90 -ptx -O3 -fmad=false -o /tmp/quant.raw.ptx quant.cu &&
+	h=$(cat quant.cu $(LC_ALL=C ls *.cuh) | sha256sum | cut -d" " -f1) &&
+	{ echo "// ember-sources-sha256: $h"; cat /tmp/quant.raw.ptx; } >/tmp/ptx/quant.ptx)
+cp /tmp/ptx/quant.ptx "$L/quant.ptx"
+export EMBER_CUDA_PTX_DIR=/tmp/ptx
 C=inference/backend/cuda T=$R/bin/dev/cuda.test
 g() { # name dir limit binary args...
 	n=$1 d=$2 l=$3
 	shift 3
 	(cd "$d" && timeout -s KILL "$l" "$@" >"$L/$n.log" 2>&1; echo "$n rc $?" >>"$L/$n.log") &
 }
-g fused $C 120 "$T" -test.run 'FusedDecoderLayers|FuseQueue|Graph|Queued|Chunk|PDL|Pdl'
-g conf $C 120 "$T" -test.run 'Conformance$|MatVecBatch1|TopK|ArgMax'
-g goldens inference/model/archs 120 "$R/bin/dev/archs.test" -test.run 'TestGoldensCUDA'
-g deepseek2 inference/model/deepseek2 120 "$R/bin/dev/deepseek2.test" -test.run 'CUDA'
+g conf $C 80 "$T" -test.run 'Conformance$|FusedSwiGLUQ8K|FusedGetRowsQ8K|FusedDecoderLayers|MMQ'
+g goldens inference/model/archs 80 "$R/bin/dev/archs.test" -test.run 'TestGoldensCUDA'
 wait
 for f in "$L"/*.log; do
 	tail -1 "$f"
 	grep -E "^--- FAIL|_test.go:[0-9]+:|^panic|SIGSEGV" "$f" | head -8
 done
-for n in 64 1; do
-	echo "== 64 streams, -p 512 -n $n, synchronized profile"
-	EMBER_CUDA_PROFILE=1 timeout -s KILL 75 "$E" bench -backend cuda -m /tmp/q4.gguf -streams 64 -p 512 -n $n 2>&1 | grep -E "^\| |cuda profile|  [0-9. ]+ ms" | head -26
+b() { timeout -s KILL 40 "$E" bench -backend cuda "$@" 2>&1 | grep '^| ' | tail -1 | cut -d'|' -f8; }
+for i in 1 2; do
+	echo "pp512 new $(b -m /tmp/q4.gguf -p 512 -n 0 -r 3)"
+	echo "pp512 old $(EMBER_CUDA_PTX_DIR= b -m /tmp/q4.gguf -p 512 -n 0 -r 3)"
 done
-echo "tg128 8B $(timeout -s KILL 60 "$E" bench -backend cuda -m /tmp/q4.gguf -p 0 -n 128 -r 3 2>&1 | grep '^| ' | tail -1 | cut -d'|' -f8)"
-(cd $L && tar czf logs.tgz *.log && rm -rf *.log)
+rm -f "$L"/*.log

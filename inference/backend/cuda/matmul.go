@@ -91,7 +91,7 @@ func (b *Backend) quantize(x *tensor, vt quant.Type) (uint64, int) {
 			}
 			b.launch("quant_q8", (k/32+7)/8, rows, 256, 0, o, i64(stride), xp, i64(k), i64(s1))
 		case quant.Q8_K:
-			b.launch("quant_q8_k", k/256, rows, 256, 0, o, i64(stride), xp, i64(k))
+			b.launch("quant_q8_k", q8kwGrid(k), rows, 32*q8kwWarps, 0, o, i64(stride), xp, i64(k))
 		case quant.F16, quant.BF16:
 			bf := 0
 			if vt == quant.BF16 {
