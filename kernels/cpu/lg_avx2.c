@@ -174,10 +174,7 @@ LGA void lga_direct_p(const int T, const int NP, const int NX, const int PRE, co
 				continue;
 			}
 			dx[i] = lga_h2f(xb);
-			if (off) {
-				const __m256i o8 = _mm256_set1_epi8((char)off);
-				xc[i] = _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(o8, xl[i]), _mm256_maddubs_epi16(o8, xh[i])), ones);
-			}
+			if (off) xc[i] = _mm256_broadcastsi128_si256(lga_offset_sums(off, xb + xqo));
 		}
 		const int64_t bo = b * wbs;
 		__m256i head[2];

@@ -68,6 +68,16 @@ LGA __m256i lga_pair_head(const uint8_t *a, const uint8_t *b) {
 	                               _mm_loadu_si128((const __m128i *)b), 1);
 }
 
+// The offset off times the sums of a Q8_0/Q8_1 block's quants qs over the elements that
+// each int32 lane of a row pair's dot product (lga_direct_p) adds up: the correction
+// that takes Q4_0's and Q5_0's offset out of their unsigned quants.
+LGA __m128i lga_offset_sums(int off, const uint8_t *qs) {
+	const __m128i o8 = _mm_set1_epi8((char)off);
+	const __m128i s = _mm_add_epi16(_mm_maddubs_epi16(o8, _mm_loadu_si128((const __m128i *)qs)),
+	                                _mm_maddubs_epi16(o8, _mm_loadu_si128((const __m128i *)(qs + 16))));
+	return _mm_madd_epi16(s, _mm_set1_epi16(1));
+}
+
 // Per block of nx activation rows, for the row pairs of lga_direct_p (lg_avx2.c): dx at
 // pd[i * nb + b], and for Q4_0/Q5_0 the offset times the sums of x over the elements
 // that each int32 lane of a pair's dot product adds up at pc[4 * (i * nb + b)].
@@ -77,11 +87,7 @@ LGA void lga_pair_prep(const int T, const uint8_t *x, int64_t xrb, int nx, int64
 		for (int64_t b = 0; b < nb; b++) {
 			const uint8_t *xb = x + i * xrb + b * xbs;
 			pd[i * nb + b] = lga_h2f(xb);
-			if (!off) continue;
-			const __m128i o8 = _mm_set1_epi8((char)off);
-			const __m128i s = _mm_add_epi16(_mm_maddubs_epi16(o8, _mm_loadu_si128((const __m128i *)(xb + xqo))),
-			                                _mm_maddubs_epi16(o8, _mm_loadu_si128((const __m128i *)(xb + xqo + 16))));
-			_mm_storeu_si128((__m128i *)(pc + 4 * (i * nb + b)), _mm_madd_epi16(s, _mm_set1_epi16(1)));
+			if (off) _mm_storeu_si128((__m128i *)(pc + 4 * (i * nb + b)), lga_offset_sums(off, xb + xqo));
 		}
 }
 
