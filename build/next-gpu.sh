@@ -1,10 +1,11 @@
 #!/bin/sh
-# next-gpu.sh: session 19's sixth GPU call (short: the session's device time was nearly
-# spent): quant_q8_k as a warp a 256-element block (quant.cu; only quant.ptx changes),
-# its PTX made here and tried through EMBER_CUDA_PTX_DIR: the conformance and fused
-# tests and the CUDA goldens, then pp512 against the embedded PTX, interleaved.
+# next-gpu.sh: session 20's first GPU call: quant.cu's PTX made again (load8 shared by
+# quant_q8_k and get_rows_q8_k), then gpu-check.sh's tests on it (deepseek2's included:
+# session 19 did not run them on quant_q8_k's warp form), and the batch-1 chain taken
+# apart: tg128 of 8B Q4_K_M whole, without the small kernels (EMBER_CUDA_SKIP), and
+# without the mat-vecs.
 # Where Go is: build/dev-build.sh (bin/dev). On the GPU:
-#   sh build/next-gpu.sh   (carry bin/dev; give the call 200 s)
+#   sh build/next-gpu.sh   (carry bin/dev; give the call 500 s)
 set -u
 R=$PWD
 for f in bin/dev/*.xz; do [ -e "$f" ] && xz -d -f "$f"; done
@@ -18,22 +19,14 @@ cp kernels/cuda/*.ptx /tmp/ptx/
 	{ echo "// ember-sources-sha256: $h"; cat /tmp/quant.raw.ptx; } >/tmp/ptx/quant.ptx)
 cp /tmp/ptx/quant.ptx "$L/quant.ptx"
 export EMBER_CUDA_PTX_DIR=/tmp/ptx
-C=inference/backend/cuda T=$R/bin/dev/cuda.test
-g() { # name dir limit binary args...
-	n=$1 d=$2 l=$3
-	shift 3
-	(cd "$d" && timeout -s KILL "$l" "$@" >"$L/$n.log" 2>&1; echo "$n rc $?" >>"$L/$n.log") &
-}
-g conf $C 80 "$T" -test.run 'Conformance$|FusedSwiGLUQ8K|FusedGetRowsQ8K|FusedDecoderLayers|MMQ'
-g goldens inference/model/archs 80 "$R/bin/dev/archs.test" -test.run 'TestGoldensCUDA'
+timeout -s KILL 330 sh build/gpu-check.sh tests >"$L/check.log" 2>&1
+echo "check rc $?"
+grep -E "exit|FAIL|panic" "$L/check.log" | head -30
 wait
-for f in "$L"/*.log; do
-	tail -1 "$f"
-	grep -E "^--- FAIL|_test.go:[0-9]+:|^panic|SIGSEGV" "$f" | head -8
-done
-b() { timeout -s KILL 40 "$E" bench -backend cuda "$@" 2>&1 | grep '^| ' | tail -1 | cut -d'|' -f8; }
+b() { timeout -s KILL 40 "$E" bench -backend cuda "$@" 2>&1 | grep '^| ' | tail -1 | cut -d'|' -f7-8; }
 for i in 1 2; do
-	echo "pp512 new $(b -m /tmp/q4.gguf -p 512 -n 0 -r 3)"
-	echo "pp512 old $(EMBER_CUDA_PTX_DIR= b -m /tmp/q4.gguf -p 512 -n 0 -r 3)"
+	echo "tg128 whole $(b -m /tmp/q4.gguf -p 0 -n 128 -r 3)"
+	echo "tg128 no small $(EMBER_CUDA_SKIP=add_rms_norm,rope,attention,swiglu b -m /tmp/q4.gguf -p 0 -n 128 -r 3)"
+	echo "tg128 no mat-vec $(EMBER_CUDA_SKIP=mmv b -m /tmp/q4.gguf -p 0 -n 128 -r 3)"
+	echo "tg128 no attention $(EMBER_CUDA_SKIP=attention b -m /tmp/q4.gguf -p 0 -n 128 -r 3)"
 done
-rm -f "$L"/*.log

@@ -123,6 +123,17 @@ __device__ __forceinline__ void q8k_quant_warp(const float v[8], uint8_t* row, i
 
 #define Q8KW_WARPS 4  // 256-element blocks a CUDA block of the warp-quantizing kernels
 
+// load8 reads the eight floats at src: two 16-byte loads when src is 16-byte aligned.
+__device__ __forceinline__ void load8(const float* src, float v[8]) {
+    if (((uintptr_t)src & 15) == 0) {
+        const float4 a = *(const float4*)src, b = *(const float4*)(src + 4);
+        v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
+    } else {
+#pragma unroll
+        for (int i = 0; i < 8; i++) v[i] = src[i];
+    }
+}
+
 // quant_q8_k: rows of k (k % 256 == 0) to Q8_K, a warp a 256-element block
 // (q8k_quant_warp), Q8KW_WARPS warps a CUDA block; grid (ceil(k/256/Q8KW_WARPS), rows).
 // A block a 256-element block with two barriers (q8k_quant) read ~0.3 TB/s at 512 rows
@@ -131,15 +142,8 @@ extern "C" __global__ void __launch_bounds__(32 * Q8KW_WARPS) quant_q8_k(uint8_t
     pdl_entry();
     const int ib = blockIdx.x * Q8KW_WARPS + (int)(threadIdx.x >> 5), lane = threadIdx.x & 31;
     if (ib >= k / 256) return;
-    const float* src = x + (i64)blockIdx.y * k + ib * 256 + 8 * lane;
     float v[8];
-    if (((uintptr_t)src & 15) == 0) {
-        const float4 a = *(const float4*)src, b = *(const float4*)(src + 4);
-        v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
-    } else {
-#pragma unroll
-        for (int i = 0; i < 8; i++) v[i] = src[i];
-    }
+    load8(x + (i64)blockIdx.y * k + ib * 256 + 8 * lane, v);
     q8k_quant_warp(v, out + (i64)blockIdx.y * ostride, ib, k);
 }
 
@@ -192,14 +196,7 @@ extern "C" __global__ void __launch_bounds__(32 * Q8KW_WARPS) get_rows_q8_k(floa
     float v[8];
     if (gcols % 8 == 0) {  // the lane's eight values lie in one gathered row: one division
         const i64 gr = e0 / gcols;
-        const float* src = (const float*)(table + (i64)ids[gr] * tstride) + (e0 - gr * gcols);
-        if (((uintptr_t)src & 15) == 0) {
-            const float4 a = *(const float4*)src, b = *(const float4*)(src + 4);
-            v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
-        } else {
-#pragma unroll
-            for (int i = 0; i < 8; i++) v[i] = src[i];
-        }
+        load8((const float*)(table + (i64)ids[gr] * tstride) + (e0 - gr * gcols), v);
     } else {
 #pragma unroll
         for (int i = 0; i < 8; i++) {

@@ -15,10 +15,17 @@ import (
 // TestCublasOutOfMemoryFallsBack: when the GPU cannot hold cuBLASLt's scratch (its
 // workspace, the f16 weight chunk, the f16 activation rows), a large product runs on our
 // kernels instead, with no error, and once memory is free again it goes to cuBLASLt.
+// The weights' f16 copies stay off: with one (made by the first product, while the GPU
+// had room) the product needs none of that scratch, and cuBLASLt rightly takes it
+// (f16copy_test.go tests the copies).
 func TestCublasOutOfMemoryFallsBack(t *testing.T) {
 	be := newLtOrSkip(t)
 	defer be.Close()
-	cuda.SetCublas(be, 1, 0)
+	setCublas := func(minRows int) {
+		cuda.SetCublas(be, minRows, 0)
+		cuda.SetF16Copies(be, false, 0)
+	}
+	setCublas(1)
 	const m, k, n = 4096, 4096, 300
 	rng := rand.New(rand.NewPCG(21, 22))
 	data, _ := quantized(t, rng, quant.Q4_K, m, k)
@@ -36,12 +43,12 @@ func TestCublasOutOfMemoryFallsBack(t *testing.T) {
 	// Once on our kernels, which allocate their scratch; then fill the GPU from another
 	// backend (its memory returns to the driver at its Close) in 1 GiB, 16 MiB and 1 MiB
 	// tensors, so that nothing of cuBLASLt's 32 MiB workspace or weight chunk fits.
-	cuda.SetCublas(be, 1<<30, 0)
+	setCublas(1 << 30)
 	be.MatMul(db, w, xb)
 	if err := be.Sync(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	cuda.SetCublas(be, 1, 0)
+	setCublas(1)
 	hog := newWith(t, cuda.Options{NoCublas: true})
 	filled := 0
 	for _, rows := range []int{1 << 14, 1 << 8, 1 << 4} {
