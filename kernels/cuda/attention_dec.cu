@@ -152,13 +152,14 @@ __device__ __forceinline__ void dec_meet(int* ctr, int until) {
 // statistics, meet the other parts' after pass 2 and are added, weighted, into dst.
 // With q8 (no sp; the rows' outputs contiguous, dstep == D, nr*D whole 256-element
 // blocks) the outputs are also rounded to Q8_K as quant_q8_k would, as blocks q8b ..
-// of the Q8_K row q8 of q8k elements (the output projection's input: fuse.go).
+// of the Q8_K row q8 of q8k elements (the output projection's input: fuse.go); with
+// q8t 1 (2) to Q8_0 (Q8_1) blocks q8b .. as quant_q8 would, a warp a block.
 template <int D>
 __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], float* dst0, i64 dstep,
                                            const float* q0, i64 qstep, int nr, const uint16_t* k, i64 kstride,
                                            const uint16_t* v, i64 vstride, const int* tab, int bs, int nkeys,
                                            float scale, int scap, int tb, int nt, int ns, const DecSplit* sp,
-                                           uint8_t* q8 = nullptr, int q8b = 0, int q8k = 0) {
+                                           uint8_t* q8 = nullptr, int q8b = 0, int q8k = 0, int q8t = 0) {
     if (scap && nt * DEC_K > scap) __trap();  // the host bounds every row's positions by scap
     uint8_t* qsm = smem;                               // [16][D]
     uint8_t* ksm = qsm + 2 * 16 * D;                   // [ns][DEC_K][D]
@@ -365,6 +366,10 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
         float* qa = qv + 256;
         int* qi = (int*)(qa + 8);
         __syncthreads();
+        if (q8t) {
+            for (int e0 = 0; e0 < nr * D; e0 += 256) q8_quant_lane(red[e0 + tid], q8, q8b + (e0 + tid) / 32, q8k, q8t == 2);
+            return;
+        }
         for (int e0 = 0; e0 < nr * D; e0 += 256)
             q8k_quant_in(red[e0 + tid], q8, q8b + e0 / 256, q8k, tid, qa, qi, qv, true);
         return;
@@ -457,22 +462,31 @@ attention_mla_split(float* dst, i64 dstride, const float* q, i64 qstride, const 
 // attention_decD: grid (n, nkv); block (i, kvh) takes the G = nhead/nkv query heads of
 // KV head kvh of row i. The common attention arguments (attention.cu); hd = vhd = D;
 // scap and ns (2 to 4) as dec_attend's. Registers for four blocks an SM (decBlocks
-// sizes the shared memory for as many as make the grid one wave).
+// sizes the shared memory for as many as make the grid one wave). attention_decD_q8
+// rounds its output to Q8_0 (s1: Q8_1) where attention_decD rounds to Q8_K: a kernel of
+// its own, so that the Q8_K kernel's code is what it was without it (a runtime choice
+// made Llama-3.1-8B's Q4_K_M tg128 ~2% slower on the H200).
+#define DEC_ARGS                                                                                                        \
+    float *dst, i64 dstride, const float *q, i64 qstride, const uint16_t *k, i64 kstride, const uint16_t *v,            \
+        i64 vstride, const int *pos, int nhead, int nkv, int hd, int vhd, float scale, const int *table, int tcols,     \
+        const int *seq, int bs, int scap, int ns, uint8_t *q8, i64 q8stride
+#define DEC_BODY(D, Q8T)                                                                                                \
+    extern __shared__ __align__(16) uint8_t dec_raw[];                                                                  \
+    __shared__ float stat[DEC_THREADS / 32][16][2];                                                                     \
+    const int i = blockIdx.x, kvh = blockIdx.y, G = nhead / nkv;                                                        \
+    const int* tab = table ? table + (i64)seq[i] * tcols : 0;                                                           \
+    dec_attend<D>(dec_raw, stat, dst + (i64)i * dstride + (i64)kvh * G * D, D, q + (i64)i * qstride + (i64)kvh * G * D,  \
+                  D, G, k + kvh * D, kstride, v + kvh * D, vstride, tab, bs, pos[i] + 1, scale, scap, 0,              \
+                  (pos[i] + DEC_K) / DEC_K, ns, nullptr, q8 ? q8 + (i64)i * q8stride : nullptr,                       \
+                  kvh * G * D / ((Q8T) ? 32 : 256), nhead * D, (Q8T));
 #define DEC_KERNEL(D)                                                                                                   \
-    extern "C" __global__ void __launch_bounds__(DEC_THREADS, 4)                                                        \
-        attention_dec##D(float* dst, i64 dstride, const float* q, i64 qstride, const uint16_t* k, i64 kstride,          \
-                         const uint16_t* v, i64 vstride, const int* pos, int nhead, int nkv, int hd, int vhd,           \
-                         float scale, const int* table, int tcols, const int* seq, int bs, int scap, int ns,            \
-                         uint8_t* q8, i64 q8stride) {                                                                   \
+    extern "C" __global__ void __launch_bounds__(DEC_THREADS, 4) attention_dec##D(DEC_ARGS) {                           \
         pdl_entry();                                                                                                    \
-        extern __shared__ __align__(16) uint8_t dec_raw[];                                                              \
-        __shared__ float stat[DEC_THREADS / 32][16][2];                                                                 \
-        const int i = blockIdx.x, kvh = blockIdx.y, G = nhead / nkv;                                                    \
-        const int* tab = table ? table + (i64)seq[i] * tcols : 0;                                                       \
-        dec_attend<D>(dec_raw, stat, dst + (i64)i * dstride + (i64)kvh * G * D, D, q + (i64)i * qstride + (i64)kvh * G * D, \
-                      D, G, k + kvh * D, kstride, v + kvh * D, vstride, tab, bs, pos[i] + 1, scale, scap, 0,          \
-                      (pos[i] + DEC_K) / DEC_K, ns, nullptr, q8 ? q8 + (i64)i * q8stride : nullptr, kvh * G * D / 256, \
-                      nhead * D);                                                              \
+        DEC_BODY(D, 0)                                                                                                  \
+    }                                                                                                                   \
+    extern "C" __global__ void __launch_bounds__(DEC_THREADS, 4) attention_dec##D##_q8(DEC_ARGS, int s1) {              \
+        pdl_entry();                                                                                                    \
+        DEC_BODY(D, 1 + s1)                                                                                             \
     }
 DEC_KERNEL(64)
 DEC_KERNEL(128)

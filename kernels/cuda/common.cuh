@@ -195,6 +195,24 @@ __device__ __forceinline__ float warp_max(float v) {
     return v;
 }
 
+// q8_quant_lane rounds a lane's value v of 32-element block ib of a row of k elements to
+// Q8_0 (s1: Q8_1, the block's sum times d too) as quantize_row_q8_0 does: the block is
+// one whole warp's values in lane order, and every lane of the warp calls it.
+__device__ __forceinline__ void q8_quant_lane(float v, uint8_t* row, int ib, int k, int s1) {
+    const int lane = threadIdx.x & 31;
+    const float amax = warp_max(fabsf(v));
+    const float d = amax / 127.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    const int q = (int)(int8_t)(int)roundf(v * id);
+    row[ib * 32 + lane] = (uint8_t)(int8_t)q;
+    const int sum = warp_sumi(q);
+    if (lane == 0) {
+        float* ds = (float*)(row + k);
+        ds[ib] = h2f(f2h(d));
+        if (s1) ds[k / 32 + ib] = h2f(f2h((float)sum * d));
+    }
+}
+
 // Q8_K rounding (quantize_row_q8_K_ref): in a block whose value of largest magnitude (the
 // first on ties; NaN never) is x, of magnitude a (a <= 0: all zero or NaN), iscale =
 // -127/x, each q = min(127, nearest_int(iscale*v)) (q8k_q; 0 where a <= 0), d = 1/iscale.

@@ -9,22 +9,9 @@
 // quant_q8_0 / quant_q8_1: one warp per 32-element block, 8 blocks per CUDA block;
 // grid (ceil(nb/8), rows). s1 != 0 writes the Q8_1 sums.
 extern "C" __global__ void quant_q8(uint8_t* out, i64 ostride, const float* x, int k, int s1) { pdl_entry();
-    int nb = k / 32;
-    int ib = blockIdx.x * 8 + (threadIdx.x >> 5), lane = threadIdx.x & 31;
-    if (ib >= nb) return;
-    float v = x[(i64)blockIdx.y * k + ib * 32 + lane];
-    float amax = warp_max(fabsf(v));
-    float d = amax / 127.0f;
-    float id = d != 0.0f ? 1.0f / d : 0.0f;
-    int q = (int)(int8_t)(int)roundf(v * id);
-    uint8_t* row = out + (i64)blockIdx.y * ostride;
-    row[ib * 32 + lane] = (uint8_t)(int8_t)q;
-    int sum = warp_sumi(q);
-    if (lane == 0) {
-        float* ds = (float*)(row + k);
-        ds[ib] = h2f(f2h(d));
-        if (s1) ds[nb + ib] = h2f(f2h((float)sum * d));
-    }
+    const int ib = blockIdx.x * 8 + (threadIdx.x >> 5), lane = threadIdx.x & 31;
+    if (ib >= k / 32) return;
+    q8_quant_lane(x[(i64)blockIdx.y * k + ib * 32 + lane], out + (i64)blockIdx.y * ostride, ib, k, s1);
 }
 
 // swiglu_q8: swiglu_f32 over rows of k, then quantized to Q8_0 (s1: Q8_1) as quant_q8
@@ -39,18 +26,7 @@ extern "C" __global__ void swiglu_q8(float* dst, const float* g, const float* u,
     const float e = (float)exp(-(double)x);
     const float v = x / (1.0f + e) * u[j];
     dst[j] = v;
-    float amax = warp_max(fabsf(v));
-    float d = amax / 127.0f;
-    float id = d != 0.0f ? 1.0f / d : 0.0f;
-    int q = (int)(int8_t)(int)roundf(v * id);
-    uint8_t* row = out + (i64)blockIdx.y * ostride;
-    row[ib * 32 + lane] = (uint8_t)(int8_t)q;
-    int sum = warp_sumi(q);
-    if (lane == 0) {
-        float* ds = (float*)(row + k);
-        ds[ib] = h2f(f2h(d));
-        if (s1) ds[nb + ib] = h2f(f2h((float)sum * d));
-    }
+    q8_quant_lane(v, out + (i64)blockIdx.y * ostride, ib, k, s1);
 }
 
 // q8k_quant: q8k_quant_in for a 256-thread block.
@@ -271,10 +247,16 @@ __device__ __forceinline__ void q8k_quant_wide(const float v[4], uint8_t* row, i
 // (the decoder's Add(ffn_inp, cur, inpL); RMSNorm(cur, ffn_inp)). The loads of a row
 // are all issued before the first add (latency, not bandwidth, bounds a decode row).
 // The sum of squares is rms_norm's: its 256 threads' strided double sums, warp sums,
-// then the 8 warps' in order.
-template <bool Q8K>
+// then the 8 warps' in order. OUT is what dst is also rounded to: ADD_NORM_F32 nothing,
+// ADD_NORM_Q8K Q8_K (add_rms_norm_q8_k), ADD_NORM_Q8 Q8_0 or, with s1, Q8_1 as quant_q8
+// would (add_rms_norm_q8: a warp's 32 consecutive elements are a block).
+#define ADD_NORM_F32 0
+#define ADD_NORM_Q8K 1
+#define ADD_NORM_Q8 2
+template <int OUT>
 __device__ __forceinline__ void add_rms_norm_row(float* sum, const float* a, const float* b, float* dst, const float* w,
-                                                 int cols, float eps, uint8_t* out, i64 ostride) {
+                                                 int cols, float eps, uint8_t* out, i64 ostride, int s1) {
+    constexpr bool Q8K = OUT == ADD_NORM_Q8K;
     extern __shared__ float xs[];  // cols floats: the row of sums
     __shared__ double part[8];
     __shared__ float sa[32], sx[32];
@@ -284,10 +266,19 @@ __device__ __forceinline__ void add_rms_norm_row(float* sum, const float* a, con
     const int g = t >> 6, l = t & 63, nb = cols / 256;
     // Q8K: the first group of blocks' norm weights (weights: no kernel writes them) are
     // read before the wait for the kernel before (pdl_defer), off the row's chain.
-    float wv[4];
+    // Q8: the thread's norm weights, all of them, likewise.
+    float wv[4], wq[ADD_NORM_PER];
     if (Q8K) {
 #pragma unroll
         for (int i = 0; i < 4; i++) wv[i] = g < nb ? w[g * 256 + 64 * i + l] : 0.0f;
+        pdl_wait();
+    }
+    if (OUT == ADD_NORM_Q8) {
+#pragma unroll
+        for (int i = 0; i < ADD_NORM_PER; i++) {
+            const int j = t + i * ADD_NORM_THREADS;
+            wq[i] = j < cols ? w[j] : 0.0f;
+        }
         pdl_wait();
     }
     float av[ADD_NORM_PER], bv[ADD_NORM_PER];
@@ -317,6 +308,19 @@ __device__ __forceinline__ void add_rms_norm_row(float* sum, const float* a, con
     for (int k = 0; k < 8; k++) ss += part[k];
     const float mean = (float)(ss / (double)cols);
     const float scale = (float)(1.0 / sqrt((double)(mean + eps)));
+    if (OUT == ADD_NORM_Q8) {  // cols % 32 == 0: a warp's elements are all in the row or all past it
+        uint8_t* row = out + (i64)blockIdx.x * ostride;
+#pragma unroll
+        for (int i = 0; i < ADD_NORM_PER; i++) {
+            const int j = t + i * ADD_NORM_THREADS;
+            if (j < cols) {
+                const float v = xs[j] * scale * wq[i];
+                dst[r0 + j] = v;
+                q8_quant_lane(v, row, j / 32, cols, s1);
+            }
+        }
+        return;
+    }
     if (!Q8K) {
         for (int j = t; j < cols; j += ADD_NORM_THREADS) dst[r0 + j] = xs[j] * scale * w[j];
         return;
@@ -341,14 +345,21 @@ __device__ __forceinline__ void add_rms_norm_row(float* sum, const float* a, con
 
 extern "C" __global__ void __launch_bounds__(ADD_NORM_THREADS) add_rms_norm(float* sum, const float* a, const float* b,
                                                                              float* dst, const float* w, int cols, float eps) { pdl_entry();
-    add_rms_norm_row<false>(sum, a, b, dst, w, cols, eps, nullptr, 0);
+    add_rms_norm_row<ADD_NORM_F32>(sum, a, b, dst, w, cols, eps, nullptr, 0, 0);
 }
 
 // add_rms_norm_q8_k: cols % 256 == 0; out rows of ostride bytes.
 extern "C" __global__ void __launch_bounds__(ADD_NORM_THREADS) add_rms_norm_q8_k(float* sum, const float* a, const float* b,
                                                                                   float* dst, const float* w, int cols,
                                                                                   float eps, uint8_t* out, i64 ostride) { pdl_defer();
-    add_rms_norm_row<true>(sum, a, b, dst, w, cols, eps, out, ostride);
+    add_rms_norm_row<ADD_NORM_Q8K>(sum, a, b, dst, w, cols, eps, out, ostride, 0);
+}
+
+// add_rms_norm_q8: cols % 32 == 0; out rows of ostride bytes, Q8_0 (s1: Q8_1) blocks.
+extern "C" __global__ void __launch_bounds__(ADD_NORM_THREADS) add_rms_norm_q8(float* sum, const float* a, const float* b,
+                                                                                float* dst, const float* w, int cols,
+                                                                                float eps, uint8_t* out, i64 ostride, int s1) { pdl_defer();
+    add_rms_norm_row<ADD_NORM_Q8>(sum, a, b, dst, w, cols, eps, out, ostride, s1);
 }
 
 // quant_half: F16 (bf == 0) or BF16 activations; quant_f32 copies.

@@ -14,13 +14,13 @@ func newAttentionQueue(noFuse bool) *queueOnly {
 	q := newQueueOnly(noFuse)
 	b := q.Backend
 	for _, n := range []string{"attention_smem", "attention_split1", "attention_dec64", "attention_dec128",
-		"attention_mla", "attention_mla_split", "attention_short64", "attention_short128", "attention_short576"} {
+		"attention_dec64_q8", "attention_dec128_q8", "attention_mla", "attention_mla_split", "attention_short64", "attention_short128", "attention_short576"} {
 		b.kernels[n] = &kernel{name: n}
 	}
 	b.dev.SMs, b.attnSmem, b.split.one = 132, smemMax, 1
 	b.dec.smem = map[string]int{}
-	for _, n := range []string{"attention_dec64", "attention_dec128", "attention_mla", "attention_mla_split",
-		"attention_short64", "attention_short128", "attention_short576"} {
+	for _, n := range []string{"attention_dec64", "attention_dec128", "attention_dec64_q8", "attention_dec128_q8",
+		"attention_mla", "attention_mla_split", "attention_short64", "attention_short128", "attention_short576"} {
 		b.dec.smem[n] = 227 << 10
 	}
 	b.split.work = scratch{ptr: 3 << 40, size: 1 << 30}

@@ -288,7 +288,9 @@ func (b *Backend) attentionDec(args []uint64, rows, nkv, g, hd, vhd, nmax int) b
 	args = append(args, i64(scap), i64(ns), 0, 0)
 	b.launch(name, rows, nkv, decThreads, smem, args...)
 	if !b.dec.ownQ8K {
-		b.markAttention(name, args, rows, nkv, smem, g, nkv, vhd) // each block rounds its KV head's outputs
+		// Each block rounds its KV head's outputs; the twin that rounds to Q8_0
+		// (name_q8, fuseQ8) takes the same shared memory.
+		b.markAttention(name, args, rows, nkv, smem, g, nkv, vhd, b.decKernel(name+"_q8", smem))
 	}
 	return true
 }

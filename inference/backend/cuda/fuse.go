@@ -15,8 +15,8 @@ import (
 //     rms_norm_q8_k, swiglu_q8_k, add_rms_norm_q8_k (fuseQ8K, here); GetRows from an F32
 //     table whose rows (read as rows of another width) a MatMul rounds to Q8_K:
 //     get_rows_q8_k (DeepSeek's latent attention output, gathered); SwiGLU whose output
-//     is rounded to Q8_0 or Q8_1 (the partner of Q5_0, Q8_0 ... weights): swiglu_q8
-//     (fuseQ8).
+//     is rounded to Q8_0 or Q8_1 (the partner of Q5_0, Q8_0 ... weights): swiglu_q8;
+//     likewise Add+RMSNorm: add_rms_norm_q8 (fuseQ8).
 //   - Add, then RMSNorm of the sum: add_rms_norm (fuseAddNorm, fuse_ops.go).
 //   - RoPE of Q, then RoPE of K with the same positions and parameters: rope2_f32
 //     (fuseRoPE2, fuse_ops.go).
@@ -31,7 +31,7 @@ import (
 //   - Decode attention (attention_split1, attention_short, attention_dec64/128) whose
 //     output a MatMul then rounds to Q8_K (the output projection): its last blocks
 //     (attention_short and attention_dec: each block, its KV head's outputs) round it
-//     (fuseQ8K).
+//     (fuseQ8K); attention_dec64/128 also to Q8_0 or Q8_1 (fuseQ8).
 //
 // The profiler launches each op at once and queues nothing, so it sees them unfused.
 
@@ -81,6 +81,7 @@ type fusable struct {
 	args       []uint64
 	mem        [2]span // add: a, b; set_rows: dst, src
 	grid       [3]int  // attention: grid x, y and its dynamic shared memory
+	q8t        bool    // attention: the kernel has a twin (kernel + "_q8") that rounds to Q8_0 and Q8_1
 	qlen       int     // the queue length right after it was queued
 	epoch      int     // the flush count then
 	cfg        fuseCfg // kept when the record is cleared
@@ -114,14 +115,25 @@ func (b *Backend) fuseOff() bool {
 
 // markAttention records decode attention kernel name, just queued on a grid of rows x
 // gy blocks of smem bytes with args ending in its Q8_K output and stride (0, 0), as one
-// the output projection's Q8_K rounding may join (fuseQ8K), when each group's g*vhd
-// outputs of the g*nkv*vhd of a row (dst: args[0]) are whole 256-element blocks.
-func (b *Backend) markAttention(name string, args []uint64, rows, gy, smem, g, nkv, vhd int) {
+// the output projection's rounding may join (fuseQ8K; with q8t, the kernel has a twin
+// name_q8 that rounds to Q8_0 or Q8_1: fuseQ8), when each group's g*vhd outputs of the
+// g*nkv*vhd of a row (dst: args[0]) are whole 256-element blocks.
+func (b *Backend) markAttention(name string, args []uint64, rows, gy, smem, g, nkv, vhd int, q8t bool) {
 	if (g*vhd)%256 != 0 {
 		return
 	}
 	b.mark(fusable{kind: fuseAttention, kernel: name, dst: args[0], rows: rows, cols: g * nkv * vhd, args: args,
-		grid: [3]int{rows, gy, smem}})
+		grid: [3]int{rows, gy, smem}, q8t: q8t})
+}
+
+// q8Args are an attention launch's arguments (markAttention) with the rounding's output
+// and its stride in place of the zeros, and for its Q8_0 twin (s1 >= 0) s1 after them.
+func (f *fusable) q8Args(out uint64, stride, s1 int) []uint64 {
+	args := append(slices.Clone(f.args[:len(f.args)-2]), out, i64(stride))
+	if s1 >= 0 {
+		args = append(args, i64(s1))
+	}
+	return args
 }
 
 // markFusable records that the launch just queued may be fused with a quantization.
@@ -196,26 +208,37 @@ func (b *Backend) fuseQ8K(x *tensor, out uint64, stride int) bool {
 		if x.stride != 4*x.cols {
 			return false
 		}
-		n := len(f.args)
-		args := append(slices.Clone(f.args[:n-2]), out, i64(stride))
 		b.queue.pop()
-		b.launch(f.from(), f.grid[0], f.grid[1], smThreads, f.grid[2], args...)
+		b.launch(f.from(), f.grid[0], f.grid[1], smThreads, f.grid[2], f.q8Args(out, stride, -1)...)
 	default:
 		return false
 	}
 	return true
 }
 
-// fuseQ8 replaces the queued SwiGLU that wrote x with swiglu_q8, which also quantizes
-// x to Q8_0 (s1: Q8_1) into out, and reports whether it did.
+// fuseQ8 replaces the queued op that wrote x with its fused form that also quantizes x
+// to Q8_0 (s1: Q8_1) into out, and reports whether it did: SwiGLU (swiglu_q8), Add +
+// RMSNorm (add_rms_norm_q8) or attention_dec64/128. Without them a model of Q8_0
+// weights ran a quant_q8 launch before its Q/K/V, output and gate/up products, each a
+// link more in a decode step's chain of dependent launches.
 func (b *Backend) fuseQ8(x *tensor, out uint64, stride, s1 int) bool {
 	f, ok := b.take()
-	if !ok || f.kind != fuseSwiGLU || f.dst != x.ptr || f.rows != x.rows || f.cols != x.cols || x.cols%32 != 0 ||
-		x.stride != 4*x.cols || x.rows > maxGridY {
+	if !ok || f.dst != x.ptr || f.rows != x.rows || f.cols != x.cols || x.cols%32 != 0 {
 		return false
 	}
-	b.queue.pop()
-	b.launch("swiglu_q8", (x.cols+255)/256, x.rows, 256, 0, append(f.args, i64(x.cols), out, i64(stride), i64(s1))...)
+	switch {
+	case f.kind == fuseSwiGLU && x.stride == 4*x.cols && x.rows <= maxGridY:
+		b.queue.pop()
+		b.launch("swiglu_q8", (x.cols+255)/256, x.rows, 256, 0, append(f.args, i64(x.cols), out, i64(stride), i64(s1))...)
+	case f.kind == fuseAddRMSNorm:
+		b.queue.pop()
+		b.launch("add_rms_norm_q8", x.rows, 1, addNormThreads, 4*x.cols, append(f.args, out, i64(stride), i64(s1))...)
+	case f.kind == fuseAttention && f.q8t && x.stride == 4*x.cols:
+		b.queue.pop()
+		b.launch(f.from()+"_q8", f.grid[0], f.grid[1], smThreads, f.grid[2], f.q8Args(out, stride, s1)...)
+	default:
+		return false
+	}
 	return true
 }
 

@@ -12,17 +12,20 @@ import (
 
 // TestFusedAttentionQ8K: split decode attention (attention_split1), short-context
 // decode attention (attention_short, forced on over these contexts: several tiles) or
-// the tensor-core decode kernels (attention_dec64/128, forced on) followed by a MatMul that rounds its output to Q8_K (the output projection) rounds it
-// in the attention's last blocks: one launch fewer, the same bits in the attention
-// output and the product. Not fused: heads whose group output is not whole 256-element
-// blocks.
+// the tensor-core decode kernels (attention_dec64/128, forced on) followed by a MatMul
+// that rounds its output to Q8_K (the output projection) rounds it in the attention's
+// last blocks: one launch fewer, the same bits in the attention output and the product.
+// attention_dec64/128 also round to Q8_0 (Q8_0 weights) and Q8_1 (Q4_1); the others do
+// not. Not fused: heads whose group output is not whole 256-element blocks.
 func TestFusedAttentionQ8K(t *testing.T) {
 	for _, kernel := range []string{"split", "short", "dec"} {
-		t.Run(kernel, func(t *testing.T) { fusedAttentionQ8K(t, kernel) })
+		for _, wt := range []quant.Type{quant.Q4_K, quant.Q8_0, quant.Q4_1} {
+			t.Run(fmt.Sprintf("%s %v", kernel, wt), func(t *testing.T) { fusedAttentionQ8K(t, kernel, wt) })
+		}
 	}
 }
 
-func fusedAttentionQ8K(t *testing.T, kernel string) {
+func fusedAttentionQ8K(t *testing.T, kernel string, wt quant.Type) {
 	for _, c := range []struct {
 		rows, nhead, nkv, hd, ctx, saved int
 	}{
@@ -33,7 +36,11 @@ func fusedAttentionQ8K(t *testing.T, kernel string) {
 		{3, 32, 8, 128, 90, 1},   // short contexts: one tile
 	} {
 		name := fmt.Sprintf("%d rows %d/%d heads of %d, %d positions", c.rows, c.nhead, c.nkv, c.hd, c.ctx)
-		checkFused(t, name, c.saved, func(e *fuseEnv) (func(), []backend.Tensor) {
+		saved := c.saved
+		if wt != quant.Q4_K && kernel != "dec" {
+			saved = 0
+		}
+		checkFused(t, name, saved, func(e *fuseEnv) (func(), []backend.Tensor) {
 			switch kernel {
 			case "short":
 				cuda.ShortAttention(e.be, true)
@@ -60,7 +67,7 @@ func fusedAttentionQ8K(t *testing.T, kernel string) {
 			}
 			q, p := e.randn(c.rows, c.nhead*c.hd, 1), e.ids(pos...)
 			att := e.zeros(quant.F32, c.rows, c.nhead*c.hd)
-			w := e.q4k(256, c.nhead*c.hd)
+			w := e.weight(wt, 256, c.nhead*c.hd)
 			out := e.zeros(quant.F32, c.rows, 256)
 			a := backend.Attention{NHead: c.nhead, NKVHead: c.nkv, HeadDim: c.hd, VHeadDim: c.hd,
 				Scale: float32(1 / math.Sqrt(float64(c.hd))), MaxLen: c.ctx}

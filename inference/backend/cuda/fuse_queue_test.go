@@ -24,7 +24,7 @@ func newQueueOnly(noFuse bool) *queueOnly {
 	b := &Backend{kernels: map[string]*kernel{}, act: map[quant.Type]*scratch{}}
 	for _, n := range []string{"rms_norm", "rms_norm_q8_k", "add_f32", "add_rms_norm", "add_rms_norm_q8_k",
 		"rope_f32", "rope2_f32", "rope2_set", "set_rows", "set_rows2", "swiglu_f32", "swiglu_q8_k", "quant_q8_k", "mmv_multi",
-		mmvName(quant.Q4_K, 1), mmvName(quant.Q4_K, 4), "swiglu_q8", "quant_q8", mmvName(quant.Q5_0, 1), mmvName(quant.Q5_0, 8), "get_rows_f32", "get_rows_q8_k", mmvName(quant.Q4_K, 8)} {
+		mmvName(quant.Q4_K, 1), mmvName(quant.Q4_K, 4), "swiglu_q8", "quant_q8", "add_rms_norm_q8", mmvName(quant.Q5_0, 1), mmvName(quant.Q5_0, 8), "get_rows_f32", "get_rows_q8_k", mmvName(quant.Q4_K, 8)} {
 		b.kernels[n] = &kernel{name: n}
 	}
 	b.act[quant.Q8_K] = &scratch{ptr: 1 << 40, size: 1 << 30}
@@ -410,6 +410,30 @@ func TestFuseQueueSwiGLUQ8(t *testing.T) {
 			if want := []uint64{g.ptr, g.ptr, u.ptr, k, 2 << 40, uint64(actStride(quant.Q8_0, k)), 0}; !slices.Equal(args, want) {
 				t.Errorf("%d rows: swiglu_q8 args %v, want %v", rows, args, want)
 			}
+		}
+	}
+}
+
+// TestFuseQueueAddNormQ8: Add, RMSNorm of the sum, then a product of Q5_0 weights (Q8_0
+// activations) queues add_rms_norm_q8 with the add's and norm's arguments, then the
+// rounding's output, stride and format (0: Q8_0); with fusion off the three kernels.
+func TestFuseQueueAddNormQ8(t *testing.T) {
+	const k, m = 1408, 64
+	for _, off := range []bool{false, true} {
+		q := newQueueOnly(off)
+		s, a, b, n, w, d, wq := q.f32(1, k), q.f32(1, k), q.f32(1, k), q.f32(1, k), q.f32(1, k), q.f32(1, m), q.tensor(quant.Q5_0, m, k)
+		q.Add(s, a, b)
+		q.RMSNorm(n, s, w, 1e-5)
+		q.MatMul(d, wq, n)
+		if off {
+			wantQueue(t, "unfused", q.names(), "add_f32", "rms_norm", "quant_q8", mmvName(quant.Q5_0, 1))
+			continue
+		}
+		args := slices.Clone(q.queue.args[:len(q.queue.args)-int(q.queue.nargs[1])])
+		wantQueue(t, "fused", q.names(), "add_rms_norm_q8", mmvName(quant.Q5_0, 1))
+		want := []uint64{s.ptr, a.ptr, b.ptr, n.ptr, w.ptr, k, f32(1e-5), 2 << 40, uint64(actStride(quant.Q8_0, k)), 0}
+		if !slices.Equal(args, want) {
+			t.Errorf("add_rms_norm_q8 args %v, want %v", args, want)
 		}
 	}
 }

@@ -56,16 +56,23 @@ func (e *fuseEnv) ids(v ...int32) backend.Tensor {
 }
 
 // q4k is a random Q4_K weight of rows x cols.
-func (e *fuseEnv) q4k(rows, cols int) backend.Tensor {
+func (e *fuseEnv) q4k(rows, cols int) backend.Tensor { return e.weight(quant.Q4_K, rows, cols) }
+
+// weight is a random weight of type typ, rows x cols.
+func (e *fuseEnv) weight(typ quant.Type, rows, cols int) backend.Tensor {
 	v := make([]float32, rows*cols)
 	for i := range v {
 		v[i] = float32(e.rng.NormFloat64() * 0.05)
 	}
-	data := make([]byte, rows*cols/256*144)
-	if err := quant.Quantize(quant.Q4_K, v, data); err != nil {
+	rb, err := quant.RowBytes(typ, uint64(cols))
+	if err != nil {
 		e.t.Fatal(err)
 	}
-	w, err := e.be.Weight(quant.Q4_K, rows, cols, data)
+	data := make([]byte, rows*int(rb))
+	if err := quant.Quantize(typ, v, data); err != nil {
+		e.t.Fatal(err)
+	}
+	w, err := e.be.Weight(typ, rows, cols, data)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -235,7 +242,8 @@ func TestFusedSetRows(t *testing.T) {
 }
 
 // TestFusedAddRMSNorm: Add then RMSNorm of the sum is one launch, and with the next
-// MatMul's Q8_K rounding still one (add_rms_norm_q8_k), wherever the norm writes.
+// MatMul's rounding still one, wherever the norm writes: Q8_K for Q4_K weights
+// (add_rms_norm_q8_k), Q8_0 for Q8_0 and Q8_1 for Q4_1 (add_rms_norm_q8).
 func TestFusedAddRMSNorm(t *testing.T) {
 	const m = 48
 	type where int
@@ -248,14 +256,15 @@ func TestFusedAddRMSNorm(t *testing.T) {
 	for _, k := range []int{320, 2304, 4096} {
 		for _, rows := range []int{1, 3} {
 			for _, wh := range []where{intoA, intoB, inPlace, apart} {
-				for _, mm := range []int{0, 1, 2} { // MatMuls after the norm: none, one, shared by two
-					if mm > 0 && k%256 != 0 {
+				for _, mm := range []int{0, 1, 2, 3, 4} { // MatMuls after the norm: none, one, shared by two (Q4_K); one Q8_0; one Q4_1
+					wt := map[int]quant.Type{1: quant.Q4_K, 2: quant.Q4_K, 3: quant.Q8_0, 4: quant.Q4_1}[mm]
+					if wt == quant.Q4_K && k%256 != 0 || mm > 2 && wh != intoA && rows > 1 {
 						continue
 					}
 					name := fmt.Sprintf("k %d rows %d where %d matmuls %d", k, rows, wh, mm)
 					saved := 1
 					if mm > 0 {
-						saved = 2 // add, rms_norm, quant_q8_k -> add_rms_norm_q8_k
+						saved = 2 // add, rms_norm, quant_q8_k (quant_q8) -> add_rms_norm_q8_k (add_rms_norm_q8)
 					}
 					checkFused(t, name, saved, func(e *fuseEnv) (func(), []backend.Tensor) {
 						a, b, w := e.randn(rows, k, 2), e.randn(rows, k, 2), e.randn(1, k, 1)
@@ -271,13 +280,13 @@ func TestFusedAddRMSNorm(t *testing.T) {
 						d1, d2 := e.zeros(quant.F32, rows, m), e.zeros(quant.F32, rows, 2*m)
 						var w1, w2 backend.Tensor
 						if mm > 0 {
-							w1, w2 = e.q4k(m, k), e.q4k(2*m, k)
+							w1, w2 = e.weight(wt, m, k), e.weight(wt, 2*m, k)
 						}
 						ops := func() {
 							e.be.Add(s, a, b)
 							e.be.RMSNorm(n, s, w, 1e-5)
 							switch mm {
-							case 1:
+							case 1, 3, 4:
 								e.be.MatMul(d1, w1, n)
 							case 2:
 								backend.MatMulShared(e.be, n, []backend.Proj{{Dst: d1, W: w1}, {Dst: d2, W: w2}})
@@ -319,22 +328,7 @@ func TestFusedSwiGLUQ8(t *testing.T) {
 			checkFused(t, fmt.Sprintf("%v, %d rows", typ, rows), 1, func(e *fuseEnv) (func(), []backend.Tensor) {
 				const k, m = 1408, 96
 				g, u, d := e.randn(rows, k, 1), e.randn(rows, k, 1), e.zeros(quant.F32, rows, m)
-				v := make([]float32, m*k)
-				for i := range v {
-					v[i] = float32(e.rng.NormFloat64() * 0.05)
-				}
-				rb, err := quant.RowBytes(typ, k)
-				if err != nil {
-					t.Fatal(err)
-				}
-				data := make([]byte, m*int(rb))
-				if err := quant.Quantize(typ, v, data); err != nil {
-					t.Fatal(err)
-				}
-				w, err := e.be.Weight(typ, m, k, data)
-				if err != nil {
-					t.Fatal(err)
-				}
+				w := e.weight(typ, m, k)
 				return func() {
 					e.be.SwiGLU(g, g, u)
 					e.be.MatMul(d, w, g)
