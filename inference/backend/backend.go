@@ -124,6 +124,26 @@ func MatMulShared(be Backend, x Tensor, projs []Proj) {
 	}
 }
 
+// Brancher is an optional scheduling hint of backends that queue ops for a device:
+// Beside queues side's ops, then main's, with the results of calling side() and then
+// main(), and may run side's ops at the same time as main's (as a branch of a recorded
+// step). side's ops must neither read nor write what main's ops write, nor write what
+// they read; the ops after Beside may read both's outputs. n is the rows of the
+// activations the ops take. Use Beside, which falls back.
+type Brancher interface {
+	Beside(n int, side, main func())
+}
+
+// Beside runs side's ops and then main's, as a branch when be supports it.
+func Beside(be Backend, n int, side, main func()) {
+	if br, ok := be.(Brancher); ok {
+		br.Beside(n, side, main)
+		return
+	}
+	side()
+	main()
+}
+
 // Group is one product of a grouped MatMul: Dst = MatMul(W, rows [Row0, Row0+Dst.Rows())
 // of the shared input).
 type Group struct {

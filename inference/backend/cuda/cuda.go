@@ -83,6 +83,7 @@ type Backend struct {
 	f16c      f16Copies      // f16 copies of weights for batched products (f16copy.go)
 	mf        mfConf         // the f16 tensor-core product over quantized weights (mmf.go)
 	capt      ltCapture      // capturing cuBLASLt's products into graphs (ltgraph.go)
+	br        branchState    // the side branch being queued (branch.go)
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -118,7 +119,7 @@ func New(opt Options) (*Backend, error) {
 		noGraphs: os.Getenv("EMBER_CUDA_NO_GRAPHS") != "", noPDL: os.Getenv("EMBER_CUDA_NO_PDL") != "", noMMQ: os.Getenv(NoMMQEnv) != "",
 		hostMoE: os.Getenv(HostMoEEnv) != "", dec: attDec{twoPass: os.Getenv(DecTwoPassEnv) != "", ownQ8K: os.Getenv(DecOwnQ8KEnv) != "", stages: decIntEnv(DecStagesEnv), blocks: decIntEnv(DecBlocksEnv), mlaSplit: mlaSplitMode(), gqa: decGQAMode()},
 		st: stats{on: os.Getenv(StatsEnv) != "", start: time.Now(), rng: profRangeFromEnv()}, attnSmem: smemMax, mvsc: mvsFromEnv(),
-		chunk: chunkFromEnv(), noRamp: os.Getenv(ChunkRampEnv) == "0"}
+		chunk: chunkFromEnv(), noRamp: os.Getenv(ChunkRampEnv) == "0", br: branchFromEnv()}
 	b.capt.failed = os.Getenv(LtNoGraphsEnv) != ""
 	if b.mf, err = mfFromEnv(); err != nil {
 		b.Close()

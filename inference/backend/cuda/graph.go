@@ -154,9 +154,10 @@ const ChunkRampEnv = "EMBER_CUDA_CHUNK_RAMP"
 const defaultChunk = 64
 
 // chunkFlush flushes a batch of a chunk's launches (called before a launch: then no
-// fusion is lost).
+// fusion is lost), but not inside a side branch (branch.go): a branch split over two
+// batches is a chain.
 func (b *Backend) chunkFlush() {
-	if b.chunk > 0 && len(b.queue.fns) >= b.chunkNow() {
+	if b.chunk > 0 && b.br.cur == nil && len(b.queue.fns) >= b.chunkNow() {
 		b.flush()
 	}
 }
@@ -187,11 +188,12 @@ type batch struct {
 	names []string
 	pdl   []C.uchar // 1 where the kernel waits for the one before (kernel.pdl)
 	lts   []ltCall  // cuBLASLt products, each before the launch at its pos (ltgraph.go)
+	brs   []branch  // side branches whose join is in the batch (branch.go)
 }
 
 func (q *batch) reset() {
 	q.fns, q.dims, q.args, q.nargs, q.names, q.pdl = q.fns[:0], q.dims[:0], q.args[:0], q.nargs[:0], q.names[:0], q.pdl[:0]
-	q.lts = q.lts[:0]
+	q.lts, q.brs = q.lts[:0], q.brs[:0]
 }
 
 // size is the batch's work: its launches and cuBLASLt products.
@@ -199,7 +201,7 @@ func (q *batch) size() int { return len(q.fns) + len(q.lts) }
 
 func (q *batch) equal(o *batch) bool {
 	return slices.Equal(q.fns, o.fns) && slices.Equal(q.dims, o.dims) && slices.Equal(q.nargs, o.nargs) &&
-		slices.Equal(q.args, o.args) && slices.Equal(q.lts, o.lts)
+		slices.Equal(q.args, o.args) && slices.Equal(q.lts, o.lts) && slices.Equal(q.brs, o.brs)
 }
 
 // hash is FNV-1a over the launches' functions, dimensions and arguments.
@@ -221,12 +223,16 @@ func (q *batch) hash() uint64 {
 			mix(v)
 		}
 	}
+	for _, r := range q.brs {
+		mix(uint64(r.fork)<<42 ^ uint64(r.main)<<21 ^ uint64(r.join))
+	}
 	return h
 }
 
 func (q *batch) clone() *batch {
 	return &batch{fns: slices.Clone(q.fns), dims: slices.Clone(q.dims), args: slices.Clone(q.args),
-		nargs: slices.Clone(q.nargs), names: slices.Clone(q.names), pdl: slices.Clone(q.pdl), lts: slices.Clone(q.lts)}
+		nargs: slices.Clone(q.nargs), names: slices.Clone(q.names), pdl: slices.Clone(q.pdl), lts: slices.Clone(q.lts),
+		brs: slices.Clone(q.brs)}
 }
 
 // graph is an instantiated graph and the batch it replays.
@@ -246,6 +252,7 @@ const (
 // enqueue adds a launch to the queue.
 func (b *Backend) enqueue(k *kernel, gx, gy, bx, smem int, args []uint64) {
 	q := &b.queue
+	b.br.noteLaunch(q, len(q.fns))
 	q.fns = append(q.fns, k.fn)
 	q.dims = append(q.dims, C.uint(gx), C.uint(gy), 1, C.uint(bx), C.uint(smem))
 	q.args = append(q.args, args...)
@@ -269,6 +276,7 @@ func (b *Backend) flush() {
 		return
 	}
 	defer q.reset()
+	defer b.br.flushed(n)
 	b.epoch++
 	b.sinceSync++
 	if b.dryFlush != nil { // a queue-only Backend of the tests: no device
@@ -333,10 +341,12 @@ func (b *Backend) buildGraph(h uint64) bool {
 	}
 	defer freeGraphs(children)
 	var exec C.CUgraphExec
-	var failed C.int
-	if r := C.em_graph_build(b.h.ctx, C.int(len(q.fns)), first(q.fns), first(q.dims), (*C.uint64_t)(unsafe.Pointer(first(q.args))),
-		first(q.nargs), first(q.pdl), C.int(len(children)), first(pos), first(children), &exec, &failed); r != 0 {
-		return false
+	if !b.buildDAG(q, &exec) {
+		var failed C.int
+		if r := C.em_graph_build(b.h.ctx, C.int(len(q.fns)), first(q.fns), first(q.dims), (*C.uint64_t)(unsafe.Pointer(first(q.args))),
+			first(q.nargs), first(q.pdl), C.int(len(children)), first(pos), first(children), &exec, &failed); r != 0 {
+			return false
+		}
 	}
 	b.st.built++
 	b.graphs[h] = append(b.graphs[h], &graph{b: q.clone(), exec: exec, used: b.epoch})

@@ -79,6 +79,7 @@ const NoMMQEnv = "EMBER_CUDA_NO_MMQ"
 type stats struct {
 	on                                bool
 	flushes, graphRuns, built, direct int
+	dags                              int // graphs built with branches (branch.go)
 	kernels                           int
 	tFlush, tSync, tCopy              time.Duration
 	start                             time.Time
@@ -138,8 +139,8 @@ func (s *stats) keep(names []string) {
 
 // report prints the stats; lt is the products run on cuBLASLt, paired those of them in pairs.
 func (s *stats) report(w io.Writer, lt, paired int) {
-	fmt.Fprintf(w, "cuda stats: %.3f s; %d kernels in %d batches: %d graph replays, %d graphs built, %d batches launched directly; host: %.3f s launching, %.3f s waiting in sync, %.3f s copying\n",
-		time.Since(s.start).Seconds(), s.kernels, s.flushes, s.graphRuns, s.built, s.direct,
+	fmt.Fprintf(w, "cuda stats: %.3f s; %d kernels in %d batches: %d graph replays, %d graphs built (%d with branches), %d batches launched directly; host: %.3f s launching, %.3f s waiting in sync, %.3f s copying\n",
+		time.Since(s.start).Seconds(), s.kernels, s.flushes, s.graphRuns, s.built, s.dags, s.direct,
 		s.tFlush.Seconds(), s.tSync.Seconds(), s.tCopy.Seconds())
 	keys := make([]string, 0, len(s.why))
 	for k := range s.why {

@@ -205,23 +205,28 @@ func (m *Model) moeFFN(ctx context.Context, w *moeWeights, cur backend.Tensor, n
 	h := &m.host
 	// The shared experts first: their products take cur as rounded right after the
 	// norm (a backend may round it in the norm's launch), before the router's F32
-	// product comes between.
-	shexp := m.sharedFFN(w, cur, n)
+	// product comes between. They read only cur, and only the final Add reads their
+	// output, so a backend may run them beside the router and the routed experts.
+	var shexp backend.Tensor
 	logits := s.Get("moe_logits", n)
-	be.MatMul(logits, w.gateInp, cur)
 	out := cur // without shared experts the sum goes straight to cur (read before)
-	if shexp != nil {
+	if w.shared != nil {
 		out = s.Get("moe_out", n)
 	}
-	if de, ok := be.(deviceExperts); ok {
-		P := n * k
-		if de.RoutedExperts(out, cur, logits, w.gateAll, w.upAll, w.downAll, w.probsBT, pr.Get("ids", P), pr.Get("wsel", P),
-			pr.Get("gate", P), pr.Get("up", P), pr.Get("down", P), c.nGroup, c.nGroupUsed, c.sigmoid, c.wNorm, c.wScale) {
-			if shexp != nil {
-				be.Add(cur, out, shexp) // ffn_out = moe_out + ffn_shexp
-			}
-			return nil
+	routed := false
+	backend.Beside(be, n, func() { shexp = m.sharedFFN(w, cur, n) }, func() {
+		be.MatMul(logits, w.gateInp, cur)
+		if de, ok := be.(deviceExperts); ok {
+			P := n * k
+			routed = de.RoutedExperts(out, cur, logits, w.gateAll, w.upAll, w.downAll, w.probsBT, pr.Get("ids", P), pr.Get("wsel", P),
+				pr.Get("gate", P), pr.Get("up", P), pr.Get("down", P), c.nGroup, c.nGroupUsed, c.sigmoid, c.wNorm, c.wScale)
 		}
+	})
+	if routed {
+		if shexp != nil {
+			be.Add(cur, out, shexp) // ffn_out = moe_out + ffn_shexp
+		}
+		return nil
 	}
 	h.logits = grow(h.logits, n*X)
 	if err := be.ReadF32(ctx, logits, h.logits); err != nil {

@@ -1,0 +1,191 @@
+package cuda
+
+/*
+#include <stdlib.h>
+#include "launch.h"
+
+// em_graph_build_dag makes an executable graph of a batch of launches (no cuBLASLt
+// products) whose dependencies are given: launch i follows launch p0[i] (none where
+// negative), programmatically where prog[i] is set and the driver has
+// cuGraphAddDependencies_v2, and also follows launch p1[i] (none where negative) with a
+// full edge. Every p0[i] and p1[i] is below i.
+CUresult em_graph_build_dag(CUcontext ctx, int n, CUfunction *fns, unsigned *dims, uint64_t *args, int *nargs,
+                            const int *p0, const int *p1, const unsigned char *prog, CUgraphExec *exec,
+                            int *failed) {
+	CUresult r = em_ctx_current(ctx);
+	if (r) return r;
+	CUgraph g;
+	if ((r = p_cuGraphCreate(&g, 0))) return r;
+	CUgraphNode *nodes = (CUgraphNode *)malloc(sizeof(CUgraphNode) * (n > 0 ? n : 1));
+	if (!nodes) { p_cuGraphDestroy(g); return (CUresult)2; } // CUDA_ERROR_OUT_OF_MEMORY
+	size_t off = 0;
+	for (int i = 0; i < n; i++) {
+		void *ptrs[EM_MAX_ARGS];
+		for (int j = 0; j < nargs[i] && j < EM_MAX_ARGS; j++) ptrs[j] = &args[off + j];
+		off += nargs[i];
+		unsigned *d = dims + 5 * i;
+		em_knp p = {fns[i], d[0], d[1], d[2], d[3], 1, 1, d[4], ptrs, 0};
+		int pg = p0[i] >= 0 && prog[i] && p_cuGraphAddDependencies_v2;
+		CUgraphNode deps[2];
+		int nd = 0;
+		if (p0[i] >= 0 && !pg) deps[nd++] = nodes[p0[i]];
+		if (p1[i] >= 0) deps[nd++] = nodes[p1[i]];
+		r = p_cuGraphAddKernelNode(&nodes[i], g, nd ? deps : 0, nd, &p);
+		if (!r && pg) {
+			em_edge e = {1, 0, 1, {0, 0, 0, 0, 0}};
+			r = p_cuGraphAddDependencies_v2(g, &nodes[p0[i]], &nodes[i], &e, 1);
+		}
+		if (r) { *failed = i; free(nodes); p_cuGraphDestroy(g); return r; }
+	}
+	free(nodes);
+	r = p_cuGraphInstantiateWithFlags(exec, g, 0);
+	p_cuGraphDestroy(g);
+	return r;
+}
+*/
+import "C"
+
+import (
+	"os"
+	"unsafe"
+
+	"ember/inference/quant"
+)
+
+// Branches. A decode step is a chain: each kernel waits for the one before. Some ops do
+// not depend on the ops queued right before them: DeepSeek-V2's shared experts read the
+// FFN's normed input, as the router and the routed experts do, and only the sum of both
+// reads their output. Beside (backend.Brancher) queues such a side run of ops, then the
+// main run, and in a graph the side's launches form a branch off the last launch before
+// them, which the main run's first launch follows too; the first launch after Beside
+// (the join) follows both the main run's last launch and the side's. The side's kernels
+// then run while the main run's chain of small kernels does, off its critical path.
+//
+// Only batch-1 steps branch (rows n == 1): there every product is a mat-vec kernel
+// whose only scratch is the rounded activation row, and the side rounds into buffers of
+// its own (actSide), so neither run writes what the other reads. Larger batches use
+// cuBLASLt and the tensor-core products' shared scratch, and stay chains. A batch
+// launched directly, not as a graph, runs its launches in order, as without branches.
+
+// NoBranchEnv names an environment variable: when set, Beside queues the side and the
+// main run as one chain (for timing the branches against it; the results are the same).
+const NoBranchEnv = "EMBER_CUDA_NO_BRANCH"
+
+// branch is a side branch's place in the queue, as launch indices: fork, the last launch
+// before the side (negative: none in this batch); main, the main run's first launch (the
+// side's launches are fork+1 .. main-1); join, the first launch after Beside.
+type branch struct{ fork, main, join int }
+
+// branchState is the branch being queued.
+type branchState struct {
+	off     bool                    // $EMBER_CUDA_NO_BRANCH
+	cur     *branch                 // the branch queued, until its join is
+	pending int                     // pendMain or pendJoin: which index of cur the next launch takes
+	act     map[quant.Type]*scratch // the side's activation scratch (swapped with Backend.act)
+}
+
+const (
+	pendNone = iota
+	pendMain // the next launch is the main run's first
+	pendJoin // the next launch is the join
+)
+
+func branchFromEnv() branchState { return branchState{off: os.Getenv(NoBranchEnv) != ""} }
+
+// Beside queues side's ops, then main's, as calling them in turn would; in a graph of a
+// batch-1 step the side's launches run beside the main run's (see above). side's ops
+// must neither read nor write what main's write, nor write what main's read.
+func (b *Backend) Beside(n int, side, main func()) {
+	if n != 1 || b.br.off || b.br.cur != nil || b.noGraphs || b.prof != nil || !b.mvsc.off {
+		side()
+		main()
+		return
+	}
+	b.br.cur = &branch{fork: len(b.queue.fns) - 1, main: -1, join: -1}
+	b.br.pending = pendNone
+	if b.br.act == nil {
+		b.br.act = map[quant.Type]*scratch{}
+	}
+	b.act, b.br.act = b.br.act, b.act
+	side()
+	b.act, b.br.act = b.br.act, b.act
+	b.fuse = fusable{cfg: b.fuse.cfg} // no main op joins a side launch
+	b.br.pending = pendMain
+	main()
+	if b.br.pending == pendMain { // main queued nothing: nothing to branch
+		b.br.cur, b.br.pending = nil, pendNone
+		return
+	}
+	b.br.pending = pendJoin
+}
+
+// noteLaunch is called by enqueue before it queues launch i: it places the branch's
+// main run and join. A launch a fusion pops and queues again takes the same index.
+func (s *branchState) noteLaunch(q *batch, i int) {
+	switch s.pending {
+	case pendMain:
+		s.cur.main, s.pending = i, pendNone
+	case pendJoin:
+		s.cur.join, s.pending = i, pendNone
+		q.brs = append(q.brs, *s.cur)
+		s.cur = nil
+	}
+}
+
+// flushed moves the branch being queued past a flush of n launches: indices before the
+// new batch are negative.
+func (s *branchState) flushed(n int) {
+	if c := s.cur; c != nil {
+		c.fork -= n
+		if s.pending != pendMain {
+			c.main -= n
+		}
+	}
+}
+
+// dag gives each launch of q its predecessors when q holds a branch it can keep: p0
+// (the launch it follows; -1: none), whether that edge may be programmatic (prog: the
+// kernel waits for it, as in a chain), and p1 (a second launch it follows with a full
+// edge; -1: none). ok is false when q is a plain chain: no branch, or cuBLASLt products
+// in it (their child graphs sit in the chain: em_graph_build).
+func (q *batch) dag() (p0, p1 []C.int, prog []C.uchar, ok bool) {
+	n := len(q.fns)
+	if len(q.brs) == 0 || len(q.lts) > 0 {
+		return nil, nil, nil, false
+	}
+	p0, p1, prog = make([]C.int, n), make([]C.int, n), make([]C.uchar, n)
+	for i := range n {
+		p0[i], p1[i], prog[i] = C.int(i-1), -1, q.pdl[i]
+	}
+	prog[0] = 0
+	for _, r := range q.brs {
+		s0, last := max(r.fork+1, 0), r.main-1
+		if last < s0 || r.join <= r.main || r.join >= n {
+			continue // the side, or the main run, is not in this batch: a chain
+		}
+		ok = true
+		p0[s0], prog[s0] = C.int(max(r.fork, -1)), 0 // the side: a full edge off the fork
+		p0[r.main] = C.int(max(r.fork, -1))
+		if r.fork < 0 {
+			prog[r.main] = 0
+		}
+		p1[r.join] = C.int(last)
+	}
+	return p0, p1, prog, ok
+}
+
+// buildDAG makes q's graph with its branches (em_graph_build_dag); false when q has none
+// or the driver refused it.
+func (b *Backend) buildDAG(q *batch, exec *C.CUgraphExec) bool {
+	p0, p1, prog, ok := q.dag()
+	if !ok {
+		return false
+	}
+	var failed C.int
+	if r := C.em_graph_build_dag(b.h.ctx, C.int(len(q.fns)), first(q.fns), first(q.dims), (*C.uint64_t)(unsafe.Pointer(first(q.args))),
+		first(q.nargs), first(p0), first(p1), first(prog), exec, &failed); r != 0 {
+		return false
+	}
+	b.st.dags++
+	return true
+}

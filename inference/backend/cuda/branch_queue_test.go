@@ -1,0 +1,185 @@
+package cuda
+
+import (
+	"slices"
+	"testing"
+
+	"ember/inference/backend"
+	"ember/inference/quant"
+)
+
+// These tests need no GPU: they queue a mixture-of-experts layer's shape of ops with a
+// side branch (Beside) on a queue-only backend and check where the branch lies in the
+// queue, the graph's edges it gives, and that the side rounds into scratch of its own.
+// branch_test.go checks the results of branched graphs on a GPU.
+
+// branchLayer is a MoE layer's FFN reduced to what Beside sees: the residual add and
+// norm before it, the shared experts' products (side), two products for the router's
+// and routed experts' chain (main), and the sum that joins them.
+type branchLayer struct {
+	q                                   *queueOnly
+	sum, x, res, cur, nw                *tensor
+	g, u, so, m1, m2, out               *tensor
+	wg, wu, wd, wa, wb                  *tensor
+	sideQ8K, mainQ8K, sideAct, mainActs uint64
+}
+
+func newBranchLayer(q *queueOnly) *branchLayer {
+	const embd, ffn = 512, 1024
+	q.br.act = map[quant.Type]*scratch{quant.Q8_K: {ptr: 3 << 40, size: 1 << 30}}
+	q.mvsc.off = true // as without $EMBER_CUDA_MVS
+	for _, k := range q.kernels {
+		k.pdl = true
+	}
+	return &branchLayer{q: q,
+		sum: q.f32(1, embd), x: q.f32(1, embd), res: q.f32(1, embd), cur: q.f32(1, embd), nw: q.f32(1, embd),
+		g: q.f32(1, ffn), u: q.f32(1, ffn), so: q.f32(1, embd), m1: q.f32(1, embd), m2: q.f32(1, embd), out: q.f32(1, embd),
+		wg: q.tensor(quant.Q4_K, ffn, embd), wu: q.tensor(quant.Q4_K, ffn, embd), wd: q.tensor(quant.Q4_K, embd, ffn),
+		wa: q.tensor(quant.Q4_K, embd, embd), wb: q.tensor(quant.Q4_K, embd, embd)}
+}
+
+// queue queues the layer; mid, when set, runs at the start of main.
+func (l *branchLayer) queue(mid func()) {
+	q := l.q
+	q.Add(l.sum, l.x, l.res)
+	q.RMSNorm(l.cur, l.sum, l.nw, 1e-5)
+	q.Beside(1, func() {
+		q.MatMulShared(l.cur, []backend.Proj{{Dst: l.g, W: l.wg}, {Dst: l.u, W: l.wu}})
+		q.SwiGLU(l.g, l.g, l.u)
+		q.MatMul(l.so, l.wd, l.g)
+	}, func() {
+		if mid != nil {
+			mid()
+		}
+		q.MatMul(l.m1, l.wa, l.cur)
+		q.SwiGLU(l.m1, l.m1, l.m1)
+		q.MatMul(l.m2, l.wb, l.m1)
+	})
+	q.Add(l.out, l.m2, l.so)
+}
+
+// TestBranchQueue: the side's launches follow the norm, the main run's first launch
+// follows the norm too, and the join follows both runs' last launches; the side's
+// roundings (the norm's, fused into it, and the SwiGLU's) go to the side's scratch.
+func TestBranchQueue(t *testing.T) {
+	q := newQueueOnly(false)
+	l := newBranchLayer(q)
+	l.queue(nil)
+	mm := mmvName(quant.Q4_K, 1)
+	wantQueue(t, "branched layer", slices.Clone(q.queue.names), "add_rms_norm_q8_k", "mmv_multi", "swiglu_q8_k", mm,
+		"quant_q8_k", mm, "swiglu_q8_k", mm, "add_f32")
+	if want := []branch{{fork: 0, main: 4, join: 8}}; !slices.Equal(q.queue.brs, want) {
+		t.Fatalf("branches %v, want %v", q.queue.brs, want)
+	}
+	// The norm's rounding (its launch's output argument) and the side's SwiGLU rounding
+	// are in the side's scratch; the main run's are in the main scratch.
+	a := q.queue.args
+	side, main := q.br.act[quant.Q8_K].ptr, q.act[quant.Q8_K].ptr
+	if side == main {
+		t.Fatal("the side and the main run share their Q8_K scratch")
+	}
+	argsOf := func(i int) []uint64 {
+		off := 0
+		for _, n := range q.queue.nargs[:i] {
+			off += int(n)
+		}
+		return a[off : off+int(q.queue.nargs[i])]
+	}
+	if s := argsOf(0); s[len(s)-2] != side {
+		t.Errorf("the norm rounds into %#x, want the side's scratch %#x", s[len(s)-2], side)
+	}
+	if s := argsOf(2); s[len(s)-2] != side {
+		t.Errorf("the side's SwiGLU rounds into %#x, want the side's scratch %#x", s[len(s)-2], side)
+	}
+	if s := argsOf(4); s[0] != main {
+		t.Errorf("the main run rounds into %#x, want the main scratch %#x", s[0], main)
+	}
+	p0, p1, prog, ok := q.queue.dag()
+	if !ok {
+		t.Fatal("no graph with branches")
+	}
+	wantP0 := []int{-1, 0, 1, 2, 0, 4, 5, 6, 7}
+	wantP1 := []int{-1, -1, -1, -1, -1, -1, -1, -1, 3}
+	for i := range p0 {
+		if int(p0[i]) != wantP0[i] || int(p1[i]) != wantP1[i] {
+			t.Errorf("launch %d (%s) follows %d and %d, want %d and %d", i, q.queue.names[i], p0[i], p1[i], wantP0[i], wantP1[i])
+		}
+	}
+	// The side leaves the fork by a full edge; the main run's chain stays programmatic.
+	if prog[1] != 0 || prog[4] != q.queue.pdl[4] || prog[8] != q.queue.pdl[8] {
+		t.Errorf("programmatic edges %v (PDL flags %v)", prog, q.queue.pdl)
+	}
+}
+
+// TestBranchChunks: a chunk's flush waits until the branch's join is queued.
+func TestBranchChunks(t *testing.T) {
+	q := newQueueOnly(false)
+	l := newBranchLayer(q)
+	q.chunk, q.noRamp = 4, true
+	var sizes []int
+	var oks []bool
+	q.dryFlush = func(names []string) {
+		_, _, _, ok := q.queue.dag()
+		sizes, oks = append(sizes, len(names)), append(oks, ok)
+	}
+	l.queue(nil)
+	q.Add(l.out, l.m1, l.so)
+	if !slices.Equal(sizes, []int{9}) || !oks[0] {
+		t.Errorf("chunks of 4: batches of %v launches, with branches %v; want one of 9, branched", sizes, oks)
+	}
+}
+
+// TestBranchFlushes: a flush inside a branch leaves the batches plain chains, or a
+// branch whose fork was in the batch before (a root); without a branch dag declines.
+func TestBranchFlushes(t *testing.T) {
+	q := newQueueOnly(false)
+	l := newBranchLayer(q)
+	var brs [][]branch
+	var oks []bool
+	q.dryFlush = func([]string) {
+		brs = append(brs, slices.Clone(q.queue.brs))
+		_, _, _, ok := q.queue.dag()
+		oks = append(oks, ok)
+	}
+	l.queue(func() { q.flush() }) // between the side and the main run
+	q.flush()
+	if len(brs) != 2 || len(brs[0]) != 0 || len(brs[1]) != 1 || oks[0] || oks[1] {
+		t.Fatalf("flushed between the runs: branches %v, dag %v", brs, oks)
+	}
+	if b := brs[1][0]; b.fork != -4 || b.main != 0 || b.join != 4 {
+		t.Errorf("the branch in the second batch: %+v, want fork -4, main 0, join 4", b)
+	}
+	// Flushed at the fork: the side and main runs are roots of the next batch.
+	brs, oks = nil, nil
+	q.Add(l.sum, l.x, l.res)
+	q.RMSNorm(l.cur, l.sum, l.nw, 1e-5)
+	q.flush()
+	q.Beside(1, func() {
+		q.MatMul(l.so, l.wd, l.g)
+	}, func() {
+		q.MatMul(l.m1, l.wa, l.cur)
+	})
+	q.Add(l.out, l.m1, l.so)
+	q.flush()
+	if len(brs) != 2 || len(brs[1]) != 1 || !oks[1] {
+		t.Fatalf("flushed at the fork: branches %v, dag %v", brs, oks)
+	}
+	if b := brs[1][0]; b.fork != -1 || b.main != 2 || b.join != 4 {
+		t.Errorf("the branch after the fork's batch: %+v, want fork -1, main 2, join 4", b)
+	}
+	// No Beside: no branch.
+	q.Add(l.out, l.m1, l.so)
+	if _, _, _, ok := q.queue.dag(); ok {
+		t.Error("a chain gave a graph with branches")
+	}
+	// Batches of more than one row, and $EMBER_CUDA_NO_BRANCH, queue a chain.
+	q.queue.reset()
+	q.Beside(2, func() { q.MatMul(l.so, l.wd, l.g) }, func() { q.MatMul(l.m1, l.wa, l.cur) })
+	q.Add(l.out, l.m1, l.so)
+	q.br.off = true
+	q.Beside(1, func() { q.MatMul(l.so, l.wd, l.g) }, func() { q.MatMul(l.m1, l.wa, l.cur) })
+	q.Add(l.out, l.m1, l.so)
+	if len(q.queue.brs) != 0 || q.br.cur != nil {
+		t.Errorf("branches %v queued for two rows or with branches off", q.queue.brs)
+	}
+}
