@@ -7,10 +7,10 @@ package cuda
 // em_graph_build_dag makes an executable graph of a batch of launches (no cuBLASLt
 // products) whose dependencies are given: launch i follows launch p0[i] (none where
 // negative), programmatically where prog[i] is set and the driver has
-// cuGraphAddDependencies_v2, and also follows launch p1[i] (none where negative) with a
-// full edge. Every p0[i] and p1[i] is below i.
+// cuGraphAddDependencies_v2, and also follows launch p1[i] (none where negative),
+// programmatically where prog1[i] is set. Every p0[i] and p1[i] is below i.
 CUresult em_graph_build_dag(CUcontext ctx, int n, CUfunction *fns, unsigned *dims, uint64_t *args, int *nargs,
-                            const int *p0, const int *p1, const unsigned char *prog, CUgraphExec *exec,
+                            const int *p0, const int *p1, const unsigned char *prog, const unsigned char *prog1, CUgraphExec *exec,
                             int *failed) {
 	CUresult r = em_ctx_current(ctx);
 	if (r) return r;
@@ -26,15 +26,15 @@ CUresult em_graph_build_dag(CUcontext ctx, int n, CUfunction *fns, unsigned *dim
 		unsigned *d = dims + 5 * i;
 		em_knp p = {fns[i], d[0], d[1], d[2], d[3], 1, 1, d[4], ptrs, 0};
 		int pg = p0[i] >= 0 && prog[i] && p_cuGraphAddDependencies_v2;
+		int pg1 = p1[i] >= 0 && prog1[i] && p_cuGraphAddDependencies_v2;
 		CUgraphNode deps[2];
 		int nd = 0;
 		if (p0[i] >= 0 && !pg) deps[nd++] = nodes[p0[i]];
-		if (p1[i] >= 0) deps[nd++] = nodes[p1[i]];
+		if (p1[i] >= 0 && !pg1) deps[nd++] = nodes[p1[i]];
 		r = p_cuGraphAddKernelNode(&nodes[i], g, nd ? deps : 0, nd, &p);
-		if (!r && pg) {
-			em_edge e = {1, 0, 1, {0, 0, 0, 0, 0}};
-			r = p_cuGraphAddDependencies_v2(g, &nodes[p0[i]], &nodes[i], &e, 1);
-		}
+		em_edge e = {1, 0, 1, {0, 0, 0, 0, 0}};
+		if (!r && pg) r = p_cuGraphAddDependencies_v2(g, &nodes[p0[i]], &nodes[i], &e, 1);
+		if (!r && pg1) r = p_cuGraphAddDependencies_v2(g, &nodes[p1[i]], &nodes[i], &e, 1);
 		if (r) { *failed = i; free(nodes); p_cuGraphDestroy(g); return r; }
 	}
 	free(nodes);
@@ -47,6 +47,7 @@ import "C"
 
 import (
 	"os"
+	"strconv"
 	"unsafe"
 
 	"ember/inference/quant"
@@ -79,6 +80,7 @@ type branch struct{ fork, main, join int }
 // branchState is the branch being queued.
 type branchState struct {
 	off     bool                    // $EMBER_CUDA_NO_BRANCH
+	edges   int                     // $EMBER_CUDA_BRANCH_EDGES (dag)
 	cur     *branch                 // the branch queued, until its join is
 	pending int                     // pendMain or pendJoin: which index of cur the next launch takes
 	act     map[quant.Type]*scratch // the side's activation scratch (swapped with Backend.act)
@@ -90,7 +92,25 @@ const (
 	pendJoin // the next launch is the join
 )
 
-func branchFromEnv() branchState { return branchState{off: os.Getenv(NoBranchEnv) != ""} }
+// BranchEdgesEnv names an environment variable: which of a branch's edges are
+// programmatic where their kernel waits for them (dag), as bits: 1 the side's first
+// launch's off the fork, 2 the join's off the side's last launch, 4 makes the main run's
+// first edge off the fork a full one. defaultBranchEdges is the default.
+const BranchEdgesEnv = "EMBER_CUDA_BRANCH_EDGES"
+
+// defaultBranchEdges: the side's first edge programmatic, the main run's first a full
+// one. H200, DeepSeek-V2-Lite Q4_K_M tg128 (its shared experts a branch), two rounds,
+// same call: 0 452 / 455, 1 471 / 460, 2 446 / 455, 3 468 / 469, 5 473 / 477; one chain
+// 452 / 459.
+const defaultBranchEdges = 5
+
+func branchFromEnv() branchState {
+	e, err := strconv.Atoi(os.Getenv(BranchEdgesEnv))
+	if err != nil || e < 0 || e > 7 {
+		e = defaultBranchEdges
+	}
+	return branchState{off: os.Getenv(NoBranchEnv) != "", edges: e}
+}
 
 // Beside queues side's ops, then main's, as calling them in turn would; in a graph of a
 // batch-1 step the side's launches run beside the main run's (see above). side's ops
@@ -148,12 +168,12 @@ func (s *branchState) flushed(n int) {
 // kernel waits for it, as in a chain), and p1 (a second launch it follows with a full
 // edge; -1: none). ok is false when q is a plain chain: no branch, or cuBLASLt products
 // in it (their child graphs sit in the chain: em_graph_build).
-func (q *batch) dag() (p0, p1 []C.int, prog []C.uchar, ok bool) {
+func (q *batch) dag(edges int) (p0, p1 []C.int, prog, prog1 []C.uchar, ok bool) {
 	n := len(q.fns)
 	if len(q.brs) == 0 || len(q.lts) > 0 {
-		return nil, nil, nil, false
+		return nil, nil, nil, nil, false
 	}
-	p0, p1, prog = make([]C.int, n), make([]C.int, n), make([]C.uchar, n)
+	p0, p1, prog, prog1 = make([]C.int, n), make([]C.int, n), make([]C.uchar, n), make([]C.uchar, n)
 	for i := range n {
 		p0[i], p1[i], prog[i] = C.int(i-1), -1, q.pdl[i]
 	}
@@ -164,26 +184,32 @@ func (q *batch) dag() (p0, p1 []C.int, prog []C.uchar, ok bool) {
 			continue // the side, or the main run, is not in this batch: a chain
 		}
 		ok = true
-		p0[s0], prog[s0] = C.int(max(r.fork, -1)), 0 // the side: a full edge off the fork
+		p0[s0] = C.int(max(r.fork, -1))
+		if edges&1 == 0 || r.fork < 0 {
+			prog[s0] = 0 // the side: a full edge off the fork
+		}
 		p0[r.main] = C.int(max(r.fork, -1))
-		if r.fork < 0 {
+		if r.fork < 0 || edges&4 != 0 {
 			prog[r.main] = 0
 		}
 		p1[r.join] = C.int(last)
+		if edges&2 != 0 {
+			prog1[r.join] = q.pdl[r.join]
+		}
 	}
-	return p0, p1, prog, ok
+	return p0, p1, prog, prog1, ok
 }
 
 // buildDAG makes q's graph with its branches (em_graph_build_dag); false when q has none
 // or the driver refused it.
 func (b *Backend) buildDAG(q *batch, exec *C.CUgraphExec) bool {
-	p0, p1, prog, ok := q.dag()
+	p0, p1, prog, prog1, ok := q.dag(b.br.edges)
 	if !ok {
 		return false
 	}
 	var failed C.int
 	if r := C.em_graph_build_dag(b.h.ctx, C.int(len(q.fns)), first(q.fns), first(q.dims), (*C.uint64_t)(unsafe.Pointer(first(q.args))),
-		first(q.nargs), first(p0), first(p1), first(prog), exec, &failed); r != 0 {
+		first(q.nargs), first(p0), first(p1), first(prog), first(prog1), exec, &failed); r != 0 {
 		return false
 	}
 	b.st.dags++

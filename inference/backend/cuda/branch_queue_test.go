@@ -94,7 +94,7 @@ func TestBranchQueue(t *testing.T) {
 	if s := argsOf(4); s[0] != main {
 		t.Errorf("the main run rounds into %#x, want the main scratch %#x", s[0], main)
 	}
-	p0, p1, prog, ok := q.queue.dag()
+	p0, p1, prog, prog1, ok := q.queue.dag(defaultBranchEdges)
 	if !ok {
 		t.Fatal("no graph with branches")
 	}
@@ -105,9 +105,17 @@ func TestBranchQueue(t *testing.T) {
 			t.Errorf("launch %d (%s) follows %d and %d, want %d and %d", i, q.queue.names[i], p0[i], p1[i], wantP0[i], wantP1[i])
 		}
 	}
-	// The side leaves the fork by a full edge; the main run's chain stays programmatic.
-	if prog[1] != 0 || prog[4] != q.queue.pdl[4] || prog[8] != q.queue.pdl[8] {
-		t.Errorf("programmatic edges %v (PDL flags %v)", prog, q.queue.pdl)
+	// By default the side leaves the fork by a programmatic edge and the main run by a
+	// full one, and the join's edge off the side is full; edges 0 makes the side's first
+	// edge full and keeps the main run's chain programmatic.
+	if prog[1] != 1 || prog[4] != 0 || prog[8] != 1 || prog1[8] != 0 {
+		t.Errorf("programmatic edges %v and %v", prog, prog1)
+	}
+	if _, _, prog, prog1, _ = q.queue.dag(0); prog[1] != 0 || prog[4] != 1 || prog1[8] != 0 {
+		t.Errorf("edges 0: programmatic edges %v and %v", prog, prog1)
+	}
+	if _, _, _, prog1, _ = q.queue.dag(2); prog1[8] != 1 {
+		t.Errorf("edges 2: the join's edge off the side is not programmatic: %v", prog1)
 	}
 }
 
@@ -119,7 +127,7 @@ func TestBranchChunks(t *testing.T) {
 	var sizes []int
 	var oks []bool
 	q.dryFlush = func(names []string) {
-		_, _, _, ok := q.queue.dag()
+		_, _, _, _, ok := q.queue.dag(0)
 		sizes, oks = append(sizes, len(names)), append(oks, ok)
 	}
 	l.queue(nil)
@@ -138,7 +146,7 @@ func TestBranchFlushes(t *testing.T) {
 	var oks []bool
 	q.dryFlush = func([]string) {
 		brs = append(brs, slices.Clone(q.queue.brs))
-		_, _, _, ok := q.queue.dag()
+		_, _, _, _, ok := q.queue.dag(defaultBranchEdges)
 		oks = append(oks, ok)
 	}
 	l.queue(func() { q.flush() }) // between the side and the main run
@@ -169,7 +177,7 @@ func TestBranchFlushes(t *testing.T) {
 	}
 	// No Beside: no branch.
 	q.Add(l.out, l.m1, l.so)
-	if _, _, _, ok := q.queue.dag(); ok {
+	if _, _, _, _, ok := q.queue.dag(0); ok {
 		t.Error("a chain gave a graph with branches")
 	}
 	// Batches of more than one row, and $EMBER_CUDA_NO_BRANCH, queue a chain.

@@ -292,36 +292,21 @@ func (m *Model) attnMLA(w *attnWeights, kCache, vCache, cur backend.Tensor, in *
 	kv, kpe, x := m.latent(w, cur, n, withLatent)
 
 	// Kcur = [rope(k_pe) | kv_cmpr normed]: one latent key row per token; the values are
-	// the same rows (vCache is kCache), their latent part counting.
+	// the same rows (vCache is kCache), their latent part counting. Only the attention
+	// reads the cache row, so a backend may write it beside the query's products.
 	rs, reshape := be.(backend.Reshaper)
-	if lw, ok := be.(latentWriter); !ok || !lw.LatentKV(kCache, kv, kpe, w.kvANorm, p.RMSEps, in.Pos, in.Slots, p.RoPE) {
-		be.RMSNorm(kv, kv, w.kvANorm, p.RMSEps)
-		kcur := s.Get("Kcur", n)
-		if reshape { // kv and k_pe written into their chunks of Kcur's rows
-			c, ch := m.cfg, hi.chunk
-			kc := rs.Reshape(kcur, n*(c.rope+c.kvLoRA)/ch, ch)
-			be.SetRows(kc, rs.Reshape(kv, n*c.kvLoRA/ch, ch), hi.kvRows)
-			be.SetRows(kc, rs.Reshape(kpe, n*c.rope/ch, ch), hi.ropeRows)
-		} else {
-			ktmp := s.Get("Ktmp", n)
-			be.MatMul(kcur, m.placeKV, kv)
-			be.MatMul(ktmp, m.placeRope, kpe)
-			be.Add(kcur, kcur, ktmp)
+	backend.Beside(be, n, func() { m.writeLatent(w, kCache, kv, kpe, in, hi) }, func() {
+		// q_nope absorbed into the latent through attn_k_b, straight into the latent dims
+		// of the [rope | latent] query row.
+		if withLatent == nil {
+			backend.MatMulShared(be, x, projs)
 		}
-		be.RoPE(kcur, in.Pos, p.RoPE)
-		be.SetRows(kCache, kcur, in.Slots)
-	}
-
-	// q_nope absorbed into the latent through attn_k_b, straight into the latent dims of
-	// the [rope | latent] query row.
-	if withLatent == nil {
-		backend.MatMulShared(be, x, projs)
-	}
-	w.groups = w.groups[:0]
-	for h := 0; h < H; h++ {
-		w.groups = append(w.groups, backend.Group{Dst: view(qh, h), W: w.kB[h], Row0: h * n})
-	}
-	backend.MatMulGroups(be, qNope, w.groups)
+		w.groups = w.groups[:0]
+		for h := 0; h < H; h++ {
+			w.groups = append(w.groups, backend.Group{Dst: view(qh, h), W: w.kB[h], Row0: h * n})
+		}
+		backend.MatMulGroups(be, qNope, w.groups)
+	})
 	// q_pe rotated as its own rows (what rotating the rope dims of the query rows gives),
 	// then placed into those dims (attn_k_b's zero rows left zeros there): a backend may
 	// do both in one launch.
@@ -372,6 +357,30 @@ func (m *Model) attnMLA(w *attnWeights, kCache, vCache, cur backend.Tensor, in *
 		}
 	}
 	be.MatMul(cur, w.out, out)
+}
+
+// writeLatent writes the tokens' latent key rows [RoPE(k_pe) | RMSNorm(kv) * norm] into
+// the MLA cache kCache (the values are the same rows).
+func (m *Model) writeLatent(w *attnWeights, kCache, kv, kpe backend.Tensor, in *model.In, hi *headInputs) {
+	be, s, p, n := m.be, m.scratch, m.p, in.N
+	if lw, ok := be.(latentWriter); ok && lw.LatentKV(kCache, kv, kpe, w.kvANorm, p.RMSEps, in.Pos, in.Slots, p.RoPE) {
+		return
+	}
+	be.RMSNorm(kv, kv, w.kvANorm, p.RMSEps)
+	kcur := s.Get("Kcur", n)
+	if rs, ok := be.(backend.Reshaper); ok { // kv and k_pe written into their chunks of Kcur's rows
+		c, ch := m.cfg, hi.chunk
+		kc := rs.Reshape(kcur, n*(c.rope+c.kvLoRA)/ch, ch)
+		be.SetRows(kc, rs.Reshape(kv, n*c.kvLoRA/ch, ch), hi.kvRows)
+		be.SetRows(kc, rs.Reshape(kpe, n*c.rope/ch, ch), hi.ropeRows)
+	} else {
+		ktmp := s.Get("Ktmp", n)
+		be.MatMul(kcur, m.placeKV, kv)
+		be.MatMul(ktmp, m.placeRope, kpe)
+		be.Add(kcur, kcur, ktmp)
+	}
+	be.RoPE(kcur, in.Pos, p.RoPE)
+	be.SetRows(kCache, kcur, in.Slots)
 }
 
 // attnKVB is llama.cpp's non-MLA path for files with one attn_kv_b: keys and values
