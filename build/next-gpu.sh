@@ -2,7 +2,7 @@
 # next-gpu.sh: session 22's GPU call. The side-branch tests (TestBranchedGraph: a
 # branched graph against the same step as a chain), the graph, fused and conformance
 # tests, deepseek2's GPU tests and the CUDA goldens; then DeepSeek-V2-Lite Q4_K_M tg128
-# with its shared experts as a branch against EMBER_CUDA_NO_BRANCH=1 (one chain),
+# with its branches (shared experts, MLA cache write) against EMBER_CUDA_NO_BRANCH=1 (one chain),
 # alternating, the stats line (graphs built with branches) and the greedy tokens of both.
 # Carry bin/dev (ember, cuda.test, archs.test, deepseek2.test as .xz); ~6 minutes.
 set -u
