@@ -21,8 +21,7 @@ CUresult em_graph_build_dag(CUcontext ctx, int n, CUfunction *fns, unsigned *dim
 	size_t off = 0;
 	for (int i = 0; i < n; i++) {
 		void *ptrs[EM_MAX_ARGS];
-		for (int j = 0; j < nargs[i] && j < EM_MAX_ARGS; j++) ptrs[j] = &args[off + j];
-		off += nargs[i];
+		em_arg_ptrs(ptrs, args, &off, nargs[i]);
 		unsigned *d = dims + 5 * i;
 		em_knp p = {fns[i], d[0], d[1], d[2], d[3], 1, 1, d[4], ptrs, 0};
 		int pg = p0[i] >= 0 && prog[i] && p_cuGraphAddDependencies_v2;

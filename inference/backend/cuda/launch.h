@@ -13,6 +13,13 @@ typedef void *CUcontext;
 typedef void *CUfunction;
 
 CUresult em_ctx_current(CUcontext ctx);
+
+// em_arg_ptrs points ptrs at a launch's n parameter slots, taken from args at *off,
+// and moves *off past them (a batch's launches take their slots in order).
+static inline void em_arg_ptrs(void **ptrs, uint64_t *args, size_t *off, int n) {
+	for (int j = 0; j < n && j < EM_MAX_ARGS; j++) ptrs[j] = &args[*off + j];
+	*off += n;
+}
 extern CUresult (*p_cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                     unsigned, void *, void **, void **);
 
