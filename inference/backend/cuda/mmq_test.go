@@ -209,14 +209,14 @@ func TestMMQQueueGroupedMoE(t *testing.T) {
 							t.Fatalf("RoutedExperts with %v down experts: %v", down, r)
 						}
 					}()
-					ok = q.RoutedExperts(x, x, nil, logits, gate, up, dw, nil, ids, wts, g, u, d, 1, 1, false, true, 1)
+					ok = q.RoutedExperts(x, x, logits, gate, up, dw, nil, ids, wts, g, u, d, 1, 1, false, true, 1)
 				}()
 				if !ok {
 					t.Fatalf("RoutedExperts declined %d pairs with %v down experts of %d", n*k, down, F)
 				}
 				ls := q.launches()
 				got := q.names()
-				want := []string{"quant_q8_k", "moe_topk", "moe_group", id + "q4_k", id + "q4_k", "swiglu_f32", "quant_q8", mmDown, "moe_sum"}
+				want := []string{"moe_topk", "moe_group", "quant_q8_k", id + "q4_k", id + "q4_k", "swiglu_f32", "quant_q8", mmDown, "moe_sum"}
 				if !slices.Equal(got, want) {
 					t.Errorf("queued %v, want %v", got, want)
 				}
@@ -299,15 +299,15 @@ func TestMMVQueuePairedRuns(t *testing.T) {
 		ids, wts := q.tensor(t, quant.I32, 1, k), q.tensor(t, quant.F32, 1, k)
 		g, u, d := q.tensor(t, quant.F32, k, F), q.tensor(t, quant.F32, k, F), q.tensor(t, quant.F32, k, E)
 		mo, sh := q.tensor(t, quant.F32, 1, E), q.tensor(t, quant.F32, 1, E)
-		if !q.RoutedExperts(mo, xe, nil, logits, gate, up, down, nil, ids, wts, g, u, d, 1, 1, false, true, 1) {
+		if !q.RoutedExperts(mo, xe, logits, gate, up, down, nil, ids, wts, g, u, d, 1, 1, false, true, 1) {
 			t.Fatal("RoutedExperts declined one token")
 		}
 		q.Add(xe, mo, sh) // the shared experts' output added: one launch with moe_sum
 		ls = q.launches()
 		names = q.names()
-		want := []string{"quant_q8_k", "moe_topk", "mmv_id_q4_k", "swiglu_q8_k", "mmv_id_q4_k", "moe_sum_add"}
+		want := []string{"moe_topk", "quant_q8_k", "mmv_id_q4_k", "swiglu_q8_k", "mmv_id_q4_k", "moe_sum_add"}
 		if off {
-			want = []string{"quant_q8_k", "moe_topk", "mmv_id_q4_k", "mmv_id_q4_k", "swiglu_f32", "quant_q8_k", "mmv_id_q4_k", "moe_sum", "add_f32"}
+			want = []string{"moe_topk", "quant_q8_k", "mmv_id_q4_k", "mmv_id_q4_k", "swiglu_f32", "quant_q8_k", "mmv_id_q4_k", "moe_sum", "add_f32"}
 		}
 		if !slices.Equal(names, want) {
 			t.Errorf("experts, fusion off %v: queued %v, want %v", off, names, want)
@@ -383,30 +383,5 @@ func TestMMVQueueUnpairedTypes(t *testing.T) {
 		if len(got) != 3 || got[1] != mm || got[2] != mm {
 			t.Errorf("%v heads: queued %v, want a rounding and two %s", typ, got, mm)
 		}
-	}
-}
-
-// TestMoERouterAfterRounding: given the router, RoutedExperts rounds x before it
-// computes the logits, so that the rounding joins the norm that wrote x.
-func TestMoERouterAfterRounding(t *testing.T) {
-	const E, X, F, k = 256, 8, 512, 4
-	q := newMMQQueue("add_f32", "add_rms_norm", "add_rms_norm_q8_k", mmvName(quant.F32, 1), "quant_q8_k", "mmv_id_q4_k",
-		"moe_topk", "swiglu_f32", "swiglu_q8_k", "moe_sum")
-	q.fuse.cfg = fuseCfg{read: true}
-	q.mvsc.off = true
-	a, r, sum, xe, nw := q.tensor(t, quant.F32, 1, E), q.tensor(t, quant.F32, 1, E), q.tensor(t, quant.F32, 1, E),
-		q.tensor(t, quant.F32, 1, E), q.tensor(t, quant.F32, 1, E)
-	router, logits := q.tensor(t, quant.F32, X, E), q.tensor(t, quant.F32, 1, X)
-	gate, up, down := q.tensor(t, quant.Q4_K, X*F, E), q.tensor(t, quant.Q4_K, X*F, E), q.tensor(t, quant.Q4_K, X*E, F)
-	ids, wts := q.tensor(t, quant.I32, 1, k), q.tensor(t, quant.F32, 1, k)
-	g, u, d, mo := q.tensor(t, quant.F32, k, F), q.tensor(t, quant.F32, k, F), q.tensor(t, quant.F32, k, E), q.tensor(t, quant.F32, 1, E)
-	q.Add(sum, a, r)
-	q.RMSNorm(xe, sum, nw, 1e-5)
-	if !q.RoutedExperts(mo, xe, router, logits, gate, up, down, nil, ids, wts, g, u, d, 1, 1, false, true, 1) {
-		t.Fatal("RoutedExperts declined one token")
-	}
-	want := []string{"add_rms_norm_q8_k", mmvName(quant.F32, 1), "moe_topk", "mmv_id_q4_k", "swiglu_q8_k", "mmv_id_q4_k", "moe_sum"}
-	if got := q.names(); !slices.Equal(got, want) {
-		t.Errorf("queued %v, want %v", got, want)
 	}
 }

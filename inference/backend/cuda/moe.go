@@ -48,17 +48,13 @@ func (b *Backend) moeTile(P, X int) int {
 // inference/model/deepseek2 declares, and computes what its host path does (routing as
 // deepseek2's route, each dot as MatMul's mat-vec, products and sums in slot order).
 //
-// With router not nil ([nExpert, E]) it first computes the logits (router times x, as
-// MatMul) after rounding x for the experts, so that the rounding may join the launch
-// that wrote x (the norm: fuse.go); else logits holds them already.
-//
 // x [n, E] and dst [n, E] F32 (dst may alias x); logits [n, nExpert] F32; gate and up
 // [nExpert*F, E] and down [nExpert*E, F] are the experts' weights stacked; probsB
 // [1, nExpert] F32 or nil adds to the probabilities for selection only; ids (I32) and
 // wts (F32) have one entry per (token, slot) pair, and g, u [pairs, F] and d [pairs, E]
 // F32 are scratch. It reports false, having queued nothing, for a case it does not take
 // (more than moeMaxPairs pairs or moeMaxExperts experts, $EMBER_CUDA_HOST_MOE).
-func (b *Backend) RoutedExperts(dst, x, router, logits, gate, up, down, probsB, ids, wts, g, u, d backend.Tensor,
+func (b *Backend) RoutedExperts(dst, x, logits, gate, up, down, probsB, ids, wts, g, u, d backend.Tensor,
 	nGroup, nGroupUsed int, sigmoid, norm bool, scale float32) bool {
 	if b.hostMoE {
 		return false
@@ -90,10 +86,6 @@ func (b *Backend) RoutedExperts(dst, x, router, logits, gate, up, down, probsB, 
 			panic(fmt.Sprintf("cuda: RoutedExperts: %d biases for %d experts", bias.rows*bias.cols, X))
 		}
 	}
-	xq, xs := b.quantize(xt, partner(gw.typ))
-	if router != nil {
-		b.MatMul(logits, router, x)
-	}
 	b.launch("moe_topk", n, 1, 32, 0, ptr(it), ptr(wt), ptr(lt), ptr(bias), i64(X), i64(k),
 		i64(nGroup), i64(nGroupUsed), i64(b2i(sigmoid)), i64(b2i(norm)), f32(scale))
 	// Gate and up of every pair from its token's row, then the pairs' SwiGLU and down.
@@ -102,6 +94,7 @@ func (b *Backend) RoutedExperts(dst, x, router, logits, gate, up, down, probsB, 
 		grp := b.groupPairs(it, P, X, b.moeTile(P, X))
 		prod = func(d, w *tensor, xq uint64, xs, xdiv int) { b.mmqID(d, w, X, xq, xs, grp, xdiv) }
 	}
+	xq, xs := b.quantize(xt, partner(gw.typ))
 	if !grouped && uw.typ == gw.typ && pairedMV(gw.typ) && uw.stride == gw.stride && !b.fuseOff() {
 		b.mmvID(gt, gw, ut, uw, X, xq, xs, it, k) // gate and up in one launch
 	} else {

@@ -183,15 +183,14 @@ func taken(s []int, e int) bool {
 	return false
 }
 
-// deviceExperts is an optional backend op (the CUDA backend has it): compute x's router
-// logits (router times x) into logits, route x's rows from them and run the chosen
-// experts (gate, up and down stacked),
+// deviceExperts is an optional backend op (the CUDA backend has it): route x's rows
+// from their router logits and run the chosen experts (gate, up and down stacked),
 // their outputs weighted and summed into dst, all on the device, computing what
 // moeFFN's host path computes. ids, wts (one entry per (token, slot) pair) and g, u, d
 // (pair rows) are scratch. It reports false, having done nothing, for cases it does
 // not take; the host path runs then.
 type deviceExperts interface {
-	RoutedExperts(dst, x, router, logits, gate, up, down, probsB, ids, wts, g, u, d backend.Tensor,
+	RoutedExperts(dst, x, logits, gate, up, down, probsB, ids, wts, g, u, d backend.Tensor,
 		nGroup, nGroupUsed int, sigmoid, norm bool, scale float32) bool
 }
 
@@ -204,10 +203,10 @@ func (m *Model) moeFFN(ctx context.Context, w *moeWeights, cur backend.Tensor, n
 	be, s, pr, c := m.be, m.scratch, m.pairs, m.cfg
 	X, k, E := c.nExpert, c.nUsed, m.p.NEmbd
 	h := &m.host
-	// The router and the routed experts first: their products take cur as rounded right
-	// after the norm (a backend may round it in the norm's launch). The shared experts
-	// read only cur, and only the final Add reads their output, so a backend may run
-	// them beside the routed ones.
+	// The shared experts first: their products take cur as rounded right after the
+	// norm (a backend may round it in the norm's launch), before the router's F32
+	// product comes between. They read only cur, and only the final Add reads their
+	// output, so a backend may run them beside the router and the routed experts.
 	var shexp backend.Tensor
 	logits := s.Get("moe_logits", n)
 	out := cur // without shared experts the sum goes straight to cur (read before)
@@ -215,16 +214,14 @@ func (m *Model) moeFFN(ctx context.Context, w *moeWeights, cur backend.Tensor, n
 		out = s.Get("moe_out", n)
 	}
 	routed := false
-	backend.Beside(be, n, func() {
+	backend.Beside(be, n, func() { shexp = m.sharedFFN(w, cur, n) }, func() {
+		be.MatMul(logits, w.gateInp, cur)
 		if de, ok := be.(deviceExperts); ok {
 			P := n * k
-			routed = de.RoutedExperts(out, cur, w.gateInp, logits, w.gateAll, w.upAll, w.downAll, w.probsBT, pr.Get("ids", P),
-				pr.Get("wsel", P), pr.Get("gate", P), pr.Get("up", P), pr.Get("down", P), c.nGroup, c.nGroupUsed, c.sigmoid, c.wNorm, c.wScale)
+			routed = de.RoutedExperts(out, cur, logits, w.gateAll, w.upAll, w.downAll, w.probsBT, pr.Get("ids", P), pr.Get("wsel", P),
+				pr.Get("gate", P), pr.Get("up", P), pr.Get("down", P), c.nGroup, c.nGroupUsed, c.sigmoid, c.wNorm, c.wScale)
 		}
-		if !routed {
-			be.MatMul(logits, w.gateInp, cur)
-		}
-	}, func() { shexp = m.sharedFFN(w, cur, n) })
+	})
 	if routed {
 		if shexp != nil {
 			be.Add(cur, out, shexp) // ffn_out = moe_out + ffn_shexp
