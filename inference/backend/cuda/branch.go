@@ -97,11 +97,13 @@ const (
 // first edge off the fork a full one. defaultBranchEdges is the default.
 const BranchEdgesEnv = "EMBER_CUDA_BRANCH_EDGES"
 
-// defaultBranchEdges: the side's first edge programmatic, the main run's first a full
-// one. H200, DeepSeek-V2-Lite Q4_K_M tg128 (its shared experts a branch), two rounds,
-// same call: 0 452 / 455, 1 471 / 460, 2 446 / 455, 3 468 / 469, 5 473 / 477; one chain
-// 452 / 459.
-const defaultBranchEdges = 5
+// defaultBranchEdges: both of the side's edges programmatic (off the fork, into the
+// join), the main run's first a full one. H200, DeepSeek-V2-Lite Q4_K_M tg128, same
+// call each: with the shared experts a branch, two rounds, 0 452 / 455, 1 471 / 460, 2
+// 446 / 455, 3 468 / 469, 5 473 / 477, one chain 452 / 459; with the MLA cache write a
+// branch too, 5 484 / 492, 1 483 / 483, 3 496 / 490, 7 516 / 515; then 7 509 / 509
+// against one chain 466 / 466.
+const defaultBranchEdges = 7
 
 func branchFromEnv() branchState {
 	e, err := strconv.Atoi(os.Getenv(BranchEdgesEnv))
@@ -164,8 +166,9 @@ func (s *branchState) flushed(n int) {
 
 // dag gives each launch of q its predecessors when q holds a branch it can keep: p0
 // (the launch it follows; -1: none), whether that edge may be programmatic (prog: the
-// kernel waits for it, as in a chain), and p1 (a second launch it follows with a full
-// edge; -1: none). ok is false when q is a plain chain: no branch, or cuBLASLt products
+// kernel waits for it, as in a chain), p1 (a second launch it follows: the join's off
+// the side; -1: none) and whether that one may be (prog1), as edges (BranchEdgesEnv)
+// says. ok is false when q is a plain chain: no branch, or cuBLASLt products
 // in it (their child graphs sit in the chain: em_graph_build).
 func (q *batch) dag(edges int) (p0, p1 []C.int, prog, prog1 []C.uchar, ok bool) {
 	n := len(q.fns)

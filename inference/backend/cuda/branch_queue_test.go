@@ -105,10 +105,10 @@ func TestBranchQueue(t *testing.T) {
 			t.Errorf("launch %d (%s) follows %d and %d, want %d and %d", i, q.queue.names[i], p0[i], p1[i], wantP0[i], wantP1[i])
 		}
 	}
-	// By default the side leaves the fork by a programmatic edge and the main run by a
-	// full one, and the join's edge off the side is full; edges 0 makes the side's first
-	// edge full and keeps the main run's chain programmatic.
-	if prog[1] != 1 || prog[4] != 0 || prog[8] != 1 || prog1[8] != 0 {
+	// By default the side leaves the fork and enters the join by programmatic edges and
+	// the main run leaves the fork by a full one; edges 0 makes the side's edges full and
+	// keeps the main run's chain programmatic.
+	if prog[1] != 1 || prog[4] != 0 || prog[8] != 1 || prog1[8] != 1 {
 		t.Errorf("programmatic edges %v and %v", prog, prog1)
 	}
 	if _, _, prog, prog1, _ = q.queue.dag(0); prog[1] != 0 || prog[4] != 1 || prog1[8] != 0 {
