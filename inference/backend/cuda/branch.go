@@ -63,7 +63,7 @@ import (
 //
 // Only batch-1 steps branch (rows n == 1): there every product is a mat-vec kernel
 // whose only scratch is the rounded activation row, and the side rounds into buffers of
-// its own (actSide), so neither run writes what the other reads. Larger batches use
+// its own (branchState.act), so neither run writes what the other reads. Larger batches use
 // cuBLASLt and the tensor-core products' shared scratch, and stay chains. A batch
 // launched directly, not as a graph, runs its launches in order, as without branches.
 
