@@ -66,8 +66,9 @@ extern "C" __global__ void __launch_bounds__(256) rms_norm_q8_k(float* dst, cons
 // first on ties, NaN never) found by shuffles with no shared memory and no barrier, the
 // quants written 8 bytes a lane and each 16 elements' sum from a pair of lanes. At 64
 // rows of 14,336 (a batch's SwiGLU) a block a 256-element block with two barriers took
-// ~12 us on the H200.
-__device__ __forceinline__ void q8k_quant_warp(const float v[8], uint8_t* row, int ib, int k) {
+// ~12 us on the H200. With hrow, each rounded value d*q also goes there in f16, as
+// act_f16 (dequant.cu) would write it from the Q8_K row (cuBLASLt's activation rows).
+__device__ __forceinline__ void q8k_quant_warp(const float v[8], uint8_t* row, int ib, int k, uint16_t* hrow = nullptr) {
     const int lane = threadIdx.x & 31;
     float a = -2.0f, x = 0.0f;
     int idx = 0;
@@ -92,6 +93,14 @@ __device__ __forceinline__ void q8k_quant_warp(const float v[8], uint8_t* row, i
         p[i / 4] |= (uint32_t)(q & 255) << (8 * (i % 4));
     }
     *(uint2*)(row + ib * 256 + 8 * lane) = make_uint2(p[0], p[1]);
+    if (hrow) {
+        uint32_t h[4];
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            h[i] = f2h(d * (float)(int8_t)(p[i / 2] >> (16 * (i % 2)))) |
+                   ((uint32_t)f2h(d * (float)(int8_t)(p[i / 2] >> (16 * (i % 2) + 8))) << 16);
+        *(uint4*)(hrow + ib * 256 + 8 * lane) = make_uint4(h[0], h[1], h[2], h[3]);
+    }
     s += __shfl_xor_sync(0xffffffffu, s, 1);
     if ((lane & 1) == 0) ((int*)(row + Q8K_BSUMS(k)))[ib * 16 + lane / 2] = s;
     if (lane == 0) ((float*)(row + k))[ib] = d;
@@ -126,7 +135,8 @@ extern "C" __global__ void __launch_bounds__(32 * Q8KW_WARPS) quant_q8_k(uint8_t
 // swiglu_q8_k: swiglu_f32 over rows of k, then quantized to Q8_K; a warp a 256-element
 // block (q8k_quant_warp), grid (ceil(k/256/Q8KW_WARPS), rows), Q8KW_WARPS warps.
 extern "C" __global__ void __launch_bounds__(32 * Q8KW_WARPS) swiglu_q8_k(float* dst, const float* g, const float* u,
-                                                                          int k, uint8_t* out, i64 ostride) {
+                                                                          int k, uint8_t* out, i64 ostride,
+                                                                          uint16_t* hout, i64 hstride) {
     pdl_entry();
     const int ib = blockIdx.x * Q8KW_WARPS + (threadIdx.x >> 5), lane = threadIdx.x & 31;
     if (ib >= k / 256) return;
@@ -155,7 +165,7 @@ extern "C" __global__ void __launch_bounds__(32 * Q8KW_WARPS) swiglu_q8_k(float*
 #pragma unroll
         for (int i = 0; i < 8; i++) dst[j + i] = v[i];
     }
-    q8k_quant_warp(v, out + (i64)blockIdx.y * ostride, ib, k);
+    q8k_quant_warp(v, out + (i64)blockIdx.y * ostride, ib, k, hout ? (uint16_t*)((uint8_t*)hout + (i64)blockIdx.y * hstride) : nullptr);
 }
 
 // get_rows_q8_k: get_rows_f32 into x (the gathered rows of gcols values laid end to end),
@@ -199,7 +209,7 @@ extern "C" __global__ void __launch_bounds__(32 * Q8KW_WARPS) get_rows_q8_k(floa
 // found by the two warps of the group and met in shared memory (sm: 2 floats and 2
 // ints per warp, 32 warps), one barrier for all the blocks.
 __device__ __forceinline__ void q8k_quant_wide(const float v[4], uint8_t* row, int ib, int k, bool on, float* sa,
-                                               int* si, float* sx) {
+                                               int* si, float* sx, uint16_t* hrow) {
     const int t = threadIdx.x, lane = t & 31, w = t >> 5, l = t & 63;
     float a = -2.0f, x = 0.0f;
     int idx = 0;
@@ -231,6 +241,7 @@ __device__ __forceinline__ void q8k_quant_wide(const float v[4], uint8_t* row, i
     for (int i = 0; i < 4; i++) {
         const int q = q8k_q(a, iscale, v[i]);
         row[ib * 256 + 64 * i + l] = (uint8_t)(int8_t)q;
+        if (hrow) hrow[ib * 256 + 64 * i + l] = f2h(d * (float)(int8_t)q);
         int s = q;
         for (int o = 8; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
         if ((l & 15) == 0) bsums[ib * 16 + 4 * i + l / 16] = s;
@@ -255,7 +266,8 @@ __device__ __forceinline__ void q8k_quant_wide(const float v[4], uint8_t* row, i
 #define ADD_NORM_Q8 2
 template <int OUT>
 __device__ __forceinline__ void add_rms_norm_row(float* sum, const float* a, const float* b, float* dst, const float* w,
-                                                 int cols, float eps, uint8_t* out, i64 ostride, int s1) {
+                                                 int cols, float eps, uint8_t* out, i64 ostride, int s1,
+                                                 uint16_t* hout = nullptr, i64 hstride = 0) {
     constexpr bool Q8K = OUT == ADD_NORM_Q8K;
     extern __shared__ float xs[];  // cols floats: the row of sums
     __shared__ double part[8];
@@ -326,6 +338,7 @@ __device__ __forceinline__ void add_rms_norm_row(float* sum, const float* a, con
         return;
     }
     uint8_t* row = out + (i64)blockIdx.x * ostride;
+    uint16_t* hrow = hout ? (uint16_t*)((uint8_t*)hout + (i64)blockIdx.x * hstride) : nullptr;
     for (int ib0 = 0; ib0 < nb; ib0 += ADD_NORM_THREADS / 64) {  // a 256-element block per group of 64 threads
         const int ib = ib0 + g;
         const bool on = ib < nb;
@@ -335,7 +348,7 @@ __device__ __forceinline__ void add_rms_norm_row(float* sum, const float* a, con
             const int j = ib * 256 + 64 * i + l;
             v[i] = on ? xs[j] * scale * (ib0 == 0 ? wv[i] : w[j]) : 0.0f;
         }
-        q8k_quant_wide(v, row, ib, cols, on, sa, si, sx);
+        q8k_quant_wide(v, row, ib, cols, on, sa, si, sx, hrow);
         if (on) {
 #pragma unroll
             for (int i = 0; i < 4; i++) dst[r0 + ib * 256 + 64 * i + l] = v[i];
@@ -348,11 +361,13 @@ extern "C" __global__ void __launch_bounds__(ADD_NORM_THREADS) add_rms_norm(floa
     add_rms_norm_row<ADD_NORM_F32>(sum, a, b, dst, w, cols, eps, nullptr, 0, 0);
 }
 
-// add_rms_norm_q8_k: cols % 256 == 0; out rows of ostride bytes.
+// add_rms_norm_q8_k: cols % 256 == 0; out rows of ostride bytes; with hout, the rounded
+// values d*q also in f16 rows of hstride bytes (act_f16's, for cuBLASLt).
 extern "C" __global__ void __launch_bounds__(ADD_NORM_THREADS) add_rms_norm_q8_k(float* sum, const float* a, const float* b,
                                                                                   float* dst, const float* w, int cols,
-                                                                                  float eps, uint8_t* out, i64 ostride) { pdl_defer();
-    add_rms_norm_row<ADD_NORM_Q8K>(sum, a, b, dst, w, cols, eps, out, ostride, 0);
+                                                                                  float eps, uint8_t* out, i64 ostride,
+                                                                                  uint16_t* hout, i64 hstride) { pdl_defer();
+    add_rms_norm_row<ADD_NORM_Q8K>(sum, a, b, dst, w, cols, eps, out, ostride, 0, hout, hstride);
 }
 
 // add_rms_norm_q8: cols % 32 == 0; out rows of ostride bytes, Q8_0 (s1: Q8_1) blocks.

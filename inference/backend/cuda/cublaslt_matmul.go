@@ -393,6 +393,9 @@ func (b *Backend) ltAct(xq uint64, xs int, vt quant.Type, k, n int) uint64 {
 	if out == 0 {
 		return 0
 	}
+	if kind == 1 && b.fuseHalf(xq, xs, k, n, out, stride) {
+		return out
+	}
 	for r0 := 0; r0 < n; r0 += maxGridY {
 		rows := min(maxGridY, n-r0)
 		b.launch("act_f16", (k/8+255)/256, rows, 256, 0, out+uint64(r0*stride), i64(stride), xq+uint64(r0*xs),

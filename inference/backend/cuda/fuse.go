@@ -28,6 +28,9 @@ import (
 //     tensor (the shared experts' output): moe_sum_add (fuseMoESumAdd).
 //   - add_rms_norm_q8_k of one row, then the streamed product (mvs, with EMBER_CUDA_MVS)
 //     of its Q8_K row: mvsn (fuseNormQ8K, mvs.go).
+//   - add_rms_norm_q8_k or swiglu_q8_k, then act_f16 of the Q8_K rows it wrote (the f16
+//     activation rows of a product on cuBLASLt: a batch of 48+ rows): the same kernel
+//     writing the f16 rows too (fuseHalf, here).
 //   - Decode attention (attention_split1, attention_short, attention_dec64/128) whose
 //     output a MatMul then rounds to Q8_K (the output projection): its last blocks
 //     (attention_short and attention_dec: each block, its KV head's outputs) round it
@@ -38,6 +41,10 @@ import (
 // NoFuseEnv names an environment variable: when set, no launches are fused (for timing
 // the fused kernels against the separate ones; results are the same).
 const NoFuseEnv = "EMBER_CUDA_NO_FUSE"
+
+// NoHalfFuseEnv names an environment variable: when set, act_f16 runs as its own launch
+// (fuseHalf), for timing that fusion alone.
+const NoHalfFuseEnv = "EMBER_CUDA_NO_HALF_FUSE"
 
 const (
 	fuseNone       = iota
@@ -53,13 +60,14 @@ const (
 	fuseGetRows    // get_rows_f32 (one launch): a Q8_K rounding of the rows it wrote may join it
 	fuseMoESum     // moe_sum: an Add of its output and another tensor may join it
 	fuseNormQ8K    // add_rms_norm_q8_k of one row: the streamed product (mvs) of its Q8_K output may join it
+	fuseQ8KHalf    // add_rms_norm_q8_k or swiglu_q8_k: the f16 rows of its Q8_K output (act_f16, for cuBLASLt) may join it
 )
 
 // fusedFrom is the kernel each kind's op queued.
 var fusedFrom = [...]string{fuseRMSNorm: "rms_norm", fuseSwiGLU: "swiglu_f32", fuseAddRMSNorm: "add_rms_norm",
 	fuseAdd: "add_f32", fuseRoPE: "rope_f32", fuseSetRows: "set_rows", fuseAttention: "attention_split1",
 	fuseRoPE2: "rope2_f32", fuseRoPESet: "rope2_set", fuseGetRows: "get_rows_f32", fuseMoESum: "moe_sum",
-	fuseNormQ8K: "add_rms_norm_q8_k"}
+	fuseNormQ8K: "add_rms_norm_q8_k", fuseQ8KHalf: "add_rms_norm_q8_k"}
 
 // span is device memory [lo, hi) in bytes.
 type span struct{ lo, hi uint64 }
@@ -80,7 +88,7 @@ type fusable struct {
 	rows, cols int    // of dst (set_rows: of the source)
 	args       []uint64
 	mem        [2]span // add: a, b; set_rows: dst, src
-	grid       [3]int  // attention: grid x, y and its dynamic shared memory
+	grid       [3]int  // attention: grid x, y and its dynamic shared memory; fuseQ8KHalf: grid x, y and threads
 	q8t        bool    // attention: the kernel has a twin (kernel + "_q8") that rounds to Q8_0 and Q8_1
 	qlen       int     // the queue length right after it was queued
 	epoch      int     // the flush count then
@@ -88,8 +96,9 @@ type fusable struct {
 }
 
 type fuseCfg struct {
-	read bool // $EMBER_CUDA_NO_FUSE was read
-	off  bool // no fusion (NoFuseEnv, or tests)
+	read   bool // $EMBER_CUDA_NO_FUSE was read
+	off    bool // no fusion (NoFuseEnv, or tests)
+	noHalf bool // no fuseHalf (NoHalfFuseEnv)
 }
 
 // mark records f (kind, dst, rows, cols, args, mem set) as the launch just queued, when
@@ -108,7 +117,7 @@ func (b *Backend) mark(f fusable) {
 func (b *Backend) fuseOff() bool {
 	c := &b.fuse.cfg
 	if !c.read {
-		c.read, c.off = true, c.off || os.Getenv(NoFuseEnv) != ""
+		c.read, c.off, c.noHalf = true, c.off || os.Getenv(NoFuseEnv) != "", os.Getenv(NoHalfFuseEnv) != ""
 	}
 	return c.off
 }
@@ -195,13 +204,20 @@ func (b *Backend) fuseQ8K(x *tensor, out uint64, stride int) bool {
 		b.launch("rms_norm_q8_k", x.cols/256, x.rows, 256, 0, append(f.args, out, i64(stride))...)
 	case fuseSwiGLU:
 		b.queue.pop()
-		b.launch("swiglu_q8_k", q8kwGrid(x.cols), x.rows, 32*q8kwWarps, 0, append(f.args, i64(x.cols), out, i64(stride))...)
+		args := append(f.args, i64(x.cols), out, i64(stride), 0, 0)
+		b.launch("swiglu_q8_k", q8kwGrid(x.cols), x.rows, 32*q8kwWarps, 0, args...)
+		b.mark(fusable{kind: fuseQ8KHalf, kernel: "swiglu_q8_k", dst: out, rows: x.rows, cols: x.cols, args: args,
+			grid: [3]int{q8kwGrid(x.cols), x.rows, 32 * q8kwWarps}})
 	case fuseAddRMSNorm:
 		b.queue.pop()
-		b.launch("add_rms_norm_q8_k", x.rows, 1, addNormThreads, 4*x.cols, append(f.args, out, i64(stride))...)
+		args := append(f.args, out, i64(stride), 0, 0)
+		b.launch("add_rms_norm_q8_k", x.rows, 1, addNormThreads, 4*x.cols, args...)
 		if x.rows == 1 && !b.mvsc.off {
 			// f.args: sum, a, b, dst, w, cols, eps; dst: the Q8_K row.
 			b.mark(fusable{kind: fuseNormQ8K, dst: out, rows: 1, cols: x.cols, args: f.args})
+		} else {
+			b.mark(fusable{kind: fuseQ8KHalf, kernel: "add_rms_norm_q8_k", dst: out, rows: x.rows, cols: x.cols, args: args,
+				grid: [3]int{x.rows, 1, addNormThreads}})
 		}
 	case fuseAttention:
 		// f.args end with the q8 output and its stride (0, 0); the grid is f.mem's.
@@ -213,6 +229,31 @@ func (b *Backend) fuseQ8K(x *tensor, out uint64, stride int) bool {
 	default:
 		return false
 	}
+	return true
+}
+
+// fuseHalf replaces the queued add_rms_norm_q8_k or swiglu_q8_k that wrote the Q8_K rows
+// xq (n rows of k values, xs bytes apart) with the same launch writing their f16 rows
+// into out (stride bytes apart) too, as act_f16 would, and reports whether it did: one
+// launch fewer before each product of a batch on cuBLASLt (the 64-stream step's Q/K/V,
+// gate/up and down products).
+func (b *Backend) fuseHalf(xq uint64, xs, k, n int, out uint64, stride int) bool {
+	f, ok := b.take()
+	if !ok || f.cfg.noHalf || f.kind != fuseQ8KHalf || f.dst != xq || f.rows != n || f.cols != k {
+		return false
+	}
+	na := len(f.args)
+	if f.args[na-3] != i64(xs) { // the launch's Q8_K row stride
+		return false
+	}
+	args := slices.Clone(f.args)
+	args[na-2], args[na-1] = out, i64(stride)
+	smem := 0
+	if f.kernel == "add_rms_norm_q8_k" {
+		smem = 4 * k
+	}
+	b.queue.pop()
+	b.launch(f.kernel, f.grid[0], f.grid[1], f.grid[2], smem, args...)
 	return true
 }
 

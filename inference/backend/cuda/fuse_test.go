@@ -106,10 +106,17 @@ func (e *fuseEnv) bits(x backend.Tensor) []uint32 {
 // any pattern, so they come first) and returns the ops and the tensors to compare.
 func checkFused(t *testing.T, name string, saved int, build func(e *fuseEnv) (ops func(), outs []backend.Tensor)) {
 	t.Helper()
+	checkFusedOn(t, newOrSkip, name, saved, build)
+}
+
+// checkFusedOn is checkFused on backends that start tries.
+func checkFusedOn(t *testing.T, start func(*testing.T) *cuda.Backend, name string, saved int,
+	build func(e *fuseEnv) (ops func(), outs []backend.Tensor)) {
+	t.Helper()
 	var got [2][][]uint32
 	var n [2]int
 	for i := range 2 {
-		be := newOrSkip(t)
+		be := start(t)
 		if i == 1 {
 			cuda.NoFusion(be)
 		}

@@ -1,0 +1,76 @@
+package cuda_test
+
+import (
+	"fmt"
+	"testing"
+
+	"ember/inference/backend"
+	"ember/inference/backend/cuda"
+	"ember/inference/quant"
+)
+
+// newCublasOrSkip starts a backend whose products of 16+ rows go to cuBLASLt over the
+// weights' f16 copies, or skips without a GPU or without cuBLASLt.
+func newCublasOrSkip(t *testing.T) *cuda.Backend {
+	t.Helper()
+	b := newWith(t, cuda.Options{})
+	if ok, why := cuda.CublasAvailable(b); !ok {
+		b.Close()
+		t.Skipf("no cuBLASLt: %s", why)
+	}
+	cuda.SetMMF(b, false, 0)
+	cuda.SetCublas(b, 16, 0)
+	return b
+}
+
+// TestFusedQ8KHalf: the f16 activation rows of a product on cuBLASLt (act_f16 of the
+// Q8_K rows) are written by the kernel that rounded them, add_rms_norm_q8_k or
+// swiglu_q8_k, with the bits of act_f16: Add + RMSNorm before two projections sharing
+// the rounding (Q4_K and Q6_K: one Q8_K row, one f16 row), SwiGLU before one; batches
+// of 16 and 64 rows, a Q8_K block with ties, an all-zero block. Below 16 rows the
+// products stay on our kernels and nothing joins.
+func TestFusedQ8KHalf(t *testing.T) {
+	const k, m = 1280, 96
+	for _, rows := range []int{5, 16, 64} {
+		half := 0
+		if rows >= 16 {
+			half = 1 // act_f16 joins the kernel before it
+		}
+		checkFusedOn(t, newCublasOrSkip, fmt.Sprintf("add+norm, %d rows", rows), 2+half, func(e *fuseEnv) (func(), []backend.Tensor) {
+			av := make([]float32, rows*k)
+			for i := range av {
+				av[i] = float32(e.rng.NormFloat64())
+			}
+			for i := 0; i < 256; i++ { // row 0, block 0: equal magnitudes, the first negative
+				av[i] = float32(1 - 2*((i+1)%2))
+			}
+			a, b, w := e.vals(rows, k, av), e.zeros(quant.F32, rows, k), e.randn(1, k, 1)
+			s := e.zeros(quant.F32, rows, k)
+			d1, d2 := e.zeros(quant.F32, rows, m), e.zeros(quant.F32, rows, 2*m)
+			w1, w2 := e.weight(quant.Q4_K, m, k), e.weight(quant.Q6_K, 2*m, k)
+			// the weights' f16 copies made first: a copy made inside the ops queues
+			// its dequantization between the norm and its rounding, and nothing joins
+			backend.MatMulShared(e.be, e.randn(rows, k, 1), []backend.Proj{{Dst: d1, W: w1}, {Dst: d2, W: w2}})
+			return func() {
+				e.be.Add(s, a, b)
+				e.be.RMSNorm(a, s, w, 1e-5)
+				backend.MatMulShared(e.be, a, []backend.Proj{{Dst: d1, W: w1}, {Dst: d2, W: w2}})
+			}, []backend.Tensor{s, a, d1, d2}
+		})
+		checkFusedOn(t, newCublasOrSkip, fmt.Sprintf("swiglu, %d rows", rows), 1+half, func(e *fuseEnv) (func(), []backend.Tensor) {
+			gv := make([]float32, rows*k)
+			for i := range gv {
+				if i < 256 || i >= 512 { // row 0, block 1: all zero
+					gv[i] = float32(e.rng.NormFloat64())
+				}
+			}
+			g, u, d := e.vals(rows, k, gv), e.randn(rows, k, 1), e.zeros(quant.F32, rows, m)
+			w := e.weight(quant.Q4_K, m, k)
+			e.be.MatMul(d, w, e.randn(rows, k, 1)) // its f16 copy made first, as above
+			return func() {
+				e.be.SwiGLU(g, g, u)
+				e.be.MatMul(d, w, g)
+			}, []backend.Tensor{g, d}
+		})
+	}
+}
