@@ -85,11 +85,13 @@ func TestBranchQueue(t *testing.T) {
 		}
 		return a[off : off+int(q.queue.nargs[i])]
 	}
-	if s := argsOf(0); s[len(s)-2] != side {
-		t.Errorf("the norm rounds into %#x, want the side's scratch %#x", s[len(s)-2], side)
+	// add_rms_norm_q8_k's and swiglu_q8_k's arguments end with the Q8_K rows, their
+	// stride, and the f16 rows and their stride (none here: fuseHalf)
+	if s := argsOf(0); s[len(s)-4] != side {
+		t.Errorf("the norm rounds into %#x, want the side's scratch %#x", s[len(s)-4], side)
 	}
-	if s := argsOf(2); s[len(s)-2] != side {
-		t.Errorf("the side's SwiGLU rounds into %#x, want the side's scratch %#x", s[len(s)-2], side)
+	if s := argsOf(2); s[len(s)-4] != side {
+		t.Errorf("the side's SwiGLU rounds into %#x, want the side's scratch %#x", s[len(s)-4], side)
 	}
 	if s := argsOf(4); s[0] != main {
 		t.Errorf("the main run rounds into %#x, want the main scratch %#x", s[0], main)
