@@ -73,7 +73,7 @@ __device__ __forceinline__ void q4k_x(const uint8_t* X, int K, int ib, int c, bo
 // The activation row is copied once per block into shared memory (cp.async, when the
 // launch gives it the row's bytes of dynamic shared memory; else it is read from global
 // memory), so that the global loads are weights only, and each warp takes several
-// weight rows against each activation load: Q4_K 4, Q6_K 2, Q8_0 4 rows a warp, four
+// weight rows against each activation load: Q4_K 4, Q6_K 2, Q8_0 2 rows a warp, four
 // warps a block (mv1_rows, rowsPerBlock in matmul.go). Each warp loads the weights of
 // its next blocks before it computes the current ones. The lanes take blocks as the
 // NX > 1 kernels do, so the integer sums and the per-lane float formulas are theirs.
@@ -85,7 +85,7 @@ __device__ __forceinline__ void q4k_x(const uint8_t* X, int K, int ib, int c, bo
 
 #define Q4K_R1 4
 #define Q6K_R1 2
-#define Q80_R1 4
+#define Q80_R1 2  // twice the blocks of 4 (8B Q8_0 tg128 365 against 361, session 23)
 #define Q80_S 4  // Q8_0 steps in flight (mv1_q8_0)
 
 // mv1_rows is the weight rows a block of the batch-1 kernel of type T takes.
