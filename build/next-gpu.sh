@@ -1,31 +1,30 @@
 #!/bin/sh
-# next-gpu.sh: session 22's GPU call. The side-branch tests (TestBranchedGraph: a
-# branched graph against the same step as a chain), the graph, fused and conformance
-# tests, deepseek2's GPU tests and the CUDA goldens; then DeepSeek-V2-Lite Q4_K_M tg128
-# with its branches (shared experts, MLA cache write) against EMBER_CUDA_NO_BRANCH=1 (one chain),
-# alternating, the stats line (graphs built with branches) and the greedy tokens of both.
-# Carry bin/dev (ember, cuda.test, archs.test, deepseek2.test as .xz); ~6 minutes.
+# next-gpu.sh: session 23's GPU checks, for the next session's first call. The fusion,
+# mat-vec, conformance and graph tests, deepseek2's GPU tests and the CUDA goldens; then
+# 8B Q4_K_M pp512 / tg128, 8B Q8_0 tg128, V2-Lite tg128, and 8B 64 streams with and
+# without fuseHalf (EMBER_CUDA_NO_HALF_FUSE=1) alternating, with the kernel counts.
+# Carry bin/dev (ember, cuda.test, archs.test, deepseek2.test as .xz: build/dev-build.sh);
+# ~5 minutes.
 set -u
-R=$PWD
+R=$PWD L=${OUT:-/tmp/next-gpu}
+mkdir -p "$L"
 for f in bin/dev/*.xz; do [ -e "$f" ] && xz -d -f "$f"; done
 chmod +x bin/dev/*
-E=$R/bin/dev/ember L=${OUT:-/tmp/next-gpu}
-mkdir -p "$L"
-M=/tmp/v2.gguf
-[ -f $M ] || $E synth $M -preset deepseek-v2-lite -ftype q4_k_m >"$L/synth.log" 2>&1 &
-(cd inference/backend/cuda && timeout -s KILL 300 "$R/bin/dev/cuda.test" -test.run 'TestBranch|TestGraphReplay|TestFused|Conformance$' -test.v >"$L/tests.log" 2>&1; echo "cuda tests rc $?") &
-(cd inference/model/deepseek2 && timeout -s KILL 300 "$R/bin/dev/deepseek2.test" -test.v >"$L/ds2.log" 2>&1; echo "deepseek2 tests rc $?") &
-(cd inference/model/archs && timeout -s KILL 300 "$R/bin/dev/archs.test" -test.run 'TestGoldensCUDA' >"$L/goldens.log" 2>&1; echo "goldens rc $?") &
+E=$R/bin/dev/ember
+$E synth /tmp/q4.gguf -preset llama3.1-8b -ftype q4_k_m >/dev/null 2>&1 &
+$E synth /tmp/q8.gguf -preset llama3.1-8b -ftype q8_0 >/dev/null 2>&1 &
+$E synth /tmp/v2.gguf -preset deepseek-v2-lite -ftype q4_k_m >/dev/null 2>&1 &
+(cd inference/backend/cuda && timeout -s KILL 240 "$R/bin/dev/cuda.test" -test.run 'TestFusedQ8KHalf|TestFusedSwiGLU|TestFusedDecoder|TestMatVec|Conformance$|TestMatMulSharedQ8_0|TestGraphReplay|TestBranch' -test.v >"$L/tests.log" 2>&1; echo "cuda tests rc $?") &
+(cd inference/model/deepseek2 && timeout -s KILL 240 "$R/bin/dev/deepseek2.test" >"$L/ds2.log" 2>&1; echo "deepseek2 tests rc $?") &
+(cd inference/model/archs && timeout -s KILL 240 "$R/bin/dev/archs.test" -test.run 'TestGoldensCUDA' >"$L/goldens.log" 2>&1; echo "goldens rc $?") &
 wait
 grep -E "^--- FAIL|^ok|^PASS|^FAIL|panic" "$L"/*.log | head -30
-grep -E -A2 "^--- (PASS|SKIP|FAIL).*Branch" "$L/tests.log"
-b() { timeout -s KILL 90 "$@" 2>&1 | grep '^| ' | tail -1 | cut -d'|' -f8; }
+b() { timeout -s KILL 120 "$@" 2>&1 | grep '^| ' | tail -2 | cut -d'|' -f7,8 | tr '\n' ' '; }
+echo "8B q4_k_m $(b $E bench -backend cuda -m /tmp/q4.gguf -p 512 -n 128 -r 3)"
+echo "8B q8_0   $(b $E bench -backend cuda -m /tmp/q8.gguf -p 0 -n 128 -r 3)"
+echo "v2-lite   $(b $E bench -backend cuda -m /tmp/v2.gguf -p 0 -n 128 -r 3)"
+s() { timeout -s KILL 120 "$@" >"$L/s.txt" 2>&1; echo "$(grep '^| ' "$L/s.txt" | tail -1 | cut -d'|' -f6) $(grep -o '[0-9]* kernels in [0-9]* batches' "$L/s.txt")"; }
 for r in 1 2 3; do
-	echo "v2 branch   tg128 $(b $E bench -backend cuda -m $M -p 0 -n 128 -r 3)"
-	echo "v2 nobranch tg128 $(EMBER_CUDA_NO_BRANCH=1 b $E bench -backend cuda -m $M -p 0 -n 128 -r 3)"
+	echo "8B 64 streams          $(EMBER_CUDA_STATS=1 s $E bench -m /tmp/q4.gguf -backend cuda -streams 64 -p 512 -n 128)"
+	echo "8B 64 streams, no half $(EMBER_CUDA_STATS=1 EMBER_CUDA_NO_HALF_FUSE=1 s $E bench -m /tmp/q4.gguf -backend cuda -streams 64 -p 512 -n 128)"
 done
-EMBER_CUDA_STATS=1 timeout 90 $E bench -backend cuda -m $M -p 0 -n 128 -r 1 2>&1 | grep -E "cuda stats" | head -3
-timeout 90 $E run -backend cuda -m $M -p "The quick brown fox" -n 48 >"$L/run-branch.txt" 2>/dev/null
-EMBER_CUDA_NO_BRANCH=1 timeout 90 $E run -backend cuda -m $M -p "The quick brown fox" -n 48 >"$L/run-chain.txt" 2>/dev/null
-wc -c "$L"/run-*.txt
-cmp "$L/run-branch.txt" "$L/run-chain.txt" && echo "greedy tokens: the same"

@@ -1,0 +1,175 @@
+// mk.cu: what does a persistent kernel with grid barriers gain over a chain of kernels
+// (graph, PDL) for a batch-1 decode step's weight streams? 32 layers of Llama-3.1-8B
+// Q4_K_M byte counts (Q/K/V 15.2 MB, O 9.4, gate/up 66, down 48), read once each.
+// A: one streaming kernel a product, small one-block kernels between them (gapns each);
+// B: the same products in one persistent kernel, a grid barrier between products, the
+// small kernels' time spent by block 0 before the barrier's release.
+// Result on the H200: the persistent kernel is no faster (NOTES.md, session 23).
+// nvcc -arch=sm_90 -std=c++17 -O3 -o mk mk.cu && ./mk
+#include <cstdio>
+#include <cstdint>
+#include <cstdlib>
+#include <cuda_runtime.h>
+
+#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); exit(1); } } while (0)
+
+__device__ __forceinline__ void pdl() {
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+}
+
+__device__ __forceinline__ unsigned stream_share(const uint4* w, size_t n16, int part, int parts) {
+    const size_t per = (n16 + parts - 1) / parts;
+    const size_t lo = per * part, hi = lo + per < n16 ? lo + per : n16;
+    unsigned acc = 0;
+    for (size_t i = lo + threadIdx.x; i < hi; i += 4 * blockDim.x) {
+        uint4 v[4];
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            const size_t j = i + u * blockDim.x;
+            v[u] = j < hi ? __ldg(w + j) : make_uint4(0, 0, 0, 0);
+        }
+#pragma unroll
+        for (int u = 0; u < 4; u++) acc ^= v[u].x + v[u].y * 3 + v[u].z * 5 + v[u].w * 7;
+    }
+    return acc;
+}
+
+__global__ void __launch_bounds__(256) kstream(const uint4* w, size_t n16, unsigned* out) {
+    pdl();
+    const unsigned acc = stream_share(w, n16, blockIdx.x, gridDim.x);
+    if (acc == 0x12345678) out[blockIdx.x * 256 + threadIdx.x] = acc;
+}
+
+__device__ __forceinline__ void spin(int ns) {
+    uint64_t t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < (uint64_t)ns);
+}
+
+__global__ void kgap(unsigned* out, int ns) {
+    pdl();
+    if (ns) spin(ns);
+}
+
+// barrier: every block adds one to *count; all wait until it reaches target.
+__device__ __forceinline__ void grid_barrier(unsigned* count, unsigned target) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(count) : "memory");
+        unsigned v;
+        do { asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(count) : "memory"); } while (v < target);
+    }
+    __syncthreads();
+}
+
+struct Plan { const uint4* w[4 * 32]; size_t n16[4 * 32]; int np; };
+
+__global__ void __launch_bounds__(256) kpersist(const __grid_constant__ Plan p, unsigned* out, unsigned* count, int gapns, int pre) {
+    unsigned acc = 0, target = 0;
+    for (int i = 0; i < p.np; i++) {
+        acc ^= stream_share(p.w[i], p.n16[i], blockIdx.x, gridDim.x);
+        target += gridDim.x;
+        grid_barrier(count, target);
+        // the small kernel between products: one block's work, then a barrier
+        if (gapns) {
+            if (blockIdx.x == 0) spin(gapns);
+            target += gridDim.x;
+            grid_barrier(count, target);
+        }
+    }
+    if (acc == 0x12345678) out[blockIdx.x * 256 + threadIdx.x] = acc;
+}
+
+template <typename K, typename... A>
+static void launch(cudaStream_t s, K k, int grid, int block, A... a) {
+    cudaLaunchConfig_t c = {};
+    c.gridDim = grid;
+    c.blockDim = block;
+    c.stream = s;
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[0].val.programmaticStreamSerializationAllowed = 1;
+    c.attrs = at;
+    c.numAttrs = 1;
+    CK(cudaLaunchKernelEx(&c, k, a...));
+}
+
+int main() {
+    cudaDeviceProp pr;
+    CK(cudaGetDeviceProperties(&pr, 0));
+    const int sms = pr.multiProcessorCount;
+    const double mb[4] = {15.2, 9.4, 66, 48};
+    const int layers = 32;
+    size_t sz[4], total = 0;
+    for (int k = 0; k < 4; k++) sz[k] = ((size_t)(mb[k] * 1e6) + 4095) & ~(size_t)4095, total += sz[k];
+    uint8_t* pool;
+    CK(cudaMalloc(&pool, total * layers));
+    CK(cudaMemset(pool, 1, total * layers));
+    unsigned *out, *count;
+    CK(cudaMalloc(&out, 1 << 24));
+    CK(cudaMalloc(&count, 4));
+    cudaStream_t s;
+    CK(cudaStreamCreate(&s));
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    Plan p;
+    p.np = 0;
+    {
+        size_t off = 0;
+        for (int l = 0; l < layers; l++)
+            for (int k = 0; k < 4; k++) p.w[p.np] = (const uint4*)(pool + off), p.n16[p.np++] = sz[k] / 16, off += sz[k];
+    }
+    const double gb = (double)total * layers / 1e9;
+    int occ = 0;
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, kpersist, 256, 0));
+    printf("%s: %d SMs, %.2f GB a step, persistent occupancy %d blocks an SM\n", pr.name, sms, gb, occ);
+    auto timeit = [&](auto body, const char* name) {
+        cudaGraph_t g;
+        cudaGraphExec_t ge;
+        CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+        body();
+        CK(cudaStreamEndCapture(s, &g));
+        CK(cudaGraphInstantiateWithFlags(&ge, g, 0));
+        for (int r = 0; r < 2; r++) CK(cudaGraphLaunch(ge, s));
+        CK(cudaStreamSynchronize(s));
+        float best = 1e30f;
+        for (int r = 0; r < 7; r++) {
+            CK(cudaEventRecord(e0, s));
+            CK(cudaGraphLaunch(ge, s));
+            CK(cudaEventRecord(e1, s));
+            CK(cudaEventSynchronize(e1));
+            float ms;
+            CK(cudaEventElapsedTime(&ms, e0, e1));
+            if (ms < best) best = ms;
+        }
+        printf("%-44s %7.3f ms a step (%5.1f us a layer, %.2f TB/s, %4.0f steps/s)\n", name, best, best * 1000 / layers, gb / best, 1000 / best);
+        CK(cudaGraphExecDestroy(ge));
+        CK(cudaGraphDestroy(g));
+    };
+    const int gaps[] = {0, 1000, 2500};
+    for (int gi = 0; gi < 3; gi++) {
+        const int gns = gaps[gi];
+        for (int bpsm = 1; bpsm <= 4; bpsm *= 2) {
+            char name[96];
+            snprintf(name, sizeof name, "chain, gap %d ns, grid %d a SM", gns, bpsm);
+            timeit([&] {
+                for (int i = 0; i < p.np; i++) {
+                    launch(s, kstream, sms * bpsm, 256, p.w[i], p.n16[i], out);
+                    if (gns) launch(s, kgap, 1, 32, out, gns);
+                }
+            }, name);
+        }
+        for (int bpsm = 1; bpsm <= occ && bpsm <= 4; bpsm *= 2) {
+            char name[96];
+            snprintf(name, sizeof name, "persistent, gap %d ns, %d blocks a SM", gns, bpsm);
+            timeit([&] {
+                CK(cudaMemsetAsync(count, 0, 4, s));
+                kpersist<<<sms * bpsm, 256, 0, s>>>(p, out, count, gns, 0);
+                CK(cudaGetLastError());
+            }, name);
+        }
+    }
+    return 0;
+}
