@@ -9,18 +9,8 @@
 // nb1 reads one buffer over and over (the L2-resident bound). Result on the H200: no
 // prefetch ever shortened the chain (NOTES.md, session 23).
 // nvcc -arch=sm_90 -O3 -o l2pf l2pf.cu && ./l2pf
-#include <cstdio>
 #include <cstdint>
-#include <cstdlib>
-#include <vector>
-#include <cuda_runtime.h>
-
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); exit(1); } } while (0)
-
-__device__ __forceinline__ void pdl() {
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-}
+#include "micro.cuh"
 
 // mode bits: 1 bulk prefetch (else per-thread prefetch.global.L2), 2 evict_last policy on
 // the prefetch, 4 loads with an evict_first policy.
@@ -97,20 +87,6 @@ __global__ void gap(unsigned* out, int ns, const uint8_t* pf, size_t pfn) {
     if (threadIdx.x == 0 && t == 1) out[0] = 1;
 }
 
-template <typename K, typename... A>
-static void launch(cudaStream_t s, K k, int grid, int block, A... a) {
-    cudaLaunchConfig_t c = {};
-    c.gridDim = grid;
-    c.blockDim = block;
-    c.stream = s;
-    cudaLaunchAttribute at[1];
-    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    at[0].val.programmaticStreamSerializationAllowed = 1;
-    c.attrs = at;
-    c.numAttrs = 1;
-    CK(cudaLaunchKernelEx(&c, k, a...));
-}
-
 int main(int argc, char** argv) {
     int dev = 0;
     cudaDeviceProp p;
@@ -129,51 +105,31 @@ int main(int argc, char** argv) {
     const Cfg cfgs[] = {{9.4, 9000, 1, 0}, {9.4, 9000, 0, 0}, {9.4, 9000, 0, 132}, {15, 2500, 0, 132}, {66, 2500, 0, 0}, {66, 2500, 0, 132}, {48, 4000, 0, 132}};
     const double pfs[] = {0, 4, 8, 16};
     const int modes[] = {1, 8, 9, 0, 2};
-    cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
     for (const Cfg& c : cfgs) {
         const size_t sz = ((size_t)(c.mb * 1e6) + 4095) & ~(size_t)4095;
         const int nb = c.nb1 ? 1 : (int)(total / sz) < 64 ? (int)(total / sz) : 64;
         const int nrep = c.nb1 ? 64 : 1;
         double base = 0;
         for (int mi = 0; mi < 5; mi++) {
+            if (c.gapgrid && mi > 0) break;  // the gap kernel's prefetch has one mode
             for (double pfm : pfs) {
                 if (pfm == 0 && mi > 0) continue;
                 size_t pfn = ((size_t)(pfm * 1e6) + 4095) & ~(size_t)4095;
                 if (pfn > sz) pfn = sz;
                 const int mode = modes[mi];
-                cudaGraph_t g;
-                cudaGraphExec_t ge;
-                CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-                for (int i = 0; i < nb * nrep; i++) {
-                    const uint8_t* w = pool + sz * (i % nb);
-                    const uint8_t* nx = pool + sz * ((i + 1) % nb);
-                    const bool bygap = c.gapgrid > 0;
-                    launch(s, stream, grid, 256, (const uint4*)w, sz / 16, out, nx, bygap ? (size_t)0 : pfn, mode);
-                    if (c.gapns) launch(s, gap, bygap ? c.gapgrid : 1, 32, out, c.gapns, nx, bygap ? pfn : (size_t)0);
-                }
-                CK(cudaStreamEndCapture(s, &g));
-                CK(cudaGraphInstantiateWithFlags(&ge, g, 0));
-                for (int r = 0; r < 3; r++) CK(cudaGraphLaunch(ge, s));
-                CK(cudaStreamSynchronize(s));
-                float best = 1e30f;
-                for (int r = 0; r < 5; r++) {
-                    CK(cudaEventRecord(e0, s));
-                    CK(cudaGraphLaunch(ge, s));
-                    CK(cudaEventRecord(e1, s));
-                    CK(cudaEventSynchronize(e1));
-                    float ms;
-                    CK(cudaEventElapsedTime(&ms, e0, e1));
-                    if (ms < best) best = ms;
-                }
+                const float best = graph_best_ms(s, [&] {
+                    for (int i = 0; i < nb * nrep; i++) {
+                        const uint8_t* w = pool + sz * (i % nb);
+                        const uint8_t* nx = pool + sz * ((i + 1) % nb);
+                        const bool bygap = c.gapgrid > 0;
+                        launch(s, stream, grid, 256, (const uint4*)w, sz / 16, out, nx, bygap ? (size_t)0 : pfn, mode);
+                        if (c.gapns) launch(s, gap, bygap ? c.gapgrid : 1, 32, out, c.gapns, nx, bygap ? pfn : (size_t)0);
+                    }
+                }, 3, 5);
                 const double us = best * 1000.0 / (nb * nrep);
                 if (pfm == 0) base = us;
-                if (c.gapgrid && mi > 0) break;
                 printf("nb1 %d gapgrid %3d w %5.1f MB gap %5.1f us mode %d pf %4.0f MB: %7.2f us a pair (%.2f TB/s over the pair, %+.2f us)\n", c.nb1, c.gapgrid, c.mb,
                        c.gapns / 1000.0, mode, pfm, us, sz / us / 1e6, us - base);
-                CK(cudaGraphExecDestroy(ge));
-                CK(cudaGraphDestroy(g));
             }
         }
     }

@@ -6,17 +6,8 @@
 // small kernels' time spent by block 0 before the barrier's release.
 // Result on the H200: the persistent kernel is no faster (NOTES.md, session 23).
 // nvcc -arch=sm_90 -std=c++17 -O3 -o mk mk.cu && ./mk
-#include <cstdio>
 #include <cstdint>
-#include <cstdlib>
-#include <cuda_runtime.h>
-
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); exit(1); } } while (0)
-
-__device__ __forceinline__ void pdl() {
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-}
+#include "micro.cuh"
 
 __device__ __forceinline__ unsigned stream_share(const uint4* w, size_t n16, int part, int parts) {
     const size_t per = (n16 + parts - 1) / parts;
@@ -81,20 +72,6 @@ __global__ void __launch_bounds__(256) kpersist(const __grid_constant__ Plan p, 
     if (acc == 0x12345678) out[blockIdx.x * 256 + threadIdx.x] = acc;
 }
 
-template <typename K, typename... A>
-static void launch(cudaStream_t s, K k, int grid, int block, A... a) {
-    cudaLaunchConfig_t c = {};
-    c.gridDim = grid;
-    c.blockDim = block;
-    c.stream = s;
-    cudaLaunchAttribute at[1];
-    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    at[0].val.programmaticStreamSerializationAllowed = 1;
-    c.attrs = at;
-    c.numAttrs = 1;
-    CK(cudaLaunchKernelEx(&c, k, a...));
-}
-
 int main() {
     cudaDeviceProp pr;
     CK(cudaGetDeviceProperties(&pr, 0));
@@ -111,9 +88,6 @@ int main() {
     CK(cudaMalloc(&count, 4));
     cudaStream_t s;
     CK(cudaStreamCreate(&s));
-    cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
     Plan p;
     p.np = 0;
     {
@@ -126,27 +100,8 @@ int main() {
     CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, kpersist, 256, 0));
     printf("%s: %d SMs, %.2f GB a step, persistent occupancy %d blocks an SM\n", pr.name, sms, gb, occ);
     auto timeit = [&](auto body, const char* name) {
-        cudaGraph_t g;
-        cudaGraphExec_t ge;
-        CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-        body();
-        CK(cudaStreamEndCapture(s, &g));
-        CK(cudaGraphInstantiateWithFlags(&ge, g, 0));
-        for (int r = 0; r < 2; r++) CK(cudaGraphLaunch(ge, s));
-        CK(cudaStreamSynchronize(s));
-        float best = 1e30f;
-        for (int r = 0; r < 7; r++) {
-            CK(cudaEventRecord(e0, s));
-            CK(cudaGraphLaunch(ge, s));
-            CK(cudaEventRecord(e1, s));
-            CK(cudaEventSynchronize(e1));
-            float ms;
-            CK(cudaEventElapsedTime(&ms, e0, e1));
-            if (ms < best) best = ms;
-        }
+        const float best = graph_best_ms(s, body, 2, 7);
         printf("%-44s %7.3f ms a step (%5.1f us a layer, %.2f TB/s, %4.0f steps/s)\n", name, best, best * 1000 / layers, gb / best, 1000 / best);
-        CK(cudaGraphExecDestroy(ge));
-        CK(cudaGraphDestroy(g));
     };
     const int gaps[] = {0, 1000, 2500};
     for (int gi = 0; gi < 3; gi++) {

@@ -13,11 +13,7 @@ import (
 // weights' f16 copies, or skips without a GPU or without cuBLASLt.
 func newCublasOrSkip(t *testing.T) *cuda.Backend {
 	t.Helper()
-	b := newWith(t, cuda.Options{})
-	if ok, why := cuda.CublasAvailable(b); !ok {
-		b.Close()
-		t.Skipf("no cuBLASLt: %s", why)
-	}
+	b := newLtOrSkip(t)
 	cuda.SetMMF(b, false, 0)
 	cuda.SetCublas(b, 16, 0)
 	return b
