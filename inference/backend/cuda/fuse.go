@@ -88,7 +88,8 @@ type fusable struct {
 	rows, cols int    // of dst (set_rows: of the source)
 	args       []uint64
 	mem        [2]span // add: a, b; set_rows: dst, src
-	grid       [3]int  // attention: grid x, y and its dynamic shared memory; fuseQ8KHalf: grid x, y and threads
+	grid       [3]int  // attention, fuseQ8KHalf: grid x, y and its dynamic shared memory
+	threads    int     // fuseQ8KHalf: the launch's block size
 	q8t        bool    // attention: the kernel has a twin (kernel + "_q8") that rounds to Q8_0 and Q8_1
 	qlen       int     // the queue length right after it was queued
 	epoch      int     // the flush count then
@@ -204,20 +205,20 @@ func (b *Backend) fuseQ8K(x *tensor, out uint64, stride int) bool {
 		b.launch("rms_norm_q8_k", x.cols/256, x.rows, 256, 0, append(f.args, out, i64(stride))...)
 	case fuseSwiGLU:
 		b.queue.pop()
-		args := append(f.args, i64(x.cols), out, i64(stride), 0, 0)
-		b.launch("swiglu_q8_k", q8kwGrid(x.cols), x.rows, 32*q8kwWarps, 0, args...)
-		b.mark(fusable{kind: fuseQ8KHalf, kernel: "swiglu_q8_k", dst: out, rows: x.rows, cols: x.cols, args: args,
-			grid: [3]int{q8kwGrid(x.cols), x.rows, 32 * q8kwWarps}})
+		h := fusable{kind: fuseQ8KHalf, kernel: "swiglu_q8_k", dst: out, rows: x.rows, cols: x.cols,
+			args: append(f.args, i64(x.cols), out, i64(stride), 0, 0), grid: [3]int{q8kwGrid(x.cols), x.rows, 0}, threads: 32 * q8kwWarps}
+		b.relaunch(&h)
+		b.mark(h)
 	case fuseAddRMSNorm:
 		b.queue.pop()
-		args := append(f.args, out, i64(stride), 0, 0)
-		b.launch("add_rms_norm_q8_k", x.rows, 1, addNormThreads, 4*x.cols, args...)
+		h := fusable{kind: fuseQ8KHalf, kernel: "add_rms_norm_q8_k", dst: out, rows: x.rows, cols: x.cols,
+			args: append(f.args, out, i64(stride), 0, 0), grid: [3]int{x.rows, 1, 4 * x.cols}, threads: addNormThreads}
+		b.relaunch(&h)
 		if x.rows == 1 && !b.mvsc.off {
 			// f.args: sum, a, b, dst, w, cols, eps; dst: the Q8_K row.
 			b.mark(fusable{kind: fuseNormQ8K, dst: out, rows: 1, cols: x.cols, args: f.args})
 		} else {
-			b.mark(fusable{kind: fuseQ8KHalf, kernel: "add_rms_norm_q8_k", dst: out, rows: x.rows, cols: x.cols, args: args,
-				grid: [3]int{x.rows, 1, addNormThreads}})
+			b.mark(h)
 		}
 	case fuseAttention:
 		// f.args end with the q8 output and its stride (0, 0); the grid is f.mem's.
@@ -246,15 +247,16 @@ func (b *Backend) fuseHalf(xq uint64, xs, k, n int, out uint64, stride int) bool
 	if f.args[na-3] != i64(xs) { // the launch's Q8_K row stride
 		return false
 	}
-	args := slices.Clone(f.args)
-	args[na-2], args[na-1] = out, i64(stride)
-	smem := 0
-	if f.kernel == "add_rms_norm_q8_k" {
-		smem = 4 * k
-	}
+	f.args = slices.Clone(f.args)
+	f.args[na-2], f.args[na-1] = out, i64(stride)
 	b.queue.pop()
-	b.launch(f.kernel, f.grid[0], f.grid[1], f.grid[2], smem, args...)
+	b.relaunch(&f)
 	return true
+}
+
+// relaunch queues the launch a fuseQ8KHalf record describes.
+func (b *Backend) relaunch(f *fusable) {
+	b.launch(f.kernel, f.grid[0], f.grid[1], f.threads, f.grid[2], f.args...)
 }
 
 // fuseQ8 replaces the queued op that wrote x with its fused form that also quantizes x
