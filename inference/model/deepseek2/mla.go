@@ -294,7 +294,6 @@ func (m *Model) attnMLA(w *attnWeights, kCache, vCache, cur backend.Tensor, in *
 	// Kcur = [rope(k_pe) | kv_cmpr normed]: one latent key row per token; the values are
 	// the same rows (vCache is kCache), their latent part counting. Only the attention
 	// reads the cache row, so a backend may write it beside the query's products.
-	rs, reshape := be.(backend.Reshaper)
 	backend.Beside(be, n, func() { m.writeLatent(w, kCache, kv, kpe, in, hi) }, func() {
 		// q_nope absorbed into the latent through attn_k_b, straight into the latent dims
 		// of the [rope | latent] query row.
@@ -313,6 +312,7 @@ func (m *Model) attnMLA(w *attnWeights, kCache, vCache, cur backend.Tensor, in *
 	ropePE := p.RoPE
 	ropePE.HeadDim = m.cfg.rope
 	be.RoPE(qPE, hi.pos, ropePE)
+	rs, reshape := be.(backend.Reshaper)
 	if reshape {
 		c, ch := m.cfg, hi.chunk
 		be.SetRows(rs.Reshape(qh, n*H*(c.rope+c.kvLoRA)/ch, ch), rs.Reshape(qPE, n*H*c.rope/ch, ch), hi.qRopeRows)
