@@ -85,8 +85,12 @@ __device__ __forceinline__ void q4k_x(const uint8_t* X, int K, int ib, int c, bo
 
 #define Q4K_R1 4
 #define Q6K_R1 2
+#ifndef Q80_R1
 #define Q80_R1 2  // twice the blocks of 4 (8B Q8_0 tg128 365 against 361, session 23)
-#define Q80_S 4  // Q8_0 steps in flight (mv1_q8_0)
+#endif
+#ifndef Q80_S
+#define Q80_S 6  // Q8_0 steps in flight (mv1_q8_0; 8B Q8_0 tg128 373 against 362 for 4, 368 for 5, 349 for 7, 352 for 8: session 24)
+#endif
 
 // mv1_rows is the weight rows a block of the batch-1 kernel of type T takes.
 __device__ __forceinline__ int mv1_rows(int T) {
