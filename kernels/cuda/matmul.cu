@@ -394,7 +394,7 @@ MMV_ID(q5_k, gen_T_Q5_K)
         MMV_ID_SECOND() \
         const int z = blockIdx.x / nrb; \
         const int e = ids ? ids[z] : z / epz; \
-        mv1<T, false>(W + (i64)e * estride, wstride, X + (i64)(z / xdiv) * xstride, D + (i64)z * dstride, M, K, blockIdx.x % nrb); \
+        mv1<T, false, true>(W + (i64)e * estride, wstride, X + (i64)(z / xdiv) * xstride, D + (i64)z * dstride, M, K, blockIdx.x % nrb); \
     }
 MMV_ID_FAST(q4_0, T_Q4_0)
 MMV_ID_FAST(q5_0, T_Q5_0)

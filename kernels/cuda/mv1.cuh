@@ -73,8 +73,8 @@ __device__ __forceinline__ void q4k_x(const uint8_t* X, int K, int ib, int c, bo
 // The activation row is copied once per block into shared memory (cp.async, when the
 // launch gives it the row's bytes of dynamic shared memory; else it is read from global
 // memory), so that the global loads are weights only, and each warp takes several
-// weight rows against each activation load: Q4_K 4, Q6_K 2, Q8_0 2 rows a warp, four
-// warps a block (mv1_rows, rowsPerBlock in matmul.go). Each warp loads the weights of
+// weight rows against each activation load: Q4_K 4, Q6_K 2, Q8_0 3 (mmv_id 2) rows a
+// warp, four warps a block (mv1_rows, rowsPerBlock in matmul.go). Each warp loads the weights of
 // its next blocks before it computes the current ones. The lanes take blocks as the
 // NX > 1 kernels do, so the integer sums and the per-lane float formulas are theirs.
 //
@@ -85,16 +85,29 @@ __device__ __forceinline__ void q4k_x(const uint8_t* X, int K, int ib, int c, bo
 
 #define Q4K_R1 4
 #define Q6K_R1 2
+// Q8_0 rows a warp and steps in flight (mv1_q8_0): the batch-1 products of one matrix
+// (mmv_q8_0_1, mmv_multi_q8_0) take Q80_R1 and Q80_S, the per-row matrices of mmv_id
+// (a mixture of experts' rows) Q80_ID_R1 and Q80_ID_S. On the H200 (session 24, 8B Q8_0
+// tg128): rows 2 / steps 4 (3 in flight) 362-369, 2 / 6 373-378, 3 / 6 382, 4 / 6 376,
+// 1 / 6 367, 2 / 8 352; DeepSeek-V2-Lite's Q8_0 experts 508 / 510 at 2 / 4 against
+// 501 / 504 at 2 / 6. Each may be set by -D for trying others.
 #ifndef Q80_R1
-#define Q80_R1 2  // twice the blocks of 4 (8B Q8_0 tg128 365 against 361, session 23)
+#define Q80_R1 3
 #endif
 #ifndef Q80_S
-#define Q80_S 6  // Q8_0 steps in flight (mv1_q8_0; 8B Q8_0 tg128 373 against 362 for 4, 368 for 5, 349 for 7, 352 for 8: session 24)
+#define Q80_S 6
+#endif
+#ifndef Q80_ID_R1
+#define Q80_ID_R1 2
+#endif
+#ifndef Q80_ID_S
+#define Q80_ID_S 4
 #endif
 
-// mv1_rows is the weight rows a block of the batch-1 kernel of type T takes.
+// mv1_rows is the weight rows a block of the batch-1 kernel of type T takes (ID: mmv_id's).
+template <bool ID = false>
 __device__ __forceinline__ int mv1_rows(int T) {
-    return 4 * (T == T_Q4_K ? Q4K_R1 : T == T_Q6_K ? Q6K_R1 : T == T_Q4_0 || T == T_Q5_0 ? 4 : Q80_R1);
+    return 4 * (T == T_Q4_K ? Q4K_R1 : T == T_Q6_K ? Q6K_R1 : T == T_Q4_0 || T == T_Q5_0 ? 4 : ID ? Q80_ID_R1 : Q80_R1);
 }
 
 // mv1_bytes is the bytes of a quantized activation row of K elements for T's kernel.
@@ -267,32 +280,32 @@ __device__ __forceinline__ void mv1_q6_k(const uint8_t* W, i64 ws, const uint8_t
 }
 
 // Q8_0: lane pair lane / 2 takes block ib0 + lane / 2 (ib0 += 16 per step), as mmv_q8_0,
-// with the weights of the next Q80_S - 1 steps in flight while a step is computed.
-template <bool SM>
+// R rows a warp, with the weights of the next S - 1 steps in flight while a step is
+// computed.
+template <bool SM, int R, int S>
 __device__ __forceinline__ void mv1_q8_0(const uint8_t* W, i64 ws, const uint8_t* Xg, uint8_t* xs, int n, float* D, int M, int K, int wr) {
-    constexpr int S = Q80_S;
     const int lane = threadIdx.x & 31, half = lane & 1, nb = K / 32;
-    const int r0 = wr * Q80_R1;
+    const int r0 = wr * R;
     const int nj = (nb + 15) / 16;
-    const uint8_t* w[Q80_R1];
+    const uint8_t* w[R];
 #pragma unroll
-    for (int i = 0; i < Q80_R1; i++) w[i] = W + (i64)min(r0 + i, M - 1) * ws;
-    int4 q[S][Q80_R1];
-    uint16_t dw[S][Q80_R1];
+    for (int i = 0; i < R; i++) w[i] = W + (i64)min(r0 + i, M - 1) * ws;
+    int4 q[S][R];
+    uint16_t dw[S][R];
     // Every lane runs the same steps so that the pair shuffle is legal; a lane past the
     // last block loads the last one again and adds nothing.
-    auto load = [&](int j, int4 (&Q)[Q80_R1], uint16_t (&DW)[Q80_R1]) {
+    auto load = [&](int j, int4 (&Q)[R], uint16_t (&DW)[R]) {
         if (j >= nj) return;
         const int ib = min(16 * j + (lane >> 1), nb - 1);
 #pragma unroll
-        for (int i = 0; i < Q80_R1; i++) Q[i] = *(const int4*)(w[i] + 32 * ib + 16 * half), DW[i] = *(const uint16_t*)(w[i] + 32 * nb + 2 * ib);
+        for (int i = 0; i < R; i++) Q[i] = *(const int4*)(w[i] + 32 * ib + 16 * half), DW[i] = *(const uint16_t*)(w[i] + 32 * nb + 2 * ib);
     };
 #pragma unroll
     for (int s = 0; s < S - 1; s++) load(s, q[s], dw[s]);
     const uint8_t* X = mv1_ready<SM>(Xg, xs, n, K, -1);
-    float acc[Q80_R1];
+    float acc[R];
 #pragma unroll
-    for (int i = 0; i < Q80_R1; i++) acc[i] = 0;
+    for (int i = 0; i < R; i++) acc[i] = 0;
     for (int j0 = 0; j0 < nj; j0 += S) {
 #pragma unroll
         for (int s = 0; s < S; s++) {
@@ -304,14 +317,14 @@ __device__ __forceinline__ void mv1_q8_0(const uint8_t* W, i64 ws, const uint8_t
             const int4 xv = *(const int4*)(X + 32 * ib + 16 * half);
             const float dx = ((const float*)(X + K))[ib];
 #pragma unroll
-            for (int i = 0; i < Q80_R1; i++) {
+            for (int i = 0; i < R; i++) {
                 int sm = __dp4a(q[s][i].x, xv.x, __dp4a(q[s][i].y, xv.y, __dp4a(q[s][i].z, xv.z, __dp4a(q[s][i].w, xv.w, 0))));
                 sm += __shfl_xor_sync(0xffffffffu, sm, 1);
                 if (ok && half == 0) acc[i] += (float)sm * (h2f(dw[s][i]) * dx);
             }
         }
     }
-    mv1_store<Q80_R1>(acc, D, r0, M);
+    mv1_store<R>(acc, D, r0, M);
 }
 
 // Q4_0 and Q5_0 (GGUF's 18- and 22-byte blocks, kept as they are: 2-byte aligned):
@@ -383,9 +396,11 @@ __device__ __forceinline__ void mv1_q5_0(const uint8_t* W, i64 ws, const uint8_t
 }
 
 // mv1 is the batch-1 product of type T: row block rb of D[r] = dot(W[r, :], X). With
-// PRE (a kernel opened by pdl_defer) the first weight loads come before pdl_wait.
-template <int T, bool PRE>
+// PRE (a kernel opened by pdl_defer) the first weight loads come before pdl_wait; ID:
+// mmv_id's geometry (mv1_rows<true>).
+template <int T, bool PRE, bool ID = false>
 __device__ __forceinline__ void mv1(const uint8_t* W, i64 ws, const uint8_t* X, float* D, int M, int K, int rb) {
+    constexpr int QR = ID ? Q80_ID_R1 : Q80_R1, QS = ID ? Q80_ID_S : Q80_S;
     extern __shared__ __align__(16) uint8_t mv1_x[];
     if (!PRE) pdl_wait();
     const int n = mv1_bytes(T, K);
@@ -394,11 +409,11 @@ __device__ __forceinline__ void mv1(const uint8_t* W, i64 ws, const uint8_t* X, 
         if (T == T_Q4_K) mv1_q4_k<true>(W, ws, X, mv1_x, n, D, M, K, wr);
         else if (T == T_Q6_K) mv1_q6_k<true>(W, ws, X, mv1_x, n, D, M, K, wr);
         else if (T == T_Q4_0 || T == T_Q5_0) mv1_q5_0<T, true>(W, ws, X, mv1_x, n, D, M, K, wr);
-        else mv1_q8_0<true>(W, ws, X, mv1_x, n, D, M, K, wr);
+        else mv1_q8_0<true, QR, QS>(W, ws, X, mv1_x, n, D, M, K, wr);
     } else {
         if (T == T_Q4_K) mv1_q4_k<false>(W, ws, X, mv1_x, n, D, M, K, wr);
         else if (T == T_Q6_K) mv1_q6_k<false>(W, ws, X, mv1_x, n, D, M, K, wr);
         else if (T == T_Q4_0 || T == T_Q5_0) mv1_q5_0<T, false>(W, ws, X, mv1_x, n, D, M, K, wr);
-        else mv1_q8_0<false>(W, ws, X, mv1_x, n, D, M, K, wr);
+        else mv1_q8_0<false, QR, QS>(W, ws, X, mv1_x, n, D, M, K, wr);
     }
 }

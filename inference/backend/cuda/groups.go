@@ -74,7 +74,7 @@ func (b *Backend) mmvRun(ps, ps2 []product, es int64, xq uint64, xstride int, sh
 	p0 := ps[0]
 	w, r := p0.w, p0.d.rows
 	M := w.rows
-	nrb := (M + rowsPerBlock(w.typ, 1, w.cols) - 1) / rowsPerBlock(w.typ, 1, w.cols)
+	nrb := idRowBlocks(w.typ, M, w.cols)
 	xdiv := 1
 	if shared {
 		xdiv = len(ps) * r // every row z reads activation row 0 (r is 1)
@@ -82,7 +82,7 @@ func (b *Backend) mmvRun(ps, ps2 []product, es int64, xq uint64, xstride int, sh
 	second, gy := mmvSecond(nil, nil, 0, 0), 1
 	if ps2 != nil {
 		q := ps2[0]
-		second, gy = mmvSecond(q.w, q.d, q.w.rows, (q.w.rows+rowsPerBlock(q.w.typ, 1, q.w.cols)-1)/rowsPerBlock(q.w.typ, 1, q.w.cols)), 2
+		second, gy = mmvSecond(q.w, q.d, q.w.rows, idRowBlocks(q.w.typ, q.w.rows, q.w.cols)), 2
 	}
 	b.launch("mmv_id_"+suffix[w.typ], nrb*len(ps)*r, gy, 128, mv1Smem(w.typ, w.cols), append([]uint64{ptr(w), i64(w.stride),
 		xq + uint64(p0.row0*xstride), i64(xstride), ptr(p0.d), i64(p0.d.cols), i64(M), i64(w.cols), 1, 0, uint64(es), i64(xdiv),

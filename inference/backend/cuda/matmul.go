@@ -2,6 +2,8 @@ package cuda
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 
 	"ember/inference/backend"
 	"ember/inference/quant"
@@ -131,16 +133,23 @@ func mmvName(t quant.Type, nx int) string { return mmvNames[t][nx] }
 
 // rowsPerBlock is the weight rows one block of a mat-vec kernel of nx activation rows
 // over k columns takes: four warps a block; for nx = 1, Q4_K, Q4_0 and Q5_0 warps take
-// four rows and Q8_0 and Q6_K warps two (Q4K_R1, Q80_R1, Q50_R1, Q6K_R1 in mv1.cuh); for nx > 1, Q4_K warps
+// four rows, Q8_0 warps three and Q6_K warps two (Q4K_R1, Q80_R1, Q50_R1, Q6K_R1 in
+// mv1.cuh; mmv_id's Q8_0 warps two: idRowsPerBlock); for nx > 1, Q4_K warps
 // take two (Q4K_ROWS) and Q6_K and Q8_0 warps one. The generic kernel (mmv_generic in
 // matmul.cu) takes an F32, F16 or BF16 row a block, and a row of nb quantized blocks
 // in L lanes (nb rounded up to a power of two, at most 32), 32 / L rows a warp. mmv_id
 // and mmv_multi compute as nx = 1.
 func rowsPerBlock(t quant.Type, nx, k int) int {
+	if v := os.Getenv("EMBER_X_Q80_RPB"); v != "" && nx == 1 && t == quant.Q8_0 {
+		n, _ := strconv.Atoi(v)
+		return n
+	}
 	switch {
 	case nx == 1 && (t == quant.Q4_K || t == quant.Q4_0 || t == quant.Q5_0):
 		return 16
-	case nx == 1 && (t == quant.Q6_K || t == quant.Q8_0), t == quant.Q4_K:
+	case nx == 1 && t == quant.Q8_0:
+		return 12
+	case nx == 1 && t == quant.Q6_K, t == quant.Q4_K:
 		return 8
 	case t == quant.Q6_K || t == quant.Q8_0:
 		return 4
@@ -153,6 +162,22 @@ func rowsPerBlock(t quant.Type, nx, k int) int {
 		lanes *= 2
 	}
 	return 4 * 32 / lanes
+}
+
+// idRowsPerBlock is the weight rows one block of mmv_id (a row's own matrix: a mixture
+// of experts' rows, per-head projections) takes over k columns: Q8_0 warps two rows
+// (Q80_ID_R1 in mv1.cuh), the other types as the batch-1 kernels.
+func idRowsPerBlock(t quant.Type, k int) int {
+	if t == quant.Q8_0 {
+		return 8
+	}
+	return rowsPerBlock(t, 1, k)
+}
+
+// idRowBlocks is the row blocks of mmv_id for m rows of t weights over k columns.
+func idRowBlocks(t quant.Type, m, k int) int {
+	rpb := idRowsPerBlock(t, k)
+	return (m + rpb - 1) / rpb
 }
 
 // mv1SmemMax bounds the dynamic shared memory of a batch-1 kernel: the default limit,

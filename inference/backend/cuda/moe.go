@@ -126,7 +126,7 @@ func (b *Backend) mmvID(d, w, d2, w2 *tensor, nExpert int, xq uint64, xstride in
 		panic(fmt.Sprintf("cuda: RoutedExperts: no kernel for %v weights", w.typ))
 	}
 	M := w.rows / nExpert
-	nrb := (M + rowsPerBlock(w.typ, 1, w.cols) - 1) / rowsPerBlock(w.typ, 1, w.cols)
+	nrb := idRowBlocks(w.typ, M, w.cols)
 	second, gy := mmvSecond(nil, nil, 0, 0), 1
 	if w2 != nil {
 		second, gy = mmvSecond(w2, d2, M, nrb), 2
