@@ -2,8 +2,6 @@ package cuda
 
 import (
 	"fmt"
-	"os"
-	"strconv"
 
 	"ember/inference/backend"
 	"ember/inference/quant"
@@ -140,10 +138,6 @@ func mmvName(t quant.Type, nx int) string { return mmvNames[t][nx] }
 // in L lanes (nb rounded up to a power of two, at most 32), 32 / L rows a warp. mmv_id
 // and mmv_multi compute as nx = 1.
 func rowsPerBlock(t quant.Type, nx, k int) int {
-	if v := os.Getenv("EMBER_X_Q80_RPB"); v != "" && nx == 1 && t == quant.Q8_0 {
-		n, _ := strconv.Atoi(v)
-		return n
-	}
 	switch {
 	case nx == 1 && (t == quant.Q4_K || t == quant.Q4_0 || t == quant.Q5_0):
 		return 16
