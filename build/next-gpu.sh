@@ -1,8 +1,9 @@
 #!/bin/sh
-# next-gpu.sh: session 23's GPU checks, for the next session's first call. The fusion,
-# mat-vec, conformance and graph tests, deepseek2's GPU tests and the CUDA goldens; then
-# 8B Q4_K_M pp512 / tg128, 8B Q8_0 tg128, V2-Lite tg128, and 8B 64 streams with and
-# without fuseHalf (EMBER_CUDA_NO_HALF_FUSE=1) alternating, with the kernel counts.
+# next-gpu.sh: session 24's GPU checks, for the next session's first call. The pre-wait
+# copy microbenchmark (build/micro/pre.cu: do cp.async copies issued before the PDL wait
+# slow a chain?), the fusion, mat-vec, conformance and graph tests, deepseek2's GPU tests
+# and the CUDA goldens; then 8B Q4_K_M pp512 / tg128, 8B Q8_0 tg128, V2-Lite tg128 and
+# 8B 64 streams.
 # Carry bin/dev (ember, cuda.test, archs.test, deepseek2.test as .xz: build/dev-build.sh);
 # ~5 minutes.
 set -u
@@ -17,7 +18,9 @@ $E synth /tmp/v2.gguf -preset deepseek-v2-lite -ftype q4_k_m >/dev/null 2>&1 &
 (cd inference/backend/cuda && timeout -s KILL 240 "$R/bin/dev/cuda.test" -test.run 'TestFusedQ8KHalf|TestFusedSwiGLU|TestFusedDecoder|TestMatVec|Conformance$|TestMatMulSharedQ8_0|TestGraphReplay|TestBranch' -test.v >"$L/tests.log" 2>&1; echo "cuda tests rc $?") &
 (cd inference/model/deepseek2 && timeout -s KILL 240 "$R/bin/dev/deepseek2.test" >"$L/ds2.log" 2>&1; echo "deepseek2 tests rc $?") &
 (cd inference/model/archs && timeout -s KILL 240 "$R/bin/dev/archs.test" -test.run 'TestGoldensCUDA' >"$L/goldens.log" 2>&1; echo "goldens rc $?") &
+(cd build/micro && nvcc -arch=sm_90 -std=c++17 -O3 -o /tmp/pre pre.cu; echo "pre built rc $?") &
 wait
+/tmp/pre  # alone on the GPU: its timings would share it with the tests above
 grep -E "^--- FAIL|^ok|^PASS|^FAIL|panic" "$L"/*.log | head -30
 b() { timeout -s KILL 120 "$@" 2>&1 | grep '^| ' | tail -2 | cut -d'|' -f7,8 | tr '\n' ' '; }
 echo "8B q4_k_m $(b $E bench -backend cuda -m /tmp/q4.gguf -p 512 -n 128 -r 3)"
@@ -25,6 +28,5 @@ echo "8B q8_0   $(b $E bench -backend cuda -m /tmp/q8.gguf -p 0 -n 128 -r 3)"
 echo "v2-lite   $(b $E bench -backend cuda -m /tmp/v2.gguf -p 0 -n 128 -r 3)"
 s() { timeout -s KILL 120 "$@" >"$L/s.txt" 2>&1; echo "$(grep '^| ' "$L/s.txt" | tail -1 | cut -d'|' -f6) $(grep -o '[0-9]* kernels in [0-9]* batches' "$L/s.txt")"; }
 for r in 1 2 3; do
-	echo "8B 64 streams          $(EMBER_CUDA_STATS=1 s $E bench -m /tmp/q4.gguf -backend cuda -streams 64 -p 512 -n 128)"
-	echo "8B 64 streams, no half $(EMBER_CUDA_STATS=1 EMBER_CUDA_NO_HALF_FUSE=1 s $E bench -m /tmp/q4.gguf -backend cuda -streams 64 -p 512 -n 128)"
+	echo "8B 64 streams $(EMBER_CUDA_STATS=1 s $E bench -m /tmp/q4.gguf -backend cuda -streams 64 -p 512 -n 128)"
 done

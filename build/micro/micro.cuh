@@ -2,6 +2,7 @@
 // wait, launches with programmatic stream serialization (captured as programmatic graph
 // edges, as Ember's steps have), and the best time of a captured graph.
 #pragma once
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
@@ -57,4 +58,41 @@ static float graph_best_ms(cudaStream_t s, F body, int warm, int reps) {
     CK(cudaEventDestroy(e0));
     CK(cudaEventDestroy(e1));
     return best;
+}
+
+// stream_share reads part `part` of `parts` of n16 16-byte words at w (four loads in
+// flight a thread) and returns a hash of them; kstream is a chain's streaming product:
+// the grid's share each, after the PDL wait. kgap spins ns nanoseconds after its wait.
+__device__ __forceinline__ unsigned stream_share(const uint4* w, size_t n16, int part, int parts) {
+    const size_t per = (n16 + parts - 1) / parts;
+    const size_t lo = per * part, hi = lo + per < n16 ? lo + per : n16;
+    unsigned acc = 0;
+    for (size_t i = lo + threadIdx.x; i < hi; i += 4 * blockDim.x) {
+        uint4 v[4];
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            const size_t j = i + u * blockDim.x;
+            v[u] = j < hi ? __ldg(w + j) : make_uint4(0, 0, 0, 0);
+        }
+#pragma unroll
+        for (int u = 0; u < 4; u++) acc ^= v[u].x + v[u].y * 3 + v[u].z * 5 + v[u].w * 7;
+    }
+    return acc;
+}
+
+__global__ void __launch_bounds__(256) kstream(const uint4* w, size_t n16, unsigned* out) {
+    pdl();
+    const unsigned acc = stream_share(w, n16, blockIdx.x, gridDim.x);
+    if (acc == 0x12345678) out[blockIdx.x * 256 + threadIdx.x] = acc;
+}
+
+__device__ __forceinline__ void spin(int ns) {
+    uint64_t t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < (uint64_t)ns);
+}
+
+__global__ void kgap(unsigned* out, int ns) {
+    pdl();
+    if (ns) spin(ns);
 }
