@@ -14,11 +14,13 @@ __device__ __forceinline__ void pdl() {
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 }
 
+// launch_smem launches k with smem bytes of dynamic shared memory; launch with none.
 template <typename K, typename... A>
-static void launch(cudaStream_t s, K k, int grid, int block, A... a) {
+static void launch_smem(cudaStream_t s, K k, int grid, int block, int smem, A... a) {
     cudaLaunchConfig_t c = {};
     c.gridDim = grid;
     c.blockDim = block;
+    c.dynamicSmemBytes = smem;
     c.stream = s;
     cudaLaunchAttribute at[1];
     at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -26,6 +28,11 @@ static void launch(cudaStream_t s, K k, int grid, int block, A... a) {
     c.attrs = at;
     c.numAttrs = 1;
     CK(cudaLaunchKernelEx(&c, k, a...));
+}
+
+template <typename K, typename... A>
+static void launch(cudaStream_t s, K k, int grid, int block, A... a) {
+    launch_smem(s, k, grid, block, 0, a...);
 }
 
 // graph_best_ms captures body's launches on s as a graph, replays it warm times, then

@@ -94,19 +94,7 @@ int main() {
                     for (int k = 0; k < 4; k++) {
                         launch(s, kstream, sms * 4, 256, (const uint4*)(pool + off), sz[k] / 16, out);
                         off += sz[k];
-                        if (k == 0) {
-                            cudaLaunchConfig_t c = {};
-                            c.gridDim = 8;
-                            c.blockDim = 256;
-                            c.dynamicSmemBytes = smem;
-                            c.stream = s;
-                            cudaLaunchAttribute at[1];
-                            at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-                            at[0].val.programmaticStreamSerializationAllowed = 1;
-                            c.attrs = at;
-                            c.numAttrs = 1;
-                            CK(cudaLaunchKernelEx(&c, ksmall, (const uint4*)(tiles + (size_t)l * 8 * TILE16), out, mode));
-                        }
+                        if (k == 0) launch_smem(s, ksmall, 8, 256, smem, (const uint4*)(tiles + (size_t)l * 8 * TILE16), out, mode);
                     }
                 }
             }, 2, 9);
