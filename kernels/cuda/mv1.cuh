@@ -88,9 +88,9 @@ __device__ __forceinline__ void q4k_x(const uint8_t* X, int K, int ib, int c, bo
 // Q8_0 rows a warp and steps in flight (mv1_q8_0): the batch-1 products of one matrix
 // (mmv_q8_0_1, mmv_multi_q8_0) take Q80_R1 and Q80_S, the per-row matrices of mmv_id
 // (a mixture of experts' rows) Q80_ID_R1 and Q80_ID_S. On the H200 (session 24, 8B Q8_0
-// tg128): rows 2 / steps 4 (3 in flight) 362-369, 2 / 6 373-378, 3 / 6 382, 4 / 6 376,
-// 1 / 6 367, 2 / 8 352; DeepSeek-V2-Lite's Q8_0 experts 508 / 510 at 2 / 4 against
-// 501 / 504 at 2 / 6. Each may be set by -D for trying others.
+// tg128, same calls): rows 2 / steps 4 (3 in flight) 362-369, 2 / 6 373-378, 3 / 6
+// 378-382, 4 / 6 376, 1 / 6 367, 2 / 8 352; DeepSeek-V2-Lite's Q8_0 experts gained
+// nothing measurable from 6 steps (NOTES.md). Each may be set by -D for trying others.
 #ifndef Q80_R1
 #define Q80_R1 3
 #endif
@@ -104,10 +104,10 @@ __device__ __forceinline__ void q4k_x(const uint8_t* X, int K, int ib, int c, bo
 #define Q80_ID_S 4
 #endif
 
-// mv1_rows is the weight rows a block of the batch-1 kernel of type T takes (ID: mmv_id's).
-template <bool ID = false>
+// mv1_rows is the weight rows a block of the batch-1 kernel of type T takes (mmv_id's
+// Q8_0 blocks take 4 * Q80_ID_R1).
 __device__ __forceinline__ int mv1_rows(int T) {
-    return 4 * (T == T_Q4_K ? Q4K_R1 : T == T_Q6_K ? Q6K_R1 : T == T_Q4_0 || T == T_Q5_0 ? 4 : ID ? Q80_ID_R1 : Q80_R1);
+    return 4 * (T == T_Q4_K ? Q4K_R1 : T == T_Q6_K ? Q6K_R1 : T == T_Q4_0 || T == T_Q5_0 ? 4 : Q80_R1);
 }
 
 // mv1_bytes is the bytes of a quantized activation row of K elements for T's kernel.
@@ -396,8 +396,8 @@ __device__ __forceinline__ void mv1_q5_0(const uint8_t* W, i64 ws, const uint8_t
 }
 
 // mv1 is the batch-1 product of type T: row block rb of D[r] = dot(W[r, :], X). With
-// PRE (a kernel opened by pdl_defer) the first weight loads come before pdl_wait; ID:
-// mmv_id's geometry (mv1_rows<true>).
+// PRE (a kernel opened by pdl_defer) the first weight loads come before pdl_wait; with
+// ID (mmv_id) Q8_0 rows take Q80_ID_R1 and Q80_ID_S.
 template <int T, bool PRE, bool ID = false>
 __device__ __forceinline__ void mv1(const uint8_t* W, i64 ws, const uint8_t* X, float* D, int M, int K, int rb) {
     constexpr int QR = ID ? Q80_ID_R1 : Q80_R1, QS = ID ? Q80_ID_S : Q80_S;

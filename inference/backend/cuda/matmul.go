@@ -135,8 +135,8 @@ func mmvName(t quant.Type, nx int) string { return mmvNames[t][nx] }
 // mv1.cuh; mmv_id's Q8_0 warps two: idRowsPerBlock); for nx > 1, Q4_K warps
 // take two (Q4K_ROWS) and Q6_K and Q8_0 warps one. The generic kernel (mmv_generic in
 // matmul.cu) takes an F32, F16 or BF16 row a block, and a row of nb quantized blocks
-// in L lanes (nb rounded up to a power of two, at most 32), 32 / L rows a warp. mmv_id
-// and mmv_multi compute as nx = 1.
+// in L lanes (nb rounded up to a power of two, at most 32), 32 / L rows a warp.
+// mmv_multi computes as nx = 1, mmv_id as idRowsPerBlock says.
 func rowsPerBlock(t quant.Type, nx, k int) int {
 	switch {
 	case nx == 1 && (t == quant.Q4_K || t == quant.Q4_0 || t == quant.Q5_0):
