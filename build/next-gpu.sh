@@ -3,7 +3,8 @@
 # copy microbenchmark (build/micro/pre.cu: do cp.async copies issued before the PDL wait
 # slow a chain?), the fusion, mat-vec, conformance and graph tests, deepseek2's GPU tests
 # and the CUDA goldens; then 8B Q4_K_M pp512 / tg128, 8B Q8_0 tg128, V2-Lite tg128 and
-# 8B 64 streams.
+# 8B 64 streams; last, 8B Q8_0 tg128 at Q80_S 5 and 7 (three rows a warp, as now)
+# alternating with the default 6.
 # Carry bin/dev (ember, cuda.test, archs.test, deepseek2.test as .xz: build/dev-build.sh);
 # ~5 minutes.
 set -u
@@ -19,6 +20,10 @@ $E synth /tmp/v2.gguf -preset deepseek-v2-lite -ftype q4_k_m >/dev/null 2>&1 &
 (cd inference/model/deepseek2 && timeout -s KILL 240 "$R/bin/dev/deepseek2.test" >"$L/ds2.log" 2>&1; echo "deepseek2 tests rc $?") &
 (cd inference/model/archs && timeout -s KILL 240 "$R/bin/dev/archs.test" -test.run 'TestGoldensCUDA' >"$L/goldens.log" 2>&1; echo "goldens rc $?") &
 (cd build/micro && nvcc -arch=sm_90 -std=c++17 -O3 -o /tmp/pre pre.cu; echo "pre built rc $?") &
+for n in 5 7; do
+	d=/tmp/ptx-s$n; mkdir -p $d; cp kernels/cuda/*.ptx $d/
+	(cd kernels/cuda && nvcc -arch=sm_90 -ptx -O3 -fmad=false -DQ80_S=$n -o $d/matmul.ptx matmul.cu 2>/dev/null; echo "ptx S=$n rc $?") &
+done
 wait
 /tmp/pre  # alone on the GPU: its timings would share it with the tests above
 grep -E "^--- FAIL|^ok|^PASS|^FAIL|panic" "$L"/*.log | head -30
@@ -29,4 +34,11 @@ echo "v2-lite   $(b $E bench -backend cuda -m /tmp/v2.gguf -p 0 -n 128 -r 3)"
 s() { timeout -s KILL 120 "$@" >"$L/s.txt" 2>&1; echo "$(grep '^| ' "$L/s.txt" | tail -1 | cut -d'|' -f6) $(grep -o '[0-9]* kernels in [0-9]* batches' "$L/s.txt")"; }
 for r in 1 2 3; do
 	echo "8B 64 streams $(EMBER_CUDA_STATS=1 s $E bench -m /tmp/q4.gguf -backend cuda -streams 64 -p 512 -n 128)"
+done
+q8() { timeout -s KILL 100 "$@" 2>&1 | grep '^| ' | tail -1 | cut -d'|' -f8 | tr -d ' '; }
+for r in 1 2; do
+	for n in 6 5 7; do
+		if [ $n = 6 ]; then echo "8B q8_0 S=6 $(q8 $E bench -backend cuda -m /tmp/q8.gguf -p 0 -n 128 -r 3)"
+		else echo "8B q8_0 S=$n $(EMBER_CUDA_PTX_DIR=/tmp/ptx-s$n q8 $E bench -backend cuda -m /tmp/q8.gguf -p 0 -n 128 -r 3)"; fi
+	done
 done
