@@ -20,12 +20,17 @@ $E synth /tmp/v2.gguf -preset deepseek-v2-lite -ftype q4_k_m >/dev/null 2>&1 &
 (cd inference/model/deepseek2 && timeout -s KILL 240 "$R/bin/dev/deepseek2.test" >"$L/ds2.log" 2>&1; echo "deepseek2 tests rc $?") &
 (cd inference/model/archs && timeout -s KILL 240 "$R/bin/dev/archs.test" -test.run 'TestGoldensCUDA' >"$L/goldens.log" 2>&1; echo "goldens rc $?") &
 (cd build/micro && nvcc -arch=sm_90 -std=c++17 -O3 -o /tmp/pre pre.cu; echo "pre built rc $?") &
+# Which kernels spill or keep a stack frame under nvcc's ptxas (session 24's lead on the
+# losing attention variants): every module's kernels with a nonzero line.
+(cd kernels/cuda && for cu in *.cu; do nvcc -arch=sm_90 -O3 -fmad=false -cubin -Xptxas -v -o /dev/null "$cu" 2>&1; done |
+	awk "/entry function/ {k=\$0} /stack frame/ && !/^ *0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads/ {print k; print}" >"$L/spills.txt"; echo "spill report rc $?") &
 for n in 5 7; do
 	d=/tmp/ptx-s$n; mkdir -p $d; cp kernels/cuda/*.ptx $d/
 	(cd kernels/cuda && nvcc -arch=sm_90 -ptx -O3 -fmad=false -DQ80_S=$n -o $d/matmul.ptx matmul.cu 2>/dev/null; echo "ptx S=$n rc $?") &
 done
 wait
 /tmp/pre  # alone on the GPU: its timings would share it with the tests above
+echo "kernels that spill or keep a stack frame:"; cat "$L/spills.txt"
 grep -E "^--- FAIL|^ok|^PASS|^FAIL|panic" "$L"/*.log | head -30
 b() { timeout -s KILL 120 "$@" 2>&1 | grep '^| ' | tail -2 | cut -d'|' -f7,8 | tr '\n' ' '; }
 echo "8B q4_k_m $(b $E bench -backend cuda -m /tmp/q4.gguf -p 512 -n 128 -r 3)"
