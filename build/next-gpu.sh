@@ -4,9 +4,13 @@
 # slow a chain?), the fusion, mat-vec, conformance and graph tests, deepseek2's GPU tests
 # and the CUDA goldens; then 8B Q4_K_M pp512 / tg128, 8B Q8_0 tg128, V2-Lite tg128 and
 # 8B 64 streams; last, 8B Q8_0 tg128 at Q80_S 5 and 7 (three rows a warp, as now)
-# alternating with the default 6.
+# alternating with the default 6, and build/wip/dec-pre1.patch (attention_dec's table
+# reads before the PDL wait) against the committed attention_dec.ptx, 8B Q8_0 and
+# Q4_K_M tg128 alternating (if it gains: apply it, keep attention_dec.ptx from
+# $OUT/dec-pre1/ and the other modules' PTX with their hash lines from there too).
 # Carry bin/dev (ember, cuda.test, archs.test, deepseek2.test as .xz: build/dev-build.sh);
-# ~9 minutes (run it with the 600 s limit).
+# ~10 minutes: split it in two calls if the first runs out (the benchmarks after the
+# tests stand alone once the synthetic files and PTX exist).
 set -u
 R=$PWD L=${OUT:-/tmp/next-gpu}
 mkdir -p "$L"
@@ -28,6 +32,12 @@ for n in 5 7; do
 	d=/tmp/ptx-s$n; mkdir -p $d; cp kernels/cuda/*.ptx $d/
 	(cd kernels/cuda && nvcc -arch=sm_90 -ptx -O3 -fmad=false -DQ80_S=$n -o $d/matmul.ptx matmul.cu 2>/dev/null; echo "ptx S=$n rc $?") &
 done
+# dec-pre1: the patch applied to a copy of kernels/cuda, every module's PTX made there
+# with its hash line (common.cuh changes), for EMBER_CUDA_PTX_DIR and to commit.
+(P=/tmp/dec-pre1 && rm -rf $P && mkdir -p $P && cp -r kernels/cuda/. $P/ && cd $P && patch -p3 <"$R/build/wip/dec-pre1.patch" >/dev/null &&
+	for cu in *.cu; do m=${cu%.cu}; nvcc -arch=sm_90 -ptx -O3 -fmad=false -o /tmp/$m.dp.ptx $cu 2>/dev/null &&
+		{ echo "// ember-sources-sha256: $(cat $cu $(LC_ALL=C ls *.cuh) | sha256sum | cut -d" " -f1)"; cat /tmp/$m.dp.ptx; } >$m.ptx; done &&
+	mkdir -p "$L/dec-pre1" && cp *.ptx "$L/dec-pre1/"; echo "dec-pre1 ptx rc $?") &
 wait
 /tmp/pre  # alone on the GPU: its timings would share it with the tests above
 echo "kernels that spill or keep a stack frame:"; cat "$L/spills.txt"
@@ -45,5 +55,11 @@ for r in 1 2; do
 	for n in 6 5 7; do
 		if [ $n = 6 ]; then echo "8B q8_0 S=6 $(q8 $E bench -backend cuda -m /tmp/q8.gguf -p 0 -n 128 -r 3)"
 		else echo "8B q8_0 S=$n $(EMBER_CUDA_PTX_DIR=/tmp/ptx-s$n q8 $E bench -backend cuda -m /tmp/q8.gguf -p 0 -n 128 -r 3)"; fi
+	done
+done
+for r in 1 2; do
+	for m in q8 q4; do
+		echo "8B $m tg128 committed $(q8 $E bench -backend cuda -m /tmp/$m.gguf -p 0 -n 128 -r 3)"
+		echo "8B $m tg128 dec-pre1  $(EMBER_CUDA_PTX_DIR=/tmp/dec-pre1 q8 $E bench -backend cuda -m /tmp/$m.gguf -p 0 -n 128 -r 3)"
 	done
 done
