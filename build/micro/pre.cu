@@ -85,7 +85,13 @@ int main() {
     const double gb = (double)total * layers / 1e9;
     printf("%s: %d SMs, %.2f GB a step\n", pr.name, sms, gb);
     const int smems[2] = {32, 100};
+    // carve: both kernels' preferred shared memory carveout (per cent; -1 the driver's
+    // choice, which may differ between them and make SMs drain at each switch).
+    const int carves[3] = {-1, 100, 50};
+    for (int ci = 0; ci < 3; ci++)
     for (int si = 0; si < 2; si++) {
+        CK(cudaFuncSetAttribute(kstream, cudaFuncAttributePreferredSharedMemoryCarveout, carves[ci]));
+        CK(cudaFuncSetAttribute(ksmall, cudaFuncAttributePreferredSharedMemoryCarveout, carves[ci]));
         for (int mode = 0; mode < 4; mode++) {
             const int smem = smems[si] << 10;
             const float best = graph_best_ms(s, [&] {
@@ -98,7 +104,8 @@ int main() {
                     }
                 }
             }, 2, 9);
-            printf("smem %3d KiB, mode %d: %7.3f ms a step (%5.1f us a layer)\n", smems[si], mode, best, best * 1000 / layers);
+            printf("carveout %4d, smem %3d KiB, mode %d: %7.3f ms a step (%5.1f us a layer)\n", carves[ci], smems[si], mode, best,
+                   best * 1000 / layers);
         }
     }
     return 0;

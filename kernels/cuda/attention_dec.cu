@@ -154,7 +154,7 @@ __device__ __forceinline__ void dec_meet(int* ctr, int until) {
 // blocks) the outputs are also rounded to Q8_K as quant_q8_k would, as blocks q8b ..
 // of the Q8_K row q8 of q8k elements (the output projection's input: fuse.go); with
 // q8t 1 (2) to Q8_0 (Q8_1) blocks q8b .. as quant_q8 would, a warp a block.
-template <int D>
+template <int D, bool PRE = false>
 __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], float* dst0, i64 dstep,
                                            const float* q0, i64 qstep, int nr, const uint16_t* k, i64 kstride,
                                            const uint16_t* v, i64 vstride, const int* tab, int bs, int nkeys,
@@ -194,15 +194,16 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
         }
         tc_commit();
     };
-    {
-        i64 pre[3];
+    // With PRE (attention_decD, opened by pdl_defer) the block-table reads of the first
+    // loads come before the wait for the kernel before: a step's tables are the host's.
+    i64 pre[3];
 #pragma unroll
-        for (int s = 0; s < 3; s++) pre[s] = s < ns - 1 && s < nload ? rows(s) : -1;
-#pragma unroll
-        for (int s = 0; s < 3; s++)
-            if (s < ns - 1) copy(s, pre[s]);
-    }
+    for (int s = 0; s < 3; s++) pre[s] = s < ns - 1 && s < nload ? rows(s) : -1;
     i64 nxt = ns - 1 < nload ? rows(ns - 1) : -1;
+    if (PRE) pdl_wait();
+#pragma unroll
+    for (int s = 0; s < 3; s++)
+        if (s < ns - 1) copy(s, pre[s]);
     auto issue = [&](int s) {  // s: one more than the call before's (the first: ns - 1)
         const i64 cur = nxt;
         if (s + 1 < nload) nxt = rows(s + 1);
@@ -475,17 +476,17 @@ attention_mla_split(float* dst, i64 dstride, const float* q, i64 qstride, const 
     __shared__ float stat[DEC_THREADS / 32][16][2];                                                                     \
     const int i = blockIdx.x, kvh = blockIdx.y, G = nhead / nkv;                                                        \
     const int* tab = table ? table + (i64)seq[i] * tcols : 0;                                                           \
-    dec_attend<D>(dec_raw, stat, dst + (i64)i * dstride + (i64)kvh * G * D, D, q + (i64)i * qstride + (i64)kvh * G * D,  \
+    dec_attend<D, true>(dec_raw, stat, dst + (i64)i * dstride + (i64)kvh * G * D, D, q + (i64)i * qstride + (i64)kvh * G * D,  \
                   D, G, k + kvh * D, kstride, v + kvh * D, vstride, tab, bs, pos[i] + 1, scale, scap, 0,              \
                   (pos[i] + DEC_K) / DEC_K, ns, nullptr, q8 ? q8 + (i64)i * q8stride : nullptr,                       \
                   kvh * G * D / ((Q8T) ? 32 : 256), nhead * D, (Q8T));
 #define DEC_KERNEL(D)                                                                                                   \
     extern "C" __global__ void __launch_bounds__(DEC_THREADS, 4) attention_dec##D(DEC_ARGS) {                           \
-        pdl_entry();                                                                                                    \
+        pdl_defer();                                                                                                    \
         DEC_BODY(D, 0)                                                                                                  \
     }                                                                                                                   \
     extern "C" __global__ void __launch_bounds__(DEC_THREADS, 4) attention_dec##D##_q8(DEC_ARGS, int s1) {              \
-        pdl_entry();                                                                                                    \
+        pdl_defer();                                                                                                    \
         DEC_BODY(D, 1 + s1)                                                                                             \
     }
 DEC_KERNEL(64)

@@ -20,8 +20,9 @@ __device__ __forceinline__ void pdl_wait() {
 __device__ __forceinline__ void pdl_entry() { pdl_wait(); }
 
 // pdl_defer opens a kernel that reads weights (device memory no kernel writes: uploaded
-// once by Backend.Weight) or a step's positions (written by the host before the step's
-// first kernel, never by a kernel) before it calls pdl_wait(), and nothing else before
+// once by Backend.Weight) or a step's positions, block tables and sequence rows (written
+// by the host before the step's first kernel, never by a kernel) before it calls
+// pdl_wait(), and nothing else before
 // it: that work overlaps the end of the kernel before. A kernel starts only once the
 // one before it has passed its own wait, so every kernel before that one has completed,
 // and the host's copies before them. pdl_defer does nothing itself; it marks the kernel

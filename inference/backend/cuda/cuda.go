@@ -84,6 +84,7 @@ type Backend struct {
 	mf        mfConf         // the f16 tensor-core product over quantized weights (mmf.go)
 	capt      ltCapture      // capturing cuBLASLt's products into graphs (ltgraph.go)
 	br        branchState    // the side branch being queued (branch.go)
+	carve     int            // every kernel's preferred shared memory carveout, per cent; -1: the driver's (carveout.go)
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -119,7 +120,7 @@ func New(opt Options) (*Backend, error) {
 		noGraphs: os.Getenv("EMBER_CUDA_NO_GRAPHS") != "", noPDL: os.Getenv("EMBER_CUDA_NO_PDL") != "", noMMQ: os.Getenv(NoMMQEnv) != "",
 		hostMoE: os.Getenv(HostMoEEnv) != "", dec: attDec{twoPass: os.Getenv(DecTwoPassEnv) != "", ownQ8K: os.Getenv(DecOwnQ8KEnv) != "", stages: decIntEnv(DecStagesEnv), blocks: decIntEnv(DecBlocksEnv), mlaSplit: mlaSplitMode(), gqa: decGQAMode()},
 		st: stats{on: os.Getenv(StatsEnv) != "", start: time.Now(), rng: profRangeFromEnv()}, attnSmem: smemMax, mvsc: mvsFromEnv(),
-		chunk: chunkFromEnv(), noRamp: os.Getenv(ChunkRampEnv) == "0", br: branchFromEnv()}
+		carve: carveoutFromEnv(), chunk: chunkFromEnv(), noRamp: os.Getenv(ChunkRampEnv) == "0", br: branchFromEnv()}
 	b.capt.failed = os.Getenv(LtNoGraphsEnv) != ""
 	if b.mf, err = mfFromEnv(); err != nil {
 		b.Close()
@@ -436,6 +437,9 @@ func (b *Backend) kernel(name string) *kernel {
 		var k *kernel
 		if k, err = m.function(name); err == nil {
 			b.kernels[name] = k
+			if b.carve >= 0 {
+				b.fail(b.h.carveout(k, b.carve))
+			}
 			if name == "attention_smem" && b.h.maxDynamicSmem(k, smemMax) != nil {
 				b.attnSmem = min(b.attnSmem, 40<<10) // the default 48 KiB less the static part
 			}

@@ -166,6 +166,12 @@ static CUresult em_max_dynamic_smem(CUcontext ctx, CUfunction f, int bytes) {
 	CUresult r = em_ctx(ctx);
 	return r ? r : p_cuFuncSetAttribute(f, 8, bytes);
 }
+// em_carveout sets f's preferred shared memory carveout, a percentage of the SM's
+// unified L1 and shared memory (CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT).
+static CUresult em_carveout(CUcontext ctx, CUfunction f, int pct) {
+	CUresult r = em_ctx(ctx);
+	return r ? r : p_cuFuncSetAttribute(f, 9, pct);
+}
 static CUresult em_alloc(CUcontext ctx, CUdeviceptr *p, size_t n) {
 	CUresult r = em_ctx(ctx);
 	if (!r) r = p_cuMemAlloc(p, n);
@@ -465,6 +471,14 @@ func (m *module) function(name string) (*kernel, error) {
 // maxDynamicSmem raises k's dynamic shared memory limit to n bytes.
 func (h *ctxHandle) maxDynamicSmem(k *kernel, n int) error {
 	if r := C.em_max_dynamic_smem(h.ctx, k.fn, C.int(n)); r != 0 {
+		return cuErr("cuFuncSetAttribute", k.name, r)
+	}
+	return nil
+}
+
+// carveout sets k's preferred shared memory carveout to pct per cent.
+func (h *ctxHandle) carveout(k *kernel, pct int) error {
+	if r := C.em_carveout(h.ctx, k.fn, C.int(pct)); r != 0 {
 		return cuErr("cuFuncSetAttribute", k.name, r)
 	}
 	return nil
