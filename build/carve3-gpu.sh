@@ -28,6 +28,6 @@ for c in "" 44 36 ""; do
 	echo "v2 tg128 carve=${c:-none} $(EMBER_CUDA_CARVEOUT=$c q "$E" bench -backend cuda -m /tmp/v2.gguf -p 0 -n 128 -r 3)"
 done
 s() { timeout -s KILL 120 "$@" 2>&1 | grep '^| ' | tail -1 | cut -d'|' -f6; }
-for c in "" 44; do
+for c in "" 44 100; do
 	echo "8B 64 streams carve=${c:-none} $(EMBER_CUDA_CARVEOUT=$c s "$E" bench -m /tmp/q4.gguf -backend cuda -streams 64 -p 512 -n 128)"
 done
