@@ -13,3 +13,21 @@ func TestCarveoutFromEnv(t *testing.T) {
 		}
 	}
 }
+
+func TestCarveoutFor(t *testing.T) {
+	b := &Backend{carve: 44, carveExempt: []string{"attention_dec"}}
+	if c := b.carveoutFor("mmv_q8_0_1"); c != 44 {
+		t.Errorf("mmv_q8_0_1: %d, want 44", c)
+	}
+	if c := b.carveoutFor("attention_dec128_q8"); c != -1 {
+		t.Errorf("attention_dec128_q8: %d, want -1", c)
+	}
+	t.Setenv(CarveoutExemptEnv, "none")
+	if e := carveoutExemptFromEnv(); e != nil {
+		t.Errorf("none: %q", e)
+	}
+	t.Setenv(CarveoutExemptEnv, "mmq,attention")
+	if e := carveoutExemptFromEnv(); len(e) != 2 || e[1] != "attention" {
+		t.Errorf("mmq,attention: %q", e)
+	}
+}
