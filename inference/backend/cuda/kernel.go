@@ -1,0 +1,67 @@
+package cuda
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// kernel returns the named kernel from whichever module holds it.
+func (b *Backend) kernel(name string) *kernel {
+	if k, ok := b.kernels[name]; ok {
+		return k
+	}
+	var err error
+	for _, m := range b.modules {
+		var k *kernel
+		if k, err = m.function(name); err == nil {
+			b.kernels[name] = k
+			if c := b.carveoutFor(name); c >= 0 {
+				b.fail(b.h.carveout(k, c))
+			}
+			if name == "attention_smem" && b.h.maxDynamicSmem(k, smemMax) != nil {
+				b.attnSmem = min(b.attnSmem, 40<<10) // the default 48 KiB less the static part
+			}
+			if strings.HasPrefix(name, "mmq") && name != "mmq_reduce" || strings.HasPrefix(name, "mmf") && !strings.HasPrefix(name, "mmf_pack") {
+				b.fail(b.h.maxDynamicSmem(k, mmqSmemMax))
+			}
+			if strings.HasPrefix(name, "mvs") {
+				b.fail(b.h.maxDynamicSmem(k, mvsSmemMax))
+			}
+			return k
+		}
+	}
+	panic(fmt.Sprintf("cuda: kernel %s is in no module: %v", name, err))
+}
+
+// maxKernelArgs is the most arguments a launch may pass (EM_MAX_ARGS in launch.h).
+const maxKernelArgs = 48
+
+// launch enqueues kernel name with a grid of gx x gy blocks of bx threads.
+func (b *Backend) launch(name string, gx, gy, bx, smem int, args ...uint64) {
+	if b.err != nil {
+		return
+	}
+	for _, p := range b.skip {
+		if strings.HasPrefix(name, p) {
+			return
+		}
+	}
+	k := b.kernel(name)
+	if len(args) > maxKernelArgs {
+		panic(fmt.Sprintf("cuda: kernel %s launched with %d arguments, more than %d", name, len(args), maxKernelArgs))
+	}
+	if b.prof == nil {
+		b.chunkFlush()
+		b.last = name
+		b.enqueue(k, gx, gy, bx, smem, args)
+		return
+	}
+	b.last = name
+	t0 := time.Now()
+	b.fail(b.h.launch(k, gx, gy, 1, bx, smem, args))
+	if r := b.h.sync(); r != 0 {
+		b.fail(fmt.Errorf("%w (kernel %s)", cuErr("cuCtxSynchronize", "", r), name))
+	}
+	b.prof.add(fmt.Sprintf("%s grid %dx%d", name, gx, gy), time.Since(t0))
+}
