@@ -208,7 +208,7 @@ func (b *Backend) decKernel(name string, smem int) bool {
 	if smem <= b.dec.smem[name] {
 		return true
 	}
-	if b.h.maxDynamicSmem(b.kernel(name), smem) != nil {
+	if b.raiseSmem(b.kernel(name), smem) != nil {
 		return false
 	}
 	b.dec.smem[name] = smem

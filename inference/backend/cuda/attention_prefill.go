@@ -56,7 +56,7 @@ func (b *Backend) attentionPrefill(args []uint64, rows, nkv, g, hd, vhd, seqs in
 	smem := prefillSmem(hd)
 	if b.prefill.smem[slot] == 0 {
 		b.prefill.smem[slot] = 1
-		if b.h.maxDynamicSmem(b.kernel(name), smem) != nil {
+		if b.raiseSmem(b.kernel(name), smem) != nil {
 			b.prefill.smem[slot] = -1
 		}
 	}

@@ -164,7 +164,7 @@ func split1Plan(pairs, g, hd, nmax, splits, sms int) (int, int, int) {
 func (b *Backend) split1Off() bool {
 	if b.split.one == 0 {
 		b.split.one = 1
-		if os.Getenv(Split2Env) != "" || b.h.maxDynamicSmem(b.kernel("attention_split1"), split1SmemMax) != nil {
+		if os.Getenv(Split2Env) != "" || b.raiseSmem(b.kernel("attention_split1"), split1SmemMax) != nil {
 			b.split.one = -1
 		}
 	}

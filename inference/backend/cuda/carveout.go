@@ -12,21 +12,24 @@ import (
 // looked up; "off" (or a negative number) leaves the choice to the driver, per kernel.
 // Unset: defaultCarveout.
 //
-// Why it matters: an SM runs blocks of one carveout at a time, so a kernel whose blocks
-// want another carveout than the kernel before it waits for whole SMs to drain, where
-// programmatic dependent launch would otherwise have its blocks resident early.
-// build/micro/pre.cu measured it on the H200: a chain of streaming products with an
-// 8-block kernel of 100 KiB of shared memory after every fourth ran 13.6 us a layer
-// slower than without that kernel's tile loads under the driver's choice, 1.0 us
-// slower with both kernels at 50. A carveout too large for a kernel's L1 (100: 28 KiB
-// left) slows the streaming products; too small limits the blocks an SM.
+// Why it may matter (the likely mechanism): an SM runs blocks of one carveout at a
+// time, so a kernel whose blocks want another carveout than the kernel before it waits
+// for whole SMs to drain, where programmatic dependent launch would otherwise have its
+// blocks resident early. build/micro/pre.cu measured it on the H200: in a chain of
+// streaming products, an 8-block kernel of 100 KiB of shared memory that loads a tile
+// cost 13.6 us a layer more than one that loads none under the driver's choice, 1.0 us
+// with both kernels at 50. A carveout too large for a kernel's L1 (100: 28 KiB left)
+// slows the streaming products; one too small limits the blocks an SM.
 const CarveoutEnv = "EMBER_CUDA_CARVEOUT"
 
-// defaultCarveout puts a decode step's kernels in one shared memory configuration:
-// Llama-3.1-8B Q8_0 tg128 on the H200 392.6 / 387.0 / 394.0 / 390.7 against 378.2 /
-// 383.4 / 384.9 / 383.4 under the driver's choice (NOTES.md, session 25), Q4_K_M and
-// DeepSeek-V2-Lite unchanged.
-const defaultCarveout = 44
+// defaultCarveout leaves the carveout to the driver. At 44 (EMBER_CUDA_CARVEOUT=44),
+// Llama-3.1-8B Q8_0 tg128 on the H200 ran 392.4 / 392.7 against 382.4 / 379.9 under
+// the driver's choice, Q4_K_M, 8B pp512, 8B at 64 streams and DeepSeek-V2-Lite tg128
+// unchanged, but DeepSeek-V2-Lite at 64 streams 5,770 against 6,817 with its big-tile
+// kernels (mmq_id, attention_mla) at 44 too (NOTES.md, session 25). Those kernels now
+// keep the driver's carveout (raiseSmem), which was not measured before the device
+// time ran out: until it is, the default stays the driver's.
+const defaultCarveout = -1
 
 // carveoutFromEnv is $EMBER_CUDA_CARVEOUT, defaultCarveout when unset, or -1 for the
 // driver's choice.
@@ -47,11 +50,12 @@ func carveoutFromEnv() int {
 // of defaultCarveoutExempt.
 const CarveoutExemptEnv = "EMBER_CUDA_CARVEOUT_EXEMPT"
 
-// defaultCarveoutExempt: the decode attention sizes its shared memory for as many
-// blocks an SM as its grid needs (decBlocks: four at 64 sequences, ~55 KiB each), which
-// a smaller carveout would cut: 8B at 64 streams ran 8,091 / 8,068 / 8,205 tok/s with it
-// at 44 against 8,349 / 8,504 / 8,446 under the driver's choice (session 25).
-var defaultCarveoutExempt = []string{"attention_dec"}
+// defaultCarveoutExempt is empty: the kernels whose carveout a preferred one would
+// hurt raise their shared memory limit and so keep the driver's (raiseSmem), the
+// decode attention among them (its launches at 64 sequences size shared memory for
+// four blocks an SM: 8B at 64 streams ran 8,091 / 8,068 / 8,205 tok/s with it at 44
+// against 8,349 / 8,504 / 8,446 under the driver's choice, session 25).
+var defaultCarveoutExempt []string
 
 // carveoutExemptFromEnv is $EMBER_CUDA_CARVEOUT_EXEMPT's prefixes, or
 // defaultCarveoutExempt when unset.
@@ -74,4 +78,18 @@ func (b *Backend) carveoutFor(name string) int {
 		}
 	}
 	return b.carve
+}
+
+// raiseSmem raises k's dynamic shared memory limit to n bytes; with a carveout set, it
+// also gives k's carveout back to the driver: a kernel of that much shared memory a
+// block sizes its launches for its own blocks an SM (decBlocks, mmq's tiles), which a
+// preferred carveout could cut.
+func (b *Backend) raiseSmem(k *kernel, n int) error {
+	if err := b.h.maxDynamicSmem(k, n); err != nil {
+		return err
+	}
+	if b.carveoutFor(k.name) >= 0 {
+		return b.h.carveout(k, -1)
+	}
+	return nil
 }

@@ -6,7 +6,7 @@ func TestCarveoutFromEnv(t *testing.T) {
 	for _, c := range []struct {
 		v    string
 		want int
-	}{{"", defaultCarveout}, {"off", -1}, {"-1", -1}, {"0", 0}, {"36", 36}, {"100", 100}, {"101", -1}} {
+	}{{"", defaultCarveout}, {"off", -1}, {"44", 44}, {"-1", -1}, {"0", 0}, {"36", 36}, {"100", 100}, {"101", -1}} {
 		t.Setenv(CarveoutEnv, c.v)
 		if got := carveoutFromEnv(); got != c.want {
 			t.Errorf("%s=%q: %d, want %d", CarveoutEnv, c.v, got, c.want)
@@ -16,6 +16,9 @@ func TestCarveoutFromEnv(t *testing.T) {
 
 func TestCarveoutFor(t *testing.T) {
 	b := &Backend{carve: 44, carveExempt: []string{"attention_dec"}}
+	if defaultCarveoutExempt != nil {
+		t.Errorf("defaultCarveoutExempt %q", defaultCarveoutExempt)
+	}
 	if c := b.carveoutFor("mmv_q8_0_1"); c != 44 {
 		t.Errorf("mmv_q8_0_1: %d, want 44", c)
 	}

@@ -468,14 +468,12 @@ func (m *module) function(name string) (*kernel, error) {
 	return k, nil
 }
 
-// maxDynamicSmem raises k's dynamic shared memory limit to n bytes, and gives its
-// carveout back to the driver: a kernel of that much shared memory a block sizes its
-// launches for its own blocks an SM, which a preferred carveout could cut (carveout.go).
+// maxDynamicSmem raises k's dynamic shared memory limit to n bytes.
 func (h *ctxHandle) maxDynamicSmem(k *kernel, n int) error {
 	if r := C.em_max_dynamic_smem(h.ctx, k.fn, C.int(n)); r != 0 {
 		return cuErr("cuFuncSetAttribute", k.name, r)
 	}
-	return h.carveout(k, -1)
+	return nil
 }
 
 // carveout sets k's preferred shared memory carveout to pct per cent.

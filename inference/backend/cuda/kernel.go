@@ -19,14 +19,14 @@ func (b *Backend) kernel(name string) *kernel {
 			if c := b.carveoutFor(name); c >= 0 {
 				b.fail(b.h.carveout(k, c))
 			}
-			if name == "attention_smem" && b.h.maxDynamicSmem(k, smemMax) != nil {
+			if name == "attention_smem" && b.raiseSmem(k, smemMax) != nil {
 				b.attnSmem = min(b.attnSmem, 40<<10) // the default 48 KiB less the static part
 			}
 			if strings.HasPrefix(name, "mmq") && name != "mmq_reduce" || strings.HasPrefix(name, "mmf") && !strings.HasPrefix(name, "mmf_pack") {
-				b.fail(b.h.maxDynamicSmem(k, mmqSmemMax))
+				b.fail(b.raiseSmem(k, mmqSmemMax))
 			}
 			if strings.HasPrefix(name, "mvs") {
-				b.fail(b.h.maxDynamicSmem(k, mvsSmemMax))
+				b.fail(b.raiseSmem(k, mvsSmemMax))
 			}
 			return k
 		}
