@@ -174,6 +174,13 @@ func idRowBlocks(t quant.Type, m, k int) int {
 	return (m + rpb - 1) / rpb
 }
 
+// rowBlocks is the row blocks of a mat-vec kernel of nx activation rows for m rows of t
+// weights over k columns (rowsPerBlock).
+func rowBlocks(t quant.Type, nx, m, k int) int {
+	rpb := rowsPerBlock(t, nx, k)
+	return (m + rpb - 1) / rpb
+}
+
 // mv1SmemMax bounds the dynamic shared memory of a batch-1 kernel: the default limit,
 // so that no attribute need be raised; a longer activation row is read from global
 // memory.
@@ -213,8 +220,7 @@ func (b *Backend) mmv(d, w *tensor, xq uint64, xstride, n int) {
 	case n <= 4:
 		nx = 4
 	}
-	rpb := rowsPerBlock(w.typ, nx, w.cols)
-	b.launch(mmvName(w.typ, nx), (w.rows+rpb-1)/rpb, (n+nx-1)/nx, 128, smem, ptr(w), i64(w.stride), xq, i64(xstride),
+	b.launch(mmvName(w.typ, nx), rowBlocks(w.typ, nx, w.rows, w.cols), (n+nx-1)/nx, 128, smem, ptr(w), i64(w.stride), xq, i64(xstride),
 		ptr(d), i64(d.cols), i64(w.rows), i64(w.cols), i64(n))
 }
 
@@ -367,7 +373,7 @@ func (b *Backend) multiLaunch(xt *tensor, projs []backend.Proj, xq uint64, strid
 		}
 		d, wt := get(projs[j].Dst), get(projs[j].W)
 		args = append(args, ptr(wt), i64(wt.stride), ptr(d), i64(wt.rows), i64(int(wt.typ)))
-		blocks += (wt.rows + rowsPerBlock(wt.typ, 1, wt.cols) - 1) / rowsPerBlock(wt.typ, 1, wt.cols)
+		blocks += rowBlocks(wt.typ, 1, wt.rows, wt.cols)
 	}
 	name, t0 := "mmv_multi", get(projs[0].W).typ
 	if t0 == quant.Q8_0 { // all are (multiTakes: one dot partner)
