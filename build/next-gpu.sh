@@ -8,7 +8,8 @@
 # lost 15% with its big-tile kernels at 44 too), 8B 64 streams and pp512. If
 # V2-Lite's 64 streams hold and Q8_0 keeps its ~3%, set defaultCarveout to 44
 # (carveout.go). Last, a carveout sweep with the Q8_0 gain's kernels narrowed down
-# (EMBER_CUDA_CARVEOUT_EXEMPT: the mat-vecs, the norms, the small kernels).
+# (EMBER_CUDA_CARVEOUT_EXEMPT: the mat-vecs, the norms, the small kernels), and the
+# mat-vecs with no shared memory (EMBER_CUDA_MV1_GLOBAL) under both carveouts.
 # Carry bin/dev (ember, cuda.test, archs.test, deepseek2.test as .xz: build/dev-build.sh);
 # ~9 minutes: split it in two calls if the first runs out.
 set -u
@@ -40,5 +41,12 @@ echo "carve=off 8B pp512 $(EMBER_CUDA_CARVEOUT=off p "$E" bench -backend cuda -m
 # Which kernels carry Q8_0's gain: each family left at the driver's choice in turn.
 for x in mmv add_rms_norm rope2_set,swiglu none; do
 	echo "carve=44 exempt=$x 8B q8_0 tg128 $(EMBER_CUDA_CARVEOUT_EXEMPT=$x q "$E" bench -backend cuda -m /tmp/q8.gguf -p 0 -n 128 -r 3)"
+done
+# The products' activation row from global memory (no shared memory in the mat-vecs).
+for c in off 44; do
+	for m in q8 q4; do
+		echo "carve=$c mv1 global 8B $m tg128 $(EMBER_CUDA_CARVEOUT=$c EMBER_CUDA_MV1_GLOBAL=1 q "$E" bench -backend cuda -m /tmp/$m.gguf -p 0 -n 128 -r 3)"
+		echo "carve=$c mv1 smem   8B $m tg128 $(EMBER_CUDA_CARVEOUT=$c q "$E" bench -backend cuda -m /tmp/$m.gguf -p 0 -n 128 -r 3)"
+	done
 done
 echo "greedy q8 (a0f79f57c7154598541d0a928c172ed5 before) $("$E" run -backend cuda -m /tmp/q8.gguf -p "The quick brown fox" -n 48 -temp 0 2>/dev/null | md5sum)"

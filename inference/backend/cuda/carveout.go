@@ -93,3 +93,9 @@ func (b *Backend) raiseSmem(k *kernel, n int) error {
 	}
 	return nil
 }
+
+// MV1GlobalEnv names an environment variable: when set, the batch-1 products read their
+// activation row from global memory instead of copying it to shared memory (mv1Smem),
+// so that they take none: with the carveout, a step's shared memory configurations are
+// then the norms' and the attention's alone.
+const MV1GlobalEnv = "EMBER_CUDA_MV1_GLOBAL"

@@ -86,6 +86,7 @@ type Backend struct {
 	br          branchState    // the side branch being queued (branch.go)
 	carve       int            // every kernel's preferred shared memory carveout, per cent; -1: the driver's (carveout.go)
 	carveExempt []string       // kernel name prefixes left at the driver's carveout
+	mv1Global   bool           // $EMBER_CUDA_MV1_GLOBAL: batch-1 products read their activation row from global memory
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -121,7 +122,7 @@ func New(opt Options) (*Backend, error) {
 		noGraphs: os.Getenv("EMBER_CUDA_NO_GRAPHS") != "", noPDL: os.Getenv("EMBER_CUDA_NO_PDL") != "", noMMQ: os.Getenv(NoMMQEnv) != "",
 		hostMoE: os.Getenv(HostMoEEnv) != "", dec: attDec{twoPass: os.Getenv(DecTwoPassEnv) != "", ownQ8K: os.Getenv(DecOwnQ8KEnv) != "", stages: decIntEnv(DecStagesEnv), blocks: decIntEnv(DecBlocksEnv), mlaSplit: mlaSplitMode(), gqa: decGQAMode()},
 		st: stats{on: os.Getenv(StatsEnv) != "", start: time.Now(), rng: profRangeFromEnv()}, attnSmem: smemMax, mvsc: mvsFromEnv(),
-		carve: carveoutFromEnv(), carveExempt: carveoutExemptFromEnv(), chunk: chunkFromEnv(), noRamp: os.Getenv(ChunkRampEnv) == "0", br: branchFromEnv()}
+		carve: carveoutFromEnv(), carveExempt: carveoutExemptFromEnv(), mv1Global: os.Getenv(MV1GlobalEnv) != "", chunk: chunkFromEnv(), noRamp: os.Getenv(ChunkRampEnv) == "0", br: branchFromEnv()}
 	b.capt.failed = os.Getenv(LtNoGraphsEnv) != ""
 	if b.mf, err = mfFromEnv(); err != nil {
 		b.Close()

@@ -188,9 +188,14 @@ const mv1SmemMax = 48 << 10
 
 // mv1Smem is the dynamic shared memory of a batch-1 product (mmv_*_1, mmv_id_*,
 // mmv_multi) of t weights of k columns: the quantized activation row, which the
-// Q4_K, Q6_K, Q8_0, Q4_0 and Q5_0 kernels (mv1 in mv1.cuh) copy there; 0 for the other types or
-// a row past mv1SmemMax.
-func mv1Smem(t quant.Type, k int) int {
+// Q4_K, Q6_K, Q8_0, Q4_0 and Q5_0 kernels (mv1 in mv1.cuh) copy there; 0 for the other
+// types, a row past mv1SmemMax, or with $EMBER_CUDA_MV1_GLOBAL set (the kernels then
+// read the row from global memory: for timing a step whose products take no shared
+// memory).
+func (b *Backend) mv1Smem(t quant.Type, k int) int {
+	if b.mv1Global {
+		return 0
+	}
 	switch t {
 	case quant.Q4_K, quant.Q6_K, quant.Q8_0, quant.Q4_0, quant.Q5_0:
 		if s := actStride(partner(t), k); s <= mv1SmemMax {
@@ -214,7 +219,7 @@ func (b *Backend) mmv(d, w *tensor, xq uint64, xstride, n int) {
 	nx, smem := 8, 0
 	switch {
 	case n <= 1:
-		nx, smem = 1, mv1Smem(w.typ, w.cols)
+		nx, smem = 1, b.mv1Smem(w.typ, w.cols)
 	case n <= 2:
 		nx = 2
 	case n <= 4:
@@ -379,5 +384,5 @@ func (b *Backend) multiLaunch(xt *tensor, projs []backend.Proj, xq uint64, strid
 	if t0 == quant.Q8_0 { // all are (multiTakes: one dot partner)
 		name = "mmv_multi_q8_0"
 	}
-	b.launch(name, blocks, 1, 128, mv1Smem(t0, xt.cols), args...)
+	b.launch(name, blocks, 1, 128, b.mv1Smem(t0, xt.cols), args...)
 }
