@@ -10,6 +10,7 @@
 # (carveout.go). Last, a carveout sweep with the Q8_0 gain's kernels narrowed down
 # (EMBER_CUDA_CARVEOUT_EXEMPT: the mat-vecs, the norms, the small kernels), and the
 # mat-vecs with no shared memory (EMBER_CUDA_MV1_GLOBAL) under both carveouts.
+# build/micro/carve.cu runs after the tests (the percentages' configurations).
 # Carry bin/dev (ember, cuda.test, archs.test, deepseek2.test as .xz: build/dev-build.sh);
 # ~9 minutes: split it in two calls if the first runs out.
 set -u
@@ -20,8 +21,10 @@ if [ -z "${SKIP_TESTS:-}" ]; then
 (cd inference/model/deepseek2 && timeout -s KILL 280 "$R/bin/dev/deepseek2.test" >"$L/ds2.log" 2>&1; echo "deepseek2 tests rc $?") &
 (cd inference/model/archs && timeout -s KILL 280 "$R/bin/dev/archs.test" -test.run 'TestGoldensCUDA' >"$L/goldens.log" 2>&1; echo "goldens rc $?") &
 fi
+(cd build/micro && nvcc -arch=sm_90 -std=c++17 -O3 -o /tmp/carve carve.cu; echo "carve built rc $?") &
 wait
 grep -E "^--- FAIL|^ok|^PASS|^FAIL|panic" "$L"/*.log | head -30
+/tmp/carve  # alone on the GPU: the carveouts' configurations and a change's cost
 q() { timeout -s KILL 100 "$@" 2>&1 | grep '^| ' | tail -1 | cut -d'|' -f8 | tr -d ' '; }
 s() { timeout -s KILL 120 "$@" 2>&1 | grep '^| ' | tail -1 | cut -d'|' -f6; }
 p() { timeout -s KILL 100 "$@" 2>&1 | grep '^| ' | tail -1 | cut -d'|' -f7,8 | tr -d ' '; }
