@@ -11,24 +11,29 @@
 # (EMBER_CUDA_CARVEOUT_EXEMPT: the mat-vecs, the norms, the small kernels), and the
 # mat-vecs with no shared memory (EMBER_CUDA_MV1_GLOBAL) under both carveouts.
 # build/micro/carve.cu runs after the tests (the percentages' configurations).
-# Carry bin/dev (ember, cuda.test, archs.test, deepseek2.test as .xz: build/dev-build.sh);
-# ~9 minutes: split it in two calls if the first runs out.
+# Carry bin/dev (ember, cuda.test, archs.test, deepseek2.test as .xz: build/dev-build.sh).
+# ~14 minutes in all, so two calls: PART=1 (tests, carve.cu, the first round of A/B;
+# ~8 minutes) and PART=2 (the second round, pp512, the sweep; ~6 minutes).
+PART=${PART:-1}
 set -u
+[ $PART = 2 ] && MODELS="q4 q8"
 . build/gpu-setup.sh /tmp/next-gpu
 export EMBER_CUDA_CARVEOUT=44
-if [ -z "${SKIP_TESTS:-}" ]; then
+if [ $PART = 1 ] && [ -z "${SKIP_TESTS:-}" ]; then
 (cd inference/backend/cuda && timeout -s KILL 280 "$R/bin/dev/cuda.test" -test.run 'TestFused|TestMatVec|Conformance$|TestMatMulSharedQ8_0|TestGraphReplay|TestBranch|TestDecodeAttention|TestLatentAttention|TestPrefillProducts' -test.v >"$L/tests.log" 2>&1; echo "cuda tests rc $?") &
 (cd inference/model/deepseek2 && timeout -s KILL 280 "$R/bin/dev/deepseek2.test" >"$L/ds2.log" 2>&1; echo "deepseek2 tests rc $?") &
 (cd inference/model/archs && timeout -s KILL 280 "$R/bin/dev/archs.test" -test.run 'TestGoldensCUDA' >"$L/goldens.log" 2>&1; echo "goldens rc $?") &
 fi
-(cd build/micro && nvcc -arch=sm_90 -std=c++17 -O3 -o /tmp/carve carve.cu; echo "carve built rc $?") &
+[ $PART = 1 ] && (cd build/micro && nvcc -arch=sm_90 -std=c++17 -O3 -o /tmp/carve carve.cu; echo "carve built rc $?") &
 wait
-grep -E "^--- FAIL|^ok|^PASS|^FAIL|panic" "$L"/*.log | head -30
-/tmp/carve  # alone on the GPU: the carveouts' configurations and a change's cost
+if [ $PART = 1 ]; then
+	grep -E "^--- FAIL|^ok|^PASS|^FAIL|panic" "$L"/*.log | head -30
+	/tmp/carve  # alone on the GPU: the carveouts' configurations and a change's cost
+fi
 q() { timeout -s KILL 100 "$@" 2>&1 | grep '^| ' | tail -1 | cut -d'|' -f8 | tr -d ' '; }
 s() { timeout -s KILL 120 "$@" 2>&1 | grep '^| ' | tail -1 | cut -d'|' -f6; }
 p() { timeout -s KILL 100 "$@" 2>&1 | grep '^| ' | tail -1 | cut -d'|' -f7,8 | tr -d ' '; }
-for r in 1 2; do
+for r in $PART; do
 	for c in 44 off; do
 		export EMBER_CUDA_CARVEOUT=$c
 		echo "carve=$c 8B q8_0 tg128 $(q "$E" bench -backend cuda -m /tmp/q8.gguf -p 0 -n 128 -r 3)"
@@ -38,6 +43,7 @@ for r in 1 2; do
 		echo "carve=$c 8B 64 streams $(s "$E" bench -m /tmp/q4.gguf -backend cuda -streams 64 -p 512 -n 128)"
 	done
 done
+[ $PART = 1 ] && exit 0
 export EMBER_CUDA_CARVEOUT=44
 echo "carve=44 8B pp512 $(p "$E" bench -backend cuda -m /tmp/q4.gguf -p 512 -n 0 -r 3)"
 echo "carve=off 8B pp512 $(EMBER_CUDA_CARVEOUT=off p "$E" bench -backend cuda -m /tmp/q4.gguf -p 512 -n 0 -r 3)"
