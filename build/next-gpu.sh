@@ -9,7 +9,8 @@
 # V2-Lite's 64 streams hold and Q8_0 keeps its ~3%, set defaultCarveout to 44
 # (carveout.go). Last, a carveout sweep with the Q8_0 gain's kernels narrowed down
 # (EMBER_CUDA_CARVEOUT_EXEMPT: the mat-vecs, the norms, the small kernels), and the
-# mat-vecs with no shared memory (EMBER_CUDA_MV1_GLOBAL) under both carveouts.
+# mat-vecs with no shared memory (EMBER_CUDA_MV1_GLOBAL) under both carveouts, and
+# Q4_K's batch-1 products at four blocks an SM (-DMV1_MINB=4).
 # build/micro/carve.cu runs after the tests (the percentages' configurations).
 # Carry bin/dev (ember, cuda.test, archs.test, deepseek2.test as .xz: build/dev-build.sh).
 # ~14 minutes in all, so two calls: PART=1 (tests, carve.cu, the first round of A/B;
@@ -57,5 +58,14 @@ for c in off 44; do
 		echo "carve=$c mv1 global 8B $m tg128 $(EMBER_CUDA_CARVEOUT=$c EMBER_CUDA_MV1_GLOBAL=1 q "$E" bench -backend cuda -m /tmp/$m.gguf -p 0 -n 128 -r 3)"
 		echo "carve=$c mv1 smem   8B $m tg128 $(EMBER_CUDA_CARVEOUT=$c q "$E" bench -backend cuda -m /tmp/$m.gguf -p 0 -n 128 -r 3)"
 	done
+done
+# Q4_K's batch-1 products at four blocks an SM (-DMV1_MINB=4: registers capped at 128;
+# nvcc 11.8 spills 12 bytes of mmv_q4_k_1 and 84 of mmv_multi), driver's carveout.
+d=/tmp/ptx-minb4; mkdir -p $d; cp kernels/cuda/*.ptx $d/
+(cd kernels/cuda && nvcc -arch=sm_90 -ptx -O3 -fmad=false -DMV1_MINB=4 -o $d/matmul.ptx matmul.cu 2>/dev/null; echo "ptx MV1_MINB=4 rc $?")
+(cd kernels/cuda && nvcc -arch=sm_90 -O3 -fmad=false -DMV1_MINB=4 -cubin -Xptxas -v -o /dev/null matmul.cu 2>&1 | grep -A3 "entry function 'mmv_q4_k_1'\|entry function 'mmv_multi'" | grep 'entry\|Used\|spill')
+for r in 1 2; do
+	echo "minb=4 8B q4 tg128 $(EMBER_CUDA_CARVEOUT=off EMBER_CUDA_PTX_DIR=$d q "$E" bench -backend cuda -m /tmp/q4.gguf -p 0 -n 128 -r 3)"
+	echo "minb=- 8B q4 tg128 $(EMBER_CUDA_CARVEOUT=off q "$E" bench -backend cuda -m /tmp/q4.gguf -p 0 -n 128 -r 3)"
 done
 echo "greedy q8 (a0f79f57c7154598541d0a928c172ed5 before) $("$E" run -backend cuda -m /tmp/q8.gguf -p "The quick brown fox" -n 48 -temp 0 2>/dev/null | md5sum)"
