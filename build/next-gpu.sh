@@ -14,10 +14,12 @@
 # build/micro/carve.cu runs after the tests (the percentages' configurations).
 # Carry bin/dev (ember, cuda.test, archs.test, deepseek2.test as .xz: build/dev-build.sh).
 # ~14 minutes in all, so two calls: PART=1 (tests, carve.cu, the first round of A/B;
-# ~8 minutes) and PART=2 (the second round, pp512, the sweep; ~6 minutes).
+# ~8 minutes) and PART=2 (the second round, pp512, the sweep; ~6 minutes). PART=3
+# (~5 minutes): build/wip/mmqw.patch's 16-warp mmq tiles, their bits and their times.
 PART=${PART:-1}
 set -u
 [ $PART = 2 ] && MODELS="q4 q8"
+[ $PART = 3 ] && MODELS="q4"
 . build/gpu-setup.sh /tmp/next-gpu
 export EMBER_CUDA_CARVEOUT=44
 if [ $PART = 1 ] && [ -z "${SKIP_TESTS:-}" ]; then
@@ -34,7 +36,7 @@ fi
 q() { timeout -s KILL 100 "$@" 2>&1 | grep '^| ' | tail -1 | cut -d'|' -f8 | tr -d ' '; }
 s() { timeout -s KILL 120 "$@" 2>&1 | grep '^| ' | tail -1 | cut -d'|' -f6; }
 p() { timeout -s KILL 100 "$@" 2>&1 | grep '^| ' | tail -1 | cut -d'|' -f7,8 | tr -d ' '; }
-for r in $PART; do
+for r in $(echo $PART | grep -x '[12]'); do
 	for c in 44 off; do
 		export EMBER_CUDA_CARVEOUT=$c
 		echo "carve=$c 8B q8_0 tg128 $(q "$E" bench -backend cuda -m /tmp/q8.gguf -p 0 -n 128 -r 3)"
@@ -45,6 +47,25 @@ for r in $PART; do
 	done
 done
 [ $PART = 1 ] && exit 0
+if [ $PART = 3 ]; then
+	# build/wip/mmqw.patch: mmq's 64-wide tiles in 16 warps (EMBER_CUDA_MMQ_WARPS=16).
+	# Its PTX (with the hash line, to commit if it wins) comes back in $OUT/mmqw.
+	P=/tmp/mmqw; rm -rf $P; mkdir -p $P; cp -r kernels/cuda/. $P/
+	(cd $P && patch -p3 <"$R/build/wip/mmqw.patch" >/dev/null && nvcc -arch=sm_90 -ptx -O3 -fmad=false -o /tmp/mmqw.ptx mmq.cu 2>/dev/null &&
+		{ echo "// ember-sources-sha256: $(cat mmq.cu $(LC_ALL=C ls *.cuh) | sha256sum | cut -d' ' -f1)"; cat /tmp/mmqw.ptx; } >mmq.ptx &&
+		mkdir -p "$L/mmqw" && cp mmq.ptx "$L/mmqw/"; echo "mmqw ptx rc $?")
+	(cd $P && nvcc -arch=sm_90 -O3 -fmad=false -cubin -Xptxas -v -o /dev/null mmq.cu 2>&1 | grep -A3 "entry function 'mmqw_q4_k'\|entry function 'mmqw_q6_k'\|entry function 'mmq_q4_k'" | grep 'entry\|Used\|spill')
+	export EMBER_CUDA_PTX_DIR=$P EMBER_CUDA_CARVEOUT=off
+	(cd inference/backend/cuda && EMBER_CUDA_MMQ_WARPS=16 timeout -s KILL 200 "$R/bin/dev/cuda.test" -test.run 'TestMatMulTilesMMQ|TestConformance$' >"$L/mmqw-tests.log" 2>&1; echo "mmqw tests rc $?"; tail -3 "$L/mmqw-tests.log")
+	for w in 8 16; do
+		(cd inference/backend/cuda && EMBER_CUDA_MMQ_WARPS=$w EMBER_CUDA_BENCH=1 EMBER_CUDA_BENCH_ROWS=32,64 timeout -s KILL 150 "$R/bin/dev/cuda.test" -test.run TestPrefillProducts -test.v 2>&1 | grep -E 'rows:' | sed "s/^/warps=$w /")
+	done
+	for w in 8 16 8 16; do
+		echo "8B 64 streams, no f16 copies, mmq warps=$w $(EMBER_CUDA_MMQ_WARPS=$w EMBER_CUDA_F16_COPIES=off s "$E" bench -m /tmp/q4.gguf -backend cuda -streams 64 -p 512 -n 128)"
+	done
+	echo "8B 64 streams, default $(s "$E" bench -m /tmp/q4.gguf -backend cuda -streams 64 -p 512 -n 128)"
+	exit 0
+fi
 export EMBER_CUDA_CARVEOUT=44
 echo "carve=44 8B pp512 $(p "$E" bench -backend cuda -m /tmp/q4.gguf -p 512 -n 0 -r 3)"
 echo "carve=off 8B pp512 $(EMBER_CUDA_CARVEOUT=off p "$E" bench -backend cuda -m /tmp/q4.gguf -p 512 -n 0 -r 3)"

@@ -63,6 +63,7 @@ type Backend struct {
 	hostMoE     bool           // $EMBER_CUDA_HOST_MOE: RoutedExperts declines (moe.go)
 	moeTN       int            // $EMBER_CUDA_MOE_TILE: the grouped experts' tile width, 0 to choose (moe.go)
 	mmqTN       int            // $EMBER_CUDA_MMQ_TILE: the products' tile width, 0 to choose (mmq.go)
+	mmqWarps    int            // $EMBER_CUDA_MMQ_WARPS: 16 runs 64-wide tiles on mmqw_ (mmq.go)
 	skip        []string       // $EMBER_CUDA_SKIP: kernel name prefixes not launched
 	st          stats          // $EMBER_CUDA_STATS
 	attnSmem    int            // shared memory attention_smem may use; 0 forces the other kernels
@@ -139,7 +140,7 @@ func New(opt Options) (*Backend, error) {
 		name string
 		to   *int
 		ok   []int
-	}{{MoETileEnv, &b.moeTN, []int{8, 16, mmqTN}}, {MMQTileEnv, &b.mmqTN, []int{16, 32, mmqTN}}} {
+	}{{MoETileEnv, &b.moeTN, []int{8, 16, mmqTN}}, {MMQTileEnv, &b.mmqTN, []int{16, 32, mmqTN}}, {MMQWarpsEnv, &b.mmqWarps, []int{8, 16}}} {
 		if v := os.Getenv(e.name); v != "" {
 			if *e.to, err = strconv.Atoi(v); err != nil || !slices.Contains(e.ok, *e.to) {
 				b.Close()
@@ -159,6 +160,10 @@ func New(opt Options) (*Backend, error) {
 			return nil, err
 		}
 		b.modules = append(b.modules, m)
+	}
+	if err := b.checkMMQWarps(); err != nil {
+		b.Close()
+		return nil, err
 	}
 	b.kernel("attention_smem") // raises its shared memory limit before Attention sizes it
 	b.openLt(opt)
