@@ -82,9 +82,10 @@ for c in off 44; do
 done
 # Q4_K's batch-1 products at four blocks an SM (-DMV1_MINB=4: registers capped at 128;
 # nvcc 11.8 spills 12 bytes of mmv_q4_k_1 and 84 of mmv_multi), driver's carveout.
-d=/tmp/ptx-minb4; mkdir -p $d; cp kernels/cuda/*.ptx $d/
-(cd kernels/cuda && nvcc -arch=sm_90 -ptx -O3 -fmad=false -DMV1_MINB=4 -o $d/matmul.ptx matmul.cu 2>/dev/null; echo "ptx MV1_MINB=4 rc $?")
-(cd kernels/cuda && nvcc -arch=sm_90 -O3 -fmad=false -DMV1_MINB=4 -cubin -Xptxas -v -o /dev/null matmul.cu 2>&1 | grep -A3 "entry function 'mmv_q4_k_1'\|entry function 'mmv_multi'" | grep 'entry\|Used\|spill')
+# build/wip/mv1-minb.patch adds MV1_BOUNDS to matmul.cu (its default PTX is unchanged).
+d=/tmp/ptx-minb4; rm -rf $d; mkdir -p $d; cp -r kernels/cuda/. $d/
+(cd $d && patch -p3 <"$R/build/wip/mv1-minb.patch" >/dev/null && nvcc -arch=sm_90 -ptx -O3 -fmad=false -DMV1_MINB=4 -o matmul.ptx matmul.cu 2>/dev/null; echo "ptx MV1_MINB=4 rc $?")
+(cd $d && nvcc -arch=sm_90 -O3 -fmad=false -DMV1_MINB=4 -cubin -Xptxas -v -o /dev/null matmul.cu 2>&1 | grep -A3 "entry function 'mmv_q4_k_1'\|entry function 'mmv_multi'" | grep 'entry\|Used\|spill')
 for r in 1 2; do
 	echo "minb=4 8B q4 tg128 $(EMBER_CUDA_CARVEOUT=off EMBER_CUDA_PTX_DIR=$d q "$E" bench -backend cuda -m /tmp/q4.gguf -p 0 -n 128 -r 3)"
 	echo "minb=- 8B q4 tg128 $(EMBER_CUDA_CARVEOUT=off q "$E" bench -backend cuda -m /tmp/q4.gguf -p 0 -n 128 -r 3)"

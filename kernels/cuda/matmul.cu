@@ -323,22 +323,13 @@ __device__ void mmv_q8_0(MMV_ARGS, int rb) {
     }
 }
 
-// MV1_BOUNDS: the batch-1 kernels' launch bounds; -DMV1_MINB=N asks for N blocks an SM
-// (registers capped to fit), for trying Q4_K's products (139 and 167 registers: three
-// blocks an SM) at four.
-#ifdef MV1_MINB
-#define MV1_BOUNDS __launch_bounds__(128, MV1_MINB)
-#else
-#define MV1_BOUNDS __launch_bounds__(128)
-#endif
-
 #define MMV_ONE(NAME, BODY, NX) \
     extern "C" __global__ void __launch_bounds__(128) mmv_##NAME##_##NX(MMV_ARGS) { pdl_entry(); BODY<NX>(W, wstride, X, xstride, D, dstride, M, K, nx, blockIdx.x); }
 #define MMV(NAME, BODY) MMV_ONE(NAME, BODY, 1) MMV_ONE(NAME, BODY, 2) MMV_ONE(NAME, BODY, 4) MMV_ONE(NAME, BODY, 8)
 // MMV_FAST: the batch-1 kernel of Q4_0, Q5_0, Q4_K, Q6_K and Q8_0 is mv1 (launched with the
 // activation row's bytes of dynamic shared memory, mv1_bytes).
 #define MMV_FAST(NAME, BODY, T) \
-    extern "C" __global__ void MV1_BOUNDS mmv_##NAME##_1(MMV_ARGS) { pdl_defer(); mv1<T, true>(W, wstride, X, D, M, K, blockIdx.x); } \
+    extern "C" __global__ void __launch_bounds__(128) mmv_##NAME##_1(MMV_ARGS) { pdl_defer(); mv1<T, true>(W, wstride, X, D, M, K, blockIdx.x); } \
     MMV_ONE(NAME, BODY, 2) MMV_ONE(NAME, BODY, 4) MMV_ONE(NAME, BODY, 8)
 
 #define GEN(T) template <int NX> __device__ void gen_##T(MMV_ARGS, int rb) { mmv_generic<T, NX>(W, wstride, X, xstride, D, dstride, M, K, nx, rb); }
@@ -442,9 +433,9 @@ __device__ __forceinline__ void mmv_multi_body(MMV_MULTI_ARGS) {
     else
         mv1<T_Q6_K, true>(W, ws, X, D, M, K, b);
 }
-extern "C" __global__ void MV1_BOUNDS mmv_multi(MMV_MULTI_ARGS) { pdl_defer();
+extern "C" __global__ void __launch_bounds__(128) mmv_multi(MMV_MULTI_ARGS) { pdl_defer();
     mmv_multi_body<false>(X, xstride, K, W0, ws0, D0, M0, t0, W1, ws1, D1, M1, t1, W2, ws2, D2, M2, t2);
 }
-extern "C" __global__ void MV1_BOUNDS mmv_multi_q8_0(MMV_MULTI_ARGS) { pdl_defer();
+extern "C" __global__ void __launch_bounds__(128) mmv_multi_q8_0(MMV_MULTI_ARGS) { pdl_defer();
     mmv_multi_body<true>(X, xstride, K, W0, ws0, D0, M0, t0, W1, ws1, D1, M1, t1, W2, ws2, D2, M2, t2);
 }
