@@ -72,7 +72,7 @@ func carveoutExemptFromEnv() []string {
 
 // carveoutFor is the carveout kernel name is given, -1 for the driver's choice.
 func (b *Backend) carveoutFor(name string) int {
-	for _, p := range b.carveExempt {
+	for _, p := range b.uncarved {
 		if p != "" && strings.HasPrefix(name, p) {
 			return -1
 		}
@@ -93,9 +93,3 @@ func (b *Backend) raiseSmem(k *kernel, n int) error {
 	}
 	return nil
 }
-
-// MV1GlobalEnv names an environment variable: when set, the batch-1 products read their
-// activation row from global memory instead of copying it to shared memory (mv1Smem),
-// so that they take none: with the carveout, a step's shared memory configurations are
-// then the norms' and the attention's alone.
-const MV1GlobalEnv = "EMBER_CUDA_MV1_GLOBAL"

@@ -15,7 +15,7 @@ func TestCarveoutFromEnv(t *testing.T) {
 }
 
 func TestCarveoutFor(t *testing.T) {
-	b := &Backend{carve: 44, carveExempt: []string{"attention_dec"}}
+	b := &Backend{carve: 44, uncarved: []string{"attention_dec"}}
 	if defaultCarveoutExempt != nil {
 		t.Errorf("defaultCarveoutExempt %q", defaultCarveoutExempt)
 	}

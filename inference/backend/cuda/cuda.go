@@ -39,55 +39,55 @@ type Options struct {
 // Backend runs ops on one GPU. Like the device stream it feeds, it is driven by one
 // goroutine at a time.
 type Backend struct {
-	h           *ctxHandle
-	dev         Device
-	modules     []*module
-	kernels     map[string]*kernel      // by name, looked up on first use
-	live        map[uint64]int          // allocations by address: size in bytes
-	pool        map[int][]uint64        // freed allocations by size, reused by New
-	err         error                   // the first device failure, reported by Sync and ReadF32
-	last        string                  // the last kernel launched, named by asynchronous errors
-	act         map[quant.Type]*scratch // quantized activation rows, by format
-	scratches   []uint64                // every scratch buffer, freed at Close
-	mmqPart     scratch                 // partial sums of split tensor-core products (mmq.go)
-	moeGroup    scratch                 // the grouped experts' pair map and tiles (moe.go)
-	noPDL       bool                    // $EMBER_CUDA_NO_PDL: full edges only in graphs (pdl.go)
-	closed      bool
-	prof        *profiler           // set by $EMBER_CUDA_PROFILE
-	queue       batch               // launches not yet issued (graph.go)
-	seen        map[uint64]bool     // hashes of batches launched directly (graph.go)
-	graphs      map[uint64][]*graph // instantiated graphs of repeated batches, by hash
-	nGraphs     int
-	noGraphs    bool           // $EMBER_CUDA_NO_GRAPHS: launch every batch directly
-	noMMQ       bool           // $EMBER_CUDA_NO_MMQ: mat-vec kernels for every batch
-	hostMoE     bool           // $EMBER_CUDA_HOST_MOE: RoutedExperts declines (moe.go)
-	moeTN       int            // $EMBER_CUDA_MOE_TILE: the grouped experts' tile width, 0 to choose (moe.go)
-	mmqTN       int            // $EMBER_CUDA_MMQ_TILE: the products' tile width, 0 to choose (mmq.go)
-	mmqWarps    int            // $EMBER_CUDA_MMQ_WARPS: 16 runs 64-wide tiles on mmqw_ (mmq.go)
-	skip        []string       // $EMBER_CUDA_SKIP: kernel name prefixes not launched
-	st          stats          // $EMBER_CUDA_STATS
-	attnSmem    int            // shared memory attention_smem may use; 0 forces the other kernels
-	mvsc        mvsConf        // the streamed batch-1 products (mvs.go)
-	split       attSplit       // split attention's scratch and mode (attention_split.go)
-	prefill     attTC          // tensor-core prefill attention's mode (attention_prefill.go)
-	dec         attDec         // tensor-core decode attention's modes (attention_dec.go)
-	short       attShort       // short-context decode attention's mode (attention_short.go)
-	fuse        fusable        // the last queued launch, when a quantization may absorb it (fuse.go)
-	epoch       int            // flushes so far
-	chunk       int            // launches a batch takes before the next launch flushes it (graph.go)
-	sinceSync   int            // flushes since the last sync (graph.go's chunkNow)
-	noRamp      bool           // $EMBER_CUDA_CHUNK_RAMP=0: whole chunks after a sync too
-	dryFlush    func([]string) // tests without a device: takes each flushed batch's kernel names
-	stage       stage          // pinned memory that host writes are queued from (stage.go)
-	rstage      readStage      // pinned memory that host reads land in (stage.go)
-	lt          ltState        // cuBLASLt for large products, when present (cublaslt_matmul.go)
-	f16c        f16Copies      // f16 copies of weights for batched products (f16copy.go)
-	mf          mfConf         // the f16 tensor-core product over quantized weights (mmf.go)
-	capt        ltCapture      // capturing cuBLASLt's products into graphs (ltgraph.go)
-	br          branchState    // the side branch being queued (branch.go)
-	carve       int            // every kernel's preferred shared memory carveout, per cent; -1: the driver's (carveout.go)
-	carveExempt []string       // kernel name prefixes left at the driver's carveout
-	mv1Global   bool           // $EMBER_CUDA_MV1_GLOBAL: batch-1 products read their activation row from global memory
+	h         *ctxHandle
+	dev       Device
+	modules   []*module
+	kernels   map[string]*kernel      // by name, looked up on first use
+	live      map[uint64]int          // allocations by address: size in bytes
+	pool      map[int][]uint64        // freed allocations by size, reused by New
+	err       error                   // the first device failure, reported by Sync and ReadF32
+	last      string                  // the last kernel launched, named by asynchronous errors
+	act       map[quant.Type]*scratch // quantized activation rows, by format
+	scratches []uint64                // every scratch buffer, freed at Close
+	mmqPart   scratch                 // partial sums of split tensor-core products (mmq.go)
+	moeGroup  scratch                 // the grouped experts' pair map and tiles (moe.go)
+	noPDL     bool                    // $EMBER_CUDA_NO_PDL: full edges only in graphs (pdl.go)
+	closed    bool
+	prof      *profiler           // set by $EMBER_CUDA_PROFILE
+	queue     batch               // launches not yet issued (graph.go)
+	seen      map[uint64]bool     // hashes of batches launched directly (graph.go)
+	graphs    map[uint64][]*graph // instantiated graphs of repeated batches, by hash
+	nGraphs   int
+	noGraphs  bool           // $EMBER_CUDA_NO_GRAPHS: launch every batch directly
+	noMMQ     bool           // $EMBER_CUDA_NO_MMQ: mat-vec kernels for every batch
+	hostMoE   bool           // $EMBER_CUDA_HOST_MOE: RoutedExperts declines (moe.go)
+	moeTN     int            // $EMBER_CUDA_MOE_TILE: the grouped experts' tile width, 0 to choose (moe.go)
+	mmqTN     int            // $EMBER_CUDA_MMQ_TILE: the products' tile width, 0 to choose (mmq.go)
+	mmqWarps  int            // $EMBER_CUDA_MMQ_WARPS: 16 runs 64-wide tiles on mmqw_ (mmq.go)
+	skip      []string       // $EMBER_CUDA_SKIP: kernel name prefixes not launched
+	st        stats          // $EMBER_CUDA_STATS
+	attnSmem  int            // shared memory attention_smem may use; 0 forces the other kernels
+	mvsc      mvsConf        // the streamed batch-1 products (mvs.go)
+	split     attSplit       // split attention's scratch and mode (attention_split.go)
+	prefill   attTC          // tensor-core prefill attention's mode (attention_prefill.go)
+	dec       attDec         // tensor-core decode attention's modes (attention_dec.go)
+	short     attShort       // short-context decode attention's mode (attention_short.go)
+	fuse      fusable        // the last queued launch, when a quantization may absorb it (fuse.go)
+	epoch     int            // flushes so far
+	chunk     int            // launches a batch takes before the next launch flushes it (graph.go)
+	sinceSync int            // flushes since the last sync (graph.go's chunkNow)
+	noRamp    bool           // $EMBER_CUDA_CHUNK_RAMP=0: whole chunks after a sync too
+	dryFlush  func([]string) // tests without a device: takes each flushed batch's kernel names
+	stage     stage          // pinned memory that host writes are queued from (stage.go)
+	rstage    readStage      // pinned memory that host reads land in (stage.go)
+	lt        ltState        // cuBLASLt for large products, when present (cublaslt_matmul.go)
+	f16c      f16Copies      // f16 copies of weights for batched products (f16copy.go)
+	mf        mfConf         // the f16 tensor-core product over quantized weights (mmf.go)
+	capt      ltCapture      // capturing cuBLASLt's products into graphs (ltgraph.go)
+	br        branchState    // the side branch being queued (branch.go)
+	carve     int            // every kernel's preferred shared memory carveout, per cent; -1: the driver's (carveout.go)
+	uncarved  []string       // kernel name prefixes left at the driver's carveout
+	mv1Global bool           // $EMBER_CUDA_MV1_GLOBAL: batch-1 products read their activation row from global memory
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -123,7 +123,7 @@ func New(opt Options) (*Backend, error) {
 		noGraphs: os.Getenv("EMBER_CUDA_NO_GRAPHS") != "", noPDL: os.Getenv("EMBER_CUDA_NO_PDL") != "", noMMQ: os.Getenv(NoMMQEnv) != "",
 		hostMoE: os.Getenv(HostMoEEnv) != "", dec: attDec{twoPass: os.Getenv(DecTwoPassEnv) != "", ownQ8K: os.Getenv(DecOwnQ8KEnv) != "", stages: decIntEnv(DecStagesEnv), blocks: decIntEnv(DecBlocksEnv), mlaSplit: mlaSplitMode(), gqa: decGQAMode()},
 		st: stats{on: os.Getenv(StatsEnv) != "", start: time.Now(), rng: profRangeFromEnv()}, attnSmem: smemMax, mvsc: mvsFromEnv(),
-		carve: carveoutFromEnv(), carveExempt: carveoutExemptFromEnv(), mv1Global: os.Getenv(MV1GlobalEnv) != "", chunk: chunkFromEnv(), noRamp: os.Getenv(ChunkRampEnv) == "0", br: branchFromEnv()}
+		carve: carveoutFromEnv(), uncarved: carveoutExemptFromEnv(), mv1Global: os.Getenv(MV1GlobalEnv) != "", chunk: chunkFromEnv(), noRamp: os.Getenv(ChunkRampEnv) == "0", br: branchFromEnv()}
 	b.capt.failed = os.Getenv(LtNoGraphsEnv) != ""
 	if b.mf, err = mfFromEnv(); err != nil {
 		b.Close()

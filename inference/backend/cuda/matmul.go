@@ -186,6 +186,12 @@ func rowBlocks(t quant.Type, nx, m, k int) int {
 // memory.
 const mv1SmemMax = 48 << 10
 
+// MV1GlobalEnv names an environment variable: when set, the batch-1 products read their
+// activation row from global memory instead of copying it to shared memory (mv1Smem),
+// so that they take none: with the carveout, a step's shared memory configurations are
+// then the norms' and the attention's alone.
+const MV1GlobalEnv = "EMBER_CUDA_MV1_GLOBAL"
+
 // mv1Smem is the dynamic shared memory of a batch-1 product (mmv_*_1, mmv_id_*,
 // mmv_multi) of t weights of k columns: the quantized activation row, which the
 // Q4_K, Q6_K, Q8_0, Q4_0 and Q5_0 kernels (mv1 in mv1.cuh) copy there; 0 for the other
