@@ -13,8 +13,6 @@ MODELS="q4 q8"
 wait
 /tmp/pre
 (cd inference/model/archs && timeout -s KILL 200 "$R/bin/dev/archs.test" -test.run 'TestGoldensCUDA' >"$L/goldens.log" 2>&1; echo "goldens rc $?")
-q() { timeout -s KILL 100 "$@" 2>&1 | grep '^| ' | tail -1 | cut -d'|' -f8 | tr -d ' '; }
-s() { timeout -s KILL 120 "$@" 2>&1 | grep '^| ' | tail -1 | cut -d'|' -f6; }
 for r in 1 2; do
 	for m in q8 q4; do
 		echo "8B $m tg128 default $(q "$E" bench -backend cuda -m /tmp/$m.gguf -p 0 -n 128 -r 3)"

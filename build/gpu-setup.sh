@@ -2,7 +2,8 @@
 # the repository root: unpacks bin/dev (build/dev-build.sh, carried) and writes the
 # synthetic models named in $MODELS (q4: Llama-3.1-8B Q4_K_M, q8: its Q8_0, v2:
 # DeepSeek-V2-Lite Q4_K_M) to /tmp in the background (the caller waits). Sets R (the
-# repository root), L ($OUT or $1) and E (the ember binary).
+# repository root), L ($OUT or $1) and E (the ember binary), and the bench readers q
+# (tg128 or the last figure), p (pp512's two columns) and s (the serving run's tok/s).
 R=$PWD L=${OUT:-$1}
 mkdir -p "$L"
 for f in bin/dev/*.xz; do [ -e "$f" ] && xz -d -f "$f"; done
@@ -15,3 +16,6 @@ for m in ${MODELS:-q4 q8 v2}; do
 	v2) $E synth /tmp/v2.gguf -preset deepseek-v2-lite -ftype q4_k_m >/dev/null 2>&1 & ;;
 	esac
 done
+q() { timeout -s KILL 100 "$@" 2>&1 | grep '^| ' | tail -1 | cut -d'|' -f8 | tr -d ' '; }
+p() { timeout -s KILL 100 "$@" 2>&1 | grep '^| ' | tail -1 | cut -d'|' -f7,8 | tr -d ' '; }
+s() { timeout -s KILL 120 "$@" 2>&1 | grep '^| ' | tail -1 | cut -d'|' -f6; }

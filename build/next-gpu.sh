@@ -33,9 +33,6 @@ if [ $PART = 1 ]; then
 	grep -E "^--- FAIL|^ok|^PASS|^FAIL|panic" "$L"/*.log | head -30
 	/tmp/carve  # alone on the GPU: the carveouts' configurations and a change's cost
 fi
-q() { timeout -s KILL 100 "$@" 2>&1 | grep '^| ' | tail -1 | cut -d'|' -f8 | tr -d ' '; }
-s() { timeout -s KILL 120 "$@" 2>&1 | grep '^| ' | tail -1 | cut -d'|' -f6; }
-p() { timeout -s KILL 100 "$@" 2>&1 | grep '^| ' | tail -1 | cut -d'|' -f7,8 | tr -d ' '; }
 for r in $(echo $PART | grep -x '[12]'); do
 	for c in 44 off; do
 		export EMBER_CUDA_CARVEOUT=$c
