@@ -7,29 +7,35 @@ import (
 )
 
 // CarveoutEnv names an environment variable: a percentage (0 to 100) of each SM's
-// unified L1 cache and shared memory that every kernel prefers as shared memory
-// (CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT), set when the kernel is first
-// looked up; "off" (or a negative number) leaves the choice to the driver, per kernel.
-// Unset: defaultCarveout.
+// unified L1 cache and shared memory that the kernels CarveoutKernelsEnv names prefer as
+// shared memory (CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT), set when the kernel
+// is first looked up; "off" (or a negative number) leaves the choice to the driver, per
+// kernel. Unset: defaultCarveout.
 //
-// Why it may matter (the likely mechanism): an SM runs blocks of one carveout at a
-// time, so a kernel whose blocks want another carveout than the kernel before it waits
-// for whole SMs to drain, where programmatic dependent launch would otherwise have its
-// blocks resident early. build/micro/pre.cu measured it on the H200: in a chain of
-// streaming products, an 8-block kernel of 100 KiB of shared memory that loads a tile
-// cost 13.6 us a layer more than one that loads none under the driver's choice, 1.0 us
-// with both kernels at 50. A carveout too large for a kernel's L1 (100: 28 KiB left)
-// slows the streaming products; one too small limits the blocks an SM.
+// What build/micro/carve.cu found on the H200 (session 26), counting resident 8 KiB
+// blocks: carveouts 30-38 give 96 KiB of shared memory, 40-52 128 KiB, 54-64 160,
+// 66-76 192 and 78-100 224 (of 256 KiB with L1); under the driver's choice a block of 7
+// KiB or more gets 224 KiB, so such a kernel streams through 32 KiB of L1. Alternating kernels of
+// different shared memory cost nothing under the driver's choice (1.32-1.40 us a 1 MB
+// kernel), but 0.5-1.1 us more when a fixed carveout makes them change configuration.
+// build/micro/pre.cu (session 25): an 8-block kernel of 100 KiB of shared memory that
+// loads a tile cost 13.6 us a layer more than one that loads none in a chain of
+// streaming products under the driver's choice, 1.0 us with both kernels at 50. A
+// carveout too large for a kernel's L1 (100: 28 KiB left) slows the streaming products;
+// one too small limits the blocks an SM.
 const CarveoutEnv = "EMBER_CUDA_CARVEOUT"
 
-// defaultCarveout leaves the carveout to the driver. At 44 (EMBER_CUDA_CARVEOUT=44),
-// Llama-3.1-8B Q8_0 tg128 on the H200 ran 392.4 / 392.7 against 382.4 / 379.9 under
-// the driver's choice, Q4_K_M, 8B pp512, 8B at 64 streams and DeepSeek-V2-Lite tg128
-// unchanged, but DeepSeek-V2-Lite at 64 streams 5,770 against 6,817 with its big-tile
-// kernels (mmq_id, attention_mla) at 44 too (NOTES.md, session 25). Those kernels now
-// keep the driver's carveout (raiseSmem), which was not measured before the device
-// time ran out: until it is, the default stays the driver's.
-const defaultCarveout = -1
+// defaultCarveout is 44 per cent for the kernels of defaultCarved. In session 26 on the
+// H200, all kernels at 44 against the driver's choice (two rounds, same calls):
+// Llama-3.1-8B Q8_0 tg128 392.9 / 389.7 against 376.2 / 381.7; Q4_K_M 464.7 / 462.9
+// against 464.5 / 462.4; DeepSeek-V2-Lite tg128 496.5 / 507.6 against 503.4 / 500.2 and
+// at 64 streams 6,710 / 6,580 against 6,705 / 6,683 (its big-tile kernels keep the
+// driver's: raiseSmem); but 8B at 64 streams 8,264 / 8,175 against 8,431 / 8,352 and
+// pp512 34,025 against 35,617. With the batch-1 products (mmv) exempt, Q8_0 lost its
+// gain (378.6), with the norms or the RoPE and SwiGLU kernels exempt it kept it (392.3,
+// 391.9): the gain is the mat-vecs', so only they take the carveout. (The likely reason:
+// L1 for the weights in flight, 128 KiB at 44 against 32 KiB.)
+const defaultCarveout = 44
 
 // carveoutFromEnv is $EMBER_CUDA_CARVEOUT, defaultCarveout when unset, or -1 for the
 // driver's choice.
@@ -45,39 +51,39 @@ func carveoutFromEnv() int {
 	return n
 }
 
-// CarveoutExemptEnv names an environment variable: comma-separated kernel name prefixes
-// left at the driver's carveout whatever CarveoutEnv says ("none": no kernel), in place
-// of defaultCarveoutExempt.
-const CarveoutExemptEnv = "EMBER_CUDA_CARVEOUT_EXEMPT"
+// CarveoutKernelsEnv names an environment variable: comma-separated kernel name
+// prefixes that take CarveoutEnv's carveout ("all": every kernel), in place of
+// defaultCarved; the others keep the driver's.
+const CarveoutKernelsEnv = "EMBER_CUDA_CARVEOUT_KERNELS"
 
-// defaultCarveoutExempt is empty: the kernels whose carveout a preferred one would
-// hurt raise their shared memory limit and so keep the driver's (raiseSmem), the
-// decode attention among them (its launches at 64 sequences size shared memory for
-// four blocks an SM: 8B at 64 streams ran 8,091 / 8,068 / 8,205 tok/s with it at 44
-// against 8,349 / 8,504 / 8,446 under the driver's choice, session 25).
-var defaultCarveoutExempt []string
+// defaultCarved names the batch-1 mat-vecs (mmv_*_1, mmv_multi*, mmv_id_*): see
+// defaultCarveout.
+var defaultCarved = []string{"mmv"}
 
-// carveoutExemptFromEnv is $EMBER_CUDA_CARVEOUT_EXEMPT's prefixes, or
-// defaultCarveoutExempt when unset.
-func carveoutExemptFromEnv() []string {
-	v := os.Getenv(CarveoutExemptEnv)
-	switch v {
+// carveoutKernelsFromEnv is $EMBER_CUDA_CARVEOUT_KERNELS's prefixes, nil for every
+// kernel, or defaultCarved when unset.
+func carveoutKernelsFromEnv() []string {
+	switch v := os.Getenv(CarveoutKernelsEnv); v {
 	case "":
-		return defaultCarveoutExempt
-	case "none":
+		return defaultCarved
+	case "all":
 		return nil
+	default:
+		return strings.Split(v, ",")
 	}
-	return strings.Split(v, ",")
 }
 
 // carveoutFor is the carveout kernel name is given, -1 for the driver's choice.
 func (b *Backend) carveoutFor(name string) int {
-	for _, p := range b.uncarved {
+	if b.carved == nil {
+		return b.carve
+	}
+	for _, p := range b.carved {
 		if p != "" && strings.HasPrefix(name, p) {
-			return -1
+			return b.carve
 		}
 	}
-	return b.carve
+	return -1
 }
 
 // raiseSmem raises k's dynamic shared memory limit to n bytes; with a carveout set, it

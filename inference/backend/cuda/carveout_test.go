@@ -15,22 +15,28 @@ func TestCarveoutFromEnv(t *testing.T) {
 }
 
 func TestCarveoutFor(t *testing.T) {
-	b := &Backend{carve: 44, uncarved: []string{"attention_dec"}}
-	if defaultCarveoutExempt != nil {
-		t.Errorf("defaultCarveoutExempt %q", defaultCarveoutExempt)
+	t.Setenv(CarveoutKernelsEnv, "")
+	b := &Backend{carve: 44, carved: carveoutKernelsFromEnv()}
+	for name, want := range map[string]int{"mmv_q8_0_1": 44, "mmv_multi": 44, "mmv_id_q4_k": 44, "attention_dec128_q8": -1, "add_rms_norm_q8": -1, "mmq_q4_k": -1} {
+		if c := b.carveoutFor(name); c != want {
+			t.Errorf("default kernels, %s: %d, want %d", name, c, want)
+		}
 	}
-	if c := b.carveoutFor("mmv_q8_0_1"); c != 44 {
-		t.Errorf("mmv_q8_0_1: %d, want 44", c)
+	t.Setenv(CarveoutKernelsEnv, "all")
+	b.carved = carveoutKernelsFromEnv()
+	if c := b.carveoutFor("attention_dec128_q8"); c != 44 {
+		t.Errorf("all: attention_dec128_q8 %d, want 44", c)
 	}
-	if c := b.carveoutFor("attention_dec128_q8"); c != -1 {
-		t.Errorf("attention_dec128_q8: %d, want -1", c)
-	}
-	t.Setenv(CarveoutExemptEnv, "none")
-	if e := carveoutExemptFromEnv(); e != nil {
-		t.Errorf("none: %q", e)
-	}
-	t.Setenv(CarveoutExemptEnv, "mmq,attention")
-	if e := carveoutExemptFromEnv(); len(e) != 2 || e[1] != "attention" {
+	t.Setenv(CarveoutKernelsEnv, "mmq,attention")
+	b.carved = carveoutKernelsFromEnv()
+	if e := b.carved; len(e) != 2 || e[1] != "attention" {
 		t.Errorf("mmq,attention: %q", e)
+	}
+	if c, d := b.carveoutFor("attention_dec128"), b.carveoutFor("mmv_q4_k_1"); c != 44 || d != -1 {
+		t.Errorf("mmq,attention: attention_dec128 %d, mmv_q4_k_1 %d; want 44, -1", c, d)
+	}
+	b.carve = -1
+	if c := b.carveoutFor("attention_dec128"); c != -1 {
+		t.Errorf("carveout off: %d", c)
 	}
 }

@@ -63,7 +63,6 @@ type Backend struct {
 	hostMoE   bool           // $EMBER_CUDA_HOST_MOE: RoutedExperts declines (moe.go)
 	moeTN     int            // $EMBER_CUDA_MOE_TILE: the grouped experts' tile width, 0 to choose (moe.go)
 	mmqTN     int            // $EMBER_CUDA_MMQ_TILE: the products' tile width, 0 to choose (mmq.go)
-	mmqWarps  int            // $EMBER_CUDA_MMQ_WARPS: 16 runs 64-wide tiles on mmqw_ (mmq.go)
 	skip      []string       // $EMBER_CUDA_SKIP: kernel name prefixes not launched
 	st        stats          // $EMBER_CUDA_STATS
 	attnSmem  int            // shared memory attention_smem may use; 0 forces the other kernels
@@ -85,9 +84,8 @@ type Backend struct {
 	mf        mfConf         // the f16 tensor-core product over quantized weights (mmf.go)
 	capt      ltCapture      // capturing cuBLASLt's products into graphs (ltgraph.go)
 	br        branchState    // the side branch being queued (branch.go)
-	carve     int            // every kernel's preferred shared memory carveout, per cent; -1: the driver's (carveout.go)
-	uncarved  []string       // kernel name prefixes left at the driver's carveout
-	mv1Global bool           // $EMBER_CUDA_MV1_GLOBAL: batch-1 products read their activation row from global memory
+	carve     int            // the preferred shared memory carveout of the kernels carved names, per cent; -1: the driver's (carveout.go)
+	carved    []string       // kernel name prefixes given carve; nil: every kernel
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -123,7 +121,7 @@ func New(opt Options) (*Backend, error) {
 		noGraphs: os.Getenv("EMBER_CUDA_NO_GRAPHS") != "", noPDL: os.Getenv("EMBER_CUDA_NO_PDL") != "", noMMQ: os.Getenv(NoMMQEnv) != "",
 		hostMoE: os.Getenv(HostMoEEnv) != "", dec: attDec{twoPass: os.Getenv(DecTwoPassEnv) != "", ownQ8K: os.Getenv(DecOwnQ8KEnv) != "", stages: decIntEnv(DecStagesEnv), blocks: decIntEnv(DecBlocksEnv), mlaSplit: mlaSplitMode(), gqa: decGQAMode()},
 		st: stats{on: os.Getenv(StatsEnv) != "", start: time.Now(), rng: profRangeFromEnv()}, attnSmem: smemMax, mvsc: mvsFromEnv(),
-		carve: carveoutFromEnv(), uncarved: carveoutExemptFromEnv(), mv1Global: os.Getenv(MV1GlobalEnv) != "", chunk: chunkFromEnv(), noRamp: os.Getenv(ChunkRampEnv) == "0", br: branchFromEnv()}
+		carve: carveoutFromEnv(), carved: carveoutKernelsFromEnv(), chunk: chunkFromEnv(), noRamp: os.Getenv(ChunkRampEnv) == "0", br: branchFromEnv()}
 	b.capt.failed = os.Getenv(LtNoGraphsEnv) != ""
 	if b.mf, err = mfFromEnv(); err != nil {
 		b.Close()
@@ -140,7 +138,7 @@ func New(opt Options) (*Backend, error) {
 		name string
 		to   *int
 		ok   []int
-	}{{MoETileEnv, &b.moeTN, []int{8, 16, mmqTN}}, {MMQTileEnv, &b.mmqTN, []int{16, 32, mmqTN}}, {MMQWarpsEnv, &b.mmqWarps, []int{8, 16}}} {
+	}{{MoETileEnv, &b.moeTN, []int{8, 16, mmqTN}}, {MMQTileEnv, &b.mmqTN, []int{16, 32, mmqTN}}} {
 		if v := os.Getenv(e.name); v != "" {
 			if *e.to, err = strconv.Atoi(v); err != nil || !slices.Contains(e.ok, *e.to) {
 				b.Close()
@@ -160,10 +158,6 @@ func New(opt Options) (*Backend, error) {
 			return nil, err
 		}
 		b.modules = append(b.modules, m)
-	}
-	if err := b.checkMMQWarps(); err != nil {
-		b.Close()
-		return nil, err
 	}
 	b.kernel("attention_smem") // raises its shared memory limit before Attention sizes it
 	b.openLt(opt)

@@ -186,22 +186,13 @@ func rowBlocks(t quant.Type, nx, m, k int) int {
 // memory.
 const mv1SmemMax = 48 << 10
 
-// MV1GlobalEnv names an environment variable: when set, the batch-1 products read their
-// activation row from global memory instead of copying it to shared memory (mv1Smem),
-// so that they take none: with the carveout, a step's shared memory configurations are
-// then the norms' and the attention's alone.
-const MV1GlobalEnv = "EMBER_CUDA_MV1_GLOBAL"
-
 // mv1Smem is the dynamic shared memory of a batch-1 product (mmv_*_1, mmv_id_*,
 // mmv_multi) of t weights of k columns: the quantized activation row, which the
 // Q4_K, Q6_K, Q8_0, Q4_0 and Q5_0 kernels (mv1 in mv1.cuh) copy there; 0 for the other
-// types, a row past mv1SmemMax, or with $EMBER_CUDA_MV1_GLOBAL set (the kernels then
-// read the row from global memory: for timing a step whose products take no shared
-// memory).
+// types or a row past mv1SmemMax (the kernels then read the row from global memory).
+// Reading it from global memory always (EMBER_CUDA_MV1_GLOBAL, session 25) was slower:
+// 8B Q8_0 tg128 364.7 against 381.4, Q4_K_M 450.5 against 466.0 (session 26).
 func (b *Backend) mv1Smem(t quant.Type, k int) int {
-	if b.mv1Global {
-		return 0
-	}
 	switch t {
 	case quant.Q4_K, quant.Q6_K, quant.Q8_0, quant.Q4_0, quant.Q5_0:
 		if s := actStride(partner(t), k); s <= mv1SmemMax {

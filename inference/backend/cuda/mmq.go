@@ -102,37 +102,6 @@ func mmqStagesFor(t quant.Type, tn int) int {
 // mmqTile's choice.
 const MMQTileEnv = "EMBER_CUDA_MMQ_TILE"
 
-// MMQWarpsEnv names an environment variable: 16 runs the products of 64-wide tiles on
-// mmqw_ (the same tiles in 16 warps a block: one 16 x 32 fragment set a warp, at most
-// 128 registers a thread, twice the warps an SM of mmq_'s 8 at ~220), for timing
-// whether mmq_ is bound by its occupancy (NOTES.md, session 5: two warps a scheduler,
-// issue slots 45% busy). Its kernels come from build/wip/mmqw.patch: the embedded PTX
-// has none yet, so New refuses the setting unless EMBER_CUDA_PTX_DIR's PTX has them.
-const MMQWarpsEnv = "EMBER_CUDA_MMQ_WARPS"
-
-// checkMMQWarps reports whether the loaded modules hold the kernels $EMBER_CUDA_MMQ_WARPS
-// asks for.
-func (b *Backend) checkMMQWarps() error {
-	if b.mmqWarps != 16 {
-		return nil
-	}
-	for _, m := range b.modules {
-		if _, err := m.function("mmqw_q4_k"); err == nil {
-			return nil
-		}
-	}
-	return fmt.Errorf("cuda: $%s=16: no mmqw_ kernels in the PTX (build/wip/mmqw.patch makes them)", MMQWarpsEnv)
-}
-
-// mmqDense is the kernel name prefix and threads of a dense product of tiles tn rows
-// wide.
-func (b *Backend) mmqDense(tn int) (string, int) {
-	if tn == mmqTN && b.mmqWarps == 16 {
-		return "mmqw_", 2 * mmqThreads
-	}
-	return mmqDenseKernel(tn), mmqThreads
-}
-
 // mmqTile is the tile width of a product of n activation rows: a 64-row tile costs a
 // full tile's work however few rows it holds, so batches of up to 32 rows take narrower
 // tiles (which also fit two blocks an SM). On the H200 16 sequences of Llama-3.1-8B
@@ -190,8 +159,7 @@ func (b *Backend) mmq(d, w *tensor, xq uint64, xstride, n int) bool {
 	if !ok {
 		return true // the allocation failure is recorded
 	}
-	name, threads := b.mmqDense(tn)
-	b.launch(name+suffix[w.typ], mt, nt*splits, threads, mmqStagesFor(w.typ, tn)*mmqStageBytes(w.typ, tn),
+	b.launch(mmqDenseKernel(tn)+suffix[w.typ], mt, nt*splits, mmqThreads, mmqStagesFor(w.typ, tn)*mmqStageBytes(w.typ, tn),
 		ptr(w), i64(w.stride), xq, i64(xstride), ptr(d), i64(d.cols), i64(w.rows), i64(w.cols), i64(n), part, i64(nt))
 	b.mmqReduce(d, part, w.rows, n, splits)
 	return true

@@ -385,19 +385,3 @@ func TestMMVQueueUnpairedTypes(t *testing.T) {
 		}
 	}
 }
-
-func TestMMQDense(t *testing.T) {
-	for _, c := range []struct {
-		warps, tn int
-		name      string
-		threads   int
-	}{{0, mmqTN, "mmq_", mmqThreads}, {8, mmqTN, "mmq_", mmqThreads}, {16, mmqTN, "mmqw_", 2 * mmqThreads}, {16, 32, "mmq32_", mmqThreads}, {16, 16, "mmq16_", mmqThreads}} {
-		b := &Backend{mmqWarps: c.warps}
-		if name, threads := b.mmqDense(c.tn); name != c.name || threads != c.threads {
-			t.Errorf("warps %d, tile %d: %s %d, want %s %d", c.warps, c.tn, name, threads, c.name, c.threads)
-		}
-	}
-	if err := (&Backend{mmqWarps: 16}).checkMMQWarps(); err == nil {
-		t.Error("mmqw_ kernels found in no module")
-	}
-}
