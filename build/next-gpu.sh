@@ -1,20 +1,38 @@
 #!/bin/sh
-# next-gpu.sh: session 26's last GPU call. The default carveout is 44 per cent for
-# Q8_0's batch-1 mat-vecs only (carveout.go). Two rounds of 8B Q8_0 tg128 with it and
-# with the driver's choice for every kernel (EMBER_CUDA_CARVEOUT=off); Q4_K_M and
-# DeepSeek-V2-Lite tg128 once (no kernel of theirs takes the carveout); then where a
-# V2-Lite batch-1 step goes, kernel by kernel, in launch order (build/profile-cuda.sh;
-# kernels.csv and summary.txt come back in $OUT/v2prof). ~5 minutes.
-# Carry bin/dev (build/dev-build.sh).
+# next-gpu.sh: session 26's mmv_id check. Q4_K mmv_id launches past one wave take
+# several row blocks a block (mv1_q4_k_rep; EMBER_CUDA_ID_REP) and a branch's main run
+# takes the fork's rounding (pinnedAct in branch.go: no quant_q8_k before
+# DeepSeek-V2's routed experts). matmul.cu changed: its PTX is made here (nvcc) and
+# comes back with its hash line in $OUT/ptx; the tests and the benches run on it
+# (EMBER_CUDA_PTX_DIR). bin/dev/ember.base is the build before both (its own PTX).
+# ~6 minutes. Carry bin/dev (build/dev-build.sh, plus ember.base.xz).
 set -u
+MODELS="v2 q4"
 . build/gpu-setup.sh /tmp/next-gpu
+P=/tmp/ptx-new; rm -rf $P; mkdir -p $P; cp kernels/cuda/*.ptx kernels/cuda/*.cu kernels/cuda/*.cuh $P/
+(cd $P && nvcc -arch=sm_90 -ptx -O3 -fmad=false -o /tmp/matmul.ptx matmul.cu 2>/dev/null &&
+	{ echo "// ember-sources-sha256: $(cat matmul.cu $(LC_ALL=C ls *.cuh) | sha256sum | cut -d' ' -f1)"; cat /tmp/matmul.ptx; } >matmul.ptx &&
+	mkdir -p "$L/ptx" && cp matmul.ptx "$L/ptx/"; echo "matmul ptx rc $?")
+(cd $P && nvcc -arch=sm_90 -O3 -fmad=false -cubin -Xptxas -v -o /dev/null matmul.cu 2>&1 | grep -A3 "entry function 'mmv_id_q4_k'" | grep 'Used\|spill')
+export EMBER_CUDA_PTX_DIR=$P
 wait
+(cd inference/backend/cuda && timeout -s KILL 200 "$R/bin/dev/cuda.test" -test.run 'TestBranchedGraph|Conformance$|TestMatVecBatch1' >"$L/tests.log" 2>&1; echo "cuda tests rc $?") &
+(cd inference/backend/cuda && EMBER_CUDA_ID_REP=3 timeout -s KILL 200 "$R/bin/dev/cuda.test" -test.run 'TestConformance$' >"$L/tests-rep3.log" 2>&1; echo "cuda tests rep 3 rc $?") &
+(cd inference/model/deepseek2 && timeout -s KILL 200 "$R/bin/dev/deepseek2.test" >"$L/ds2.log" 2>&1; echo "deepseek2 tests rc $?"
+ EMBER_CUDA_ID_REP=2 timeout -s KILL 100 "$R/bin/dev/deepseek2.test" >"$L/ds2-rep2.log" 2>&1; echo "deepseek2 tests rep 2 rc $?") &
+(cd inference/model/archs && timeout -s KILL 200 "$R/bin/dev/archs.test" -test.run 'TestGoldensCUDA' >"$L/goldens.log" 2>&1; echo "goldens rc $?") &
+wait
+grep -E "^--- FAIL|^ok|^PASS|^FAIL|panic" "$L"/*.log | head -30
+B=$R/bin/dev/ember.base
 for r in 1 2; do
-	echo "carve=default 8B q8_0 tg128 $(q "$E" bench -backend cuda -m /tmp/q8.gguf -p 0 -n 128 -r 3)"
-	echo "carve=off 8B q8_0 tg128 $(EMBER_CUDA_CARVEOUT=off q "$E" bench -backend cuda -m /tmp/q8.gguf -p 0 -n 128 -r 3)"
+	echo "base v2 tg128 $(EMBER_CUDA_PTX_DIR= q "$B" bench -backend cuda -m /tmp/v2.gguf -p 0 -n 128 -r 3)"
+	echo "pin, rep 1 v2 tg128 $(EMBER_CUDA_ID_REP=1 q "$E" bench -backend cuda -m /tmp/v2.gguf -p 0 -n 128 -r 3)"
+	echo "pin, rep auto v2 tg128 $(q "$E" bench -backend cuda -m /tmp/v2.gguf -p 0 -n 128 -r 3)"
 done
-echo "8B q4_k_m tg128 $(q "$E" bench -backend cuda -m /tmp/q4.gguf -p 0 -n 128 -r 3)"
-echo "v2 tg128 $(q "$E" bench -backend cuda -m /tmp/v2.gguf -p 0 -n 128 -r 3)"
-echo "greedy q8 (a0f79f57c7154598541d0a928c172ed5 before) $("$E" run -backend cuda -m /tmp/q8.gguf -p "The quick brown fox" -n 48 -temp 0 2>/dev/null | md5sum)"
-timeout -s KILL 200 sh build/profile-cuda.sh "$E" /tmp/v2.gguf "$L/v2prof" -p 0 -n 32 -r 1 >/dev/null 2>&1; echo "profile rc $?"
-head -40 "$L/v2prof/summary.txt"
+echo "rep 2 v2 tg128 $(EMBER_CUDA_ID_REP=2 q "$E" bench -backend cuda -m /tmp/v2.gguf -p 0 -n 128 -r 3)"
+echo "rep 4 v2 tg128 $(EMBER_CUDA_ID_REP=4 q "$E" bench -backend cuda -m /tmp/v2.gguf -p 0 -n 128 -r 3)"
+echo "base v2 64 streams $(EMBER_CUDA_PTX_DIR= s "$B" bench -m /tmp/v2.gguf -backend cuda -streams 64 -p 512 -n 128)"
+echo "new v2 64 streams $(s "$E" bench -m /tmp/v2.gguf -backend cuda -streams 64 -p 512 -n 128)"
+echo "new 8B q4_k_m tg128 $(q "$E" bench -backend cuda -m /tmp/q4.gguf -p 0 -n 128 -r 3)"
+echo "greedy v2 base $(EMBER_CUDA_PTX_DIR= "$B" run -backend cuda -m /tmp/v2.gguf -p "The quick brown fox" -n 32 -temp 0 2>/dev/null | md5sum)"
+echo "greedy v2 new  $("$E" run -backend cuda -m /tmp/v2.gguf -p "The quick brown fox" -n 32 -temp 0 2>/dev/null | md5sum)"

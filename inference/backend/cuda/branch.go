@@ -83,6 +83,37 @@ type branchState struct {
 	cur     *branch                 // the branch queued, until its join is
 	pending int                     // pendMain or pendJoin: which index of cur the next launch takes
 	act     map[quant.Type]*scratch // the side's activation scratch (swapped with Backend.act)
+	side    bool                    // the side run is being queued
+	pin     scratch                 // the fork's rounding (pinned), in scratch neither run rounds into
+	pinned  pinnedAct               // the rounding the main run may take from the fork
+}
+
+// pinnedAct is a rounding of x's rows to vt that the fork launch writes (fused into it
+// when the side's first product rounded x): the main run's products of x take it, so
+// that a second rounding of the same rows (DeepSeek-V2's routed experts' quant_q8_k,
+// after the router) is not launched. x is unchanged until the join: the side reads it,
+// so the main run may not write it (Beside). out is 0 when there is none.
+type pinnedAct struct {
+	x      tensor // x's place and shape (ptr, rows, cols, stride)
+	vt     quant.Type
+	out    uint64
+	stride int
+}
+
+// pinAt reports whether a rounding queued now would be written by the fork launch if
+// fused into it: the side is being queued and has queued nothing yet (queued: the
+// launches in the queue), and no rounding is pinned.
+func (s *branchState) pinAt(queued int) bool {
+	return s.side && s.cur != nil && s.pinned.out == 0 && queued == s.cur.fork+1 && s.cur.fork >= 0
+}
+
+// take returns the pinned rounding of x to vt for the main run, if there is one.
+func (s *branchState) take(x *tensor, vt quant.Type) (uint64, int, bool) {
+	p := &s.pinned
+	if s.side || s.cur == nil || p.out == 0 || p.vt != vt || p.x.ptr != x.ptr || p.x.rows != x.rows || p.x.cols != x.cols || p.x.stride != x.stride {
+		return 0, 0, false
+	}
+	return p.out, p.stride, true
 }
 
 const (
@@ -128,11 +159,14 @@ func (b *Backend) Beside(n int, side, main func()) {
 		b.br.act = map[quant.Type]*scratch{}
 	}
 	b.act, b.br.act = b.br.act, b.act
+	b.br.side, b.br.pinned = true, pinnedAct{}
 	side()
+	b.br.side = false
 	b.act, b.br.act = b.br.act, b.act
 	b.fuse = fusable{cfg: b.fuse.cfg} // no main op joins a side launch
 	b.br.pending = pendMain
 	main()
+	b.br.pinned = pinnedAct{}
 	if b.br.pending == pendMain { // main queued nothing: nothing to branch
 		b.br.cur, b.br.pending = nil, pendNone
 		return

@@ -27,6 +27,7 @@ type branchLayer struct {
 func newBranchLayer(q *queueOnly) *branchLayer {
 	const embd, ffn = 512, 1024
 	q.br.act = map[quant.Type]*scratch{quant.Q8_K: {ptr: 3 << 40, size: 1 << 30}}
+	q.br.pin = scratch{ptr: 4 << 40, size: 1 << 30}
 	q.mvsc.off = true // as without $EMBER_CUDA_MVS
 	for _, k := range q.kernels {
 		k.pdl = true
@@ -59,24 +60,24 @@ func (l *branchLayer) queue(mid func()) {
 }
 
 // TestBranchQueue: the side's launches follow the norm, the main run's first launch
-// follows the norm too, and the join follows both runs' last launches; the side's
-// roundings (the norm's, fused into it, and the SwiGLU's) go to the side's scratch.
+// follows the norm too, and the join follows both runs' last launches; the norm's
+// rounding (fused into it: the fork's) goes to the pinned scratch, which the main run's
+// first product takes too (no quant_q8_k of cur again), and the side's SwiGLU rounding
+// to the side's scratch.
 func TestBranchQueue(t *testing.T) {
 	q := newQueueOnly(false)
 	l := newBranchLayer(q)
 	l.queue(nil)
 	mm := mmvName(quant.Q4_K, 1)
 	wantQueue(t, "branched layer", slices.Clone(q.queue.names), "add_rms_norm_q8_k", "mmv_multi", "swiglu_q8_k", mm,
-		"quant_q8_k", mm, "swiglu_q8_k", mm, "add_f32")
-	if want := []branch{{fork: 0, main: 4, join: 8}}; !slices.Equal(q.queue.brs, want) {
+		mm, "swiglu_q8_k", mm, "add_f32")
+	if want := []branch{{fork: 0, main: 4, join: 7}}; !slices.Equal(q.queue.brs, want) {
 		t.Fatalf("branches %v, want %v", q.queue.brs, want)
 	}
-	// The norm's rounding (its launch's output argument) and the side's SwiGLU rounding
-	// are in the side's scratch; the main run's are in the main scratch.
 	a := q.queue.args
-	side, main := q.br.act[quant.Q8_K].ptr, q.act[quant.Q8_K].ptr
-	if side == main {
-		t.Fatal("the side and the main run share their Q8_K scratch")
+	side, main, pin := q.br.act[quant.Q8_K].ptr, q.act[quant.Q8_K].ptr, q.br.pin.ptr
+	if side == main || pin == side || pin == main {
+		t.Fatalf("Q8_K scratch shared: side %#x, main %#x, pinned %#x", side, main, pin)
 	}
 	argsOf := func(i int) []uint64 {
 		off := 0
@@ -86,22 +87,32 @@ func TestBranchQueue(t *testing.T) {
 		return a[off : off+int(q.queue.nargs[i])]
 	}
 	// add_rms_norm_q8_k's and swiglu_q8_k's arguments end with the Q8_K rows, their
-	// stride, and the f16 rows and their stride (none here: fuseHalf)
-	if s := argsOf(0); s[len(s)-4] != side {
-		t.Errorf("the norm rounds into %#x, want the side's scratch %#x", s[len(s)-4], side)
+	// stride, and the f16 rows and their stride (none here: fuseHalf); the mat-vecs'
+	// (mmv_multi and mmv_q4_k_1) start with ... the activation rows at index 2 or 1.
+	if s := argsOf(0); s[len(s)-4] != pin {
+		t.Errorf("the norm rounds into %#x, want the pinned scratch %#x", s[len(s)-4], pin)
 	}
 	if s := argsOf(2); s[len(s)-4] != side {
 		t.Errorf("the side's SwiGLU rounds into %#x, want the side's scratch %#x", s[len(s)-4], side)
 	}
-	if s := argsOf(4); s[0] != main {
-		t.Errorf("the main run rounds into %#x, want the main scratch %#x", s[0], main)
+	if s := argsOf(5); s[len(s)-4] != main {
+		t.Errorf("the main run's SwiGLU rounds into %#x, want the main scratch %#x", s[len(s)-4], main)
+	}
+	if !slices.Contains(argsOf(4), pin) || !slices.Contains(argsOf(1), pin) {
+		t.Errorf("the side's and the main run's first products do not read the pinned rounding %#x: %#x, %#x", pin, argsOf(1), argsOf(4))
+	}
+	if slices.Contains(argsOf(6), pin) || slices.Contains(argsOf(3), pin) {
+		t.Error("a later product reads the pinned rounding")
+	}
+	if q.br.pinned.out != 0 {
+		t.Error("a rounding is still pinned after the branch")
 	}
 	p0, p1, prog, prog1, ok := q.queue.dag(defaultBranchEdges)
 	if !ok {
 		t.Fatal("no graph with branches")
 	}
-	wantP0 := []int{-1, 0, 1, 2, 0, 4, 5, 6, 7}
-	wantP1 := []int{-1, -1, -1, -1, -1, -1, -1, -1, 3}
+	wantP0 := []int{-1, 0, 1, 2, 0, 4, 5, 6}
+	wantP1 := []int{-1, -1, -1, -1, -1, -1, -1, 3}
 	for i := range p0 {
 		if int(p0[i]) != wantP0[i] || int(p1[i]) != wantP1[i] {
 			t.Errorf("launch %d (%s) follows %d and %d, want %d and %d", i, q.queue.names[i], p0[i], p1[i], wantP0[i], wantP1[i])
@@ -110,13 +121,13 @@ func TestBranchQueue(t *testing.T) {
 	// By default the side leaves the fork and enters the join by programmatic edges and
 	// the main run leaves the fork by a full one; edges 0 makes the side's edges full and
 	// keeps the main run's chain programmatic.
-	if prog[1] != 1 || prog[4] != 0 || prog[8] != 1 || prog1[8] != 1 {
+	if prog[1] != 1 || prog[4] != 0 || prog[7] != 1 || prog1[7] != 1 {
 		t.Errorf("programmatic edges %v and %v", prog, prog1)
 	}
-	if _, _, prog, prog1, _ = q.queue.dag(0); prog[1] != 0 || prog[4] != 1 || prog1[8] != 0 {
+	if _, _, prog, prog1, _ = q.queue.dag(0); prog[1] != 0 || prog[4] != 1 || prog1[7] != 0 {
 		t.Errorf("edges 0: programmatic edges %v and %v", prog, prog1)
 	}
-	if _, _, _, prog1, _ = q.queue.dag(2); prog1[8] != 1 {
+	if _, _, _, prog1, _ = q.queue.dag(2); prog1[7] != 1 {
 		t.Errorf("edges 2: the join's edge off the side is not programmatic: %v", prog1)
 	}
 }
@@ -134,8 +145,8 @@ func TestBranchChunks(t *testing.T) {
 	}
 	l.queue(nil)
 	q.Add(l.out, l.m1, l.so)
-	if !slices.Equal(sizes, []int{9}) || !oks[0] {
-		t.Errorf("chunks of 4: batches of %v launches, with branches %v; want one of 9, branched", sizes, oks)
+	if !slices.Equal(sizes, []int{8}) || !oks[0] {
+		t.Errorf("chunks of 4: batches of %v launches, with branches %v; want one of 8, branched", sizes, oks)
 	}
 }
 
@@ -156,8 +167,8 @@ func TestBranchFlushes(t *testing.T) {
 	if len(brs) != 2 || len(brs[0]) != 0 || len(brs[1]) != 1 || oks[0] || oks[1] {
 		t.Fatalf("flushed between the runs: branches %v, dag %v", brs, oks)
 	}
-	if b := brs[1][0]; b.fork != -4 || b.main != 0 || b.join != 4 {
-		t.Errorf("the branch in the second batch: %+v, want fork -4, main 0, join 4", b)
+	if b := brs[1][0]; b.fork != -4 || b.main != 0 || b.join != 3 {
+		t.Errorf("the branch in the second batch: %+v, want fork -4, main 0, join 3 (the main run takes the pinned rounding)", b)
 	}
 	// Flushed at the fork: the side and main runs are roots of the next batch.
 	brs, oks = nil, nil

@@ -66,8 +66,14 @@ func (b *Backend) allocScratch(s *scratch, n int) (uint64, error) {
 func (b *Backend) quantize(x *tensor, vt quant.Type) (uint64, int) {
 	k, n := x.cols, x.rows
 	stride := actStride(vt, k)
+	if out, st, ok := b.br.take(x, vt); ok {
+		return out, st
+	}
+	pin := b.br.pinAt(len(b.queue.fns))
 	s := b.act[vt]
-	if s == nil {
+	if pin {
+		s = &b.br.pin
+	} else if s == nil {
 		s = &scratch{}
 		b.act[vt] = s
 	}
@@ -75,10 +81,11 @@ func (b *Backend) quantize(x *tensor, vt quant.Type) (uint64, int) {
 	if out == 0 {
 		return 0, 0
 	}
-	if vt == quant.Q8_K && n <= maxGridY && b.fuseQ8K(x, out, stride) {
-		return out, stride
-	}
-	if (vt == quant.Q8_0 || vt == quant.Q8_1) && b.fuseQ8(x, out, stride, b2i(vt == quant.Q8_1)) {
+	if vt == quant.Q8_K && n <= maxGridY && b.fuseQ8K(x, out, stride) ||
+		(vt == quant.Q8_0 || vt == quant.Q8_1) && b.fuseQ8(x, out, stride, b2i(vt == quant.Q8_1)) {
+		if pin && len(b.queue.fns) == b.br.cur.fork+1 { // written by the fork launch
+			b.br.pinned = pinnedAct{x: *x, vt: vt, out: out, stride: stride}
+		}
 		return out, stride
 	}
 	for r0 := 0; r0 < n; r0 += maxGridY { // a row a grid row
