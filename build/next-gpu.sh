@@ -4,8 +4,8 @@
 # takes the fork's rounding (pinnedAct in branch.go: no quant_q8_k before
 # DeepSeek-V2's routed experts). matmul.cu changed: its PTX is made here (nvcc) and
 # comes back with its hash line in $OUT/ptx; the tests and the benches run on it
-# (EMBER_CUDA_PTX_DIR). bin/dev/ember.base is the build before both (its own PTX).
-# ~6 minutes. Carry bin/dev (build/dev-build.sh, plus ember.base.xz).
+# (EMBER_CUDA_PTX_DIR). The base: EMBER_CUDA_NO_PIN=1 EMBER_CUDA_ID_REP=1.
+# ~6 minutes. Carry bin/dev (build/dev-build.sh).
 set -u
 MODELS="v2"
 . build/gpu-setup.sh /tmp/next-gpu
@@ -31,13 +31,12 @@ wait
 (cd inference/model/archs && timeout -s KILL 150 "$R/bin/dev/archs.test" -test.run 'TestGoldensCUDA' >"$L/goldens.log" 2>&1; echo "goldens rc $?") &
 wait
 grep -E "^--- FAIL|^ok|^PASS|^FAIL|panic" "$L"/*.log | head -30
-B=$R/bin/dev/ember.base
 for r in 1 2; do
-	echo "base v2 tg128 $(EMBER_CUDA_PTX_DIR= q "$B" bench -backend cuda -m /tmp/v2.gguf -p 0 -n 128 -r 3)"
+	echo "base v2 tg128 $(EMBER_CUDA_NO_PIN=1 EMBER_CUDA_ID_REP=1 q "$E" bench -backend cuda -m /tmp/v2.gguf -p 0 -n 128 -r 3)"
 	[ $r = 1 ] && echo "pin, rep 1 v2 tg128 $(EMBER_CUDA_ID_REP=1 q "$E" bench -backend cuda -m /tmp/v2.gguf -p 0 -n 128 -r 3)"
 	echo "pin, rep auto v2 tg128 $(q "$E" bench -backend cuda -m /tmp/v2.gguf -p 0 -n 128 -r 3)"
 done
 echo "rep 2 v2 tg128 $(EMBER_CUDA_ID_REP=2 q "$E" bench -backend cuda -m /tmp/v2.gguf -p 0 -n 128 -r 3)"
-echo "greedy v2 base $(EMBER_CUDA_PTX_DIR= "$B" run -backend cuda -m /tmp/v2.gguf -p "The quick brown fox" -n 32 -temp 0 2>/dev/null | md5sum)"
+echo "greedy v2 base $(EMBER_CUDA_NO_PIN=1 EMBER_CUDA_ID_REP=1 "$E" run -backend cuda -m /tmp/v2.gguf -p "The quick brown fox" -n 32 -temp 0 2>/dev/null | md5sum)"
 echo "greedy v2 new  $("$E" run -backend cuda -m /tmp/v2.gguf -p "The quick brown fox" -n 32 -temp 0 2>/dev/null | md5sum)"
 echo "new v2 64 streams $(s "$E" bench -m /tmp/v2.gguf -backend cuda -streams 64 -p 512 -n 128)"

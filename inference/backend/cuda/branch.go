@@ -84,6 +84,7 @@ type branchState struct {
 	pending int                     // pendMain or pendJoin: which index of cur the next launch takes
 	act     map[quant.Type]*scratch // the side's activation scratch (swapped with Backend.act)
 	side    bool                    // the side run is being queued
+	noPin   bool                    // $EMBER_CUDA_NO_PIN: the main run rounds its inputs itself
 	pin     scratch                 // the fork's rounding (pinned), in scratch neither run rounds into
 	pinned  pinnedAct               // the rounding the main run may take from the fork
 }
@@ -104,7 +105,7 @@ type pinnedAct struct {
 // fused into it: the side is being queued and has queued nothing yet (queued: the
 // launches in the queue), and no rounding is pinned.
 func (s *branchState) pinAt(queued int) bool {
-	return s.side && s.cur != nil && s.pinned.out == 0 && queued == s.cur.fork+1 && s.cur.fork >= 0
+	return !s.noPin && s.side && s.cur != nil && s.pinned.out == 0 && queued == s.cur.fork+1 && s.cur.fork >= 0
 }
 
 // take returns the pinned rounding of x to vt for the main run, if there is one.
@@ -121,6 +122,11 @@ const (
 	pendMain // the next launch is the main run's first
 	pendJoin // the next launch is the join
 )
+
+// NoPinEnv names an environment variable: when set, a branch's main run rounds its
+// inputs itself instead of taking the rounding fused into the fork (pinnedAct), as
+// before session 26 (for timing; the results are the same).
+const NoPinEnv = "EMBER_CUDA_NO_PIN"
 
 // BranchEdgesEnv names an environment variable: which of a branch's edges are
 // programmatic where their kernel waits for them (dag), as bits: 1 the side's first
@@ -141,7 +147,7 @@ func branchFromEnv() branchState {
 	if err != nil || e < 0 || e > 7 {
 		e = defaultBranchEdges
 	}
-	return branchState{off: os.Getenv(NoBranchEnv) != "", edges: e}
+	return branchState{off: os.Getenv(NoBranchEnv) != "", edges: e, noPin: os.Getenv(NoPinEnv) != ""}
 }
 
 // Beside queues side's ops, then main's, as calling them in turn would; in a graph of a
