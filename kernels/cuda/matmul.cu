@@ -365,11 +365,9 @@ MMV_FAST(q8_0, mmv_q8_0, T_Q8_0)
 // as by mmv_*_1 (for Q4_K, Q6_K and Q8_0: mv1, with the same dynamic shared memory).
 // With gridDim.y = 2 the y = 1 blocks compute a second product of the same rows, experts
 // and activations (a mixture of experts' up beside its gate, a head's q_pe beside its
-// q_nope): matrices W2 (the same spacing), M2 rows (nrb2 row blocks) into D2. Q4_K's
-// blocks take rep row blocks each (mv1_q4_k_rep; nrb and nrb2 count blocks), the other
-// types one (rep 1).
+// q_nope): matrices W2 (the same spacing), M2 rows (nrb2 row blocks) into D2.
 #define MMV_ID_ARGS MMV_ARGS, const int *ids, i64 estride, int xdiv, int nrb, int epz, const uint8_t *W2, float *D2, \
-                    i64 dstride2, int M2, int nrb2, int rep
+                    i64 dstride2, int M2, int nrb2
 #define MMV_ID_SECOND()                                                     \
     if (blockIdx.y) {                                                       \
         if ((int)blockIdx.x >= nrb2 * (int)(gridDim.x / nrb)) return;      \
@@ -396,8 +394,7 @@ MMV_ID(q5_k, gen_T_Q5_K)
         MMV_ID_SECOND() \
         const int z = blockIdx.x / nrb; \
         const int e = ids ? ids[z] : z / epz; \
-        mv1<T, false, true>(W + (i64)e * estride, wstride, X + (i64)(z / xdiv) * xstride, D + (i64)z * dstride, M, K, blockIdx.x % nrb, \
-                            rep); \
+        mv1<T, false, true>(W + (i64)e * estride, wstride, X + (i64)(z / xdiv) * xstride, D + (i64)z * dstride, M, K, blockIdx.x % nrb); \
     }
 MMV_ID_FAST(q4_0, T_Q4_0)
 MMV_ID_FAST(q5_0, T_Q5_0)

@@ -206,67 +206,6 @@ __device__ __forceinline__ void mv1_q4_k(const uint8_t* W, i64 ws, const uint8_t
     mv1_store<Q4K_R1>(acc, D, r0, M);
 }
 
-// mv1_q4_k_rep is mv1_q4_k over rep row blocks one after another (block rb takes row
-// blocks rb * rep .. rb * rep + rep - 1), for mmv_id: a mixture of experts' products of
-// short rows (DeepSeek-V2-Lite's gate and up experts: 2,048 columns, one K step a
-// lane) as one block a row block took 2.7 waves of blocks at three blocks an SM, each
-// block one round trip for its weights. Here the loads of a step (a row group's K step)
-// are issued before the step before is computed, across row groups too, so a block
-// streams its rows and the grid can be one wave.
-template <bool SM>
-__device__ __forceinline__ void mv1_q4_k_rep(const uint8_t* W, i64 ws, const uint8_t* Xg, uint8_t* xs, int n, float* D, int M, int K,
-                                             int rb, int rep) {
-    const int lane = threadIdx.x & 31, c = lane & 3, nb = K / 256, warp = threadIdx.x >> 5;
-    const int ns = (nb + 7) >> 3, ib0 = lane >> 2;  // K steps of a row group; the lane's first block
-    const int g0 = rb * rep * 4 + warp;              // the warp's first row group (Q4K_R1 rows)
-    uint4 h[Q4K_R1], qa[Q4K_R1], qb[Q4K_R1];
-    if (ib0 < nb) {
-#pragma unroll
-        for (int i = 0; i < Q4K_R1; i++) {
-            const uint8_t* p = W + (i64)min(g0 * Q4K_R1 + i, M - 1) * ws + 144 * ib0;
-            h[i] = *(const uint4*)p, qa[i] = *(const uint4*)(p + 16 + 32 * c), qb[i] = *(const uint4*)(p + 32 + 32 * c);
-        }
-    }
-    const uint8_t* X = mv1_ready<SM>(Xg, xs, n, K, 0);
-    float acc[Q4K_R1];
-#pragma unroll
-    for (int i = 0; i < Q4K_R1; i++) acc[i] = 0;
-    int q = 0, s = 0;  // the step computed: row group g0 + 4 q, K step s
-    for (int t = rep * ns; t > 0; t--) {
-        int s1 = s + 1, q1 = q;
-        if (s1 == ns) s1 = 0, q1++;
-        const int ib = ib0 + 8 * s, ibn = ib0 + 8 * s1;
-        uint4 nh[Q4K_R1], na[Q4K_R1], nq[Q4K_R1];
-        if (q1 < rep && ibn < nb) {
-#pragma unroll
-            for (int i = 0; i < Q4K_R1; i++) {
-                const uint8_t* p = W + (i64)min((g0 + 4 * q1) * Q4K_R1 + i, M - 1) * ws + 144 * ibn;
-                nh[i] = *(const uint4*)p, na[i] = *(const uint4*)(p + 16 + 32 * c), nq[i] = *(const uint4*)(p + 32 + 32 * c);
-            }
-        }
-        if (ib < nb) {
-            int xv[16];
-            float yd;
-            int4 bs;
-            q4k_x(X, K, ib, c, SM, xv, &yd, &bs);
-#pragma unroll
-            for (int i = 0; i < Q4K_R1; i++) {
-                int sb;
-                const int sa = q4k_dot(qa[i], qb[i], xv, &sb);
-                acc[i] += q4k_part(h[i], c, sa, sb, yd, bs);
-            }
-        }
-#pragma unroll
-        for (int i = 0; i < Q4K_R1; i++) h[i] = nh[i], qa[i] = na[i], qb[i] = nq[i];
-        if (s1 == 0) {  // the row group's last step: its sums
-            mv1_store<Q4K_R1>(acc, D, (g0 + 4 * q) * Q4K_R1, M);
-#pragma unroll
-            for (int i = 0; i < Q4K_R1; i++) acc[i] = 0;
-        }
-        s = s1, q = q1;
-    }
-}
-
 // q6k_vals are the 6-bit quants (less 32) of a Q6_K lane's four 16-byte groups.
 __device__ __forceinline__ void q6k_vals(uint4 qa, uint4 qb, uint4 qh, int v[4][4]) {
     const uint32_t A[4] = {qa.x, qa.y, qa.z, qa.w}, B[4] = {qb.x, qb.y, qb.z, qb.w}, H[4] = {qh.x, qh.y, qh.z, qh.w};
@@ -458,20 +397,14 @@ __device__ __forceinline__ void mv1_q5_0(const uint8_t* W, i64 ws, const uint8_t
 
 // mv1 is the batch-1 product of type T: row block rb of D[r] = dot(W[r, :], X). With
 // PRE (a kernel opened by pdl_defer) the first weight loads come before pdl_wait; with
-// ID (mmv_id) Q8_0 rows take Q80_ID_R1 and Q80_ID_S, and Q4_K's rep > 1 row blocks
-// rb * rep .. (mv1_q4_k_rep).
+// ID (mmv_id) Q8_0 rows take Q80_ID_R1 and Q80_ID_S.
 template <int T, bool PRE, bool ID = false>
-__device__ __forceinline__ void mv1(const uint8_t* W, i64 ws, const uint8_t* X, float* D, int M, int K, int rb, int rep = 1) {
+__device__ __forceinline__ void mv1(const uint8_t* W, i64 ws, const uint8_t* X, float* D, int M, int K, int rb) {
     constexpr int QR = ID ? Q80_ID_R1 : Q80_R1, QS = ID ? Q80_ID_S : Q80_S;
     extern __shared__ __align__(16) uint8_t mv1_x[];
     if (!PRE) pdl_wait();
     const int n = mv1_bytes(T, K);
     const int wr = rb * 4 + (int)(threadIdx.x >> 5);  // the warp's group of rows
-    if (ID && T == T_Q4_K && rep > 1) {
-        if (dyn_smem_size() >= (unsigned)n) mv1_q4_k_rep<true>(W, ws, X, mv1_x, n, D, M, K, rb, rep);
-        else mv1_q4_k_rep<false>(W, ws, X, mv1_x, n, D, M, K, rb, rep);
-        return;
-    }
     if (dyn_smem_size() >= (unsigned)n) {
         if (T == T_Q4_K) mv1_q4_k<true>(W, ws, X, mv1_x, n, D, M, K, wr);
         else if (T == T_Q6_K) mv1_q6_k<true>(W, ws, X, mv1_x, n, D, M, K, wr);

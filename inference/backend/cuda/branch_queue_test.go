@@ -204,3 +204,16 @@ func TestBranchFlushes(t *testing.T) {
 		t.Errorf("branches %v queued for two rows or with branches off", q.queue.brs)
 	}
 }
+
+// TestBranchNoPin: with $EMBER_CUDA_NO_PIN the main run rounds cur itself (quant_q8_k
+// into the main scratch) and nothing is pinned.
+func TestBranchNoPin(t *testing.T) {
+	t.Setenv(NoPinEnv, "1")
+	q := newQueueOnly(false)
+	l := newBranchLayer(q)
+	q.br.noPin = branchFromEnv().noPin
+	l.queue(nil)
+	mm := mmvName(quant.Q4_K, 1)
+	wantQueue(t, "branched layer, no pin", slices.Clone(q.queue.names), "add_rms_norm_q8_k", "mmv_multi", "swiglu_q8_k", mm,
+		"quant_q8_k", mm, "swiglu_q8_k", mm, "add_f32")
+}

@@ -63,8 +63,6 @@ type Backend struct {
 	hostMoE   bool           // $EMBER_CUDA_HOST_MOE: RoutedExperts declines (moe.go)
 	moeTN     int            // $EMBER_CUDA_MOE_TILE: the grouped experts' tile width, 0 to choose (moe.go)
 	mmqTN     int            // $EMBER_CUDA_MMQ_TILE: the products' tile width, 0 to choose (mmq.go)
-	idRepN    int            // $EMBER_CUDA_ID_REP: Q4_K mmv_id's row blocks a block, 0 to choose (idrep.go)
-	idOcc     map[int]int    // mmv_id_q4_k's blocks an SM by dynamic shared memory (idrep.go)
 	skip      []string       // $EMBER_CUDA_SKIP: kernel name prefixes not launched
 	st        stats          // $EMBER_CUDA_STATS
 	attnSmem  int            // shared memory attention_smem may use; 0 forces the other kernels
@@ -130,10 +128,6 @@ func New(opt Options) (*Backend, error) {
 		return nil, err
 	}
 	if b.f16c, err = f16CopiesFromEnv(); err != nil {
-		b.Close()
-		return nil, err
-	}
-	if b.idRepN, err = idRepFromEnv(); err != nil {
 		b.Close()
 		return nil, err
 	}

@@ -46,7 +46,6 @@ CUresult (*p_cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
                                     unsigned, void *, void **, void **);
 static CUresult (*p_cuGetErrorName)(CUresult, const char **);
 static CUresult (*p_cuFuncSetAttribute)(CUfunction, int, int);
-static CUresult (*p_cuOccupancy)(int *, CUfunction, int, size_t);
 
 #include "launch.h"
 
@@ -111,8 +110,6 @@ static const char *em_load(void) {
 	SYM(p_cuGraphExecDestroy, "cuGraphExecDestroy")
 	SYM(p_cuGraphDestroy, "cuGraphDestroy")
 #undef SYM
-	// Optional (every driver since CUDA 6.5 has it): without it occupancy reports 0.
-	*(void **)(&p_cuOccupancy) = dlsym(em_lib, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
 	// Optional (drivers of CUDA 12.3 and later): without it every edge is a full one.
 	*(void **)(&p_cuGraphAddDependencies_v2) = dlsym(em_lib, "cuGraphAddDependencies_v2");
 	// Optional (CUDA 12.0 and later): without it direct launches wait in full.
@@ -174,14 +171,6 @@ static CUresult em_max_dynamic_smem(CUcontext ctx, CUfunction f, int bytes) {
 static CUresult em_carveout(CUcontext ctx, CUfunction f, int pct) {
 	CUresult r = em_ctx(ctx);
 	return r ? r : p_cuFuncSetAttribute(f, 9, pct);
-}
-// em_occupancy is the most blocks of f (threads a block, smem bytes of dynamic shared
-// memory) an SM holds at once; 0 without the entry point.
-static CUresult em_occupancy(CUcontext ctx, CUfunction f, int threads, size_t smem, int *n) {
-	*n = 0;
-	if (!p_cuOccupancy) return 0;
-	CUresult r = em_ctx(ctx);
-	return r ? r : p_cuOccupancy(n, f, threads, smem);
 }
 static CUresult em_alloc(CUcontext ctx, CUdeviceptr *p, size_t n) {
 	CUresult r = em_ctx(ctx);
@@ -493,17 +482,6 @@ func (h *ctxHandle) carveout(k *kernel, pct int) error {
 		return cuErr("cuFuncSetAttribute", k.name, r)
 	}
 	return nil
-}
-
-// occupancy is the most blocks of k of threads threads and smem bytes of dynamic shared
-// memory one SM holds at once (cuOccupancyMaxActiveBlocksPerMultiprocessor); 0 when the
-// driver cannot say.
-func (h *ctxHandle) occupancy(k *kernel, threads, smem int) (int, error) {
-	var n C.int
-	if r := C.em_occupancy(h.ctx, k.fn, C.int(threads), C.size_t(smem), &n); r != 0 {
-		return 0, cuErr("cuOccupancyMaxActiveBlocksPerMultiprocessor", k.name, r)
-	}
-	return int(n), nil
 }
 
 // launch enqueues k on the default stream with one 8-byte slot per parameter.

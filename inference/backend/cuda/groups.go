@@ -74,24 +74,19 @@ func (b *Backend) mmvRun(ps, ps2 []product, es int64, xq uint64, xstride int, sh
 	p0 := ps[0]
 	w, r := p0.w, p0.d.rows
 	M := w.rows
-	nrb, gy, smem := idRowBlocks(w.typ, M, w.cols), 1, b.mv1Smem(w.typ, w.cols)
+	nrb := idRowBlocks(w.typ, M, w.cols)
 	xdiv := 1
 	if shared {
 		xdiv = len(ps) * r // every row z reads activation row 0 (r is 1)
 	}
-	if ps2 != nil {
-		gy = 2
-	}
-	rep := b.idRep(w.typ, nrb*len(ps)*r*gy, smem)
-	nrb = ceilDiv(nrb, rep)
-	second := mmvSecond(nil, nil, 0, 0)
+	second, gy := mmvSecond(nil, nil, 0, 0), 1
 	if ps2 != nil {
 		q := ps2[0]
-		second = mmvSecond(q.w, q.d, q.w.rows, ceilDiv(idRowBlocks(q.w.typ, q.w.rows, q.w.cols), rep))
+		second, gy = mmvSecond(q.w, q.d, q.w.rows, idRowBlocks(q.w.typ, q.w.rows, q.w.cols)), 2
 	}
-	b.launch("mmv_id_"+suffix[w.typ], nrb*len(ps)*r, gy, 128, smem, append(append([]uint64{ptr(w), i64(w.stride),
+	b.launch("mmv_id_"+suffix[w.typ], nrb*len(ps)*r, gy, 128, b.mv1Smem(w.typ, w.cols), append([]uint64{ptr(w), i64(w.stride),
 		xq + uint64(p0.row0*xstride), i64(xstride), ptr(p0.d), i64(p0.d.cols), i64(M), i64(w.cols), 1, 0, uint64(es), i64(xdiv),
-		i64(nrb), i64(r)}, second...), i64(rep))...)
+		i64(nrb), i64(r)}, second...)...)
 }
 
 // pairedMV reports whether mmv_id computes a second product in its y = 1 blocks for

@@ -287,7 +287,7 @@ func TestMMVQueuePairedRuns(t *testing.T) {
 			}
 			l := ls[1]
 			nrb, nrb2 := nope/rowsPerBlock(quant.Q4_K, 1, 0), rope/rowsPerBlock(quant.Q4_K, 1, 0)
-			if l.gx != nrb*H || l.gy != 2 || !slices.Equal(l.args[14:], []uint64{w.ptr + uint64(nope*w.stride), qp.ptr, rope, rope, uint64(nrb2), 1}) {
+			if l.gx != nrb*H || l.gy != 2 || !slices.Equal(l.args[14:], []uint64{w.ptr + uint64(nope*w.stride), qp.ptr, rope, rope, uint64(nrb2)}) {
 				t.Errorf("heads: mmv_id grid %dx%d, second product %v", l.gx, l.gy, l.args[14:])
 			}
 		}
@@ -316,7 +316,7 @@ func TestMMVQueuePairedRuns(t *testing.T) {
 		if !off {
 			l := ls[2]
 			nrb := F / rowsPerBlock(quant.Q4_K, 1, 0)
-			if l.gy != 2 || !slices.Equal(l.args[14:], []uint64{up.ptr, u.ptr, F, F, uint64(nrb), 1}) {
+			if l.gy != 2 || !slices.Equal(l.args[14:], []uint64{up.ptr, u.ptr, F, F, uint64(nrb)}) {
 				t.Errorf("experts: mmv_id grid y %d, second product %v", l.gy, l.args[14:])
 			}
 			if l := ls[5]; !slices.Equal(l.args, []uint64{mo.ptr, d.ptr, wts.ptr, k, E, 1, xe.ptr, sh.ptr}) {

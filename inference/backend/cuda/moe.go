@@ -126,18 +126,13 @@ func (b *Backend) mmvID(d, w, d2, w2 *tensor, nExpert int, xq uint64, xstride in
 		panic(fmt.Sprintf("cuda: RoutedExperts: no kernel for %v weights", w.typ))
 	}
 	M := w.rows / nExpert
-	nrb, gy, smem := idRowBlocks(w.typ, M, w.cols), 1, b.mv1Smem(w.typ, w.cols)
+	nrb := idRowBlocks(w.typ, M, w.cols)
+	second, gy := mmvSecond(nil, nil, 0, 0), 1
 	if w2 != nil {
-		gy = 2
+		second, gy = mmvSecond(w2, d2, M, nrb), 2
 	}
-	rep := b.idRep(w.typ, nrb*d.rows*gy, smem)
-	nrb = ceilDiv(nrb, rep)
-	second := mmvSecond(nil, nil, 0, 0)
-	if w2 != nil {
-		second = mmvSecond(w2, d2, M, nrb)
-	}
-	b.launch("mmv_id_"+s, nrb*d.rows, gy, 128, smem, append(append([]uint64{ptr(w), i64(w.stride), xq, i64(xstride),
-		ptr(d), i64(d.cols), i64(M), i64(w.cols), 1, ptr(ids), i64(M * w.stride), i64(xdiv), i64(nrb), 1}, second...), i64(rep))...)
+	b.launch("mmv_id_"+s, nrb*d.rows, gy, 128, b.mv1Smem(w.typ, w.cols), append([]uint64{ptr(w), i64(w.stride), xq, i64(xstride),
+		ptr(d), i64(d.cols), i64(M), i64(w.cols), 1, ptr(ids), i64(M * w.stride), i64(xdiv), i64(nrb), 1}, second...)...)
 }
 
 func b2i(v bool) int {
