@@ -25,18 +25,20 @@ import (
 // one too small limits the blocks an SM.
 const CarveoutEnv = "EMBER_CUDA_CARVEOUT"
 
-// defaultCarveout is 44 per cent for the kernels of defaultCarved (Q8_0's mat-vecs). In
-// session 26 on the H200, all kernels at 44 against the driver's choice (two rounds, same
-// calls): Llama-3.1-8B Q8_0 tg128 392.9 / 389.7 against 376.2 / 381.7; Q4_K_M 464.7 /
-// 462.9 against 464.5 / 462.4; DeepSeek-V2-Lite tg128 496.5 / 507.6 against 503.4 /
-// 500.2 and at 64 streams 6,710 / 6,580 against 6,705 / 6,683 (its big-tile kernels keep
-// the driver's: raiseSmem); but 8B at 64 streams 8,264 / 8,175 against 8,431 / 8,352 and
-// pp512 34,025 against 35,617. With the batch-1 products (mmv) exempt, Q8_0 lost its gain
-// (378.6), with the norms or the RoPE and SwiGLU kernels exempt it kept it (392.3,
-// 391.9): the gain is the mat-vecs', so only they take the carveout, and of them only
-// Q8_0's (defaultCarved). The likely reason: L1 for the weights in flight, 128 KiB at 44
-// against 32 KiB.
-const defaultCarveout = 44
+// defaultCarveout is 66 per cent (192 KiB of shared memory, 64 KiB of L1) for the
+// kernels of defaultCarved (Q8_0's mat-vecs). In session 26 on the H200, all kernels at
+// 44 against the driver's choice (two rounds, same calls): Llama-3.1-8B Q8_0 tg128 392.9 /
+// 389.7 against 376.2 / 381.7; Q4_K_M 464.7 / 462.9 against 464.5 / 462.4;
+// DeepSeek-V2-Lite tg128 496.5 / 507.6 against 503.4 / 500.2 and at 64 streams 6,710 /
+// 6,580 against 6,705 / 6,683 (its big-tile kernels keep the driver's: raiseSmem); but 8B
+// at 64 streams 8,264 / 8,175 against 8,431 / 8,352 and pp512 34,025 against 35,617.
+// With the batch-1 products (mmv) exempt, Q8_0 lost its gain (378.6), with the norms or
+// the RoPE and SwiGLU kernels exempt it kept it (392.3, 391.9): the gain is the
+// mat-vecs', so only they take the carveout, and of them only Q8_0's (defaultCarved).
+// Then Q8_0 at 66 against 44, three same-call pairs: 392.0 / 385.2, 392.6 / 389.8, 392.5
+// / 389.6. The likely reason: L1 for the weights in flight (the driver's choice leaves
+// 32 KiB).
+const defaultCarveout = 66
 
 // carveoutFromEnv is $EMBER_CUDA_CARVEOUT, defaultCarveout when unset, or -1 for the
 // driver's choice.
@@ -57,7 +59,8 @@ func carveoutFromEnv() int {
 // defaultCarved; the others keep the driver's.
 const CarveoutKernelsEnv = "EMBER_CUDA_CARVEOUT_KERNELS"
 
-// defaultCarved names Q8_0's batch-1 mat-vecs. With every mat-vec (mmv) at 44, Q8_0
+// defaultCarved names Q8_0's batch-1 mat-vecs (DeepSeek-V2-Lite's Q8_0 experts, mmv_id_q8_0,
+// at 66 too: 487.0 / 490.3 against 486.7 / 495.1). With every mat-vec (mmv) at 44, Q8_0
 // gained as before (389.3 / 382.9 against 380.7 / 381.9 off, same call) but Q4_K_M did
 // not (459.9 / 458.2 against 460.3 / 463.8) and DeepSeek-V2-Lite tg128 read 495.3 /
 // 495.8 against 509.1 / 500.2; the percentage swept for the mat-vecs: Q8_0 386.9 at 30,
