@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -42,10 +43,8 @@ func (b *Backend) launch(name string, gx, gy, bx, smem int, args ...uint64) {
 	if b.err != nil {
 		return
 	}
-	for _, p := range b.skip {
-		if strings.HasPrefix(name, p) {
-			return
-		}
+	if skipped(b.skip, name, gx) {
+		return
 	}
 	k := b.kernel(name)
 	if len(args) > maxKernelArgs {
@@ -64,4 +63,29 @@ func (b *Backend) launch(name string, gx, gy, bx, smem int, args ...uint64) {
 		b.fail(fmt.Errorf("%w (kernel %s)", cuErr("cuCtxSynchronize", "", r), name))
 	}
 	b.prof.add(fmt.Sprintf("%s grid %dx%d", name, gx, gy), time.Since(t0))
+}
+
+// skipped reports whether $EMBER_CUDA_SKIP's entries leave out a launch of kernel name
+// with gx blocks in x: an entry is a name prefix, a name with "$" after it (that name
+// only), or a name with "@N" after it (that name's launches of N blocks in x only: one
+// of several products on one kernel, as DeepSeek-V2's mmv_id_q4_k@528 for its routed
+// gate and up experts).
+func skipped(skip []string, name string, gx int) bool {
+	for _, p := range skip {
+		switch {
+		case p == "":
+		case strings.HasSuffix(p, "$"):
+			if name == p[:len(p)-1] {
+				return true
+			}
+		case strings.Contains(p, "@"):
+			i := strings.LastIndexByte(p, '@')
+			if name == p[:i] && p[i+1:] == strconv.Itoa(gx) {
+				return true
+			}
+		case strings.HasPrefix(name, p):
+			return true
+		}
+	}
+	return false
 }

@@ -68,6 +68,7 @@ const StatsEnv = "EMBER_CUDA_STATS"
 
 // SkipEnv names an environment variable holding comma-separated kernel name prefixes
 // that are not launched at all: a diagnostic for timing what is left (results are wrong).
+// "name$" leaves out that kernel only, "name@N" its launches of N blocks in x (skipped).
 const SkipEnv = "EMBER_CUDA_SKIP"
 
 // NoMMQEnv names an environment variable: when set, every MatMul runs the mat-vec
