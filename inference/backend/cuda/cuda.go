@@ -159,6 +159,10 @@ func New(opt Options) (*Backend, error) {
 		}
 		b.modules = append(b.modules, m)
 	}
+	if err := b.checkMMFWide(); err != nil {
+		b.Close()
+		return nil, err
+	}
 	b.kernel("attention_smem") // raises its shared memory limit before Attention sizes it
 	b.openLt(opt)
 	return b, nil
