@@ -6,7 +6,7 @@
 # 14336x4096 Q4_K at 64 rows (TestPrefillProducts), to confirm or refute that mmf is
 # bound by its shared-memory reads of the activation fragments (NOTES.md: ~512 KiB a
 # block a step); $OUT/mmf-ncu.txt and $OUT/mmq-ncu.txt.
-# PART=3 (~6 minutes): build/wip/mmfw.patch (mmfw_q4_k: mmf's Q4_K 64-row tiles in 8
+# PART=3 (~6 minutes): build/wip/mmfw.patch (mmfw_q4_k, _q6_k: mmf's 64-row tiles in 8
 # warps of 32 weight rows, half the shared-memory reads): its PTX (with the hash line,
 # in $OUT/mmfw to commit if it wins), TestMMFWideBits (mmf's bits) and TestMMF on it,
 # TestPrefillProducts at 32 and 64 rows with and without it, and 8B at 64 streams on
@@ -24,13 +24,13 @@ if [ $PART = 3 ]; then
 	(cd $P && patch -p3 <"$R/build/wip/mmfw.patch" >/dev/null && nvcc -arch=sm_90 -ptx -O3 -fmad=false -o /tmp/mmfw.ptx mmf.cu 2>/dev/null &&
 		{ echo "// ember-sources-sha256: $(cat mmf.cu $(LC_ALL=C ls *.cuh) | sha256sum | cut -d' ' -f1)"; cat /tmp/mmfw.ptx; } >mmf.ptx &&
 		mkdir -p "$L/mmfw" && cp mmf.ptx "$L/mmfw/"; echo "mmfw ptx rc $?")
-	(cd $P && nvcc -arch=sm_90 -O3 -fmad=false -cubin -Xptxas -v -o /dev/null mmf.cu 2>&1 | grep -A3 "entry function 'mmfw_q4_k'\|entry function 'mmf_q4_k'" | grep 'entry\|Used\|spill')
+	(cd $P && nvcc -arch=sm_90 -O3 -fmad=false -cubin -Xptxas -v -o /dev/null mmf.cu 2>&1 | grep -A3 "entry function 'mmfw_q\|entry function 'mmf_q" | grep 'entry\|Used\|spill')
 	export EMBER_CUDA_PTX_DIR=$P
 	wait
 	(cd inference/backend/cuda && timeout -s KILL 150 "$R/bin/dev/cuda.test" -test.run 'TestMMFWideBits' -test.v 2>&1 | tail -4
 	 EMBER_CUDA_MMF_WIDE=1 timeout -s KILL 150 "$R/bin/dev/cuda.test" -test.run 'TestMMF$' 2>&1 | tail -2)
 	for w in "" 1; do
-		(cd inference/backend/cuda && EMBER_CUDA_MMF_WIDE=$w EMBER_CUDA_BENCH=1 EMBER_CUDA_BENCH_ROWS=32,64 timeout -s KILL 150 "$R/bin/dev/cuda.test" -test.run TestPrefillProducts -test.v 2>&1 | grep -E 'Q4_K.*rows:' | sed "s/^/wide=$w /")
+		(cd inference/backend/cuda && EMBER_CUDA_MMF_WIDE=$w EMBER_CUDA_BENCH=1 EMBER_CUDA_BENCH_ROWS=32,64 timeout -s KILL 150 "$R/bin/dev/cuda.test" -test.run TestPrefillProducts -test.v 2>&1 | grep -E 'rows:' | sed "s/^/wide=$w /")
 	done
 	for w in "" 1 "" 1; do
 		echo "8B 64 streams on mmf, wide=$w $(EMBER_CUDA_MMF=16 EMBER_CUDA_F16_COPIES=off EMBER_CUDA_MMF_WIDE=$w s "$E" bench -m /tmp/q4.gguf -backend cuda -streams 64 -p 512 -n 128)"

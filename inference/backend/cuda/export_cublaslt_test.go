@@ -99,8 +99,8 @@ func MFLaunch(wide bool, t quant.Type, n, nt int) (string, int) {
 	return c.mfLaunch(t, n, nt)
 }
 
-// SetMMFWide turns mmfw_q4_k on or off for Q4_K's 64-row tiles; false when on and the
-// loaded PTX has no such kernel (build/wip/mmfw.patch).
+// SetMMFWide turns mmfw_ on or off for 64-row tiles; false when on and the loaded PTX
+// has no such kernels (build/wip/mmfw.patch).
 func SetMMFWide(b *Backend, on bool) bool {
 	b.mf.wide = on
 	if b.checkMMFWide() != nil {

@@ -43,20 +43,20 @@ const (
 	mfDefaultMinRows = mmqMinRows
 )
 
-// MMFWideEnv names an environment variable: when set, mmf's Q4_K products of 64-row
-// tiles run on mmfw_q4_k (8 warps of 32 weight rows, so each activation fragment read
-// from shared memory serves two m16 tiles: half mmf_'s shared-memory reads; the same
-// sums). Its kernel comes from build/wip/mmfw.patch: the embedded PTX has none yet, so
-// New refuses the setting unless EMBER_CUDA_PTX_DIR's PTX has it.
+// MMFWideEnv names an environment variable: when set, mmf's products of 64-row tiles run
+// on mmfw_q4_k and mmfw_q6_k (8 warps of 32 weight rows, so each activation fragment
+// read from shared memory serves two m16 tiles: half mmf_'s shared-memory reads; the
+// same sums). Its kernels come from build/wip/mmfw.patch: the embedded PTX has none
+// yet, so New refuses the setting unless EMBER_CUDA_PTX_DIR's PTX has them.
 const MMFWideEnv = "EMBER_CUDA_MMF_WIDE"
 
-// mfWideThreads is mmfw_q4_k's block (MFW_NT).
+// mfWideThreads is mmfw's block (MFW_NT).
 const mfWideThreads = 256
 
 // mfConf is a backend's policy for mmf.
 type mfConf struct {
 	on       bool
-	wide     bool // $EMBER_CUDA_MMF_WIDE: mmfw_q4_k for Q4_K's 64-row tiles
+	wide     bool // $EMBER_CUDA_MMF_WIDE: mmfw_ for 64-row tiles
 	minRows  int
 	products int // products run on mmf (for tests)
 	count    int // packed copies held
@@ -97,12 +97,12 @@ func mfKernel(n, nt int) string {
 	return "mmf_"
 }
 
-// mfLaunch is the kernel and block of mmf's product of w over n activation rows in nt
-// tiles (mfKernel; mmfw_q4_k with $EMBER_CUDA_MMF_WIDE for Q4_K's 64-row tiles).
+// mfLaunch is the kernel and block of mmf's product of t weights over n activation rows
+// in nt tiles (mfKernel; mmfw_ with $EMBER_CUDA_MMF_WIDE for 64-row tiles).
 func (c *mfConf) mfLaunch(t quant.Type, n, nt int) (string, int) {
 	k := mfKernel(n, nt)
-	if c.wide && k == "mmf_" && t == quant.Q4_K {
-		return "mmfw_q4_k", mfWideThreads
+	if c.wide && k == "mmf_" {
+		return "mmfw_" + suffix[t], mfWideThreads
 	}
 	return k + suffix[t], mfThreads
 }
@@ -114,11 +114,13 @@ func (b *Backend) checkMMFWide() error {
 		return nil
 	}
 	for _, m := range b.modules {
-		if _, err := m.function("mmfw_q4_k"); err == nil {
+		_, e4 := m.function("mmfw_q4_k")
+		_, e6 := m.function("mmfw_q6_k")
+		if e4 == nil && e6 == nil {
 			return nil
 		}
 	}
-	return fmt.Errorf("cuda: $%s: no mmfw_q4_k kernel in the PTX (build/wip/mmfw.patch makes it)", MMFWideEnv)
+	return fmt.Errorf("cuda: $%s: no mmfw_q4_k and mmfw_q6_k kernels in the PTX (build/wip/mmfw.patch makes them)", MMFWideEnv)
 }
 
 // mfTakes reports whether mmf runs the product of w with n activation rows: Q4_K and

@@ -174,8 +174,8 @@ func TestMFRows(t *testing.T) {
 	}
 }
 
-// TestMFLaunch: with $EMBER_CUDA_MMF_WIDE, Q4_K's 64-row tiles take mmfw_q4_k in 256
-// threads; Q6_K and the 2- and 4-tile kernels keep theirs.
+// TestMFLaunch: with $EMBER_CUDA_MMF_WIDE, 64-row tiles take mmfw_ in 256 threads; the 2-
+// and 4-tile kernels keep theirs.
 func TestMFLaunch(t *testing.T) {
 	for _, c := range []struct {
 		wide    bool
@@ -184,27 +184,31 @@ func TestMFLaunch(t *testing.T) {
 		name    string
 		threads int
 	}{{false, quant.Q4_K, 64, 1, "mmf_q4_k", 512}, {true, quant.Q4_K, 64, 1, "mmfw_q4_k", 256}, {true, quant.Q4_K, 130, 3, "mmfw_q4_k", 256},
-		{true, quant.Q6_K, 64, 1, "mmf_q6_k", 512}, {true, quant.Q4_K, 30, 1, "mmf4_q4_k", 512}, {true, quant.Q4_K, 16, 1, "mmf2_q4_k", 512}} {
+		{true, quant.Q6_K, 64, 1, "mmfw_q6_k", 256}, {true, quant.Q4_K, 30, 1, "mmf4_q4_k", 512}, {true, quant.Q4_K, 16, 1, "mmf2_q4_k", 512}} {
 		if name, threads := cuda.MFLaunch(c.wide, c.typ, c.n, c.nt); name != c.name || threads != c.threads {
 			t.Errorf("wide %v, %v, %d rows in %d tiles: %s in %d threads, want %s in %d", c.wide, c.typ, c.n, c.nt, name, threads, c.name, c.threads)
 		}
 	}
 }
 
-// TestMMFWideBits (GPU, with mmfw_q4_k in the PTX: build/wip/mmfw.patch): Q4_K products
-// of 64-row tiles on mmfw_q4_k give mmf_q4_k's bits (the same mma in the same order for
+// TestMMFWideBits (GPU, with mmfw_ in the PTX: build/wip/mmfw.patch): Q4_K and Q6_K
+// products of 64-row tiles on mmfw_ give mmf_'s bits (the same mma in the same order for
 // each output), with ragged weight and activation tiles and K splits.
 func TestMMFWideBits(t *testing.T) {
 	be := newWith(t, cuda.Options{NoCublas: true})
 	defer be.Close()
 	if !cuda.SetMMFWide(be, true) {
-		t.Skip("no mmfw_q4_k in the PTX (build/wip/mmfw.patch)")
+		t.Skip("no mmfw_ kernels in the PTX (build/wip/mmfw.patch)")
 	}
 	cuda.SetMMF(be, true, 1)
 	rng := rand.New(rand.NewPCG(43, 44))
-	for _, s := range []struct{ m, k, n int }{{4096, 4096, 64}, {300, 1024, 100}, {257, 2304, 65}, {14336, 4096, 48}, {1000, 256, 64}} {
-		data, _ := quantized(t, rng, quant.Q4_K, s.m, s.k)
-		wb, err := be.Weight(quant.Q4_K, s.m, s.k, data)
+	for _, s := range []struct {
+		typ     quant.Type
+		m, k, n int
+	}{{quant.Q4_K, 4096, 4096, 64}, {quant.Q4_K, 300, 1024, 100}, {quant.Q4_K, 257, 2304, 65}, {quant.Q4_K, 14336, 4096, 48},
+		{quant.Q4_K, 1000, 256, 64}, {quant.Q6_K, 4096, 14336, 64}, {quant.Q6_K, 300, 1024, 100}, {quant.Q6_K, 257, 2304, 65}} {
+		data, _ := quantized(t, rng, s.typ, s.m, s.k)
+		wb, err := be.Weight(s.typ, s.m, s.k, data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -219,7 +223,7 @@ func TestMMFWideBits(t *testing.T) {
 		}
 		for j := range got[0] {
 			if math.Float32bits(got[0][j]) != math.Float32bits(got[1][j]) {
-				t.Fatalf("%dx%d, %d rows: output %d: mmfw %g, mmf %g", s.m, s.k, s.n, j, got[1][j], got[0][j])
+				t.Fatalf("%v %dx%d, %d rows: output %d: mmfw %g, mmf %g", s.typ, s.m, s.k, s.n, j, got[1][j], got[0][j])
 			}
 		}
 		be.Free(wb)
