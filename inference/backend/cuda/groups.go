@@ -84,7 +84,7 @@ func (b *Backend) mmvRun(ps, ps2 []product, es int64, xq uint64, xstride int, sh
 		q := ps2[0]
 		second, gy = mmvSecond(q.w, q.d, q.w.rows, idRowBlocks(q.w.typ, q.w.rows, q.w.cols)), 2
 	}
-	b.launch("mmv_id_"+suffix[w.typ], nrb*len(ps)*r, gy, 128, b.mv1Smem(w.typ, w.cols), append([]uint64{ptr(w), i64(w.stride),
+	b.launch("mmv_id_"+suffix[w.typ], nrb*len(ps)*r, gy, 128, mv1Smem(w.typ, w.cols), append([]uint64{ptr(w), i64(w.stride),
 		xq + uint64(p0.row0*xstride), i64(xstride), ptr(p0.d), i64(p0.d.cols), i64(M), i64(w.cols), 1, 0, uint64(es), i64(xdiv),
 		i64(nrb), i64(r)}, second...)...)
 }

@@ -83,7 +83,7 @@ func (b *Backend) quantize(x *tensor, vt quant.Type) (uint64, int) {
 	}
 	if vt == quant.Q8_K && n <= maxGridY && b.fuseQ8K(x, out, stride) ||
 		(vt == quant.Q8_0 || vt == quant.Q8_1) && b.fuseQ8(x, out, stride, b2i(vt == quant.Q8_1)) {
-		if pin && len(b.queue.fns) == b.br.cur.fork+1 { // written by the fork launch
+		if pin { // fused into the fork launch (a fusion queues its launch in the one it replaces)
 			b.br.pinned = pinnedAct{x: *x, vt: vt, out: out, stride: stride}
 		}
 		return out, stride
@@ -199,7 +199,7 @@ const mv1SmemMax = 48 << 10
 // types or a row past mv1SmemMax (the kernels then read the row from global memory).
 // Reading it from global memory always (EMBER_CUDA_MV1_GLOBAL, session 25) was slower:
 // 8B Q8_0 tg128 364.7 against 381.4, Q4_K_M 450.5 against 466.0 (session 26).
-func (b *Backend) mv1Smem(t quant.Type, k int) int {
+func mv1Smem(t quant.Type, k int) int {
 	switch t {
 	case quant.Q4_K, quant.Q6_K, quant.Q8_0, quant.Q4_0, quant.Q5_0:
 		if s := actStride(partner(t), k); s <= mv1SmemMax {
@@ -223,7 +223,7 @@ func (b *Backend) mmv(d, w *tensor, xq uint64, xstride, n int) {
 	nx, smem := 8, 0
 	switch {
 	case n <= 1:
-		nx, smem = 1, b.mv1Smem(w.typ, w.cols)
+		nx, smem = 1, mv1Smem(w.typ, w.cols)
 	case n <= 2:
 		nx = 2
 	case n <= 4:
@@ -388,5 +388,5 @@ func (b *Backend) multiLaunch(xt *tensor, projs []backend.Proj, xq uint64, strid
 	if t0 == quant.Q8_0 { // all are (multiTakes: one dot partner)
 		name = "mmv_multi_q8_0"
 	}
-	b.launch(name, blocks, 1, 128, b.mv1Smem(t0, xt.cols), args...)
+	b.launch(name, blocks, 1, 128, mv1Smem(t0, xt.cols), args...)
 }
