@@ -1,8 +1,25 @@
 package cuda
 
+import (
+	"context"
+	"fmt"
+
+	"ember/inference/backend"
+	"ember/inference/quant"
+)
+
 // NoFusion makes b run every op as its own launches (fuse.go), as $EMBER_CUDA_NO_FUSE
 // does, so that tests can compare the fused kernels with the separate ones.
 func NoFusion(b *Backend) { b.fuse = fusable{cfg: fuseCfg{read: true, off: true}} }
 
 // Launches is the number of kernels b has launched or queued so far.
 func Launches(b *Backend) int { return b.st.kernels + len(b.queue.fns) }
+
+// ReadI32 reads the I32 tensor src into dst (the routing's expert ids, for tests).
+func ReadI32(ctx context.Context, b *Backend, src backend.Tensor, dst []int32) error {
+	t := want(src, quant.I32)
+	if len(dst) != t.rows*t.cols {
+		return fmt.Errorf("cuda: ReadI32 of %d values into %d", t.rows*t.cols, len(dst))
+	}
+	return b.read(ctx, t.ptr, bytesOf(dst))
+}

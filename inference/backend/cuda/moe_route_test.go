@@ -1,0 +1,235 @@
+package cuda_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"ember/inference/backend"
+	"ember/inference/backend/cuda"
+	"ember/inference/quant"
+)
+
+// routeRef is the routing the kernels do (deepseek2's route, written again here as the
+// plain reference): softmax (float exps of the max-shifted logits, a double sum in index
+// order) or sigmoid probabilities, bias added for selection, group limiting, the k best
+// scores in descending order with ties to the lower index, weights optionally
+// normalised and scaled.
+func routeRef(logits, bias []float32, X, k, nGroup, nGroupUsed int, sigmoid, norm bool, scale float32) ([]int32, []float32) {
+	n := len(logits) / X
+	ids, wts := make([]int32, n*k), make([]float32, n*k)
+	for t := range n {
+		row := logits[t*X : (t+1)*X]
+		probs, score := make([]float32, X), make([]float32, X)
+		if sigmoid {
+			for e, x := range row {
+				probs[e] = 1 / (1 + float32(math.Exp(float64(-x))))
+			}
+		} else {
+			mx := float32(math.Inf(-1))
+			for _, x := range row {
+				mx = max(mx, x)
+			}
+			var sum float64
+			for e, x := range row {
+				probs[e] = float32(math.Exp(float64(x - mx)))
+				sum += float64(probs[e])
+			}
+			inv := float32(1 / sum)
+			for e := range probs {
+				probs[e] *= inv
+			}
+		}
+		for e := range score {
+			score[e] = probs[e]
+			if bias != nil {
+				score[e] += bias[e]
+			}
+		}
+		if nGroup > 1 && nGroupUsed < nGroup {
+			per := X / nGroup
+			sums := make([]float32, nGroup)
+			for g := range sums {
+				a, b := float32(math.Inf(-1)), float32(math.Inf(-1))
+				for _, x := range score[g*per : (g+1)*per] {
+					if x > a {
+						a, b = x, a
+					} else if x > b {
+						b = x
+					}
+				}
+				sums[g] = a + b
+			}
+			keep := make([]bool, nGroup)
+			for range nGroupUsed {
+				best := -1
+				for g := range sums {
+					if !keep[g] && (best < 0 || sums[g] > sums[best]) {
+						best = g
+					}
+				}
+				keep[best] = true
+			}
+			for e := range score {
+				if !keep[e/per] {
+					score[e] = float32(math.Inf(-1))
+				}
+			}
+		}
+		taken := make([]bool, X)
+		s, w := ids[t*k:(t+1)*k], wts[t*k:(t+1)*k]
+		for j := range s {
+			best := -1
+			for e := range X {
+				if !taken[e] && (best < 0 || score[e] > score[best]) {
+					best = e
+				}
+			}
+			taken[best] = true
+			s[j], w[j] = int32(best), probs[best]
+		}
+		if norm {
+			var sum float64
+			for _, x := range w {
+				sum += float64(x)
+			}
+			d := max(float32(sum), 6.103515625e-5)
+			for j := range w {
+				w[j] /= d
+			}
+		}
+		if scale != 0 {
+			for j := range w {
+				w[j] *= scale
+			}
+		}
+	}
+	return ids, wts
+}
+
+// TestMoERouting (GPU): the routing on the device (RoutedExperts: moe_route, the router
+// product and routing of one row in one launch, or moe_topk after the product) picks
+// routeRef's experts and weights, bit for bit, from the logits the product wrote; one
+// row's fused launch gives the unfused launches' bits in every output (logits, experts,
+// weights, the experts' sum) with one launch fewer. The router's rows include copies of
+// one another and a zero row (tied scores), and the cases cover softmax and sigmoid
+// gating, selection bias, expert groups, weight normalisation and scaling, and expert
+// counts below, at and past the kernels' 128 threads.
+func TestMoERouting(t *testing.T) {
+	const K, F = 448, 32
+	for _, c := range []struct {
+		name                string
+		X, k, groups, used  int
+		sigmoid, norm, bias bool
+		scale               float32
+	}{
+		{"v2-lite", 64, 6, 1, 1, false, false, false, 1},
+		{"norm-scale", 8, 4, 1, 1, false, true, false, 2.5},
+		{"odd", 37, 5, 1, 1, false, true, false, 0},
+		{"groups", 16, 3, 4, 2, false, false, false, 0},
+		{"v3-like", 256, 8, 8, 4, true, true, true, 2.5},
+		{"all-used", 48, 48, 1, 1, false, true, false, 0},
+	} {
+		for _, n := range []int{1, 3} {
+			if c.k*n > 64 {
+				continue // past the mat-vec experts: grouped on the tensor cores, not this test's
+			}
+			name := fmt.Sprintf("%s-%d", c.name, n)
+			var got [2][][]uint32
+			var launches [2]int
+			for run := range 2 {
+				be := newOrSkip(t)
+				if run == 1 {
+					cuda.NoFusion(be)
+				}
+				e := &fuseEnv{t: t, be: be, rng: rand.New(rand.NewPCG(7, uint64(c.X)))}
+				wv := make([]float32, c.X*K)
+				for i := range wv {
+					wv[i] = float32(e.rng.NormFloat64() * 0.05)
+				}
+				copy(wv[(c.X-2)*K:(c.X-1)*K], wv[K:2*K]) // rows 1 and X-2 tie
+				clear(wv[2*K : 3*K])                      // and a zero row: logit 0
+				router, err := be.Weight(quant.F32, c.X, K, f32Bytes(wv))
+				if err != nil {
+					t.Fatal(err)
+				}
+				x := e.randn(n, K, 1)
+				var probsB backend.Tensor
+				var bias []float32
+				if c.bias {
+					bias = make([]float32, c.X)
+					for i := range bias {
+						bias[i] = float32(e.rng.NormFloat64() * 0.01)
+					}
+					probsB = e.vals(1, c.X, bias)
+				}
+				gate, up, down := e.weight(quant.Q8_0, c.X*F, K), e.weight(quant.Q8_0, c.X*F, K), e.weight(quant.Q8_0, c.X*K, F)
+				P := n * c.k
+				logits, ids, wts := e.zeros(quant.F32, n, c.X), e.zeros(quant.I32, P, 1), e.zeros(quant.F32, P, 1)
+				g, u, d, dst := e.zeros(quant.F32, P, F), e.zeros(quant.F32, P, F), e.zeros(quant.F32, P, K), e.zeros(quant.F32, n, K)
+				if err := be.Sync(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				k0 := cuda.Launches(be)
+				be.MatMul(logits, router, x)
+				if !be.RoutedExperts(dst, x, logits, gate, up, down, probsB, ids, wts, g, u, d, c.groups, c.used, c.sigmoid, c.norm, c.scale) {
+					t.Fatalf("%s: RoutedExperts declined", name)
+				}
+				launches[run] = cuda.Launches(be) - k0
+				lv, wsel, sel := make([]float32, n*c.X), make([]float32, P), make([]int32, P)
+				if err := be.ReadF32(context.Background(), logits, lv); err != nil {
+					t.Fatal(err)
+				}
+				if err := be.ReadF32(context.Background(), wts, wsel); err != nil {
+					t.Fatal(err)
+				}
+				if err := cuda.ReadI32(context.Background(), be, ids, sel); err != nil {
+					t.Fatal(err)
+				}
+				wantIDs, wantW := routeRef(lv, bias, c.X, c.k, c.groups, c.used, c.sigmoid, c.norm, c.scale)
+				for i := range sel {
+					if sel[i] != wantIDs[i] || math.Float32bits(wsel[i]) != math.Float32bits(wantW[i]) {
+						t.Fatalf("%s (fusion off %v): pair %d: expert %d weight %g, want %d %g", name, run == 1, i, sel[i], wsel[i], wantIDs[i], wantW[i])
+					}
+				}
+				u32 := make([]uint32, P)
+				for i, v := range sel {
+					u32[i] = uint32(v)
+				}
+				got[run] = [][]uint32{e.bits(logits), u32, e.bits(wts), e.bits(dst)}
+				if err := be.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if want := launches[1] - b2n(n == 1); launches[0] != want {
+				t.Errorf("%s: %d launches fused, %d unfused; want %d", name, launches[0], launches[1], want)
+			}
+			for j := range got[0] {
+				for i := range got[0][j] {
+					if got[0][j][i] != got[1][j][i] {
+						t.Fatalf("%s: output %d [%d]: fused %#x, unfused %#x", name, j, i, got[0][j][i], got[1][j][i])
+					}
+				}
+			}
+		}
+	}
+}
+
+func b2n(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// f32Bytes is v's bytes (GGUF's little-endian F32 rows).
+func f32Bytes(v []float32) []byte {
+	out := make([]byte, 4*len(v))
+	for i, f := range v {
+		u := math.Float32bits(f)
+		out[4*i], out[4*i+1], out[4*i+2], out[4*i+3] = byte(u), byte(u>>8), byte(u>>16), byte(u>>24)
+	}
+	return out
+}
