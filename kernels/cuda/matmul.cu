@@ -101,7 +101,53 @@ __device__ void mmv_generic(MMV_ARGS, int rb) {
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     const int x0 = blockIdx.y * NX, ncol = min(NX, nx - x0);
     if (T == T_F32 || T == T_F16 || T == T_BF16) {
-        mmv_wide<T, NX>(W, wstride, X, xstride, D, dstride, M, K, x0, ncol, rb);
+        // A block a row: warp w's lanes sum elements 32w + lane, +128, ... (in double: a
+        // router's logits, whose near-ties pick experts; each product is exact there, so
+        // the order of the sums hardly shows in the float result); MV_FU of them are
+        // loaded at once, so that a row is a few round trips, not one per 32 elements.
+        // The warps' sums meet in shared memory in warp order.
+        constexpr int MV_FU = 8;
+        __shared__ double red[NX][4];
+        const int r = rb;
+        if (r >= M) return;
+        const uint8_t* wr = W + (i64)r * wstride;
+        auto ld = [&](const uint8_t* row, int j) {
+            return T == T_F32 ? ((const float*)row)[j] : T == T_F16 ? h2f(((const uint16_t*)row)[j]) : bf2f(((const uint16_t*)row)[j]);
+        };
+        double acc[NX];
+#pragma unroll
+        for (int n = 0; n < NX; n++) acc[n] = 0;
+        int j = 32 * w + lane;
+        for (; j + 128 * (MV_FU - 1) < K; j += 128 * MV_FU) {
+            float wv[MV_FU], xv[MV_FU][NX];
+#pragma unroll
+            for (int u = 0; u < MV_FU; u++) {
+                wv[u] = ld(wr, j + 128 * u);
+#pragma unroll
+                for (int n = 0; n < NX; n++) xv[u][n] = n < ncol ? ld(X + (i64)(x0 + n) * xstride, j + 128 * u) : 0.f;
+            }
+#pragma unroll
+            for (int u = 0; u < MV_FU; u++)
+#pragma unroll
+                for (int n = 0; n < NX; n++)
+                    if (n < ncol) acc[n] += (double)(wv[u] * xv[u][n]);
+        }
+        for (; j < K; j += 128) {
+            const float wv = ld(wr, j);
+#pragma unroll
+            for (int n = 0; n < NX; n++)
+                if (n < ncol) acc[n] += (double)(wv * ld(X + (i64)(x0 + n) * xstride, j));
+        }
+#pragma unroll
+        for (int n = 0; n < NX; n++) {
+            const double s = warp_sumd(acc[n]);
+            if (lane == 0) red[n][w] = s;
+        }
+        __syncthreads();
+        if (threadIdx.x < ncol) {
+            const int n = threadIdx.x;
+            D[(i64)(x0 + n) * dstride + r] = (float)((red[n][0] + red[n][1]) + (red[n][2] + red[n][3]));
+        }
         return;
     }
     // Quantized rows: L lanes a row (mmv_generic_lanes), lane l of a row taking blocks l,

@@ -1,50 +1,52 @@
 // moe.cu: a mixture of experts on the device (inference/backend/cuda/moe.go): routing
-// (moe_topk; moe_route with the router's product before it), the grouping of the
-// (token, slot) pairs by expert for the tensor-core products (moe_group, whose tiles
-// mmq.cu's mmq_id_* take), and the weighted sum of the experts' outputs (moe_sum).
+// (moe_topk), the grouping of the (token, slot) pairs by expert for the tensor-core
+// products (moe_group, whose tiles mmq.cu's mmq_id_* take), and the weighted sum of the
+// experts' outputs (moe_sum).
 #include "common.cuh"
 
 // ---- mixture of experts on the device (inference/backend/cuda/moe.go) ----
 
 #define MOE_MAX_EXPERTS 256
 
-// moe_route_row: the routing of deepseek2's route (inference/model/deepseek2/moe.go) of
-// one token's logits row (X experts) by the whole block, with the same float operations:
-// probabilities by softmax (float exps of the max-shifted logits; their double sum taken
-// in index order, by every thread at once) or sigmoid; selection scores = probabilities +
-// bias (optional); group limiting (the ngroup_used groups whose two best scores sum
-// highest); the k best in descending order, ties to the lower index: each expert's rank
-// counted against all the others at once (a NaN score ranks as -inf), so that no step
-// waits on another as a warp argmax a slot does; their probabilities optionally
-// normalised and scaled. ids (expert) and w (weight): the token's k entries. cg: the row
-// was written by other blocks of this launch (read from L2).
-__device__ __forceinline__ void moe_route_row(int* sel, float* ws, const float* row, const float* bias, int X, int k, int ngroup,
-                                              int ngroup_used, int sigmoid, int norm, float scale, bool cg) {
-    __shared__ float probs[MOE_MAX_EXPERTS], score[MOE_MAX_EXPERTS], gsum[MOE_MAX_EXPERTS], wk[MOE_MAX_EXPERTS];
-    __shared__ int keep[MOE_MAX_EXPERTS];
-    const int tid = threadIdx.x, nt = blockDim.x;
-    for (int e = tid; e < X; e += nt) probs[e] = cg ? __ldcg(row + e) : row[e];
-    __syncthreads();
+// moe_topk: the routing of deepseek2's route (inference/model/deepseek2/moe.go), with
+// the same float operations: per token (a warp) probabilities by softmax (float exps of
+// the max-shifted logits; their double sum taken in index order by one lane) or sigmoid;
+// selection scores = probabilities + bias (optional); group limiting (the ngroup_used
+// groups whose two best scores sum highest); the k best in descending order, ties to
+// the lower index (a warp argmax per slot); their probabilities optionally normalised
+// and scaled. logits [n, X]; ids (expert) and w (weight) [n, k], pair t*k + j.
+extern "C" __global__ void __launch_bounds__(32) moe_topk(int* ids, float* w, const float* logits, const float* bias, int X,
+                                                          int k, int ngroup, int ngroup_used, int sigmoid, int norm, float scale) { pdl_entry();
+    __shared__ float probs[MOE_MAX_EXPERTS], score[MOE_MAX_EXPERTS], gsum[MOE_MAX_EXPERTS];
+    __shared__ int keep[MOE_MAX_EXPERTS], taken[MOE_MAX_EXPERTS];
+    __shared__ float inv_s;
+    const int t = blockIdx.x, lane = threadIdx.x;
+    const float* row = logits + (i64)t * X;
     if (sigmoid) {
-        for (int e = tid; e < X; e += nt) probs[e] = 1.0f / (1.0f + (float)exp(-(double)probs[e]));
+        for (int e = lane; e < X; e += 32) probs[e] = 1.0f / (1.0f + (float)exp(-(double)row[e]));
     } else {
         float mx = -INFINITY;
-        for (int f = 0; f < X; f++) mx = fmaxf(mx, probs[f]);
-        __syncthreads();
-        for (int e = tid; e < X; e += nt) probs[e] = (float)exp((double)(probs[e] - mx));
-        __syncthreads();
-        double sum = 0;
-#pragma unroll 8
-        for (int f = 0; f < X; f++) sum += (double)probs[f];
-        const float inv = (float)(1.0 / sum);
-        __syncthreads();
-        for (int e = tid; e < X; e += nt) probs[e] *= inv;
+        for (int e = lane; e < X; e += 32) mx = fmaxf(mx, row[e]);
+        mx = warp_max(mx);
+        for (int e = lane; e < X; e += 32) probs[e] = (float)exp((double)(row[e] - mx));
+        __syncwarp();
+        if (lane == 0) {
+            double sum = 0;
+            for (int e = 0; e < X; e++) sum += (double)probs[e];
+            inv_s = (float)(1.0 / sum);
+        }
+        __syncwarp();
+        const float inv = inv_s;
+        for (int e = lane; e < X; e += 32) probs[e] *= inv;
     }
-    for (int e = tid; e < X; e += nt) score[e] = bias ? probs[e] + bias[e] : probs[e];
-    __syncthreads();
+    for (int e = lane; e < X; e += 32) {
+        score[e] = bias ? probs[e] + bias[e] : probs[e];
+        taken[e] = 0;
+    }
+    __syncwarp();
     if (ngroup > 1 && ngroup_used < ngroup) {
         const int per = X / ngroup;
-        for (int g = tid; g < ngroup; g += nt) {
+        for (int g = lane; g < ngroup; g += 32) {
             float a = -INFINITY, b = -INFINITY;
             for (int e = g * per; e < (g + 1) * per; e++) {
                 const float x = score[e];
@@ -58,75 +60,53 @@ __device__ __forceinline__ void moe_route_row(int* sel, float* ws, const float* 
             gsum[g] = a + b;
             keep[g] = 0;
         }
-        __syncthreads();
-        if (tid == 0)
+        __syncwarp();
+        if (lane == 0)
             for (int u = 0; u < ngroup_used; u++) {
                 int best = -1;
                 for (int g = 0; g < ngroup; g++)
                     if (!keep[g] && (best < 0 || gsum[g] > gsum[best])) best = g;
                 keep[best] = 1;
             }
-        __syncthreads();
-        for (int e = tid; e < X; e += nt)
+        __syncwarp();
+        for (int e = lane; e < X; e += 32)
             if (!keep[e / per]) score[e] = -INFINITY;
-        __syncthreads();
+        __syncwarp();
     }
-    for (int e = tid; e < X; e += nt)
-        if (isnan(score[e])) score[e] = -INFINITY;
-    __syncthreads();
-    for (int e = tid; e < X; e += nt) {
-        const float s = score[e];
-        int r = 0;
-#pragma unroll 8
-        for (int f = 0; f < X; f++) {
-            const float o = score[f];
-            r += o > s || (o == s && f < e);
+    int* sel = ids + (i64)t * k;
+    float* ws = w + (i64)t * k;
+    for (int j = 0; j < k; j++) {
+        int be = -1;
+        float bs = 0;
+        for (int e = lane; e < X; e += 32)
+            if (!taken[e] && (be < 0 || score[e] > bs)) {
+                be = e;
+                bs = score[e];
+            }
+        for (int o = 16; o > 0; o >>= 1) {
+            const int oe = __shfl_xor_sync(0xffffffffu, be, o);
+            const float os = __shfl_xor_sync(0xffffffffu, bs, o);
+            if (oe >= 0 && (be < 0 || os > bs || (os == bs && oe < be))) {
+                be = oe;
+                bs = os;
+            }
         }
-        if (r < k) {
-            sel[r] = e;
-            wk[r] = probs[e];
+        if (lane == 0) {
+            sel[j] = be;
+            ws[j] = probs[be];
+            taken[be] = 1;
         }
+        __syncwarp();
     }
-    __syncthreads();
-    for (int j = tid; j < k; j += nt) {
-        float v = wk[j];
-        if (norm) {
-            double s = 0;
-            for (int i = 0; i < k; i++) s += (double)wk[i];
-            v /= fmaxf((float)s, 6.103515625e-5f);
-        }
-        if (scale != 0.0f) v *= scale;
-        ws[j] = v;
+    if (lane != 0) return;
+    if (norm) {
+        double s = 0;
+        for (int j = 0; j < k; j++) s += (double)ws[j];
+        const float d = fmaxf((float)s, 6.103515625e-5f);
+        for (int j = 0; j < k; j++) ws[j] /= d;
     }
-}
-
-// moe_topk: moe_route_row for each token (a block): logits [n, X]; ids (expert) and w
-// (weight) [n, k], pair t*k + j.
-extern "C" __global__ void __launch_bounds__(128) moe_topk(int* ids, float* w, const float* logits, const float* bias, int X,
-                                                           int k, int ngroup, int ngroup_used, int sigmoid, int norm, float scale) { pdl_entry();
-    const int t = blockIdx.x;
-    moe_route_row(ids + (i64)t * k, w + (i64)t * k, logits + (i64)t * X, bias, X, k, ngroup, ngroup_used, sigmoid, norm, scale, false);
-}
-
-// moe_route: one token's router product and its routing in one launch (fuse.go): block r
-// computes logit r as mmv_f32_1 does (mmv_wide; router weights Wr [X, K] F32, wstride
-// bytes a row, the normed row x), and the last block to finish (count: an int that is
-// zero, and zero again after) routes the row as moe_topk does. One dependent launch
-// fewer in a decode step's chain, and the routing starts as soon as the last logit is
-// written.
-extern "C" __global__ void __launch_bounds__(128) moe_route(int* ids, float* w, float* logits, const uint8_t* Wr, i64 wstride, const uint8_t* x,
-                                                            int K, const float* bias, int X, int k, int ngroup, int ngroup_used, int sigmoid,
-                                                            int norm, float scale, int* count) { pdl_entry();
-    __shared__ int last;
-    mmv_wide<T_F32, 1>(Wr, wstride, x, 0, logits, 0, X, K, 0, 1, blockIdx.x);
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) last = atomicAdd(count, 1) == (int)gridDim.x - 1;
-    __syncthreads();
-    if (!last) return;
-    __threadfence();
-    if (threadIdx.x == 0) *count = 0;  // zero again for the next launch
-    moe_route_row(ids, w, logits, bias, X, k, ngroup, ngroup_used, sigmoid, norm, scale, true);
+    if (scale != 0.0f)
+        for (int j = 0; j < k; j++) ws[j] *= scale;
 }
 
 // moe_sum: dst[t, c] = sum over slots j of d[t*k + j, c] * w[t*k + j], each product

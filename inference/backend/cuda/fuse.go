@@ -26,8 +26,6 @@ import (
 //     SetRows of it: rope2_set without Q or V (fuseRoPE1Set).
 //   - A mixture of experts' weighted sum (moe_sum), then an Add of it and another
 //     tensor (the shared experts' output): moe_sum_add (fuseMoESumAdd).
-//   - A router's product of one row (mmv_f32_1), then the routing of its logits
-//     (moe_topk): moe_route (fuseRoute, moe.go).
 //   - add_rms_norm_q8_k of one row, then the streamed product (mvs, with EMBER_CUDA_MVS)
 //     of its Q8_K row: mvsn (fuseNormQ8K, mvs.go).
 //   - add_rms_norm_q8_k or swiglu_q8_k, then act_f16 of the Q8_K rows it wrote (the f16
@@ -63,14 +61,13 @@ const (
 	fuseMoESum     // moe_sum: an Add of its output and another tensor may join it
 	fuseNormQ8K    // add_rms_norm_q8_k of one row: the streamed product (mvs) of its Q8_K output may join it
 	fuseQ8KHalf    // add_rms_norm_q8_k or swiglu_q8_k: the f16 rows of its Q8_K output (act_f16, for cuBLASLt) may join it
-	fuseRouter     // mmv_f32_1 of one row of at most moeMaxExperts outputs: their routing (moe_topk) may join it
 )
 
 // fusedFrom is the kernel each kind's op queued.
 var fusedFrom = [...]string{fuseRMSNorm: "rms_norm", fuseSwiGLU: "swiglu_f32", fuseAddRMSNorm: "add_rms_norm",
 	fuseAdd: "add_f32", fuseRoPE: "rope_f32", fuseSetRows: "set_rows", fuseAttention: "attention_split1",
 	fuseRoPE2: "rope2_f32", fuseRoPESet: "rope2_set", fuseGetRows: "get_rows_f32", fuseMoESum: "moe_sum",
-	fuseNormQ8K: "add_rms_norm_q8_k", fuseQ8KHalf: "add_rms_norm_q8_k", fuseRouter: "mmv_f32_1"}
+	fuseNormQ8K: "add_rms_norm_q8_k", fuseQ8KHalf: "add_rms_norm_q8_k"}
 
 // span is device memory [lo, hi) in bytes.
 type span struct{ lo, hi uint64 }

@@ -243,9 +243,6 @@ func (b *Backend) MatMul(dst, w, x backend.Tensor) {
 	}
 	if wt.typ == quant.F32 && (d.ptr >= xt.ptr+uint64(xt.rows*xt.stride) || xt.ptr >= d.ptr+uint64(d.rows*d.stride)) {
 		b.mmv(d, wt, xt.ptr, xt.stride, xt.rows)
-		if xt.rows == 1 && wt.rows <= moeMaxExperts { // a router's logits, maybe (fuseRoute)
-			b.mark(fusable{kind: fuseRouter, dst: d.ptr, rows: 1, cols: wt.rows, args: []uint64{ptr(wt), i64(wt.stride), xt.ptr, i64(wt.cols)}})
-		}
 		return
 	}
 	xq, stride := b.quantize(xt, partner(wt.typ))

@@ -326,50 +326,6 @@ func TestMMVQueuePairedRuns(t *testing.T) {
 	}
 }
 
-// TestMMVQueueRoute: one row's router product (F32 weights) and the routing of its
-// logits are one launch, moe_route, with the product's weights, row stride, input and
-// width before the routing's arguments and the block counter after them; with fusion
-// off, or for two rows, the product and moe_topk.
-func TestMMVQueueRoute(t *testing.T) {
-	const E, X, F, k = 256, 8, 512, 2
-	for _, c := range []struct {
-		off  bool
-		n    int
-		want []string
-	}{
-		{false, 1, []string{"moe_route", "quant_q8_k", "mmv_id_q4_k"}},
-		{true, 1, []string{"mmv_f32_1", "moe_topk", "quant_q8_k", "mmv_id_q4_k"}},
-		{false, 2, []string{"mmv_f32_2", "moe_topk", "quant_q8_k", "mmv_id_q4_k"}},
-	} {
-		q := newMMQQueue("mmv_f32_1", "mmv_f32_2", "moe_topk", "moe_route", "quant_q8_k", "mmv_id_q4_k", "swiglu_f32", "swiglu_q8_k", "moe_sum")
-		q.fuse.cfg = fuseCfg{read: true, off: c.off}
-		q.split.count = scratch{ptr: 5 << 40, size: 1 << 20}
-		router := q.tensor(t, quant.F32, X, E)
-		xe, logits := q.tensor(t, quant.F32, c.n, E), q.tensor(t, quant.F32, c.n, X)
-		gate, up, down := q.tensor(t, quant.Q4_K, X*F, E), q.tensor(t, quant.Q4_K, X*F, E), q.tensor(t, quant.Q4_K, X*E, F)
-		P := c.n * k
-		ids, wts := q.tensor(t, quant.I32, P, 1), q.tensor(t, quant.F32, P, 1)
-		g, u, d, mo := q.tensor(t, quant.F32, P, F), q.tensor(t, quant.F32, P, F), q.tensor(t, quant.F32, P, E), q.tensor(t, quant.F32, c.n, E)
-		q.MatMul(logits, router, xe)
-		if !q.RoutedExperts(mo, xe, logits, gate, up, down, nil, ids, wts, g, u, d, 1, 1, false, true, 0) {
-			t.Fatal("RoutedExperts declined")
-		}
-		ls := q.launches()
-		names := q.names()
-		if !slices.Equal(names[:len(c.want)], c.want) {
-			t.Errorf("fusion off %v, %d rows: queued %v, want %v first", c.off, c.n, names, c.want)
-			continue
-		}
-		if names[0] != "moe_route" {
-			continue
-		}
-		want := []uint64{ids.ptr, wts.ptr, logits.ptr, router.ptr, uint64(router.stride), xe.ptr, E, 0, X, k, 1, 1, 0, 1, 0, 5 << 40}
-		if l := ls[0]; l.gx != X || l.gy != 1 || !slices.Equal(l.args, want) {
-			t.Errorf("moe_route grid %dx%d args %v, want %dx1 %v", l.gx, l.gy, l.args, X, want)
-		}
-	}
-}
-
 // TestMMVQueueLeadAndRuns: one row's latent and rope-key projections ahead of the
 // per-head q_nope and q_pe runs (DeepSeek-V2-Lite's decode step) round the row once:
 // mmv_multi for the two, one paired mmv_id for the heads; a lead of another dot partner,

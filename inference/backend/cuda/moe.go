@@ -86,10 +86,8 @@ func (b *Backend) RoutedExperts(dst, x, logits, gate, up, down, probsB, ids, wts
 			panic(fmt.Sprintf("cuda: RoutedExperts: %d biases for %d experts", bias.rows*bias.cols, X))
 		}
 	}
-	route := []uint64{ptr(bias), i64(X), i64(k), i64(nGroup), i64(nGroupUsed), i64(b2i(sigmoid)), i64(b2i(norm)), f32(scale)}
-	if !b.fuseRoute(lt, it, wt, route) {
-		b.launch("moe_topk", n, 1, moeThreads, 0, append([]uint64{ptr(it), ptr(wt), ptr(lt)}, route...)...)
-	}
+	b.launch("moe_topk", n, 1, 32, 0, ptr(it), ptr(wt), ptr(lt), ptr(bias), i64(X), i64(k),
+		i64(nGroup), i64(nGroupUsed), i64(b2i(sigmoid)), i64(b2i(norm)), f32(scale))
 	// Gate and up of every pair from its token's row, then the pairs' SwiGLU and down.
 	prod := func(d, w *tensor, xq uint64, xs, xdiv int) { b.mmvID(d, w, nil, nil, X, xq, xs, it, xdiv) }
 	if grouped {
@@ -112,31 +110,6 @@ func (b *Backend) RoutedExperts(dst, x, logits, gate, up, down, probsB, ids, wts
 	args := []uint64{ptr(dt), ptr(pd), ptr(wt), i64(k), i64(E), i64(n)}
 	b.launch("moe_sum", blocks(n*E), 1, 256, 0, args...)
 	b.mark(fusable{kind: fuseMoESum, dst: dt.ptr, rows: n, cols: E, args: args, mem: [2]span{spanOf(pd), spanOf(wt)}})
-	return true
-}
-
-// moeThreads is moe_topk's and moe_route's block size (a thread an expert and more,
-// up to moeMaxExperts).
-const moeThreads = 128
-
-// fuseRoute replaces the queued router product of one row into lt (mmv_f32_1, fuseRouter)
-// with moe_route, the product and the routing of its logits (route: moe_topk's arguments
-// after the logits) into ids and wts in one launch, and reports whether it did. One
-// launch fewer in a decode step's chain: DeepSeek-V2-Lite's step went 12 us a layer
-// faster on the H200 with moe_topk left out (EMBER_CUDA_SKIP), and the separate routing
-// waited for the whole product to finish and flush before it began.
-func (b *Backend) fuseRoute(lt, ids, wts *tensor, route []uint64) bool {
-	f, ok := b.take()
-	if !ok || f.kind != fuseRouter || f.dst != lt.ptr || lt.rows != 1 || f.cols != lt.cols || b.kernels["moe_route"] == nil {
-		return false
-	}
-	count := b.counters(4)
-	if count == 0 {
-		return false // b.err is set: nothing more runs
-	}
-	b.queue.pop()
-	args := append([]uint64{ptr(ids), ptr(wts), lt.ptr}, f.args...)
-	b.launch("moe_route", lt.cols, 1, moeThreads, 0, append(append(args, route...), count)...)
 	return true
 }
 
