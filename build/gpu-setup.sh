@@ -10,6 +10,7 @@ for f in bin/dev/*.xz; do [ -e "$f" ] && xz -d -f "$f"; done
 chmod +x bin/dev/*
 E=$R/bin/dev/ember
 for m in ${MODELS:-q4 q8 v2}; do
+	[ -s /tmp/$m.gguf ] && continue # written by an earlier call on this machine
 	case $m in
 	q4) $E synth /tmp/q4.gguf -preset llama3.1-8b -ftype q4_k_m >/dev/null 2>&1 & ;;
 	q8) $E synth /tmp/q8.gguf -preset llama3.1-8b -ftype q8_0 >/dev/null 2>&1 & ;;

@@ -109,14 +109,13 @@ func routeRef(logits, bias []float32, X, k, nGroup, nGroupUsed int, sigmoid, nor
 	return ids, wts
 }
 
-// TestMoERouting (GPU): the routing on the device (RoutedExperts: moe_route, the router
-// product and routing of one row in one launch, or moe_topk after the product) picks
-// routeRef's experts and weights, bit for bit, from the logits the product wrote; one
-// row's fused launch gives the unfused launches' bits in every output (logits, experts,
-// weights, the experts' sum) with one launch fewer. The router's rows include copies of
-// one another and a zero row (tied scores), and the cases cover softmax and sigmoid
-// gating, selection bias, expert groups, weight normalisation and scaling, and expert
-// counts below, at and past the kernels' 128 threads.
+// TestMoERouting (GPU): the routing on the device (RoutedExperts' moe_topk after the
+// router product) picks routeRef's experts and weights, bit for bit, from the logits the
+// product wrote, and the fused and unfused launches give the same bits in every output
+// (logits, experts, weights, the experts' sum). The router's rows include copies of one
+// another and a zero row (tied scores), and the cases cover softmax and sigmoid gating,
+// selection bias, expert groups, weight normalisation and scaling, one row and three,
+// and expert counts past a warp's lanes.
 func TestMoERouting(t *testing.T) {
 	const K, F = 448, 32
 	for _, c := range []struct {
@@ -138,7 +137,6 @@ func TestMoERouting(t *testing.T) {
 			}
 			name := fmt.Sprintf("%s-%d", c.name, n)
 			var got [2][][]uint32
-			var launches [2]int
 			for run := range 2 {
 				be := newOrSkip(t)
 				if run == 1 {
@@ -150,7 +148,7 @@ func TestMoERouting(t *testing.T) {
 					wv[i] = float32(e.rng.NormFloat64() * 0.05)
 				}
 				copy(wv[(c.X-2)*K:(c.X-1)*K], wv[K:2*K]) // rows 1 and X-2 tie
-				clear(wv[2*K : 3*K])                      // and a zero row: logit 0
+				clear(wv[2*K : 3*K])                     // and a zero row: logit 0
 				router, err := be.Weight(quant.F32, c.X, K, f32Bytes(wv))
 				if err != nil {
 					t.Fatal(err)
@@ -172,12 +170,10 @@ func TestMoERouting(t *testing.T) {
 				if err := be.Sync(context.Background()); err != nil {
 					t.Fatal(err)
 				}
-				k0 := cuda.Launches(be)
 				be.MatMul(logits, router, x)
 				if !be.RoutedExperts(dst, x, logits, gate, up, down, probsB, ids, wts, g, u, d, c.groups, c.used, c.sigmoid, c.norm, c.scale) {
 					t.Fatalf("%s: RoutedExperts declined", name)
 				}
-				launches[run] = cuda.Launches(be) - k0
 				lv, wsel, sel := make([]float32, n*c.X), make([]float32, P), make([]int32, P)
 				if err := be.ReadF32(context.Background(), logits, lv); err != nil {
 					t.Fatal(err)
@@ -203,9 +199,6 @@ func TestMoERouting(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if want := launches[1] - b2n(n == 1); launches[0] != want {
-				t.Errorf("%s: %d launches fused, %d unfused; want %d", name, launches[0], launches[1], want)
-			}
 			for j := range got[0] {
 				for i := range got[0][j] {
 					if got[0][j][i] != got[1][j][i] {
@@ -215,13 +208,6 @@ func TestMoERouting(t *testing.T) {
 			}
 		}
 	}
-}
-
-func b2n(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // f32Bytes is v's bytes (GGUF's little-endian F32 rows).
