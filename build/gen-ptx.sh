@@ -7,7 +7,9 @@ set -eu
 cd "$(dirname "$0")/../kernels/cuda"
 for cu in *.cu; do
 	m=${cu%.cu}
-	nvcc -arch=sm_90 -ptx -O3 -fmad=false -o "/tmp/$m.ptx" "$cu"
+	arch=sm_90
+	[ "$m" = mmg ] && arch=sm_90a # wgmma: Hopper only (inference/backend/cuda/mmg.go)
+	nvcc -arch=$arch -ptx -O3 -fmad=false -o "/tmp/$m.ptx" "$cu"
 	h=$(cat "$cu" $(LC_ALL=C ls *.cuh) | sha256sum | cut -d" " -f1)
 	{ echo "// ember-sources-sha256: $h"; cat "/tmp/$m.ptx"; } >"$m.ptx"
 	echo "$m.ptx: $(wc -c <"$m.ptx") bytes"

@@ -82,6 +82,7 @@ type Backend struct {
 	lt        ltState        // cuBLASLt for large products, when present (cublaslt_matmul.go)
 	f16c      f16Copies      // f16 copies of weights for batched products (f16copy.go)
 	mf        mfConf         // the f16 tensor-core product over quantized weights (mmf.go)
+	mg        mgConf         // the wgmma product over Q4_K weights (mmg.go)
 	capt      ltCapture      // capturing cuBLASLt's products into graphs (ltgraph.go)
 	br        branchState    // the side branch being queued (branch.go)
 	carve     int            // the preferred shared memory carveout of the kernels carved names, per cent; -1: the driver's (carveout.go)
@@ -131,6 +132,10 @@ func New(opt Options) (*Backend, error) {
 		b.Close()
 		return nil, err
 	}
+	if b.mg, err = mgFromEnv(); err != nil {
+		b.Close()
+		return nil, err
+	}
 	if v := os.Getenv(SkipEnv); v != "" {
 		b.skip = strings.Split(v, ",")
 	}
@@ -153,11 +158,15 @@ func New(opt Options) (*Backend, error) {
 			return nil, err
 		}
 		m, err := h.loadModule(name, ptx)
+		if err != nil && name == mgModule {
+			continue // sm_90a code: only Hopper runs it (mmg.go)
+		}
 		if err != nil {
 			b.Close()
 			return nil, err
 		}
 		b.modules = append(b.modules, m)
+		b.mg.loaded = b.mg.loaded || name == mgModule
 	}
 	if err := b.checkMMFWide(); err != nil {
 		b.Close()
@@ -190,6 +199,9 @@ type tensor struct {
 	mfp        uint64 // mmf's packed copy of a weight (mmf.go), 0 if none
 	noMFP      bool   // a packed copy was declined (no room)
 	mfpFresh   bool   // the packed copy's kernel may be the last one queued
+	mgp        uint64 // mmg's packed copy of a Q4_K weight (mmg.go), 0 if none
+	noMGP      bool   // a packed copy was declined (no room)
+	mgpFresh   bool   // the packed copy's kernel may be the last one queued
 }
 
 func (t *tensor) Type() quant.Type { return t.typ }
@@ -332,7 +344,7 @@ func (b *Backend) Free(bt backend.Tensor) {
 	if b.closed {
 		return
 	}
-	for _, p := range []uint64{t.ptr, t.f16, t.mfp} {
+	for _, p := range []uint64{t.ptr, t.f16, t.mfp, t.mgp} {
 		if n, ok := b.live[p]; ok {
 			delete(b.live, p)
 			b.pool[n] = append(b.pool[n], p)

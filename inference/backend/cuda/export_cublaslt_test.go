@@ -133,3 +133,25 @@ func SetLtTune(b *Backend, on bool) { b.lt.tune = on }
 
 // LtTuned is the number of cuBLASLt plans b has tuned.
 func LtTuned(b *Backend) int { return b.st.ltTuned }
+
+// SetMMG turns mmg on from minRows rows for weights of any size (when its module loaded)
+// or off; reports whether the module loaded.
+func SetMMG(b *Backend, on bool, minRows int) bool {
+	b.mg.off, b.mg.minRows, b.mg.minElems = !on, minRows, 0
+	return b.mg.loaded
+}
+
+// MMGProducts is the number of products b has run on mmg.
+func MMGProducts(b *Backend) int { return b.mg.products }
+
+// MMGPacks reports mmg's packed copies and the device memory they hold.
+func MMGPacks(b *Backend) (count, bytes int) { return b.mg.count, b.mg.bytes }
+
+// MMGFromEnv is mgFromEnv: whether mmg is off and the fewest rows it takes.
+func MMGFromEnv() (off bool, minRows int, err error) {
+	c, err := mgFromEnv()
+	return c.off, c.minRows, err
+}
+
+// MGSplits is mgSplits.
+func MGSplits(mt, steps, sms int) int { return mgSplits(mt, steps, sms) }

@@ -173,6 +173,11 @@ func (b *Backend) forgetCopies(t *tensor) {
 		b.mf.bytes -= mfPackBytes(t)
 		t.mfp = 0
 	}
+	if t.mgp != 0 {
+		b.mg.count--
+		b.mg.bytes -= mgPackBytes(t)
+		t.mgp = 0
+	}
 }
 
 // f16Bytes is the size of t's f16 copy.

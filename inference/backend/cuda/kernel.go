@@ -26,6 +26,9 @@ func (b *Backend) kernel(name string) *kernel {
 			if strings.HasPrefix(name, "mmq") && name != "mmq_reduce" || strings.HasPrefix(name, "mmf") && !strings.HasPrefix(name, "mmf_pack") {
 				b.fail(b.raiseSmem(k, mmqSmemMax))
 			}
+			if strings.HasPrefix(name, "mmg_q") { // its static part (the stages' barriers) leaves less than mmqSmemMax
+				b.fail(b.raiseSmem(k, mgStages*(mgWS+mgXS)))
+			}
 			if strings.HasPrefix(name, "mvs") {
 				b.fail(b.raiseSmem(k, mvsSmemMax))
 			}

@@ -253,6 +253,8 @@ func (b *Backend) MatMul(dst, w, x backend.Tensor) {
 // before any projection writes its output (which may alias x).
 func (b *Backend) MatMulShared(x backend.Tensor, projs []backend.Proj) {
 	xt := want(x, quant.F32)
+	b.mg.laid, b.mg.shared = 0, true
+	defer func() { b.mg.laid, b.mg.shared = 0, false }() // mmg's laid-out rows serve only these projections
 	if b.multi(xt, projs) || b.sharedRuns(xt, nil, projs) {
 		return
 	}

@@ -123,12 +123,16 @@ func (b *Backend) checkMMFWide() error {
 	return fmt.Errorf("cuda: $%s: no mmfw_q4_k and mmfw_q6_k kernels in the PTX (build/wip/mmfw.patch makes them)", MMFWideEnv)
 }
 
-// mfTakes reports whether mmf runs the product of w with n activation rows: Q4_K and
+// mfTakes reports whether mmf (or mmg, which it dispatches to, where mgTakes) runs the
+// product of w with n activation rows: Q4_K and
 // Q6_K rows of whole 256-element steps of a whole weight with a packed copy (one made
 // now if there is none and the device has room), from minRows rows to below the f16
 // copies' (where they are on) and cuBLASLt's (at most ltDefaultMinRows: prompt-sized
 // products stay on cuBLASLt or mmq).
 func (b *Backend) mfTakes(w *tensor, n int) bool {
+	if b.mgTakes(w, n) {
+		return true // on mmg (mmf dispatches)
+	}
 	least, most := b.mfRows()
 	if !b.mf.on || n < least || n >= most {
 		return false
@@ -197,6 +201,10 @@ func mfSplits(mt, nt, steps, sms int) int {
 // mmf queues the product d = w x^T of the n f16 activation rows xh (actStride(F16,
 // w.cols) bytes apart, from ltAct).
 func (b *Backend) mmf(d, w *tensor, xh uint64, n int) {
+	if b.mgTakes(w, n) {
+		b.mmg(d, w, xh, n)
+		return
+	}
 	if xh == 0 || b.err != nil {
 		return
 	}

@@ -59,19 +59,7 @@ func TestMMF(t *testing.T) {
 	cuda.SetMMF(be, true, 1)
 	rb := ref.New()
 	rng := rand.New(rand.NewPCG(41, 42))
-	check := func(name string, db, dr backend.Tensor, n, m, k int) {
-		t.Helper()
-		got, want := backendtest.ReadF32(t, be, db), backendtest.ReadF32(t, rb, dr)
-		if e := goldentest.NMSE(got, want); !(e < 1e-5) {
-			t.Fatalf("%s: NMSE %.3g against the reference (want < 1e-5); %s", name, e, firstDiff(got, want, m))
-		}
-		scale := 0.05 * math.Sqrt(float64(k))
-		for i := range want {
-			if d := math.Abs(float64(got[i] - want[i])); !(d <= 1e-2*scale) {
-				t.Fatalf("%s: row %d col %d: got %g, want %g (scale %g)", name, i/m, i%m, got[i], want[i], scale)
-			}
-		}
-	}
+	check := mmfCheck(t, be, rb)
 	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K} {
 		for _, s := range []struct{ m, k, n int }{
 			{300, 1024, 100}, // 2 x 2 tiles, 2 K splits
@@ -135,6 +123,25 @@ func TestMMF(t *testing.T) {
 	}
 	for i, o := range outs {
 		check("MatMulShared", o[0], o[1], n, ms[i], k)
+	}
+}
+
+// mmfCheck compares a product on be (db) with the reference's (dr) of n rows of m over
+// k-element dot products: NMSE under 1e-5 and each value within 1e-2 of the products'
+// scale (0.05 sqrt(k)).
+func mmfCheck(t *testing.T, be *cuda.Backend, rb backend.Backend) func(name string, db, dr backend.Tensor, n, m, k int) {
+	return func(name string, db, dr backend.Tensor, n, m, k int) {
+		t.Helper()
+		got, want := backendtest.ReadF32(t, be, db), backendtest.ReadF32(t, rb, dr)
+		if e := goldentest.NMSE(got, want); !(e < 1e-5) {
+			t.Fatalf("%s: NMSE %.3g against the reference (want < 1e-5); %s", name, e, firstDiff(got, want, m))
+		}
+		scale := 0.05 * math.Sqrt(float64(k))
+		for i := range want {
+			if d := math.Abs(float64(got[i] - want[i])); !(d <= 1e-2*scale) {
+				t.Fatalf("%s: row %d col %d: got %g, want %g (scale %g)", name, i/m, i%m, got[i], want[i], scale)
+			}
+		}
 	}
 }
 

@@ -1,0 +1,118 @@
+package cuda_test
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"ember/inference/backend"
+	"ember/inference/backend/cuda"
+	"ember/inference/backend/ref"
+	"ember/inference/quant"
+)
+
+func TestMMGEnv(t *testing.T) {
+	checkRowsEnv(t, cuda.MMGEnv, cuda.MMGFromEnv, []rowsEnvCase{{"", true, 48, false}, {"auto", true, 48, false},
+		{"off", true, 48, false}, {"0", true, 48, false}, {"33", false, 33, false}, {"-1", false, 0, true},
+		{"some", false, 0, true}})
+}
+
+// TestMGSplits: the K splits of mmg's products on a 132-SM H200 (tiles of 128 weight
+// rows, two blocks an SM, steps of 256 elements), none empty.
+func TestMGSplits(t *testing.T) {
+	for _, c := range []struct {
+		name            string
+		mt, steps, want int
+	}{
+		{"8B gate 14336x4096", 112, 16, 2},
+		{"8B down 4096x14336", 32, 56, 8},
+		{"8B Q 4096x4096", 32, 16, 8},
+		{"8B K 1024x4096", 8, 16, 16},
+		{"output head 128256x4096", 1002, 16, 1},
+		{"one step", 1, 1, 1},
+		{"odd steps", 32, 9, 5},  // 8 asked: 2 steps a split
+		{"six asked", 40, 20, 5}, // 4 steps a split
+	} {
+		got := cuda.MGSplits(c.mt, c.steps, 132)
+		if got != c.want {
+			t.Errorf("%s: %d splits, want %d", c.name, got, c.want)
+		}
+		if per := (c.steps + got - 1) / got; (got-1)*per >= c.steps {
+			t.Errorf("%s: %d splits of %d steps leave the last one empty", c.name, got, per)
+		}
+	}
+}
+
+// TestMMG (GPU, Hopper): products of 33-64 activation rows over Q4_K weights on mmg
+// (over the weight's packed copy, which Free returns) against the reference, at shapes
+// with ragged weight tiles, partial activation tiles, one step a row, and K splits (with
+// mmq_reduce); and MatMulShared's two Q4_K projections beside a Q6_K one (which stays
+// off mmg). The weights are the f16 roundings of the reference's values and the
+// activations f16 (as on cuBLASLt over the f16 copies), so the bound is TestMMF's.
+func TestMMG(t *testing.T) {
+	be := newWith(t, cuda.Options{NoCublas: true})
+	defer be.Close()
+	if !cuda.SetMMG(be, true, 33) {
+		t.Skip("skipping: no mmg module on this GPU (it is sm_90a code)")
+	}
+	rb := ref.New()
+	rng := rand.New(rand.NewPCG(43, 44))
+	check := mmfCheck(t, be, rb)
+	for _, s := range []struct{ m, k, n int }{
+		{300, 1024, 64},  // 3 row tiles (one ragged), K splits
+		{257, 2304, 40},  // ragged rows, a partial activation tile, 9 steps
+		{1000, 256, 48},  // one step a row
+		{128, 4096, 33},  // one tile, 16 splits of one step
+		{4096, 4096, 64}, // Llama's Q/O shape
+		{1536, 7168, 57}, // 28 steps in splits
+	} {
+		data, _ := quantized(t, rng, quant.Q4_K, s.m, s.k)
+		wb, err := be.Weight(quant.Q4_K, s.m, s.k, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wr, _ := rb.Weight(quant.Q4_K, s.m, s.k, data)
+		_, xb, xr := ltInput(t, be, rb, rng, s.n, s.k)
+		db, dr := newF32(t, be, s.n, s.m), newF32(t, rb, s.n, s.m)
+		before := cuda.MMGProducts(be)
+		be.MatMul(db, wb, xb)
+		rb.MatMul(dr, wr, xr)
+		if cuda.MMGProducts(be)-before != 1 {
+			t.Fatalf("%dx%d, %d rows: not on mmg", s.m, s.k, s.n)
+		}
+		check("Q4_K", db, dr, s.n, s.m, s.k)
+		if n, bytes := cuda.MMGPacks(be); n != 1 || bytes < s.m*s.k*3/4 {
+			t.Fatalf("%dx%d: %d packed copies of %d bytes, want one", s.m, s.k, n, bytes)
+		}
+		for _, x := range []backend.Tensor{wb, xb, db} {
+			be.Free(x)
+		}
+		if n, bytes := cuda.MMGPacks(be); n != 0 || bytes != 0 {
+			t.Fatalf("%dx%d: after Free %d packed copies of %d bytes", s.m, s.k, n, bytes)
+		}
+	}
+	const k, n = 1024, 64
+	_, xb, xr := ltInput(t, be, rb, rng, n, k)
+	var projs []backend.Proj
+	var outs [][2]backend.Tensor
+	var ms []int
+	for i, typ := range []quant.Type{quant.Q4_K, quant.Q6_K, quant.Q4_K} {
+		m := 256 + 200*i
+		data, _ := quantized(t, rng, typ, m, k)
+		wb, err := be.Weight(typ, m, k, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wr, _ := rb.Weight(typ, m, k, data)
+		db, dr := newF32(t, be, n, m), newF32(t, rb, n, m)
+		rb.MatMul(dr, wr, xr)
+		projs, outs, ms = append(projs, backend.Proj{Dst: db, W: wb}), append(outs, [2]backend.Tensor{db, dr}), append(ms, m)
+	}
+	before := cuda.MMGProducts(be)
+	backend.MatMulShared(be, xb, projs)
+	if got := cuda.MMGProducts(be) - before; got != 2 {
+		t.Fatalf("MatMulShared: %d products on mmg, want 2", got)
+	}
+	for i, o := range outs {
+		check("MatMulShared", o[0], o[1], n, ms[i], k)
+	}
+}

@@ -1,0 +1,223 @@
+// mmg.cu: products of up to 64 activation rows (decode of many sequences) over Q4_K
+// weights on Hopper's warpgroup tensor instructions (wgmma; this module is compiled for
+// sm_90a and loads only there: inference/backend/cuda/mmg.go).
+//
+// dst[n, r] = dot(w[r, :], x[n, :]) with each weight the f16 rounding of quant's
+// dequantQ4_K value (d*sc*q - dmin*m in f32, as the f16 copies of f16copy.go hold it) and
+// x the f16 activation rows cuBLASLt would take (act_f16 of the Q8_K-rounded values), f32
+// sums: the products of the f16 copies on cuBLASLt but for the summation order, from a
+// quarter of their bytes.
+//
+// A block is two warpgroups, 128 weight rows x 64 activation rows; K in steps of 256.
+// Each step's operands come in one stage of shared memory by two bulk copies (thread 0
+// issues them; they complete on the stage's mbarrier): the weights from a packed copy
+// (mmg_pack_q4_k) and the activation rows from a copy already in the stage's layout
+// (mmg_xl). Per-thread 16-byte copies of the same bytes were the bound of this product
+// (build/micro/wg.cu: 41 us for 14336x4096 with no tensor work at all, against 22 us for
+// the whole product with bulk copies). Each warp dequantizes its 16 rows into wgmma's A
+// fragments in registers; the tensor cores read the activations (B) from shared memory
+// by descriptor: no-swizzle K-major core matrices (8 rows x 16 bytes, 128 contiguous
+// bytes; the next in K 128 bytes on, the next 8 rows 4 KiB on).
+//
+// The packed copy, per tile of 128 rows and step, a row's 192 bytes: eight f32 pairs
+// (d*sc, dmin*m: sub-block j's), then four 32-byte pieces, one per lane c = lane % 4,
+// holding that lane's quants of the step: word i, byte 2h + j has in its low nibble
+// element 16(2i + h) + 2c + j and in its high nibble the same + 8 (m16n8k16's A fragment
+// of k16 block 2i + h), so a lane's quants of a row are two 16-byte loads a step.
+#include "common.cuh"
+
+#define MG_TM 128                // weight rows a block
+#define MG_TN 64                 // activation rows a block
+#define MG_RB 192                // packed bytes of a row a step
+#define MG_WS (MG_TM * MG_RB)    // a stage's weights (24 KiB)
+#define MG_XS (MG_TN * 256 * 2)  // a stage's activations (32 KiB)
+#define MG_STAGES 2
+
+// mmg_pack_q4_k writes the packed copy P of M rows of Q4_K weights W (nb steps a row):
+// 16-byte chunk ch of row r of tile t and step s at ((t nb + s) MG_TM + r) MG_RB + 16 ch,
+// rows past M zeros. Chunks 0-3: the pairs of sub-blocks 2ch, 2ch+1; 4-11: lane
+// (ch - 4) / 2's words 4u..4u+3, u = (ch - 4) % 2.
+extern "C" __global__ void mmg_pack_q4_k(const uint8_t* W, i64 wstride, int M, int nb, uint8_t* P) { pdl_entry();
+    constexpr int CH = MG_RB / 16;
+    const i64 total = (i64)((M + MG_TM - 1) / MG_TM) * nb * MG_TM * CH;
+    for (i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x; e < total; e += (i64)gridDim.x * blockDim.x) {
+        const int ch = (int)(e % CH);
+        const i64 q = e / CH;
+        const int row = (int)(q / ((i64)nb * MG_TM)) * MG_TM + (int)(q % MG_TM), s = (int)(q / MG_TM % nb);
+        uint32_t v[4] = {0, 0, 0, 0};
+        if (row < M) {
+            const uint8_t* b = W + (i64)row * wstride + 144 * s;
+            if (ch < 4) {
+                const float d = ldh(b), dmin = ldh(b + 2);
+                for (int k = 0; k < 2; k++) {
+                    int sc, m;
+                    scale_min_k4(2 * ch + k, b + 4, &sc, &m);
+                    v[2 * k] = __float_as_uint(d * (float)sc);
+                    v[2 * k + 1] = __float_as_uint(dmin * (float)m);
+                }
+            } else {
+                const int c = (ch - 4) / 2, u = (ch - 4) % 2;
+                for (int w = 0; w < 4; w++) {
+                    const int i = 4 * u + w;
+                    uint32_t x = 0;
+                    for (int h = 0; h < 2; h++)
+                        for (int j = 0; j < 2; j++) {
+                            const int e0 = 16 * (2 * i + h) + 2 * c + j;
+                            x |= (uint32_t)(q4k_at(b + 16, e0) | (q4k_at(b + 16, e0 + 8) << 4)) << (8 * (2 * h + j));
+                        }
+                    v[w] = x;
+                }
+            }
+        }
+        *(uint4*)(P + 16 * e) = make_uint4(v[0], v[1], v[2], v[3]);
+    }
+}
+
+// mmg_xl writes the N f16 activation rows xh (xstride bytes apart, K elements) in the
+// stage layout, a step (MG_XS bytes) after another, rows N..63 zeros: row n's elements
+// 8kc..8kc+7 of step s at s MG_XS + ((n / 8) 32 + kc) 128 + (n % 8) 16.
+extern "C" __global__ void mmg_xl(const uint8_t* xh, i64 xstride, int N, int K, uint8_t* XL) { pdl_entry();
+    const int nc = K / 8;
+    for (int q = blockIdx.x * blockDim.x + threadIdx.x; q < MG_TN * nc; q += gridDim.x * blockDim.x) {
+        const int n = q / nc, kk = q % nc, s = kk / 32, kc = kk % 32;
+        const uint4 v = n < N ? *(const uint4*)(xh + (i64)n * xstride + 16 * kk) : make_uint4(0, 0, 0, 0);
+        *(uint4*)(XL + (i64)s * MG_XS + (((n >> 3) * 32 + kc) << 7) + ((n & 7) << 4)) = v;
+    }
+}
+
+__device__ __forceinline__ uint4 mg_lds128(uint32_t a) {
+    uint4 v;
+    asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(a));
+    return v;
+}
+__device__ __forceinline__ float2 mg_lds64f(uint32_t a) {
+    float2 v;
+    asm volatile("ld.shared.v2.f32 {%0,%1}, [%2];" : "=f"(v.x), "=f"(v.y) : "r"(a));
+    return v;
+}
+
+// mg_deq2: the f16 pair (low half first) of quants byte k0 and k1 of v (values 0..15):
+// each d1 * q - m1 in f32 (no fused multiply-add: -fmad=false), rounded to f16.
+__device__ __forceinline__ uint32_t mg_deq2(uint32_t v, int k0, int k1, float d1, float m1) {
+    const float q0 = __uint_as_float(__byte_perm(v, 0x4b00u, 0x5440 | k0)) - 8388608.0f;
+    const float q1 = __uint_as_float(__byte_perm(v, 0x4b00u, 0x5440 | k1)) - 8388608.0f;
+    const __half2 h = __floats2half2_rn(d1 * q0 - m1, d1 * q1 - m1);
+    return *(const uint32_t*)&h;
+}
+
+__device__ __forceinline__ void mg_fence_acc(float* d) {
+#pragma unroll
+    for (int i = 0; i < 32; i++) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// mg_mma: d += A (a warpgroup's 64 x 16 fragment in registers) x B (16 x 64 by descriptor).
+__device__ __forceinline__ void mg_mma(float* d, const uint32_t* a, uint64_t b) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31},"
+        " {%32,%33,%34,%35}, %36, p, 1, 1, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
+          "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
+          "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
+          "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(1));
+}
+
+__device__ __forceinline__ void mg_wait(uint32_t bar, uint32_t parity) {
+    asm volatile(
+        "{\n.reg .pred p;\nMG_WAIT_%=:\nmbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n@!p bra MG_WAIT_%=;\n}\n" ::"r"(bar),
+        "r"(parity)
+        : "memory");
+}
+
+__device__ __forceinline__ void mg_bulk(uint32_t dst, const void* src, int bytes, uint32_t bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst), "l"(src),
+                 "r"(bytes), "r"(bar)
+                 : "memory");
+}
+
+// mmg_q4_k: the product of the N (<= 64) activation rows XL (mmg_xl) by the weights P
+// (mmg_pack_q4_k) into D (dstride floats a row), or, with gridDim.y > 1 splits of the K
+// steps, each split's partial sums into part (split s: N rows of M, for mmq_reduce). A
+// split with no steps is never launched. early: the packed copy was made before the
+// kernel before this one, so its first weights are requested before the wait for it.
+extern "C" __global__ void __launch_bounds__(256, 2) mmg_q4_k(const uint8_t* __restrict__ P, const uint8_t* __restrict__ XL, float* D,
+                                                           i64 dstride, int M, int K, int N, float* part, int early) { pdl_defer();
+    extern __shared__ __align__(128) uint8_t mg_raw[];
+    __shared__ __align__(8) uint64_t bars[MG_STAGES];
+    const int tid = threadIdx.x, wg = tid >> 7, warp = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, c = lane & 3;
+    const int nb = K / 256, splits = gridDim.y, per = (nb + splits - 1) / splits, s0 = blockIdx.y * per;
+    const int steps = min(nb, s0 + per) - s0;
+    const uint8_t* wt = P + (i64)blockIdx.x * nb * MG_WS;
+    const uint32_t base = (uint32_t)__cvta_generic_to_shared(mg_raw), bar0 = (uint32_t)__cvta_generic_to_shared(bars);
+    auto stage = [](int st) { return (uint32_t)(st * (MG_WS + MG_XS)); };
+    if (tid == 0) {
+        for (int i = 0; i < MG_STAGES; i++) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar0 + 8 * i) : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        for (int p = 0; p < MG_STAGES - 1 && p < steps; p++) {
+            asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar0 + 8 * p), "r"(MG_WS + MG_XS) : "memory");
+            if (early) mg_bulk(base + stage(p), wt + (i64)(s0 + p) * MG_WS, MG_WS, bar0 + 8 * p);
+        }
+    }
+    pdl_wait();
+    if (tid == 0)
+        for (int p = 0; p < MG_STAGES - 1 && p < steps; p++) {
+            if (!early) mg_bulk(base + stage(p), wt + (i64)(s0 + p) * MG_WS, MG_WS, bar0 + 8 * p);
+            mg_bulk(base + stage(p) + MG_WS, XL + (i64)(s0 + p) * MG_XS, MG_XS, bar0 + 8 * p);
+        }
+    __syncthreads();  // the barriers' initialization is seen by every thread
+    float acc[32];
+#pragma unroll
+    for (int i = 0; i < 32; i++) acc[i] = 0.f;
+    for (int j = 0; j < steps; j++) {
+        if (j > 0) __syncthreads();  // every thread is done with the stage refilled next
+        if (tid == 0 && j + MG_STAGES - 1 < steps) {
+            const int st = (j + MG_STAGES - 1) % MG_STAGES, s = s0 + j + MG_STAGES - 1;
+            asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar0 + 8 * st), "r"(MG_WS + MG_XS) : "memory");
+            mg_bulk(base + stage(st), wt + (i64)s * MG_WS, MG_WS, bar0 + 8 * st);
+            mg_bulk(base + stage(st) + MG_WS, XL + (i64)s * MG_XS, MG_XS, bar0 + 8 * st);
+        }
+        const int st = j % MG_STAGES;
+        mg_wait(bar0 + 8 * st, (j / MG_STAGES) & 1);
+        const uint32_t ws = base + stage(st), xs = ws + MG_WS;
+        const uint32_t ra = ws + (wg * 64 + warp * 16 + g) * MG_RB, rb = ra + 8 * MG_RB;
+        const uint4 qa0 = mg_lds128(ra + 64 + 32 * c), qa1 = mg_lds128(ra + 80 + 32 * c);
+        const uint4 qb0 = mg_lds128(rb + 64 + 32 * c), qb1 = mg_lds128(rb + 80 + 32 * c);
+        const uint32_t QA[8] = {qa0.x, qa0.y, qa0.z, qa0.w, qa1.x, qa1.y, qa1.z, qa1.w};
+        const uint32_t QB[8] = {qb0.x, qb0.y, qb0.z, qb0.w, qb1.x, qb1.y, qb1.z, qb1.w};
+        uint32_t A[16][4];
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            const float2 fa = mg_lds64f(ra + 8 * i), fb = mg_lds64f(rb + 8 * i);  // (d*sc, dmin*m) of sub-block i
+            const uint32_t la = QA[i] & 0x0f0f0f0fu, ha = (QA[i] >> 4) & 0x0f0f0f0fu;
+            const uint32_t lb = QB[i] & 0x0f0f0f0fu, hb = (QB[i] >> 4) & 0x0f0f0f0fu;
+            A[2 * i][0] = mg_deq2(la, 0, 1, fa.x, fa.y), A[2 * i][1] = mg_deq2(lb, 0, 1, fb.x, fb.y);
+            A[2 * i][2] = mg_deq2(ha, 0, 1, fa.x, fa.y), A[2 * i][3] = mg_deq2(hb, 0, 1, fb.x, fb.y);
+            A[2 * i + 1][0] = mg_deq2(la, 2, 3, fa.x, fa.y), A[2 * i + 1][1] = mg_deq2(lb, 2, 3, fb.x, fb.y);
+            A[2 * i + 1][2] = mg_deq2(ha, 2, 3, fa.x, fa.y), A[2 * i + 1][3] = mg_deq2(hb, 2, 3, fb.x, fb.y);
+        }
+        mg_fence_acc(acc);
+        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+        for (int t = 0; t < 16; t++) {
+            const uint32_t a = xs + 256 * t;  // k16 block t: two core matrices in K
+            mg_mma(acc, A[t], (uint64_t)((a & 0x3ffff) >> 4) | ((uint64_t)(128 >> 4) << 16) | ((uint64_t)(4096 >> 4) << 32));
+        }
+        asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+        asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+        mg_fence_acc(acc);
+    }
+    const int r = blockIdx.x * MG_TM + wg * 64 + warp * 16 + g;
+    float* out = splits > 1 ? part + (i64)blockIdx.y * N * M : D;
+    const i64 os = splits > 1 ? M : dstride;
+#pragma unroll
+    for (int jn = 0; jn < 8; jn++) {
+        const int n = 8 * jn + 2 * c;
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const int nn = n + (e & 1), rr = r + 8 * (e >> 1);
+            if (nn < N && rr < M) out[(i64)nn * os + rr] = acc[4 * jn + e];
+        }
+    }
+}
