@@ -168,10 +168,6 @@ func New(opt Options) (*Backend, error) {
 		b.modules = append(b.modules, m)
 		b.mg.loaded = b.mg.loaded || name == mgModule
 	}
-	if err := b.checkMMFWide(); err != nil {
-		b.Close()
-		return nil, err
-	}
 	b.kernel("attention_smem") // raises its shared memory limit before Attention sizes it
 	b.openLt(opt)
 	return b, nil

@@ -93,23 +93,6 @@ func MMFPacks(b *Backend) (count, bytes int) { return b.mf.count, b.mf.bytes }
 // MFKernel is mfKernel.
 func MFKernel(n, nt int) string { return mfKernel(n, nt) }
 
-// MFLaunch is mfConf.mfLaunch with or without $EMBER_CUDA_MMF_WIDE.
-func MFLaunch(wide bool, t quant.Type, n, nt int) (string, int) {
-	c := mfConf{wide: wide}
-	return c.mfLaunch(t, n, nt)
-}
-
-// SetMMFWide turns mmfw_ on or off for 64-row tiles; false when on and the loaded PTX
-// has no such kernels (build/wip/mmfw.patch).
-func SetMMFWide(b *Backend, on bool) bool {
-	b.mf.wide = on
-	if b.checkMMFWide() != nil {
-		b.mf.wide = false
-		return false
-	}
-	return true
-}
-
 // MFRows is mfRows of a backend with or without cuBLASLt and the f16 copies, cuBLASLt
 // from ltMin rows, the copies from f16Min and mmf from mfMin (0: the default).
 func MFRows(lt, copies bool, ltMin, f16Min, mfMin int) (least, most int) {

@@ -1,11 +1,6 @@
 package cuda
 
-import (
-	"fmt"
-	"os"
-
-	"ember/inference/quant"
-)
+import "ember/inference/quant"
 
 // The f16 tensor-core product over quantized weights (kernels/cuda/mmf.cu) for batches
 // of a few dozen rows: decode of many sequences.
@@ -43,20 +38,9 @@ const (
 	mfDefaultMinRows = mmqMinRows
 )
 
-// MMFWideEnv names an environment variable: when set, mmf's products of 64-row tiles run
-// on mmfw_q4_k and mmfw_q6_k (8 warps of 32 weight rows, so each activation fragment
-// read from shared memory serves two m16 tiles: half mmf_'s shared-memory reads; the
-// same sums). Its kernels come from build/wip/mmfw.patch: the embedded PTX has none
-// yet, so New refuses the setting unless EMBER_CUDA_PTX_DIR's PTX has them.
-const MMFWideEnv = "EMBER_CUDA_MMF_WIDE"
-
-// mfWideThreads is mmfw's block (MFW_NT).
-const mfWideThreads = 256
-
 // mfConf is a backend's policy for mmf.
 type mfConf struct {
 	on       bool
-	wide     bool // $EMBER_CUDA_MMF_WIDE: mmfw_ for 64-row tiles
 	minRows  int
 	products int // products run on mmf (for tests)
 	count    int // packed copies held
@@ -65,7 +49,7 @@ type mfConf struct {
 
 // mfFromEnv reads $EMBER_CUDA_MMF.
 func mfFromEnv() (mfConf, error) {
-	c := mfConf{minRows: mfDefaultMinRows, wide: os.Getenv(MMFWideEnv) != ""}
+	c := mfConf{minRows: mfDefaultMinRows}
 	n, _, err := rowsEnv(MMFEnv)
 	if n > 0 {
 		c.on, c.minRows = true, n
@@ -95,32 +79,6 @@ func mfKernel(n, nt int) string {
 		return "mmf4_"
 	}
 	return "mmf_"
-}
-
-// mfLaunch is the kernel and block of mmf's product of t weights over n activation rows
-// in nt tiles (mfKernel; mmfw_ with $EMBER_CUDA_MMF_WIDE for 64-row tiles).
-func (c *mfConf) mfLaunch(t quant.Type, n, nt int) (string, int) {
-	k := mfKernel(n, nt)
-	if c.wide && k == "mmf_" {
-		return "mmfw_" + suffix[t], mfWideThreads
-	}
-	return k + suffix[t], mfThreads
-}
-
-// checkMMFWide reports whether the loaded modules hold the kernel $EMBER_CUDA_MMF_WIDE
-// asks for.
-func (b *Backend) checkMMFWide() error {
-	if !b.mf.wide {
-		return nil
-	}
-	for _, m := range b.modules {
-		_, e4 := m.function("mmfw_q4_k")
-		_, e6 := m.function("mmfw_q6_k")
-		if e4 == nil && e6 == nil {
-			return nil
-		}
-	}
-	return fmt.Errorf("cuda: $%s: no mmfw_q4_k and mmfw_q6_k kernels in the PTX (build/wip/mmfw.patch makes them)", MMFWideEnv)
 }
 
 // mfTakes reports whether mmf (or mmg, which it dispatches to, where mgTakes) runs the
@@ -224,8 +182,7 @@ func (b *Backend) mmf(d, w *tensor, xh uint64, n int) {
 	if w.mfpFresh {
 		early, w.mfpFresh = 0, false
 	}
-	name, threads := b.mf.mfLaunch(w.typ, n, nt)
-	b.launch(name, mt, nt*splits, threads, mfStages*mfStageBytes(w.typ), w.mfp,
+	b.launch(mfKernel(n, nt)+suffix[w.typ], mt, nt*splits, mfThreads, mfStages*mfStageBytes(w.typ), w.mfp,
 		xh, i64(actStride(quant.F16, w.cols)), ptr(d), i64(d.cols), i64(w.rows), i64(w.cols), i64(n), part, i64(nt),
 		early)
 	b.mmqReduce(d, part, w.rows, n, splits)
