@@ -1,7 +1,7 @@
 #!/bin/sh
 # mmg-gpu.sh (session 27): kernels/cuda/mmg.cu's PTX (sm_90a, with its hash line) into
 # $OUT/mmg.ptx; TestMMG and the kernel-name test on it; Llama-3.1-8B Q4_K_M and
-# DeepSeek-V2-Lite at 64 streams with mmg (the default) and with EMBER_CUDA_MMG=off; the
+# DeepSeek-V2-Lite at 64 streams with mmg (EMBER_CUDA_MMG=48) and without; the
 # CUDA goldens. ~6 minutes. Carry bin/dev (build/dev-build.sh).
 set -u
 MODELS="q4 v2"
@@ -17,10 +17,10 @@ export EMBER_CUDA_PTX_DIR=$P
 wait
 (cd inference/model/archs && timeout -s KILL 200 "$R/bin/dev/archs.test" -test.run 'TestGoldensCUDA' >"$L/goldens.log" 2>&1; echo "goldens rc $?") &
 for r in 1 2; do
-	echo "8B 64 streams, mmg $(s "$E" bench -m /tmp/q4.gguf -backend cuda -streams 64 -p 512 -n 128)"
-	echo "8B 64 streams, off $(EMBER_CUDA_MMG=off s "$E" bench -m /tmp/q4.gguf -backend cuda -streams 64 -p 512 -n 128)"
+	echo "8B 64 streams, mmg $(EMBER_CUDA_MMG=48 s "$E" bench -m /tmp/q4.gguf -backend cuda -streams 64 -p 512 -n 128)"
+	echo "8B 64 streams, off $(s "$E" bench -m /tmp/q4.gguf -backend cuda -streams 64 -p 512 -n 128)"
 done
-echo "v2 64 streams, mmg $(s "$E" bench -m /tmp/v2.gguf -backend cuda -streams 64 -p 512 -n 128)"
-echo "v2 64 streams, off $(EMBER_CUDA_MMG=off s "$E" bench -m /tmp/v2.gguf -backend cuda -streams 64 -p 512 -n 128)"
+echo "v2 64 streams, mmg $(EMBER_CUDA_MMG=48 s "$E" bench -m /tmp/v2.gguf -backend cuda -streams 64 -p 512 -n 128)"
+echo "v2 64 streams, off $(s "$E" bench -m /tmp/v2.gguf -backend cuda -streams 64 -p 512 -n 128)"
 wait
 grep -E "^--- FAIL|^ok|^PASS|^FAIL|panic" "$L/goldens.log" | head

@@ -1,0 +1,124 @@
+// mmgb.cu: the engine's mmg kernels (kernels/cuda/mmg.cu, included as they are) timed
+// alone on Llama-3.1-8B's shapes at 64 activation rows, against cuBLAS's f16 GEMM over
+// the same weights dequantized to f16 (what Ember runs at 64 streams over its f16
+// copies), and checked against it. For iterating on mmg.cu on the GPU machine without
+// Go: edit the kernel, run this (seconds), and only then make the PTX and measure the
+// engine (build/mmg-gpu.sh).
+//
+// Session 27's engine figures (ncu, each kernel alone, 64-stream step): mmg_q4_k 30.4 us
+// for 14336x4096 and 27.9 for 4096x14336, mmq_reduce 6.7 and 5.4 us, mmg_xl 3-4 us;
+// cuBLASLt's gate and up pair ~59 us for both. build/micro/wg.cu's version (f16 scales,
+// hfma2 dequantization, atomic split sums) took 21.9 and 19.3 us.
+//
+// nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -O3 -fmad=false -o mmgb mmgb.cu -lcublas && ./mmgb
+#include "micro.cuh"
+#ifndef MMG_CU
+#define MMG_CU "../../kernels/cuda/mmg.cu"  // -DMMG_CU='"DIR/mmg.cu"' for a variant
+#endif
+#include MMG_CU
+#include <cublas_v2.h>
+#include <cmath>
+#include <random>
+#include <vector>
+
+// dq16: Q4_K row-major weights (144 bytes a block) to f16, quant's formula rounded once.
+__global__ void dq16(const uint8_t* W, int M, int K, __half* out) {
+    const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (size_t)M * K) return;
+    const int r = (int)(i / K), k = (int)(i % K);
+    const uint8_t* b = W + ((size_t)r * (K / 256) + k / 256) * 144;
+    int sc, m;
+    scale_min_k4((k % 256) / 32, b + 4, &sc, &m);
+    const float d1 = ldh(b) * (float)sc, m1 = ldh(b + 2) * (float)m;
+    out[i] = __float2half_rn(d1 * (float)q4k_at(b + 16, k % 256) - m1);
+}
+
+// reduce: dst[n, r] = sum over s of part[s][n][r] in order (mmq_reduce's).
+__global__ void reduce(float* D, const float* part, int M, int N, int splits) {
+    const size_t n = (size_t)M * N;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        float s = part[i];
+        for (int z = 1; z < splits; z++) s += part[z * n + i];
+        D[i] = s;
+    }
+}
+
+static int splits_for(int mt, int steps) {  // mmg.go's mgSplits on 132 SMs
+    int s = std::max(1, std::min(steps, 2 * 132 / mt));
+    const int per = (steps + s - 1) / s;
+    return (steps + per - 1) / per;
+}
+
+int main() {
+    cudaStream_t s;
+    CK(cudaStreamCreate(&s));
+    cublasHandle_t h;
+    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) return 1;
+    cublasSetStream(h, s);
+    const int smem = MG_STAGES * (MG_WS + MG_XS);
+    CK(cudaFuncSetAttribute(mmg_q4_k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    std::mt19937 rng(27);
+    struct {
+        int M, K;
+    } shapes[] = {{14336, 4096}, {4096, 14336}, {4096, 4096}};
+    for (auto sh : shapes) {
+        const int M = sh.M, K = sh.K, N = MG_TN, nb = K / 256, mt = (M + MG_TM - 1) / MG_TM, splits = splits_for(mt, nb);
+        std::vector<uint8_t> hw((size_t)M * nb * 144);
+        std::uniform_int_distribution<int> byte(0, 255);
+        for (auto& v : hw) v = (uint8_t)byte(rng);
+        for (size_t b = 0; b < (size_t)M * nb; b++) {  // d, dmin: small positive halves
+            const __half d = __float2half(0.0005f + 0.0005f * (b % 7)), dm = __float2half(0.001f * (b % 5));
+            memcpy(&hw[b * 144], &d, 2);
+            memcpy(&hw[b * 144 + 2], &dm, 2);
+        }
+        std::normal_distribution<float> nd(0.f, 1.f);
+        std::vector<__half> hx((size_t)N * K);
+        for (auto& v : hx) v = __float2half(nd(rng));
+        uint8_t *W, *P, *XL;
+        __half *X, *W16;
+        float *D, *R, *part;
+        const size_t pbytes = (size_t)mt * nb * MG_WS;
+        CK(cudaMalloc(&W, hw.size()));
+        CK(cudaMalloc(&P, pbytes));
+        CK(cudaMalloc(&XL, (size_t)nb * MG_XS));
+        CK(cudaMalloc(&X, hx.size() * 2));
+        CK(cudaMalloc(&W16, (size_t)M * K * 2));
+        CK(cudaMalloc(&D, (size_t)N * M * 4));
+        CK(cudaMalloc(&R, (size_t)N * M * 4));
+        CK(cudaMalloc(&part, (size_t)splits * N * M * 4));
+        CK(cudaMemcpy(W, hw.data(), hw.size(), cudaMemcpyHostToDevice));
+        CK(cudaMemcpy(X, hx.data(), hx.size() * 2, cudaMemcpyHostToDevice));
+        mmg_pack_q4_k<<<4096, 256, 0, s>>>(W, nb * 144, M, nb, P);
+        dq16<<<(unsigned)(((size_t)M * K + 255) / 256), 256, 0, s>>>(W, M, K, W16);
+        mmg_xl<<<(N * K / 8 + 255) / 256, 256, 0, s>>>((const uint8_t*)X, (i64)K * 2, N, K, XL);
+        const float one = 1, zero = 0;
+        auto gemm = [&]() {
+            cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, M, N, K, &one, W16, CUDA_R_16F, K, X, CUDA_R_16F, K, &zero, R, CUDA_R_32F, M,
+                         CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        };
+        auto prod = [&]() {
+            mmg_q4_k<<<dim3(mt, splits), 256, smem, s>>>(P, XL, D, M, M, K, N, part, 1);
+            if (splits > 1) reduce<<<(N * M + 255) / 256, 256, 0, s>>>(D, part, M, N, splits);
+        };
+        gemm();
+        prod();
+        CK(cudaStreamSynchronize(s));
+        std::vector<float> got((size_t)N * M), want((size_t)N * M);
+        CK(cudaMemcpy(got.data(), D, got.size() * 4, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(want.data(), R, want.size() * 4, cudaMemcpyDeviceToHost));
+        double maxref = 0, maxerr = 0;
+        for (size_t i = 0; i < got.size(); i++) {
+            maxref = fmax(maxref, fabs(want[i]));
+            maxerr = fmax(maxerr, fabs(got[i] - want[i]));
+        }
+        const float tk = graph_best_ms(s, [&]() { for (int i = 0; i < 20; i++) mmg_q4_k<<<dim3(mt, splits), 256, smem, s>>>(P, XL, D, M, M, K, N, part, 1); }, 2, 5);
+        const float tr = splits > 1 ? graph_best_ms(s, [&]() { for (int i = 0; i < 20; i++) reduce<<<(N * M + 255) / 256, 256, 0, s>>>(D, part, M, N, splits); }, 2, 5) : 0;
+        const float tx = graph_best_ms(s, [&]() { for (int i = 0; i < 20; i++) mmg_xl<<<(N * K / 8 + 255) / 256, 256, 0, s>>>((const uint8_t*)X, (i64)K * 2, N, K, XL); }, 2, 5);
+        const float tg = graph_best_ms(s, [&]() { for (int i = 0; i < 20; i++) gemm(); }, 2, 5);
+        printf("%5dx%-5d 64 rows, %2d splits: mmg_q4_k %6.1f us (%.2f TB/s of its copy), reduce %5.1f, mmg_xl %4.1f; cuBLAS f16 %6.1f us; max difference %.2e of %.2e%s\n",
+               M, K, splits, tk * 50, pbytes / (tk / 20 * 1e-3) / 1e12, tr * 50, tx * 50, tg * 50, maxerr, maxref,
+               maxerr <= 1e-3 * maxref ? "" : "  WRONG");
+        for (void* p : {(void*)W, (void*)P, (void*)XL, (void*)X, (void*)W16, (void*)D, (void*)R, (void*)part}) CK(cudaFree(p));
+    }
+    return 0;
+}
