@@ -4,9 +4,14 @@
 # kernels alone on Llama-3.1-8B's shapes at 64 rows against cuBLAS's f16 GEMM, for
 # mmg.cu as committed, with build/wip/mmg-ffma.patch (one fused multiply-add a weight,
 # the same values), and with that and __launch_bounds__(256, 1) (no register cap).
-# PART=2 (~4 minutes, carry bin/dev): MMG_VARIANT=ffma|ffma1 (or empty: as committed)
-# made into PTX ($OUT/mmg.ptx with its hash line), TestMMG on it, then 8B Q4_K_M at 64
-# streams with EMBER_CUDA_MMG=48 and off, two rounds.
+# PART=2 (~4 minutes, carry bin/dev): MMG_VARIANT=ffma|ffma1 (or empty: the working
+# tree's mmg.cu) made into PTX ($OUT/mmg.ptx with its hash line), TestMMG on it, then 8B
+# Q4_K_M at 64 streams with EMBER_CUDA_MMG=48 and off, two rounds.
+# build/wip/mmg-pair.patch (Go and kernel; it includes mmg-ffma.patch): gate and up in
+# one mmg_q4_k launch with no K split, and down's splits added by the last block of each
+# tile instead of mmq_reduce (TestMMGQueue checks the launches here; TestMMG gains a
+# pair). To run it: `git apply build/wip/mmg-pair.patch && sh build/dev-build.sh`, then
+# PART=1 (its mmgb.cu matches the patched kernel) and PART=2 with no MMG_VARIANT.
 set -u
 PART=${PART:-1}
 R=$PWD L=${OUT:-/tmp/next-gpu}
