@@ -192,12 +192,8 @@ type tensor struct {
 	weight     bool   // made by Weight
 	f16        uint64 // the f16 copy of a weight's rows (f16copy.go), 0 if none
 	noF16      bool   // a copy was declined (no room, or a type without one)
-	mfp        uint64 // mmf's packed copy of a weight (mmf.go), 0 if none
-	noMFP      bool   // a packed copy was declined (no room)
-	mfpFresh   bool   // the packed copy's kernel may be the last one queued
-	mgp        uint64 // mmg's packed copy of a Q4_K weight (mmg.go), 0 if none
-	noMGP      bool   // a packed copy was declined (no room)
-	mgpFresh   bool   // the packed copy's kernel may be the last one queued
+	mfp        packed // mmf's packed copy of a weight (mmf.go)
+	mgp        packed // mmg's packed copy of a Q4_K weight (mmg.go)
 }
 
 func (t *tensor) Type() quant.Type { return t.typ }
@@ -340,7 +336,7 @@ func (b *Backend) Free(bt backend.Tensor) {
 	if b.closed {
 		return
 	}
-	for _, p := range []uint64{t.ptr, t.f16, t.mfp, t.mgp} {
+	for _, p := range []uint64{t.ptr, t.f16, t.mfp.ptr, t.mgp.ptr} {
 		if n, ok := b.live[p]; ok {
 			delete(b.live, p)
 			b.pool[n] = append(b.pool[n], p)

@@ -168,15 +168,15 @@ func (b *Backend) forgetCopies(t *tensor) {
 		b.f16c.bytes -= t.f16Bytes()
 		t.f16 = 0
 	}
-	if t.mfp != 0 {
+	if t.mfp.ptr != 0 {
 		b.mf.count--
 		b.mf.bytes -= mfPackBytes(t)
-		t.mfp = 0
+		t.mfp.ptr = 0
 	}
-	if t.mgp != 0 {
+	if t.mgp.ptr != 0 {
 		b.mg.count--
 		b.mg.bytes -= mgPackBytes(t)
-		t.mgp = 0
+		t.mgp.ptr = 0
 	}
 }
 

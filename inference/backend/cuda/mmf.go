@@ -125,20 +125,7 @@ func mfPackBytes(w *tensor) int {
 // piece: from the rows' own layout (a 144-byte piece of each of 256 rows 2,304 bytes
 // apart for Llama's Q4_K) its copies ran at under 1 TB/s.
 func (b *Backend) mfPack(w *tensor) uint64 {
-	if w.mfp != 0 || !w.weight || w.noMFP {
-		return w.mfp
-	}
-	size := mfPackBytes(w)
-	p := b.spareAlloc(size)
-	if p == 0 {
-		w.noMFP = true
-		return 0
-	}
-	b.launch("mmf_pack_"+suffix[w.typ], blocks(size/16), 1, 256, 0, w.ptr, i64(w.stride), i64(w.rows), i64(w.cols/256), p)
-	w.mfp, w.mfpFresh = p, true
-	b.mf.bytes += size
-	b.mf.count++
-	return p
+	return b.packCopy(w, &w.mfp, mfPackBytes(w), "mmf_pack_"+suffix[w.typ], &b.mf.count, &b.mf.bytes)
 }
 
 // mfSplits is how many ways the steps of a product with mt x nt tiles are divided: as
@@ -179,10 +166,10 @@ func (b *Backend) mmf(d, w *tensor, xh uint64, n int) {
 	// reading the copy (it may be mmf_pack itself); later ones read their first steps
 	// while the kernel before finishes, as for any weight (pdl_defer in common.cuh).
 	early := i64(1)
-	if w.mfpFresh {
-		early, w.mfpFresh = 0, false
+	if w.mfp.fresh {
+		early, w.mfp.fresh = 0, false
 	}
-	b.launch(mfKernel(n, nt)+suffix[w.typ], mt, nt*splits, mfThreads, mfStages*mfStageBytes(w.typ), w.mfp,
+	b.launch(mfKernel(n, nt)+suffix[w.typ], mt, nt*splits, mfThreads, mfStages*mfStageBytes(w.typ), w.mfp.ptr,
 		xh, i64(actStride(quant.F16, w.cols)), ptr(d), i64(d.cols), i64(w.rows), i64(w.cols), i64(n), part, i64(nt),
 		early)
 	b.mmqReduce(d, part, w.rows, n, splits)

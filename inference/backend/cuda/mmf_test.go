@@ -99,7 +99,17 @@ func TestMMF(t *testing.T) {
 		}
 	}
 	// MatMulShared: Q4_K, Q6_K and Q4_K projections of 64 rows.
+	checkShared(t, be, rng, cuda.MMFProducts, 3)
+}
+
+// checkShared runs MatMulShared over Q4_K, Q6_K and Q4_K projections (256, 456 and 656
+// rows of 1024) of 64 activation rows on be and the reference, wants products of them
+// counted by count, and each output as mmfCheck does.
+func checkShared(t *testing.T, be *cuda.Backend, rng *rand.Rand, count func(*cuda.Backend) int, products int) {
+	t.Helper()
 	const k, n = 1024, 64
+	rb := ref.New()
+	check := mmfCheck(t, be, rb)
 	_, xb, xr := ltInput(t, be, rb, rng, n, k)
 	var projs []backend.Proj
 	var outs [][2]backend.Tensor
@@ -116,10 +126,10 @@ func TestMMF(t *testing.T) {
 		rb.MatMul(dr, wr, xr)
 		projs, outs, ms = append(projs, backend.Proj{Dst: db, W: wb}), append(outs, [2]backend.Tensor{db, dr}), append(ms, m)
 	}
-	before := cuda.MMFProducts(be)
+	before := count(be)
 	backend.MatMulShared(be, xb, projs)
-	if got := cuda.MMFProducts(be) - before; got != 3 {
-		t.Fatalf("MatMulShared: %d products on mmf, want 3", got)
+	if got := count(be) - before; got != products {
+		t.Fatalf("MatMulShared: %d products counted, want %d", got, products)
 	}
 	for i, o := range outs {
 		check("MatMulShared", o[0], o[1], n, ms[i], k)

@@ -89,20 +89,7 @@ func mgPackBytes(w *tensor) int { return (w.rows + mgTM - 1) / mgTM * (w.cols / 
 // mgPack returns w's packed copy, queueing mmg_pack_q4_k the first time when the device
 // keeps half its memory (and f16KeepFree) free after it; 0 when there is none.
 func (b *Backend) mgPack(w *tensor) uint64 {
-	if w.mgp != 0 || w.noMGP {
-		return w.mgp
-	}
-	size := mgPackBytes(w)
-	p := b.spareAlloc(size)
-	if p == 0 {
-		w.noMGP = true
-		return 0
-	}
-	b.launch("mmg_pack_q4_k", blocks(size/16), 1, 256, 0, w.ptr, i64(w.stride), i64(w.rows), i64(w.cols/256), p)
-	w.mgp, w.mgpFresh = p, true
-	b.mg.bytes += size
-	b.mg.count++
-	return p
+	return b.packCopy(w, &w.mgp, mgPackBytes(w), "mmg_pack_q4_k", &b.mg.count, &b.mg.bytes)
 }
 
 // mgSplits is how many ways the steps of a product of mt row tiles are divided: as many
@@ -138,10 +125,10 @@ func (b *Backend) mmg(d, w *tensor, xh uint64, n int) {
 		}
 	}
 	early := i64(1)
-	if w.mgpFresh {
-		early, w.mgpFresh = 0, false
+	if w.mgp.fresh {
+		early, w.mgp.fresh = 0, false
 	}
-	b.launch("mmg_q4_k", mt, splits, mgThreads, mgStages*(mgWS+mgXS), w.mgp, xl, ptr(d), i64(d.cols), i64(w.rows), i64(k),
+	b.launch("mmg_q4_k", mt, splits, mgThreads, mgStages*(mgWS+mgXS), w.mgp.ptr, xl, ptr(d), i64(d.cols), i64(w.rows), i64(k),
 		i64(n), part, early)
 	b.mmqReduce(d, part, w.rows, n, splits)
 	b.mg.products++

@@ -90,29 +90,5 @@ func TestMMG(t *testing.T) {
 			t.Fatalf("%dx%d: after Free %d packed copies of %d bytes", s.m, s.k, n, bytes)
 		}
 	}
-	const k, n = 1024, 64
-	_, xb, xr := ltInput(t, be, rb, rng, n, k)
-	var projs []backend.Proj
-	var outs [][2]backend.Tensor
-	var ms []int
-	for i, typ := range []quant.Type{quant.Q4_K, quant.Q6_K, quant.Q4_K} {
-		m := 256 + 200*i
-		data, _ := quantized(t, rng, typ, m, k)
-		wb, err := be.Weight(typ, m, k, data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wr, _ := rb.Weight(typ, m, k, data)
-		db, dr := newF32(t, be, n, m), newF32(t, rb, n, m)
-		rb.MatMul(dr, wr, xr)
-		projs, outs, ms = append(projs, backend.Proj{Dst: db, W: wb}), append(outs, [2]backend.Tensor{db, dr}), append(ms, m)
-	}
-	before := cuda.MMGProducts(be)
-	backend.MatMulShared(be, xb, projs)
-	if got := cuda.MMGProducts(be) - before; got != 2 {
-		t.Fatalf("MatMulShared: %d products on mmg, want 2", got)
-	}
-	for i, o := range outs {
-		check("MatMulShared", o[0], o[1], n, ms[i], k)
-	}
+	checkShared(t, be, rng, cuda.MMGProducts, 2) // the Q6_K projection stays off mmg
 }
