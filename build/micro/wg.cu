@@ -22,8 +22,9 @@
 // best of 5 replays of a graph of 20 launches. Both descriptor readings are tried
 // (SWAP: leading and stride byte offsets exchanged); the right one matches.
 //
-// nvcc -arch=sm_90a -std=c++17 -O3 -o wg wg.cu -lcublas && ./wg
+// nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -O3 -o wg wg.cu -lcublas && ./wg
 #include "micro.cuh"
+#include "../../kernels/cuda/mmg.cu"  // the wgmma, shared-memory, fence and bulk-copy helpers (mg_*)
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
 #include <cmath>
@@ -39,12 +40,6 @@
 __device__ __forceinline__ void cp16(uint32_t dst, const void* src) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
 }
-__device__ __forceinline__ uint4 lds128(uint32_t a) {
-    uint4 v;
-    asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(a));
-    return v;
-}
-
 // deq: the two quants of v's bytes picked by sel as f16 halves, q * a + b.
 __device__ __forceinline__ uint32_t deq(uint32_t v, uint32_t sel, __half2 a, __half2 b) {
     const uint32_t p = __byte_perm(v, 0x64646464u, sel);
@@ -58,22 +53,65 @@ __device__ __forceinline__ uint64_t desc(uint32_t addr, uint32_t nstride, bool s
     return (uint64_t)((addr & 0x3ffff) >> 4) | ((lbo >> 4) << 16) | ((sbo >> 4) << 32);
 }
 
-__device__ __forceinline__ void fence_acc(float* d) {
+// wg_step is a warpgroup's work on one stage: its two rows' (ra, rb) scales and quants
+// (HS: the stage holds 256 / HS elements of K) dequantized into A fragments, then the
+// 2 NW wgmma against the activations at xs. PART 1: the raw quant words as fragments (no
+// dequantization; wrong results, the timing of the rest); PART 2: no tensor work.
+template <int HS, bool SWAP, int PART>
+__device__ __forceinline__ void wg_step(float* acc, uint32_t ra, uint32_t rb, uint32_t xs, int c) {
+    constexpr int NW = 8 / HS, KC = 256 / HS;
+    uint32_t SA[NW], SB[NW], QA[NW], QB[NW];
 #pragma unroll
-    for (int i = 0; i < 32; i++) asm volatile("" : "+f"(d[i])::"memory");
+    for (int u = 0; u < NW / 4; u++) {
+        const uint4 sa = mg_lds128(ra + 16 * u), sb = mg_lds128(rb + 16 * u);
+        const uint4 qa = mg_lds128(ra + 32 / HS + (32 / HS) * c + 16 * u), qb = mg_lds128(rb + 32 / HS + (32 / HS) * c + 16 * u);
+        SA[4 * u] = sa.x, SA[4 * u + 1] = sa.y, SA[4 * u + 2] = sa.z, SA[4 * u + 3] = sa.w;
+        SB[4 * u] = sb.x, SB[4 * u + 1] = sb.y, SB[4 * u + 2] = sb.z, SB[4 * u + 3] = sb.w;
+        QA[4 * u] = qa.x, QA[4 * u + 1] = qa.y, QA[4 * u + 2] = qa.z, QA[4 * u + 3] = qa.w;
+        QB[4 * u] = qb.x, QB[4 * u + 1] = qb.y, QB[4 * u + 2] = qb.z, QB[4 * u + 3] = qb.w;
+    }
+    uint32_t A[2 * NW][4];
+#pragma unroll
+    for (int i = 0; i < NW; i++) {
+        const __half2 a0 = __low2half2(*(const __half2*)&SA[i]), b0 = __high2half2(*(const __half2*)&SA[i]);
+        const __half2 a1 = __low2half2(*(const __half2*)&SB[i]), b1 = __high2half2(*(const __half2*)&SB[i]);
+        const uint32_t la = QA[i] & 0x0f0f0f0fu, ha = (QA[i] >> 4) & 0x0f0f0f0fu;
+        const uint32_t lb = QB[i] & 0x0f0f0f0fu, hb = (QB[i] >> 4) & 0x0f0f0f0fu;
+        A[2 * i][0] = deq(la, 0x4140, a0, b0), A[2 * i][1] = deq(lb, 0x4140, a1, b1);
+        A[2 * i][2] = deq(ha, 0x4140, a0, b0), A[2 * i][3] = deq(hb, 0x4140, a1, b1);
+        A[2 * i + 1][0] = deq(la, 0x4342, a0, b0), A[2 * i + 1][1] = deq(lb, 0x4342, a1, b1);
+        A[2 * i + 1][2] = deq(ha, 0x4342, a0, b0), A[2 * i + 1][3] = deq(hb, 0x4342, a1, b1);
+        if (PART == 1)
+            A[2 * i][0] = la, A[2 * i][1] = lb, A[2 * i][2] = ha, A[2 * i][3] = hb, A[2 * i + 1][0] = la ^ SA[i],
+            A[2 * i + 1][1] = lb ^ SB[i], A[2 * i + 1][2] = ha, A[2 * i + 1][3] = hb;
+    }
+    if (PART == 2) {
+#pragma unroll
+        for (int t = 0; t < 2 * NW; t++) acc[t] += __uint_as_float(A[t][0] ^ A[t][1] ^ A[t][2] ^ A[t][3]);
+        return;
+    }
+    mg_fence_acc(acc);
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+    for (int t = 0; t < 2 * NW; t++) mg_mma(acc, A[t], desc(xs + 256 * t, (KC / 8) * 128, SWAP));
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+    mg_fence_acc(acc);
 }
 
-__device__ __forceinline__ void wgmma_rs(float* d, const uint32_t* a, uint64_t b) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
-        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31},"
-        " {%32,%33,%34,%35}, %36, p, 1, 1, 0;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
-          "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
-          "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
-          "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(1));
+// wg_store writes (one split) or adds (several) a thread's outputs of row r.
+__device__ __forceinline__ void wg_store(const float* acc, float* D, int M, int r, int c, int splits) {
+#pragma unroll
+    for (int jn = 0; jn < 8; jn++) {
+        float* d = D + (size_t)(8 * jn + 2 * c) * M + r;
+        float* at[4] = {d, d + M, d + 8, d + M + 8};
+        for (int e = 0; e < 4; e++) {
+            if (splits > 1)
+                atomicAdd(at[e], acc[4 * jn + e]);
+            else
+                *at[e] = acc[4 * jn + e];
+        }
+    }
 }
 
 // wg_q4k: D[n, r] (+)= sum_k w[r, k] x[n, k] for the block's 128 rows and 64 activation
@@ -82,7 +120,7 @@ __device__ __forceinline__ void wgmma_rs(float* d, const uint32_t* a, uint64_t b
 template <int STAGES, int HS, bool SWAP, int PART = 0>
 __global__ void __launch_bounds__(256) wg_q4k(const uint8_t* __restrict__ P, const __half* __restrict__ X, float* D, int M, int K,
                                               int splits) {
-    constexpr int KC = 256 / HS, RB = ROWB / HS, WS = WG_TM * RB, XS = WG_TN * KC * 2, NW = 8 / HS;
+    constexpr int KC = 256 / HS, RB = ROWB / HS, WS = WG_TM * RB, XS = WG_TN * KC * 2;
     extern __shared__ __align__(128) uint8_t sm[];
     const int tid = threadIdx.x, wg = tid >> 7, warp = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, c = lane & 3;
     const int nb = K / 256, per = nb * HS / splits, h0 = blockIdx.y * per;
@@ -120,64 +158,9 @@ __global__ void __launch_bounds__(256) wg_q4k(const uint8_t* __restrict__ P, con
         asm volatile("cp.async.commit_group;" ::: "memory");
         const uint32_t ws = base + (j % STAGES) * (WS + XS), xs = ws + WS;
         const uint32_t ra = ws + (wg * 64 + warp * 16 + g) * RB, rb = ra + 8 * RB;
-        uint32_t SA[NW], SB[NW], QA[NW], QB[NW];
-#pragma unroll
-        for (int u = 0; u < NW / 4; u++) {
-            const uint4 sa = lds128(ra + 16 * u), sb = lds128(rb + 16 * u);
-            const uint4 qa = lds128(ra + 32 / HS + (32 / HS) * c + 16 * u), qb = lds128(rb + 32 / HS + (32 / HS) * c + 16 * u);
-            SA[4 * u] = sa.x, SA[4 * u + 1] = sa.y, SA[4 * u + 2] = sa.z, SA[4 * u + 3] = sa.w;
-            SB[4 * u] = sb.x, SB[4 * u + 1] = sb.y, SB[4 * u + 2] = sb.z, SB[4 * u + 3] = sb.w;
-            QA[4 * u] = qa.x, QA[4 * u + 1] = qa.y, QA[4 * u + 2] = qa.z, QA[4 * u + 3] = qa.w;
-            QB[4 * u] = qb.x, QB[4 * u + 1] = qb.y, QB[4 * u + 2] = qb.z, QB[4 * u + 3] = qb.w;
-        }
-        uint32_t A[2 * NW][4];
-#pragma unroll
-        for (int i = 0; i < NW; i++) {
-            const __half2 a0 = __low2half2(*(const __half2*)&SA[i]), b0 = __high2half2(*(const __half2*)&SA[i]);
-            const __half2 a1 = __low2half2(*(const __half2*)&SB[i]), b1 = __high2half2(*(const __half2*)&SB[i]);
-            const uint32_t la = QA[i] & 0x0f0f0f0fu, ha = (QA[i] >> 4) & 0x0f0f0f0fu;
-            const uint32_t lb = QB[i] & 0x0f0f0f0fu, hb = (QB[i] >> 4) & 0x0f0f0f0fu;
-            A[2 * i][0] = deq(la, 0x4140, a0, b0), A[2 * i][1] = deq(lb, 0x4140, a1, b1);
-            A[2 * i][2] = deq(ha, 0x4140, a0, b0), A[2 * i][3] = deq(hb, 0x4140, a1, b1);
-            A[2 * i + 1][0] = deq(la, 0x4342, a0, b0), A[2 * i + 1][1] = deq(lb, 0x4342, a1, b1);
-            A[2 * i + 1][2] = deq(ha, 0x4342, a0, b0), A[2 * i + 1][3] = deq(hb, 0x4342, a1, b1);
-            if (PART == 1)  // no dequantization: the raw words (wrong results, the timing of the rest)
-                A[2 * i][0] = la, A[2 * i][1] = lb, A[2 * i][2] = ha, A[2 * i][3] = hb, A[2 * i + 1][0] = la ^ SA[i],
-                A[2 * i + 1][1] = lb ^ SB[i], A[2 * i + 1][2] = ha, A[2 * i + 1][3] = hb;
-        }
-        if (PART == 2) {  // no tensor work: the weights' loads and dequantization only
-#pragma unroll
-            for (int t = 0; t < 2 * NW; t++) acc[t] += __uint_as_float(A[t][0] ^ A[t][1] ^ A[t][2] ^ A[t][3]);
-            continue;
-        }
-        fence_acc(acc);
-        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-#pragma unroll
-        for (int t = 0; t < 2 * NW; t++) wgmma_rs(acc, A[t], desc(xs + 256 * t, (KC / 8) * 128, SWAP));
-        asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-        asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-        fence_acc(acc);
+        wg_step<HS, SWAP, PART>(acc, ra, rb, xs, c);
     }
-    const int r = blockIdx.x * WG_TM + wg * 64 + warp * 16 + g;
-#pragma unroll
-    for (int jn = 0; jn < 8; jn++) {
-        const int n = 8 * jn + 2 * c;
-        float* d = D + (size_t)n * M + r;
-        const float v[4] = {acc[4 * jn], acc[4 * jn + 1], acc[4 * jn + 2], acc[4 * jn + 3]};
-        float* at[4] = {d, d + M, d + 8, d + M + 8};
-        for (int e = 0; e < 4; e++) {
-            if (splits > 1)
-                atomicAdd(at[e], v[e]);
-            else
-                *at[e] = v[e];
-        }
-    }
-}
-
-__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
-    asm volatile(
-        "{\n.reg .pred p;\nWAIT_%=:\nmbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n@!p bra WAIT_%=;\n}\n" ::"r"(bar), "r"(parity)
-        : "memory");
+    wg_store(acc, D, M, blockIdx.x * WG_TM + wg * 64 + warp * 16 + g, c, splits);
 }
 
 // wg_tma: wg_q4k with each stage two bulk copies (cp.async.bulk, completing on the
@@ -202,12 +185,8 @@ __global__ void __launch_bounds__(256) wg_tma(const uint8_t* __restrict__ P, con
     auto issue = [&](int st, int s) {
         const uint32_t ws = base + st * (WST + XST), xs = ws + WST, bar = bar0 + 8 * st;
         asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(WST + XST) : "memory");
-        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(ws),
-                     "l"(wt + (size_t)s * WST), "r"(WST), "r"(bar)
-                     : "memory");
-        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(xs),
-                     "l"(XL + (size_t)s * XST), "r"(XST), "r"(bar)
-                     : "memory");
+        mg_bulk(ws, wt + (size_t)s * WST, WST, bar);
+        mg_bulk(xs, XL + (size_t)s * XST, XST, bar);
     };
     float acc[32];
 #pragma unroll
@@ -218,50 +197,12 @@ __global__ void __launch_bounds__(256) wg_tma(const uint8_t* __restrict__ P, con
         __syncthreads();  // every thread is done with the stage refilled next
         if (tid == 0 && j + STAGES - 1 < per) issue((j + STAGES - 1) % STAGES, s0 + j + STAGES - 1);
         const int st = j % STAGES;
-        mbar_wait(bar0 + 8 * st, (j / STAGES) & 1);
+        mg_wait(bar0 + 8 * st, (j / STAGES) & 1);
         const uint32_t ws = base + st * (WST + XST), xs = ws + WST;
         const uint32_t ra = ws + (wg * 64 + warp * 16 + g) * ROWB, rb = ra + 8 * ROWB;
-        const uint4 sa0 = lds128(ra), sa1 = lds128(ra + 16), sb0 = lds128(rb), sb1 = lds128(rb + 16);
-        const uint4 qa0 = lds128(ra + 32 + 32 * c), qa1 = lds128(ra + 48 + 32 * c);
-        const uint4 qb0 = lds128(rb + 32 + 32 * c), qb1 = lds128(rb + 48 + 32 * c);
-        const uint32_t SA[8] = {sa0.x, sa0.y, sa0.z, sa0.w, sa1.x, sa1.y, sa1.z, sa1.w};
-        const uint32_t SB[8] = {sb0.x, sb0.y, sb0.z, sb0.w, sb1.x, sb1.y, sb1.z, sb1.w};
-        const uint32_t QA[8] = {qa0.x, qa0.y, qa0.z, qa0.w, qa1.x, qa1.y, qa1.z, qa1.w};
-        const uint32_t QB[8] = {qb0.x, qb0.y, qb0.z, qb0.w, qb1.x, qb1.y, qb1.z, qb1.w};
-        uint32_t A[16][4];
-#pragma unroll
-        for (int i = 0; i < 8; i++) {
-            const __half2 a0 = __low2half2(*(const __half2*)&SA[i]), b0 = __high2half2(*(const __half2*)&SA[i]);
-            const __half2 a1 = __low2half2(*(const __half2*)&SB[i]), b1 = __high2half2(*(const __half2*)&SB[i]);
-            const uint32_t la = QA[i] & 0x0f0f0f0fu, ha = (QA[i] >> 4) & 0x0f0f0f0fu;
-            const uint32_t lb = QB[i] & 0x0f0f0f0fu, hb = (QB[i] >> 4) & 0x0f0f0f0fu;
-            A[2 * i][0] = deq(la, 0x4140, a0, b0), A[2 * i][1] = deq(lb, 0x4140, a1, b1);
-            A[2 * i][2] = deq(ha, 0x4140, a0, b0), A[2 * i][3] = deq(hb, 0x4140, a1, b1);
-            A[2 * i + 1][0] = deq(la, 0x4342, a0, b0), A[2 * i + 1][1] = deq(lb, 0x4342, a1, b1);
-            A[2 * i + 1][2] = deq(ha, 0x4342, a0, b0), A[2 * i + 1][3] = deq(hb, 0x4342, a1, b1);
-        }
-        fence_acc(acc);
-        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-#pragma unroll
-        for (int t = 0; t < 16; t++) wgmma_rs(acc, A[t], desc(xs + 256 * t, 4096, false));
-        asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-        asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-        fence_acc(acc);
+        wg_step<1, false, 0>(acc, ra, rb, xs, c);
     }
-    const int r = blockIdx.x * WG_TM + wg * 64 + warp * 16 + g;
-#pragma unroll
-    for (int jn = 0; jn < 8; jn++) {
-        const int n = 8 * jn + 2 * c;
-        float* d = D + (size_t)n * M + r;
-        const float v[4] = {acc[4 * jn], acc[4 * jn + 1], acc[4 * jn + 2], acc[4 * jn + 3]};
-        float* at[4] = {d, d + M, d + 8, d + M + 8};
-        for (int e = 0; e < 4; e++) {
-            if (splits > 1)
-                atomicAdd(at[e], v[e]);
-            else
-                *at[e] = v[e];
-        }
-    }
+    wg_store(acc, D, M, blockIdx.x * WG_TM + wg * 64 + warp * 16 + g, c, splits);
 }
 
 // xlayout writes X's rows (64 x K f16) a step at a time in the stage layout of wg_q4k.
@@ -273,19 +214,11 @@ __global__ void xlayout(const __half* X, uint8_t* XL, int K) {
     *(uint4*)(XL + (size_t)s * XST + ((((n >> 3) * 32 + kc)) << 7) + ((n & 7) << 4)) = *(const uint4*)(X + (size_t)n * K + kk * 8);
 }
 
-template <int STAGES>
-static void run_tma(const char* name, cudaStream_t s, const uint8_t* P, const uint8_t* XL, float* D, const std::vector<float>& ref, int M,
-                    int K, int splits, double bytes) {
-    auto k = wg_tma<STAGES>;
-    const int smem = STAGES * (WST + XST);
-    CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    dim3 grid(M / WG_TM, splits);
-    auto body = [&]() {
-        for (int i = 0; i < 20; i++) {
-            if (splits > 1) CK(cudaMemsetAsync(D, 0, (size_t)WG_TN * M * 4, s));
-            k<<<grid, 256, smem, s>>>(P, XL, D, M, K, splits);
-        }
-    };
+// check_time runs body (20 launches of a product into D, memsets included) once, checks
+// D against ref, times the best of 5 replays of it as a graph, and prints a line.
+template <typename F>
+static void check_time(const char* name, cudaStream_t s, F body, const float* D, const std::vector<float>& ref, int M, int K,
+                       int splits, double bytes, bool timing_only) {
     body();
     CK(cudaStreamSynchronize(s));
     std::vector<float> got((size_t)WG_TN * M);
@@ -297,7 +230,21 @@ static void run_tma(const char* name, cudaStream_t s, const uint8_t* P, const ui
     }
     float ms = graph_best_ms(s, body, 2, 5);
     printf("%-28s %dx%d splits %d: %7.1f us a product (%5.2f TB/s of Q4_K-size bytes), max error %.2e of max %.2e%s\n", name, M, K,
-           splits, ms * 1000 / 20, bytes / (ms / 20 * 1e-3) / 1e12, maxerr, maxref, maxerr < 1e-3 * maxref ? "" : "  WRONG");
+           splits, ms * 1000 / 20, bytes / (ms / 20 * 1e-3) / 1e12, maxerr, maxref, timing_only || maxerr < 1e-3 * maxref ? "" : "  WRONG");
+}
+
+template <int STAGES>
+static void run_tma(const char* name, cudaStream_t s, const uint8_t* P, const uint8_t* XL, float* D, const std::vector<float>& ref, int M,
+                    int K, int splits, double bytes) {
+    auto k = wg_tma<STAGES>;
+    const int smem = STAGES * (WST + XST);
+    CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    check_time(name, s, [&]() {
+        for (int i = 0; i < 20; i++) {
+            if (splits > 1) CK(cudaMemsetAsync(D, 0, (size_t)WG_TN * M * 4, s));
+            k<<<dim3(M / WG_TM, splits), 256, smem, s>>>(P, XL, D, M, K, splits);
+        }
+    }, D, ref, M, K, splits, bytes, false);
 }
 
 // weight decodes element k of row r from the packed layout, as deq does.
@@ -332,26 +279,12 @@ static void run(const char* name, cudaStream_t s, const uint8_t* P, const __half
     auto k = wg_q4k<STAGES, HS, SWAP, PART>;
     const int smem = STAGES * (WST + XST) / HS;
     CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    dim3 grid(M / WG_TM, splits);
-    auto body = [&]() {
+    check_time(name, s, [&]() {
         for (int i = 0; i < 20; i++) {
             if (splits > 1) CK(cudaMemsetAsync(D, 0, (size_t)WG_TN * M * 4, s));
-            k<<<grid, 256, smem, s>>>(P, X, D, M, K, splits);
+            k<<<dim3(M / WG_TM, splits), 256, smem, s>>>(P, X, D, M, K, splits);
         }
-    };
-    body();
-    CK(cudaStreamSynchronize(s));
-    std::vector<float> got((size_t)WG_TN * M);
-    CK(cudaMemcpy(got.data(), D, got.size() * 4, cudaMemcpyDeviceToHost));
-    double maxref = 0, maxerr = 0;
-    for (size_t i = 0; i < got.size(); i++) {
-        maxref = fmax(maxref, fabs(ref[i]));
-        maxerr = fmax(maxerr, fabs(got[i] - ref[i]));
-    }
-    float ms = graph_best_ms(s, body, 2, 5);
-    // the memsets in the graph are timed too; they are ~2 us each at most for 3.7 MB
-    printf("%-28s %dx%d splits %d: %7.1f us a product (%5.2f TB/s of Q4_K-size bytes), max error %.2e of max %.2e%s\n", name, M, K,
-           splits, ms * 1000 / 20, bytes / (ms / 20 * 1e-3) / 1e12, maxerr, maxref, PART || maxerr < 1e-3 * maxref ? "" : "  WRONG");
+    }, D, ref, M, K, splits, bytes, PART != 0);
 }
 
 int main() {
