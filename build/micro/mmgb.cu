@@ -33,16 +33,6 @@ __global__ void dq16(const uint8_t* W, int M, int K, __half* out) {
     out[i] = __float2half_rn(d1 * (float)q4k_at(b + 16, k % 256) - m1);
 }
 
-// reduce: dst[n, r] = sum over s of part[s][n][r] in order (mmq_reduce's).
-__global__ void reduce(float* D, const float* part, int M, int N, int splits) {
-    const size_t n = (size_t)M * N;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        float s = part[i];
-        for (int z = 1; z < splits; z++) s += part[z * n + i];
-        D[i] = s;
-    }
-}
-
 static int splits_for(int mt, int steps) {  // mmg.go's mgSplits on 132 SMs
     int s = std::max(1, std::min(steps, 2 * 132 / mt));
     const int per = (steps + s - 1) / s;
@@ -96,9 +86,11 @@ int main() {
             cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, M, N, K, &one, W16, CUDA_R_16F, K, X, CUDA_R_16F, K, &zero, R, CUDA_R_32F, M,
                          CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
         };
+        int* count;
+        CK(cudaMalloc(&count, 4 * mt));
+        CK(cudaMemset(count, 0, 4 * mt));
         auto prod = [&]() {
-            mmg_q4_k<<<dim3(mt, splits), 256, smem, s>>>(P, XL, D, M, M, K, N, part, 1);
-            if (splits > 1) reduce<<<(N * M + 255) / 256, 256, 0, s>>>(D, part, M, N, splits);
+            mmg_q4_k<<<dim3(mt, splits), 256, smem, s>>>(P, nullptr, mt, XL, D, nullptr, M, 0, M, 0, K, N, part, count, 1);
         };
         gemm();
         prod();
@@ -111,14 +103,37 @@ int main() {
             maxref = fmax(maxref, fabs(want[i]));
             maxerr = fmax(maxerr, fabs(got[i] - want[i]));
         }
-        const float tk = graph_best_ms(s, [&]() { for (int i = 0; i < 20; i++) mmg_q4_k<<<dim3(mt, splits), 256, smem, s>>>(P, XL, D, M, M, K, N, part, 1); }, 2, 5);
-        const float tr = splits > 1 ? graph_best_ms(s, [&]() { for (int i = 0; i < 20; i++) reduce<<<(N * M + 255) / 256, 256, 0, s>>>(D, part, M, N, splits); }, 2, 5) : 0;
+        if (getenv("MMGB_PROFILE")) {  // one launch of each, for ncu
+            prod();
+            mmg_q4_k<<<dim3(2 * mt, 1), 256, smem, s>>>(P, P, mt, XL, D, part, M, M, M, M, K, N, nullptr, nullptr, 1);
+            CK(cudaStreamSynchronize(s));
+            for (void* p : {(void*)W, (void*)P, (void*)XL, (void*)X, (void*)W16, (void*)D, (void*)R, (void*)part, (void*)count}) CK(cudaFree(p));
+            continue;
+        }
+        const float tk = graph_best_ms(s, [&]() { for (int i = 0; i < 20; i++) prod(); }, 2, 5);
         const float tx = graph_best_ms(s, [&]() { for (int i = 0; i < 20; i++) mmg_xl<<<(N * K / 8 + 255) / 256, 256, 0, s>>>((const uint8_t*)X, (i64)K * 2, N, K, XL); }, 2, 5);
         const float tg = graph_best_ms(s, [&]() { for (int i = 0; i < 20; i++) gemm(); }, 2, 5);
-        printf("%5dx%-5d 64 rows, %2d splits: mmg_q4_k %6.1f us (%.2f TB/s of its copy), reduce %5.1f, mmg_xl %4.1f; cuBLAS f16 %6.1f us; max difference %.2e of %.2e%s\n",
-               M, K, splits, tk * 50, pbytes / (tk / 20 * 1e-3) / 1e12, tr * 50, tx * 50, tg * 50, maxerr, maxref,
+        printf("%5dx%-5d 64 rows, %2d splits: mmg_q4_k %6.1f us (%.2f TB/s of its copy; splits summed by its last blocks), mmg_xl %4.1f; cuBLAS f16 %6.1f us; max difference %.2e of %.2e%s\n",
+               M, K, splits, tk * 50, pbytes / (tk / 20 * 1e-3) / 1e12, tx * 50, tg * 50, maxerr, maxref,
                maxerr <= 1e-3 * maxref ? "" : "  WRONG");
-        for (void* p : {(void*)W, (void*)P, (void*)XL, (void*)X, (void*)W16, (void*)D, (void*)R, (void*)part}) CK(cudaFree(p));
+        if (splits > 1) {  // a gate and up pair of this shape: one launch, no split (D1 in part)
+            auto pair = [&]() {
+                mmg_q4_k<<<dim3(2 * mt, 1), 256, smem, s>>>(P, P, mt, XL, D, part, M, M, M, M, K, N, nullptr, nullptr, 1);
+            };
+            CK(cudaMemset(D, 0, (size_t)N * M * 4));
+            CK(cudaMemset(part, 0, (size_t)N * M * 4));
+            pair();
+            CK(cudaStreamSynchronize(s));
+            double perr = 0;
+            for (float* out : {D, part}) {
+                CK(cudaMemcpy(got.data(), out, got.size() * 4, cudaMemcpyDeviceToHost));
+                for (size_t i = 0; i < got.size(); i++) perr = fmax(perr, fabs(got[i] - want[i]));
+            }
+            const float tp = graph_best_ms(s, [&]() { for (int i = 0; i < 20; i++) pair(); }, 2, 5);
+            printf("%5dx%-5d pair (two such weights, one launch, no split): mmg_q4_k %6.1f us (%.2f TB/s); cuBLAS f16 twice %6.1f us; max difference %.2e%s\n",
+                   M, K, tp * 50, 2 * pbytes / (tp / 20 * 1e-3) / 1e12, 2 * tg * 50, perr, perr <= 1e-3 * maxref ? "" : "  WRONG");
+        }
+        for (void* p : {(void*)W, (void*)P, (void*)XL, (void*)X, (void*)W16, (void*)D, (void*)R, (void*)part, (void*)count}) CK(cudaFree(p));
     }
     return 0;
 }

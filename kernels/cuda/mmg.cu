@@ -31,7 +31,15 @@
 #define MG_RB 192                // packed bytes of a row a step
 #define MG_WS (MG_TM * MG_RB)    // a stage's weights (24 KiB)
 #define MG_XS (MG_TN * 256 * 2)  // a stage's activations (32 KiB)
-#define MG_STAGES 2
+#ifndef MG_STAGES
+#define MG_STAGES 2  // stages of shared memory (mmg.go's mgStages)
+#endif
+#ifndef MG_GROUPS
+#define MG_GROUPS 4  // wgmma commit groups a step (1, 2, 4 or 8)
+#endif
+#ifndef MG_MINB
+#define MG_MINB 2  // blocks an SM (__launch_bounds__)
+#endif
 
 // mmg_pack_q4_k writes the packed copy P of M rows of Q4_K weights W (nb steps a row):
 // 16-byte chunk ch of row r of tile t and step s at ((t nb + s) MG_TM + r) MG_RB + 16 ch,
@@ -97,11 +105,13 @@ __device__ __forceinline__ float2 mg_lds64f(uint32_t a) {
 }
 
 // mg_deq2: the f16 pair (low half first) of quants byte k0 and k1 of v (values 0..15):
-// each d1 * q - m1 in f32 (no fused multiply-add: -fmad=false), rounded to f16.
+// each d1 * q - m1 in f32, rounded to f16. One fused multiply-add gives quant's two
+// roundings exactly: d1 = d * sc is an f16 times a 6-bit scale (at most 17 significant
+// bits) and q has 4, so d1 * q is exact in f32 and only the subtraction rounds.
 __device__ __forceinline__ uint32_t mg_deq2(uint32_t v, int k0, int k1, float d1, float m1) {
     const float q0 = __uint_as_float(__byte_perm(v, 0x4b00u, 0x5440 | k0)) - 8388608.0f;
     const float q1 = __uint_as_float(__byte_perm(v, 0x4b00u, 0x5440 | k1)) - 8388608.0f;
-    const __half2 h = __floats2half2_rn(d1 * q0 - m1, d1 * q1 - m1);
+    const __half2 h = __floats2half2_rn(__fmaf_rn(d1, q0, -m1), __fmaf_rn(d1, q1, -m1));
     return *(const uint32_t*)&h;
 }
 
@@ -137,19 +147,29 @@ __device__ __forceinline__ void mg_bulk(uint32_t dst, const void* src, int bytes
                  : "memory");
 }
 
-// mmg_q4_k: the product of the N (<= 64) activation rows XL (mmg_xl) by the weights P
-// (mmg_pack_q4_k) into D (dstride floats a row), or, with gridDim.y > 1 splits of the K
-// steps, each split's partial sums into part (split s: N rows of M, for mmq_reduce). A
-// split with no steps is never launched. early: the packed copy was made before the
-// kernel before this one, so its first weights are requested before the wait for it.
-extern "C" __global__ void __launch_bounds__(256, 2) mmg_q4_k(const uint8_t* __restrict__ P, const uint8_t* __restrict__ XL, float* D,
-                                                           i64 dstride, int M, int K, int N, float* part, int early) { pdl_defer();
+// mmg_q4_k: the products of the N (<= 64) activation rows XL (mmg_xl) by one weight or
+// two of the same K (P0, packed by mmg_pack_q4_k: its mt0 row tiles into D0, dstride0
+// floats a row; P1: the blocks past them, into D1: a gate and up pair, in one launch).
+// With gridDim.y > 1 splits of the K steps (one weight only), each split's partial sums
+// go to part (split s: N rows of M0), and the last block of a row tile to finish
+// (count: an int a tile, zero, and zero again after) adds them in split order into D0:
+// mmq_reduce's sums, with no launch of its own. A split with no steps is never launched.
+// early: the packed copies were made before the kernel before this one, so their first
+// weights are requested before the wait for it.
+extern "C" __global__ void __launch_bounds__(256, MG_MINB) mmg_q4_k(const uint8_t* __restrict__ P0, const uint8_t* __restrict__ P1, int mt0,
+                                                           const uint8_t* __restrict__ XL, float* D0, float* D1, i64 dstride0,
+                                                           i64 dstride1, int M0, int M1, int K, int N, float* part, int* count,
+                                                           int early) { pdl_defer();
     extern __shared__ __align__(128) uint8_t mg_raw[];
     __shared__ __align__(8) uint64_t bars[MG_STAGES];
     const int tid = threadIdx.x, wg = tid >> 7, warp = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, c = lane & 3;
+    const bool second = (int)blockIdx.x >= mt0;
+    const int tile = second ? (int)blockIdx.x - mt0 : (int)blockIdx.x, M = second ? M1 : M0;
+    float* D = second ? D1 : D0;
+    const i64 dstride = second ? dstride1 : dstride0;
     const int nb = K / 256, splits = gridDim.y, per = (nb + splits - 1) / splits, s0 = blockIdx.y * per;
     const int steps = min(nb, s0 + per) - s0;
-    const uint8_t* wt = P + (i64)blockIdx.x * nb * MG_WS;
+    const uint8_t* wt = (second ? P1 : P0) + (i64)tile * nb * MG_WS;
     const uint32_t base = (uint32_t)__cvta_generic_to_shared(mg_raw), bar0 = (uint32_t)__cvta_generic_to_shared(bars);
     auto stage = [](int st) { return (uint32_t)(st * (MG_WS + MG_XS)); };
     if (tid == 0) {
@@ -187,28 +207,33 @@ extern "C" __global__ void __launch_bounds__(256, 2) mmg_q4_k(const uint8_t* __r
         const uint32_t QA[8] = {qa0.x, qa0.y, qa0.z, qa0.w, qa1.x, qa1.y, qa1.z, qa1.w};
         const uint32_t QB[8] = {qb0.x, qb0.y, qb0.z, qb0.w, qb1.x, qb1.y, qb1.z, qb1.w};
         uint32_t A[16][4];
-#pragma unroll
-        for (int i = 0; i < 8; i++) {
-            const float2 fa = mg_lds64f(ra + 8 * i), fb = mg_lds64f(rb + 8 * i);  // (d*sc, dmin*m) of sub-block i
-            const uint32_t la = QA[i] & 0x0f0f0f0fu, ha = (QA[i] >> 4) & 0x0f0f0f0fu;
-            const uint32_t lb = QB[i] & 0x0f0f0f0fu, hb = (QB[i] >> 4) & 0x0f0f0f0fu;
-            A[2 * i][0] = mg_deq2(la, 0, 1, fa.x, fa.y), A[2 * i][1] = mg_deq2(lb, 0, 1, fb.x, fb.y);
-            A[2 * i][2] = mg_deq2(ha, 0, 1, fa.x, fa.y), A[2 * i][3] = mg_deq2(hb, 0, 1, fb.x, fb.y);
-            A[2 * i + 1][0] = mg_deq2(la, 2, 3, fa.x, fa.y), A[2 * i + 1][1] = mg_deq2(lb, 2, 3, fb.x, fb.y);
-            A[2 * i + 1][2] = mg_deq2(ha, 2, 3, fa.x, fa.y), A[2 * i + 1][3] = mg_deq2(hb, 2, 3, fb.x, fb.y);
-        }
         mg_fence_acc(acc);
-        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+        // MG_GROUPS commit groups a step: a group's sub-blocks are dequantized while the
+        // tensor cores work on the groups before it.
 #pragma unroll
-        for (int t = 0; t < 16; t++) {
-            const uint32_t a = xs + 256 * t;  // k16 block t: two core matrices in K
-            mg_mma(acc, A[t], (uint64_t)((a & 0x3ffff) >> 4) | ((uint64_t)(128 >> 4) << 16) | ((uint64_t)(4096 >> 4) << 32));
+        for (int i0 = 0; i0 < 8; i0 += 8 / MG_GROUPS) {
+#pragma unroll
+            for (int i = i0; i < i0 + 8 / MG_GROUPS; i++) {
+                const float2 fa = mg_lds64f(ra + 8 * i), fb = mg_lds64f(rb + 8 * i);  // (d*sc, dmin*m) of sub-block i
+                const uint32_t la = QA[i] & 0x0f0f0f0fu, ha = (QA[i] >> 4) & 0x0f0f0f0fu;
+                const uint32_t lb = QB[i] & 0x0f0f0f0fu, hb = (QB[i] >> 4) & 0x0f0f0f0fu;
+                A[2 * i][0] = mg_deq2(la, 0, 1, fa.x, fa.y), A[2 * i][1] = mg_deq2(lb, 0, 1, fb.x, fb.y);
+                A[2 * i][2] = mg_deq2(ha, 0, 1, fa.x, fa.y), A[2 * i][3] = mg_deq2(hb, 0, 1, fb.x, fb.y);
+                A[2 * i + 1][0] = mg_deq2(la, 2, 3, fa.x, fa.y), A[2 * i + 1][1] = mg_deq2(lb, 2, 3, fb.x, fb.y);
+                A[2 * i + 1][2] = mg_deq2(ha, 2, 3, fa.x, fa.y), A[2 * i + 1][3] = mg_deq2(hb, 2, 3, fb.x, fb.y);
+            }
+            asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+            for (int t = 2 * i0; t < 2 * (i0 + 8 / MG_GROUPS); t++) {
+                const uint32_t a = xs + 256 * t;  // k16 block t: two core matrices in K
+                mg_mma(acc, A[t], (uint64_t)((a & 0x3ffff) >> 4) | ((uint64_t)(128 >> 4) << 16) | ((uint64_t)(4096 >> 4) << 32));
+            }
+            asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
         }
-        asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
         asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
         mg_fence_acc(acc);
     }
-    const int r = blockIdx.x * MG_TM + wg * 64 + warp * 16 + g;
+    const int r = tile * MG_TM + wg * 64 + warp * 16 + g;
     float* out = splits > 1 ? part + (i64)blockIdx.y * N * M : D;
     const i64 os = splits > 1 ? M : dstride;
 #pragma unroll
@@ -219,5 +244,46 @@ extern "C" __global__ void __launch_bounds__(256, 2) mmg_q4_k(const uint8_t* __r
             const int nn = n + (e & 1), rr = r + 8 * (e >> 1);
             if (nn < N && rr < M) out[(i64)nn * os + rr] = acc[4 * jn + e];
         }
+    }
+    if (splits == 1) return;
+    // The last block of the tile to finish adds the splits' sums (as attention_split's).
+    __shared__ int last;
+    __threadfence();
+    __syncthreads();
+    if (tid == 0) last = atomicAdd(count + tile, 1) == splits - 1;
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    if (tid == 0) count[tile] = 0;  // zero again for the next launch
+    const int r0 = tile * MG_TM, rows = min(MG_TM, M - r0);
+    const i64 total = (i64)N * M;
+    // Four outputs a thread at once and the splits' sums of them four splits at a time,
+    // all loads of a round issued before their adds: a round trip to L2 a round, not a
+    // load (one at a time, the sums took longer than the product: 52 us at 4096x14336).
+    constexpr int U = 4, Z = 4;
+    for (int i0 = tid; i0 < N * MG_TM; i0 += 256 * U) {
+        i64 at[U];
+        float sum[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const int idx = i0 + 256 * u, n = idx / MG_TM, rl = idx % MG_TM;
+            at[u] = idx < N * MG_TM && rl < rows ? (i64)n * M + r0 + rl : -1;
+            sum[u] = at[u] >= 0 ? __ldcg(part + at[u]) : 0.f;
+        }
+        for (int z0 = 1; z0 < splits; z0 += Z) {
+            float t[Z][U];
+#pragma unroll
+            for (int z = 0; z < Z; z++)
+#pragma unroll
+                for (int u = 0; u < U; u++) t[z][u] = z0 + z < splits && at[u] >= 0 ? __ldcg(part + (z0 + z) * total + at[u]) : 0.f;
+#pragma unroll
+            for (int z = 0; z < Z; z++)
+#pragma unroll
+                for (int u = 0; u < U; u++)
+                    if (z0 + z < splits) sum[u] += t[z][u];
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (at[u] >= 0) D[at[u] / M * dstride + at[u] % M] = sum[u];
     }
 }

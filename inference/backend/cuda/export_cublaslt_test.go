@@ -120,7 +120,7 @@ func LtTuned(b *Backend) int { return b.st.ltTuned }
 // SetMMG turns mmg on from minRows rows for weights of any size (when its module loaded)
 // or off; reports whether the module loaded.
 func SetMMG(b *Backend, on bool, minRows int) bool {
-	b.mg.off, b.mg.minRows, b.mg.minElems = !on, minRows, 0
+	b.mg.off, b.mg.minRows, b.mg.minElems, b.mg.single = !on, minRows, 0, true
 	return b.mg.loaded
 }
 

@@ -309,6 +309,11 @@ func (b *Backend) MatMulShared(x backend.Tensor, projs []backend.Proj) {
 		d, wt := get(projs[i].Dst), get(projs[i].W)
 		vt := partner(wt.typ)
 		e, _ := find(vt)
+		if i+1 < len(projs) && partner(get(projs[i+1].W).typ) == vt &&
+			b.mmgPair(xt, projs[i], projs[i+1], func() uint64 { return f16Rows(e, vt) }) {
+			i++
+			continue
+		}
 		if b.mfTakes(wt, xt.rows) {
 			b.mmf(d, wt, f16Rows(e, vt), xt.rows)
 			continue

@@ -88,7 +88,7 @@ func mfKernel(n, nt int) string {
 // copies' (where they are on) and cuBLASLt's (at most ltDefaultMinRows: prompt-sized
 // products stay on cuBLASLt or mmq).
 func (b *Backend) mfTakes(w *tensor, n int) bool {
-	if b.mgTakes(w, n) {
+	if b.mgTakesOne(w, n) {
 		return true // on mmg (mmf dispatches)
 	}
 	least, most := b.mfRows()
@@ -146,7 +146,7 @@ func mfSplits(mt, nt, steps, sms int) int {
 // mmf queues the product d = w x^T of the n f16 activation rows xh (actStride(F16,
 // w.cols) bytes apart, from ltAct).
 func (b *Backend) mmf(d, w *tensor, xh uint64, n int) {
-	if b.mgTakes(w, n) {
+	if b.mgTakesOne(w, n) {
 		b.mmg(d, w, xh, n)
 		return
 	}

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"ember/inference/backend"
 	"ember/inference/quant"
 )
 
@@ -59,6 +60,11 @@ type mgConf struct {
 	laid         uint64
 	laidK, laidN int
 	shared       bool // a MatMulShared is running
+	// single: products of one weight that need K splits are taken too (SetMMG, in
+	// tests). The engine leaves them to the default path: at 4096x14336 and 64 rows
+	// mmg's eight splits took 52 us against cuBLAS's 36 (build/micro/mmgb.cu, session
+	// 28), while a gate and up pair in one launch with no split took 48 against 64.
+	single bool
 }
 
 // mgFromEnv reads $EMBER_CUDA_MMG.
@@ -80,6 +86,15 @@ func (b *Backend) mgTakes(w *tensor, n int) bool {
 		return false
 	}
 	return b.mgPack(w) != 0
+}
+
+// mgTakesOne reports whether mmg runs the product of w alone (not as a pair) with n
+// rows: where mgTakes and it needs no K split, or single products are on (mgConf.single).
+func (b *Backend) mgTakesOne(w *tensor, n int) bool {
+	if !b.mg.single && mgSplits(mgTiles(w), w.cols/256, b.dev.SMs) > 1 {
+		return false
+	}
+	return b.mgTakes(w, n)
 }
 
 // mgPackBytes is the size of w's packed copy: per tile of mgTM rows (the last padded
@@ -104,19 +119,53 @@ func mgSplits(mt, steps, sms int) int {
 }
 
 // mmg queues the product d = w x^T of the n f16 activation rows xh (actStride(F16,
-// w.cols) bytes apart, from ltAct): mmg_xl lays the rows out for the stages, then
-// mmg_q4_k, then mmq_reduce of the K splits' partial sums.
-func (b *Backend) mmg(d, w *tensor, xh uint64, n int) {
+// w.cols) bytes apart, from ltAct): mmgRun of one weight.
+func (b *Backend) mmg(d, w *tensor, xh uint64, n int) { b.mmgRun(xh, n, [2]*tensor{d}, [2]*tensor{w}) }
+
+// mmgPair runs the products of two weights of one activation rounding (a gate and up
+// pair) as one mmg_q4_k launch when it takes both and their tiles fill the GPU without
+// K splits, and reports whether it did.
+func (b *Backend) mmgPair(xt *tensor, p0, p1 backend.Proj, xh func() uint64) bool {
+	d0, w0, d1, w1 := get(p0.Dst), get(p0.W), get(p1.Dst), get(p1.W)
+	if w0.cols != w1.cols || !b.mgTakes(w0, xt.rows) || !b.mgTakes(w1, xt.rows) {
+		return false
+	}
+	if mgSplits(mgTiles(w0)+mgTiles(w1), w0.cols/256, b.dev.SMs) != 1 {
+		return false
+	}
+	b.mmgRun(xh(), xt.rows, [2]*tensor{d0, d1}, [2]*tensor{w0, w1})
+	return true
+}
+
+// mgTiles is w's row tiles of mgTM rows.
+func mgTiles(w *tensor) int { return (w.rows + mgTM - 1) / mgTM }
+
+// mmgRun queues mmg_xl (laying the rows out for the stages, unless the rows xl holds are
+// these) and one mmg_q4_k over ws[0] (and ws[1] when not nil, in the same launch, with
+// no K split) into ds; one weight's K splits are added by the last block of each tile.
+func (b *Backend) mmgRun(xh uint64, n int, ds, ws [2]*tensor) {
 	if xh == 0 || b.err != nil {
 		return
 	}
-	k := w.cols
+	w0, k := ws[0], ws[0].cols
 	xl := b.scratchFor(&b.mg.xl, k/256*mgXS)
-	mt := (w.rows + mgTM - 1) / mgTM
-	splits := mgSplits(mt, k/256, b.dev.SMs)
-	part, ok := b.mmqParts(splits, n, w.rows)
-	if xl == 0 || !ok {
-		return
+	mt0 := mgTiles(w0)
+	mt, splits := mt0, 1
+	if ws[1] != nil {
+		mt += mgTiles(ws[1])
+	} else {
+		splits = mgSplits(mt0, k/256, b.dev.SMs)
+	}
+	var part, count uint64
+	if splits > 1 {
+		var ok bool
+		if part, ok = b.mmqParts(splits, n, w0.rows); !ok {
+			return
+		}
+		count = b.counters(4 * mt0)
+	}
+	if xl == 0 || splits > 1 && count == 0 {
+		return // b.err is set
 	}
 	if b.mg.laid != xh || b.mg.laidK != k || b.mg.laidN != n {
 		b.launch("mmg_xl", blocks(mgTN*k/8), 1, 256, 0, xh, i64(actStride(quant.F16, k)), i64(n), i64(k), xl)
@@ -125,11 +174,20 @@ func (b *Backend) mmg(d, w *tensor, xh uint64, n int) {
 		}
 	}
 	early := i64(1)
-	if w.mgp.fresh {
-		early, w.mgp.fresh = 0, false
+	var p1, d1 uint64
+	var m1, s1 int
+	for j, w := range ws {
+		if w == nil {
+			continue
+		}
+		if w.mgp.fresh {
+			early, w.mgp.fresh = 0, false
+		}
+		if j == 1 {
+			p1, d1, m1, s1 = w.mgp.ptr, ptr(ds[1]), w.rows, ds[1].cols
+		}
+		b.mg.products++
 	}
-	b.launch("mmg_q4_k", mt, splits, mgThreads, mgStages*(mgWS+mgXS), w.mgp.ptr, xl, ptr(d), i64(d.cols), i64(w.rows), i64(k),
-		i64(n), part, early)
-	b.mmqReduce(d, part, w.rows, n, splits)
-	b.mg.products++
+	b.launch("mmg_q4_k", mt, splits, mgThreads, mgStages*(mgWS+mgXS), w0.mgp.ptr, p1, i64(mt0), xl, ptr(ds[0]), d1, i64(ds[0].cols),
+		i64(s1), i64(w0.rows), i64(m1), i64(k), i64(n), part, count, early)
 }

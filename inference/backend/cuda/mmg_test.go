@@ -46,7 +46,8 @@ func TestMGSplits(t *testing.T) {
 // (over the weight's packed copy, which Free returns) against the reference, at shapes
 // with ragged weight tiles, partial activation tiles, one step a row, and K splits (with
 // mmq_reduce); and MatMulShared's two Q4_K projections beside a Q6_K one (which stays
-// off mmg). The weights are the f16 roundings of the reference's values and the
+// off mmg), and two Q4_K projections in one launch (a gate and up pair). The weights are
+// the f16 roundings of the reference's values and the
 // activations f16 (as on cuBLASLt over the f16 copies), so the bound is TestMMF's.
 func TestMMG(t *testing.T) {
 	be := newWith(t, cuda.Options{NoCublas: true})
@@ -91,4 +92,33 @@ func TestMMG(t *testing.T) {
 		}
 	}
 	checkShared(t, be, rng, cuda.MMGProducts, 2) // the Q6_K projection stays off mmg
+	// Two Q4_K projections whose 142 tiles fill the GPU without K splits: one launch.
+	const k, n = 512, 64
+	_, xb, xr := ltInput(t, be, rb, rng, n, k)
+	var projs []backend.Proj
+	var outs [][2]backend.Tensor
+	ms := []int{9000, 9100}
+	for _, m := range ms {
+		data, _ := quantized(t, rng, quant.Q4_K, m, k)
+		wb, err := be.Weight(quant.Q4_K, m, k, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wr, _ := rb.Weight(quant.Q4_K, m, k, data)
+		db, dr := newF32(t, be, n, m), newF32(t, rb, n, m)
+		rb.MatMul(dr, wr, xr)
+		projs, outs = append(projs, backend.Proj{Dst: db, W: wb}), append(outs, [2]backend.Tensor{db, dr})
+	}
+	backend.MatMulShared(be, xb, projs) // makes the packed copies
+	before, launches := cuda.MMGProducts(be), cuda.Launches(be)
+	backend.MatMulShared(be, xb, projs)
+	if got := cuda.MMGProducts(be) - before; got != 2 {
+		t.Fatalf("pair: %d products on mmg, want 2", got)
+	}
+	if got := cuda.Launches(be) - launches; got > 4 { // rounding, f16 rows, layout, one product
+		t.Errorf("pair: %d launches, want at most 4", got)
+	}
+	for i, o := range outs {
+		check("pair", o[0], o[1], n, ms[i], k)
+	}
 }

@@ -1,0 +1,65 @@
+package cuda
+
+import (
+	"slices"
+	"testing"
+
+	"ember/inference/backend"
+	"ember/inference/quant"
+)
+
+// TestMMGQueue (no GPU): at 64 rows, Llama-3.1-8B's gate and up (14336x4096 Q4_K) over
+// one rounding are one mmg_q4_k launch after one layout of the rows, with no K split;
+// down (4096x14336) alone needs K splits and stays off mmg unless single products are
+// on (mgConf.single), and then is one launch of 8 splits whose last blocks add the
+// partial sums (the counters passed, no mmq_reduce); below mmg's rows nothing goes to it.
+func TestMMGQueue(t *testing.T) {
+	const n, embd, ffn = 64, 4096, 14336
+	q := newMMQQueue("quant_q8_k", "act_f16", "mmg_xl", "mmg_q4_k", "mmq_reduce", "mmv_q4_k_8", "mmq_q4_k")
+	q.mg = mgConf{loaded: true, minRows: 48, minElems: mgMinElems, xl: scratch{ptr: 6 << 40, size: 1 << 30}}
+	q.lt.xf16 = scratch{ptr: 7 << 40, size: 1 << 30}
+	q.split.count = scratch{ptr: 8 << 40, size: 1 << 20}
+	q.dev.SMs = 132
+	weight := func(rows, cols int) *tensor {
+		w := q.tensor(t, quant.Q4_K, rows, cols)
+		w.weight, w.mgp.ptr = true, w.ptr+1<<36 // a packed copy already made
+		return w
+	}
+	gate, up, down := weight(ffn, embd), weight(ffn, embd), weight(embd, ffn)
+	x, g, u := q.tensor(t, quant.F32, n, embd), q.tensor(t, quant.F32, n, ffn), q.tensor(t, quant.F32, n, ffn)
+	q.MatMulShared(x, []backend.Proj{{Dst: g, W: gate}, {Dst: u, W: up}})
+	ls := q.launches()
+	if names := q.names(); !slices.Equal(names, []string{"quant_q8_k", "act_f16", "mmg_xl", "mmg_q4_k"}) {
+		t.Fatalf("gate and up: queued %v", names)
+	}
+	l := ls[3]
+	if l.gx != 224 || l.gy != 1 || l.args[0] != gate.mgp.ptr || l.args[1] != up.mgp.ptr || l.args[2] != 112 || l.args[4] != g.ptr || l.args[5] != u.ptr ||
+		l.args[8] != ffn || l.args[9] != ffn || l.args[10] != embd || l.args[11] != n || l.args[12] != 0 || l.args[13] != 0 {
+		t.Errorf("gate and up: mmg_q4_k grid %dx%d args %v", l.gx, l.gy, l.args)
+	}
+	if q.mg.products != 2 || q.mg.laid != 0 {
+		t.Errorf("%d products on mmg, laid-out rows %#x after MatMulShared; want 2 and none", q.mg.products, q.mg.laid)
+	}
+
+	h, d := q.tensor(t, quant.F32, n, ffn), q.tensor(t, quant.F32, n, embd)
+	q.MatMul(d, down, h)
+	if names := q.names(); slices.Contains(names, "mmg_q4_k") {
+		t.Errorf("down, single products off: queued %v, want no mmg", names)
+	}
+	q.mg.single = true
+	q.MatMul(d, down, h)
+	ls = q.launches()
+	if names := q.names(); !slices.Equal(names, []string{"quant_q8_k", "act_f16", "mmg_xl", "mmg_q4_k"}) {
+		t.Fatalf("down: queued %v", names)
+	}
+	l = ls[3]
+	if l.gx != 32 || l.gy != 8 || l.args[1] != 0 || l.args[2] != 32 || l.args[12] == 0 || l.args[13] != 8<<40 {
+		t.Errorf("down: mmg_q4_k grid %dx%d args %v", l.gx, l.gy, l.args)
+	}
+
+	x2, g2 := q.tensor(t, quant.F32, 40, embd), q.tensor(t, quant.F32, 40, ffn)
+	q.MatMul(g2, gate, x2)
+	if names := q.names(); slices.Contains(names, "mmg_q4_k") {
+		t.Errorf("40 rows: queued %v, want no mmg", names)
+	}
+}
