@@ -3,7 +3,7 @@
 # (build/dev-build.sh): build/micro/mmgb.cu on mmg.cu as it is (single weights with K
 # splits, and gate and up pairs, against cuBLAS's f16 GEMM), mmg.ptx made again into a
 # copy of kernels/cuda, TestMMG on it, then 8B Q4_K_M at 64 streams with
-# EMBER_CUDA_MMG=48 and off, ROUNDS rounds (default 2). VARIANTS: more micro builds as
+# EMBER_CUDA_MMG on (the default) and off, ROUNDS rounds (default 2). VARIANTS: more micro builds as
 # name:-DFLAG,-DFLAG (mmg.cu's MG_GROUPS, MG_STAGES, MG_MINB).
 set -u
 export MODELS="q4"
@@ -26,6 +26,6 @@ done
 export EMBER_CUDA_PTX_DIR=$K
 (cd inference/backend/cuda && timeout -s KILL 100 "$R/bin/dev/cuda.test" -test.run 'TestMMG|TestKernelNamesExist' -test.v 2>&1 | grep -E "^(--- |ok|PASS|FAIL)|panic|_test.go" | head -12)
 for r in $(seq "${ROUNDS:-2}"); do
-	echo "8B 64 streams, mmg $(EMBER_CUDA_MMG=48 s "$E" bench -m /tmp/q4.gguf -backend cuda -streams 64 -p 512 -n 128)"
-	echo "8B 64 streams, off $(s "$E" bench -m /tmp/q4.gguf -backend cuda -streams 64 -p 512 -n 128)"
+	echo "8B 64 streams, mmg $(s "$E" bench -m /tmp/q4.gguf -backend cuda -streams 64 -p 512 -n 128)"
+	echo "8B 64 streams, off $(EMBER_CUDA_MMG=off s "$E" bench -m /tmp/q4.gguf -backend cuda -streams 64 -p 512 -n 128)"
 done

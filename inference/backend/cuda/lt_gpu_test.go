@@ -48,6 +48,7 @@ func TestLtPairs(t *testing.T) {
 			be := newLtOrSkip(t)
 			cuda.SetF16Copies(be, true, 0)
 			cuda.SetLtPairs(be, on)
+			cuda.SetMMG(be, false, 0) // cuBLASLt's pairs, not mmg's (on by default at 48+ rows)
 			rng := rand.New(rand.NewPCG(21, 22))
 			_, xb, xr := ltInput(t, be, rb, rng, c.n, c.k)
 			pb := make([]backend.Proj, len(c.types))

@@ -19,14 +19,16 @@ import (
 // f16 scales, hfma2 dequantization and atomic split sums): 14336x4096 21.9 us and
 // 4096x14336 19.3 against cuBLAS's f16 GEMM's 34.5 and 38.1 in the same run.
 //
-// It is off by default: in the engine it lost (session 27, 8B Q4_K_M at 64 streams,
-// same call: 7,954 and 7,775 tok/s on the FFN weights against 8,230 without; on every
-// Q4_K weight 7,139 and 7,454 against 7,933 and 8,215). ncu over a 64-stream step (each
-// kernel alone): mmg_q4_k 30.4 us for the gate or up product (14336x4096) and 27.9 for
-// down, plus mmq_reduce 6.7 and 5.4 us for their K splits and mmg_xl 3-4 us, against
-// cuBLASLt's pair of gate and up at ~59 us for both. NOTES.md has what to try next.
+// The engine runs it on gate and up pairs (MatMulShared): one launch of both, no K
+// split. A single weight whose tiles do not fill the GPU stays on the default path,
+// since its K splits cost more than they gain (mgConf.single). H200, session 28,
+// build/micro/mmgb.cu at 64 rows: the gate and up pair of Llama-3.1-8B 44.3 us against
+// cuBLAS's f16 GEMM twice 67.5; down alone with eight splits 38.9 against 35.1. 8B
+// Q4_K_M at 64 streams, same call, three rounds: 8,652 / 8,673 / 8,600 decode tok/s
+// with it against 8,251 / 8,213 / 8,192 without.
 //
-// $EMBER_CUDA_MMG=N takes products of N to 64 rows; off, 0, empty or auto leave it off.
+// $EMBER_CUDA_MMG=N takes products of N to 64 rows; off or 0 turn it off; empty or
+// auto take mgDefaultMinRows to 64.
 const MMGEnv = "EMBER_CUDA_MMG"
 
 const (
@@ -69,10 +71,10 @@ type mgConf struct {
 
 // mgFromEnv reads $EMBER_CUDA_MMG.
 func mgFromEnv() (mgConf, error) {
-	n, _, err := rowsEnv(MMGEnv)
-	c := mgConf{off: true, minRows: mgDefaultMinRows, minElems: mgMinElems}
+	n, off, err := rowsEnv(MMGEnv)
+	c := mgConf{off: off || err != nil, minRows: mgDefaultMinRows, minElems: mgMinElems}
 	if n > 0 {
-		c.off, c.minRows = false, n
+		c.minRows = n
 	}
 	return c, err
 }
@@ -91,8 +93,8 @@ func (b *Backend) mgTakes(w *tensor, n int) bool {
 // mgTakesOne reports whether mmg runs the product of w alone (not as a pair) with n
 // rows: where mgTakes and it needs no K split, or single products are on (mgConf.single).
 func (b *Backend) mgTakesOne(w *tensor, n int) bool {
-	if !b.mg.single && mgSplits(mgTiles(w), w.cols/256, b.dev.SMs) > 1 {
-		return false
+	if !b.mg.single && (w.cols < 256 || mgSplits(mgTiles(w), w.cols/256, b.dev.SMs) > 1) {
+		return false // checked first: mgTakes makes the packed copy
 	}
 	return b.mgTakes(w, n)
 }

@@ -63,3 +63,31 @@ func TestMMGQueue(t *testing.T) {
 		t.Errorf("40 rows: queued %v, want no mmg", names)
 	}
 }
+
+// TestMGTakesOne (no GPU): with mmg on, a product of a weight of fewer than 256 columns
+// (TestConformance's small F32 and Q8_0 weights on the H200) is no product for mmg and
+// no division by its zero steps; the 8B shapes at 64 rows: gate (two splits) and down
+// (eight) stay off it alone, a weight whose tiles fill the GPU takes it.
+func TestMGTakesOne(t *testing.T) {
+	q := newMMQQueue("mmg_pack_q4_k")
+	q.mg = mgConf{loaded: true, minRows: 48, minElems: mgMinElems}
+	q.dev.SMs = 132
+	for _, c := range []struct {
+		name       string
+		typ        quant.Type
+		rows, cols int
+	}{
+		{"F32 64x128", quant.F32, 64, 128},
+		{"Q8_0 512x32", quant.Q8_0, 512, 32},
+		{"Q4_K gate 14336x4096", quant.Q4_K, 14336, 4096},
+		{"Q4_K down 4096x14336", quant.Q4_K, 4096, 14336},
+		{"Q4_K output head 128256x4096", quant.Q4_K, 128256, 4096},
+	} {
+		w := q.tensor(t, c.typ, c.rows, c.cols)
+		w.weight, w.mgp.ptr = true, w.ptr+1<<36 // a packed copy already made
+		want := c.typ == quant.Q4_K && c.rows == 128256
+		if got := q.mgTakesOne(w, 64); got != want {
+			t.Errorf("%s: mgTakesOne %v, want %v", c.name, got, want)
+		}
+	}
+}

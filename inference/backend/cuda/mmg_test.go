@@ -11,7 +11,7 @@ import (
 )
 
 func TestMMGEnv(t *testing.T) {
-	checkRowsEnv(t, cuda.MMGEnv, cuda.MMGFromEnv, []rowsEnvCase{{"", true, 48, false}, {"auto", true, 48, false},
+	checkRowsEnv(t, cuda.MMGEnv, cuda.MMGFromEnv, []rowsEnvCase{{"", false, 48, false}, {"auto", false, 48, false},
 		{"off", true, 48, false}, {"0", true, 48, false}, {"33", false, 33, false}, {"-1", false, 0, true},
 		{"some", false, 0, true}})
 }
