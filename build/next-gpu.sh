@@ -2,9 +2,14 @@
 # next-gpu.sh: mmg on the GPU machine, from the repository root with bin/dev carried
 # (build/dev-build.sh): build/micro/mmgb.cu on mmg.cu as it is (single weights with K
 # splits, and gate and up pairs, against cuBLAS's f16 GEMM), mmg.ptx made again into a
-# copy of kernels/cuda, TestMMG on it, then 8B Q4_K_M at 64 streams with
-# EMBER_CUDA_MMG on (the default) and off, ROUNDS rounds (default 2). VARIANTS: more micro builds as
-# name:-DFLAG,-DFLAG (mmg.cu's MG_GROUPS, MG_STAGES, MG_MINB).
+# copy of kernels/cuda ($OUT/mmg.ptx, to commit), TestMMG on it, then 8B Q4_K_M at 64
+# streams with EMBER_CUDA_MMG on (the default) and off, ROUNDS rounds (default 2).
+# VARIANTS: more micro builds as name:-DFLAG,-DFLAG (mmg.cu's MG_GROUPS, MG_STAGES,
+# MG_MINB; with build/wip/mmg-variants.patch also MG_K and MG_FOLD). SLOW=1 also runs
+# the base micro with MMGB_SLOW (the patch's mg_deq2 steps).
+# Session 29's first call (NOTES.md, next steps of session 28):
+#   git apply build/wip/mmg-variants.patch && sh build/dev-build.sh
+#   SLOW=1 ROUNDS=3 VARIANTS="nofold:-DMG_FOLD=0 k128s4:-DMG_K=128,-DMG_STAGES=4 k128b3:-DMG_K=128,-DMG_MINB=3" sh build/next-gpu.sh
 set -u
 export MODELS="q4"
 . build/gpu-setup.sh "${OUT:-/tmp/next-gpu}"
@@ -23,6 +28,7 @@ for v in $V; do
 	grep -iE "error|wgmma" /tmp/mmgb-$n.log | head -3
 	timeout 60 /tmp/mmgb-$n
 done
+[ -n "${SLOW:-}" ] && echo "== base, MMGB_SLOW" && MMGB_SLOW=1 timeout 60 /tmp/mmgb-base
 export EMBER_CUDA_PTX_DIR=$K
 (cd inference/backend/cuda && timeout -s KILL 100 "$R/bin/dev/cuda.test" -test.run 'TestMMG|TestKernelNamesExist' -test.v 2>&1 | grep -E "^(--- |ok|PASS|FAIL)|panic|_test.go" | head -12)
 for r in $(seq "${ROUNDS:-2}"); do
