@@ -64,8 +64,9 @@ type mgConf struct {
 	shared       bool // a MatMulShared is running
 	// single: products of one weight that need K splits are taken too (SetMMG, in
 	// tests). The engine leaves them to the default path: at 4096x14336 and 64 rows
-	// mmg's eight splits took 52 us against cuBLAS's 36 (build/micro/mmgb.cu, session
-	// 28), while a gate and up pair in one launch with no split took 48 against 64.
+	// mmg's eight splits took 38.9 us against cuBLAS's 35.1 (build/micro/mmgb.cu,
+	// session 28), while a gate and up pair in one launch with no split took 44.3
+	// against 67.5.
 	single bool
 }
 
