@@ -8,8 +8,12 @@
 # MG_MINB; with build/wip/mmg-variants.patch also MG_K and MG_FOLD). SLOW=1 also runs
 # the base micro with MMGB_SLOW (the patch's mg_deq2 steps).
 # Session 29's first call (NOTES.md, next steps of session 28):
-#   git apply build/wip/mmg-variants.patch && sh build/dev-build.sh
+#   git apply build/wip/mmg-variants.patch && git apply build/wip/mmg-cluster.patch
+#   sh build/dev-build.sh
 #   SLOW=1 ROUNDS=3 VARIANTS="nofold:-DMG_FOLD=0 k128s4:-DMG_K=128,-DMG_STAGES=4 k128b3:-DMG_K=128,-DMG_MINB=3" sh build/next-gpu.sh
+# (the cluster patch adds mmg_q4_k_c8, whose name TestKernelNamesExist wants in the PTX:
+# copy $OUT/mmg.ptx in and rebuild bin/dev before trusting any engine figure; the
+# engine runs here use EMBER_CUDA_PTX_DIR, which holds the fresh PTX.)
 set -u
 export MODELS="q4"
 . build/gpu-setup.sh "${OUT:-/tmp/next-gpu}"
