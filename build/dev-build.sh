@@ -6,6 +6,14 @@ set -eu
 cd "$(dirname "$0")/.."
 mkdir -p bin/dev
 export CGO_ENABLED=1
+# The binaries embed kernels/cuda/*.ptx: a .ptx older than its sources (a kernel edited,
+# its PTX not yet made again on a GPU machine) would launch the old kernel with the new
+# arguments (session 28 lost device time to it). Say so loudly; the build goes on, for
+# runs that bring fresh PTX with EMBER_CUDA_PTX_DIR.
+if ! go test -count=1 -run TestPTXMatchesSources ./kernels/cuda/ >/tmp/ember-ptx-check.txt 2>&1; then
+	echo "dev-build.sh: WARNING: embedded PTX is stale; use EMBER_CUDA_PTX_DIR or copy fresh PTX in and rebuild:" >&2
+	grep "generated from other sources" /tmp/ember-ptx-check.txt | sed 's/^[[:space:]]*/  /' >&2
+fi
 go build -tags nogui -ldflags='-s -w' -o bin/dev/ember .
 go test -c -tags nogui -ldflags='-s -w' -o bin/dev/cuda.test ./inference/backend/cuda/
 go test -c -tags nogui -ldflags='-s -w' -o bin/dev/archs.test ./inference/model/archs/
