@@ -31,6 +31,19 @@ func newLtOrSkip(t *testing.T) *cuda.Backend {
 	return b
 }
 
+// weightPair uploads one weight of random values quantized to typ (quantized) to be and
+// to the reference rb.
+func weightPair(t *testing.T, be, rb backend.Backend, rng *rand.Rand, typ quant.Type, rows, cols int) (wb, wr backend.Tensor) {
+	t.Helper()
+	data, _ := quantized(t, rng, typ, rows, cols)
+	wb, err := be.Weight(typ, rows, cols, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wr, _ = rb.Weight(typ, rows, cols, data)
+	return wb, wr
+}
+
 // quantized returns rows x cols random normal values quantized to typ, and the values
 // quant.Dequantize makes of them.
 func quantized(t *testing.T, rng *rand.Rand, typ quant.Type, rows, cols int) ([]byte, []float32) {
@@ -201,12 +214,7 @@ func ltCheckShared(t *testing.T, be *cuda.Backend, rb backend.Backend, rng *rand
 		want := 0
 		for i, typ := range types {
 			m := 256 + 64*i
-			data, _ := quantized(t, rng, typ, m, k)
-			wb, err := be.Weight(typ, m, k, data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			wr, _ := rb.Weight(typ, m, k, data)
+			wb, wr := weightPair(t, be, rb, rng, typ, m, k)
 			pb = append(pb, backend.Proj{Dst: newF32(t, be, n, m), W: wb})
 			pr = append(pr, backend.Proj{Dst: newF32(t, rb, n, m), W: wr})
 			if typ != quant.F32 {

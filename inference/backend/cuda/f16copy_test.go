@@ -60,12 +60,7 @@ func TestF16Copies(t *testing.T) {
 	cuda.SetMMF(be, false, 0)      // which mmf would take at 64 rows
 	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K, quant.Q8_0, quant.Q5_0} {
 		const m, k = 384, 1024
-		data, _ := quantized(t, rng, typ, m, k)
-		wb, err := be.Weight(typ, m, k, data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wr, _ := rb.Weight(typ, m, k, data)
+		wb, wr := weightPair(t, be, rb, rng, typ, m, k)
 		n0, _ := be.F16Copies()
 		for _, c := range []struct {
 			n    int

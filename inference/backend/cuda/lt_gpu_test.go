@@ -123,12 +123,7 @@ func TestLtTune(t *testing.T) {
 		cuda.SetCublas(be, 256, c.chunk)
 		cuda.SetF16Copies(be, c.copies, 0)
 		name := fmt.Sprintf("%d rows, %dx%d", c.n, c.m, c.k)
-		data, _ := quantized(t, rng, quant.Q4_K, c.m, c.k)
-		wb, err := be.Weight(quant.Q4_K, c.m, c.k, data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wr, _ := rb.Weight(quant.Q4_K, c.m, c.k, data)
+		wb, wr := weightPair(t, be, rb, rng, quant.Q4_K, c.m, c.k)
 		_, xb, xr := ltInput(t, be, rb, rng, c.n, c.k)
 		db, dr := newF32(t, be, c.n, c.m), newF32(t, rb, c.n, c.m)
 		tuned := cuda.LtTuned(be)

@@ -72,12 +72,7 @@ func TestMMF(t *testing.T) {
 			{130, 512, 130},  // 1 x 3 tiles
 			{4096, 4096, 64}, // Llama's Q/O shape
 		} {
-			data, _ := quantized(t, rng, typ, s.m, s.k)
-			wb, err := be.Weight(typ, s.m, s.k, data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			wr, _ := rb.Weight(typ, s.m, s.k, data)
+			wb, wr := weightPair(t, be, rb, rng, typ, s.m, s.k)
 			_, xb, xr := ltInput(t, be, rb, rng, s.n, s.k)
 			db, dr := newF32(t, be, s.n, s.m), newF32(t, rb, s.n, s.m)
 			before := cuda.MMFProducts(be)
@@ -116,12 +111,7 @@ func checkShared(t *testing.T, be *cuda.Backend, rng *rand.Rand, count func(*cud
 	var ms []int
 	for i, typ := range []quant.Type{quant.Q4_K, quant.Q6_K, quant.Q4_K} {
 		m := 256 + 200*i
-		data, _ := quantized(t, rng, typ, m, k)
-		wb, err := be.Weight(typ, m, k, data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wr, _ := rb.Weight(typ, m, k, data)
+		wb, wr := weightPair(t, be, rb, rng, typ, m, k)
 		db, dr := newF32(t, be, n, m), newF32(t, rb, n, m)
 		rb.MatMul(dr, wr, xr)
 		projs, outs, ms = append(projs, backend.Proj{Dst: db, W: wb}), append(outs, [2]backend.Tensor{db, dr}), append(ms, m)
