@@ -130,10 +130,9 @@ func (b *Backend) mmg(d, w *tensor, xh uint64, n int) { b.mmgRun(xh, n, [2]*tens
 // K splits, and reports whether it did.
 func (b *Backend) mmgPair(xt *tensor, p0, p1 backend.Proj, xh func() uint64) bool {
 	d0, w0, d1, w1 := get(p0.Dst), get(p0.W), get(p1.Dst), get(p1.W)
-	if w0.cols != w1.cols || !b.mgTakes(w0, xt.rows) || !b.mgTakes(w1, xt.rows) {
-		return false
-	}
-	if mgSplits(mgTiles(w0)+mgTiles(w1), w0.cols/256, b.dev.SMs) != 1 {
+	// The shapes first: mgTakes makes the packed copies, of no use to a pair that splits.
+	if w0.cols != w1.cols || w0.cols < 256 || mgSplits(mgTiles(w0)+mgTiles(w1), w0.cols/256, b.dev.SMs) != 1 ||
+		!b.mgTakes(w0, xt.rows) || !b.mgTakes(w1, xt.rows) {
 		return false
 	}
 	b.mmgRun(xh(), xt.rows, [2]*tensor{d0, d1}, [2]*tensor{w0, w1})
