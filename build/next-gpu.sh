@@ -3,17 +3,11 @@
 # (build/dev-build.sh): build/micro/mmgb.cu on mmg.cu as it is (single weights with K
 # splits, and gate and up pairs, against cuBLAS's f16 GEMM), mmg.ptx made again into a
 # copy of kernels/cuda ($OUT/mmg.ptx, to commit), TestMMG on it, then 8B Q4_K_M at 64
-# streams with EMBER_CUDA_MMG on (the default) and off, ROUNDS rounds (default 2).
+# streams with EMBER_CUDA_MMG as by default and as each of MODES, ROUNDS rounds (default 2).
 # VARIANTS: more micro builds as name:-DFLAG,-DFLAG (mmg.cu's MG_GROUPS, MG_STAGES,
-# MG_MINB; with build/wip/mmg-variants.patch also MG_K and MG_FOLD). SLOW=1 also runs
-# the base micro with MMGB_SLOW (the patch's mg_deq2 steps).
-# Session 29's first call (NOTES.md, next steps of session 28):
-#   git apply build/wip/mmg-variants.patch && git apply build/wip/mmg-cluster.patch
-#   sh build/dev-build.sh
-#   SLOW=1 ROUNDS=3 VARIANTS="nofold:-DMG_FOLD=0 k128s4:-DMG_K=128,-DMG_STAGES=4 k128b3:-DMG_K=128,-DMG_MINB=3" sh build/next-gpu.sh
-# (the cluster patch adds mmg_q4_k_c8, whose name TestKernelNamesExist wants in the PTX:
-# copy $OUT/mmg.ptx in and rebuild bin/dev before trusting any engine figure; the
-# engine runs here use EMBER_CUDA_PTX_DIR, which holds the fresh PTX.)
+# MG_MINB).
+# MODES: the 64-stream runs' $EMBER_CUDA_MMG settings besides the default (default
+# "pairs off": gate and up pairs only, no mmg).
 set -u
 export MODELS="q4"
 . build/gpu-setup.sh "${OUT:-/tmp/next-gpu}"
@@ -32,10 +26,11 @@ for v in $V; do
 	grep -iE "error|wgmma" /tmp/mmgb-$n.log | head -3
 	timeout 60 /tmp/mmgb-$n
 done
-[ -n "${SLOW:-}" ] && echo "== base, MMGB_SLOW" && MMGB_SLOW=1 timeout 60 /tmp/mmgb-base
 export EMBER_CUDA_PTX_DIR=$K
-(cd inference/backend/cuda && timeout -s KILL 100 "$R/bin/dev/cuda.test" -test.run 'TestMMG|TestKernelNamesExist' -test.v 2>&1 | grep -E "^(--- |ok|PASS|FAIL)|panic|_test.go" | head -12)
+(cd inference/backend/cuda && timeout -s KILL 100 "$R/bin/dev/cuda.test" -test.run 'TestMMG|TestMGTakesOne|TestKernelNamesExist' -test.v 2>&1 | grep -E "^(--- |ok|PASS|FAIL)|panic|_test.go" | head -12)
 for r in $(seq "${ROUNDS:-2}"); do
-	echo "8B 64 streams, mmg $(s "$E" bench -m /tmp/q4.gguf -backend cuda -streams 64 -p 512 -n 128)"
-	echo "8B 64 streams, off $(EMBER_CUDA_MMG=off s "$E" bench -m /tmp/q4.gguf -backend cuda -streams 64 -p 512 -n 128)"
+	echo "8B 64 streams, default $(s "$E" bench -m /tmp/q4.gguf -backend cuda -streams 64 -p 512 -n 128)"
+	for m in ${MODES:-pairs off}; do
+		echo "8B 64 streams, $m $(EMBER_CUDA_MMG=$m s "$E" bench -m /tmp/q4.gguf -backend cuda -streams 64 -p 512 -n 128)"
+	done
 done
