@@ -41,22 +41,24 @@
 // nkeys), one round trip for the tile, and dec_copy issues the copies from them. The
 // two are apart so that a tile's table reads can be issued a step before its copies.
 template <int D>
-__device__ __forceinline__ i64 dec_rows(const int* tab, int bs, int sh, int t0, int nkeys) {
+__device__ __forceinline__ int dec_rows(const int* tab, int bs, int sh, int t0, int nkeys) {
     constexpr int CPR = D / 8, LPR = CPR >= 32 ? 32 : CPR, RPW = 32 / LPR, NR = DEC_K / (DEC_THREADS / 32);
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-    i64 mine = 0;
+    int mine = 0;
     if (lane < NR) {
         const int t = t0 + w * RPW + lane % RPW + (lane / RPW) * (DEC_THREADS / 32) * RPW;
         if (t < nkeys)
-            mine = !tab ? (i64)t : sh >= 0 ? (i64)tab[t >> sh] * bs + (t & (bs - 1)) : (i64)tab[t / bs] * bs + t % bs;
+            mine = !tab ? t : sh >= 0 ? tab[t >> sh] * bs + (t & (bs - 1)) : tab[t / bs] * bs + t % bs;
         else
             mine = -1;
     }
     return mine;
 }
 
+// The cache rows are ints (a KV cache holds fewer than 2^31) and the stride (halves) an
+// int, so a chunk's address is one 32x32-bit multiply-add; sm is a shared address.
 template <int D>
-__device__ __forceinline__ void dec_copy(uint8_t* sm, const uint16_t* src, i64 stride, i64 mine) {
+__device__ __forceinline__ void dec_copy(uint32_t sm, const uint16_t* src, int stride, int mine) {
     constexpr int CPR = D / 8;                 // 16-byte chunks a row
     constexpr int LPR = CPR >= 32 ? 32 : CPR;  // lanes a row
     constexpr int RPW = 32 / LPR;              // rows a warp at once
@@ -65,20 +67,44 @@ __device__ __forceinline__ void dec_copy(uint8_t* sm, const uint16_t* src, i64 s
 #pragma unroll
     for (int k = 0; k < NR / RPW; k++) {
         const int s = lane / LPR, r = w * RPW + s + k * (DEC_THREADS / 32) * RPW;
-        const i64 row = __shfl_sync(0xffffffffu, mine, k * RPW + s);
+        const int row = __shfl_sync(0xffffffffu, mine, k * RPW + s);
         const bool ok = row >= 0;
-        const uint16_t* base = src + (ok ? row : 0) * stride;
-        uint8_t* drow = sm + r * (2 * D);
+        const uint16_t* base = src + (i64)(ok ? row : 0) * stride;
+        const uint32_t drow = sm + r * (2 * D);
 #pragma unroll
-        for (int c = cl; c < CPR; c += LPR) tc_cp16(drow + ((c ^ (r & 7)) << 4), base + 8 * c, ok);
+        for (int c = cl; c < CPR; c += LPR)
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(drow + ((c ^ (r & 7)) << 4)),
+                         "l"(base + 8 * c), "r"(ok ? 16 : 0)
+                         : "memory");
     }
 }
 
+// dec_ldsm and dec_ldsm_t are tc_ldsm and tc_ldsm_t at a shared address.
+__device__ __forceinline__ void dec_ldsm(uint32_t* r, uint32_t a) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(a));
+}
+__device__ __forceinline__ void dec_ldsm_t(uint32_t* r, uint32_t a) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(a));
+}
+
+// The query tile is kept fragment-major: k16 block kb (dims 16kb..16kb+15) at 512 kb,
+// its dims 16kb..16kb+7 of rows 0..15 at 16 r, dims 16kb+8.. at 256 + 16 r, so lane l of
+// an ldmatrix of the A fragment gives 512 kb + 16 l (8 lanes read 128 consecutive bytes).
+__device__ __forceinline__ int dec_qoff(int r, int c) { return 512 * (c >> 1) + 256 * (c & 1) + 16 * r; }
+
 // dec_scores: warp w's scaled scores of positions t0+8w .. t0+8w+7 (accumulator e: row
 // g (e < 2) or g+8 of the tile, position t0 + 8w + 2*(lane%4) + e%2), -inf from nkeys on.
+// qa: the lane's query address (the tile's + 16 lane); kr: its key row's address in the
+// tile (row 8w + lane%8), kx0 and kx1 the swizzled offsets of chunks lane/8 and 4 +
+// lane/8 in it: chunk 2kk + lane/8 of the row (kk even) is at kx0 or kx1 (as kk/2 is
+// even or odd) + 128 (kk/4), since the swizzle changes only a chunk's low three bits.
 template <int D>
-__device__ __forceinline__ void dec_scores(float* sc, const uint8_t* qsm, const uint8_t* ks, int t0, int nkeys,
-                                           float scale) {
+__device__ __forceinline__ void dec_scores(float* sc, uint32_t qa, uint32_t kr, uint32_t kx0, uint32_t kx1, int t0,
+                                           int nkeys, float scale) {
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     float acc[4][4];
 #pragma unroll
@@ -88,9 +114,9 @@ __device__ __forceinline__ void dec_scores(float* sc, const uint8_t* qsm, const 
 #pragma unroll
     for (int kk = 0; kk < D / 16; kk += 2) {
         uint32_t a0[4], a1[4], b[4];
-        tc_ldsm(a0, qsm + tc_off<D>(lane & 15, 2 * kk + (lane >> 4)));
-        tc_ldsm(a1, qsm + tc_off<D>(lane & 15, 2 * kk + 2 + (lane >> 4)));
-        tc_ldsm(b, ks + tc_off<D>(8 * w + (lane & 7), 2 * kk + (lane >> 3)));
+        dec_ldsm(a0, qa + 512 * kk);
+        dec_ldsm(a1, qa + 512 * (kk + 1));
+        dec_ldsm(b, kr + ((kk & 2) ? kx1 : kx0) + 128 * (kk >> 2));
         const int z = kk & 2;  // chains 0, 1 on even pairs of steps, 2, 3 on odd ones
         tc_mma(acc[z], a0, b[0], b[1]);
         tc_mma(acc[z + 1], a1, b[2], b[3]);
@@ -168,8 +194,9 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
     float* ssm = scap ? (float*)(psm + 16 * DEC_PLD) : nullptr;  // [nr][scap + 8] scores
     const int sst = scap + 8;
     const uint16_t* vsrc = v ? v : k;
-    const i64 vst = v ? vstride : kstride;
+    const int kst = (int)kstride, vst = (int)(v ? vstride : kstride);
     const int stage = 2 * DEC_K * D;
+    const uint32_t ksa = (uint32_t)__cvta_generic_to_shared(ksm), vsa = (uint32_t)__cvta_generic_to_shared(vsm);
     const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, g = lane >> 2, tig = lane & 3;
     const int ntile = nt;
     // One tile whose keys are the values and whose scores are kept: pass 2 reads its
@@ -181,31 +208,33 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
     // scores are not kept) into slot s % ns, as one commit group; past the sequence an
     // empty group, so that every step commits one. The first ns - 1 loads' table reads
     // are issued together; after them each load's are issued one step ahead (nxt), so no
-    // step waits for a table read before its copies.
+    // step waits for a table read before its copies. Loads are copied in order, so the
+    // slot is a counter (woff: its offset), not a division.
     const int nload = one ? ntile : 2 * ntile;
     auto rows = [&](int s) { return dec_rows<D>(tab, bs, sh, tb + (s < ntile ? s : s - ntile) * DEC_K, nkeys); };
-    auto copy = [&](int s, i64 mine) {
+    uint32_t woff = 0;
+    auto copy = [&](int s, int mine) {
         if (s < ntile) {
-            dec_copy<D>(ksm + (s % ns) * stage, k, kstride, mine);
+            dec_copy<D>(ksa + woff, k, kst, mine);
         } else if (s < nload) {
-            const int off = (s % ns) * stage;
-            if (!ssm) dec_copy<D>(ksm + off, k, kstride, mine);
-            if (v || ssm) dec_copy<D>(vsm + off, vsrc, vst, mine);
+            if (!ssm) dec_copy<D>(ksa + woff, k, kst, mine);
+            if (v || ssm) dec_copy<D>(vsa + woff, vsrc, vst, mine);
         }
         tc_commit();
+        woff = woff + stage == (uint32_t)(ns * stage) ? 0 : woff + stage;
     };
     // With PRE (attention_decD, opened by pdl_defer) the block-table reads of the first
     // loads come before the wait for the kernel before: a step's tables are the host's.
-    i64 pre[3];
+    int pre[3];
 #pragma unroll
     for (int s = 0; s < 3; s++) pre[s] = s < ns - 1 && s < nload ? rows(s) : -1;
-    i64 nxt = ns - 1 < nload ? rows(ns - 1) : -1;
+    int nxt = ns - 1 < nload ? rows(ns - 1) : -1;
     if (PRE) pdl_wait();
 #pragma unroll
     for (int s = 0; s < 3; s++)
         if (s < ns - 1) copy(s, pre[s]);
     auto issue = [&](int s) {  // s: one more than the call before's (the first: ns - 1)
-        const i64 cur = nxt;
+        const int cur = nxt;
         if (s + 1 < nload) nxt = rows(s + 1);
         copy(s, cur);
     };
@@ -232,9 +261,15 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
             uint32_t hv[4];
 #pragma unroll
             for (int j = 0; j < 4; j++) hv[j] = f2h(qv[u][2 * j]) | ((uint32_t)f2h(qv[u][2 * j + 1]) << 16);
-            if (e < QCH) *(uint4*)(qsm + tc_off<D>(r, c)) = make_uint4(hv[0], hv[1], hv[2], hv[3]);
+            if (e < QCH) *(uint4*)(qsm + dec_qoff(r, c)) = make_uint4(hv[0], hv[1], hv[2], hv[3]);
         }
     }
+    // The lane's ldmatrix addresses (dec_scores): the query's, and its key row's chunks.
+    const uint32_t qa = (uint32_t)__cvta_generic_to_shared(qsm) + 16 * lane;
+    const uint32_t kro = (8 * w + (lane & 7)) * (2 * D);
+    const uint32_t kx0 = (((lane >> 3) ^ (lane & 7)) << 4), kx1 = (((4 + (lane >> 3)) ^ (lane & 7)) << 4);
+    uint32_t roff = 0;  // the slot of the tile in use (a counter, as woff)
+    auto next_slot = [&]() { roff = roff + stage == (uint32_t)(ns * stage) ? 0 : roff + stage; };
 
     // Pass 1: this warp's max m and sum s (against m) of rows g and g+8.
     float m0 = -INFINITY, m1 = -INFINITY, s0 = 0, s1 = 0;
@@ -244,7 +279,7 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
         __syncthreads();
         if (tb + it * DEC_K + 8 * w < nkeys) {  // else all of this warp's positions are past the end
             float sc[4];
-            dec_scores<D>(sc, qsm, ksm + (it % ns) * stage, tb + it * DEC_K, nkeys, scale);
+            dec_scores<D>(sc, qa, ksa + roff + kro, kx0, kx1, tb + it * DEC_K, nkeys, scale);
             if (ssm) {  // rows nr.. are the tile's zeros: none kept (ssm holds nr rows)
                 const int t = it * DEC_K + 8 * w + 2 * tig;
                 if (g < nr) *(float2*)(ssm + g * sst + t) = make_float2(sc[0], sc[1]);
@@ -261,6 +296,7 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
             m0 = n0;
             m1 = n1;
         }
+        next_slot();
         __syncthreads();
     }
     s0 += __shfl_xor_sync(0xffffffffu, s0, 1);
@@ -288,6 +324,14 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
 
     // Pass 2: the scores again, their probabilities into the P tile, and P V.
     const int dg = w & 3, ph = w >> 2;
+    // The lane's ldmatrix addresses: of the P tile (positions 32 ph..), and of the V
+    // tile's rows 16 (2 ph) + lane%8 + 8 (lane/8 % 2) with, for head dims to 128, the
+    // swizzled offsets of its chunks D/32 dg + 2 jj + lane/16 (vx).
+    const uint32_t pla = (uint32_t)__cvta_generic_to_shared(psm) + (lane & 15) * DEC_PLD + 16 * (lane >> 4) + 64 * ph;
+    const uint32_t vra = (32 * ph + (lane & 7) + (((lane >> 3) & 1) << 3)) * (2 * D);
+    uint32_t vx[D <= 128 ? D / 64 : 1];
+#pragma unroll
+    for (int jj = 0; jj < (D <= 128 ? D / 64 : 1); jj++) vx[jj] = (((D / 32) * dg + 2 * jj + (lane >> 4)) ^ (lane & 7)) << 4;
     float o[D / 32][4];
 #pragma unroll
     for (int j = 0; j < D / 32; j++)
@@ -297,9 +341,7 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
         issue(ntile + it + ns - 1);
         dec_wait(ns);
         __syncthreads();
-        const int slot = one ? 0 : (ntile + it) % ns;
-        const uint8_t* ks = ksm + slot * stage;
-        const uint8_t* vs = vsm + slot * stage;
+        const uint32_t slot = one ? 0 : roff;
         float sc[4];
         if (ssm) {  // pass 1's scores; -inf from nkeys on (past the end pass 1 stored none) and in rows nr..
             const int t = it * DEC_K + 8 * w + 2 * tig, ta = tb + t;
@@ -309,7 +351,7 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
             sc[0] = a.x, sc[1] = ta + 1 < nkeys ? a.y : -INFINITY;
             sc[2] = c.x, sc[3] = ta + 1 < nkeys ? c.y : -INFINITY;
         } else {
-            dec_scores<D>(sc, qsm, ks, tb + it * DEC_K, nkeys, scale);
+            dec_scores<D>(sc, qa, ksa + slot + kro, kx0, kx1, tb + it * DEC_K, nkeys, scale);
         }
         const int col = 16 * w + 4 * tig;  // byte offset of positions 8w + 2*tig, +1
         *(uint32_t*)(psm + g * DEC_PLD + col) = tc_prob(sc[0], M0, inv0) | (tc_prob(sc[1], M0, inv0) << 16);
@@ -317,19 +359,20 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
         __syncthreads();
         if (tb + it * DEC_K + 32 * ph < nkeys) {  // else the half's positions are all past the end
 #pragma unroll
-            for (int c = 2 * ph; c < 2 * ph + 2; c++) {
+            for (int cc = 0; cc < 2; cc++) {  // positions 16c.. of the tile, c = 2 ph + cc
                 uint32_t pa[4];
-                tc_ldsm(pa, psm + (lane & 15) * DEC_PLD + 32 * c + 16 * (lane >> 4));
+                dec_ldsm(pa, pla + 32 * cc);
 #pragma unroll
                 for (int jj = 0; jj < D / 64; jj++) {
                     uint32_t b[4];
-                    tc_ldsm_t(b, vs + tc_off<D>(16 * c + (lane & 7) + (((lane >> 3) & 1) << 3),
-                                                (D / 32) * dg + 2 * jj + (lane >> 4)));
+                    const int ch = (D / 32) * dg + 2 * jj + (lane >> 4);
+                    dec_ldsm_t(b, vsa + slot + vra + 32 * D * cc + (D <= 128 ? vx[jj] : ((ch ^ (lane & 7)) << 4)));
                     tc_mma(o[2 * jj], pa, b[0], b[1]);
                     tc_mma(o[2 * jj + 1], pa, b[2], b[3]);
                 }
             }
         }
+        next_slot();
         __syncthreads();
     }
     asm volatile("cp.async.wait_all;" ::: "memory");
