@@ -10,7 +10,8 @@
 # the end (decode steps), and writes OUTDIR/kernels.csv (ncu's durations) and
 # OUTDIR/summary.txt (us per kernel name and grid, summed over the two steps and halved).
 # With DETAIL=regex, also ncu's full sections for the first kernel matching it in those
-# steps (OUTDIR/detail.txt); with SASS=1 as well, its SASS instructions by executions.
+# steps (OUTDIR/detail.txt); with SASS=1, DETAIL is a list of them and each one's SASS
+# instructions are counted (build/sass-top.py: by opcode and by hot stretch of code).
 set -u
 # A batch is a whole step only when the queue is not flushed in chunks (graph.go).
 export EMBER_CUDA_CHUNK=0
@@ -61,37 +62,20 @@ for k, v in sorted(tot.items(), key=lambda x: -x[1]):
 PY
 cat "$O/summary.txt" | head -40
 if [ -n "${DETAIL:-}" ] && [ -n "${SASS:-}" ]; then
-	# SASS=1: the full set into OUTDIR/detail.ncu-rep, and its source page (each SASS
-	# instruction's executions and stall samples) as OUTDIR/sass.csv; sass-top.txt: the
-	# instructions executed most, by opcode.
-	EMBER_CUDA_PROFILE_RANGE=$a:$b "$NCU" --profile-from-start off --clock-control none -k "regex:$DETAIL" -c 1 \
-		--set full --import-source yes -f -o "$O/detail" "$E" bench -m "$M" -backend cuda "$@" >"$O/detail.log" 2>&1
-	"$NCU" -i "$O/detail.ncu-rep" --page details >"$O/detail.txt" 2>&1
-	"$NCU" -i "$O/detail.ncu-rep" --page source --csv --print-source sass >"$O/sass.csv" 2>&1
-	python3 - "$O/sass.csv" >"$O/sass-top.txt" <<'PY'
-import csv, sys, collections
-rows = list(csv.reader(open(sys.argv[1])))
-h = next(i for i, r in enumerate(rows) if "Source" in r)
-hdr = rows[h]; si = hdr.index("Source")
-ei = next(i for i, c in enumerate(hdr) if c.startswith("Warp Stall Sampling (All")) if any(c.startswith("Warp Stall Sampling (All") for c in hdr) else None
-xi = next(i for i, c in enumerate(hdr) if c.startswith("Instructions Executed"))
-ops = collections.Counter(); stall = collections.Counter(); tot = 0
-for r in rows[h + 1:]:
-    if len(r) <= xi: continue
-    try: n = float(r[xi].replace(",", "") or 0)
-    except ValueError: continue
-    op = r[si].split()[0] if r[si].split() else "?"
-    if op.startswith("@"): op = r[si].split()[1]
-    op = op.split(".")[0]
-    ops[op] += n; tot += n
-    if ei is not None:
-        try: stall[op] += float(r[ei].replace(",", "") or 0)
-        except ValueError: pass
-print(f"{tot:.0f} warp instructions executed")
-for op, n in ops.most_common(40):
-    print(f"{op:12s} {n:14.0f} {100*n/tot:5.1f}%  stall samples {stall[op]:.0f}")
-PY
-	cat "$O/sass-top.txt"
+	# SASS=1: DETAIL is a space-separated list of kernel name regexes; for each, ncu's
+	# full set of the first launch matching it (OUTDIR/detail-N.ncu-rep and its details
+	# page detail-N.txt), its source page (each SASS instruction's executions and stall
+	# samples: sass-N.csv) and build/sass-top.py's reading of it (sass-top-N.txt).
+	for k in $DETAIL; do
+		n=$(echo "$k" | tr -c 'A-Za-z0-9_\n' _)
+		EMBER_CUDA_PROFILE_RANGE=$a:$b "$NCU" --profile-from-start off --clock-control none -k "regex:$k" -c 1 \
+			--set full --import-source yes -f -o "$O/detail-$n" "$E" bench -m "$M" -backend cuda "$@" >"$O/detail-$n.log" 2>&1
+		"$NCU" -i "$O/detail-$n.ncu-rep" --page details >"$O/detail-$n.txt" 2>&1
+		"$NCU" -i "$O/detail-$n.ncu-rep" --page source --csv --print-source sass >"$O/sass-$n.csv" 2>&1
+		python3 "$(dirname "$0")/sass-top.py" "$O/sass-$n.csv" >"$O/sass-top-$n.txt" 2>&1
+		echo "== $k"
+		head -25 "$O/sass-top-$n.txt"
+	done
 elif [ -n "${DETAIL:-}" ]; then
 	EMBER_CUDA_PROFILE_RANGE=$a:$b "$NCU" --profile-from-start off --clock-control none -k "regex:$DETAIL" -c 1 \
 		--section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats \
