@@ -7,7 +7,7 @@
 # VARIANTS: more micro builds as name:-DFLAG,-DFLAG (mmg.cu's MG_GROUPS, MG_STAGES,
 # MG_MINB).
 # MODES: the 64-stream runs' $EMBER_CUDA_MMG settings besides the default (default
-# "pairs off": gate and up pairs only, no mmg).
+# "off"; with build/wip/mmg-cluster.patch applied also "pairs": gate and up pairs only).
 set -u
 export MODELS="q4"
 . build/gpu-setup.sh "${OUT:-/tmp/next-gpu}"
@@ -30,7 +30,7 @@ export EMBER_CUDA_PTX_DIR=$K
 (cd inference/backend/cuda && timeout -s KILL 100 "$R/bin/dev/cuda.test" -test.run 'TestMMG|TestMGTakesOne|TestKernelNamesExist' -test.v 2>&1 | grep -E "^(--- |ok|PASS|FAIL)|panic|_test.go" | head -12)
 for r in $(seq "${ROUNDS:-2}"); do
 	echo "8B 64 streams, default $(s "$E" bench -m /tmp/q4.gguf -backend cuda -streams 64 -p 512 -n 128)"
-	for m in ${MODES:-pairs off}; do
+	for m in ${MODES:-off}; do
 		echo "8B 64 streams, $m $(EMBER_CUDA_MMG=$m s "$E" bench -m /tmp/q4.gguf -backend cuda -streams 64 -p 512 -n 128)"
 	done
 done
