@@ -7,10 +7,6 @@ set -eu
 cd "$(dirname "$0")/../kernels/cuda"
 for cu in *.cu; do
 	m=${cu%.cu}
-	arch=sm_90
-	[ "$m" = mmg ] && arch=sm_90a # wgmma: Hopper only (inference/backend/cuda/mmg.go)
-	nvcc -arch=$arch -ptx -O3 -fmad=false -o "/tmp/$m.ptx" "$cu"
-	h=$(cat "$cu" $(LC_ALL=C ls *.cuh) | sha256sum | cut -d" " -f1)
-	{ echo "// ember-sources-sha256: $h"; cat "/tmp/$m.ptx"; } >"$m.ptx"
+	sh ../../build/ptx-one.sh . "$m"
 	echo "$m.ptx: $(wc -c <"$m.ptx") bytes"
 done

@@ -12,8 +12,7 @@ set -u
 export MODELS="q4"
 . build/gpu-setup.sh "${OUT:-/tmp/next-gpu}"
 K=/tmp/kc && rm -rf $K && mkdir -p $K && cp kernels/cuda/*.cu kernels/cuda/*.cuh kernels/cuda/*.ptx $K/
-(cd $K && nvcc -arch=sm_90a -ptx -O3 -fmad=false -o /tmp/mmg.raw mmg.cu &&
-	{ echo "// ember-sources-sha256: $(cat mmg.cu $(LC_ALL=C ls *.cuh) | sha256sum | cut -d' ' -f1)"; cat /tmp/mmg.raw; } >mmg.ptx && cp mmg.ptx "$L/") &
+(sh build/ptx-one.sh $K mmg && cp $K/mmg.ptx "$L/") &
 V="base:-DMG_GROUPS=4 ${VARIANTS:-}"
 for v in $V; do
 	n=${v%%:*} f=$(echo "${v#*:}" | tr , ' ')

@@ -8,7 +8,7 @@
 # tests) on the first variant. $OUT gets each variant's PTX (NAME-MODULE.ptx), to commit
 # the one that wins.
 #
-#   MODULES   the .cu files without .cu (default attention_dec); mmg is compiled for sm_90a
+#   MODULES   the .cu files without .cu (default attention_dec), compiled by ptx-one.sh
 #   VARIANTS  name:flag,flag ... (default "tree:": the sources as they are, no flags), e.g.
 #             "r128:-maxrregcount=128 r96:-maxrregcount=96" or "k:-DMV1_PF=4096"
 #   BENCH     any of q4 (8B Q4_K_M tg128), q8 (8B Q8_0 tg128), s64 (8B Q4_K_M at 64
@@ -29,11 +29,8 @@ for v in $V; do
 	d=/tmp/pv-$n
 	rm -rf "$d" && mkdir -p "$d" && cp kernels/cuda/*.cu kernels/cuda/*.cuh kernels/cuda/*.ptx "$d/"
 	for m in ${MODULES:-attention_dec}; do
-		arch=sm_90
-		[ "$m" = mmg ] && arch=sm_90a
-		(cd "$d" && nvcc -arch=$arch -ptx -O3 -fmad=false $f -o "$m.raw" "$m.cu" 2>"$m.log" &&
-			{ echo "// ember-sources-sha256: $(cat "$m.cu" $(LC_ALL=C ls *.cuh) | sha256sum | cut -d' ' -f1)"; cat "$m.raw"; } >"$m.ptx" &&
-			cp "$m.ptx" "$L/$n-$m.ptx" || { echo "$n: $m.cu does not compile"; tail -5 "$m.log"; }) &
+		(sh build/ptx-one.sh "$d" "$m" $f 2>"$d/$m.log" && cp "$d/$m.ptx" "$L/$n-$m.ptx" ||
+			{ echo "$n: $m.cu does not compile"; tail -5 "$d/$m.log"; }) &
 	done
 done
 wait

@@ -3,7 +3,7 @@
 // the same weights dequantized to f16 (what Ember runs at 64 streams over its f16
 // copies), and checked against it. For iterating on mmg.cu on the GPU machine without
 // Go: edit the kernel, run this (seconds), and only then make the PTX and measure the
-// engine (build/mmg-gpu.sh).
+// engine (build/next-gpu.sh does all three).
 //
 // Session 27's engine figures (ncu, each kernel alone, 64-stream step): mmg_q4_k 30.4 us
 // for 14336x4096 and 27.9 for 4096x14336, mmq_reduce 6.7 and 5.4 us, mmg_xl 3-4 us;
