@@ -13,6 +13,14 @@ import csv
 import sys
 
 
+def opcode(ins):
+    """The opcode of a SASS instruction, its predicate and modifiers left out."""
+    w = ins.split()
+    if w and w[0].startswith("@"):
+        w = w[1:]
+    return w[0].split(".")[0] if w else "?"
+
+
 def main():
     rows = list(csv.reader(open(sys.argv[1])))
     nblocks = int(sys.argv[2]) if len(sys.argv) > 2 else 8
@@ -34,10 +42,8 @@ def main():
     tot = sum(c[0] for c in code) or 1
     ops, stalls = collections.Counter(), collections.Counter()
     for n, s, ins in code:
-        w = ins.split()
-        op = (w[1] if w and w[0].startswith("@") and len(w) > 1 else w[0] if w else "?").split(".")[0]
-        ops[op] += n
-        stalls[op] += s
+        ops[opcode(ins)] += n
+        stalls[opcode(ins)] += s
     print(f"{tot} warp instructions executed, {len(code)} SASS instructions")
     for op, n in ops.most_common(30):
         print(f"  {op:12s} {n:12d} {100 * n / tot:5.1f}%  stall samples {stalls[op]}")
@@ -50,7 +56,7 @@ def main():
     for a, b, n in sorted(runs, key=lambda r: -(r[1] - r[0] + 1) * r[2])[:nblocks]:
         k = b - a + 1
         body = code[a:b + 1]
-        kinds = collections.Counter(ins.split()[1 if ins.startswith("@") else 0].split(".")[0] for _, _, ins in body if ins)
+        kinds = collections.Counter(opcode(ins) for _, _, ins in body)
         print(f"\nlines {a}-{b}: {k} instructions x {n} = {100 * k * n / tot:.1f}% of all; "
               + ", ".join(f"{o} {c}" for o, c in kinds.most_common(8)))
         for _, s, ins in body:
