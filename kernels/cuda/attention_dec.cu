@@ -69,7 +69,9 @@ __device__ __forceinline__ void dec_copy(uint32_t sm, const uint16_t* src, int s
         const int s = lane / LPR, r = w * RPW + s + k * (DEC_THREADS / 32) * RPW;
         const int row = __shfl_sync(0xffffffffu, mine, k * RPW + s);
         const bool ok = row >= 0;
-        const uint16_t* base = src + (i64)(ok ? row : 0) * stride;
+        i64 off;  // halves: one 32x32-bit multiply (C's i64 product of the two is three)
+        asm("mul.wide.s32 %0, %1, %2;" : "=l"(off) : "r"(ok ? row : 0), "r"(stride));
+        const uint16_t* base = src + off;
         const uint32_t drow = sm + r * (2 * D);
 #pragma unroll
         for (int c = cl; c < CPR; c += LPR)
@@ -291,8 +293,12 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
             x1 = fmaxf(x1, __shfl_xor_sync(0xffffffffu, x1, 1));
             x1 = fmaxf(x1, __shfl_xor_sync(0xffffffffu, x1, 2));
             const float n0 = fmaxf(m0, x0), n1 = fmaxf(m1, x1);
-            s0 = s0 * expf(m0 - n0) + expf(sc[0] - n0) + expf(sc[1] - n0);
-            s1 = s1 * expf(m1 - n1) + expf(sc[2] - n1) + expf(sc[3] - n1);
+            // The running sums' rescaling, skipped by the warp where no lane's maximum
+            // moved: expf(0) is 1 and s * 1.0f is s, so the bits are the same.
+            float e0 = 1.0f, e1 = 1.0f;
+            if (__any_sync(0xffffffffu, n0 != m0 || n1 != m1)) e0 = expf(m0 - n0), e1 = expf(m1 - n1);
+            s0 = s0 * e0 + expf(sc[0] - n0) + expf(sc[1] - n0);
+            s1 = s1 * e1 + expf(sc[2] - n1) + expf(sc[3] - n1);
             m0 = n0;
             m1 = n1;
         }

@@ -263,10 +263,12 @@ extern "C" __global__ void __launch_bounds__(256, MG_MINB) mmg_q4_k(const uint8_
     constexpr int U = 4, Z = 4;
     for (int i0 = tid; i0 < N * MG_TM; i0 += 256 * U) {
         i64 at[U];
+        int on[U], ol[U];  // the output's row and column in the tile
         float sum[U];
 #pragma unroll
         for (int u = 0; u < U; u++) {
             const int idx = i0 + 256 * u, n = idx / MG_TM, rl = idx % MG_TM;
+            on[u] = n, ol[u] = rl;
             at[u] = idx < N * MG_TM && rl < rows ? (i64)n * M + r0 + rl : -1;
             sum[u] = at[u] >= 0 ? __ldcg(part + at[u]) : 0.f;
         }
@@ -284,6 +286,6 @@ extern "C" __global__ void __launch_bounds__(256, MG_MINB) mmg_q4_k(const uint8_
         }
 #pragma unroll
         for (int u = 0; u < U; u++)
-            if (at[u] >= 0) D[at[u] / M * dstride + at[u] % M] = sum[u];
+            if (at[u] >= 0) D[(i64)on[u] * dstride + r0 + ol[u]] = sum[u];
     }
 }
