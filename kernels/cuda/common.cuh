@@ -325,20 +325,21 @@ __device__ __forceinline__ void tc_mma(float* c, const uint32_t* a, uint32_t b0,
 }
 
 // tc_ldsm loads four 8x8 matrices of halves from shared memory (lanes 8j..8j+7 give the
-// row addresses of matrix j); tc_ldsm_t loads them transposed.
-__device__ __forceinline__ void tc_ldsm(uint32_t* r, const void* p) {
-    const uint32_t a = (uint32_t)__cvta_generic_to_shared(p);
+// row addresses of matrix j); tc_ldsm_t loads them transposed; the _at forms take a
+// shared-space address (attention_dec.cuh keeps its tiles' addresses so).
+__device__ __forceinline__ void tc_ldsm_at(uint32_t* r, uint32_t a) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                  : "r"(a));
 }
+__device__ __forceinline__ void tc_ldsm(uint32_t* r, const void* p) { tc_ldsm_at(r, (uint32_t)__cvta_generic_to_shared(p)); }
 
-__device__ __forceinline__ void tc_ldsm_t(uint32_t* r, const void* p) {
-    const uint32_t a = (uint32_t)__cvta_generic_to_shared(p);
+__device__ __forceinline__ void tc_ldsm_t_at(uint32_t* r, uint32_t a) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                  : "r"(a));
 }
+__device__ __forceinline__ void tc_ldsm_t(uint32_t* r, const void* p) { tc_ldsm_t_at(r, (uint32_t)__cvta_generic_to_shared(p)); }
 
 // tc_cp16 copies 16 bytes from global to shared memory asynchronously, or writes zeros
 // when !ok (src must still be a valid address).
