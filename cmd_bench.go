@@ -45,6 +45,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	prefix := fs.Int("prefix", 0, "serving bench: also time the first token of a request sharing this many prompt tokens with an earlier one, against a cold one")
 	lookup := fs.Int("lookup", 0, "serving bench: speculative decoding by prompt lookup, at most this many draft tokens a step (0: off)")
 	kvType := fs.String("kv-type", "f16", "serving bench: KV-cache type, f16 or q8_0")
+	warmup := fs.Bool("warmup", true, "serving bench: run the streams once untimed first (other prompts, at most 16 tokens each), so the figure is the steady state")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
@@ -79,7 +80,8 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		defer pprof.StopCPUProfile()
 	}
 	if len(streamList) > 0 || *prefix > 0 || *restore > 0 {
-		o := app.ServeBenchOptions{Prompt: max(*pp, 1), Gen: max(*tg, 2), Prefix: *prefix, Restore: *restore, Lookup: *lookup, KVType: *kvType}
+		o := app.ServeBenchOptions{Prompt: max(*pp, 1), Gen: max(*tg, 2), Prefix: *prefix, Restore: *restore, Lookup: *lookup, KVType: *kvType,
+			Warmup: *warmup}
 		return serveBench(ctx, m, streamList, o, out, *asJSON, stdout)
 	}
 	out.BenchResult, err = app.Bench(ctx, m, app.BenchOptions{PP: *pp, TG: *tg, Reps: *reps})

@@ -26,6 +26,12 @@ type ServeBenchOptions struct {
 	Lookup int
 	// KVType is the engines' KV cache type (engine.Options.KVType).
 	KVType string
+	// Warmup runs the streams once untimed before each measurement, on the same engine
+	// with other prompts and at most 16 generated tokens each, as llama-bench warms up:
+	// the figure is then the engine's steady state, not its first batch's one-time work
+	// (a GPU backend's packed weight copies, product plans and step graphs for the
+	// batch's shapes).
+	Warmup bool
 }
 
 // StreamsResult is the decode throughput of n concurrent streams.
@@ -36,6 +42,9 @@ type StreamsResult struct {
 	// DraftTokens of prompt lookup were evaluated over the whole run, DraftAccepted held.
 	DraftTokens   int64 `json:"draft_tokens,omitempty"`
 	DraftAccepted int64 `json:"draft_accepted,omitempty"`
+	// PrefixHitTokens of the prompts were found in the prefix cache over the whole run
+	// (the warmup's included): none, as the prompts share no prefix.
+	PrefixHitTokens int64 `json:"prefix_hit_tokens"`
 }
 
 // ServeBenchResult is what ServeBench measured.
@@ -72,13 +81,21 @@ func ServeBench(ctx context.Context, l *Loaded, o ServeBenchOptions) (*ServeBenc
 		if err != nil {
 			return nil, err
 		}
-		r, err := streams(ctx, eng, n, o, nv)
+		var r *StreamsResult
+		if o.Warmup {
+			w := o
+			w.Gen = min(o.Gen, 16)
+			_, err = runStreams(ctx, eng, n, w, nv, n) // its first streams may end before its last start
+		}
+		if err == nil {
+			r, err = streams(ctx, eng, n, o, nv, 0)
+		}
 		st := eng.Stats()
 		eng.Close()
 		if err != nil {
 			return nil, err
 		}
-		r.DraftTokens, r.DraftAccepted = st.DraftTokens, st.DraftAccepted
+		r.DraftTokens, r.DraftAccepted, r.PrefixHitTokens = st.DraftTokens, st.DraftAccepted, st.PrefixHitTokens
 		res.Streams = append(res.Streams, *r)
 	}
 	if o.Prefix > 0 {
@@ -96,35 +113,13 @@ func ServeBench(ctx context.Context, l *Loaded, o ServeBenchOptions) (*ServeBenc
 
 // streams starts n requests at once and measures decode tokens per second while all n
 // are decoding: from the last stream's first token to the first stream's end.
-func streams(ctx context.Context, eng *engine.Engine, n int, o ServeBenchOptions, nv int) (*StreamsResult, error) {
-	times := make([][]time.Time, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		toks := benchTokens(o.Prompt+i, nv)[i:] // distinct prompts: no shared prefix
-		ch, err := eng.Generate(ctx, engine.Request{Tokens: toks, MaxTokens: o.Gen, IgnoreEOS: true})
-		if err != nil {
-			return nil, err
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ev := range ch {
-				if ev.Err != nil {
-					errs[i] = ev.Err
-				}
-				if !ev.Done || ev.Finish == engine.FinishLength {
-					times[i] = append(times[i], time.Now())
-				}
-			}
-		}()
+func streams(ctx context.Context, eng *engine.Engine, n int, o ServeBenchOptions, nv, off int) (*StreamsResult, error) {
+	times, err := runStreams(ctx, eng, n, o, nv, off)
+	if err != nil {
+		return nil, err
 	}
-	wg.Wait()
 	var t0, t1 time.Time
 	for i, ts := range times {
-		if errs[i] != nil {
-			return nil, fmt.Errorf("bench: stream %d: %w", i, errs[i])
-		}
 		if len(ts) < 2 {
 			return nil, fmt.Errorf("bench: stream %d produced %d tokens", i, len(ts))
 		}
@@ -149,6 +144,42 @@ func streams(ctx context.Context, eng *engine.Engine, n int, o ServeBenchOptions
 	r := &StreamsResult{Streams: n, TokS: float64(count) / t1.Sub(t0).Seconds()}
 	r.PerS = r.TokS / float64(n)
 	return r, nil
+}
+
+// runStreams starts n requests at once, reads them to their ends and returns the time
+// each token of each stream arrived. Stream i's prompt starts at token off+i of
+// benchTokens' sequence: distinct prompts, no shared prefix, and none with the prompts
+// of another call whose offset is n or more apart.
+func runStreams(ctx context.Context, eng *engine.Engine, n int, o ServeBenchOptions, nv, off int) ([][]time.Time, error) {
+	times := make([][]time.Time, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		toks := benchTokens(o.Prompt+off+i, nv)[off+i:]
+		ch, err := eng.Generate(ctx, engine.Request{Tokens: toks, MaxTokens: o.Gen, IgnoreEOS: true})
+		if err != nil {
+			return nil, err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ev := range ch {
+				if ev.Err != nil {
+					errs[i] = ev.Err
+				}
+				if !ev.Done || ev.Finish == engine.FinishLength {
+					times[i] = append(times[i], time.Now())
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("bench: stream %d: %w", i, err)
+		}
+	}
+	return times, nil
 }
 
 // prefixTTFT measures time to first token for a prompt of Prefix+16 tokens, cold, and
