@@ -45,7 +45,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	prefix := fs.Int("prefix", 0, "serving bench: also time the first token of a request sharing this many prompt tokens with an earlier one, against a cold one")
 	lookup := fs.Int("lookup", 0, "serving bench: speculative decoding by prompt lookup, at most this many draft tokens a step (0: off)")
 	kvType := fs.String("kv-type", "f16", "serving bench: KV-cache type, f16 or q8_0")
-	warmup := fs.Bool("warmup", true, "serving bench: run the streams once untimed first (other prompts, at most 16 tokens each), so the figure is the steady state")
+	warmup := fs.Bool("warmup", true, "serving bench: run the streams once untimed first (other prompts of the same lengths), so the figure is the steady state")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
