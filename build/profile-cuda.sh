@@ -83,3 +83,11 @@ elif [ -n "${DETAIL:-}" ]; then
 		"$E" bench -m "$M" -backend cuda "$@" >"$O/detail.txt" 2>&1
 	grep -v '^==PROF==' "$O/detail.txt" | tail -150
 fi
+# The readable results in one file (the device tool brings back at most 8 files):
+# OUTDIR/prof.tar.gz holds summary.txt, launches.txt, detail*.txt, sass-top-*.txt and
+# sass-*.csv (read locally with build/sass-top.py). With PACK=1 the rest (the .ncu-rep
+# reports, kernels.csv, the logs) is deleted, leaving prof.tar.gz and summary.txt.
+(cd "$O" && tar czf prof.tar.gz $(ls summary.txt launches.txt detail*.txt sass-top-*.txt sass-*.csv 2>/dev/null))
+if [ -n "${PACK:-}" ]; then
+	(cd "$O" && for f in *; do case $f in prof.tar.gz | summary.txt) ;; *) rm -rf "$f" ;; esac; done)
+fi
