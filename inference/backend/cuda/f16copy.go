@@ -168,16 +168,8 @@ func (b *Backend) forgetCopies(t *tensor) {
 		b.f16c.bytes -= t.f16Bytes()
 		t.f16 = 0
 	}
-	if t.mfp.ptr != 0 {
-		b.mf.count--
-		b.mf.bytes -= mfPackBytes(t)
-		t.mfp.ptr = 0
-	}
-	if t.mgp.ptr != 0 {
-		b.mg.count--
-		b.mg.bytes -= mgPackBytes(t)
-		t.mgp.ptr = 0
-	}
+	t.mfp.drop(mfPackBytes(t), &b.mf.count, &b.mf.bytes)
+	t.mgp.drop(mgPackBytes(t), &b.mg.count, &b.mg.bytes)
 }
 
 // f16Bytes is the size of t's f16 copy.

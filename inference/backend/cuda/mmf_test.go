@@ -72,29 +72,48 @@ func TestMMF(t *testing.T) {
 			{130, 512, 130},  // 1 x 3 tiles
 			{4096, 4096, 64}, // Llama's Q/O shape
 		} {
-			wb, wr := weightPair(t, be, rb, rng, typ, s.m, s.k)
-			_, xb, xr := ltInput(t, be, rb, rng, s.n, s.k)
-			db, dr := newF32(t, be, s.n, s.m), newF32(t, rb, s.n, s.m)
-			before := cuda.MMFProducts(be)
-			be.MatMul(db, wb, xb)
-			rb.MatMul(dr, wr, xr)
-			if cuda.MMFProducts(be)-before != 1 {
-				t.Fatalf("%v %dx%d, %d rows: not on mmf", typ, s.m, s.k, s.n)
-			}
-			check(typ.String(), db, dr, s.n, s.m, s.k)
-			if n, bytes := cuda.MMFPacks(be); n != 1 || bytes < s.m*s.k/2 {
-				t.Fatalf("%v %dx%d: %d packed copies of %d bytes, want one", typ, s.m, s.k, n, bytes)
-			}
-			for _, x := range []backend.Tensor{wb, xb, db} {
-				be.Free(x)
-			}
-			if n, bytes := cuda.MMFPacks(be); n != 0 || bytes != 0 {
-				t.Fatalf("%v %dx%d: after Free %d packed copies of %d bytes", typ, s.m, s.k, n, bytes)
-			}
+			checkPacked(t, be, rb, rng, check, mfPath, typ, s.m, s.k, s.n, s.m*s.k/2)
 		}
 	}
 	// MatMulShared: Q4_K, Q6_K and Q4_K projections of 64 rows.
 	checkShared(t, be, rng, cuda.MMFProducts, 3)
+}
+
+// packedPath is a product kernel over weights' packed copies (mmf, mmg) as the tests see
+// it: its name, its count of products run and its tally of packed copies.
+type packedPath struct {
+	name     string
+	products func(*cuda.Backend) int
+	packs    func(*cuda.Backend) (count, bytes int)
+}
+
+var mfPath = packedPath{"mmf", cuda.MMFProducts, cuda.MMFPacks}
+
+// checkPacked runs the product of n activation rows over a new m x k weight of typ on
+// path p against the reference (check), and checks that it made one packed copy of at
+// least minBytes, which Free returns.
+func checkPacked(t *testing.T, be *cuda.Backend, rb backend.Backend, rng *rand.Rand,
+	check func(name string, db, dr backend.Tensor, n, m, k int), p packedPath, typ quant.Type, m, k, n, minBytes int) {
+	t.Helper()
+	wb, wr := weightPair(t, be, rb, rng, typ, m, k)
+	_, xb, xr := ltInput(t, be, rb, rng, n, k)
+	db, dr := newF32(t, be, n, m), newF32(t, rb, n, m)
+	before := p.products(be)
+	be.MatMul(db, wb, xb)
+	rb.MatMul(dr, wr, xr)
+	if p.products(be)-before != 1 {
+		t.Fatalf("%v %dx%d, %d rows: not on %s", typ, m, k, n, p.name)
+	}
+	check(typ.String(), db, dr, n, m, k)
+	if c, bytes := p.packs(be); c != 1 || bytes < minBytes {
+		t.Fatalf("%v %dx%d: %d packed copies of %d bytes, want one", typ, m, k, c, bytes)
+	}
+	for _, x := range []backend.Tensor{wb, xb, db} {
+		be.Free(x)
+	}
+	if c, bytes := p.packs(be); c != 0 || bytes != 0 {
+		t.Fatalf("%v %dx%d: after Free %d packed copies of %d bytes", typ, m, k, c, bytes)
+	}
 }
 
 // checkShared runs MatMulShared over Q4_K, Q6_K and Q4_K projections (256, 456 and 656

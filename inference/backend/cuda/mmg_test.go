@@ -66,30 +66,7 @@ func TestMMG(t *testing.T) {
 		{4096, 4096, 64}, // Llama's Q/O shape
 		{1536, 7168, 57}, // 28 steps in splits
 	} {
-		data, _ := quantized(t, rng, quant.Q4_K, s.m, s.k)
-		wb, err := be.Weight(quant.Q4_K, s.m, s.k, data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wr, _ := rb.Weight(quant.Q4_K, s.m, s.k, data)
-		_, xb, xr := ltInput(t, be, rb, rng, s.n, s.k)
-		db, dr := newF32(t, be, s.n, s.m), newF32(t, rb, s.n, s.m)
-		before := cuda.MMGProducts(be)
-		be.MatMul(db, wb, xb)
-		rb.MatMul(dr, wr, xr)
-		if cuda.MMGProducts(be)-before != 1 {
-			t.Fatalf("%dx%d, %d rows: not on mmg", s.m, s.k, s.n)
-		}
-		check("Q4_K", db, dr, s.n, s.m, s.k)
-		if n, bytes := cuda.MMGPacks(be); n != 1 || bytes < s.m*s.k*3/4 {
-			t.Fatalf("%dx%d: %d packed copies of %d bytes, want one", s.m, s.k, n, bytes)
-		}
-		for _, x := range []backend.Tensor{wb, xb, db} {
-			be.Free(x)
-		}
-		if n, bytes := cuda.MMGPacks(be); n != 0 || bytes != 0 {
-			t.Fatalf("%dx%d: after Free %d packed copies of %d bytes", s.m, s.k, n, bytes)
-		}
+		checkPacked(t, be, rb, rng, check, packedPath{"mmg", cuda.MMGProducts, cuda.MMGPacks}, quant.Q4_K, s.m, s.k, s.n, s.m*s.k*3/4)
 	}
 	checkShared(t, be, rng, cuda.MMGProducts, 2) // the Q6_K projection stays off mmg
 	// Two Q4_K projections whose 142 tiles fill the GPU without K splits: one launch.
@@ -99,12 +76,7 @@ func TestMMG(t *testing.T) {
 	var outs [][2]backend.Tensor
 	ms := []int{9000, 9100}
 	for _, m := range ms {
-		data, _ := quantized(t, rng, quant.Q4_K, m, k)
-		wb, err := be.Weight(quant.Q4_K, m, k, data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wr, _ := rb.Weight(quant.Q4_K, m, k, data)
+		wb, wr := weightPair(t, be, rb, rng, quant.Q4_K, m, k)
 		db, dr := newF32(t, be, n, m), newF32(t, rb, n, m)
 		rb.MatMul(dr, wr, xr)
 		projs, outs = append(projs, backend.Proj{Dst: db, W: wb}), append(outs, [2]backend.Tensor{db, dr})

@@ -26,3 +26,13 @@ func (b *Backend) packCopy(w *tensor, c *packed, size int, name string, count, b
 	*count++
 	return p
 }
+
+// drop forgets c, a copy of size bytes (Free returns its memory with the weight's),
+// taking it off the tally packCopy added it to.
+func (c *packed) drop(size int, count, bytes *int) {
+	if c.ptr != 0 {
+		*count--
+		*bytes -= size
+		c.ptr = 0
+	}
+}
