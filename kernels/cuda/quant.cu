@@ -208,8 +208,11 @@ extern "C" __global__ void __launch_bounds__(32 * Q8KW_WARPS) get_rows_q8_k(floa
 // l = t % 64, values v[i]); the largest magnitude (the first on ties, NaN never) is
 // found by the two warps of the group and met in shared memory (sm: 2 floats and 2
 // ints per warp, 32 warps), one barrier for all the blocks.
+// With hrow, the rounded values d*q also in f16: element j at hrow[j], or with xn >= 0 as
+// row xn of mmg_xl's stage layout (kernels/cuda/mmg.cu: a 256-element step of 64 rows in
+// 32 KiB, row n's elements 8c..8c+7 at ((n / 8) 32 + c) 128 + (n % 8) 16 of it).
 __device__ __forceinline__ void q8k_quant_wide(const float v[4], uint8_t* row, int ib, int k, bool on, float* sa,
-                                               int* si, float* sx, uint16_t* hrow) {
+                                               int* si, float* sx, uint16_t* hrow, int xn = -1) {
     const int t = threadIdx.x, lane = t & 31, w = t >> 5, l = t & 63;
     float a = -2.0f, x = 0.0f;
     int idx = 0;
@@ -241,7 +244,14 @@ __device__ __forceinline__ void q8k_quant_wide(const float v[4], uint8_t* row, i
     for (int i = 0; i < 4; i++) {
         const int q = q8k_q(a, iscale, v[i]);
         row[ib * 256 + 64 * i + l] = (uint8_t)(int8_t)q;
-        if (hrow) hrow[ib * 256 + 64 * i + l] = f2h(d * (float)(int8_t)q);
+        if (hrow) {
+            const int j = 64 * i + l;  // of block ib
+            const uint16_t h = f2h(d * (float)(int8_t)q);
+            if (xn < 0)
+                hrow[ib * 256 + j] = h;
+            else
+                *(uint16_t*)((uint8_t*)hrow + ib * 32768 + ((((xn >> 3) * 32 + (j >> 3)) << 7) | ((xn & 7) << 4) | ((j & 7) << 1))) = h;
+        }
         int s = q;
         for (int o = 8; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
         if ((l & 15) == 0) bsums[ib * 16 + 4 * i + l / 16] = s;
@@ -338,7 +348,9 @@ __device__ __forceinline__ void add_rms_norm_row(float* sum, const float* a, con
         return;
     }
     uint8_t* row = out + (i64)blockIdx.x * ostride;
-    uint16_t* hrow = hout ? (uint16_t*)((uint8_t*)hout + (i64)blockIdx.x * hstride) : nullptr;
+    // hstride < 0: the f16 rows in mmg_xl's layout at hout (rows of at most 64).
+    uint16_t* hrow = hout && hstride >= 0 ? (uint16_t*)((uint8_t*)hout + (i64)blockIdx.x * hstride) : hout;
+    const int xn = hout && hstride < 0 ? (int)blockIdx.x : -1;
     for (int ib0 = 0; ib0 < nb; ib0 += ADD_NORM_THREADS / 64) {  // a 256-element block per group of 64 threads
         const int ib = ib0 + g;
         const bool on = ib < nb;
@@ -348,7 +360,7 @@ __device__ __forceinline__ void add_rms_norm_row(float* sum, const float* a, con
             const int j = ib * 256 + 64 * i + l;
             v[i] = on ? xs[j] * scale * (ib0 == 0 ? wv[i] : w[j]) : 0.0f;
         }
-        q8k_quant_wide(v, row, ib, cols, on, sa, si, sx, hrow);
+        q8k_quant_wide(v, row, ib, cols, on, sa, si, sx, hrow, xn);
         if (on) {
 #pragma unroll
             for (int i = 0; i < 4; i++) dst[r0 + ib * 256 + 64 * i + l] = v[i];
@@ -362,7 +374,8 @@ extern "C" __global__ void __launch_bounds__(ADD_NORM_THREADS) add_rms_norm(floa
 }
 
 // add_rms_norm_q8_k: cols % 256 == 0; out rows of ostride bytes; with hout, the rounded
-// values d*q also in f16 rows of hstride bytes (act_f16's, for cuBLASLt).
+// values d*q also in f16 rows of hstride bytes (act_f16's, for cuBLASLt), or with hstride
+// -1 as mmg_xl lays them out (its zero rows past the row count left as they were).
 extern "C" __global__ void __launch_bounds__(ADD_NORM_THREADS) add_rms_norm_q8_k(float* sum, const float* a, const float* b,
                                                                                   float* dst, const float* w, int cols,
                                                                                   float eps, uint8_t* out, i64 ostride,

@@ -46,6 +46,11 @@ const NoFuseEnv = "EMBER_CUDA_NO_FUSE"
 // (fuseHalf), for timing that fusion alone.
 const NoHalfFuseEnv = "EMBER_CUDA_NO_HALF_FUSE"
 
+// NoLayFuseEnv names an environment variable: when set, mmg's activation rows are laid
+// out by act_f16 and mmg_xl (fused into the norm or not) instead of the norm writing them
+// in mmg's layout itself (fuseHalf with a negative stride), for timing that fusion alone.
+const NoLayFuseEnv = "EMBER_CUDA_NO_LAY_FUSE"
+
 const (
 	fuseNone       = iota
 	fuseRMSNorm    // rms_norm: a Q8_K rounding of its output may join it
@@ -100,6 +105,7 @@ type fuseCfg struct {
 	read   bool // $EMBER_CUDA_NO_FUSE was read
 	off    bool // no fusion (NoFuseEnv, or tests)
 	noHalf bool // no fuseHalf (NoHalfFuseEnv)
+	noLay  bool // no fuseHalf into mmg's layout (NoLayFuseEnv)
 }
 
 // mark records f (kind, dst, rows, cols, args, mem set) as the launch just queued, when
@@ -119,6 +125,7 @@ func (b *Backend) fuseOff() bool {
 	c := &b.fuse.cfg
 	if !c.read {
 		c.read, c.off, c.noHalf = true, c.off || os.Getenv(NoFuseEnv) != "", os.Getenv(NoHalfFuseEnv) != ""
+		c.noLay = os.Getenv(NoLayFuseEnv) != ""
 	}
 	return c.off
 }
@@ -237,10 +244,16 @@ func (b *Backend) fuseQ8K(x *tensor, out uint64, stride int) bool {
 // xq (n rows of k values, xs bytes apart) with the same launch writing their f16 rows
 // into out (stride bytes apart) too, as act_f16 would, and reports whether it did: one
 // launch fewer before each product of a batch on cuBLASLt (the 64-stream step's Q/K/V,
-// gate/up and down products).
+// gate/up and down products). With stride -1 (add_rms_norm_q8_k only, up to mgTN rows)
+// it writes them in mmg_xl's layout instead: act_f16 and mmg_xl both left out before
+// mmg's gate and up pair.
 func (b *Backend) fuseHalf(xq uint64, xs, k, n int, out uint64, stride int) bool {
 	f, ok := b.take()
 	if !ok || f.cfg.noHalf || f.kind != fuseQ8KHalf || f.dst != xq || f.rows != n || f.cols != k {
+		return false
+	}
+	if stride < 0 && (f.cfg.noLay || f.kernel != "add_rms_norm_q8_k" || n > mgTN || k%256 != 0) {
+		b.fuse = f // left for the f16 rows of mmg_xl (mmgRun)
 		return false
 	}
 	na := len(f.args)

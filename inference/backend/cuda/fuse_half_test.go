@@ -70,3 +70,43 @@ func TestFusedQ8KHalf(t *testing.T) {
 		})
 	}
 }
+
+// TestFusedMMGLayout: before mmg's gate and up pair, add_rms_norm_q8_k writes the f16
+// activation rows in mmg_xl's layout itself (act_f16 and mmg_xl left out) with the bits
+// of the separate launches: two Q4_K weights of 8576 rows (134 tiles: no K split) over
+// 256 and 512 columns, batches of 16, 37 and 64 rows (the rows past the batch in the
+// layout are not written, and no output depends on them).
+func TestFusedMMGLayout(t *testing.T) {
+	const m = 8576
+	start := func(t *testing.T) *cuda.Backend {
+		b := newLtOrSkip(t)
+		if !cuda.SetMMG(b, true, 16) {
+			b.Close()
+			t.Skip("skipping: mmg's module is not loaded (not a Hopper GPU)")
+		}
+		return b
+	}
+	for _, k := range []int{256, 512} {
+		for _, rows := range []int{16, 37, 64} {
+			checkFusedOn(t, start, fmt.Sprintf("%d columns, %d rows", k, rows), 4, func(e *fuseEnv) (func(), []backend.Tensor) {
+				a, b, w := e.randn(rows, k, 1), e.randn(rows, k, 1), e.randn(1, k, 1)
+				s := e.zeros(quant.F32, rows, k)
+				d1, d2 := e.zeros(quant.F32, rows, m), e.zeros(quant.F32, rows, m)
+				w1, w2 := e.weight(quant.Q4_K, m, k), e.weight(quant.Q4_K, m, k)
+				pair := []backend.Proj{{Dst: d1, W: w1}, {Dst: d2, W: w2}}
+				// the packed copies made first: a copy made inside the ops queues its
+				// packing between the norm and the product, and nothing joins
+				backend.MatMulShared(e.be, e.randn(rows, k, 1), pair)
+				before := cuda.MMGProducts(e.be)
+				return func() {
+					e.be.Add(s, a, b)
+					e.be.RMSNorm(a, s, w, 1e-5)
+					backend.MatMulShared(e.be, a, pair)
+					if got := cuda.MMGProducts(e.be) - before; got != 2 {
+						t.Errorf("%d columns, %d rows: %d products on mmg, want 2", k, rows, got)
+					}
+				}, []backend.Tensor{s, a, d1, d2}
+			})
+		}
+	}
+}

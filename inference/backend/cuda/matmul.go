@@ -309,8 +309,12 @@ func (b *Backend) MatMulShared(x backend.Tensor, projs []backend.Proj) {
 		d, wt := get(projs[i].Dst), get(projs[i].W)
 		vt := partner(wt.typ)
 		e, _ := find(vt)
+		var xq uint64 // the Q8_K rows: their norm may lay them out for mmg itself (mmgRun)
+		if vt == quant.Q8_K {
+			xq = e.ptr
+		}
 		if i+1 < len(projs) && partner(get(projs[i+1].W).typ) == vt &&
-			b.mmgPair(xt, projs[i], projs[i+1], func() uint64 { return f16Rows(e, vt) }) {
+			b.mmgPair(xt, projs[i], projs[i+1], xq, e.stride, func() uint64 { return f16Rows(e, vt) }) {
 			i++
 			continue
 		}

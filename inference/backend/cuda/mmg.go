@@ -123,34 +123,49 @@ func mgSplits(mt, steps, sms int) int {
 
 // mmg queues the product d = w x^T of the n f16 activation rows xh (actStride(F16,
 // w.cols) bytes apart, from ltAct): mmgRun of one weight.
-func (b *Backend) mmg(d, w *tensor, xh uint64, n int) { b.mmgRun(xh, n, [2]*tensor{d}, [2]*tensor{w}) }
+func (b *Backend) mmg(d, w *tensor, xh uint64, n int) {
+	b.mmgRun(func() uint64 { return xh }, 0, 0, n, [2]*tensor{d}, [2]*tensor{w})
+}
 
 // mmgPair runs the products of two weights of one activation rounding (a gate and up
 // pair) as one mmg_q4_k launch when it takes both and their tiles fill the GPU without
-// K splits, and reports whether it did.
-func (b *Backend) mmgPair(xt *tensor, p0, p1 backend.Proj, xh func() uint64) bool {
+// K splits, and reports whether it did. xq holds the activation rows rounded to Q8_K (xs
+// bytes apart; 0 if another rounding), xh makes their f16 rows (ltAct) when asked.
+func (b *Backend) mmgPair(xt *tensor, p0, p1 backend.Proj, xq uint64, xs int, xh func() uint64) bool {
 	d0, w0, d1, w1 := get(p0.Dst), get(p0.W), get(p1.Dst), get(p1.W)
 	// The shapes first: mgTakes makes the packed copies, of no use to a pair that splits.
 	if w0.cols != w1.cols || w0.cols < 256 || mgSplits(mgTiles(w0)+mgTiles(w1), w0.cols/256, b.dev.SMs) != 1 ||
 		!b.mgTakes(w0, xt.rows) || !b.mgTakes(w1, xt.rows) {
 		return false
 	}
-	b.mmgRun(xh(), xt.rows, [2]*tensor{d0, d1}, [2]*tensor{w0, w1})
+	b.mmgRun(xh, xq, xs, xt.rows, [2]*tensor{d0, d1}, [2]*tensor{w0, w1})
 	return true
 }
 
 // mgTiles is w's row tiles of mgTM rows.
 func mgTiles(w *tensor) int { return (w.rows + mgTM - 1) / mgTM }
 
-// mmgRun queues mmg_xl (laying the rows out for the stages, unless the rows xl holds are
-// these) and one mmg_q4_k over ws[0] (and ws[1] when not nil, in the same launch, with
-// no K split) into ds; one weight's K splits are added by the last block of each tile.
-func (b *Backend) mmgRun(xh uint64, n int, ds, ws [2]*tensor) {
-	if xh == 0 || b.err != nil {
+// mmgRun lays the activation rows out for the stages and queues one mmg_q4_k over ws[0]
+// (and ws[1] when not nil, in the same launch, with no K split) into ds; one weight's K
+// splits are added by the last block of each tile. The layout: where xq (the Q8_K rows,
+// xs bytes apart) was just written by add_rms_norm_q8_k, that launch writes it too
+// (fuseHalf); else mmg_xl from the f16 rows xh makes, unless the rows xl holds are these.
+func (b *Backend) mmgRun(xh func() uint64, xq uint64, xs, n int, ds, ws [2]*tensor) {
+	if b.err != nil {
 		return
 	}
 	w0, k := ws[0], ws[0].cols
 	xl := b.scratchFor(&b.mg.xl, k/256*mgXS)
+	if xl == 0 {
+		return // b.err is set
+	}
+	laid := xq != 0 && b.fuseHalf(xq, xs, k, n, xl, -1)
+	var h uint64
+	if laid {
+		b.mg.laid = 0 // xl holds these rows, but no f16 rows were made to know them by
+	} else if h = xh(); h == 0 || b.err != nil {
+		return
+	}
 	mt0 := mgTiles(w0)
 	mt, splits := mt0, 1
 	if ws[1] != nil {
@@ -166,13 +181,13 @@ func (b *Backend) mmgRun(xh uint64, n int, ds, ws [2]*tensor) {
 		}
 		count = b.counters(4 * mt0)
 	}
-	if xl == 0 || splits > 1 && count == 0 {
+	if splits > 1 && count == 0 {
 		return // b.err is set
 	}
-	if b.mg.laid != xh || b.mg.laidK != k || b.mg.laidN != n {
-		b.launch("mmg_xl", blocks(mgTN*k/8), 1, 256, 0, xh, i64(actStride(quant.F16, k)), i64(n), i64(k), xl)
+	if !laid && (b.mg.laid != h || b.mg.laidK != k || b.mg.laidN != n) {
+		b.launch("mmg_xl", blocks(mgTN*k/8), 1, 256, 0, h, i64(actStride(quant.F16, k)), i64(n), i64(k), xl)
 		if b.mg.shared {
-			b.mg.laid, b.mg.laidK, b.mg.laidN = xh, k, n
+			b.mg.laid, b.mg.laidK, b.mg.laidN = h, k, n
 		}
 	}
 	early := i64(1)

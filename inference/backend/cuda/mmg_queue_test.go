@@ -91,3 +91,42 @@ func TestMGTakesOne(t *testing.T) {
 		}
 	}
 }
+
+// TestMMGQueueLayout (no GPU): after Add + RMSNorm, the gate and up pair on mmg is the
+// fused add_rms_norm_q8_k, writing the f16 rows in mmg_xl's layout (its last arguments
+// the layout scratch and -1), and mmg_q4_k; with NoLayFuseEnv's setting, the norm writes
+// f16 rows for mmg_xl (act_f16 joined) and mmg_xl lays them out.
+func TestMMGQueueLayout(t *testing.T) {
+	const n, embd, ffn = 64, 4096, 14336
+	for _, noLay := range []bool{false, true} {
+		q := newMMQQueue("add_f32", "rms_norm", "add_rms_norm", "add_rms_norm_q8_k", "quant_q8_k", "act_f16", "mmg_xl", "mmg_q4_k")
+		q.fuse.cfg = fuseCfg{read: true, noLay: noLay}
+		q.mg = mgConf{loaded: true, minRows: 48, minElems: mgMinElems, xl: scratch{ptr: 6 << 40, size: 1 << 30}}
+		q.lt.xf16 = scratch{ptr: 7 << 40, size: 1 << 30}
+		q.dev.SMs = 132
+		gate, up := q.tensor(t, quant.Q4_K, ffn, embd), q.tensor(t, quant.Q4_K, ffn, embd)
+		for _, w := range []*tensor{gate, up} {
+			w.weight, w.mgp.ptr = true, w.ptr+1<<36
+		}
+		a, b, s, w := q.tensor(t, quant.F32, n, embd), q.tensor(t, quant.F32, n, embd), q.tensor(t, quant.F32, n, embd), q.tensor(t, quant.F32, 1, embd)
+		g, u := q.tensor(t, quant.F32, n, ffn), q.tensor(t, quant.F32, n, ffn)
+		q.Add(s, a, b)
+		q.RMSNorm(a, s, w, 1e-5)
+		q.MatMulShared(a, []backend.Proj{{Dst: g, W: gate}, {Dst: u, W: up}})
+		ls, names := q.launches(), q.names()
+		want := []string{"add_rms_norm_q8_k", "mmg_q4_k"}
+		if noLay {
+			want = []string{"add_rms_norm_q8_k", "mmg_xl", "mmg_q4_k"}
+		}
+		if !slices.Equal(names, want) {
+			t.Fatalf("no layout fusion %v: queued %v, want %v", noLay, names, want)
+		}
+		na := len(ls[0].args)
+		if h, hs := ls[0].args[na-2], int64(ls[0].args[na-1]); !noLay && (h != 6<<40 || hs != -1) || noLay && (h != 7<<40 || hs <= 0) {
+			t.Errorf("no layout fusion %v: the norm's f16 rows at %#x, stride %d", noLay, h, hs)
+		}
+		if l := ls[len(ls)-1]; l.args[3] != 6<<40 || l.gx != 224 {
+			t.Errorf("no layout fusion %v: mmg_q4_k grid %d, rows from %#x", noLay, l.gx, l.args[3])
+		}
+	}
+}
