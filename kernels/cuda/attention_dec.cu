@@ -74,7 +74,8 @@ attention_mla_split(float* dst, i64 dstride, const float* q, i64 qstride, const 
 
 // attention_decD: grid (n, nkv); block (i, kvh) takes the G = nhead/nkv query heads of
 // KV head kvh of row i. The common attention arguments (attention.cu); hd = vhd = D;
-// scap and ns (2 to 4) as dec_attend's. Registers for four blocks an SM (decBlocks
+// scap and ns (2 to 4) as dec_attend's; with q8, the output also rounded to Q8_K rows
+// (q8stride bytes apart), and with q8h their values in f16 rows too (q8hstride bytes). Registers for four blocks an SM (decBlocks
 // sizes the shared memory for as many as make the grid one wave). attention_decD_q8
 // rounds its output to Q8_0 (s1: Q8_1) where attention_decD rounds to Q8_K: a kernel of
 // its own, so that the Q8_K kernel's code is what it was without it (a runtime choice
@@ -82,7 +83,7 @@ attention_mla_split(float* dst, i64 dstride, const float* q, i64 qstride, const 
 #define DEC_ARGS                                                                                                        \
     float *dst, i64 dstride, const float *q, i64 qstride, const uint16_t *k, i64 kstride, const uint16_t *v,            \
         i64 vstride, const int *pos, int nhead, int nkv, int hd, int vhd, float scale, const int *table, int tcols,     \
-        const int *seq, int bs, int scap, int ns, uint8_t *q8, i64 q8stride
+        const int *seq, int bs, int scap, int ns, uint8_t *q8, i64 q8stride, uint8_t *q8h, i64 q8hstride
 #define DEC_BODY(D, Q8T)                                                                                                \
     extern __shared__ __align__(16) uint8_t dec_raw[];                                                                  \
     __shared__ float stat[DEC_THREADS / 32][16][2];                                                                     \
@@ -91,7 +92,8 @@ attention_mla_split(float* dst, i64 dstride, const float* q, i64 qstride, const 
     dec_attend<D, true>(dec_raw, stat, dst + (i64)i * dstride + (i64)kvh * G * D, D, q + (i64)i * qstride + (i64)kvh * G * D,  \
                   D, G, k + kvh * D, kstride, v + kvh * D, vstride, tab, bs, pos[i] + 1, scale, scap, 0,              \
                   (pos[i] + DEC_K) / DEC_K, ns, nullptr, q8 ? q8 + (i64)i * q8stride : nullptr,                       \
-                  kvh * G * D / ((Q8T) ? 32 : 256), nhead * D, (Q8T));
+                  kvh * G * D / ((Q8T) ? 32 : 256), nhead * D, (Q8T),                                            \
+                  q8h && !(Q8T) ? (uint16_t*)(q8h + (i64)i * q8hstride) : nullptr);
 #define DEC_KERNEL(D)                                                                                                   \
     extern "C" __global__ void __launch_bounds__(DEC_THREADS, 4) attention_dec##D(DEC_ARGS) {                           \
         pdl_defer();                                                                                                    \

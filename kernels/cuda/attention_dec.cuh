@@ -146,13 +146,16 @@ __device__ __forceinline__ void dec_meet(int* ctr, int until) {
 // With q8 (no sp; the rows' outputs contiguous, dstep == D, nr*D whole 256-element
 // blocks) the outputs are also rounded to Q8_K as quant_q8_k would, as blocks q8b ..
 // of the Q8_K row q8 of q8k elements (the output projection's input: fuse.go); with
-// q8t 1 (2) to Q8_0 (Q8_1) blocks q8b .. as quant_q8 would, a warp a block.
+// q8t 1 (2) to Q8_0 (Q8_1) blocks q8b .. as quant_q8 would, a warp a block. With q8h
+// (Q8_K only) the rounded values also go to the f16 row q8h as act_f16 would write them
+// (the output projection's activation rows on cuBLASLt: fuse.go's fuseHalf).
 template <int D, bool PRE = false>
 __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], float* dst0, i64 dstep,
                                            const float* q0, i64 qstep, int nr, const uint16_t* k, i64 kstride,
                                            const uint16_t* v, i64 vstride, const int* tab, int bs, int nkeys,
                                            float scale, int scap, int tb, int nt, int ns, const DecSplit* sp,
-                                           uint8_t* q8 = nullptr, int q8b = 0, int q8k = 0, int q8t = 0) {
+                                           uint8_t* q8 = nullptr, int q8b = 0, int q8k = 0, int q8t = 0,
+                                           uint16_t* q8h = nullptr) {
     if (scap && nt * DEC_K > scap) __trap();  // the host bounds every row's positions by scap
     uint8_t* qsm = smem;                               // [16][D]
     uint8_t* ksm = qsm + 2 * 16 * D;                   // [ns][DEC_K][D]
@@ -386,7 +389,7 @@ __device__ __forceinline__ void dec_attend(uint8_t* smem, float (*stat)[16][2], 
             return;
         }
         for (int e0 = 0; e0 < nr * D; e0 += 256)
-            q8k_quant_in(red[e0 + tid], q8, q8b + e0 / 256, q8k, tid, qa, qi, qv, true);
+            q8k_quant_in(red[e0 + tid], q8, q8b + e0 / 256, q8k, tid, qa, qi, qv, true, q8h);
         return;
     }
     if (!sp) return;

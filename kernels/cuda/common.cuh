@@ -233,9 +233,10 @@ __device__ __forceinline__ int q8k_q(float a, float iscale, float v) {
 // iscale = -127/max (max: the signed value of largest magnitude, the first on ties),
 // q = min(127, nearest_int(iscale*x)), d = 1/iscale. sa[8], si[8] and sv[256] are the
 // group's shared arrays; a group that is not on (past the row's blocks) only takes part
-// in the barriers.
+// in the barriers. With hrow, the rounded value d*q also goes to hrow[256 ib + t] in f16,
+// as act_f16 (dequant.cu) would write it from the Q8_K row (cuBLASLt's activation rows).
 __device__ __forceinline__ void q8k_quant_in(float v, uint8_t* row, int ib, int k, int t, float* sa, int* si, float* sv,
-                                             bool on) {
+                                             bool on, uint16_t* hrow = nullptr) {
     const int lane = t & 31, w = t >> 5;
     __syncthreads();  // an earlier block's use of the shared arrays is over
     sv[t] = v;
@@ -261,6 +262,7 @@ __device__ __forceinline__ void q8k_quant_in(float v, uint8_t* row, int ib, int 
     for (int o = 8; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
     if (!on) return;
     row[ib * 256 + t] = (uint8_t)(int8_t)q;
+    if (hrow) hrow[ib * 256 + t] = f2h(d * (float)(int8_t)q);
     if ((t & 15) == 0) bsums[ib * 16 + t / 16] = s;
     if (t == 0) dd[ib] = d;
 }

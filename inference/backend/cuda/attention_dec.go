@@ -285,12 +285,12 @@ func (b *Backend) attentionDec(args []uint64, rows, nkv, g, hd, vhd, nmax int) b
 	if !ok {
 		return false
 	}
-	args = append(args, i64(scap), i64(ns), 0, 0)
+	args = append(args, i64(scap), i64(ns), 0, 0, 0, 0)
 	b.launch(name, rows, nkv, decThreads, smem, args...)
 	if !b.dec.ownQ8K {
 		// Each block rounds its KV head's outputs; the twin that rounds to Q8_0
 		// (name_q8, fuseQ8) takes the same shared memory.
-		b.markAttention(name, args, rows, nkv, smem, g, nkv, vhd, b.decKernel(name+"_q8", smem))
+		b.markAttention(name, args, rows, nkv, smem, g, nkv, vhd, b.decKernel(name+"_q8", smem), true)
 	}
 	return true
 }

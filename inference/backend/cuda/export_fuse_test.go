@@ -15,6 +15,9 @@ func NoFusion(b *Backend) { b.fuse = fusable{cfg: fuseCfg{read: true, off: true}
 // Launches is the number of kernels b has launched or queued so far.
 func Launches(b *Backend) int { return b.st.kernels + len(b.queue.fns) }
 
+// Queued is the names of the launches queued and not yet flushed.
+func Queued(b *Backend) []string { return append([]string(nil), b.queue.names...) }
+
 // ReadI32 reads the I32 tensor src into dst (the routing's expert ids, for tests).
 func ReadI32(ctx context.Context, b *Backend, src backend.Tensor, dst []int32) error {
 	t := want(src, quant.I32)

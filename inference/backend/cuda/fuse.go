@@ -51,6 +51,11 @@ const NoHalfFuseEnv = "EMBER_CUDA_NO_HALF_FUSE"
 // in mmg's layout itself (fuseHalf with a negative stride), for timing that fusion alone.
 const NoLayFuseEnv = "EMBER_CUDA_NO_LAY_FUSE"
 
+// NoAttentionHalfEnv names an environment variable: when set, decode attention rounds its
+// output to Q8_K for the output projection but act_f16 writes the f16 rows (fuseQ8K's
+// half records), for timing that fusion alone.
+const NoAttentionHalfEnv = "EMBER_CUDA_NO_ATTENTION_HALF"
+
 const (
 	fuseNone       = iota
 	fuseRMSNorm    // rms_norm: a Q8_K rounding of its output may join it
@@ -96,6 +101,7 @@ type fusable struct {
 	grid       [3]int  // attention, fuseQ8KHalf: grid x, y and its dynamic shared memory
 	threads    int     // fuseQ8KHalf: the launch's block size
 	q8t        bool    // attention: the kernel has a twin (kernel + "_q8") that rounds to Q8_0 and Q8_1
+	half       bool    // attention: its arguments end with f16 rows and their stride (0, 0) after the Q8 output's
 	qlen       int     // the queue length right after it was queued
 	epoch      int     // the flush count then
 	cfg        fuseCfg // kept when the record is cleared
@@ -106,6 +112,7 @@ type fuseCfg struct {
 	off    bool // no fusion (NoFuseEnv, or tests)
 	noHalf bool // no fuseHalf (NoHalfFuseEnv)
 	noLay  bool // no fuseHalf into mmg's layout (NoLayFuseEnv)
+	noAtt  bool // no fuseHalf into decode attention (NoAttentionHalfEnv)
 }
 
 // mark records f (kind, dst, rows, cols, args, mem set) as the launch just queued, when
@@ -125,28 +132,37 @@ func (b *Backend) fuseOff() bool {
 	c := &b.fuse.cfg
 	if !c.read {
 		c.read, c.off, c.noHalf = true, c.off || os.Getenv(NoFuseEnv) != "", os.Getenv(NoHalfFuseEnv) != ""
-		c.noLay = os.Getenv(NoLayFuseEnv) != ""
+		c.noLay, c.noAtt = os.Getenv(NoLayFuseEnv) != "", os.Getenv(NoAttentionHalfEnv) != ""
 	}
 	return c.off
 }
 
 // markAttention records decode attention kernel name, just queued on a grid of rows x
-// gy blocks of smem bytes with args ending in its Q8_K output and stride (0, 0), as one
-// the output projection's rounding may join (fuseQ8K; with q8t, the kernel has a twin
-// name_q8 that rounds to Q8_0 or Q8_1: fuseQ8), when each group's g*vhd outputs of the
-// g*nkv*vhd of a row (dst: args[0]) are whole 256-element blocks.
-func (b *Backend) markAttention(name string, args []uint64, rows, gy, smem, g, nkv, vhd int, q8t bool) {
+// gy blocks of smem bytes with args ending in its Q8_K output and stride (0, 0), and with
+// half its f16 rows and their stride (0, 0) after them, as one the output projection's
+// rounding may join (fuseQ8K; with half, act_f16 then too: fuseHalf; with q8t, the kernel
+// has a twin name_q8 that rounds to Q8_0 or Q8_1: fuseQ8), when each group's g*vhd
+// outputs of the g*nkv*vhd of a row (dst: args[0]) are whole 256-element blocks.
+func (b *Backend) markAttention(name string, args []uint64, rows, gy, smem, g, nkv, vhd int, q8t, half bool) {
 	if (g*vhd)%256 != 0 {
 		return
 	}
 	b.mark(fusable{kind: fuseAttention, kernel: name, dst: args[0], rows: rows, cols: g * nkv * vhd, args: args,
-		grid: [3]int{rows, gy, smem}, q8t: q8t})
+		grid: [3]int{rows, gy, smem}, q8t: q8t, half: half})
 }
 
 // q8Args are an attention launch's arguments (markAttention) with the rounding's output
-// and its stride in place of the zeros, and for its Q8_0 twin (s1 >= 0) s1 after them.
+// and its stride in place of the zeros (the f16 rows' zeros kept), and for its Q8_0 twin
+// (s1 >= 0) s1 after them.
 func (f *fusable) q8Args(out uint64, stride, s1 int) []uint64 {
-	args := append(slices.Clone(f.args[:len(f.args)-2]), out, i64(stride))
+	tail := 2
+	if f.half {
+		tail = 4
+	}
+	args := append(slices.Clone(f.args[:len(f.args)-tail]), out, i64(stride))
+	if f.half {
+		args = append(args, 0, 0)
+	}
 	if s1 >= 0 {
 		args = append(args, i64(s1))
 	}
@@ -233,20 +249,28 @@ func (b *Backend) fuseQ8K(x *tensor, out uint64, stride int) bool {
 			return false
 		}
 		b.queue.pop()
-		b.launch(f.from(), f.grid[0], f.grid[1], smThreads, f.grid[2], f.q8Args(out, stride, -1)...)
+		if !f.half || f.cfg.noAtt {
+			b.launch(f.from(), f.grid[0], f.grid[1], smThreads, f.grid[2], f.q8Args(out, stride, -1)...)
+			break
+		}
+		// attention_dec64/128: the f16 rows of the output projection on cuBLASLt may join too
+		h := fusable{kind: fuseQ8KHalf, kernel: f.from(), dst: out, rows: x.rows, cols: x.cols, args: f.q8Args(out, stride, -1),
+			grid: f.grid, threads: decThreads}
+		b.relaunch(&h)
+		b.mark(h)
 	default:
 		return false
 	}
 	return true
 }
 
-// fuseHalf replaces the queued add_rms_norm_q8_k or swiglu_q8_k that wrote the Q8_K rows
-// xq (n rows of k values, xs bytes apart) with the same launch writing their f16 rows
-// into out (stride bytes apart) too, as act_f16 would, and reports whether it did: one
-// launch fewer before each product of a batch on cuBLASLt (the 64-stream step's Q/K/V,
-// gate/up and down products). With stride -1 (add_rms_norm_q8_k only, up to mgTN rows)
-// it writes them in mmg_xl's layout instead: act_f16 and mmg_xl both left out before
-// mmg's gate and up pair.
+// fuseHalf replaces the queued add_rms_norm_q8_k, swiglu_q8_k or attention_dec64/128
+// (their fuseQ8K forms) that wrote the Q8_K rows xq (n rows of k values, xs bytes apart)
+// with the same launch writing their f16 rows into out (stride bytes apart) too, as
+// act_f16 would, and reports whether it did: one launch fewer before each product of a
+// batch on cuBLASLt (the 64-stream step's Q/K/V, output, gate/up and down products).
+// With stride -1 (add_rms_norm_q8_k only, up to mgTN rows) it writes them in mmg_xl's
+// layout instead: act_f16 and mmg_xl both left out before mmg's gate and up pair.
 func (b *Backend) fuseHalf(xq uint64, xs, k, n int, out uint64, stride int) bool {
 	f, ok := b.take()
 	if !ok || f.cfg.noHalf || f.kind != fuseQ8KHalf || f.dst != xq || f.rows != n || f.cols != k {

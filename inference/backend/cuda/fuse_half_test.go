@@ -2,6 +2,7 @@ package cuda_test
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"ember/inference/backend"
@@ -108,5 +109,47 @@ func TestFusedMMGLayout(t *testing.T) {
 				}, []backend.Tensor{s, a, d1, d2}
 			})
 		}
+	}
+}
+
+// TestFusedAttentionHalf: decode attention on attention_dec128 before an output
+// projection on cuBLASLt (Llama-3.1-8B's 4096x4096, 16 and 64 rows) rounds its output
+// to Q8_K and writes the f16 activation rows too (quant_q8_k and act_f16 joined: two
+// launches fewer), with the bits of the separate launches in the attention output and
+// the product. The rows share one cache here, so at 64 rows the prefill kernel would
+// take them (the engine's 64 streams have a block table each): it is turned off.
+func TestFusedAttentionHalf(t *testing.T) {
+	const nhead, nkv, hd, ctx = 32, 8, 128, 600
+	for _, rows := range []int{16, 64} {
+		checkFusedOn(t, newCublasOrSkip, fmt.Sprintf("%d rows", rows), 2, func(e *fuseEnv) (func(), []backend.Tensor) {
+			cuda.ShortAttention(e.be, false)
+			cuda.SplitAttention(e.be, false)
+			cuda.PrefillAttention(e.be, false)
+			cuda.DecodeAttention(e.be, true)
+			kvw := nkv * hd
+			kc, vc := e.zeros(quant.F16, ctx, kvw), e.zeros(quant.F16, ctx, kvw)
+			all := make([]int32, ctx)
+			for i := range all {
+				all[i] = int32(i)
+			}
+			ids := e.ids(all...)
+			e.be.SetRows(kc, e.randn(ctx, kvw, 1), ids)
+			e.be.SetRows(vc, e.randn(ctx, kvw, 1), ids)
+			pos := make([]int32, rows)
+			for i := range pos {
+				pos[i] = int32(ctx - 1 - 7*i)
+			}
+			q, p := e.randn(rows, nhead*hd, 1), e.ids(pos...)
+			att := e.zeros(quant.F32, rows, nhead*hd)
+			w := e.weight(quant.Q4_K, nhead*hd, nhead*hd)
+			out := e.zeros(quant.F32, rows, nhead*hd)
+			e.be.MatMul(out, w, e.randn(rows, nhead*hd, 1)) // the weight's f16 copy made first
+			a := backend.Attention{NHead: nhead, NKVHead: nkv, HeadDim: hd, VHeadDim: hd,
+				Scale: float32(1 / math.Sqrt(float64(hd))), MaxLen: ctx}
+			return func() {
+				e.be.Attention(att, q, kc, vc, p, a)
+				e.be.MatMul(out, w, att)
+			}, []backend.Tensor{att, out}
+		})
 	}
 }

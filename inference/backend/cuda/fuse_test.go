@@ -115,6 +115,7 @@ func checkFusedOn(t *testing.T, start func(*testing.T) *cuda.Backend, name strin
 	t.Helper()
 	var got [2][][]uint32
 	var n [2]int
+	var queued [2][]string // for the message: what the ops queued (a flush empties it)
 	for i := range 2 {
 		be := start(t)
 		if i == 1 {
@@ -127,7 +128,7 @@ func checkFusedOn(t *testing.T, start func(*testing.T) *cuda.Backend, name strin
 		}
 		k0 := cuda.Launches(be)
 		ops()
-		n[i] = cuda.Launches(be) - k0
+		n[i], queued[i] = cuda.Launches(be)-k0, cuda.Queued(be)
 		for _, o := range outs {
 			got[i] = append(got[i], e.bits(o))
 		}
@@ -136,7 +137,7 @@ func checkFusedOn(t *testing.T, start func(*testing.T) *cuda.Backend, name strin
 		}
 	}
 	if n[1]-n[0] != saved {
-		t.Errorf("%s: %d launches fused, %d unfused; want %d fewer", name, n[0], n[1], saved)
+		t.Errorf("%s: %d launches fused, %d unfused; want %d fewer (queued %v and %v)", name, n[0], n[1], saved, queued[0], queued[1])
 	}
 	for j := range got[0] {
 		for i, w := range got[1][j] {
