@@ -16,22 +16,8 @@
 #define MMG_CU "../../kernels/cuda/mmg.cu"  // -DMMG_CU='"DIR/mmg.cu"' for a variant
 #endif
 #include MMG_CU
-#include <cublas_v2.h>
+#include "q4k.cuh"
 #include <cmath>
-#include <random>
-#include <vector>
-
-// dq16: Q4_K row-major weights (144 bytes a block) to f16, quant's formula rounded once.
-__global__ void dq16(const uint8_t* W, int M, int K, __half* out) {
-    const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= (size_t)M * K) return;
-    const int r = (int)(i / K), k = (int)(i % K);
-    const uint8_t* b = W + ((size_t)r * (K / 256) + k / 256) * 144;
-    int sc, m;
-    scale_min_k4((k % 256) / 32, b + 4, &sc, &m);
-    const float d1 = ldh(b) * (float)sc, m1 = ldh(b + 2) * (float)m;
-    out[i] = __float2half_rn(d1 * (float)q4k_at(b + 16, k % 256) - m1);
-}
 
 static int splits_for(int mt, int steps) {  // mmg.go's mgSplits on 132 SMs
     int s = std::max(1, std::min(steps, 2 * 132 / mt));
@@ -41,10 +27,7 @@ static int splits_for(int mt, int steps) {  // mmg.go's mgSplits on 132 SMs
 
 int main() {
     cudaStream_t s;
-    CK(cudaStreamCreate(&s));
-    cublasHandle_t h;
-    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) return 1;
-    cublasSetStream(h, s);
+    cublasHandle_t h = cublas_on(&s);
     const int smem = MG_STAGES * (MG_WS + MG_XS);
     CK(cudaFuncSetAttribute(mmg_q4_k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     std::mt19937 rng(27);
@@ -53,14 +36,7 @@ int main() {
     } shapes[] = {{14336, 4096}, {4096, 14336}, {4096, 4096}};
     for (auto sh : shapes) {
         const int M = sh.M, K = sh.K, N = MG_TN, nb = K / 256, mt = (M + MG_TM - 1) / MG_TM, splits = splits_for(mt, nb);
-        std::vector<uint8_t> hw((size_t)M * nb * 144);
-        std::uniform_int_distribution<int> byte(0, 255);
-        for (auto& v : hw) v = (uint8_t)byte(rng);
-        for (size_t b = 0; b < (size_t)M * nb; b++) {  // d, dmin: small positive halves
-            const __half d = __float2half(0.0005f + 0.0005f * (b % 7)), dm = __float2half(0.001f * (b % 5));
-            memcpy(&hw[b * 144], &d, 2);
-            memcpy(&hw[b * 144 + 2], &dm, 2);
-        }
+        const std::vector<uint8_t> hw = random_q4k(M, nb, rng);
         std::normal_distribution<float> nd(0.f, 1.f);
         std::vector<__half> hx((size_t)N * K);
         for (auto& v : hx) v = __float2half(nd(rng));
