@@ -1,3 +1,8 @@
+#!/bin/sh
+# dec-stages-gpu.sh: attention_dec's ring depth and blocks an SM at 64 streams
+# (EMBER_CUDA_DEC_STAGES, EMBER_CUDA_DEC_BLOCKS) against the defaults (four blocks an SM,
+# rings of two), two rounds, then tg128. Session 31: the defaults stay best (NOTES).
+# Carry bin/dev (build/dev-build.sh).
 export MODELS=q4
 . build/gpu-setup.sh $OUT
 wait

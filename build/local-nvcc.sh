@@ -27,5 +27,5 @@ printf '#!/bin/sh\nexec %s/nvcc "$@"\n' $B >/opt/bin/nvcc
 chmod +x /opt/bin/nvcc
 ln -sf /opt/cuda124/usr/bin/ptxas /opt/bin/ptxas
 ln -sf /opt/cuda124/usr/bin/cuobjdump /opt/bin/cuobjdump
-rm -rf $W/debs
+cd / && rm -rf $W/debs
 /opt/bin/nvcc --version | tail -2
