@@ -8,6 +8,24 @@ import (
 	"ember/inference/quant"
 )
 
+// newMMGQueue is newMMQQueue with mmg loaded (on from 48 rows, for Llama-3.1-8B's FFN
+// weights) on 132 SMs, and scratch for its layout, cuBLASLt's f16 rows and split counters.
+func newMMGQueue(names ...string) *mmqQueue {
+	q := newMMQQueue(names...)
+	q.mg = mgConf{loaded: true, minRows: 48, minElems: mgMinElems, xl: scratch{ptr: 6 << 40, size: 1 << 30}}
+	q.lt.xf16 = scratch{ptr: 7 << 40, size: 1 << 30}
+	q.split.count = scratch{ptr: 8 << 40, size: 1 << 20}
+	q.dev.SMs = 132
+	return q
+}
+
+// packedWeight is a rows x cols Q4_K weight whose mmg packed copy is already made.
+func (q *mmqQueue) packedWeight(t *testing.T, rows, cols int) *tensor {
+	w := q.tensor(t, quant.Q4_K, rows, cols)
+	w.weight, w.mgp.ptr = true, w.ptr+1<<36
+	return w
+}
+
 // TestMMGQueue (no GPU): at 64 rows, Llama-3.1-8B's gate and up (14336x4096 Q4_K) over
 // one rounding are one mmg_q4_k launch after one layout of the rows, with no K split;
 // down (4096x14336) alone needs K splits and stays off mmg unless single products are
@@ -15,17 +33,8 @@ import (
 // partial sums (the counters passed, no mmq_reduce); below mmg's rows nothing goes to it.
 func TestMMGQueue(t *testing.T) {
 	const n, embd, ffn = 64, 4096, 14336
-	q := newMMQQueue("quant_q8_k", "act_f16", "mmg_xl", "mmg_q4_k", "mmq_reduce", "mmv_q4_k_8", "mmq_q4_k")
-	q.mg = mgConf{loaded: true, minRows: 48, minElems: mgMinElems, xl: scratch{ptr: 6 << 40, size: 1 << 30}}
-	q.lt.xf16 = scratch{ptr: 7 << 40, size: 1 << 30}
-	q.split.count = scratch{ptr: 8 << 40, size: 1 << 20}
-	q.dev.SMs = 132
-	weight := func(rows, cols int) *tensor {
-		w := q.tensor(t, quant.Q4_K, rows, cols)
-		w.weight, w.mgp.ptr = true, w.ptr+1<<36 // a packed copy already made
-		return w
-	}
-	gate, up, down := weight(ffn, embd), weight(ffn, embd), weight(embd, ffn)
+	q := newMMGQueue("quant_q8_k", "act_f16", "mmg_xl", "mmg_q4_k", "mmq_reduce", "mmv_q4_k_8", "mmq_q4_k")
+	gate, up, down := q.packedWeight(t, ffn, embd), q.packedWeight(t, ffn, embd), q.packedWeight(t, embd, ffn)
 	x, g, u := q.tensor(t, quant.F32, n, embd), q.tensor(t, quant.F32, n, ffn), q.tensor(t, quant.F32, n, ffn)
 	q.MatMulShared(x, []backend.Proj{{Dst: g, W: gate}, {Dst: u, W: up}})
 	ls := q.launches()
@@ -99,15 +108,9 @@ func TestMGTakesOne(t *testing.T) {
 func TestMMGQueueLayout(t *testing.T) {
 	const n, embd, ffn = 64, 4096, 14336
 	for _, noLay := range []bool{false, true} {
-		q := newMMQQueue("add_f32", "rms_norm", "add_rms_norm", "add_rms_norm_q8_k", "quant_q8_k", "act_f16", "mmg_xl", "mmg_q4_k")
+		q := newMMGQueue("add_f32", "rms_norm", "add_rms_norm", "add_rms_norm_q8_k", "quant_q8_k", "act_f16", "mmg_xl", "mmg_q4_k")
 		q.fuse.cfg = fuseCfg{read: true, noLay: noLay}
-		q.mg = mgConf{loaded: true, minRows: 48, minElems: mgMinElems, xl: scratch{ptr: 6 << 40, size: 1 << 30}}
-		q.lt.xf16 = scratch{ptr: 7 << 40, size: 1 << 30}
-		q.dev.SMs = 132
-		gate, up := q.tensor(t, quant.Q4_K, ffn, embd), q.tensor(t, quant.Q4_K, ffn, embd)
-		for _, w := range []*tensor{gate, up} {
-			w.weight, w.mgp.ptr = true, w.ptr+1<<36
-		}
+		gate, up := q.packedWeight(t, ffn, embd), q.packedWeight(t, ffn, embd)
 		a, b, s, w := q.tensor(t, quant.F32, n, embd), q.tensor(t, quant.F32, n, embd), q.tensor(t, quant.F32, n, embd), q.tensor(t, quant.F32, 1, embd)
 		g, u := q.tensor(t, quant.F32, n, ffn), q.tensor(t, quant.F32, n, ffn)
 		q.Add(s, a, b)
