@@ -52,31 +52,39 @@ func fusedAttentionQ8K(t *testing.T, kernel string, wt quant.Type) {
 				cuda.ShortAttention(e.be, false)
 				cuda.SplitAttention(e.be, true)
 			}
-			kvw := c.nkv * c.hd
-			kc, vc := e.zeros(quant.F16, c.ctx, kvw), e.zeros(quant.F16, c.ctx, kvw)
-			all := make([]int32, c.ctx)
-			for i := range all {
-				all[i] = int32(i)
-			}
-			rows := e.ids(all...)
-			e.be.SetRows(kc, e.randn(c.ctx, kvw, 1), rows)
-			e.be.SetRows(vc, e.randn(c.ctx, kvw, 1), rows)
-			pos := make([]int32, c.rows)
-			for i := range pos {
-				pos[i] = int32(c.ctx - 1 - 37*i)
-			}
-			q, p := e.randn(c.rows, c.nhead*c.hd, 1), e.ids(pos...)
-			att := e.zeros(quant.F32, c.rows, c.nhead*c.hd)
+			att, attend := decodeCase(e, c.rows, c.nhead, c.nkv, c.hd, c.ctx, 37)
 			w := e.weight(wt, 256, c.nhead*c.hd)
 			out := e.zeros(quant.F32, c.rows, 256)
-			a := backend.Attention{NHead: c.nhead, NKVHead: c.nkv, HeadDim: c.hd, VHeadDim: c.hd,
-				Scale: float32(1 / math.Sqrt(float64(c.hd))), MaxLen: c.ctx}
 			return func() {
-				e.be.Attention(att, q, kc, vc, p, a)
+				attend()
 				e.be.MatMul(out, w, att)
 			}, []backend.Tensor{att, out}
 		})
 	}
+}
+
+// decodeCase fills one F16 cache of ctx positions (nkv heads of hd dims) with random
+// keys and values and returns att (rows x nhead*hd, zeros) and attend, which queues the
+// decode attention of rows random queries at positions ctx-1, ctx-1-step, ... into att.
+func decodeCase(e *fuseEnv, rows, nhead, nkv, hd, ctx, step int) (att backend.Tensor, attend func()) {
+	kvw := nkv * hd
+	kc, vc := e.zeros(quant.F16, ctx, kvw), e.zeros(quant.F16, ctx, kvw)
+	all := make([]int32, ctx)
+	for i := range all {
+		all[i] = int32(i)
+	}
+	ids := e.ids(all...)
+	e.be.SetRows(kc, e.randn(ctx, kvw, 1), ids)
+	e.be.SetRows(vc, e.randn(ctx, kvw, 1), ids)
+	pos := make([]int32, rows)
+	for i := range pos {
+		pos[i] = int32(ctx - 1 - step*i)
+	}
+	q, p := e.randn(rows, nhead*hd, 1), e.ids(pos...)
+	att = e.zeros(quant.F32, rows, nhead*hd)
+	a := backend.Attention{NHead: nhead, NKVHead: nkv, HeadDim: hd, VHeadDim: hd,
+		Scale: float32(1 / math.Sqrt(float64(hd))), MaxLen: ctx}
+	return att, func() { e.be.Attention(att, q, kc, vc, p, a) }
 }
 
 // TestFusedRoPESetRows: RoPE of Q and K, then SetRows of K and of V into their caches

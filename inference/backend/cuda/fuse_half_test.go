@@ -2,7 +2,6 @@ package cuda_test
 
 import (
 	"fmt"
-	"math"
 	"testing"
 
 	"ember/inference/backend"
@@ -126,28 +125,12 @@ func TestFusedAttentionHalf(t *testing.T) {
 			cuda.SplitAttention(e.be, false)
 			cuda.PrefillAttention(e.be, false)
 			cuda.DecodeAttention(e.be, true)
-			kvw := nkv * hd
-			kc, vc := e.zeros(quant.F16, ctx, kvw), e.zeros(quant.F16, ctx, kvw)
-			all := make([]int32, ctx)
-			for i := range all {
-				all[i] = int32(i)
-			}
-			ids := e.ids(all...)
-			e.be.SetRows(kc, e.randn(ctx, kvw, 1), ids)
-			e.be.SetRows(vc, e.randn(ctx, kvw, 1), ids)
-			pos := make([]int32, rows)
-			for i := range pos {
-				pos[i] = int32(ctx - 1 - 7*i)
-			}
-			q, p := e.randn(rows, nhead*hd, 1), e.ids(pos...)
-			att := e.zeros(quant.F32, rows, nhead*hd)
+			att, attend := decodeCase(e, rows, nhead, nkv, hd, ctx, 7)
 			w := e.weight(quant.Q4_K, nhead*hd, nhead*hd)
 			out := e.zeros(quant.F32, rows, nhead*hd)
 			e.be.MatMul(out, w, e.randn(rows, nhead*hd, 1)) // the weight's f16 copy made first
-			a := backend.Attention{NHead: nhead, NKVHead: nkv, HeadDim: hd, VHeadDim: hd,
-				Scale: float32(1 / math.Sqrt(float64(hd))), MaxLen: ctx}
 			return func() {
-				e.be.Attention(att, q, kc, vc, p, a)
+				attend()
 				e.be.MatMul(out, w, att)
 			}, []backend.Tensor{att, out}
 		})
