@@ -11,8 +11,7 @@ set -u
 export MODELS=q4
 . build/gpu-setup.sh "${OUT:-/tmp/lay-gpu}"
 D=/tmp/pv-tree
-rm -rf $D && mkdir -p $D && cp kernels/cuda/*.cu kernels/cuda/*.cuh kernels/cuda/*.ptx $D/
-sh build/ptx-one.sh $D quant && cp $D/quant.ptx "$L/" || { echo "quant.cu does not compile"; exit 1; }
+sh build/ptx-copy.sh $D quant && cp $D/quant.ptx "$L/" || exit 1
 wait
 export EMBER_CUDA_PTX_DIR=$D
 S="$E bench -m /tmp/q4.gguf -backend cuda -streams 64 -p 512 -n 128"

@@ -10,13 +10,9 @@ set -u
 export MODELS=q4
 . build/gpu-setup.sh "${OUT:-/tmp/sw-gpu}"
 D=/tmp/pv-sw
-rm -rf $D && mkdir -p $D && cp kernels/cuda/*.cu kernels/cuda/*.cuh $D/
-for cu in $D/*.cu; do
-	m=$(basename "$cu" .cu)
-	sh build/ptx-one.sh $D "$m" 2>$D/$m.log || { echo "$m.cu does not compile"; tail -5 $D/$m.log; } &
-done
-wait
+sh build/ptx-copy.sh $D
 (cd $D && tar czf "$L/ptx.tgz" *.ptx)
+wait
 export EMBER_CUDA_PTX_DIR=$D
 (cd inference/backend/cuda && timeout -s KILL 200 "$R/bin/dev/cuda.test" -test.run 'TestFusedMMGSwiGLU|TestFusedMMGLayout|TestFusedQ8KHalf|TestMMG' 2>&1 | tail -8)
 S="$E bench -m /tmp/q4.gguf -backend cuda -streams 64 -p 512 -n 128"
