@@ -21,6 +21,20 @@
 #include "q4k.cuh"
 #include <cmath>
 
+// mmh's producers make session 31's values (each weight d1 * q - m1 in f32, rounded to
+// f16 once), from f32 pairs: mmg.cu's dequantization of then (it has since moved to f16).
+__device__ __forceinline__ float2 mh_lds64f(uint32_t a) {
+    float2 v;
+    asm volatile("ld.shared.v2.f32 {%0,%1}, [%2];" : "=f"(v.x), "=f"(v.y) : "r"(a));
+    return v;
+}
+__device__ __forceinline__ uint32_t mh_deq2(uint32_t v, int k0, int k1, float d1, float m1) {
+    const float q0 = __uint_as_float(__byte_perm(v, 0x4b00u, 0x5440 | k0)) - 8388608.0f;
+    const float q1 = __uint_as_float(__byte_perm(v, 0x4b00u, 0x5440 | k1)) - 8388608.0f;
+    const __half2 h = __floats2half2_rn(__fmaf_rn(d1, q0, -m1), __fmaf_rn(d1, q1, -m1));
+    return *(const uint32_t*)&h;
+}
+
 #define MH_TM 128               // weight rows a block (wgmma's N)
 #define MH_KS 128               // elements a half step
 #define MH_PW (MH_TM * 96)      // a half step's packed weights (12 KiB)
@@ -169,7 +183,7 @@ extern "C" __global__ void __launch_bounds__(MH_THREADS, 1) mmh_q4_k(const uint8
 #pragma unroll
             for (int i = 0; i < U; i++) {
                 const int u = min(p + 128 * MH_PWG * i, 511);
-                f[i] = mg_lds64f(rs + 8 * u);
+                f[i] = mh_lds64f(rs + 8 * u);
                 q[i] = mg_lds128(rs + 4096 + 16 * u);
             }
 #pragma unroll
@@ -180,8 +194,8 @@ extern "C" __global__ void __launch_bounds__(MH_THREADS, 1) mmh_q4_k(const uint8
 #pragma unroll
                 for (int w = 0; w < 4; w++) {
                     const uint32_t lo = qw[w] & 0x0f0f0f0fu, hi = (qw[w] >> 4) & 0x0f0f0f0fu;
-                    const uint32_t a0 = mg_deq2(lo, 0, 1, f[i].x, f[i].y), a1 = mg_deq2(lo, 2, 3, f[i].x, f[i].y);
-                    const uint32_t a2 = mg_deq2(hi, 0, 1, f[i].x, f[i].y), a3 = mg_deq2(hi, 2, 3, f[i].x, f[i].y);
+                    const uint32_t a0 = mh_deq2(lo, 0, 1, f[i].x, f[i].y), a1 = mh_deq2(lo, 2, 3, f[i].x, f[i].y);
+                    const uint32_t a2 = mh_deq2(hi, 0, 1, f[i].x, f[i].y), a3 = mh_deq2(hi, 2, 3, f[i].x, f[i].y);
 #if MH_SW
                     const int kg = 4 * j + w;
                     const uint32_t at = fb + (kg >> 3) * (MH_TM * 128) + row * 128 + (((kg & 7) ^ (row & 7)) << 4);

@@ -2,11 +2,11 @@
 // weights on Hopper's warpgroup tensor instructions (wgmma; this module is compiled for
 // sm_90a and loads only there: inference/backend/cuda/mmg.go).
 //
-// dst[n, r] = dot(w[r, :], x[n, :]) with each weight the f16 rounding of quant's
-// dequantQ4_K value (d*sc*q - dmin*m in f32, as the f16 copies of f16copy.go hold it) and
-// x the f16 activation rows cuBLASLt would take (act_f16 of the Q8_K-rounded values), f32
-// sums: the products of the f16 copies on cuBLASLt but for the summation order, from a
-// quarter of their bytes.
+// dst[n, r] = dot(w[r, :], x[n, :]) with each weight q * d1 - m1 in one f16 fma of the
+// sub-block's f16 scale d1 = f16(d*sc) and min m1 = f16(dmin*m) (mmf's weights; the f16
+// copies of f16copy.go hold f16(d*sc*q - dmin*m), one rounding fewer) and x the f16
+// activation rows cuBLASLt would take (act_f16 of the Q8_K-rounded values), f32 sums,
+// from 1.1 times Q4_K's bytes.
 //
 // A block is two warpgroups, 128 weight rows x 64 activation rows; K in steps of 256.
 // Each step's operands come in one stage of shared memory by two bulk copies (thread 0
@@ -19,8 +19,8 @@
 // by descriptor: no-swizzle K-major core matrices (8 rows x 16 bytes, 128 contiguous
 // bytes; the next in K 128 bytes on, the next 8 rows 4 KiB on).
 //
-// The packed copy, per tile of 128 rows and step, a row's 192 bytes: eight f32 pairs
-// (d*sc, dmin*m: sub-block j's), then four 32-byte pieces, one per lane c = lane % 4,
+// The packed copy, per tile of 128 rows and step, a row's MG_RB bytes: sub-block j's f16
+// pair (d1, -m1) at 4j, then four 32-byte pieces, one per lane c = lane % 4,
 // holding that lane's quants of the step: word i, byte 2h + j has in its low nibble
 // element 16(2i + h) + 2c + j and in its high nibble the same + 8 (m16n8k16's A fragment
 // of k16 block 2i + h), so a lane's quants of a row are two 16-byte loads a step.
@@ -28,8 +28,11 @@
 
 #define MG_TM 128                // weight rows a block
 #define MG_TN 64                 // activation rows a block
-#define MG_RB 192                // packed bytes of a row a step
-#define MG_WS (MG_TM * MG_RB)    // a stage's weights (24 KiB)
+#ifndef MG_RB
+#define MG_RB 160  // packed bytes of a row a step: 192 leaves each pair 8 bytes, both halves
+#endif             // duplicated (d1, d1) and (-m1, -m1)
+#define MG_QO (MG_RB - 128)      // where a row's quants start
+#define MG_WS (MG_TM * MG_RB)    // a stage's weights (20 KiB)
 #define MG_XS (MG_TN * 256 * 2)  // a stage's activations (32 KiB)
 #ifndef MG_STAGES
 #define MG_STAGES 2  // stages of shared memory (mmg.go's mgStages)
@@ -43,8 +46,8 @@
 
 // mmg_pack_q4_k writes the packed copy P of M rows of Q4_K weights W (nb steps a row):
 // 16-byte chunk ch of row r of tile t and step s at ((t nb + s) MG_TM + r) MG_RB + 16 ch,
-// rows past M zeros. Chunks 0-3: the pairs of sub-blocks 2ch, 2ch+1; 4-11: lane
-// (ch - 4) / 2's words 4u..4u+3, u = (ch - 4) % 2.
+// rows past M zeros. Chunks below MG_QO / 16: the sub-blocks' pairs; then lane c's words
+// 4u..4u+3 at chunk MG_QO / 16 + 2c + u.
 extern "C" __global__ void mmg_pack_q4_k(const uint8_t* W, i64 wstride, int M, int nb, uint8_t* P) { pdl_entry();
     constexpr int CH = MG_RB / 16;
     const i64 total = (i64)((M + MG_TM - 1) / MG_TM) * nb * MG_TM * CH;
@@ -55,16 +58,21 @@ extern "C" __global__ void mmg_pack_q4_k(const uint8_t* W, i64 wstride, int M, i
         uint32_t v[4] = {0, 0, 0, 0};
         if (row < M) {
             const uint8_t* b = W + (i64)row * wstride + 144 * s;
-            if (ch < 4) {
+            if (ch < MG_QO / 16) {
                 const float d = ldh(b), dmin = ldh(b + 2);
-                for (int k = 0; k < 2; k++) {
+                constexpr int PER = MG_RB == 192 ? 2 : 4;  // sub-blocks a chunk (8 or 4 bytes each)
+                for (int k = 0; k < PER; k++) {
                     int sc, m;
-                    scale_min_k4(2 * ch + k, b + 4, &sc, &m);
-                    v[2 * k] = __float_as_uint(d * (float)sc);
-                    v[2 * k + 1] = __float_as_uint(dmin * (float)m);
+                    scale_min_k4(PER * ch + k, b + 4, &sc, &m);
+                    const uint32_t d1 = f2h(d * (float)sc), m1 = f2h(-(dmin * (float)m));
+#if MG_RB == 192
+                    v[2 * k] = d1 | d1 << 16, v[2 * k + 1] = m1 | m1 << 16;
+#else
+                    v[k] = d1 | m1 << 16;
+#endif
                 }
             } else {
-                const int c = (ch - 4) / 2, u = (ch - 4) % 2;
+                const int c = (ch - MG_QO / 16) / 2, u = (ch - MG_QO / 16) % 2;
                 for (int w = 0; w < 4; w++) {
                     const int i = 4 * u + w;
                     uint32_t x = 0;
@@ -98,21 +106,32 @@ __device__ __forceinline__ uint4 mg_lds128(uint32_t a) {
     asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(a));
     return v;
 }
-__device__ __forceinline__ float2 mg_lds64f(uint32_t a) {
-    float2 v;
-    asm volatile("ld.shared.v2.f32 {%0,%1}, [%2];" : "=f"(v.x), "=f"(v.y) : "r"(a));
-    return v;
-}
 
 // mg_deq2: the f16 pair (low half first) of quants byte k0 and k1 of v (values 0..15):
-// each d1 * q - m1 in f32, rounded to f16. One fused multiply-add gives quant's two
-// roundings exactly: d1 = d * sc is an f16 times a 6-bit scale (at most 17 significant
-// bits) and q has 4, so d1 * q is exact in f32 and only the subtraction rounds.
-__device__ __forceinline__ uint32_t mg_deq2(uint32_t v, int k0, int k1, float d1, float m1) {
-    const float q0 = __uint_as_float(__byte_perm(v, 0x4b00u, 0x5440 | k0)) - 8388608.0f;
-    const float q1 = __uint_as_float(__byte_perm(v, 0x4b00u, 0x5440 | k1)) - 8388608.0f;
-    const __half2 h = __floats2half2_rn(__fmaf_rn(d1, q0, -m1), __fmaf_rn(d1, q1, -m1));
-    return *(const uint32_t*)&h;
+// each q * d1 - m1 in one f16 fma (d1: the sub-block's scale in both halves, m1 its
+// negated min likewise), q made f16 from its byte exactly (0x6400 | q is 1024 + q). Three
+// instructions a pair; session 31's f32 form (quant's value rounded once) took seven,
+// and their issue was what mmg waited on (session 32, ncu's stall samples: selected,
+// not selected, dispatch and math-pipe throttle two thirds of them).
+__device__ __forceinline__ uint32_t mg_deq2(uint32_t v, int k0, int k1, uint32_t d1, uint32_t m1) {
+    const uint32_t p = __byte_perm(v, 0x64646464u, 0x4040 | k0 | k1 << 8);
+    const __half2 k = __half2half2(__ushort_as_half(0x6400));
+    const __half2 w = __hfma2(__hsub2(*(const __half2*)&p, k), *(const __half2*)&d1, *(const __half2*)&m1);
+    return *(const uint32_t*)&w;
+}
+
+// mg_pair: sub-block i's (d1, m1), each in both halves, of the row at ra.
+__device__ __forceinline__ uint2 mg_pair(uint32_t ra, int i) {
+    uint2 v;
+#if MG_RB == 192
+    asm volatile("ld.shared.v2.u32 {%0,%1}, [%2];" : "=r"(v.x), "=r"(v.y) : "r"(ra + 8 * i));
+#else
+    uint32_t p;
+    asm volatile("ld.shared.u32 %0, [%1];" : "=r"(p) : "r"(ra + 4 * i));
+    const __half2 h = *(const __half2*)&p, lo = __low2half2(h), hi = __high2half2(h);
+    v.x = *(const uint32_t*)&lo, v.y = *(const uint32_t*)&hi;
+#endif
+    return v;
 }
 
 __device__ __forceinline__ void mg_fence_acc(float* d) {
@@ -202,8 +221,8 @@ extern "C" __global__ void __launch_bounds__(256, MG_MINB) mmg_q4_k(const uint8_
         mg_wait(bar0 + 8 * st, (j / MG_STAGES) & 1);
         const uint32_t ws = base + stage(st), xs = ws + MG_WS;
         const uint32_t ra = ws + (wg * 64 + warp * 16 + g) * MG_RB, rb = ra + 8 * MG_RB;
-        const uint4 qa0 = mg_lds128(ra + 64 + 32 * c), qa1 = mg_lds128(ra + 80 + 32 * c);
-        const uint4 qb0 = mg_lds128(rb + 64 + 32 * c), qb1 = mg_lds128(rb + 80 + 32 * c);
+        const uint4 qa0 = mg_lds128(ra + MG_QO + 32 * c), qa1 = mg_lds128(ra + MG_QO + 16 + 32 * c);
+        const uint4 qb0 = mg_lds128(rb + MG_QO + 32 * c), qb1 = mg_lds128(rb + MG_QO + 16 + 32 * c);
         const uint32_t QA[8] = {qa0.x, qa0.y, qa0.z, qa0.w, qa1.x, qa1.y, qa1.z, qa1.w};
         const uint32_t QB[8] = {qb0.x, qb0.y, qb0.z, qb0.w, qb1.x, qb1.y, qb1.z, qb1.w};
         uint32_t A[16][4];
@@ -214,7 +233,7 @@ extern "C" __global__ void __launch_bounds__(256, MG_MINB) mmg_q4_k(const uint8_
         for (int i0 = 0; i0 < 8; i0 += 8 / MG_GROUPS) {
 #pragma unroll
             for (int i = i0; i < i0 + 8 / MG_GROUPS; i++) {
-                const float2 fa = mg_lds64f(ra + 8 * i), fb = mg_lds64f(rb + 8 * i);  // (d*sc, dmin*m) of sub-block i
+                const uint2 fa = mg_pair(ra, i), fb = mg_pair(rb, i);
                 const uint32_t la = QA[i] & 0x0f0f0f0fu, ha = (QA[i] >> 4) & 0x0f0f0f0fu;
                 const uint32_t lb = QB[i] & 0x0f0f0f0fu, hb = (QB[i] >> 4) & 0x0f0f0f0fu;
                 A[2 * i][0] = mg_deq2(la, 0, 1, fa.x, fa.y), A[2 * i][1] = mg_deq2(lb, 0, 1, fb.x, fb.y);

@@ -1,6 +1,8 @@
 package cuda
 
 import (
+	"os"
+
 	"ember/inference/backend"
 	"ember/inference/quant"
 )
@@ -11,17 +13,22 @@ import (
 //
 // At such batches the default path runs cuBLASLt over each weight's f16 copy, bound by
 // the copy's bytes (four times Q4_K's). mmg reads a packed copy of the quantized weight
-// (4/3 of Q4_K's bytes: the sub-blocks' scales as f32 pairs), dequantizes each weight in
-// registers to the value the f16 copy holds (quant's float operations, rounded to f16
-// once) and runs wgmma against the activation rows cuBLASLt would take (act_f16), so its
-// results are the copies' up to the f32 summation order. Each stage of its operands is
+// (10/9 of Q4_K's bytes: each sub-block's scale and min as an f16 pair), dequantizes each
+// weight in registers (q * f16(d*sc) - f16(dmin*m), one f16 fma, as mmf) and runs wgmma
+// against the activation rows cuBLASLt would take (act_f16), so its results are the
+// copies' but for the weights' extra rounding (TestMMG's bound is the reference's, as
+// TestMMF's) and the f32 summation order. Until session 32 each weight was quant's value
+// rounded once (the copies' bits), seven instructions a pair of weights that the SMs'
+// issue could not keep up with; the f16 form's three took the gate/up pair from 44.6 to
+// 34.8 us (build/micro/mmgb.cu) and 8B Q4_K_M at 64 streams from 9,456-9,595 to
+// 9,817-9,954 decode tok/s (same call, rounds alternating). Each stage of its operands is
 // two bulk copies; build/micro/wg.cu measured the design on the H200 at 64 rows (with
 // f16 scales, hfma2 dequantization and atomic split sums): 14336x4096 21.9 us and
 // 4096x14336 19.3 against cuBLAS's f16 GEMM's 34.5 and 38.1 in the same run.
 //
 // The engine runs it on gate and up pairs (MatMulShared): one launch of both, no K
-// split. A single weight whose tiles do not fill the GPU stays on the default path,
-// since its K splits cost more than they gain (mgConf.single). H200, session 28,
+// split; since session 32 also single weights whose tiles do not fill the GPU, in K
+// splits whose last blocks add the partial sums (mgConf.single). H200, session 28,
 // build/micro/mmgb.cu at 64 rows: the gate and up pair of Llama-3.1-8B 44.3 us against
 // cuBLAS's f16 GEMM twice 67.5; down alone with eight splits 38.9 against 35.1. 8B
 // Q4_K_M at 64 streams, same call, three rounds: 8,652 / 8,673 / 8,600 decode tok/s
@@ -31,9 +38,14 @@ import (
 // auto take mgDefaultMinRows to 64.
 const MMGEnv = "EMBER_CUDA_MMG"
 
+// MMGSingleEnv names an environment variable: 0 leaves single products that need K
+// splits (Llama-3.1-8B's Q4_K down projections: mgConf.single) to the default path, for
+// timing them against mmg; unset or anything else, mmg takes them.
+const MMGSingleEnv = "EMBER_CUDA_MMG_SINGLE"
+
 const (
 	mgTM, mgTN, mgThreads = 128, 64, 256
-	mgRB                  = 192 // packed bytes of a row a step (MG_RB)
+	mgRB                  = 160 // packed bytes of a row a step (MG_RB)
 	mgWS, mgXS            = mgTM * mgRB, mgTN * 256 * 2
 	mgStages              = 2
 	mgModule              = "mmg" // loads only on sm_90
@@ -62,18 +74,19 @@ type mgConf struct {
 	laid         uint64
 	laidK, laidN int
 	shared       bool // a MatMulShared is running
-	// single: products of one weight that need K splits are taken too (SetMMG, in
-	// tests). The engine leaves them to the default path: at 4096x14336 and 64 rows
-	// mmg's eight splits took 38.9 us against cuBLAS's 35.1 (build/micro/mmgb.cu,
-	// session 28), while a gate and up pair in one launch with no split took 44.3
-	// against 67.5.
+	// single: products of one weight that need K splits are taken too (weights of
+	// minElems or more: Llama-3.1-8B's down, 4096x14336 in eight splits). Off until
+	// session 32 (session 28: 38.9 us against cuBLAS's 35.1; in clusters of eight,
+	// session 29, the engine lost); with the f16 dequantization 30.1 against 35.7
+	// (build/micro/mmgb.cu) and 8B Q4_K_M at 64 streams 10,114 / 10,105 / 10,133 against
+	// 10,017 / 10,011 / 10,058 (same call, rounds alternating), so on by default.
 	single bool
 }
 
-// mgFromEnv reads $EMBER_CUDA_MMG.
+// mgFromEnv reads $EMBER_CUDA_MMG and $EMBER_CUDA_MMG_SINGLE.
 func mgFromEnv() (mgConf, error) {
 	n, off, err := rowsEnv(MMGEnv)
-	c := mgConf{off: off || err != nil, minRows: mgDefaultMinRows, minElems: mgMinElems}
+	c := mgConf{off: off || err != nil, minRows: mgDefaultMinRows, minElems: mgMinElems, single: os.Getenv(MMGSingleEnv) != "0"}
 	if n > 0 {
 		c.minRows = n
 	}

@@ -133,3 +133,14 @@ func TestMMGQueueLayout(t *testing.T) {
 		}
 	}
 }
+
+// TestMMGSingleEnv (no GPU): single products with K splits are mmg's unless
+// MMGSingleEnv is 0.
+func TestMMGSingleEnv(t *testing.T) {
+	for v, want := range map[string]bool{"": true, "1": true, "0": false} {
+		t.Setenv(MMGSingleEnv, v)
+		if c, _ := mgFromEnv(); c.single != want {
+			t.Errorf("%s=%q: single %v, want %v", MMGSingleEnv, v, c.single, want)
+		}
+	}
+}
