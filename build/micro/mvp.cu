@@ -1,0 +1,224 @@
+// mvp.cu: does one persistent kernel stream a batch-1 decode step's weights faster than
+// the engine's chain of mat-vec kernels? The products of a Llama-3.1-8B Q4_K_M step (32
+// layers: Q/K/V, O, gate/up, down; then the Q6_K output head; kernels/cuda/matmul.cu's
+// mv1, included as it is) three ways, with the same bits:
+//
+//   chain       the engine's launches (mmv_multi, mmv_q4_k_1, mmv_q6_k_1) in one graph
+//               with programmatic (PDL) edges: each kernel's first weight loads come
+//               before its wait, but only on blocks already resident when the kernel
+//               before ends, and every boundary drains and refills the SMs.
+//   persistent  one cooperative launch of as many blocks as are resident; the products
+//               in groups of one activation row ({Q,K,V}, {O}, {gate,up}, {down}, head),
+//               each group's row blocks taken grid-stride; a block arrives at a counter
+//               after its share of a group, and the last to arrive releases the next
+//               group (after GAP ns of spinning: the serial small kernel, norm or
+//               attention, that a real step runs there). Before waiting for the release
+//               a block asks L2 for its first row block of the next group
+//               (cp.async.bulk.prefetch.L2), so the weights keep streaming across the
+//               boundary (PF=0: no prefetch).
+//   stream      the same bytes read by mk.cu's plain kernel, one launch a product (the
+//               bound a chain reaches).
+//
+// Session 20 read the step (EMBER_CUDA_SKIP): the mat-vecs alone ~563 tok/s, the whole
+// step ~465; session 30 (build/wip/mv1-gs.patch's mvb.cu): the chain 1.487 ms against
+// 1.377 streaming. 600 tok/s is 1.67 ms for everything: if the persistent form with
+// GAP=1500 (about what a small kernel costs the chain) is near the chain without gaps,
+// the step's small kernels can move inside one kernel at little cost.
+//
+// nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -O3 -fmad=false -o mvp mvp.cu && ./mvp && GAP=1500 ./mvp
+#include "micro.cuh"
+#include "../../kernels/cuda/matmul.cu"
+#include <cstring>
+#include <vector>
+
+struct Prod {
+    const uint8_t* w;
+    i64 ws;
+    const uint8_t* x;
+    float* d;
+    int M, K, T, nrb;
+};
+struct Group {
+    int p0, np, nrb;  // products p0 .. p0 + np - 1, their row blocks in all
+};
+
+__device__ __forceinline__ unsigned mvp_acquire(const unsigned* p) {
+    unsigned v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+// mvp_find: row block u of group g as its product and the product's row block.
+__device__ __forceinline__ const Prod* mvp_find(const Prod* P, const Group& g, int u, int* b) {
+    int j = g.p0;
+    while (u >= P[j].nrb) u -= P[j].nrb, j++;
+    *b = u;
+    return P + j;
+}
+
+// mvp: bar[0] counts arrivals (a group's are gridDim.x), bar[1] is the groups released.
+#ifndef MVP_MINB
+#define MVP_MINB 2  // blocks an SM for the register cap: 249 registers at 2 (nvcc 12.4), spills at 3
+                    // (the engine's mmv_multi: 166 registers, three an SM)
+#endif
+__global__ void __launch_bounds__(128, MVP_MINB) mvp(const Prod* P, const Group* G, int ng, unsigned* bar, int pf, int gap) {
+#pragma unroll 1
+    for (int g = 0; g < ng; g++) {
+        const Group gr = G[g];
+        if (pf && (int)blockIdx.x < gr.nrb) {  // this block's first row block of the group, into L2
+            int b;
+            const Prod* p = mvp_find(P, gr, blockIdx.x, &b);
+            const int rows = p->T == T_Q4_K ? 4 * Q4K_R1 : 4 * Q6K_R1, r = b * rows + (int)threadIdx.x;
+            if ((int)threadIdx.x < rows && r < p->M)
+                asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p->w + (i64)r * p->ws), "r"((int)p->ws) : "memory");
+        }
+        if (g > 0) {
+            if (threadIdx.x == 0)
+                while (mvp_acquire(bar + 1) < (unsigned)g) {
+                }
+            __syncthreads();
+        }
+#pragma unroll 1
+        for (int u = blockIdx.x; u < gr.nrb; u += gridDim.x) {
+            int b;
+            const Prod* p = mvp_find(P, gr, u, &b);
+            if (p->T == T_Q4_K)
+                mv1<T_Q4_K, true>(p->w, p->ws, p->x, p->d, p->M, p->K, b);
+            else
+                mv1<T_Q6_K, true>(p->w, p->ws, p->x, p->d, p->M, p->K, b);
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            __threadfence();
+            if (atomicAdd(bar, 1) + 1 == (unsigned)(g + 1) * gridDim.x) {  // the last to arrive
+                if (gap) spin(gap);
+                __threadfence();
+                atomicExch(bar + 1, (unsigned)(g + 1));
+            }
+        }
+    }
+}
+
+static int rows_of(int t) { return t == T_Q4_K ? 4 * Q4K_R1 : 4 * Q6K_R1; }  // mv1_rows, on the host
+static int rowbytes(int t, int K) { return t == T_Q4_K ? K / 256 * 144 : K / 256 * 210; }
+static int xbytes(int K) { return ((Q8K_BSUMS(K) + 4 * (K / 16)) + 15) & ~15; }  // mv1_bytes for Q8_K rows
+
+int main() {
+    cudaDeviceProp pr;
+    CK(cudaGetDeviceProperties(&pr, 0));
+    const int sms = pr.multiProcessorCount, layers = 32;
+    const int gap = getenv("GAP") ? atoi(getenv("GAP")) : 0, pf = getenv("PF") ? atoi(getenv("PF")) : 1;
+    std::vector<Prod> prods;  // per layer: Q, K, V, O, gate, up, down; then the head
+    std::vector<Group> groups;
+    uint8_t *x4, *x14;
+    CK(cudaMalloc(&x4, xbytes(4096)));
+    CK(cudaMalloc(&x14, xbytes(14336)));
+    CK(cudaMemset(x4, 1, xbytes(4096)));
+    CK(cudaMemset(x14, 1, xbytes(14336)));
+    size_t bytes = 0;
+    auto add = [&](int t, int M, int K) {
+        Prod p{nullptr, rowbytes(t, K), K == 4096 ? x4 : x14, nullptr, M, K, t, (M + rows_of(t) - 1) / rows_of(t)};
+        const size_t n = (size_t)M * p.ws;
+        uint8_t* w;
+        CK(cudaMalloc(&w, n));
+        CK(cudaMemset(w, 0x11, n));  // f16 scales 0x1111: small and finite
+        CK(cudaMalloc(&p.d, (size_t)M * 4));
+        p.w = w;
+        bytes += n;
+        prods.push_back(p);
+    };
+    auto group = [&](int np) {
+        Group g{(int)prods.size() - np, np, 0};
+        for (int j = g.p0; j < g.p0 + np; j++) g.nrb += prods[j].nrb;
+        groups.push_back(g);
+    };
+    for (int l = 0; l < layers; l++) {
+        add(T_Q4_K, 4096, 4096), add(T_Q4_K, 1024, 4096), add(T_Q6_K, 1024, 4096), group(3);
+        add(T_Q4_K, 4096, 4096), group(1);
+        add(T_Q4_K, 14336, 4096), add(T_Q4_K, 14336, 4096), group(2);
+        add(l % 2 ? T_Q4_K : T_Q6_K, 4096, 14336), group(1);  // llama.cpp's Q4_K_M mixes them
+    }
+    add(T_Q6_K, 128256, 4096), group(1);
+    Prod* dP;
+    Group* dG;
+    unsigned *bar, *out;
+    CK(cudaMalloc(&dP, prods.size() * sizeof(Prod)));
+    CK(cudaMalloc(&dG, groups.size() * sizeof(Group)));
+    CK(cudaMemcpy(dP, prods.data(), prods.size() * sizeof(Prod), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dG, groups.data(), groups.size() * sizeof(Group), cudaMemcpyHostToDevice));
+    CK(cudaMalloc(&bar, 8));
+    CK(cudaMalloc(&out, 1 << 24));
+    cudaStream_t s;
+    CK(cudaStreamCreate(&s));
+    const int smem = xbytes(14336);
+    CK(cudaFuncSetAttribute(mvp, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    int occ;
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, mvp, 128, smem));
+    const int bps = getenv("BPS") ? std::min(atoi(getenv("BPS")), occ) : occ, grid = bps * sms;
+    printf("%.2f GB of weights; persistent: %d blocks (%d an SM of %d resident), prefetch %d, gap %d ns\n", bytes / 1e9, grid, bps,
+           occ, pf, gap);
+
+    auto chain = [&]() {  // the engine's launches
+        for (size_t gi = 0; gi < groups.size(); gi++) {
+            const Group& g = groups[gi];
+            const Prod* p = &prods[g.p0];
+            if (g.np == 1)
+                launch_smem(s, p->T == T_Q4_K ? mmv_q4_k_1 : mmv_q6_k_1, p->nrb, 128, xbytes(p->K), p->w, p->ws, p->x, (i64)0,
+                            p->d, (i64)0, p->M, p->K, 1);
+            else {
+                const Prod* c = g.np > 2 ? p + 2 : nullptr;
+                launch_smem(s, mmv_multi, g.nrb, 128, xbytes(4096), p->x, (i64)0, p->K, p[0].w, p[0].ws, p[0].d, p[0].M, p[0].T,
+                            p[1].w, p[1].ws, p[1].d, p[1].M, p[1].T, c ? c->w : nullptr, c ? c->ws : (i64)0,
+                            c ? c->d : nullptr, c ? c->M : 0, c ? c->T : T_Q4_K);
+            }
+            if (gap) launch(s, kgap, 1, 32, out, gap);
+        }
+    };
+    const int ng = (int)groups.size();
+    auto persistent = [&]() {
+        CK(cudaMemsetAsync(bar, 0, 8, s));
+        void* args[] = {(void*)&dP, (void*)&dG, (void*)&ng, (void*)&bar, (void*)&pf, (void*)&gap};
+        CK(cudaLaunchCooperativeKernel((void*)mvp, grid, 128, args, smem, s));
+    };
+    auto stream = [&]() {
+        for (auto& p : prods) {
+            launch(s, kstream, 4 * sms, 256, (const uint4*)p.w, (size_t)p.M * p.ws / 16, out);
+            if (gap) launch(s, kgap, 1, 32, out, gap);
+        }
+    };
+    // the same bits: layer 0's and the head's outputs, both ways
+    std::vector<float> got[2];
+    for (int k = 0; k < 2; k++) {
+        for (auto& p : prods) CK(cudaMemset(p.d, 0, (size_t)p.M * 4));
+        k ? persistent() : chain();
+        CK(cudaStreamSynchronize(s));
+        for (int j : {0, 1, 2, 3, 4, 5, 6, (int)prods.size() - 1}) {
+            const size_t o = got[k].size();
+            got[k].resize(o + prods[j].M);
+            CK(cudaMemcpy(got[k].data() + o, prods[j].d, (size_t)prods[j].M * 4, cudaMemcpyDeviceToHost));
+        }
+    }
+    size_t diff = 0;
+    for (size_t i = 0; i < got[0].size(); i++) diff += memcmp(&got[0][i], &got[1][i], 4) != 0;
+    printf("persistent against the chain: %zu of %zu outputs differ%s\n", diff, got[0].size(), diff ? "  WRONG" : "");
+    // timing: the chain and the stream as graphs; the persistent kernel by events (one
+    // launch a step, its counter zeroed before it), best of 5 after 2 warm
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    float tp = 1e30f;
+    for (int r = 0; r < 7; r++) {
+        CK(cudaEventRecord(e0, s));
+        persistent();
+        CK(cudaEventRecord(e1, s));
+        CK(cudaEventSynchronize(e1));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        if (r >= 2) tp = std::min(tp, ms);
+    }
+    const float tc = graph_best_ms(s, chain, 2, 5), ts = graph_best_ms(s, stream, 2, 5);
+    auto tb = [&](float ms) { return bytes / (ms * 1e-3) / 1e12; };
+    printf("one step's mat-vecs (gap %d ns): chain %.3f ms (%.2f TB/s), persistent %.3f (%.2f), plain stream %.3f (%.2f)\n", gap, tc,
+           tb(tc), tp, tb(tp), ts, tb(ts));
+    return 0;
+}
