@@ -24,7 +24,9 @@ n=$(EMBER_CUDA_STATS=1 "$E" bench -m "$M" -backend cuda "$@" 2>&1 | tee "$O/stat
 [ -n "$n" ] || { echo "no batch count"; tail -20 "$O/stats.txt"; exit 1; }
 # AT: where in the run, as a percentage of its batches (default: 20 batches before
 # the end, a decode step of a one-stream run); a serving run's last steps have fewer
-# streams left, so AT=50 or so finds its full steps.
+# streams left, and its untimed warmup round (the default since session 30) comes first
+# and doubles the batches, so AT=75 finds the measured round's full decode steps (AT=50
+# lands in its prompts: session 32).
 if [ -n "${AT:-}" ]; then a=$((n * AT / 100)); else a=$((n - 20)); fi
 b=$((a + 2))
 echo "batches: $n; profiling $a to $((b - 1))"
