@@ -47,8 +47,8 @@ func TestMGSplits(t *testing.T) {
 // with ragged weight tiles, partial activation tiles, one step a row, and K splits (with
 // mmq_reduce); and MatMulShared's two Q4_K projections beside a Q6_K one (which stays
 // off mmg), and two Q4_K projections in one launch (a gate and up pair). The weights are
-// the f16 roundings of the reference's values and the
-// activations f16 (as on cuBLASLt over the f16 copies), so the bound is TestMMF's.
+// q * f16(d*sc) - f16(dmin*m) in f16 (mmf's) and the activations f16 (as on cuBLASLt
+// over the f16 copies), so the bound is TestMMF's.
 func TestMMG(t *testing.T) {
 	be := newWith(t, cuda.Options{NoCublas: true})
 	defer be.Close()
