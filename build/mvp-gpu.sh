@@ -1,9 +1,10 @@
 #!/bin/sh
 # mvp-gpu.sh: build/micro/mvp.cu on the GPU machine (nvcc only, no Go, no carry): one
 # 8B Q4_K_M decode step's mat-vecs as the engine's chain of kernels against one
-# persistent kernel, at two register caps, with and without a serial gap at each group
-# boundary (GAP ns: the small kernels a step runs there) and the L2 prefetch of the next
-# group's first row blocks (PF). ~2 minutes.
+# persistent kernel (the two norms of a layer real in both, by one block in the persistent
+# kernel), at two register caps, with and without a serial gap where attention and SwiGLU
+# would run (GAP ns) and the L2 prefetch of the next group's first row blocks (PF). ~2
+# minutes.
 set -u
 cd build/micro
 for m in 2 3; do

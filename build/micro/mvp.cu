@@ -3,16 +3,20 @@
 // layers: Q/K/V, O, gate/up, down; then the Q6_K output head; kernels/cuda/matmul.cu's
 // mv1, included as it is) three ways, with the same bits:
 //
-//   chain       the engine's launches (mmv_multi, mmv_q4_k_1, mmv_q6_k_1) in one graph
-//               with programmatic (PDL) edges: each kernel's first weight loads come
+//   chain       the engine's launches (mmv_multi, mmv_q4_k_1, mmv_q6_k_1, and
+//               add_rms_norm_q8_k at the norms; kgap's GAP ns at the attention and SwiGLU
+//               places) in one graph with PDL edges: each kernel's first weight loads come
 //               before its wait, but only on blocks already resident when the kernel
 //               before ends, and every boundary drains and refills the SMs.
 //   persistent  one cooperative launch of as many blocks as are resident; the products
 //               in groups of one activation row ({Q,K,V}, {O}, {gate,up}, {down}, head),
 //               each group's row blocks taken grid-stride; a block arrives at a counter
 //               after its share of a group, and the last to arrive releases the next
-//               group (after GAP ns of spinning: the serial small kernel, norm or
-//               attention, that a real step runs there). Before waiting for the release
+//               group after the serial small kernel a real step runs there: at the two
+//               norms of a layer (after O, after down) and before the head the real one
+//               (the residual add, RMSNorm and Q8_K rounding of add_rms_norm_q8_k, with
+//               its bits, by the one block), at the others (attention after Q/K/V,
+//               SwiGLU after gate/up) GAP ns of spinning. Before waiting for the release
 //               a block asks L2 for its first row block of the next group
 //               (cp.async.bulk.prefetch.L2), so the weights keep streaming across the
 //               boundary (PF=0: no prefetch).
@@ -23,11 +27,14 @@
 // step ~465; session 30 (build/wip/mv1-gs.patch's mvb.cu): the chain 1.487 ms against
 // 1.377 streaming. 600 tok/s is 1.67 ms for everything: if the persistent form with
 // GAP=1500 (about what a small kernel costs the chain) is near the chain without gaps,
-// the step's small kernels can move inside one kernel at little cost.
+// the step's small kernels can move inside one kernel at little cost. The norms make the
+// Q/K/V and gate/up activation row (x4) a real dependency: both ways compute the same
+// bits, which the run checks.
 //
 // nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -O3 -fmad=false -o mvp mvp.cu && ./mvp && GAP=1500 ./mvp
 #include "micro.cuh"
 #include "../../kernels/cuda/matmul.cu"
+#include "../../kernels/cuda/quant.cu"
 #include <cstring>
 #include <vector>
 
@@ -40,7 +47,51 @@ struct Prod {
 };
 struct Group {
     int p0, np, nrb;  // products p0 .. p0 + np - 1, their row blocks in all
+    const float* a;   // with a: after the group, the norm of a + r (NormArgs), else GAP
 };
+struct NormArgs {  // add_rms_norm_q8_k's: r = a + r, dst = RMSNorm(r) * w, x = dst in Q8_K
+    float *r, *dst;
+    const float* w;
+    uint8_t* x;
+    int cols;
+    float eps;
+};
+
+// mvp_norm: add_rms_norm_q8_k's row by one block of 128 threads, with its bits: the sum
+// of squares as its 256 threads' strided double sums (thread t here holds its t and t +
+// 128), their warps' butterfly sums and the 8 warps' in order; the rounding a warp a
+// 256-element block (q8k_quant_warp: quantize_row_q8_K_ref's, as q8k_quant_wide's).
+__device__ void mvp_norm(const float* a, const NormArgs& n) {
+    __shared__ double part[8];
+    __shared__ float scale_s;
+    const int t = threadIdx.x, lane = t & 31, wp = t >> 5;
+    for (int j = t; j < n.cols; j += 128) n.r[j] = __ldcg(a + j) + __ldcg(n.r + j);
+    __syncthreads();
+    double s0 = 0, s1 = 0;
+    for (int j = t; j < n.cols; j += 256) s0 += (double)__ldcg(n.r + j) * (double)__ldcg(n.r + j);
+    for (int j = t + 128; j < n.cols; j += 256) s1 += (double)__ldcg(n.r + j) * (double)__ldcg(n.r + j);
+    s0 = warp_sumd(s0), s1 = warp_sumd(s1);
+    if (lane == 0) part[wp] = s0, part[wp + 4] = s1;
+    __syncthreads();
+    if (t == 0) {
+        double ss = 0;
+        for (int k = 0; k < 8; k++) ss += part[k];
+        const float mean = (float)(ss / (double)n.cols);
+        scale_s = (float)(1.0 / sqrt((double)(mean + n.eps)));
+    }
+    __syncthreads();
+    const float scale = scale_s;
+    for (int ib = wp; ib < n.cols / 256; ib += 4) {
+        float v[8];
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            const int j = ib * 256 + 8 * lane + i;
+            v[i] = __ldcg(n.r + j) * scale * n.w[j];
+            n.dst[j] = v[i];
+        }
+        q8k_quant_warp(v, n.x, ib, n.cols);
+    }
+}
 
 __device__ __forceinline__ unsigned mvp_acquire(const unsigned* p) {
     unsigned v;
@@ -61,7 +112,9 @@ __device__ __forceinline__ const Prod* mvp_find(const Prod* P, const Group& g, i
 #define MVP_MINB 2  // blocks an SM for the register cap: 249 registers at 2 (nvcc 12.4), spills at 3
                     // (the engine's mmv_multi: 166 registers, three an SM)
 #endif
-__global__ void __launch_bounds__(128, MVP_MINB) mvp(const Prod* P, const Group* G, int ng, unsigned* bar, int pf, int gap) {
+__global__ void __launch_bounds__(128, MVP_MINB) mvp(const Prod* P, const Group* G, int ng, unsigned* bar, int pf, int gap,
+                                                    NormArgs na) {
+    __shared__ int last;
 #pragma unroll 1
     for (int g = 0; g < ng; g++) {
         const Group gr = G[g];
@@ -90,8 +143,19 @@ __global__ void __launch_bounds__(128, MVP_MINB) mvp(const Prod* P, const Group*
         __syncthreads();
         if (threadIdx.x == 0) {
             __threadfence();
-            if (atomicAdd(bar, 1) + 1 == (unsigned)(g + 1) * gridDim.x) {  // the last to arrive
-                if (gap) spin(gap);
+            last = atomicAdd(bar, 1) + 1 == (unsigned)(g + 1) * gridDim.x;  // the last to arrive
+            __threadfence();
+        }
+        __syncthreads();
+        if (last) {  // the serial op between this group and the next, then the release
+            if (gr.a) {
+                mvp_norm(gr.a, na);
+                __threadfence();  // each thread's writes, before the release
+            }
+            else if (gap && threadIdx.x == 0)
+                spin(gap);
+            __syncthreads();
+            if (threadIdx.x == 0) {
                 __threadfence();
                 atomicExch(bar + 1, (unsigned)(g + 1));
             }
@@ -127,16 +191,16 @@ int main() {
         bytes += n;
         prods.push_back(p);
     };
-    auto group = [&](int np) {
-        Group g{(int)prods.size() - np, np, 0};
+    auto group = [&](int np, bool norm = false) {  // norm: the add + RMSNorm of the last product's rows after it
+        Group g{(int)prods.size() - np, np, 0, norm ? prods.back().d : nullptr};
         for (int j = g.p0; j < g.p0 + np; j++) g.nrb += prods[j].nrb;
         groups.push_back(g);
     };
     for (int l = 0; l < layers; l++) {
         add(T_Q4_K, 4096, 4096), add(T_Q4_K, 1024, 4096), add(T_Q6_K, 1024, 4096), group(3);
-        add(T_Q4_K, 4096, 4096), group(1);
+        add(T_Q4_K, 4096, 4096), group(1, true);
         add(T_Q4_K, 14336, 4096), add(T_Q4_K, 14336, 4096), group(2);
-        add(l % 2 ? T_Q4_K : T_Q6_K, 4096, 14336), group(1);  // llama.cpp's Q4_K_M mixes them
+        add(l % 2 ? T_Q4_K : T_Q6_K, 4096, 14336), group(1, true);  // llama.cpp's Q4_K_M mixes them
     }
     add(T_Q6_K, 128256, 4096), group(1);
     Prod* dP;
@@ -147,9 +211,25 @@ int main() {
     CK(cudaMemcpy(dP, prods.data(), prods.size() * sizeof(Prod), cudaMemcpyHostToDevice));
     CK(cudaMemcpy(dG, groups.data(), groups.size() * sizeof(Group), cudaMemcpyHostToDevice));
     CK(cudaMalloc(&bar, 8));
-    CK(cudaMalloc(&out, 1 << 24));
     cudaStream_t s;
     CK(cudaStreamCreate(&s));
+    // the norms' residual row, output and weights; the residual and x4 start from these
+    // host copies in each run
+    NormArgs na{nullptr, nullptr, nullptr, x4, 4096, 1e-5f};
+    std::vector<float> hr(4096), hw(4096);
+    for (int j = 0; j < 4096; j++) hr[j] = (float)((j * 37) % 101 - 50) / 25.0f, hw[j] = 1.0f + (float)(j % 7) / 16.0f;
+    std::vector<uint8_t> hx(xbytes(4096), 1);
+    float *r, *dst, *nw;
+    CK(cudaMalloc(&r, 4096 * 4));
+    CK(cudaMalloc(&dst, 4096 * 4));
+    CK(cudaMalloc(&nw, 4096 * 4));
+    CK(cudaMemcpy(nw, hw.data(), 4096 * 4, cudaMemcpyHostToDevice));
+    na.r = r, na.dst = dst, na.w = nw;
+    auto reset = [&]() {
+        CK(cudaMemcpyAsync(r, hr.data(), 4096 * 4, cudaMemcpyHostToDevice, s));
+        CK(cudaMemcpyAsync(x4, hx.data(), hx.size(), cudaMemcpyHostToDevice, s));
+    };
+    CK(cudaMalloc(&out, 1 << 24));
     const int smem = xbytes(14336);
     CK(cudaFuncSetAttribute(mvp, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     int occ;
@@ -171,13 +251,17 @@ int main() {
                             p[1].w, p[1].ws, p[1].d, p[1].M, p[1].T, c ? c->w : nullptr, c ? c->ws : (i64)0,
                             c ? c->d : nullptr, c ? c->M : 0, c ? c->T : T_Q4_K);
             }
-            if (gap) launch(s, kgap, 1, 32, out, gap);
+            if (g.a)
+                launch_smem(s, add_rms_norm_q8_k, 1, ADD_NORM_THREADS, 4 * 4096, r, g.a, (const float*)r, dst, (const float*)nw,
+                            4096, na.eps, x4, (i64)0, (uint16_t*)nullptr, (i64)0);
+            else if (gap)
+                launch(s, kgap, 1, 32, out, gap);
         }
     };
     const int ng = (int)groups.size();
     auto persistent = [&]() {
         CK(cudaMemsetAsync(bar, 0, 8, s));
-        void* args[] = {(void*)&dP, (void*)&dG, (void*)&ng, (void*)&bar, (void*)&pf, (void*)&gap};
+        void* args[] = {(void*)&dP, (void*)&dG, (void*)&ng, (void*)&bar, (void*)&pf, (void*)&gap, (void*)&na};
         CK(cudaLaunchCooperativeKernel((void*)mvp, grid, 128, args, smem, s));
     };
     auto stream = [&]() {
@@ -186,17 +270,24 @@ int main() {
             if (gap) launch(s, kgap, 1, 32, out, gap);
         }
     };
-    // the same bits: layer 0's and the head's outputs, both ways
+    // the same bits: layer 0's, the last layer's and the head's outputs and the final
+    // residual row and x4, both ways
     std::vector<float> got[2];
     for (int k = 0; k < 2; k++) {
         for (auto& p : prods) CK(cudaMemset(p.d, 0, (size_t)p.M * 4));
+        reset();
         k ? persistent() : chain();
         CK(cudaStreamSynchronize(s));
-        for (int j : {0, 1, 2, 3, 4, 5, 6, (int)prods.size() - 1}) {
+        const int last = (int)prods.size() - 1;
+        for (int j : {0, 1, 2, 3, 4, 5, 6, last - 7, last - 4, last - 1, last}) {
             const size_t o = got[k].size();
             got[k].resize(o + prods[j].M);
             CK(cudaMemcpy(got[k].data() + o, prods[j].d, (size_t)prods[j].M * 4, cudaMemcpyDeviceToHost));
         }
+        const size_t o = got[k].size();
+        got[k].resize(o + 4096 + hx.size() / 4);
+        CK(cudaMemcpy(got[k].data() + o, r, 4096 * 4, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(got[k].data() + o + 4096, x4, hx.size() / 4 * 4, cudaMemcpyDeviceToHost));
     }
     size_t diff = 0;
     for (size_t i = 0; i < got[0].size(); i++) diff += memcmp(&got[0][i], &got[1][i], 4) != 0;
