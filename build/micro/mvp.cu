@@ -140,9 +140,9 @@ __global__ void __launch_bounds__(128, MVP_MINB) mvp(const Prod* P, const Group*
             else
                 mv1<T_Q6_K, true>(p->w, p->ws, p->x, p->d, p->M, p->K, b);
         }
+        __threadfence();  // each thread's outputs of the group, before the arrival
         __syncthreads();
         if (threadIdx.x == 0) {
-            __threadfence();
             last = atomicAdd(bar, 1) + 1 == (unsigned)(g + 1) * gridDim.x;  // the last to arrive
             __threadfence();
         }
