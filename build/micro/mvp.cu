@@ -23,11 +23,15 @@
 //   stream      the same bytes read by mk.cu's plain kernel, one launch a product (the
 //               bound a chain reaches).
 //
-// Session 20 read the step (EMBER_CUDA_SKIP): the mat-vecs alone ~563 tok/s, the whole
-// step ~465; session 30 (build/wip/mv1-gs.patch's mvb.cu): the chain 1.487 ms against
-// 1.377 streaming. 600 tok/s is 1.67 ms for everything: if the persistent form with
-// GAP=1500 (about what a small kernel costs the chain) is near the chain without gaps,
-// the step's small kernels can move inside one kernel at little cost. The norms make the
+// Session 23's mk.cu asked the same of plain streaming kernels and found the persistent
+// form no faster (a grid barrier costs what a PDL boundary does), and an L2 prefetch
+// during a gap never shortened the product after it; it left a megakernel only where it
+// overlaps work that a boundary cannot. What this adds: the engine's mat-vecs and norms
+// (not streams), the next group's weights asked for before the wait, and a single
+// barrier whose last block runs the serial op. Expect little; run it once to close the
+// question. Session 20 read the step (EMBER_CUDA_SKIP): the mat-vecs alone ~563 tok/s,
+// the whole step ~465; session 30 (build/wip/mv1-gs.patch's mvb.cu): the chain 1.487 ms
+// against 1.377 streaming. 600 tok/s is 1.67 ms for everything. The norms make the
 // Q/K/V and gate/up activation row (x4) a real dependency: both ways compute the same
 // bits, which the run checks.
 //
