@@ -14,6 +14,13 @@ __device__ __forceinline__ void pdl() {
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 }
 
+// ld_acquire reads *p with acquire semantics at GPU scope (a grid barrier's spin).
+__device__ __forceinline__ unsigned ld_acquire(const unsigned* p) {
+    unsigned v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
 // launch_smem launches k with smem bytes of dynamic shared memory; launch with none.
 template <typename K, typename... A>
 static void launch_smem(cudaStream_t s, K k, int grid, int block, int smem, A... a) {

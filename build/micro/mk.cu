@@ -14,8 +14,8 @@ __device__ __forceinline__ void grid_barrier(unsigned* count, unsigned target) {
     __syncthreads();
     if (threadIdx.x == 0) {
         asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(count) : "memory");
-        unsigned v;
-        do { asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(count) : "memory"); } while (v < target);
+        while (ld_acquire(count) < target) {
+        }
     }
     __syncthreads();
 }

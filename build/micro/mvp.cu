@@ -97,12 +97,6 @@ __device__ void mvp_norm(const float* a, const NormArgs& n) {
     }
 }
 
-__device__ __forceinline__ unsigned mvp_acquire(const unsigned* p) {
-    unsigned v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-
 // mvp_find: row block u of group g as its product and the product's row block.
 __device__ __forceinline__ const Prod* mvp_find(const Prod* P, const Group& g, int u, int* b) {
     int j = g.p0;
@@ -131,7 +125,7 @@ __global__ void __launch_bounds__(128, MVP_MINB) mvp(const Prod* P, const Group*
         }
         if (g > 0) {
             if (threadIdx.x == 0)
-                while (mvp_acquire(bar + 1) < (unsigned)g) {
+                while (ld_acquire(bar + 1) < (unsigned)g) {
                 }
             __syncthreads();
         }
