@@ -161,6 +161,8 @@ __global__ void __launch_bounds__(128, MVP_MINB) mvp(const Prod* P, const Group*
     }
 }
 
+#include "mvr.cuh"
+
 static int rows_of(int t) { return t == T_Q4_K ? 4 * Q4K_R1 : 4 * Q6K_R1; }  // mv1_rows, on the host
 static int rowbytes(int t, int K) { return t == T_Q4_K ? K / 256 * 144 : K / 256 * 210; }
 static int xbytes(int K) { return ((Q8K_BSUMS(K) + 4 * (K / 16)) + 15) & ~15; }  // mv1_bytes for Q8_K rows
@@ -262,6 +264,14 @@ int main() {
         void* args[] = {(void*)&dP, (void*)&dG, (void*)&ng, (void*)&bar, (void*)&pf, (void*)&gap, (void*)&na};
         CK(cudaLaunchCooperativeKernel((void*)mvp, grid, 128, args, smem, s));
     };
+    const int S = getenv("S") ? atoi(getenv("S")) : 3, SB = getenv("SB") ? atoi(getenv("SB")) : 53760;
+    const int rsmem = 256 + 2 * smem + 128 + S * SB;
+    CK(cudaFuncSetAttribute(mvr, cudaFuncAttributeMaxDynamicSharedMemorySize, rsmem));
+    auto ring = [&]() {
+        CK(cudaMemsetAsync(bar, 0, 8, s));
+        void* args[] = {(void*)&dP, (void*)&dG, (void*)&ng, (void*)&bar, (void*)&gap, (void*)&na, (void*)&S, (void*)&SB, (void*)&smem};
+        CK(cudaLaunchCooperativeKernel((void*)mvr, sms, MVR_NW * 32 + 32, args, rsmem, s));
+    };
     auto stream = [&]() {
         for (auto& p : prods) {
             launch(s, kstream, 4 * sms, 256, (const uint4*)p.w, (size_t)p.M * p.ws / 16, out);
@@ -270,11 +280,11 @@ int main() {
     };
     // the same bits: layer 0's, the last layer's and the head's outputs and the final
     // residual row and x4, both ways
-    std::vector<float> got[2];
-    for (int k = 0; k < 2; k++) {
+    std::vector<float> got[3];
+    for (int k = 0; k < 3; k++) {
         for (auto& p : prods) CK(cudaMemset(p.d, 0, (size_t)p.M * 4));
         reset();
-        k ? persistent() : chain();
+        k == 2 ? ring() : k ? persistent() : chain();
         CK(cudaStreamSynchronize(s));
         const int last = (int)prods.size() - 1;
         for (int j : {0, 1, 2, 3, 4, 5, 6, last - 7, last - 4, last - 1, last}) {
@@ -287,27 +297,34 @@ int main() {
         CK(cudaMemcpy(got[k].data() + o, r, 4096 * 4, cudaMemcpyDeviceToHost));
         CK(cudaMemcpy(got[k].data() + o + 4096, x4, hx.size() / 4 * 4, cudaMemcpyDeviceToHost));
     }
-    size_t diff = 0;
-    for (size_t i = 0; i < got[0].size(); i++) diff += memcmp(&got[0][i], &got[1][i], 4) != 0;
-    printf("persistent against the chain: %zu of %zu outputs differ%s\n", diff, got[0].size(), diff ? "  WRONG" : "");
+    for (int k = 1; k < 3; k++) {
+        size_t diff = 0;
+        for (size_t i = 0; i < got[0].size(); i++) diff += memcmp(&got[0][i], &got[k][i], 4) != 0;
+        printf("%s against the chain: %zu of %zu outputs differ%s\n", k == 1 ? "persistent" : "ring", diff, got[0].size(),
+               diff ? "  WRONG" : "");
+    }
     // timing: the chain and the stream as graphs; the persistent kernel by events (one
     // launch a step, its counter zeroed before it), best of 5 after 2 warm
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
-    float tp = 1e30f;
-    for (int r = 0; r < 7; r++) {
-        CK(cudaEventRecord(e0, s));
-        persistent();
-        CK(cudaEventRecord(e1, s));
-        CK(cudaEventSynchronize(e1));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, e0, e1));
-        if (r >= 2) tp = std::min(tp, ms);
-    }
+    auto best = [&](auto f) {
+        float b = 1e30f;
+        for (int r = 0; r < 7; r++) {
+            CK(cudaEventRecord(e0, s));
+            f();
+            CK(cudaEventRecord(e1, s));
+            CK(cudaEventSynchronize(e1));
+            float ms;
+            CK(cudaEventElapsedTime(&ms, e0, e1));
+            if (r >= 2) b = std::min(b, ms);
+        }
+        return b;
+    };
+    const float tp = best(persistent), tr = best(ring);
     const float tc = graph_best_ms(s, chain, 2, 5), ts = graph_best_ms(s, stream, 2, 5);
     auto tb = [&](float ms) { return bytes / (ms * 1e-3) / 1e12; };
-    printf("one step's mat-vecs (gap %d ns): chain %.3f ms (%.2f TB/s), persistent %.3f (%.2f), plain stream %.3f (%.2f)\n", gap, tc,
-           tb(tc), tp, tb(tp), ts, tb(ts));
+    printf("one step's mat-vecs (gap %d ns): chain %.3f ms (%.2f TB/s), persistent %.3f (%.2f), ring %.3f (%.2f; S %d x %d B), plain stream %.3f (%.2f)\n",
+           gap, tc, tb(tc), tp, tb(tp), tr, tb(tr), S, SB, ts, tb(ts));
     return 0;
 }
