@@ -265,11 +265,13 @@ int main() {
         CK(cudaLaunchCooperativeKernel((void*)mvp, grid, 128, args, smem, s));
     };
     const int S = getenv("S") ? atoi(getenv("S")) : 3, SB = getenv("SB") ? atoi(getenv("SB")) : 53760;
+    const int rfull = getenv("FULL") ? atoi(getenv("FULL")) : 0, nocomp = getenv("NOCOMP") ? atoi(getenv("NOCOMP")) : 0;
     const int rsmem = 256 + 2 * smem + 128 + S * SB;
     CK(cudaFuncSetAttribute(mvr, cudaFuncAttributeMaxDynamicSharedMemorySize, rsmem));
     auto ring = [&]() {
         CK(cudaMemsetAsync(bar, 0, 8, s));
-        void* args[] = {(void*)&dP, (void*)&dG, (void*)&ng, (void*)&bar, (void*)&gap, (void*)&na, (void*)&S, (void*)&SB, (void*)&smem};
+        void* args[] = {(void*)&dP, (void*)&dG, (void*)&ng, (void*)&bar, (void*)&gap, (void*)&na, (void*)&S, (void*)&SB, (void*)&smem,
+                        (void*)&rfull, (void*)&nocomp};
         CK(cudaLaunchCooperativeKernel((void*)mvr, sms, MVR_NW * 32 + 32, args, rsmem, s));
     };
     auto stream = [&]() {
@@ -324,7 +326,7 @@ int main() {
     const float tp = best(persistent), tr = best(ring);
     const float tc = graph_best_ms(s, chain, 2, 5), ts = graph_best_ms(s, stream, 2, 5);
     auto tb = [&](float ms) { return bytes / (ms * 1e-3) / 1e12; };
-    printf("one step's mat-vecs (gap %d ns): chain %.3f ms (%.2f TB/s), persistent %.3f (%.2f), ring %.3f (%.2f; S %d x %d B), plain stream %.3f (%.2f)\n",
-           gap, tc, tb(tc), tp, tb(tp), tr, tb(tr), S, SB, ts, tb(ts));
+    printf("one step's mat-vecs (gap %d ns): chain %.3f ms (%.2f TB/s), persistent %.3f (%.2f), ring %.3f (%.2f; S %d x %d B, full %d, nocomp %d), plain stream %.3f (%.2f)\n",
+           gap, tc, tb(tc), tp, tb(tp), tr, tb(tr), S, SB, rfull, nocomp, ts, tb(ts));
     return 0;
 }

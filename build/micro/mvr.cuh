@@ -109,7 +109,7 @@ __device__ __forceinline__ void mvr_copy(const Prod& p, int gr, int kc, uint32_t
 // mvr: grid one block an SM (cooperative), MVR_NW + 1 warps. Dynamic shared memory: the
 // barriers (256 bytes), x4 and x6 (xn bytes each), then S stages of SB bytes (128-aligned).
 __global__ void __launch_bounds__(MVR_NW * 32 + 32, 1) mvr(const Prod* P, const Group* G, int ng, unsigned* bar, int gap,
-                                                          NormArgs na, int S, int SB, int xn) {
+                                                          NormArgs na, int S, int SB, int xn, int fullrow, int nocomp) {
     extern __shared__ __align__(128) uint8_t sm[];
     __shared__ int last;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, B = blockIdx.x, NB = gridDim.x;
@@ -129,17 +129,19 @@ __global__ void __launch_bounds__(MVR_NW * 32 + 32, 1) mvr(const Prod* P, const 
         for (int g = 0; g < ng; g++)
             for (int pi = G[g].p0; pi < G[g].p0 + G[g].np; pi++) {
                 const Prod p = P[pi];
-                const int r1 = (int)((i64)p.M * (B + 1) / NB), rs = mvr_rs(p.T, SB), bpb = mvr_bpb(p.T);
+                const int r1 = (int)((i64)p.M * (B + 1) / NB), bpb = mvr_bpb(p.T);
+                const int rs = fullrow ? min(2 * MVR_NW, SB / (int)p.ws) : mvr_rs(p.T, SB), nk = fullrow ? 1 : p.K / (256 * MVR_KB);
                 for (int r0 = (int)((i64)p.M * B / NB); r0 < r1; r0 += rs) {
                     const int n = min(rs, r1 - r0);
-                    for (int kc = 0; kc < p.K / (256 * MVR_KB); kc++, i++) {
+                    for (int kc = 0; kc < nk; kc++, i++) {
                         const int s = i % S;
                         if (lane == 0) {
                             if (i >= S) mbar_wait(empty + 8 * s, ((i / S) - 1) & 1);
-                            mbar_expect(full + 8 * s, (uint32_t)(n * MVR_KB * bpb));
+                            mbar_expect(full + 8 * s, (uint32_t)(fullrow ? n * p.ws : n * MVR_KB * bpb));
+                            if (fullrow) bulk_g2s(mvs_sa(st + (i64)s * SB), p.w + (i64)r0 * p.ws, (uint32_t)(n * p.ws), full + 8 * s);
                         }
                         __syncwarp();
-                        if (lane < n) mvr_copy(p, r0 + lane, kc, mvs_sa(st + (i64)s * SB) + lane * MVR_KB * bpb, full + 8 * s);
+                        if (!fullrow && lane < n) mvr_copy(p, r0 + lane, kc, mvs_sa(st + (i64)s * SB) + lane * MVR_KB * bpb, full + 8 * s);
                     }
                 }
             }
@@ -167,14 +169,24 @@ __global__ void __launch_bounds__(MVR_NW * 32 + 32, 1) mvr(const Prod* P, const 
         }
         for (int pi = gr.p0; pi < gr.p0 + gr.np; pi++) {
             const Prod p = P[pi];
-            const int r1 = (int)((i64)p.M * (B + 1) / NB), rs = mvr_rs(p.T, SB), rb = MVR_KB * mvr_bpb(p.T);
+            const int r1 = (int)((i64)p.M * (B + 1) / NB);
+            const int rs = fullrow ? min(2 * MVR_NW, SB / (int)p.ws) : mvr_rs(p.T, SB), nk = fullrow ? 1 : p.K / (256 * MVR_KB);
+            const int rb = fullrow ? (int)p.ws : MVR_KB * mvr_bpb(p.T);
             for (int r0 = (int)((i64)p.M * B / NB); r0 < r1; r0 += rs) {
                 const int n = min(rs, r1 - r0), ra = 2 * warp, rbw = min(ra + 1, n - 1);
                 float acc0 = 0, acc1 = 0;
-                for (int kc = 0; kc < p.K / (256 * MVR_KB); kc++, i++) {
+                for (int kc = 0; kc < nk; kc++, i++) {
                     const int s = i % S;
                     mbar_wait(full + 8 * s, (i / S) & 1);
-                    if (ra < n) {
+                    if (nocomp) {
+                        if (ra < n) acc0 += (float)st[(i64)s * SB + ra * rb + lane];
+                    } else if (fullrow && ra < n) {  // mvs's rows: sums already over the warp
+                        float y[2];
+                        const uint8_t* w = st + (i64)s * SB + ra * rb;
+                        if (p.T == T_Q4_K) mvs_q4_k<2>(w, (rbw - ra) * rb, x4, p.K, y);
+                        else mvs_q6_k<2>(w, (rbw - ra) * rb, x6, p.K, y);
+                        acc0 = y[0], acc1 = y[1];
+                    } else if (ra < n) {
                         const uint8_t* w = st + (i64)s * SB;
                         if (p.T == T_Q4_K) {
                             acc0 += mvr_q4_k(w + ra * rb, x4, p.K, kc);
@@ -188,7 +200,7 @@ __global__ void __launch_bounds__(MVR_NW * 32 + 32, 1) mvr(const Prod* P, const 
                     if (lane == 0) mbar_arrive(empty + 8 * s);
                 }
                 if (ra < n) {
-                    const float y0 = warp_sum(acc0), y1 = warp_sum(acc1);
+                    const float y0 = fullrow && !nocomp ? acc0 : warp_sum(acc0), y1 = fullrow && !nocomp ? acc1 : warp_sum(acc1);
                     if (lane == 0) {
                         p.d[r0 + ra] = y0;
                         if (ra + 1 < n) p.d[r0 + ra + 1] = y1;
