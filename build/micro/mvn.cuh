@@ -11,70 +11,96 @@
 // chain (8B Q4_K_M tg128 530 without against 468 with).
 #pragma once
 
-// mvn256: thread t holds elements 8 lane + i of blocks w and w + 8 (w = t / 32) for the
-// rounding (q8k_quant_warp's layout); the sums of squares are add_rms_norm_row's (thread
-// t's strided double sum over j = t, t + 256, ..., warp sums, the 8 in order).
-template <bool EARLY>
-__global__ void __launch_bounds__(256) mvn256(float* r, const float* a, const float* w, float* dst, uint8_t* x, int cols,
-                                              float eps) {
+// mvn_norm<NT>: add_rms_norm_q8_k's row by NT threads (128, 256 or 512; named barrier 1,
+// so that a block's other warps may be elsewhere), with its bits: warp w holds elements 8
+// lane + i of the 256-element blocks w, w + NT/32, ... (q8k_quant_warp's layout), all its
+// loads of a and r issued at once (one round trip; mvp.cu's first norm read them a
+// strided element at a time behind its stores, ~32 dependent round trips); the sum of
+// squares is add_rms_norm_row's (thread t's strided double sum over j = t, t + 256, ...,
+// warp sums, the 8 in order; at NT 128 a thread takes t and t + 128). wv: the thread's
+// norm weights (mvn_weights, loaded before any wait). cols <= 4096.
+template <int NT>
+__device__ __forceinline__ void mvn_weights(const float* w, int cols, float wv[512 / NT][8]) {
+    const int lane = threadIdx.x & 31, wp = threadIdx.x >> 5;
+#pragma unroll
+    for (int u = 0; u < 512 / NT; u++)
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            const int ib = wp + NT / 32 * u;
+            wv[u][i] = ib < cols / 256 ? w[ib * 256 + 8 * lane + i] : 0.0f;
+        }
+}
+template <int NT>
+__device__ __forceinline__ void mvn_norm(const float* a, const NormArgs& n, const float wv[512 / NT][8]) {
+    constexpr int U = 512 / NT;
     __shared__ float xs[4096];
     __shared__ double part[8];
-    const int t = threadIdx.x, lane = t & 31, wp = t >> 5, nb = cols / 256;
-    float wv[2][8];
+    const int t = threadIdx.x, lane = t & 31, wp = t >> 5, nb = n.cols / 256;
+    float4 av[U][2], rv[U][2];
 #pragma unroll
-    for (int u = 0; u < 2; u++)
-#pragma unroll
-        for (int i = 0; i < 8; i++) wv[u][i] = wp + 8 * u < nb ? w[(wp + 8 * u) * 256 + 8 * lane + i] : 0.0f;
-    if (EARLY) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-    if (!EARLY) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-    float4 av[2][2], rv[2][2];
-#pragma unroll
-    for (int u = 0; u < 2; u++)
-        if (wp + 8 * u < nb)
+    for (int u = 0; u < U; u++)
+        if (wp + NT / 32 * u < nb)
 #pragma unroll
             for (int h = 0; h < 2; h++) {
-                const int j = (wp + 8 * u) * 256 + 8 * lane + 4 * h;
-                av[u][h] = *(const float4*)(a + j), rv[u][h] = *(const float4*)(r + j);
+                const int j = (wp + NT / 32 * u) * 256 + 8 * lane + 4 * h;
+                av[u][h] = __ldcg((const float4*)(a + j)), rv[u][h] = __ldcg((const float4*)(n.r + j));
             }
 #pragma unroll
-    for (int u = 0; u < 2; u++)
-        if (wp + 8 * u < nb)
+    for (int u = 0; u < U; u++)
+        if (wp + NT / 32 * u < nb)
 #pragma unroll
             for (int h = 0; h < 2; h++) {
-                const int j = (wp + 8 * u) * 256 + 8 * lane + 4 * h;
+                const int j = (wp + NT / 32 * u) * 256 + 8 * lane + 4 * h;
                 const float4 s = make_float4(av[u][h].x + rv[u][h].x, av[u][h].y + rv[u][h].y, av[u][h].z + rv[u][h].z,
                                              av[u][h].w + rv[u][h].w);
                 *(float4*)(xs + j) = s;
-                *(float4*)(r + j) = s;
+                *(float4*)(n.r + j) = s;
             }
-    __syncthreads();
-    double ss0 = 0;
-    for (int j = t; j < cols; j += 256) ss0 += (double)xs[j] * (double)xs[j];
-    ss0 = warp_sumd(ss0);
-    if (lane == 0) part[wp] = ss0;
-    __syncthreads();
+    asm volatile("bar.sync 1, %0;" ::"n"(NT) : "memory");
+#pragma unroll
+    for (int v = 0; v < (NT < 256 ? 2 : 1); v++) {
+        const int vt = t + NT * v;
+        if (vt < 256) {
+            double s = 0;
+            for (int j = vt; j < n.cols; j += 256) s += (double)xs[j] * (double)xs[j];
+            s = warp_sumd(s);
+            if (lane == 0) part[vt >> 5] = s;
+        }
+    }
+    asm volatile("bar.sync 1, %0;" ::"n"(NT) : "memory");
     double ss = 0;
     for (int k = 0; k < 8; k++) ss += part[k];
-    const float mean = (float)(ss / (double)cols);
-    const float scale = (float)(1.0 / sqrt((double)(mean + eps)));
+    const float mean = (float)(ss / (double)n.cols);
+    const float scale = (float)(1.0 / sqrt((double)(mean + n.eps)));
 #pragma unroll
-    for (int u = 0; u < 2; u++) {
-        const int ib = wp + 8 * u;
+    for (int u = 0; u < U; u++) {
+        const int ib = wp + NT / 32 * u;
         if (ib >= nb) break;
         float v[8];
 #pragma unroll
         for (int i = 0; i < 8; i++) {
             const int j = ib * 256 + 8 * lane + i;
             v[i] = xs[j] * scale * wv[u][i];
-            dst[j] = v[i];
+            n.dst[j] = v[i];
         }
-        q8k_quant_warp(v, x, ib, cols);
+        q8k_quant_warp(v, n.x, ib, n.cols);
     }
+    asm volatile("bar.sync 1, %0;" ::"n"(NT) : "memory");  // xs and part free again
+}
+
+// mvn256: mvn_norm<256> as a kernel (EARLY: the next kernel launched before the wait).
+template <bool EARLY>
+__global__ void __launch_bounds__(256) mvn256(NormArgs n, const float* a) {
+    float wv[2][8];
+    mvn_weights<256>(n.w, n.cols, wv);
+    if (EARLY) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    if (!EARLY) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+    mvn_norm<256>(a, n, wv);
 }
 
 // mv1_ln: mmv_q4_k_1 / mmv_q6_k_1, then the norm of its output by the last block to
-// finish (mvp_norm's bits; cnt zero between launches, the last block zeroes it).
+// finish (mvn_norm's bits; cnt zero between launches, the last block zeroes it).
 template <int T>
 __global__ void __launch_bounds__(128) mv1_ln(const uint8_t* W, i64 ws, const uint8_t* X, float* D, int M, int K, NormArgs na,
                                              unsigned* cnt) {
@@ -86,7 +112,9 @@ __global__ void __launch_bounds__(128) mv1_ln(const uint8_t* W, i64 ws, const ui
     __syncthreads();
     if (last) {
         __threadfence();
-        mvp_norm(D, na);
+        float wv[4][8];
+        mvn_weights<128>(na.w, na.cols, wv);
+        mvn_norm<128>(D, na, wv);
         if (threadIdx.x == 0) *cnt = 0;
     }
 }

@@ -61,41 +61,7 @@ struct NormArgs {  // add_rms_norm_q8_k's: r = a + r, dst = RMSNorm(r) * w, x = 
     float eps;
 };
 
-// mvp_norm: add_rms_norm_q8_k's row by one block of 128 threads, with its bits: the sum
-// of squares as its 256 threads' strided double sums (thread t here holds its t and t +
-// 128), their warps' butterfly sums and the 8 warps' in order; the rounding a warp a
-// 256-element block (q8k_quant_warp: quantize_row_q8_K_ref's, as q8k_quant_wide's).
-__device__ void mvp_norm(const float* a, const NormArgs& n) {
-    __shared__ double part[8];
-    __shared__ float scale_s;
-    const int t = threadIdx.x, lane = t & 31, wp = t >> 5;
-    for (int j = t; j < n.cols; j += 128) n.r[j] = __ldcg(a + j) + __ldcg(n.r + j);
-    __syncthreads();
-    double s0 = 0, s1 = 0;
-    for (int j = t; j < n.cols; j += 256) s0 += (double)__ldcg(n.r + j) * (double)__ldcg(n.r + j);
-    for (int j = t + 128; j < n.cols; j += 256) s1 += (double)__ldcg(n.r + j) * (double)__ldcg(n.r + j);
-    s0 = warp_sumd(s0), s1 = warp_sumd(s1);
-    if (lane == 0) part[wp] = s0, part[wp + 4] = s1;
-    __syncthreads();
-    if (t == 0) {
-        double ss = 0;
-        for (int k = 0; k < 8; k++) ss += part[k];
-        const float mean = (float)(ss / (double)n.cols);
-        scale_s = (float)(1.0 / sqrt((double)(mean + n.eps)));
-    }
-    __syncthreads();
-    const float scale = scale_s;
-    for (int ib = wp; ib < n.cols / 256; ib += 4) {
-        float v[8];
-#pragma unroll
-        for (int i = 0; i < 8; i++) {
-            const int j = ib * 256 + 8 * lane + i;
-            v[i] = __ldcg(n.r + j) * scale * n.w[j];
-            n.dst[j] = v[i];
-        }
-        q8k_quant_warp(v, n.x, ib, n.cols);
-    }
-}
+#include "mvn.cuh"
 
 // mvp_find: row block u of group g as its product and the product's row block.
 __device__ __forceinline__ const Prod* mvp_find(const Prod* P, const Group& g, int u, int* b) {
@@ -147,7 +113,9 @@ __global__ void __launch_bounds__(128, MVP_MINB) mvp(const Prod* P, const Group*
         __syncthreads();
         if (last) {  // the serial op between this group and the next, then the release
             if (gr.a) {
-                mvp_norm(gr.a, na);
+                float wv[4][8];
+                mvn_weights<128>(na.w, na.cols, wv);
+                mvn_norm<128>(gr.a, na, wv);
                 __threadfence();  // each thread's writes, before the release
             }
             else if (gap && threadIdx.x == 0)
@@ -162,7 +130,6 @@ __global__ void __launch_bounds__(128, MVP_MINB) mvp(const Prod* P, const Group*
 }
 
 #include "mvr.cuh"
-#include "mvn.cuh"
 
 static int rows_of(int t) { return t == T_Q4_K ? 4 * Q4K_R1 : 4 * Q6K_R1; }  // mv1_rows, on the host
 static int rowbytes(int t, int K) { return t == T_Q4_K ? K / 256 * 144 : K / 256 * 210; }
@@ -263,7 +230,7 @@ int main() {
                 launch_smem(s, add_rms_norm_q8_k, 1, ADD_NORM_THREADS, 4 * 4096, r, g.a, (const float*)r, dst, (const float*)nw,
                             4096, na.eps, x4, (i64)0, (uint16_t*)nullptr, (i64)0);
             else if (g.a && (norm == 1 || norm == 2))
-                launch(s, norm == 1 ? mvn256<false> : mvn256<true>, 1, 256, r, g.a, (const float*)nw, dst, x4, 4096, na.eps);
+                launch(s, norm == 1 ? mvn256<false> : mvn256<true>, 1, 256, na, (const float*)g.a);
             else if (!g.a && gap)
                 launch(s, kgap, 1, 32, out, gap);
         }

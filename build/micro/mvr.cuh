@@ -28,37 +28,6 @@
 #define MVR_KB 8
 #define MVR_NW 16
 
-// mvr_norm: add_rms_norm_q8_k's bits by NW warps (mvp_norm's arithmetic, 256 strided
-// double sums, the eight warp sums in order, a warp a 256-element block).
-__device__ void mvr_norm(const float* a, const NormArgs& n) {
-    constexpr int T = MVR_NW * 32;
-    __shared__ double part[8];
-    const int t = threadIdx.x, lane = t & 31, wp = t >> 5;
-    for (int j = t; j < n.cols; j += T) n.r[j] = __ldcg(a + j) + __ldcg(n.r + j);
-    asm volatile("bar.sync 1, %0;" ::"n"(T) : "memory");
-    if (t < 256) {
-        double s = 0;
-        for (int j = t; j < n.cols; j += 256) s += (double)__ldcg(n.r + j) * (double)__ldcg(n.r + j);
-        s = warp_sumd(s);
-        if (lane == 0) part[wp] = s;
-    }
-    asm volatile("bar.sync 1, %0;" ::"n"(T) : "memory");
-    double ss = 0;
-    for (int k = 0; k < 8; k++) ss += part[k];
-    const float mean = (float)(ss / (double)n.cols);
-    const float scale = (float)(1.0 / sqrt((double)(mean + n.eps)));
-    for (int ib = wp; ib < n.cols / 256; ib += MVR_NW) {
-        float v[8];
-#pragma unroll
-        for (int i = 0; i < 8; i++) {
-            const int j = ib * 256 + 8 * lane + i;
-            v[i] = __ldcg(n.r + j) * scale * n.w[j];
-            n.dst[j] = v[i];
-        }
-        q8k_quant_warp(v, n.x, ib, n.cols);
-    }
-}
-
 __device__ __forceinline__ int mvr_bpb(int T) { return T == T_Q4_K ? 144 : 210; }
 // mvr_rs: the rows of a stage of type T (at most two a consumer warp, at most SB bytes).
 __device__ __forceinline__ int mvr_rs(int T, int SB) { return min(2 * MVR_NW, SB / (MVR_KB * mvr_bpb(T))); }
@@ -217,7 +186,9 @@ __global__ void __launch_bounds__(MVR_NW * 32 + 32, 1) mvr(const Prod* P, const 
         asm volatile("bar.sync 1, %0;" ::"n"(MVR_NW * 32) : "memory");
         if (last) {
             if (gr.a) {
-                mvr_norm(gr.a, na);
+                float wv[1][8];
+                mvn_weights<MVR_NW * 32>(na.w, na.cols, wv);
+                mvn_norm<MVR_NW * 32>(gr.a, na, wv);
                 __threadfence();
             } else if (gap && threadIdx.x == 0)
                 spin(gap);
