@@ -33,7 +33,7 @@ __device__ __forceinline__ void mvn_weights(const float* w, int cols, float wv[5
 template <int NT>
 __device__ __forceinline__ void mvn_norm(const float* a, const NormArgs& n, const float wv[512 / NT][8]) {
     constexpr int U = 512 / NT;
-    __shared__ float xs[4096];
+    __shared__ __align__(16) float xs[4096];
     __shared__ double part[8];
     const int t = threadIdx.x, lane = t & 31, wp = t >> 5, nb = n.cols / 256;
     float4 av[U][2], rv[U][2];
