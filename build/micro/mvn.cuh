@@ -6,7 +6,8 @@
 //   NORM=2  mvn256 that lets the next kernel launch before its own wait;
 //   NORM=3  no norm at all (the bound; its outputs differ);
 //   NORM=4  mv1_ln: the product before the norm runs it in its last block (an atomic
-//           counter), one kernel boundary fewer.
+//           counter), one kernel boundary fewer;
+//   NORM=5  the engine's add_rms_norm_q8_k_1 (quant.cu: mvn256 with one barrier).
 // Session 33's skip study: the two norms of a layer cost ~3.9 us each in the engine's
 // chain (8B Q4_K_M tg128 530 without against 468 with).
 #pragma once

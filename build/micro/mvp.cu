@@ -231,6 +231,8 @@ int main() {
                             4096, na.eps, x4, (i64)0, (uint16_t*)nullptr, (i64)0);
             else if (g.a && (norm == 1 || norm == 2))
                 launch(s, norm == 1 ? mvn256<false> : mvn256<true>, 1, 256, na, (const float*)g.a);
+            else if (g.a && norm == 5)  // the engine's one-row kernel (quant.cu)
+                launch(s, add_rms_norm_q8_k_1, 1, 256, r, g.a, (const float*)r, dst, (const float*)nw, 4096, na.eps, x4);
             else if (!g.a && gap)
                 launch(s, kgap, 1, 32, out, gap);
         }

@@ -383,6 +383,65 @@ extern "C" __global__ void __launch_bounds__(ADD_NORM_THREADS) add_rms_norm_q8_k
     add_rms_norm_row<ADD_NORM_Q8K>(sum, a, b, dst, w, cols, eps, out, ostride, 0, hout, hstride);
 }
 
+// add_rms_norm_q8_k_1: add_rms_norm_q8_k of one row (a decode step's) by one block of 256
+// threads, with its bits: thread t reads a and b at j = t, t + 256, ... (every load issued
+// first) and sums their sums' squares in that order, as add_rms_norm_row's thread t does;
+// one barrier; then warp w rounds blocks w, w + 8, ... (q8k_quant_warp: q8k_quant_in's
+// bits, as q8k_quant_wide's), its norm weights read before the wait. The 1,024-thread
+// kernel's four barriers over 32 warps and its registers (it shares few SMs with the
+// product before it) made a batch-1 step's norm ~3.9 us of the chain on the H200 (session
+// 33: 8B Q4_K_M tg128 530 without the norms, 468 with); build/micro/mvn.cuh measured this
+// form ~0.5 us shorter. cols % 256 == 0, cols <= ADD_NORM1_COLS; sum and dst may be a or b
+// (each thread reads its elements of a and b before the barrier, and writes dst after it).
+#define ADD_NORM1_COLS 8192
+extern "C" __global__ void __launch_bounds__(256) add_rms_norm_q8_k_1(float* sum, const float* a, const float* b, float* dst,
+                                                                       const float* w, int cols, float eps, uint8_t* out) {
+    pdl_defer();
+    constexpr int NB = ADD_NORM1_COLS / 256;
+    __shared__ __align__(16) float xs[ADD_NORM1_COLS];
+    __shared__ double part[8];
+    const int t = threadIdx.x, lane = t & 31, wp = t >> 5, nb = cols / 256;
+    float wv[NB / 8][8];
+#pragma unroll
+    for (int u = 0; u < NB / 8; u++)
+        if (wp + 8 * u < nb) {
+            const float4 x = *(const float4*)(w + (wp + 8 * u) * 256 + 8 * lane), y = *(const float4*)(w + (wp + 8 * u) * 256 + 8 * lane + 4);
+            wv[u][0] = x.x, wv[u][1] = x.y, wv[u][2] = x.z, wv[u][3] = x.w, wv[u][4] = y.x, wv[u][5] = y.y, wv[u][6] = y.z, wv[u][7] = y.w;
+        }
+    pdl_wait();
+    float av[NB], bv[NB];
+#pragma unroll
+    for (int k = 0; k < NB; k++)
+        if (k < nb) av[k] = a[t + 256 * k], bv[k] = b[t + 256 * k];
+    double ss = 0;
+#pragma unroll
+    for (int k = 0; k < NB; k++)
+        if (k < nb) {
+            const float s = av[k] + bv[k];
+            xs[t + 256 * k] = s;
+            sum[t + 256 * k] = s;
+            ss += (double)s * (double)s;
+        }
+    ss = warp_sumd(ss);
+    if (lane == 0) part[wp] = ss;
+    __syncthreads();
+    double tot = 0;
+    for (int k = 0; k < 8; k++) tot += part[k];
+    const float mean = (float)(tot / (double)cols);
+    const float scale = (float)(1.0 / sqrt((double)(mean + eps)));
+#pragma unroll
+    for (int u = 0; u < NB / 8; u++) {
+        const int ib = wp + 8 * u;
+        if (ib >= nb) break;
+        float v[8];
+#pragma unroll
+        for (int i = 0; i < 8; i++) v[i] = xs[ib * 256 + 8 * lane + i] * scale * wv[u][i];
+        *(float4*)(dst + ib * 256 + 8 * lane) = make_float4(v[0], v[1], v[2], v[3]);
+        *(float4*)(dst + ib * 256 + 8 * lane + 4) = make_float4(v[4], v[5], v[6], v[7]);
+        q8k_quant_warp(v, out, ib, cols);
+    }
+}
+
 // add_rms_norm_q8: cols % 32 == 0; out rows of ostride bytes, Q8_0 (s1: Q8_1) blocks.
 extern "C" __global__ void __launch_bounds__(ADD_NORM_THREADS) add_rms_norm_q8(float* sum, const float* a, const float* b,
                                                                                 float* dst, const float* w, int cols,

@@ -69,7 +69,7 @@ func TestBranchQueue(t *testing.T) {
 	l := newBranchLayer(q)
 	l.queue(nil)
 	mm := mmvName(quant.Q4_K, 1)
-	wantQueue(t, "branched layer", slices.Clone(q.queue.names), "add_rms_norm_q8_k", "mmv_multi", "swiglu_q8_k", mm,
+	wantQueue(t, "branched layer", slices.Clone(q.queue.names), "add_rms_norm_q8_k_1", "mmv_multi", "swiglu_q8_k", mm,
 		mm, "swiglu_q8_k", mm, "add_f32")
 	if want := []branch{{fork: 0, main: 4, join: 7}}; !slices.Equal(q.queue.brs, want) {
 		t.Fatalf("branches %v, want %v", q.queue.brs, want)
@@ -86,11 +86,12 @@ func TestBranchQueue(t *testing.T) {
 		}
 		return a[off : off+int(q.queue.nargs[i])]
 	}
-	// add_rms_norm_q8_k's and swiglu_q8_k's arguments end with the Q8_K rows, their
-	// stride, and the f16 rows and their stride (none here: fuseHalf); the mat-vecs'
-	// (mmv_multi and mmv_q4_k_1) start with ... the activation rows at index 2 or 1.
-	if s := argsOf(0); s[len(s)-4] != pin {
-		t.Errorf("the norm rounds into %#x, want the pinned scratch %#x", s[len(s)-4], pin)
+	// add_rms_norm_q8_k_1's arguments end with the Q8_K row; swiglu_q8_k's with the
+	// Q8_K rows, their stride, and the f16 rows and their stride (none here: fuseHalf);
+	// the mat-vecs' (mmv_multi and mmv_q4_k_1) start with ... the activation rows at
+	// index 2 or 1.
+	if s := argsOf(0); s[len(s)-1] != pin {
+		t.Errorf("the norm rounds into %#x, want the pinned scratch %#x", s[len(s)-1], pin)
 	}
 	if s := argsOf(2); s[len(s)-4] != side {
 		t.Errorf("the side's SwiGLU rounds into %#x, want the side's scratch %#x", s[len(s)-4], side)
@@ -214,6 +215,6 @@ func TestBranchNoPin(t *testing.T) {
 	q.br.noPin = branchFromEnv().noPin
 	l.queue(nil)
 	mm := mmvName(quant.Q4_K, 1)
-	wantQueue(t, "branched layer, no pin", slices.Clone(q.queue.names), "add_rms_norm_q8_k", "mmv_multi", "swiglu_q8_k", mm,
+	wantQueue(t, "branched layer, no pin", slices.Clone(q.queue.names), "add_rms_norm_q8_k_1", "mmv_multi", "swiglu_q8_k", mm,
 		"quant_q8_k", mm, "swiglu_q8_k", mm, "add_f32")
 }

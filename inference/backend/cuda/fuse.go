@@ -56,6 +56,14 @@ const NoLayFuseEnv = "EMBER_CUDA_NO_LAY_FUSE"
 // half records), for timing that fusion alone.
 const NoAttentionHalfEnv = "EMBER_CUDA_NO_ATTENTION_HALF"
 
+// NoNorm1Env names an environment variable: when set, a decode row's residual add, norm
+// and Q8_K rounding run on add_rms_norm_q8_k's 1,024 threads instead of
+// add_rms_norm_q8_k_1's 256 (the same bits), for timing the one-row kernel.
+const NoNorm1Env = "EMBER_CUDA_NO_NORM1"
+
+// norm1MaxCols is ADD_NORM1_COLS of quant.cu: the widest row add_rms_norm_q8_k_1 takes.
+const norm1MaxCols = 8192
+
 const (
 	fuseNone       = iota
 	fuseRMSNorm    // rms_norm: a Q8_K rounding of its output may join it
@@ -113,6 +121,7 @@ type fuseCfg struct {
 	noHalf bool // no fuseHalf (NoHalfFuseEnv)
 	noLay  bool // no fuseHalf into mmg's layout (NoLayFuseEnv)
 	noAtt  bool // no fuseHalf into decode attention (NoAttentionHalfEnv)
+	noN1   bool // no add_rms_norm_q8_k_1 (NoNorm1Env)
 }
 
 // mark records f (kind, dst, rows, cols, args, mem set) as the launch just queued, when
@@ -133,6 +142,7 @@ func (b *Backend) fuseOff() bool {
 	if !c.read {
 		c.read, c.off, c.noHalf = true, c.off || os.Getenv(NoFuseEnv) != "", os.Getenv(NoHalfFuseEnv) != ""
 		c.noLay, c.noAtt = os.Getenv(NoLayFuseEnv) != "", os.Getenv(NoAttentionHalfEnv) != ""
+		c.noN1 = os.Getenv(NoNorm1Env) != ""
 	}
 	return c.off
 }
@@ -234,6 +244,16 @@ func (b *Backend) fuseQ8K(x *tensor, out uint64, stride int) bool {
 		b.mark(h)
 	case fuseAddRMSNorm:
 		b.queue.pop()
+		if x.rows == 1 && x.cols <= norm1MaxCols && !f.cfg.noN1 {
+			// one row (f.args: sum, a, b, dst, w, cols, eps): the 256-thread kernel; its
+			// Q8_K row may still join a streamed product (mvsn), not f16 rows (fuseHalf:
+			// no batch of one row goes to cuBLASLt or mmg)
+			b.launch("add_rms_norm_q8_k_1", 1, 1, 256, 0, append(f.args, out)...)
+			if !b.mvsc.off {
+				b.mark(fusable{kind: fuseNormQ8K, kernel: "add_rms_norm_q8_k_1", dst: out, rows: 1, cols: x.cols, args: f.args})
+			}
+			break
+		}
 		h := fusable{kind: fuseQ8KHalf, kernel: "add_rms_norm_q8_k", dst: out, rows: x.rows, cols: x.cols,
 			args: append(f.args, out, i64(stride), 0, 0), grid: [3]int{x.rows, 1, 4 * x.cols}, threads: addNormThreads}
 		b.relaunch(&h)

@@ -23,7 +23,7 @@ type queueOnly struct {
 func newQueueOnly(noFuse bool) *queueOnly {
 	b := &Backend{kernels: map[string]*kernel{}, act: map[quant.Type]*scratch{}}
 	for _, n := range []string{"rms_norm", "rms_norm_q8_k", "add_f32", "add_rms_norm", "add_rms_norm_q8_k",
-		"rope_f32", "rope2_f32", "rope2_set", "set_rows", "set_rows2", "swiglu_f32", "swiglu_q8_k", "quant_q8_k", "mmv_multi",
+		"add_rms_norm_q8_k_1", "rope_f32", "rope2_f32", "rope2_set", "set_rows", "set_rows2", "swiglu_f32", "swiglu_q8_k", "quant_q8_k", "mmv_multi",
 		mmvName(quant.Q4_K, 1), mmvName(quant.Q4_K, 4), "swiglu_q8", "quant_q8", "add_rms_norm_q8", mmvName(quant.Q5_0, 1), mmvName(quant.Q5_0, 8), "get_rows_f32", "get_rows_q8_k", mmvName(quant.Q4_K, 8)} {
 		b.kernels[n] = &kernel{name: n}
 	}
@@ -136,8 +136,8 @@ func TestFuseQueueDecoderLayer(t *testing.T) {
 			wantQueue(t, "rest of the layer, unfused", got, "quant_q8_k", mm, "add_f32", "rms_norm", "quant_q8_k", "mmv_multi",
 				"swiglu_f32", "quant_q8_k", mm, "add_f32", "rms_norm", "quant_q8_k", mm)
 		} else {
-			wantQueue(t, "rest of the layer", got, "quant_q8_k", mm, "add_rms_norm_q8_k", "mmv_multi", "swiglu_q8_k", mm,
-				"add_rms_norm_q8_k", mm)
+			wantQueue(t, "rest of the layer", got, "quant_q8_k", mm, "add_rms_norm_q8_k_1", "mmv_multi", "swiglu_q8_k", mm,
+				"add_rms_norm_q8_k_1", mm)
 		}
 	}
 }

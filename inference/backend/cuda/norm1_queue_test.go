@@ -1,0 +1,57 @@
+package cuda
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"ember/inference/quant"
+)
+
+// TestFuseQueueNorm1: the residual add, norm and Q8_K rounding of one row (a decode
+// step's, before Q4_K products) queue add_rms_norm_q8_k_1 (one block of 256 threads, no
+// shared memory asked for, the Q8_K row last), and add_rms_norm_q8_k where the kernel
+// does not take them: several rows, rows wider than ADD_NORM1_COLS, or NoNorm1Env's
+// setting.
+func TestFuseQueueNorm1(t *testing.T) {
+	const m = 64
+	for _, c := range []struct {
+		rows, k int
+		noN1    bool
+		want    string
+	}{
+		{1, 4096, false, "add_rms_norm_q8_k_1"},
+		{1, 256, false, "add_rms_norm_q8_k_1"},
+		{1, norm1MaxCols, false, "add_rms_norm_q8_k_1"},
+		{3, 4096, false, "add_rms_norm_q8_k"},
+		{1, 4096, true, "add_rms_norm_q8_k"},
+	} {
+		t.Run(fmt.Sprintf("%d rows of %d, no norm1 %v", c.rows, c.k, c.noN1), func(t *testing.T) {
+			q := newQueueOnly(false)
+			q.fuse.cfg.noN1 = c.noN1
+			q.mvsc.off = true
+			s, a, b, w := q.f32(c.rows, c.k), q.f32(c.rows, c.k), q.f32(c.rows, c.k), q.f32(1, c.k)
+			d, wq := q.f32(c.rows, m), q.tensor(quant.Q4_K, m, c.k)
+			q.Add(s, a, b)
+			q.RMSNorm(a, s, w, 1e-5)
+			q.MatMul(d, wq, a)
+			n0 := int(q.queue.nargs[0])
+			args, dims := slices.Clone(q.queue.args[:n0]), slices.Clone(q.queue.dims[:5])
+			got := q.names()
+			if len(got) != 2 || got[0] != c.want {
+				t.Fatalf("queued %v, want %s and the product", got, c.want)
+			}
+			head := []uint64{s.ptr, a.ptr, b.ptr, a.ptr, w.ptr, uint64(c.k), f32(1e-5), 1 << 40}
+			if c.want == "add_rms_norm_q8_k_1" {
+				if !slices.Equal(args, head) {
+					t.Errorf("args %v, want %v", args, head)
+				}
+				if dims[0] != 1 || dims[1] != 1 || dims[3] != 256 || dims[4] != 0 {
+					t.Errorf("dims %v, want one block of 256 threads and no dynamic shared memory", dims)
+				}
+			} else if !slices.Equal(args[:len(head)], head) || dims[3] != addNormThreads {
+				t.Errorf("args %v dims %v", args, dims)
+			}
+		})
+	}
+}
