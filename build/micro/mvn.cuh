@@ -7,7 +7,8 @@
 //   NORM=3  no norm at all (the bound; its outputs differ);
 //   NORM=4  mv1_ln: the product before the norm runs it in its last block (an atomic
 //           counter), one kernel boundary fewer;
-//   NORM=5  the engine's add_rms_norm_q8_k_1 (quant.cu: mvn256 with one barrier).
+//   NORM=5  the engine's add_rms_norm_q8_k_1 (quant.cu: mvn256 with one barrier);
+//   NORM=6  mv1_ln2: NORM=4 with no row in shared memory (mvn_norm_reg).
 // Session 33's skip study: the two norms of a layer cost ~3.9 us each in the engine's
 // chain (8B Q4_K_M tg128 530 without against 468 with).
 #pragma once
@@ -116,6 +117,110 @@ __global__ void __launch_bounds__(128) mv1_ln(const uint8_t* W, i64 ws, const ui
         float wv[4][8];
         mvn_weights<128>(na.w, na.cols, wv);
         mvn_norm<128>(D, na, wv);
+        if (threadIdx.x == 0) *cnt = 0;
+    }
+}
+
+// mvn_norm_reg: mvn_norm<128> (its bits) with no row in shared memory, so that a
+// product's blocks carry no 16 KiB of it (NORM=4's mv1_ln did, and shared memory taken
+// is L1 lost to the mat-vecs' loads in flight). Thread t holds the strided elements of
+// virtual threads t and t + 128 (j = t + 128 h + 256 k): its sums of squares are
+// add_rms_norm_row's directly; each 256-element block's largest magnitude meets over the
+// four warps in shared memory (16 x 4 entries), one barrier for all blocks; each 16
+// elements' sum is a half warp's. cols <= 4096.
+__device__ __forceinline__ void mvn_norm_reg(const float* a, const NormArgs& n) {
+    __shared__ double part[8];
+    __shared__ float ma[16][4], mx[16][4];
+    __shared__ int mi[16][4];
+    const int t = threadIdx.x, lane = t & 31, wp = t >> 5, nb = n.cols / 256;
+    float s[2][16], wv[2][16];
+#pragma unroll
+    for (int k = 0; k < 16; k++)
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+            if (k < nb) {
+                const int j = t + 128 * h + 256 * k;
+                s[h][k] = __ldcg(a + j), wv[h][k] = __ldcg(n.r + j);  // wv: r, then w
+            }
+#pragma unroll
+    for (int k = 0; k < 16; k++)
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+            if (k < nb) {
+                const int j = t + 128 * h + 256 * k;
+                s[h][k] += wv[h][k];
+                n.r[j] = s[h][k];
+                wv[h][k] = n.w[j];
+            }
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        double ss = 0;
+#pragma unroll
+        for (int k = 0; k < 16; k++)
+            if (k < nb) ss += (double)s[h][k] * (double)s[h][k];
+        ss = warp_sumd(ss);
+        if (lane == 0) part[wp + 4 * h] = ss;
+    }
+    __syncthreads();
+    double tot = 0;
+    for (int k = 0; k < 8; k++) tot += part[k];
+    const float mean = (float)(tot / (double)n.cols);
+    const float scale = (float)(1.0 / sqrt((double)(mean + n.eps)));
+#pragma unroll
+    for (int k = 0; k < 16; k++) {
+        if (k >= nb) break;
+        float am = -2.0f, xm = 0.0f;
+        int im = 0;
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const float v = s[h][k] * scale * wv[h][k];
+            s[h][k] = v;
+            n.dst[t + 128 * h + 256 * k] = v;
+            float m = fabsf(v);
+            if (m != m) m = -1.0f;
+            if (q8k_first(m, t + 128 * h, am, im)) am = m, im = t + 128 * h, xm = v;
+        }
+        for (int o = 16; o > 0; o >>= 1) {
+            const float a2 = __shfl_xor_sync(0xffffffffu, am, o), x2 = __shfl_xor_sync(0xffffffffu, xm, o);
+            const int i2 = __shfl_xor_sync(0xffffffffu, im, o);
+            if (q8k_first(a2, i2, am, im)) am = a2, im = i2, xm = x2;
+        }
+        if (lane == 0) ma[k][wp] = am, mi[k][wp] = im, mx[k][wp] = xm;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < 16; k++) {
+        if (k >= nb) break;
+        float am = ma[k][0], xm = mx[k][0];
+        int im = mi[k][0];
+        for (int u = 1; u < 4; u++)
+            if (q8k_first(ma[k][u], mi[k][u], am, im)) am = ma[k][u], im = mi[k][u], xm = mx[k][u];
+        const float iscale = q8k_iscale(am, xm), d = q8k_d(am, iscale);
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int e = t + 128 * h, q = q8k_q(am, iscale, s[h][k]);
+            n.x[256 * k + e] = (uint8_t)(int8_t)q;
+            int bs = q;
+            for (int o = 8; o > 0; o >>= 1) bs += __shfl_xor_sync(0xffffffffu, bs, o);
+            if ((e & 15) == 0) ((int*)(n.x + Q8K_BSUMS(n.cols)))[k * 16 + e / 16] = bs;
+        }
+        if (t == 0) ((float*)(n.x + n.cols))[k] = d;
+    }
+}
+
+// mv1_ln2: mv1_ln with mvn_norm_reg (NORM=6).
+template <int T>
+__global__ void __launch_bounds__(128) mv1_ln2(const uint8_t* W, i64 ws, const uint8_t* X, float* D, int M, int K, NormArgs na,
+                                              unsigned* cnt) {
+    __shared__ int last;
+    mv1<T, true>(W, ws, X, D, M, K, blockIdx.x);
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(cnt, 1) == gridDim.x - 1;
+    __syncthreads();
+    if (last) {
+        __threadfence();
+        mvn_norm_reg(D, na);
         if (threadIdx.x == 0) *cnt = 0;
     }
 }
