@@ -10,7 +10,7 @@ D=/tmp/pv-n1
 sh build/ptx-copy.sh $D quant && cp $D/quant.ptx "$L/quant.ptx"
 export EMBER_CUDA_PTX_DIR=$D
 (cd inference/backend/cuda && timeout -s KILL 300 "$R/bin/dev/cuda.test" -test.run 'TestFused|TestConformance|TestKernelNames|TestBranchedGraph|TestMatVec' 2>&1 | tail -3)
-(cd inference/model/archs && timeout -s KILL 200 "$R/bin/dev/archs.test" -test.run 'TestGoldensCUDA' 2>&1 | tail -2) &
+# (archs.test left out of this call: the carry limit)
 (cd inference/model/deepseek2 && timeout -s KILL 200 "$R/bin/dev/deepseek2.test" -test.run 'CUDA' 2>&1 | tail -2) &
 wait
 B="bench -backend cuda -p 0 -n 128 -r 3"
