@@ -442,50 +442,6 @@ extern "C" __global__ void __launch_bounds__(256) add_rms_norm_q8_k_1(float* sum
     }
 }
 
-// add_rms_norm_q8_1: add_rms_norm_q8 of one row on 256 threads, as add_rms_norm_q8_k_1
-// is add_rms_norm_q8_k's: thread t's elements j = t, t + 256, ... give both its sum of
-// squares in add_rms_norm_row's order and, for each step, warp w's 32 consecutive
-// elements (a Q8_0 block, all in the row or all past it: cols % 32 == 0) that
-// q8_quant_lane rounds. cols <= ADD_NORM1_COLS.
-extern "C" __global__ void __launch_bounds__(256) add_rms_norm_q8_1(float* sum, const float* a, const float* b, float* dst,
-                                                                     const float* w, int cols, float eps, uint8_t* out, int s1) {
-    pdl_defer();
-    constexpr int NB = ADD_NORM1_COLS / 256;
-    __shared__ double part[8];
-    const int t = threadIdx.x, lane = t & 31, wp = t >> 5;
-    float wv[NB], av[NB], bv[NB];
-#pragma unroll
-    for (int k = 0; k < NB; k++)
-        if (t + 256 * k < cols) wv[k] = w[t + 256 * k];
-    pdl_wait();
-#pragma unroll
-    for (int k = 0; k < NB; k++)
-        if (t + 256 * k < cols) av[k] = a[t + 256 * k], bv[k] = b[t + 256 * k];
-    double ss = 0;
-#pragma unroll
-    for (int k = 0; k < NB; k++)
-        if (t + 256 * k < cols) {
-            av[k] += bv[k];
-            sum[t + 256 * k] = av[k];
-            ss += (double)av[k] * (double)av[k];
-        }
-    ss = warp_sumd(ss);
-    if (lane == 0) part[wp] = ss;
-    __syncthreads();
-    double tot = 0;
-    for (int k = 0; k < 8; k++) tot += part[k];
-    const float mean = (float)(tot / (double)cols);
-    const float scale = (float)(1.0 / sqrt((double)(mean + eps)));
-#pragma unroll
-    for (int k = 0; k < NB; k++) {
-        const int j = t + 256 * k;
-        if (j - lane >= cols) break;  // the warp's block is past the row (cols % 32 == 0)
-        const float v = av[k] * scale * wv[k];
-        dst[j] = v;
-        q8_quant_lane(v, out, j / 32, cols, s1);
-    }
-}
-
 // add_rms_norm_q8: cols % 32 == 0; out rows of ostride bytes, Q8_0 (s1: Q8_1) blocks.
 extern "C" __global__ void __launch_bounds__(ADD_NORM_THREADS) add_rms_norm_q8(float* sum, const float* a, const float* b,
                                                                                 float* dst, const float* w, int cols,

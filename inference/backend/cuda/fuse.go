@@ -57,12 +57,11 @@ const NoLayFuseEnv = "EMBER_CUDA_NO_LAY_FUSE"
 const NoAttentionHalfEnv = "EMBER_CUDA_NO_ATTENTION_HALF"
 
 // NoNorm1Env names an environment variable: when set, a decode row's residual add, norm
-// and Q8_K (Q8_0, Q8_1) rounding run on add_rms_norm_q8_k's (add_rms_norm_q8's) 1,024
-// threads instead of add_rms_norm_q8_k_1's (add_rms_norm_q8_1's) 256 (the same bits),
-// for timing the one-row kernels.
+// and Q8_K rounding run on add_rms_norm_q8_k's 1,024 threads instead of
+// add_rms_norm_q8_k_1's 256 (the same bits), for timing the one-row kernel.
 const NoNorm1Env = "EMBER_CUDA_NO_NORM1"
 
-// norm1MaxCols is ADD_NORM1_COLS of quant.cu: the widest row the one-row kernels take.
+// norm1MaxCols is ADD_NORM1_COLS of quant.cu: the widest row add_rms_norm_q8_k_1 takes.
 const norm1MaxCols = 8192
 
 const (
@@ -333,10 +332,6 @@ func (b *Backend) fuseQ8(x *tensor, out uint64, stride, s1 int) bool {
 		b.launch("swiglu_q8", (x.cols+255)/256, x.rows, 256, 0, append(f.args, i64(x.cols), out, i64(stride), i64(s1))...)
 	case f.kind == fuseAddRMSNorm:
 		b.queue.pop()
-		if x.rows == 1 && x.cols <= norm1MaxCols && !f.cfg.noN1 {
-			b.launch("add_rms_norm_q8_1", 1, 1, 256, 0, append(f.args, out, i64(s1))...)
-			break
-		}
 		b.launch("add_rms_norm_q8", x.rows, 1, addNormThreads, 4*x.cols, append(f.args, out, i64(stride), i64(s1))...)
 	case f.kind == fuseAttention && f.q8t && x.stride == 4*x.cols:
 		b.queue.pop()

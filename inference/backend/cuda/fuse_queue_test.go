@@ -23,7 +23,7 @@ type queueOnly struct {
 func newQueueOnly(noFuse bool) *queueOnly {
 	b := &Backend{kernels: map[string]*kernel{}, act: map[quant.Type]*scratch{}}
 	for _, n := range []string{"rms_norm", "rms_norm_q8_k", "add_f32", "add_rms_norm", "add_rms_norm_q8_k",
-		"add_rms_norm_q8_k_1", "add_rms_norm_q8_1", "rope_f32", "rope2_f32", "rope2_set", "set_rows", "set_rows2", "swiglu_f32", "swiglu_q8_k", "quant_q8_k", "mmv_multi",
+		"add_rms_norm_q8_k_1", "rope_f32", "rope2_f32", "rope2_set", "set_rows", "set_rows2", "swiglu_f32", "swiglu_q8_k", "quant_q8_k", "mmv_multi",
 		mmvName(quant.Q4_K, 1), mmvName(quant.Q4_K, 4), "swiglu_q8", "quant_q8", "add_rms_norm_q8", mmvName(quant.Q5_0, 1), mmvName(quant.Q5_0, 8), "get_rows_f32", "get_rows_q8_k", mmvName(quant.Q4_K, 8)} {
 		b.kernels[n] = &kernel{name: n}
 	}
@@ -430,10 +430,10 @@ func TestFuseQueueAddNormQ8(t *testing.T) {
 			continue
 		}
 		args := slices.Clone(q.queue.args[:len(q.queue.args)-int(q.queue.nargs[1])])
-		wantQueue(t, "fused", q.names(), "add_rms_norm_q8_1", mmvName(quant.Q5_0, 1)) // one row: 256 threads
-		want := []uint64{s.ptr, a.ptr, b.ptr, n.ptr, w.ptr, k, f32(1e-5), 2 << 40, 0}
+		wantQueue(t, "fused", q.names(), "add_rms_norm_q8", mmvName(quant.Q5_0, 1))
+		want := []uint64{s.ptr, a.ptr, b.ptr, n.ptr, w.ptr, k, f32(1e-5), 2 << 40, uint64(actStride(quant.Q8_0, k)), 0}
 		if !slices.Equal(args, want) {
-			t.Errorf("add_rms_norm_q8_1 args %v, want %v", args, want)
+			t.Errorf("add_rms_norm_q8 args %v, want %v", args, want)
 		}
 	}
 }

@@ -12,7 +12,7 @@ import (
 // step's, before Q4_K products) queue add_rms_norm_q8_k_1 (one block of 256 threads, no
 // shared memory asked for, the Q8_K row last), and add_rms_norm_q8_k where the kernel
 // does not take them: several rows, rows wider than ADD_NORM1_COLS, or NoNorm1Env's
-// setting. (add_rms_norm_q8_1, the Q8_0 rounding's: TestFuseQueueAddNormQ8.)
+// setting.
 func TestFuseQueueNorm1(t *testing.T) {
 	const m = 64
 	for _, c := range []struct {
