@@ -1,7 +1,7 @@
 // mvp.cu: does one persistent kernel stream a batch-1 decode step's weights faster than
 // the engine's chain of mat-vec kernels? The products of a Llama-3.1-8B Q4_K_M step (32
 // layers: Q/K/V, O, gate/up, down; then the Q6_K output head; kernels/cuda/matmul.cu's
-// mv1, included as it is) three ways, with the same bits:
+// mv1, included as it is) four ways, with the same bits:
 //
 //   chain       the engine's launches (mmv_multi, mmv_q4_k_1, mmv_q6_k_1, and
 //               add_rms_norm_q8_k at the norms; kgap's GAP ns at the attention and SwiGLU
@@ -20,8 +20,14 @@
 //               a block asks L2 for its first row block of the next group
 //               (cp.async.bulk.prefetch.L2), so the weights keep streaming across the
 //               boundary (PF=0: no prefetch).
+//   ring        mvr.cuh: one block an SM whose producer warp streams every product's
+//               weights, in step order, into a ring of shared-memory stages (S x SB
+//               bytes; FULL=1 whole rows a stage, NOCOMP=1 consumers that only touch it).
 //   stream      the same bytes read by mk.cu's plain kernel, one launch a product (the
 //               bound a chain reaches).
+// NORM picks where the chain's norms run (mvn.cuh). Session 33 on the H200 (NOTES.md):
+// chain 1.75 ms, persistent 3.3-3.8, ring 2.5-2.8 (2.0 with no arithmetic), stream 1.41;
+// the one-row norm kernel (NORM=5) 1.68.
 //
 // Session 23's mk.cu asked the same of plain streaming kernels and found the persistent
 // form no faster (a grid barrier costs what a PDL boundary does), and an L2 prefetch
