@@ -8,7 +8,7 @@
 //   NORM=4  mv1_ln: the product before the norm runs it in its last block (an atomic
 //           counter), one kernel boundary fewer;
 //   NORM=5  the engine's add_rms_norm_q8_k_1 (quant.cu: mvn256 with one barrier);
-//   NORM=6  mv1_ln2: NORM=4 with no row in shared memory (mvn_norm_reg).
+//   NORM=6  mv1_ln with REG: NORM=4 with no row in shared memory (mvn_norm_reg).
 // Session 33's skip study: the two norms of a layer cost ~3.9 us each in the engine's
 // chain (8B Q4_K_M tg128 530 without against 468 with).
 #pragma once
@@ -39,25 +39,20 @@ __device__ __forceinline__ void mvn_norm(const float* a, const NormArgs& n, cons
     __shared__ double part[8];
     const int t = threadIdx.x, lane = t & 31, wp = t >> 5, nb = n.cols / 256;
     float4 av[U][2], rv[U][2];
+    // element j of the warp's step u, half h; all loads of a and r first, then the sums
+    auto at = [&](int u, int h) { return (wp + NT / 32 * u) * 256 + 8 * lane + 4 * h; };
 #pragma unroll
-    for (int u = 0; u < U; u++)
-        if (wp + NT / 32 * u < nb)
+    for (int u = 0; u < U * 2; u++)
+        if (wp + NT / 32 * (u >> 1) < nb)
+            av[u >> 1][u & 1] = __ldcg((const float4*)(a + at(u >> 1, u & 1))), rv[u >> 1][u & 1] = __ldcg((const float4*)(n.r + at(u >> 1, u & 1)));
 #pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const int j = (wp + NT / 32 * u) * 256 + 8 * lane + 4 * h;
-                av[u][h] = __ldcg((const float4*)(a + j)), rv[u][h] = __ldcg((const float4*)(n.r + j));
-            }
-#pragma unroll
-    for (int u = 0; u < U; u++)
-        if (wp + NT / 32 * u < nb)
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const int j = (wp + NT / 32 * u) * 256 + 8 * lane + 4 * h;
-                const float4 s = make_float4(av[u][h].x + rv[u][h].x, av[u][h].y + rv[u][h].y, av[u][h].z + rv[u][h].z,
-                                             av[u][h].w + rv[u][h].w);
-                *(float4*)(xs + j) = s;
-                *(float4*)(n.r + j) = s;
-            }
+    for (int u = 0; u < U * 2; u++)
+        if (wp + NT / 32 * (u >> 1) < nb) {
+            const float4 x = av[u >> 1][u & 1], y = rv[u >> 1][u & 1];
+            const float4 s = make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);
+            *(float4*)(xs + at(u >> 1, u & 1)) = s;
+            *(float4*)(n.r + at(u >> 1, u & 1)) = s;
+        }
     asm volatile("bar.sync 1, %0;" ::"n"(NT) : "memory");
 #pragma unroll
     for (int v = 0; v < (NT < 256 ? 2 : 1); v++) {
@@ -101,26 +96,6 @@ __global__ void __launch_bounds__(256) mvn256(NormArgs n, const float* a) {
     mvn_norm<256>(a, n, wv);
 }
 
-// mv1_ln: mmv_q4_k_1 / mmv_q6_k_1, then the norm of its output by the last block to
-// finish (mvn_norm's bits; cnt zero between launches, the last block zeroes it).
-template <int T>
-__global__ void __launch_bounds__(128) mv1_ln(const uint8_t* W, i64 ws, const uint8_t* X, float* D, int M, int K, NormArgs na,
-                                             unsigned* cnt) {
-    __shared__ int last;
-    mv1<T, true>(W, ws, X, D, M, K, blockIdx.x);
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) last = atomicAdd(cnt, 1) == gridDim.x - 1;
-    __syncthreads();
-    if (last) {
-        __threadfence();
-        float wv[4][8];
-        mvn_weights<128>(na.w, na.cols, wv);
-        mvn_norm<128>(D, na, wv);
-        if (threadIdx.x == 0) *cnt = 0;
-    }
-}
-
 // mvn_norm_reg: mvn_norm<128> (its bits) with no row in shared memory, so that a
 // product's blocks carry no 16 KiB of it (NORM=4's mv1_ln did, and shared memory taken
 // is L1 lost to the mat-vecs' loads in flight). Thread t holds the strided elements of
@@ -134,24 +109,18 @@ __device__ __forceinline__ void mvn_norm_reg(const float* a, const NormArgs& n) 
     __shared__ int mi[16][4];
     const int t = threadIdx.x, lane = t & 31, wp = t >> 5, nb = n.cols / 256;
     float s[2][16], wv[2][16];
+    // e = 2k + h: element t + 128h + 256k; all loads of a and r first (wv: r, then w)
 #pragma unroll
-    for (int k = 0; k < 16; k++)
+    for (int e = 0; e < 32; e++)
+        if ((e >> 1) < nb) s[e & 1][e >> 1] = __ldcg(a + t + 128 * (e & 1) + 256 * (e >> 1)), wv[e & 1][e >> 1] = __ldcg(n.r + t + 128 * (e & 1) + 256 * (e >> 1));
 #pragma unroll
-        for (int h = 0; h < 2; h++)
-            if (k < nb) {
-                const int j = t + 128 * h + 256 * k;
-                s[h][k] = __ldcg(a + j), wv[h][k] = __ldcg(n.r + j);  // wv: r, then w
-            }
-#pragma unroll
-    for (int k = 0; k < 16; k++)
-#pragma unroll
-        for (int h = 0; h < 2; h++)
-            if (k < nb) {
-                const int j = t + 128 * h + 256 * k;
-                s[h][k] += wv[h][k];
-                n.r[j] = s[h][k];
-                wv[h][k] = n.w[j];
-            }
+    for (int e = 0; e < 32; e++)
+        if ((e >> 1) < nb) {
+            const int j = t + 128 * (e & 1) + 256 * (e >> 1);
+            s[e & 1][e >> 1] += wv[e & 1][e >> 1];
+            n.r[j] = s[e & 1][e >> 1];
+            wv[e & 1][e >> 1] = n.w[j];
+        }
 #pragma unroll
     for (int h = 0; h < 2; h++) {
         double ss = 0;
@@ -208,10 +177,12 @@ __device__ __forceinline__ void mvn_norm_reg(const float* a, const NormArgs& n) 
     }
 }
 
-// mv1_ln2: mv1_ln with mvn_norm_reg (NORM=6).
-template <int T>
-__global__ void __launch_bounds__(128) mv1_ln2(const uint8_t* W, i64 ws, const uint8_t* X, float* D, int M, int K, NormArgs na,
-                                              unsigned* cnt) {
+// mv1_ln: mmv_q4_k_1 / mmv_q6_k_1, then the norm of its output by the last block to
+// finish (mvn_norm's bits; cnt zero between launches, the last block zeroes it); REG
+// (NORM=6): mvn_norm_reg, no row in shared memory.
+template <int T, bool REG>
+__global__ void __launch_bounds__(128) mv1_ln(const uint8_t* W, i64 ws, const uint8_t* X, float* D, int M, int K, NormArgs na,
+                                             unsigned* cnt) {
     __shared__ int last;
     mv1<T, true>(W, ws, X, D, M, K, blockIdx.x);
     __threadfence();
@@ -220,7 +191,13 @@ __global__ void __launch_bounds__(128) mv1_ln2(const uint8_t* W, i64 ws, const u
     __syncthreads();
     if (last) {
         __threadfence();
-        mvn_norm_reg(D, na);
+        if (REG) {
+            mvn_norm_reg(D, na);
+        } else {
+            float wv[4][8];
+            mvn_weights<128>(na.w, na.cols, wv);
+            mvn_norm<128>(D, na, wv);
+        }
         if (threadIdx.x == 0) *cnt = 0;
     }
 }

@@ -220,12 +220,11 @@ int main() {
         for (size_t gi = 0; gi < groups.size(); gi++) {
             const Group& g = groups[gi];
             const Prod* p = &prods[g.p0];
-            if (g.np == 1 && g.a && norm == 4)
-                launch_smem(s, p->T == T_Q4_K ? mv1_ln<T_Q4_K> : mv1_ln<T_Q6_K>, p->nrb, 128, xbytes(p->K), p->w, p->ws, p->x,
-                            p->d, p->M, p->K, na, cnt);
-            else if (g.np == 1 && g.a && norm == 6)
-                launch_smem(s, p->T == T_Q4_K ? mv1_ln2<T_Q4_K> : mv1_ln2<T_Q6_K>, p->nrb, 128, xbytes(p->K), p->w, p->ws, p->x,
-                            p->d, p->M, p->K, na, cnt);
+            if (g.np == 1 && g.a && (norm == 4 || norm == 6))
+                launch_smem(s,
+                            p->T == T_Q4_K ? (norm == 6 ? mv1_ln<T_Q4_K, true> : mv1_ln<T_Q4_K, false>)
+                                           : (norm == 6 ? mv1_ln<T_Q6_K, true> : mv1_ln<T_Q6_K, false>),
+                            p->nrb, 128, xbytes(p->K), p->w, p->ws, p->x, p->d, p->M, p->K, na, cnt);
             else if (g.np == 1)
                 launch_smem(s, p->T == T_Q4_K ? mmv_q4_k_1 : mmv_q6_k_1, p->nrb, 128, xbytes(p->K), p->w, p->ws, p->x, (i64)0,
                             p->d, (i64)0, p->M, p->K, 1);
