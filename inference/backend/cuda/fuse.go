@@ -244,10 +244,11 @@ func (b *Backend) fuseQ8K(x *tensor, out uint64, stride int) bool {
 		b.mark(h)
 	case fuseAddRMSNorm:
 		b.queue.pop()
-		if x.rows == 1 && x.cols <= norm1MaxCols && !f.cfg.noN1 {
-			// one row (f.args: sum, a, b, dst, w, cols, eps): the 256-thread kernel; its
-			// Q8_K row may still join a streamed product (mvsn), not f16 rows (fuseHalf:
-			// no batch of one row goes to cuBLASLt or mmg)
+		if x.rows == 1 && x.cols <= norm1MaxCols && !f.cfg.noN1 && (f.args[3]|f.args[4])%16 == 0 {
+			// one row (f.args: sum, a, b, dst, w, cols, eps; dst and w 16-byte aligned, for
+			// the kernel's float4 accesses): the 256-thread kernel; its Q8_K row may still
+			// join a streamed product (mvsn), not f16 rows (fuseHalf: no batch of one row
+			// goes to cuBLASLt or mmg)
 			b.launch("add_rms_norm_q8_k_1", 1, 1, 256, 0, append(f.args, out)...)
 			if !b.mvsc.off {
 				b.mark(fusable{kind: fuseNormQ8K, kernel: "add_rms_norm_q8_k_1", dst: out, rows: 1, cols: x.cols, args: f.args})

@@ -11,26 +11,31 @@ import (
 // TestFuseQueueNorm1: the residual add, norm and Q8_K rounding of one row (a decode
 // step's, before Q4_K products) queue add_rms_norm_q8_k_1 (one block of 256 threads, no
 // shared memory asked for, the Q8_K row last), and add_rms_norm_q8_k where the kernel
-// does not take them: several rows, rows wider than ADD_NORM1_COLS, or NoNorm1Env's
-// setting.
+// does not take them: several rows, norm weights (or output) not 16-byte aligned, or
+// NoNorm1Env's setting.
 func TestFuseQueueNorm1(t *testing.T) {
 	const m = 64
 	for _, c := range []struct {
-		rows, k int
-		noN1    bool
-		want    string
+		rows, k   int
+		noN1, odd bool // odd: the norm's weights 4 bytes past a 16-byte boundary
+		want      string
 	}{
-		{1, 4096, false, "add_rms_norm_q8_k_1"},
-		{1, 256, false, "add_rms_norm_q8_k_1"},
-		{1, norm1MaxCols, false, "add_rms_norm_q8_k_1"},
-		{3, 4096, false, "add_rms_norm_q8_k"},
-		{1, 4096, true, "add_rms_norm_q8_k"},
+		{1, 4096, false, false, "add_rms_norm_q8_k_1"},
+		{1, 256, false, false, "add_rms_norm_q8_k_1"},
+		{1, norm1MaxCols, false, false, "add_rms_norm_q8_k_1"},
+		{3, 4096, false, false, "add_rms_norm_q8_k"},
+		{1, 4096, true, false, "add_rms_norm_q8_k"},
+		{1, 4096, false, true, "add_rms_norm_q8_k"},
 	} {
-		t.Run(fmt.Sprintf("%d rows of %d, no norm1 %v", c.rows, c.k, c.noN1), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%d rows of %d, no norm1 %v, odd %v", c.rows, c.k, c.noN1, c.odd), func(t *testing.T) {
 			q := newQueueOnly(false)
 			q.fuse.cfg.noN1 = c.noN1
 			q.mvsc.off = true
-			s, a, b, w := q.f32(c.rows, c.k), q.f32(c.rows, c.k), q.f32(c.rows, c.k), q.f32(1, c.k)
+			s, a, b, w := q.f32(c.rows, c.k), q.f32(c.rows, c.k), q.f32(c.rows, c.k), q.f32(1, c.k+4)
+			if c.odd {
+				w.ptr += 4
+			}
+			w.cols, w.stride, w.size = c.k, 4*c.k, 4*c.k
 			d, wq := q.f32(c.rows, m), q.tensor(quant.Q4_K, m, c.k)
 			q.Add(s, a, b)
 			q.RMSNorm(a, s, w, 1e-5)
