@@ -2,7 +2,10 @@ package cuda
 
 import (
 	"fmt"
+	"os"
+	"regexp"
 	"slices"
+	"strconv"
 	"testing"
 
 	"ember/inference/quant"
@@ -58,5 +61,22 @@ func TestFuseQueueNorm1(t *testing.T) {
 				t.Errorf("args %v dims %v", args, dims)
 			}
 		})
+	}
+}
+
+// TestNorm1MaxColsMatchesQuant: the widest row the host gives add_rms_norm_q8_k_1
+// (norm1MaxCols) is the kernel's ADD_NORM1_COLS, which sizes its shared row and its
+// registers: a wider row would run past both, and only a GPU would show it.
+func TestNorm1MaxColsMatchesQuant(t *testing.T) {
+	src, err := os.ReadFile("../../../kernels/cuda/quant.cu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^#define ADD_NORM1_COLS (\d+)`).FindSubmatch(src)
+	if m == nil {
+		t.Fatal("quant.cu defines no ADD_NORM1_COLS")
+	}
+	if n, _ := strconv.Atoi(string(m[1])); n != norm1MaxCols || n > addNormMaxCols {
+		t.Errorf("ADD_NORM1_COLS %d, norm1MaxCols %d, addNormMaxCols %d", n, norm1MaxCols, addNormMaxCols)
 	}
 }
