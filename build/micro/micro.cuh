@@ -23,7 +23,7 @@ __device__ __forceinline__ unsigned ld_acquire(const unsigned* p) {
 
 // launch_smem launches k with smem bytes of dynamic shared memory; launch with none.
 template <typename K, typename... A>
-static void launch_smem(cudaStream_t s, K k, int grid, int block, int smem, A... a) {
+static void launch_smem(cudaStream_t s, K k, dim3 grid, int block, int smem, A... a) {
     cudaLaunchConfig_t c = {};
     c.gridDim = grid;
     c.blockDim = block;
@@ -38,7 +38,7 @@ static void launch_smem(cudaStream_t s, K k, int grid, int block, int smem, A...
 }
 
 template <typename K, typename... A>
-static void launch(cudaStream_t s, K k, int grid, int block, A... a) {
+static void launch(cudaStream_t s, K k, dim3 grid, int block, A... a) {
     launch_smem(s, k, grid, block, 0, a...);
 }
 
