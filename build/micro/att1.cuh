@@ -1,0 +1,207 @@
+// att1.cuh: att1, a decode attention for one row over at most A1_N positions, in the form
+// an engine kernel of attention_dec.cu would take (attention_decD's arguments, DEC_ARGS:
+// paged caches through the block table, G = nhead / nkv <= 16 query heads a KV head, head
+// dims 64 or 128, the output's rounding to Q8_K (with its f16 rows, q8h) or, with Q80,
+// to Q8_0 (s1: Q8_1)). Moving it into attention_dec.cu needs q8k_quant_warp (quant.cu)
+// in common.cuh, which changes every module's hash: all PTX made again. build/micro/att1.cu times it; if it gains, this header moves to
+// kernels/cuda and attention_dec.cu gets the kernels (NOTES.md, session 33's next steps).
+//
+// A block per KV head (grid (1, nkv)), 4 warps. Before its wait it reads the block table
+// and copies the keys and values of every position but the newest (rows written by
+// earlier steps) into shared memory, zeros past the positions to the next 16; after it,
+// the query and the newest rows (one round trip); every position's scores at once
+// (dec_scores, so each score has attention_decD's bits), kept in registers; the softmax
+// statistics meet once; the probabilities (rounded to f16 as the reference does) go to
+// shared memory; each warp takes D/4 output dims over all positions (no halves to meet);
+// the output and its rounding (a warp a 256-element Q8_K block, or 32-element Q8_0
+// blocks). Four barriers after the wait. The softmax sums and P V run in other orders
+// than attention_decD's, so outputs differ from its in the last bits.
+#pragma once
+#include "../../kernels/cuda/attention_dec.cuh"
+
+#define A1_N 256                // positions att1 takes
+#define A1_PLD (2 * A1_N + 16)  // bytes of a P row (padded: ldmatrix's rows miss each other's banks)
+__host__ __device__ constexpr int a1_smem(int d) { return 2 * 16 * d + 2 * (2 * A1_N * d) + 16 * A1_PLD + 16 * d * 4; }
+
+template <int D, bool Q80>
+__device__ __forceinline__ void dec1_attend(float* dst, const float* q, const uint16_t* k, int kstride, const uint16_t* v,
+                                            int vstride, const int* tab, int bs, int nk, int G, float scale, uint8_t* q8,
+                                            int q8b, int q8k, uint16_t* q8h, int q8s1) {
+    extern __shared__ __align__(128) uint8_t sm[];
+    __shared__ float stat[4][16][2];
+    uint8_t* qsm = sm;                         // [16][D] f16, fragment-major (dec_qoff)
+    uint8_t* ksm = qsm + 2 * 16 * D;           // [A1_N][D] f16, chunks swizzled as dec_copy's
+    uint8_t* vsm = ksm + 2 * A1_N * D;         // the same for the values
+    uint8_t* psm = vsm + 2 * A1_N * D;         // [16][A1_PLD bytes] probabilities
+    float* red = (float*)(psm + 16 * A1_PLD);  // [16][D] the output, for the rounding
+    const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, g = lane >> 2, tig = lane & 3;
+    constexpr int CPR = D / 8;  // 16-byte chunks a row
+    const int nz = (nk + 15) & ~15;  // rows through the last 16-position block: zeros past nk
+    const int sh = (bs & (bs - 1)) == 0 ? __ffs(bs) - 1 : -1;
+    auto crow = [&](int t) { return !tab ? t : sh >= 0 ? tab[t >> sh] * bs + (t & (bs - 1)) : tab[t / bs] * bs + t % bs; };
+    const uint32_t ksa = (uint32_t)__cvta_generic_to_shared(ksm), vsa = (uint32_t)__cvta_generic_to_shared(vsm);
+    auto cp = [&](uint32_t s, const uint16_t* src, bool ok) {
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(s), "l"(src), "r"(ok ? 16 : 0) : "memory");
+    };
+    // the rows of positions before the newest (earlier steps wrote them), and zeros past nk
+    for (int e = tid; e < nz * CPR; e += 128) {
+        const int r = e / CPR, c = e % CPR;
+        if (r == nk - 1) continue;
+        const bool ok = r < nk;
+        const int cr = ok ? crow(r) : 0;
+        const uint32_t o = r * (2 * D) + ((c ^ (r & 7)) << 4);
+        cp(ksa + o, k + (i64)cr * kstride + 8 * c, ok);
+        cp(vsa + o, v + (i64)cr * vstride + 8 * c, ok);
+    }
+    const int cn = crow(nk - 1);
+    pdl_wait();
+    if (tid < CPR) {  // the newest position's rows (the kernel before wrote them)
+        const int r = nk - 1, c = tid;
+        const uint32_t o = r * (2 * D) + ((c ^ (r & 7)) << 4);
+        cp(ksa + o, k + (i64)cn * kstride + 8 * c, true);
+        cp(vsa + o, v + (i64)cn * vstride + 8 * c, true);
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+    {  // the query tile in f16 (rows G.. zeros), as dec_attend builds it
+        constexpr int QCH = 16 * CPR, QPT = QCH / 128;
+        float qv[QPT][8];
+#pragma unroll
+        for (int u = 0; u < QPT; u++) {
+            const int e = tid + 128 * u, r = e / CPR, c = e % CPR;
+            const float* src = q + (i64)r * D + 8 * c;
+            if (r < G) {
+                const float4 a = *(const float4*)src, b = *(const float4*)(src + 4);
+                qv[u][0] = a.x, qv[u][1] = a.y, qv[u][2] = a.z, qv[u][3] = a.w, qv[u][4] = b.x, qv[u][5] = b.y, qv[u][6] = b.z, qv[u][7] = b.w;
+            } else {
+#pragma unroll
+                for (int j = 0; j < 8; j++) qv[u][j] = 0.0f;
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < QPT; u++) {
+            const int e = tid + 128 * u, r = e / CPR, c = e % CPR;
+            uint32_t hv[4];
+#pragma unroll
+            for (int j = 0; j < 4; j++) hv[j] = f2h(qv[u][2 * j]) | ((uint32_t)f2h(qv[u][2 * j + 1]) << 16);
+            *(uint4*)(qsm + dec_qoff(r, c)) = make_uint4(hv[0], hv[1], hv[2], hv[3]);
+        }
+    }
+    asm volatile("cp.async.wait_all;" ::: "memory");
+    __syncthreads();  // 1: the query tile and every key and value row
+    // scores: warp w takes the groups of 8 positions j = w, w + 4, ...; sc[i] the i-th's
+    const uint32_t qa = (uint32_t)__cvta_generic_to_shared(qsm) + 16 * lane;
+    const uint32_t kx0 = (((lane >> 3) ^ (lane & 7)) << 4), kx1 = (((4 + (lane >> 3)) ^ (lane & 7)) << 4);
+    constexpr int NG = A1_N / 32;  // groups a warp at most
+    float sc[NG][4];
+    float m0 = -INFINITY, m1 = -INFINITY;
+#pragma unroll
+    for (int i = 0; i < NG; i++) {
+        const int j = w + 4 * i;
+        if (8 * j < nk) {
+            dec_scores<D>(sc[i], qa, ksa + (8 * j + (lane & 7)) * (2 * D), kx0, kx1, 8 * j - 8 * w, nk, scale);
+        } else {
+#pragma unroll
+            for (int e = 0; e < 4; e++) sc[i][e] = -INFINITY;
+        }
+        m0 = fmaxf(m0, fmaxf(sc[i][0], sc[i][1])), m1 = fmaxf(m1, fmaxf(sc[i][2], sc[i][3]));
+    }
+    m0 = fmaxf(m0, __shfl_xor_sync(0xffffffffu, m0, 1)), m0 = fmaxf(m0, __shfl_xor_sync(0xffffffffu, m0, 2));
+    m1 = fmaxf(m1, __shfl_xor_sync(0xffffffffu, m1, 1)), m1 = fmaxf(m1, __shfl_xor_sync(0xffffffffu, m1, 2));
+    float s0 = 0, s1 = 0;
+#pragma unroll
+    for (int i = 0; i < NG; i++)
+        if (m0 > -INFINITY) s0 += expf(sc[i][0] - m0) + expf(sc[i][1] - m0);
+#pragma unroll
+    for (int i = 0; i < NG; i++)
+        if (m1 > -INFINITY) s1 += expf(sc[i][2] - m1) + expf(sc[i][3] - m1);
+    s0 += __shfl_xor_sync(0xffffffffu, s0, 1), s0 += __shfl_xor_sync(0xffffffffu, s0, 2);
+    s1 += __shfl_xor_sync(0xffffffffu, s1, 1), s1 += __shfl_xor_sync(0xffffffffu, s1, 2);
+    if (tig == 0) stat[w][g][0] = m0, stat[w][g][1] = s0, stat[w][g + 8][0] = m1, stat[w][g + 8][1] = s1;
+    __syncthreads();  // 2: the warps' statistics
+    float M0 = -INFINITY, M1 = -INFINITY, L0 = 0, L1 = 0;
+#pragma unroll
+    for (int u = 0; u < 4; u++) M0 = fmaxf(M0, stat[u][g][0]), M1 = fmaxf(M1, stat[u][g + 8][0]);
+#pragma unroll
+    for (int u = 0; u < 4; u++) {
+        if (stat[u][g][0] > -INFINITY) L0 += stat[u][g][1] * expf(stat[u][g][0] - M0);
+        if (stat[u][g + 8][0] > -INFINITY) L1 += stat[u][g + 8][1] * expf(stat[u][g + 8][0] - M1);
+    }
+    const float inv0 = 1.0f / L0, inv1 = 1.0f / L1;
+#pragma unroll
+    for (int i = 0; i < NG; i++) {
+        const int j = w + 4 * i;
+        if (8 * j < nz) {  // the probabilities of positions 8j + 2 tig, + 1 (zeros past nk)
+            const int col = 2 * (8 * j + 2 * tig);
+            *(uint32_t*)(psm + g * A1_PLD + col) = tc_prob(sc[i][0], M0, inv0) | (tc_prob(sc[i][1], M0, inv0) << 16);
+            *(uint32_t*)(psm + (g + 8) * A1_PLD + col) = tc_prob(sc[i][2], M1, inv1) | (tc_prob(sc[i][3], M1, inv1) << 16);
+        }
+    }
+    __syncthreads();  // 3: the probabilities
+    // P V: warp w takes dims D/4 w .. over every 16 positions (D/64 pairs of n8 tiles)
+    constexpr int NJ = D / 32;  // n8 tiles a warp
+    float o[NJ][4];
+#pragma unroll
+    for (int j = 0; j < NJ; j++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) o[j][e] = 0;
+    const uint32_t pla = (uint32_t)__cvta_generic_to_shared(psm) + (lane & 15) * A1_PLD + 16 * (lane >> 4);
+    const int vr = (lane & 7) + (((lane >> 3) & 1) << 3);  // the lane's row of a 16-position block
+    for (int kb = 0; kb < nz / 16; kb++) {
+        uint32_t pa[4];
+        tc_ldsm_at(pa, pla + 32 * kb);
+        const int r = 16 * kb + vr;
+#pragma unroll
+        for (int jj = 0; jj < NJ / 2; jj++) {
+            const int ch = NJ * w + 2 * jj + (lane >> 4);
+            uint32_t b[4];
+            tc_ldsm_t_at(b, vsa + r * (2 * D) + ((ch ^ (r & 7)) << 4));
+            tc_mma(o[2 * jj], pa, b[0], b[1]);
+            tc_mma(o[2 * jj + 1], pa, b[2], b[3]);
+        }
+    }
+    // the output: rows g (heads), dims D/4 w + 8j + 2 tig (+1)
+#pragma unroll
+    for (int j = 0; j < NJ; j++) {
+        const int d0 = (D / 4) * w + 8 * j + 2 * tig;
+        if (g < G) {
+            *(float2*)(dst + (i64)g * D + d0) = make_float2(o[j][0], o[j][1]);
+            *(float2*)(red + g * D + d0) = make_float2(o[j][0], o[j][1]);
+        }
+        if (g + 8 < G) {
+            *(float2*)(dst + (i64)(g + 8) * D + d0) = make_float2(o[j][2], o[j][3]);
+            *(float2*)(red + (g + 8) * D + d0) = make_float2(o[j][2], o[j][3]);
+        }
+    }
+    if (!q8) return;
+    __syncthreads();  // 4: the output, for the rounding
+    if (Q80) {  // Q8_0 (s1: Q8_1) blocks q8b .. of 32 elements, a warp each
+        for (int b = w; b < G * D / 32; b += 4) q8_quant_lane(red[32 * b + lane], q8, q8b + b, q8k, q8s1);
+        return;
+    }
+    for (int b = w; b < G * D / 256; b += 4) {  // Q8_K blocks q8b .., a warp each
+        float vv[8];
+#pragma unroll
+        for (int i = 0; i < 8; i++) vv[i] = red[256 * b + 8 * lane + i];
+        q8k_quant_warp(vv, q8, q8b + b, q8k, q8h);
+    }
+}
+
+// att1_D(_q8): attention_decD's arguments (DEC_ARGS) and grid (1, nkv), 128 threads, one
+// row (i = 0), a1_smem(D) bytes of dynamic shared memory; scap and ns unused.
+#define A1_BODY(D, Q80, S1)                                                                                             \
+    const int kvh = blockIdx.y, G = nhead / nkv;                                                                        \
+    const int* tab = table ? table + (i64)seq[0] * tcols : 0;                                                           \
+    dec1_attend<D, Q80>(dst + (i64)kvh * G * D, q + (i64)kvh * G * D, k + kvh * D, (int)kstride, v + kvh * D,          \
+                        (int)vstride, tab, bs, pos[0] + 1, G, scale, q8, kvh * G * D / (Q80 ? 32 : 256), nhead * D,     \
+                        q8h && !Q80 ? (uint16_t*)q8h : nullptr, S1);
+#define A1_KERNEL(D)                                                                                                    \
+    extern "C" __global__ void __launch_bounds__(128) att1_##D(DEC_ARGS) {                                              \
+        pdl_defer();                                                                                                    \
+        A1_BODY(D, false, 0)                                                                                            \
+    }                                                                                                                   \
+    extern "C" __global__ void __launch_bounds__(128) att1_##D##_q8(DEC_ARGS, int s1) {                                 \
+        pdl_defer();                                                                                                    \
+        A1_BODY(D, true, s1)                                                                                            \
+    }
+A1_KERNEL(64)
+A1_KERNEL(128)
