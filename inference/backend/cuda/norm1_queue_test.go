@@ -2,10 +2,7 @@ package cuda
 
 import (
 	"fmt"
-	"os"
-	"regexp"
 	"slices"
-	"strconv"
 	"testing"
 
 	"ember/inference/quant"
@@ -68,15 +65,7 @@ func TestFuseQueueNorm1(t *testing.T) {
 // (norm1MaxCols) is the kernel's ADD_NORM1_COLS, which sizes its shared row and its
 // registers: a wider row would run past both, and only a GPU would show it.
 func TestNorm1MaxColsMatchesQuant(t *testing.T) {
-	src, err := os.ReadFile("../../../kernels/cuda/quant.cu")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile(`(?m)^#define ADD_NORM1_COLS (\d+)`).FindSubmatch(src)
-	if m == nil {
-		t.Fatal("quant.cu defines no ADD_NORM1_COLS")
-	}
-	if n, _ := strconv.Atoi(string(m[1])); n != norm1MaxCols || n > addNormMaxCols {
+	if n := kernelDefine(t, "quant.cu", "ADD_NORM1_COLS"); n != norm1MaxCols || n > addNormMaxCols {
 		t.Errorf("ADD_NORM1_COLS %d, norm1MaxCols %d, addNormMaxCols %d", n, norm1MaxCols, addNormMaxCols)
 	}
 }

@@ -15,18 +15,7 @@ import (
 // rows a block than the host counts would compute rows twice, fewer would leave rows
 // unwritten, and only a GPU would show it.
 func TestRowsPerBlockMatchesMV1(t *testing.T) {
-	src, err := os.ReadFile("../../../kernels/cuda/mv1.cuh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	def := func(name string) int {
-		m := regexp.MustCompile(`(?m)^#define ` + name + ` (\d+)`).FindSubmatch(src)
-		if m == nil {
-			t.Fatalf("mv1.cuh defines no %s", name)
-		}
-		n, _ := strconv.Atoi(string(m[1]))
-		return n
-	}
+	def := func(name string) int { return kernelDefine(t, "mv1.cuh", name) }
 	cases := []struct {
 		name string
 		got  int
@@ -45,4 +34,20 @@ func TestRowsPerBlockMatchesMV1(t *testing.T) {
 			t.Errorf("%s: the host counts %d rows a block, mv1.cuh's %s makes %d", c.name, c.got, c.def, want)
 		}
 	}
+}
+
+// kernelDefine is the integer a "#define NAME N" line of kernels/cuda/file gives: the
+// tests that tie a host constant to the kernel's read it so.
+func kernelDefine(t *testing.T, file, name string) int {
+	t.Helper()
+	src, err := os.ReadFile("../../../kernels/cuda/" + file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^#define ` + name + ` (\d+)`).FindSubmatch(src)
+	if m == nil {
+		t.Fatalf("%s defines no %s", file, name)
+	}
+	n, _ := strconv.Atoi(string(m[1]))
+	return n
 }
