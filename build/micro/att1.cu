@@ -1,6 +1,6 @@
 // att1.cu: a batch-1 decode step's attention, as the engine runs it (attention_dec128 with
 // its Q8_K output rounding, kernels/cuda/attention_dec.cu included as it is) and as
-// att1_128 (att1.cuh: the same arguments, in an engine kernel's form), a kernel for one
+// attention_dec128_1 (attention_one.cuh: the same arguments), a kernel for one
 // row over a short context (at most A1_N positions) with fewer barriers and half the
 // warps, over a paged cache (blocks of 16 rows, shuffled), in a chain like the engine's: a RoPE stand-in (rope2_set's
 // place: it writes the query and the new position's key and value rows), the attention,
@@ -9,7 +9,7 @@
 // PDL edges. Session 33's skip study put attention_dec at ~4 us a layer of the 8B
 // Q4_K_M tg128 chain (498 tok/s without it, 468 with).
 //
-// att1.cuh describes att1. Four barriers after its wait where attention_dec128 takes ~15-19
+// attention_one.cuh describes it. Four barriers after its wait where attention_dec128 takes ~15-19
 // with 8 warps. The softmax sums and P V run in other orders, so outputs differ from
 // attention_dec128's in the last bits; the run prints the largest difference and the
 // Q8_K quants that differ.
@@ -23,7 +23,6 @@
 #include <cstring>
 #include <vector>
 
-#include "att1.cuh"
 
 // rope_standin: rope2_set's place in the chain: the query and the new position's key and
 // value rows written (copied from src) at its cache row (tab: blocks of 16 rows), 9 blocks
@@ -91,14 +90,14 @@ int main() {
     const int ns = 4, scap = (N + 63) / 64 * 64 <= 256 ? 256 : 0;
     const int dsm = dec_smem(128, false, scap, ns), asm1 = a1_smem(128);
     CK(cudaFuncSetAttribute(attention_dec128, cudaFuncAttributeMaxDynamicSharedMemorySize, dsm));
-    CK(cudaFuncSetAttribute(att1_128, cudaFuncAttributeMaxDynamicSharedMemorySize, asm1));
+    CK(cudaFuncSetAttribute(attention_dec128_1, cudaFuncAttributeMaxDynamicSharedMemorySize, asm1));
     const int v = getenv("V") ? atoi(getenv("V")) : -1;
     auto chain = [&](int variant) {  // 0 attention_dec128, 1 att1, 2 no attention
         for (int l = 0; l < L; l++) {
             launch(s, rope_standin, 9, 128, q[l], (const float*)qs[l], kc[l], vc[l], (const uint16_t*)ks[l], (const int*)pos, nq, nkvd,
                    (const int*)tab);
             if (variant < 2)  // the same arguments (DEC_ARGS) for both
-                launch_smem(s, variant ? att1_128 : attention_dec128, dim3(1, nkv), variant ? 128 : DEC_THREADS, variant ? asm1 : dsm,
+                launch_smem(s, variant ? attention_dec128_1 : attention_dec128, dim3(1, nkv), variant ? 128 : DEC_THREADS, variant ? asm1 : dsm,
                             att[l], (i64)nq, (const float*)q[l], (i64)nq, (const uint16_t*)kc[l], (i64)nkvd, (const uint16_t*)vc[l],
                             (i64)nkvd, (const int*)pos, nhead, nkv, D, D, scale, (const int*)tab, tcols, (const int*)seq, 16, scap, ns,
                             x8[l], (i64)xb, (uint8_t*)nullptr, (i64)0);

@@ -26,7 +26,7 @@
 // them from the keys again: the keys are read once, and the V tiles take the K tiles'
 // place. The tiles of both passes are one sequence of loads (pass 1's K tiles, then pass
 // 2's), ns - 1 of them in flight while one is used: no load waits for a pass to end.
-#include "attention_dec.cuh"
+#include "attention_one.cuh"
 
 // attention_mla: grid (n, ceil(H/16)); block y takes heads 16y.. of token x. k [rows,
 // 576] F16 (kstride halves), the values the same rows; q and dst head-major [H*n, 576];
@@ -105,3 +105,23 @@ attention_mla_split(float* dst, i64 dstride, const float* q, i64 qstride, const 
     }
 DEC_KERNEL(64)
 DEC_KERNEL(128)
+
+// attention_decD_1(_q8): attention_decD's arguments (DEC_ARGS) and grid (1, nkv), 128
+// threads, one row (i = 0), a1_smem(D) bytes of dynamic shared memory; scap and ns unused.
+#define A1_BODY(D, Q80, S1)                                                                                             \
+    const int kvh = blockIdx.y, G = nhead / nkv;                                                                        \
+    const int* tab = table ? table + (i64)seq[0] * tcols : 0;                                                           \
+    dec1_attend<D, Q80>(dst + (i64)kvh * G * D, q + (i64)kvh * G * D, k + kvh * D, (int)kstride, v + kvh * D,          \
+                        (int)vstride, tab, bs, pos[0] + 1, G, scale, q8, kvh * G * D / (Q80 ? 32 : 256), nhead * D,     \
+                        q8h && !Q80 ? (uint16_t*)q8h : nullptr, S1);
+#define A1_KERNEL(D)                                                                                                    \
+    extern "C" __global__ void __launch_bounds__(128) attention_dec##D##_1(DEC_ARGS) {                                              \
+        pdl_defer();                                                                                                    \
+        A1_BODY(D, false, 0)                                                                                            \
+    }                                                                                                                   \
+    extern "C" __global__ void __launch_bounds__(128) attention_dec##D##_1_q8(DEC_ARGS, int s1) {                                 \
+        pdl_defer();                                                                                                    \
+        A1_BODY(D, true, s1)                                                                                            \
+    }
+A1_KERNEL(64)
+A1_KERNEL(128)

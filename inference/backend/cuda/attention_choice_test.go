@@ -1,6 +1,9 @@
 package cuda
 
 import (
+	"os"
+	"slices"
+	"strings"
 	"testing"
 
 	"ember/inference/backend"
@@ -14,13 +17,15 @@ func newAttentionQueue(noFuse bool) *queueOnly {
 	q := newQueueOnly(noFuse)
 	b := q.Backend
 	for _, n := range []string{"attention_smem", "attention_split1", "attention_dec64", "attention_dec128",
-		"attention_dec64_q8", "attention_dec128_q8", "attention_mla", "attention_mla_split", "attention_short64", "attention_short128", "attention_short576"} {
+		"attention_dec64_q8", "attention_dec128_q8", "attention_mla", "attention_mla_split", "attention_short64", "attention_short128", "attention_short576",
+		"attention_dec64_1", "attention_dec128_1", "attention_dec64_1_q8", "attention_dec128_1_q8"} {
 		b.kernels[n] = &kernel{name: n}
 	}
 	b.dev.SMs, b.attnSmem, b.split.one = 132, smemMax, 1
 	b.dec.smem = map[string]int{}
 	for _, n := range []string{"attention_dec64", "attention_dec128", "attention_dec64_q8", "attention_dec128_q8",
-		"attention_mla", "attention_mla_split", "attention_short64", "attention_short128", "attention_short576"} {
+		"attention_mla", "attention_mla_split", "attention_short64", "attention_short128", "attention_short576",
+		"attention_dec64_1", "attention_dec128_1", "attention_dec64_1_q8", "attention_dec128_1_q8"} {
 		b.dec.smem[n] = 227 << 10
 	}
 	b.split.work = scratch{ptr: 3 << 40, size: 1 << 30}
@@ -32,7 +37,8 @@ func newAttentionQueue(noFuse bool) *queueOnly {
 
 // TestAttentionChoice: the decode attention kernel each shape gets in auto mode (and with
 // attention_short forced on), and whether the output projection's Q8_K rounding joins
-// it: Llama-3.1-8B's one token over a short cache on attention_dec128 (rounding fused),
+// it: Llama-3.1-8B's one token over a short cache on attention_dec128_1 (rounding fused;
+// attention_dec128 with $EMBER_CUDA_NO_DEC1 or several rows),
 // over 768 positions on attention_split1 (rounding fused); forced,
 // attention_short128 (fused); DeepSeek-V2-Lite's latent rows of one or a few tokens over
 // a short cache on attention_short576, of one over a long one on attention_mla_split, of
@@ -48,7 +54,9 @@ func TestAttentionChoice(t *testing.T) {
 		noFuse               bool
 		want                 []string
 	}{
-		{"8B, 1 token, 100 positions", 1, 32, 8, 128, 100, 1024, false, false, false, false, []string{"attention_dec128", mm}},
+		{"8B, 1 token, 100 positions", 1, 32, 8, 128, 100, 1024, false, false, false, false, []string{"attention_dec128_1", mm}},
+		{"8B, 1 token, 256 positions", 1, 32, 8, 128, 256, 1024, false, false, false, false, []string{"attention_dec128_1", mm}},
+		{"8B, 1 token, 100 positions, fusion off", 1, 32, 8, 128, 100, 1024, false, false, false, true, []string{"attention_dec128_1", "quant_q8_k", mm}},
 		{"8B, 1 token, 600 positions", 1, 32, 8, 128, 600, 1024, false, false, false, false, []string{"attention_split1", mm}},
 		{"8B, 1 token, 100 positions, short on", 1, 32, 8, 128, 100, 1024, false, true, false, false, []string{"attention_short128", mm}},
 		{"8B, 1 token, 600 positions, fusion off", 1, 32, 8, 128, 600, 1024, false, false, false, true, []string{"attention_split1", "quant_q8_k", mm}},
@@ -56,7 +64,7 @@ func TestAttentionChoice(t *testing.T) {
 		{"8B, 4 rows (a draft's verify), 100 positions", 4, 32, 8, 128, 100, 1024, false, false, false, false, []string{"attention_dec128", mmvName(quant.Q4_K, 4)}},
 		{"8B, 4 rows, 600 positions", 4, 32, 8, 128, 600, 1024, false, false, false, false, []string{"attention_split1", mmvName(quant.Q4_K, 4)}},
 		{"8B, 1 token, no mmq", 1, 32, 8, 128, 100, 1024, false, false, true, false, []string{"attention_smem", "quant_q8_k", mm}},
-		{"1B (64-dim heads), 1 token, 100 positions", 1, 32, 8, 64, 100, 1024, false, false, false, false, []string{"attention_dec64", mm}},
+		{"1B (64-dim heads), 1 token, 100 positions", 1, 32, 8, 64, 100, 1024, false, false, false, false, []string{"attention_dec64_1", mm}},
 		{"V2-Lite, 1 token, 100 positions", 1, 16, 1, 576, 100, 1024, true, false, false, false, []string{"attention_short576"}},
 		{"V2-Lite, 5 tokens, 200 positions", 5, 16, 1, 576, 200, 1024, true, false, false, false, []string{"attention_short576"}},
 		{"V2-Lite, 1 token, 600 positions", 1, 16, 1, 576, 600, 1024, true, false, false, false, []string{"attention_mla_split"}},
@@ -85,5 +93,56 @@ func TestAttentionChoice(t *testing.T) {
 			q.MatMul(q.f32(rows, 256), q.tensor(quant.Q4_K, 256, qcols), dst)
 		}
 		wantQueue(t, c.name, q.names(), c.want...)
+	}
+}
+
+// TestAttentionChoiceDec1: one row's decode attention over at most 256 positions runs on
+// attention_dec128_1 with 128 threads and a1_smem's shared memory, its Q8_0 twin for a
+// Q8_0 output projection, and attention_dec128 (256 threads) with $EMBER_CUDA_NO_DEC1.
+func TestAttentionChoiceDec1(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		no1     bool
+		wt      quant.Type
+		want    string
+		threads int
+	}{
+		{"Q4_K projection", false, quant.Q4_K, "attention_dec128_1", dec1Threads},
+		{"Q8_0 projection", false, quant.Q8_0, "attention_dec128_1_q8", dec1Threads},
+		{"no dec1", true, quant.Q4_K, "attention_dec128", decThreads},
+	} {
+		q := newAttentionQueue(false)
+		q.dec.no1 = c.no1
+		q.kernels[mmvName(quant.Q8_0, 1)] = &kernel{name: mmvName(quant.Q8_0, 1)}
+		p := backend.Attention{NHead: 32, NKVHead: 8, HeadDim: 128, VHeadDim: 128, Scale: 0.1, MaxLen: 200}
+		qt, dst := q.f32(1, 4096), q.f32(1, 4096)
+		k, v, pos := q.tensor(quant.F16, 1024, 1024), q.tensor(quant.F16, 1024, 1024), q.tensor(quant.I32, 1, 1)
+		q.Attention(dst, qt, k, v, pos, p)
+		q.MatMul(q.f32(1, 256), q.tensor(c.wt, 256, 4096), dst)
+		d := slices.Clone(q.queue.dims[:5])
+		got := q.names()
+		if len(got) != 2 || got[0] != c.want {
+			t.Errorf("%s: queued %v, want %s and the product", c.name, got, c.want)
+			continue
+		}
+		if d[0] != 1 || d[1] != 8 || int(d[3]) != c.threads || (c.threads == dec1Threads && int(d[4]) != dec1Smem(128)) {
+			t.Errorf("%s: dims %v", c.name, d)
+		}
+	}
+}
+
+// TestDec1MatchesAttentionOne: the host's position bound and shared memory for
+// attention_decD_1 (dec1MaxPositions, dec1Smem) are attention_one.cuh's A1_N and a1_smem.
+func TestDec1MatchesAttentionOne(t *testing.T) {
+	if n := kernelDefine(t, "attention_one.cuh", "A1_N"); n != dec1MaxPositions {
+		t.Errorf("A1_N %d, dec1MaxPositions %d", n, dec1MaxPositions)
+	}
+	src, err := os.ReadFile("../../../kernels/cuda/attention_one.cuh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "return 2 * 16 * d + 2 * (2 * A1_N * d) + 16 * A1_PLD + 16 * d * 4;"
+	if !strings.Contains(string(src), want) || !strings.Contains(string(src), "#define A1_PLD (2 * A1_N + 16)") {
+		t.Errorf("a1_smem is no longer %q with A1_PLD 2 A1_N + 16: change dec1Smem with it", want)
 	}
 }

@@ -37,7 +37,21 @@ const (
 	decMinPairs = 64
 	// decMaxG is the most query heads per KV head (one m16 tile).
 	decMaxG = 16
+	// dec1MaxPositions is A1_N (attention_one.cuh): the most positions attention_decD_1
+	// takes; dec1Threads its block size.
+	dec1MaxPositions, dec1Threads = 256, 128
 )
+
+// dec1Smem is attention_decD_1's dynamic shared memory (a1_smem): the f16 query tile,
+// every position's key and value rows, the 16 rows of probabilities (2 dec1MaxPositions +
+// 16 bytes each) and the f32 output.
+func dec1Smem(d int) int {
+	return 2*16*d + 2*(2*dec1MaxPositions*d) + 16*(2*dec1MaxPositions+16) + 16*d*4
+}
+
+// NoDec1Env names an environment variable: when set, one row's decode attention runs on
+// attention_decD (8 warps, a ring of key tiles) instead of attention_decD_1, for timing.
+const NoDec1Env = "EMBER_CUDA_NO_DEC1"
 
 // decSmem is a block's dynamic shared memory (dec_smem): the 16-row f16 query tile, a
 // ring of ns tiles of decK key rows, one of value rows unless the values are the keys
@@ -186,6 +200,7 @@ type attDec struct {
 	mla, gqa splitMode      // auto: by decMinTokens / decMinPairs; off: never; on: whenever the shapes allow
 	twoPass  bool           // $EMBER_CUDA_DEC_TWO_PASS: never keep the scores (decScap)
 	ownQ8K   bool           // $EMBER_CUDA_DEC_OWN_Q8K: the output projection's rounding never joins attention_dec
+	no1      bool           // $EMBER_CUDA_NO_DEC1: one row takes attention_decD too, not attention_decD_1
 	stages   int            // $EMBER_CUDA_DEC_STAGES: attention_dec64/128's ring tiles where they fit (decStages)
 	blocks   int            // $EMBER_CUDA_DEC_BLOCKS: the blocks an SM attention_dec64/128 is sized for (decBlocks)
 	smem     map[string]int // per kernel: the dynamic shared memory its limit is raised to
@@ -281,6 +296,17 @@ func (b *Backend) attentionDec(args []uint64, rows, nkv, g, hd, vhd, nmax int) b
 	if hd == 128 {
 		name = "attention_dec128"
 	}
+	if rows == 1 && nmax > 0 && nmax <= dec1MaxPositions && !b.dec.no1 && b.decKernel(name+"_1", dec1Smem(hd)) {
+		// one row over a short cache: attention_decD_1 (the older positions' keys and
+		// values copied before its wait, four barriers after it); its twin rounds to Q8_0
+		name, smem := name+"_1", dec1Smem(hd)
+		args = append(args, 0, 0, 0, 0, 0, 0) // scap and ns (unused), the Q8_K and f16 rows
+		b.launch(name, 1, nkv, dec1Threads, smem, args...)
+		if !b.dec.ownQ8K {
+			b.markAttention(name, args, 1, nkv, smem, dec1Threads, g, nkv, vhd, b.decKernel(name+"_q8", smem), true)
+		}
+		return true
+	}
 	smem, scap, ns, ok := b.decLaunchSmem(name, hd, false, nmax, g, decBlocks(rows*nkv, b.dev.SMs, b.dec.blocks))
 	if !ok {
 		return false
@@ -290,7 +316,7 @@ func (b *Backend) attentionDec(args []uint64, rows, nkv, g, hd, vhd, nmax int) b
 	if !b.dec.ownQ8K {
 		// Each block rounds its KV head's outputs; the twin that rounds to Q8_0
 		// (name_q8, fuseQ8) takes the same shared memory.
-		b.markAttention(name, args, rows, nkv, smem, g, nkv, vhd, b.decKernel(name+"_q8", smem), true)
+		b.markAttention(name, args, rows, nkv, smem, decThreads, g, nkv, vhd, b.decKernel(name+"_q8", smem), true)
 	}
 	return true
 }

@@ -133,7 +133,7 @@ func (b *Backend) attentionShort(args []uint64, rows, nkv, g, hd, vhd, nmax, gro
 	args = append(args, i64(cap), i64(nmax), 0, 0)
 	b.launch(name, rows, nkv, smThreads, smem, args...)
 	if !kv1 {
-		b.markAttention(name, args, rows, nkv, smem, g, nkv, vhd, false, false)
+		b.markAttention(name, args, rows, nkv, smem, smThreads, g, nkv, vhd, false, false)
 	}
 	return true
 }

@@ -133,7 +133,7 @@ func (b *Backend) attentionSplit1(args []uint64, rows, nkv, g, hd, vhd, nmax, sp
 	}
 	args = append(args, work, count, i64(splits), i64(cmax), 0, 0)
 	b.launch("attention_split1", rows, nkv*splits, smThreads, smem, args...)
-	b.markAttention("attention_split1", args, rows, nkv*splits, smem, g, nkv, vhd, false, false)
+	b.markAttention("attention_split1", args, rows, nkv*splits, smem, smThreads, g, nkv, vhd, false, false)
 	return true
 }
 

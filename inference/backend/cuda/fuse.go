@@ -107,7 +107,7 @@ type fusable struct {
 	args       []uint64
 	mem        [2]span // add: a, b; set_rows: dst, src
 	grid       [3]int  // attention, fuseQ8KHalf: grid x, y and its dynamic shared memory
-	threads    int     // fuseQ8KHalf: the launch's block size
+	threads    int     // attention, fuseQ8KHalf: the launch's block size
 	q8t        bool    // attention: the kernel has a twin (kernel + "_q8") that rounds to Q8_0 and Q8_1
 	half       bool    // attention: its arguments end with f16 rows and their stride (0, 0) after the Q8 output's
 	qlen       int     // the queue length right after it was queued
@@ -152,13 +152,14 @@ func (b *Backend) fuseOff() bool {
 // half its f16 rows and their stride (0, 0) after them, as one the output projection's
 // rounding may join (fuseQ8K; with half, act_f16 then too: fuseHalf; with q8t, the kernel
 // has a twin name_q8 that rounds to Q8_0 or Q8_1: fuseQ8), when each group's g*vhd
-// outputs of the g*nkv*vhd of a row (dst: args[0]) are whole 256-element blocks.
-func (b *Backend) markAttention(name string, args []uint64, rows, gy, smem, g, nkv, vhd int, q8t, half bool) {
+// outputs of the g*nkv*vhd of a row (dst: args[0]) are whole 256-element blocks. threads
+// is the launch's block size (the fused forms relaunch with it).
+func (b *Backend) markAttention(name string, args []uint64, rows, gy, smem, threads, g, nkv, vhd int, q8t, half bool) {
 	if (g*vhd)%256 != 0 {
 		return
 	}
 	b.mark(fusable{kind: fuseAttention, kernel: name, dst: args[0], rows: rows, cols: g * nkv * vhd, args: args,
-		grid: [3]int{rows, gy, smem}, q8t: q8t, half: half})
+		grid: [3]int{rows, gy, smem}, threads: threads, q8t: q8t, half: half})
 }
 
 // q8Args are an attention launch's arguments (markAttention) with the rounding's output
@@ -271,12 +272,12 @@ func (b *Backend) fuseQ8K(x *tensor, out uint64, stride int) bool {
 		}
 		b.queue.pop()
 		if !f.half || f.cfg.noAtt {
-			b.launch(f.from(), f.grid[0], f.grid[1], smThreads, f.grid[2], f.q8Args(out, stride, -1)...)
+			b.launch(f.from(), f.grid[0], f.grid[1], f.threads, f.grid[2], f.q8Args(out, stride, -1)...)
 			break
 		}
 		// attention_dec64/128: the f16 rows of the output projection on cuBLASLt may join too
 		h := fusable{kind: fuseQ8KHalf, kernel: f.from(), dst: out, rows: x.rows, cols: x.cols, args: f.q8Args(out, stride, -1),
-			grid: f.grid, threads: decThreads}
+			grid: f.grid, threads: f.threads}
 		b.relaunch(&h)
 		b.mark(h)
 	default:
@@ -336,7 +337,7 @@ func (b *Backend) fuseQ8(x *tensor, out uint64, stride, s1 int) bool {
 		b.launch("add_rms_norm_q8", x.rows, 1, addNormThreads, 4*x.cols, append(f.args, out, i64(stride), i64(s1))...)
 	case f.kind == fuseAttention && f.q8t && x.stride == 4*x.cols:
 		b.queue.pop()
-		b.launch(f.from()+"_q8", f.grid[0], f.grid[1], smThreads, f.grid[2], f.q8Args(out, stride, s1)...)
+		b.launch(f.from()+"_q8", f.grid[0], f.grid[1], f.threads, f.grid[2], f.q8Args(out, stride, s1)...)
 	default:
 		return false
 	}

@@ -1,10 +1,8 @@
-// att1.cuh: att1, a decode attention for one row over at most A1_N positions, in the form
-// an engine kernel of attention_dec.cu would take (attention_decD's arguments, DEC_ARGS:
-// paged caches through the block table, G = nhead / nkv <= 16 query heads a KV head, head
-// dims 64 or 128, the output's rounding to Q8_K (with its f16 rows, q8h) or, with Q80,
-// to Q8_0 (s1: Q8_1)). Moving it into attention_dec.cu needs q8k_quant_warp (quant.cu)
-// in common.cuh, which changes every module's hash: all PTX made again. build/micro/att1.cu times it; if it gains, this header moves to
-// kernels/cuda and attention_dec.cu gets the kernels (NOTES.md, session 33's next steps).
+// attention_one.cuh: dec1_attend, attention_dec.cu's decode attention for one row over
+// at most A1_N positions (attention_decD_1: attention_decD's arguments, DEC_ARGS; paged
+// caches through the block table, G = nhead / nkv <= 16 query heads a KV head, head dims
+// 64 or 128, the output's rounding to Q8_K (with its f16 rows, q8h) or, with Q80, to
+// Q8_0 (s1: Q8_1)). build/micro/att1.cu times it against attention_dec128.
 //
 // A block per KV head (grid (1, nkv)), 4 warps. Before its wait it reads the block table
 // and copies the keys and values of every position but the newest (rows written by
@@ -17,9 +15,9 @@
 // blocks). Four barriers after the wait. The softmax sums and P V run in other orders
 // than attention_decD's, so outputs differ from its in the last bits.
 #pragma once
-#include "../../kernels/cuda/attention_dec.cuh"
+#include "attention_dec.cuh"
 
-#define A1_N 256                // positions att1 takes
+#define A1_N 256                // positions attention_decD_1 takes
 #define A1_PLD (2 * A1_N + 16)  // bytes of a P row (padded: ldmatrix's rows miss each other's banks)
 __host__ __device__ constexpr int a1_smem(int d) { return 2 * 16 * d + 2 * (2 * A1_N * d) + 16 * A1_PLD + 16 * d * 4; }
 
@@ -185,23 +183,3 @@ __device__ __forceinline__ void dec1_attend(float* dst, const float* q, const ui
         q8k_quant_warp(vv, q8, q8b + b, q8k, q8h);
     }
 }
-
-// att1_D(_q8): attention_decD's arguments (DEC_ARGS) and grid (1, nkv), 128 threads, one
-// row (i = 0), a1_smem(D) bytes of dynamic shared memory; scap and ns unused.
-#define A1_BODY(D, Q80, S1)                                                                                             \
-    const int kvh = blockIdx.y, G = nhead / nkv;                                                                        \
-    const int* tab = table ? table + (i64)seq[0] * tcols : 0;                                                           \
-    dec1_attend<D, Q80>(dst + (i64)kvh * G * D, q + (i64)kvh * G * D, k + kvh * D, (int)kstride, v + kvh * D,          \
-                        (int)vstride, tab, bs, pos[0] + 1, G, scale, q8, kvh * G * D / (Q80 ? 32 : 256), nhead * D,     \
-                        q8h && !Q80 ? (uint16_t*)q8h : nullptr, S1);
-#define A1_KERNEL(D)                                                                                                    \
-    extern "C" __global__ void __launch_bounds__(128) att1_##D(DEC_ARGS) {                                              \
-        pdl_defer();                                                                                                    \
-        A1_BODY(D, false, 0)                                                                                            \
-    }                                                                                                                   \
-    extern "C" __global__ void __launch_bounds__(128) att1_##D##_q8(DEC_ARGS, int s1) {                                 \
-        pdl_defer();                                                                                                    \
-        A1_BODY(D, true, s1)                                                                                            \
-    }
-A1_KERNEL(64)
-A1_KERNEL(128)
