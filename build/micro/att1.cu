@@ -88,16 +88,23 @@ int main() {
     CK(cudaMemset(seq, 0, 4));
     const int tcols = (int)perm.size();
     const int ns = 4, scap = (N + 63) / 64 * 64 <= 256 ? 256 : 0;
-    const int dsm = dec_smem(128, false, scap, ns), asm1 = a1_smem(128);
+    // att1's form: the engine's for N positions (dec1Form: a cap of 64, 128 or 256), or CAP's
+    const int cap1 = getenv("CAP") ? atoi(getenv("CAP")) : N <= 64 ? 64 : N <= 128 ? 128 : A1_N;
+    auto att1 = cap1 == 64 ? attention_dec128_1_64 : cap1 == 128 ? attention_dec128_1_128 : attention_dec128_1;
+    if (N > cap1) {
+        printf("N %d is more than CAP %d\n", N, cap1);
+        return 1;
+    }
+    const int dsm = dec_smem(128, false, scap, ns), asm1 = a1_smem(128, cap1);
     CK(cudaFuncSetAttribute(attention_dec128, cudaFuncAttributeMaxDynamicSharedMemorySize, dsm));
-    CK(cudaFuncSetAttribute(attention_dec128_1, cudaFuncAttributeMaxDynamicSharedMemorySize, asm1));
+    CK(cudaFuncSetAttribute(att1, cudaFuncAttributeMaxDynamicSharedMemorySize, asm1));
     const int v = getenv("V") ? atoi(getenv("V")) : -1;
     auto chain = [&](int variant) {  // 0 attention_dec128, 1 att1, 2 no attention
         for (int l = 0; l < L; l++) {
             launch(s, rope_standin, 9, 128, q[l], (const float*)qs[l], kc[l], vc[l], (const uint16_t*)ks[l], (const int*)pos, nq, nkvd,
                    (const int*)tab);
             if (variant < 2)  // the same arguments (DEC_ARGS) for both
-                launch_smem(s, variant ? attention_dec128_1 : attention_dec128, dim3(1, nkv), variant ? 128 : DEC_THREADS, variant ? asm1 : dsm,
+                launch_smem(s, variant ? att1 : attention_dec128, dim3(1, nkv), variant ? 128 : DEC_THREADS, variant ? asm1 : dsm,
                             att[l], (i64)nq, (const float*)q[l], (i64)nq, (const uint16_t*)kc[l], (i64)nkvd, (const uint16_t*)vc[l],
                             (i64)nkvd, (const int*)pos, nhead, nkv, D, D, scale, (const int*)tab, tcols, (const int*)seq, 16, scap, ns,
                             x8[l], (i64)xb, (uint8_t*)nullptr, (i64)0);

@@ -107,21 +107,27 @@ DEC_KERNEL(64)
 DEC_KERNEL(128)
 
 // attention_decD_1(_q8): attention_decD's arguments (DEC_ARGS) and grid (1, nkv), 128
-// threads, one row (i = 0), a1_smem(D) bytes of dynamic shared memory; scap and ns unused.
-#define A1_BODY(D, Q80, S1)                                                                                             \
+// threads, one row (i = 0), a1_smem(D, 256) bytes of dynamic shared memory; scap and ns
+// unused. attention_decD_1_128 and _1_64 (and their _q8 twins) the same for at most 128
+// and 64 positions, a1_smem(D, 128) and a1_smem(D, 64) bytes.
+#define A1_BODY(D, Q80, S1, CAP)                                                                                        \
     const int kvh = blockIdx.y, G = nhead / nkv;                                                                        \
     const int* tab = table ? table + (i64)seq[0] * tcols : 0;                                                           \
-    dec1_attend<D, Q80>(dst + (i64)kvh * G * D, q + (i64)kvh * G * D, k + kvh * D, (int)kstride, v + kvh * D,          \
-                        (int)vstride, tab, bs, pos[0] + 1, G, scale, q8, kvh * G * D / (Q80 ? 32 : 256), nhead * D,     \
-                        q8h && !Q80 ? (uint16_t*)q8h : nullptr, S1);
-#define A1_KERNEL(D)                                                                                                    \
-    extern "C" __global__ void __launch_bounds__(128) attention_dec##D##_1(DEC_ARGS) {                                              \
+    dec1_attend<D, Q80, CAP>(dst + (i64)kvh * G * D, q + (i64)kvh * G * D, k + kvh * D, (int)kstride, v + kvh * D,     \
+                             (int)vstride, tab, bs, pos[0] + 1, G, scale, q8, kvh * G * D / (Q80 ? 32 : 256),          \
+                             nhead * D, q8h && !Q80 ? (uint16_t*)q8h : nullptr, S1);
+#define A1_KERNEL(D, CAP, NAME)                                                                                         \
+    extern "C" __global__ void __launch_bounds__(128) NAME(DEC_ARGS) {                                                  \
         pdl_defer();                                                                                                    \
-        A1_BODY(D, false, 0)                                                                                            \
+        A1_BODY(D, false, 0, CAP)                                                                                       \
     }                                                                                                                   \
-    extern "C" __global__ void __launch_bounds__(128) attention_dec##D##_1_q8(DEC_ARGS, int s1) {                                 \
+    extern "C" __global__ void __launch_bounds__(128) NAME##_q8(DEC_ARGS, int s1) {                                     \
         pdl_defer();                                                                                                    \
-        A1_BODY(D, true, s1)                                                                                            \
+        A1_BODY(D, true, s1, CAP)                                                                                       \
     }
-A1_KERNEL(64)
-A1_KERNEL(128)
+A1_KERNEL(64, A1_N, attention_dec64_1)
+A1_KERNEL(64, 128, attention_dec64_1_128)
+A1_KERNEL(64, 64, attention_dec64_1_64)
+A1_KERNEL(128, A1_N, attention_dec128_1)
+A1_KERNEL(128, 128, attention_dec128_1_128)
+A1_KERNEL(128, 64, attention_dec128_1_64)

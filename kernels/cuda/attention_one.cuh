@@ -17,21 +17,27 @@
 #pragma once
 #include "attention_dec.cuh"
 
-#define A1_N 256                // positions attention_decD_1 takes
-#define A1_PLD (2 * A1_N + 16)  // bytes of a P row (padded: ldmatrix's rows miss each other's banks)
-__host__ __device__ constexpr int a1_smem(int d) { return 2 * 16 * d + 2 * (2 * A1_N * d) + 16 * A1_PLD + 16 * d * 4; }
+#define A1_N 256  // positions attention_decD_1 takes
+// a1_pld is the bytes of a P row of cap positions (padded: ldmatrix's rows miss each
+// other's banks); a1_smem the dynamic shared memory for cap positions of d dims. The
+// kernels come in caps of 64, 128 and 256 (A1_N) positions: fewer score groups a warp in
+// registers and loops (session 34: 9.5 us a layer at one position in att1.cu's chain with
+// a cap of 64, 9.8 with 128, 10.6 with 256).
+__host__ __device__ constexpr int a1_pld(int cap) { return 2 * cap + 16; }
+__host__ __device__ constexpr int a1_smem(int d, int cap) { return 2 * 16 * d + 2 * (2 * cap * d) + 16 * a1_pld(cap) + 16 * d * 4; }
 
-template <int D, bool Q80>
+template <int D, bool Q80, int CAP>
 __device__ __forceinline__ void dec1_attend(float* dst, const float* q, const uint16_t* k, int kstride, const uint16_t* v,
                                             int vstride, const int* tab, int bs, int nk, int G, float scale, uint8_t* q8,
                                             int q8b, int q8k, uint16_t* q8h, int q8s1) {
     extern __shared__ __align__(128) uint8_t sm[];
     __shared__ float stat[4][16][2];
     uint8_t* qsm = sm;                         // [16][D] f16, fragment-major (dec_qoff)
-    uint8_t* ksm = qsm + 2 * 16 * D;           // [A1_N][D] f16, chunks swizzled as dec_copy's
-    uint8_t* vsm = ksm + 2 * A1_N * D;         // the same for the values
-    uint8_t* psm = vsm + 2 * A1_N * D;         // [16][A1_PLD bytes] probabilities
-    float* red = (float*)(psm + 16 * A1_PLD);  // [16][D] the output, for the rounding
+    constexpr int pld = a1_pld(CAP);
+    uint8_t* ksm = qsm + 2 * 16 * D;        // [CAP][D] f16, chunks swizzled as dec_copy's
+    uint8_t* vsm = ksm + 2 * CAP * D;       // the same for the values
+    uint8_t* psm = vsm + 2 * CAP * D;       // [16][pld bytes] probabilities
+    float* red = (float*)(psm + 16 * pld);  // [16][D] the output, for the rounding
     const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, g = lane >> 2, tig = lane & 3;
     constexpr int CPR = D / 8;  // 16-byte chunks a row
     const int nz = (nk + 15) & ~15;  // rows through the last 16-position block: zeros past nk
@@ -89,7 +95,7 @@ __device__ __forceinline__ void dec1_attend(float* dst, const float* q, const ui
     // scores: warp w takes the groups of 8 positions j = w, w + 4, ...; sc[i] the i-th's
     const uint32_t qa = (uint32_t)__cvta_generic_to_shared(qsm) + 16 * lane;
     const uint32_t kx0 = (((lane >> 3) ^ (lane & 7)) << 4), kx1 = (((4 + (lane >> 3)) ^ (lane & 7)) << 4);
-    constexpr int NG = A1_N / 32;  // groups a warp at most
+    constexpr int NG = CAP / 32;  // groups a warp at most
     float sc[NG][4];
     float m0 = -INFINITY, m1 = -INFINITY;
 #pragma unroll
@@ -130,8 +136,8 @@ __device__ __forceinline__ void dec1_attend(float* dst, const float* q, const ui
         const int j = w + 4 * i;
         if (8 * j < nz) {  // the probabilities of positions 8j + 2 tig, + 1 (zeros past nk)
             const int col = 2 * (8 * j + 2 * tig);
-            *(uint32_t*)(psm + g * A1_PLD + col) = tc_prob(sc[i][0], M0, inv0) | (tc_prob(sc[i][1], M0, inv0) << 16);
-            *(uint32_t*)(psm + (g + 8) * A1_PLD + col) = tc_prob(sc[i][2], M1, inv1) | (tc_prob(sc[i][3], M1, inv1) << 16);
+            *(uint32_t*)(psm + g * pld + col) = tc_prob(sc[i][0], M0, inv0) | (tc_prob(sc[i][1], M0, inv0) << 16);
+            *(uint32_t*)(psm + (g + 8) * pld + col) = tc_prob(sc[i][2], M1, inv1) | (tc_prob(sc[i][3], M1, inv1) << 16);
         }
     }
     __syncthreads();  // 3: the probabilities
@@ -142,7 +148,7 @@ __device__ __forceinline__ void dec1_attend(float* dst, const float* q, const ui
     for (int j = 0; j < NJ; j++)
 #pragma unroll
         for (int e = 0; e < 4; e++) o[j][e] = 0;
-    const uint32_t pla = (uint32_t)__cvta_generic_to_shared(psm) + (lane & 15) * A1_PLD + 16 * (lane >> 4);
+    const uint32_t pla = (uint32_t)__cvta_generic_to_shared(psm) + (lane & 15) * pld + 16 * (lane >> 4);
     const int vr = (lane & 7) + (((lane >> 3) & 1) << 3);  // the lane's row of a 16-position block
     for (int kb = 0; kb < nz / 16; kb++) {
         uint32_t pa[4];

@@ -91,7 +91,13 @@ func (b *Backend) Attention(dst, q, k, v, pos backend.Tensor, p backend.Attentio
 	}
 	// Many decode rows: each row's query heads of a KV head as one tensor-core tile
 	// (attention_dec.go).
-	if b.attentionDec(args, qt.rows, p.NKVHead, g, p.HeadDim, p.VHeadDim, nmax) {
+	// One row's kernel (attention_decD_1) has forms for fewer positions than maxLenStep
+	// (dec1Form).
+	n1 := nmax
+	if p.MaxLen > 0 {
+		n1 = min(n1, (p.MaxLen+dec1Step-1)/dec1Step*dec1Step)
+	}
+	if b.attentionDec(args, qt.rows, p.NKVHead, g, p.HeadDim, p.VHeadDim, nmax, n1) {
 		return
 	}
 	if smem := 4 * g * (p.HeadDim + max(nmax, smPart)); g <= gqaMax && p.HeadDim%8 == 0 && p.VHeadDim%8 == 0 &&

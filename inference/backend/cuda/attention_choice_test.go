@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -19,14 +20,19 @@ func newAttentionQueue(noFuse bool) *queueOnly {
 	for _, n := range []string{"attention_smem", "attention_split1", "attention_dec64", "attention_dec128",
 		"attention_dec64_q8", "attention_dec128_q8", "attention_mla", "attention_mla_split", "attention_short64", "attention_short128", "attention_short576",
 		"attention_dec64_1", "attention_dec128_1", "attention_dec64_1_q8", "attention_dec128_1_q8"} {
-		b.kernels[n] = &kernel{name: n}
+		for _, f := range []string{"", "_64", "_128"} {
+			m := strings.Replace(n, "_1", "_1"+f, 1)
+			b.kernels[m] = &kernel{name: m}
+		}
 	}
 	b.dev.SMs, b.attnSmem, b.split.one = 132, smemMax, 1
 	b.dec.smem = map[string]int{}
 	for _, n := range []string{"attention_dec64", "attention_dec128", "attention_dec64_q8", "attention_dec128_q8",
 		"attention_mla", "attention_mla_split", "attention_short64", "attention_short128", "attention_short576",
 		"attention_dec64_1", "attention_dec128_1", "attention_dec64_1_q8", "attention_dec128_1_q8"} {
-		b.dec.smem[n] = 227 << 10
+		for _, f := range []string{"", "_64", "_128"} {
+			b.dec.smem[strings.Replace(n, "_1", "_1"+f, 1)] = 227 << 10
+		}
 	}
 	b.split.work = scratch{ptr: 3 << 40, size: 1 << 30}
 	b.split.count = scratch{ptr: 4 << 40, size: 1 << 20}
@@ -37,7 +43,8 @@ func newAttentionQueue(noFuse bool) *queueOnly {
 
 // TestAttentionChoice: the decode attention kernel each shape gets in auto mode (and with
 // attention_short forced on), and whether the output projection's Q8_K rounding joins
-// it: Llama-3.1-8B's one token over a short cache on attention_dec128_1 (rounding fused;
+// it: Llama-3.1-8B's one token over a short cache on attention_dec128_1's form for its
+// positions (rounding fused;
 // attention_dec128 with $EMBER_CUDA_NO_DEC1 or several rows),
 // over 768 positions on attention_split1 (rounding fused); forced,
 // attention_short128 (fused); DeepSeek-V2-Lite's latent rows of one or a few tokens over
@@ -54,9 +61,9 @@ func TestAttentionChoice(t *testing.T) {
 		noFuse               bool
 		want                 []string
 	}{
-		{"8B, 1 token, 100 positions", 1, 32, 8, 128, 100, 1024, false, false, false, false, []string{"attention_dec128_1", mm}},
+		{"8B, 1 token, 100 positions", 1, 32, 8, 128, 100, 1024, false, false, false, false, []string{"attention_dec128_1_128", mm}},
 		{"8B, 1 token, 256 positions", 1, 32, 8, 128, 256, 1024, false, false, false, false, []string{"attention_dec128_1", mm}},
-		{"8B, 1 token, 100 positions, fusion off", 1, 32, 8, 128, 100, 1024, false, false, false, true, []string{"attention_dec128_1", "quant_q8_k", mm}},
+		{"8B, 1 token, 100 positions, fusion off", 1, 32, 8, 128, 100, 1024, false, false, false, true, []string{"attention_dec128_1_128", "quant_q8_k", mm}},
 		{"8B, 1 token, 600 positions", 1, 32, 8, 128, 600, 1024, false, false, false, false, []string{"attention_split1", mm}},
 		{"8B, 1 token, 100 positions, short on", 1, 32, 8, 128, 100, 1024, false, true, false, false, []string{"attention_short128", mm}},
 		{"8B, 1 token, 600 positions, fusion off", 1, 32, 8, 128, 600, 1024, false, false, false, true, []string{"attention_split1", "quant_q8_k", mm}},
@@ -64,7 +71,7 @@ func TestAttentionChoice(t *testing.T) {
 		{"8B, 4 rows (a draft's verify), 100 positions", 4, 32, 8, 128, 100, 1024, false, false, false, false, []string{"attention_dec128", mmvName(quant.Q4_K, 4)}},
 		{"8B, 4 rows, 600 positions", 4, 32, 8, 128, 600, 1024, false, false, false, false, []string{"attention_split1", mmvName(quant.Q4_K, 4)}},
 		{"8B, 1 token, no mmq", 1, 32, 8, 128, 100, 1024, false, false, true, false, []string{"attention_smem", "quant_q8_k", mm}},
-		{"1B (64-dim heads), 1 token, 100 positions", 1, 32, 8, 64, 100, 1024, false, false, false, false, []string{"attention_dec64_1", mm}},
+		{"1B (64-dim heads), 1 token, 100 positions", 1, 32, 8, 64, 100, 1024, false, false, false, false, []string{"attention_dec64_1_128", mm}},
 		{"V2-Lite, 1 token, 100 positions", 1, 16, 1, 576, 100, 1024, true, false, false, false, []string{"attention_short576"}},
 		{"V2-Lite, 5 tokens, 200 positions", 5, 16, 1, 576, 200, 1024, true, false, false, false, []string{"attention_short576"}},
 		{"V2-Lite, 1 token, 600 positions", 1, 16, 1, 576, 600, 1024, true, false, false, false, []string{"attention_mla_split"}},
@@ -97,24 +104,33 @@ func TestAttentionChoice(t *testing.T) {
 }
 
 // TestAttentionChoiceDec1: one row's decode attention over at most 256 positions runs on
-// attention_dec128_1 with 128 threads and a1_smem's shared memory, its Q8_0 twin for a
-// Q8_0 output projection, and attention_dec128 (256 threads) with $EMBER_CUDA_NO_DEC1.
+// attention_dec128_1's form for its positions (_64, _128, or the one for 256; that one
+// with $EMBER_CUDA_DEC1_FULL) with 128 threads and the form's shared memory (a1_smem),
+// its Q8_0 twin for a Q8_0 output projection, and attention_dec128 (256 threads) with
+// $EMBER_CUDA_NO_DEC1.
 func TestAttentionChoiceDec1(t *testing.T) {
 	for _, c := range []struct {
-		name    string
-		no1     bool
-		wt      quant.Type
-		want    string
-		threads int
+		name         string
+		no1, full    bool
+		maxLen       int
+		wt           quant.Type
+		want         string
+		threads, cap int
 	}{
-		{"Q4_K projection", false, quant.Q4_K, "attention_dec128_1", dec1Threads},
-		{"Q8_0 projection", false, quant.Q8_0, "attention_dec128_1_q8", dec1Threads},
-		{"no dec1", true, quant.Q4_K, "attention_dec128", decThreads},
+		{"Q4_K projection", false, false, 200, quant.Q4_K, "attention_dec128_1", dec1Threads, 256},
+		{"Q8_0 projection", false, false, 200, quant.Q8_0, "attention_dec128_1_q8", dec1Threads, 256},
+		{"1 position", false, false, 1, quant.Q4_K, "attention_dec128_1_64", dec1Threads, 64},
+		{"64 positions, Q8_0", false, false, 64, quant.Q8_0, "attention_dec128_1_64_q8", dec1Threads, 64},
+		{"65 positions", false, false, 65, quant.Q4_K, "attention_dec128_1_128", dec1Threads, 128},
+		{"128 positions", false, false, 128, quant.Q4_K, "attention_dec128_1_128", dec1Threads, 128},
+		{"129 positions", false, false, 129, quant.Q4_K, "attention_dec128_1", dec1Threads, 256},
+		{"1 position, full", false, true, 1, quant.Q4_K, "attention_dec128_1", dec1Threads, 256},
+		{"no dec1", true, false, 200, quant.Q4_K, "attention_dec128", decThreads, 0},
 	} {
 		q := newAttentionQueue(false)
-		q.dec.no1 = c.no1
+		q.dec.no1, q.dec.full1 = c.no1, c.full
 		q.kernels[mmvName(quant.Q8_0, 1)] = &kernel{name: mmvName(quant.Q8_0, 1)}
-		p := backend.Attention{NHead: 32, NKVHead: 8, HeadDim: 128, VHeadDim: 128, Scale: 0.1, MaxLen: 200}
+		p := backend.Attention{NHead: 32, NKVHead: 8, HeadDim: 128, VHeadDim: 128, Scale: 0.1, MaxLen: c.maxLen}
 		qt, dst := q.f32(1, 4096), q.f32(1, 4096)
 		k, v, pos := q.tensor(quant.F16, 1024, 1024), q.tensor(quant.F16, 1024, 1024), q.tensor(quant.I32, 1, 1)
 		q.Attention(dst, qt, k, v, pos, p)
@@ -125,14 +141,15 @@ func TestAttentionChoiceDec1(t *testing.T) {
 			t.Errorf("%s: queued %v, want %s and the product", c.name, got, c.want)
 			continue
 		}
-		if d[0] != 1 || d[1] != 8 || int(d[3]) != c.threads || (c.threads == dec1Threads && int(d[4]) != dec1Smem(128)) {
-			t.Errorf("%s: dims %v", c.name, d)
+		if d[0] != 1 || d[1] != 8 || int(d[3]) != c.threads || (c.threads == dec1Threads && int(d[4]) != dec1Smem(128, c.cap)) {
+			t.Errorf("%s: dims %v, want shared memory %d", c.name, d, dec1Smem(128, c.cap))
 		}
 	}
 }
 
 // TestDec1MatchesAttentionOne: the host's position bound and shared memory for
-// attention_decD_1 (dec1MaxPositions, dec1Smem) are attention_one.cuh's A1_N and a1_smem.
+// attention_decD_1's forms (dec1MaxPositions, dec1Smem) are attention_one.cuh's A1_N and
+// a1_smem, and attention_dec.cu has the forms dec1Form names.
 func TestDec1MatchesAttentionOne(t *testing.T) {
 	if n := kernelDefine(t, "attention_one.cuh", "A1_N"); n != dec1MaxPositions {
 		t.Errorf("A1_N %d, dec1MaxPositions %d", n, dec1MaxPositions)
@@ -141,8 +158,23 @@ func TestDec1MatchesAttentionOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "return 2 * 16 * d + 2 * (2 * A1_N * d) + 16 * A1_PLD + 16 * d * 4;"
-	if !strings.Contains(string(src), want) || !strings.Contains(string(src), "#define A1_PLD (2 * A1_N + 16)") {
-		t.Errorf("a1_smem is no longer %q with A1_PLD 2 A1_N + 16: change dec1Smem with it", want)
+	for _, want := range []string{"return 2 * 16 * d + 2 * (2 * cap * d) + 16 * a1_pld(cap) + 16 * d * 4;",
+		"a1_pld(int cap) { return 2 * cap + 16; }"} {
+		if !strings.Contains(string(src), want) {
+			t.Errorf("attention_one.cuh no longer has %q: change dec1Smem with it", want)
+		}
+	}
+	cu, err := os.ReadFile("../../../kernels/cuda/attention_dec.cu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{1, 64, 65, 128, 129, 256} {
+		suf, cap := dec1Form(n, false)
+		for _, d := range []int{64, 128} {
+			c := map[int]string{64: "64", 128: "128", dec1MaxPositions: "A1_N"}[cap]
+			if want := fmt.Sprintf("A1_KERNEL(%d, %s, attention_dec%d_1%s)", d, c, d, suf); !strings.Contains(string(cu), want) {
+				t.Errorf("%d positions: attention_dec.cu has no %s", n, want)
+			}
+		}
 	}
 }

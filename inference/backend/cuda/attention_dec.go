@@ -38,16 +38,37 @@ const (
 	// decMaxG is the most query heads per KV head (one m16 tile).
 	decMaxG = 16
 	// dec1MaxPositions is A1_N (attention_one.cuh): the most positions attention_decD_1
-	// takes; dec1Threads its block size.
-	dec1MaxPositions, dec1Threads = 256, 128
+	// takes; dec1Threads its block size; dec1Step the fewest positions of its forms
+	// (attention_decD_1_64; attention_decD_1_128 between).
+	dec1MaxPositions, dec1Threads, dec1Step = 256, 128, 64
 )
 
-// dec1Smem is attention_decD_1's dynamic shared memory (a1_smem): the f16 query tile,
-// every position's key and value rows, the 16 rows of probabilities (2 dec1MaxPositions +
-// 16 bytes each) and the f32 output.
-func dec1Smem(d int) int {
-	return 2*16*d + 2*(2*dec1MaxPositions*d) + 16*(2*dec1MaxPositions+16) + 16*d*4
+// dec1Smem is the dynamic shared memory of attention_decD_1's form for cap positions
+// (a1_smem): the f16 query tile, every position's key and value rows, the 16 rows of
+// probabilities (2 cap + 16 bytes each) and the f32 output.
+func dec1Smem(d, cap int) int {
+	return 2*16*d + 2*(2*cap*d) + 16*(2*cap+16) + 16*d*4
 }
+
+// dec1Form is the form of attention_decD_1 for at most n positions (the kernel name's
+// suffix) and its cap: 64, 128 or dec1MaxPositions, the last when full
+// ($EMBER_CUDA_DEC1_FULL). Session 34, build/micro/att1.cu's chain of 32 layers on the
+// H200: at one position 9.46 us a layer with a cap of 64, 9.78 with 128, 10.57 with 256;
+// at 33, 9.98, 10.23 and 10.98 (fewer score groups a warp, in registers and loops).
+func dec1Form(n int, full bool) (string, int) {
+	switch {
+	case full || n > 2*dec1Step:
+		return "", dec1MaxPositions
+	case n > dec1Step:
+		return "_128", 2 * dec1Step
+	}
+	return "_64", dec1Step
+}
+
+// Dec1FullEnv names an environment variable: when set, one row's decode attention takes
+// attention_decD_1's form for dec1MaxPositions whatever the context, for timing the
+// smaller forms.
+const Dec1FullEnv = "EMBER_CUDA_DEC1_FULL"
 
 // NoDec1Env names an environment variable: when set, one row's decode attention runs on
 // attention_decD (8 warps, a ring of key tiles) instead of attention_decD_1, for timing.
@@ -201,6 +222,7 @@ type attDec struct {
 	twoPass  bool           // $EMBER_CUDA_DEC_TWO_PASS: never keep the scores (decScap)
 	ownQ8K   bool           // $EMBER_CUDA_DEC_OWN_Q8K: the output projection's rounding never joins attention_dec
 	no1      bool           // $EMBER_CUDA_NO_DEC1: one row takes attention_decD too, not attention_decD_1
+	full1    bool           // $EMBER_CUDA_DEC1_FULL: one row takes attention_decD_1's form for dec1MaxPositions whatever the context
 	stages   int            // $EMBER_CUDA_DEC_STAGES: attention_dec64/128's ring tiles where they fit (decStages)
 	blocks   int            // $EMBER_CUDA_DEC_BLOCKS: the blocks an SM attention_dec64/128 is sized for (decBlocks)
 	smem     map[string]int // per kernel: the dynamic shared memory its limit is raised to
@@ -282,7 +304,7 @@ func (b *Backend) attentionMLA(d, qt, kt, vt, pt, table, seq *tensor, tcols, bs,
 
 // attentionDec launches attention_decD for rows*nkv (row, KV head) pairs when it applies
 // and reports whether it did; args are the attention kernels' common arguments.
-func (b *Backend) attentionDec(args []uint64, rows, nkv, g, hd, vhd, nmax int) bool {
+func (b *Backend) attentionDec(args []uint64, rows, nkv, g, hd, vhd, nmax, n1 int) bool {
 	if b.dec.gqa == splitOff || hd != vhd || (hd != 64 && hd != 128) || g > decMaxG || rows <= 0 {
 		return false
 	}
@@ -296,10 +318,11 @@ func (b *Backend) attentionDec(args []uint64, rows, nkv, g, hd, vhd, nmax int) b
 	if hd == 128 {
 		name = "attention_dec128"
 	}
-	if rows == 1 && nmax > 0 && nmax <= dec1MaxPositions && !b.dec.no1 && b.decKernel(name+"_1", dec1Smem(hd)) {
+	if suf, cap := dec1Form(n1, b.dec.full1); rows == 1 && nmax > 0 && nmax <= dec1MaxPositions && !b.dec.no1 &&
+		b.decKernel(name+"_1"+suf, dec1Smem(hd, cap)) {
 		// one row over a short cache: attention_decD_1 (the older positions' keys and
 		// values copied before its wait, four barriers after it); its twin rounds to Q8_0
-		name, smem := name+"_1", dec1Smem(hd)
+		name, smem := name+"_1"+suf, dec1Smem(hd, cap)
 		args = append(args, 0, 0, 0, 0, 0, 0) // scap and ns (unused), the Q8_K and f16 rows
 		b.launch(name, 1, nkv, dec1Threads, smem, args...)
 		if !b.dec.ownQ8K {
