@@ -20,3 +20,22 @@ done
 q() { timeout -s KILL 100 "$@" 2>&1 | grep '^| ' | tail -1 | cut -d'|' -f8 | tr -d ' '; }
 p() { timeout -s KILL 100 "$@" 2>&1 | grep '^| ' | tail -1 | cut -d'|' -f7,8 | tr -d ' '; }
 s() { timeout -s KILL 120 "$@" 2>&1 | grep '^| ' | tail -1 | cut -d'|' -f6; }
+# el prints a line after the seconds since gpu-setup.sh was sourced.
+T0=$(date +%s)
+el() { echo "[$(($(date +%s) - T0)) s] $*"; }
+# ptx_all DIR makes every module's PTX in DIR (ptx-copy.sh) and returns it as $L/ptx.tar.xz.
+ptx_all() {
+	sh build/ptx-copy.sh "$1" || el "PTX FAILED"
+	(cd "$1" && tar cJf "$L/ptx.tar.xz" *.ptx)
+	el ptx done
+}
+# tgroup N PATTERN LIMIT runs bin/dev/cuda.test -test.run PATTERN in the background
+# (-test.v into /tmp/gN.log, killed after LIMIT s), then prints its passes, failures and
+# last test started.
+tgroup() {
+	(
+		cd inference/backend/cuda && timeout -s KILL "$3" "$R/bin/dev/cuda.test" -test.v -test.run "$2" >/tmp/g$1.log 2>&1
+		echo "group $1 rc $?: $(grep -E -c -- '^--- PASS' /tmp/g$1.log) pass, $(grep -E -c -- '--- FAIL' /tmp/g$1.log) fail; last: $(grep -E -- '^(=== RUN|--- )' /tmp/g$1.log | tail -1)"
+		grep -E -A4 -- '--- FAIL' /tmp/g$1.log | head -24
+	) &
+}

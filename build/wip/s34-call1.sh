@@ -9,8 +9,6 @@
 set -u
 export MODELS="q4 q8"
 . build/gpu-setup.sh "${OUT:-/tmp/s34c1}"
-t0=$(date +%s)
-el() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
 (cd build/micro && nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -O3 -fmad=false -o /tmp/att1 att1.cu 2>&1 | grep -i error)
 for n in 1 33 128 256 1 256; do N=$n timeout 60 /tmp/att1 2>&1 | tail -4; done
 el micro done

@@ -7,19 +7,13 @@
 set -u
 export MODELS="q4 q8 v2"
 . build/gpu-setup.sh "${OUT:-/tmp/s34c2}"
-t0=$(date +%s)
-el() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
 D=/tmp/pv
-sh build/ptx-copy.sh $D || el "PTX FAILED"
-(cd $D && tar cJf "$L/ptx.tar.xz" *.ptx)
-el ptx done
+ptx_all $D
 export EMBER_CUDA_PTX_DIR=$D
-T=$R/bin/dev/cuda.test
-g() { n=$1 pat=$2; (cd inference/backend/cuda && timeout -s KILL 400 "$T" -test.v -test.run "$pat" >/tmp/g$n.log 2>&1; echo "group $n rc $?: $(grep -E -c -- '^--- PASS' /tmp/g$n.log) pass, $(grep -E -c -- '--- FAIL' /tmp/g$n.log) fail; last: $(grep -E -- '^(=== RUN|--- )' /tmp/g$n.log | tail -1)"; grep -E -A3 -- '--- FAIL' /tmp/g$n.log | head -20) & }
-g 1 'TestConformance$'
-g 2 'TestConformanceLongContextKernels'
-g 3 'TestDecodeAttention|TestAttention|TestDec1|TestBranchedGraph|TestKernelNames|TestFuseQueue'
-g 4 'TestFused'
+tgroup 1 'TestConformance$' 400
+tgroup 2 'TestConformanceLongContextKernels' 400
+tgroup 3 'TestDecodeAttention|TestAttention|TestDec1|TestBranchedGraph|TestKernelNames|TestFuseQueue' 400
+tgroup 4 'TestFused' 400
 (cd inference/model/archs && timeout -s KILL 300 "$R/bin/dev/archs.test" -test.run 'CUDA' 2>&1 | tail -3) &
 (cd inference/model/deepseek2 && timeout -s KILL 300 "$R/bin/dev/deepseek2.test" -test.run 'CUDA' 2>&1 | tail -2) &
 wait

@@ -7,19 +7,13 @@
 set -u
 export MODELS="q4 q8"
 . build/gpu-setup.sh "${OUT:-/tmp/s34c3}"
-t0=$(date +%s)
-el() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
 D=/tmp/pv
-sh build/ptx-copy.sh $D || el "PTX FAILED"
-(cd $D && tar cJf "$L/ptx.tar.xz" *.ptx)
-el ptx done
+ptx_all $D
 export EMBER_CUDA_PTX_DIR=$D
-T=$R/bin/dev/cuda.test
-g() { n=$1 pat=$2; (cd inference/backend/cuda && timeout -s KILL 330 "$T" -test.v -test.run "$pat" >/tmp/g$n.log 2>&1; echo "group $n rc $?: $(grep -E -c -- '^--- PASS' /tmp/g$n.log) pass, $(grep -E -c -- '--- FAIL' /tmp/g$n.log) fail; last: $(grep -E -- '^(=== RUN|--- )' /tmp/g$n.log | tail -1)"; grep -E -A4 -- '--- FAIL' /tmp/g$n.log | head -24) & }
-g 0 'TestFusedRoPEAttention'
-g 1 'TestConformance$'
-g 3 'TestDecodeAttention|TestAttention|TestDec1|TestBranchedGraph|TestKernelNames|TestFuseQueue'
-g 4 'TestFused[^R]|TestFusedRoPE$|TestFusedRoPESet'
+tgroup 0 'TestFusedRoPEAttention' 330
+tgroup 1 'TestConformance$' 330
+tgroup 3 'TestDecodeAttention|TestAttention|TestDec1|TestBranchedGraph|TestKernelNames|TestFuseQueue' 330
+tgroup 4 'TestFused[^R]|TestFusedRoPE$|TestFusedRoPESet' 330
 (cd inference/model/archs && timeout -s KILL 300 "$R/bin/dev/archs.test" -test.run 'CUDA' 2>&1 | tail -3) &
 # (deepseek2.test left out: the carry limit) (cd inference/model/deepseek2 && timeout -s KILL 300 "$R/bin/dev/deepseek2.test" -test.run 'CUDA' 2>&1 | tail -2) &
 wait

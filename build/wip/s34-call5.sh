@@ -8,11 +8,8 @@
 set -u
 export MODELS="q4 q8"
 . build/gpu-setup.sh "${OUT:-/tmp/s34c5}"
-t0=$(date +%s)
-el() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
 D=/tmp/pv
-sh build/ptx-copy.sh $D || el "PTX FAILED"
-(cd $D && tar cJf "$L/ptx.tar.xz" *.ptx)
+ptx_all $D
 (cd build/micro && nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -O3 -fmad=false -o /tmp/att1 att1.cu 2>&1 | grep -i error)
 el ptx done
 for n in 1 33 128; do
@@ -20,11 +17,9 @@ for n in 1 33 128; do
 	echo "256:   $(CAP=256 N=$n timeout 30 /tmp/att1 2>&1 | grep '32 layers')"
 done
 export EMBER_CUDA_PTX_DIR=$D
-T=$R/bin/dev/cuda.test
-g() { n=$1 pat=$2; (cd inference/backend/cuda && timeout -s KILL 200 "$T" -test.v -test.run "$pat" >/tmp/g$n.log 2>&1; echo "group $n rc $?: $(grep -E -c -- '^--- PASS' /tmp/g$n.log) pass, $(grep -E -c -- '--- FAIL' /tmp/g$n.log) fail; last: $(grep -E -- '^(=== RUN|--- )' /tmp/g$n.log | tail -1)"; grep -E -A4 -- '--- FAIL' /tmp/g$n.log | head -24) & }
-g 0 'TestDecodeAttention|TestAttention|TestDec1|TestKernelNames|TestBranchedGraph'
-g 1 'TestConformance$'
-g 2 'TestFusedAttention|TestFusedDecoderLayers|TestFusedQ8KHalf'
+tgroup 0 'TestDecodeAttention|TestAttention|TestDec1|TestKernelNames|TestBranchedGraph' 200
+tgroup 1 'TestConformance$' 200
+tgroup 2 'TestFusedAttention|TestFusedDecoderLayers|TestFusedQ8KHalf' 200
 (cd inference/model/archs && timeout -s KILL 200 "$R/bin/dev/archs.test" -test.run 'CUDA' 2>&1 | tail -3) &
 wait
 el tests done

@@ -8,18 +8,12 @@
 set -u
 export MODELS="q4"
 . build/gpu-setup.sh "${OUT:-/tmp/s34c6}"
-t0=$(date +%s)
-el() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
 D=/tmp/pv
-sh build/ptx-copy.sh $D || el "PTX FAILED"
-(cd $D && tar cJf "$L/ptx.tar.xz" *.ptx)
-el ptx done
+ptx_all $D
 export EMBER_CUDA_PTX_DIR=$D
-T=$R/bin/dev/cuda.test
-g() { n=$1 pat=$2; (cd inference/backend/cuda && timeout -s KILL 75 "$T" -test.v -test.run "$pat" >/tmp/g$n.log 2>&1; echo "group $n rc $?: $(grep -E -c -- '^--- PASS' /tmp/g$n.log) pass, $(grep -E -c -- '--- FAIL' /tmp/g$n.log) fail; last: $(grep -E -- '^(=== RUN|--- )' /tmp/g$n.log | tail -1)"; grep -E -A4 -- '--- FAIL' /tmp/g$n.log | head -24) & }
-g 0 'TestDecodeAttention|TestAttention|TestDec1|TestKernelNames'
-g 1 'TestConformance$'
-g 2 'TestFusedAttention|TestFusedDecoderLayers'
+tgroup 0 'TestDecodeAttention|TestAttention|TestDec1|TestKernelNames' 75
+tgroup 1 'TestConformance$' 75
+tgroup 2 'TestFusedAttention|TestFusedDecoderLayers' 75
 (cd inference/model/archs && timeout -s KILL 75 "$R/bin/dev/archs.test" -test.run 'CUDA' 2>&1 | tail -3) &
 wait
 el tests done
