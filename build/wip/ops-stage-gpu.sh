@@ -1,8 +1,9 @@
 #!/bin/sh
 # ops-stage-gpu.sh: the device call for build/wip/ops-stage.patch (applied to the tree
-# carried; bin/dev built at HEAD). Every PTX made here into $OUT/ptx.tar.xz (only
-# ops.ptx differs from HEAD's); the RoPE, cache-write, fused-layer, conformance and
-# golden tests on it; then 8B Q4_K_M and V2-Lite tg128 on it against HEAD's embedded PTX,
+# carried; bin/dev built at HEAD, TESTS="cuda archs"). Every PTX made here into
+# $OUT/ptx.tar.xz (only ops.ptx and moe.ptx differ from HEAD's); the RoPE, cache-write,
+# fused-layer, graph, latent-attention, conformance and golden tests (deepseek2's among
+# them) on it; then 8B Q4_K_M and V2-Lite tg128 on it against HEAD's embedded PTX,
 # alternating, and 8B at 64 streams once each. ~5 minutes.
 set -u
 export MODELS="q4 v2"
@@ -10,10 +11,9 @@ export MODELS="q4 v2"
 D=/tmp/pv
 ptx_all $D
 export EMBER_CUDA_PTX_DIR=$D
-tgroup 0 'TestFusedRoPE|TestFusedSetRows|TestFusedDecoderLayers|TestBranchedGraph' 150
+tgroup 0 'TestFusedRoPE|TestFusedSetRows|TestFusedDecoderLayers|TestBranchedGraph|TestLatentAttention' 150
 tgroup 1 'TestConformance$' 150
 (cd inference/model/archs && timeout -s KILL 150 "$R/bin/dev/archs.test" -test.run 'CUDA' 2>&1 | tail -3) &
-(cd inference/model/deepseek2 && timeout -s KILL 150 "$R/bin/dev/deepseek2.test" -test.run 'CUDA' 2>&1 | tail -2) &
 wait
 el tests done
 B="bench -backend cuda -p 0 -n 128 -r 3"
