@@ -1,7 +1,7 @@
 #!/bin/sh
 # ops-stage-gpu.sh: the device call for build/wip/ops-stage.patch (applied to the tree
 # carried; bin/dev built at HEAD, TESTS="cuda archs"). Every PTX made here into
-# $OUT/ptx.tar.xz (only ops.ptx and moe.ptx differ from HEAD's); the RoPE, cache-write,
+# $OUT/ptx.tar.xz (only ops.ptx, moe.ptx and quant.ptx differ from HEAD's); the RoPE, cache-write,
 # fused-layer, graph, latent-attention, conformance and golden tests (deepseek2's among
 # them) on it; then 8B Q4_K_M and V2-Lite tg128 on it against HEAD's embedded PTX,
 # alternating, and 8B at 64 streams once each. ~5 minutes.
