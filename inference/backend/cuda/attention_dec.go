@@ -318,17 +318,18 @@ func (b *Backend) attentionDec(args []uint64, rows, nkv, g, hd, vhd, nmax, n1 in
 	if hd == 128 {
 		name = "attention_dec128"
 	}
-	if suf, cap := dec1Form(n1, b.dec.full1); rows == 1 && nmax > 0 && nmax <= dec1MaxPositions && !b.dec.no1 &&
-		b.decKernel(name+"_1"+suf, dec1Smem(hd, cap)) {
+	if rows == 1 && nmax > 0 && nmax <= dec1MaxPositions && !b.dec.no1 {
 		// one row over a short cache: attention_decD_1 (the older positions' keys and
 		// values copied before its wait, four barriers after it); its twin rounds to Q8_0
-		name, smem := name+"_1"+suf, dec1Smem(hd, cap)
-		args = append(args, 0, 0, 0, 0, 0, 0) // scap and ns (unused), the Q8_K and f16 rows
-		b.launch(name, 1, nkv, dec1Threads, smem, args...)
-		if !b.dec.ownQ8K {
-			b.markAttention(name, args, 1, nkv, smem, dec1Threads, g, nkv, vhd, b.decKernel(name+"_q8", smem), true)
+		suf, cap := dec1Form(n1, b.dec.full1)
+		if name1, smem := name+"_1"+suf, dec1Smem(hd, cap); b.decKernel(name1, smem) {
+			args = append(args, 0, 0, 0, 0, 0, 0) // scap and ns (unused), the Q8_K and f16 rows
+			b.launch(name1, 1, nkv, dec1Threads, smem, args...)
+			if !b.dec.ownQ8K {
+				b.markAttention(name1, args, 1, nkv, smem, dec1Threads, g, nkv, vhd, b.decKernel(name1+"_q8", smem), true)
+			}
+			return true
 		}
-		return true
 	}
 	smem, scap, ns, ok := b.decLaunchSmem(name, hd, false, nmax, g, decBlocks(rows*nkv, b.dev.SMs, b.dec.blocks))
 	if !ok {
