@@ -35,8 +35,28 @@ func (b *Backend) fuseAddNorm(d, x, w *tensor, eps float32) bool {
 	return true
 }
 
-// ropeHeads is the heads one block of rope2_f32 rotates.
+// ropeHeads is the heads one block of rope2_f32 and rope2_set rotates by default.
 const ropeHeads = 8
+
+// RoPEHeadsEnv names an environment variable: the heads one block of rope2_f32 and
+// rope2_set rotates (1 to 64), for timing other grids than ropeHeads'.
+const RoPEHeadsEnv = "EMBER_CUDA_ROPE_HEADS"
+
+// ropeHeadsFromEnv is $EMBER_CUDA_ROPE_HEADS, or ropeHeads when unset or out of range.
+func ropeHeadsFromEnv() int {
+	if n := decIntEnv(RoPEHeadsEnv); n >= 1 && n <= 64 {
+		return n
+	}
+	return ropeHeads
+}
+
+// ropeHeads is the heads a RoPE block rotates: ropeHPB, or ropeHeads when unset.
+func (b *Backend) ropeHeads() int {
+	if b.ropeHPB > 0 {
+		return b.ropeHPB
+	}
+	return ropeHeads
+}
 
 // fuseRoPE2 runs the RoPE of x (rope_f32's arguments args) together with the queued RoPE
 // of another tensor with the same rows, positions and parameters (Q, then K), as
@@ -49,9 +69,10 @@ func (b *Backend) fuseRoPE2(x *tensor, args []uint64) bool {
 		return false
 	}
 	hd := int(args[3])
-	n1, n2 := (f.cols/hd+ropeHeads-1)/ropeHeads, (x.cols/hd+ropeHeads-1)/ropeHeads
+	hpb := b.ropeHeads()
+	n1, n2 := (f.cols/hd+hpb-1)/hpb, (x.cols/hd+hpb-1)/hpb
 	b.queue.pop()
-	rargs := append([]uint64{f.args[0], f.args[2], i64(n1), args[0], args[2], i64(ropeHeads), args[1]}, args[3:]...)
+	rargs := append([]uint64{f.args[0], f.args[2], i64(n1), args[0], args[2], i64(hpb), args[1]}, args[3:]...)
 	smem := 4 * int(args[4])
 	b.launch("rope2_f32", x.rows, n1+n2, 128, smem, rargs...)
 	b.mark(fusable{kind: fuseRoPE2, dst: x.ptr, rows: x.rows, cols: x.cols, args: rargs,
@@ -95,9 +116,10 @@ func (b *Backend) fuseRoPE1Set(d, s, rt *tensor, args []uint64) bool {
 		return false
 	}
 	hd := int(f.args[3])
-	n2 := (s.cols/hd + ropeHeads - 1) / ropeHeads
+	hpb := b.ropeHeads()
+	n2 := (s.cols/hd + hpb - 1) / hpb
 	b.queue.pop()
-	all := append([]uint64{0, 0, 0, s.ptr, i64(s.cols), i64(ropeHeads), f.args[1]}, f.args[3:]...)
+	all := append([]uint64{0, 0, 0, s.ptr, i64(s.cols), i64(hpb), f.args[1]}, f.args[3:]...)
 	all = append(all, args[0], args[1], args[3], 0, 0, 0, 0, 0)
 	b.launch("rope2_set", s.rows, n2, 128, 4*int(f.args[4]), all...)
 	return true
