@@ -125,16 +125,19 @@ extern "C" __global__ void moe_sum(float* dst, const float* d, const float* w, i
 
 // moe_sum_add: moe_sum, and the sum plus b into a second output (the shared experts'
 // output added: what add_f32 of moe_sum's dst and b gives). sum may alias b, not d or w.
+// b is read with d and w, before dst is written (one round trip, not two); where b is
+// dst itself, the sum it would have read back is used.
 extern "C" __global__ void moe_sum_add(float* dst, const float* d, const float* w, int k, int E, int n, float* sum,
                                        const float* b) { pdl_entry();
     for (i64 idx = (i64)blockIdx.x * blockDim.x + threadIdx.x; idx < (i64)n * E; idx += (i64)gridDim.x * blockDim.x) {
         const i64 t = idx / E, c = idx % E;
         const float* dr = d + t * k * E + c;
         const float* wr = w + t * k;
+        const float bv = b[idx];
         float s = dr[0] * wr[0];
         for (int j = 1; j < k; j++) s = s + dr[(i64)j * E] * wr[j];
         dst[idx] = s;
-        sum[idx] = s + b[idx];
+        sum[idx] = s + (b == dst ? s : bv);
     }
 }
 

@@ -22,9 +22,9 @@ extern "C" __global__ void swiglu_q8(float* dst, const float* g, const float* u,
     const int ib = blockIdx.x * 8 + (threadIdx.x >> 5), lane = threadIdx.x & 31;
     if (ib >= nb) return;
     const i64 j = (i64)blockIdx.y * k + ib * 32 + lane;
-    const float x = g[j];
+    const float x = g[j], y = u[j];  // both loads first: the exp's branches kept u's after it
     const float e = (float)exp(-(double)x);
-    const float v = x / (1.0f + e) * u[j];
+    const float v = x / (1.0f + e) * y;
     dst[j] = v;
     q8_quant_lane(v, out + (i64)blockIdx.y * ostride, ib, k, s1);
 }
