@@ -144,38 +144,70 @@ extern "C" __global__ void rope_f32(float* x, const int* pos, int width, int hea
     rope_heads(x + (i64)blockIdx.x * width, 0, width / head_dim, head_dim, half, neox, cs);
 }
 
+// OPS_STAGE is the elements a thread of mla_kv loads before it stores any: its loads are
+// one round trip to memory, where a load then a store an element (which the compiler
+// keeps in order: the store may alias the next load) made one round trip each. (The same
+// staging in rope2_set lost on the H200: session 35, 8B Q4_K_M tg128 ~500 against ~508.)
+#define OPS_STAGE 4
+
 // mla_kv writes each token's latent key row into an F16 cache the way rms_norm (of kv),
 // the placement of k_pe and kv in [k_pe | kv], rope_f32 (of the first rdims) and
 // set_rows do it one after another, with the same float operations: row slots[i] of
 // cache gets rope(kpe[i]) then rms_norm(kv[i]) * w. One block of 256 threads a token;
-// rdims floats of dynamic shared memory.
+// rdims floats of dynamic shared memory. The table, the slot and the norm weights are
+// read before the wait (the position and slot are the host's); rows of at most
+// OPS_STAGE elements a thread (V2's and V3's 512) are read once, with k_pe, in one round
+// trip, and kept in registers.
 extern "C" __global__ void __launch_bounds__(256) mla_kv(uint16_t* cache, i64 cstride, const float* kv, i64 kvstride,
                                                         int kvd, const float* kpe, i64 kpestride, const float* w,
                                                         float eps, const int* pos, const int* slots, int rdims,
                                                         int neox, float theta_scale, float freq_scale,
                                                         const float* factors, float ext, float lo, float hi,
-                                                        float mscale) { pdl_entry();
+                                                        float mscale) { pdl_defer();
     extern __shared__ float cs[];  // rdims floats
     __shared__ double part[8];
-    const int half = rdims / 2;
-    const float* in = kv + (i64)blockIdx.x * kvstride;
-    double s = 0;
-#pragma unroll 8
-    for (int j = threadIdx.x; j < kvd; j += blockDim.x) s += (double)in[j] * (double)in[j];
-    s = warp_sumd(s);
-    if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = s;
+    const int half = rdims / 2, t = threadIdx.x, nt = blockDim.x;
+    const bool staged = kvd <= OPS_STAGE * nt;
     rope_table(cs, pos[blockIdx.x], half, theta_scale, freq_scale, factors, ext, lo, hi, mscale);
+    uint16_t* row = cache + (i64)slots[blockIdx.x] * cstride;
+    float wv[OPS_STAGE], x[OPS_STAGE];
+#pragma unroll
+    for (int u = 0; u < OPS_STAGE; u++)
+        if (staged && t + u * nt < kvd) wv[u] = w[t + u * nt];
+    pdl_wait();
+    const float* in = kv + (i64)blockIdx.x * kvstride;
+    const float* pe = kpe + (i64)blockIdx.x * kpestride;
+    float p0 = 0.0f, p1 = 0.0f;  // k_pe's pair k = t, loaded with the row
+    if (t < half) p0 = pe[neox ? t : 2 * t], p1 = pe[neox ? t + half : 2 * t + 1];
+    double s = 0;
+    if (staged) {
+#pragma unroll
+        for (int u = 0; u < OPS_STAGE; u++)
+            if (t + u * nt < kvd) x[u] = in[t + u * nt];
+#pragma unroll
+        for (int u = 0; u < OPS_STAGE; u++)
+            if (t + u * nt < kvd) s += (double)x[u] * (double)x[u];
+    } else {
+#pragma unroll 8
+        for (int j = t; j < kvd; j += nt) s += (double)in[j] * (double)in[j];
+    }
+    s = warp_sumd(s);
+    if ((t & 31) == 0) part[t >> 5] = s;
     __syncthreads();
     double sum = 0;
-    for (int k = 0; k < (int)(blockDim.x >> 5); k++) sum += part[k];
+    for (int k = 0; k < (int)(nt >> 5); k++) sum += part[k];
     const float mean = (float)(sum / (double)kvd);
     const float scale = (float)(1.0 / sqrt((double)(mean + eps)));
-    uint16_t* row = cache + (i64)slots[blockIdx.x] * cstride;
-    for (int j = threadIdx.x; j < kvd; j += blockDim.x) row[rdims + j] = f2h(in[j] * scale * w[j]);
-    const float* pe = kpe + (i64)blockIdx.x * kpestride;
-    for (int k = threadIdx.x; k < half; k += blockDim.x) {
+    if (staged) {
+#pragma unroll
+        for (int u = 0; u < OPS_STAGE; u++)
+            if (t + u * nt < kvd) row[rdims + t + u * nt] = f2h(x[u] * scale * wv[u]);
+    } else {
+        for (int j = t; j < kvd; j += nt) row[rdims + j] = f2h(in[j] * scale * w[j]);
+    }
+    for (int k = t; k < half; k += nt) {
         const int a = neox ? k : 2 * k, b = neox ? k + half : 2 * k + 1;
-        const float c = cs[2 * k], sn = cs[2 * k + 1], x0 = pe[a], x1 = pe[b];
+        const float c = cs[2 * k], sn = cs[2 * k + 1], x0 = k == t ? p0 : pe[a], x1 = k == t ? p1 : pe[b];
         row[a] = f2h(x0 * c - x1 * sn);
         row[b] = f2h(x0 * sn + x1 * c);
     }
