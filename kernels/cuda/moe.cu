@@ -15,20 +15,39 @@
 // groups whose two best scores sum highest); the k best in descending order, ties to
 // the lower index (a warp argmax per slot); their probabilities optionally normalised
 // and scaled. logits [n, X]; ids (expert) and w (weight) [n, k], pair t*k + j.
+// Lane l holds experts l + 32u (u < MOE_PER_LANE) in registers: the logits are loaded at
+// once, the bias (a weight) before the wait, and the selected weights are normalised and
+// scaled in shared memory and written once (session 35: the read-backs of w from global
+// memory between its stores were round trips on the routing's critical path).
+#define MOE_PER_LANE (MOE_MAX_EXPERTS / 32)
 extern "C" __global__ void __launch_bounds__(32) moe_topk(int* ids, float* w, const float* logits, const float* bias, int X,
-                                                          int k, int ngroup, int ngroup_used, int sigmoid, int norm, float scale) { pdl_entry();
-    __shared__ float probs[MOE_MAX_EXPERTS], score[MOE_MAX_EXPERTS], gsum[MOE_MAX_EXPERTS];
-    __shared__ int keep[MOE_MAX_EXPERTS], taken[MOE_MAX_EXPERTS];
+                                                          int k, int ngroup, int ngroup_used, int sigmoid, int norm, float scale) { pdl_defer();
+    __shared__ float probs[MOE_MAX_EXPERTS], score[MOE_MAX_EXPERTS], gsum[MOE_MAX_EXPERTS], wsel[MOE_MAX_EXPERTS];
+    __shared__ int keep[MOE_MAX_EXPERTS], isel[MOE_MAX_EXPERTS];
     __shared__ float inv_s;
     const int t = blockIdx.x, lane = threadIdx.x;
+    float bv[MOE_PER_LANE], v[MOE_PER_LANE], sc[MOE_PER_LANE];
+    bool taken[MOE_PER_LANE];
+#pragma unroll
+    for (int u = 0; u < MOE_PER_LANE; u++) bv[u] = bias && lane + 32 * u < X ? bias[lane + 32 * u] : 0.0f;
+    pdl_wait();
     const float* row = logits + (i64)t * X;
+#pragma unroll
+    for (int u = 0; u < MOE_PER_LANE; u++) v[u] = lane + 32 * u < X ? row[lane + 32 * u] : 0.0f;
     if (sigmoid) {
-        for (int e = lane; e < X; e += 32) probs[e] = 1.0f / (1.0f + (float)exp(-(double)row[e]));
+#pragma unroll
+        for (int u = 0; u < MOE_PER_LANE; u++) v[u] = 1.0f / (1.0f + (float)exp(-(double)v[u]));
     } else {
         float mx = -INFINITY;
-        for (int e = lane; e < X; e += 32) mx = fmaxf(mx, row[e]);
+#pragma unroll
+        for (int u = 0; u < MOE_PER_LANE; u++)
+            if (lane + 32 * u < X) mx = fmaxf(mx, v[u]);
         mx = warp_max(mx);
-        for (int e = lane; e < X; e += 32) probs[e] = (float)exp((double)(row[e] - mx));
+#pragma unroll
+        for (int u = 0; u < MOE_PER_LANE; u++) {
+            v[u] = (float)exp((double)(v[u] - mx));
+            if (lane + 32 * u < X) probs[lane + 32 * u] = v[u];
+        }
         __syncwarp();
         if (lane == 0) {
             double sum = 0;
@@ -37,14 +56,21 @@ extern "C" __global__ void __launch_bounds__(32) moe_topk(int* ids, float* w, co
         }
         __syncwarp();
         const float inv = inv_s;
-        for (int e = lane; e < X; e += 32) probs[e] *= inv;
+#pragma unroll
+        for (int u = 0; u < MOE_PER_LANE; u++) v[u] *= inv;
     }
-    for (int e = lane; e < X; e += 32) {
-        score[e] = bias ? probs[e] + bias[e] : probs[e];
-        taken[e] = 0;
+#pragma unroll
+    for (int u = 0; u < MOE_PER_LANE; u++) {
+        const int e = lane + 32 * u;
+        sc[u] = bias ? v[u] + bv[u] : v[u];
+        taken[u] = e >= X;
+        if (e < X) probs[e] = v[u];
     }
-    __syncwarp();
     if (ngroup > 1 && ngroup_used < ngroup) {
+#pragma unroll
+        for (int u = 0; u < MOE_PER_LANE; u++)
+            if (lane + 32 * u < X) score[lane + 32 * u] = sc[u];
+        __syncwarp();
         const int per = X / ngroup;
         for (int g = lane; g < ngroup; g += 32) {
             float a = -INFINITY, b = -INFINITY;
@@ -69,19 +95,19 @@ extern "C" __global__ void __launch_bounds__(32) moe_topk(int* ids, float* w, co
                 keep[best] = 1;
             }
         __syncwarp();
-        for (int e = lane; e < X; e += 32)
-            if (!keep[e / per]) score[e] = -INFINITY;
-        __syncwarp();
+#pragma unroll
+        for (int u = 0; u < MOE_PER_LANE; u++)
+            if (lane + 32 * u < X && !keep[(lane + 32 * u) / per]) sc[u] = -INFINITY;
     }
-    int* sel = ids + (i64)t * k;
-    float* ws = w + (i64)t * k;
+    __syncwarp();  // probs complete for lane 0's reads below
     for (int j = 0; j < k; j++) {
         int be = -1;
         float bs = 0;
-        for (int e = lane; e < X; e += 32)
-            if (!taken[e] && (be < 0 || score[e] > bs)) {
-                be = e;
-                bs = score[e];
+#pragma unroll
+        for (int u = 0; u < MOE_PER_LANE; u++)
+            if (!taken[u] && (be < 0 || sc[u] > bs)) {
+                be = lane + 32 * u;
+                bs = sc[u];
             }
         for (int o = 16; o > 0; o >>= 1) {
             const int oe = __shfl_xor_sync(0xffffffffu, be, o);
@@ -91,22 +117,23 @@ extern "C" __global__ void __launch_bounds__(32) moe_topk(int* ids, float* w, co
                 bs = os;
             }
         }
-        if (lane == 0) {
-            sel[j] = be;
-            ws[j] = probs[be];
-            taken[be] = 1;
+#pragma unroll
+        for (int u = 0; u < MOE_PER_LANE; u++)
+            if (be == lane + 32 * u) taken[u] = true;
+        if (lane == 0) isel[j] = be, wsel[j] = probs[be];
+    }
+    if (lane == 0) {
+        if (norm) {
+            double s = 0;
+            for (int j = 0; j < k; j++) s += (double)wsel[j];
+            const float d = fmaxf((float)s, 6.103515625e-5f);
+            for (int j = 0; j < k; j++) wsel[j] /= d;
         }
-        __syncwarp();
+        if (scale != 0.0f)
+            for (int j = 0; j < k; j++) wsel[j] *= scale;
     }
-    if (lane != 0) return;
-    if (norm) {
-        double s = 0;
-        for (int j = 0; j < k; j++) s += (double)ws[j];
-        const float d = fmaxf((float)s, 6.103515625e-5f);
-        for (int j = 0; j < k; j++) ws[j] /= d;
-    }
-    if (scale != 0.0f)
-        for (int j = 0; j < k; j++) ws[j] *= scale;
+    __syncwarp();
+    for (int j = lane; j < k; j += 32) ids[(i64)t * k + j] = isel[j], w[(i64)t * k + j] = wsel[j];
 }
 
 // moe_sum: dst[t, c] = sum over slots j of d[t*k + j, c] * w[t*k + j], each product
