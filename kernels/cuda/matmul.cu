@@ -402,6 +402,23 @@ MMV_ID_FAST(q4_k, T_Q4_K)
 MMV_ID_FAST(q6_k, T_Q6_K)
 MMV_ID_FAST(q8_0, T_Q8_0)
 
+// mmv_idw_*: mmv_id_* for runs of per-head products (ids null: matrix z / epz) whose
+// matrices are weights (Backend.Weight's memory, which no kernel writes): opened by
+// pdl_defer, so each block's first weight loads come before the wait (mv1's PRE), as the
+// batch-1 products' do. DeepSeek-V2's query, attn_k_b and attn_v_b heads take them.
+#define MMV_IDW(NAME, T) \
+    extern "C" __global__ void __launch_bounds__(128) mmv_idw_##NAME(MMV_ID_ARGS) { pdl_defer(); \
+        MMV_ID_SECOND() \
+        const int z = blockIdx.x / nrb; \
+        mv1<T, true, true>(W + (i64)(z / epz) * estride, wstride, X + (i64)(z / xdiv) * xstride, D + (i64)z * dstride, M, K, \
+                           blockIdx.x % nrb); \
+    }
+MMV_IDW(q4_0, T_Q4_0)
+MMV_IDW(q5_0, T_Q5_0)
+MMV_IDW(q4_k, T_Q4_K)
+MMV_IDW(q6_k, T_Q6_K)
+MMV_IDW(q8_0, T_Q8_0)
+
 // mmv_multi: up to three projections of one activation row in one launch (the fused
 // Q/K/V and gate/up products of a decode step), each Q4_K or Q6_K (mmv_multi) or all
 // Q8_0 (mmv_multi_q8_0: its own kernel, so that Q4_K's registers do not bound its

@@ -70,6 +70,7 @@ type Backend struct {
 	split     attSplit       // split attention's scratch and mode (attention_split.go)
 	prefill   attTC          // tensor-core prefill attention's mode (attention_prefill.go)
 	dec       attDec         // tensor-core decode attention's modes (attention_dec.go)
+	noIDW     bool           // $EMBER_CUDA_NO_IDW: per-head runs of weights on mmv_id, not mmv_idw (groups.go)
 	ropeHPB   int            // heads a block of rope2_f32 and rope2_set rotates ($EMBER_CUDA_ROPE_HEADS, else ropeHeads)
 	short     attShort       // short-context decode attention's mode (attention_short.go)
 	fuse      fusable        // the last queued launch, when a quantization may absorb it (fuse.go)
@@ -123,7 +124,7 @@ func New(opt Options) (*Backend, error) {
 		noGraphs: os.Getenv("EMBER_CUDA_NO_GRAPHS") != "", noPDL: os.Getenv("EMBER_CUDA_NO_PDL") != "", noMMQ: os.Getenv(NoMMQEnv) != "",
 		hostMoE: os.Getenv(HostMoEEnv) != "", dec: attDec{twoPass: os.Getenv(DecTwoPassEnv) != "", ownQ8K: os.Getenv(DecOwnQ8KEnv) != "", no1: os.Getenv(NoDec1Env) != "", full1: os.Getenv(Dec1FullEnv) != "", stages: decIntEnv(DecStagesEnv), blocks: decIntEnv(DecBlocksEnv), mlaSplit: mlaSplitMode(), gqa: decGQAMode()},
 		st: stats{on: os.Getenv(StatsEnv) != "", start: time.Now(), rng: profRangeFromEnv()}, attnSmem: smemMax, mvsc: mvsFromEnv(),
-		carve: carveoutFromEnv(), carved: carveoutKernelsFromEnv(), chunk: chunkFromEnv(), noRamp: os.Getenv(ChunkRampEnv) == "0", br: branchFromEnv(), ropeHPB: ropeHeadsFromEnv()}
+		carve: carveoutFromEnv(), carved: carveoutKernelsFromEnv(), chunk: chunkFromEnv(), noRamp: os.Getenv(ChunkRampEnv) == "0", br: branchFromEnv(), ropeHPB: ropeHeadsFromEnv(), noIDW: os.Getenv(NoIDWEnv) != ""}
 	b.capt.failed = os.Getenv(LtNoGraphsEnv) != ""
 	if b.mf, err = mfFromEnv(); err != nil {
 		b.Close()
@@ -191,6 +192,7 @@ type tensor struct {
 	view       bool
 	freed      bool
 	weight     bool   // made by Weight
+	ofWeight   bool   // a view of a weight's rows (View): read-only as the weight is
 	f16        uint64 // the f16 copy of a weight's rows (f16copy.go), 0 if none
 	noF16      bool   // a copy was declined (no room, or a type without one)
 	mfp        packed // mmf's packed copy of a weight (mmf.go)
@@ -324,7 +326,8 @@ func (b *Backend) View(bt backend.Tensor, row0, n int) backend.Tensor {
 	if row0 < 0 || n <= 0 || row0+n > t.rows {
 		panic(fmt.Sprintf("cuda: view of rows [%d,%d) of a %d-row tensor", row0, row0+n, t.rows))
 	}
-	return &tensor{typ: t.typ, rows: n, cols: t.cols, stride: t.stride, ptr: t.ptr + uint64(row0*t.stride), view: true}
+	return &tensor{typ: t.typ, rows: n, cols: t.cols, stride: t.stride, ptr: t.ptr + uint64(row0*t.stride), view: true,
+		ofWeight: t.weight || t.ofWeight}
 }
 
 // Free implements backend.Backend; the memory goes back to the backend's pool.

@@ -84,9 +84,31 @@ func (b *Backend) mmvRun(ps, ps2 []product, es int64, xq uint64, xstride int, sh
 		q := ps2[0]
 		second, gy = mmvSecond(q.w, q.d, q.w.rows, idRowBlocks(q.w.typ, q.w.rows, q.w.cols)), 2
 	}
-	b.launch("mmv_id_"+suffix[w.typ], nrb*len(ps)*r, gy, 128, mv1Smem(w.typ, w.cols), append([]uint64{ptr(w), i64(w.stride),
+	b.launch(b.runKernel(w.typ, ps, ps2), nrb*len(ps)*r, gy, 128, mv1Smem(w.typ, w.cols), append([]uint64{ptr(w), i64(w.stride),
 		xq + uint64(p0.row0*xstride), i64(xstride), ptr(p0.d), i64(p0.d.cols), i64(M), i64(w.cols), 1, 0, uint64(es), i64(xdiv),
 		i64(nrb), i64(r)}, second...)...)
+}
+
+// NoIDWEnv names an environment variable: when set, runs of per-head products whose
+// matrices are weights take mmv_id like any other run, not mmv_idw (for timing).
+const NoIDWEnv = "EMBER_CUDA_NO_IDW"
+
+// runKernel is the kernel of mmvRun's launch: mmv_idw_ (the first weight loads before the
+// wait) when every matrix of ps and ps2 is a weight or a view of one and the type has
+// it (the mv1 types), else mmv_id_.
+func (b *Backend) runKernel(t quant.Type, ps, ps2 []product) string {
+	name := "mmv_id_" + suffix[t]
+	if b.noIDW || !(pairedMV(t) || t == quant.Q4_0 || t == quant.Q5_0) {
+		return name
+	}
+	for _, run := range [][]product{ps, ps2} {
+		for _, p := range run {
+			if !p.w.weight && !p.w.ofWeight {
+				return name
+			}
+		}
+	}
+	return "mmv_idw_" + suffix[t]
 }
 
 // pairedMV reports whether mmv_id computes a second product in its y = 1 blocks for

@@ -385,3 +385,43 @@ func TestMMVQueueUnpairedTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestRunKernelWeights: a run of per-head products takes mmv_idw (its first weight loads
+// before the PDL wait) only when every matrix is a weight or a view of one, and the type
+// has an mv1 kernel; EMBER_CUDA_NO_IDW's switch and an activation matrix keep mmv_id.
+func TestRunKernelWeights(t *testing.T) {
+	b := &Backend{}
+	w := &tensor{typ: quant.Q4_K, rows: 8, cols: 256, stride: 144, ptr: 1 << 20, weight: true}
+	v := get(b.View(w, 4, 4))
+	act := &tensor{typ: quant.Q4_K, rows: 8, cols: 256, stride: 144, ptr: 2 << 20}
+	run := func(ws ...*tensor) []product {
+		var ps []product
+		for _, m := range ws {
+			ps = append(ps, product{w: m})
+		}
+		return ps
+	}
+	for _, c := range []struct {
+		name    string
+		typ     quant.Type
+		ps, ps2 []product
+		noIDW   bool
+		want    string
+	}{
+		{"views", quant.Q4_K, run(v, v), nil, false, "mmv_idw_q4_k"},
+		{"weights and views", quant.Q4_K, run(w, v), run(v), false, "mmv_idw_q4_k"},
+		{"an activation", quant.Q4_K, run(v, act), nil, false, "mmv_id_q4_k"},
+		{"an activation in the second run", quant.Q4_K, run(v, v), run(act), false, "mmv_id_q4_k"},
+		{"switched off", quant.Q4_K, run(v, v), nil, true, "mmv_id_q4_k"},
+		{"Q5_0", quant.Q5_0, run(v, v), nil, false, "mmv_idw_q5_0"},
+		{"F16", quant.F16, run(v, v), nil, false, "mmv_id_f16"},
+	} {
+		b.noIDW = c.noIDW
+		if got := b.runKernel(c.typ, c.ps, c.ps2); got != c.want {
+			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
+	}
+	if v.weight || !v.ofWeight || get(b.View(v, 0, 2)).ofWeight != true {
+		t.Errorf("a view of a weight (or of such a view) must be marked ofWeight, not weight")
+	}
+}
