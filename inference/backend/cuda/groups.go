@@ -98,7 +98,7 @@ const NoIDWEnv = "EMBER_CUDA_NO_IDW"
 // it (the mv1 types), else mmv_id_.
 func (b *Backend) runKernel(t quant.Type, ps, ps2 []product) string {
 	name := "mmv_id_" + suffix[t]
-	if b.noIDW || !(pairedMV(t) || t == quant.Q4_0 || t == quant.Q5_0) {
+	if b.noIDW || !mv1Type(t) {
 		return name
 	}
 	for _, run := range [][]product{ps, ps2} {

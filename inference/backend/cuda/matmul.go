@@ -200,13 +200,18 @@ const mv1SmemMax = 48 << 10
 // Reading it from global memory always (EMBER_CUDA_MV1_GLOBAL, session 25) was slower:
 // 8B Q8_0 tg128 364.7 against 381.4, Q4_K_M 450.5 against 466.0 (session 26).
 func mv1Smem(t quant.Type, k int) int {
-	switch t {
-	case quant.Q4_K, quant.Q6_K, quant.Q8_0, quant.Q4_0, quant.Q5_0:
+	if mv1Type(t) {
 		if s := actStride(partner(t), k); s <= mv1SmemMax {
 			return s
 		}
 	}
 	return 0
+}
+
+// mv1Type reports whether the batch-1 products of t weights (mmv_*_1, mmv_id_*) are mv1
+// (mv1.cuh): Q4_K, Q6_K, Q8_0, Q4_0 and Q5_0.
+func mv1Type(t quant.Type) bool {
+	return t == quant.Q4_K || t == quant.Q6_K || t == quant.Q8_0 || t == quant.Q4_0 || t == quant.Q5_0
 }
 
 // mmv runs the dot kernel of w's type over n quantized activation rows.
