@@ -39,6 +39,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	be := fs.String("backend", "auto", "compute backend: auto (CUDA when an NVIDIA GPU is present, else CPU), cpu, cuda or ref")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the measurement to this file")
+	syncTG := fs.Bool("sync", false, "generation reads each token before queuing the next step (default: where the backend allows, as the engine decodes, a step ahead)")
 	var streamList listFlag
 	fs.Var(&streamList, "streams", "serving bench instead: decode tok/s summed over these numbers of concurrent streams (e.g. 1,4,16), -p prompt and -n generated tokens each")
 	restore := fs.Int("restore", 0, "serving bench: time the next turn of a conversation of this many tokens after a restart, cold and from the persistent prefix cache")
@@ -84,7 +85,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			Warmup: *warmup}
 		return serveBench(ctx, m, streamList, o, out, *asJSON, stdout)
 	}
-	out.BenchResult, err = app.Bench(ctx, m, app.BenchOptions{PP: *pp, TG: *tg, Reps: *reps})
+	out.BenchResult, err = app.Bench(ctx, m, app.BenchOptions{PP: *pp, TG: *tg, Reps: *reps, Sync: *syncTG})
 	if err != nil {
 		return err
 	}
@@ -101,7 +102,11 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		row(fmt.Sprintf("pp%d", *pp), out.PPTokS, out.PPRuns)
 	}
 	if *tg > 0 {
-		row(fmt.Sprintf("tg%d", *tg), out.TGTokS, out.TGRuns)
+		test := fmt.Sprintf("tg%d", *tg)
+		if out.Ahead {
+			test += " (ahead)"
+		}
+		row(test, out.TGTokS, out.TGRuns)
 	}
 	fmt.Fprintf(stdout, "load %.2f s; %s\n", out.LoadS, out.Layers)
 	return nil

@@ -15,8 +15,15 @@ import (
 // of PP tokens as one batch, and generation of TG tokens one at a time from an empty
 // context, each repeated Reps times after one warm-up. Each step reads back what greedy
 // generation does: the argmax where the backend finds it, else the logits.
+//
+// Generation runs as the engine's greedy decoding does: where the backend can take a
+// step's token ids from the step before on the device (backend.Feeder; CUDA), step i+1
+// is queued before step i's id is read, so the device never waits for the host between
+// tokens; Sync turns that off (every step's id is read before the next step is queued,
+// as llama-bench's loop does).
 type BenchOptions struct {
 	PP, TG, Reps int
+	Sync         bool
 }
 
 // BenchResult holds medians over the repetitions.
@@ -35,6 +42,8 @@ type BenchResult struct {
 	// a mixture of experts only the expert_used_count routed experts.
 	ReadBytes int64   `json:"read_bytes_per_token"`
 	TGGBs     float64 `json:"tg_gb_s"` // ReadBytes * tg_tok_s
+	// Ahead says generation was queued a step ahead of the host (BenchOptions).
+	Ahead bool `json:"tg_ahead"`
 }
 
 func median(v []float64) float64 {
@@ -112,7 +121,43 @@ func Bench(ctx context.Context, l *Loaded, o BenchOptions) (*BenchResult, error)
 		}
 		return float64(o.PP) / time.Since(t0).Seconds(), nil
 	}
+	fd, ahead := model.FeederOf(m)
+	ahead = ahead && !o.Sync
+	res.Ahead = ahead
+	// tgAhead is tg decoding ahead of the host: step i+1 takes step i's argmax on the
+	// device, and the host reads step i's id while step i+1 runs (engine/ahead.go).
+	tgAhead := func() (float64, error) {
+		t0 := time.Now()
+		var prev backend.Pending
+		for i := 0; i < o.TG; i++ {
+			b := model.Batch{Pos: []int32{int32(i)}, Fed: i > 0}
+			if i == 0 {
+				b.Tokens = benchTokens(1, p.NVocab)
+			}
+			out, err := m.Forward(ctx, cache, b)
+			if err != nil {
+				return 0, err
+			}
+			next, err := fd.ArgMaxAhead(ctx, out)
+			if err != nil {
+				return 0, err
+			}
+			if prev != nil {
+				if err := prev.Wait(ctx, id); err != nil {
+					return 0, err
+				}
+			}
+			prev = next
+		}
+		if err := prev.Wait(ctx, id); err != nil {
+			return 0, err
+		}
+		return float64(o.TG) / time.Since(t0).Seconds(), nil
+	}
 	tg := func() (float64, error) {
+		if ahead {
+			return tgAhead()
+		}
 		toks := benchTokens(o.TG, p.NVocab)
 		t0 := time.Now()
 		for i, t := range toks {

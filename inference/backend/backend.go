@@ -195,6 +195,29 @@ type ArgMaxer interface {
 	ArgMax(ctx context.Context, src Tensor, dst []int32) error
 }
 
+// Feeder is an optional capability for greedy decoding one step ahead of the host: a
+// backend that queues work and returns (CUDA) lets the host build step N+1 while the
+// device runs step N, when step N+1's token ids need not visit the host first.
+// ArgMaxAhead queues the argmax of each row of the F32 tensor src (ArgMaxer's rule) into
+// the backend's feed, and the ids' copy to the host, and returns without waiting for the
+// device. Fed(n) is the feed as an I32 tensor of n ids (n <= the rows of the last
+// ArgMaxAhead): a forward pass queued later takes its token ids from it (model.Batch.Fed),
+// after the ops queued before it. The Pending's Wait waits for the ids of its call and
+// copies them into dst (len(dst) == src.Rows()); each Pending is waited for once, and at
+// most MaxPending may be outstanding (ArgMaxAhead fails past that).
+type Feeder interface {
+	ArgMaxAhead(ctx context.Context, src Tensor) (Pending, error)
+	Fed(n int) Tensor
+}
+
+// Pending is the ids of one Feeder.ArgMaxAhead, on their way to the host.
+type Pending interface {
+	Wait(ctx context.Context, dst []int32) error
+}
+
+// MaxPending is how many Feeder.ArgMaxAhead results may wait at once.
+const MaxPending = 4
+
 // MaxTopK is the largest k TopKer.TopK takes.
 const MaxTopK = 256
 

@@ -58,9 +58,16 @@ type In struct {
 // Inputs checks a batch against the cache, reserves scratch for it and uploads its
 // token ids, positions, cache rows and block tables.
 func Inputs(be backend.Backend, s *Scratch, p Params, c *Cache, b Batch) (*In, error) {
-	n := len(b.Tokens)
+	n := b.Len()
 	if n == 0 || len(b.Pos) != n {
 		return nil, fmt.Errorf("model: batch of %d tokens with %d positions", n, len(b.Pos))
+	}
+	var fd backend.Feeder
+	if b.Fed {
+		var ok bool
+		if fd, ok = be.(backend.Feeder); !ok || len(b.Tokens) != 0 {
+			return nil, fmt.Errorf("model: a batch fed from the device on backend %s (with %d token ids)", be.Name(), len(b.Tokens))
+		}
 	}
 	slots, err := slotsOf(p, c, b)
 	if err != nil {
@@ -74,8 +81,13 @@ func Inputs(be backend.Backend, s *Scratch, p Params, c *Cache, b Batch) (*In, e
 	if err := s.Reserve(n); err != nil {
 		return nil, err
 	}
-	in := &In{N: n, Tokens: s.Get("inp_tokens", n), Pos: s.Get("inp_pos", n), OutRows: b.Rows()}
-	be.WriteI32(in.Tokens, b.Tokens)
+	in := &In{N: n, Pos: s.Get("inp_pos", n), OutRows: b.Rows()}
+	if fd != nil {
+		in.Tokens = fd.Fed(n)
+	} else {
+		in.Tokens = s.Get("inp_tokens", n)
+		be.WriteI32(in.Tokens, b.Tokens)
+	}
 	be.WriteI32(in.Pos, b.Pos)
 	in.Slots = in.Pos
 	for _, t := range b.Pos {
@@ -115,8 +127,10 @@ func slotsOf(p Params, c *Cache, b Batch) ([]int32, error) {
 		if t < 0 || int(t) >= p.NVocab {
 			return nil, fmt.Errorf("model: token %d at batch row %d is outside the vocabulary of %d", t, i, p.NVocab)
 		}
-		if b.Pos[i] < 0 {
-			return nil, fmt.Errorf("model: negative position %d at batch row %d", b.Pos[i], i)
+	}
+	for i, ps := range b.Pos {
+		if ps < 0 {
+			return nil, fmt.Errorf("model: negative position %d at batch row %d", ps, i)
 		}
 	}
 	if b.Tables == nil {
@@ -133,8 +147,8 @@ func slotsOf(p Params, c *Cache, b Batch) ([]int32, error) {
 	if c.BlockSize == 0 {
 		return nil, errors.New("model: a batch with block tables on a contiguous cache")
 	}
-	if len(b.Seq) != len(b.Tokens) || len(b.Tables) > c.MaxSeqs {
-		return nil, fmt.Errorf("model: %d sequence indices for %d tokens, %d tables (at most %d)", len(b.Seq), len(b.Tokens), len(b.Tables), c.MaxSeqs)
+	if len(b.Seq) != b.Len() || len(b.Tables) > c.MaxSeqs {
+		return nil, fmt.Errorf("model: %d sequence indices for %d tokens, %d tables (at most %d)", len(b.Seq), b.Len(), len(b.Tables), c.MaxSeqs)
 	}
 	bs, nb := c.BlockSize, c.Size/c.BlockSize
 	for s, t := range b.Tables {
@@ -147,7 +161,7 @@ func slotsOf(p Params, c *Cache, b Batch) ([]int32, error) {
 			}
 		}
 	}
-	slots := make([]int32, len(b.Tokens))
+	slots := make([]int32, b.Len())
 	for i, s := range b.Seq {
 		if s < 0 || int(s) >= len(b.Tables) {
 			return nil, fmt.Errorf("model: batch row %d: sequence %d of %d", i, s, len(b.Tables))

@@ -31,6 +31,18 @@ type Batch struct {
 	// none (a prompt chunk) and Forward returns a nil tensor.
 	Logits    []int32
 	AllLogits bool
+	// Fed says the token ids are on the backend already: those of its last
+	// backend.Feeder ArgMaxAhead, one per row in order (the steps of greedy decoding
+	// queued ahead of the host). Tokens is then unused (nil) and Pos gives the rows.
+	Fed bool
+}
+
+// Len is the number of tokens b evaluates.
+func (b *Batch) Len() int {
+	if b.Fed {
+		return len(b.Pos)
+	}
+	return len(b.Tokens)
 }
 
 // Rows returns the number of logits rows Forward returns for b.
@@ -39,7 +51,7 @@ func (b *Batch) Rows() int {
 	case b.Logits != nil:
 		return len(b.Logits)
 	case b.AllLogits:
-		return len(b.Tokens)
+		return b.Len()
 	}
 	return 1
 }

@@ -82,3 +82,14 @@ func PlacementOf(m Model) Placement {
 	}
 	return Uniform(m.Backend(), m.Params().NLayer)
 }
+
+// FeederOf returns m's backend as a backend.Feeder when m can evaluate a batch whose
+// token ids that backend holds (Batch.Fed): every layer, the embedding included, on that
+// one backend.
+func FeederOf(m Model) (backend.Feeder, bool) {
+	if pl, ok := m.(Placer); ok && !pl.Placement().Uniform() {
+		return nil, false
+	}
+	fd, ok := m.Backend().(backend.Feeder)
+	return fd, ok
+}

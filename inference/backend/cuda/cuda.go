@@ -81,6 +81,7 @@ type Backend struct {
 	dryFlush  func([]string) // tests without a device: takes each flushed batch's kernel names
 	stage     stage          // pinned memory that host writes are queued from (stage.go)
 	rstage    readStage      // pinned memory that host reads land in (stage.go)
+	fd        feed           // the ids of steps decoded ahead of the host (feed.go)
 	lt        ltState        // cuBLASLt for large products, when present (cublaslt_matmul.go)
 	f16c      f16Copies      // f16 copies of weights for batched products (f16copy.go)
 	mf        mfConf         // the f16 tensor-core product over quantized weights (mmf.go)
@@ -431,7 +432,7 @@ func (b *Backend) Close() error {
 	for _, p := range b.scratches {
 		errs = append(errs, b.h.free(p))
 	}
-	errs = append(errs, b.freeStage())
+	errs = append(errs, b.freeStage(), b.closeFeed())
 	for _, m := range b.modules {
 		errs = append(errs, b.h.unload(m))
 	}

@@ -52,6 +52,12 @@ func TestArgMax(t *testing.T) {
 	backendtest.RunArgMax(t, func(t *testing.T) backend.Backend { return newOrSkip(t) })
 }
 
+// TestFeeder: ArgMaxAhead, Fed and the pending reads of decoding ahead of the host
+// (feed.go).
+func TestFeeder(t *testing.T) {
+	backendtest.RunFeeder(t, func(t *testing.T) backend.Backend { return newOrSkip(t) })
+}
+
 // TestConformanceLongContextKernels runs the suite with the attention kernels that long
 // contexts use (no scores in shared memory).
 func TestConformanceLongContextKernels(t *testing.T) {

@@ -67,6 +67,8 @@ CUresult (*p_cuEventCreate)(CUevent *, unsigned);
 CUresult (*p_cuEventRecord)(CUevent, void *);
 CUresult (*p_cuEventElapsedTime)(float *, CUevent, CUevent);
 CUresult (*p_cuEventDestroy)(CUevent);
+CUresult (*p_cuEventSynchronize)(CUevent);
+CUresult (*p_cuEventQuery)(CUevent);
 
 // em_load opens libcuda.so.1 and resolves every symbol; it returns NULL or an error text.
 static const char *em_load(void) {
@@ -123,6 +125,8 @@ static const char *em_load(void) {
 	*(void **)(&p_cuEventRecord) = dlsym(em_lib, "cuEventRecord");
 	*(void **)(&p_cuEventElapsedTime) = dlsym(em_lib, "cuEventElapsedTime");
 	*(void **)(&p_cuEventDestroy) = dlsym(em_lib, "cuEventDestroy_v2");
+	*(void **)(&p_cuEventSynchronize) = dlsym(em_lib, "cuEventSynchronize");
+	*(void **)(&p_cuEventQuery) = dlsym(em_lib, "cuEventQuery");
 	return 0;
 }
 

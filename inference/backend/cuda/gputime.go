@@ -15,6 +15,10 @@ static CUresult gt_record(CUcontext ctx, CUevent *e) {
 	return r;
 }
 static CUresult gt_elapsed(float *ms, CUevent a, CUevent b) { return p_cuEventElapsedTime(ms, a, b); }
+// gt_done reports whether the work before e is complete.
+static int gt_done(CUcontext ctx, CUevent e) {
+	return p_cuEventQuery && !em_ctx_current(ctx) && p_cuEventQuery(e) == 0;
+}
 static void gt_free(CUcontext ctx, CUevent e) {
 	if (!em_ctx_current(ctx)) p_cuEventDestroy(e);
 }
@@ -76,7 +80,21 @@ func (c *gpuClock) mark(start, end C.CUevent, graph bool) {
 }
 
 // settle reads the events of the batches since the last sync (all complete now).
-func (c *gpuClock) settle() {
+func (c *gpuClock) settle() { c.settleN(len(c.marks)) }
+
+// settleDone reads the events of the batches complete now (after a pending read of a
+// step decoded ahead, backend.Feeder, when the host has not synced): the gap before
+// the first of them counts as across a sync.
+func (c *gpuClock) settleDone(ctx C.CUcontext) {
+	n := 0
+	for n < len(c.marks) && C.gt_done(ctx, c.marks[n].end) != 0 {
+		n++
+	}
+	c.settleN(n)
+}
+
+// settleN reads the events of the first n batches marked.
+func (c *gpuClock) settleN(n int) {
 	ms := func(a, b C.CUevent) float64 {
 		var f C.float
 		if C.gt_elapsed(&f, a, b) != 0 {
@@ -84,7 +102,7 @@ func (c *gpuClock) settle() {
 		}
 		return float64(f)
 	}
-	for i, m := range c.marks {
+	for i, m := range c.marks[:n] {
 		d := ms(m.start, m.end)
 		if m.graph {
 			c.graphMs += d
@@ -103,7 +121,7 @@ func (c *gpuClock) settle() {
 		c.prev = m.end
 		c.batches++
 	}
-	c.marks = c.marks[:0]
+	c.marks = c.marks[:copy(c.marks, c.marks[n:])]
 }
 
 // close frees the events.

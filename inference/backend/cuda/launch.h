@@ -79,3 +79,6 @@ extern CUresult (*p_cuEventCreate)(CUevent *, unsigned);
 extern CUresult (*p_cuEventRecord)(CUevent, void *);
 extern CUresult (*p_cuEventElapsedTime)(float *, CUevent, CUevent);
 extern CUresult (*p_cuEventDestroy)(CUevent);
+// For Feeder's pending reads (feed.go; optional symbols).
+extern CUresult (*p_cuEventSynchronize)(CUevent);
+extern CUresult (*p_cuEventQuery)(CUevent);

@@ -1,0 +1,198 @@
+package cuda
+
+/*
+#include "launch.h"
+
+// fd_ok reports whether the driver had the event calls a pending read needs.
+static int fd_ok(void) {
+	return p_cuEventCreate && p_cuEventRecord && p_cuEventSynchronize && p_cuEventDestroy;
+}
+// fd_record records *e (made first when NULL, without timing) on the legacy default
+// stream, where every batch and copy is queued.
+static CUresult fd_record(CUcontext ctx, CUevent *e) {
+	CUresult r = em_ctx_current(ctx);
+	if (!r && !*e) r = p_cuEventCreate(e, 2); // CU_EVENT_DISABLE_TIMING
+	if (!r) r = p_cuEventRecord(*e, NULL);
+	return r;
+}
+static CUresult fd_wait(CUcontext ctx, CUevent e) {
+	CUresult r = em_ctx_current(ctx);
+	return r ? r : p_cuEventSynchronize(e);
+}
+static void fd_free(CUcontext ctx, CUevent e) {
+	if (!em_ctx_current(ctx)) p_cuEventDestroy(e);
+}
+*/
+import "C"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"ember/inference/backend"
+	"ember/inference/quant"
+)
+
+var _ backend.Feeder = (*Backend)(nil)
+
+// feed is backend.Feeder's state. argmax_f32 writes a step's ids into dev, where the
+// next step's embedding reads them (Fed), and a copy of them goes to one of MaxPending
+// slots of pinned host memory, after which an event is recorded: Wait waits for that
+// event alone, so the host reads step N's ids while step N+1 runs. dev's address stays
+// put while the rows fit, so a decode step's launches stay equal and replay as a graph.
+type feed struct {
+	dev   scratch        // device ids
+	host  unsafe.Pointer // pinned: MaxPending slots of size ids each
+	size  int            // ids a slot holds
+	slots [backend.MaxPending]feedSlot
+	next  int // the slot the next ArgMaxAhead takes
+	rows  int // rows of the last ArgMaxAhead
+	gen   uint64
+}
+
+type feedSlot struct {
+	ev   C.CUevent
+	busy bool   // holds ids not yet waited for
+	gen  uint64 // the ArgMaxAhead that holds it
+}
+
+// pending is one ArgMaxAhead's ids.
+type pending struct {
+	b    *Backend
+	slot int
+	gen  uint64
+	rows int
+}
+
+// feedMinIDs is the fewest ids a slot holds (the engine's decode batches are at most its
+// parallel sequences).
+const feedMinIDs = 256
+
+// ArgMaxAhead implements backend.Feeder.
+func (b *Backend) ArgMaxAhead(ctx context.Context, src backend.Tensor) (backend.Pending, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	t := want(src, quant.F32)
+	f := &b.fd
+	if C.fd_ok() == 0 {
+		return nil, errors.New("cuda: ArgMaxAhead: the driver has no event calls")
+	}
+	s := f.next
+	if f.slots[s].busy {
+		return nil, fmt.Errorf("cuda: ArgMaxAhead with %d results not yet waited for", backend.MaxPending)
+	}
+	if err := b.feedRoom(t.rows); err != nil {
+		return nil, err
+	}
+	out := b.scratchFor(&f.dev, 4*f.size)
+	if out == 0 || b.err != nil {
+		return nil, b.Sync(ctx) // the failure is recorded
+	}
+	b.launch("argmax_f32", t.rows, 1, argmaxThreads, 0, out, ptr(t), i64(t.stride/4), i64(t.cols))
+	b.flush()
+	b.fail(b.h.dtohAsync(f.slot(s), out, 4*t.rows))
+	if r := C.fd_record(b.h.ctx, &f.slots[s].ev); r != 0 {
+		b.fail(cuErr("cuEventRecord", "", r))
+	}
+	if b.err != nil {
+		return nil, b.err
+	}
+	f.gen++
+	f.slots[s] = feedSlot{ev: f.slots[s].ev, busy: true, gen: f.gen}
+	f.next = (s + 1) % backend.MaxPending
+	f.rows = t.rows
+	return &pending{b: b, slot: s, gen: f.gen, rows: t.rows}, nil
+}
+
+// feedRoom makes the slots and the device ids hold rows ids. Growing the pinned slots
+// waits for the device first, and is refused while a slot holds ids not yet read.
+func (b *Backend) feedRoom(rows int) error {
+	f := &b.fd
+	if rows <= f.size {
+		return nil
+	}
+	for _, sl := range f.slots {
+		if sl.busy {
+			return fmt.Errorf("cuda: ArgMaxAhead of %d rows while results of at most %d wait", rows, f.size)
+		}
+	}
+	size := feedMinIDs
+	for size < rows {
+		size *= 2
+	}
+	if f.host != nil {
+		if err := b.Sync(context.Background()); err != nil {
+			return err
+		}
+		if err := b.h.hostFree(f.host); err != nil {
+			return err
+		}
+		f.host, f.size = nil, 0
+	}
+	p, err := b.h.hostAlloc(4 * size * backend.MaxPending)
+	if err != nil {
+		return fmt.Errorf("cuda: ArgMaxAhead's pinned ids: %w", err)
+	}
+	f.host, f.size = p, size
+	return nil
+}
+
+// slot is pinned slot s.
+func (f *feed) slot(s int) unsafe.Pointer { return unsafe.Add(f.host, 4*f.size*s) }
+
+// Fed implements backend.Feeder.
+func (b *Backend) Fed(n int) backend.Tensor {
+	f := &b.fd
+	if n <= 0 || n > f.rows {
+		panic(fmt.Sprintf("cuda: Fed(%d) after an ArgMaxAhead of %d rows", n, f.rows))
+	}
+	return &tensor{typ: quant.I32, rows: n, cols: 1, stride: 4, ptr: f.dev.ptr, view: true}
+}
+
+// Wait implements backend.Pending.
+func (p *pending) Wait(ctx context.Context, dst []int32) error {
+	b, f := p.b, &p.b.fd
+	if len(dst) != p.rows {
+		return fmt.Errorf("cuda: ArgMaxAhead of %d rows waited into %d ids", p.rows, len(dst))
+	}
+	sl := &f.slots[p.slot]
+	if !sl.busy || sl.gen != p.gen {
+		return errors.New("cuda: an ArgMaxAhead result waited for twice")
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if b.err != nil {
+		return b.err
+	}
+	if r := C.fd_wait(b.h.ctx, sl.ev); r != 0 {
+		b.fail(fmt.Errorf("%w (after kernel %s)", cuErr("cuEventSynchronize", "", r), b.last))
+		return b.err
+	}
+	copy(dst, unsafe.Slice((*int32)(f.slot(p.slot)), p.rows))
+	sl.busy = false
+	if b.st.on {
+		b.st.clock.settleDone(b.h.ctx)
+	}
+	return nil
+}
+
+// closeFeed frees the events and the pinned slots (at Close, the device idle).
+func (b *Backend) closeFeed() error {
+	f := &b.fd
+	for i := range f.slots {
+		if e := f.slots[i].ev; e != nil {
+			C.fd_free(b.h.ctx, e)
+		}
+		f.slots[i] = feedSlot{}
+	}
+	if f.host == nil {
+		return nil
+	}
+	p := f.host
+	f.host, f.size = nil, 0
+	return b.h.hostFree(p)
+}
