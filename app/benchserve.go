@@ -34,6 +34,8 @@ type ServeBenchOptions struct {
 	// decode at once only after every prompt is in, and a shorter warmup never ran the
 	// full batch's steps (8B at 64 streams of 512 + 128 on the H200: no gain at 16).
 	Warmup bool
+	// SyncSteps reads each step's ids before queuing the next (engine.Options.SyncSteps).
+	SyncSteps bool
 }
 
 // StreamsResult is the decode throughput of n concurrent streams.
@@ -79,7 +81,7 @@ func ServeBench(ctx context.Context, l *Loaded, o ServeBenchOptions) (*ServeBenc
 		}
 		per := o.Prompt + o.Gen + 1
 		eng, err := engine.New(l.Model, l.Tokenizer, engine.Options{ContextSize: per, Parallel: n, CacheTokens: n * (per + 16),
-			Lookup: o.Lookup, KVType: o.KVType})
+			Lookup: o.Lookup, KVType: o.KVType, SyncSteps: o.SyncSteps})
 		if err != nil {
 			return nil, err
 		}

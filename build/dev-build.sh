@@ -25,7 +25,8 @@ for t in ${TESTS:-cuda archs deepseek2}; do
 	cuda) pkg=./inference/backend/cuda/ ;;
 	archs) pkg=./inference/model/archs/ ;;
 	deepseek2) pkg=./inference/model/deepseek2/ ;;
-	*) echo "dev-build.sh: unknown test binary $t (cuda, archs, deepseek2)" >&2 && exit 2 ;;
+	engine) pkg=./inference/engine/ ;;
+	*) echo "dev-build.sh: unknown test binary $t (cuda, archs, deepseek2, engine)" >&2 && exit 2 ;;
 	esac
 	go test -c -tags nogui -ldflags='-s -w' -o bin/dev/$t.test $pkg
 	out="$out bin/dev/$t.test"

@@ -69,6 +69,11 @@ type Options struct {
 	// recomputed. Its keys are chain hashes of token blocks; it must hold blocks of
 	// this model on this backend only.
 	Blocks BlockStore
+	// SyncSteps reads every step's sampled ids before the next step is queued. By
+	// default, on a backend that allows it (backend.Feeder: CUDA), steps whose rows all
+	// decode greedily are queued a step ahead of the host (ahead.go); the tokens are the
+	// same either way.
+	SyncSteps bool
 
 	// checkIntegrity makes the scheduler verify the block pool, its sequences and the
 	// prefix tree after every step (tests).

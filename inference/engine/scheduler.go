@@ -28,6 +28,8 @@ type scheduler struct {
 	waiting []*sequence // FIFO; preempted sequences go back to the front
 	running []*sequence // in admission order
 
+	ahead *aheadStep // a decode step on the device whose ids are not read yet (ahead.go)
+
 	preemptions int64
 	// drafted and accepted count the draft tokens evaluated and those that held, cost
 	// measures what a draft row costs (lookup.go, lookup_cost.go).
@@ -50,9 +52,12 @@ type scheduler struct {
 }
 
 func (s *scheduler) loop(reqs <-chan *job, quit <-chan struct{}) {
-	defer s.abortAll(ErrClosed)
+	defer func() {
+		s.drainAhead()
+		s.abortAll(ErrClosed)
+	}()
 	for {
-		if len(s.running) == 0 && len(s.waiting) == 0 {
+		if len(s.running) == 0 && len(s.waiting) == 0 && s.ahead == nil {
 			s.report()
 			select {
 			case <-quit:
@@ -111,10 +116,26 @@ func (s *scheduler) abortAll(err error) {
 // step runs one forward pass: schedule(); forward(); postprocess().
 func (s *scheduler) step() {
 	s.dropCancelled()
+	if s.ahead != nil {
+		s.stepAhead()
+		return
+	}
 	s.admit()
 	plan := s.schedule()
 	if len(plan) == 0 {
 		s.stuck()
+		return
+	}
+	if s.goesAhead(plan) {
+		ids, err := s.forwardAhead(plan, false)
+		if err != nil {
+			for _, p := range plan {
+				p.q.end(Event{Finish: FinishError, Err: fmt.Errorf("engine: forward pass: %w", err)})
+			}
+			s.retire()
+			return
+		}
+		s.ahead = &aheadStep{plan: plan, ids: ids}
 		return
 	}
 	t0, decode := time.Now(), decodeOnly(plan)
@@ -439,7 +460,7 @@ func (s *scheduler) build(plan []planned) *model.Batch {
 	if b.Logits == nil {
 		b.Logits = make([]int32, 0, s.opt.Parallel) // non-nil: no logits for a prompt chunk
 	}
-	b.Tokens, b.Pos, b.Seq, b.Logits = b.Tokens[:0], b.Pos[:0], b.Seq[:0], b.Logits[:0]
+	b.Tokens, b.Pos, b.Seq, b.Logits, b.Fed = b.Tokens[:0], b.Pos[:0], b.Seq[:0], b.Logits[:0], false
 	for len(s.tables) < len(plan) {
 		s.tables = append(s.tables, nil)
 	}

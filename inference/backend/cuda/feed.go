@@ -140,6 +140,17 @@ func (b *Backend) feedRoom(rows int) error {
 	return nil
 }
 
+// waiting reports whether a step's ids are on their way (the device has work queued
+// ahead of the host, so a batch need not be flushed early: graph.go's chunkFlush).
+func (f *feed) waiting() bool {
+	for _, sl := range f.slots {
+		if sl.busy {
+			return true
+		}
+	}
+	return false
+}
+
 // slot is pinned slot s.
 func (f *feed) slot(s int) unsafe.Pointer { return unsafe.Add(f.host, 4*f.size*s) }
 

@@ -1,0 +1,184 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"ember/inference/backend"
+	"ember/inference/backend/cuda"
+	"ember/inference/quant"
+)
+
+// feedingBackend is countingBackend with a backend.Feeder done on the host, so the
+// scheduler's steps go ahead on the CPU backends too: ArgMaxAhead takes the argmax at
+// once and writes the ids into a feed tensor, which Fed views; Wait hands the ids over
+// (once). It counts the steps fed.
+type feedingBackend struct {
+	countingBackend
+	feed       backend.Tensor
+	rows       int
+	ahead, fed atomic.Int64
+}
+
+type hostPending struct {
+	ids    []int32
+	waited bool
+}
+
+func (p *hostPending) Wait(_ context.Context, dst []int32) error {
+	if p.waited || len(dst) != len(p.ids) {
+		return fmt.Errorf("wait of %d ids into %d (waited %v)", len(p.ids), len(dst), p.waited)
+	}
+	p.waited = true
+	copy(dst, p.ids)
+	return nil
+}
+
+func (f *feedingBackend) ArgMaxAhead(ctx context.Context, src backend.Tensor) (backend.Pending, error) {
+	f.ahead.Add(1)
+	ids := make([]int32, src.Rows())
+	if err := f.Backend.(backend.ArgMaxer).ArgMax(ctx, src, ids); err != nil {
+		return nil, err
+	}
+	if f.feed == nil || f.feed.Rows() < len(ids) {
+		t, err := f.Backend.New(quant.I32, max(len(ids), 16), 1)
+		if err != nil {
+			return nil, err
+		}
+		f.feed = t
+	}
+	f.Backend.WriteI32(f.Backend.View(f.feed, 0, len(ids)), ids)
+	f.rows = len(ids)
+	return &hostPending{ids: ids}, nil
+}
+
+func (f *feedingBackend) Fed(n int) backend.Tensor {
+	if n > f.rows {
+		panic(fmt.Sprintf("Fed(%d) after %d ids", n, f.rows))
+	}
+	f.fed.Add(1)
+	return f.Backend.View(f.feed, 0, n)
+}
+
+// aheadRequests are greedy requests that end in every way a step ahead must handle: by
+// their token limits (1, 2 and 3 tokens: shorter than the steps queued ahead), by a stop
+// string, by an end-of-generation token, by the context, and at different steps, so the
+// later steps have fewer rows.
+func aheadRequests() []Request {
+	return []Request{
+		{Prompt: prompts[0], MaxTokens: 24, IgnoreEOS: true},
+		{Prompt: prompts[1], MaxTokens: 1, IgnoreEOS: true},
+		{Prompt: prompts[2], MaxTokens: 2, IgnoreEOS: true},
+		{Prompt: prompts[3], MaxTokens: 3, IgnoreEOS: true},
+		{Prompt: prompts[4], MaxTokens: 40, Stop: []string{"."}},
+		{Prompt: prompts[5], MaxTokens: 80},
+		{Prompt: prompts[0], IgnoreEOS: true}, // to the end of the context
+		{Prompt: prompts[2], MaxTokens: 17, IgnoreEOS: true},
+	}
+}
+
+// TestAheadEqualsPlain: greedy requests decoded a step ahead of the host give the tokens,
+// finish reasons and counts of the plain steps (ids read before the next step), batched
+// together or one after another (while requests wait, steps do not go ahead), with the
+// cache's integrity checked after every step and every block back when they are done.
+func TestAheadEqualsPlain(t *testing.T) {
+	reqs := aheadRequests()
+	for _, hb := range hostBackends {
+		for _, par := range []int{8, 3, 1} {
+			t.Run(fmt.Sprintf("%s/parallel%d", hb.name, par), func(t *testing.T) {
+				opt := Options{ContextSize: 64, PrefillChunk: 16, BlockSize: 4, Parallel: par, checkIntegrity: true}
+				want := runAll(t, newStoriesOn(t, &countingBackend{Backend: hb.make(t)}, opt), reqs)
+				fb := &feedingBackend{countingBackend: countingBackend{Backend: hb.make(t)}}
+				e := newStoriesOn(t, fb, opt)
+				got := runAll(t, e, reqs)
+				for i := range reqs {
+					sameResult(t, fmt.Sprintf("request %d", i), got[i], want[i], 0)
+					g, w := got[i].last, want[i].last
+					if g.Finish != w.Finish || g.Usage.CompletionTokens != w.Usage.CompletionTokens || g.Err != nil {
+						t.Fatalf("request %d: finish %q after %d tokens (%v), want %q after %d", i, g.Finish,
+							g.Usage.CompletionTokens, g.Err, w.Finish, w.Usage.CompletionTokens)
+					}
+				}
+				if fb.fed.Load() == 0 || fb.reads.Load() != 0 {
+					t.Fatalf("%d steps went ahead, %d were fed, logits read %d times", fb.ahead.Load(), fb.fed.Load(), fb.reads.Load())
+				}
+				waitIdle(t, e)
+			})
+		}
+	}
+}
+
+// TestAheadCancel: a request cancelled while its steps go ahead ends as cancelled, the
+// other goes on to its tokens, and every block comes back.
+func TestAheadCancel(t *testing.T) {
+	fb := &feedingBackend{countingBackend: countingBackend{Backend: hostBackends[0].make(t)}}
+	opt := Options{ContextSize: 256, PrefillChunk: 16, BlockSize: 4, Parallel: 2, checkIntegrity: true}
+	e := newStoriesOn(t, fb, opt)
+	alone := generate(t, newStoriesOn(t, hostBackends[0].make(t), opt), Request{Prompt: prompts[3], MaxTokens: 60, IgnoreEOS: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch, err := e.Generate(ctx, Request{Prompt: prompts[0], MaxTokens: 200, IgnoreEOS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := make(chan result)
+	go func() { other <- generate(t, e, Request{Prompt: prompts[3], MaxTokens: 60, IgnoreEOS: true}) }()
+	n := 0
+	var last Event
+	for ev := range ch {
+		if n++; n == 5 {
+			cancel()
+		}
+		last = ev
+	}
+	if last.Finish != FinishCancelled || !errors.Is(last.Err, context.Canceled) {
+		t.Fatalf("cancelled request ended %q (%v)", last.Finish, last.Err)
+	}
+	sameResult(t, "the other request", <-other, alone, 0)
+	if fb.fed.Load() == 0 {
+		t.Fatal("no step went ahead")
+	}
+	waitIdle(t, e)
+}
+
+// TestAheadCUDA: TestAheadEqualsPlain's requests on the GPU, where steps go ahead of the
+// host for real (backend.Feeder), against the same backend with its ids read each step.
+// It skips without a CUDA driver.
+func TestAheadCUDA(t *testing.T) {
+	if _, err := cuda.Devices(); errors.Is(err, cuda.ErrNoDriver) {
+		t.Skipf("skipping: %v", err)
+	}
+	newCUDA := func(t *testing.T) backend.Backend {
+		b, err := cuda.New(cuda.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Close() })
+		return b
+	}
+	reqs := aheadRequests()
+	for _, par := range []int{8, 1} {
+		t.Run(fmt.Sprintf("parallel%d", par), func(t *testing.T) {
+			opt := Options{ContextSize: 64, PrefillChunk: 16, BlockSize: 4, Parallel: par, checkIntegrity: true}
+			sync := opt
+			sync.SyncSteps = true
+			want := runAll(t, newStoriesOn(t, newCUDA(t), sync), reqs)
+			e := newStoriesOn(t, newCUDA(t), opt)
+			t0 := time.Now()
+			got := runAll(t, e, reqs)
+			t.Logf("%d requests in %v", len(reqs), time.Since(t0))
+			for i := range reqs {
+				sameResult(t, fmt.Sprintf("request %d", i), got[i], want[i], 0)
+				if g, w := got[i].last, want[i].last; g.Finish != w.Finish || g.Usage.CompletionTokens != w.Usage.CompletionTokens {
+					t.Fatalf("request %d: finish %q after %d tokens, want %q after %d", i, g.Finish,
+						g.Usage.CompletionTokens, w.Finish, w.Usage.CompletionTokens)
+				}
+			}
+			waitIdle(t, e)
+		})
+	}
+}
