@@ -96,8 +96,7 @@ func Inputs(be backend.Backend, s *Scratch, p Params, c *Cache, b Batch) (*In, e
 	if b.Tables != nil {
 		in.Slots = s.Get("inp_slots", n)
 		be.WriteI32(in.Slots, slots)
-		seq := s.Get("inp_seq", n)
-		be.WriteI32(seq, b.Seq)
+		seq := s.WriteKept("inp_seq", n, b.Seq)
 		ns := len(b.Tables)
 		host := c.tableHost[:ns*c.MaxBlocks]
 		for i, t := range b.Tables {
@@ -114,8 +113,7 @@ func Inputs(be backend.Backend, s *Scratch, p Params, c *Cache, b Batch) (*In, e
 		in.Attn.Table, in.Attn.Seq, in.Attn.BlockSize = table, seq, c.BlockSize
 	}
 	if len(b.Logits) > 0 {
-		in.OutIDs = s.Get("inp_out_ids", len(b.Logits))
-		be.WriteI32(in.OutIDs, b.Logits)
+		in.OutIDs = s.WriteKept("inp_out_ids", len(b.Logits), b.Logits)
 	}
 	return in, nil
 }

@@ -150,6 +150,8 @@ type Scratch struct {
 	bufs  map[string]backend.Tensor
 	views map[viewKey]backend.Tensor // views already made, so a decode step allocates none
 	cap   int
+	// kept holds what WriteKept last wrote into each buffer.
+	kept map[string][]int32
 }
 
 type viewKey struct {
@@ -218,9 +220,27 @@ func (s *Scratch) view(name string, row0, n int) backend.Tensor {
 	return v
 }
 
+// WriteKept writes v into the first n rows of I32 buffer name and returns them, unless
+// its last WriteKept wrote the same values there: for inputs that only the host writes
+// and that repeat from step to step (sequence rows, logits rows, a latent attention's
+// row maps), each write a copy the device waits for before the step's kernels.
+func (s *Scratch) WriteKept(name string, n int, v []int32) backend.Tensor {
+	t := s.Get(name, n)
+	if prev, ok := s.kept[name]; ok && slices.Equal(prev, v) {
+		return t
+	}
+	s.be.WriteI32(t, v)
+	if s.kept == nil {
+		s.kept = map[string][]int32{}
+	}
+	s.kept[name] = append(s.kept[name][:0], v...)
+	return t
+}
+
 // Free releases all buffers.
 func (s *Scratch) Free() {
 	clear(s.views)
+	clear(s.kept)
 	for name, t := range s.bufs {
 		s.be.Free(t)
 		delete(s.bufs, name)

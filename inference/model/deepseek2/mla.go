@@ -198,9 +198,7 @@ func (m *Model) headInputs(b model.Batch, in *model.In) *headInputs {
 		for h := 0; h < H; h++ {
 			all = append(all, v...)
 		}
-		t := m.heads.Get(name, n*H)
-		m.be.WriteI32(t, all)
-		return t
+		return m.heads.WriteKept(name, n*H, all)
 	}
 	hi := &headInputs{pos: rep("pos_h", b.Pos), attn: in.Attn}
 	if b.Tables != nil {
@@ -222,9 +220,7 @@ func (m *Model) headInputs(b model.Batch, in *model.In) *headInputs {
 					ids = append(ids, int32(r*per+j))
 				}
 			}
-			t := m.heads.Get(name, rows)
-			m.be.WriteI32(t, ids)
-			return rs.Reshape(t, len(ids), 1)
+			return rs.Reshape(m.heads.WriteKept(name, rows, ids), len(ids), 1)
 		}
 		hi.latRows, hi.qRopeRows = place("lat_rows", n*H, true), place("qrope_rows", n*H, false)
 		hi.kvRows, hi.ropeRows = place("kv_rows", n, true), place("rope_rows", n, false)
@@ -234,8 +230,7 @@ func (m *Model) headInputs(b model.Batch, in *model.In) *headInputs {
 				tok = append(tok, int32(h*n+i))
 			}
 		}
-		hi.tokRows = m.heads.Get("tok_rows", n*H)
-		m.be.WriteI32(hi.tokRows, tok)
+		hi.tokRows = m.heads.WriteKept("tok_rows", n*H, tok)
 	}
 	hi.attn.NHead, hi.attn.NKVHead = 1, 1
 	hi.attn.HeadGroups = H                                               // rows h*n+i: every head of token i reads its keys
