@@ -169,6 +169,9 @@ func (p *pending) Wait(ctx context.Context, dst []int32) error {
 	if len(dst) != p.rows {
 		return fmt.Errorf("cuda: ArgMaxAhead of %d rows waited into %d ids", p.rows, len(dst))
 	}
+	if b.closed {
+		return errors.New("cuda: an ArgMaxAhead result waited for after Close")
+	}
 	sl := &f.slots[p.slot]
 	if !sl.busy || sl.gen != p.gen {
 		return errors.New("cuda: an ArgMaxAhead result waited for twice")
