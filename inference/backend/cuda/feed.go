@@ -89,7 +89,10 @@ func (b *Backend) ArgMaxAhead(ctx context.Context, src backend.Tensor) (backend.
 	}
 	out := b.scratchFor(&f.dev, 4*f.size)
 	if out == 0 || b.err != nil {
-		return nil, b.Sync(ctx) // the failure is recorded
+		if err := b.Sync(ctx); err != nil {
+			return nil, err // the failure recorded
+		}
+		return nil, errors.New("cuda: ArgMaxAhead: no device memory for the ids")
 	}
 	b.launch("argmax_f32", t.rows, 1, argmaxThreads, 0, out, ptr(t), i64(t.stride/4), i64(t.cols))
 	b.flush()

@@ -95,6 +95,12 @@ func fedDecode(t *testing.T, m model.Model, fd backend.Feeder, prompt []int32, s
 		t.Fatal(err)
 	}
 	var prev backend.Pending
+	wait := func(p backend.Pending) {
+		if err := p.Wait(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id[0])
+	}
 	for i := 0; i < steps; i++ {
 		if fd == nil {
 			if err := am.ArgMax(ctx, out, id); err != nil {
@@ -112,10 +118,7 @@ func fedDecode(t *testing.T, m model.Model, fd backend.Feeder, prompt []int32, s
 				t.Fatal(err)
 			}
 			if prev != nil {
-				if err := prev.Wait(ctx, id); err != nil {
-					t.Fatal(err)
-				}
-				ids = append(ids, id[0])
+				wait(prev)
 			}
 			prev = p
 		}
@@ -124,10 +127,7 @@ func fedDecode(t *testing.T, m model.Model, fd backend.Feeder, prompt []int32, s
 		}
 	}
 	if prev != nil {
-		if err := prev.Wait(ctx, id); err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id[0])
+		wait(prev)
 	}
 	last := make([]float32, out.Rows()*out.Cols())
 	if err := m.Backend().ReadF32(ctx, out, last); err != nil {
