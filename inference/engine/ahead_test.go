@@ -103,8 +103,13 @@ func TestAheadEqualsPlain(t *testing.T) {
 							g.Usage.CompletionTokens, g.Err, w.Finish, w.Usage.CompletionTokens)
 					}
 				}
-				if fb.fed.Load() == 0 || fb.reads.Load() != 0 {
-					t.Fatalf("%d steps went ahead, %d were fed, logits read %d times", fb.ahead.Load(), fb.fed.Load(), fb.reads.Load())
+				// How many steps went ahead above depends on the requests' arrival (none
+				// while one waits); a request alone goes ahead from its second token.
+				fed := fb.fed.Load()
+				sameResult(t, "request 0 alone", generate(t, e, reqs[0]), want[0], 0)
+				if fb.fed.Load() < fed+int64(reqs[0].MaxTokens)/2 || fb.reads.Load() != 0 {
+					t.Fatalf("%d steps went ahead, %d were fed (%d alone), logits read %d times", fb.ahead.Load(), fb.fed.Load(),
+						fb.fed.Load()-fed, fb.reads.Load())
 				}
 				waitIdle(t, e)
 			})
