@@ -96,10 +96,7 @@ func (s *scheduler) stepAhead() {
 	rows := len(a.plan)
 	s.ids = slices.Grow(s.ids[:0], rows)[:rows]
 	if err := a.ids.Wait(context.Background(), s.ids); err != nil {
-		for _, p := range a.plan {
-			p.q.end(Event{Finish: FinishError, Err: fmt.Errorf("engine: forward pass: %w", err)})
-		}
-		s.retire()
+		s.failPlan(a.plan, err)
 		s.settleNext(next, pend, err)
 		return
 	}
@@ -148,13 +145,10 @@ func (s *scheduler) settleNext(next []planned, pend backend.Pending, err error) 
 		return
 	}
 	if err != nil {
-		for _, p := range next {
-			p.q.end(Event{Finish: FinishError, Err: fmt.Errorf("engine: forward pass: %w", err)})
-		}
 		if pend != nil {
 			_ = pend.Wait(context.Background(), make([]int32, len(next)))
 		}
-		s.retire()
+		s.failPlan(next, err)
 		return
 	}
 	for _, p := range next {

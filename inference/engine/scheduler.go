@@ -131,10 +131,7 @@ func (s *scheduler) step() {
 	if s.goesAhead(plan) {
 		ids, err := s.forwardAhead(plan, false)
 		if err != nil {
-			for _, p := range plan {
-				p.q.end(Event{Finish: FinishError, Err: fmt.Errorf("engine: forward pass: %w", err)})
-			}
-			s.retire()
+			s.failPlan(plan, err)
 			return
 		}
 		s.ahead = &aheadStep{plan: plan, ids: ids}
@@ -142,15 +139,21 @@ func (s *scheduler) step() {
 	}
 	t0, decode := time.Now(), decodeOnly(plan)
 	if err := s.forward(plan); err != nil {
-		for _, p := range plan {
-			p.q.end(Event{Finish: FinishError, Err: fmt.Errorf("engine: forward pass: %w", err)})
-		}
-		s.retire()
+		s.failPlan(plan, err)
 		return
 	}
 	s.postprocess(plan)
 	if decode {
 		s.cost.observe(plan, time.Since(t0))
+	}
+	s.retire()
+}
+
+// failPlan ends every sequence of plan with err, a failed forward pass, and retires
+// them.
+func (s *scheduler) failPlan(plan []planned, err error) {
+	for _, p := range plan {
+		p.q.end(Event{Finish: FinishError, Err: fmt.Errorf("engine: forward pass: %w", err)})
 	}
 	s.retire()
 }
