@@ -29,10 +29,15 @@ func (b *Backend) ArgMax(ctx context.Context, src backend.Tensor, dst []int32) e
 	}
 	out := b.scratchFor(s, 4*t.rows)
 	if out != 0 {
-		b.launch("argmax_f32", t.rows, 1, argmaxThreads, 0, out, ptr(t), i64(t.stride/4), i64(t.cols))
+		b.argmaxTo(out, t)
 	}
 	if out == 0 {
 		return b.Sync(ctx) // the scratch failure is recorded
 	}
 	return b.read(ctx, out, bytesOf(dst))
+}
+
+// argmaxTo queues argmax_f32: one block a row of t writes the row's argmax id at out.
+func (b *Backend) argmaxTo(out uint64, t *tensor) {
+	b.launch("argmax_f32", t.rows, 1, argmaxThreads, 0, out, ptr(t), i64(t.stride/4), i64(t.cols))
 }

@@ -231,6 +231,18 @@ static CUresult em_launch(CUcontext ctx, CUfunction f, unsigned gx, unsigned gy,
 }
 // em_ctx_current makes ctx current on the calling thread (em_ctx, for graph.go's C code).
 CUresult em_ctx_current(CUcontext ctx) { return em_ctx(ctx); }
+// em_event_record records event *e, made first with flags when NULL, on the legacy
+// default stream, where every batch and copy is queued (gputime.go's clock, feed.go's
+// pending reads); em_event_free destroys one.
+CUresult em_event_record(CUcontext ctx, CUevent *e, unsigned flags) {
+	CUresult r = em_ctx(ctx);
+	if (!r && !*e) r = p_cuEventCreate(e, flags);
+	if (!r) r = p_cuEventRecord(*e, NULL);
+	return r;
+}
+void em_event_free(CUcontext ctx, CUevent e) {
+	if (!em_ctx(ctx)) p_cuEventDestroy(e);
+}
 
 static const char *em_error_name(CUresult r) {
 	const char *s = 0;

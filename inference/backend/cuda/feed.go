@@ -7,20 +7,9 @@ package cuda
 static int fd_ok(void) {
 	return p_cuEventCreate && p_cuEventRecord && p_cuEventSynchronize && p_cuEventDestroy;
 }
-// fd_record records *e (made first when NULL, without timing) on the legacy default
-// stream, where every batch and copy is queued.
-static CUresult fd_record(CUcontext ctx, CUevent *e) {
-	CUresult r = em_ctx_current(ctx);
-	if (!r && !*e) r = p_cuEventCreate(e, 2); // CU_EVENT_DISABLE_TIMING
-	if (!r) r = p_cuEventRecord(*e, NULL);
-	return r;
-}
 static CUresult fd_wait(CUcontext ctx, CUevent e) {
 	CUresult r = em_ctx_current(ctx);
 	return r ? r : p_cuEventSynchronize(e);
-}
-static void fd_free(CUcontext ctx, CUevent e) {
-	if (!em_ctx_current(ctx)) p_cuEventDestroy(e);
 }
 */
 import "C"
@@ -94,10 +83,10 @@ func (b *Backend) ArgMaxAhead(ctx context.Context, src backend.Tensor) (backend.
 		}
 		return nil, errors.New("cuda: ArgMaxAhead: no device memory for the ids")
 	}
-	b.launch("argmax_f32", t.rows, 1, argmaxThreads, 0, out, ptr(t), i64(t.stride/4), i64(t.cols))
+	b.argmaxTo(out, t)
 	b.flush()
 	b.fail(b.h.dtohAsync(f.slot(s), out, 4*t.rows))
-	if r := C.fd_record(b.h.ctx, &f.slots[s].ev); r != 0 {
+	if r := C.em_event_record(b.h.ctx, &f.slots[s].ev, 2); r != 0 { // CU_EVENT_DISABLE_TIMING
 		b.fail(cuErr("cuEventRecord", "", r))
 	}
 	if b.err != nil {
@@ -202,7 +191,7 @@ func (b *Backend) closeFeed() error {
 	f := &b.fd
 	for i := range f.slots {
 		if e := f.slots[i].ev; e != nil {
-			C.fd_free(b.h.ctx, e)
+			C.em_event_free(b.h.ctx, e)
 		}
 		f.slots[i] = feedSlot{}
 	}

@@ -6,21 +6,10 @@ package cuda
 // gt_ok reports whether the driver had the event calls (driver.go's em_load).
 static int gt_ok(void) { return p_cuEventCreate && p_cuEventRecord && p_cuEventElapsedTime && p_cuEventDestroy; }
 
-// gt_record records event *e (made first when NULL) on the legacy default stream,
-// where every batch is launched.
-static CUresult gt_record(CUcontext ctx, CUevent *e) {
-	CUresult r = em_ctx_current(ctx);
-	if (!r && !*e) r = p_cuEventCreate(e, 0); // CU_EVENT_DEFAULT: timed
-	if (!r) r = p_cuEventRecord(*e, NULL);
-	return r;
-}
 static CUresult gt_elapsed(float *ms, CUevent a, CUevent b) { return p_cuEventElapsedTime(ms, a, b); }
 // gt_done reports whether the work before e is complete.
 static int gt_done(CUcontext ctx, CUevent e) {
 	return p_cuEventQuery && !em_ctx_current(ctx) && p_cuEventQuery(e) == 0;
-}
-static void gt_free(CUcontext ctx, CUevent e) {
-	if (!em_ctx_current(ctx)) p_cuEventDestroy(e);
 }
 */
 import "C"
@@ -65,7 +54,7 @@ func (c *gpuClock) event(ctx C.CUcontext) C.CUevent {
 	if n := len(c.free); n > 0 {
 		e, c.free = c.free[n-1], c.free[:n-1]
 	}
-	if C.gt_record(ctx, &e) != 0 {
+	if C.em_event_record(ctx, &e, 0) != 0 { // CU_EVENT_DEFAULT: timed
 		c.ok = false
 		return nil
 	}
@@ -133,7 +122,7 @@ func (c *gpuClock) close(ctx C.CUcontext) {
 		c.free = append(c.free, c.prev)
 	}
 	for _, e := range c.free {
-		C.gt_free(ctx, e)
+		C.em_event_free(ctx, e)
 	}
 	c.free, c.marks, c.prev = nil, nil, nil
 }

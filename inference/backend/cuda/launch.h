@@ -82,3 +82,5 @@ extern CUresult (*p_cuEventDestroy)(CUevent);
 // For Feeder's pending reads (feed.go; optional symbols).
 extern CUresult (*p_cuEventSynchronize)(CUevent);
 extern CUresult (*p_cuEventQuery)(CUevent);
+CUresult em_event_record(CUcontext ctx, CUevent *e, unsigned flags);
+void em_event_free(CUcontext ctx, CUevent e);
