@@ -2,7 +2,6 @@ package archs
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"sort"
 	"testing"
@@ -18,9 +17,7 @@ import (
 // while the next step runs). The ids must be the same, as must the logits of a last step
 // after both, on a contiguous and on a paged cache. It skips without a CUDA driver.
 func TestFedDecodeCUDA(t *testing.T) {
-	if _, err := cuda.Devices(); errors.Is(err, cuda.ErrNoDriver) {
-		t.Skipf("skipping: %v", err)
-	}
+	skipNoCUDA(t)
 	names := make([]string, 0)
 	for name := range goldenModels(t) {
 		names = append(names, name)

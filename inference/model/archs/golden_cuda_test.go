@@ -8,12 +8,18 @@ import (
 	"ember/inference/backend/cuda"
 )
 
+// skipNoCUDA skips t where there is no CUDA driver or GPU (CI).
+func skipNoCUDA(t *testing.T) {
+	t.Helper()
+	if _, err := cuda.Devices(); errors.Is(err, cuda.ErrNoDriver) {
+		t.Skipf("skipping the CUDA test: %v", err)
+	}
+}
+
 // TestGoldensCUDA runs the llama.cpp goldens on the GPU; it skips where there is no
 // CUDA driver or GPU (CI).
 func TestGoldensCUDA(t *testing.T) {
-	if _, err := cuda.Devices(); errors.Is(err, cuda.ErrNoDriver) {
-		t.Skipf("skipping the CUDA goldens: %v", err)
-	}
+	skipNoCUDA(t)
 	CheckGoldens(t, func() backend.Backend {
 		b, err := cuda.New(cuda.Options{})
 		if err != nil {
@@ -35,9 +41,7 @@ func TestGoldensCUDA(t *testing.T) {
 // goldens keep their bound, and the greedy check its near-tie rule. The default
 // threshold (256 rows) leaves the goldens' 33-token prompts on our own kernels.
 func TestGoldensCUDACublas(t *testing.T) {
-	if _, err := cuda.Devices(); errors.Is(err, cuda.ErrNoDriver) {
-		t.Skipf("skipping the CUDA goldens: %v", err)
-	}
+	skipNoCUDA(t)
 	probe, err := cuda.New(cuda.Options{})
 	if err != nil {
 		t.Fatal(err)
