@@ -42,19 +42,73 @@ func (s *Sampler) TopKOnly(vocab int) (k int, ok bool) {
 // which the candidates cannot tell: SampleTop returns ok false and does nothing, and
 // the caller calls Sample on the row instead.
 func (s *Sampler) SampleTop(ids []int32, vals []float32) (id int32, ok bool) {
-	c := s.cand[:0]
-	for i := 0; i < len(ids) && i < s.p.TopK && ids[i] >= 0; i++ {
-		c = append(c, candidate{ids[i], float64(vals[i])})
-	}
-	s.cand = c
-	if len(c) == 0 {
+	if len(ids) == 0 || ids[0] < 0 {
 		return 0, false
 	}
-	if c = s.trim(c, true); len(c) == 0 {
-		id = ids[0] // min-p above 1 leaves nothing: Sample's Greedy, the first candidate
-	} else {
-		id = s.pick(c)
-	}
+	d := s.drawOf(s.rng.Float64())
+	s.cand, id = d.pick(s.cand, ids, vals)
 	s.Accept(id)
 	return id, true
+}
+
+// Draw is one token's draw from its logits row's top-k candidates, made by whoever holds
+// the candidates (a backend's Feeder.SampleAhead, on the device) with the sampler's
+// settings and the uniform the sampler took for the token (Sampler.Ahead). Pick is the
+// rule.
+type Draw struct {
+	K          int     // candidates drawn from (the sampler's TopK); 0: greedy, the first
+	Temp       float64 // temperature, > 0 when K > 0
+	TopP, MinP float64 // the sampler's, widened: 0 (or TopP 1) keeps all
+	U          float64 // the token's uniform in [0, 1)
+}
+
+// Ahead returns the draw of the sampler's next token, for a row whose candidates are
+// not on the host yet, taking the token's uniform from the random source as Sample and
+// SampleTop would; the caller then accepts the token drawn (Accept). ok is false when
+// the token needs more than a row's top candidates (TopKOnly is false on a vocabulary of
+// vocab, and the sampler is not greedy). A greedy sampler gives the zero Draw.
+func (s *Sampler) Ahead(vocab int) (d Draw, ok bool) {
+	if s.IsGreedy() {
+		return Draw{}, true
+	}
+	if _, ok := s.TopKOnly(vocab); !ok {
+		return Draw{}, false
+	}
+	return s.drawOf(s.rng.Float64()), true
+}
+
+// drawOf is the sampler's Draw with uniform u.
+func (s *Sampler) drawOf(u float64) Draw {
+	return Draw{K: s.p.TopK, Temp: float64(s.p.Temperature), TopP: float64(s.p.TopP), MinP: float64(s.p.MinP), U: u}
+}
+
+// Pick returns the id d draws from a row's candidates (ids and vals as TopK writes them,
+// at least d.K of them or up to the first id -1): a greedy Draw (K 0) takes the first;
+// otherwise the softmax at d.Temp over the first d.K, top-p, min-p (the first candidate
+// when min-p above 1 leaves none), then the candidate at d.U of the kept mass, in order:
+// SampleTop's token for the same uniform. ok is false when the row has no candidate
+// (ids[0] < 0); the token is then the row's argmax (Greedy), which the candidates
+// cannot tell.
+func (d Draw) Pick(ids []int32, vals []float32) (id int32, ok bool) {
+	if len(ids) == 0 || ids[0] < 0 {
+		return 0, false
+	}
+	_, id = d.pick(nil, ids, vals)
+	return id, true
+}
+
+// pick is Pick for a row with a candidate, in c's storage (returned for reuse).
+func (d Draw) pick(c []candidate, ids []int32, vals []float32) ([]candidate, int32) {
+	if d.K <= 0 {
+		return c, ids[0]
+	}
+	c = c[:0]
+	for i := 0; i < len(ids) && i < d.K && ids[i] >= 0; i++ {
+		c = append(c, candidate{ids[i], float64(vals[i])})
+	}
+	kept := trim(c, true, d.Temp, d.TopP, d.MinP)
+	if len(kept) == 0 {
+		return c, ids[0] // min-p above 1 leaves nothing: Sample's Greedy, the first candidate
+	}
+	return c, pick(kept, d.U)
 }

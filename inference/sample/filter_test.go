@@ -150,7 +150,7 @@ func TestDrawAllMatchesFilter(t *testing.T) {
 	same := 0
 	const n = 2000
 	for i := 0; i < n; i++ {
-		a := fast.drawAll(logits)
+		a := fast.drawAll(logits, fast.rng.Float64())
 		c := slow.filter(logits)
 		var total float64
 		for _, x := range c {

@@ -84,28 +84,34 @@ func (s *Sampler) Sample(logits []float32) int32 {
 	return id
 }
 
+// draw is Sample's token. At a temperature above 0 it takes one uniform from the
+// random source, whether or not the draw needs it (a row of only NaNs and -Infs, say),
+// so each token of a sequence has its own and a draw made elsewhere (Ahead) takes the
+// same one.
 func (s *Sampler) draw(logits []float32) int32 {
 	if s.p.Temperature <= 0 || len(logits) == 0 {
 		return Greedy(logits)
 	}
+	u := s.rng.Float64()
 	tp := s.p.TopP
 	if (s.p.TopK <= 0 || s.p.TopK >= len(logits)) && (tp <= 0 || tp >= 1) && s.p.MinP <= 0 {
-		return s.drawAll(logits)
+		return s.drawAll(logits, u)
 	}
 	c := s.filter(logits)
 	if len(c) == 0 {
 		return Greedy(logits)
 	}
-	return s.pick(c)
+	return pick(c, u)
 }
 
-// pick draws one of the candidates c (not empty) by their probabilities.
-func (s *Sampler) pick(c []candidate) int32 {
+// pick draws one of the candidates c (not empty) by their probabilities, with u the
+// uniform in [0, 1).
+func pick(c []candidate, u float64) int32 {
 	var total float64
 	for _, x := range c {
 		total += x.p
 	}
-	r := s.rng.Float64() * total
+	r := float64(u * total) // rounded here: never fused with the subtraction below
 	for _, x := range c {
 		r -= x.p
 		if r < 0 {
@@ -118,7 +124,7 @@ func (s *Sampler) pick(c []candidate) int32 {
 // drawAll draws from the softmax of all logits at the temperature, with nothing filtered
 // but the negligible (see filter): three passes over the logits and no candidate list,
 // the same draw as filter's candidates in vocabulary order would give, to rounding.
-func (s *Sampler) drawAll(logits []float32) int32 {
+func (s *Sampler) drawAll(logits []float32, u float64) int32 {
 	maxL := maxLogit(logits)
 	if math.IsInf(float64(maxL), -1) {
 		return Greedy(logits)
@@ -136,7 +142,7 @@ func (s *Sampler) drawAll(logits []float32) int32 {
 		total += e
 	}
 	s.w = w
-	r := s.rng.Float64() * total
+	r := float64(u * total)
 	last := int32(0)
 	for i, e := range w {
 		if e == 0 {
@@ -184,12 +190,16 @@ func (s *Sampler) filter(logits []float32) []candidate {
 // and drops those top-p and min-p leave out; c is sorted (top-k's candidates) or in
 // vocabulary order.
 func (s *Sampler) trim(c []candidate, sorted bool) []candidate {
-	tp, mp := float64(s.p.TopP), float64(s.p.MinP)
+	return trim(c, sorted, float64(s.p.Temperature), float64(s.p.TopP), float64(s.p.MinP))
+}
+
+// trim is Sampler.trim at temperature t, top-p tp and min-p mp.
+func trim(c []candidate, sorted bool, t, tp, mp float64) []candidate {
 	topP := tp > 0 && tp < 1
 	if len(c) == 0 {
 		return c
 	}
-	softmax(c, float64(s.p.Temperature), maxP(c))
+	softmax(c, t, maxP(c))
 	if !sorted && !topP && mp <= 0 {
 		return c
 	}
@@ -225,7 +235,7 @@ func (s *Sampler) trim(c []candidate, sorted bool) []candidate {
 			}
 		}
 	}
-	if mp > 0 {
+	if mp > 0 && len(c) > 0 { // none left when min-p is above 1
 		limit := c[0].p * mp
 		for i := range c {
 			if c[i].p < limit {

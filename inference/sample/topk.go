@@ -88,11 +88,12 @@ func maxP(c []candidate) float64 {
 	return m
 }
 
-// softmax turns c's logits into probabilities at temperature t, maxL being the largest.
+// softmax turns c's logits into probabilities at temperature t, maxL being the largest
+// (expNeg's exponentials: the device's draws do the same operations).
 func softmax(c []candidate, t, maxL float64) {
 	var sum float64
 	for i := range c {
-		c[i].p = math.Exp((c[i].p - maxL) / t)
+		c[i].p = expNeg((c[i].p - maxL) / t)
 		sum += c[i].p
 	}
 	for i := range c {
