@@ -46,6 +46,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	prefix := fs.Int("prefix", 0, "serving bench: also time the first token of a request sharing this many prompt tokens with an earlier one, against a cold one")
 	lookup := fs.Int("lookup", 0, "serving bench: speculative decoding by prompt lookup, at most this many draft tokens a step (0: off)")
 	kvType := fs.String("kv-type", "f16", "serving bench: KV-cache type, f16 or q8_0")
+	sampled := fs.Bool("sample", false, "serving bench: the streams draw their tokens as the app's chats do (temperature 0.7, top-k 40, top-p 0.95, min-p 0.05; each stream its own seed) instead of greedily")
 	warmup := fs.Bool("warmup", true, "serving bench: run the streams once untimed first (other prompts of the same lengths), so the figure is the steady state")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
@@ -83,6 +84,9 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(streamList) > 0 || *prefix > 0 || *restore > 0 {
 		o := app.ServeBenchOptions{Prompt: max(*pp, 1), Gen: max(*tg, 2), Prefix: *prefix, Restore: *restore, Lookup: *lookup, KVType: *kvType,
 			Warmup: *warmup, SyncSteps: *syncTG}
+		if *sampled {
+			o.Sampling = app.DefaultSampling()
+		}
 		return serveBench(ctx, m, streamList, o, out, *asJSON, stdout)
 	}
 	out.BenchResult, err = app.Bench(ctx, m, app.BenchOptions{PP: *pp, TG: *tg, Reps: *reps, Sync: *syncTG})

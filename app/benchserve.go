@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"ember/inference/engine"
+	"ember/inference/sample"
 )
 
 // ServeBenchOptions measure the serving engine: decode throughput summed over several
@@ -36,6 +37,9 @@ type ServeBenchOptions struct {
 	Warmup bool
 	// SyncSteps reads each step's ids before queuing the next (engine.Options.SyncSteps).
 	SyncSteps bool
+	// Sampling is how the streams draw their tokens, each stream with its own seed; the
+	// zero Params is greedy.
+	Sampling sample.Params
 }
 
 // StreamsResult is the decode throughput of n concurrent streams.
@@ -158,7 +162,9 @@ func runStreams(ctx context.Context, eng *engine.Engine, n int, o ServeBenchOpti
 	var wg sync.WaitGroup
 	for i := range n {
 		toks := benchTokens(o.Prompt+off+i, nv)[off+i:]
-		ch, err := eng.Generate(ctx, engine.Request{Tokens: toks, MaxTokens: o.Gen, IgnoreEOS: true})
+		smp := o.Sampling
+		smp.Seed = uint64(off + i + 1)
+		ch, err := eng.Generate(ctx, engine.Request{Tokens: toks, MaxTokens: o.Gen, IgnoreEOS: true, Sampling: smp})
 		if err != nil {
 			return nil, err
 		}

@@ -80,18 +80,9 @@ func RunGUI(ctx context.Context, opt GUIOptions) error {
 	return nil
 }
 
-// The app's sampling defaults, which a chat's own settings override.
-const (
-	defaultTemperature = 0.7
-	defaultTopK        = 40
-	defaultTopP        = 0.95
-	defaultMinP        = 0.05
-	defaultMaxTokens   = 1024
-)
-
 // samplingParams are the engine's settings for a chat's.
 func samplingParams(s ui.Sampling) (sample.Params, int) {
-	p := sample.Params{Temperature: defaultTemperature, TopK: defaultTopK, TopP: defaultTopP, MinP: defaultMinP}
+	p := DefaultSampling()
 	maxTokens := defaultMaxTokens
 	if s.Temperature != nil {
 		p.Temperature = float32(*s.Temperature)

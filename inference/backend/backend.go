@@ -12,6 +12,7 @@ import (
 	"fmt"
 
 	"ember/inference/quant"
+	"ember/inference/sample"
 )
 
 // Tensor is a 2-D array in backend memory: Rows() rows of Cols() elements of Type(), rows
@@ -205,9 +206,33 @@ type ArgMaxer interface {
 // after the ops queued before it. The Pending's Wait waits for the ids of its call and
 // copies them into dst (len(dst) == src.Rows()); each Pending is waited for once, and at
 // most MaxPending may be outstanding (ArgMaxAhead fails past that).
+//
+// SampleAhead is ArgMaxAhead for rows drawn from their top candidates: row r's id is
+// draws[r].Pick's from the row's first draws[r].K candidates in TopKer's order (a
+// greedy draw, K 0, takes the first), or the row's argmax (ArgMaxer's rule) when the row
+// has no candidate, as the host's sampler falls back to sample.Greedy. The ids are then
+// the ones the host's sampler would draw from the same row with the same uniforms.
+// len(draws) == src.Rows() and each K is at most MaxTopK, else an error.
 type Feeder interface {
 	ArgMaxAhead(ctx context.Context, src Tensor) (Pending, error)
+	SampleAhead(ctx context.Context, src Tensor, draws []sample.Draw) (Pending, error)
 	Fed(n int) Tensor
+}
+
+// CheckDraws returns the error SampleAhead gives for draws outside its contract, naming
+// the backend, and else the most candidates a draw takes (at least 1).
+func CheckDraws(name string, rows int, draws []sample.Draw) (int, error) {
+	if len(draws) != rows {
+		return 0, fmt.Errorf("%s: SampleAhead of %d rows with %d draws", name, rows, len(draws))
+	}
+	k := 1
+	for _, d := range draws {
+		if d.K < 0 || d.K > MaxTopK {
+			return 0, fmt.Errorf("%s: SampleAhead draw from %d candidates, outside 0..%d", name, d.K, MaxTopK)
+		}
+		k = max(k, d.K)
+	}
+	return k, nil
 }
 
 // Pending is the ids of one Feeder.ArgMaxAhead, on their way to the host.

@@ -2,23 +2,29 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
 	"ember/inference/backend"
 	"ember/inference/model"
+	"ember/inference/sample"
 )
 
-// Greedy decoding a step ahead of the host. On a backend that queues work and returns
-// (backend.Feeder: CUDA), a step of greedy decode rows ends with ArgMaxAhead, which
-// leaves the ids on the device as the next step's tokens; the scheduler then queues
+// Decoding a step ahead of the host. On a backend that queues work and returns
+// (backend.Feeder: CUDA), a step of greedy decode rows ends with ArgMaxAhead, and one
+// whose rows draw from their top-k candidates (the app's default sampling) with
+// SampleAhead, given each row's draw (its sampler's settings and the token's uniform,
+// taken from the sequence's random source when the step is queued: the order Sample
+// would take them in). Either leaves the ids on the device as the next step's tokens; the scheduler then queues
 // step N+1 (its tokens fed from step N's ids) before it waits for step N's ids, so the
 // device goes from one step to the next without waiting for the host to read the ids,
 // stream them and build the step (as SGLang's overlap scheduler does). Each sequence
 // then has one step in flight past the tokens it has seen: when step N ends it (a stop
 // token or string, a cancelled request), step N+1's row for it is thrown away. Only
-// steps whose every row is a greedy decode row without drafts go ahead, and only while
-// no request waits to be admitted: the rest take the plain step.
+// steps whose every row is a decode row without drafts, greedy or drawn from its top k
+// alone (no penalties, logprobs, grammar or logit bias), go ahead, and only while no
+// request waits to be admitted: the rest take the plain step.
 
 // aheadStep is a decode step queued on the device whose ids are not read yet.
 type aheadStep struct {
@@ -34,16 +40,17 @@ func (s *scheduler) feeder() (backend.Feeder, bool) {
 	return model.FeederOf(s.m)
 }
 
-// goesAhead reports whether plan, just scheduled, may end with ArgMaxAhead: every
-// running sequence decodes one greedy row in it, without drafts, none waits, and each
-// may take two more tokens (the step after it is then worth queuing).
+// goesAhead reports whether plan, just scheduled, may end with ArgMaxAhead or
+// SampleAhead: every running sequence decodes one row in it that may be drawn on the
+// backend (drawsAhead), without drafts, none waits, and each may take two more tokens
+// (the step after it is then worth queuing).
 func (s *scheduler) goesAhead(plan []planned) bool {
 	if _, ok := s.feeder(); !ok || len(s.waiting) > 0 || len(plan) != len(s.running) {
 		return false
 	}
 	for _, p := range plan {
 		q := p.q
-		if p.n != 1 || len(p.draft) > 0 || p.rows() != 1 || !q.greedy() || len(q.j.prediction) > 0 || q.ended {
+		if p.n != 1 || len(p.draft) > 0 || p.rows() != 1 || !s.drawsAhead(q) || len(q.j.prediction) > 0 || q.ended {
 			return false
 		}
 		if mt := q.j.req.MaxTokens; mt > 0 && q.u.CompletionTokens+2 > mt {
@@ -56,8 +63,18 @@ func (s *scheduler) goesAhead(plan []planned) bool {
 	return true
 }
 
-// forwardAhead evaluates plan (goesAhead's) and queues its argmax ids ahead, fed from
-// the ids of the step before when fed is set.
+// drawsAhead reports whether q's next token may be drawn on the backend: greedy, or
+// from its row's top k alone with k at most backend.MaxTopK.
+func (s *scheduler) drawsAhead(q *sequence) bool {
+	if q.greedy() {
+		return true
+	}
+	k, ok := q.smp.TopKOnly(s.m.Params().NVocab)
+	return ok && k <= backend.MaxTopK && !q.wholeRow()
+}
+
+// forwardAhead evaluates plan (goesAhead's) and queues its ids ahead (argmaxes, or draws
+// when a row samples), fed from the ids of the step before when fed is set.
 func (s *scheduler) forwardAhead(plan []planned, fed bool) (backend.Pending, error) {
 	fd, _ := s.feeder()
 	b := s.build(plan)
@@ -73,7 +90,18 @@ func (s *scheduler) forwardAhead(plan []planned, fed bool) (backend.Pending, err
 	if err != nil {
 		return nil, err
 	}
-	return fd.ArgMaxAhead(context.Background(), out)
+	if allGreedy(plan) {
+		return fd.ArgMaxAhead(context.Background(), out)
+	}
+	draws := make([]sample.Draw, len(plan))
+	for i, p := range plan {
+		d, ok := p.q.smp.Ahead(s.m.Params().NVocab)
+		if !ok {
+			return nil, errors.New("engine: a row queued ahead cannot be drawn on the backend")
+		}
+		draws[i] = d
+	}
+	return fd.SampleAhead(context.Background(), out, draws)
 }
 
 // stepAhead is a step while s.ahead (step N) is on the device: it queues step N+1, fed

@@ -11,6 +11,7 @@ import (
 	"ember/inference/backend"
 	"ember/inference/backend/cuda"
 	"ember/inference/quant"
+	"ember/inference/sample"
 )
 
 // feedingBackend is countingBackend with a backend.Feeder done on the host, so the
@@ -19,9 +20,9 @@ import (
 // (once). It counts the steps fed.
 type feedingBackend struct {
 	countingBackend
-	feed       backend.Tensor
-	rows       int
-	ahead, fed atomic.Int64
+	feed                backend.Tensor
+	rows                int
+	ahead, fed, sampled atomic.Int64
 }
 
 type hostPending struct {
@@ -44,6 +45,38 @@ func (f *feedingBackend) ArgMaxAhead(ctx context.Context, src backend.Tensor) (b
 	if err := f.Backend.(backend.ArgMaxer).ArgMax(ctx, src, ids); err != nil {
 		return nil, err
 	}
+	return f.feedIDs(ids)
+}
+
+// SampleAhead draws each row's token on the host as the contract says: the row's top
+// candidates (sample.TopK), Draw.Pick, the argmax without a candidate.
+func (f *feedingBackend) SampleAhead(ctx context.Context, src backend.Tensor, draws []sample.Draw) (backend.Pending, error) {
+	f.ahead.Add(1)
+	f.sampled.Add(1)
+	if _, err := backend.CheckDraws("host", src.Rows(), draws); err != nil {
+		return nil, err
+	}
+	rows, cols := src.Rows(), src.Cols()
+	logits := make([]float32, rows*cols)
+	if err := f.Backend.ReadF32(ctx, src, logits); err != nil { // not counted as a read
+		return nil, err
+	}
+	ids := make([]int32, rows)
+	for r, d := range draws {
+		row := logits[r*cols : (r+1)*cols]
+		ci, cv := make([]int32, max(d.K, 1)), make([]float32, max(d.K, 1))
+		sample.TopK(row, ci, cv)
+		id, ok := d.Pick(ci, cv)
+		if !ok {
+			id = sample.Greedy(row)
+		}
+		ids[r] = id
+	}
+	return f.feedIDs(ids)
+}
+
+// feedIDs writes ids into the feed and returns them as a result to wait for.
+func (f *feedingBackend) feedIDs(ids []int32) (backend.Pending, error) {
 	if f.feed == nil || f.feed.Rows() < len(ids) {
 		t, err := f.Backend.New(quant.I32, max(len(ids), 16), 1)
 		if err != nil {
@@ -64,12 +97,13 @@ func (f *feedingBackend) Fed(n int) backend.Tensor {
 	return f.Backend.View(f.feed, 0, n)
 }
 
-// aheadRequests are greedy requests that end in every way a step ahead must handle: by
-// their token limits (1, 2 and 3 tokens: shorter than the steps queued ahead), by a stop
+// aheadRequests are requests that end in every way a step ahead must handle: by their
+// token limits (1, 2 and 3 tokens: shorter than the steps queued ahead), by a stop
 // string, by an end-of-generation token, by the context, and at different steps, so the
-// later steps have fewer rows.
-func aheadRequests() []Request {
-	return []Request{
+// later steps have fewer rows. Greedy, or with sampled set, drawn from their top k (the
+// app's settings and others; request 5 greedy among them, so steps mix the two).
+func aheadRequests(sampled bool) []Request {
+	reqs := []Request{
 		{Prompt: prompts[0], MaxTokens: 24, IgnoreEOS: true},
 		{Prompt: prompts[1], MaxTokens: 1, IgnoreEOS: true},
 		{Prompt: prompts[2], MaxTokens: 2, IgnoreEOS: true},
@@ -79,42 +113,66 @@ func aheadRequests() []Request {
 		{Prompt: prompts[0], IgnoreEOS: true}, // to the end of the context
 		{Prompt: prompts[2], MaxTokens: 17, IgnoreEOS: true},
 	}
+	if sampled {
+		for i := range reqs {
+			if i != 5 {
+				reqs[i].Sampling = sample.Params{Temperature: 0.7, TopK: 40, TopP: 0.95, MinP: 0.05, Seed: uint64(i + 1)}
+			}
+		}
+		reqs[2].Sampling = sample.Params{Temperature: 1.5, TopK: 5, Seed: 9}
+		reqs[6].Sampling = sample.Params{Temperature: 1, TopK: 256, TopP: 0.5, Seed: 10}
+		reqs[7].Sampling = sample.Params{Temperature: 0.3, TopK: 1, MinP: 2, Seed: 11}
+	}
+	return reqs
 }
 
 // TestAheadEqualsPlain: greedy requests decoded a step ahead of the host give the tokens,
 // finish reasons and counts of the plain steps (ids read before the next step), batched
 // together or one after another (while requests wait, steps do not go ahead), with the
-// cache's integrity checked after every step and every block back when they are done.
+// cache's integrity checked after every step and every block back when they are done;
+// and so do requests drawing from their top k (SampleAhead against Sample on the rows).
 func TestAheadEqualsPlain(t *testing.T) {
-	reqs := aheadRequests()
-	for _, hb := range hostBackends {
-		for _, par := range []int{8, 3, 1} {
-			t.Run(fmt.Sprintf("%s/parallel%d", hb.name, par), func(t *testing.T) {
-				opt := Options{ContextSize: 64, PrefillChunk: 16, BlockSize: 4, Parallel: par, checkIntegrity: true}
-				want := runAll(t, newStoriesOn(t, &countingBackend{Backend: hb.make(t)}, opt), reqs)
-				fb := &feedingBackend{countingBackend: countingBackend{Backend: hb.make(t)}}
-				e := newStoriesOn(t, fb, opt)
-				got := runAll(t, e, reqs)
-				for i := range reqs {
-					sameResult(t, fmt.Sprintf("request %d", i), got[i], want[i], 0)
-					g, w := got[i].last, want[i].last
-					if g.Finish != w.Finish || g.Usage.CompletionTokens != w.Usage.CompletionTokens || g.Err != nil {
-						t.Fatalf("request %d: finish %q after %d tokens (%v), want %q after %d", i, g.Finish,
-							g.Usage.CompletionTokens, g.Err, w.Finish, w.Usage.CompletionTokens)
-					}
-				}
-				// How many steps went ahead above depends on the requests' arrival (none
-				// while one waits); a request alone goes ahead from its second token.
-				fed := fb.fed.Load()
-				sameResult(t, "request 0 alone", generate(t, e, reqs[0]), want[0], 0)
-				if fb.fed.Load() < fed+int64(reqs[0].MaxTokens)/2 || fb.reads.Load() != 0 {
-					t.Fatalf("%d steps went ahead, %d were fed (%d alone), logits read %d times", fb.ahead.Load(), fb.fed.Load(),
-						fb.fed.Load()-fed, fb.reads.Load())
-				}
-				waitIdle(t, e)
-			})
+	for _, sampled := range []bool{false, true} {
+		reqs := aheadRequests(sampled)
+		for _, hb := range hostBackends {
+			for _, par := range []int{8, 3, 1} {
+				t.Run(fmt.Sprintf("%s/parallel%d/sampled=%v", hb.name, par, sampled), func(t *testing.T) {
+					testAheadEqualsPlain(t, hb.make, reqs, par, sampled)
+				})
+			}
 		}
 	}
+}
+
+// testAheadEqualsPlain is one case of TestAheadEqualsPlain.
+func testAheadEqualsPlain(t *testing.T, newBackend func(*testing.T) backend.Backend, reqs []Request, par int, sampled bool) {
+	opt := Options{ContextSize: 64, PrefillChunk: 16, BlockSize: 4, Parallel: par, checkIntegrity: true}
+	want := runAll(t, newStoriesOn(t, &countingBackend{Backend: newBackend(t)}, opt), reqs)
+	fb := &feedingBackend{countingBackend: countingBackend{Backend: newBackend(t)}}
+	e := newStoriesOn(t, fb, opt)
+	got := runAll(t, e, reqs)
+	for i := range reqs {
+		sameResult(t, fmt.Sprintf("request %d", i), got[i], want[i], 0)
+		g, w := got[i].last, want[i].last
+		if g.Finish != w.Finish || g.Usage.CompletionTokens != w.Usage.CompletionTokens || g.Err != nil {
+			t.Fatalf("request %d: finish %q after %d tokens (%v), want %q after %d", i, g.Finish,
+				g.Usage.CompletionTokens, g.Err, w.Finish, w.Usage.CompletionTokens)
+		}
+	}
+	// How many steps went ahead above depends on the requests' arrival (none
+	// while one waits); a request alone goes ahead from its second token.
+	// Greedy steps never read logits; sampled ones, without a TopKer here, read them in
+	// the steps that do not go ahead (the prompt's, the last ones).
+	fed, reads := fb.fed.Load(), fb.reads.Load()
+	sameResult(t, "request 0 alone", generate(t, e, reqs[0]), want[0], 0)
+	if fb.fed.Load() < fed+int64(reqs[0].MaxTokens)/2 || (!sampled && reads != 0) || fb.reads.Load()-reads > 2 {
+		t.Fatalf("%d steps went ahead, %d were fed (%d alone), logits read %d times", fb.ahead.Load(), fb.fed.Load(),
+			fb.fed.Load()-fed, fb.reads.Load())
+	}
+	if sampled != (fb.sampled.Load() > 0) {
+		t.Fatalf("sampled %v: %d of %d steps ahead drawn", sampled, fb.sampled.Load(), fb.ahead.Load())
+	}
+	waitIdle(t, e)
 }
 
 // TestAheadCancel: a request cancelled while its steps go ahead ends as cancelled, the
@@ -165,25 +223,27 @@ func TestAheadCUDA(t *testing.T) {
 		t.Cleanup(func() { b.Close() })
 		return b
 	}
-	reqs := aheadRequests()
-	for _, par := range []int{8, 1} {
-		t.Run(fmt.Sprintf("parallel%d", par), func(t *testing.T) {
-			opt := Options{ContextSize: 64, PrefillChunk: 16, BlockSize: 4, Parallel: par, checkIntegrity: true}
-			sync := opt
-			sync.SyncSteps = true
-			want := runAll(t, newStoriesOn(t, newCUDA(t), sync), reqs)
-			e := newStoriesOn(t, newCUDA(t), opt)
-			t0 := time.Now()
-			got := runAll(t, e, reqs)
-			t.Logf("%d requests in %v", len(reqs), time.Since(t0))
-			for i := range reqs {
-				sameResult(t, fmt.Sprintf("request %d", i), got[i], want[i], 0)
-				if g, w := got[i].last, want[i].last; g.Finish != w.Finish || g.Usage.CompletionTokens != w.Usage.CompletionTokens {
-					t.Fatalf("request %d: finish %q after %d tokens, want %q after %d", i, g.Finish,
-						g.Usage.CompletionTokens, w.Finish, w.Usage.CompletionTokens)
+	for _, sampled := range []bool{false, true} {
+		reqs := aheadRequests(sampled)
+		for _, par := range []int{8, 1} {
+			t.Run(fmt.Sprintf("parallel%d/sampled=%v", par, sampled), func(t *testing.T) {
+				opt := Options{ContextSize: 64, PrefillChunk: 16, BlockSize: 4, Parallel: par, checkIntegrity: true}
+				sync := opt
+				sync.SyncSteps = true
+				want := runAll(t, newStoriesOn(t, newCUDA(t), sync), reqs)
+				e := newStoriesOn(t, newCUDA(t), opt)
+				t0 := time.Now()
+				got := runAll(t, e, reqs)
+				t.Logf("%d requests in %v", len(reqs), time.Since(t0))
+				for i := range reqs {
+					sameResult(t, fmt.Sprintf("request %d", i), got[i], want[i], 0)
+					if g, w := got[i].last, want[i].last; g.Finish != w.Finish || g.Usage.CompletionTokens != w.Usage.CompletionTokens {
+						t.Fatalf("request %d: finish %q after %d tokens, want %q after %d", i, g.Finish,
+							g.Usage.CompletionTokens, w.Finish, w.Usage.CompletionTokens)
+					}
 				}
-			}
-			waitIdle(t, e)
-		})
+				waitIdle(t, e)
+			})
+		}
 	}
 }

@@ -23,16 +23,13 @@ __device__ __forceinline__ void argmax_scan(float v, int j, float& bv, int& bi) 
     }
 }
 
-// argmax_f32: dst[r] = the index of the largest element of row r of x (rows of cols
-// floats, stride floats apart), exactly as sample.Greedy: NaNs ignored, the lowest index
-// on ties, 0 for a row of NaNs. One block of ARGMAX_THREADS threads per row (blockIdx.x):
-// each thread scans its strided share of the row in increasing order keeping the first
-// of its largest, then the block reduces the (value, index) pairs, warps by shuffles and
-// then the warps' winners in warp 0.
-extern "C" __global__ void __launch_bounds__(ARGMAX_THREADS) argmax_f32(int* dst, const float* x, i64 stride, int cols) { pdl_entry();
-    __shared__ float wv[ARGMAX_THREADS / 32];
-    __shared__ int wi[ARGMAX_THREADS / 32];
-    const float* row = x + (i64)blockIdx.x * stride;
+// argmax_block: the index of the largest element of row (cols floats), exactly as
+// sample.Greedy: NaNs ignored, the lowest index on ties, 0 for a row of NaNs; every
+// thread of the block calls it, thread 0 gets the answer. Each thread scans its strided
+// share of the row in increasing order keeping the first of its largest, then the block
+// reduces the (value, index) pairs, warps by shuffles and then the warps' winners in
+// warp 0 (wv and wi: a float and an int a warp of shared memory).
+__device__ __forceinline__ int argmax_block(const float* row, int cols, float* wv, int* wi) {
     float bv = 0.0f;
     int bi = -1;
     int j = threadIdx.x, bd = blockDim.x;
@@ -58,7 +55,7 @@ extern "C" __global__ void __launch_bounds__(ARGMAX_THREADS) argmax_f32(int* dst
         wi[warp] = bi;
     }
     __syncthreads();
-    if (warp != 0) return;
+    if (warp != 0) return 0;
     bv = lane < nw ? wv[lane] : 0.0f;
     bi = lane < nw ? wi[lane] : -1;
     for (int o = 16; o > 0; o >>= 1) {
@@ -69,7 +66,17 @@ extern "C" __global__ void __launch_bounds__(ARGMAX_THREADS) argmax_f32(int* dst
             bi = oi;
         }
     }
-    if (lane == 0) dst[blockIdx.x] = bi < 0 ? 0 : bi;
+    return bi < 0 ? 0 : bi;
+}
+
+// argmax_f32: dst[r] = the index of the largest element of row r of x (rows of cols
+// floats, stride floats apart), exactly as sample.Greedy (argmax_block). One block of
+// ARGMAX_THREADS threads per row (blockIdx.x).
+extern "C" __global__ void __launch_bounds__(ARGMAX_THREADS) argmax_f32(int* dst, const float* x, i64 stride, int cols) { pdl_entry();
+    __shared__ float wv[ARGMAX_THREADS / 32];
+    __shared__ int wi[ARGMAX_THREADS / 32];
+    int id = argmax_block(x + (i64)blockIdx.x * stride, cols, wv, wi);
+    if (threadIdx.x == 0) dst[blockIdx.x] = id;
 }
 
 // Top-k: the k first elements of a row under sample's candidate order (larger value
@@ -232,4 +239,125 @@ extern "C" __global__ void __launch_bounds__(TOPK_THREADS) topk_f32(int* ids, fl
         oid[tid] = -1;
         oval[tid] = -INFINITY;
     }
+}
+
+// Sampling from the top-k candidates on the device, so a sampled decode step can feed
+// the next one without the host (backend.Feeder's SampleAhead). The draw is
+// sample.Draw.Pick's, operation for operation in doubles rounded to nearest (no fused
+// multiply-add but those written as such), so the device draws the token the host's
+// sampler would from the same candidates and uniform.
+
+#define DRAW_THREADS 256  // >= TOPK_MAX
+#define DRAW_WORDS 5      // a draw: K, then the doubles Temp, TopP, MinP, U (sample.Draw)
+
+// exp_neg: sample.expNeg (inference/sample/exp.go), e^x for x <= 0 in the same
+// operations on the same constants.
+__device__ __forceinline__ double exp_neg(double x) {
+    if (!(x >= -708.0)) return 0.0;
+    x = fmin(x, 0.0);
+    const double k = floor(__fma_rn(x, 0x1.71547652b82fep+00, 0.5));
+    double r = __fma_rn(-k, 0x1.62e42feep-01, x);
+    r = __fma_rn(-k, 0x1.a39ef35793c76p-33, r);
+    double p = 0x1.6124613a86d09p-33;  // 1/13!, then Horner down to 1/0!
+    p = __fma_rn(p, r, 0x1.1eed8eff8d898p-29);
+    p = __fma_rn(p, r, 0x1.ae64567f544e4p-26);
+    p = __fma_rn(p, r, 0x1.27e4fb7789f5cp-22);
+    p = __fma_rn(p, r, 0x1.71de3a556c734p-19);
+    p = __fma_rn(p, r, 0x1.a01a01a01a01ap-16);
+    p = __fma_rn(p, r, 0x1.a01a01a01a01ap-13);
+    p = __fma_rn(p, r, 0x1.6c16c16c16c17p-10);
+    p = __fma_rn(p, r, 0x1.1111111111111p-07);
+    p = __fma_rn(p, r, 0x1.5555555555555p-05);
+    p = __fma_rn(p, r, 0x1.5555555555555p-03);
+    p = __fma_rn(p, r, 0x1p-01);
+    p = __fma_rn(p, r, 0x1p+00);
+    p = __fma_rn(p, r, 0x1p+00);
+    return __dmul_rn(p, __longlong_as_double((long long)(1023 + (int)k) << 52));
+}
+
+// sample_top_f32: dst[r] = the token draws' row r picks (sample.Draw.Pick) from its
+// candidates ids[r*kmax:] and vals[r*kmax:] (topk_f32's output for the row, kmax of
+// them): a greedy draw (K 0) the first; a row without a candidate its argmax over row r
+// of x (rows of cols floats, stride apart), as the host's sampler falls back to Greedy.
+// One block of DRAW_THREADS threads a row: the exponentials in parallel, the sums, cuts
+// and the draw in candidate order on thread 0, as the host adds them.
+extern "C" __global__ void __launch_bounds__(DRAW_THREADS) sample_top_f32(int* dst, const int* ids, const float* vals, int kmax, const unsigned long long* draws, const float* x, i64 stride, int cols) { pdl_entry();
+    __shared__ double p[TOPK_MAX];
+    __shared__ double s_max, s_sum;
+    __shared__ int s_n;
+    __shared__ float wv[DRAW_THREADS / 32];
+    __shared__ int wi[DRAW_THREADS / 32];
+    const int tid = threadIdx.x;
+    const unsigned long long* d = draws + (i64)DRAW_WORDS * blockIdx.x;
+    const int K = (int)d[0];
+    const int* cid = ids + (i64)blockIdx.x * kmax;
+    const float* cv = vals + (i64)blockIdx.x * kmax;
+    if (tid == 0) {
+        const int lim = K > 0 ? min(K, kmax) : 1;
+        int n = 0;
+        while (n < lim && cid[n] >= 0) n++;
+        s_n = n;
+        double m = n > 0 ? (double)cv[0] : 0.0;  // maxP: the largest, in order
+        for (int i = 1; i < n; i++) m = fmax(m, (double)cv[i]);
+        s_max = m;
+    }
+    __syncthreads();
+    const int n = s_n;
+    if (n == 0) {
+        int id = argmax_block(x + (i64)blockIdx.x * stride, cols, wv, wi);
+        if (tid == 0) dst[blockIdx.x] = id;
+        return;
+    }
+    if (K <= 0) {
+        if (tid == 0) dst[blockIdx.x] = cid[0];
+        return;
+    }
+    const double t = __longlong_as_double(d[1]), maxL = s_max;
+    for (int i = tid; i < n; i += blockDim.x) p[i] = exp_neg(__ddiv_rn(__dsub_rn((double)cv[i], maxL), t));
+    __syncthreads();
+    if (tid == 0) {
+        double sum = 0.0;
+        for (int i = 0; i < n; i++) sum = __dadd_rn(sum, p[i]);
+        s_sum = sum;
+    }
+    __syncthreads();
+    for (int i = tid; i < n; i += blockDim.x) p[i] = __ddiv_rn(p[i], s_sum);
+    __syncthreads();
+    if (tid != 0) return;
+    const double tp = __longlong_as_double(d[2]), mp = __longlong_as_double(d[3]), u = __longlong_as_double(d[4]);
+    int m = n;
+    if (tp > 0.0 && tp < 1.0) {
+        double cum = 0.0;
+        for (int i = 0; i < m; i++) {
+            cum = __dadd_rn(cum, p[i]);
+            if (cum >= tp) {
+                m = i + 1;
+                break;
+            }
+        }
+    }
+    if (mp > 0.0) {
+        const double limit = __dmul_rn(p[0], mp);
+        for (int i = 0; i < m; i++) {
+            if (p[i] < limit) {
+                m = i;
+                break;
+            }
+        }
+    }
+    int id = cid[0];  // min-p above 1 leaves nothing: the first candidate
+    if (m > 0) {
+        double total = 0.0;
+        for (int i = 0; i < m; i++) total = __dadd_rn(total, p[i]);
+        double r = __dmul_rn(u, total);
+        id = cid[m - 1];
+        for (int i = 0; i < m; i++) {
+            r = __dsub_rn(r, p[i]);
+            if (r < 0.0) {
+                id = cid[i];
+                break;
+            }
+        }
+    }
+    dst[blockIdx.x] = id;
 }

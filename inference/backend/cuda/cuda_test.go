@@ -58,6 +58,12 @@ func TestFeeder(t *testing.T) {
 	backendtest.RunFeeder(t, func(t *testing.T) backend.Backend { return newOrSkip(t) })
 }
 
+// TestSampleAhead: SampleAhead's draws on the device (topk_f32, sample_top_f32) against
+// the host sampler's from the same candidates and uniforms, bit for bit.
+func TestSampleAhead(t *testing.T) {
+	backendtest.RunSampleAhead(t, func(t *testing.T) backend.Backend { return newOrSkip(t) })
+}
+
 // TestConformanceLongContextKernels runs the suite with the attention kernels that long
 // contexts use (no scores in shared memory).
 func TestConformanceLongContextKernels(t *testing.T) {

@@ -18,21 +18,26 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"unsafe"
 
 	"ember/inference/backend"
 	"ember/inference/quant"
+	"ember/inference/sample"
 )
 
 var _ backend.Feeder = (*Backend)(nil)
 
-// feed is backend.Feeder's state. argmax_f32 writes a step's ids into dev, where the
+// feed is backend.Feeder's state. argmax_f32 (or sample_top_f32) writes a step's ids into dev, where the
 // next step's embedding reads them (Fed), and a copy of them goes to one of MaxPending
 // slots of pinned host memory, after which an event is recorded: Wait waits for that
 // event alone, so the host reads step N's ids while step N+1 runs. dev's address stays
 // put while the rows fit, so a decode step's launches stay equal and replay as a graph.
 type feed struct {
 	dev   scratch        // device ids
+	cand  scratch        // SampleAhead's candidates
+	draws scratch        // SampleAhead's draws (drawWords a row)
+	words []uint64       // the draws on the host
 	host  unsafe.Pointer // pinned: MaxPending slots of size ids each
 	size  int            // ids a slot holds
 	slots [backend.MaxPending]feedSlot
@@ -61,29 +66,49 @@ const feedMinIDs = 256
 
 // ArgMaxAhead implements backend.Feeder.
 func (b *Backend) ArgMaxAhead(ctx context.Context, src backend.Tensor) (backend.Pending, error) {
+	t := want(src, quant.F32)
+	return b.ahead(ctx, "ArgMaxAhead", t, func(out uint64) { b.argmaxTo(out, t) })
+}
+
+// SampleAhead implements backend.Feeder: topk_f32 writes each row's candidates into a
+// scratch (kmax a row, the most any draw takes), and sample_top_f32 draws from them into
+// the feed. The draws go to the device by a queued copy ahead of the step's kernels.
+func (b *Backend) SampleAhead(ctx context.Context, src backend.Tensor, draws []sample.Draw) (backend.Pending, error) {
+	t := want(src, quant.F32)
+	kmax, err := backend.CheckDraws("cuda", t.rows, draws)
+	if err != nil {
+		return nil, err
+	}
+	return b.ahead(ctx, "SampleAhead", t, func(out uint64) { b.sampleTo(out, t, draws, kmax) })
+}
+
+// ahead is ArgMaxAhead and SampleAhead: pick queues the kernels that write t's rows' ids
+// at out (the feed); then the ids' copy to the next free slot and its event.
+func (b *Backend) ahead(ctx context.Context, op string, t *tensor, pick func(out uint64)) (backend.Pending, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	t := want(src, quant.F32)
 	f := &b.fd
 	if C.fd_ok() == 0 {
-		return nil, errors.New("cuda: ArgMaxAhead: the driver has no event calls")
+		return nil, fmt.Errorf("cuda: %s: the driver has no event calls", op)
 	}
 	s := f.next
 	if f.slots[s].busy {
-		return nil, fmt.Errorf("cuda: ArgMaxAhead with %d results not yet waited for", backend.MaxPending)
+		return nil, fmt.Errorf("cuda: %s with %d results not yet waited for", op, backend.MaxPending)
 	}
 	if err := b.feedRoom(t.rows); err != nil {
 		return nil, err
 	}
 	out := b.scratchFor(&f.dev, 4*f.size)
+	if out != 0 && b.err == nil {
+		pick(out)
+	}
 	if out == 0 || b.err != nil {
 		if err := b.Sync(ctx); err != nil {
 			return nil, err // the failure recorded
 		}
-		return nil, errors.New("cuda: ArgMaxAhead: no device memory for the ids")
+		return nil, fmt.Errorf("cuda: %s: no device memory for the ids", op)
 	}
-	b.argmaxTo(out, t)
 	b.flush()
 	b.fail(b.h.dtohAsync(f.slot(s), out, 4*t.rows))
 	if r := C.em_event_record(b.h.ctx, &f.slots[s].ev, 2); r != 0 { // CU_EVENT_DISABLE_TIMING
@@ -97,6 +122,37 @@ func (b *Backend) ArgMaxAhead(ctx context.Context, src backend.Tensor) (backend.
 	f.next = (s + 1) % backend.MaxPending
 	f.rows = t.rows
 	return &pending{b: b, slot: s, gen: f.gen, rows: t.rows}, nil
+}
+
+// drawWords is a draw's size on the device in 8-byte words (kernels/cuda/sample.cu,
+// DRAW_WORDS): K, then Temp, TopP, MinP and U as doubles.
+const drawWords = 5
+
+// drawThreads is sample_top_f32's block size (DRAW_THREADS).
+const drawThreads = 256
+
+// sampleTo queues SampleAhead's kernels for t's rows, their ids at out. The candidates
+// and the draws have scratches of their own, which only grow, so a step's launches stay
+// equal and replay as a graph. The draws' copy skips the flush of the kernels queued
+// before it: no kernel queued since the last flush reads the draws' buffer, and the
+// ones flushed before (the last step's draw) come before the copy on the stream.
+func (b *Backend) sampleTo(out uint64, t *tensor, draws []sample.Draw, kmax int) {
+	f := &b.fd
+	n := t.rows * kmax
+	cand := b.scratchFor(&f.cand, 8*n) // ids, then as many values
+	dev := b.scratchFor(&f.draws, 8*drawWords*t.rows)
+	if cand == 0 || dev == 0 {
+		return // the failure is recorded
+	}
+	f.words = f.words[:0]
+	for _, d := range draws {
+		f.words = append(f.words, uint64(d.K), math.Float64bits(d.Temp), math.Float64bits(d.TopP),
+			math.Float64bits(d.MinP), math.Float64bits(d.U))
+	}
+	b.stageWrite(dev, unsafe.Pointer(&f.words[0]), 8*len(f.words), false)
+	b.launch("topk_f32", t.rows, 1, topkThreads, 0, cand, cand+uint64(4*n), ptr(t), i64(t.stride/4), i64(t.cols), i64(kmax))
+	b.launch("sample_top_f32", t.rows, 1, drawThreads, 0, out, cand, cand+uint64(4*n), i64(kmax), dev, ptr(t),
+		i64(t.stride/4), i64(t.cols))
 }
 
 // feedRoom makes the slots and the device ids hold rows ids. Growing the pinned slots

@@ -27,8 +27,14 @@ type stage struct {
 
 // write copies n bytes from src (host memory the caller may reuse at once) to device
 // address dst, after the work queued before it.
-func (b *Backend) write(dst uint64, src unsafe.Pointer, n int) {
-	b.flush()
+func (b *Backend) write(dst uint64, src unsafe.Pointer, n int) { b.stageWrite(dst, src, n, true) }
+
+// stageWrite is write; without flush, the copy goes on the stream at once, before the
+// kernels queued but not yet flushed, which the caller knows do not touch dst.
+func (b *Backend) stageWrite(dst uint64, src unsafe.Pointer, n int, flush bool) {
+	if flush {
+		b.flush()
+	}
 	t0 := time.Now()
 	defer func() { b.st.tCopy += time.Since(t0) }()
 	s := &b.stage

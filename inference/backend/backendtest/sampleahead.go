@@ -1,0 +1,182 @@
+package backendtest
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"ember/inference/backend"
+	"ember/inference/quant"
+	"ember/inference/sample"
+)
+
+// RunSampleAhead checks a backend's Feeder.SampleAhead against its contract computed
+// here: each row's first K candidates (sample.TopK), sample.Draw.Pick, and
+// sample.Greedy for a row without a candidate. The rows have near-ties (equal values and
+// neighbours a unit in the last place apart), NaNs and -Infs, rows of only those, rows
+// with fewer candidates than K; the draws every setting (greedy, K 1 to MaxTopK,
+// temperatures from 1e-4 to 40, top-p and min-p off, ordinary and at their edges, the
+// uniform at 0 and just under 1). Several results queued before any is waited for each
+// come out as their own draws give (the device keeps one buffer of draws), and a lookup
+// through Fed reads them. Draws outside the contract are refused. It skips a backend
+// without Feeder.
+func RunSampleAhead(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
+	be := newBackend(t)
+	defer be.Close()
+	fd, ok := be.(backend.Feeder)
+	if !ok {
+		t.Skipf("%s has no Feeder", be.Name())
+	}
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(11, 13))
+	nan, inf := float32(math.NaN()), float32(math.Inf(-1))
+	rows := func(n, cols int) []float32 {
+		v := make([]float32, n*cols)
+		for r := range n {
+			row := v[r*cols : (r+1)*cols]
+			kind := rng.IntN(8)
+			for i := range row {
+				switch {
+				case kind == 0 && r%3 == 0:
+					row[i] = nan // no candidate: the argmax, 0
+				case kind == 1 && r%3 == 0:
+					row[i] = []float32{nan, inf}[rng.IntN(2)] // the first -Inf
+				case kind == 2 && rng.IntN(cols) >= 3:
+					row[i] = inf // at most a few candidates
+				case rng.IntN(50) == 0:
+					row[i] = []float32{nan, inf}[rng.IntN(2)]
+				case i > 0 && rng.IntN(4) == 0:
+					row[i] = math.Nextafter32(row[i-1], float32(rng.IntN(3)-1)) // a near-tie
+				case kind == 3:
+					row[i] = float32(rng.IntN(5)) // many ties
+				default:
+					row[i] = float32(rng.NormFloat64() * 2)
+				}
+			}
+		}
+		return v
+	}
+	draws := func(n int) []sample.Draw {
+		d := make([]sample.Draw, n)
+		for i := range d {
+			k := []int{0, 1, 2, 5, 40, 64, backend.MaxTopK}[rng.IntN(7)]
+			d[i] = sample.Draw{
+				K:    k,
+				Temp: []float64{1e-4, 0.1, 0.7, 1, 2.5, 40}[rng.IntN(6)],
+				TopP: float64([]float32{0, 0.5, 0.9, 0.95, 0.999999, 1}[rng.IntN(6)]),
+				MinP: float64([]float32{0, 0.01, 0.05, 0.5, 1, 1.5}[rng.IntN(6)]),
+				U:    []float64{0, 1 - 0x1p-53, rng.Float64(), rng.Float64()}[rng.IntN(4)],
+			}
+		}
+		return d
+	}
+	want := func(v []float32, d []sample.Draw) []int32 {
+		cols := len(v) / len(d)
+		ids := make([]int32, len(d))
+		for r := range d {
+			row := v[r*cols : (r+1)*cols]
+			k := max(d[r].K, 1)
+			ci, cv := make([]int32, k), make([]float32, k)
+			sample.TopK(row, ci, cv)
+			id, ok := d[r].Pick(ci, cv)
+			if !ok {
+				id = sample.Greedy(row)
+			}
+			ids[r] = id
+		}
+		return ids
+	}
+	newF32 := func(n, cols int, v []float32) backend.Tensor {
+		x, err := be.New(quant.F32, n, cols)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v != nil {
+			be.WriteF32(x, v)
+		}
+		return x
+	}
+	check := func(what string, p backend.Pending, v []float32, d []sample.Draw) {
+		t.Helper()
+		got := make([]int32, len(d))
+		if err := p.Wait(ctx, got); err != nil {
+			t.Fatal(err)
+		}
+		w := want(v, d)
+		for r := range w {
+			if got[r] != w[r] {
+				t.Fatalf("%s: row %d (%+v): id %d, want %d", what, r, d[r], got[r], w[r])
+			}
+		}
+	}
+
+	t.Run("draws", func(t *testing.T) {
+		for _, c := range []struct{ rows, cols int }{{1, 1}, {1, 50}, {3, 1000}, {17, 32000}, {64, 513}, {5, 151936}} {
+			for range 6 {
+				v, d := rows(c.rows, c.cols), draws(c.rows)
+				x := newF32(c.rows, c.cols, v)
+				p, err := fd.SampleAhead(ctx, x, d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				check("SampleAhead", p, v, d)
+				be.Free(x)
+			}
+		}
+	})
+
+	t.Run("queued", func(t *testing.T) {
+		// MaxPending steps queued, each with its own draws and a lookup through Fed,
+		// before any is waited for.
+		const n, vocab, width = 7, 700, 24
+		tab := make([]float32, vocab*width)
+		for i := range tab {
+			tab[i] = float32(i)
+		}
+		table := newF32(vocab, width, tab)
+		defer be.Free(table)
+		type step struct {
+			v   []float32
+			d   []sample.Draw
+			p   backend.Pending
+			x   backend.Tensor
+			out backend.Tensor
+		}
+		var steps []step
+		for range backend.MaxPending {
+			s := step{v: rows(n, vocab), d: draws(n)}
+			s.x, s.out = newF32(n, vocab, s.v), newF32(n, width, nil)
+			var err error
+			if s.p, err = fd.SampleAhead(ctx, s.x, s.d); err != nil {
+				t.Fatal(err)
+			}
+			be.GetRows(s.out, table, fd.Fed(n))
+			steps = append(steps, s)
+		}
+		for i, s := range steps {
+			check("queued", s.p, s.v, s.d)
+			got := make([]float32, n*width)
+			if err := be.ReadF32(ctx, s.out, got); err != nil {
+				t.Fatal(err)
+			}
+			for r, id := range want(s.v, s.d) {
+				if g := got[r*width]; g != float32(int(id)*width) {
+					t.Fatalf("step %d row %d: the lookup through Fed read row %g, want %d", i, r, g/width, id)
+				}
+			}
+			be.Free(s.x)
+			be.Free(s.out)
+		}
+	})
+
+	t.Run("refused", func(t *testing.T) {
+		x := newF32(2, 10, rows(2, 10))
+		defer be.Free(x)
+		for _, d := range [][]sample.Draw{{{K: 1}}, {{K: 1}, {K: backend.MaxTopK + 1, Temp: 1}}, {{K: -1}, {}}} {
+			if _, err := fd.SampleAhead(ctx, x, d); err == nil {
+				t.Fatalf("SampleAhead of 2 rows with draws %+v did not fail", d)
+			}
+		}
+	})
+}
