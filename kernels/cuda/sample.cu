@@ -96,10 +96,16 @@ __device__ __forceinline__ unsigned topk_key(float v) {
     return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
 }
 
-// topk_f32: for row r (blockIdx.x) of x (rows of cols floats, stride floats apart),
-// ids[r*k + i] and vals[r*k + i] are the (index, value) of the i-th element in the
-// candidate order, for i < min(k, valid elements), then -1 and -Inf; 1 <= k <= TOPK_MAX.
-// One block of TOPK_THREADS threads per row:
+// topk_f32: for row r (blockIdx.y) of x (rows of cols floats, stride floats apart), the
+// part of the row a block takes (blockIdx.x: chunk floats from blockIdx.x * chunk, the
+// last part what is left) gives the k first of its elements in the candidate order:
+// ids[o*k + i] and vals[o*k + i], o = r * gridDim.x + blockIdx.x, are the (column,
+// value) of the i-th, for i < min(k, valid elements), then -1 and -Inf; 1 <= k <=
+// TOPK_MAX. With xids not null the ids written are xids' entries at those columns (rows
+// of xids as of x): a second pass over the first pass's candidates of every part (their
+// values as a row, parts in column order, each part's sorted, so a lower slot holds the
+// lower column among equal values) names the row's own columns. One block of
+// TOPK_THREADS threads per part:
 //  1. Radix select on the keys, 8 bits a pass from the top: a shared histogram of the
 //     digit among the valid elements matching the digits fixed so far (prefix under
 //     mask), whose suffix sums give the digit of the need-th largest; need becomes the
@@ -110,14 +116,16 @@ __device__ __forceinline__ unsigned topk_key(float v) {
 //     (matching it): all of them when need == ties, else the need lowest-indexed, found
 //     by a block scan of the tie counts over the row in index order.
 //  3. Sort the candidates in shared memory by rank (count of candidates before each).
-extern "C" __global__ void __launch_bounds__(TOPK_THREADS) topk_f32(int* ids, float* vals, const float* x, i64 stride, int cols, int k) { pdl_entry();
+extern "C" __global__ void __launch_bounds__(TOPK_THREADS) topk_f32(int* ids, float* vals, const float* x, i64 stride, int cols, int k, int chunk, const int* xids) { pdl_entry();
     __shared__ int hist[256];
     __shared__ int wsum[TOPK_THREADS / 32];
     __shared__ unsigned ckey[TOPK_MAX];
     __shared__ int cidx[TOPK_MAX];
     __shared__ unsigned s_prefix, s_mask;
     __shared__ int s_need, s_ties, s_n;
-    const float* row = x + (i64)blockIdx.x * stride;
+    const int c0 = blockIdx.x * chunk;
+    cols = min(chunk, cols - c0);  // this block's part
+    const float* row = x + (i64)blockIdx.y * stride + c0;
     const int tid = threadIdx.x, bd = blockDim.x, lane = tid & 31, warp = tid >> 5, nw = bd >> 5;
     if (tid == 0) {
         s_prefix = 0u;
@@ -224,8 +232,9 @@ extern "C" __global__ void __launch_bounds__(TOPK_THREADS) topk_f32(int* ids, fl
         __syncthreads();
     }
     const int n = s_n;
-    int* oid = ids + (i64)blockIdx.x * k;
-    float* oval = vals + (i64)blockIdx.x * k;
+    const i64 o = (i64)blockIdx.y * gridDim.x + blockIdx.x;
+    int* oid = ids + o * k;
+    float* oval = vals + o * k;
     if (tid < n) {
         unsigned key = ckey[tid];
         int idx = cidx[tid], rank = 0;
@@ -233,7 +242,7 @@ extern "C" __global__ void __launch_bounds__(TOPK_THREADS) topk_f32(int* ids, fl
             unsigned ki = ckey[i];
             rank += ki > key || (ki == key && cidx[i] < idx);
         }
-        oid[rank] = idx;
+        oid[rank] = xids ? xids[(i64)blockIdx.y * stride + c0 + idx] : c0 + idx;
         oval[rank] = row[idx];
     } else if (tid < k) {
         oid[tid] = -1;

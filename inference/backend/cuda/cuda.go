@@ -48,6 +48,7 @@ type Backend struct {
 	err       error                   // the first device failure, reported by Sync and ReadF32
 	last      string                  // the last kernel launched, named by asynchronous errors
 	act       map[quant.Type]*scratch // quantized activation rows, by format
+	topk1     scratch                 // TopK's first pass (topkTo)
 	scratches []uint64                // every scratch buffer, freed at Close
 	mmqPart   scratch                 // partial sums of split tensor-core products (mmq.go)
 	moeGroup  scratch                 // the grouped experts' pair map and tiles (moe.go)

@@ -36,6 +36,7 @@ var _ backend.Feeder = (*Backend)(nil)
 type feed struct {
 	dev   scratch        // device ids
 	cand  scratch        // SampleAhead's candidates
+	cand1 scratch        // their first pass's (topkTo)
 	draws scratch        // SampleAhead's draws (drawWords a row)
 	words []uint64       // the draws on the host
 	host  unsafe.Pointer // pinned: MaxPending slots of size ids each
@@ -150,7 +151,7 @@ func (b *Backend) sampleTo(out uint64, t *tensor, draws []sample.Draw, kmax int)
 			math.Float64bits(d.MinP), math.Float64bits(d.U))
 	}
 	b.stageWrite(dev, unsafe.Pointer(&f.words[0]), 8*len(f.words), false)
-	b.launch("topk_f32", t.rows, 1, topkThreads, 0, cand, cand+uint64(4*n), ptr(t), i64(t.stride/4), i64(t.cols), i64(kmax))
+	b.topkTo(cand, cand+uint64(4*n), t, kmax, &f.cand1)
 	b.launch("sample_top_f32", t.rows, 1, drawThreads, 0, out, cand, cand+uint64(4*n), i64(kmax), dev, ptr(t),
 		i64(t.stride/4), i64(t.cols))
 }
