@@ -96,10 +96,10 @@ __device__ __forceinline__ unsigned topk_key(float v) {
     return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
 }
 
-// topk_f32: for row r (blockIdx.y) of x (rows of cols floats, stride floats apart), the
-// part of the row a block takes (blockIdx.x: chunk floats from blockIdx.x * chunk, the
+// topk_f32: for row r (blockIdx.x) of x (rows of cols floats, stride floats apart), the
+// part of the row a block takes (blockIdx.y: chunk floats from blockIdx.y * chunk, the
 // last part what is left) gives the k first of its elements in the candidate order:
-// ids[o*k + i] and vals[o*k + i], o = r * gridDim.x + blockIdx.x, are the (column,
+// ids[o*k + i] and vals[o*k + i], o = r * gridDim.y + blockIdx.y, are the (column,
 // value) of the i-th, for i < min(k, valid elements), then -1 and -Inf; 1 <= k <=
 // TOPK_MAX. With xids not null the ids written are xids' entries at those columns (rows
 // of xids as of x): a second pass over the first pass's candidates of every part (their
@@ -123,9 +123,9 @@ extern "C" __global__ void __launch_bounds__(TOPK_THREADS) topk_f32(int* ids, fl
     __shared__ int cidx[TOPK_MAX];
     __shared__ unsigned s_prefix, s_mask;
     __shared__ int s_need, s_ties, s_n;
-    const int c0 = blockIdx.x * chunk;
+    const int c0 = blockIdx.y * chunk;
     cols = min(chunk, cols - c0);  // this block's part
-    const float* row = x + (i64)blockIdx.y * stride + c0;
+    const float* row = x + (i64)blockIdx.x * stride + c0;
     const int tid = threadIdx.x, bd = blockDim.x, lane = tid & 31, warp = tid >> 5, nw = bd >> 5;
     if (tid == 0) {
         s_prefix = 0u;
@@ -232,7 +232,7 @@ extern "C" __global__ void __launch_bounds__(TOPK_THREADS) topk_f32(int* ids, fl
         __syncthreads();
     }
     const int n = s_n;
-    const i64 o = (i64)blockIdx.y * gridDim.x + blockIdx.x;
+    const i64 o = (i64)blockIdx.x * gridDim.y + blockIdx.y;
     int* oid = ids + o * k;
     float* oval = vals + o * k;
     if (tid < n) {
@@ -242,7 +242,7 @@ extern "C" __global__ void __launch_bounds__(TOPK_THREADS) topk_f32(int* ids, fl
             unsigned ki = ckey[i];
             rank += ki > key || (ki == key && cidx[i] < idx);
         }
-        oid[rank] = xids ? xids[(i64)blockIdx.y * stride + c0 + idx] : c0 + idx;
+        oid[rank] = xids ? xids[(i64)blockIdx.x * stride + c0 + idx] : c0 + idx;
         oval[rank] = row[idx];
     } else if (tid < k) {
         oid[tid] = -1;

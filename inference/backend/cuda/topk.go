@@ -61,7 +61,7 @@ const (
 func (b *Backend) topkTo(ids, vals uint64, t *tensor, k int, s1 *scratch) {
 	parts := min((t.cols+topkPart-1)/topkPart, max(1, topkBlocks/t.rows))
 	if parts <= 1 {
-		b.launch("topk_f32", 1, t.rows, topkThreads, 0, ids, vals, ptr(t), i64(t.stride/4), i64(t.cols), i64(k), i64(t.cols), uint64(0))
+		b.launch("topk_f32", t.rows, 1, topkThreads, 0, ids, vals, ptr(t), i64(t.stride/4), i64(t.cols), i64(k), i64(t.cols), uint64(0))
 		return
 	}
 	chunk := (t.cols + parts - 1) / parts
@@ -72,7 +72,7 @@ func (b *Backend) topkTo(ids, vals uint64, t *tensor, k int, s1 *scratch) {
 		return // the failure is recorded
 	}
 	cv := c + uint64(4*n)
-	b.launch("topk_f32", parts, t.rows, topkThreads, 0, c, cv, ptr(t), i64(t.stride/4), i64(t.cols), i64(k), i64(chunk), uint64(0))
+	b.launch("topk_f32", t.rows, parts, topkThreads, 0, c, cv, ptr(t), i64(t.stride/4), i64(t.cols), i64(k), i64(chunk), uint64(0))
 	w := parts * k
-	b.launch("topk_f32", 1, t.rows, topkThreads, 0, ids, vals, cv, i64(w), i64(w), i64(k), i64(w), c)
+	b.launch("topk_f32", t.rows, 1, topkThreads, 0, ids, vals, cv, i64(w), i64(w), i64(k), i64(w), c)
 }
