@@ -220,60 +220,28 @@ attention_split_pv(float* dst, i64 dstride, const float* q, i64 qstride, const u
 // With q8 (fused with the next MatMul's rounding, fuse.go) the last block also rounds the
 // group's output to Q8_K into q8 (rows of q8stride bytes). Dynamic shared memory: G*hd +
 // G*cmax + SM_PART floats, cmax >= the chunk length.
-//
-// attention_splitc: the same arithmetic with a (row, KV head)'s SPLITC chunks as one
-// cluster's blocks (blockIdx.y = kvh * SPLITC + c), splits SPLITC: the statistics and
-// partial sums stay in each block's shared memory, which the others read (distributed
-// shared memory), and the cluster's barriers stand for the counter and its spinning;
-// block 0 of the cluster adds the partial sums. The bits are attention_split1's with
-// SPLITC splits. Its dynamic shared memory holds G*vhd floats more (the partial sums).
-#define SPLITC 8
-
-// cluster_sync is a barrier of the cluster's blocks: their shared memory writes before it
-// are seen by their reads after it.
-__device__ __forceinline__ void cluster_sync() {
-    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-
-// cluster_ld reads the f32 at p, an address in this block's shared memory, in the
-// shared memory of the cluster's block of rank r.
-__device__ __forceinline__ float cluster_ld(const float* p, int r) {
-    uint32_t a = (uint32_t)__cvta_generic_to_shared(p), ra;
-    float v;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(ra) : "r"(a), "r"(r));
-    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(ra) : "memory");
-    return v;
-}
-
-// split_one is attention_split1 (CL 0) and attention_splitc (CL SPLITC).
-template <int CL>
-__device__ __forceinline__ void split_one(float* dst, i64 dstride, const float* q, i64 qstride, const uint16_t* k,
-                                          i64 kstride, const uint16_t* v, i64 vstride, const int* pos, int nhead, int nkv,
-                                          int hd, int vhd, float scale, const int* table, int tcols, const int* seq, int bs,
-                                          float* work, int* count, int splits, int cmax, uint8_t* q8, i64 q8stride) {
-    extern __shared__ float split_smem[];
+extern "C" __global__ void __launch_bounds__(SM_THREADS, 2)
+attention_split1(float* dst, i64 dstride, const float* q, i64 qstride, const uint16_t* k, i64 kstride,
+                 const uint16_t* v, i64 vstride, const int* pos, int nhead, int nkv, int hd, int vhd,
+                 float scale, const int* table, int tcols, const int* seq, int bs, float* work, int* count,
+                 int splits, int cmax, uint8_t* q8, i64 q8stride) { pdl_entry();
+    extern __shared__ float smem[];
     __shared__ float gm[GQA_MAX], ginv[GQA_MAX];
-    __shared__ float cst[2 * GQA_MAX];  // CL: this block's (m_c, l_c) of each head
     __shared__ int last;
-    const int i = blockIdx.x, tid = threadIdx.x;
-    const int kvh = CL ? blockIdx.y / CL : blockIdx.y % nkv, c = CL ? blockIdx.y % CL : blockIdx.y / nkv;
+    const int i = blockIdx.x, kvh = blockIdx.y % nkv, c = blockIdx.y / nkv, tid = threadIdx.x;
     const int G = nhead / nkv, h0 = kvh * G;
-    float* qs = split_smem;  // [G][hd]
+    float* qs = smem;  // [G][hd]
     split_q(qs, q, qstride, i, h0, G, hd);  // first: its loads need no position
     const int n = pos[i] + 1, chunk = split_chunk(n, splits), t0 = c * chunk;
-    // Past the row's end (the host sizes cmax for every row): attention_split1's block
-    // leaves; a cluster's block takes part in the barriers only.
-    const bool on = t0 < n && chunk <= cmax;
-    if (!CL && !on) return;
-    const int nact = (n + chunk - 1) / chunk, end = min(n, t0 + chunk), cnt = on ? end - t0 : 0;
+    if (t0 >= n || chunk > cmax) return;  // past the row's end (the host sizes cmax for every row)
+    const int nact = (n + chunk - 1) / chunk, end = min(n, t0 + chunk), cnt = end - t0;
     const i64 base = (i64)i * nhead + h0;
     float2* stats = (float2*)work;
     float* part = work + 2 * (i64)gridDim.x * nhead * splits;
     int* ctr = count + (i64)i * nkv + kvh;
     const int* tab = table ? table + (i64)seq[i] * tcols : 0;
-    float* sc = qs + G * hd;      // [G][cmax]: scores, then probabilities
-    float* red = sc + G * cmax;   // [P][vhd]
-    float* cpart = red + SM_PART;  // CL: [G][vhd], this block's partial sums
+    float* sc = qs + G * hd;     // [G][cmax]: scores, then probabilities
+    float* red = sc + G * cmax;  // [P][vhd]
     // The V rows of the first positions this thread sums, loaded now: their latency
     // passes while the block scores and waits for the row's other blocks.
     const int DG = vhd / 8, P = SM_THREADS / DG;
@@ -288,7 +256,7 @@ __device__ __forceinline__ void split_one(float* dst, i64 dstride, const float* 
     __syncthreads();
     const int lane = tid & 31, w = tid >> 5;
     float m = -INFINITY, l = 0;
-    for (int s0 = t0; s0 < t0 + cnt; s0 += SPLIT_CHUNK) {
+    for (int s0 = t0; s0 < end; s0 += SPLIT_CHUNK) {
         split_scores(sc + (s0 - t0), qs, k, kstride, kvh, hd, G, scale, tab, bs, s0, end, cmax);
         __syncthreads();
         if (w < G) {
@@ -303,34 +271,22 @@ __device__ __forceinline__ void split_one(float* dst, i64 dstride, const float* 
             m = mn;
         }
     }
-    if (CL) {
-        if (w < G && lane == 0) {
-            cst[2 * w] = m;
-            cst[2 * w + 1] = l;
-        }
-        cluster_sync();
-    } else {
-        if (w < G && lane == 0) stats[(base + w) * splits + c] = make_float2(m, l);
-        __threadfence();
-        __syncthreads();
-        if (tid == 0) {
-            atomicAdd(ctr, 1);
-            while (atomicAdd(ctr, 0) < nact) __nanosleep(32);
-        }
-        __syncthreads();
-        __threadfence();
+    if (w < G && lane == 0) stats[(base + w) * splits + c] = make_float2(m, l);
+    __threadfence();
+    __syncthreads();
+    if (tid == 0) {
+        atomicAdd(ctr, 1);
+        while (atomicAdd(ctr, 0) < nact) __nanosleep(32);
     }
+    __syncthreads();
+    __threadfence();
     if (w < G) {
         const float2* st = stats + (base + w) * splits;
         float M = -INFINITY;
-        for (int j = lane; j < nact; j += 32) M = fmaxf(M, CL ? cluster_ld(&cst[2 * w], j) : __ldcg(&st[j].x));
+        for (int j = lane; j < nact; j += 32) M = fmaxf(M, __ldcg(&st[j].x));
         M = warp_max(M);
         float L = 0;
-        for (int j = lane; j < nact; j += 32) {
-            const float mj = CL ? cluster_ld(&cst[2 * w], j) : __ldcg(&st[j].x);
-            const float lj = CL ? cluster_ld(&cst[2 * w + 1], j) : __ldcg(&st[j].y);
-            L += lj * expf(mj - M);
-        }
+        for (int j = lane; j < nact; j += 32) L += __ldcg(&st[j].y) * expf(__ldcg(&st[j].x) - M);
         L = warp_sum(L);
         if (lane == 0) { gm[w] = M; ginv[w] = 1.0f / L; }
     }
@@ -377,42 +333,25 @@ __device__ __forceinline__ void split_one(float* dst, i64 dstride, const float* 
             for (int d = tid; d < vhd; d += SM_THREADS) {
                 float s = 0;
                 for (int j = 0; j < P; j++) s += red[j * vhd + d];
-                if (CL)
-                    cpart[g * vhd + d] = s;
-                else
-                    part[((base + g) * splits + c) * vhd + d] = s;
+                part[((base + g) * splits + c) * vhd + d] = s;
             }
             __syncthreads();
         }
     }
-    if (CL) {
-        cluster_sync();  // every block's partial sums are in its shared memory
-        if (c != 0) {
-            cluster_sync();  // block 0 has read them
-            return;
-        }
-    } else {
-        __threadfence();
-        __syncthreads();
-        if (tid == 0) last = atomicAdd(ctr, 1) == 2 * nact - 1;
-        __syncthreads();
-        if (!last) return;
-        __threadfence();
-        if (tid == 0) *ctr = 0;  // zero again for the next launch
-    }
+    __threadfence();
+    __syncthreads();
+    if (tid == 0) last = atomicAdd(ctr, 1) == 2 * nact - 1;
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    if (tid == 0) *ctr = 0;  // zero again for the next launch
     for (int e = tid; e < G * vhd; e += SM_THREADS) {
         const int g = e / vhd, d = e % vhd;
-        float s;
-        if (CL) {
-            s = 0;  // part_sum's order: chunk 0 first
-            for (int j = 0; j < nact; j++) s += cluster_ld(&cpart[e], j);
-        } else {
-            s = part_sum(part + (base + g) * splits * vhd + d, vhd, nact);
-        }
+        const float* pr = part + (base + g) * splits * vhd + d;
+        const float s = part_sum(pr, vhd, nact);
         dst[(i64)i * dstride + (h0 + g) * vhd + d] = s;
         if (q8) red[e] = s;
     }
-    if (CL) cluster_sync();  // the other blocks' shared memory is read: they may leave
     if (!q8) return;
     // The group's output, G*vhd values starting at element h0*vhd of the row (whole
     // 256-element blocks: the host fuses only then), rounded to Q8_K as quant_q8_k would
@@ -422,23 +361,4 @@ __device__ __forceinline__ void split_one(float* dst, i64 dstride, const float* 
     __syncthreads();  // red holds the whole output
     for (int e0 = 0; e0 < G * vhd; e0 += 256)
         q8k_quant_in(red[e0 + tid], q8 + (i64)i * q8stride, (h0 * vhd + e0) / 256, nhead * vhd, tid, qa, qi, qv, true);
-}
-
-extern "C" __global__ void __launch_bounds__(SM_THREADS, 2)
-attention_split1(float* dst, i64 dstride, const float* q, i64 qstride, const uint16_t* k, i64 kstride,
-                 const uint16_t* v, i64 vstride, const int* pos, int nhead, int nkv, int hd, int vhd,
-                 float scale, const int* table, int tcols, const int* seq, int bs, float* work, int* count,
-                 int splits, int cmax, uint8_t* q8, i64 q8stride) { pdl_entry();
-    split_one<0>(dst, dstride, q, qstride, k, kstride, v, vstride, pos, nhead, nkv, hd, vhd, scale, table, tcols, seq, bs,
-                 work, count, splits, cmax, q8, q8stride);
-}
-
-// attention_splitc: see split_one. work and count are not used (nulls); splits is SPLITC.
-extern "C" __global__ void __cluster_dims__(1, SPLITC, 1) __launch_bounds__(SM_THREADS, 2)
-attention_splitc(float* dst, i64 dstride, const float* q, i64 qstride, const uint16_t* k, i64 kstride,
-                 const uint16_t* v, i64 vstride, const int* pos, int nhead, int nkv, int hd, int vhd,
-                 float scale, const int* table, int tcols, const int* seq, int bs, float* work, int* count,
-                 int splits, int cmax, uint8_t* q8, i64 q8stride) { pdl_entry();
-    split_one<SPLITC>(dst, dstride, q, qstride, k, kstride, v, vstride, pos, nhead, nkv, hd, vhd, scale, table, tcols, seq,
-                      bs, work, count, SPLITC, cmax, q8, q8stride);
 }

@@ -43,12 +43,8 @@ type attSplit struct {
 	// ($EMBER_CUDA_SPLIT2, tests).
 	two bool
 	// one is 1 once attention_split1 is loaded with its shared memory limit raised, -1
-	// when it may not run, 0 before the first split; cl the same for attention_splitc
-	// (-1 also with $EMBER_CUDA_NO_SPLITC).
-	one, cl int
-	// n, when positive, is attention_split1's split count, and attention_splitc does not
-	// run (tests: split1 with splitC splits gives splitc's bits).
-	n int
+	// when it may not run, 0 before the first split.
+	one int
 	// work holds F32 chunk statistics [rows*nhead*splits][2] and partial sums
 	// [rows*nhead*splits][vhd]; count I32 [rows*nkv] the blocks of each (row, KV head)
 	// done, zero between launches (the last block zeroes it again). Both only grow: a
@@ -81,9 +77,6 @@ func (b *Backend) attentionSplit(args []uint64, rows, nkv, g, hd, vhd, nmax int)
 	splits := splitCount(rows*nkv, nmax, b.dev.SMs, b.split.mode == splitOn)
 	if splits == 0 {
 		return false
-	}
-	if b.attentionSplitC(args, rows, nkv, g, hd, vhd, nmax) {
-		return true
 	}
 	if b.attentionSplit1(args, rows, nkv, g, hd, vhd, nmax, splits) {
 		return true
@@ -128,9 +121,6 @@ const split1SmemMax = 110 << 10
 func (b *Backend) attentionSplit1(args []uint64, rows, nkv, g, hd, vhd, nmax, splits int) bool {
 	if b.split.two || b.split1Off() {
 		return false
-	}
-	if b.split.n > 0 {
-		splits = b.split.n
 	}
 	splits, cmax, smem := split1Plan(rows*nkv, g, hd, nmax, splits, b.dev.SMs)
 	if splits == 0 {
@@ -185,56 +175,3 @@ func (b *Backend) split1Off() bool {
 // as two launches (attention_split_stats, attention_split_pv), for timing against the
 // one-launch kernel (attention_split1).
 const Split2Env = "EMBER_CUDA_SPLIT2"
-
-// splitC is attention_splitc's chunks a (row, KV head): its cluster's blocks (SPLITC,
-// kernels/cuda/attention_split.cu).
-const splitC = 8
-
-// attentionSplitC launches attention_splitc, the split with a (row, KV head)'s chunks as
-// one cluster's blocks (their statistics and partial sums in distributed shared memory,
-// cluster barriers for the counter's spinning), when its chunks fit its shared memory;
-// it reports whether it launched. H200, 8B Q4_K_M, one stream through the engine
-// (build/wip/s37-call5.sh): see NOTES.md's session 37.
-func (b *Backend) attentionSplitC(args []uint64, rows, nkv, g, hd, vhd, nmax int) bool {
-	if b.split.two || b.split.n > 0 {
-		return false
-	}
-	cmax, smem := splitCPlan(g, hd, vhd, nmax)
-	if cmax == 0 || b.splitCOff() {
-		return false
-	}
-	args = append(args, 0, 0, i64(splitC), i64(cmax), 0, 0)
-	b.launch("attention_splitc", rows, nkv*splitC, smThreads, smem, args...)
-	b.markAttention("attention_splitc", args, rows, nkv*splitC, smem, smThreads, g, nkv, vhd, false, false)
-	return true
-}
-
-// splitCPlan sizes attention_splitc for g query heads of hd dims (values of vhd) over a
-// cache of nmax positions: cmax the longest chunk a row can get, smem its dynamic shared
-// memory (split1's and the partial sums); 0, 0 when that passes split1SmemMax.
-func splitCPlan(g, hd, vhd, nmax int) (int, int) {
-	per := (nmax + splitC - 1) / splitC
-	cmax := (per + splitChunk - 1) / splitChunk * splitChunk
-	smem := 4 * (g*hd + g*cmax + smPart + g*vhd)
-	if smem > split1SmemMax {
-		return 0, 0
-	}
-	return cmax, smem
-}
-
-// splitCOff reports whether attention_splitc cannot run: $EMBER_CUDA_NO_SPLITC is set,
-// or its shared memory limit could not be raised (read once, when it is first wanted).
-func (b *Backend) splitCOff() bool {
-	if b.split.cl == 0 {
-		b.split.cl = 1
-		if os.Getenv(NoSplitCEnv) != "" || b.raiseSmem(b.kernel("attention_splitc"), split1SmemMax) != nil {
-			b.split.cl = -1
-		}
-	}
-	return b.split.cl < 0
-}
-
-// NoSplitCEnv names an environment variable: when set, split decode attention runs on
-// attention_split1 (its blocks meeting through a counter in global memory), not
-// attention_splitc.
-const NoSplitCEnv = "EMBER_CUDA_NO_SPLITC"

@@ -77,20 +77,16 @@ func TestConformanceLongContextKernels(t *testing.T) {
 
 // TestSplitAttention runs the attention tests (long contexts among them) with the
 // split kernels chosen as decode chooses them, then forced on every shape they take (as
-// one launch of clusters where the chunks fit, attention_splitc; as one launch whose
-// blocks meet through a counter, attention_split1; and as the two-launch kernels), then
+// one launch where the grid fits, attention_split1, and as the two-launch kernels), then
 // off (the long contexts on the one-block-per-pair kernels).
 func TestSplitAttention(t *testing.T) {
 	newOrSkip(t).Close()
-	for _, mode := range []string{"auto", "on", "on-one", "on-two", "off"} {
+	for _, mode := range []string{"auto", "on", "on-two", "off"} {
 		t.Run(mode, func(t *testing.T) {
 			backendtest.RunAttention(t, func(t *testing.T) backend.Backend {
 				b := newOrSkip(t)
 				if mode != "auto" {
 					cuda.SplitAttention(b, mode != "off")
-				}
-				if mode == "on-one" {
-					cuda.SplitCluster(b, false)
 				}
 				if mode == "on-two" {
 					cuda.SplitAttentionTwo(b)

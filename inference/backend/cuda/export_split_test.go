@@ -10,19 +10,6 @@ func SplitAttention(b *Backend, on bool) {
 	}
 }
 
-// SplitCluster makes b's split attention run on attention_splitc where it fits (on) or
-// never (attention_split1 instead).
-func SplitCluster(b *Backend, on bool) {
-	b.split.cl = 0
-	if !on {
-		b.split.cl = -1
-	}
-}
-
-// SplitCount makes b's split attention run on attention_split1 with n splits (or as
-// few as fit), never on attention_splitc.
-func SplitCount(b *Backend, n int) { b.split.n = n }
-
 // SplitAttentionTwo makes b's split attention run as two launches (attention_split_stats
 // and attention_split_pv) instead of attention_split1.
 func SplitAttentionTwo(b *Backend) { b.split.two = true }
