@@ -29,36 +29,9 @@ __device__ __forceinline__ int split_chunk(int n, int splits) {
     return (c + SPLIT_CHUNK - 1) / SPLIT_CHUNK * SPLIT_CHUNK;
 }
 
-// split_put sums each head's score over the four threads of a position (t, below end)
-// and puts it, scaled, in sc[g*ss + t - t0].
-__device__ __forceinline__ void split_put(float* sc, float (&s)[GQA_MAX], int G, float scale, int t0, int t, int end, int ss) {
-#pragma unroll
-    for (int g = 0; g < GQA_MAX; g++) {
-        s[g] += __shfl_xor_sync(0xffffffffu, s[g], 1);
-        s[g] += __shfl_xor_sync(0xffffffffu, s[g], 2);
-    }
-    if (t < end && (threadIdx.x & 3) == 0)
-#pragma unroll
-        for (int g = 0; g < GQA_MAX; g++)
-            if (g < G) sc[g * ss + t - t0] = s[g] * scale;
-}
-
-// split_dot adds one 8-dim chunk c of a key row (raw f16) times every head of the
-// group's query to s.
-__device__ __forceinline__ void split_dot(float (&s)[GQA_MAX], const float* qs, uint4 raw, int c, int hd, int G) {
-    float kf[8];
-    unpack8(raw, kf);
-#pragma unroll
-    for (int g = 0; g < GQA_MAX; g++)
-        if (g < G)
-#pragma unroll
-            for (int j = 0; j < 8; j++) s[g] += qs[g * hd + 8 * c + j] * kf[j];
-}
-
 // split_scores puts the scaled scores of positions t0 .. t0+SPLIT_CHUNK-1 below end of
 // every head of the group in sc[g*ss + t - t0] (ss: SPLIT_CHUNK unless given), summed as
-// attention_smem sums them: four threads a position, thread quad taking the key row's
-// 8-dim chunks quad, quad + 4, ...
+// attention_smem sums them.
 __device__ __forceinline__ void split_scores(float* sc, const float* qs, const uint16_t* k, i64 kstride, int kvh,
                                              int hd, int G, float scale, const int* tab, int bs, int t0, int end,
                                              int ss = SPLIT_CHUNK) {
@@ -69,28 +42,25 @@ __device__ __forceinline__ void split_scores(float* sc, const float* qs, const u
     for (int g = 0; g < GQA_MAX; g++) s[g] = 0;
     if (t < end) {
         const uint16_t* kr = k + cache_row(tab, bs, t) * kstride + kvh * hd;
-        for (int c = quad; c < chunks; c += 4) split_dot(s, qs, *(const uint4*)(kr + 8 * c), c, hd, G);
+        for (int c = quad; c < chunks; c += 4) {
+            float kf[8];
+            unpack8(*(const uint4*)(kr + 8 * c), kf);
+#pragma unroll
+            for (int g = 0; g < GQA_MAX; g++)
+                if (g < G)
+#pragma unroll
+                    for (int j = 0; j < 8; j++) s[g] += qs[g * hd + 8 * c + j] * kf[j];
+        }
     }
-    split_put(sc, s, G, scale, t0, t, end, ss);
-}
-
-// SPLIT_KPRE is the most 8-dim chunks of a key row a thread holds for split_scores_pre:
-// heads of up to 128 dims.
-#define SPLIT_KPRE 4
-
-// split_scores_pre is split_scores with the thread's chunks of its position's key row
-// already loaded (kp[u]: chunk quad + 4u), for hd <= 8 * 4 * SPLIT_KPRE: the same sums.
-__device__ __forceinline__ void split_scores_pre(float* sc, const float* qs, const uint4 (&kp)[SPLIT_KPRE], int hd, int G,
-                                                 float scale, int t0, int end, int ss) {
-    const int quad = threadIdx.x & 3, t = t0 + (threadIdx.x >> 2);
-    float s[GQA_MAX];
 #pragma unroll
-    for (int g = 0; g < GQA_MAX; g++) s[g] = 0;
-    if (t < end)
+    for (int g = 0; g < GQA_MAX; g++) {
+        s[g] += __shfl_xor_sync(0xffffffffu, s[g], 1);
+        s[g] += __shfl_xor_sync(0xffffffffu, s[g], 2);
+    }
+    if (t < end && quad == 0)
 #pragma unroll
-        for (int u = 0; u < SPLIT_KPRE; u++)
-            if (quad + 4 * u < hd / 8) split_dot(s, qs, kp[u], quad + 4 * u, hd, G);
-    split_put(sc, s, G, scale, t0, t, end, ss);
+        for (int g = 0; g < GQA_MAX; g++)
+            if (g < G) sc[g * ss + t - t0] = s[g] * scale;
 }
 
 // split_q rounds the group's query heads of row i to f16 into qs [G][hd].
@@ -254,20 +224,14 @@ extern "C" __global__ void __launch_bounds__(SM_THREADS, 2)
 attention_split1(float* dst, i64 dstride, const float* q, i64 qstride, const uint16_t* k, i64 kstride,
                  const uint16_t* v, i64 vstride, const int* pos, int nhead, int nkv, int hd, int vhd,
                  float scale, const int* table, int tcols, const int* seq, int bs, float* work, int* count,
-                 int splits, int cmax, uint8_t* q8, i64 q8stride) { pdl_defer();
+                 int splits, int cmax, uint8_t* q8, i64 q8stride) { pdl_entry();
     extern __shared__ float smem[];
     __shared__ float gm[GQA_MAX], ginv[GQA_MAX];
     __shared__ int last;
     const int i = blockIdx.x, kvh = blockIdx.y % nkv, c = blockIdx.y / nkv, tid = threadIdx.x;
     const int G = nhead / nkv, h0 = kvh * G;
     float* qs = smem;  // [G][hd]
-    // With one query row, before the wait: the position, sequence row and block table
-    // (the host wrote them before the step), and the keys of the chunk's first sub-chunk
-    // and the values below with them, all but the newest position's (the kernel before
-    // wrote those rows; earlier steps the others). With more rows, some may be new rows
-    // of the same sequence (a prompt's chunk, a draft), so all of it comes after.
-    const bool early = gridDim.x == 1;
-    if (!early) pdl_wait();
+    split_q(qs, q, qstride, i, h0, G, hd);  // first: its loads need no position
     const int n = pos[i] + 1, chunk = split_chunk(n, splits), t0 = c * chunk;
     if (t0 >= n || chunk > cmax) return;  // past the row's end (the host sizes cmax for every row)
     const int nact = (n + chunk - 1) / chunk, end = min(n, t0 + chunk), cnt = end - t0;
@@ -278,44 +242,22 @@ attention_split1(float* dst, i64 dstride, const float* q, i64 qstride, const uin
     const int* tab = table ? table + (i64)seq[i] * tcols : 0;
     float* sc = qs + G * hd;     // [G][cmax]: scores, then probabilities
     float* red = sc + G * cmax;  // [P][vhd]
-    const bool pre = hd <= 32 * SPLIT_KPRE;  // the first sub-chunk's keys in registers
-    const int quad = tid & 3, tk = t0 + (tid >> 2);
-    uint4 kp[SPLIT_KPRE];
-    auto load_k = [&]() {
-        const uint16_t* kr = k + cache_row(tab, bs, tk) * kstride + kvh * hd;
-#pragma unroll
-        for (int u = 0; u < SPLIT_KPRE; u++)
-            if (quad + 4 * u < hd / 8) kp[u] = *(const uint4*)(kr + 8 * (quad + 4 * u));
-    };
-    const bool kmine = pre && tk < end && tk - t0 < SPLIT_CHUNK;
-    const int nw = early ? n - 1 : -1;  // the position whose rows come after the wait
-    if (kmine && tk != nw) load_k();
     // The V rows of the first positions this thread sums, loaded now: their latency
     // passes while the block scores and waits for the row's other blocks.
     const int DG = vhd / 8, P = SM_THREADS / DG;
     const int dg = tid % DG, pp = tid / DG;
 #define VPRE 4
     uint4 vp[VPRE];
-    auto load_v = [&](int u) {
-        vp[u] = *(const uint4*)(v + cache_row(tab, bs, t0 + pp + P * u) * vstride + kvh * vhd + 8 * dg);
-    };
 #pragma unroll
-    for (int u = 0; u < VPRE; u++)
-        if (pp < P && pp + P * u < cnt && t0 + pp + P * u != nw) load_v(u);
-    if (early) pdl_wait();
-    split_q(qs, q, qstride, i, h0, G, hd);
-    if (kmine && tk == nw) load_k();
-#pragma unroll
-    for (int u = 0; u < VPRE; u++)
-        if (pp < P && pp + P * u < cnt && t0 + pp + P * u == nw) load_v(u);
+    for (int u = 0; u < VPRE; u++) {
+        const int j = pp + P * u;
+        if (pp < P && j < cnt) vp[u] = *(const uint4*)(v + cache_row(tab, bs, t0 + j) * vstride + kvh * vhd + 8 * dg);
+    }
     __syncthreads();
     const int lane = tid & 31, w = tid >> 5;
     float m = -INFINITY, l = 0;
     for (int s0 = t0; s0 < end; s0 += SPLIT_CHUNK) {
-        if (pre && s0 == t0)
-            split_scores_pre(sc, qs, kp, hd, G, scale, t0, end, cmax);
-        else
-            split_scores(sc + (s0 - t0), qs, k, kstride, kvh, hd, G, scale, tab, bs, s0, end, cmax);
+        split_scores(sc + (s0 - t0), qs, k, kstride, kvh, hd, G, scale, tab, bs, s0, end, cmax);
         __syncthreads();
         if (w < G) {
             const int nc = min(SPLIT_CHUNK, end - s0);
