@@ -2,7 +2,6 @@ package cuda
 
 import (
 	"os"
-	"strconv"
 	"unsafe"
 )
 
@@ -75,11 +74,7 @@ func (b *Backend) attentionSplit(args []uint64, rows, nkv, g, hd, vhd, nmax int)
 		g > gqaMax || hd%8 != 0 || vhd%8 != 0 {
 		return false
 	}
-	sms := b.dev.SMs
-	if v, err := strconv.Atoi(os.Getenv("EMBER_CUDA_SPLIT_SMS")); err == nil && v > 0 {
-		sms = v // experiment: the SMs the split aims to fill
-	}
-	splits := splitCount(rows*nkv, nmax, sms, b.split.mode == splitOn)
+	splits := splitCount(rows*nkv, nmax, b.dev.SMs, b.split.mode == splitOn)
 	if splits == 0 {
 		return false
 	}
