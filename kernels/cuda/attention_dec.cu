@@ -131,3 +131,29 @@ A1_KERNEL(64, 64, attention_dec64_1_64)
 A1_KERNEL(128, A1_N, attention_dec128_1)
 A1_KERNEL(128, 128, attention_dec128_1_128)
 A1_KERNEL(128, 64, attention_dec128_1_64)
+
+// attention_decD_1c(_q8), _1c_128, _1c_64: the same for one row over up to A1_CL times
+// the form's positions, grid (1, nkv * A1_CL), a KV head's A1_CL blocks one cluster
+// (dec1_attend with CL).
+#define A1_CL 8
+#define A1C_BODY(D, Q80, S1, CAP)                                                                                       \
+    const int kvh = blockIdx.y / A1_CL, G = nhead / nkv;                                                                \
+    const int* tab = table ? table + (i64)seq[0] * tcols : 0;                                                           \
+    dec1_attend<D, Q80, CAP, A1_CL>(dst + (i64)kvh * G * D, q + (i64)kvh * G * D, k + kvh * D, (int)kstride,         \
+                                    v + kvh * D, (int)vstride, tab, bs, pos[0] + 1, G, scale, q8,                      \
+                                    kvh * G * D / (Q80 ? 32 : 256), nhead * D, q8h && !Q80 ? (uint16_t*)q8h : nullptr, S1);
+#define A1C_KERNEL(D, CAP, NAME)                                                                                        \
+    extern "C" __global__ void __cluster_dims__(1, A1_CL, 1) __launch_bounds__(128) NAME(DEC_ARGS) {                  \
+        pdl_defer();                                                                                                    \
+        A1C_BODY(D, false, 0, CAP)                                                                                      \
+    }                                                                                                                   \
+    extern "C" __global__ void __cluster_dims__(1, A1_CL, 1) __launch_bounds__(128) NAME##_q8(DEC_ARGS, int s1) {     \
+        pdl_defer();                                                                                                    \
+        A1C_BODY(D, true, s1, CAP)                                                                                      \
+    }
+A1C_KERNEL(64, A1_N, attention_dec64_1c)
+A1C_KERNEL(64, 128, attention_dec64_1c_128)
+A1C_KERNEL(64, 64, attention_dec64_1c_64)
+A1C_KERNEL(128, A1_N, attention_dec128_1c)
+A1C_KERNEL(128, 128, attention_dec128_1c_128)
+A1C_KERNEL(128, 64, attention_dec128_1c_64)

@@ -14,6 +14,15 @@
 // the output and its rounding (a warp a 256-element Q8_K block, or 32-element Q8_0
 // blocks). Four barriers after the wait. The softmax sums and P V run in other orders
 // than attention_decD's, so outputs differ from its in the last bits.
+//
+// With CL > 1 (attention_decD_1c: a KV head's CL blocks are one thread block cluster)
+// block r of the cluster takes the positions r chunk .. of the row (chunk: nk / CL
+// rounded up to 16, at most CAP): up to CL * CAP positions. Each block finds its heads'
+// maximum and sum over its positions; the cluster's blocks read each other's (from
+// distributed shared memory) for the row's M and L (the sums in block order), round
+// their probabilities against those as the one block does, and leave their P V sums in
+// their shared memory, which block 0 adds in block order for the output and its
+// rounding. Two cluster barriers (three for block 0) on top of the block's four.
 #pragma once
 #include "attention_dec.cuh"
 
@@ -26,7 +35,7 @@
 __host__ __device__ constexpr int a1_pld(int cap) { return 2 * cap + 16; }
 __host__ __device__ constexpr int a1_smem(int d, int cap) { return 2 * 16 * d + 2 * (2 * cap * d) + 16 * a1_pld(cap) + 16 * d * 4; }
 
-template <int D, bool Q80, int CAP>
+template <int D, bool Q80, int CAP, int CL = 1>
 __device__ __forceinline__ void dec1_attend(float* dst, const float* q, const uint16_t* k, int kstride, const uint16_t* v,
                                             int vstride, const int* tab, int bs, int nk, int G, float scale, uint8_t* q8,
                                             int q8b, int q8k, uint16_t* q8h, int q8s1) {
@@ -40,7 +49,11 @@ __device__ __forceinline__ void dec1_attend(float* dst, const float* q, const ui
     float* red = (float*)(psm + 16 * pld);  // [16][D] the output, for the rounding
     const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, g = lane >> 2, tig = lane & 3;
     constexpr int CPR = D / 8;  // 16-byte chunks a row
-    const int nz = (nk + 15) & ~15;  // rows through the last 16-position block: zeros past nk
+    // this block's positions: t0 .. t0 + nl - 1 (all nk but in a cluster)
+    const int rank = CL > 1 ? blockIdx.y % CL : 0;
+    const int chunk = CL > 1 ? ((nk + CL - 1) / CL + 15) & ~15 : nk;
+    const int t0 = rank * chunk, nl = CL > 1 ? max(0, min(nk - t0, chunk)) : nk;
+    const int nz = (nl + 15) & ~15;  // rows through the last 16-position block: zeros past nl
     const int sh = (bs & (bs - 1)) == 0 ? __ffs(bs) - 1 : -1;
     auto crow = [&](int t) { return !tab ? t : sh >= 0 ? tab[t >> sh] * bs + (t & (bs - 1)) : tab[t / bs] * bs + t % bs; };
     const uint32_t ksa = (uint32_t)__cvta_generic_to_shared(ksm), vsa = (uint32_t)__cvta_generic_to_shared(vsm);
@@ -50,17 +63,17 @@ __device__ __forceinline__ void dec1_attend(float* dst, const float* q, const ui
     // the rows of positions before the newest (earlier steps wrote them), and zeros past nk
     for (int e = tid; e < nz * CPR; e += 128) {
         const int r = e / CPR, c = e % CPR;
-        if (r == nk - 1) continue;
-        const bool ok = r < nk;
-        const int cr = ok ? crow(r) : 0;
+        if (t0 + r == nk - 1) continue;
+        const bool ok = r < nl;
+        const int cr = ok ? crow(t0 + r) : 0;
         const uint32_t o = r * (2 * D) + ((c ^ (r & 7)) << 4);
         cp(ksa + o, k + (i64)cr * kstride + 8 * c, ok);
         cp(vsa + o, v + (i64)cr * vstride + 8 * c, ok);
     }
     const int cn = crow(nk - 1);
     pdl_wait();
-    if (tid < CPR) {  // the newest position's rows (the kernel before wrote them)
-        const int r = nk - 1, c = tid;
+    if (tid < CPR && (CL == 1 || (unsigned)(nk - 1 - t0) < (unsigned)nl)) {  // the newest position's rows (the kernel before wrote them)
+        const int r = nk - 1 - t0, c = tid;
         const uint32_t o = r * (2 * D) + ((c ^ (r & 7)) << 4);
         cp(ksa + o, k + (i64)cn * kstride + 8 * c, true);
         cp(vsa + o, v + (i64)cn * vstride + 8 * c, true);
@@ -101,8 +114,8 @@ __device__ __forceinline__ void dec1_attend(float* dst, const float* q, const ui
 #pragma unroll
     for (int i = 0; i < NG; i++) {
         const int j = w + 4 * i;
-        if (8 * j < nk) {
-            dec_scores<D>(sc[i], qa, ksa + (8 * j + (lane & 7)) * (2 * D), kx0, kx1, 8 * j - 8 * w, nk, scale);
+        if (8 * j < nl) {
+            dec_scores<D>(sc[i], qa, ksa + (8 * j + (lane & 7)) * (2 * D), kx0, kx1, 8 * j - 8 * w, nl, scale);
         } else {
 #pragma unroll
             for (int e = 0; e < 4; e++) sc[i][e] = -INFINITY;
@@ -129,6 +142,20 @@ __device__ __forceinline__ void dec1_attend(float* dst, const float* q, const ui
     for (int u = 0; u < 4; u++) {
         if (stat[u][g][0] > -INFINITY) L0 += stat[u][g][1] * expf(stat[u][g][0] - M0);
         if (stat[u][g + 8][0] > -INFINITY) L1 += stat[u][g + 8][1] * expf(stat[u][g + 8][0] - M1);
+    }
+    const int nact = (nk + chunk - 1) / chunk;  // the cluster's blocks with positions
+    if (CL > 1) {  // the row's M and L from the cluster's blocks' own, in block order
+        __shared__ float cst[16][2];
+        if (w == 0 && tig == 0) cst[g][0] = M0, cst[g][1] = L0, cst[g + 8][0] = M1, cst[g + 8][1] = L1;
+        cluster_sync();
+        float m0 = -INFINITY, m1 = -INFINITY, l0 = 0, l1 = 0;
+        for (int r = 0; r < nact; r++) m0 = fmaxf(m0, cluster_ld(&cst[g][0], r)), m1 = fmaxf(m1, cluster_ld(&cst[g + 8][0], r));
+        for (int r = 0; r < nact; r++) {
+            const float a0 = cluster_ld(&cst[g][0], r), a1 = cluster_ld(&cst[g + 8][0], r);
+            if (a0 > -INFINITY) l0 += cluster_ld(&cst[g][1], r) * expf(a0 - m0);
+            if (a1 > -INFINITY) l1 += cluster_ld(&cst[g + 8][1], r) * expf(a1 - m1);
+        }
+        M0 = m0, M1 = m1, L0 = l0, L1 = l1;
     }
     const float inv0 = 1.0f / L0, inv1 = 1.0f / L1;
 #pragma unroll
@@ -163,18 +190,33 @@ __device__ __forceinline__ void dec1_attend(float* dst, const float* q, const ui
             tc_mma(o[2 * jj + 1], pa, b[2], b[3]);
         }
     }
-    // the output: rows g (heads), dims D/4 w + 8j + 2 tig (+1)
+    // the output: rows g (heads), dims D/4 w + 8j + 2 tig (+1); in a cluster, this
+    // block's sums, which block 0 adds
 #pragma unroll
     for (int j = 0; j < NJ; j++) {
         const int d0 = (D / 4) * w + 8 * j + 2 * tig;
         if (g < G) {
-            *(float2*)(dst + (i64)g * D + d0) = make_float2(o[j][0], o[j][1]);
+            if (CL == 1) *(float2*)(dst + (i64)g * D + d0) = make_float2(o[j][0], o[j][1]);
             *(float2*)(red + g * D + d0) = make_float2(o[j][0], o[j][1]);
         }
         if (g + 8 < G) {
-            *(float2*)(dst + (i64)(g + 8) * D + d0) = make_float2(o[j][2], o[j][3]);
+            if (CL == 1) *(float2*)(dst + (i64)(g + 8) * D + d0) = make_float2(o[j][2], o[j][3]);
             *(float2*)(red + (g + 8) * D + d0) = make_float2(o[j][2], o[j][3]);
         }
+    }
+    if (CL > 1) {
+        cluster_sync();  // every block's sums are in its shared memory
+        if (rank != 0) {
+            cluster_sync();  // block 0 has read them
+            return;
+        }
+        for (int e = tid; e < G * D; e += 128) {
+            float s = 0;
+            for (int r = 0; r < nact; r++) s += cluster_ld(&red[e], r);
+            dst[e] = s;
+            red[e] = s;
+        }
+        cluster_sync();  // the other blocks may leave
     }
     if (!q8) return;
     __syncthreads();  // 4: the output, for the rounding

@@ -427,6 +427,22 @@ __device__ __forceinline__ float part_sum(const float* p, i64 stride, int n) {
     return s;
 }
 
+// cluster_sync is a barrier of a thread block cluster's blocks (every thread of each
+// calls it): their shared memory writes before it are seen by their reads after it.
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+// cluster_ld reads the f32 at p, an address in this block's shared memory, in the shared
+// memory of the cluster's block of rank r (distributed shared memory).
+__device__ __forceinline__ float cluster_ld(const void* p, int r) {
+    uint32_t a = (uint32_t)__cvta_generic_to_shared(p), ra;
+    float v;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(ra) : "r"(a), "r"(r));
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(ra) : "memory");
+    return v;
+}
+
 // tc_prob is a score's probability rounded to f16, as the reference rounds it.
 __device__ __forceinline__ uint32_t tc_prob(float s, float m, float inv) { return f2h(expf(s - m) * inv); }
 

@@ -84,6 +84,15 @@ func (b *Backend) Attention(dst, q, k, v, pos backend.Tensor, p backend.Attentio
 	if b.attentionShort(args, qt.rows, p.NKVHead, g, p.HeadDim, p.VHeadDim, nmax, p.HeadGroups, kv1) {
 		return
 	}
+	// One row over a longer cache than attention_decD_1 takes: its code on a cluster of
+	// blocks a KV head (attention_dec1c.go).
+	n1 := nmax
+	if p.MaxLen > 0 {
+		n1 = min(n1, (p.MaxLen+dec1Step-1)/dec1Step*dec1Step)
+	}
+	if b.attentionDec1C(args, qt.rows, p.NKVHead, g, p.HeadDim, p.VHeadDim, nmax, n1) {
+		return
+	}
 	// Few (row, KV head) pairs over a long cache: each row's positions over several
 	// blocks (attention_split.go).
 	if b.attentionSplit(args, qt.rows, p.NKVHead, g, p.HeadDim, p.VHeadDim, nmax) {
@@ -93,10 +102,6 @@ func (b *Backend) Attention(dst, q, k, v, pos backend.Tensor, p backend.Attentio
 	// (attention_dec.go).
 	// One row's kernel (attention_decD_1) has forms for fewer positions than maxLenStep
 	// (dec1Form).
-	n1 := nmax
-	if p.MaxLen > 0 {
-		n1 = min(n1, (p.MaxLen+dec1Step-1)/dec1Step*dec1Step)
-	}
 	if b.attentionDec(args, qt.rows, p.NKVHead, g, p.HeadDim, p.VHeadDim, nmax, n1) {
 		return
 	}

@@ -19,9 +19,13 @@ func newAttentionQueue(noFuse bool) *queueOnly {
 	b := q.Backend
 	for _, n := range []string{"attention_smem", "attention_split1", "attention_dec64", "attention_dec128",
 		"attention_dec64_q8", "attention_dec128_q8", "attention_mla", "attention_mla_split", "attention_short64", "attention_short128", "attention_short576",
-		"attention_dec64_1", "attention_dec128_1", "attention_dec64_1_q8", "attention_dec128_1_q8"} {
+		"attention_dec64_1", "attention_dec128_1", "attention_dec64_1_q8", "attention_dec128_1_q8",
+		"attention_dec64_1c", "attention_dec128_1c", "attention_dec64_1c_q8", "attention_dec128_1c_q8"} {
 		for _, f := range []string{"", "_64", "_128"} {
 			m := strings.Replace(n, "_1", "_1"+f, 1)
+			if strings.Contains(n, "_1c") {
+				m = strings.Replace(n, "_1c", "_1c"+f, 1)
+			}
 			b.kernels[m] = &kernel{name: m}
 		}
 	}
@@ -29,9 +33,14 @@ func newAttentionQueue(noFuse bool) *queueOnly {
 	b.dec.smem = map[string]int{}
 	for _, n := range []string{"attention_dec64", "attention_dec128", "attention_dec64_q8", "attention_dec128_q8",
 		"attention_mla", "attention_mla_split", "attention_short64", "attention_short128", "attention_short576",
-		"attention_dec64_1", "attention_dec128_1", "attention_dec64_1_q8", "attention_dec128_1_q8"} {
+		"attention_dec64_1", "attention_dec128_1", "attention_dec64_1_q8", "attention_dec128_1_q8",
+		"attention_dec64_1c", "attention_dec128_1c", "attention_dec64_1c_q8", "attention_dec128_1c_q8"} {
 		for _, f := range []string{"", "_64", "_128"} {
-			b.dec.smem[strings.Replace(n, "_1", "_1"+f, 1)] = 227 << 10
+			m := strings.Replace(n, "_1", "_1"+f, 1)
+			if strings.Contains(n, "_1c") {
+				m = strings.Replace(n, "_1c", "_1c"+f, 1)
+			}
+			b.dec.smem[m] = 227 << 10
 		}
 	}
 	b.split.work = scratch{ptr: 3 << 40, size: 1 << 30}
@@ -46,7 +55,8 @@ func newAttentionQueue(noFuse bool) *queueOnly {
 // it: Llama-3.1-8B's one token over a short cache on attention_dec128_1's form for its
 // positions (rounding fused;
 // attention_dec128 with $EMBER_CUDA_NO_DEC1 or several rows),
-// over 768 positions on attention_split1 (rounding fused); forced,
+// over 600 positions on attention_dec128_1c's form for its chunks (rounding fused), four
+// such rows on attention_split1; forced,
 // attention_short128 (fused); DeepSeek-V2-Lite's latent rows of one or a few tokens over
 // a short cache on attention_short576, of one over a long one on attention_mla_split, of
 // 64 tokens on attention_mla_split; with $EMBER_CUDA_NO_MMQ, one row as a batch's rows
@@ -64,9 +74,9 @@ func TestAttentionChoice(t *testing.T) {
 		{"8B, 1 token, 100 positions", 1, 32, 8, 128, 100, 1024, false, false, false, false, []string{"attention_dec128_1_128", mm}},
 		{"8B, 1 token, 256 positions", 1, 32, 8, 128, 256, 1024, false, false, false, false, []string{"attention_dec128_1", mm}},
 		{"8B, 1 token, 100 positions, fusion off", 1, 32, 8, 128, 100, 1024, false, false, false, true, []string{"attention_dec128_1_128", "quant_q8_k", mm}},
-		{"8B, 1 token, 600 positions", 1, 32, 8, 128, 600, 1024, false, false, false, false, []string{"attention_split1", mm}},
+		{"8B, 1 token, 600 positions", 1, 32, 8, 128, 600, 1024, false, false, false, false, []string{"attention_dec128_1c_128", mm}},
 		{"8B, 1 token, 100 positions, short on", 1, 32, 8, 128, 100, 1024, false, true, false, false, []string{"attention_short128", mm}},
-		{"8B, 1 token, 600 positions, fusion off", 1, 32, 8, 128, 600, 1024, false, false, false, true, []string{"attention_split1", "quant_q8_k", mm}},
+		{"8B, 1 token, 600 positions, fusion off", 1, 32, 8, 128, 600, 1024, false, false, false, true, []string{"attention_dec128_1c_128", "quant_q8_k", mm}},
 		{"8B, 1 token, 100 positions, short on, fusion off", 1, 32, 8, 128, 100, 1024, false, true, false, true, []string{"attention_short128", "quant_q8_k", mm}},
 		{"8B, 4 rows (a draft's verify), 100 positions", 4, 32, 8, 128, 100, 1024, false, false, false, false, []string{"attention_dec128", mmvName(quant.Q4_K, 4)}},
 		{"8B, 4 rows, 600 positions", 4, 32, 8, 128, 600, 1024, false, false, false, false, []string{"attention_split1", mmvName(quant.Q4_K, 4)}},

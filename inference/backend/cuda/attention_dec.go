@@ -222,6 +222,7 @@ type attDec struct {
 	twoPass  bool           // $EMBER_CUDA_DEC_TWO_PASS: never keep the scores (decScap)
 	ownQ8K   bool           // $EMBER_CUDA_DEC_OWN_Q8K: the output projection's rounding never joins attention_dec
 	no1      bool           // $EMBER_CUDA_NO_DEC1: one row takes attention_decD too, not attention_decD_1
+	no1c     bool           // $EMBER_CUDA_NO_DEC1C: no attention_decD_1c (the split kernels take its rows)
 	full1    bool           // $EMBER_CUDA_DEC1_FULL: one row takes attention_decD_1's form for dec1MaxPositions whatever the context
 	stages   int            // $EMBER_CUDA_DEC_STAGES: attention_dec64/128's ring tiles where they fit (decStages)
 	blocks   int            // $EMBER_CUDA_DEC_BLOCKS: the blocks an SM attention_dec64/128 is sized for (decBlocks)

@@ -71,3 +71,7 @@ func DecStages(b *Backend, n, d, scap, nr int) int {
 	b.dec.stages = n
 	return b.decStages(d, scap, nr, 2)
 }
+
+// Dec1Cluster makes b run one row's decode attention past attention_decD_1's positions
+// on attention_decD_1c (on, the default) or on the split kernels.
+func Dec1Cluster(b *Backend, on bool) { b.dec.no1c = !on }
