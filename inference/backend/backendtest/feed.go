@@ -18,24 +18,9 @@ import (
 // refused; a result is waited for once, into as many ids as it has rows. It skips a
 // backend without Feeder.
 func RunFeeder(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
-	be := newBackend(t)
-	defer be.Close()
-	fd, ok := be.(backend.Feeder)
-	if !ok {
-		t.Skipf("%s has no Feeder", be.Name())
-	}
+	be, fd, newF32 := feederTest(t, newBackend)
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(3, 5))
-	newF32 := func(rows, cols int, v []float32) backend.Tensor {
-		x, err := be.New(quant.F32, rows, cols)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if v != nil {
-			be.WriteF32(x, v)
-		}
-		return x
-	}
 	// logits are rows x cols values, ties likely when few is set.
 	logits := func(rows, cols int, few bool) []float32 {
 		v := make([]float32, rows*cols)
@@ -194,4 +179,28 @@ func RunFeeder(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 			}
 		}
 	})
+}
+
+// feederTest is what RunFeeder and RunSampleAhead start with: a backend from
+// newBackend (closed when t ends) as a backend.Feeder, skipping t without one, and
+// newF32, which makes an F32 tensor of rows x cols holding v (when not nil) on it.
+func feederTest(t *testing.T, newBackend func(t *testing.T) backend.Backend) (backend.Backend, backend.Feeder,
+	func(rows, cols int, v []float32) backend.Tensor) {
+	be := newBackend(t)
+	t.Cleanup(func() { be.Close() })
+	fd, ok := be.(backend.Feeder)
+	if !ok {
+		t.Skipf("%s has no Feeder", be.Name())
+	}
+	newF32 := func(rows, cols int, v []float32) backend.Tensor {
+		x, err := be.New(quant.F32, rows, cols)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v != nil {
+			be.WriteF32(x, v)
+		}
+		return x
+	}
+	return be, fd, newF32
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"ember/inference/backend"
-	"ember/inference/quant"
 	"ember/inference/sample"
 )
 
@@ -22,12 +21,7 @@ import (
 // through Fed reads them. Draws outside the contract are refused. It skips a backend
 // without Feeder.
 func RunSampleAhead(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
-	be := newBackend(t)
-	defer be.Close()
-	fd, ok := be.(backend.Feeder)
-	if !ok {
-		t.Skipf("%s has no Feeder", be.Name())
-	}
+	be, fd, newF32 := feederTest(t, newBackend)
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(11, 13))
 	nan, inf := float32(math.NaN()), float32(math.Inf(-1))
@@ -86,16 +80,6 @@ func RunSampleAhead(t *testing.T, newBackend func(t *testing.T) backend.Backend)
 			ids[r] = id
 		}
 		return ids
-	}
-	newF32 := func(n, cols int, v []float32) backend.Tensor {
-		x, err := be.New(quant.F32, n, cols)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if v != nil {
-			be.WriteF32(x, v)
-		}
-		return x
 	}
 	check := func(what string, p backend.Pending, v []float32, d []sample.Draw) {
 		t.Helper()
