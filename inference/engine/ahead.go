@@ -15,15 +15,15 @@ import (
 // (backend.Feeder: CUDA), a step of greedy decode rows ends with ArgMaxAhead, and one
 // whose rows draw from their top-k candidates (the app's default sampling) with
 // SampleAhead, given each row's draw (its sampler's settings and the token's uniform,
-// taken from the sequence's random source when the step is queued: the order Sample
-// would take them in). Either leaves the ids on the device as the next step's tokens; the scheduler then queues
-// step N+1 (its tokens fed from step N's ids) before it waits for step N's ids, so the
-// device goes from one step to the next without waiting for the host to read the ids,
-// stream them and build the step (as SGLang's overlap scheduler does). Each sequence
-// then has one step in flight past the tokens it has seen: when step N ends it (a stop
-// token or string, a cancelled request), step N+1's row for it is thrown away. Only
-// steps whose every row is a decode row without drafts, greedy or drawn from its top k
-// alone (no penalties, logprobs, grammar or logit bias), go ahead, and only while no
+// taken from the sequence's random source when the step is queued: the order Sample would
+// take them in). Either leaves the ids on the device as the next step's tokens; the
+// scheduler then queues step N+1 (its tokens fed from step N's ids) before it waits for
+// step N's ids, so the device goes from one step to the next without waiting for the host
+// to read the ids, stream them and build the step (as SGLang's overlap scheduler does).
+// Each sequence then has one step in flight past the tokens it has seen: when step N ends
+// it (a stop token or string, a cancelled request), step N+1's row for it is thrown away.
+// Only steps whose every row is a decode row without drafts, greedy or drawn from its top
+// k alone (no penalties, logprobs, grammar or logit bias), go ahead, and only while no
 // request waits to be admitted: the rest take the plain step.
 
 // aheadStep is a decode step queued on the device whose ids are not read yet.
