@@ -253,6 +253,30 @@ func (b *Backend) decKernel(name string, smem int) bool {
 	return true
 }
 
+// decName is attention_decD's name for heads of hd dims (64 or 128).
+func decName(hd int) string {
+	if hd == 128 {
+		return "attention_dec128"
+	}
+	return "attention_dec64"
+}
+
+// launchDec1 launches name, a form of attention_decD_1 (or _1c) for cap positions, for
+// one row on gy blocks (args: the attention kernels' common arguments) and marks it for
+// the next product's rounding; false when its shared memory could not be had.
+func (b *Backend) launchDec1(name string, args []uint64, gy, hd, cap, g, nkv, vhd int) bool {
+	smem := dec1Smem(hd, cap)
+	if !b.decKernel(name, smem) {
+		return false
+	}
+	args = append(args, 0, 0, 0, 0, 0, 0) // scap and ns (unused), the Q8_K and f16 rows
+	b.launch(name, 1, gy, dec1Threads, smem, args...)
+	if !b.dec.ownQ8K {
+		b.markAttention(name, args, 1, gy, smem, dec1Threads, g, nkv, vhd, b.decKernel(name+"_q8", smem), true)
+	}
+	return true
+}
+
 // decLaunchSmem is the dynamic shared memory, kept score columns and ring tiles of a
 // launch of kernel name over nr query rows a block of d dims and at most nmax positions,
 // sized for blocks an SM: the scores kept where they fit, else computed twice; rings of
@@ -315,20 +339,12 @@ func (b *Backend) attentionDec(args []uint64, rows, nkv, g, hd, vhd, nmax, n1 in
 	if b.dec.gqa == splitAuto && ((rows*nkv < decMinPairs && nmax > shortMaxPositions) || b.noMMQ) {
 		return false
 	}
-	name := "attention_dec64"
-	if hd == 128 {
-		name = "attention_dec128"
-	}
+	name := decName(hd)
 	if rows == 1 && nmax > 0 && nmax <= dec1MaxPositions && !b.dec.no1 {
 		// one row over a short cache: attention_decD_1 (the older positions' keys and
 		// values copied before its wait, four barriers after it); its twin rounds to Q8_0
 		suf, cap := dec1Form(n1, b.dec.full1)
-		if name1, smem := name+"_1"+suf, dec1Smem(hd, cap); b.decKernel(name1, smem) {
-			args = append(args, 0, 0, 0, 0, 0, 0) // scap and ns (unused), the Q8_K and f16 rows
-			b.launch(name1, 1, nkv, dec1Threads, smem, args...)
-			if !b.dec.ownQ8K {
-				b.markAttention(name1, args, 1, nkv, smem, dec1Threads, g, nkv, vhd, b.decKernel(name1+"_q8", smem), true)
-			}
+		if b.launchDec1(name+"_1"+suf, args, nkv, hd, cap, g, nkv, vhd) {
 			return true
 		}
 	}

@@ -34,18 +34,5 @@ func (b *Backend) attentionDec1C(args []uint64, rows, nkv, g, hd, vhd, nmax, n1 
 		return false
 	}
 	suf, cap := dec1Form(per, false)
-	name := "attention_dec64_1c" + suf
-	if hd == 128 {
-		name = "attention_dec128_1c" + suf
-	}
-	smem := dec1Smem(hd, cap)
-	if !b.decKernel(name, smem) {
-		return false
-	}
-	args = append(args, 0, 0, 0, 0, 0, 0) // scap and ns (unused), the Q8_K and f16 rows
-	b.launch(name, 1, nkv*dec1cBlocks, dec1Threads, smem, args...)
-	if !b.dec.ownQ8K {
-		b.markAttention(name, args, 1, nkv*dec1cBlocks, smem, dec1Threads, g, nkv, vhd, b.decKernel(name+"_q8", smem), true)
-	}
-	return true
+	return b.launchDec1(decName(hd)+"_1c"+suf, args, nkv*dec1cBlocks, hd, cap, g, nkv, vhd)
 }
