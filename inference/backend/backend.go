@@ -208,9 +208,10 @@ type ArgMaxer interface {
 // most MaxPending may be outstanding (ArgMaxAhead fails past that).
 //
 // SampleAhead is ArgMaxAhead for rows drawn from their top candidates: row r's id is
-// draws[r].Pick's from the row's first draws[r].K candidates in TopKer's order (a
-// greedy draw, K 0, takes the first), or the row's argmax (ArgMaxer's rule) when the row
-// has no candidate, as the host's sampler falls back to sample.Greedy. The ids are then
+// draws[r].PickRow of the row: Pick's from the row's first draws[r].K candidates in
+// TopKer's order (a greedy draw, K 0, takes the first), or the row's argmax (ArgMaxer's
+// rule) when the row has no candidate, as the host's sampler falls back to
+// sample.Greedy. The ids are then
 // the ones the host's sampler would draw from the same row with the same uniforms.
 // len(draws) == src.Rows() and each K is at most MaxTopK, else an error.
 type Feeder interface {

@@ -48,8 +48,8 @@ func (f *feedingBackend) ArgMaxAhead(ctx context.Context, src backend.Tensor) (b
 	return f.feedIDs(ids)
 }
 
-// SampleAhead draws each row's token on the host as the contract says: the row's top
-// candidates (sample.TopK), Draw.Pick, the argmax without a candidate.
+// SampleAhead draws each row's token on the host as the contract says
+// (sample.Draw.PickRow).
 func (f *feedingBackend) SampleAhead(ctx context.Context, src backend.Tensor, draws []sample.Draw) (backend.Pending, error) {
 	f.ahead.Add(1)
 	f.sampled.Add(1)
@@ -63,14 +63,7 @@ func (f *feedingBackend) SampleAhead(ctx context.Context, src backend.Tensor, dr
 	}
 	ids := make([]int32, rows)
 	for r, d := range draws {
-		row := logits[r*cols : (r+1)*cols]
-		ci, cv := make([]int32, max(d.K, 1)), make([]float32, max(d.K, 1))
-		sample.TopK(row, ci, cv)
-		id, ok := d.Pick(ci, cv)
-		if !ok {
-			id = sample.Greedy(row)
-		}
-		ids[r] = id
+		ids[r] = d.PickRow(logits[r*cols : (r+1)*cols])
 	}
 	return f.feedIDs(ids)
 }

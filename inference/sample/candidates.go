@@ -97,6 +97,19 @@ func (d Draw) Pick(ids []int32, vals []float32) (id int32, ok bool) {
 	return id, true
 }
 
+// PickRow returns the id d draws from a whole row of logits: Pick on the row's first
+// max(d.K, 1) candidates (TopK), or the row's argmax (Greedy) when it has none. It is
+// what a backend's SampleAhead (backend.Feeder) computes for a row.
+func (d Draw) PickRow(row []float32) int32 {
+	k := max(d.K, 1)
+	ids, vals := make([]int32, k), make([]float32, k)
+	TopK(row, ids, vals)
+	if id, ok := d.Pick(ids, vals); ok {
+		return id
+	}
+	return Greedy(row)
+}
+
 // pick is Pick for a row with a candidate, in c's storage (returned for reuse).
 func (d Draw) pick(c []candidate, ids []int32, vals []float32) ([]candidate, int32) {
 	if d.K <= 0 {

@@ -80,8 +80,8 @@ func randomParams(r *rand.Rand, seed uint64) Params {
 	}
 }
 
-// TestAheadPick: a token drawn through Ahead and Draw.Pick is SampleTop's (and so
-// Sample's) from the same candidates with the same seed, token after token, the random
+// TestAheadPick: a token drawn through Ahead and Draw.Pick (and Draw.PickRow on the
+// whole row) is SampleTop's (and so Sample's) from the same candidates with the same seed, token after token, the random
 // source taken the same way; rows without a candidate say so, as SampleTop does.
 func TestAheadPick(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
@@ -108,6 +108,9 @@ func TestAheadPick(t *testing.T) {
 			}
 			if !gotOK {
 				got = Greedy(row)
+			}
+			if r := d.PickRow(row); r != got {
+				t.Fatalf("trial %d token %d (%+v): PickRow %d, Pick on TopK's candidates %d", trial, tok, p, r, got)
 			}
 			if gotOK != wantOK || got != want {
 				t.Fatalf("trial %d token %d (%+v): Pick %d (%v), SampleTop %d (%v)", trial, tok, p, got, gotOK, want, wantOK)

@@ -10,9 +10,9 @@ import (
 	"ember/inference/sample"
 )
 
-// RunSampleAhead checks a backend's Feeder.SampleAhead against its contract computed
-// here: each row's first K candidates (sample.TopK), sample.Draw.Pick, and
-// sample.Greedy for a row without a candidate. The rows have near-ties (equal values and
+// RunSampleAhead checks a backend's Feeder.SampleAhead against its contract,
+// sample.Draw.PickRow: each row's first K candidates (sample.TopK), sample.Draw.Pick,
+// and sample.Greedy for a row without a candidate. The rows have near-ties (equal values and
 // neighbours a unit in the last place apart), NaNs and -Infs, rows of only those, rows
 // with fewer candidates than K; the draws every setting (greedy, K 1 to MaxTopK,
 // temperatures from 1e-4 to 40, top-p and min-p off, ordinary and at their edges, the
@@ -69,15 +69,7 @@ func RunSampleAhead(t *testing.T, newBackend func(t *testing.T) backend.Backend)
 		cols := len(v) / len(d)
 		ids := make([]int32, len(d))
 		for r := range d {
-			row := v[r*cols : (r+1)*cols]
-			k := max(d[r].K, 1)
-			ci, cv := make([]int32, k), make([]float32, k)
-			sample.TopK(row, ci, cv)
-			id, ok := d[r].Pick(ci, cv)
-			if !ok {
-				id = sample.Greedy(row)
-			}
-			ids[r] = id
+			ids[r] = d[r].PickRow(v[r*cols : (r+1)*cols])
 		}
 		return ids
 	}

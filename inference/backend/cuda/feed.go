@@ -28,11 +28,12 @@ import (
 
 var _ backend.Feeder = (*Backend)(nil)
 
-// feed is backend.Feeder's state. argmax_f32 (or sample_top_f32) writes a step's ids into dev, where the
-// next step's embedding reads them (Fed), and a copy of them goes to one of MaxPending
-// slots of pinned host memory, after which an event is recorded: Wait waits for that
-// event alone, so the host reads step N's ids while step N+1 runs. dev's address stays
-// put while the rows fit, so a decode step's launches stay equal and replay as a graph.
+// feed is backend.Feeder's state. argmax_f32 (or sample_top_f32) writes a step's ids into
+// dev, where the next step's embedding reads them (Fed), and a copy of them goes to one
+// of MaxPending slots of pinned host memory, after which an event is recorded: Wait waits
+// for that event alone, so the host reads step N's ids while step N+1 runs. dev's address
+// stays put while the rows fit, so a decode step's launches stay equal and replay as a
+// graph.
 type feed struct {
 	dev   scratch        // device ids
 	cand  scratch        // SampleAhead's candidates
