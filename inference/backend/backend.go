@@ -319,6 +319,12 @@ type Attention struct {
 	// without it.
 	MaxLen int
 
+	// OneNew, when set, says each query row is the only row of its sequence in the call
+	// (decode rows of distinct sequences): the cache rows before a row's position were
+	// written before the ops that produced q, k and v, so a backend may read them early.
+	// The result is the same with or without it.
+	OneNew bool
+
 	// HeadGroups, when > 1, says the rows are HeadGroups runs of n = rows/HeadGroups
 	// rows, row h*n+i holding head h of token i (DeepSeek's latent attention with one
 	// KV head: NHead and NKVHead 1), and that rows i of every run share a position and

@@ -111,11 +111,24 @@ func Inputs(be backend.Backend, s *Scratch, p Params, c *Cache, b Batch) (*In, e
 		table := be.View(a.table, 0, ns)
 		be.WriteI32(table, host)
 		in.Attn.Table, in.Attn.Seq, in.Attn.BlockSize = table, seq, c.BlockSize
+		in.Attn.OneNew = distinct(b.Seq)
 	}
 	if len(b.Logits) > 0 {
 		in.OutIDs = s.WriteKept("inp_out_ids", len(b.Logits), b.Logits)
 	}
 	return in, nil
+}
+
+// distinct reports whether no value of v repeats.
+func distinct(v []int32) bool {
+	seen := make(map[int32]bool, len(v))
+	for _, x := range v {
+		if seen[x] {
+			return false
+		}
+		seen[x] = true
+	}
+	return true
 }
 
 // slotsOf checks the batch's tokens, positions and tables and returns the cache row of

@@ -72,7 +72,7 @@ attention_mla_split(float* dst, i64 dstride, const float* q, i64 qstride, const 
                     (min(nkeys, tb + span) - tb + DEC_K - 1) / DEC_K, 2, &sp);
 }
 
-// attention_decD: grid (n, nkv); block (i, kvh) takes the G = nhead/nkv query heads of
+// attention_decD (DEC_ARGS: attention_one.cuh): grid (n, nkv); block (i, kvh) takes the G = nhead/nkv query heads of
 // KV head kvh of row i. The common attention arguments (attention.cu); hd = vhd = D;
 // scap and ns (2 to 4) as dec_attend's; with q8, the output also rounded to Q8_K rows
 // (q8stride bytes apart), and with q8h their values in f16 rows too (q8hstride bytes). Registers for four blocks an SM (decBlocks
@@ -80,10 +80,6 @@ attention_mla_split(float* dst, i64 dstride, const float* q, i64 qstride, const 
 // rounds its output to Q8_0 (s1: Q8_1) where attention_decD rounds to Q8_K: a kernel of
 // its own, so that the Q8_K kernel's code is what it was without it (a runtime choice
 // made Llama-3.1-8B's Q4_K_M tg128 ~2% slower on the H200).
-#define DEC_ARGS                                                                                                        \
-    float *dst, i64 dstride, const float *q, i64 qstride, const uint16_t *k, i64 kstride, const uint16_t *v,            \
-        i64 vstride, const int *pos, int nhead, int nkv, int hd, int vhd, float scale, const int *table, int tcols,     \
-        const int *seq, int bs, int scap, int ns, uint8_t *q8, i64 q8stride, uint8_t *q8h, i64 q8hstride
 #define DEC_BODY(D, Q8T)                                                                                                \
     extern __shared__ __align__(16) uint8_t dec_raw[];                                                                  \
     __shared__ float stat[DEC_THREADS / 32][16][2];                                                                     \
@@ -132,16 +128,17 @@ A1_KERNEL(128, A1_N, attention_dec128_1)
 A1_KERNEL(128, 128, attention_dec128_1_128)
 A1_KERNEL(128, 64, attention_dec128_1_64)
 
-// attention_decD_1c(_q8), _1c_128, _1c_64: the same for one row over up to A1_CL times
-// the form's positions, grid (1, nkv * A1_CL), a KV head's A1_CL blocks one cluster
-// (dec1_attend with CL).
-#define A1_CL 8
+// attention_decD_1c(_q8), _1c_128, _1c_64: the same over up to A1_CL times the form's
+// positions, grid (rows, nkv * A1_CL), a row's KV head's A1_CL blocks one cluster
+// (dec1_attend with CL). Several rows only where each is its sequence's one new
+// position (the host's Attention.OneNew): a block copies the older rows before its wait.
 #define A1C_BODY(D, Q80, S1, CAP)                                                                                       \
-    const int kvh = blockIdx.y / A1_CL, G = nhead / nkv;                                                                \
-    const int* tab = table ? table + (i64)seq[0] * tcols : 0;                                                           \
-    dec1_attend<D, Q80, CAP, A1_CL>(dst + (i64)kvh * G * D, q + (i64)kvh * G * D, k + kvh * D, (int)kstride,         \
-                                    v + kvh * D, (int)vstride, tab, bs, pos[0] + 1, G, scale, q8,                      \
-                                    kvh * G * D / (Q80 ? 32 : 256), nhead * D, q8h && !Q80 ? (uint16_t*)q8h : nullptr, S1);
+    const int i = blockIdx.x, kvh = blockIdx.y / A1_CL, G = nhead / nkv;                                                \
+    const int* tab = table ? table + (i64)seq[i] * tcols : 0;                                                           \
+    dec1_attend<D, Q80, CAP, A1_CL>(dst + (i64)i * dstride + (i64)kvh * G * D, q + (i64)i * qstride + (i64)kvh * G * D, \
+                                    k + kvh * D, (int)kstride, v + kvh * D, (int)vstride, tab, bs, pos[i] + 1, G,      \
+                                    scale, q8 ? q8 + (i64)i * q8stride : nullptr, kvh * G * D / (Q80 ? 32 : 256),       \
+                                    nhead * D, q8h && !Q80 ? (uint16_t*)(q8h + (i64)i * q8hstride) : nullptr, S1);
 #define A1C_KERNEL(D, CAP, NAME)                                                                                        \
     extern "C" __global__ void __cluster_dims__(1, A1_CL, 1) __launch_bounds__(128) NAME(DEC_ARGS) {                  \
         pdl_defer();                                                                                                    \

@@ -27,6 +27,12 @@
 #include "attention_dec.cuh"
 
 #define A1_N 256  // positions attention_decD_1 takes
+#define A1_CL 8    // attention_decD_1c's blocks a KV head (a cluster), and attention_long.cu's
+// DEC_ARGS: attention_decD's arguments (attention_dec.cu), which the one-row kernels share.
+#define DEC_ARGS                                                                                                        \
+    float *dst, i64 dstride, const float *q, i64 qstride, const uint16_t *k, i64 kstride, const uint16_t *v,            \
+        i64 vstride, const int *pos, int nhead, int nkv, int hd, int vhd, float scale, const int *table, int tcols,     \
+        const int *seq, int bs, int scap, int ns, uint8_t *q8, i64 q8stride, uint8_t *q8h, i64 q8hstride
 // a1_pld is the bytes of a P row of cap positions (padded: ldmatrix's rows miss each
 // other's banks); a1_smem the dynamic shared memory for cap positions of d dims. The
 // kernels come in caps of 64, 128 and 256 (A1_N) positions: fewer score groups a warp in

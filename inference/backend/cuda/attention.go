@@ -90,7 +90,7 @@ func (b *Backend) Attention(dst, q, k, v, pos backend.Tensor, p backend.Attentio
 	if p.MaxLen > 0 {
 		n1 = min(n1, (p.MaxLen+dec1Step-1)/dec1Step*dec1Step)
 	}
-	if b.attentionDec1C(args, qt.rows, p.NKVHead, g, p.HeadDim, p.VHeadDim, nmax, n1) {
+	if b.attentionDec1C(args, qt.rows, p.NKVHead, g, p.HeadDim, p.VHeadDim, nmax, n1, p.OneNew) {
 		return
 	}
 	// Few (row, KV head) pairs over a long cache: each row's positions over several

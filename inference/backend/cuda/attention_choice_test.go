@@ -20,7 +20,9 @@ func newAttentionQueue(noFuse bool) *queueOnly {
 	for _, n := range []string{"attention_smem", "attention_split1", "attention_dec64", "attention_dec128",
 		"attention_dec64_q8", "attention_dec128_q8", "attention_mla", "attention_mla_split", "attention_short64", "attention_short128", "attention_short576",
 		"attention_dec64_1", "attention_dec128_1", "attention_dec64_1_q8", "attention_dec128_1_q8",
-		"attention_dec64_1c", "attention_dec128_1c", "attention_dec64_1c_q8", "attention_dec128_1c_q8"} {
+		"attention_dec64_1c", "attention_dec128_1c", "attention_dec64_1c_q8", "attention_dec128_1c_q8",
+		"attention_dec64_1l2", "attention_dec128_1l2", "attention_dec64_1l2_q8", "attention_dec128_1l2_q8",
+		"attention_dec64_1l4", "attention_dec128_1l4", "attention_dec64_1l4_q8", "attention_dec128_1l4_q8"} {
 		for _, f := range []string{"", "_64", "_128"} {
 			m := strings.Replace(n, "_1", "_1"+f, 1)
 			if strings.Contains(n, "_1c") {
@@ -34,7 +36,9 @@ func newAttentionQueue(noFuse bool) *queueOnly {
 	for _, n := range []string{"attention_dec64", "attention_dec128", "attention_dec64_q8", "attention_dec128_q8",
 		"attention_mla", "attention_mla_split", "attention_short64", "attention_short128", "attention_short576",
 		"attention_dec64_1", "attention_dec128_1", "attention_dec64_1_q8", "attention_dec128_1_q8",
-		"attention_dec64_1c", "attention_dec128_1c", "attention_dec64_1c_q8", "attention_dec128_1c_q8"} {
+		"attention_dec64_1c", "attention_dec128_1c", "attention_dec64_1c_q8", "attention_dec128_1c_q8",
+		"attention_dec64_1l2", "attention_dec128_1l2", "attention_dec64_1l2_q8", "attention_dec128_1l2_q8",
+		"attention_dec64_1l4", "attention_dec128_1l4", "attention_dec64_1l4_q8", "attention_dec128_1l4_q8"} {
 		for _, f := range []string{"", "_64", "_128"} {
 			m := strings.Replace(n, "_1", "_1"+f, 1)
 			if strings.Contains(n, "_1c") {
@@ -55,8 +59,9 @@ func newAttentionQueue(noFuse bool) *queueOnly {
 // it: Llama-3.1-8B's one token over a short cache on attention_dec128_1's form for its
 // positions (rounding fused;
 // attention_dec128 with $EMBER_CUDA_NO_DEC1 or several rows),
-// over 600 positions on attention_dec128_1c's form for its chunks (rounding fused), four
-// such rows on attention_split1; forced,
+// over 600 positions on attention_dec128_1c's form for its chunks (rounding fused), over
+// 3,000 and 4,096 on attention_dec128_1l2, over 5,000 and four rows over 600
+// (no Attention.OneNew) on attention_split1; forced,
 // attention_short128 (fused); DeepSeek-V2-Lite's latent rows of one or a few tokens over
 // a short cache on attention_short576, of one over a long one on attention_mla_split, of
 // 64 tokens on attention_mla_split; with $EMBER_CUDA_NO_MMQ, one row as a batch's rows
@@ -81,7 +86,10 @@ func TestAttentionChoice(t *testing.T) {
 		{"8B, 4 rows (a draft's verify), 100 positions", 4, 32, 8, 128, 100, 1024, false, false, false, false, []string{"attention_dec128", mmvName(quant.Q4_K, 4)}},
 		{"8B, 4 rows, 600 positions", 4, 32, 8, 128, 600, 1024, false, false, false, false, []string{"attention_split1", mmvName(quant.Q4_K, 4)}},
 		{"8B, 1 token, 2,000 positions", 1, 32, 8, 128, 2000, 4096, false, false, false, false, []string{"attention_dec128_1c", mm}},
-		{"8B, 1 token, 3,000 positions", 1, 32, 8, 128, 3000, 4096, false, false, false, false, []string{"attention_split1", mm}},
+		{"8B, 1 token, 3,000 positions", 1, 32, 8, 128, 3000, 4096, false, false, false, false, []string{"attention_dec128_1l2", mm}},
+		{"8B, 1 token, 4,096 positions, fusion off", 1, 32, 8, 128, 4096, 8192, false, false, false, true, []string{"attention_dec128_1l2", "quant_q8_k", mm}},
+		{"8B, 1 token, 5,000 positions", 1, 32, 8, 128, 5000, 8192, false, false, false, false, []string{"attention_split1", mm}},
+		{"8B, 1 token, 9,000 positions", 1, 32, 8, 128, 9000, 16384, false, false, false, false, []string{"attention_split1", mm}},
 		{"1B (64-dim heads), 1 token, 300 positions", 1, 32, 8, 64, 300, 1024, false, false, false, false, []string{"attention_dec64_1c_64", mm}},
 		{"8B, 1 token, no mmq", 1, 32, 8, 128, 100, 1024, false, false, true, false, []string{"attention_smem", "quant_q8_k", mm}},
 		{"1B (64-dim heads), 1 token, 100 positions", 1, 32, 8, 64, 100, 1024, false, false, false, false, []string{"attention_dec64_1_128", mm}},
@@ -188,6 +196,26 @@ func TestDec1MatchesAttentionOne(t *testing.T) {
 			if want := fmt.Sprintf("A1_KERNEL(%d, %s, attention_dec%d_1%s)", d, c, d, suf); !strings.Contains(string(cu), want) {
 				t.Errorf("%d positions: attention_dec.cu has no %s", n, want)
 			}
+		}
+	}
+}
+
+// TestAttentionChoiceOneNew: rows that are each their sequence's one new position
+// (Attention.OneNew) over 600 positions take attention_decD_1c like one row; without the
+// flag, or past dec1cMaxBlocks, attention_split1 or the batched kernels.
+func TestAttentionChoiceOneNew(t *testing.T) {
+	for _, c := range []struct {
+		rows   int
+		oneNew bool
+		want   string
+	}{{4, true, "attention_dec128_1c_128"}, {4, false, "attention_split1"}, {40, true, "attention_dec128"}} {
+		q := newAttentionQueue(false)
+		p := backend.Attention{NHead: 32, NKVHead: 8, HeadDim: 128, VHeadDim: 128, Scale: 0.1, MaxLen: 600, OneNew: c.oneNew}
+		qt, dst := q.f32(c.rows, 4096), q.f32(c.rows, 4096)
+		k, v := q.tensor(quant.F16, 1024, 1024), q.tensor(quant.F16, 1024, 1024)
+		q.Attention(dst, qt, k, v, q.tensor(quant.I32, c.rows, 1), p)
+		if names := q.names(); len(names) == 0 || names[0] != c.want {
+			t.Errorf("%d rows, one new %v: queued %v, want %s first", c.rows, c.oneNew, names, c.want)
 		}
 	}
 }

@@ -13,34 +13,38 @@ import (
 	"ember/inference/quant"
 )
 
-// TestDec1Cluster: one row's decode attention over 257 to 2,048 positions on
-// attention_decD_1c (a KV head's eight blocks one cluster, each a chunk of the row)
+// TestDec1Cluster: one row's decode attention (and three, each its sequence's one new
+// position: Attention.OneNew) over 257 to 2,048 positions on
+// attention_decD_1c (a KV head's eight blocks one cluster, each a chunk of the row), and
+// over 2,049 to 8,192 on attention_decD_1l2 and _1l4 (the chunks in two or four tiles),
 // against the split kernels (attention_split1) on the same row: the same values to
 // within f16 rounding of the probabilities (the row's softmax sums add in other orders),
 // for 64- and 128-dim heads and groups of 1 to 8 query heads, each form (chunks of 64,
-// 128 and 256 positions); and the output projection after it, its rounding fused.
+// 128 and 256 positions, tiles of 256); and the output projection after it, its rounding
+// fused.
 func TestDec1Cluster(t *testing.T) {
 	for _, h := range []struct{ nhead, nkv, hd int }{{32, 8, 128}, {12, 2, 128}, {8, 4, 64}, {16, 16, 64}, {64, 8, 128}} {
-		for _, ctx := range []int{257, 300, 512, 513, 600, 1024, 1500, 2048} {
-			name := fmt.Sprintf("%d/%d heads of %d, %d positions", h.nhead, h.nkv, h.hd, ctx)
+		for _, ctx := range []int{257, 300, 512, 513, 600, 1024, 1500, 2048, 2049, 2500, 4096, 4097, 5555, 8192} {
+			rows := 1 + 2*(ctx%2) // odd contexts: three rows
+			name := fmt.Sprintf("%d rows, %d/%d heads of %d, %d positions", rows, h.nhead, h.nkv, h.hd, ctx)
 			var got [2][][]float32
 			for i := range 2 {
 				be := newOrSkip(t)
 				cuda.Dec1Cluster(be, i == 0)
 				e := &fuseEnv{t: t, be: be, rng: rand.New(rand.NewPCG(3, uint64(ctx)))}
-				att, attend := decodeCase(e, 1, h.nhead, h.nkv, h.hd, ctx, 1)
+				att, attend := decodeCaseNew(e, rows, h.nhead, h.nkv, h.hd, ctx, 1, true)
 				w := e.weight(quant.Q4_K, 256, h.nhead*h.hd)
-				out := e.zeros(quant.F32, 1, 256)
+				out := e.zeros(quant.F32, rows, 256)
 				if err := be.Sync(context.Background()); err != nil {
 					t.Fatal(err)
 				}
 				attend()
 				be.MatMul(out, w, att)
 				q := cuda.Queued(be)
-				if c := slices.ContainsFunc(q, func(s string) bool { return strings.Contains(s, "_1c") }); c != (i == 0) {
+				if c := slices.ContainsFunc(q, func(s string) bool { return strings.Contains(s, "_1c") || strings.Contains(s, "_1l") }); c != (i == 0) {
 					t.Fatalf("%s: queued %v (cluster kernel wanted: %v)", name, q, i == 0)
 				}
-				a, o := make([]float32, h.nhead*h.hd), make([]float32, 256)
+				a, o := make([]float32, rows*h.nhead*h.hd), make([]float32, rows*256)
 				if err := be.ReadF32(context.Background(), att, a); err != nil {
 					t.Fatal(err)
 				}

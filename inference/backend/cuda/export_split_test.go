@@ -73,5 +73,5 @@ func DecStages(b *Backend, n, d, scap, nr int) int {
 }
 
 // Dec1Cluster makes b run one row's decode attention past attention_decD_1's positions
-// on attention_decD_1c (on, the default) or on the split kernels.
-func Dec1Cluster(b *Backend, on bool) { b.dec.no1c = !on }
+// on attention_decD_1c or _1l (on, the default) or on the split kernels.
+func Dec1Cluster(b *Backend, on bool) { b.dec.no1c, b.dec.no1l = !on, !on }

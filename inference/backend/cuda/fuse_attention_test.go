@@ -67,6 +67,11 @@ func fusedAttentionQ8K(t *testing.T, kernel string, wt quant.Type) {
 // keys and values and returns att (rows x nhead*hd, zeros) and attend, which queues the
 // decode attention of rows random queries at positions ctx-1, ctx-1-step, ... into att.
 func decodeCase(e *fuseEnv, rows, nhead, nkv, hd, ctx, step int) (att backend.Tensor, attend func()) {
+	return decodeCaseNew(e, rows, nhead, nkv, hd, ctx, step, false)
+}
+
+// decodeCaseNew is decodeCase with Attention.OneNew set as oneNew.
+func decodeCaseNew(e *fuseEnv, rows, nhead, nkv, hd, ctx, step int, oneNew bool) (att backend.Tensor, attend func()) {
 	kvw := nkv * hd
 	kc, vc := e.zeros(quant.F16, ctx, kvw), e.zeros(quant.F16, ctx, kvw)
 	all := make([]int32, ctx)
@@ -83,7 +88,7 @@ func decodeCase(e *fuseEnv, rows, nhead, nkv, hd, ctx, step int) (att backend.Te
 	q, p := e.randn(rows, nhead*hd, 1), e.ids(pos...)
 	att = e.zeros(quant.F32, rows, nhead*hd)
 	a := backend.Attention{NHead: nhead, NKVHead: nkv, HeadDim: hd, VHeadDim: hd,
-		Scale: float32(1 / math.Sqrt(float64(hd))), MaxLen: ctx}
+		Scale: float32(1 / math.Sqrt(float64(hd))), MaxLen: ctx, OneNew: oneNew}
 	return att, func() { e.be.Attention(att, q, kc, vc, p, a) }
 }
 
