@@ -224,6 +224,7 @@ type attDec struct {
 	no1      bool           // $EMBER_CUDA_NO_DEC1: one row takes attention_decD too, not attention_decD_1
 	no1c     bool           // $EMBER_CUDA_NO_DEC1C: no attention_decD_1c (the split kernels take its rows)
 	no1l     bool           // $EMBER_CUDA_NO_DEC1L: no attention_decD_1l (the split kernels take its rows)
+	l1       bool           // $EMBER_CUDA_DEC1L1: attention_decD_1l1 in attention_decD_1c's place
 	full1    bool           // $EMBER_CUDA_DEC1_FULL: one row takes attention_decD_1's form for dec1MaxPositions whatever the context
 	stages   int            // $EMBER_CUDA_DEC_STAGES: attention_dec64/128's ring tiles where they fit (decStages)
 	blocks   int            // $EMBER_CUDA_DEC_BLOCKS: the blocks an SM attention_dec64/128 is sized for (decBlocks)
@@ -262,18 +263,19 @@ func decName(hd int) string {
 	return "attention_dec64"
 }
 
-// launchDec1 launches name, a form of attention_decD_1 (or _1c) for cap positions, on
-// a grid (rows, gy) (args: the attention kernels' common arguments) and marks it for the
-// next product's rounding; false when its shared memory could not be had.
-func (b *Backend) launchDec1(name string, args []uint64, rows, gy, hd, cap, g, nkv, vhd int) bool {
+// launchDec1 launches name, a form of attention_decD_1 (or _1c, _1l) for cap positions,
+// on a grid (rows, gy) of blocks of threads (args: the attention kernels' common
+// arguments) and marks it for the next product's rounding; false when its shared memory
+// could not be had.
+func (b *Backend) launchDec1(name string, args []uint64, rows, gy, threads, hd, cap, g, nkv, vhd int) bool {
 	smem := dec1Smem(hd, cap)
 	if !b.decKernel(name, smem) {
 		return false
 	}
 	args = append(args, 0, 0, 0, 0, 0, 0) // scap and ns (unused), the Q8_K and f16 rows
-	b.launch(name, rows, gy, dec1Threads, smem, args...)
+	b.launch(name, rows, gy, threads, smem, args...)
 	if !b.dec.ownQ8K {
-		b.markAttention(name, args, rows, gy, smem, dec1Threads, g, nkv, vhd, b.decKernel(name+"_q8", smem), true)
+		b.markAttention(name, args, rows, gy, smem, threads, g, nkv, vhd, b.decKernel(name+"_q8", smem), true)
 	}
 	return true
 }
@@ -345,7 +347,7 @@ func (b *Backend) attentionDec(args []uint64, rows, nkv, g, hd, vhd, nmax, n1 in
 		// one row over a short cache: attention_decD_1 (the older positions' keys and
 		// values copied before its wait, four barriers after it); its twin rounds to Q8_0
 		suf, cap := dec1Form(n1, b.dec.full1)
-		if b.launchDec1(name+"_1"+suf, args, 1, nkv, hd, cap, g, nkv, vhd) {
+		if b.launchDec1(name+"_1"+suf, args, 1, nkv, dec1Threads, hd, cap, g, nkv, vhd) {
 			return true
 		}
 	}

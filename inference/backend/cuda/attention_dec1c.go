@@ -19,15 +19,19 @@ const dec1cBlocks = 8
 const dec1cMaxBlocks = 1024
 
 // dec1lMaxTiles is the most tiles of dec1MaxPositions a block of attention_decD_1l
-// takes (its forms _1l2 and _1l4; their scores stay in registers): one row of up to
-// dec1cBlocks * dec1lMaxTiles * dec1MaxPositions positions (4,096); past that the split
-// kernels take it. Session 38's call 2: _1l2 at 3,000 positions 359 tok/s against
-// split1's 350, _1l4 at 5,000 274 against 326 (its four warps issue too slowly).
-const dec1lMaxTiles = 2
+// takes (its forms _1l1, _1l2, _1l4 and _1l8; their scores stay in registers): one row
+// of up to dec1cBlocks * dec1lMaxTiles * dec1MaxPositions positions (16,384); past that
+// the split kernels take it. dec1lThreads is its block size (AL_W warps).
+const dec1lMaxTiles, dec1lThreads = 8, 512
 
 // NoDec1LEnv names an environment variable: when set, one row over more positions than
 // attention_decD_1c takes runs on the split kernels, not attention_decD_1l, for timing.
 const NoDec1LEnv = "EMBER_CUDA_NO_DEC1L"
+
+// Dec1L1Env names an environment variable: when set, attention_decD_1l1 (a chunk a
+// block in one tile, on 16 warps) runs where attention_decD_1c (4 warps) would, for
+// timing.
+const Dec1L1Env = "EMBER_CUDA_DEC1L1"
 
 // NoDec1CEnv names an environment variable: when set, one row over more positions than
 // attention_decD_1 takes runs on the split kernels, not attention_decD_1c, for timing.
@@ -49,19 +53,20 @@ func (b *Backend) attentionDec1C(args []uint64, rows, nkv, g, hd, vhd, nmax, n1 
 		return false
 	}
 	per := dec1cChunk(n1)
-	if per > dec1MaxPositions {
-		// Past the cluster's chunks of dec1MaxPositions: attention_decD_1l2 or _1l4,
-		// each block's chunk in tiles of dec1MaxPositions (kernels/cuda/attention_long.cu).
+	if per > dec1MaxPositions || b.dec.l1 {
+		// Past the cluster's chunks of dec1MaxPositions: attention_decD_1lN, each block's
+		// chunk in N tiles of dec1MaxPositions (kernels/cuda/attention_long.cu).
 		tiles := (per + dec1MaxPositions - 1) / dec1MaxPositions
 		if tiles > dec1lMaxTiles || b.dec.no1l {
 			return false
 		}
-		nt := 2
-		if tiles > 2 {
-			nt = 4
+		nt := 1
+		for nt < tiles {
+			nt *= 2
 		}
-		return b.launchDec1(fmt.Sprintf("%s_1l%d", decName(hd), nt), args, rows, nkv*dec1cBlocks, hd, dec1MaxPositions, g, nkv, vhd)
+		return b.launchDec1(fmt.Sprintf("%s_1l%d", decName(hd), nt), args, rows, nkv*dec1cBlocks, dec1lThreads, hd,
+			dec1MaxPositions, g, nkv, vhd)
 	}
 	suf, cap := dec1Form(per, false)
-	return b.launchDec1(decName(hd)+"_1c"+suf, args, rows, nkv*dec1cBlocks, hd, cap, g, nkv, vhd)
+	return b.launchDec1(decName(hd)+"_1c"+suf, args, rows, nkv*dec1cBlocks, dec1Threads, hd, cap, g, nkv, vhd)
 }

@@ -16,21 +16,28 @@ import (
 // TestDec1Cluster: one row's decode attention (and three, each its sequence's one new
 // position: Attention.OneNew) over 257 to 2,048 positions on
 // attention_decD_1c (a KV head's eight blocks one cluster, each a chunk of the row), and
-// over 2,049 to 8,192 on attention_decD_1l2 and _1l4 (the chunks in two or four tiles),
+// over 2,049 to 12,345 on attention_decD_1l2, _1l4 and _1l8 (the chunks in tiles of 256
+// positions on 16 warps),
 // against the split kernels (attention_split1) on the same row: the same values to
 // within f16 rounding of the probabilities (the row's softmax sums add in other orders),
 // for 64- and 128-dim heads and groups of 1 to 8 query heads, each form (chunks of 64,
 // 128 and 256 positions, tiles of 256); and the output projection after it, its rounding
-// fused.
+// fused; and attention_decD_1l1 in attention_decD_1c's place up to 2,048 positions.
 func TestDec1Cluster(t *testing.T) {
 	for _, h := range []struct{ nhead, nkv, hd int }{{32, 8, 128}, {12, 2, 128}, {8, 4, 64}, {16, 16, 64}, {64, 8, 128}} {
-		for _, ctx := range []int{257, 300, 512, 513, 600, 1024, 1500, 2048, 2049, 2500, 4096, 4097, 5555, 8192} {
+		for _, ctx := range []int{257, 600, 1500, 2048, 2049, 2500, 4097, 5555, 8192, 12345} {
 			rows := 1 + 2*(ctx%2) // odd contexts: three rows
 			name := fmt.Sprintf("%d rows, %d/%d heads of %d, %d positions", rows, h.nhead, h.nkv, h.hd, ctx)
-			var got [2][][]float32
-			for i := range 2 {
+			// runs: the default (attention_decD_1c or _1l), the split kernels, and
+			// attention_decD_1l1 in attention_decD_1c's place
+			var got [3][][]float32
+			for i := range 3 {
+				if i == 2 && ctx > 2048 {
+					break
+				}
 				be := newOrSkip(t)
-				cuda.Dec1Cluster(be, i == 0)
+				cuda.Dec1Cluster(be, i != 1)
+				cuda.Dec1L1(be, i == 2)
 				e := &fuseEnv{t: t, be: be, rng: rand.New(rand.NewPCG(3, uint64(ctx)))}
 				att, attend := decodeCaseNew(e, rows, h.nhead, h.nkv, h.hd, ctx, 1, true)
 				w := e.weight(quant.Q4_K, 256, h.nhead*h.hd)
@@ -41,8 +48,13 @@ func TestDec1Cluster(t *testing.T) {
 				attend()
 				be.MatMul(out, w, att)
 				q := cuda.Queued(be)
-				if c := slices.ContainsFunc(q, func(s string) bool { return strings.Contains(s, "_1c") || strings.Contains(s, "_1l") }); c != (i == 0) {
-					t.Fatalf("%s: queued %v (cluster kernel wanted: %v)", name, q, i == 0)
+				want := []string{"_1c", "", "_1l1"}[i]
+				if ctx > 2048 && i == 0 {
+					want = "_1l"
+				}
+				if c := slices.ContainsFunc(q, func(s string) bool { return strings.Contains(s, "_1c") || strings.Contains(s, "_1l") }); c != (i != 1) ||
+					want != "" && !slices.ContainsFunc(q, func(s string) bool { return strings.Contains(s, want) }) {
+					t.Fatalf("%s: queued %v (wanted a kernel named *%s*, or none of the cluster's for the split run)", name, q, want)
 				}
 				a, o := make([]float32, rows*h.nhead*h.hd), make([]float32, rows*256)
 				if err := be.ReadF32(context.Background(), att, a); err != nil {
@@ -56,11 +68,16 @@ func TestDec1Cluster(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			for j, what := range []string{"attention", "projection"} {
-				for k, w := range got[1][j] {
-					g := got[0][j][k]
-					if d := math.Abs(float64(g - w)); d > 2e-3+2e-3*math.Abs(float64(w)) || g != g {
-						t.Fatalf("%s: %s [%d]: attention_decD_1c %g, attention_split1 %g", name, what, k, g, w)
+			for _, i := range []int{0, 2} {
+				if got[i] == nil {
+					continue
+				}
+				for j, what := range []string{"attention", "projection"} {
+					for k, w := range got[1][j] {
+						g := got[i][j][k]
+						if d := math.Abs(float64(g - w)); d > 2e-3+2e-3*math.Abs(float64(w)) || g != g {
+							t.Fatalf("%s: %s [%d]: run %d (cluster) %g, attention_split1 %g", name, what, k, i, g, w)
+						}
 					}
 				}
 			}

@@ -75,3 +75,6 @@ func DecStages(b *Backend, n, d, scap, nr int) int {
 // Dec1Cluster makes b run one row's decode attention past attention_decD_1's positions
 // on attention_decD_1c or _1l (on, the default) or on the split kernels.
 func Dec1Cluster(b *Backend, on bool) { b.dec.no1c, b.dec.no1l = !on, !on }
+
+// Dec1L1 makes b run attention_decD_1l1 where attention_decD_1c would run (on), or not.
+func Dec1L1(b *Backend, on bool) { b.dec.l1 = on }
