@@ -24,7 +24,9 @@
 
 #define AL_CL A1_CL  // blocks a KV head: one cluster
 #define AL_T A1_N    // positions a tile
-#define AL_W 16      // warps a block
+#ifndef AL_W
+#define AL_W 16  // warps a block (-DAL_W= for timing other widths: dec1lThreads must follow)
+#endif
 // al_smem: the query tile, two slots of AL_T rows, the P rows of a tile, the output rows
 __host__ __device__ constexpr int al_smem(int d) { return a1_smem(d, AL_T); }
 

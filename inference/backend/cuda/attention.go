@@ -84,8 +84,9 @@ func (b *Backend) Attention(dst, q, k, v, pos backend.Tensor, p backend.Attentio
 	if b.attentionShort(args, qt.rows, p.NKVHead, g, p.HeadDim, p.VHeadDim, nmax, p.HeadGroups, kv1) {
 		return
 	}
-	// One row over a longer cache than attention_decD_1 takes: its code on a cluster of
-	// blocks a KV head (attention_dec1c.go).
+	// One row (or rows each their sequence's one new position) over a longer cache than
+	// attention_decD_1 takes: its code on a cluster of blocks a KV head, each block a
+	// chunk in one or more tiles (attention_dec1c.go).
 	n1 := nmax
 	if p.MaxLen > 0 {
 		n1 = min(n1, (p.MaxLen+dec1Step-1)/dec1Step*dec1Step)

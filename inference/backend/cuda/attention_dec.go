@@ -225,6 +225,7 @@ type attDec struct {
 	no1c     bool           // $EMBER_CUDA_NO_DEC1C: no attention_decD_1c (the split kernels take its rows)
 	no1l     bool           // $EMBER_CUDA_NO_DEC1L: no attention_decD_1l (the split kernels take its rows)
 	l1       bool           // $EMBER_CUDA_DEC1L1: attention_decD_1l1 in attention_decD_1c's place
+	lThreads int            // $EMBER_CUDA_DEC1L_THREADS: attention_decD_1l's block size, for PTX made with another AL_W
 	full1    bool           // $EMBER_CUDA_DEC1_FULL: one row takes attention_decD_1's form for dec1MaxPositions whatever the context
 	stages   int            // $EMBER_CUDA_DEC_STAGES: attention_dec64/128's ring tiles where they fit (decStages)
 	blocks   int            // $EMBER_CUDA_DEC_BLOCKS: the blocks an SM attention_dec64/128 is sized for (decBlocks)

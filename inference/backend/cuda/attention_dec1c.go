@@ -2,20 +2,24 @@ package cuda
 
 import "fmt"
 
-// One row's decode attention past attention_decD_1's positions: attention_decD_1c runs
-// its code on dec1cBlocks blocks a KV head, one thread block cluster, each block a chunk
-// of the row's positions (kernels/cuda/attention_one.cuh). The blocks copy their older
-// keys and values before they wait for the kernel before, as attention_decD_1 does, and
-// meet in distributed shared memory; the split kernels (attention_split1) it replaces
-// there take ~20 us a layer on the H200 whatever their chunks (NOTES.md, session 37).
+// One row's decode attention past attention_decD_1's positions (or rows that are each
+// their sequence's one new position, Attention.OneNew): attention_decD_1c runs its code
+// on dec1cBlocks blocks a KV head, one thread block cluster, each block a chunk of the
+// row's positions (kernels/cuda/attention_one.cuh). The blocks copy their older keys and
+// values before they wait for the kernel before, as attention_decD_1 does, and meet in
+// distributed shared memory; the split kernels (attention_split1) it replaces there take
+// ~20 us a layer on the H200 whatever their chunks (NOTES.md, session 37). Past 2,048
+// positions attention_decD_1lN (kernels/cuda/attention_long.cu) does the same with each
+// block's chunk in N tiles on 16 warps (session 38: +11-18% for one stream at 3,000 to
+// 8,000 positions).
 
-// dec1cBlocks is A1_CL (kernels/cuda/attention_dec.cu): the blocks of a KV head's
+// dec1cBlocks is A1_CL (kernels/cuda/attention_one.cuh): the blocks of a KV head's
 // cluster, so attention_decD_1c takes up to dec1cBlocks * dec1MaxPositions positions.
 const dec1cBlocks = 8
 
 // dec1cMaxBlocks bounds attention_decD_1c's grid: past it (many rows) the batched decode
-// kernels take the rows (a guess, for the first device call to measure: 16 rows of 8
-// KV heads).
+// kernels take the rows (16 rows of 8 KV heads; session 38: 8 rows at 1,500 positions
+// 676 tok/s against split1's 675, 4 rows 659 against 646, 2 rows 485 against 462).
 const dec1cMaxBlocks = 1024
 
 // dec1lMaxTiles is the most tiles of dec1MaxPositions a block of attention_decD_1l
@@ -32,6 +36,10 @@ const NoDec1LEnv = "EMBER_CUDA_NO_DEC1L"
 // block in one tile, on 16 warps) runs where attention_decD_1c (4 warps) would, for
 // timing.
 const Dec1L1Env = "EMBER_CUDA_DEC1L1"
+
+// Dec1LThreadsEnv names an environment variable: attention_decD_1l's block size in
+// place of dec1lThreads, for timing PTX made with another AL_W (32 threads a warp).
+const Dec1LThreadsEnv = "EMBER_CUDA_DEC1L_THREADS"
 
 // NoDec1CEnv names an environment variable: when set, one row over more positions than
 // attention_decD_1 takes runs on the split kernels, not attention_decD_1c, for timing.
@@ -64,7 +72,11 @@ func (b *Backend) attentionDec1C(args []uint64, rows, nkv, g, hd, vhd, nmax, n1 
 		for nt < tiles {
 			nt *= 2
 		}
-		return b.launchDec1(fmt.Sprintf("%s_1l%d", decName(hd), nt), args, rows, nkv*dec1cBlocks, dec1lThreads, hd,
+		threads := dec1lThreads
+		if b.dec.lThreads > 0 {
+			threads = b.dec.lThreads
+		}
+		return b.launchDec1(fmt.Sprintf("%s_1l%d", decName(hd), nt), args, rows, nkv*dec1cBlocks, threads, hd,
 			dec1MaxPositions, g, nkv, vhd)
 	}
 	suf, cap := dec1Form(per, false)
