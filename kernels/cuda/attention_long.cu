@@ -136,27 +136,10 @@ __device__ __forceinline__ void dec1_long(float* dst, const float* q, const uint
     s1s += __shfl_xor_sync(0xffffffffu, s1s, 1), s1s += __shfl_xor_sync(0xffffffffu, s1s, 2);
     if (tig == 0) stat[w][g][0] = m0, stat[w][g][1] = s0s, stat[w][g + 8][0] = m1, stat[w][g + 8][1] = s1s;
     __syncthreads();  // the warps' statistics
-    float M0 = -INFINITY, M1 = -INFINITY, L0 = 0, L1 = 0;
-#pragma unroll
-    for (int u = 0; u < AL_W; u++) M0 = fmaxf(M0, stat[u][g][0]), M1 = fmaxf(M1, stat[u][g + 8][0]);
-#pragma unroll
-    for (int u = 0; u < AL_W; u++) {
-        if (stat[u][g][0] > -INFINITY) L0 += stat[u][g][1] * expf(stat[u][g][0] - M0);
-        if (stat[u][g + 8][0] > -INFINITY) L1 += stat[u][g + 8][1] * expf(stat[u][g + 8][0] - M1);
-    }
+    float M0, M1, L0, L1;
+    dec1_stats<AL_W>(stat, g, M0, M1, L0, L1);
     const int nact = (nk + chunk - 1) / chunk;  // the cluster's blocks with positions
-    {  // the row's M and L from the cluster's blocks' own, in block order
-        if (w == 0 && tig == 0) cst[g][0] = M0, cst[g][1] = L0, cst[g + 8][0] = M1, cst[g + 8][1] = L1;
-        cluster_sync();
-        float a = -INFINITY, b = -INFINITY, la = 0, lb = 0;
-        for (int r = 0; r < nact; r++) a = fmaxf(a, cluster_ld(&cst[g][0], r)), b = fmaxf(b, cluster_ld(&cst[g + 8][0], r));
-        for (int r = 0; r < nact; r++) {
-            const float x0 = cluster_ld(&cst[g][0], r), x1 = cluster_ld(&cst[g + 8][0], r);
-            if (x0 > -INFINITY) la += cluster_ld(&cst[g][1], r) * expf(x0 - a);
-            if (x1 > -INFINITY) lb += cluster_ld(&cst[g + 8][1], r) * expf(x1 - b);
-        }
-        M0 = a, M1 = b, L0 = la, L1 = lb;
-    }
+    dec1_cluster_stats(cst, w == 0 && tig == 0, g, nact, M0, M1, L0, L1);  // the row's, in block order
     const float inv0 = 1.0f / L0, inv1 = 1.0f / L1;
     // The values: tile t is load NT + t; its probabilities, then its P V
     float o[NJ][4];
@@ -214,30 +197,10 @@ __device__ __forceinline__ void dec1_long(float* dst, const float* q, const uint
         for (int u = 0; u < NP; u++) s += ps[u * 16 * D + e];
         red[e] = s;
     }
-    cluster_sync();  // every block's sums are in its shared memory
-    if (rank != 0) {
-        cluster_sync();  // block 0 has read them
-        return;
-    }
-    for (int e = tid; e < G * D; e += T) {
-        float s = 0;
-        for (int r = 0; r < nact; r++) s += cluster_ld(&red[e], r);
-        dst[e] = s;
-        red[e] = s;
-    }
-    cluster_sync();  // the other blocks may leave
+    if (!dec1_cluster_sum<T>(dst, red, G * D, rank, nact)) return;
     if (!q8) return;
     __syncthreads();  // the output, for the rounding
-    if (Q80) {  // Q8_0 (s1: Q8_1) blocks q8b .. of 32 elements, a warp each
-        for (int b = w; b < G * D / 32; b += AL_W) q8_quant_lane(red[32 * b + lane], q8, q8b + b, q8k, q8s1);
-        return;
-    }
-    for (int b = w; b < G * D / 256; b += AL_W) {  // Q8_K blocks q8b .., a warp each
-        float vv[8];
-#pragma unroll
-        for (int i = 0; i < 8; i++) vv[i] = red[256 * b + 8 * lane + i];
-        q8k_quant_warp(vv, q8, q8b + b, q8k, q8h);
-    }
+    dec1_round<Q80, AL_W>(red, G * D, lane, w, q8, q8b, q8k, q8h, q8s1);
 }
 
 #define AL_BODY(D, Q80, S1, NT)                                                                                         \

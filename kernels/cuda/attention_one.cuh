@@ -41,6 +41,75 @@
 __host__ __device__ constexpr int a1_pld(int cap) { return 2 * cap + 16; }
 __host__ __device__ constexpr int a1_smem(int d, int cap) { return 2 * 16 * d + 2 * (2 * cap * d) + 16 * a1_pld(cap) + 16 * d * 4; }
 
+// dec1_stats: the block's maximum M and sum L (against M) of rows g and g + 8 from its W
+// warps' own (stat[w][row] = {max, sum}), in warp order.
+template <int W>
+__device__ __forceinline__ void dec1_stats(const float (*stat)[16][2], int g, float& M0, float& M1, float& L0, float& L1) {
+    M0 = -INFINITY, M1 = -INFINITY, L0 = 0, L1 = 0;
+#pragma unroll
+    for (int u = 0; u < W; u++) M0 = fmaxf(M0, stat[u][g][0]), M1 = fmaxf(M1, stat[u][g + 8][0]);
+#pragma unroll
+    for (int u = 0; u < W; u++) {
+        if (stat[u][g][0] > -INFINITY) L0 += stat[u][g][1] * expf(stat[u][g][0] - M0);
+        if (stat[u][g + 8][0] > -INFINITY) L1 += stat[u][g + 8][1] * expf(stat[u][g + 8][0] - M1);
+    }
+}
+
+// dec1_cluster_stats: the row's M and L from the block's (M0 .. L1, which warp 0's lanes
+// of tig 0 leave in cst) and the cluster's other nact - 1 blocks' (read from their cst
+// in distributed shared memory), in block order. A cluster barrier; every thread calls it.
+__device__ __forceinline__ void dec1_cluster_stats(float (*cst)[2], bool lead, int g, int nact, float& M0, float& M1,
+                                                   float& L0, float& L1) {
+    if (lead) cst[g][0] = M0, cst[g][1] = L0, cst[g + 8][0] = M1, cst[g + 8][1] = L1;
+    cluster_sync();
+    float m0 = -INFINITY, m1 = -INFINITY, l0 = 0, l1 = 0;
+    for (int r = 0; r < nact; r++) m0 = fmaxf(m0, cluster_ld(&cst[g][0], r)), m1 = fmaxf(m1, cluster_ld(&cst[g + 8][0], r));
+    for (int r = 0; r < nact; r++) {
+        const float a0 = cluster_ld(&cst[g][0], r), a1 = cluster_ld(&cst[g + 8][0], r);
+        if (a0 > -INFINITY) l0 += cluster_ld(&cst[g][1], r) * expf(a0 - m0);
+        if (a1 > -INFINITY) l1 += cluster_ld(&cst[g + 8][1], r) * expf(a1 - m1);
+    }
+    M0 = m0, M1 = m1, L0 = l0, L1 = l1;
+}
+
+// dec1_cluster_sum: the cluster's n output sums (each block's in its red) added in block
+// order by block 0 (rank) into dst and its own red, T threads a block; the other blocks
+// return false once block 0 has read them. Two cluster barriers.
+template <int T>
+__device__ __forceinline__ bool dec1_cluster_sum(float* dst, float* red, int n, int rank, int nact) {
+    cluster_sync();  // every block's sums are in its shared memory
+    if (rank != 0) {
+        cluster_sync();  // block 0 has read them
+        return false;
+    }
+    for (int e = threadIdx.x; e < n; e += T) {
+        float s = 0;
+        for (int r = 0; r < nact; r++) s += cluster_ld(&red[e], r);
+        dst[e] = s;
+        red[e] = s;
+    }
+    cluster_sync();  // the other blocks may leave
+    return true;
+}
+
+// dec1_round: the output's n values in red rounded by the block's W warps (this thread
+// lane of warp w), to Q8_K blocks q8b .. (a warp a 256-element block, with their f16
+// values in q8h) or with Q80 to Q8_0 (s1: Q8_1) blocks of 32; q8k the Q8_K row's blocks.
+template <bool Q80, int W>
+__device__ __forceinline__ void dec1_round(const float* red, int n, int lane, int w, uint8_t* q8, int q8b, int q8k,
+                                           uint16_t* q8h, int q8s1) {
+    if (Q80) {
+        for (int b = w; b < n / 32; b += W) q8_quant_lane(red[32 * b + lane], q8, q8b + b, q8k, q8s1);
+        return;
+    }
+    for (int b = w; b < n / 256; b += W) {
+        float vv[8];
+#pragma unroll
+        for (int i = 0; i < 8; i++) vv[i] = red[256 * b + 8 * lane + i];
+        q8k_quant_warp(vv, q8, q8b + b, q8k, q8h);
+    }
+}
+
 template <int D, bool Q80, int CAP, int CL = 1>
 __device__ __forceinline__ void dec1_attend(float* dst, const float* q, const uint16_t* k, int kstride, const uint16_t* v,
                                             int vstride, const int* tab, int bs, int nk, int G, float scale, uint8_t* q8,
@@ -141,27 +210,12 @@ __device__ __forceinline__ void dec1_attend(float* dst, const float* q, const ui
     s1 += __shfl_xor_sync(0xffffffffu, s1, 1), s1 += __shfl_xor_sync(0xffffffffu, s1, 2);
     if (tig == 0) stat[w][g][0] = m0, stat[w][g][1] = s0, stat[w][g + 8][0] = m1, stat[w][g + 8][1] = s1;
     __syncthreads();  // 2: the warps' statistics
-    float M0 = -INFINITY, M1 = -INFINITY, L0 = 0, L1 = 0;
-#pragma unroll
-    for (int u = 0; u < 4; u++) M0 = fmaxf(M0, stat[u][g][0]), M1 = fmaxf(M1, stat[u][g + 8][0]);
-#pragma unroll
-    for (int u = 0; u < 4; u++) {
-        if (stat[u][g][0] > -INFINITY) L0 += stat[u][g][1] * expf(stat[u][g][0] - M0);
-        if (stat[u][g + 8][0] > -INFINITY) L1 += stat[u][g + 8][1] * expf(stat[u][g + 8][0] - M1);
-    }
+    float M0, M1, L0, L1;
+    dec1_stats<4>(stat, g, M0, M1, L0, L1);
     const int nact = (nk + chunk - 1) / chunk;  // the cluster's blocks with positions
     if (CL > 1) {  // the row's M and L from the cluster's blocks' own, in block order
         __shared__ float cst[16][2];
-        if (w == 0 && tig == 0) cst[g][0] = M0, cst[g][1] = L0, cst[g + 8][0] = M1, cst[g + 8][1] = L1;
-        cluster_sync();
-        float m0 = -INFINITY, m1 = -INFINITY, l0 = 0, l1 = 0;
-        for (int r = 0; r < nact; r++) m0 = fmaxf(m0, cluster_ld(&cst[g][0], r)), m1 = fmaxf(m1, cluster_ld(&cst[g + 8][0], r));
-        for (int r = 0; r < nact; r++) {
-            const float a0 = cluster_ld(&cst[g][0], r), a1 = cluster_ld(&cst[g + 8][0], r);
-            if (a0 > -INFINITY) l0 += cluster_ld(&cst[g][1], r) * expf(a0 - m0);
-            if (a1 > -INFINITY) l1 += cluster_ld(&cst[g + 8][1], r) * expf(a1 - m1);
-        }
-        M0 = m0, M1 = m1, L0 = l0, L1 = l1;
+        dec1_cluster_stats(cst, w == 0 && tig == 0, g, nact, M0, M1, L0, L1);
     }
     const float inv0 = 1.0f / L0, inv1 = 1.0f / L1;
 #pragma unroll
@@ -210,30 +264,8 @@ __device__ __forceinline__ void dec1_attend(float* dst, const float* q, const ui
             *(float2*)(red + (g + 8) * D + d0) = make_float2(o[j][2], o[j][3]);
         }
     }
-    if (CL > 1) {
-        cluster_sync();  // every block's sums are in its shared memory
-        if (rank != 0) {
-            cluster_sync();  // block 0 has read them
-            return;
-        }
-        for (int e = tid; e < G * D; e += 128) {
-            float s = 0;
-            for (int r = 0; r < nact; r++) s += cluster_ld(&red[e], r);
-            dst[e] = s;
-            red[e] = s;
-        }
-        cluster_sync();  // the other blocks may leave
-    }
+    if (CL > 1 && !dec1_cluster_sum<128>(dst, red, G * D, rank, nact)) return;
     if (!q8) return;
     __syncthreads();  // 4: the output, for the rounding
-    if (Q80) {  // Q8_0 (s1: Q8_1) blocks q8b .. of 32 elements, a warp each
-        for (int b = w; b < G * D / 32; b += 4) q8_quant_lane(red[32 * b + lane], q8, q8b + b, q8k, q8s1);
-        return;
-    }
-    for (int b = w; b < G * D / 256; b += 4) {  // Q8_K blocks q8b .., a warp each
-        float vv[8];
-#pragma unroll
-        for (int i = 0; i < 8; i++) vv[i] = red[256 * b + 8 * lane + i];
-        q8k_quant_warp(vv, q8, q8b + b, q8k, q8h);
-    }
+    dec1_round<Q80, 4>(red, G * D, lane, w, q8, q8b, q8k, q8h, q8s1);
 }
