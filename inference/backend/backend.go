@@ -236,12 +236,12 @@ func CheckDraws(name string, rows int, draws []sample.Draw) (int, error) {
 	return k, nil
 }
 
-// Pending is the ids of one Feeder.ArgMaxAhead, on their way to the host.
+// Pending is the ids of one Feeder.ArgMaxAhead or SampleAhead, on their way to the host.
 type Pending interface {
 	Wait(ctx context.Context, dst []int32) error
 }
 
-// MaxPending is how many Feeder.ArgMaxAhead results may wait at once.
+// MaxPending is how many Feeder.ArgMaxAhead and SampleAhead results may wait at once.
 const MaxPending = 4
 
 // MaxTopK is the largest k TopKer.TopK takes.

@@ -174,7 +174,7 @@ func (s *scheduler) settleNext(next []planned, pend backend.Pending, err error) 
 	}
 	if err != nil {
 		if pend != nil {
-			_ = pend.Wait(context.Background(), make([]int32, len(next)))
+			discard(pend, len(next))
 		}
 		s.failPlan(next, err)
 		return
@@ -186,14 +186,20 @@ func (s *scheduler) settleNext(next []planned, pend backend.Pending, err error) 
 		}
 	}
 	// Step N ended every sequence of step N+1: nothing of it is wanted.
-	_ = pend.Wait(context.Background(), make([]int32, len(next)))
+	discard(pend, len(next))
+}
+
+// discard waits for the n ids of pend, which nothing wants, so that the device is done
+// with the step (its error, if any, is the backend's and shows on the next call).
+func discard(pend backend.Pending, n int) {
+	_ = pend.Wait(context.Background(), make([]int32, n))
 }
 
 // drainAhead waits for a step left ahead (the engine closing), so no work on the device
 // still uses the cache when it is freed.
 func (s *scheduler) drainAhead() {
 	if s.ahead != nil {
-		_ = s.ahead.ids.Wait(context.Background(), make([]int32, len(s.ahead.plan)))
+		discard(s.ahead.ids, len(s.ahead.plan))
 		s.ahead = nil
 	}
 }

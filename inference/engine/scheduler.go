@@ -113,9 +113,9 @@ func (s *scheduler) abortAll(err error) {
 	s.running, s.waiting = nil, nil
 }
 
-// step runs one forward pass: schedule(); forward(); postprocess(). A step of greedy
-// decode rows on a backend.Feeder is queued a step ahead instead (ahead.go): its
-// postprocess comes after the next step's forward.
+// step runs one forward pass: schedule(); forward(); postprocess(). A step of decode
+// rows drawn greedily or from their top k alone, on a backend.Feeder, is queued a step
+// ahead instead (ahead.go): its postprocess comes after the next step's forward.
 func (s *scheduler) step() {
 	s.dropCancelled()
 	if s.ahead != nil {

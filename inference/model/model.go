@@ -32,8 +32,9 @@ type Batch struct {
 	Logits    []int32
 	AllLogits bool
 	// Fed says the token ids are on the backend already: those of its last
-	// backend.Feeder ArgMaxAhead, one per row in order (the steps of greedy decoding
-	// queued ahead of the host). Tokens is then unused (nil) and Pos gives the rows.
+	// backend.Feeder ArgMaxAhead or SampleAhead, one per row in order (the steps of
+	// decoding queued ahead of the host). Tokens is then unused (nil) and Pos gives the
+	// rows.
 	Fed bool
 }
 
