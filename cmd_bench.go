@@ -15,6 +15,7 @@ import (
 
 	"ember/app"
 	"ember/inference/backend/cpu"
+	"ember/inference/sample"
 )
 
 // benchOutput is the stable JSON interface of `ember bench -json` (fields may be added).
@@ -47,12 +48,16 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	lookup := fs.Int("lookup", 0, "serving bench: speculative decoding by prompt lookup, at most this many draft tokens a step (0: off)")
 	kvType := fs.String("kv-type", "f16", "serving bench: KV-cache type, f16 or q8_0")
 	sampled := fs.Bool("sample", false, "serving bench: the streams draw their tokens as the app's chats do (temperature 0.7, top-k 40, top-p 0.95, min-p 0.05; each stream its own seed) instead of greedily")
+	temp := fs.Float64("temp", 0, "serving bench: the streams draw at this temperature from the whole vocabulary (no top-k, top-p or min-p: what an OpenAI client that sets only the temperature asks for; each stream its own seed) instead of greedily")
 	warmup := fs.Bool("warmup", true, "serving bench: run the streams once untimed first (other prompts of the same lengths), so the figure is the steady state")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
-	if *reps < 1 || *pp < 0 || *tg < 0 || *lookup < 0 {
-		return errors.New("-r must be at least 1 and -p, -n, -lookup not negative")
+	if *reps < 1 || *pp < 0 || *tg < 0 || *lookup < 0 || *temp < 0 {
+		return errors.New("-r must be at least 1 and -p, -n, -lookup, -temp not negative")
+	}
+	if *temp > 0 && *sampled {
+		return errors.New("-temp and -sample are two ways of drawing: give one")
 	}
 	t0 := time.Now()
 	bo := app.BackendOptions{Name: *be, Threads: *threads}
@@ -86,6 +91,9 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			Warmup: *warmup, SyncSteps: *syncTG}
 		if *sampled {
 			o.Sampling = app.DefaultSampling()
+		}
+		if *temp > 0 {
+			o.Sampling = sample.Params{Temperature: float32(*temp)}
 		}
 		return serveBench(ctx, m, streamList, o, out, *asJSON, stdout)
 	}

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"ember/inference/quant"
 	"ember/inference/sample"
@@ -207,13 +208,13 @@ type ArgMaxer interface {
 // copies them into dst (len(dst) == src.Rows()); each Pending is waited for once, and at
 // most MaxPending may be outstanding (ArgMaxAhead fails past that).
 //
-// SampleAhead is ArgMaxAhead for rows drawn from their top candidates: row r's id is
-// draws[r].PickRow of the row: Pick's from the row's first draws[r].K candidates in
-// TopKer's order (a greedy draw, K 0, takes the first), or the row's argmax (ArgMaxer's
-// rule) when the row has no candidate, as the host's sampler falls back to
-// sample.Greedy. The ids are then
-// the ones the host's sampler would draw from the same row with the same uniforms.
-// len(draws) == src.Rows() and each K is at most MaxTopK, else an error.
+// SampleAhead is ArgMaxAhead for sampled rows: row r's id is draws[r].PickRow of the
+// row: Pick's from the row's first draws[r].K candidates in TopKer's order (a greedy
+// draw, K 0, takes the first), or the row's argmax (ArgMaxer's rule) when the row has no
+// candidate, as the host's sampler falls back to sample.Greedy; a Row draw's id is its
+// draw from the whole row. The ids are then the ones the host's sampler would draw from
+// the same row with the same uniforms. len(draws) == src.Rows(), each K is at most
+// MaxTopK, and a Row draw has a temperature and nothing else, else an error.
 type Feeder interface {
 	ArgMaxAhead(ctx context.Context, src Tensor) (Pending, error)
 	SampleAhead(ctx context.Context, src Tensor, draws []sample.Draw) (Pending, error)
@@ -230,6 +231,9 @@ func CheckDraws(name string, rows int, draws []sample.Draw) (int, error) {
 	for _, d := range draws {
 		if d.K < 0 || d.K > MaxTopK {
 			return 0, fmt.Errorf("%s: SampleAhead draw from %d candidates, outside 0..%d", name, d.K, MaxTopK)
+		}
+		if d.Row && (d.K != 0 || !(d.Temp > 0) || math.IsInf(d.Temp, 1) || d.TopP != 0 || d.MinP != 0) {
+			return 0, fmt.Errorf("%s: SampleAhead row draw %+v: want K, TopP and MinP 0 and a finite temperature above 0", name, d)
 		}
 		k = max(k, d.K)
 	}

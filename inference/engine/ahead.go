@@ -63,14 +63,19 @@ func (s *scheduler) goesAhead(plan []planned) bool {
 	return true
 }
 
-// drawsAhead reports whether q's next token may be drawn on the backend: greedy, or
-// from its row's top k alone with k at most backend.MaxTopK.
+// drawsAhead reports whether q's next token may be drawn on the backend: greedy, from
+// its row's top k alone with k at most backend.MaxTopK, or from the whole row at its
+// temperature alone (sample.Sampler.DrawsRow).
 func (s *scheduler) drawsAhead(q *sequence) bool {
 	if q.greedy() {
 		return true
 	}
-	k, ok := q.smp.TopKOnly(s.m.Params().NVocab)
-	return ok && k <= backend.MaxTopK && !q.wholeRow()
+	if q.wholeRow() {
+		return false
+	}
+	vocab := s.m.Params().NVocab
+	k, ok := q.smp.TopKOnly(vocab)
+	return ok && k <= backend.MaxTopK || q.smp.DrawsRow(vocab)
 }
 
 // forwardAhead evaluates plan (goesAhead's) and queues its ids ahead (argmaxes, or draws

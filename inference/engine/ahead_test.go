@@ -23,6 +23,7 @@ type feedingBackend struct {
 	feed                backend.Tensor
 	rows                int
 	ahead, fed, sampled atomic.Int64
+	rowDraws            atomic.Int64 // Row draws among the sampled
 }
 
 type hostPending struct {
@@ -64,6 +65,9 @@ func (f *feedingBackend) SampleAhead(ctx context.Context, src backend.Tensor, dr
 	ids := make([]int32, rows)
 	for r, d := range draws {
 		ids[r] = d.PickRow(logits[r*cols : (r+1)*cols])
+		if d.Row {
+			f.rowDraws.Add(1)
+		}
 	}
 	return f.feedIDs(ids)
 }
@@ -94,7 +98,8 @@ func (f *feedingBackend) Fed(n int) backend.Tensor {
 // token limits (1, 2 and 3 tokens: shorter than the steps queued ahead), by a stop
 // string, by an end-of-generation token, by the context, and at different steps, so the
 // later steps have fewer rows. Greedy, or with sampled set, drawn from their top k (the
-// app's settings and others; request 5 greedy among them, so steps mix the two).
+// app's settings and others) or from the whole row at a temperature; request 5 greedy
+// among them, so steps mix the kinds.
 func aheadRequests(sampled bool) []Request {
 	reqs := []Request{
 		{Prompt: prompts[0], MaxTokens: 24, IgnoreEOS: true},
@@ -115,6 +120,9 @@ func aheadRequests(sampled bool) []Request {
 		reqs[2].Sampling = sample.Params{Temperature: 1.5, TopK: 5, Seed: 9}
 		reqs[6].Sampling = sample.Params{Temperature: 1, TopK: 256, TopP: 0.5, Seed: 10}
 		reqs[7].Sampling = sample.Params{Temperature: 0.3, TopK: 1, MinP: 2, Seed: 11}
+		// From the whole row at a temperature alone, as OpenAI clients ask.
+		reqs[0].Sampling = sample.Params{Temperature: 1, TopP: 1, Seed: 12} // alone too, below
+		reqs[4].Sampling = sample.Params{Temperature: 0.8, Seed: 13}
 	}
 	return reqs
 }
@@ -123,7 +131,8 @@ func aheadRequests(sampled bool) []Request {
 // finish reasons and counts of the plain steps (ids read before the next step), batched
 // together or one after another (while requests wait, steps do not go ahead), with the
 // cache's integrity checked after every step and every block back when they are done;
-// and so do requests drawing from their top k (SampleAhead against Sample on the rows).
+// and so do requests drawing from their top k or their whole row (SampleAhead against
+// Sample on the rows).
 func TestAheadEqualsPlain(t *testing.T) {
 	for _, sampled := range []bool{false, true} {
 		reqs := aheadRequests(sampled)
@@ -162,8 +171,9 @@ func testAheadEqualsPlain(t *testing.T, newBackend func(*testing.T) backend.Back
 		t.Fatalf("%d steps went ahead, %d were fed (%d alone), logits read %d times", fb.ahead.Load(), fb.fed.Load(),
 			fb.fed.Load()-fed, fb.reads.Load())
 	}
-	if sampled != (fb.sampled.Load() > 0) {
-		t.Fatalf("sampled %v: %d of %d steps ahead drawn", sampled, fb.sampled.Load(), fb.ahead.Load())
+	if sampled != (fb.sampled.Load() > 0) || sampled != (fb.rowDraws.Load() > 0) {
+		t.Fatalf("sampled %v: %d of %d steps ahead drawn, %d rows drawn whole", sampled, fb.sampled.Load(),
+			fb.ahead.Load(), fb.rowDraws.Load())
 	}
 	waitIdle(t, e)
 }

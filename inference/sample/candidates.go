@@ -54,22 +54,36 @@ func (s *Sampler) SampleTop(ids []int32, vals []float32) (id int32, ok bool) {
 // Draw is one token's draw from its logits row's top-k candidates, made by whoever holds
 // the candidates (a backend's Feeder.SampleAhead, on the device) with the sampler's
 // settings and the uniform the sampler took for the token (Sampler.Ahead). Pick is the
-// rule.
+// rule. A Row draw (K 0) is from the whole row instead: the softmax at Temp of every
+// logit not negligibly likely, added in drawRow's fixed order, for a sampler with a
+// temperature and nothing else (DrawsRow).
 type Draw struct {
 	K          int     // candidates drawn from (the sampler's TopK); 0: greedy, the first
-	Temp       float64 // temperature, > 0 when K > 0
+	Row        bool    // from the whole row (K, TopP and MinP 0)
+	Temp       float64 // temperature, > 0 when K > 0 or Row
 	TopP, MinP float64 // the sampler's, widened: 0 (or TopP 1) keeps all
 	U          float64 // the token's uniform in [0, 1)
 }
 
-// Ahead returns the draw of the sampler's next token, for a row whose candidates are
-// not on the host yet, taking the token's uniform from the random source as Sample and
-// SampleTop would; the caller then accepts the token drawn (Accept). ok is false when
-// the token needs more than a row's top candidates (TopKOnly is false on a vocabulary of
-// vocab, and the sampler is not greedy). A greedy sampler gives the zero Draw.
+// DrawsRow reports whether Sample on a row of vocab logits draws from the whole row at
+// the temperature alone: temperature > 0, no top-k below vocab, top-p 0 or 1, no min-p
+// and no penalty. Then a Row Draw (Ahead's) on the row draws what Sample would.
+func (s *Sampler) DrawsRow(vocab int) bool {
+	return s.p.Temperature > 0 && !s.p.Penalties.active() && s.drawsRow(vocab)
+}
+
+// Ahead returns the draw of the sampler's next token, for a row not on the host, taking
+// the token's uniform from the random source as Sample and SampleTop would; the caller
+// then accepts the token drawn (Accept). ok is false when the token needs more than a
+// row's top candidates or the whole row at the temperature (the sampler is neither
+// greedy, TopKOnly nor DrawsRow on a vocabulary of vocab). A greedy sampler gives the
+// zero Draw.
 func (s *Sampler) Ahead(vocab int) (d Draw, ok bool) {
 	if s.IsGreedy() {
 		return Draw{}, true
+	}
+	if s.DrawsRow(vocab) {
+		return Draw{Row: true, Temp: float64(s.p.Temperature), U: s.rng.Float64()}, true
 	}
 	if _, ok := s.TopKOnly(vocab); !ok {
 		return Draw{}, false
@@ -88,9 +102,9 @@ func (s *Sampler) drawOf(u float64) Draw {
 // when min-p above 1 leaves none), then the candidate at d.U of the kept mass, in order:
 // SampleTop's token for the same uniform. ok is false when the row has no candidate
 // (ids[0] < 0); the token is then the row's argmax (Greedy), which the candidates
-// cannot tell.
+// cannot tell. A Row draw is not made from candidates: ok is false.
 func (d Draw) Pick(ids []int32, vals []float32) (id int32, ok bool) {
-	if len(ids) == 0 || ids[0] < 0 {
+	if len(ids) == 0 || ids[0] < 0 || d.Row {
 		return 0, false
 	}
 	_, id = d.pick(nil, ids, vals)
@@ -98,9 +112,14 @@ func (d Draw) Pick(ids []int32, vals []float32) (id int32, ok bool) {
 }
 
 // PickRow returns the id d draws from a whole row of logits: Pick on the row's first
-// max(d.K, 1) candidates (TopK), or the row's argmax (Greedy) when it has none. It is
-// what a backend's SampleAhead (backend.Feeder) computes for a row.
+// max(d.K, 1) candidates (TopK), or the row's argmax (Greedy) when it has none; for a
+// Row draw, Sample's draw from the whole row at d.Temp. It is what a backend's
+// SampleAhead (backend.Feeder) computes for a row.
 func (d Draw) PickRow(row []float32) int32 {
+	if d.Row {
+		id, _ := drawRow(row, float32(d.Temp), d.U, nil)
+		return id
+	}
 	k := max(d.K, 1)
 	ids, vals := make([]int32, k), make([]float32, k)
 	TopK(row, ids, vals)

@@ -133,10 +133,10 @@ func BenchmarkOracleFilter(b *testing.B) {
 	}
 }
 
-// TestDrawAllMatchesFilter: the unfiltered fast path draws what the candidate list in
+// TestDrawRowMatchesFilter: the unfiltered fast path (drawRow) draws what the candidate list in
 // vocabulary order gives for the same random numbers (rounding may move a draw that
 // lands on a boundary, so a few of the draws may differ).
-func TestDrawAllMatchesFilter(t *testing.T) {
+func TestDrawRowMatchesFilter(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	logits := make([]float32, 32000)
 	for i := range logits {
@@ -150,7 +150,7 @@ func TestDrawAllMatchesFilter(t *testing.T) {
 	same := 0
 	const n = 2000
 	for i := 0; i < n; i++ {
-		a := fast.drawAll(logits, fast.rng.Float64())
+		a, _ := drawRow(logits, fast.p.Temperature, fast.rng.Float64(), nil)
 		c := slow.filter(logits)
 		var total float64
 		for _, x := range c {

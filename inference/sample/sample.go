@@ -27,7 +27,7 @@ type Sampler struct {
 	p    Params
 	rng  *rand.Rand
 	cand []candidate
-	w    []float64 // drawAll's weights
+	w    []float64 // drawRow's weights
 	hist history
 }
 
@@ -93,9 +93,10 @@ func (s *Sampler) draw(logits []float32) int32 {
 		return Greedy(logits)
 	}
 	u := s.rng.Float64()
-	tp := s.p.TopP
-	if (s.p.TopK <= 0 || s.p.TopK >= len(logits)) && (tp <= 0 || tp >= 1) && s.p.MinP <= 0 {
-		return s.drawAll(logits, u)
+	if s.drawsRow(len(logits)) {
+		var id int32
+		id, s.w = drawRow(logits, s.p.Temperature, u, s.w)
+		return id
 	}
 	c := s.filter(logits)
 	if len(c) == 0 {
@@ -121,39 +122,11 @@ func pick(c []candidate, u float64) int32 {
 	return c[len(c)-1].id
 }
 
-// drawAll draws from the softmax of all logits at the temperature, with nothing filtered
-// but the negligible (see filter): three passes over the logits and no candidate list,
-// the same draw as filter's candidates in vocabulary order would give, to rounding.
-func (s *Sampler) drawAll(logits []float32, u float64) int32 {
-	maxL := maxLogit(logits)
-	if math.IsInf(float64(maxL), -1) {
-		return Greedy(logits)
-	}
-	t := float64(s.p.Temperature)
-	cut := maxL - negligible*s.p.Temperature
-	w := s.w[:0]
-	var total float64
-	for _, v := range logits {
-		e := 0.0
-		if v >= cut { // false for NaN
-			e = math.Exp((float64(v) - float64(maxL)) / t)
-		}
-		w = append(w, e)
-		total += e
-	}
-	s.w = w
-	r := float64(u * total)
-	last := int32(0)
-	for i, e := range w {
-		if e == 0 {
-			continue
-		}
-		if r -= e; r < 0 {
-			return int32(i)
-		}
-		last = int32(i)
-	}
-	return last
+// drawsRow reports whether a draw from a row of vocab logits takes the whole row
+// (drawRow): no top-k below the vocabulary, no top-p below 1, no min-p.
+func (s *Sampler) drawsRow(vocab int) bool {
+	tp := s.p.TopP
+	return (s.p.TopK <= 0 || s.p.TopK >= vocab) && (tp <= 0 || tp >= 1) && s.p.MinP <= 0
 }
 
 // filter returns the candidates left by top-k, top-p and min-p with their probabilities

@@ -370,3 +370,170 @@ extern "C" __global__ void __launch_bounds__(DRAW_THREADS) sample_top_f32(int* d
     }
     dst[blockIdx.x] = id;
 }
+
+// Draws from the whole row at a temperature (sample.Draw's Row draws; the host writes K
+// as -1): sample.drawRow (inference/sample/row.go) in the same operations and the same
+// order of sums. The row is cut into parts of ROW_PART tokens, each ROW_RUNS runs of
+// sample.RowSegment: sample_row_max finds each part's largest logit, sample_row_sum each
+// run's sum (its weights added in token order) and the part's subtree of the runs'
+// pairwise sums, and sample_row_draw the tree above the parts and the walk down it. A
+// part's subtree is the host's tree's where that tree has 64 leaves or more; over fewer
+// runs the host's tree is the part's leftmost subtree, reached by going left past sums
+// of zero, so both walks meet the same sums and the same remainders.
+
+#define ROW_THREADS 256
+#define ROW_SEG 32                     // sample.RowSegment
+#define ROW_PART 2048                  // tokens a part
+#define ROW_RUNS (ROW_PART / ROW_SEG)  // runs a part: 64, a subtree of 127 sums
+#define ROW_MAX_PARTS 1024             // a row's parts: up to 2,097,152 tokens
+
+// row_draw reports whether draw r is from the whole row.
+__device__ __forceinline__ bool row_draw(const unsigned long long* draws, int r) {
+    return (long long)draws[(i64)DRAW_WORDS * r] == -1;
+}
+
+// row_max: the largest of a row's parts' largest logits (pmax, parts of them), which
+// every thread gets; -Inf when none is a number.
+__device__ __forceinline__ float row_max(const float* pmax, int parts, float* ws) {
+    float m = -INFINITY;
+    for (int i = threadIdx.x; i < parts; i += blockDim.x) m = fmaxf(m, pmax[i]);
+    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    if ((threadIdx.x & 31) == 0) ws[threadIdx.x >> 5] = m;
+    __syncthreads();
+    m = ws[0];
+    for (int w = 1; w < (int)(blockDim.x >> 5); w++) m = fmaxf(m, ws[w]);
+    return m;
+}
+
+// row_weight is drawRow's weight of logit v: e^((v - maxL)/t), 0 below cut (and NaN).
+__device__ __forceinline__ double row_weight(float v, float cut, float maxL, double t) {
+    return v >= cut ? exp_neg(__ddiv_rn(__dsub_rn((double)v, (double)maxL), t)) : 0.0;
+}
+
+// row_cut is drawRow's cut, maxL - 30 t, in floats rounded apart.
+__device__ __forceinline__ float row_cut(float maxL, double t) {
+    return __fsub_rn(maxL, __fmul_rn(30.0f, __double2float_rn(t)));
+}
+
+// sample_row_max: pmax[r*parts + p] = the largest logit (NaNs ignored; -Inf for none) of
+// part p (blockIdx.y) of row r (blockIdx.x) of x, for rows with a Row draw.
+extern "C" __global__ void __launch_bounds__(ROW_THREADS) sample_row_max(float* pmax, const unsigned long long* draws, const float* x, i64 stride, int cols) { pdl_entry();
+    __shared__ float ws[ROW_THREADS / 32];
+    if (!row_draw(draws, blockIdx.x)) return;
+    const float* row = x + (i64)blockIdx.x * stride;
+    const int c0 = blockIdx.y * ROW_PART, c1 = min(cols, c0 + ROW_PART);
+    float m = -INFINITY;
+    for (int j = c0 + threadIdx.x; j < c1; j += ROW_THREADS) {
+        float v = row[j];
+        if (v > m) m = v;
+    }
+    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    if ((threadIdx.x & 31) == 0) ws[threadIdx.x >> 5] = m;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int w = 1; w < ROW_THREADS / 32; w++) m = fmaxf(m, ws[w]);
+        pmax[(i64)blockIdx.x * gridDim.y + blockIdx.y] = m;
+    }
+}
+
+// sample_row_sum: for part p (blockIdx.y) of row r (blockIdx.x) with a Row draw, the
+// part's subtree (nodes 1..127, leaves 64..127 the runs' sums, node k the sum of nodes
+// 2k and 2k+1) at tree[(r*parts + p)*128 + k]. A row whose largest logit is not finite
+// has none (sample_row_draw takes its argmax).
+extern "C" __global__ void __launch_bounds__(ROW_THREADS) sample_row_sum(double* tree, const float* pmax, const unsigned long long* draws, const float* x, i64 stride, int cols) { pdl_entry();
+    __shared__ double e[ROW_RUNS * (ROW_SEG + 1)];  // run q's weights at q*33: no bank conflicts
+    __shared__ double node[2 * ROW_RUNS];
+    __shared__ float ws[ROW_THREADS / 32];
+    const int r = blockIdx.x, parts = gridDim.y;
+    if (!row_draw(draws, r)) return;
+    const float maxL = row_max(pmax + (i64)r * parts, parts, ws);
+    if (isinf(maxL)) return;
+    const double t = __longlong_as_double(draws[(i64)DRAW_WORDS * r + 1]);
+    const float cut = row_cut(maxL, t);
+    const float* row = x + (i64)r * stride;
+    const int c0 = blockIdx.y * ROW_PART;
+    for (int q = threadIdx.x; q < ROW_PART; q += ROW_THREADS) {
+        const int j = c0 + q;
+        e[(q / ROW_SEG) * (ROW_SEG + 1) + q % ROW_SEG] = j < cols ? row_weight(row[j], cut, maxL, t) : 0.0;
+    }
+    __syncthreads();
+    if (threadIdx.x < ROW_RUNS) {
+        const double* w = e + threadIdx.x * (ROW_SEG + 1);
+        double s = 0.0;
+        for (int i = 0; i < ROW_SEG; i++) s = __dadd_rn(s, w[i]);
+        node[ROW_RUNS + threadIdx.x] = s;
+    }
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        for (int n = ROW_RUNS / 2; n >= 1; n >>= 1) {
+            if (threadIdx.x < n) node[n + threadIdx.x] = __dadd_rn(node[2 * (n + threadIdx.x)], node[2 * (n + threadIdx.x) + 1]);
+            __syncwarp();
+        }
+    }
+    __syncthreads();
+    double* out = tree + ((i64)r * parts + blockIdx.y) * (2 * ROW_RUNS);
+    for (int k = 1 + threadIdx.x; k < 2 * ROW_RUNS; k += ROW_THREADS) out[k] = node[k];
+}
+
+// row_down is one step of drawRow's walk down a tree at node k (children 2k, 2k+1 of
+// sums l and rt): left when r falls before l's end or the right holds nothing, else
+// right with l taken off r.
+__device__ __forceinline__ int row_down(int k, double l, double rt, double& r) {
+    if (r < l || rt == 0.0) return 2 * k;
+    r = __dsub_rn(r, l);
+    return 2 * k + 1;
+}
+
+// sample_row_draw: dst[r] = the token row r's Row draw (its uniform U, temperature Temp)
+// takes (sample.drawRow), from sample_row_max's and sample_row_sum's parts of parts
+// parts; rows with another draw are left alone (sample_top_f32 or argmax_f32 wrote
+// them). One block a row: the tree above the parts in shared memory, the walk by warp 0
+// (every lane the same), then the run's weights a lane each and the walk along them.
+extern "C" __global__ void __launch_bounds__(ROW_THREADS) sample_row_draw(int* dst, const double* tree, const float* pmax, const unsigned long long* draws, const float* x, i64 stride, int cols, int parts) { pdl_entry();
+    __shared__ double top[2 * ROW_MAX_PARTS];
+    __shared__ double w[ROW_SEG];
+    __shared__ float ws[ROW_THREADS / 32];
+    __shared__ int wi[ROW_THREADS / 32];
+    const int r = blockIdx.x;
+    if (!row_draw(draws, r)) return;
+    const float* row = x + (i64)r * stride;
+    const float maxL = row_max(pmax + (i64)r * parts, parts, ws);
+    __syncthreads();  // ws is argmax_block's too
+    if (isinf(maxL)) {
+        const int id = argmax_block(row, cols, ws, wi);
+        if (threadIdx.x == 0) dst[r] = id;
+        return;
+    }
+    int q = 1;
+    while (q < parts) q *= 2;
+    const double* pt = tree + (i64)r * parts * (2 * ROW_RUNS);
+    for (int p = threadIdx.x; p < q; p += ROW_THREADS) top[q + p] = p < parts ? pt[(i64)p * (2 * ROW_RUNS) + 1] : 0.0;
+    __syncthreads();
+    for (int n = q / 2; n >= 1; n >>= 1) {
+        for (int k = n + threadIdx.x; k < 2 * n; k += ROW_THREADS) top[k] = __dadd_rn(top[2 * k], top[2 * k + 1]);
+        __syncthreads();
+    }
+    if (threadIdx.x >= 32) return;
+    const unsigned long long* d = draws + (i64)DRAW_WORDS * r;
+    const double t = __longlong_as_double(d[1]), u = __longlong_as_double(d[4]);
+    double rem = __dmul_rn(u, top[1]);
+    int k = 1;
+    while (k < q) k = row_down(k, top[2 * k], top[2 * k + 1], rem);
+    const double* sub = pt + (i64)(k - q) * (2 * ROW_RUNS);
+    const int part = k - q;
+    k = 1;
+    while (k < ROW_RUNS) k = row_down(k, sub[2 * k], sub[2 * k + 1], rem);
+    const int j0 = part * ROW_PART + (k - ROW_RUNS) * ROW_SEG, lane = threadIdx.x;
+    const float cut = row_cut(maxL, t);
+    w[lane] = j0 + lane < cols ? row_weight(row[j0 + lane], cut, maxL, t) : 0.0;
+    __syncwarp();
+    if (lane != 0) return;
+    int id = j0;  // rounding past the run's end: its last token with a weight
+    for (int i = 0; i < ROW_SEG; i++) {
+        if (w[i] == 0.0) continue;
+        id = j0 + i;
+        rem = __dsub_rn(rem, w[i]);
+        if (rem < 0.0) break;
+    }
+    dst[r] = id;
+}

@@ -12,9 +12,9 @@ import (
 
 // RunSampleAhead checks a backend's Feeder.SampleAhead against its contract,
 // sample.Draw.PickRow: each row's first K candidates (sample.TopK), sample.Draw.Pick,
-// and sample.Greedy for a row without a candidate. The rows have near-ties (equal values and
+// and sample.Greedy for a row without a candidate; Row draws from the whole row. The rows have near-ties (equal values and
 // neighbours a unit in the last place apart), NaNs and -Infs, rows of only those, rows
-// with fewer candidates than K; the draws every setting (greedy, K 1 to MaxTopK,
+// with fewer candidates than K; the draws every setting (greedy, K 1 to MaxTopK, Row,
 // temperatures from 1e-4 to 40, top-p and min-p off, ordinary and at their edges, the
 // uniform at 0 and just under 1). Several results queued before any is waited for each
 // come out as their own draws give (the device keeps one buffer of draws), and a lookup
@@ -54,6 +54,11 @@ func RunSampleAhead(t *testing.T, newBackend func(t *testing.T) backend.Backend)
 	draws := func(n int) []sample.Draw {
 		d := make([]sample.Draw, n)
 		for i := range d {
+			if rng.IntN(3) == 0 { // from the whole row
+				d[i] = sample.Draw{Row: true, Temp: []float64{1e-3, 0.5, 1, 2.5, 40}[rng.IntN(5)],
+					U: []float64{0, 1 - 0x1p-53, rng.Float64(), rng.Float64()}[rng.IntN(4)]}
+				continue
+			}
 			k := []int{0, 1, 2, 5, 40, 64, backend.MaxTopK}[rng.IntN(7)]
 			d[i] = sample.Draw{
 				K:    k,
@@ -88,7 +93,7 @@ func RunSampleAhead(t *testing.T, newBackend func(t *testing.T) backend.Backend)
 	}
 
 	t.Run("draws", func(t *testing.T) {
-		for _, c := range []struct{ rows, cols int }{{1, 1}, {1, 50}, {3, 1000}, {17, 32000}, {64, 513}, {5, 151936}} {
+		for _, c := range []struct{ rows, cols int }{{1, 1}, {1, 50}, {3, 1000}, {2, 4097}, {3, 10000}, {17, 32000}, {64, 513}, {5, 151936}} {
 			for range 6 {
 				v, d := rows(c.rows, c.cols), draws(c.rows)
 				x := newF32(c.rows, c.cols, v)
@@ -149,7 +154,8 @@ func RunSampleAhead(t *testing.T, newBackend func(t *testing.T) backend.Backend)
 	t.Run("refused", func(t *testing.T) {
 		x := newF32(2, 10, rows(2, 10))
 		defer be.Free(x)
-		for _, d := range [][]sample.Draw{{{K: 1}}, {{K: 1}, {K: backend.MaxTopK + 1, Temp: 1}}, {{K: -1}, {}}} {
+		for _, d := range [][]sample.Draw{{{K: 1}}, {{K: 1}, {K: backend.MaxTopK + 1, Temp: 1}}, {{K: -1}, {}},
+			{{Row: true, K: 5, Temp: 1}, {}}, {{Row: true}, {}}, {{}, {Row: true, Temp: 1, TopP: 0.9}}} {
 			if _, err := fd.SampleAhead(ctx, x, d); err == nil {
 				t.Fatalf("SampleAhead of 2 rows with draws %+v did not fail", d)
 			}

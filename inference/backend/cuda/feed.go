@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"unsafe"
 
 	"ember/inference/backend"
@@ -39,6 +40,8 @@ type feed struct {
 	cand  scratch        // SampleAhead's candidates
 	cand1 scratch        // their first pass's (topkTo)
 	draws scratch        // SampleAhead's draws (drawWords a row)
+	pmax  scratch        // Row draws: each part's largest logit (rowTo)
+	tree  scratch        // Row draws: each part's sums
 	words []uint64       // the draws on the host
 	host  unsafe.Pointer // pinned: MaxPending slots of size ids each
 	size  int            // ids a slot holds
@@ -74,12 +77,16 @@ func (b *Backend) ArgMaxAhead(ctx context.Context, src backend.Tensor) (backend.
 
 // SampleAhead implements backend.Feeder: topk_f32 writes each row's candidates into a
 // scratch (kmax a row, the most any draw takes), and sample_top_f32 draws from them into
-// the feed. The draws go to the device by a queued copy ahead of the step's kernels.
+// the feed; rows drawn whole take rowTo's kernels instead. The draws go to the device by
+// a queued copy ahead of the step's kernels.
 func (b *Backend) SampleAhead(ctx context.Context, src backend.Tensor, draws []sample.Draw) (backend.Pending, error) {
 	t := want(src, quant.F32)
 	kmax, err := backend.CheckDraws("cuda", t.rows, draws)
 	if err != nil {
 		return nil, err
+	}
+	if t.cols > rowMaxCols && slices.ContainsFunc(draws, func(d sample.Draw) bool { return d.Row }) {
+		return nil, fmt.Errorf("cuda: SampleAhead: a row draw over %d logits, more than %d", t.cols, rowMaxCols)
 	}
 	return b.ahead(ctx, "SampleAhead", t, func(out uint64) { b.sampleTo(out, t, draws, kmax) })
 }
@@ -147,14 +154,50 @@ func (b *Backend) sampleTo(out uint64, t *tensor, draws []sample.Draw, kmax int)
 		return // the failure is recorded
 	}
 	f.words = f.words[:0]
+	whole := 0
 	for _, d := range draws {
-		f.words = append(f.words, uint64(d.K), math.Float64bits(d.Temp), math.Float64bits(d.TopP),
+		k := uint64(d.K)
+		if d.Row {
+			k, whole = math.MaxUint64, whole+1 // K -1: sample.cu's row_draw
+		}
+		f.words = append(f.words, k, math.Float64bits(d.Temp), math.Float64bits(d.TopP),
 			math.Float64bits(d.MinP), math.Float64bits(d.U))
 	}
 	b.stageWrite(dev, unsafe.Pointer(&f.words[0]), 8*len(f.words), false)
-	b.topkTo(cand, cand+uint64(4*n), t, kmax, &f.cand1)
-	b.launch("sample_top_f32", t.rows, 1, drawThreads, 0, out, cand, cand+uint64(4*n), i64(kmax), dev, ptr(t),
-		i64(t.stride/4), i64(t.cols))
+	if whole < len(draws) {
+		b.topkTo(cand, cand+uint64(4*n), t, kmax, &f.cand1)
+		b.launch("sample_top_f32", t.rows, 1, drawThreads, 0, out, cand, cand+uint64(4*n), i64(kmax), dev, ptr(t),
+			i64(t.stride/4), i64(t.cols))
+	}
+	if whole > 0 {
+		b.rowTo(out, t, dev) // after sample_top_f32, which wrote those rows' ids too
+	}
+}
+
+// Row draws' shape (kernels/cuda/sample.cu): parts of rowPart logits, each a subtree of
+// rowNodes sums, at most rowMaxParts a row.
+const (
+	rowPart     = 2048
+	rowNodes    = 128
+	rowMaxParts = 1024
+	rowMaxCols  = rowPart * rowMaxParts
+	rowThreads  = 256
+)
+
+// rowTo queues the kernels that draw the rows of t whose draws (at dev) are Row draws,
+// their ids at out: each part's largest logit, each part's sums, then the draw.
+func (b *Backend) rowTo(out uint64, t *tensor, dev uint64) {
+	f := &b.fd
+	parts := (t.cols + rowPart - 1) / rowPart
+	pmax := b.scratchFor(&f.pmax, 4*t.rows*parts)
+	tree := b.scratchFor(&f.tree, 8*rowNodes*t.rows*parts)
+	if pmax == 0 || tree == 0 {
+		return // the failure is recorded
+	}
+	x, stride, cols := ptr(t), i64(t.stride/4), i64(t.cols)
+	b.launch("sample_row_max", t.rows, parts, rowThreads, 0, pmax, dev, x, stride, cols)
+	b.launch("sample_row_sum", t.rows, parts, rowThreads, 0, tree, pmax, dev, x, stride, cols)
+	b.launch("sample_row_draw", t.rows, 1, rowThreads, 0, out, tree, pmax, dev, x, stride, cols, i64(parts))
 }
 
 // feedRoom makes the slots and the device ids hold rows ids. Growing the pinned slots
