@@ -40,7 +40,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	be := fs.String("backend", "auto", "compute backend: auto (CUDA when an NVIDIA GPU is present, else CPU), cpu, cuda or ref")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the measurement to this file")
-	syncTG := fs.Bool("sync", false, "read each step's tokens before queuing the next (default: where the backend allows, greedy and top-k sampled steps are queued a step ahead of the host, as the engine decodes)")
+	syncTG := fs.Bool("sync", false, "read each step's tokens before queuing the next (default: where the backend allows, greedy, top-k and whole-row sampled steps are queued a step ahead of the host, as the engine decodes)")
 	var streamList listFlag
 	fs.Var(&streamList, "streams", "serving bench instead: decode tok/s summed over these numbers of concurrent streams (e.g. 1,4,16), -p prompt and -n generated tokens each")
 	restore := fs.Int("restore", 0, "serving bench: time the next turn of a conversation of this many tokens after a restart, cold and from the persistent prefix cache")

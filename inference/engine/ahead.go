@@ -98,15 +98,60 @@ func (s *scheduler) forwardAhead(plan []planned, fed bool) (backend.Pending, err
 	if allGreedy(plan) {
 		return fd.ArgMaxAhead(context.Background(), out)
 	}
-	draws := make([]sample.Draw, len(plan))
-	for i, p := range plan {
+	return s.sampleAhead(fd, plan, out)
+}
+
+// sampleAhead queues the draws of out's rows, one for each entry of plan that has a
+// logits row (each at most one, drawsAhead's), taking each token's uniform from its
+// sampler.
+func (s *scheduler) sampleAhead(fd backend.Feeder, plan []planned, out backend.Tensor) (backend.Pending, error) {
+	draws := make([]sample.Draw, 0, len(plan))
+	for _, p := range plan {
+		if p.rows() == 0 {
+			continue
+		}
 		d, ok := p.q.smp.Ahead(s.m.Params().NVocab)
 		if !ok {
 			return nil, errors.New("engine: a row queued ahead cannot be drawn on the backend")
 		}
-		draws[i] = d
+		draws = append(draws, d)
 	}
 	return fd.SampleAhead(context.Background(), out, draws)
+}
+
+// drawnOnBackend is a step's tokens for a step that does not go ahead (a request
+// waiting, a prompt's first token, a sequence's last ones) when one of its rows draws
+// from its whole vocabulary (sample.Sampler.DrawsRow): the backend draws them
+// (SampleAhead, waited for at once) so the rows need not come to the host, when each of
+// the plan's entries has at most one row and every row may be drawn there (drawsAhead).
+// ok is false, and nothing is queued, otherwise: the rows are then read as before (their
+// top k through TopK when none draws from its whole row). The ids go to s.ids, as
+// ArgMax's would.
+func (s *scheduler) drawnOnBackend(plan []planned, out backend.Tensor) (ok bool, err error) {
+	fd, isFeeder := model.FeederOf(s.m)
+	if !isFeeder {
+		return false, nil
+	}
+	whole, rows := false, 0
+	for _, p := range plan {
+		switch n := p.rows(); {
+		case n == 0:
+			continue
+		case n > 1 || !s.drawsAhead(p.q):
+			return false, nil
+		}
+		rows++
+		whole = whole || (!p.q.greedy() && p.q.smp.DrawsRow(s.m.Params().NVocab))
+	}
+	if !whole {
+		return false, nil
+	}
+	pend, err := s.sampleAhead(fd, plan, out)
+	if err != nil {
+		return true, err
+	}
+	s.ids = slices.Grow(s.ids[:0], rows)[:rows]
+	return true, pend.Wait(context.Background(), s.ids)
 }
 
 // stepAhead is a step while s.ahead (step N) is on the device: it queues step N+1, fed

@@ -36,8 +36,8 @@ type scheduler struct {
 	drafted, accepted int64
 	cost              specCost
 	// The step's logits rows, in plan order: NVocab floats each in logits; or, when
-	// argmax is set (every row greedy and the backend has ArgMax), only their argmax
-	// ids in ids; or, when topk > 0 (every row greedy or top-k sampled, see topKOf, and
+	// argmax is set (every row greedy and the backend has ArgMax, or the backend drew
+	// the rows: drawnOnBackend), only their ids in ids; or, when topk > 0 (every row greedy or top-k sampled, see topKOf, and
 	// the backend has TopK), each row's topk first candidates in ids and vals.
 	logits []float32
 	ids    []int32
@@ -114,8 +114,8 @@ func (s *scheduler) abortAll(err error) {
 }
 
 // step runs one forward pass: schedule(); forward(); postprocess(). A step of decode
-// rows drawn greedily or from their top k alone, on a backend.Feeder, is queued a step
-// ahead instead (ahead.go): its postprocess comes after the next step's forward.
+// rows drawn greedily, from their top k alone or from their whole row at a temperature
+// alone, on a backend.Feeder, is queued a step ahead instead (ahead.go): its postprocess comes after the next step's forward.
 func (s *scheduler) step() {
 	s.dropCancelled()
 	if s.ahead != nil {
@@ -177,10 +177,12 @@ func (s *scheduler) stuck() {
 }
 
 // forward evaluates the plan's tokens and reads back what postprocess needs of the
-// logits rows it asks for: when every row is greedy and the backend finds argmaxes, only
-// their ids into s.ids; when every row is greedy or samples from its top k alone and
-// the backend finds top-k candidates, k candidates per row into s.ids and s.vals; else
-// the rows into s.logits (NVocab floats per row, in plan order).
+// logits rows it asks for: when a row draws from its whole vocabulary and the backend
+// can draw every row, the ids it draws into s.ids (drawnOnBackend); when every row is
+// greedy and the backend finds argmaxes, only their ids into s.ids; when every row is
+// greedy or samples from its top k alone and the backend finds top-k candidates, k
+// candidates per row into s.ids and s.vals; else the rows into s.logits (NVocab floats
+// per row, in plan order).
 func (s *scheduler) forward(plan []planned) error {
 	b := s.build(plan)
 	out, err := s.m.Forward(context.Background(), s.cache, *b)
@@ -189,6 +191,10 @@ func (s *scheduler) forward(plan []planned) error {
 		return err
 	}
 	rows, nv := len(b.Logits), s.m.Params().NVocab
+	if ok, err := s.drawnOnBackend(plan, out); ok {
+		s.argmax = err == nil // the ids drawn, which postprocess takes as argmaxes
+		return err
+	}
 	if am, ok := s.m.Backend().(backend.ArgMaxer); ok && allGreedy(plan) {
 		s.ids = slices.Grow(s.ids[:0], rows)[:rows]
 		s.argmax = true
