@@ -141,7 +141,7 @@ func (s *scheduler) drawnOnBackend(plan []planned, out backend.Tensor) (ok bool,
 			return false, nil
 		}
 		rows++
-		whole = whole || (!p.q.greedy() && p.q.smp.DrawsRow(s.m.Params().NVocab))
+		whole = whole || p.q.smp.DrawsRow(s.m.Params().NVocab)
 	}
 	if !whole {
 		return false, nil

@@ -66,10 +66,11 @@ type Draw struct {
 }
 
 // DrawsRow reports whether Sample on a row of vocab logits draws from the whole row at
-// the temperature alone: temperature > 0, no top-k below vocab, top-p 0 or 1, no min-p
-// and no penalty. Then a Row Draw (Ahead's) on the row draws what Sample would.
+// the temperature alone: a finite temperature > 0, no top-k below vocab, top-p 0 or 1,
+// no min-p and no penalty. Then a Row Draw (Ahead's) on the row draws what Sample would.
 func (s *Sampler) DrawsRow(vocab int) bool {
-	return s.p.Temperature > 0 && !s.p.Penalties.active() && s.drawsRow(vocab)
+	t := float64(s.p.Temperature)
+	return t > 0 && !math.IsInf(t, 1) && !s.p.Penalties.active() && s.drawsRow(vocab)
 }
 
 // Ahead returns the draw of the sampler's next token, for a row not on the host, taking

@@ -131,7 +131,7 @@ func TestAheadRow(t *testing.T) {
 		}
 	}
 	for _, p := range []Params{{}, {Temperature: 1, TopK: 40}, {Temperature: 1, TopP: 0.9}, {Temperature: 1, MinP: 0.1},
-		{Temperature: 1, Penalties: Penalties{Repeat: 1.1}}} {
+		{Temperature: 1, Penalties: Penalties{Repeat: 1.1}}, {Temperature: float32(math.Inf(1))}} {
 		if New(p).DrawsRow(1000) {
 			t.Errorf("%+v draws whole rows", p)
 		}
