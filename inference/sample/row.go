@@ -1,6 +1,11 @@
 package sample
 
-import "math"
+import (
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+)
 
 // A draw from a whole row (temperature alone: no top-k, top-p or min-p, as an OpenAI
 // client that sets only the temperature asks for) adds up to a vocabulary's worth of
@@ -11,6 +16,9 @@ import "math"
 
 // RowSegment is how many consecutive tokens drawRow adds one after another.
 const RowSegment = 32
+
+// rowShare is the fewest tokens of a row each core takes in drawRow.
+const rowShare = 16384
 
 // drawRow is the token a uniform u in [0, 1) draws from the softmax at temperature t > 0
 // of row, tokens more than negligible below the largest logit left out (see filter).
@@ -24,34 +32,27 @@ func drawRow(row []float32, t float32, u float64, w []float64) (int32, []float64
 	}
 	cut := maxL - float32(negligible*t) // rounded apart: never fused
 	t64, m64, cut64 := float64(t), float64(maxL), float64(cut)
-	// The logits as doubles first: converted in the loop below, each conversion (which
-	// keeps the rest of its register) would wait for the last token's exponential, and
-	// the tokens' exponentials would run one after another (~3x slower on amd64).
-	w = w[:0]
-	for _, v := range row {
-		w = append(w, float64(v))
-	}
-	for i, v := range w {
-		e := 0.0
-		if v >= cut64 { // false for NaN
-			e = expNeg((v - m64) / t64)
-		}
-		w[i] = e
-	}
 	// The tree: leaves P+j hold run j's sum (0 past the last run), node k the sum of
 	// nodes 2k and 2k+1, node 1 the total.
-	runs := (len(w) + RowSegment - 1) / RowSegment
+	runs := (len(row) + RowSegment - 1) / RowSegment
 	p := 1
 	for p < runs {
 		p *= 2
 	}
 	tree := make([]float64, 2*p)
-	for j := range runs {
-		s := 0.0
-		for _, e := range w[j*RowSegment : min((j+1)*RowSegment, len(w))] {
-			s += e
+	w = slices.Grow(w[:0], len(row))[:len(row)]
+	weigh := func(j0, j1 int) { weighRuns(row, w, tree[p:], j0, j1, cut64, m64, t64) }
+	// A large row's runs are shared among the cores (each run's sum is its own, so the
+	// bits do not change).
+	if n := min(runtime.GOMAXPROCS(0), len(row)/rowShare); n > 1 {
+		var wg sync.WaitGroup
+		per := (runs + n - 1) / n
+		for j := 0; j < runs; j += per {
+			wg.Go(func() { weigh(j, min(j+per, runs)) })
 		}
-		tree[p+j] = s
+		wg.Wait()
+	} else {
+		weigh(0, runs)
 	}
 	for k := p - 1; k >= 1; k-- {
 		tree[k] = tree[2*k] + tree[2*k+1]
@@ -80,4 +81,30 @@ func drawRow(row []float32, t float32, u float64, w []float64) (int32, []float64
 		}
 	}
 	return last, w // rounding: the run's last token with a weight
+}
+
+// weighRuns is drawRow's weights (into w) and sums (into sums) of row's runs j0 to j1:
+// e^((v - m)/t) by expNeg, 0 below cut, each run's added in order.
+func weighRuns(row []float32, w, sums []float64, j0, j1 int, cut, m, t float64) {
+	lo, hi := j0*RowSegment, min(j1*RowSegment, len(row))
+	// The logits as doubles first: converted in the loop below, each conversion (which
+	// keeps the rest of its register) would wait for the last token's exponential, and
+	// the exponentials would run one after another (~3x slower on amd64).
+	for i := lo; i < hi; i++ {
+		w[i] = float64(row[i])
+	}
+	for i := lo; i < hi; i++ {
+		e := 0.0
+		if v := w[i]; v >= cut { // false for NaN
+			e = expNeg((v - m) / t)
+		}
+		w[i] = e
+	}
+	for j := j0; j < j1; j++ {
+		s := 0.0
+		for _, e := range w[j*RowSegment : min((j+1)*RowSegment, len(w))] {
+			s += e
+		}
+		sums[j] = s
+	}
 }

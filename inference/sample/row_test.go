@@ -138,7 +138,8 @@ func TestAheadRow(t *testing.T) {
 	}
 }
 
-// BenchmarkDrawRow: one draw from a Llama-3 vocabulary's row, every token a candidate.
+// BenchmarkDrawRow: one draw from a Llama-3 vocabulary's row, every token a candidate
+// (best of 300 here: 1.17-1.89 ms on one core, 0.63-1.07 ms on two; noisy machine).
 func BenchmarkDrawRow(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
 	row := make([]float32, 128256)
