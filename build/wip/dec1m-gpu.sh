@@ -1,7 +1,5 @@
 #!/bin/sh
 # dec1m-gpu.sh (written in session 38, not run: no device time was left): the first
-# RUN in session 39 (call 1): every test passed, and _1m lost to _1l at every length
-# (3,000 positions 326 against 399; 12,000 259 against 265): not applied. NOTES.md, Session 39.
 # device call for build/wip/dec1m.patch, attention_decD_1mN: attention_long.cu's forms on
 # clusters of 16 blocks a KV head (a non-portable size: no __cluster_dims__, the shape
 # set on the loaded function with cuFuncSetAttribute, kernel.go), so one row past 2,048
@@ -15,6 +13,8 @@
 # stream at 3,000-16,000 positions and 4 streams at 5,000, _1m against _1l. If the
 # attribute is refused (CUDA_ERROR_NOT_PERMITTED) or fewer than eight clusters of 16 fit
 # at once (a GPC may hold fewer than 16 free SMs), _1m will fail or run in two waves.
+# RUN in session 39 (call 1): every test passed, and _1m lost to _1l at every length
+# (3,000 positions 326 against 399; 12,000 259 against 265): not applied. NOTES.md, Session 39.
 set -u
 export MODELS="q4"
 . build/gpu-setup.sh "${OUT:-/tmp/dec1m}"
