@@ -152,22 +152,26 @@ func streams(ctx context.Context, eng *engine.Engine, n int, o ServeBenchOptions
 	return r, nil
 }
 
-// runStreams starts n requests at once, reads them to their ends and returns the time
-// each token of each stream arrived. Stream i's prompt starts at token off+i of
-// benchTokens' sequence: distinct prompts, no shared prefix, and none with the prompts
-// of another call whose offset is n or more apart.
+// runStreams starts n requests at once (one batch: the scheduler's next step sees them
+// all), reads them to their ends and returns the time each token of each stream
+// arrived. Stream i's prompt starts at token off+i of benchTokens' sequence: distinct
+// prompts, no shared prefix, and none with the prompts of another call whose offset is
+// n or more apart.
 func runStreams(ctx context.Context, eng *engine.Engine, n int, o ServeBenchOptions, nv, off int) ([][]time.Time, error) {
 	times := make([][]time.Time, n)
 	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		toks := benchTokens(o.Prompt+off+i, nv)[off+i:]
+	reqs := make([]engine.Request, n)
+	for i := range reqs {
 		smp := o.Sampling
 		smp.Seed = uint64(off + i + 1)
-		ch, err := eng.Generate(ctx, engine.Request{Tokens: toks, MaxTokens: o.Gen, IgnoreEOS: true, Sampling: smp})
-		if err != nil {
-			return nil, err
-		}
+		reqs[i] = engine.Request{Tokens: benchTokens(o.Prompt+off+i, nv)[off+i:], MaxTokens: o.Gen, IgnoreEOS: true, Sampling: smp}
+	}
+	chs, err := eng.GenerateBatch(ctx, reqs)
+	if err != nil {
+		return nil, err
+	}
+	var wg sync.WaitGroup
+	for i, ch := range chs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -231,4 +232,48 @@ func TestCancelFreesBlocks(t *testing.T) {
 		}
 	}
 	waitIdle(t, e)
+}
+
+// TestGenerateBatch: requests sent as one batch reach the same step (greedy ones of one
+// length then end together: one argmax a step, as many steps as tokens), each gives the
+// tokens it gives alone, and a batch with an invalid request starts none of them and
+// names the one.
+func TestGenerateBatch(t *testing.T) {
+	const n = 12
+	reqs := make([]Request, 6)
+	for i := range reqs {
+		toks := make([]int32, 20+i) // no two share a first token (else one waits for the other's prefill)
+		for j := range toks {
+			toks[j] = int32(7 + 31*i + 5*j)
+		}
+		reqs[i] = Request{Tokens: toks, MaxTokens: n, IgnoreEOS: true}
+	}
+	opt := Options{ContextSize: 256, PrefillChunk: 512, Parallel: len(reqs)}
+	cb := &countingBackend{Backend: hostBackends[1].make(t)}
+	e := newStoriesOn(t, cb, opt)
+	chs, err := e.GenerateBatch(context.Background(), reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone := newStoriesOn(t, hostBackends[1].make(t), opt)
+	for i, ch := range chs {
+		var got result
+		for ev := range ch {
+			if got.last = ev; !ev.Done {
+				got.ids = append(got.ids, ev.Token)
+			}
+		}
+		sameResult(t, fmt.Sprintf("request %d", i), got, generate(t, alone, reqs[i]), 0)
+	}
+	if s := cb.argmax.Load(); s != n {
+		t.Fatalf("%d requests of %d tokens took %d steps with logits, want %d: they did not start together", len(reqs), n, s, n)
+	}
+	bad := []Request{reqs[0], reqs[1], {Tokens: []int32{}}}
+	if _, err := e.GenerateBatch(context.Background(), bad); err == nil || !strings.Contains(err.Error(), "request 2 of 3") {
+		t.Fatalf("a batch with an empty prompt: %v", err)
+	}
+	waitIdle(t, e)
+	if st := e.Stats(); st.Running+st.Waiting != 0 || cb.argmax.Load() != n {
+		t.Fatalf("after a refused batch: %+v, %d steps", st, cb.argmax.Load())
+	}
 }

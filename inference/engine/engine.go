@@ -205,8 +205,8 @@ type Engine struct {
 	m     model.Model
 	tok   *tokenizer.Tokenizer
 	opt   Options
-	kv    quant.Type // the KV cache's type
-	reqs  chan *job
+	kv    quant.Type  // the KV cache's type
+	reqs  chan []*job // Generate's requests, a batch at a time
 	quit  chan struct{}
 	ended chan struct{}
 
@@ -261,7 +261,7 @@ func New(m model.Model, tok *tokenizer.Tokenizer, opt Options) (*Engine, error) 
 		cache.Free()
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	e := &Engine{m: m, tok: tok, opt: opt, kv: kv, reqs: make(chan *job), quit: make(chan struct{}), ended: make(chan struct{})}
+	e := &Engine{m: m, tok: tok, opt: opt, kv: kv, reqs: make(chan []*job), quit: make(chan struct{}), ended: make(chan struct{})}
 	s := &scheduler{m: m, tok: tok, opt: opt, cache: cache, pool: pool, publish: e.publish}
 	if opt.Blocks != nil {
 		s.disk = newDiskTier(opt.Blocks)
@@ -306,6 +306,45 @@ func (e *Engine) Tokenizer() *tokenizer.Tokenizer { return e.tok }
 // Generate validates req and starts it. Events arrive on the returned channel, which is
 // closed after the Done event. Cancelling ctx stops the request at the next step.
 func (e *Engine) Generate(ctx context.Context, req Request) (<-chan Event, error) {
+	chs, err := e.GenerateBatch(ctx, []Request{req})
+	if err != nil {
+		return nil, err
+	}
+	return chs[0], nil
+}
+
+// GenerateBatch is Generate for several requests that reach the scheduler together, so
+// its next step sees all of them (a request sent alone may start, and even finish,
+// before the next arrives). It starts none of them when one is invalid; the error names
+// which. Each channel is the request's at the same index.
+func (e *Engine) GenerateBatch(ctx context.Context, reqs []Request) ([]<-chan Event, error) {
+	js := make([]*job, len(reqs))
+	chs := make([]<-chan Event, len(reqs))
+	for i, req := range reqs {
+		j, err := e.newJob(ctx, req)
+		if err != nil {
+			if len(reqs) > 1 {
+				err = fmt.Errorf("request %d of %d: %w", i, len(reqs), err)
+			}
+			return nil, err
+		}
+		js[i], chs[i] = j, j.events
+	}
+	if len(js) == 0 {
+		return nil, nil
+	}
+	select {
+	case e.reqs <- js:
+		return chs, nil
+	case <-e.quit:
+		return nil, ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// newJob validates req and makes its job.
+func (e *Engine) newJob(ctx context.Context, req Request) (*job, error) {
 	toks := req.Tokens
 	switch {
 	case req.Suffix != "":
@@ -349,14 +388,7 @@ func (e *Engine) Generate(ctx context.Context, req Request) (<-chan Event, error
 	if req.Prediction != "" {
 		j.prediction = e.tok.Encode(req.Prediction, tokenizer.EncodeOptions{})
 	}
-	select {
-	case e.reqs <- j:
-		return j.events, nil
-	case <-e.quit:
-		return nil, ErrClosed
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	return j, nil
 }
 
 // Close stops the scheduler, ends the running requests (FinishCancelled, ErrClosed) and

@@ -51,7 +51,7 @@ type scheduler struct {
 	batch  model.Batch // reused
 }
 
-func (s *scheduler) loop(reqs <-chan *job, quit <-chan struct{}) {
+func (s *scheduler) loop(reqs <-chan []*job, quit <-chan struct{}) {
 	defer func() {
 		s.drainAhead()
 		s.abortAll(ErrClosed)
@@ -62,14 +62,14 @@ func (s *scheduler) loop(reqs <-chan *job, quit <-chan struct{}) {
 			select {
 			case <-quit:
 				return
-			case j := <-reqs:
-				s.enqueue(j)
+			case js := <-reqs:
+				s.enqueue(js)
 			}
 		}
 		for drained := false; !drained; {
 			select {
-			case j := <-reqs:
-				s.enqueue(j)
+			case js := <-reqs:
+				s.enqueue(js)
 			case <-quit:
 				return
 			default:
@@ -86,8 +86,10 @@ func (s *scheduler) loop(reqs <-chan *job, quit <-chan struct{}) {
 	}
 }
 
-func (s *scheduler) enqueue(j *job) {
-	s.waiting = append(s.waiting, newSequence(s, j))
+func (s *scheduler) enqueue(js []*job) {
+	for _, j := range js {
+		s.waiting = append(s.waiting, newSequence(s, j))
+	}
 }
 
 // report publishes the scheduler's state.
