@@ -212,9 +212,13 @@ type ArgMaxer interface {
 // row: Pick's from the row's first draws[r].K candidates in TopKer's order (a greedy
 // draw, K 0, takes the first), or the row's argmax (ArgMaxer's rule) when the row has no
 // candidate, as the host's sampler falls back to sample.Greedy; a Row draw's id is its
-// draw from the whole row. The ids are then the ones the host's sampler would draw from
+// draw from the whole row. A draw with penalties applies them to the row first (src's
+// row may be changed), for its Seen tokens and, with SeenFed, for the id the feed holds
+// for the row when SampleAhead is called (the last ArgMaxAhead's or SampleAhead's: the
+// token the step was fed). The ids are then the ones the host's sampler would draw from
 // the same row with the same uniforms. len(draws) == src.Rows(), each K is at most
-// MaxTopK, and a Row draw has a temperature and nothing else, else an error.
+// MaxTopK, each penalizing at most MaxSeen tokens, and a Row draw has a temperature and nothing
+// else, else an error.
 type Feeder interface {
 	ArgMaxAhead(ctx context.Context, src Tensor) (Pending, error)
 	SampleAhead(ctx context.Context, src Tensor, draws []sample.Draw) (Pending, error)
@@ -235,6 +239,9 @@ func CheckDraws(name string, rows int, draws []sample.Draw) (int, error) {
 		if d.Row && (d.K != 0 || !(d.Temp > 0) || math.IsInf(d.Temp, 1) || d.TopP != 0 || d.MinP != 0) {
 			return 0, fmt.Errorf("%s: SampleAhead row draw %+v: want K, TopP and MinP 0 and a finite temperature above 0", name, d)
 		}
+		if n := len(d.Seen) + b2i(d.SeenFed); n > MaxSeen {
+			return 0, fmt.Errorf("%s: SampleAhead draw penalizing %d tokens, more than %d", name, n, MaxSeen)
+		}
 		k = max(k, d.K)
 	}
 	return k, nil
@@ -250,6 +257,17 @@ const MaxPending = 4
 
 // MaxTopK is the largest k TopKer.TopK takes.
 const MaxTopK = 256
+
+// MaxSeen is the most tokens a SampleAhead draw is penalized for (sample.Draw.Seen and
+// the fed one).
+const MaxSeen = 1024
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
 
 // TopKer is an optional op for top-k sampling on the backend: the host reads back k
 // candidates per logits row instead of the whole row, and draws from them

@@ -65,17 +65,12 @@ func (s *scheduler) goesAhead(plan []planned) bool {
 
 // drawsAhead reports whether q's next token may be drawn on the backend: greedy, from
 // its row's top k alone with k at most backend.MaxTopK, or from the whole row at its
-// temperature alone (sample.Sampler.DrawsRow).
+// temperature alone, with or without penalties (sample.Sampler.AheadOK).
 func (s *scheduler) drawsAhead(q *sequence) bool {
 	if q.greedy() {
 		return true
 	}
-	if q.wholeRow() {
-		return false
-	}
-	vocab := s.m.Params().NVocab
-	k, ok := q.smp.TopKOnly(vocab)
-	return ok && k <= backend.MaxTopK || q.smp.DrawsRow(vocab)
+	return !q.wholeRow() && q.smp.AheadOK(s.m.Params().NVocab, backend.MaxTopK, backend.MaxSeen)
 }
 
 // forwardAhead evaluates plan (goesAhead's) and queues its ids ahead (argmaxes, or draws
@@ -98,19 +93,19 @@ func (s *scheduler) forwardAhead(plan []planned, fed bool) (backend.Pending, err
 	if allGreedy(plan) {
 		return fd.ArgMaxAhead(context.Background(), out)
 	}
-	return s.sampleAhead(fd, plan, out)
+	return s.sampleAhead(fd, plan, out, fed)
 }
 
 // sampleAhead queues the draws of out's rows, one for each entry of plan that has a
 // logits row (each at most one, drawsAhead's), taking each token's uniform from its
-// sampler.
-func (s *scheduler) sampleAhead(fd backend.Feeder, plan []planned, out backend.Tensor) (backend.Pending, error) {
+// sampler; fed says the rows' step was fed the step before's ids (not yet accepted).
+func (s *scheduler) sampleAhead(fd backend.Feeder, plan []planned, out backend.Tensor, fed bool) (backend.Pending, error) {
 	draws := make([]sample.Draw, 0, len(plan))
 	for _, p := range plan {
 		if p.rows() == 0 {
 			continue
 		}
-		d, ok := p.q.smp.Ahead(s.m.Params().NVocab)
+		d, ok := p.q.smp.Ahead(s.m.Params().NVocab, fed)
 		if !ok {
 			return nil, errors.New("engine: a row queued ahead cannot be drawn on the backend")
 		}
@@ -119,9 +114,17 @@ func (s *scheduler) sampleAhead(fd backend.Feeder, plan []planned, out backend.T
 	return fd.SampleAhead(context.Background(), out, draws)
 }
 
+// topKServes reports whether q's token can be drawn on the host from its row's top k
+// candidates alone (TopKer's), k at most backend.MaxTopK.
+func (s *scheduler) topKServes(q *sequence) bool {
+	k, ok := q.smp.TopKOnly(s.m.Params().NVocab)
+	return ok && k <= backend.MaxTopK
+}
+
 // drawnOnBackend is a step's tokens for a step that does not go ahead (a request
-// waiting, a prompt's first token, a sequence's last ones) when one of its rows draws
-// from its whole vocabulary (sample.Sampler.DrawsRow): the backend draws them
+// waiting, a prompt's first token, a sequence's last ones) when one of its rows needs
+// more than its top k candidates (a draw from the whole vocabulary, or penalties) and
+// may be drawn on the backend: the backend draws them
 // (SampleAhead, waited for at once) so the rows need not come to the host, when each of
 // the plan's entries has at most one row and every row may be drawn there (drawsAhead).
 // ok is false, and nothing is queued, otherwise: the rows are then read as before (their
@@ -141,12 +144,12 @@ func (s *scheduler) drawnOnBackend(plan []planned, out backend.Tensor) (ok bool,
 			return false, nil
 		}
 		rows++
-		whole = whole || p.q.smp.DrawsRow(s.m.Params().NVocab)
+		whole = whole || !p.q.greedy() && !s.topKServes(p.q)
 	}
 	if !whole {
 		return false, nil
 	}
-	pend, err := s.sampleAhead(fd, plan, out)
+	pend, err := s.sampleAhead(fd, plan, out, false)
 	if err != nil {
 		return true, err
 	}

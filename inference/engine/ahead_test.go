@@ -24,6 +24,10 @@ type feedingBackend struct {
 	rows                int
 	ahead, fed, sampled atomic.Int64
 	rowDraws            atomic.Int64 // Row draws among the sampled
+	penalized           atomic.Int64 // draws with penalties
+	seenFed             atomic.Int64 // draws with penalties counting their fed token
+	last                []int32      // the feed's ids
+	debug               bool
 }
 
 type hostPending struct {
@@ -64,9 +68,22 @@ func (f *feedingBackend) SampleAhead(ctx context.Context, src backend.Tensor, dr
 	}
 	ids := make([]int32, rows)
 	for r, d := range draws {
-		ids[r] = d.PickRow(logits[r*cols : (r+1)*cols])
+		fed := int32(-1)
+		if d.SeenFed {
+			fed = f.last[r] // the feed's id for the row
+		}
+		ids[r] = d.PickRow(logits[r*cols:(r+1)*cols], fed)
+		if f.debug {
+			fmt.Printf("draw seen %v fed %v %d -> %d\n", d.Seen, d.SeenFed, fed, ids[r])
+		}
 		if d.Row {
 			f.rowDraws.Add(1)
+		}
+		if len(d.Seen) > 0 || d.SeenFed {
+			f.penalized.Add(1)
+		}
+		if d.SeenFed {
+			f.seenFed.Add(1)
 		}
 	}
 	return f.feedIDs(ids)
@@ -82,7 +99,7 @@ func (f *feedingBackend) feedIDs(ids []int32) (backend.Pending, error) {
 		f.feed = t
 	}
 	f.Backend.WriteI32(f.Backend.View(f.feed, 0, len(ids)), ids)
-	f.rows = len(ids)
+	f.rows, f.last = len(ids), ids
 	return &hostPending{ids: ids}, nil
 }
 
@@ -98,8 +115,9 @@ func (f *feedingBackend) Fed(n int) backend.Tensor {
 // token limits (1, 2 and 3 tokens: shorter than the steps queued ahead), by a stop
 // string, by an end-of-generation token, by the context, and at different steps, so the
 // later steps have fewer rows. Greedy, or with sampled set, drawn from their top k (the
-// app's settings and others) or from the whole row at a temperature; request 5 greedy
-// among them, so steps mix the kinds.
+// app's settings and others) or from the whole row at a temperature, some with
+// penalties (request 3 greedy with them); request 5 greedy among them, so steps mix
+// the kinds.
 func aheadRequests(sampled bool) []Request {
 	reqs := []Request{
 		{Prompt: prompts[0], MaxTokens: 24, IgnoreEOS: true},
@@ -123,6 +141,19 @@ func aheadRequests(sampled bool) []Request {
 		// From the whole row at a temperature alone, as OpenAI clients ask.
 		reqs[0].Sampling = sample.Params{Temperature: 1, TopP: 1, Seed: 12} // alone too, below
 		reqs[4].Sampling = sample.Params{Temperature: 0.8, Seed: 13}
+		// With penalties: Ollama's defaults (repeat 1.1 over 64 tokens), greedy with a
+		// short window, OpenAI's presence and a strong frequency penalty on a whole-row
+		// draw, and (request 8) a strong presence penalty over four tokens on the top
+		// candidate, which a token left out of the window or kept in it too long changes. Their prompts
+		// are their own: a prompt shared with another request may be computed in other
+		// chunks (a prefix-cache hit), which moves its logits within rounding, and a
+		// penalty may make that another token.
+		reqs[6].Sampling = sample.Params{Temperature: 0.8, TopK: 40, TopP: 0.9, Seed: 14,
+			Penalties: sample.Penalties{Repeat: 1.1, LastN: 64}}
+		reqs[3].Sampling = sample.Params{Penalties: sample.Penalties{Repeat: 1.3, LastN: 8}}
+		reqs[4].Sampling.Penalties = sample.Penalties{Presence: 0.4, Frequency: 2, LastN: 3}
+		reqs = append(reqs, Request{Prompt: "The old dog slept by the warm fire while the", MaxTokens: 30, IgnoreEOS: true,
+			Sampling: sample.Params{Temperature: 1, TopK: 1, Seed: 16, Penalties: sample.Penalties{Presence: -4, Frequency: 1, LastN: 3}}})
 	}
 	return reqs
 }
@@ -173,9 +204,21 @@ func testAheadEqualsPlain(t *testing.T, newBackend func(*testing.T) backend.Back
 		t.Fatalf("%d steps went ahead, %d were fed (%d alone), logits read %d times", fb.ahead.Load(), fb.fed.Load(),
 			fb.fed.Load()-fed, fb.reads.Load())
 	}
-	if sampled != (fb.sampled.Load() > 0) || sampled != (fb.rowDraws.Load() > 0) {
-		t.Fatalf("sampled %v: %d of %d steps ahead drawn, %d rows drawn whole", sampled, fb.sampled.Load(),
-			fb.ahead.Load(), fb.rowDraws.Load())
+	if sampled != (fb.sampled.Load() > 0) || sampled != (fb.rowDraws.Load() > 0) || sampled != (fb.penalized.Load() > 0) {
+		t.Fatalf("sampled %v: %d of %d steps ahead drawn, %d rows drawn whole, %d penalized", sampled, fb.sampled.Load(),
+			fb.ahead.Load(), fb.rowDraws.Load(), fb.penalized.Load())
+	}
+	if sampled {
+		// The last request alone on fresh engines (whether its steps above went ahead
+		// depends on the arrival): its penalties' window is its newest token and the
+		// two before it, the newest only on the device when its step goes ahead.
+		last := reqs[len(reqs)-1]
+		fb1 := &feedingBackend{countingBackend: countingBackend{Backend: newBackend(t)}}
+		sameResult(t, "the last request alone", generate(t, newStoriesOn(t, fb1, opt), last),
+			generate(t, newStoriesOn(t, newBackend(t), opt), last), 0)
+		if fb1.seenFed.Load() == 0 {
+			t.Fatal("the last request alone drew no token ahead with its fed token penalized")
+		}
 	}
 	waitIdle(t, e)
 }

@@ -1,6 +1,9 @@
 package sample
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // TopK writes the len(ids) first valid logits in the candidates' order (larger logit
 // first, lower index on ties; NaN and -Inf are never candidates, +0 equals -0) into ids
@@ -27,7 +30,7 @@ func TopK(logits []float32, ids []int32, vals []float32) {
 // on the row would.
 func (s *Sampler) TopKOnly(vocab int) (k int, ok bool) {
 	k = s.p.TopK
-	if s.p.Temperature <= 0 || k <= 0 || k >= vocab || s.p.Penalties.active() {
+	if s.p.Temperature <= 0 || k <= 0 || k >= vocab || s.p.Penalties.Active() {
 		return 0, false
 	}
 	return k, true
@@ -56,40 +59,66 @@ func (s *Sampler) SampleTop(ids []int32, vals []float32) (id int32, ok bool) {
 // settings and the uniform the sampler took for the token (Sampler.Ahead). Pick is the
 // rule. A Row draw (K 0) is from the whole row instead: the softmax at Temp of every
 // logit not negligibly likely, added in drawRow's fixed order, for a sampler with a
-// temperature and nothing else (DrawsRow).
+// temperature and no top-k, top-p or min-p. A draw with penalties (Pen active) applies
+// them to the row first, for the tokens of Seen and, when SeenFed, the row's fed token
+// (the token the row's step was fed, the sequence's newest: see PickRow).
 type Draw struct {
 	K          int     // candidates drawn from (the sampler's TopK); 0: greedy, the first
 	Row        bool    // from the whole row (K, TopP and MinP 0)
 	Temp       float64 // temperature, > 0 when K > 0 or Row
 	TopP, MinP float64 // the sampler's, widened: 0 (or TopP 1) keeps all
 	U          float64 // the token's uniform in [0, 1)
+
+	Pen     Penalties // the sampler's
+	Seen    []int32   // the tokens penalized, each as often as it occurs (Pen active)
+	SeenFed bool      // the row's fed token is one more
 }
 
-// DrawsRow reports whether Sample on a row of vocab logits draws from the whole row at
-// the temperature alone: a finite temperature > 0, no top-k below vocab, top-p 0 or 1,
-// no min-p and no penalty. Then a Row Draw (Ahead's) on the row draws what Sample would.
-func (s *Sampler) DrawsRow(vocab int) bool {
-	t := float64(s.p.Temperature)
-	return t > 0 && !math.IsInf(t, 1) && !s.p.Penalties.active() && s.drawsRow(vocab)
+// AheadOK reports whether Ahead gives a draw for the sampler's next token from a row of
+// vocab logits, for a backend that takes at most maxK candidates a row and maxSeen
+// penalized tokens a draw: greedy, from the top k (k <= maxK), or from the whole row at
+// a finite temperature (no top-k below vocab, top-p 0 or 1, no min-p); with any
+// penalties, whose window holds fewer than maxSeen tokens (the fed one may join them).
+func (s *Sampler) AheadOK(vocab, maxK, maxSeen int) bool {
+	if t := float64(s.p.Temperature); t > 0 {
+		switch {
+		case s.drawsRow(vocab):
+			if math.IsInf(t, 1) {
+				return false
+			}
+		case s.p.TopK <= 0 || s.p.TopK >= vocab || s.p.TopK > maxK:
+			return false // top-p or min-p over the whole row, or too many candidates
+		}
+	}
+	return !s.p.Penalties.Active() || len(s.hist.window) < maxSeen // a fed token may join them
 }
 
-// Ahead returns the draw of the sampler's next token, for a row not on the host, taking
-// the token's uniform from the random source as Sample and SampleTop would; the caller
-// then accepts the token drawn (Accept). ok is false when the token needs more than a
-// row's top candidates or the whole row at the temperature (the sampler is neither
-// greedy, TopKOnly nor DrawsRow on a vocabulary of vocab). A greedy sampler gives the
-// zero Draw.
-func (s *Sampler) Ahead(vocab int) (d Draw, ok bool) {
-	if s.IsGreedy() {
-		return Draw{}, true
-	}
-	if s.DrawsRow(vocab) {
-		return Draw{Row: true, Temp: float64(s.p.Temperature), U: s.rng.Float64()}, true
-	}
-	if _, ok := s.TopKOnly(vocab); !ok {
+// Ahead returns the draw of the sampler's next token (AheadOK must hold), for a row not
+// on the host, taking the token's uniform from the random source as Sample and
+// SampleTop would; the caller then accepts the token drawn (Accept). fed says the row's
+// step was fed the sequence's newest token, not yet accepted here (a step queued ahead),
+// which a draw with penalties then counts as seen (SeenFed). A greedy sampler without
+// penalties gives the zero Draw.
+func (s *Sampler) Ahead(vocab int, fed bool) (d Draw, ok bool) {
+	switch t := float64(s.p.Temperature); {
+	case t <= 0:
+	case s.drawsRow(vocab) && !math.IsInf(t, 1):
+		d = Draw{Row: true, Temp: t, U: s.rng.Float64()}
+	case s.p.TopK > 0 && s.p.TopK < vocab:
+		d = s.drawOf(s.rng.Float64())
+	default:
 		return Draw{}, false
 	}
-	return s.drawOf(s.rng.Float64()), true
+	if s.p.Penalties.Active() {
+		lastN := s.p.Penalties.window()
+		d.Pen, d.SeenFed = s.p.Penalties, fed
+		if fed {
+			d.Seen = s.hist.aheadSeen(lastN)
+		} else {
+			d.Seen = s.hist.seen(lastN)
+		}
+	}
+	return d, true
 }
 
 // drawOf is the sampler's Draw with uniform u.
@@ -114,9 +143,18 @@ func (d Draw) Pick(ids []int32, vals []float32) (id int32, ok bool) {
 
 // PickRow returns the id d draws from a whole row of logits: Pick on the row's first
 // max(d.K, 1) candidates (TopK), or the row's argmax (Greedy) when it has none; for a
-// Row draw, Sample's draw from the whole row at d.Temp. It is what a backend's
+// Row draw, Sample's draw from the whole row at d.Temp. With penalties it draws from a
+// copy of the row penalized for Seen and, when SeenFed, fed. It is what a backend's
 // SampleAhead (backend.Feeder) computes for a row.
-func (d Draw) PickRow(row []float32) int32 {
+func (d Draw) PickRow(row []float32, fed int32) int32 {
+	if d.Pen.Active() {
+		seen := d.Seen
+		if d.SeenFed {
+			seen = append(slices.Clip(seen), fed)
+		}
+		row = slices.Clone(row)
+		penalizeSeen(row, d.Pen, seen)
+	}
 	if d.Row {
 		id, _ := drawRow(row, float32(d.Temp), d.U, nil)
 		return id

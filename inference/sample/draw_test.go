@@ -97,7 +97,7 @@ func TestAheadPick(t *testing.T) {
 			}
 			ids, vals := make([]int32, p.TopK), make([]float32, p.TopK)
 			TopK(row, ids, vals)
-			d, ok := a.Ahead(len(row))
+			d, ok := a.Ahead(len(row), false)
 			if !ok || d.U < 0 || d.U >= 1 {
 				t.Fatalf("trial %d: Ahead %+v, %v", trial, d, ok)
 			}
@@ -109,7 +109,7 @@ func TestAheadPick(t *testing.T) {
 			if !gotOK {
 				got = Greedy(row)
 			}
-			if r := d.PickRow(row); r != got {
+			if r := d.PickRow(row, -1); r != got {
 				t.Fatalf("trial %d token %d (%+v): PickRow %d, Pick on TopK's candidates %d", trial, tok, p, r, got)
 			}
 			if gotOK != wantOK || got != want {
@@ -134,6 +134,63 @@ func TestOneUniformPerToken(t *testing.T) {
 			if x != y {
 				t.Fatalf("%+v: token %d is %d after a NaN row, %d after another", p, i+1, x, y)
 			}
+		}
+	}
+}
+
+// TestAheadPenalties: a sampler with penalties (repeat, presence, frequency; windows of
+// 1, 3, 64 and the whole history) draws through Ahead and Draw.PickRow what Sample draws
+// on the same rows, token after token: greedy, top-k and whole-row draws, in steps
+// queued a token ahead (the row fed the newest token, accepted after the draw is made:
+// SeenFed) and in steps that are not, in any order. Tokens are drawn from a small
+// vocabulary so they repeat.
+func TestAheadPenalties(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	for trial := range 200 {
+		p := randomParams(r, uint64(trial))
+		switch r.IntN(4) {
+		case 0:
+			p.Temperature = 0
+		case 1:
+			p.TopK, p.TopP, p.MinP = 0, 1, 0 // the whole row
+		}
+		p.Penalties = Penalties{
+			Repeat:    []float32{0, 1, 1.1, 0.9, 1.5}[r.IntN(5)],
+			Presence:  []float32{0, 0.5, -0.3}[r.IntN(3)],
+			Frequency: []float32{0, 0.25, 1}[r.IntN(3)],
+			LastN:     []int{0, 1, 3, -1}[r.IntN(4)],
+		}
+		const n = 40
+		p.TopK = min(p.TopK, n-1) // below the vocabulary: a top-k draw
+		a, b := New(p), New(p)
+		for range 10 { // a prompt
+			id := int32(r.IntN(n))
+			a.Accept(id)
+			b.Accept(id)
+		}
+		pend := int32(-1) // drawn ahead, not yet accepted by a
+		for tok := range 60 {
+			if pend >= 0 && r.IntN(3) == 0 { // a step that does not go ahead
+				a.Accept(pend)
+				pend = -1
+			}
+			if !a.AheadOK(n, 256, 1024) {
+				t.Fatalf("trial %d (%+v): not AheadOK", trial, p)
+			}
+			d, ok := a.Ahead(n, pend >= 0)
+			if !ok {
+				t.Fatalf("trial %d (%+v): Ahead not ok", trial, p)
+			}
+			row := randomRow(r, n)
+			got := d.PickRow(row, pend)
+			if pend >= 0 {
+				a.Accept(pend)
+			}
+			want := b.Sample(append([]float32(nil), row...))
+			if got != want {
+				t.Fatalf("trial %d token %d (%+v, draw %+v): PickRow %d, Sample %d", trial, tok, p, d, got, want)
+			}
+			pend = got
 		}
 	}
 }

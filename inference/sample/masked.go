@@ -14,7 +14,7 @@ const maskedTries = 2
 // -Inf) and drawn again, and after maskedTries refusals every token allowed refuses is
 // struck at once. When none is allowed it returns the last token drawn.
 func (s *Sampler) SampleMasked(logits []float32, allowed func(id int32) bool) int32 {
-	if s.p.Penalties.active() {
+	if s.p.Penalties.Active() {
 		s.hist.apply(logits, s.p.Penalties)
 	}
 	ninf := float32(math.Inf(-1))

@@ -1,6 +1,9 @@
 package sample
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // Penalties discourage repetition, applied to the logits before sampling.
 type Penalties struct {
@@ -14,7 +17,16 @@ type Penalties struct {
 	LastN int
 }
 
-func (p Penalties) active() bool {
+// window is the window's length for history.add: LastN, 64 for 0.
+func (p Penalties) window() int {
+	if p.LastN == 0 {
+		return 64
+	}
+	return p.LastN
+}
+
+// Active reports whether p changes any logit.
+func (p Penalties) Active() bool {
 	return (p.Repeat != 0 && p.Repeat != 1) || p.Presence != 0 || p.Frequency != 0
 }
 
@@ -51,15 +63,61 @@ func (h *history) apply(logits []float32, p Penalties) {
 			continue
 		}
 		v := logits[id]
-		if p.Repeat != 0 && p.Repeat != 1 {
-			if v > 0 {
-				v /= p.Repeat
-			} else {
-				v *= p.Repeat
-			}
+		logits[id] = p.penalize(v, n)
+	}
+}
+
+// penalize is a logit v of a token seen n times, penalized: the repeat penalty, then
+// Frequency n + Presence subtracted, each operation rounded to float32 apart (never
+// fused: kernels/cuda/sample.cu's sample_penalize_f32 does the same operations).
+func (p Penalties) penalize(v float32, n int) float32 {
+	if p.Repeat != 0 && p.Repeat != 1 {
+		if v > 0 {
+			v /= p.Repeat
+		} else {
+			v *= p.Repeat
 		}
-		v -= p.Frequency*float32(n) + p.Presence
-		logits[id] = v
+	}
+	return v - (float32(p.Frequency*float32(n)) + p.Presence)
+}
+
+// aheadSeen is the window's tokens that stay in it when one more is added (all of them
+// but the oldest when it is full): with that one, the tokens a draw one token ahead is
+// penalized for.
+func (h *history) aheadSeen(lastN int) []int32 {
+	if lastN < 0 || len(h.window) < lastN {
+		return slices.Clone(h.window)
+	}
+	out := make([]int32, 0, lastN-1)
+	for i := 1; i < lastN; i++ {
+		out = append(out, h.window[(h.next+i)%lastN])
+	}
+	return out
+}
+
+// seen returns the window's tokens, oldest first.
+func (h *history) seen(lastN int) []int32 {
+	if lastN < 0 || len(h.window) < lastN {
+		return slices.Clone(h.window)
+	}
+	out := make([]int32, 0, lastN)
+	for i := range lastN {
+		out = append(out, h.window[(h.next+i)%lastN])
+	}
+	return out
+}
+
+// penalizeSeen applies p to row (in place) for the tokens of seen, each as often as it
+// occurs there: history.apply for a history holding them.
+func penalizeSeen(row []float32, p Penalties, seen []int32) {
+	counts := map[int32]int{}
+	for _, id := range seen {
+		counts[id]++
+	}
+	for id, n := range counts {
+		if id >= 0 && int(id) < len(row) {
+			row[id] = p.penalize(row[id], n)
+		}
 	}
 }
 

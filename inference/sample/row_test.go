@@ -104,9 +104,9 @@ func TestDrawRowFrequencies(t *testing.T) {
 }
 
 // TestAheadRow: a sampler with a temperature alone (top-k 0 or the vocabulary, top-p 0
-// or 1, no min-p, no penalty) goes ahead with Row draws, and a Row draw's PickRow is
-// Sample's token on the same row, token after token; with anything else set it does not
-// draw rows.
+// or 1, no min-p) goes ahead with Row draws, and a Row draw's PickRow is Sample's token
+// on the same row, token after token; with anything else set it does not draw rows (and
+// AheadOK says whether it draws at all).
 func TestAheadRow(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	for trial := range 60 {
@@ -116,14 +116,14 @@ func TestAheadRow(t *testing.T) {
 		a, b := New(p), New(p)
 		for tok := range 15 {
 			row := randomRow(r, n)
-			d, ok := a.Ahead(n)
+			d, ok := a.Ahead(n, false)
 			if !ok || !d.Row || d.K != 0 {
 				t.Fatalf("trial %d (%+v): Ahead %+v, %v; want a Row draw", trial, p, d, ok)
 			}
 			if _, ok := d.Pick([]int32{0}, []float32{1}); ok {
 				t.Fatal("a Row draw picked from candidates")
 			}
-			got, want := d.PickRow(row), b.Sample(append([]float32(nil), row...))
+			got, want := d.PickRow(row, -1), b.Sample(append([]float32(nil), row...))
 			if got != want {
 				t.Fatalf("trial %d token %d (%+v): PickRow %d, Sample %d", trial, tok, p, got, want)
 			}
@@ -131,9 +131,10 @@ func TestAheadRow(t *testing.T) {
 		}
 	}
 	for _, p := range []Params{{}, {Temperature: 1, TopK: 40}, {Temperature: 1, TopP: 0.9}, {Temperature: 1, MinP: 0.1},
-		{Temperature: 1, Penalties: Penalties{Repeat: 1.1}}, {Temperature: float32(math.Inf(1))}} {
-		if New(p).DrawsRow(1000) {
-			t.Errorf("%+v draws whole rows", p)
+		{Temperature: float32(math.Inf(1))}} {
+		s := New(p)
+		if d, ok := s.Ahead(1000, false); ok && d.Row || s.AheadOK(1000, 256, 1024) && !ok {
+			t.Errorf("%+v: Ahead %+v, %v; AheadOK %v", p, d, ok, s.AheadOK(1000, 256, 1024))
 		}
 	}
 }

@@ -60,23 +60,19 @@ func Greedy(logits []float32) int32 {
 // effect is Accept of the token. A caller that found the argmax elsewhere (the
 // backend's ArgMax) calls Accept with it instead of Sample.
 func (s *Sampler) IsGreedy() bool {
-	return s.p.Temperature <= 0 && !s.p.Penalties.active()
+	return s.p.Temperature <= 0 && !s.p.Penalties.Active()
 }
 
 // Accept records a token of the sequence (prompt or generated) for the penalties.
 func (s *Sampler) Accept(id int32) {
-	if s.p.Penalties.active() {
-		lastN := s.p.Penalties.LastN
-		if lastN == 0 {
-			lastN = 64
-		}
-		s.hist.add(id, lastN)
+	if s.p.Penalties.Active() {
+		s.hist.add(id, s.p.Penalties.window())
 	}
 }
 
 // Sample draws one token id from logits, which it may modify (penalties), and accepts it.
 func (s *Sampler) Sample(logits []float32) int32 {
-	if s.p.Penalties.active() {
+	if s.p.Penalties.Active() {
 		s.hist.apply(logits, s.p.Penalties)
 	}
 	id := s.draw(logits)

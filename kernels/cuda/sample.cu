@@ -257,7 +257,7 @@ extern "C" __global__ void __launch_bounds__(TOPK_THREADS) topk_f32(int* ids, fl
 // sampler would from the same candidates and uniform.
 
 #define DRAW_THREADS 256  // >= TOPK_MAX
-#define DRAW_WORDS 5      // a draw: K, then the doubles Temp, TopP, MinP, U (sample.Draw)
+#define DRAW_WORDS 8  // a draw (feed.go's drawWords): K, the doubles Temp, TopP, MinP, U, then the penalties
 
 // exp_neg: sample.expNeg (inference/sample/exp.go), e^x for x <= 0 in the same
 // operations on the same constants.
@@ -282,6 +282,54 @@ __device__ __forceinline__ double exp_neg(double x) {
     p = __fma_rn(p, r, 0x1p+00);
     p = __fma_rn(p, r, 0x1p+00);
     return __dmul_rn(p, __longlong_as_double((long long)(1023 + (int)k) << 52));
+}
+
+// Penalties (sample.Penalties, a draw's words 5-7): word 5 the repeat and presence
+// penalties (floats, low and high half), word 6 the frequency penalty and flags (bit 0:
+// penalties, bit 1: the row's fed id is one more seen token), word 7 the offset and
+// count of the draw's seen tokens in the seen array.
+
+#define PEN_THREADS 256
+#define PEN_MAX 1024  // backend.MaxSeen
+
+// sample_penalize_f32 applies row r's (blockIdx.x) draw's penalties to row r of x (rows
+// of cols floats, stride floats apart), in place, as sample.Penalties.penalize on the
+// host: once for each distinct seen token in the row (its seen tokens and, with flag 1,
+// fed[r], the id the feed held for the row), by its count: the repeat penalty (a positive
+// logit divided, another multiplied), then frequency count + presence subtracted, each
+// operation rounded apart. The first of a token's occurrences applies them, so no two
+// threads write one logit.
+extern "C" __global__ void __launch_bounds__(PEN_THREADS) sample_penalize_f32(float* x, i64 stride, int cols, const unsigned long long* draws, const int* seen, const int* fed) { pdl_entry();
+    __shared__ int ids[PEN_MAX];
+    const unsigned long long* d = draws + (i64)DRAW_WORDS * blockIdx.x;
+    const unsigned flags = (unsigned)(d[6] >> 32);
+    if (!(flags & 1u)) return;
+    const int off = (int)(unsigned)d[7], cnt = (int)(unsigned)(d[7] >> 32);
+    for (int i = threadIdx.x; i < cnt; i += PEN_THREADS) ids[i] = seen[off + i];
+    const int n = (flags & 2u) ? cnt + 1 : cnt;
+    if ((flags & 2u) && threadIdx.x == 0) ids[cnt] = fed[blockIdx.x];
+    __syncthreads();
+    const float rep = __uint_as_float((unsigned)d[5]), pres = __uint_as_float((unsigned)(d[5] >> 32));
+    const float freq = __uint_as_float((unsigned)d[6]);
+    float* row = x + (i64)blockIdx.x * stride;
+    for (int i = threadIdx.x; i < n; i += PEN_THREADS) {
+        const int id = ids[i];
+        if (id < 0 || id >= cols) continue;
+        int c = 0;
+        bool first = true;
+        for (int j = 0; j < n; j++) {
+            if (ids[j] != id) continue;
+            if (j < i) {
+                first = false;
+                break;
+            }
+            c++;
+        }
+        if (!first) continue;
+        float v = row[id];
+        if (rep != 0.0f && rep != 1.0f) v = v > 0.0f ? __fdiv_rn(v, rep) : __fmul_rn(v, rep);
+        row[id] = __fsub_rn(v, __fadd_rn(__fmul_rn(freq, __int2float_rn(c)), pres));
+    }
 }
 
 // sample_top_f32: dst[r] = the token draws' row r picks (sample.Draw.Pick) from its

@@ -12,7 +12,8 @@ import (
 
 // RunSampleAhead checks a backend's Feeder.SampleAhead against its contract,
 // sample.Draw.PickRow: each row's first K candidates (sample.TopK), sample.Draw.Pick,
-// and sample.Greedy for a row without a candidate; Row draws from the whole row. The rows have near-ties (equal values and
+// and sample.Greedy for a row without a candidate; Row draws from the whole row; any of
+// them with penalties, for their seen tokens and the feed's ids (SeenFed). The rows have near-ties (equal values and
 // neighbours a unit in the last place apart), NaNs and -Infs, rows of only those, rows
 // with fewer candidates than K; the draws every setting (greedy, K 1 to MaxTopK, Row,
 // temperatures from 1e-4 to 40, top-p and min-p off, ordinary and at their edges, the
@@ -51,57 +52,84 @@ func RunSampleAhead(t *testing.T, newBackend func(t *testing.T) backend.Backend)
 		}
 		return v
 	}
-	draws := func(n int) []sample.Draw {
+	// draws are n rows' draws; with fed (the feed's ids, or nil) some count the row's
+	// fed id among the tokens they penalize.
+	draws := func(n, cols int, fed []int32) []sample.Draw {
 		d := make([]sample.Draw, n)
 		for i := range d {
 			if rng.IntN(3) == 0 { // from the whole row
 				d[i] = sample.Draw{Row: true, Temp: []float64{1e-3, 0.5, 1, 2.5, 40}[rng.IntN(5)],
 					U: []float64{0, 1 - 0x1p-53, rng.Float64(), rng.Float64()}[rng.IntN(4)]}
-				continue
+			} else {
+				k := []int{0, 1, 2, 5, 40, 64, backend.MaxTopK}[rng.IntN(7)]
+				d[i] = sample.Draw{
+					K:    k,
+					Temp: []float64{1e-4, 0.1, 0.7, 1, 2.5, 40}[rng.IntN(6)],
+					TopP: float64([]float32{0, 0.5, 0.9, 0.95, 0.999999, 1}[rng.IntN(6)]),
+					MinP: float64([]float32{0, 0.01, 0.05, 0.5, 1, 1.5}[rng.IntN(6)]),
+					U:    []float64{0, 1 - 0x1p-53, rng.Float64(), rng.Float64()}[rng.IntN(4)],
+				}
 			}
-			k := []int{0, 1, 2, 5, 40, 64, backend.MaxTopK}[rng.IntN(7)]
-			d[i] = sample.Draw{
-				K:    k,
-				Temp: []float64{1e-4, 0.1, 0.7, 1, 2.5, 40}[rng.IntN(6)],
-				TopP: float64([]float32{0, 0.5, 0.9, 0.95, 0.999999, 1}[rng.IntN(6)]),
-				MinP: float64([]float32{0, 0.01, 0.05, 0.5, 1, 1.5}[rng.IntN(6)]),
-				U:    []float64{0, 1 - 0x1p-53, rng.Float64(), rng.Float64()}[rng.IntN(4)],
+			if rng.IntN(2) == 0 { // penalties: seen tokens repeated, a few outside the row
+				d[i].Pen = sample.Penalties{Repeat: []float32{1, 1.1, 0.8, 1.5}[rng.IntN(4)],
+					Presence: []float32{0, 0.5, -0.25}[rng.IntN(3)], Frequency: []float32{0, 0.3, 2}[rng.IntN(3)]}
+				if d[i].Pen == (sample.Penalties{Repeat: 1}) {
+					d[i].Pen.Presence = 1
+				}
+				seen := []int{0, 1, 5, 64, 300, backend.MaxSeen}[rng.IntN(6)]
+				if fed != nil && rng.IntN(2) == 0 {
+					seen = min(seen, backend.MaxSeen-1)
+					d[i].SeenFed = true
+				}
+				for range seen {
+					id := int32(rng.IntN(min(cols, 40)))
+					if rng.IntN(50) == 0 {
+						id = []int32{-1, int32(cols), int32(cols + 7)}[rng.IntN(3)]
+					}
+					d[i].Seen = append(d[i].Seen, id)
+				}
 			}
 		}
 		return d
 	}
-	want := func(v []float32, d []sample.Draw) []int32 {
+	want := func(v []float32, d []sample.Draw, fed []int32) []int32 {
 		cols := len(v) / len(d)
 		ids := make([]int32, len(d))
 		for r := range d {
-			ids[r] = d[r].PickRow(v[r*cols : (r+1)*cols])
+			f := int32(-1)
+			if d[r].SeenFed {
+				f = fed[r]
+			}
+			ids[r] = d[r].PickRow(v[r*cols:(r+1)*cols], f)
 		}
 		return ids
 	}
-	check := func(what string, p backend.Pending, v []float32, d []sample.Draw) {
+	check := func(what string, p backend.Pending, v []float32, d []sample.Draw, fed []int32) []int32 {
 		t.Helper()
 		got := make([]int32, len(d))
 		if err := p.Wait(ctx, got); err != nil {
 			t.Fatal(err)
 		}
-		w := want(v, d)
+		w := want(v, d, fed)
 		for r := range w {
 			if got[r] != w[r] {
 				t.Fatalf("%s: row %d (%+v): id %d, want %d", what, r, d[r], got[r], w[r])
 			}
 		}
+		return got
 	}
 
 	t.Run("draws", func(t *testing.T) {
 		for _, c := range []struct{ rows, cols int }{{1, 1}, {1, 50}, {3, 1000}, {2, 4097}, {3, 10000}, {17, 32000}, {64, 513}, {5, 151936}} {
+			var fed []int32 // the last call's ids, in the feed
 			for range 6 {
-				v, d := rows(c.rows, c.cols), draws(c.rows)
+				v, d := rows(c.rows, c.cols), draws(c.rows, c.cols, fed)
 				x := newF32(c.rows, c.cols, v)
 				p, err := fd.SampleAhead(ctx, x, d)
 				if err != nil {
 					t.Fatal(err)
 				}
-				check("SampleAhead", p, v, d)
+				fed = check("SampleAhead", p, v, d, fed)
 				be.Free(x)
 			}
 		}
@@ -123,10 +151,13 @@ func RunSampleAhead(t *testing.T, newBackend func(t *testing.T) backend.Backend)
 			p   backend.Pending
 			x   backend.Tensor
 			out backend.Tensor
+			fed []int32
 		}
 		var steps []step
+		var fed []int32 // the step before's ids, which each step's SeenFed draws count
 		for range backend.MaxPending {
-			s := step{v: rows(n, vocab), d: draws(n)}
+			s := step{v: rows(n, vocab), d: draws(n, vocab, fed)}
+			s.fed, fed = fed, want(s.v, s.d, fed)
 			s.x, s.out = newF32(n, vocab, s.v), newF32(n, width, nil)
 			var err error
 			if s.p, err = fd.SampleAhead(ctx, s.x, s.d); err != nil {
@@ -136,12 +167,12 @@ func RunSampleAhead(t *testing.T, newBackend func(t *testing.T) backend.Backend)
 			steps = append(steps, s)
 		}
 		for i, s := range steps {
-			check("queued", s.p, s.v, s.d)
+			check("queued", s.p, s.v, s.d, s.fed)
 			got := make([]float32, n*width)
 			if err := be.ReadF32(ctx, s.out, got); err != nil {
 				t.Fatal(err)
 			}
-			for r, id := range want(s.v, s.d) {
+			for r, id := range want(s.v, s.d, s.fed) {
 				if g := got[r*width]; g != float32(int(id)*width) {
 					t.Fatalf("step %d row %d: the lookup through Fed read row %g, want %d", i, r, g/width, id)
 				}
@@ -155,7 +186,8 @@ func RunSampleAhead(t *testing.T, newBackend func(t *testing.T) backend.Backend)
 		x := newF32(2, 10, rows(2, 10))
 		defer be.Free(x)
 		for _, d := range [][]sample.Draw{{{K: 1}}, {{K: 1}, {K: backend.MaxTopK + 1, Temp: 1}}, {{K: -1}, {}},
-			{{Row: true, K: 5, Temp: 1}, {}}, {{Row: true}, {}}, {{}, {Row: true, Temp: 1, TopP: 0.9}}} {
+			{{Row: true, K: 5, Temp: 1}, {}}, {{Row: true}, {}}, {{}, {Row: true, Temp: 1, TopP: 0.9}},
+			{{}, {K: 1, Temp: 1, Pen: sample.Penalties{Repeat: 2}, Seen: make([]int32, backend.MaxSeen+1)}}} {
 			if _, err := fd.SampleAhead(ctx, x, d); err == nil {
 				t.Fatalf("SampleAhead of 2 rows with draws %+v did not fail", d)
 			}

@@ -42,6 +42,8 @@ type feed struct {
 	draws scratch        // SampleAhead's draws (drawWords a row)
 	pmax  scratch        // Row draws: each part's largest logit (rowTo)
 	tree  scratch        // Row draws: each part's sums
+	seen  scratch        // the draws' penalized tokens
+	ids   []int32        // the same on the host
 	words []uint64       // the draws on the host
 	host  unsafe.Pointer // pinned: MaxPending slots of size ids each
 	size  int            // ids a slot holds
@@ -134,11 +136,16 @@ func (b *Backend) ahead(ctx context.Context, op string, t *tensor, pick func(out
 }
 
 // drawWords is a draw's size on the device in 8-byte words (kernels/cuda/sample.cu,
-// DRAW_WORDS): K, then Temp, TopP, MinP and U as doubles.
-const drawWords = 5
+// DRAW_WORDS): K, then Temp, TopP, MinP and U as doubles, then the penalties: repeat
+// and presence, frequency and flags, the seen tokens' offset and count.
+const drawWords = 8
 
-// drawThreads is sample_top_f32's block size (DRAW_THREADS).
-const drawThreads = 256
+// drawThreads is sample_top_f32's block size (DRAW_THREADS), penThreads
+// sample_penalize_f32's (PEN_THREADS).
+const (
+	drawThreads = 256
+	penThreads  = 256
+)
 
 // sampleTo queues SampleAhead's kernels for t's rows, their ids at out. The candidates
 // and the draws have scratches of their own, which only grow, so a step's launches stay
@@ -153,17 +160,40 @@ func (b *Backend) sampleTo(out uint64, t *tensor, draws []sample.Draw, kmax int)
 	if cand == 0 || dev == 0 {
 		return // the failure is recorded
 	}
-	f.words = f.words[:0]
-	whole := 0
+	f.words, f.ids = f.words[:0], f.ids[:0]
+	whole, penalized := 0, false
 	for _, d := range draws {
 		k := uint64(d.K)
 		if d.Row {
 			k, whole = math.MaxUint64, whole+1 // K -1: sample.cu's row_draw
 		}
+		var flags uint64
+		if d.Pen.Active() {
+			flags, penalized = 1, true
+			if d.SeenFed {
+				flags |= 2
+			}
+		}
 		f.words = append(f.words, k, math.Float64bits(d.Temp), math.Float64bits(d.TopP),
-			math.Float64bits(d.MinP), math.Float64bits(d.U))
+			math.Float64bits(d.MinP), math.Float64bits(d.U),
+			uint64(math.Float32bits(d.Pen.Repeat))|uint64(math.Float32bits(d.Pen.Presence))<<32,
+			uint64(math.Float32bits(d.Pen.Frequency))|flags<<32,
+			uint64(len(f.ids))|uint64(len(d.Seen))<<32)
+		f.ids = append(f.ids, d.Seen...)
 	}
 	b.stageWrite(dev, unsafe.Pointer(&f.words[0]), 8*len(f.words), false)
+	if penalized {
+		// Each row's penalties first (src changed in place); the fed ids they count are
+		// still out's (the step before's), which the kernels below then overwrite.
+		seen := b.scratchFor(&f.seen, 4*max(len(f.ids), 1))
+		if seen == 0 {
+			return // the failure is recorded
+		}
+		if len(f.ids) > 0 {
+			b.stageWrite(seen, unsafe.Pointer(&f.ids[0]), 4*len(f.ids), false)
+		}
+		b.launch("sample_penalize_f32", t.rows, 1, penThreads, 0, ptr(t), i64(t.stride/4), i64(t.cols), dev, seen, out)
+	}
 	if whole < len(draws) {
 		b.topkTo(cand, cand+uint64(4*n), t, kmax, &f.cand1)
 		b.launch("sample_top_f32", t.rows, 1, drawThreads, 0, out, cand, cand+uint64(4*n), i64(kmax), dev, ptr(t),
