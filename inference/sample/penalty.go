@@ -75,7 +75,7 @@ func (p Penalties) penalize(v float32, n int) float32 {
 		if v > 0 {
 			v /= p.Repeat
 		} else {
-			v *= p.Repeat
+			v = float32(v * p.Repeat) // rounded here: Go may fuse across statements
 		}
 	}
 	return v - (float32(p.Frequency*float32(n)) + p.Presence)
