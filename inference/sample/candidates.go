@@ -80,7 +80,11 @@ type Draw struct {
 // a finite temperature (no top-k below vocab, top-p 0 or 1, no min-p); with any
 // penalties, whose window holds fewer than maxSeen tokens (the fed one may join them).
 func (s *Sampler) AheadOK(vocab, maxK, maxSeen int) bool {
-	if t := float64(s.p.Temperature); t > 0 {
+	t := float64(s.p.Temperature)
+	if t != t {
+		return false // a NaN temperature: the host's draw, whatever it makes of it
+	}
+	if t > 0 {
 		switch {
 		case s.drawsRow(vocab):
 			if math.IsInf(t, 1) {
@@ -101,6 +105,8 @@ func (s *Sampler) AheadOK(vocab, maxK, maxSeen int) bool {
 // penalties gives the zero Draw.
 func (s *Sampler) Ahead(vocab int, fed bool) (d Draw, ok bool) {
 	switch t := float64(s.p.Temperature); {
+	case t != t:
+		return Draw{}, false
 	case t <= 0:
 	case s.drawsRow(vocab) && !math.IsInf(t, 1):
 		d = Draw{Row: true, Temp: t, U: s.rng.Float64()}

@@ -131,7 +131,7 @@ func TestAheadRow(t *testing.T) {
 		}
 	}
 	for _, p := range []Params{{}, {Temperature: 1, TopK: 40}, {Temperature: 1, TopP: 0.9}, {Temperature: 1, MinP: 0.1},
-		{Temperature: float32(math.Inf(1))}} {
+		{Temperature: float32(math.Inf(1))}, {Temperature: float32(math.NaN())}} {
 		s := New(p)
 		if d, ok := s.Ahead(1000, false); ok && d.Row || s.AheadOK(1000, 256, 1024) && !ok {
 			t.Errorf("%+v: Ahead %+v, %v; AheadOK %v", p, d, ok, s.AheadOK(1000, 256, 1024))
