@@ -10,7 +10,7 @@ import (
 // A draw from a whole row (temperature alone: no top-k, top-p or min-p, as an OpenAI
 // client that sets only the temperature asks for) adds up to a vocabulary's worth of
 // weights. drawRow adds them in a fixed shape that a GPU computes in parallel with the
-// same bits (kernels/cuda/sample.cu, sample_all_*): each run of RowSegment tokens one
+// same bits (kernels/cuda/sample.cu, sample_row_*): each run of RowSegment tokens one
 // after another, then the runs' sums pairwise up a binary tree; the draw walks down the
 // tree to a run and then along it.
 
