@@ -2,9 +2,7 @@ package sample
 
 import (
 	"math"
-	"runtime"
 	"slices"
-	"sync"
 )
 
 // A draw from a whole row (temperature alone: no top-k, top-p or min-p, as an OpenAI
@@ -41,19 +39,9 @@ func drawRow(row []float32, t float32, u float64, w []float64) (int32, []float64
 	}
 	tree := make([]float64, 2*p)
 	w = slices.Grow(w[:0], len(row))[:len(row)]
-	weigh := func(j0, j1 int) { weighRuns(row, w, tree[p:], j0, j1, cut64, m64, t64) }
 	// A large row's runs are shared among the cores (each run's sum is its own, so the
 	// bits do not change).
-	if n := min(runtime.GOMAXPROCS(0), len(row)/rowShare); n > 1 {
-		var wg sync.WaitGroup
-		per := (runs + n - 1) / n
-		for j := 0; j < runs; j += per {
-			wg.Go(func() { weigh(j, min(j+per, runs)) })
-		}
-		wg.Wait()
-	} else {
-		weigh(0, runs)
-	}
+	share(runs, rowShare/RowSegment, func(j0, j1 int) { weighRuns(row, w, tree[p:], j0, j1, cut64, m64, t64) })
 	for k := p - 1; k >= 1; k-- {
 		tree[k] = tree[2*k] + tree[2*k+1]
 	}

@@ -152,3 +152,19 @@ func BenchmarkDrawRow(b *testing.B) {
 		_, w = drawRow(row, 1, 0.5, w)
 	}
 }
+
+// BenchmarkTopP: a draw with top-p alone (no top-k) from a Llama-3 vocabulary's row,
+// every token a candidate: the host's filter, softmax and cut.
+func BenchmarkTopP(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	row := make([]float32, 128256)
+	for i := range row {
+		row[i] = float32(r.NormFloat64() * 3)
+	}
+	s := New(Params{Temperature: 0.7, TopP: 0.9, Seed: 1})
+	buf := make([]float32, len(row))
+	for b.Loop() {
+		copy(buf, row)
+		s.Sample(buf)
+	}
+}
