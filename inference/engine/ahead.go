@@ -114,13 +114,6 @@ func (s *scheduler) sampleAhead(fd backend.Feeder, plan []planned, out backend.T
 	return fd.SampleAhead(context.Background(), out, draws)
 }
 
-// topKServes reports whether q's token can be drawn on the host from its row's top k
-// candidates alone (TopKer's), k at most backend.MaxTopK.
-func (s *scheduler) topKServes(q *sequence) bool {
-	k, ok := q.smp.TopKOnly(s.m.Params().NVocab)
-	return ok && k <= backend.MaxTopK
-}
-
 // drawnOnBackend is a step's tokens for a step that does not go ahead (a request
 // waiting, a prompt's first token, a sequence's last ones) when one of its rows needs
 // more than its top k candidates (a draw from the whole vocabulary, or penalties): the
@@ -134,7 +127,7 @@ func (s *scheduler) drawnOnBackend(plan []planned, out backend.Tensor) (ok bool,
 	if !isFeeder {
 		return false, nil
 	}
-	whole, rows := false, 0
+	rows := 0
 	for _, p := range plan {
 		switch n := p.rows(); {
 		case n == 0:
@@ -143,10 +136,9 @@ func (s *scheduler) drawnOnBackend(plan []planned, out backend.Tensor) (ok bool,
 			return false, nil
 		}
 		rows++
-		whole = whole || !p.q.greedy() && !s.topKServes(p.q)
 	}
-	if !whole {
-		return false, nil
+	if rows == 0 || topKOf(plan, s.m.Params().NVocab) > 0 {
+		return false, nil // every row's top k serve: TopK's candidates are read instead
 	}
 	pend, err := s.sampleAhead(fd, plan, out, false)
 	if err != nil {

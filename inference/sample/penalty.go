@@ -57,13 +57,15 @@ func (h *history) add(id int32, lastN int) {
 }
 
 // apply penalizes logits in place.
-func (h *history) apply(logits []float32, p Penalties) {
-	for id, n := range h.counts {
-		if int(id) >= len(logits) || id < 0 {
-			continue
+func (h *history) apply(logits []float32, p Penalties) { penalizeCounts(logits, p, h.counts) }
+
+// penalizeCounts applies p to logits (in place) for each token of counts, seen as many
+// times as it counts; tokens outside logits are left out.
+func penalizeCounts(logits []float32, p Penalties, counts map[int32]int) {
+	for id, n := range counts {
+		if id >= 0 && int(id) < len(logits) {
+			logits[id] = p.penalize(logits[id], n)
 		}
-		v := logits[id]
-		logits[id] = p.penalize(v, n)
 	}
 }
 
@@ -85,14 +87,11 @@ func (p Penalties) penalize(v float32, n int) float32 {
 // but the oldest when it is full): with that one, the tokens a draw one token ahead is
 // penalized for.
 func (h *history) aheadSeen(lastN int) []int32 {
-	if lastN < 0 || len(h.window) < lastN {
-		return slices.Clone(h.window)
+	s := h.seen(lastN)
+	if lastN > 0 && len(s) == lastN {
+		return s[1:]
 	}
-	out := make([]int32, 0, lastN-1)
-	for i := 1; i < lastN; i++ {
-		out = append(out, h.window[(h.next+i)%lastN])
-	}
-	return out
+	return s
 }
 
 // seen returns the window's tokens, oldest first.
@@ -114,11 +113,7 @@ func penalizeSeen(row []float32, p Penalties, seen []int32) {
 	for _, id := range seen {
 		counts[id]++
 	}
-	for id, n := range counts {
-		if id >= 0 && int(id) < len(row) {
-			row[id] = p.penalize(row[id], n)
-		}
-	}
+	penalizeCounts(row, p, counts)
 }
 
 // TokenLogprob is the log-probability of a token under the model's distribution
