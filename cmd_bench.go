@@ -49,6 +49,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	kvType := fs.String("kv-type", "f16", "serving bench: KV-cache type, f16 or q8_0")
 	sampled := fs.Bool("sample", false, "serving bench: the streams draw their tokens as the app's chats do (temperature 0.7, top-k 40, top-p 0.95, min-p 0.05; each stream its own seed) instead of greedily")
 	temp := fs.Float64("temp", 0, "serving bench: the streams draw at this temperature from the whole vocabulary (no top-k, top-p or min-p: what an OpenAI client that sets only the temperature asks for; each stream its own seed) instead of greedily")
+	topP := fs.Float64("top-p", 0, "serving bench: with -temp, draw from the nucleus of this probability (top-p, no top-k: what an OpenAI client that sends top_p asks for)")
 	penalty := fs.Float64("penalty", 0, "serving bench: with -sample or -temp, a repeat penalty over each stream's last 64 tokens too (Ollama's default is 1.1)")
 	warmup := fs.Bool("warmup", true, "serving bench: run the streams once untimed first (other prompts of the same lengths), so the figure is the steady state")
 	if err := parseFlags(fs, args, stderr); err != nil {
@@ -59,6 +60,9 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *temp > 0 && *sampled {
 		return errors.New("-temp and -sample are two ways of drawing: give one")
+	}
+	if *topP != 0 && (*temp <= 0 || *topP < 0 || *topP > 1) {
+		return errors.New("-top-p takes -temp, and a probability from 0 to 1")
 	}
 	t0 := time.Now()
 	bo := app.BackendOptions{Name: *be, Threads: *threads}
@@ -94,7 +98,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			o.Sampling = app.DefaultSampling()
 		}
 		if *temp > 0 {
-			o.Sampling = sample.Params{Temperature: float32(*temp)}
+			o.Sampling = sample.Params{Temperature: float32(*temp), TopP: float32(*topP)}
 		}
 		if *penalty != 0 {
 			o.Sampling.Penalties = sample.Penalties{Repeat: float32(*penalty), LastN: 64}

@@ -211,14 +211,14 @@ type ArgMaxer interface {
 // SampleAhead is ArgMaxAhead for sampled rows: row r's id is draws[r].PickRow of the
 // row: Pick's from the row's first draws[r].K candidates in TopKer's order (a greedy
 // draw, K 0, takes the first), or the row's argmax (ArgMaxer's rule) when the row has no
-// candidate, as the host's sampler falls back to sample.Greedy; a Row draw's id is its
-// draw from the whole row. A draw with penalties applies them to the row first (src's
-// row may be changed), for its Seen tokens and, with SeenFed, for the id the feed holds
+// candidate, as the host's sampler falls back to sample.Greedy; a Row or Nucleus draw's
+// id is its draw from the whole row. A draw with penalties applies them to the row first
+// (src's row may be changed), for its Seen tokens and, with SeenFed, for the id the feed holds
 // for the row when SampleAhead is called (the last ArgMaxAhead's or SampleAhead's: the
 // token the step was fed). The ids are then the ones the host's sampler would draw from
 // the same row with the same uniforms. len(draws) == src.Rows(), each K is at most
-// MaxTopK, each penalizing at most MaxSeen tokens, and a Row draw has a temperature and nothing
-// else, else an error.
+// MaxTopK, each penalizing at most MaxSeen tokens, a Row draw has a temperature and nothing
+// else, and a Nucleus draw a temperature and top-p or min-p, else an error.
 type Feeder interface {
 	ArgMaxAhead(ctx context.Context, src Tensor) (Pending, error)
 	SampleAhead(ctx context.Context, src Tensor, draws []sample.Draw) (Pending, error)
@@ -236,8 +236,11 @@ func CheckDraws(name string, rows int, draws []sample.Draw) (int, error) {
 		if d.K < 0 || d.K > MaxTopK {
 			return 0, fmt.Errorf("%s: SampleAhead draw from %d candidates, outside 0..%d", name, d.K, MaxTopK)
 		}
-		if d.Row && (d.K != 0 || !(d.Temp > 0) || math.IsInf(d.Temp, 1) || d.TopP != 0 || d.MinP != 0) {
+		if d.Row && (d.K != 0 || d.Nucleus || !(d.Temp > 0) || math.IsInf(d.Temp, 1) || d.TopP != 0 || d.MinP != 0) {
 			return 0, fmt.Errorf("%s: SampleAhead row draw %+v: want K, TopP and MinP 0 and a finite temperature above 0", name, d)
+		}
+		if d.Nucleus && (d.K != 0 || !(d.Temp > 0) || math.IsInf(d.Temp, 1) || !(d.TopP > 0 && d.TopP < 1 || d.MinP > 0)) {
+			return 0, fmt.Errorf("%s: SampleAhead nucleus draw %+v: want K 0, a finite temperature above 0 and top-p below 1 or min-p above 0", name, d)
 		}
 		if n := len(d.Seen) + b2i(d.SeenFed); n > MaxSeen {
 			return 0, fmt.Errorf("%s: SampleAhead draw penalizing %d tokens, more than %d", name, n, MaxSeen)

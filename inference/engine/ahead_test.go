@@ -24,6 +24,7 @@ type feedingBackend struct {
 	rows                int
 	ahead, fed, sampled atomic.Int64
 	rowDraws            atomic.Int64 // Row draws among the sampled
+	nucleusDraws        atomic.Int64 // Nucleus draws among the sampled
 	penalized           atomic.Int64 // draws with penalties
 	seenFed             atomic.Int64 // draws with penalties counting their fed token
 	last                []int32      // the feed's ids
@@ -79,6 +80,9 @@ func (f *feedingBackend) SampleAhead(ctx context.Context, src backend.Tensor, dr
 		if d.Row {
 			f.rowDraws.Add(1)
 		}
+		if d.Nucleus {
+			f.nucleusDraws.Add(1)
+		}
 		if len(d.Seen) > 0 || d.SeenFed {
 			f.penalized.Add(1)
 		}
@@ -115,9 +119,9 @@ func (f *feedingBackend) Fed(n int) backend.Tensor {
 // token limits (1, 2 and 3 tokens: shorter than the steps queued ahead), by a stop
 // string, by an end-of-generation token, by the context, and at different steps, so the
 // later steps have fewer rows. Greedy, or with sampled set, drawn from their top k (the
-// app's settings and others) or from the whole row at a temperature, some with
-// penalties (request 3 greedy with them); request 5 greedy among them, so steps mix
-// the kinds.
+// app's settings and others), from the whole row at a temperature or from its nucleus
+// (top-p or min-p without top-k), some with penalties (request 3 greedy with them);
+// request 5 greedy among them, so steps mix the kinds.
 func aheadRequests(sampled bool) []Request {
 	reqs := []Request{
 		{Prompt: prompts[0], MaxTokens: 24, IgnoreEOS: true},
@@ -152,6 +156,12 @@ func aheadRequests(sampled bool) []Request {
 			Penalties: sample.Penalties{Repeat: 1.1, LastN: 64}}
 		reqs[3].Sampling = sample.Params{Penalties: sample.Penalties{Repeat: 1.3, LastN: 8}}
 		reqs[4].Sampling.Penalties = sample.Penalties{Presence: 0.4, Frequency: 2, LastN: 3}
+		// From the whole row's nucleus: top-p alone (OpenAI clients that send top_p),
+		// min-p alone with a frequency penalty.
+		reqs = append(reqs, Request{Prompt: "A small bird sang in the tall green", MaxTokens: 20, IgnoreEOS: true,
+			Sampling: sample.Params{Temperature: 0.9, TopP: 0.9, Seed: 17}},
+			Request{Prompt: "Once upon a time a girl found a red", MaxTokens: 20, IgnoreEOS: true,
+				Sampling: sample.Params{Temperature: 1.2, MinP: 0.05, Seed: 18, Penalties: sample.Penalties{Frequency: 0.5, LastN: 16}}})
 		reqs = append(reqs, Request{Prompt: "The old dog slept by the warm fire while the", MaxTokens: 30, IgnoreEOS: true,
 			Sampling: sample.Params{Temperature: 1, TopK: 1, Seed: 16, Penalties: sample.Penalties{Presence: -4, Frequency: 1, LastN: 3}}})
 	}
@@ -204,9 +214,10 @@ func testAheadEqualsPlain(t *testing.T, newBackend func(*testing.T) backend.Back
 		t.Fatalf("%d steps went ahead, %d were fed (%d alone), logits read %d times", fb.ahead.Load(), fb.fed.Load(),
 			fb.fed.Load()-fed, fb.reads.Load())
 	}
-	if sampled != (fb.sampled.Load() > 0) || sampled != (fb.rowDraws.Load() > 0) || sampled != (fb.penalized.Load() > 0) {
-		t.Fatalf("sampled %v: %d of %d steps ahead drawn, %d rows drawn whole, %d penalized", sampled, fb.sampled.Load(),
-			fb.ahead.Load(), fb.rowDraws.Load(), fb.penalized.Load())
+	if sampled != (fb.sampled.Load() > 0) || sampled != (fb.rowDraws.Load() > 0) || sampled != (fb.penalized.Load() > 0) ||
+		sampled != (fb.nucleusDraws.Load() > 0) {
+		t.Fatalf("sampled %v: %d of %d steps ahead drawn, %d rows drawn whole, %d by their nucleus, %d penalized", sampled,
+			fb.sampled.Load(), fb.ahead.Load(), fb.rowDraws.Load(), fb.nucleusDraws.Load(), fb.penalized.Load())
 	}
 	if sampled {
 		// The last request alone on fresh engines (whether its steps above went ahead

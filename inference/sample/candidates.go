@@ -59,12 +59,14 @@ func (s *Sampler) SampleTop(ids []int32, vals []float32) (id int32, ok bool) {
 // settings and the uniform the sampler took for the token (Sampler.Ahead). Pick is the
 // rule. A Row draw (K 0) is from the whole row instead: the softmax at Temp of every
 // logit not negligibly likely, added in drawRow's fixed order, for a sampler with a
-// temperature and no top-k, top-p or min-p. A draw with penalties (Pen active) applies
+// temperature and no top-k, top-p or min-p. A Nucleus draw (K 0) is drawNucleus's, for
+// a sampler with a temperature, top-p or min-p and no top-k. A draw with penalties (Pen active) applies
 // them to the row first, for the tokens of Seen and, when SeenFed, the row's fed token
 // (the token the row's step was fed, the sequence's newest: see PickRow).
 type Draw struct {
 	K          int     // candidates drawn from (the sampler's TopK); 0: greedy, the first
 	Row        bool    // from the whole row (K, TopP and MinP 0)
+	Nucleus    bool    // from the whole row's candidates by top-p and min-p (K 0)
 	Temp       float64 // temperature, > 0 when K > 0 or Row
 	TopP, MinP float64 // the sampler's, widened: 0 (or TopP 1) keeps all
 	U          float64 // the token's uniform in [0, 1)
@@ -76,9 +78,9 @@ type Draw struct {
 
 // AheadOK reports whether Ahead gives a draw for the sampler's next token from a row of
 // vocab logits, for a backend that takes at most maxK candidates a row and maxSeen
-// penalized tokens a draw: greedy, from the top k (k <= maxK), or from the whole row at
-// a finite temperature (no top-k below vocab, top-p 0 or 1, no min-p); with any
-// penalties, whose window holds fewer than maxSeen tokens (the fed one may join them).
+// penalized tokens a draw: greedy, from the top k (k <= maxK), or at a finite
+// temperature with no top-k below vocab (a Row or Nucleus draw); with any penalties,
+// whose window holds fewer than maxSeen tokens (the fed one may join them).
 func (s *Sampler) AheadOK(vocab, maxK, maxSeen int) bool {
 	t := float64(s.p.Temperature)
 	if t != t {
@@ -86,12 +88,12 @@ func (s *Sampler) AheadOK(vocab, maxK, maxSeen int) bool {
 	}
 	if t > 0 {
 		switch {
-		case s.drawsRow(vocab):
+		case s.drawsRow(vocab) || s.drawsNucleus(vocab):
 			if math.IsInf(t, 1) {
 				return false
 			}
-		case s.p.TopK <= 0 || s.p.TopK >= vocab || s.p.TopK > maxK:
-			return false // top-p or min-p over the whole row, or too many candidates
+		case s.p.TopK > maxK:
+			return false // too many candidates
 		}
 	}
 	return !s.p.Penalties.Active() || len(s.hist.window) < maxSeen // a fed token may join them
@@ -110,6 +112,8 @@ func (s *Sampler) Ahead(vocab int, fed bool) (d Draw, ok bool) {
 	case t <= 0:
 	case s.drawsRow(vocab) && !math.IsInf(t, 1):
 		d = Draw{Row: true, Temp: t, U: s.rng.Float64()}
+	case s.drawsNucleus(vocab) && !math.IsInf(t, 1):
+		d = Draw{Nucleus: true, Temp: t, TopP: float64(s.p.TopP), MinP: float64(s.p.MinP), U: s.rng.Float64()}
 	case s.p.TopK > 0 && s.p.TopK < vocab:
 		d = s.drawOf(s.rng.Float64())
 	default:
@@ -138,9 +142,9 @@ func (s *Sampler) drawOf(u float64) Draw {
 // when min-p above 1 leaves none), then the candidate at d.U of the kept mass, in order:
 // SampleTop's token for the same uniform. ok is false when the row has no candidate
 // (ids[0] < 0); the token is then the row's argmax (Greedy), which the candidates
-// cannot tell. A Row draw is not made from candidates: ok is false.
+// cannot tell. Row and Nucleus draws are not made from candidates: ok is false.
 func (d Draw) Pick(ids []int32, vals []float32) (id int32, ok bool) {
-	if len(ids) == 0 || ids[0] < 0 || d.Row {
+	if len(ids) == 0 || ids[0] < 0 || d.Row || d.Nucleus {
 		return 0, false
 	}
 	_, id = d.pick(nil, ids, vals)
@@ -149,7 +153,8 @@ func (d Draw) Pick(ids []int32, vals []float32) (id int32, ok bool) {
 
 // PickRow returns the id d draws from a whole row of logits: Pick on the row's first
 // max(d.K, 1) candidates (TopK), or the row's argmax (Greedy) when it has none; for a
-// Row draw, Sample's draw from the whole row at d.Temp. With penalties it draws from a
+// Row draw, Sample's draw from the whole row at d.Temp, and for a Nucleus draw
+// drawNucleus's. With penalties it draws from a
 // copy of the row penalized for Seen and, when SeenFed, fed. It is what a backend's
 // SampleAhead (backend.Feeder) computes for a row.
 func (d Draw) PickRow(row []float32, fed int32) int32 {
@@ -161,8 +166,12 @@ func (d Draw) PickRow(row []float32, fed int32) int32 {
 		row = slices.Clone(row)
 		penalizeSeen(row, d.Pen, seen)
 	}
-	if d.Row {
+	switch {
+	case d.Row:
 		id, _ := drawRow(row, float32(d.Temp), d.U, nil)
+		return id
+	case d.Nucleus:
+		id, _, _ := drawNucleus(row, float32(d.Temp), d.TopP, d.MinP, d.U, nil, nil)
 		return id
 	}
 	k := max(d.K, 1)
@@ -183,7 +192,7 @@ func (d Draw) pick(c []candidate, ids []int32, vals []float32) ([]candidate, int
 	for i := 0; i < len(ids) && i < d.K && ids[i] >= 0; i++ {
 		c = append(c, candidate{ids[i], float64(vals[i])})
 	}
-	kept := trim(c, true, d.Temp, d.TopP, d.MinP)
+	kept := trim(c, d.Temp, d.TopP, d.MinP)
 	if len(kept) == 0 {
 		return c, ids[0] // min-p above 1 leaves nothing: Sample's Greedy, the first candidate
 	}

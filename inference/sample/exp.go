@@ -6,7 +6,7 @@ import "math"
 // subnormal, and NaN give 0), to within a few units in the last place. Unlike math.Exp,
 // whose code differs between architectures, it is defined by its operations alone:
 // each is one IEEE double operation rounded to nearest (the multiply-adds fused, by
-// math.FMA), in this order. The CUDA sampler (kernels/cuda/sample.cu, exp_neg) does the
+// math.FMA), in this order. The CUDA sampler (kernels/cuda/sample.cuh, exp_neg) does the
 // same operations on the same constants, so a token drawn on the device is the one the
 // host would draw from the same candidates.
 func expNeg(x float64) float64 {
@@ -37,7 +37,7 @@ func expNeg(x float64) float64 {
 	return p * math.Float64frombits(uint64(1023+int64(k))<<52) // 2^k, k >= -1022
 }
 
-// The constants of expNeg, in hexadecimal as kernels/cuda/sample.cu spells them.
+// The constants of expNeg, in hexadecimal as kernels/cuda/sample.cuh spells them.
 const (
 	log2e = 0x1.71547652b82fep+00 // log2(e) rounded
 	ln2Hi = 0x1.62e42feep-01      // ln 2's first 32 bits

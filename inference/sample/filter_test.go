@@ -1,9 +1,11 @@
 package sample
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"testing"
 )
@@ -51,10 +53,9 @@ func oracleFilter(logits []float32, p Params) []candidate {
 	return c
 }
 
-// TestFilterMatchesSort checks the partial-sort filter against the full sort on random
-// logits of odd sizes, with ties, NaNs and -Inf, for combinations of the filters: the
-// same tokens in the same order (any order without filters), probabilities equal to
-// rounding (the softmax sums in another order when nothing cuts the vocabulary first).
+// TestFilterMatchesSort checks the top-k filter against the full sort on random logits
+// of odd sizes, with ties, NaNs and -Inf, for combinations of top-k with the other
+// filters: the same tokens in the same order, probabilities equal to rounding.
 func TestFilterMatchesSort(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, n := range []int{1, 2, 7, 33, 1000, 4097, 151936} {
@@ -72,26 +73,21 @@ func TestFilterMatchesSort(t *testing.T) {
 			}
 		}
 		for _, p := range []Params{
-			{Temperature: 0.8},
 			{Temperature: 0.8, TopK: 40},
 			{Temperature: 1, TopK: 1},
-			{Temperature: 1, TopK: n + 5},
-			{Temperature: 0.7, TopP: 0.9},
-			{Temperature: 1.3, TopP: 0.999},
-			{Temperature: 0.6, MinP: 0.05},
 			{Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05},
-			{Temperature: 1, TopP: 0.5, MinP: 0.01},
+			{Temperature: 1, TopK: 300, TopP: 0.5, MinP: 0.01},
 			{Temperature: 2, TopK: 1000, TopP: 0.8},
 		} {
+			if p.TopK >= n {
+				continue // drawRow's or drawNucleus's draw
+			}
 			name := fmt.Sprintf("n=%d/%+v", n, p)
 			want := oracleFilter(logits, p)
 			s := New(p)
 			got := s.filter(logits)
 			if len(got) != len(want) {
 				t.Fatalf("%s: %d candidates, want %d", name, len(got), len(want))
-			}
-			if p.TopP == 0 && p.MinP == 0 && (p.TopK == 0 || p.TopK >= len(want)) {
-				sortCands(got)
 			}
 			for i := range want {
 				if got[i].id != want[i].id || math.Abs(got[i].p-want[i].p) > 1e-12*max(1, want[i].p) {
@@ -133,9 +129,9 @@ func BenchmarkOracleFilter(b *testing.B) {
 	}
 }
 
-// TestDrawRowMatchesFilter: the unfiltered fast path (drawRow) draws what the candidate list in
-// vocabulary order gives for the same random numbers (rounding may move a draw that
-// lands on a boundary, so a few of the draws may differ).
+// TestDrawRowMatchesFilter: the unfiltered fast path (drawRow) draws what the candidate
+// list in vocabulary order (the oracle's, unsorted) gives for the same random numbers
+// (rounding may move a draw that lands on a boundary, so a few of the draws may differ).
 func TestDrawRowMatchesFilter(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	logits := make([]float32, 32000)
@@ -151,7 +147,8 @@ func TestDrawRowMatchesFilter(t *testing.T) {
 	const n = 2000
 	for i := 0; i < n; i++ {
 		a, _ := drawRow(logits, fast.p.Temperature, fast.rng.Float64(), nil)
-		c := slow.filter(logits)
+		c := oracleFilter(logits, p)
+		slices.SortFunc(c, func(a, b candidate) int { return cmp.Compare(a.id, b.id) })
 		var total float64
 		for _, x := range c {
 			total += x.p

@@ -71,7 +71,7 @@ func penalizeCounts(logits []float32, p Penalties, counts map[int32]int) {
 
 // penalize is a logit v of a token seen n times, penalized: the repeat penalty, then
 // Frequency n + Presence subtracted, each operation rounded to float32 apart (never
-// fused: kernels/cuda/sample.cu's sample_penalize_f32 does the same operations).
+// fused: kernels/cuda/sample_row.cu's sample_penalize_f32 does the same operations).
 func (p Penalties) penalize(v float32, n int) float32 {
 	if p.Repeat != 0 && p.Repeat != 1 {
 		if v > 0 {

@@ -8,7 +8,7 @@ import (
 // A draw from a whole row (temperature alone: no top-k, top-p or min-p, as an OpenAI
 // client that sets only the temperature asks for) adds up to a vocabulary's worth of
 // weights. drawRow adds them in a fixed shape that a GPU computes in parallel with the
-// same bits (kernels/cuda/sample.cu, sample_row_*): each run of RowSegment tokens one
+// same bits (kernels/cuda/sample_row.cu, sample_row_*): each run of RowSegment tokens one
 // after another, then the runs' sums pairwise up a binary tree; the draw walks down the
 // tree to a run and then along it.
 
@@ -24,26 +24,9 @@ const rowShare = 16384
 // device's weights are the same. A row whose largest logit is not finite (only NaNs and
 // -Infs, or a +Inf) draws its argmax (Greedy).
 func drawRow(row []float32, t float32, u float64, w []float64) (int32, []float64) {
-	maxL := maxLogit(row)
-	if math.IsInf(float64(maxL), 0) {
+	tree, p, w, ok := weighRow(row, t, w)
+	if !ok {
 		return Greedy(row), w
-	}
-	cut := maxL - float32(negligible*t) // rounded apart: never fused
-	t64, m64, cut64 := float64(t), float64(maxL), float64(cut)
-	// The tree: leaves P+j hold run j's sum (0 past the last run), node k the sum of
-	// nodes 2k and 2k+1, node 1 the total.
-	runs := (len(row) + RowSegment - 1) / RowSegment
-	p := 1
-	for p < runs {
-		p *= 2
-	}
-	tree := make([]float64, 2*p)
-	w = slices.Grow(w[:0], len(row))[:len(row)]
-	// A large row's runs are shared among the cores (each run's sum is its own, so the
-	// bits do not change).
-	share(runs, rowShare/RowSegment, func(j0, j1 int) { weighRuns(row, w, tree[p:], j0, j1, cut64, m64, t64) })
-	for k := p - 1; k >= 1; k-- {
-		tree[k] = tree[2*k] + tree[2*k+1]
 	}
 	r := float64(u * tree[1]) // rounded here: never fused with a subtraction below
 	k := 1
@@ -70,6 +53,37 @@ func drawRow(row []float32, t float32, u float64, w []float64) (int32, []float64
 	}
 	return last, w // rounding: the run's last token with a weight
 }
+
+// weighRow is drawRow's weights of row at temperature t (into w, reused, returned) and
+// its tree of sums: leaves p+j hold run j's sum (0 past the last run), node k the sum of
+// nodes 2k and 2k+1, node 1 the total. ok is false, and nothing computed, when the
+// row's largest logit is not finite.
+func weighRow(row []float32, t float32, w []float64) (tree []float64, p int, _ []float64, ok bool) {
+	maxL := maxLogit(row)
+	if math.IsInf(float64(maxL), 0) {
+		return nil, 0, w, false
+	}
+	cut := rowCut(maxL, t)
+	t64, m64, cut64 := float64(t), float64(maxL), float64(cut)
+	runs := (len(row) + RowSegment - 1) / RowSegment
+	p = 1
+	for p < runs {
+		p *= 2
+	}
+	tree = make([]float64, 2*p)
+	w = slices.Grow(w[:0], len(row))[:len(row)]
+	// A large row's runs are shared among the cores (each run's sum is its own, so the
+	// bits do not change).
+	share(runs, rowShare/RowSegment, func(j0, j1 int) { weighRuns(row, w, tree[p:], j0, j1, cut64, m64, t64) })
+	for k := p - 1; k >= 1; k-- {
+		tree[k] = tree[2*k] + tree[2*k+1]
+	}
+	return tree, p, w, true
+}
+
+// rowCut is the lowest logit with a weight in a row whose largest is maxL: negligible
+// temperatures below it, rounded apart (never fused).
+func rowCut(maxL, t float32) float32 { return maxL - float32(negligible*t) }
 
 // weighRuns is drawRow's weights (into w) and sums (into sums) of row's runs j0 to j1:
 // e^((v - m)/t) by expNeg, 0 below cut, each run's added in order.

@@ -3,7 +3,6 @@
 package sample
 
 import (
-	"math"
 	"math/rand/v2"
 )
 
@@ -94,6 +93,11 @@ func (s *Sampler) draw(logits []float32) int32 {
 		id, s.w = drawRow(logits, s.p.Temperature, u, s.w)
 		return id
 	}
+	if s.drawsNucleus(len(logits)) {
+		var id int32
+		id, s.w, s.cand = drawNucleus(logits, s.p.Temperature, float64(s.p.TopP), float64(s.p.MinP), u, s.w, s.cand)
+		return id
+	}
 	c := s.filter(logits)
 	if len(c) == 0 {
 		return Greedy(logits)
@@ -125,75 +129,23 @@ func (s *Sampler) drawsRow(vocab int) bool {
 	return (s.p.TopK <= 0 || s.p.TopK >= vocab) && (tp <= 0 || tp >= 1) && s.p.MinP <= 0
 }
 
-// filter returns the candidates left by top-k, top-p and min-p with their probabilities
-// (from the softmax with temperature over the top-k), most likely first. It never sorts
-// the whole vocabulary: top-k selects its k in linear time, min-p and top-p keep a
-// prefix of the sorted order that a threshold finds first. With none of the three the
-// candidates stay in vocabulary order. Without top-k, tokens negligibly likely next to
-// the most likely one (see negligible) are left out first.
+// filter returns the candidates top-k leaves (0 < TopK < vocabulary: drawRow and
+// drawNucleus take the other draws), most likely first, with their probabilities after
+// top-p and min-p (trim). Top-k selects its k in linear time.
 func (s *Sampler) filter(logits []float32) []candidate {
-	var c []candidate
-	sorted := false
-	if k := s.p.TopK; k > 0 && k < len(logits) {
-		s.cand = topK(s.cand[:0], logits, k)
-		c = s.cand
-		sortCands(c)
-		sorted = true
-	} else {
-		// Tokens more than negligible (exp(-30) ~ 1e-13 of the most likely one's
-		// probability) are not candidates: a 152k vocabulary's worth of them holds
-		// under 1.5e-8 of the mass, and skipping their exps is most of the time here.
-		cut := maxLogit(logits) - negligible*s.p.Temperature
-		c = s.cand[:0]
-		for i, v := range logits {
-			if v >= cut && v == v && !math.IsInf(float64(v), -1) {
-				c = append(c, candidate{int32(i), float64(v)})
-			}
-		}
-		s.cand = c
-	}
-	return s.trim(c, sorted)
+	s.cand = topK(s.cand[:0], logits, s.p.TopK)
+	sortCands(s.cand)
+	return trim(s.cand, float64(s.p.Temperature), float64(s.p.TopP), float64(s.p.MinP))
 }
 
-// trim turns the candidates' logits into probabilities (the softmax at the temperature)
-// and drops those top-p and min-p leave out; c is sorted (top-k's candidates) or in
-// vocabulary order.
-func (s *Sampler) trim(c []candidate, sorted bool) []candidate {
-	return trim(c, sorted, float64(s.p.Temperature), float64(s.p.TopP), float64(s.p.MinP))
-}
-
-// trim is Sampler.trim at temperature t, top-p tp and min-p mp.
-func trim(c []candidate, sorted bool, t, tp, mp float64) []candidate {
+// trim turns the candidates' logits (c, in the candidates' order) into probabilities
+// (the softmax at temperature t) and drops those top-p tp and min-p mp leave out.
+func trim(c []candidate, t, tp, mp float64) []candidate {
 	topP := tp > 0 && tp < 1
 	if len(c) == 0 {
 		return c
 	}
 	softmax(c, t, maxP(c))
-	if !sorted && !topP && mp <= 0 {
-		return c
-	}
-	if !sorted {
-		// The kept tokens are a prefix of the sorted order: those at or above a
-		// probability every kept token reaches. Min-p gives it exactly; for top-p, the
-		// tokens down to the power-of-two band of pmax where the mass reaches tp hold
-		// at least tp, so the cut falls among them (checked below: rounding may say
-		// otherwise).
-		pmax := maxP(c)
-		eps := 0.0
-		if mp > 0 {
-			eps = pmax * mp
-		}
-		if topP && mp <= 0 {
-			eps = topPBand(c, pmax, tp)
-		}
-		all := c
-		c = keepAbove(c, eps)
-		sortCands(c)
-		if topP && mp <= 0 && !reaches(c, tp) {
-			c = all // rounding: fall back to the whole sorted list
-			sortCands(c)
-		}
-	}
 	if topP {
 		var cum float64
 		for i := range c {

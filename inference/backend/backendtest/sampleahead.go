@@ -12,12 +12,13 @@ import (
 
 // RunSampleAhead checks a backend's Feeder.SampleAhead against its contract,
 // sample.Draw.PickRow: each row's first K candidates (sample.TopK), sample.Draw.Pick,
-// and sample.Greedy for a row without a candidate; Row draws from the whole row; any of
-// them with penalties, for their seen tokens and the feed's ids (SeenFed). The rows have near-ties (equal values and
-// neighbours a unit in the last place apart), NaNs and -Infs, rows of only those, rows
-// with fewer candidates than K; the draws every setting (greedy, K 1 to MaxTopK, Row,
-// temperatures from 1e-4 to 40, top-p and min-p off, ordinary and at their edges, the
-// uniform at 0 and just under 1). Several results queued before any is waited for each
+// and sample.Greedy for a row without a candidate; Row draws from the whole row and
+// Nucleus draws from its nucleus; any of them with penalties, for their seen tokens and
+// the feed's ids (SeenFed). The rows have near-ties (equal values and neighbours a unit
+// in the last place apart), NaNs and -Infs, rows of only those, rows with fewer
+// candidates than K, flat rows (nuclei of many rounds); the draws every setting (greedy,
+// K 1 to MaxTopK, Row, Nucleus, temperatures from 1e-4 to 40, top-p and min-p off,
+// ordinary and at their edges, the uniform at 0 and just under 1). Several results queued before any is waited for each
 // come out as their own draws give (the device keeps one buffer of draws), and a lookup
 // through Fed reads them. Draws outside the contract are refused. It skips a backend
 // without Feeder.
@@ -30,7 +31,7 @@ func RunSampleAhead(t *testing.T, newBackend func(t *testing.T) backend.Backend)
 		v := make([]float32, n*cols)
 		for r := range n {
 			row := v[r*cols : (r+1)*cols]
-			kind := rng.IntN(8)
+			kind := rng.IntN(9)
 			for i := range row {
 				switch {
 				case kind == 0 && r%3 == 0:
@@ -45,6 +46,8 @@ func RunSampleAhead(t *testing.T, newBackend func(t *testing.T) backend.Backend)
 					row[i] = math.Nextafter32(row[i-1], float32(rng.IntN(3)-1)) // a near-tie
 				case kind == 3:
 					row[i] = float32(rng.IntN(5)) // many ties
+				case kind == 4:
+					row[i] = float32(rng.NormFloat64() * 0.05) // flat: nuclei of many rounds
 				default:
 					row[i] = float32(rng.NormFloat64() * 2)
 				}
@@ -57,10 +60,19 @@ func RunSampleAhead(t *testing.T, newBackend func(t *testing.T) backend.Backend)
 	draws := func(n, cols int, fed []int32) []sample.Draw {
 		d := make([]sample.Draw, n)
 		for i := range d {
-			if rng.IntN(3) == 0 { // from the whole row
+			switch rng.IntN(4) {
+			case 0: // from the whole row
 				d[i] = sample.Draw{Row: true, Temp: []float64{1e-3, 0.5, 1, 2.5, 40}[rng.IntN(5)],
 					U: []float64{0, 1 - 0x1p-53, rng.Float64(), rng.Float64()}[rng.IntN(4)]}
-			} else {
+			case 1: // from the whole row's nucleus
+				d[i] = sample.Draw{Nucleus: true, Temp: []float64{1e-3, 0.5, 1, 2.5, 40}[rng.IntN(5)],
+					TopP: float64([]float32{0, 0.5, 0.9, 0.95, 0.999, 0.999999, 1}[rng.IntN(7)]),
+					MinP: float64([]float32{0, 0, 0.01, 0.05, 0.5, 1, 1.5}[rng.IntN(7)]),
+					U:    []float64{0, 1 - 0x1p-53, rng.Float64(), rng.Float64()}[rng.IntN(4)]}
+				if !(d[i].TopP > 0 && d[i].TopP < 1) && d[i].MinP == 0 {
+					d[i].TopP = 0.95
+				}
+			default:
 				k := []int{0, 1, 2, 5, 40, 64, backend.MaxTopK}[rng.IntN(7)]
 				d[i] = sample.Draw{
 					K:    k,
@@ -135,6 +147,34 @@ func RunSampleAhead(t *testing.T, newBackend func(t *testing.T) backend.Backend)
 		}
 	})
 
+	t.Run("nucleus rounds", func(t *testing.T) {
+		// Nuclei of many rounds of candidates, their boundaries among ties: rows of
+		// three values (ties by the ten thousand) and flat rows, near all of them kept.
+		const n, cols = 4, 40000
+		v := make([]float32, n*cols)
+		for i := range v {
+			if i < 2*cols {
+				v[i] = float32(rng.IntN(3))
+			} else {
+				v[i] = float32(rng.NormFloat64() * 0.01)
+			}
+		}
+		x := newF32(n, cols, v)
+		defer be.Free(x)
+		for _, tp := range []float64{0.5, 0.999999} {
+			d := make([]sample.Draw, n)
+			for i := range d {
+				d[i] = sample.Draw{Nucleus: true, Temp: 40, TopP: tp, U: rng.Float64()}
+			}
+			d[1].MinP, d[3].MinP = 0.99, 0.9999
+			p, err := fd.SampleAhead(ctx, x, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check("nucleus rounds", p, v, d, nil)
+		}
+	})
+
 	t.Run("queued", func(t *testing.T) {
 		// MaxPending steps queued, each with its own draws and a lookup through Fed,
 		// before any is waited for.
@@ -187,6 +227,7 @@ func RunSampleAhead(t *testing.T, newBackend func(t *testing.T) backend.Backend)
 		defer be.Free(x)
 		for _, d := range [][]sample.Draw{{{K: 1}}, {{K: 1}, {K: backend.MaxTopK + 1, Temp: 1}}, {{K: -1}, {}},
 			{{Row: true, K: 5, Temp: 1}, {}}, {{Row: true}, {}}, {{}, {Row: true, Temp: 1, TopP: 0.9}},
+			{{}, {Nucleus: true, Temp: 1}}, {{}, {Nucleus: true, K: 3, Temp: 1, TopP: 0.9}}, {{}, {Nucleus: true, TopP: 0.9}},
 			{{}, {K: 1, Temp: 1, Pen: sample.Penalties{Repeat: 2}, Seen: make([]int32, backend.MaxSeen+1)}}} {
 			if _, err := fd.SampleAhead(ctx, x, d); err == nil {
 				t.Fatalf("SampleAhead of 2 rows with draws %+v did not fail", d)

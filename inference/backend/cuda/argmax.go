@@ -10,7 +10,7 @@ import (
 
 var _ backend.ArgMaxer = (*Backend)(nil)
 
-// argmaxThreads is the block size of argmax_f32 (kernels/cuda/sample.cu, ARGMAX_THREADS).
+// argmaxThreads is the block size of argmax_f32 (kernels/cuda/sample.cuh, ARGMAX_THREADS).
 const argmaxThreads = 1024
 
 // ArgMax implements backend.ArgMaxer: argmax_f32, one block per row, writes the ids into

@@ -40,8 +40,9 @@ type feed struct {
 	cand  scratch        // SampleAhead's candidates
 	cand1 scratch        // their first pass's (topkTo)
 	draws scratch        // SampleAhead's draws (drawWords a row)
-	pmax  scratch        // Row draws: each part's largest logit (rowTo)
-	tree  scratch        // Row draws: each part's sums
+	pmax  scratch        // Row and nucleus draws: each part's largest logit (rowTo)
+	tree  scratch        // Row and nucleus draws: each part's sums
+	order scratch        // nucleus draws: their candidates' columns in order
 	seen  scratch        // the draws' penalized tokens
 	ids   []int32        // the same on the host
 	words []uint64       // the draws on the host
@@ -78,16 +79,20 @@ func (b *Backend) ArgMaxAhead(ctx context.Context, src backend.Tensor) (backend.
 }
 
 // SampleAhead implements backend.Feeder: topk_f32 writes each row's candidates into a
-// scratch (kmax a row, the most any draw takes), and sample_top_f32 draws from them into
-// the feed; rows drawn whole take rowTo's kernels instead. The draws go to the device by
-// a queued copy ahead of the step's kernels.
+// scratch (kmax a row, the most any draw takes, MaxTopK with a nucleus draw), and
+// sample_top_f32 draws from them into the feed; rows drawn whole or by their nucleus
+// take rowTo's kernels too. The draws go to the device by a queued copy ahead of the
+// step's kernels.
 func (b *Backend) SampleAhead(ctx context.Context, src backend.Tensor, draws []sample.Draw) (backend.Pending, error) {
 	t := want(src, quant.F32)
 	kmax, err := backend.CheckDraws("cuda", t.rows, draws)
 	if err != nil {
 		return nil, err
 	}
-	if t.cols > rowMaxCols && slices.ContainsFunc(draws, func(d sample.Draw) bool { return d.Row }) {
+	if slices.ContainsFunc(draws, func(d sample.Draw) bool { return d.Nucleus }) {
+		kmax = backend.MaxTopK // the nucleus draws' first round of candidates
+	}
+	if t.cols > rowMaxCols && slices.ContainsFunc(draws, func(d sample.Draw) bool { return d.Row || d.Nucleus }) {
 		return nil, fmt.Errorf("cuda: SampleAhead: a row draw over %d logits, more than %d", t.cols, rowMaxCols)
 	}
 	return b.ahead(ctx, "SampleAhead", t, func(out uint64) { b.sampleTo(out, t, draws, kmax) })
@@ -135,7 +140,7 @@ func (b *Backend) ahead(ctx context.Context, op string, t *tensor, pick func(out
 	return &pending{b: b, slot: s, gen: f.gen, rows: t.rows}, nil
 }
 
-// drawWords is a draw's size on the device in 8-byte words (kernels/cuda/sample.cu,
+// drawWords is a draw's size on the device in 8-byte words (kernels/cuda/sample.cuh,
 // DRAW_WORDS): K, then Temp, TopP, MinP and U as doubles, then the penalties: repeat
 // and presence, frequency and flags, the seen tokens' offset and count.
 const drawWords = 8
@@ -161,11 +166,14 @@ func (b *Backend) sampleTo(out uint64, t *tensor, draws []sample.Draw, kmax int)
 		return // the failure is recorded
 	}
 	f.words, f.ids = f.words[:0], f.ids[:0]
-	whole, penalized := 0, false
+	whole, nucleus, penalized := 0, 0, false
 	for _, d := range draws {
 		k := uint64(d.K)
-		if d.Row {
-			k, whole = math.MaxUint64, whole+1 // K -1: sample.cu's row_draw
+		switch {
+		case d.Row:
+			k, whole = math.MaxUint64, whole+1 // K -1: sample_row.cu's row_draw
+		case d.Nucleus:
+			k, nucleus = math.MaxUint64-1, nucleus+1 // K -2: sample_nucleus_f32's
 		}
 		var flags uint64
 		if d.Pen.Active() {
@@ -199,12 +207,14 @@ func (b *Backend) sampleTo(out uint64, t *tensor, draws []sample.Draw, kmax int)
 		b.launch("sample_top_f32", t.rows, 1, drawThreads, 0, out, cand, cand+uint64(4*n), i64(kmax), dev, ptr(t),
 			i64(t.stride/4), i64(t.cols))
 	}
-	if whole > 0 {
-		b.rowTo(out, t, dev) // after sample_top_f32, which wrote those rows' ids too
+	if whole > 0 || nucleus > 0 {
+		// After sample_top_f32, which wrote those rows' ids too; the nucleus draws take
+		// topk_f32's candidates as their first round.
+		b.rowTo(out, t, dev, whole > 0, nucleus > 0, cand, kmax)
 	}
 }
 
-// Row draws' shape (kernels/cuda/sample.cu): parts of rowPart logits, each a subtree of
+// Row draws' shape (kernels/cuda/sample_row.cu): parts of rowPart logits, each a subtree of
 // rowNodes sums, at most rowMaxParts a row.
 const (
 	rowPart     = 2048
@@ -212,11 +222,15 @@ const (
 	rowMaxParts = 1024
 	rowMaxCols  = rowPart * rowMaxParts
 	rowThreads  = 256
+	nucThreads  = 1024   // sample_nucleus_f32's block (NUC_THREADS)
+	nucSmem     = 225280 // and its dynamic shared memory (NUC_SMEM)
 )
 
-// rowTo queues the kernels that draw the rows of t whose draws (at dev) are Row draws,
-// their ids at out: each part's largest logit, each part's sums, then the draw.
-func (b *Backend) rowTo(out uint64, t *tensor, dev uint64) {
+// rowTo queues the kernels that draw the rows of t whose draws (at dev) are Row draws
+// (whole) or Nucleus draws (nucleus), their ids at out: each part's largest logit, each
+// part's sums, then the draws, the nucleus ones from their first kmax candidates at cand
+// (topk_f32's ids, then its values).
+func (b *Backend) rowTo(out uint64, t *tensor, dev uint64, whole, nucleus bool, cand uint64, kmax int) {
 	f := &b.fd
 	parts := (t.cols + rowPart - 1) / rowPart
 	pmax := b.scratchFor(&f.pmax, 4*t.rows*parts)
@@ -227,7 +241,18 @@ func (b *Backend) rowTo(out uint64, t *tensor, dev uint64) {
 	x, stride, cols := ptr(t), i64(t.stride/4), i64(t.cols)
 	b.launch("sample_row_max", t.rows, parts, rowThreads, 0, pmax, dev, x, stride, cols)
 	b.launch("sample_row_sum", t.rows, parts, rowThreads, 0, tree, pmax, dev, x, stride, cols)
-	b.launch("sample_row_draw", t.rows, 1, rowThreads, 0, out, tree, pmax, dev, x, stride, cols, i64(parts))
+	if whole {
+		b.launch("sample_row_draw", t.rows, 1, rowThreads, 0, out, tree, pmax, dev, x, stride, cols, i64(parts))
+	}
+	if nucleus {
+		order := b.scratchFor(&f.order, 4*t.rows*t.cols)
+		if order == 0 {
+			return // the failure is recorded
+		}
+		n := uint64(4 * t.rows * kmax)
+		b.launch("sample_nucleus_f32", t.rows, 1, nucThreads, nucSmem, out, cand, cand+n, i64(kmax), tree, pmax, dev, x,
+			stride, cols, i64(parts), order)
+	}
 }
 
 // feedRoom makes the slots and the device ids hold rows ids. Growing the pinned slots

@@ -32,6 +32,9 @@ func (b *Backend) kernel(name string) *kernel {
 			if strings.HasPrefix(name, "mvs") {
 				b.fail(b.raiseSmem(k, mvsSmemMax))
 			}
+			if name == "sample_nucleus_f32" {
+				b.fail(b.raiseSmem(k, nucSmem))
+			}
 			return k
 		}
 	}
