@@ -67,17 +67,55 @@ func nucleus(row []float32, t float32, tp, mp float64, w []float64, c []candidat
 	c = topK(c[:0], row, MaxNucleusRound)
 	sortCands(c)
 	n, total, done := nw.walk(c, len(c) < MaxNucleusRound)
-	if !done {
+	// Then the candidates down to a band that holds the nucleus's end by an estimate,
+	// and every candidate when the estimate falls short (rounding).
+	for band := nw.band(row, w, tp, mp); !done; band = nucleusBands {
 		c = c[:0]
 		for i, v := range row {
-			if float64(v) >= nw.cut {
-				c = append(c, candidate{int32(i), float64(v)})
+			if x := float64(v); x >= nw.cut && nw.bandOf(x) <= band {
+				c = append(c, candidate{int32(i), x})
 			}
 		}
 		sortCands(c)
-		n, total, _ = nw.walk(c, true)
+		n, total, done = nw.walk(c, band >= nucleusBands)
 	}
 	return c, n, total, w
+}
+
+// nucleusBands is how many bands of half a temperature hold the candidates (drawRow's
+// cut is negligible = 30 temperatures below the largest logit).
+const nucleusBands = 2 * negligible
+
+// bandOf is the band of a candidate's logit v: how many half temperatures it lies
+// below the largest logit. It does not decrease as v does, so the candidates of the
+// bands up to any band are a prefix of the candidates' order.
+func (nw nucleusWalk) bandOf(v float64) int { return int((nw.m - v) / nw.t * 2) }
+
+// band returns a band whose candidates and those above hold the nucleus's end by an
+// estimate: top-p's, from the weights w (each row token's; the bands' masses added in
+// any order, with a margin), and min-p's, from its logarithm; nucleusBands when none
+// is sure.
+func (nw nucleusWalk) band(row []float32, w []float64, tp, mp float64) int {
+	band := nucleusBands
+	if mp > 0 {
+		band = min(band, max(int(-2*math.Log(mp))+2, 1))
+	}
+	if nw.topP {
+		var mass [nucleusBands + 1]float64
+		for i, v := range row {
+			if w[i] > 0 {
+				mass[min(nw.bandOf(float64(v)), nucleusBands)] += w[i]
+			}
+		}
+		cum, goal := 0.0, nw.target*(1+1e-9)
+		for b, x := range mass {
+			if cum += x; cum >= goal {
+				band = min(band, b)
+				break
+			}
+		}
+	}
+	return band
 }
 
 // nucleusWalk is drawNucleus's walk along the candidates: the cut, the largest logit
