@@ -65,7 +65,8 @@ func (s *scheduler) goesAhead(plan []planned) bool {
 
 // drawsAhead reports whether q's next token may be drawn on the backend: greedy, from
 // its row's top k alone with k at most backend.MaxTopK, or from the whole row at its
-// temperature alone, with or without penalties (sample.Sampler.AheadOK).
+// temperature alone or by top-p and min-p, with or without penalties
+// (sample.Sampler.AheadOK).
 func (s *scheduler) drawsAhead(q *sequence) bool {
 	if q.greedy() {
 		return true

@@ -71,9 +71,10 @@ type Options struct {
 	Blocks BlockStore
 	// SyncSteps reads every step's sampled ids before the next step is queued. By
 	// default, on a backend that allows it (backend.Feeder: CUDA), steps whose rows all
-	// decode greedily, draw from their top k alone or from their whole row at a
-	// temperature alone are queued a step ahead of the host (ahead.go); the tokens are
-	// the same either way. (Whole-row draws are made on such a backend either way.)
+	// decode greedily, draw from their top k alone or from their whole row (at a
+	// temperature alone, or by top-p and min-p) are queued a step ahead of the host
+	// (ahead.go); the tokens are the same either way. (Whole-row draws are made on such
+	// a backend either way.)
 	SyncSteps bool
 
 	// checkIntegrity makes the scheduler verify the block pool, its sequences and the

@@ -114,8 +114,9 @@ func (s *scheduler) abortAll(err error) {
 }
 
 // step runs one forward pass: schedule(); forward(); postprocess(). A step of decode
-// rows drawn greedily, from their top k alone or from their whole row at a temperature
-// alone, on a backend.Feeder, is queued a step ahead instead (ahead.go): its postprocess comes after the next step's forward.
+// rows drawn greedily, from their top k alone or from their whole row (a temperature
+// alone, or top-p and min-p), on a backend.Feeder, is queued a step ahead instead
+// (ahead.go): its postprocess comes after the next step's forward.
 func (s *scheduler) step() {
 	s.dropCancelled()
 	if s.ahead != nil {

@@ -60,14 +60,14 @@ func (s *Sampler) SampleTop(ids []int32, vals []float32) (id int32, ok bool) {
 // rule. A Row draw (K 0) is from the whole row instead: the softmax at Temp of every
 // logit not negligibly likely, added in drawRow's fixed order, for a sampler with a
 // temperature and no top-k, top-p or min-p. A Nucleus draw (K 0) is drawNucleus's, for
-// a sampler with a temperature, top-p or min-p and no top-k. A draw with penalties (Pen active) applies
-// them to the row first, for the tokens of Seen and, when SeenFed, the row's fed token
-// (the token the row's step was fed, the sequence's newest: see PickRow).
+// a sampler with a temperature, top-p or min-p and no top-k. A draw with penalties (Pen
+// active) applies them to the row first, for the tokens of Seen and, when SeenFed, the
+// row's fed token (the token the row's step was fed, the sequence's newest: see PickRow).
 type Draw struct {
 	K          int     // candidates drawn from (the sampler's TopK); 0: greedy, the first
 	Row        bool    // from the whole row (K, TopP and MinP 0)
 	Nucleus    bool    // from the whole row's candidates by top-p and min-p (K 0)
-	Temp       float64 // temperature, > 0 when K > 0 or Row
+	Temp       float64 // temperature, > 0 when K > 0, Row or Nucleus
 	TopP, MinP float64 // the sampler's, widened: 0 (or TopP 1) keeps all
 	U          float64 // the token's uniform in [0, 1)
 
