@@ -27,6 +27,19 @@ __device__ __forceinline__ void argmax_scan(float v, int j, float& bv, int& bi) 
     }
 }
 
+// argmax_warp leaves every lane of a warp the best of the warp's (bv, bi) pairs under
+// argmax_better, by shuffles.
+__device__ __forceinline__ void argmax_warp(float& bv, int& bi) {
+    for (int o = 16; o > 0; o >>= 1) {
+        float ov = __shfl_xor_sync(0xffffffffu, bv, o);
+        int oi = __shfl_xor_sync(0xffffffffu, bi, o);
+        if (argmax_better(ov, oi, bv, bi)) {
+            bv = ov;
+            bi = oi;
+        }
+    }
+}
+
 // argmax_block: the index of the largest element of row (cols floats), exactly as
 // sample.Greedy: NaNs ignored, the lowest index on ties, 0 for a row of NaNs; every
 // thread of the block calls it, thread 0 gets the answer. Each thread scans its strided
@@ -45,14 +58,7 @@ __device__ __forceinline__ int argmax_block(const float* row, int cols, float* w
         argmax_scan(v3, j + 3 * bd, bv, bi);
     }
     for (; j < cols; j += bd) argmax_scan(row[j], j, bv, bi);
-    for (int o = 16; o > 0; o >>= 1) {
-        float ov = __shfl_xor_sync(0xffffffffu, bv, o);
-        int oi = __shfl_xor_sync(0xffffffffu, bi, o);
-        if (argmax_better(ov, oi, bv, bi)) {
-            bv = ov;
-            bi = oi;
-        }
-    }
+    argmax_warp(bv, bi);
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
     if (lane == 0) {
         wv[warp] = bv;
@@ -62,14 +68,7 @@ __device__ __forceinline__ int argmax_block(const float* row, int cols, float* w
     if (warp != 0) return 0;
     bv = lane < nw ? wv[lane] : 0.0f;
     bi = lane < nw ? wi[lane] : -1;
-    for (int o = 16; o > 0; o >>= 1) {
-        float ov = __shfl_xor_sync(0xffffffffu, bv, o);
-        int oi = __shfl_xor_sync(0xffffffffu, bi, o);
-        if (argmax_better(ov, oi, bv, bi)) {
-            bv = ov;
-            bi = oi;
-        }
-    }
+    argmax_warp(bv, bi);
     return bi < 0 ? 0 : bi;
 }
 
@@ -193,12 +192,16 @@ __device__ int topk_block(const float* row, int cols, int k, unsigned bkey, int 
     const unsigned prefix = s.prefix, mask = s.mask;
     const int need = s.need;
     const bool allTies = need == s.ties;
-    for (int j = tid; j < cols; j += bd) {
-        unsigned key = topk_key(row[j]);
-        if (!topk_after(key, j, bkey, bcol)) continue;
-        unsigned m = key & mask;
-        if (m > prefix || (allTies && m == prefix)) {
-            int slot = atomicAdd(&s.n, 1);
+    for (int base = 0; base < cols; base += bd) {  // uniform per warp
+        const int j = base + tid;
+        const unsigned key = j < cols ? topk_key(row[j]) : 0u;
+        const unsigned m = key & mask;
+        const bool in = topk_after(key, j, bkey, bcol) && (m > prefix || (allTies && m == prefix));
+        const unsigned bal = __ballot_sync(0xffffffffu, in);  // one atomic a warp
+        int slot = 0;
+        if (lane == 0 && bal) slot = atomicAdd(&s.n, __popc(bal));
+        slot = __shfl_sync(0xffffffffu, slot, 0) + __popc(bal & ((1u << lane) - 1u));
+        if (in) {
             s.ckey[slot] = key;
             s.cidx[slot] = j;
         }

@@ -77,17 +77,24 @@ __device__ __forceinline__ bool row_parts(const unsigned long long* draws, int r
     return k == -1 || k == -2;
 }
 
-// row_max: the largest of a row's parts' largest logits (pmax, parts of them), which
-// every thread gets; -Inf when none is a number.
-__device__ __forceinline__ float row_max(const float* pmax, int parts, float* ws) {
-    float m = -INFINITY;
-    for (int i = threadIdx.x; i < parts; i += blockDim.x) m = fmaxf(m, pmax[i]);
+// block_maxn is the largest of every thread's m (NaNs ignored), which every thread gets,
+// for a block of any size (common.cuh's block_max takes SM_THREADS); ws holds a float a
+// warp.
+__device__ __forceinline__ float block_maxn(float m, float* ws) {
     for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
     if ((threadIdx.x & 31) == 0) ws[threadIdx.x >> 5] = m;
     __syncthreads();
     m = ws[0];
     for (int w = 1; w < (int)(blockDim.x >> 5); w++) m = fmaxf(m, ws[w]);
     return m;
+}
+
+// row_max: the largest of a row's parts' largest logits (pmax, parts of them), which
+// every thread gets; -Inf when none is a number.
+__device__ __forceinline__ float row_max(const float* pmax, int parts, float* ws) {
+    float m = -INFINITY;
+    for (int i = threadIdx.x; i < parts; i += blockDim.x) m = fmaxf(m, pmax[i]);
+    return block_maxn(m, ws);
 }
 
 // row_weight is drawRow's weight of logit v: e^((v - maxL)/t), 0 below cut (and NaN).
@@ -112,13 +119,8 @@ extern "C" __global__ void __launch_bounds__(ROW_THREADS) sample_row_max(float* 
         float v = row[j];
         if (v > m) m = v;
     }
-    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-    if ((threadIdx.x & 31) == 0) ws[threadIdx.x >> 5] = m;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        for (int w = 1; w < ROW_THREADS / 32; w++) m = fmaxf(m, ws[w]);
-        pmax[(i64)blockIdx.x * gridDim.y + blockIdx.y] = m;
-    }
+    m = block_maxn(m, ws);
+    if (threadIdx.x == 0) pmax[(i64)blockIdx.x * gridDim.y + blockIdx.y] = m;
 }
 
 // sample_row_sum: for part p (blockIdx.y) of row r (blockIdx.x) with a Row or nucleus draw, the
@@ -275,9 +277,10 @@ __device__ __forceinline__ float nuc_val(unsigned long long c) {
 // nuc_round loads round i of the row's candidates into s.c in order and their weights
 // (drawRow's: cut and maxL the row's, t the temperature) into s.w, writes their columns
 // at order[base:], and returns how many it holds; *cap is how many a full round holds
-// (fewer: the row has no more). Round 0 is the kmax candidates at ids and vals, a later
-// one the next after (s.bkey, s.bcol). Every thread calls it.
-__device__ int nuc_round(nuc_smem& s, int i, const int* ids, const float* vals, int kmax, const float* row, int cols, float cut, float maxL, double t, int* order, int* cap) {
+// (fewer: the row has no more). Round 0 is the kmax candidates at ids and vals, round
+// 1 the nfirst next after (s.bkey, s.bcol), each later one four times as many as the
+// one before, at most nround (<= NUC_ROUND). Every thread calls it.
+__device__ int nuc_round(nuc_smem& s, int i, const int* ids, const float* vals, int kmax, int nfirst, int nround, const float* row, int cols, float cut, float maxL, double t, int* order, int* cap) {
     const int tid = threadIdx.x, bd = blockDim.x;
     int m;
     if (i == 0) {
@@ -289,7 +292,8 @@ __device__ int nuc_round(nuc_smem& s, int i, const int* ids, const float* vals, 
         m = __syncthreads_count(c >= 0);  // candidates first, then -1s
         *cap = kmax;
     } else {
-        m = topk_block(row, cols, NUC_ROUND, s.bkey, s.bcol, s.tk);
+        const int size = i > 3 ? nround : min(nround, nfirst << (2 * (i - 1)));
+        m = topk_block(row, cols, size, s.bkey, s.bcol, s.tk);
         int p = 1;
         while (p < m) p *= 2;
         for (int j = tid; j < p; j += bd) s.c[j] = j < m ? nuc_pack(s.tk.ckey[j], s.tk.cidx[j]) : ~0ull;
@@ -307,7 +311,7 @@ __device__ int nuc_round(nuc_smem& s, int i, const int* ids, const float* vals, 
                 __syncthreads();
             }
         }
-        *cap = NUC_ROUND;
+        *cap = size;
     }
     for (int j = tid; j < m; j += bd) {
         const unsigned long long c = s.c[j];
@@ -320,12 +324,12 @@ __device__ int nuc_round(nuc_smem& s, int i, const int* ids, const float* vals, 
 
 // sample_nucleus_f32: dst[r] = the token row r's nucleus draw (temperature Temp, top-p
 // TopP, min-p MinP, uniform U) takes, from topk_f32's kmax first candidates of each row
-// (ids and vals, 1 <= kmax <= TOPK_MAX a row) and sample_row_max's and sample_row_sum's
-// parts of parts parts (the whole row's total weight, for top-p); order is a scratch of
-// cols ints a row. Rows with another draw are left alone. One block of NUC_THREADS a row
+// (ids and vals, 1 <= kmax <= TOPK_MAX a row), then rounds of nfirst growing to nround
+// (nuc_round), and sample_row_max's and sample_row_sum's parts of parts parts (the whole row's total
+// weight, for top-p); order is a scratch of cols ints a row. Rows with another draw are left alone. One block of NUC_THREADS a row
 // and NUC_SMEM bytes of dynamic shared memory: the weights in parallel, the walks on
 // thread 0 in candidate order, as the host's. A weight is 0 exactly below the cut.
-extern "C" __global__ void __launch_bounds__(NUC_THREADS) sample_nucleus_f32(int* dst, const int* ids, const float* vals, int kmax, const double* tree, const float* pmax, const unsigned long long* draws, const float* x, i64 stride, int cols, int parts, int* order) { pdl_entry();
+extern "C" __global__ void __launch_bounds__(NUC_THREADS) sample_nucleus_f32(int* dst, const int* ids, const float* vals, int kmax, const double* tree, const float* pmax, const unsigned long long* draws, const float* x, i64 stride, int cols, int parts, int* order, int nfirst, int nround) { pdl_entry();
     extern __shared__ __align__(16) unsigned char nuc_raw[];
     nuc_smem& s = *reinterpret_cast<nuc_smem*>(nuc_raw);
     const int r = blockIdx.x, tid = threadIdx.x;
@@ -361,7 +365,7 @@ extern "C" __global__ void __launch_bounds__(NUC_THREADS) sample_nucleus_f32(int
     while (true) {
         __syncthreads();
         if (s.end) break;
-        const int m = nuc_round(s, rounds++, ids, vals, kmax, row, cols, cut, maxL, t, order, &cap);
+        const int m = nuc_round(s, rounds++, ids, vals, kmax, nfirst, nround, row, cols, cut, maxL, t, order, &cap);
         if (tid == 0) {
             double sum = s.sum;
             int n = -1;

@@ -73,6 +73,8 @@ type Backend struct {
 	dec       attDec         // tensor-core decode attention's modes (attention_dec.go)
 	noIDW     bool           // $EMBER_CUDA_NO_IDW: per-head runs of weights on mmv_id, not mmv_idw (groups.go)
 	ropeHPB   int            // heads a block of rope2_f32 and rope2_set rotates ($EMBER_CUDA_ROPE_HEADS, else ropeHeads)
+	nucRound  int            // a nucleus draw's most candidates a round past the first ($EMBER_CUDA_NUC_ROUND, else nucRoundMax)
+	nucFirst  int            // and the candidates of the round after the first ($EMBER_CUDA_NUC_FIRST, else nucFirst)
 	short     attShort       // short-context decode attention's mode (attention_short.go)
 	fuse      fusable        // the last queued launch, when a quantization may absorb it (fuse.go)
 	epoch     int            // flushes so far
@@ -126,7 +128,8 @@ func New(opt Options) (*Backend, error) {
 		noGraphs: os.Getenv("EMBER_CUDA_NO_GRAPHS") != "", noPDL: os.Getenv("EMBER_CUDA_NO_PDL") != "", noMMQ: os.Getenv(NoMMQEnv) != "",
 		hostMoE: os.Getenv(HostMoEEnv) != "", dec: attDec{twoPass: os.Getenv(DecTwoPassEnv) != "", ownQ8K: os.Getenv(DecOwnQ8KEnv) != "", no1: os.Getenv(NoDec1Env) != "", no1c: os.Getenv(NoDec1CEnv) != "", no1l: os.Getenv(NoDec1LEnv) != "", l1: os.Getenv(Dec1L1Env) != "", lThreads: decIntEnv(Dec1LThreadsEnv), full1: os.Getenv(Dec1FullEnv) != "", stages: decIntEnv(DecStagesEnv), blocks: decIntEnv(DecBlocksEnv), mlaSplit: mlaSplitMode(), gqa: decGQAMode()},
 		st: stats{on: os.Getenv(StatsEnv) != "", start: time.Now(), rng: profRangeFromEnv()}, attnSmem: smemMax, mvsc: mvsFromEnv(),
-		carve: carveoutFromEnv(), carved: carveoutKernelsFromEnv(), chunk: chunkFromEnv(), noRamp: os.Getenv(ChunkRampEnv) == "0", br: branchFromEnv(), ropeHPB: ropeHeadsFromEnv(), noIDW: os.Getenv(NoIDWEnv) != ""}
+		carve: carveoutFromEnv(), carved: carveoutKernelsFromEnv(), chunk: chunkFromEnv(), noRamp: os.Getenv(ChunkRampEnv) == "0", br: branchFromEnv(), ropeHPB: ropeHeadsFromEnv(), noIDW: os.Getenv(NoIDWEnv) != "",
+		nucRound: nucRoundFromEnv(NucRoundEnv, nucRoundMax), nucFirst: nucRoundFromEnv(NucFirstEnv, nucFirst)}
 	b.capt.failed = os.Getenv(LtNoGraphsEnv) != ""
 	if b.mf, err = mfFromEnv(); err != nil {
 		b.Close()

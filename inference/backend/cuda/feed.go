@@ -224,7 +224,25 @@ const (
 	rowThreads  = 256
 	nucThreads  = 1024   // sample_nucleus_f32's block (NUC_THREADS)
 	nucSmem     = 225280 // and its dynamic shared memory (NUC_SMEM)
+	nucRoundMax = 8192   // and the most candidates in a round past the first (NUC_ROUND)
+	nucFirst    = 2048   // the candidates of the round after topk_f32's (each later one 4x, to nucRoundMax)
 )
+
+// NucRoundEnv and NucFirstEnv name environment variables: the most candidates a
+// nucleus draw's rounds past the first take, and the candidates of the first of them
+// (powers of two from 256 to nucRoundMax), for timing other rounds.
+const (
+	NucRoundEnv = "EMBER_CUDA_NUC_ROUND"
+	NucFirstEnv = "EMBER_CUDA_NUC_FIRST"
+)
+
+// nucRoundFromEnv is $name, or def when unset or not such a power of two.
+func nucRoundFromEnv(name string, def int) int {
+	if n := decIntEnv(name); n >= 256 && n <= nucRoundMax && n&(n-1) == 0 {
+		return n
+	}
+	return def
+}
 
 // rowTo queues the kernels that draw the rows of t whose draws (at dev) are Row draws
 // (whole) or Nucleus draws (nucleus), their ids at out: each part's largest logit, each
@@ -251,7 +269,7 @@ func (b *Backend) rowTo(out uint64, t *tensor, dev uint64, whole, nucleus bool, 
 		}
 		n := uint64(4 * t.rows * kmax)
 		b.launch("sample_nucleus_f32", t.rows, 1, nucThreads, nucSmem, out, cand, cand+n, i64(kmax), tree, pmax, dev, x,
-			stride, cols, i64(parts), order)
+			stride, cols, i64(parts), order, i64(min(b.nucFirst, b.nucRound)), i64(b.nucRound))
 	}
 }
 
