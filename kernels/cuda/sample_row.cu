@@ -243,6 +243,7 @@ extern "C" __global__ void __launch_bounds__(ROW_THREADS) sample_row_draw(int* d
 
 #define NUC_THREADS TOPK_THREADS
 #define NUC_ROUND 8192
+#define NUC_WALK 8  // weights a walk on one thread loads ahead of its additions
 #define NUC_SMEM 225280  // feed.go's nucSmem: dynamic shared memory a block (>= sizeof(nuc_smem))
 
 // nuc_smem is sample_nucleus_f32's shared memory: topk_block's, a round's candidates in
@@ -369,14 +370,20 @@ extern "C" __global__ void __launch_bounds__(NUC_THREADS) sample_nucleus_f32(int
         if (tid == 0) {
             double sum = s.sum;
             int n = -1;
-            for (int i = 0; i < m && n < 0; i++) {
-                const double e = s.w[i];
-                if (!(e > 0.0) || (mp > 0.0 && e < mp)) {  // below the cut, or min-p's end
-                    n = i;
-                    break;
+            for (int i0 = 0; i0 < m && n < 0; i0 += NUC_WALK) {
+                double e[NUC_WALK];  // loaded first: the chain is the additions alone
+#pragma unroll
+                for (int k = 0; k < NUC_WALK; k++) e[k] = i0 + k < m ? s.w[i0 + k] : 0.0;
+#pragma unroll
+                for (int k = 0; k < NUC_WALK; k++) {
+                    if (i0 + k >= m || n >= 0) break;
+                    if (!(e[k] > 0.0) || (mp > 0.0 && e[k] < mp)) {  // below the cut, or min-p's end
+                        n = i0 + k;
+                        break;
+                    }
+                    sum = __dadd_rn(sum, e[k]);
+                    if (topP && sum >= target) n = i0 + k + 1;
                 }
-                sum = __dadd_rn(sum, e);
-                if (topP && sum >= target) n = i + 1;
             }
             if (n < 0 && m < cap) n = m;  // the row has no more candidates
             s.sum = sum;
@@ -408,11 +415,18 @@ extern "C" __global__ void __launch_bounds__(NUC_THREADS) sample_nucleus_f32(int
             __syncthreads();
         }
         if (tid == 0) {
-            for (int j = 0; j < m; j++) {
-                rem = __dsub_rn(rem, s.w[j]);
-                if (rem < 0.0) {
-                    id = order[base + j];
-                    break;
+            for (int j0 = 0; j0 < m && id < 0; j0 += NUC_WALK) {
+                double e[NUC_WALK];
+#pragma unroll
+                for (int k = 0; k < NUC_WALK; k++) e[k] = j0 + k < m ? s.w[j0 + k] : 0.0;
+#pragma unroll
+                for (int k = 0; k < NUC_WALK; k++) {
+                    if (j0 + k >= m) break;
+                    rem = __dsub_rn(rem, e[k]);
+                    if (rem < 0.0) {
+                        id = order[base + j0 + k];
+                        break;
+                    }
                 }
             }
             if (id < 0 && base + m >= n) id = order[n - 1];  // rounding: the last kept
