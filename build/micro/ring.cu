@@ -10,7 +10,9 @@
 // warps read every 16 bytes of each stage (xor into a sink) and free it. With BAR, the
 // consumers meet at a grid barrier after each product (the last block to arrive spins
 // GAP ns first, as a norm or an attention would run there); the producer never waits for
-// it, only for free stages. "flat" is one plain streaming kernel over the same bytes (4
+// it, only for free stages. With PF, the producer also asks L2 for the chunk PF ahead of
+// each copy (cp.async.bulk.prefetch.L2), so copies after a gap find their bytes there.
+// "flat" is one plain streaming kernel over the same bytes (4
 // blocks an SM, uint4 loads four a thread in flight): the copy ceiling.
 //
 // nvcc -gencode arch=compute_90a,code=sm_90a -O3 -o /tmp/ring ring.cu && /tmp/ring
@@ -35,6 +37,9 @@ __device__ __forceinline__ void mb_wait(uint32_t a, uint32_t parity) {
                      : "=r"(ok) : "r"(a), "r"(parity) : "memory");
     } while (!ok);
 }
+__device__ __forceinline__ void prefetch_l2(const void* src, uint32_t bytes) {
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(src), "r"(bytes) : "memory");
+}
 __device__ __forceinline__ void bulk(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
                  ::"r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
@@ -47,8 +52,23 @@ __device__ __forceinline__ void share(const long long* gofs, int g, int b, int n
     hi = gofs[g] + (b + 1 == nb ? n : ((n * (b + 1) / nb) & ~15LL));
 }
 
+// A prefetch walker: the block's chunks in order, PF chunks ahead of the copies, each
+// asked of L2 (cp.async.bulk.prefetch.L2) so a copy finds it there.
+struct walker {
+    int g;
+    long long off, lo, hi;
+};
+__device__ __forceinline__ void walk_next(walker& w, const uint8_t* W, const long long* gofs, int G, int b, int nb, int SB) {
+    while (w.g < G && w.off >= w.hi) {
+        if (++w.g < G) share(gofs, w.g, b, nb, w.lo, w.hi), w.off = w.lo;
+    }
+    if (w.g >= G) return;
+    prefetch_l2(W + w.off, (uint32_t)min((long long)SB, w.hi - w.off));
+    w.off += SB;
+}
+
 __global__ void ring(const uint8_t* W, const long long* gofs, int G, int S, int SB, int NC, unsigned* bar, int gap,
-                     int useBar, unsigned* sink) {
+                     int useBar, unsigned* sink, int PF) {
     extern __shared__ __align__(128) uint8_t sm[];
     const uint32_t full = sa(sm), empty = full + 8 * 64;
     uint8_t* st = sm + 1024;
@@ -60,6 +80,10 @@ __global__ void ring(const uint8_t* W, const long long* gofs, int G, int S, int 
     __syncthreads();
     if (warp == NW) {  // the producer
         if (lane != 0) return;
+        walker pw = {0, 0, 0, 0};
+        share(gofs, 0, b, nb, pw.lo, pw.hi);
+        pw.off = pw.lo;
+        for (int k = 0; k < PF; k++) walk_next(pw, W, gofs, G, b, nb, SB);
         long long i = 0;
         for (int g = 0; g < G; g++) {
             long long lo, hi;
@@ -68,6 +92,7 @@ __global__ void ring(const uint8_t* W, const long long* gofs, int G, int S, int 
                 const int s = (int)(i % S);
                 if (i >= S) mb_wait(empty + 8 * s, (uint32_t)((i / S) - 1) & 1);
                 const uint32_t bytes = (uint32_t)min((long long)SB, hi - off);
+                if (PF > 0) walk_next(pw, W, gofs, G, b, nb, SB);
                 mb_expect(full + 8 * s, bytes);
                 const uint32_t cb = ((bytes / NC) + 15) & ~15u;
                 for (uint32_t c = 0; c < bytes; c += cb) bulk(sa(st + (long long)s * SB + c), W + off + c, min(cb, bytes - c), full + 8 * s);
@@ -163,12 +188,13 @@ int main() {
     float ms = best([&] { flat<<<4 * sms, 256>>>((const uint4*)W, total / 16, sink); });
     printf("%.2f GB; flat: %.3f ms %.2f TB/s\n", total / 1e9, ms, total / ms / 1e9);
     CK(cudaFuncSetAttribute(ring, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024 + 1024));
-    struct { int S, SB, NC; } cf[] = {{6, 32768, 1}, {12, 16384, 1}, {3, 65536, 1}, {24, 8192, 1}, {6, 32768, 28}, {12, 16384, 14}};
+    struct { int S, SB, NC, PF; } cf[] = {{12, 16384, 1, 0}, {12, 16384, 1, 12}, {12, 16384, 1, 24}, {12, 16384, 1, 48},
+                                         {6, 32768, 1, 0}, {6, 32768, 1, 12}, {24, 8192, 1, 0}, {6, 32768, 28, 0}};
     for (auto c : cf) {
         for (int mode = 0; mode < 3; mode++) {
             const int useBar = mode > 0, gap = mode == 2 ? 2500 : 0;
-            ms = best([&] { ring<<<sms, 32 * (NW + 1), 1024 + c.S * c.SB>>>(W, gofs, G, c.S, c.SB, c.NC, bar, gap, useBar, sink); });
-            printf("ring S %2d SB %6d copies %2d, %s: %.3f ms %.2f TB/s\n", c.S, c.SB, c.NC,
+            ms = best([&] { ring<<<sms, 32 * (NW + 1), 1024 + c.S * c.SB>>>(W, gofs, G, c.S, c.SB, c.NC, bar, gap, useBar, sink, c.PF); });
+            printf("ring S %2d SB %6d copies %2d L2 ahead %2d, %s: %.3f ms %.2f TB/s\n", c.S, c.SB, c.NC, c.PF,
                    mode == 0 ? "no barriers     " : mode == 1 ? "barriers        " : "barriers, gap 2.5", ms, total / ms / 1e9);
         }
     }
