@@ -5,7 +5,7 @@ import "math"
 // A draw with top-p or min-p and no top-k (an OpenAI client that sends top_p, say) keeps
 // a prefix of the row's candidates in their order (larger logit first, lower id on
 // ties: TopK's order), so the device can find it from the row's first candidates a
-// round of MaxNucleusRound at a time, with the host's bits:
+// round at a time, with the host's bits:
 //   - each candidate's weight is drawRow's, e^((v - max)/t) by expNeg, and candidates
 //     end at drawRow's cut (negligible temperatures below the largest logit);
 //   - walking the candidates in order, min-p stops before the first whose weight is
@@ -16,9 +16,9 @@ import "math"
 //   - the draw takes the uniform's share of the kept weights' running sum and walks
 //     the kept candidates again, subtracting each weight in order.
 
-// MaxNucleusRound is how many candidates a device takes at a time for a nucleus draw
-// (backend.MaxTopK): the host's order is the same whatever it is.
-const MaxNucleusRound = 256
+// nucleusRound is how many candidates the host's first round takes (the device's first
+// is its top k's 256): the nucleus is the same whatever the rounds.
+const nucleusRound = 256
 
 // drawsNucleus reports whether a draw from a row of vocab logits keeps a prefix of the
 // whole row's candidates (drawNucleus): a temperature, no top-k below the vocabulary,
@@ -64,20 +64,24 @@ func nucleus(row []float32, t float32, tp, mp float64, w []float64, c []candidat
 	nw := nucleusWalk{cut: float64(rowCut(maxL, t)), m: float64(maxL), t: float64(t), mp: mp, topP: topP, target: target}
 	// The first round's candidates decide most draws; the rest of the row only when
 	// they do not.
-	c = topK(c[:0], row, MaxNucleusRound)
+	c = topK(c[:0], row, nucleusRound)
 	sortCands(c)
-	n, total, done := nw.walk(c, len(c) < MaxNucleusRound)
+	n, total, done := nw.walk(c, len(c) < nucleusRound)
+	if done {
+		return c, n, total, w
+	}
 	// Then the candidates down to a band that holds the nucleus's end by an estimate,
 	// and every candidate when the estimate falls short (rounding).
 	for band := nw.band(row, w, tp, mp); !done; band = nucleusBands {
+		all := band >= nucleusBands
 		c = c[:0]
 		for i, v := range row {
-			if x := float64(v); x >= nw.cut && nw.bandOf(x) <= band {
+			if x := float64(v); x >= nw.cut && (all || nw.bandOf(x) <= band) {
 				c = append(c, candidate{int32(i), x})
 			}
 		}
 		sortCands(c)
-		n, total, done = nw.walk(c, band >= nucleusBands)
+		n, total, done = nw.walk(c, all)
 	}
 	return c, n, total, w
 }

@@ -83,7 +83,9 @@ func oracleNucleus(row []float32, t float32, tp, mp, u float64) (int32, int) {
 }
 
 // nucleusRow is a test row of n logits: peaked (a few tokens hold the mass), flat (the
-// nucleus runs past a round of candidates), with ties, or with NaNs and -Infs.
+// nucleus runs past a round of candidates), with ties, with NaNs and -Infs, or of
+// values around 2^20 (where drawRow's cut, rounded to a float32, may fall more than
+// negligible temperatures below the largest).
 func nucleusRow(r *rand.Rand, n, mode int) []float32 {
 	row := make([]float32, n)
 	for i := range row {
@@ -94,6 +96,8 @@ func nucleusRow(r *rand.Rand, n, mode int) []float32 {
 			row[i] = float32(r.NormFloat64() * 0.2)
 		case 2:
 			row[i] = float32(r.IntN(7)) * 0.5
+		case 4: // a unit in the last place past half a temperature: the cut rounds below
+			row[i] = float32(1<<20 + float64(r.IntN(3))*0.125)
 		default:
 			switch r.IntN(9) {
 			case 0:
@@ -115,13 +119,13 @@ func TestDrawNucleus(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	params := []struct{ t, tp, mp float64 }{
 		{0.7, 0.9, 0}, {1, 0.95, 0}, {1.3, 0.999, 0}, {0.6, 0, 0.05}, {1, 0.5, 0.01},
-		{0.8, 0.95, 0.05}, {1, 1, 0.2}, {1, 0, 1.5}, {0.1, 0.3, 0},
+		{0.8, 0.95, 0.05}, {1, 1, 0.2}, {1, 0, 1.5}, {0.1, 0.3, 0}, {0.0021, 0, 1e-30},
 	}
 	past, fewer := 0, 0
 	var w []float64
 	var c []candidate
 	for _, n := range []int{1, 2, 7, 33, 300, 4097, 32000, 151936} {
-		for mode := range 4 {
+		for mode := range 5 {
 			row := nucleusRow(r, n, mode)
 			for _, p := range params {
 				for _, u := range []float64{0, 0.5, r.Float64(), r.Float64(), math.Nextafter(1, 0)} {
@@ -132,11 +136,14 @@ func TestDrawNucleus(t *testing.T) {
 					if got != want {
 						t.Fatalf("%s: drew %d, want %d (kept %d)", name, got, want, kept)
 					}
+					if _, n, _, _ := nucleus(row, float32(p.t), p.tp, float32asF64(p.mp), nil, nil); n != kept {
+						t.Fatalf("%s: kept %d, want %d", name, n, kept)
+					}
 					d := Draw{Nucleus: true, Temp: p.t, TopP: p.tp, MinP: float32asF64(p.mp), U: u}
 					if id := d.PickRow(row, -1); id != want {
 						t.Fatalf("%s: PickRow drew %d, want %d", name, id, want)
 					}
-					if kept > MaxNucleusRound {
+					if kept > nucleusRound {
 						past++
 					} else if kept > 0 {
 						fewer++
