@@ -22,7 +22,9 @@
 //               boundary (PF=0: no prefetch).
 //   ring        mvr.cuh: one block an SM whose producer warp streams every product's
 //               weights, in step order, into a ring of shared-memory stages (S x SB
-//               bytes; FULL=1 whole rows a stage, NOCOMP=1 consumers that only touch it).
+//               bytes; FULL=1 whole rows a stage, NOCOMP=1 consumers that only touch it;
+//               REPACK=1 K-chunked stages from repacked copies, one bulk copy a stage).
+// NONORM=1 puts GAP ns where the norms run (chain and ring), to split their cost out.
 //   stream      the same bytes read by mk.cu's plain kernel, one launch a product (the
 //               bound a chain reaches).
 // NORM picks where the chain's norms run (mvn.cuh). Session 33 on the H200 (NOTES.md):
@@ -54,6 +56,7 @@ struct Prod {
     const uint8_t* x;
     float* d;
     int M, K, T, nrb;
+    const uint8_t* rp;  // mvr's repacked copy (REPACK=1), else null
 };
 struct Group {
     int p0, np, nrb;  // products p0 .. p0 + np - 1, their row blocks in all
@@ -166,7 +169,8 @@ int main() {
         prods.push_back(p);
     };
     auto group = [&](int np, bool norm = false) {  // norm: the add + RMSNorm of the last product's rows after it
-        Group g{(int)prods.size() - np, np, 0, norm ? prods.back().d : nullptr};
+        static const bool nonorm = getenv("NONORM") && atoi(getenv("NONORM"));  // GAP in the norms' places too
+        Group g{(int)prods.size() - np, np, 0, norm && !nonorm ? prods.back().d : nullptr};
         for (int j = g.p0; j < g.p0 + np; j++) g.nrb += prods[j].nrb;
         groups.push_back(g);
     };
@@ -253,6 +257,18 @@ int main() {
     };
     const int S = getenv("S") ? atoi(getenv("S")) : 3, SB = getenv("SB") ? atoi(getenv("SB")) : 53760;
     const int rfull = getenv("FULL") ? atoi(getenv("FULL")) : 0, nocomp = getenv("NOCOMP") ? atoi(getenv("NOCOMP")) : 0;
+    if (getenv("REPACK") && atoi(getenv("REPACK"))) {  // mvr.cuh's repacked copies: one bulk copy a stage
+        for (auto& p : prods) {
+            uint8_t* rp;
+            CK(cudaMalloc(&rp, (size_t)p.M * p.ws));
+            mvr_repack<<<sms, 256>>>(p, rp, SB, sms);
+            p.rp = rp;
+        }
+        CK(cudaGetLastError());
+        CK(cudaDeviceSynchronize());
+        CK(cudaMemcpy(dP, prods.data(), prods.size() * sizeof(Prod), cudaMemcpyHostToDevice));
+        printf("repacked: %d rows a stage for Q4_K, %d for Q6_K\n", mvr_rs_host(T_Q4_K, SB), mvr_rs_host(T_Q6_K, SB));
+    }
     const int rsmem = 256 + 2 * smem + 128 + S * SB;
     CK(cudaFuncSetAttribute(mvr, cudaFuncAttributeMaxDynamicSharedMemorySize, rsmem));
     auto ring = [&]() {

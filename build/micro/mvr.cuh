@@ -75,6 +75,41 @@ __device__ __forceinline__ void mvr_copy(const Prod& p, int gr, int kc, uint32_t
     }
 }
 
+// Repacked weights (session 40, REPACK=1): build/micro/ring.cu found bulk copies of ~1
+// KiB bound by their count (1.6-2.2 TB/s) where copies of 16-64 KiB stream at ~4, and
+// the K-chunked stages above take one copy a row chunk (1,152 or 4 x 1,680 bytes). A
+// repacked copy of a product (p.rp) holds each block's row sets chunk by chunk, so a
+// stage is one copy: row set r0 (n rows) of a block's share has its chunk kc at rp +
+// (r0 * nk + kc * n) * cb, row j of it cb bytes further each (cb = MVR_KB blocks of the
+// type, Q6_K's four planes one after another as the stage holds them).
+
+// mvr_rs_host is mvr_rs on the host.
+static int mvr_rs_host(int T, int SB) { return std::min(2 * MVR_NW, SB / (MVR_KB * (T == T_Q4_K ? 144 : 210))); }
+
+// mvr_repack writes p's repacked copy at rp for a grid of NB blocks and stages of SB
+// bytes; one block (of this kernel) a block share.
+__global__ void mvr_repack(Prod p, uint8_t* rp, int SB, int NB) {
+    const int B = blockIdx.x, bpb = mvr_bpb(p.T), rs = mvr_rs(p.T, SB), nb = p.K / 256, nk = p.K / (256 * MVR_KB);
+    const int cb = MVR_KB * bpb, r1 = (int)((i64)p.M * (B + 1) / NB);
+    for (int r0 = (int)((i64)p.M * B / NB); r0 < r1; r0 += rs) {
+        const int n = min(rs, r1 - r0);
+        for (int kc = 0; kc < nk; kc++)
+            for (int j = 0; j < n; j++) {
+                const uint8_t* row = p.w + (i64)(r0 + j) * p.ws;
+                uint8_t* dst = rp + ((i64)r0 * nk + (i64)kc * n + j) * cb;
+                const int k0 = MVR_KB * kc;
+                // (source offset, destination offset, bytes) of the chunk's pieces
+                const int pieces = p.T == T_Q4_K ? 1 : 4;
+                const int so[4] = {p.T == T_Q4_K ? 144 * k0 : 128 * k0, 128 * nb + 64 * k0, 192 * nb + 16 * k0, 208 * nb + 2 * k0};
+                const int dof[4] = {0, 128 * MVR_KB, 192 * MVR_KB, 208 * MVR_KB};
+                const int len[4] = {p.T == T_Q4_K ? 144 * MVR_KB : 128 * MVR_KB, 64 * MVR_KB, 16 * MVR_KB, 2 * MVR_KB};
+                for (int q = 0; q < pieces; q++)
+                    for (int t = 16 * threadIdx.x; t < len[q]; t += 16 * blockDim.x)
+                        *(uint4*)(dst + dof[q] + t) = *(const uint4*)(row + so[q] + t);
+            }
+    }
+}
+
 // mvr: grid one block an SM (cooperative), MVR_NW + 1 warps. Dynamic shared memory: the
 // barriers (256 bytes), x4 and x6 (xn bytes each), then S stages of SB bytes (128-aligned).
 __global__ void __launch_bounds__(MVR_NW * 32 + 32, 1) mvr(const Prod* P, const Group* G, int ng, unsigned* bar, int gap,
@@ -110,7 +145,12 @@ __global__ void __launch_bounds__(MVR_NW * 32 + 32, 1) mvr(const Prod* P, const 
                             if (fullrow) bulk_g2s(mvs_sa(st + (i64)s * SB), p.w + (i64)r0 * p.ws, (uint32_t)(n * p.ws), full + 8 * s);
                         }
                         __syncwarp();
-                        if (!fullrow && lane < n) mvr_copy(p, r0 + lane, kc, mvs_sa(st + (i64)s * SB) + lane * MVR_KB * bpb, full + 8 * s);
+                        if (!fullrow && p.rp) {  // repacked: the stage in one copy
+                            if (lane == 0)
+                                bulk_g2s(mvs_sa(st + (i64)s * SB), p.rp + ((i64)r0 * nk + (i64)kc * n) * MVR_KB * bpb,
+                                         (uint32_t)(n * MVR_KB * bpb), full + 8 * s);
+                        } else if (!fullrow && lane < n)
+                            mvr_copy(p, r0 + lane, kc, mvs_sa(st + (i64)s * SB) + lane * MVR_KB * bpb, full + 8 * s);
                     }
                 }
             }
