@@ -10,7 +10,7 @@ import (
 
 var _ backend.TopKer = (*Backend)(nil)
 
-// topkThreads is the block size of topk_f32 (kernels/cuda/sample.cu, TOPK_THREADS); the
+// topkThreads is the block size of topk_f32 (kernels/cuda/sample.cuh, TOPK_THREADS); the
 // kernel takes k up to TOPK_MAX, which is backend.MaxTopK.
 const topkThreads = 1024
 
