@@ -117,10 +117,10 @@ func (s *scheduler) sampleAhead(fd backend.Feeder, plan []planned, out backend.T
 
 // drawnOnBackend is a step's tokens for a step that does not go ahead (a request
 // waiting, a prompt's first token, a sequence's last ones) when one of its rows needs
-// more than its top k candidates (a draw from the whole vocabulary, or penalties): the
-// backend draws them (SampleAhead, waited for at once) so the rows need not come to the
-// host, when each of the plan's entries has at most one row and every row may be drawn
-// there (drawsAhead). ok is false, and nothing is queued, otherwise: the rows are then
+// more than its top k candidates (a draw from the whole vocabulary or its nucleus, or
+// penalties): the backend draws them (SampleAhead, waited for at once) so the rows need
+// not come to the host, when each of the plan's entries has at most one row and every
+// row may be drawn there (drawsAhead). ok is false, and nothing is queued, otherwise: the rows are then
 // read as before (their top k through TopK when every row's top k serves). The ids go
 // to s.ids, as ArgMax's would.
 func (s *scheduler) drawnOnBackend(plan []planned, out backend.Tensor) (ok bool, err error) {

@@ -55,13 +55,12 @@ func nucleus(row []float32, t float32, tp, mp float64, w []float64, c []candidat
 		return c[:0], 0, 0, w
 	}
 	topP := tp > 0 && tp < 1
-	var target float64
+	nw := nucleusWalk{cut: float64(rowCut(maxL, t)), m: float64(maxL), t: float64(t), mp: mp, topP: topP}
 	if topP {
 		var tree []float64
-		tree, _, w, _ = weighRow(row, t, w)
-		target = float64(tp * tree[1])
+		tree, _, w = weighRow(row, maxL, t, w)
+		nw.target, nw.w = float64(tp*tree[1]), w
 	}
-	nw := nucleusWalk{cut: float64(rowCut(maxL, t)), m: float64(maxL), t: float64(t), mp: mp, topP: topP, target: target}
 	// The first round's candidates decide most draws; the rest of the row only when
 	// they do not.
 	c = topK(c[:0], row, nucleusRound)
@@ -123,11 +122,13 @@ func (nw nucleusWalk) band(row []float32, w []float64, tp, mp float64) int {
 }
 
 // nucleusWalk is drawNucleus's walk along the candidates: the cut, the largest logit
-// and the temperature (as doubles), min-p, and top-p's target when it is on.
+// and the temperature (as doubles), min-p, and top-p's target when it is on, with the
+// row's weights (weighRow's: the walk's own) that its total was made of.
 type nucleusWalk struct {
 	cut, m, t, mp float64
 	topP          bool
 	target        float64
+	w             []float64
 }
 
 // walk turns the first candidates of c (sorted; p their logits) into their weights in
@@ -140,7 +141,12 @@ func (nw nucleusWalk) walk(c []candidate, all bool) (n int, total float64, done 
 		if !(v >= nw.cut) {
 			return i, total, true // the candidates end
 		}
-		e := expNeg((v - nw.m) / nw.t)
+		var e float64
+		if nw.w != nil {
+			e = nw.w[c[i].id]
+		} else {
+			e = expNeg((v - nw.m) / nw.t)
+		}
 		c[i].p = e
 		if nw.mp > 0 && e < nw.mp {
 			return i, total, true

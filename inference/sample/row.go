@@ -19,15 +19,16 @@ const RowSegment = 32
 const rowShare = 16384
 
 // drawRow is the token a uniform u in [0, 1) draws from the softmax at temperature t > 0
-// of row, tokens more than negligible below the largest logit left out (see filter).
+// of row, tokens more than negligible below the largest logit left out (rowCut).
 // w (reused, returned) holds each token's weight e^((v - max)/t), by expNeg so that the
 // device's weights are the same. A row whose largest logit is not finite (only NaNs and
 // -Infs, or a +Inf) draws its argmax (Greedy).
 func drawRow(row []float32, t float32, u float64, w []float64) (int32, []float64) {
-	tree, p, w, ok := weighRow(row, t, w)
-	if !ok {
+	maxL := maxLogit(row)
+	if math.IsInf(float64(maxL), 0) {
 		return Greedy(row), w
 	}
+	tree, p, w := weighRow(row, maxL, t, w)
 	r := float64(u * tree[1]) // rounded here: never fused with a subtraction below
 	k := 1
 	for k < p {
@@ -56,13 +57,8 @@ func drawRow(row []float32, t float32, u float64, w []float64) (int32, []float64
 
 // weighRow is drawRow's weights of row at temperature t (into w, reused, returned) and
 // its tree of sums: leaves p+j hold run j's sum (0 past the last run), node k the sum of
-// nodes 2k and 2k+1, node 1 the total. ok is false, and nothing computed, when the
-// row's largest logit is not finite.
-func weighRow(row []float32, t float32, w []float64) (tree []float64, p int, _ []float64, ok bool) {
-	maxL := maxLogit(row)
-	if math.IsInf(float64(maxL), 0) {
-		return nil, 0, w, false
-	}
+// nodes 2k and 2k+1, node 1 the total. maxL is the row's largest logit, finite.
+func weighRow(row []float32, maxL, t float32, w []float64) (tree []float64, p int, _ []float64) {
 	cut := rowCut(maxL, t)
 	t64, m64, cut64 := float64(t), float64(maxL), float64(cut)
 	runs := (len(row) + RowSegment - 1) / RowSegment
@@ -78,7 +74,7 @@ func weighRow(row []float32, t float32, w []float64) (tree []float64, p int, _ [
 	for k := p - 1; k >= 1; k-- {
 		tree[k] = tree[2*k] + tree[2*k+1]
 	}
-	return tree, p, w, true
+	return tree, p, w
 }
 
 // rowCut is the lowest logit with a weight in a row whose largest is maxL: negligible
