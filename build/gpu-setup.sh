@@ -39,3 +39,26 @@ tgroup() {
 		grep -E -A4 -- '--- FAIL' /tmp/g$1.log | head -24
 	) &
 }
+# sample_tests LIMIT runs cuda.test's sampling and feeder tests (group 0, the nucleus,
+# draws and queued cases' lines shown) beside the engine's CUDA tests, each killed after
+# LIMIT s, on $EMBER_CUDA_PTX_DIR's PTX when set.
+sample_tests() {
+	tgroup 0 'TestSampleAhead|TestFeeder|TestArgMax|TestTopK|TestKernelNamesExist|TestEmbeddedKernelsWait' "$1"
+	(cd inference/engine && timeout -s KILL "$1" "$R/bin/dev/engine.test" -test.v -test.run 'CUDA' 2>&1 | grep -E -- '^(--- |ok|FAIL|PASS)|_test.go:[0-9]+: [^0-9]' | tail -8) &
+	wait
+	grep -E -- '--- (PASS|FAIL).*(nucleus|draws|queued)' /tmp/g0.log
+	el "tests done"
+}
+# same_bodies DIR MODULE... says which committed PTX bodies (all but their first line,
+# the sources' hash) differ from DIR's, leaving out the MODULEs named (the ones changed).
+same_bodies() {
+	d=$1
+	shift
+	for f in kernels/cuda/*.ptx; do
+		m=$(basename "$f" .ptx)
+		case " $* " in *" $m "*) continue ;; esac
+		tail -n +2 "$f" >/tmp/body.a
+		tail -n +2 "$d/$m.ptx" >/tmp/body.b 2>/dev/null
+		cmp -s /tmp/body.a /tmp/body.b || el "body differs: $m.ptx"
+	done
+}

@@ -12,37 +12,17 @@
 // GAP ns first, as a norm or an attention would run there); the producer never waits for
 // it, only for free stages. With PF, the producer also asks L2 for the chunk PF ahead of
 // each copy (cp.async.bulk.prefetch.L2), so copies after a gap find their bytes there.
-// "flat" is one plain streaming kernel over the same bytes (4
-// blocks an SM, uint4 loads four a thread in flight): the copy ceiling.
+// "flat" is one plain streaming kernel over the same bytes (4 blocks an SM, uint4 loads
+// four a thread in flight): the copy ceiling.
 //
 // nvcc -gencode arch=compute_90a,code=sm_90a -O3 -o /tmp/ring ring.cu && /tmp/ring
 #include "micro.cuh"
+#include "../../kernels/cuda/mvs.cu"  // its mbarrier and bulk-copy helpers
 
 #define NW 8  // consumer warps
 
-__device__ __forceinline__ uint32_t sa(const void* p) { return (uint32_t)__cvta_generic_to_shared(p); }
-__device__ __forceinline__ void mb_init(uint32_t a, int n) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(a), "r"(n) : "memory");
-}
-__device__ __forceinline__ void mb_expect(uint32_t a, uint32_t bytes) {
-    asm volatile("{ .reg .b64 st; mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1; }" ::"r"(a), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void mb_arrive(uint32_t a) {
-    asm volatile("{ .reg .b64 st; mbarrier.arrive.shared::cta.b64 st, [%0]; }" ::"r"(a) : "memory");
-}
-__device__ __forceinline__ void mb_wait(uint32_t a, uint32_t parity) {
-    uint32_t ok;
-    do {
-        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-                     : "=r"(ok) : "r"(a), "r"(parity) : "memory");
-    } while (!ok);
-}
 __device__ __forceinline__ void prefetch_l2(const void* src, uint32_t bytes) {
     asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(src), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void bulk(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-                 ::"r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
 }
 
 // share is block b's bytes [lo, hi) of product g (offsets gofs, 256-aligned), 16-aligned.
@@ -70,11 +50,11 @@ __device__ __forceinline__ void walk_next(walker& w, const uint8_t* W, const lon
 __global__ void ring(const uint8_t* W, const long long* gofs, int G, int S, int SB, int NC, unsigned* bar, int gap,
                      int useBar, unsigned* sink, int PF) {
     extern __shared__ __align__(128) uint8_t sm[];
-    const uint32_t full = sa(sm), empty = full + 8 * 64;
+    const uint32_t full = mvs_sa(sm), empty = full + 8 * 64;
     uint8_t* st = sm + 1024;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nb = gridDim.x, b = blockIdx.x;
     if (threadIdx.x == 0) {
-        for (int s = 0; s < S; s++) mb_init(full + 8 * s, 1), mb_init(empty + 8 * s, NW);
+        for (int s = 0; s < S; s++) mbar_init(full + 8 * s, 1), mbar_init(empty + 8 * s, NW);
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
     __syncthreads();
@@ -90,12 +70,12 @@ __global__ void ring(const uint8_t* W, const long long* gofs, int G, int S, int 
             share(gofs, g, b, nb, lo, hi);
             for (long long off = lo; off < hi; off += SB, i++) {
                 const int s = (int)(i % S);
-                if (i >= S) mb_wait(empty + 8 * s, (uint32_t)((i / S) - 1) & 1);
+                if (i >= S) mbar_wait(empty + 8 * s, (uint32_t)((i / S) - 1) & 1);
                 const uint32_t bytes = (uint32_t)min((long long)SB, hi - off);
                 if (PF > 0) walk_next(pw, W, gofs, G, b, nb, SB);
-                mb_expect(full + 8 * s, bytes);
+                mbar_expect(full + 8 * s, bytes);
                 const uint32_t cb = ((bytes / NC) + 15) & ~15u;
-                for (uint32_t c = 0; c < bytes; c += cb) bulk(sa(st + (long long)s * SB + c), W + off + c, min(cb, bytes - c), full + 8 * s);
+                for (uint32_t c = 0; c < bytes; c += cb) bulk_g2s(mvs_sa(st + (long long)s * SB + c), W + off + c, min(cb, bytes - c), full + 8 * s);
             }
         }
         return;
@@ -107,7 +87,7 @@ __global__ void ring(const uint8_t* W, const long long* gofs, int G, int S, int 
         share(gofs, g, b, nb, lo, hi);
         for (long long off = lo; off < hi; off += SB, i++) {
             const int s = (int)(i % S);
-            mb_wait(full + 8 * s, (uint32_t)(i / S) & 1);
+            mbar_wait(full + 8 * s, (uint32_t)(i / S) & 1);
             const int bytes = (int)min((long long)SB, hi - off);
             const uint8_t* p = st + (long long)s * SB;
             for (int j = 16 * (warp * 32 + lane); j < bytes; j += 16 * 32 * NW) {
@@ -115,7 +95,7 @@ __global__ void ring(const uint8_t* W, const long long* gofs, int G, int S, int 
                 acc ^= v.x ^ v.y ^ v.z ^ v.w;
             }
             __syncwarp();
-            if (lane == 0) mb_arrive(empty + 8 * s);
+            if (lane == 0) mbar_arrive(empty + 8 * s);
         }
         if (useBar) {
             asm volatile("bar.sync 1, %0;" ::"r"(32 * NW) : "memory");

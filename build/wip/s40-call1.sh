@@ -12,19 +12,10 @@ set -u
 export MODELS="q4"
 . build/gpu-setup.sh "${OUT:-/tmp/s40c1}"
 ptx_all /tmp/px
-for f in kernels/cuda/*.ptx; do
-	m=$(basename "$f")
-	case $m in sample.ptx | sample_row.ptx) continue ;; esac
-	tail -n +2 "$f" >/tmp/body.a
-	tail -n +2 "/tmp/px/$m" >/tmp/body.b 2>/dev/null
-	cmp -s /tmp/body.a /tmp/body.b || el "body differs: $m"
-done
+same_bodies /tmp/px sample sample_row
 grep -A3 'sample_nucleus_f32\|topk_f32' /tmp/px/sample*.log 2>/dev/null | head -4
 export EMBER_CUDA_PTX_DIR=/tmp/px
-tgroup 0 'TestSampleAhead|TestFeeder|TestArgMax|TestTopK|TestKernelNamesExist|TestEmbeddedKernelsWait' 200
-(cd inference/engine && timeout -s KILL 200 "$R/bin/dev/engine.test" -test.v -test.run 'CUDA' 2>&1 | grep -E -- '^(--- |ok|FAIL|PASS)|_test.go:[0-9]+: [^0-9]' | tail -8) &
-wait
-el "tests done"
+sample_tests 200
 O=$R/bin/dev/ember-old
 b() { s env $1 bench -backend cuda -streams $2 -p 16 -n 128 -m /tmp/q4.gguf $3; }
 OLD="-u EMBER_CUDA_PTX_DIR $O"

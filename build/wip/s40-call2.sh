@@ -12,11 +12,7 @@ export MODELS="q4"
 sh build/ptx-copy.sh /tmp/px sample_row || el "PTX FAILED"
 cp /tmp/px/sample_row.ptx "$L/"
 export EMBER_CUDA_PTX_DIR=/tmp/px
-tgroup 0 'TestSampleAhead|TestFeeder|TestArgMax|TestTopK|TestKernelNamesExist|TestEmbeddedKernelsWait' 200
-(cd inference/engine && timeout -s KILL 200 "$R/bin/dev/engine.test" -test.v -test.run 'CUDA' 2>&1 | grep -E -- '^(--- |ok|FAIL|PASS)|_test.go:[0-9]+: [^0-9]' | tail -8) &
-wait
-grep -E -- '--- (PASS|FAIL).*(nucleus|draws|queued)' /tmp/g0.log
-el "tests done"
+sample_tests 200
 O=$R/bin/dev/ember-old
 b() { s env $1 bench -backend cuda -streams $2 -p 16 -n 128 -m /tmp/q4.gguf $3; }
 OLD="-u EMBER_CUDA_PTX_DIR $O"

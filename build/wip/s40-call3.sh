@@ -11,19 +11,9 @@ set -u
 export MODELS="q4"
 . build/gpu-setup.sh "${OUT:-/tmp/s40c3}"
 ptx_all /tmp/px
-for f in kernels/cuda/*.ptx; do
-	m=$(basename "$f")
-	case $m in sample.ptx | sample_row.ptx) continue ;; esac
-	tail -n +2 "$f" >/tmp/body.a
-	tail -n +2 "/tmp/px/$m" >/tmp/body.b 2>/dev/null
-	cmp -s /tmp/body.a /tmp/body.b || el "body differs: $m"
-done
+same_bodies /tmp/px sample sample_row
 export EMBER_CUDA_PTX_DIR=/tmp/px
-tgroup 0 'TestSampleAhead|TestFeeder|TestArgMax|TestTopK|TestKernelNamesExist|TestEmbeddedKernelsWait' 200
-(cd inference/engine && timeout -s KILL 200 "$R/bin/dev/engine.test" -test.v -test.run 'CUDA' 2>&1 | grep -E -- '^(--- |ok|FAIL|PASS)|_test.go:[0-9]+: [^0-9]' | tail -8) &
-wait
-grep -E -- '--- (PASS|FAIL).*(nucleus|draws|queued)' /tmp/g0.log
-el "tests done"
+sample_tests 200
 b() { s env EMBER_CUDA_NUC_ROUND=$1 $E bench -backend cuda -streams $2 -p 16 -n 128 -m /tmp/q4.gguf $3; }
 for round in 1 2; do
 	el "1 stream t1 top-p 0.9: 1024 $(b 1024 1 '-temp 1 -top-p 0.9') 2048 $(b 2048 1 '-temp 1 -top-p 0.9') 8192 $(b 8192 1 '-temp 1 -top-p 0.9')"
