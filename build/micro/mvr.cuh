@@ -163,7 +163,7 @@ __global__ void __launch_bounds__(MVR_NW * 32 + 32, 1) mvr(const Prod* P, const 
             while (ld_acquire(bar + 1) < (unsigned)g) {
             }
         asm volatile("bar.sync 1, %0;" ::"n"(MVR_NW * 32) : "memory");
-        {  // the group's activation row, from L2, in both swizzles
+        if (nocomp < 2) {  // the group's activation row, from L2, in both swizzles (NOCOMP=2: none)
             const Prod& p0 = P[gr.p0];
             const int K = p0.K, n = mv1_bytes(T_Q4_K, K);
             const uint32_t b4 = mvs_sa(x4), b6 = mvs_sa(x6);

@@ -82,6 +82,22 @@ func RunArgMax(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		set(big(), 128024, float32(9), 127000, float32(9)),
 		set(big(), 128024, float32(9), 127000, float32(9), 4120, float32(9)),
 		fill(128256, 2), fill(1000, -1))
+	// argmax_f32's rows at a 16-byte boundary (cuda, session 41): thread t's 16-byte
+	// chunks t, t + 1024, ... four a round; ties within a chunk, across a round's chunks,
+	// across rounds, in the chunks past the last whole round, and (rows of 4k + 2
+	// floats: every other row at a boundary) in the floats past the last chunk.
+	add("16-byte chunks",
+		set(big(), 6, float32(9), 5, float32(9)),
+		set(big(), 4101, float32(9), 5, float32(9)),
+		set(big(), 16389, float32(9), 4101, float32(9)),
+		set(big(), 128253, float32(9), 124000, float32(9)),
+		set(big(), 128255, float32(9), 128252, float32(9)))
+	b2 := func() []float32 { return randn(128258) }
+	add("floats past the chunks",
+		set(b2(), 128257, float32(9), 128256, float32(9)),
+		set(b2(), 128257, float32(9)),
+		set(b2(), 128256, float32(9), 3, float32(9)),
+		set(b2(), 128257, inf, 2, inf))
 	add("infinities",
 		fill(300, float32(math.Inf(-1))),
 		set(fill(300, float32(math.Inf(-1))), 299, float32(-1e38)),
