@@ -5,10 +5,11 @@
 # SwiGLU would run), ring shapes RINGS (S stages x SB bytes) and MODES (FULL:NOCOMP: whole
 # rows a stage in one copy; consumers that only touch the stage). ~1-2 minutes. REPACK=1
 # (session 40) takes the K-chunked stages (FULL 0) from repacked copies, one bulk copy a
-# stage; NONORM=1 spins GAP where the norms run. Session 40's plan for the next call:
+# stage; NONORM=1 spins GAP where the norms run. Session 41 ran (NOTES.md, session 41)
 #   GAPS="0 2500" RINGS="6x26880 12x13440" MODES="0:0 0:1 1:0" REPACK=1 sh build/mvr-gpu.sh
-#   GAPS="2500" RINGS="6x26880" MODES="0:0 0:1" REPACK=1 NONORM=1 sh build/mvr-gpu.sh
-# beside sh build/ring-gpu.sh (ring.cu: the ring alone).
+#   GAPS="2500" RINGS="6x26880 12x13440" MODES="0:0 0:1" REPACK=1 NONORM=1 sh build/mvr-gpu.sh
+# beside sh build/ring-gpu.sh (ring.cu: the ring alone); MODES' NOCOMP 2 also leaves the
+# activation rows out.
 set -u
 cd build/micro
 nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -O3 -fmad=false -o /tmp/mvp mvp.cu 2>&1 | grep -i error

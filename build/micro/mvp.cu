@@ -24,7 +24,13 @@
 //               weights, in step order, into a ring of shared-memory stages (S x SB
 //               bytes; FULL=1 whole rows a stage, NOCOMP=1 consumers that only touch it;
 //               REPACK=1 K-chunked stages from repacked copies, one bulk copy a stage).
-// NONORM=1 puts GAP ns where the norms run (chain and ring), to split their cost out.
+// NONORM=1 puts GAP ns where the norms run (chain and ring), to split their cost out;
+// NOCOMP=2 leaves the ring's activation rows out as well.
+// SHARED=1 (session 41) points every product but the head at one 48 MB buffer, so the
+// weights mostly come from L2; PFB="blocks:MiB:KiB,..." (session 41) times only the
+// chain, alone and beside pfr.cuh's L2 prefetcher at each setting (blocks, window,
+// chunk). Session 41 on the H200: from L2 the chain takes 1.40 ms (NORM=5), 1.21 without
+// norms; the prefetcher changes nothing.
 //   stream      the same bytes read by mk.cu's plain kernel, one launch a product (the
 //               bound a chain reaches).
 // NORM picks where the chain's norms run (mvn.cuh). Session 33 on the H200 (NOTES.md):
