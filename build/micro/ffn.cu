@@ -1,0 +1,403 @@
+// ffn.cu: a batch-1 decode layer's feed-forward half as one launch whose down product
+// starts before gate/up ends (session 41; written when the session's device time was
+// spent, compiled with nvcc 12.4, not yet run).
+//
+// The chain (the engine's launches, PDL edges): mmv_multi (gate and up, 14,336 rows of
+// 4,096 each), swiglu_q8_k (SwiGLU and the Q8_K rounding of the 14,336 values), then
+// mmv_q4_k_1 or mmv_q6_k_1 (down, 4,096 rows of 14,336). Session 41's skip study put
+// swiglu_q8_k at ~2.6 us a layer of the 8B step, and each boundary costs the product
+// after it its ramp. mv1's step is eight weight blocks a row (2,048 values), so down's
+// step s reads only chunk s of the SwiGLU row, which only gate and up rows 2,048s ..
+// 2,048s + 2,047 make.
+//
+// ffn (one launch a layer, as many 128-thread blocks as are resident): each block
+// computes gate and up rows in tasks of 16 (mv1_q4_k's warps and bits, the input row
+// staged once a block), chunk by chunk, and owns E / G rows of down, whose sums it keeps
+// in registers across the chunks (mv1's lanes and bits). The block finishing chunk c's
+// last GU task (a counter) computes SwiGLU and the Q8_K rounding of the chunk
+// (swiglu_q8_k's operations, so the same bits) and sets the chunk's flag; a block adds
+// down's step c once that flag is set, LAG chunks after its own GU tasks of chunk c (see
+// ffn for why that cannot deadlock). The last block to finish zeroes the counters for
+// the next launch. Values other blocks wrote are read with ld.global.cg (L1 is not
+// coherent); a wait that takes 20 ms gives up and is counted (a bug, reported, not a hang).
+//
+// Prints the bits check (layer 0's and the last layer's down outputs and the last
+// SwiGLU row, both ways) and graph times of L layers (FFN halves back to back, GAP ns
+// of a spinning kernel between them where the attention half would run).
+//
+// nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -O3 -fmad=false -o /tmp/ffn ffn.cu && /tmp/ffn && GAP=8000 /tmp/ffn
+#include "micro.cuh"
+#include "../../kernels/cuda/matmul.cu"
+#include "../../kernels/cuda/quant.cu"
+#include <cstring>
+#include <vector>
+
+#define FFN_E 4096    // the row (model width)
+#define FFN_F 14336   // the hidden width
+#define FFN_CH 2048   // a step's values: eight weight blocks
+#define FFN_NC (FFN_F / FFN_CH)
+#define FFN_GU (2 * FFN_CH / 16)  // GU tasks a chunk: gate's, then up's
+
+struct FfnArgs {
+    const uint8_t *gate, *up, *down;  // Q4_K [F][E], Q4_K [F][E], Q4_K or Q6_K (mv1's layout) [E][F]
+    i64 gws, dws;                     // row bytes
+    int dtype;                        // T_Q4_K or T_Q6_K
+    const uint8_t* x;                 // Q8_K row of E (the normed input)
+    float *g, *u;                     // F each
+    uint8_t* x14;                     // Q8_K row of F (SwiGLU's)
+    float* d;                         // E (down's output)
+    unsigned* ctl;                    // counters: [0] blocks done, [1..NC] GU tasks done, [1+NC..2NC] chunk flags
+};
+
+// ffn_gu: rows 16 t .. 16 t + 15 of W (Q4_K, E wide) against the staged row xs (mv1's
+// swizzle 0), as mv1_q4_k<true> computes them; the first GU task of a block issues its
+// weight loads, then (wait: the block's first task) the PDL wait, then stages X (n bytes).
+__device__ __forceinline__ void ffn_gu(const uint8_t* W, i64 ws, const uint8_t* X, uint8_t* xs, int n, float* D, int t, bool stage,
+                                       bool wait) {
+    const int lane = threadIdx.x & 31, c = lane & 3, nb = FFN_E / 256;
+    const int r0 = (4 * t + (int)(threadIdx.x >> 5)) * Q4K_R1;
+    const uint8_t* w[Q4K_R1];
+#pragma unroll
+    for (int i = 0; i < Q4K_R1; i++) w[i] = W + (i64)(r0 + i) * ws;
+    uint4 h[Q4K_R1], qa[Q4K_R1], qb[Q4K_R1];
+    int ib = lane >> 2;
+#pragma unroll
+    for (int i = 0; i < Q4K_R1; i++) {
+        const uint8_t* p = w[i] + 144 * ib;
+        h[i] = *(const uint4*)p, qa[i] = *(const uint4*)(p + 16 + 32 * c), qb[i] = *(const uint4*)(p + 32 + 32 * c);
+    }
+    if (stage) {
+        if (wait) pdl_wait();
+        mv1_stage(xs, X, n, FFN_E, 0);
+        mv1_wait();
+    }
+    float acc[Q4K_R1];
+#pragma unroll
+    for (int i = 0; i < Q4K_R1; i++) acc[i] = 0;
+    for (; ib < nb; ib += 8) {
+        uint4 nh[Q4K_R1], na[Q4K_R1], nq[Q4K_R1];
+        if (ib + 8 < nb) {
+#pragma unroll
+            for (int i = 0; i < Q4K_R1; i++) {
+                const uint8_t* p = w[i] + 144 * (ib + 8);
+                nh[i] = *(const uint4*)p, na[i] = *(const uint4*)(p + 16 + 32 * c), nq[i] = *(const uint4*)(p + 32 + 32 * c);
+            }
+        }
+        int xv[16];
+        float yd;
+        int4 bs;
+        q4k_x(xs, FFN_E, ib, c, true, xv, &yd, &bs);
+#pragma unroll
+        for (int i = 0; i < Q4K_R1; i++) {
+            int sb;
+            const int sa = q4k_dot(qa[i], qb[i], xv, &sb);
+            acc[i] += q4k_part(h[i], c, sa, sb, yd, bs);
+            h[i] = nh[i], qa[i] = na[i], qb[i] = nq[i];
+        }
+    }
+    mv1_store<Q4K_R1>(acc, D, r0, 1 << 30);
+}
+
+// ffn_swiglu: chunk c of SwiGLU(g, u) rounded to Q8_K into x14 (swiglu_q8_k's
+// operations), two 256-value blocks a warp.
+__device__ __forceinline__ void ffn_swiglu(const FfnArgs& a, int c) {
+    const int lane = threadIdx.x & 31, wp = threadIdx.x >> 5;
+    for (int ib = FFN_CH / 256 * c + wp; ib < FFN_CH / 256 * (c + 1); ib += 4) {
+        const int j = 256 * ib + 8 * lane;
+        float v[8];
+#pragma unroll
+        for (int q = 0; q < 2; q++) {
+            const float4 gv = __ldcg((const float4*)(a.g + j) + q), uv = __ldcg((const float4*)(a.u + j) + q);
+            const float G[4] = {gv.x, gv.y, gv.z, gv.w}, U[4] = {uv.x, uv.y, uv.z, uv.w};
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const float e = (float)exp(-(double)G[i]);
+                v[4 * q + i] = G[i] / (1.0f + e) * U[i];
+            }
+        }
+        q8k_quant_warp(v, a.x14, ib, FFN_F);
+    }
+}
+
+// ffn_stuck counts the waits that gave up after 20 ms (a bug, not a slow GPU): a wrong
+// protocol then reports itself instead of hanging the run.
+__device__ unsigned ffn_stuck;
+
+// ffn_await spins until *p >= v (acquire), or gives up after 20 ms.
+__device__ __forceinline__ void ffn_await(const unsigned* p, unsigned v) {
+    uint64_t t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    while (ld_acquire(p) < v) {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+        if (t - t0 > 20000000) {
+            atomicAdd(&ffn_stuck, 1u);
+            return;
+        }
+    }
+}
+
+__device__ __forceinline__ void ffn_release(unsigned* p, unsigned v) {
+    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+// FFN_DR: down rows a warp at most (a block owns E / G of them, warp w rows lo + w,
+// lo + w + 4, ...: at 3 blocks an SM of 132, 10 or 11 rows a block).
+#define FFN_DR 3
+
+// ffn_down_step adds step c of the block's down rows [lo, hi) to the lanes' sums acc
+// (mv1_q4_k's or mv1_q6_k's lanes and formulas, so a row's sum has mv1's bits whatever
+// rows a warp takes), once chunk c's SwiGLU row is flagged; at the last step each row's
+// sum goes over the warp into a.d.
+template <int T>
+__device__ __forceinline__ void ffn_down_step(const FfnArgs& a, int lo, int hi, int c, float (&acc)[FFN_DR]) {
+    const int lane = threadIdx.x & 31, wp = threadIdx.x >> 5, nb = FFN_F / 256, ib = (lane >> 2) + 8 * c;
+    const int t = lane & 3, hh = t >> 1, g = t & 1;
+    // this step's weights first: they depend on nothing
+    uint4 h[FFN_DR], qa[FFN_DR], qb[FFN_DR], qh[FFN_DR];
+    uint2 sc[FFN_DR];
+    uint16_t dw[FFN_DR];
+#pragma unroll
+    for (int j = 0; j < FFN_DR; j++) {
+        const int r = min(lo + wp + 4 * j, hi - 1);
+        const uint8_t* w = a.down + (i64)r * a.dws;
+        if (T == T_Q4_K) {
+            const uint8_t* p = w + 144 * ib;
+            h[j] = *(const uint4*)p, qa[j] = *(const uint4*)(p + 16 + 32 * t), qb[j] = *(const uint4*)(p + 32 + 32 * t);
+        } else {
+            const uint8_t* ql = w + 128 * ib + 64 * hh + 16 * g;
+            qa[j] = *(const uint4*)ql, qb[j] = *(const uint4*)(ql + 32);
+            qh[j] = *(const uint4*)(w + 128 * nb + 64 * ib + 32 * hh + 16 * g);
+            sc[j] = *(const uint2*)(w + 192 * nb + 16 * ib + 8 * hh);
+            dw[j] = *(const uint16_t*)(w + 208 * nb + 2 * ib);
+        }
+    }
+    if (threadIdx.x == 0) ffn_await(a.ctl + 1 + FFN_NC + c, 1u);
+    __syncthreads();
+    const uint8_t* X = a.x14;
+    if (T == T_Q4_K) {
+        const int4* xb = (const int4*)(X + 256 * ib + 64 * t);
+        int xv[16];
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            const int4 v = __ldcg(xb + q);
+            xv[4 * q] = v.x, xv[4 * q + 1] = v.y, xv[4 * q + 2] = v.z, xv[4 * q + 3] = v.w;
+        }
+        const float yd = __ldcg((const float*)(X + FFN_F) + ib);
+        const int4 bs = __ldcg((const int4*)(X + Q8K_BSUMS(FFN_F) + 64 * ib + 16 * t));
+#pragma unroll
+        for (int j = 0; j < FFN_DR; j++) {
+            int sb;
+            const int sa = q4k_dot(qa[j], qb[j], xv, &sb);
+            acc[j] += q4k_part(h[j], t, sa, sb, yd, bs);
+        }
+    } else {
+        const uint8_t* xb = X + 256 * ib + 128 * hh + 16 * g;
+        int4 xv[4];
+#pragma unroll
+        for (int q = 0; q < 4; q++) xv[q] = __ldcg((const int4*)(xb + 32 * q));
+        const float yd = __ldcg((const float*)(X + FFN_F) + ib);
+#pragma unroll
+        for (int j = 0; j < FFN_DR; j++) acc[j] += q6k_part(qa[j], qb[j], qh[j], sc[j], dw[j], xv, g, yd);
+    }
+    if (c + 1 == FFN_NC) {
+#pragma unroll
+        for (int j = 0; j < FFN_DR; j++) {
+            const float sum = warp_sum(acc[j]);
+            const int r = lo + wp + 4 * j;
+            if (lane == 0 && r < hi) a.d[r] = sum;
+        }
+    }
+}
+
+// ffn: one layer's FFN half (gate/up, SwiGLU, down), G blocks of 128 threads, all
+// resident. Block b runs, for c = 0 .. NC - 1: its GU tasks of chunk c (task k of the
+// chunk goes to block (k + FFN_GU * c) % G: gate rows 16k of the chunk for k < 128, up
+// rows for the rest), then (c >= LAG) step c - LAG of its down rows; then the steps left.
+// Only a down step waits (for its chunk's flag), and a block reaches down step c only
+// after its GU tasks of chunk c + LAG: the block waiting for the lowest chunk's flag waits
+// for GU tasks every block has passed, so the flag comes (the last block to finish one
+// of them runs the chunk's SwiGLU before anything else).
+__global__ void __launch_bounds__(128, 3) ffn(FfnArgs a, int lag) {
+    extern __shared__ __align__(16) uint8_t ffn_xs[];
+    uint8_t* xs = ffn_xs;
+    __shared__ int last;
+    const int G = gridDim.x, b = blockIdx.x, xn = mv1_bytes(T_Q4_K, FFN_E);
+    const int lo = (int)((i64)FFN_E * b / G), hi = (int)((i64)FFN_E * (b + 1) / G);
+    float acc[FFN_DR] = {};
+    bool waited = false, staged = false;  // block-uniform
+    auto down = [&](int c) {
+        if (!waited) pdl_wait(), waited = true;
+        if (a.dtype == T_Q4_K) ffn_down_step<T_Q4_K>(a, lo, hi, c, acc);
+        else ffn_down_step<T_Q6_K>(a, lo, hi, c, acc);
+    };
+    for (int c = 0; c < FFN_NC; c++) {
+        for (int k = ((b - FFN_GU * c) % G + G) % G; k < FFN_GU; k += G) {
+            const bool isup = k >= FFN_GU / 2;
+            const int tt = (isup ? k - FFN_GU / 2 : k) + c * (FFN_CH / 16);
+            ffn_gu(isup ? a.up : a.gate, a.gws, a.x, xs, xn, isup ? a.u : a.g, tt, !staged, !waited);
+            waited = staged = true;
+            __syncthreads();
+            if (threadIdx.x == 0) {
+                __threadfence();
+                last = atomicAdd(a.ctl + 1 + c, 1u) + 1 == (unsigned)FFN_GU;
+            }
+            __syncthreads();
+            if (last) {  // the chunk's SwiGLU, then its flag
+                __threadfence();
+                ffn_swiglu(a, c);
+                __syncthreads();
+                if (threadIdx.x == 0) {
+                    __threadfence();
+                    ffn_release(a.ctl + 1 + FFN_NC + c, 1u);
+                }
+            }
+        }
+        if (c >= lag) down(c - lag);
+    }
+    for (int c = FFN_NC - lag; c < FFN_NC; c++) down(c);
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(a.ctl, 1u) + 1 == (unsigned)G;
+    __syncthreads();
+    if (last) {  // every other block is done: zero the counters for the next launch
+        for (int j = threadIdx.x; j < 1 + 2 * FFN_NC; j += blockDim.x) a.ctl[j] = 0;
+    }
+}
+
+static int rowbytes(int t, int K) { return t == T_Q4_K ? K / 256 * 144 : K / 256 * 210; }
+static int xbytes(int K) { return ((Q8K_BSUMS(K) + 4 * (K / 16)) + 15) & ~15; }
+
+// fill_weights writes random quants with small, finite f16 scales (Q4_K: d, dmin at the
+// start of each 144-byte block; Q6_K in mv1's row layout: the d plane at 208 * nb).
+static void fill_weights(uint8_t* dev, int t, int M, int K, unsigned seed) {
+    const int ws = rowbytes(t, K), nb = K / 256;
+    std::vector<uint8_t> h((size_t)M * ws);
+    unsigned s = seed;
+    for (auto& b : h) s = s * 1664525u + 1013904223u, b = (uint8_t)(s >> 24);
+    for (int r = 0; r < M; r++) {
+        uint8_t* row = h.data() + (size_t)r * ws;
+        for (int b = 0; b < nb; b++) {
+            s = s * 1664525u + 1013904223u;
+            const uint16_t d = (uint16_t)(0x1800 + ((s >> 16) & 0x3ff)), m = (uint16_t)(0x1400 + ((s >> 6) & 0x3ff));
+            if (t == T_Q4_K) memcpy(row + 144 * b, &d, 2), memcpy(row + 144 * b + 2, &m, 2);
+            else memcpy(row + 208 * nb + 2 * b, &d, 2);
+        }
+    }
+    CK(cudaMemcpy(dev, h.data(), h.size(), cudaMemcpyHostToDevice));
+}
+
+int main() {
+    cudaDeviceProp pr;
+    CK(cudaGetDeviceProperties(&pr, 0));
+    const int L = getenv("L") ? atoi(getenv("L")) : 32, gap = getenv("GAP") ? atoi(getenv("GAP")) : 0;
+    const int lag = getenv("LAG") ? atoi(getenv("LAG")) : 1;  // down's step c after GU chunk c + LAG (1 .. 6)
+    const int gws = rowbytes(T_Q4_K, FFN_E);
+    struct Layer {
+        uint8_t *gate, *up, *down;
+        int dtype;
+        float *dc, *df;  // down's output: the chain's, the fused kernel's
+    };
+    std::vector<Layer> ly(L);
+    size_t bytes = 0;
+    for (int l = 0; l < L; l++) {
+        Layer& y = ly[l];
+        y.dtype = l % 2 ? T_Q4_K : T_Q6_K;  // llama.cpp's Q4_K_M mixes them
+        CK(cudaMalloc(&y.gate, (size_t)FFN_F * gws));
+        CK(cudaMalloc(&y.up, (size_t)FFN_F * gws));
+        CK(cudaMalloc(&y.down, (size_t)FFN_E * rowbytes(y.dtype, FFN_F)));
+        if (l < 2) {
+            fill_weights(y.gate, T_Q4_K, FFN_F, FFN_E, 1 + 3 * l);
+            fill_weights(y.up, T_Q4_K, FFN_F, FFN_E, 2 + 3 * l);
+            fill_weights(y.down, y.dtype, FFN_E, FFN_F, 3 + 3 * l);
+        } else {  // the same bytes as layer l % 2's, in buffers of their own
+            CK(cudaMemcpy(y.gate, ly[l % 2].gate, (size_t)FFN_F * gws, cudaMemcpyDeviceToDevice));
+            CK(cudaMemcpy(y.up, ly[l % 2].up, (size_t)FFN_F * gws, cudaMemcpyDeviceToDevice));
+            CK(cudaMemcpy(y.down, ly[l % 2].down, (size_t)FFN_E * rowbytes(y.dtype, FFN_F), cudaMemcpyDeviceToDevice));
+        }
+        CK(cudaMalloc(&y.dc, FFN_E * 4));
+        CK(cudaMalloc(&y.df, FFN_E * 4));
+        bytes += 2 * (size_t)FFN_F * gws + (size_t)FFN_E * rowbytes(y.dtype, FFN_F);
+    }
+    // the input row: random values rounded to Q8_K by the engine's kernel
+    float* xf;
+    uint8_t *x, *x14c, *x14f;
+    CK(cudaMalloc(&xf, FFN_E * 4));
+    CK(cudaMalloc(&x, xbytes(FFN_E)));
+    CK(cudaMalloc(&x14c, xbytes(FFN_F)));
+    CK(cudaMalloc(&x14f, xbytes(FFN_F)));
+    std::vector<float> hx(FFN_E);
+    for (int j = 0; j < FFN_E; j++) hx[j] = (float)((j * 7919) % 2001 - 1000) / 400.0f;
+    CK(cudaMemcpy(xf, hx.data(), FFN_E * 4, cudaMemcpyHostToDevice));
+    quant_q8_k<<<dim3((FFN_E / 256 + Q8KW_WARPS - 1) / Q8KW_WARPS, 1), 32 * Q8KW_WARPS>>>(x, 0, xf, FFN_E);
+    float *g, *u;
+    unsigned *ctl, *out;
+    CK(cudaMalloc(&g, FFN_F * 4));
+    CK(cudaMalloc(&u, FFN_F * 4));
+    CK(cudaMalloc(&ctl, (1 + 2 * FFN_NC) * 4));
+    CK(cudaMemset(ctl, 0, (1 + 2 * FFN_NC) * 4));
+    CK(cudaMalloc(&out, 1 << 20));
+    CK(cudaDeviceSynchronize());
+
+    cudaStream_t s;
+    CK(cudaStreamCreate(&s));
+    const int xn4 = xbytes(FFN_E), xn14 = xbytes(FFN_F);
+    auto chain = [&]() {
+        for (int l = 0; l < L; l++) {
+            const Layer& y = ly[l];
+            const int nrb = 2 * (FFN_F / 16);
+            launch_smem(s, mmv_multi, nrb, 128, xn4, (const uint8_t*)x, (i64)0, FFN_E, (const uint8_t*)y.gate, (i64)gws, g, FFN_F,
+                        T_Q4_K, (const uint8_t*)y.up, (i64)gws, u, FFN_F, T_Q4_K, (const uint8_t*)nullptr, (i64)0, (float*)nullptr, 0,
+                        T_Q4_K);
+            launch(s, swiglu_q8_k, dim3((FFN_F / 256 + Q8KW_WARPS - 1) / Q8KW_WARPS, 1), 32 * Q8KW_WARPS, g, (const float*)g,
+                   (const float*)u, FFN_F, x14c, (i64)0, (uint16_t*)nullptr, (i64)0);
+            const int drows = y.dtype == T_Q4_K ? 4 * Q4K_R1 : 4 * Q6K_R1;
+            launch_smem(s, y.dtype == T_Q4_K ? mmv_q4_k_1 : mmv_q6_k_1, FFN_E / drows, 128, xn14, (const uint8_t*)y.down,
+                        (i64)rowbytes(y.dtype, FFN_F), (const uint8_t*)x14c, (i64)0, y.dc, (i64)0, FFN_E, FFN_F, 1);
+            if (gap) launch(s, kgap, 1, 32, out, gap);
+        }
+    };
+    int occ;
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, ffn, 128, xn4));
+    const int grid = occ * pr.multiProcessorCount;
+    if ((FFN_E + grid - 1) / grid > 4 * FFN_DR || lag < 0 || lag >= FFN_NC) {
+        printf("ffn: %d blocks leave a block more than %d down rows, or LAG %d is not 0 .. %d\n", grid, 4 * FFN_DR, lag, FFN_NC - 1);
+        return 1;
+    }
+    auto fused = [&]() {
+        for (int l = 0; l < L; l++) {
+            const Layer& y = ly[l];
+            FfnArgs a{y.gate, y.up, y.down, (i64)gws, (i64)rowbytes(y.dtype, FFN_F), y.dtype, x, g, u, x14f, y.df, ctl};
+            launch_smem(s, ffn, grid, 128, xn4, a, lag);
+            if (gap) launch(s, kgap, 1, 32, out, gap);
+        }
+    };
+    printf("%.2f GB of FFN weights in %d layers; ffn: %d blocks (%d an SM), lag %d, gap %d ns\n", bytes / 1e9, L, grid, occ, lag, gap);
+    // bits: layer 0's and the last layer's down outputs, and the last SwiGLU row
+    chain();
+    fused();
+    CK(cudaStreamSynchronize(s));
+    size_t diff = 0, n = 0;
+    for (int l : {0, L - 1}) {
+        std::vector<float> a(FFN_E), b(FFN_E);
+        CK(cudaMemcpy(a.data(), ly[l].dc, FFN_E * 4, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(b.data(), ly[l].df, FFN_E * 4, cudaMemcpyDeviceToHost));
+        for (int j = 0; j < FFN_E; j++) diff += memcmp(&a[j], &b[j], 4) != 0, n++;
+    }
+    {
+        std::vector<uint8_t> a(xn14), b(xn14);
+        CK(cudaMemcpy(a.data(), x14c, xn14, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(b.data(), x14f, xn14, cudaMemcpyDeviceToHost));
+        for (int j = 0; j < xn14; j++) diff += a[j] != b[j], n++;
+    }
+    unsigned stuck;
+    CK(cudaMemcpyFromSymbol(&stuck, ffn_stuck, 4));
+    printf("fused against the chain: %zu of %zu outputs and SwiGLU bytes differ%s; %u waits gave up\n", diff, n,
+           diff ? "  WRONG" : "", stuck);
+    for (int r = 0; r < 2; r++) {  // then the waits that gave up during the timing, if any
+        const float tc = graph_best_ms(s, chain, 2, 5), tf = graph_best_ms(s, fused, 2, 5);
+        printf("round %d: chain %.3f ms (%.2f TB/s, %.2f us a layer), fused %.3f ms (%.2f TB/s, %.2f us a layer)\n", r, tc,
+               bytes / (tc * 1e-3) / 1e12, 1e3 * tc / L, tf, bytes / (tf * 1e-3) / 1e12, 1e3 * tf / L);
+    }
+    CK(cudaMemcpyFromSymbol(&stuck, ffn_stuck, 4));
+    if (stuck) printf("%u waits gave up in all\n", stuck);
+    return 0;
+}
