@@ -210,9 +210,10 @@ __device__ __forceinline__ void ffn_down_step(const FfnArgs& a, int lo, int hi, 
 }
 
 // ffn: one layer's FFN half (gate/up, SwiGLU, down), G blocks of 128 threads, all
-// resident. Block b runs, for c = 0 .. NC - 1: its GU tasks of chunk c (task k of the
-// chunk goes to block (k + FFN_GU * c) % G: gate rows 16k of the chunk for k < 128, up
-// rows for the rest), then (c >= LAG) step c - LAG of its down rows; then the steps left.
+// resident. The GU tasks in the chunks' order (task k of chunk c: gate rows 16k of the
+// chunk for k < 128, up rows for the rest) go round the blocks, block b taking b, b + G,
+// ... so every block streams all along; block b runs, for c = 0 .. NC - 1, its GU tasks
+// of chunk c, then (c >= LAG) step c - LAG of its down rows; then the steps left.
 // Only a down step waits (for its chunk's flag), and a block reaches down step c only
 // after its GU tasks of chunk c + LAG: the block waiting for the lowest chunk's flag waits
 // for GU tasks every block has passed, so the flag comes (the last block to finish one
@@ -230,8 +231,10 @@ __global__ void __launch_bounds__(128, 3) ffn(FfnArgs a, int lag) {
         if (a.dtype == T_Q4_K) ffn_down_step<T_Q4_K>(a, lo, hi, c, acc);
         else ffn_down_step<T_Q6_K>(a, lo, hi, c, acc);
     };
+    int next = b;  // the block's next GU task, in the chunks' order (FFN_GU a chunk)
     for (int c = 0; c < FFN_NC; c++) {
-        for (int k = ((b - FFN_GU * c) % G + G) % G; k < FFN_GU; k += G) {
+        for (; next < FFN_GU * (c + 1); next += G) {
+            const int k = next - FFN_GU * c;
             const bool isup = k >= FFN_GU / 2;
             const int tt = (isup ? k - FFN_GU / 2 : k) + c * (FFN_CH / 16);
             ffn_gu(isup ? a.up : a.gate, a.gws, a.x, xs, xn, isup ? a.u : a.g, tt, !staged, !waited);
