@@ -1,0 +1,34 @@
+#!/bin/sh
+# s42-call1.sh: written at the end of session 41 (its device time spent) for the next
+# session's first call; build bin/dev first (TESTS="cuda engine" sh build/dev-build.sh,
+# carried without testdata/golden, vocab, tokenizers). Three things session 41 left:
+#   1. build/micro/ffn.cu (build/ffn-gpu.sh): a layer's FFN half as one launch, down
+#      taking each SwiGLU chunk as gate/up finishes it, against the engine's three
+#      launches; bits checked.
+#   2. build/wip/argmax4.patch (s41-call8.sh's steps): sample.ptx made here ($OUT), the
+#      argmax, feeder, sampling and engine CUDA tests on it, 8B tg128 A/B.
+#   3. One DeepSeek-V2-Lite decode step kernel by kernel under ncu (profile-cuda.sh):
+#      what moe_topk and the routed products take alone, against the ~8-10 us each
+#      costs the chain (NOTES.md, session 41's skip study).
+set -u
+export MODELS="q4 v2"
+. build/gpu-setup.sh "${OUT:-/tmp/s42c1}"
+el "ffn micro"
+GAPS="0 8000" LAGS="1 2" sh build/ffn-gpu.sh 2>&1 | tee "$L/ffn.txt" | grep -E 'differ|round|blocks|WRONG|gave up'
+patch -p1 -s <build/wip/argmax4.patch || el "argmax4.patch does not apply"
+sh build/ptx-copy.sh /tmp/px sample || el "PTX FAILED"
+cp /tmp/px/sample.ptx "$L/"
+export EMBER_CUDA_PTX_DIR=/tmp/px
+sample_tests 90
+grep -E -- '--- (PASS|FAIL).*(ArgMax|chunks|floats past)' /tmp/g0.log | head -8
+wait
+b() { q env $1 $E bench -backend cuda -p 0 -n 128 -r 1 -m /tmp/$2.gguf; }
+OLD="-u EMBER_CUDA_PTX_DIR"
+NEW="EMBER_CUDA_PTX_DIR=/tmp/px"
+for r in 1 2 3; do
+	el "q4 tg128: committed $(b "$OLD" q4) argmax4 $(b "$NEW" q4)"
+done
+el "v2 tg128: committed $(b "$OLD" v2) argmax4 $(b "$NEW" v2)"
+unset EMBER_CUDA_PTX_DIR
+sh build/profile-cuda.sh "$E" /tmp/v2.gguf "$L/v2prof" -p 0 -n 32 >/dev/null 2>&1 || el "profile failed"
+head -30 "$L/v2prof/summary.txt"
