@@ -7,7 +7,7 @@
 # Written in session 41 when its device time was spent, not run: build/wip/argmax4.patch
 # (the kernel) is applied to the copy of the tree first.
 set -u
-patch -p1 -s <build/wip/argmax4.patch || exit 1
+{ patch -p1 -s <build/wip/argmax4.patch || git apply build/wip/argmax4.patch; } || exit 1
 export MODELS="q4"
 . build/gpu-setup.sh "${OUT:-/tmp/s41c8}"
 sh build/ptx-copy.sh /tmp/px sample || el "PTX FAILED"
