@@ -4,14 +4,16 @@
 //
 // The step's gaps (norms, attention, the ramp and tail of each launch) leave HBM idle;
 // a persistent kernel would fill them from its shared-memory ring, but the ring holds
-// only ~5 us a SM (mvr.cuh, ring.cu). L2 holds 50 MB, ~12 us of HBM. Here a few
+// only ~5 us an SM (mvr.cuh, ring.cu). L2 holds 50 MB, ~12 us of HBM. Here a few
 // one-warp blocks, in their own branch of the step's graph, walk the step's products in
 // order, each taking every PFB-th chunk of PFC KiB (cp.async.bulk.prefetch.L2), never
 // more than PFW MiB past the chain's progress: the products' outputs at checkpoints
-// (every eighth of a product's rows, set to a NaN no sum makes by a reset kernel first), polled only when a chunk would pass the window. The chain is
-// the engine's launches, unchanged. Session 23 found a product after a gap ~1.6 us
-// faster from L2 than from HBM (9.4 MB), and prefetches issued by the chain's own
-// kernels no help: they came at the gaps, when HBM was already the bottleneck's cure.
+// (every eighth of a product's rows, set by a reset kernel to a NaN no sum makes),
+// polled only when a chunk would pass the window. The chain is the engine's launches,
+// unchanged. Session 23 found a product after a gap ~1.6 us faster from L2 than from
+// HBM (9.4 MB), and prefetches issued by the chain's own kernels no help. Session 41 on
+// the H200 (NOTES.md): with chunks of 1-4 MiB the prefetcher keeps up and the chain's
+// time does not change.
 #pragma once
 
 struct PfProd {
