@@ -11,4 +11,7 @@ for g in ${GAPS:-0 8000}; do
 	for l in ${LAGS:-1 2}; do
 		GAP=$g LAG=$l timeout -s KILL 60 /tmp/ffn
 	done
+	for n in ${NORMS:-1}; do
+		GAP=$g NORM=$n timeout -s KILL 60 /tmp/ffn
+	done
 done

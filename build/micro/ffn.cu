@@ -23,7 +23,9 @@
 //
 // Prints the bits check (layer 0's and the last layer's down outputs and the last
 // SwiGLU row, both ways) and graph times of L layers (FFN halves back to back, GAP ns
-// of a spinning kernel between them where the attention half would run).
+// of a spinning kernel between them where the attention half would run). NORM=1 adds
+// the next norm (the residual add, RMSNorm and Q8_K rounding after down): the chain's
+// add_rms_norm_q8_k_1 launch against ffn's last block doing it (ffn_norm), bits checked.
 //
 // nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -O3 -fmad=false -o /tmp/ffn ffn.cu && /tmp/ffn && GAP=8000 /tmp/ffn
 #include "micro.cuh"
@@ -47,6 +49,13 @@ struct FfnArgs {
     uint8_t* x14;                     // Q8_K row of F (SwiGLU's)
     float* d;                         // E (down's output)
     unsigned* ctl;                    // counters: [0] blocks done, [1..NC] GU tasks done, [1+NC..2NC] chunk flags
+    // NORM=1: the next layer's norm by the last block, as add_rms_norm_q8_k_1(r, d, r,
+    // dst, nw, E, eps, xn) computes it (the chain launches that kernel after down)
+    int norm;
+    float *r, *dst;
+    const float* nw;
+    uint8_t* xn;
+    float eps;
 };
 
 // ffn_gu: rows 16 t .. 16 t + 15 of W (Q4_K, E wide) against the staged row xs (mv1's
@@ -209,6 +218,46 @@ __device__ __forceinline__ void ffn_down_step(const FfnArgs& a, int lo, int hi, 
     }
 }
 
+// ffn_norm: add_rms_norm_q8_k_1's residual add, RMSNorm and Q8_K rounding of one row of
+// E by this block's 128 threads, with its bits: thread p plays that kernel's threads p and
+// p + 128 (their elements t, t + 256, ... summed in order, their warps' double sums kept
+// apart: part[w] and part[w + 4]), warp w then rounds blocks w, w + 4, ... (that kernel's
+// warps round the same blocks with the same operations).
+__device__ __forceinline__ void ffn_norm(const FfnArgs& a, float* ns) {
+    __shared__ double part[8];
+    const int p = threadIdx.x, lane = p & 31, wp = p >> 5;
+#pragma unroll
+    for (int hf = 0; hf < 2; hf++) {
+        const int t = p + 128 * hf;
+        float av[FFN_E / 256], bv[FFN_E / 256];
+#pragma unroll
+        for (int k = 0; k < FFN_E / 256; k++) av[k] = __ldcg(a.d + t + 256 * k), bv[k] = __ldcg(a.r + t + 256 * k);
+        double ss = 0;
+#pragma unroll
+        for (int k = 0; k < FFN_E / 256; k++) {
+            const float v = av[k] + bv[k];
+            ns[t + 256 * k] = v;
+            a.r[t + 256 * k] = v;
+            ss += (double)v * (double)v;
+        }
+        ss = warp_sumd(ss);
+        if (lane == 0) part[wp + 4 * hf] = ss;
+    }
+    __syncthreads();
+    double tot = 0;
+    for (int k = 0; k < 8; k++) tot += part[k];
+    const float mean = (float)(tot / (double)FFN_E);
+    const float scale = (float)(1.0 / sqrt((double)(mean + a.eps)));
+    for (int ib = wp; ib < FFN_E / 256; ib += 4) {
+        float v[8];
+#pragma unroll
+        for (int i = 0; i < 8; i++) v[i] = ns[ib * 256 + 8 * lane + i] * scale * a.nw[ib * 256 + 8 * lane + i];
+        *(float4*)(a.dst + ib * 256 + 8 * lane) = make_float4(v[0], v[1], v[2], v[3]);
+        *(float4*)(a.dst + ib * 256 + 8 * lane + 4) = make_float4(v[4], v[5], v[6], v[7]);
+        q8k_quant_warp(v, a.xn, ib, FFN_E);
+    }
+}
+
 // ffn: one layer's FFN half (gate/up, SwiGLU, down), G blocks of 128 threads, all
 // resident. The GU tasks in the chunks' order (task k of chunk c: gate rows 16k of the
 // chunk for k < 128, up rows for the rest) go round the blocks, block b taking b, b + G,
@@ -259,9 +308,17 @@ __global__ void __launch_bounds__(128, 3) ffn(FfnArgs a, int lag) {
     }
     for (int c = FFN_NC - lag; c < FFN_NC; c++) down(c);
     __syncthreads();
-    if (threadIdx.x == 0) last = atomicAdd(a.ctl, 1u) + 1 == (unsigned)G;
+    if (threadIdx.x == 0) {
+        __threadfence();  // this block's rows of d, before the count (ffn_norm reads them)
+        last = atomicAdd(a.ctl, 1u) + 1 == (unsigned)G;
+    }
     __syncthreads();
-    if (last) {  // every other block is done: zero the counters for the next launch
+    if (last) {  // every other block is done: the norm (NORM=1), and the counters zeroed for the next launch
+        __threadfence();
+        if (a.norm) {
+            __shared__ float ns[FFN_E];
+            ffn_norm(a, ns);
+        }
         for (int j = threadIdx.x; j < 1 + 2 * FFN_NC; j += blockDim.x) a.ctl[j] = 0;
     }
 }
@@ -338,6 +395,19 @@ int main() {
     CK(cudaMalloc(&ctl, (1 + 2 * FFN_NC) * 4));
     CK(cudaMemset(ctl, 0, (1 + 2 * FFN_NC) * 4));
     CK(cudaMalloc(&out, 1 << 20));
+    // NORM=1: the residual row, the norm's weights and outputs (the chain's, the fused kernel's)
+    const int norm = getenv("NORM") ? atoi(getenv("NORM")) : 0;
+    std::vector<float> hr(FFN_E), hw(FFN_E);
+    for (int j = 0; j < FFN_E; j++) hr[j] = (float)((j * 37) % 101 - 50) / 25.0f, hw[j] = 1.0f + (float)(j % 7) / 16.0f;
+    float *rc, *rf, *dstc, *dstf, *nw;
+    uint8_t *xnc, *xnf;
+    for (float** q : {&rc, &rf, &dstc, &dstf, &nw}) CK(cudaMalloc(q, FFN_E * 4));
+    CK(cudaMalloc(&xnc, xbytes(FFN_E)));
+    CK(cudaMalloc(&xnf, xbytes(FFN_E)));
+    CK(cudaMemcpy(rc, hr.data(), FFN_E * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(rf, hr.data(), FFN_E * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(nw, hw.data(), FFN_E * 4, cudaMemcpyHostToDevice));
+    const float eps = 1e-5f;
     CK(cudaDeviceSynchronize());
 
     cudaStream_t s;
@@ -355,6 +425,9 @@ int main() {
             const int drows = y.dtype == T_Q4_K ? 4 * Q4K_R1 : 4 * Q6K_R1;
             launch_smem(s, y.dtype == T_Q4_K ? mmv_q4_k_1 : mmv_q6_k_1, FFN_E / drows, 128, xn14, (const uint8_t*)y.down,
                         (i64)rowbytes(y.dtype, FFN_F), (const uint8_t*)x14c, (i64)0, y.dc, (i64)0, FFN_E, FFN_F, 1);
+            if (norm)
+                launch(s, add_rms_norm_q8_k_1, 1, 256, rc, (const float*)y.dc, (const float*)rc, dstc, (const float*)nw, FFN_E, eps,
+                       xnc);
             if (gap) launch(s, kgap, 1, 32, out, gap);
         }
     };
@@ -368,12 +441,14 @@ int main() {
     auto fused = [&]() {
         for (int l = 0; l < L; l++) {
             const Layer& y = ly[l];
-            FfnArgs a{y.gate, y.up, y.down, (i64)gws, (i64)rowbytes(y.dtype, FFN_F), y.dtype, x, g, u, x14f, y.df, ctl};
+            FfnArgs a{y.gate, y.up, y.down, (i64)gws, (i64)rowbytes(y.dtype, FFN_F), y.dtype, x, g, u, x14f, y.df, ctl, norm, rf, dstf,
+                      nw, xnf, eps};
             launch_smem(s, ffn, grid, 128, xn4, a, lag);
             if (gap) launch(s, kgap, 1, 32, out, gap);
         }
     };
-    printf("%.2f GB of FFN weights in %d layers; ffn: %d blocks (%d an SM), lag %d, gap %d ns\n", bytes / 1e9, L, grid, occ, lag, gap);
+    printf("%.2f GB of FFN weights in %d layers; ffn: %d blocks (%d an SM), lag %d, gap %d ns, norm %d\n", bytes / 1e9, L, grid, occ, lag,
+           gap, norm);
     // bits: layer 0's and the last layer's down outputs, and the last SwiGLU row
     chain();
     fused();
@@ -385,12 +460,14 @@ int main() {
         CK(cudaMemcpy(b.data(), ly[l].df, FFN_E * 4, cudaMemcpyDeviceToHost));
         for (int j = 0; j < FFN_E; j++) diff += memcmp(&a[j], &b[j], 4) != 0, n++;
     }
-    {
-        std::vector<uint8_t> a(xn14), b(xn14);
-        CK(cudaMemcpy(a.data(), x14c, xn14, cudaMemcpyDeviceToHost));
-        CK(cudaMemcpy(b.data(), x14f, xn14, cudaMemcpyDeviceToHost));
-        for (int j = 0; j < xn14; j++) diff += a[j] != b[j], n++;
-    }
+    auto bytes_differ = [&](const void* p, const void* q, size_t nb) {
+        std::vector<uint8_t> a(nb), b(nb);
+        CK(cudaMemcpy(a.data(), p, nb, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(b.data(), q, nb, cudaMemcpyDeviceToHost));
+        for (size_t j = 0; j < nb; j++) diff += a[j] != b[j], n++;
+    };
+    bytes_differ(x14c, x14f, xn14);
+    if (norm) bytes_differ(rc, rf, FFN_E * 4), bytes_differ(dstc, dstf, FFN_E * 4), bytes_differ(xnc, xnf, xbytes(FFN_E));
     unsigned stuck;
     CK(cudaMemcpyFromSymbol(&stuck, ffn_stuck, 4));
     printf("fused against the chain: %zu of %zu outputs and SwiGLU bytes differ%s; %u waits gave up\n", diff, n,
