@@ -3,7 +3,9 @@
 # a layer's gate/up, SwiGLU and down as the engine's three launches against one launch
 # whose down product takes each 2,048-value chunk as soon as gate/up's rows for it are
 # done; bits checked, 32 layers' FFN halves timed with GAPS ns between them (where a
-# layer's attention half runs) and down LAGS chunks behind gate/up.
+# layer's attention half runs) and down LAGS chunks behind gate/up; then with the next
+# norm after each FFN half (NORMS="1": add_rms_norm_q8_k_1 launched, or run by ffn's
+# last block).
 set -u
 cd build/micro
 nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -O3 -fmad=false -o /tmp/ffn ffn.cu 2>&1 | grep -i error
