@@ -145,6 +145,18 @@ __device__ __forceinline__ void ffn_await(const unsigned* p, unsigned v) {
     }
 }
 
+// The block's signals, as CUTLASS's GenericBarrier makes them: its threads meet
+// (__syncthreads), then one thread orders the block's earlier writes before its counter
+// update with fence.acq_rel.gpu (lighter than __threadfence's membar.gl) and the reader
+// waits with ld.acquire.gpu, or takes fence.acq_rel.gpu after an atomic that told it so.
+__device__ __forceinline__ void ffn_fence() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
+__device__ __forceinline__ unsigned ffn_arrive(unsigned* p) {
+    unsigned old;
+    ffn_fence();
+    asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], 1;" : "=r"(old) : "l"(p) : "memory");
+    return old;
+}
+
 __device__ __forceinline__ void ffn_release(unsigned* p, unsigned v) {
     asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
@@ -290,31 +302,26 @@ __global__ void __launch_bounds__(128, 3) ffn(FfnArgs a, int lag) {
             waited = staged = true;
             __syncthreads();
             if (threadIdx.x == 0) {
-                __threadfence();
-                last = atomicAdd(a.ctl + 1 + c, 1u) + 1 == (unsigned)FFN_GU;
+                last = ffn_arrive(a.ctl + 1 + c) + 1 == (unsigned)FFN_GU;
+                if (last) ffn_fence();  // every GU task's rows of the chunk, before ours reads them
             }
             __syncthreads();
-            if (last) {  // the chunk's SwiGLU, then its flag
-                __threadfence();
+            if (last) {  // the chunk's SwiGLU, then its flag (a release store)
                 ffn_swiglu(a, c);
                 __syncthreads();
-                if (threadIdx.x == 0) {
-                    __threadfence();
-                    ffn_release(a.ctl + 1 + FFN_NC + c, 1u);
-                }
+                if (threadIdx.x == 0) ffn_release(a.ctl + 1 + FFN_NC + c, 1u);
             }
         }
         if (c >= lag) down(c - lag);
     }
     for (int c = FFN_NC - lag; c < FFN_NC; c++) down(c);
     __syncthreads();
-    if (threadIdx.x == 0) {
-        __threadfence();  // this block's rows of d, before the count (ffn_norm reads them)
-        last = atomicAdd(a.ctl, 1u) + 1 == (unsigned)G;
+    if (threadIdx.x == 0) {  // (this block's rows of d before the count: ffn_norm reads them)
+        last = ffn_arrive(a.ctl) + 1 == (unsigned)G;
+        if (last) ffn_fence();
     }
     __syncthreads();
     if (last) {  // every other block is done: the norm (NORM=1), and the counters zeroed for the next launch
-        __threadfence();
         if (a.norm) {
             __shared__ float ns[FFN_E];
             ffn_norm(a, ns);
