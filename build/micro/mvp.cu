@@ -289,6 +289,7 @@ int main() {
         CK(cudaMemcpy(dpp, pp.data(), pp.size() * sizeof(PfProd), cudaMemcpyHostToDevice));
         CK(cudaMemcpy(dpc, pc.data(), pc.size() * sizeof(PfCheck), cudaMemcpyHostToDevice));
         const int npp = (int)pp.size(), npc = (int)pc.size();
+        const int pfmode = getenv("PFMODE") ? atoi(getenv("PFMODE")) : 0;  // pfr.cuh's pf_walk modes
         cudaStream_t s2;
         CK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
         cudaEvent_t ef, ej;
@@ -300,14 +301,14 @@ int main() {
                 if (pfb) {
                     CK(cudaEventRecord(ef, s));
                     CK(cudaStreamWaitEvent(s2, ef, 0));
-                    pf_walk<<<pfb, 32, 0, s2>>>(dpp, npp, dpc, npc, window, chunk);
+                    pf_walk<<<pfb, 32, 0, s2>>>(dpp, npp, dpc, npc, window, chunk, pfmode, out);
                     CK(cudaEventRecord(ej, s2));
                 }
                 chain();
                 if (pfb) CK(cudaStreamWaitEvent(s, ej, 0));
             }, 3, 7);
         };
-        printf("prefetcher (gap %d ns, norm %d): %lld bytes, %d checkpoints\n", gap, norm, off, npc);
+        printf("prefetcher (gap %d ns, norm %d, mode %d): %lld bytes, %d checkpoints\n", gap, norm, pfmode, off, npc);
         char* spec = strdup(getenv("PFB"));  // "blocks:MiB:KiB,..."
         for (int round = 0; round < 2; round++) {
             printf("  chain %.3f ms", run(0, 0, 0));

@@ -7,12 +7,17 @@
 #      launches; bits checked.
 #   2. build/wip/argmax4.patch (s41-call8.sh's steps): sample.ptx made here ($OUT), the
 #      argmax, feeder, sampling and engine CUDA tests on it, 8B tg128 A/B.
+#   4. build/micro/mvp.cu's L2 prefetcher with per-line prefetches (PFMODE=1) and
+#      reads (PFMODE=2), beside SHARED=1 (the weights already in L2) for the bound:
+#      session 41's bulk prefetches changed nothing, where L2-resident weights saved
+#      0.28 ms of the micro's 1.68.
 #   3. One DeepSeek-V2-Lite decode step kernel by kernel under ncu (profile-cuda.sh):
 #      what moe_topk and the routed products take alone, against the ~8-10 us each
 #      costs the chain (NOTES.md, session 41's skip study).
 set -u
 export MODELS="q4 v2"
 . build/gpu-setup.sh "${OUT:-/tmp/s42c1}"
+(cd build/micro && nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -O3 -fmad=false -o /tmp/mvp mvp.cu 2>&1 | grep -i error) &
 el "ffn micro"
 GAPS="0 8000" LAGS="1 2" sh build/ffn-gpu.sh 2>&1 | tee "$L/ffn.txt" | grep -E 'differ|round|blocks|WRONG|gave up'
 { patch -p1 -s <build/wip/argmax4.patch || git apply build/wip/argmax4.patch; } || el "argmax4.patch does not apply"
@@ -32,3 +37,8 @@ el "v2 tg128: committed $(b "$OLD" v2) argmax4 $(b "$NEW" v2)"
 unset EMBER_CUDA_PTX_DIR
 sh build/profile-cuda.sh "$E" /tmp/v2.gguf "$L/v2prof" -p 0 -n 32 >/dev/null 2>&1 || el "profile failed"
 head -30 "$L/v2prof/summary.txt"
+wait
+for m in 1 2; do
+	el "prefetcher mode $m: $(NORM=5 GAP=0 PFMODE=$m PFB="132:24:256,132:40:1024,264:24:512,528:24:256" timeout -s KILL 60 /tmp/mvp | tail -2 | tr '\n' ' ')"
+done
+el "weights in L2: $(NORM=5 GAP=0 SHARED=1 S=6 SB=26880 timeout -s KILL 60 /tmp/mvp | tail -1)"
