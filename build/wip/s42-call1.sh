@@ -1,7 +1,7 @@
 #!/bin/sh
 # s42-call1.sh: written at the end of session 41 (its device time spent) for the next
-# session's first call; build bin/dev first (TESTS="cuda engine" sh build/dev-build.sh,
-# carried without testdata/golden, vocab, tokenizers). Three things session 41 left:
+# session's first call (~6-7 minutes); build bin/dev first (TESTS="cuda engine" sh build/dev-build.sh,
+# carried without testdata/golden, vocab, tokenizers). Four things session 41 left:
 #   1. build/micro/ffn.cu (build/ffn-gpu.sh): a layer's FFN half as one launch, down
 #      taking each SwiGLU chunk as gate/up finishes it, against the engine's three
 #      launches; bits checked.
