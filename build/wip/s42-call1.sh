@@ -1,19 +1,19 @@
 #!/bin/sh
 # s42-call1.sh: written at the end of session 41 (its device time spent) for the next
-# session's first call (~6-7 minutes); build bin/dev first (TESTS="cuda engine" sh build/dev-build.sh,
-# carried without testdata/golden, vocab, tokenizers). Four things session 41 left:
+# session's first call (~6-7 minutes); build bin/dev first (TESTS="cuda engine" sh
+# build/dev-build.sh, carried without testdata/golden, vocab, tokenizers). Four things session 41 left:
 #   1. build/micro/ffn.cu (build/ffn-gpu.sh): a layer's FFN half as one launch, down
 #      taking each SwiGLU chunk as gate/up finishes it, against the engine's three
 #      launches; bits checked.
 #   2. build/wip/argmax4.patch (s41-call8.sh's steps): sample.ptx made here ($OUT), the
 #      argmax, feeder, sampling and engine CUDA tests on it, 8B tg128 A/B.
+#   3. One DeepSeek-V2-Lite decode step kernel by kernel under ncu (profile-cuda.sh):
+#      what moe_topk and the routed products take alone, against the ~8-10 us each
+#      costs the chain (NOTES.md, session 41's skip study).
 #   4. build/micro/mvp.cu's L2 prefetcher with per-line prefetches (PFMODE=1) and
 #      reads (PFMODE=2), beside SHARED=1 (the weights already in L2) for the bound:
 #      session 41's bulk prefetches changed nothing, where L2-resident weights saved
 #      0.28 ms of the micro's 1.68.
-#   3. One DeepSeek-V2-Lite decode step kernel by kernel under ncu (profile-cuda.sh):
-#      what moe_topk and the routed products take alone, against the ~8-10 us each
-#      costs the chain (NOTES.md, session 41's skip study).
 set -u
 export MODELS="q4 v2"
 . build/gpu-setup.sh "${OUT:-/tmp/s42c1}"
