@@ -20,6 +20,8 @@
 // ffn for why that cannot deadlock). The last block to finish zeroes the counters for
 // the next launch. Values other blocks wrote are read with ld.global.cg (L1 is not
 // coherent); a wait that takes 20 ms gives up and is counted (a bug, reported, not a hang).
+// A down step's weights are ~12 KB a block: read after the GU tasks, they add a round
+// trip a step; DPRE=1 copies them into shared memory (cp.async) before those GU tasks.
 //
 // Prints the bits check (layer 0's and the last layer's down outputs and the last
 // SwiGLU row, both ways) and graph times of L layers (FFN halves back to back, GAP ns
@@ -52,6 +54,7 @@ struct FfnArgs {
     // NORM=1: the next layer's norm by the last block, as add_rms_norm_q8_k_1(r, d, r,
     // dst, nw, E, eps, xn) computes it (the chain launches that kernel after down)
     int norm;
+    int dpre;  // DPRE=1: a down step's weights copied into shared memory while the GU tasks before it run
     float *r, *dst;
     const float* nw;
     uint8_t* xn;
@@ -169,11 +172,39 @@ __device__ __forceinline__ void ffn_release(unsigned* p, unsigned v) {
 // (mv1_q4_k's or mv1_q6_k's lanes and formulas, so a row's sum has mv1's bits whatever
 // rows a warp takes), once chunk c's SwiGLU row is flagged; at the last step each row's
 // sum goes over the warp into a.d.
+// FFN_SROW: a down row's step in the staged copy (DPRE): Q4_K's 8 blocks as they are
+// (1,152 bytes), or Q6_K's four planes of them one after another (ql 1,024, qh 512,
+// scales 128, d 16 bytes: 1,680).
+__device__ __forceinline__ int ffn_srow(int T) { return T == T_Q4_K ? 8 * 144 : 8 * 210; }
+
+// ffn_dpre starts the copies (cp.async.cg, 16 bytes each) of step c of the block's down
+// rows [lo, hi) into ds, one committed group; ffn_down_step waits for them.
 template <int T>
-__device__ __forceinline__ void ffn_down_step(const FfnArgs& a, int lo, int hi, int c, float (&acc)[FFN_DR]) {
-    const int lane = threadIdx.x & 31, wp = threadIdx.x >> 5, nb = FFN_F / 256, ib = (lane >> 2) + 8 * c;
+__device__ __forceinline__ void ffn_dpre(const FfnArgs& a, int lo, int hi, int c, uint8_t* ds) {
+    const int nb = FFN_F / 256, per = ffn_srow(T) / 16, base = (int)__cvta_generic_to_shared(ds);
+    for (int q = threadIdx.x; q < (hi - lo) * per; q += blockDim.x) {
+        const int j = q / per, k = 16 * (q % per);  // row lo + j, byte k of its staged step
+        const uint8_t* w = a.down + (i64)(lo + j) * a.dws;
+        const uint8_t* src = T == T_Q4_K ? w + 144 * 8 * c + k
+                           : k < 1024 ? w + 128 * 8 * c + k
+                           : k < 1536 ? w + 128 * nb + 64 * 8 * c + (k - 1024)
+                           : k < 1664 ? w + 192 * nb + 16 * 8 * c + (k - 1536)
+                                      : w + 208 * nb + 2 * 8 * c + (k - 1664);
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(base + j * ffn_srow(T) + k), "l"(src) : "memory");
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+template <int T>
+__device__ __forceinline__ void ffn_down_step(const FfnArgs& a, int lo, int hi, int c, float (&acc)[FFN_DR], const uint8_t* ds) {
+    const int lane = threadIdx.x & 31, wp = threadIdx.x >> 5, nb = FFN_F / 256, ib = (lane >> 2) + 8 * c, lb = lane >> 2;
     const int t = lane & 3, hh = t >> 1, g = t & 1;
-    // this step's weights first: they depend on nothing
+    // this step's weights first: they depend on nothing (with ds, copied during the GU
+    // tasks before: wait for the copies, then read them from shared memory)
+    if (ds) {
+        asm volatile("cp.async.wait_all;" ::: "memory");
+        __syncthreads();
+    }
     uint4 h[FFN_DR], qa[FFN_DR], qb[FFN_DR], qh[FFN_DR];
     uint2 sc[FFN_DR];
     uint16_t dw[FFN_DR];
@@ -181,15 +212,16 @@ __device__ __forceinline__ void ffn_down_step(const FfnArgs& a, int lo, int hi, 
     for (int j = 0; j < FFN_DR; j++) {
         const int r = min(lo + wp + 4 * j, hi - 1);
         const uint8_t* w = a.down + (i64)r * a.dws;
+        const uint8_t* sw = ds ? ds + (r - lo) * ffn_srow(T) : nullptr;
         if (T == T_Q4_K) {
-            const uint8_t* p = w + 144 * ib;
+            const uint8_t* p = ds ? sw + 144 * lb : w + 144 * ib;
             h[j] = *(const uint4*)p, qa[j] = *(const uint4*)(p + 16 + 32 * t), qb[j] = *(const uint4*)(p + 32 + 32 * t);
         } else {
-            const uint8_t* ql = w + 128 * ib + 64 * hh + 16 * g;
+            const uint8_t* ql = ds ? sw + 128 * lb + 64 * hh + 16 * g : w + 128 * ib + 64 * hh + 16 * g;
             qa[j] = *(const uint4*)ql, qb[j] = *(const uint4*)(ql + 32);
-            qh[j] = *(const uint4*)(w + 128 * nb + 64 * ib + 32 * hh + 16 * g);
-            sc[j] = *(const uint2*)(w + 192 * nb + 16 * ib + 8 * hh);
-            dw[j] = *(const uint16_t*)(w + 208 * nb + 2 * ib);
+            qh[j] = *(const uint4*)(ds ? sw + 1024 + 64 * lb + 32 * hh + 16 * g : w + 128 * nb + 64 * ib + 32 * hh + 16 * g);
+            sc[j] = *(const uint2*)(ds ? sw + 1536 + 16 * lb + 8 * hh : w + 192 * nb + 16 * ib + 8 * hh);
+            dw[j] = *(const uint16_t*)(ds ? sw + 1664 + 2 * lb : w + 208 * nb + 2 * ib);
         }
     }
     if (threadIdx.x == 0) ffn_await(a.ctl + 1 + FFN_NC + c, 1u);
@@ -228,6 +260,7 @@ __device__ __forceinline__ void ffn_down_step(const FfnArgs& a, int lo, int hi, 
             if (lane == 0 && r < hi) a.d[r] = sum;
         }
     }
+    if (ds) __syncthreads();  // ds read by every warp before the next step's copies
 }
 
 // ffn_norm: add_rms_norm_q8_k_1's residual add, RMSNorm and Q8_K rounding of one row of
@@ -287,13 +320,21 @@ __global__ void __launch_bounds__(128, 3) ffn(FfnArgs a, int lag) {
     const int lo = (int)((i64)FFN_E * b / G), hi = (int)((i64)FFN_E * (b + 1) / G);
     float acc[FFN_DR] = {};
     bool waited = false, staged = false;  // block-uniform
+    // DPRE: the staged down steps after the input row's copy (128-byte aligned)
+    uint8_t* ds = a.dpre ? xs + ((xn + 127) & ~127) : nullptr;
+    auto dpre = [&](int c) {
+        if (!ds) return;
+        if (a.dtype == T_Q4_K) ffn_dpre<T_Q4_K>(a, lo, hi, c, ds);
+        else ffn_dpre<T_Q6_K>(a, lo, hi, c, ds);
+    };
     auto down = [&](int c) {
         if (!waited) pdl_wait(), waited = true;
-        if (a.dtype == T_Q4_K) ffn_down_step<T_Q4_K>(a, lo, hi, c, acc);
-        else ffn_down_step<T_Q6_K>(a, lo, hi, c, acc);
+        if (a.dtype == T_Q4_K) ffn_down_step<T_Q4_K>(a, lo, hi, c, acc, ds);
+        else ffn_down_step<T_Q6_K>(a, lo, hi, c, acc, ds);
     };
     int next = b;  // the block's next GU task, in the chunks' order (FFN_GU a chunk)
     for (int c = 0; c < FFN_NC; c++) {
+        if (c >= lag) dpre(c - lag);  // down's next step copied while the GU tasks run
         for (; next < FFN_GU * (c + 1); next += G) {
             const int k = next - FFN_GU * c;
             const bool isup = k >= FFN_GU / 2;
@@ -314,7 +355,7 @@ __global__ void __launch_bounds__(128, 3) ffn(FfnArgs a, int lag) {
         }
         if (c >= lag) down(c - lag);
     }
-    for (int c = FFN_NC - lag; c < FFN_NC; c++) down(c);
+    for (int c = FFN_NC - lag; c < FFN_NC; c++) dpre(c), down(c);
     __syncthreads();
     if (threadIdx.x == 0) {  // (this block's rows of d before the count: ffn_norm reads them)
         last = ffn_arrive(a.ctl) + 1 == (unsigned)G;
@@ -357,6 +398,7 @@ int main() {
     CK(cudaGetDeviceProperties(&pr, 0));
     const int L = getenv("L") ? atoi(getenv("L")) : 32, gap = getenv("GAP") ? atoi(getenv("GAP")) : 0;
     const int lag = getenv("LAG") ? atoi(getenv("LAG")) : 1;  // down's step c after GU chunk c + LAG (1 .. 6)
+    const int dpre = getenv("DPRE") ? atoi(getenv("DPRE")) : 0;  // down's steps staged in shared memory (ffn_dpre)
     const int gws = rowbytes(T_Q4_K, FFN_E);
     struct Layer {
         uint8_t *gate, *up, *down;
@@ -438,8 +480,11 @@ int main() {
             if (gap) launch(s, kgap, 1, 32, out, gap);
         }
     };
+    // ffn's dynamic shared memory: the input row, then (DPRE) a step of 4 * FFN_DR down rows
+    const int fsm = dpre ? ((xn4 + 127) & ~127) + 4 * FFN_DR * 8 * 210 : xn4;
+    CK(cudaFuncSetAttribute(ffn, cudaFuncAttributeMaxDynamicSharedMemorySize, fsm));
     int occ;
-    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, ffn, 128, xn4));
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, ffn, 128, fsm));
     const int grid = occ * pr.multiProcessorCount;
     if ((FFN_E + grid - 1) / grid > 4 * FFN_DR || lag < 0 || lag >= FFN_NC) {
         printf("ffn: %d blocks leave a block more than %d down rows, or LAG %d is not 0 .. %d\n", grid, 4 * FFN_DR, lag, FFN_NC - 1);
@@ -448,14 +493,14 @@ int main() {
     auto fused = [&]() {
         for (int l = 0; l < L; l++) {
             const Layer& y = ly[l];
-            FfnArgs a{y.gate, y.up, y.down, (i64)gws, (i64)rowbytes(y.dtype, FFN_F), y.dtype, x, g, u, x14f, y.df, ctl, norm, rf, dstf,
-                      nw, xnf, eps};
-            launch_smem(s, ffn, grid, 128, xn4, a, lag);
+            FfnArgs a{y.gate, y.up, y.down, (i64)gws, (i64)rowbytes(y.dtype, FFN_F), y.dtype, x, g, u, x14f, y.df, ctl, norm, dpre, rf,
+                      dstf, nw, xnf, eps};
+            launch_smem(s, ffn, grid, 128, fsm, a, lag);
             if (gap) launch(s, kgap, 1, 32, out, gap);
         }
     };
-    printf("%.2f GB of FFN weights in %d layers; ffn: %d blocks (%d an SM), lag %d, gap %d ns, norm %d\n", bytes / 1e9, L, grid, occ, lag,
-           gap, norm);
+    printf("%.2f GB of FFN weights in %d layers; ffn: %d blocks (%d an SM), lag %d, gap %d ns, norm %d, dpre %d\n", bytes / 1e9, L, grid,
+           occ, lag, gap, norm, dpre);
     // bits: layer 0's and the last layer's down outputs, and the last SwiGLU row
     chain();
     fused();
