@@ -5,9 +5,8 @@
 # done; bits checked, 32 layers' FFN halves timed with GAPS ns between them (where a
 # layer's attention half runs), down LAGS chunks behind gate/up, its step's weights read
 # as they are (DPRES 0) or copied into shared memory while the GU tasks before it run
-# (1); then with the next
-# norm after each FFN half (NORMS="1": add_rms_norm_q8_k_1 launched, or run by ffn's
-# last block).
+# (1); then with the next norm after each FFN half (NORMS="1": add_rms_norm_q8_k_1
+# launched, or run by ffn's last block).
 set -u
 cd build/micro
 nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -O3 -fmad=false -o /tmp/ffn ffn.cu 2>&1 | grep -i error
