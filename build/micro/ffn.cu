@@ -64,6 +64,9 @@ struct FfnArgs {
 // ffn_gu: rows 16 t .. 16 t + 15 of W (Q4_K, E wide) against the staged row xs (mv1's
 // swizzle 0), as mv1_q4_k<true> computes them; the first GU task of a block issues its
 // weight loads, then (wait: the block's first task) the PDL wait, then stages X (n bytes).
+// The loop is mv1_q4_k's, copied: mv1_q4_k stages the row itself at every call, and a
+// change to mv1.cuh would change every module's PTX; an engine form would give mv1_q4_k
+// that choice instead.
 __device__ __forceinline__ void ffn_gu(const uint8_t* W, i64 ws, const uint8_t* X, uint8_t* xs, int n, float* D, int t, bool stage,
                                        bool wait) {
     const int lane = threadIdx.x & 31, c = lane & 3, nb = FFN_E / 256;
