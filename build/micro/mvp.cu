@@ -164,13 +164,14 @@ int main() {
     CK(cudaMemset(x4, 1, xbytes(4096)));
     CK(cudaMemset(x14, 1, xbytes(14336)));
     size_t bytes = 0;
+    // SHARED=1 (session 41): every product but the head reads one 48 MB buffer (one), so
+    // its bytes mostly come from L2: the chain's time with HBM nearly out of it. NONORM=1:
+    // GAP in the norms' places too.
+    const bool shared = getenv("SHARED") && atoi(getenv("SHARED")), nonorm = getenv("NONORM") && atoi(getenv("NONORM"));
+    uint8_t* one = nullptr;
     auto add = [&](int t, int M, int K) {
         Prod p{nullptr, rowbytes(t, K), K == 4096 ? x4 : x14, nullptr, M, K, t, (M + rows_of(t) - 1) / rows_of(t)};
         const size_t n = (size_t)M * p.ws;
-        // SHARED=1 (session 41): every product but the head reads one 48 MB buffer, so its
-        // bytes mostly come from L2: the chain's time with HBM nearly out of it
-        static const bool shared = getenv("SHARED") && atoi(getenv("SHARED"));
-        static uint8_t* one = nullptr;
         uint8_t* w;
         if (shared && n <= (48u << 20)) {
             if (!one) {
@@ -188,7 +189,6 @@ int main() {
         prods.push_back(p);
     };
     auto group = [&](int np, bool norm = false) {  // norm: the add + RMSNorm of the last product's rows after it
-        static const bool nonorm = getenv("NONORM") && atoi(getenv("NONORM"));  // GAP in the norms' places too
         Group g{(int)prods.size() - np, np, 0, norm && !nonorm ? prods.back().d : nullptr};
         for (int j = g.p0; j < g.p0 + np; j++) g.nrb += prods[j].nrb;
         groups.push_back(g);
@@ -309,17 +309,16 @@ int main() {
             }, 3, 7);
         };
         printf("prefetcher (gap %d ns, norm %d, mode %d): %lld bytes, %d checkpoints\n", gap, norm, pfmode, off, npc);
-        char* spec = strdup(getenv("PFB"));  // "blocks:MiB:KiB,..."
+        std::vector<int> pb, pw, pk;  // PFB: "blocks:MiB:KiB,..."
+        for (const char* t = getenv("PFB"); *t; t += strcspn(t, ","), t += *t == ',') {
+            int b = 0, w = 0, c = 0;
+            sscanf(t, "%d:%d:%d", &b, &w, &c);
+            pb.push_back(b), pw.push_back(w), pk.push_back(c);
+        }
         for (int round = 0; round < 2; round++) {
             printf("  chain %.3f ms", run(0, 0, 0));
-            for (char* t = strtok(spec, ","); t; t = strtok(nullptr, ",")) {
-                int b = 0, w = 0, c = 0;
-                sscanf(t, "%d:%d:%d", &b, &w, &c);
-                printf(" | %d:%d:%d %.3f", b, w, c, run(b, (long long)w << 20, c << 10));
-            }
+            for (size_t i = 0; i < pb.size(); i++) printf(" | %d:%d:%d %.3f", pb[i], pw[i], pk[i], run(pb[i], (long long)pw[i] << 20, pk[i] << 10));
             printf("\n");
-            free(spec);
-            spec = strdup(getenv("PFB"));
         }
         return 0;
     }

@@ -5,8 +5,8 @@
 #   1. build/micro/ffn.cu (build/ffn-gpu.sh): a layer's FFN half as one launch, down
 #      taking each SwiGLU chunk as gate/up finishes it, against the engine's three
 #      launches; bits checked.
-#   2. build/wip/argmax4.patch (s41-call8.sh's steps): sample.ptx made here ($OUT), the
-#      argmax, feeder, sampling and engine CUDA tests on it, 8B tg128 A/B.
+#   2. build/wip/argmax4.patch (s41-call8.sh): sample.ptx made here ($OUT), the argmax,
+#      feeder, sampling and engine CUDA tests on it, 8B tg128 A/B; then V2-Lite's.
 #   3. One DeepSeek-V2-Lite decode step kernel by kernel under ncu (profile-cuda.sh):
 #      what moe_topk and the routed products take alone, against the ~8-10 us each
 #      costs the chain (NOTES.md, session 41's skip study).
@@ -20,24 +20,14 @@ export MODELS="q4 v2"
 (cd build/micro && nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -O3 -fmad=false -o /tmp/mvp mvp.cu 2>&1 | grep -i error) &
 el "ffn micro"
 GAPS="0 8000" LAGS="1" sh build/ffn-gpu.sh 2>&1 | tee "$L/ffn.txt" | grep -E 'differ|round|blocks|WRONG|gave up'
-{ patch -p1 -s <build/wip/argmax4.patch || git apply build/wip/argmax4.patch; } || el "argmax4.patch does not apply"
-sh build/ptx-copy.sh /tmp/px sample || el "PTX FAILED"
-cp /tmp/px/sample.ptx "$L/"
-export EMBER_CUDA_PTX_DIR=/tmp/px
-sample_tests 90
-grep -E -- '--- (PASS|FAIL).*(ArgMax|chunks|floats past)' /tmp/g0.log | head -8
-wait
+wait # the models written and /tmp/mvp built (s41-call8.sh's own setup would take a partial q4.gguf)
+sh build/wip/s41-call8.sh # argmax4: the patch, sample.ptx ($OUT), its tests, 8B tg128 A/B
 b() { q env $1 $E bench -backend cuda -p 0 -n 128 -r 1 -m /tmp/$2.gguf; }
 OLD="-u EMBER_CUDA_PTX_DIR"
 NEW="EMBER_CUDA_PTX_DIR=/tmp/px"
-for r in 1 2 3; do
-	el "q4 tg128: committed $(b "$OLD" q4) argmax4 $(b "$NEW" q4)"
-done
 el "v2 tg128: committed $(b "$OLD" v2) argmax4 $(b "$NEW" v2)"
-unset EMBER_CUDA_PTX_DIR
 sh build/profile-cuda.sh "$E" /tmp/v2.gguf "$L/v2prof" -p 0 -n 32 >/dev/null 2>&1 || el "profile failed"
 head -30 "$L/v2prof/summary.txt"
-wait
 for m in 1 2; do
 	el "prefetcher mode $m: $(NORM=5 GAP=0 PFMODE=$m PFB="132:24:256,132:40:1024,264:24:512,528:24:256" timeout -s KILL 60 /tmp/mvp | tail -2 | tr '\n' ' ')"
 done
