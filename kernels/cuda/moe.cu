@@ -2,7 +2,7 @@
 // (moe_topk), the grouping of the (token, slot) pairs by expert for the tensor-core
 // products (moe_group, whose tiles mmq.cu's mmq_id_* take), and the weighted sum of the
 // experts' outputs (moe_sum).
-#include "common.cuh"
+#include "mv1.cuh"
 
 // ---- mixture of experts on the device (inference/backend/cuda/moe.go) ----
 
@@ -15,67 +15,75 @@
 // groups whose two best scores sum highest); the k best in descending order, ties to
 // the lower index (a warp argmax per slot); their probabilities optionally normalised
 // and scaled. logits [n, X]; ids (expert) and w (weight) [n, k], pair t*k + j.
-// Lane l holds experts l + 32u (u < MOE_PER_LANE) in registers: the logits are loaded at
-// once, the bias (a weight) before the wait, and the selected weights are normalised and
-// scaled in shared memory and written once (session 35: the read-backs of w from global
-// memory between its stores were round trips on the routing's critical path).
-#define MOE_PER_LANE (MOE_MAX_EXPERTS / 32)
-extern "C" __global__ void __launch_bounds__(32) moe_topk(int* ids, float* w, const float* logits, const float* bias, int X,
-                                                          int k, int ngroup, int ngroup_used, int sigmoid, int norm, float scale) { pdl_defer();
-    __shared__ float probs[MOE_MAX_EXPERTS], score[MOE_MAX_EXPERTS], gsum[MOE_MAX_EXPERTS], wsel[MOE_MAX_EXPERTS];
-    __shared__ int keep[MOE_MAX_EXPERTS], isel[MOE_MAX_EXPERTS];
-    __shared__ float inv_s;
-    const int t = blockIdx.x, lane = threadIdx.x;
-    float bv[MOE_PER_LANE], v[MOE_PER_LANE], sc[MOE_PER_LANE];
-    bool taken[MOE_PER_LANE];
+// Lane l holds experts l + 32u (u < PL, moe_route) in registers: the logits are loaded
+// at once, the bias (a weight) before the wait, and the selected weights are normalised
+// and scaled in shared memory and written once (session 35: the read-backs of w from
+// global memory between its stores were round trips on the routing's critical path).
+
+// The routing's shared memory (one warp's).
+struct MoeSmem {
+    float probs[MOE_MAX_EXPERTS], score[MOE_MAX_EXPERTS], gsum[MOE_MAX_EXPERTS], wsel[MOE_MAX_EXPERTS];
+    int keep[MOE_MAX_EXPERTS], isel[MOE_MAX_EXPERTS];
+    float inv_s;
+};
+
+// moe_route is moe_topk's routing of one logits row by one warp, PL experts a lane
+// (PL * 32 >= X; lanes past X hold nothing): bv the lane's biases (loaded before the
+// kernel's wait), row the logits (read here, after it). It leaves the k experts in
+// s.isel and their weights in s.wsel, complete for the warp (__syncwarp). moe_topk and
+// mmv_route_q4_k take it with PL = 2 when X <= 64 (DeepSeek-V2-Lite's 64 experts), so
+// the double exps and loops of the six unused slots a lane are not run (session 42);
+// the other experts' values are the same either way.
+template <int PL>
+__device__ __forceinline__ void moe_route(MoeSmem& s, const float* row, const float* bv, bool bias, int X, int k, int ngroup,
+                                          int ngroup_used, int sigmoid, int norm, float scale) {
+    const int lane = threadIdx.x & 31;
+    float v[PL], sc[PL];
+    bool taken[PL];
 #pragma unroll
-    for (int u = 0; u < MOE_PER_LANE; u++) bv[u] = bias && lane + 32 * u < X ? bias[lane + 32 * u] : 0.0f;
-    pdl_wait();
-    const float* row = logits + (i64)t * X;
-#pragma unroll
-    for (int u = 0; u < MOE_PER_LANE; u++) v[u] = lane + 32 * u < X ? row[lane + 32 * u] : 0.0f;
+    for (int u = 0; u < PL; u++) v[u] = lane + 32 * u < X ? row[lane + 32 * u] : 0.0f;
     if (sigmoid) {
 #pragma unroll
-        for (int u = 0; u < MOE_PER_LANE; u++) v[u] = 1.0f / (1.0f + (float)exp(-(double)v[u]));
+        for (int u = 0; u < PL; u++) v[u] = 1.0f / (1.0f + (float)exp(-(double)v[u]));
     } else {
         float mx = -INFINITY;
 #pragma unroll
-        for (int u = 0; u < MOE_PER_LANE; u++)
+        for (int u = 0; u < PL; u++)
             if (lane + 32 * u < X) mx = fmaxf(mx, v[u]);
         mx = warp_max(mx);
 #pragma unroll
-        for (int u = 0; u < MOE_PER_LANE; u++) {
+        for (int u = 0; u < PL; u++) {
             v[u] = (float)exp((double)(v[u] - mx));
-            if (lane + 32 * u < X) probs[lane + 32 * u] = v[u];
+            if (lane + 32 * u < X) s.probs[lane + 32 * u] = v[u];
         }
         __syncwarp();
         if (lane == 0) {
             double sum = 0;
-            for (int e = 0; e < X; e++) sum += (double)probs[e];
-            inv_s = (float)(1.0 / sum);
+            for (int e = 0; e < X; e++) sum += (double)s.probs[e];
+            s.inv_s = (float)(1.0 / sum);
         }
         __syncwarp();
-        const float inv = inv_s;
+        const float inv = s.inv_s;
 #pragma unroll
-        for (int u = 0; u < MOE_PER_LANE; u++) v[u] *= inv;
+        for (int u = 0; u < PL; u++) v[u] *= inv;
     }
 #pragma unroll
-    for (int u = 0; u < MOE_PER_LANE; u++) {
+    for (int u = 0; u < PL; u++) {
         const int e = lane + 32 * u;
         sc[u] = bias ? v[u] + bv[u] : v[u];
         taken[u] = e >= X;
-        if (e < X) probs[e] = v[u];
+        if (e < X) s.probs[e] = v[u];
     }
     if (ngroup > 1 && ngroup_used < ngroup) {
 #pragma unroll
-        for (int u = 0; u < MOE_PER_LANE; u++)
-            if (lane + 32 * u < X) score[lane + 32 * u] = sc[u];
+        for (int u = 0; u < PL; u++)
+            if (lane + 32 * u < X) s.score[lane + 32 * u] = sc[u];
         __syncwarp();
         const int per = X / ngroup;
         for (int g = lane; g < ngroup; g += 32) {
             float a = -INFINITY, b = -INFINITY;
             for (int e = g * per; e < (g + 1) * per; e++) {
-                const float x = score[e];
+                const float x = s.score[e];
                 if (x > a) {
                     b = a;
                     a = x;
@@ -83,28 +91,28 @@ extern "C" __global__ void __launch_bounds__(32) moe_topk(int* ids, float* w, co
                     b = x;
                 }
             }
-            gsum[g] = a + b;
-            keep[g] = 0;
+            s.gsum[g] = a + b;
+            s.keep[g] = 0;
         }
         __syncwarp();
         if (lane == 0)
             for (int u = 0; u < ngroup_used; u++) {
                 int best = -1;
                 for (int g = 0; g < ngroup; g++)
-                    if (!keep[g] && (best < 0 || gsum[g] > gsum[best])) best = g;
-                keep[best] = 1;
+                    if (!s.keep[g] && (best < 0 || s.gsum[g] > s.gsum[best])) best = g;
+                s.keep[best] = 1;
             }
         __syncwarp();
 #pragma unroll
-        for (int u = 0; u < MOE_PER_LANE; u++)
-            if (lane + 32 * u < X && !keep[(lane + 32 * u) / per]) sc[u] = -INFINITY;
+        for (int u = 0; u < PL; u++)
+            if (lane + 32 * u < X && !s.keep[(lane + 32 * u) / per]) sc[u] = -INFINITY;
     }
     __syncwarp();  // probs complete for lane 0's reads below
     for (int j = 0; j < k; j++) {
         int be = -1;
         float bs = 0;
 #pragma unroll
-        for (int u = 0; u < MOE_PER_LANE; u++)
+        for (int u = 0; u < PL; u++)
             if (!taken[u] && (be < 0 || sc[u] > bs)) {
                 be = lane + 32 * u;
                 bs = sc[u];
@@ -118,22 +126,117 @@ extern "C" __global__ void __launch_bounds__(32) moe_topk(int* ids, float* w, co
             }
         }
 #pragma unroll
-        for (int u = 0; u < MOE_PER_LANE; u++)
+        for (int u = 0; u < PL; u++)
             if (be == lane + 32 * u) taken[u] = true;
-        if (lane == 0) isel[j] = be, wsel[j] = probs[be];
+        if (lane == 0) s.isel[j] = be, s.wsel[j] = s.probs[be];
     }
     if (lane == 0) {
         if (norm) {
-            double s = 0;
-            for (int j = 0; j < k; j++) s += (double)wsel[j];
-            const float d = fmaxf((float)s, 6.103515625e-5f);
-            for (int j = 0; j < k; j++) wsel[j] /= d;
+            double sum = 0;
+            for (int j = 0; j < k; j++) sum += (double)s.wsel[j];
+            const float d = fmaxf((float)sum, 6.103515625e-5f);
+            for (int j = 0; j < k; j++) s.wsel[j] /= d;
         }
         if (scale != 0.0f)
-            for (int j = 0; j < k; j++) wsel[j] *= scale;
+            for (int j = 0; j < k; j++) s.wsel[j] *= scale;
     }
     __syncwarp();
-    for (int j = lane; j < k; j += 32) ids[(i64)t * k + j] = isel[j], w[(i64)t * k + j] = wsel[j];
+}
+
+// moe_bias loads a lane's PL selection biases (0 without bias).
+template <int PL>
+__device__ __forceinline__ void moe_bias(float* bv, const float* bias, int X) {
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int u = 0; u < PL; u++) bv[u] = bias && lane + 32 * u < X ? bias[lane + 32 * u] : 0.0f;
+}
+
+// moe_route_row is moe_route of token t's row after the kernel's wait, the biases loaded
+// before it; with ids and w not null lanes write the pairs t*k + j.
+template <int PL>
+__device__ __forceinline__ void moe_route_row(MoeSmem& s, int* ids, float* w, const float* logits, const float* bias, int t, int X,
+                                              int k, int ngroup, int ngroup_used, int sigmoid, int norm, float scale) {
+    float bv[PL];
+    moe_bias<PL>(bv, bias, X);
+    pdl_wait();
+    moe_route<PL>(s, logits + (i64)t * X, bv, bias != nullptr, X, k, ngroup, ngroup_used, sigmoid, norm, scale);
+    if (ids)
+        for (int j = threadIdx.x & 31; j < k; j += 32) ids[(i64)t * k + j] = s.isel[j], w[(i64)t * k + j] = s.wsel[j];
+}
+
+extern "C" __global__ void __launch_bounds__(32) moe_topk(int* ids, float* w, const float* logits, const float* bias, int X,
+                                                          int k, int ngroup, int ngroup_used, int sigmoid, int norm, float scale) { pdl_defer();
+    __shared__ MoeSmem s;
+    if (X <= 64) moe_route_row<2>(s, ids, w, logits, bias, blockIdx.x, X, k, ngroup, ngroup_used, sigmoid, norm, scale);
+    else moe_route_row<MOE_MAX_EXPERTS / 32>(s, ids, w, logits, bias, blockIdx.x, X, k, ngroup, ngroup_used, sigmoid, norm, scale);
+}
+
+// mmv_route_q4_k: moe_topk of one token and the gate and up products of its k experts
+// (mmv_id_q4_k with gridDim.y = 2 and xdiv = k) in one launch, so that no launch
+// boundary separates the routing from the products (session 42). Q4_K experts of at
+// most 2,048 columns (one of mv1's steps: lane 4 ib + c takes chunk c of block ib of a
+// row, so its activation values are loaded once, from Xq, the token's Q8_K row).
+// Warp 0 of every block routes (moe_route; block 0 writes ids and w for the down
+// product and the weighted sum). The blocks are resident at once (at most three an SM:
+// the launch's grid): warp v of V takes tasks v, v + V, ... of four rows (Q4K_R1) of one
+// (matrix, pair), gate's tasks then up's, pair by pair, and loads the next task's
+// weights before it reduces the current one. Each row's sum is mv1_q4_k's (the same
+// lanes, q4k_dot and q4k_part, warp_sum): the same bits as moe_topk + mmv_id_q4_k.
+// W and W2 are the experts' gate and up matrices (estride bytes an expert, rows ws
+// apart), D and D2 [k, M] (rows dstride floats apart).
+extern "C" __global__ void __launch_bounds__(128, 3)
+    mmv_route_q4_k(int* ids, float* w, const float* logits, const float* bias, int X, int k, int ngroup, int ngroup_used, int sigmoid,
+                   int norm, float scale, const uint8_t* W, const uint8_t* W2, i64 ws, i64 estride, const uint8_t* Xq, float* D, float* D2,
+                   i64 dstride, int M, int K) { pdl_defer();
+    __shared__ MoeSmem s;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, c = lane & 3, ib = lane >> 2, nb = K / 256;
+    if (warp == 0) {
+        int* oi = blockIdx.x == 0 ? ids : nullptr;
+        if (X <= 64) moe_route_row<2>(s, oi, w, logits, bias, 0, X, k, ngroup, ngroup_used, sigmoid, norm, scale);
+        else moe_route_row<MOE_MAX_EXPERTS / 32>(s, oi, w, logits, bias, 0, X, k, ngroup, ngroup_used, sigmoid, norm, scale);
+    } else {
+        pdl_wait();
+    }
+    int xs[16];
+    float yd = 0;
+    int4 bs = make_int4(0, 0, 0, 0);
+    if (ib < nb) q4k_x(Xq, K, ib, c, false, xs, &yd, &bs);
+    __syncthreads();  // s.isel
+    const int G = (M + Q4K_R1 - 1) / Q4K_R1, TP = k * G, T = 2 * TP, V = 4 * gridDim.x;
+    // task t: matrix t / TP, pair (t % TP) / G, rows 4 ((t % TP) % G) ..
+    auto load = [&](int t, uint4* h, uint4* qa, uint4* qb) {
+        const int m = t >= TP, r = t - m * TP, r0 = (r % G) * Q4K_R1;
+        const uint8_t* base = (m ? W2 : W) + (i64)s.isel[r / G] * estride + 144 * ib;
+        if (ib < nb) {
+#pragma unroll
+            for (int i = 0; i < Q4K_R1; i++) {
+                const uint8_t* p = base + (i64)min(r0 + i, M - 1) * ws;
+                h[i] = *(const uint4*)p, qa[i] = *(const uint4*)(p + 16 + 32 * c), qb[i] = *(const uint4*)(p + 32 + 32 * c);
+            }
+        }
+    };
+    int t = 4 * blockIdx.x + warp;
+    uint4 h[Q4K_R1], qa[Q4K_R1], qb[Q4K_R1];
+    if (t < T) load(t, h, qa, qb);
+    for (; t < T; t += V) {
+        uint4 nh[Q4K_R1], na[Q4K_R1], nq[Q4K_R1];
+        if (t + V < T) load(t + V, nh, na, nq);
+        float acc[Q4K_R1];
+#pragma unroll
+        for (int i = 0; i < Q4K_R1; i++) acc[i] = 0;
+        if (ib < nb) {
+#pragma unroll
+            for (int i = 0; i < Q4K_R1; i++) {
+                int sb;
+                const int sa = q4k_dot(qa[i], qb[i], xs, &sb);
+                acc[i] += q4k_part(h[i], c, sa, sb, yd, bs);
+            }
+        }
+        const int m = t >= TP, r = t - m * TP;
+        mv1_store<Q4K_R1>(acc, (m ? D2 : D) + (i64)(r / G) * dstride, (r % G) * Q4K_R1, M);
+#pragma unroll
+        for (int i = 0; i < Q4K_R1; i++) h[i] = nh[i], qa[i] = na[i], qb[i] = nq[i];
+    }
 }
 
 // moe_sum: dst[t, c] = sum over slots j of d[t*k + j, c] * w[t*k + j], each product

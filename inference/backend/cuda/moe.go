@@ -86,8 +86,12 @@ func (b *Backend) RoutedExperts(dst, x, logits, gate, up, down, probsB, ids, wts
 			panic(fmt.Sprintf("cuda: RoutedExperts: %d biases for %d experts", bias.rows*bias.cols, X))
 		}
 	}
-	b.launch("moe_topk", n, 1, 32, 0, ptr(it), ptr(wt), ptr(lt), ptr(bias), i64(X), i64(k),
-		i64(nGroup), i64(nGroupUsed), i64(b2i(sigmoid)), i64(b2i(norm)), f32(scale))
+	route := []uint64{ptr(it), ptr(wt), ptr(lt), ptr(bias), i64(X), i64(k), i64(nGroup), i64(nGroupUsed), i64(b2i(sigmoid)),
+		i64(b2i(norm)), f32(scale)}
+	fusedRoute := n == 1 && b.routeTakes(gw, uw)
+	if !fusedRoute {
+		b.launch("moe_topk", n, 1, 32, 0, route...)
+	}
 	// Gate and up of every pair from its token's row, then the pairs' SwiGLU and down.
 	prod := func(d, w *tensor, xq uint64, xs, xdiv int) { b.mmvID(d, w, nil, nil, X, xq, xs, it, xdiv) }
 	if grouped {
@@ -95,7 +99,9 @@ func (b *Backend) RoutedExperts(dst, x, logits, gate, up, down, probsB, ids, wts
 		prod = func(d, w *tensor, xq uint64, xs, xdiv int) { b.mmqID(d, w, X, xq, xs, grp, xdiv) }
 	}
 	xq, xs := b.quantize(xt, partner(gw.typ))
-	if !grouped && uw.typ == gw.typ && pairedMV(gw.typ) && uw.stride == gw.stride && !b.fuseOff() {
+	if fusedRoute {
+		b.mmvRoute(route, gt, gw, ut, uw, X, xq)
+	} else if !grouped && uw.typ == gw.typ && pairedMV(gw.typ) && uw.stride == gw.stride && !b.fuseOff() {
 		b.mmvID(gt, gw, ut, uw, X, xq, xs, it, k) // gate and up in one launch
 	} else {
 		prod(gt, gw, xq, xs, k)
@@ -111,6 +117,35 @@ func (b *Backend) RoutedExperts(dst, x, logits, gate, up, down, probsB, ids, wts
 	b.launch("moe_sum", blocks(n*E), 1, 256, 0, args...)
 	b.mark(fusable{kind: fuseMoESum, dst: dt.ptr, rows: n, cols: E, args: args, mem: [2]span{spanOf(pd), spanOf(wt)}})
 	return true
+}
+
+// routeTakes reports whether mmv_route_q4_k takes a decode token's routing and its
+// experts' gate and up: Q4_K gate and up of one layout, rows of at most 2,048 columns
+// (one mv1 step), fusion on.
+func (b *Backend) routeTakes(gw, uw *tensor) bool {
+	return gw.typ == quant.Q4_K && uw.typ == quant.Q4_K && uw.stride == gw.stride && gw.cols%256 == 0 && gw.cols <= 2048 &&
+		!b.fuseOff() && !b.fuse.cfg.noRte
+}
+
+// mmvRoute queues mmv_route_q4_k: moe_topk's routing of one token (route: moe_topk's
+// arguments) and the gate and up products of its k experts from its Q8_K row xq into g
+// and u ([k, F] each), as moe_topk and mmvID would. The grid is at most three blocks an
+// SM, so that every block is resident and routes once.
+func (b *Backend) mmvRoute(route []uint64, g, gw, u, uw *tensor, nExpert int, xq uint64) {
+	if xq == 0 {
+		return
+	}
+	M, k := gw.rows/nExpert, g.rows
+	if u.cols != g.cols {
+		panic(fmt.Sprintf("cuda: mmvRoute: g %dx%d, u %dx%d", g.rows, g.cols, u.rows, u.cols))
+	}
+	sms := b.dev.SMs
+	if sms <= 0 {
+		sms = splitDefaultSMs
+	}
+	tasks := 2 * k * ((M + 3) / 4) // four rows a warp's task (Q4K_R1), four warps a block
+	b.launch("mmv_route_q4_k", min((tasks+3)/4, 3*sms), 1, 128, 0, append(route, ptr(gw), ptr(uw), i64(gw.stride),
+		i64(M*gw.stride), xq, ptr(g), ptr(u), i64(g.cols), i64(M), i64(gw.cols))...)
 }
 
 // mmvID runs mmv_id for the P = d.rows pairs: pair z multiplies expert ids[z]'s matrix

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"ember/inference/backend"
@@ -115,22 +116,34 @@ func routeRef(logits, bias []float32, X, k, nGroup, nGroupUsed int, sigmoid, nor
 // (logits, experts, weights, the experts' sum). The router's rows include copies of one
 // another and a zero row (tied scores), and the cases cover softmax and sigmoid gating,
 // selection bias, expert groups, weight normalisation and scaling, one row and three,
-// and expert counts past a warp's lanes.
+// expert counts past a warp's lanes, and Q4_K experts, whose one-token routing and
+// gate and up are one launch (mmv_route_q4_k) unless fusion is off.
 func TestMoERouting(t *testing.T) {
-	const K, F = 448, 32
+	type shape struct {
+		K, F     int
+		gu, down quant.Type
+	}
+	q80 := shape{448, 32, quant.Q8_0, quant.Q8_0}
 	for _, c := range []struct {
 		name                string
 		X, k, groups, used  int
 		sigmoid, norm, bias bool
 		scale               float32
+		shape
 	}{
-		{"v2-lite", 64, 6, 1, 1, false, false, false, 1},
-		{"norm-scale", 8, 4, 1, 1, false, true, false, 2.5},
-		{"odd", 37, 5, 1, 1, false, true, false, 0},
-		{"groups", 16, 3, 4, 2, false, false, false, 0},
-		{"v3-like", 256, 8, 8, 4, true, true, true, 2.5},
-		{"all-used", 48, 48, 1, 1, false, true, false, 0},
+		{"v2-lite", 64, 6, 1, 1, false, false, false, 1, q80},
+		{"norm-scale", 8, 4, 1, 1, false, true, false, 2.5, q80},
+		{"odd", 37, 5, 1, 1, false, true, false, 0, q80},
+		{"groups", 16, 3, 4, 2, false, false, false, 0, q80},
+		{"v3-like", 256, 8, 8, 4, true, true, true, 2.5, q80},
+		{"all-used", 48, 48, 1, 1, false, true, false, 0, q80},
+		// Q4_K gate and up: one token's routing and its gate and up in one launch
+		// (mmv_route_q4_k; fused, so the unfused run is moe_topk and mmv_id_q4_k).
+		{"v2-lite-q4k", 64, 6, 1, 1, false, false, false, 1, shape{2048, 96, quant.Q4_K, quant.Q8_0}},
+		{"odd-q4k", 37, 5, 1, 1, false, true, false, 0, shape{512, 42, quant.Q4_K, quant.F32}},
+		{"v3-like-q4k", 256, 8, 8, 4, true, true, true, 2.5, shape{256, 64, quant.Q4_K, quant.Q8_0}},
 	} {
+		K, F := c.K, c.F
 		for _, n := range []int{1, 3} {
 			if c.k*n > 64 {
 				continue // past the mat-vec experts: grouped on the tensor cores, not this test's
@@ -163,7 +176,7 @@ func TestMoERouting(t *testing.T) {
 					}
 					probsB = e.vals(1, c.X, bias)
 				}
-				gate, up, down := e.weight(quant.Q8_0, c.X*F, K), e.weight(quant.Q8_0, c.X*F, K), e.weight(quant.Q8_0, c.X*K, F)
+				gate, up, down := e.weight(c.gu, c.X*F, K), e.weight(c.gu, c.X*F, K), e.weight(c.down, c.X*K, F)
 				P := n * c.k
 				logits, ids, wts := e.zeros(quant.F32, n, c.X), e.zeros(quant.I32, P, 1), e.zeros(quant.F32, P, 1)
 				g, u, d, dst := e.zeros(quant.F32, P, F), e.zeros(quant.F32, P, F), e.zeros(quant.F32, P, K), e.zeros(quant.F32, n, K)
@@ -173,6 +186,11 @@ func TestMoERouting(t *testing.T) {
 				be.MatMul(logits, router, x)
 				if !be.RoutedExperts(dst, x, logits, gate, up, down, probsB, ids, wts, g, u, d, c.groups, c.used, c.sigmoid, c.norm, c.scale) {
 					t.Fatalf("%s: RoutedExperts declined", name)
+				}
+				q := strings.Join(cuda.Queued(be), " ")
+				fused := run == 0 && n == 1 && c.gu == quant.Q4_K
+				if fused == strings.Contains(q, "moe_topk") || fused != strings.Contains(q, "mmv_route_q4_k") {
+					t.Fatalf("%s (fusion off %v): launches %s", name, run == 1, q)
 				}
 				lv, wsel, sel := make([]float32, n*c.X), make([]float32, P), make([]int32, P)
 				if err := be.ReadF32(context.Background(), logits, lv); err != nil {
