@@ -182,60 +182,89 @@ extern "C" __global__ void __launch_bounds__(32) moe_topk(int* ids, float* w, co
 // (matrix, pair), gate's tasks then up's, pair by pair, and loads the next task's
 // weights before it reduces the current one. Each row's sum is mv1_q4_k's (the same
 // lanes, q4k_dot and q4k_part, warp_sum): the same bits as moe_topk + mmv_id_q4_k.
+// Off unless EMBER_CUDA_ROUTE_FUSE is set (fuse.go): on the H200 it did not beat the two
+// launches, here or with two or three rows a task and two tasks ahead (ROUTE_R,
+// ROUTE_D; session 42). Every warp's activation values are loaded while warp 0 routes.
 // W and W2 are the experts' gate and up matrices (estride bytes an expert, rows ws
 // apart), D and D2 [k, M] (rows dstride floats apart).
+#ifndef ROUTE_R
+#define ROUTE_R Q4K_R1
+#endif
+#ifndef ROUTE_D
+#define ROUTE_D 1
+#endif
 extern "C" __global__ void __launch_bounds__(128, 3)
     mmv_route_q4_k(int* ids, float* w, const float* logits, const float* bias, int X, int k, int ngroup, int ngroup_used, int sigmoid,
                    int norm, float scale, const uint8_t* W, const uint8_t* W2, i64 ws, i64 estride, const uint8_t* Xq, float* D, float* D2,
                    i64 dstride, int M, int K) { pdl_defer();
     __shared__ MoeSmem s;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, c = lane & 3, ib = lane >> 2, nb = K / 256;
+    constexpr int R = ROUTE_R;
+    const bool small = X <= 64;
+    float bv[MOE_MAX_EXPERTS / 32];
     if (warp == 0) {
-        int* oi = blockIdx.x == 0 ? ids : nullptr;
-        if (X <= 64) moe_route_row<2>(s, oi, w, logits, bias, 0, X, k, ngroup, ngroup_used, sigmoid, norm, scale);
-        else moe_route_row<MOE_MAX_EXPERTS / 32>(s, oi, w, logits, bias, 0, X, k, ngroup, ngroup_used, sigmoid, norm, scale);
-    } else {
-        pdl_wait();
+        if (small) moe_bias<2>(bv, bias, X);
+        else moe_bias<MOE_MAX_EXPERTS / 32>(bv, bias, X);
     }
+    pdl_wait();
     int xs[16];
     float yd = 0;
     int4 bs = make_int4(0, 0, 0, 0);
-    if (ib < nb) q4k_x(Xq, K, ib, c, false, xs, &yd, &bs);
+    if (ib < nb) q4k_x(Xq, K, ib, c, false, xs, &yd, &bs);  // in flight while warp 0 routes
+    if (warp == 0) {
+        if (small) moe_route<2>(s, logits, bv, bias != nullptr, X, k, ngroup, ngroup_used, sigmoid, norm, scale);
+        else moe_route<MOE_MAX_EXPERTS / 32>(s, logits, bv, bias != nullptr, X, k, ngroup, ngroup_used, sigmoid, norm, scale);
+        if (blockIdx.x == 0)
+            for (int j = lane; j < k; j += 32) ids[j] = s.isel[j], w[j] = s.wsel[j];
+    }
     __syncthreads();  // s.isel
-    const int G = (M + Q4K_R1 - 1) / Q4K_R1, TP = k * G, T = 2 * TP, V = 4 * gridDim.x;
-    // task t: matrix t / TP, pair (t % TP) / G, rows 4 ((t % TP) % G) ..
+    const int G = (M + R - 1) / R, TP = k * G, T = 2 * TP, V = 4 * gridDim.x;
+    // task t: matrix t / TP, pair (t % TP) / G, rows R ((t % TP) % G) ..
     auto load = [&](int t, uint4* h, uint4* qa, uint4* qb) {
-        const int m = t >= TP, r = t - m * TP, r0 = (r % G) * Q4K_R1;
+        if (t >= T) return;
+        const int m = t >= TP, r = t - m * TP, r0 = (r % G) * R;
         const uint8_t* base = (m ? W2 : W) + (i64)s.isel[r / G] * estride + 144 * ib;
         if (ib < nb) {
 #pragma unroll
-            for (int i = 0; i < Q4K_R1; i++) {
+            for (int i = 0; i < R; i++) {
                 const uint8_t* p = base + (i64)min(r0 + i, M - 1) * ws;
                 h[i] = *(const uint4*)p, qa[i] = *(const uint4*)(p + 16 + 32 * c), qb[i] = *(const uint4*)(p + 32 + 32 * c);
             }
         }
     };
     int t = 4 * blockIdx.x + warp;
-    uint4 h[Q4K_R1], qa[Q4K_R1], qb[Q4K_R1];
-    if (t < T) load(t, h, qa, qb);
+    uint4 h[R], qa[R], qb[R], nh[R], na[R], nq[R];
+    load(t, h, qa, qb);
+#if ROUTE_D > 1
+    load(t + V, nh, na, nq);
+#endif
     for (; t < T; t += V) {
-        uint4 nh[Q4K_R1], na[Q4K_R1], nq[Q4K_R1];
-        if (t + V < T) load(t + V, nh, na, nq);
-        float acc[Q4K_R1];
+#if ROUTE_D > 1
+        uint4 h2[R], a2[R], q2[R];
+        load(t + 2 * V, h2, a2, q2);
+#else
+        load(t + V, nh, na, nq);
+#endif
+        float acc[R];
 #pragma unroll
-        for (int i = 0; i < Q4K_R1; i++) acc[i] = 0;
+        for (int i = 0; i < R; i++) acc[i] = 0;
         if (ib < nb) {
 #pragma unroll
-            for (int i = 0; i < Q4K_R1; i++) {
+            for (int i = 0; i < R; i++) {
                 int sb;
                 const int sa = q4k_dot(qa[i], qb[i], xs, &sb);
                 acc[i] += q4k_part(h[i], c, sa, sb, yd, bs);
             }
         }
         const int m = t >= TP, r = t - m * TP;
-        mv1_store<Q4K_R1>(acc, (m ? D2 : D) + (i64)(r / G) * dstride, (r % G) * Q4K_R1, M);
+        mv1_store<R>(acc, (m ? D2 : D) + (i64)(r / G) * dstride, (r % G) * R, M);
 #pragma unroll
-        for (int i = 0; i < Q4K_R1; i++) h[i] = nh[i], qa[i] = na[i], qb[i] = nq[i];
+        for (int i = 0; i < R; i++) {
+            h[i] = nh[i], qa[i] = na[i], qb[i] = nq[i];
+#if ROUTE_D > 1
+            nh[i] = h2[i], na[i] = a2[i], nq[i] = q2[i];
+#endif
+        }
     }
 }
 

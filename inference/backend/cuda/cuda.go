@@ -63,6 +63,7 @@ type Backend struct {
 	noMMQ     bool           // $EMBER_CUDA_NO_MMQ: mat-vec kernels for every batch
 	hostMoE   bool           // $EMBER_CUDA_HOST_MOE: RoutedExperts declines (moe.go)
 	moeTN     int            // $EMBER_CUDA_MOE_TILE: the grouped experts' tile width, 0 to choose (moe.go)
+	routeBPS  int            // $EMBER_CUDA_ROUTE_BLOCKS: mmv_route_q4_k's blocks an SM, 0 for 3 (moe.go)
 	mmqTN     int            // $EMBER_CUDA_MMQ_TILE: the products' tile width, 0 to choose (mmq.go)
 	skip      []string       // $EMBER_CUDA_SKIP: kernel name prefixes not launched
 	st        stats          // $EMBER_CUDA_STATS
@@ -150,7 +151,7 @@ func New(opt Options) (*Backend, error) {
 		name string
 		to   *int
 		ok   []int
-	}{{MoETileEnv, &b.moeTN, []int{8, 16, mmqTN}}, {MMQTileEnv, &b.mmqTN, []int{16, 32, mmqTN}}} {
+	}{{MoETileEnv, &b.moeTN, []int{8, 16, mmqTN}}, {MMQTileEnv, &b.mmqTN, []int{16, 32, mmqTN}}, {RouteBlocksEnv, &b.routeBPS, []int{1, 2, 3, 4}}} {
 		if v := os.Getenv(e.name); v != "" {
 			if *e.to, err = strconv.Atoi(v); err != nil || !slices.Contains(e.ok, *e.to) {
 				b.Close()

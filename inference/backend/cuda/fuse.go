@@ -61,10 +61,12 @@ const NoAttentionHalfEnv = "EMBER_CUDA_NO_ATTENTION_HALF"
 // add_rms_norm_q8_k_1's 256 (the same bits), for timing the one-row kernel.
 const NoNorm1Env = "EMBER_CUDA_NO_NORM1"
 
-// NoRouteFuseEnv names an environment variable: when set, a decode token's routing
-// (moe_topk) and its experts' gate and up (mmv_id_q4_k) run as two launches instead of
-// mmv_route_q4_k's one (the same bits), for timing that fusion.
-const NoRouteFuseEnv = "EMBER_CUDA_NO_ROUTE_FUSE"
+// RouteFuseEnv names an environment variable: when set, a decode token's routing
+// (moe_topk) and its Q4_K experts' gate and up (mmv_id_q4_k) run as mmv_route_q4_k's one
+// launch (the same bits). Off by default: on the H200 it did not beat the two launches
+// (session 42: DeepSeek-V2-Lite tg128 576 against 583 over six runs each, with the
+// fused runs' spread twice as wide).
+const RouteFuseEnv = "EMBER_CUDA_ROUTE_FUSE"
 
 // norm1MaxCols is ADD_NORM1_COLS of quant.cu: the widest row add_rms_norm_q8_k_1 takes.
 const norm1MaxCols = 8192
@@ -127,7 +129,7 @@ type fuseCfg struct {
 	noLay  bool // no fuseHalf into mmg's layout (NoLayFuseEnv)
 	noAtt  bool // no fuseHalf into decode attention (NoAttentionHalfEnv)
 	noN1   bool // no add_rms_norm_q8_k_1 (NoNorm1Env)
-	noRte  bool // no mmv_route_q4_k (NoRouteFuseEnv)
+	rte    bool // mmv_route_q4_k (RouteFuseEnv)
 }
 
 // mark records f (kind, dst, rows, cols, args, mem set) as the launch just queued, when
@@ -148,7 +150,7 @@ func (b *Backend) fuseOff() bool {
 	if !c.read {
 		c.read, c.off, c.noHalf = true, c.off || os.Getenv(NoFuseEnv) != "", os.Getenv(NoHalfFuseEnv) != ""
 		c.noLay, c.noAtt = os.Getenv(NoLayFuseEnv) != "", os.Getenv(NoAttentionHalfEnv) != ""
-		c.noN1, c.noRte = os.Getenv(NoNorm1Env) != "", os.Getenv(NoRouteFuseEnv) != ""
+		c.noN1, c.rte = os.Getenv(NoNorm1Env) != "", os.Getenv(RouteFuseEnv) != ""
 	}
 	return c.off
 }

@@ -265,15 +265,14 @@ func TestMMQKernelsDeclared(t *testing.T) {
 // TestMMVQueuePairedRuns: at one row (a decode step) DeepSeek-V2-Lite's per-head q_nope
 // and q_pe projections are one mmv_id launch (the q_pe run as its y = 1 blocks: its
 // matrix, output, row stride, rows and row blocks), and a token's gate and up experts
-// one more (with its routing: mmv_route_q4_k; with NoRouteFuseEnv moe_topk and a paired
-// mmv_id), and the weighted sum with the shared experts' output added one; with fusion
+// one more (beside moe_topk's routing; with RouteFuseEnv the two as mmv_route_q4_k), and the weighted sum with the shared experts' output added one; with fusion
 // off, two launches each.
 func TestMMVQueuePairedRuns(t *testing.T) {
 	const H, nope, rope, K = 16, 128, 64, 2048
-	for _, c := range []struct{ off, noRte bool }{{false, false}, {false, true}, {true, false}} {
+	for _, c := range []struct{ off, rte bool }{{false, false}, {false, true}, {true, true}} {
 		off := c.off
 		q := newMMQQueue("quant_q8_k", "mmv_id_q4_k", "moe_topk", "mmv_route_q4_k", "swiglu_f32", "swiglu_q8_k", "moe_sum", "moe_sum_add", "add_f32")
-		q.fuse.cfg = fuseCfg{read: true, off: off, noRte: c.noRte}
+		q.fuse.cfg = fuseCfg{read: true, off: off, rte: c.rte}
 		w, x := q.tensor(t, quant.Q4_K, H*(nope+rope), K), q.tensor(t, quant.F32, 1, K)
 		qn, qp := q.tensor(t, quant.F32, H, nope), q.tensor(t, quant.F32, H, rope)
 		q.MatMulShared(x, q.headProjs(w, qn, qp, H, nope, rope, 1))
@@ -307,18 +306,18 @@ func TestMMVQueuePairedRuns(t *testing.T) {
 		q.Add(xe, mo, sh) // the shared experts' output added: one launch with moe_sum
 		ls = q.launches()
 		names = q.names()
-		want := []string{"quant_q8_k", "mmv_route_q4_k", "swiglu_q8_k", "mmv_id_q4_k", "moe_sum_add"}
+		want := []string{"moe_topk", "quant_q8_k", "mmv_id_q4_k", "swiglu_q8_k", "mmv_id_q4_k", "moe_sum_add"}
 		switch {
 		case off:
 			want = []string{"moe_topk", "quant_q8_k", "mmv_id_q4_k", "mmv_id_q4_k", "swiglu_f32", "quant_q8_k", "mmv_id_q4_k", "moe_sum", "add_f32"}
-		case c.noRte:
-			want = []string{"moe_topk", "quant_q8_k", "mmv_id_q4_k", "swiglu_q8_k", "mmv_id_q4_k", "moe_sum_add"}
+		case c.rte:
+			want = []string{"quant_q8_k", "mmv_route_q4_k", "swiglu_q8_k", "mmv_id_q4_k", "moe_sum_add"}
 		}
 		if !slices.Equal(names, want) {
 			t.Errorf("experts, %+v: queued %v, want %v", c, names, want)
 			continue
 		}
-		if !off && !c.noRte {
+		if !off && c.rte {
 			// the routing's arguments, then gate, up, row stride, expert stride, the Q8_K
 			// row, g, u, g's row stride, rows an expert and columns; 2 x 4 pairs x 128
 			// four-row tasks on 256 blocks
@@ -332,7 +331,7 @@ func TestMMVQueuePairedRuns(t *testing.T) {
 				t.Errorf("moe_sum_add args %v", l.args)
 			}
 		}
-		if !off && c.noRte {
+		if !off && !c.rte {
 			l := ls[2]
 			nrb := F / rowsPerBlock(quant.Q4_K, 1, 0)
 			if l.gy != 2 || !slices.Equal(l.args[14:], []uint64{up.ptr, u.ptr, F, F, uint64(nrb)}) {

@@ -22,6 +22,10 @@ const moeMaxExperts, moeMaxPairs, moeMaxGrouped = 256, 64, 1 << 16
 // (8, 16 or 64 pairs: mmq_id8_, mmq_id16_, mmq_id_) instead of moeTile's choice.
 const MoETileEnv = "EMBER_CUDA_MOE_TILE"
 
+// RouteBlocksEnv names an environment variable that sets mmv_route_q4_k's blocks an SM
+// (1 to 4; default 3, what its registers let be resident).
+const RouteBlocksEnv = "EMBER_CUDA_ROUTE_BLOCKS"
+
 // moeTile is the tile width of the grouped experts' products for P pairs over X experts:
 // a tile takes one expert's pairs, and a 64-pair tile costs the tensor cores a full
 // tile's work however few pairs it holds, so batches of a few pairs an expert (decode of
@@ -121,10 +125,10 @@ func (b *Backend) RoutedExperts(dst, x, logits, gate, up, down, probsB, ids, wts
 
 // routeTakes reports whether mmv_route_q4_k takes a decode token's routing and its
 // experts' gate and up: Q4_K gate and up of one layout, rows of at most 2,048 columns
-// (one mv1 step), fusion on.
+// (one mv1 step), fusion on and RouteFuseEnv set.
 func (b *Backend) routeTakes(gw, uw *tensor) bool {
 	return gw.typ == quant.Q4_K && uw.typ == quant.Q4_K && uw.stride == gw.stride && gw.cols%256 == 0 && gw.cols <= 2048 &&
-		!b.fuseOff() && !b.fuse.cfg.noRte
+		!b.fuseOff() && b.fuse.cfg.rte
 }
 
 // mmvRoute queues mmv_route_q4_k: moe_topk's routing of one token (route: moe_topk's
@@ -143,8 +147,12 @@ func (b *Backend) mmvRoute(route []uint64, g, gw, u, uw *tensor, nExpert int, xq
 	if sms <= 0 {
 		sms = splitDefaultSMs
 	}
+	bps := b.routeBPS
+	if bps == 0 {
+		bps = 3
+	}
 	tasks := 2 * k * ((M + 3) / 4) // four rows a warp's task (Q4K_R1), four warps a block
-	b.launch("mmv_route_q4_k", min((tasks+3)/4, 3*sms), 1, 128, 0, append(route, ptr(gw), ptr(uw), i64(gw.stride),
+	b.launch("mmv_route_q4_k", min((tasks+3)/4, bps*sms), 1, 128, 0, append(route, ptr(gw), ptr(uw), i64(gw.stride),
 		i64(M*gw.stride), xq, ptr(g), ptr(u), i64(g.cols), i64(M), i64(gw.cols))...)
 }
 
