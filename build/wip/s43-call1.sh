@@ -27,13 +27,7 @@ export MODELS="v2"
 . build/gpu-setup.sh "${OUT:-/tmp/s43c1}"
 xz -d -f bin/base/ember.xz && chmod +x bin/base/ember
 B=$R/bin/base/ember
-mkdir -p /tmp/px && cp kernels/cuda/*.cu kernels/cuda/*.cuh /tmp/px/
-for m in $(cd /tmp/px && ls *.cu | sed 's/\.cu$//'); do
-	(sh build/ptx-one.sh /tmp/px "$m" 2>/tmp/px/$m.log || { echo "$m.cu does not compile"; tail -5 /tmp/px/$m.log; }) &
-done
-wait
-(cd /tmp/px && tar cJf "$L/ptx.tar.xz" *.ptx)
-el "ptx done: $(ls /tmp/px/*.ptx | wc -l) modules"
+ptx_all /tmp/px # every module (gpu-setup.sh): $OUT/ptx.tar.xz
 export EMBER_CUDA_PTX_DIR=/tmp/px
 tgroup 0 'MatMul|MMQ|MMV|MatVec|Products|IDW|F16Cop|CublasDequant|CublasMatMul|SwiGLUQ8|MoERouting|HeadProducts' 300
 tgroup 1 'Conformance' 300

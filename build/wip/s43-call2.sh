@@ -25,13 +25,7 @@ for p in q5pack-idwq idsq q4x; do
 done
 export MODELS="v2 q4"
 . build/gpu-setup.sh "${OUT:-/tmp/s43c2}"
-mkdir -p /tmp/px && cp kernels/cuda/*.cu kernels/cuda/*.cuh /tmp/px/
-for m in $(cd /tmp/px && ls *.cu | sed 's/\.cu$//'); do
-	(sh build/ptx-one.sh /tmp/px "$m" 2>/tmp/px/$m.log || { echo "$m.cu does not compile"; tail -5 /tmp/px/$m.log; }) &
-done
-wait
-(cd /tmp/px && tar cJf "$L/ptx.tar.xz" *.ptx)
-el "ptx done: $(ls /tmp/px/*.ptx | wc -l) modules"
+ptx_all /tmp/px # every module (gpu-setup.sh): $OUT/ptx.tar.xz
 export EMBER_CUDA_PTX_DIR=/tmp/px
 tgroup 0 'TestMoERouting|TestMMVQueue|SwiGLUQ8|IDW|Q4X|AttentionChoice|Branch|FuseQueue|Conformance/MatMul/Q4_K' 300
 (cd inference/model/archs && timeout -s KILL 300 "$R/bin/dev/archs.test" -test.run 'TestGoldensCUDA' 2>&1 | tail -3 | sed 's/^/goldens: /') &
