@@ -1,6 +1,7 @@
 #!/bin/sh
 # s43-call5.sh: moe_topk's routing with fewer serial steps (moe.cu): the softmax sum's
-# loop unrolled (the patch: four a load, not unrolled) (lane 0's double sum in index order, zeros past X, so the same sum), and
+# loop over float4 loads (lane 0's double sum in index order, zeros past X: the same
+# sum), and
 # the k best found by ranks (each lane counts the experts before its own in the order
 # descending score, lower index first) in place of k rounds of a warp argmax, for at most
 # 64 experts without NaN scores; the weights' division and scale by k lanes. moe.ptx is
