@@ -34,25 +34,7 @@ __global__ void __launch_bounds__(32) tiny(float* out, float a) {
 // kstream_ef is micro.cuh's kstream with its loads under an L2 evict-first policy.
 __global__ void __launch_bounds__(256) kstream_ef(const uint4* w, size_t n16, unsigned* out) {
     pdl();
-    uint64_t pol;
-    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
-    const size_t per = (n16 + gridDim.x - 1) / gridDim.x;
-    const size_t lo = per * blockIdx.x, hi = lo + per < n16 ? lo + per : n16;
-    unsigned acc = 0;
-    for (size_t i = lo + threadIdx.x; i < hi; i += 4 * blockDim.x) {
-        uint4 v[4];
-#pragma unroll
-        for (int u = 0; u < 4; u++) {
-            const size_t j = i + u * blockDim.x;
-            if (j < hi)
-                asm volatile("ld.global.nc.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
-                             : "=r"(v[u].x), "=r"(v[u].y), "=r"(v[u].z), "=r"(v[u].w) : "l"(w + j), "l"(pol));
-            else
-                v[u] = make_uint4(0, 0, 0, 0);
-        }
-#pragma unroll
-        for (int u = 0; u < 4; u++) acc ^= v[u].x + v[u].y * 3 + v[u].z * 5 + v[u].w * 7;
-    }
+    const unsigned acc = stream_share<true>(w, n16, blockIdx.x, gridDim.x);
     if (acc == 0x12345678) out[blockIdx.x * 256 + threadIdx.x] = acc;
 }
 

@@ -77,16 +77,26 @@ static float graph_best_ms(cudaStream_t s, F body, int warm, int reps) {
 // stream_share reads part `part` of `parts` of n16 16-byte words at w (four loads in
 // flight a thread) and returns a hash of them; kstream is a chain's streaming product:
 // the grid's share each, after the PDL wait. kgap spins ns nanoseconds after its wait.
+// With EF its loads take an L2 evict-first policy (build/micro/ifetch.cu).
+template <bool EF = false>
 __device__ __forceinline__ unsigned stream_share(const uint4* w, size_t n16, int part, int parts) {
     const size_t per = (n16 + parts - 1) / parts;
     const size_t lo = per * part, hi = lo + per < n16 ? lo + per : n16;
     unsigned acc = 0;
+    uint64_t pol = 0;
+    if (EF) asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
     for (size_t i = lo + threadIdx.x; i < hi; i += 4 * blockDim.x) {
         uint4 v[4];
 #pragma unroll
         for (int u = 0; u < 4; u++) {
             const size_t j = i + u * blockDim.x;
-            v[u] = j < hi ? __ldg(w + j) : make_uint4(0, 0, 0, 0);
+            if (j >= hi)
+                v[u] = make_uint4(0, 0, 0, 0);
+            else if (EF)
+                asm volatile("ld.global.nc.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
+                             : "=r"(v[u].x), "=r"(v[u].y), "=r"(v[u].z), "=r"(v[u].w) : "l"(w + j), "l"(pol));
+            else
+                v[u] = __ldg(w + j);
         }
 #pragma unroll
         for (int u = 0; u < 4; u++) acc ^= v[u].x + v[u].y * 3 + v[u].z * 5 + v[u].w * 7;
