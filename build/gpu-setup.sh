@@ -39,6 +39,18 @@ tgroup() {
 		grep -E -A4 -- '--- FAIL' /tmp/g$1.log | head -24
 	) &
 }
+# model_tests LIMIT runs, in the background (the caller waits), the CUDA goldens of every
+# architecture and deepseek2's CUDA tests, each killed after LIMIT s, on
+# $EMBER_CUDA_PTX_DIR's PTX when set; each prints its last three lines.
+model_tests() {
+	(cd inference/model/archs && timeout -s KILL "$1" "$R/bin/dev/archs.test" -test.run 'TestGoldensCUDA' 2>&1 | tail -3 | sed 's/^/goldens: /') &
+	(cd inference/model/deepseek2 && timeout -s KILL "$1" "$R/bin/dev/deepseek2.test" -test.run 'CUDA' 2>&1 | tail -3 | sed 's/^/deepseek2: /') &
+}
+# base_bin unpacks bin/base/ember (main's binary, carried beside bin/dev) and sets B to it.
+base_bin() {
+	xz -d -f bin/base/ember.xz && chmod +x bin/base/ember
+	B=$R/bin/base/ember
+}
 # sample_tests LIMIT runs cuda.test's sampling and feeder tests (group 0, the nucleus,
 # draws and queued cases' lines shown) beside the engine's CUDA tests, each killed after
 # LIMIT s, on $EMBER_CUDA_PTX_DIR's PTX when set.

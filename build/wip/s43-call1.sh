@@ -25,14 +25,12 @@ set -u
 { git apply build/wip/q5pack-idwq.patch || patch -p1 -s <build/wip/q5pack-idwq.patch; } || { echo "patch does not apply"; exit 1; }
 export MODELS="v2"
 . build/gpu-setup.sh "${OUT:-/tmp/s43c1}"
-xz -d -f bin/base/ember.xz && chmod +x bin/base/ember
-B=$R/bin/base/ember
+base_bin
 ptx_all /tmp/px # every module (gpu-setup.sh): $OUT/ptx.tar.xz
 export EMBER_CUDA_PTX_DIR=/tmp/px
 tgroup 0 'MatMul|MMQ|MMV|MatVec|Products|IDW|F16Cop|CublasDequant|CublasMatMul|SwiGLUQ8|MoERouting|HeadProducts' 300
 tgroup 1 'Conformance' 300
-(cd inference/model/archs && timeout -s KILL 300 "$R/bin/dev/archs.test" -test.run 'TestGoldensCUDA' 2>&1 | tail -3 | sed 's/^/goldens: /') &
-(cd inference/model/deepseek2 && timeout -s KILL 300 "$R/bin/dev/deepseek2.test" -test.run 'CUDA' 2>&1 | tail -3 | sed 's/^/deepseek2: /') &
+model_tests 300
 wait
 el "tests done"
 unset EMBER_CUDA_PTX_DIR

@@ -28,8 +28,7 @@ export MODELS="v2 q4"
 ptx_all /tmp/px # every module (gpu-setup.sh): $OUT/ptx.tar.xz
 export EMBER_CUDA_PTX_DIR=/tmp/px
 tgroup 0 'TestMoERouting|TestMMVQueue|SwiGLUQ8|IDW|Q4X|AttentionChoice|Branch|FuseQueue|Conformance/MatMul/Q4_K' 300
-(cd inference/model/archs && timeout -s KILL 300 "$R/bin/dev/archs.test" -test.run 'TestGoldensCUDA' 2>&1 | tail -3 | sed 's/^/goldens: /') &
-(cd inference/model/deepseek2 && timeout -s KILL 300 "$R/bin/dev/deepseek2.test" -test.run 'CUDA' 2>&1 | tail -3 | sed 's/^/deepseek2: /') &
+model_tests 300
 wait
 el "tests done"
 t() { q env $1 $E bench -backend cuda -p 0 -n 128 -r 1 -m /tmp/v2.gguf; }

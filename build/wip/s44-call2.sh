@@ -23,14 +23,12 @@ sed -i "s/^#define MOE_ROLL 0\$/#define MOE_ROLL $M/" kernels/cuda/moe.cu
 grep -n '^#define EMBER_WEVICT\|^#define MOE_ROLL' kernels/cuda/mv1.cuh kernels/cuda/moe.cu
 export MODELS="q4 q8 v2"
 . build/gpu-setup.sh "${OUT:-/tmp/s44c2}"
-xz -d -f bin/base/ember.xz && chmod +x bin/base/ember
-B=$R/bin/base/ember
+base_bin
 ptx_all /tmp/px
 export EMBER_CUDA_PTX_DIR=/tmp/px
 tgroup 0 'MatMul|MMQ|MMV|MatVec|Products|IDW|F16Cop|SwiGLUQ8|MoERouting|HeadProducts|ArgMax|TopK|SampleAhead|KernelNamesExist|EmbeddedKernelsWait' 300
 tgroup 1 'Conformance' 300
-(cd inference/model/archs && timeout -s KILL 300 "$R/bin/dev/archs.test" -test.run 'TestGoldensCUDA' 2>&1 | tail -3 | sed 's/^/goldens: /') &
-(cd inference/model/deepseek2 && timeout -s KILL 300 "$R/bin/dev/deepseek2.test" -test.run 'CUDA' 2>&1 | tail -3 | sed 's/^/deepseek2: /') &
+model_tests 300
 wait
 el "tests done"
 unset EMBER_CUDA_PTX_DIR
