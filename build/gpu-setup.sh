@@ -46,6 +46,20 @@ model_tests() {
 	(cd inference/model/archs && timeout -s KILL "$1" "$R/bin/dev/archs.test" -test.run 'TestGoldensCUDA' 2>&1 | tail -3 | sed 's/^/goldens: /') &
 	(cd inference/model/deepseek2 && timeout -s KILL "$1" "$R/bin/dev/deepseek2.test" -test.run 'CUDA' 2>&1 | tail -3 | sed 's/^/deepseek2: /') &
 }
+# ptx_tests PATTERN makes every module's PTX in /tmp/px (ptx_all) and runs on it
+# cuda.test's PATTERN (group 0) and conformance tests (group 1) beside model_tests,
+# each killed after 300 s; N is then the dev binary on that PTX.
+ptx_tests() {
+	ptx_all /tmp/px
+	export EMBER_CUDA_PTX_DIR=/tmp/px
+	tgroup 0 "$1" 300
+	tgroup 1 'Conformance' 300
+	model_tests 300
+	wait
+	el "tests done"
+	unset EMBER_CUDA_PTX_DIR
+	N="EMBER_CUDA_PTX_DIR=/tmp/px $E"
+}
 # base_bin unpacks bin/base/ember (main's binary, carried beside bin/dev) and sets B to it.
 base_bin() {
 	xz -d -f bin/base/ember.xz && chmod +x bin/base/ember

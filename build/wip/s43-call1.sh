@@ -26,15 +26,7 @@ set -u
 export MODELS="v2"
 . build/gpu-setup.sh "${OUT:-/tmp/s43c1}"
 base_bin
-ptx_all /tmp/px # every module (gpu-setup.sh): $OUT/ptx.tar.xz
-export EMBER_CUDA_PTX_DIR=/tmp/px
-tgroup 0 'MatMul|MMQ|MMV|MatVec|Products|IDW|F16Cop|CublasDequant|CublasMatMul|SwiGLUQ8|MoERouting|HeadProducts' 300
-tgroup 1 'Conformance' 300
-model_tests 300
-wait
-el "tests done"
-unset EMBER_CUDA_PTX_DIR
-N="EMBER_CUDA_PTX_DIR=/tmp/px $E"
+ptx_tests 'MatMul|MMQ|MMV|MatVec|Products|IDW|F16Cop|CublasDequant|CublasMatMul|SwiGLUQ8|MoERouting|HeadProducts' # every module's PTX ($OUT/ptx.tar.xz) and the tests on it
 t() { q env $1 bench -backend cuda -p 0 -n 128 -r 1 -m /tmp/v2.gguf; }
 for r in 1 2 3; do el "v2 tg128: both $(t "$N") q5pack $(t "EMBER_CUDA_NO_IDWQ=1 $N") main $(t "$B")"; done
 el "launches a step: $(EMBER_CUDA_PTX_DIR=/tmp/px EMBER_CUDA_STATS=1 $E bench -backend cuda -p 0 -n 8 -r 1 -m /tmp/v2.gguf 2>&1 | grep -o 'last batch of [0-9+]* kernels, [0-9]*')"

@@ -24,15 +24,7 @@ grep -n '^#define EMBER_WEVICT\|^#define MOE_ROLL' kernels/cuda/mv1.cuh kernels/
 export MODELS="q4 q8 v2"
 . build/gpu-setup.sh "${OUT:-/tmp/s44c2}"
 base_bin
-ptx_all /tmp/px
-export EMBER_CUDA_PTX_DIR=/tmp/px
-tgroup 0 'MatMul|MMQ|MMV|MatVec|Products|IDW|F16Cop|SwiGLUQ8|MoERouting|HeadProducts|ArgMax|TopK|SampleAhead|KernelNamesExist|EmbeddedKernelsWait' 300
-tgroup 1 'Conformance' 300
-model_tests 300
-wait
-el "tests done"
-unset EMBER_CUDA_PTX_DIR
-N="EMBER_CUDA_PTX_DIR=/tmp/px $E"
+ptx_tests 'MatMul|MMQ|MMV|MatVec|Products|IDW|F16Cop|SwiGLUQ8|MoERouting|HeadProducts|ArgMax|TopK|SampleAhead|KernelNamesExist|EmbeddedKernelsWait' # every module's PTX ($OUT/ptx.tar.xz) and the tests on it
 t() { q env $1 bench -backend cuda -p 0 -n 128 -r 1 -m /tmp/$2.gguf; }
 for r in 1 2 3; do el "tg128 new/main: q4 $(t "$N" q4) / $(t "$B" q4); v2 $(t "$N" v2) / $(t "$B" v2)"; done
 el "q8 tg128 new/main: $(t "$N" q8) / $(t "$B" q8)"
