@@ -5,6 +5,62 @@
 #pragma once
 #include "common.cuh"
 
+// ---- weight loads: the batch-1 products' rows, read once a step ----
+// A decode step streams 1.5-5 GB of weights through the 50 MB L2, pushing out what the
+// next kernels need again (activation rows, the KV cache, small tensors). ldw*<true>
+// loads with an L2 evict-first policy, ldw*<false> is a plain load. mv1's EF, by
+// EMBER_WEVICT: 1 (the default) for mmv_id and mmv_idw (mv1's ID: a mixture of experts'
+// rows and per-head products, the bulk of DeepSeek-V2's step), 2 for every product of
+// mv1, 0 for none. Measured in NOTES.md "Session 44".
+#ifndef EMBER_WEVICT
+#define EMBER_WEVICT 1
+#endif
+__device__ __forceinline__ uint64_t wpol() {
+    uint64_t p;
+    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+    return p;
+}
+template <bool EF>
+__device__ __forceinline__ uint4 ldw16(const uint8_t* a) {
+    if constexpr (EF) {
+        uint4 r;
+        asm("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+            : "l"(__cvta_generic_to_global(a)), "l"(wpol()));
+        return r;
+    } else {
+        return *(const uint4*)a;
+    }
+}
+template <bool EF>
+__device__ __forceinline__ uint2 ldw8(const uint8_t* a) {
+    if constexpr (EF) {
+        uint2 r;
+        asm("ld.global.L2::cache_hint.v2.u32 {%0, %1}, [%2], %3;" : "=r"(r.x), "=r"(r.y) : "l"(__cvta_generic_to_global(a)), "l"(wpol()));
+        return r;
+    } else {
+        return *(const uint2*)a;
+    }
+}
+template <bool EF>
+__device__ __forceinline__ uint16_t ldw2(const uint8_t* a) {
+    if constexpr (EF) {
+        uint16_t r;
+        asm("ld.global.L2::cache_hint.u16 %0, [%1], %2;" : "=h"(r) : "l"(__cvta_generic_to_global(a)), "l"(wpol()));
+        return r;
+    } else {
+        return *(const uint16_t*)a;
+    }
+}
+template <bool EF>
+__device__ __forceinline__ int4 ldw16i(const uint8_t* a) {
+    if constexpr (EF) {
+        const uint4 u = ldw16<true>(a);
+        return make_int4((int)u.x, (int)u.y, (int)u.z, (int)u.w);
+    } else {
+        return *(const int4*)a;
+    }
+}
+
 // ---- Q4_K: 8 lanes per 144-byte block, each one 16-byte load of quants ----
 
 // q4k_pair: the scales and mins of sub-blocks 2c and 2c+1 (getScaleMinK4) from the 12
@@ -162,7 +218,7 @@ __device__ __forceinline__ void mv1_store(float* acc, float* D, int r0, int M) {
 }
 
 // Q4_K: lane c = lane & 3 of block ib = lane / 4 (+ 8 per step), as mmv_q4_k.
-template <bool SM>
+template <bool SM, bool EF>
 __device__ __forceinline__ void mv1_q4_k(const uint8_t* W, i64 ws, const uint8_t* Xg, uint8_t* xs, int n, float* D, int M, int K, int wr) {
     const int lane = threadIdx.x & 31, c = lane & 3, nb = K / 256;
     const int r0 = wr * Q4K_R1;
@@ -175,7 +231,7 @@ __device__ __forceinline__ void mv1_q4_k(const uint8_t* W, i64 ws, const uint8_t
 #pragma unroll
         for (int i = 0; i < Q4K_R1; i++) {
             const uint8_t* p = w[i] + 144 * ib;
-            h[i] = *(const uint4*)p, qa[i] = *(const uint4*)(p + 16 + 32 * c), qb[i] = *(const uint4*)(p + 32 + 32 * c);
+            h[i] = ldw16<EF>(p), qa[i] = ldw16<EF>(p + 16 + 32 * c), qb[i] = ldw16<EF>(p + 32 + 32 * c);
         }
     }
     const uint8_t* X = mv1_ready<SM>(Xg, xs, n, K, 0);
@@ -188,7 +244,7 @@ __device__ __forceinline__ void mv1_q4_k(const uint8_t* W, i64 ws, const uint8_t
 #pragma unroll
             for (int i = 0; i < Q4K_R1; i++) {
                 const uint8_t* p = w[i] + 144 * (ib + 8);
-                nh[i] = *(const uint4*)p, na[i] = *(const uint4*)(p + 16 + 32 * c), nq[i] = *(const uint4*)(p + 32 + 32 * c);
+                nh[i] = ldw16<EF>(p), na[i] = ldw16<EF>(p + 16 + 32 * c), nq[i] = ldw16<EF>(p + 32 + 32 * c);
             }
         }
         int xs[16];
@@ -234,7 +290,7 @@ __device__ __forceinline__ float q6k_part(uint4 qa, uint4 qb, uint4 qh, uint2 sc
 
 // Q6_K: lane t = lane & 3 (h = t / 2, g = t % 2) of block ib = lane / 4 (+ 8 per step),
 // as mmv_q6_k; the four scales come in one 8-byte load.
-template <bool SM>
+template <bool SM, bool EF>
 __device__ __forceinline__ void mv1_q6_k(const uint8_t* W, i64 ws, const uint8_t* Xg, uint8_t* xs, int n, float* D, int M, int K, int wr) {
     const int lane = threadIdx.x & 31, t = lane & 3, h = t >> 1, g = t & 1, nb = K / 256;
     const int r0 = wr * Q6K_R1;
@@ -248,10 +304,10 @@ __device__ __forceinline__ void mv1_q6_k(const uint8_t* W, i64 ws, const uint8_t
 #define Q6K_LOAD(QA, QB, QH, SC, DW, IB)                                                   \
     _Pragma("unroll") for (int i = 0; i < Q6K_R1; i++) {                                  \
         const uint8_t* ql = w[i] + 128 * (IB) + 64 * h + 16 * g;                          \
-        QA[i] = *(const uint4*)ql, QB[i] = *(const uint4*)(ql + 32);                      \
-        QH[i] = *(const uint4*)(w[i] + 128 * nb + 64 * (IB) + 32 * h + 16 * g);           \
-        SC[i] = *(const uint2*)(w[i] + 192 * nb + 16 * (IB) + 8 * h);                     \
-        DW[i] = *(const uint16_t*)(w[i] + 208 * nb + 2 * (IB));                           \
+        QA[i] = ldw16<EF>(ql), QB[i] = ldw16<EF>(ql + 32);                                          \
+        QH[i] = ldw16<EF>(w[i] + 128 * nb + 64 * (IB) + 32 * h + 16 * g);                      \
+        SC[i] = ldw8<EF>(w[i] + 192 * nb + 16 * (IB) + 8 * h);                                 \
+        DW[i] = ldw2<EF>(w[i] + 208 * nb + 2 * (IB));                                          \
     }
     if (ib < nb) { Q6K_LOAD(qa, qb, qh, sc, dw, ib) }
     const uint8_t* X = mv1_ready<SM>(Xg, xs, n, K, 1);
@@ -282,7 +338,7 @@ __device__ __forceinline__ void mv1_q6_k(const uint8_t* W, i64 ws, const uint8_t
 // Q8_0: lane pair lane / 2 takes block ib0 + lane / 2 (ib0 += 16 per step), as mmv_q8_0,
 // R rows a warp, with the weights of the next S - 1 steps in flight while a step is
 // computed.
-template <bool SM, int R, int S>
+template <bool SM, int R, int S, bool EF>
 __device__ __forceinline__ void mv1_q8_0(const uint8_t* W, i64 ws, const uint8_t* Xg, uint8_t* xs, int n, float* D, int M, int K, int wr) {
     const int lane = threadIdx.x & 31, half = lane & 1, nb = K / 32;
     const int r0 = wr * R;
@@ -298,7 +354,7 @@ __device__ __forceinline__ void mv1_q8_0(const uint8_t* W, i64 ws, const uint8_t
         if (j >= nj) return;
         const int ib = min(16 * j + (lane >> 1), nb - 1);
 #pragma unroll
-        for (int i = 0; i < R; i++) Q[i] = *(const int4*)(w[i] + 32 * ib + 16 * half), DW[i] = *(const uint16_t*)(w[i] + 32 * nb + 2 * ib);
+        for (int i = 0; i < R; i++) Q[i] = ldw16i<EF>(w[i] + 32 * ib + 16 * half), DW[i] = ldw2<EF>(w[i] + 32 * nb + 2 * ib);
     };
 #pragma unroll
     for (int s = 0; s < S - 1; s++) load(s, q[s], dw[s]);
@@ -339,7 +395,7 @@ __device__ __forceinline__ void mv1_q8_0(const uint8_t* W, i64 ws, const uint8_t
 // q50_bits spreads the four bits of h into bit 4 of each byte.
 __device__ __forceinline__ int q50_bits(uint32_t h) { return (int)(((h * 0x00204081u) & 0x01010101u) << 4); }
 
-template <int T, bool SM>
+template <int T, bool SM, bool EF>
 __device__ __forceinline__ void mv1_q5_0(const uint8_t* W, i64 ws, const uint8_t* Xg, uint8_t* xs, int n, float* D, int M, int K, int wr) {
     constexpr int BS = T == T_Q5_0 ? 22 : 18, QO = T == T_Q5_0 ? 6 : 2;
     const int lane = threadIdx.x & 31, p = lane & 3, nb = K / 32;
@@ -354,10 +410,17 @@ __device__ __forceinline__ void mv1_q5_0(const uint8_t* W, i64 ws, const uint8_t
         const int ib = min(8 * j + (lane >> 2), nb - 1);
 #pragma unroll
         for (int i = 0; i < Q50_R1; i++) {
-            const uint16_t* b = (const uint16_t*)(w[i] + (i64)BS * ib);
-            DQ[i] = b[0];
-            QA[i] = b[QO / 2 + 2 * p], QB[i] = b[QO / 2 + 2 * p + 1];
-            if (T == T_Q5_0) HA[i] = b[1], HB[i] = b[2];
+            if constexpr (EF) {
+                const uint8_t* b = w[i] + (i64)BS * ib;
+                DQ[i] = ldw2<EF>(b);
+                QA[i] = ldw2<EF>(b + QO + 4 * p), QB[i] = ldw2<EF>(b + QO + 4 * p + 2);
+                if (T == T_Q5_0) HA[i] = ldw2<EF>(b + 2), HB[i] = ldw2<EF>(b + 4);
+            } else {
+                const uint16_t* b = (const uint16_t*)(w[i] + (i64)BS * ib);
+                DQ[i] = b[0];
+                QA[i] = b[QO / 2 + 2 * p], QB[i] = b[QO / 2 + 2 * p + 1];
+                if (T == T_Q5_0) HA[i] = b[1], HB[i] = b[2];
+            }
         }
     };
     load(0, dq, qa, qb, ha, hb);
@@ -401,19 +464,20 @@ __device__ __forceinline__ void mv1_q5_0(const uint8_t* W, i64 ws, const uint8_t
 template <int T, bool PRE, bool ID = false>
 __device__ __forceinline__ void mv1(const uint8_t* W, i64 ws, const uint8_t* X, float* D, int M, int K, int rb) {
     constexpr int QR = ID ? Q80_ID_R1 : Q80_R1, QS = ID ? Q80_ID_S : Q80_S;
+    constexpr bool EF = EMBER_WEVICT == 2 || (EMBER_WEVICT == 1 && ID);
     extern __shared__ __align__(16) uint8_t mv1_x[];
     if (!PRE) pdl_wait();
     const int n = mv1_bytes(T, K);
     const int wr = rb * 4 + (int)(threadIdx.x >> 5);  // the warp's group of rows
     if (dyn_smem_size() >= (unsigned)n) {
-        if (T == T_Q4_K) mv1_q4_k<true>(W, ws, X, mv1_x, n, D, M, K, wr);
-        else if (T == T_Q6_K) mv1_q6_k<true>(W, ws, X, mv1_x, n, D, M, K, wr);
-        else if (T == T_Q4_0 || T == T_Q5_0) mv1_q5_0<T, true>(W, ws, X, mv1_x, n, D, M, K, wr);
-        else mv1_q8_0<true, QR, QS>(W, ws, X, mv1_x, n, D, M, K, wr);
+        if (T == T_Q4_K) mv1_q4_k<true, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
+        else if (T == T_Q6_K) mv1_q6_k<true, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
+        else if (T == T_Q4_0 || T == T_Q5_0) mv1_q5_0<T, true, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
+        else mv1_q8_0<true, QR, QS, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
     } else {
-        if (T == T_Q4_K) mv1_q4_k<false>(W, ws, X, mv1_x, n, D, M, K, wr);
-        else if (T == T_Q6_K) mv1_q6_k<false>(W, ws, X, mv1_x, n, D, M, K, wr);
-        else if (T == T_Q4_0 || T == T_Q5_0) mv1_q5_0<T, false>(W, ws, X, mv1_x, n, D, M, K, wr);
-        else mv1_q8_0<false, QR, QS>(W, ws, X, mv1_x, n, D, M, K, wr);
+        if (T == T_Q4_K) mv1_q4_k<false, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
+        else if (T == T_Q6_K) mv1_q6_k<false, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
+        else if (T == T_Q4_0 || T == T_Q5_0) mv1_q5_0<T, false, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
+        else mv1_q8_0<false, QR, QS, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
     }
 }

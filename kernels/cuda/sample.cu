@@ -31,15 +31,7 @@ __device__ __forceinline__ int argmax_block4(const float* row, int cols, float* 
         argmax_scan(a.z, 4 * c + 2, bv, bi), argmax_scan(a.w, 4 * c + 3, bv, bi);
     }
     for (int j = 4 * n4 + threadIdx.x; j < cols; j += bd) argmax_scan(row[j], j, bv, bi);
-    argmax_warp(bv, bi);
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
-    if (lane == 0) wv[warp] = bv, wi[warp] = bi;
-    __syncthreads();
-    if (warp != 0) return 0;
-    bv = lane < nw ? wv[lane] : 0.0f;
-    bi = lane < nw ? wi[lane] : -1;
-    argmax_warp(bv, bi);
-    return bi < 0 ? 0 : bi;
+    return argmax_reduce(bv, bi, wv, wi);
 }
 
 // argmax_f32: dst[r] = the index of the largest element of row r of x (rows of cols

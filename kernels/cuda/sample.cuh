@@ -40,6 +40,21 @@ __device__ __forceinline__ void argmax_warp(float& bv, int& bi) {
     }
 }
 
+// argmax_reduce is the block's reduction of its threads' (bv, bi) pairs: warps by
+// shuffles, then the warps' winners (wv and wi: a float and an int a warp of shared
+// memory) in warp 0; thread 0 gets the index (0 when no thread had one).
+__device__ __forceinline__ int argmax_reduce(float bv, int bi, float* wv, int* wi) {
+    argmax_warp(bv, bi);
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
+    if (lane == 0) wv[warp] = bv, wi[warp] = bi;
+    __syncthreads();
+    if (warp != 0) return 0;
+    bv = lane < nw ? wv[lane] : 0.0f;
+    bi = lane < nw ? wi[lane] : -1;
+    argmax_warp(bv, bi);
+    return bi < 0 ? 0 : bi;
+}
+
 // argmax_block: the index of the largest element of row (cols floats), exactly as
 // sample.Greedy: NaNs ignored, the lowest index on ties, 0 for a row of NaNs; every
 // thread of the block calls it, thread 0 gets the answer. Each thread scans its strided
@@ -58,18 +73,7 @@ __device__ __forceinline__ int argmax_block(const float* row, int cols, float* w
         argmax_scan(v3, j + 3 * bd, bv, bi);
     }
     for (; j < cols; j += bd) argmax_scan(row[j], j, bv, bi);
-    argmax_warp(bv, bi);
-    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
-    if (lane == 0) {
-        wv[warp] = bv;
-        wi[warp] = bi;
-    }
-    __syncthreads();
-    if (warp != 0) return 0;
-    bv = lane < nw ? wv[lane] : 0.0f;
-    bi = lane < nw ? wi[lane] : -1;
-    argmax_warp(bv, bi);
-    return bi < 0 ? 0 : bi;
+    return argmax_reduce(bv, bi, wv, wi);
 }
 
 // Top-k: the k first elements of a row under sample's candidate order (larger value
