@@ -73,6 +73,7 @@ type Backend struct {
 	prefill   attTC          // tensor-core prefill attention's mode (attention_prefill.go)
 	dec       attDec         // tensor-core decode attention's modes (attention_dec.go)
 	noIDW     bool           // $EMBER_CUDA_NO_IDW: per-head runs of weights on mmv_id, not mmv_idw (groups.go)
+	widen     bool           // $EMBER_CUDA_WIDEN=1: Q5_0 weights stored as Q8_0 (widen.go)
 	ropeHPB   int            // heads a block of rope2_f32 and rope2_set rotates ($EMBER_CUDA_ROPE_HEADS, else ropeHeads)
 	nucRound  int            // a nucleus draw's most candidates a round past the first ($EMBER_CUDA_NUC_ROUND, else nucRoundMax)
 	nucFirst  int            // and the candidates of the round after the first ($EMBER_CUDA_NUC_FIRST, else nucFirst)
@@ -129,7 +130,7 @@ func New(opt Options) (*Backend, error) {
 		noGraphs: os.Getenv("EMBER_CUDA_NO_GRAPHS") != "", noPDL: os.Getenv("EMBER_CUDA_NO_PDL") != "", noMMQ: os.Getenv(NoMMQEnv) != "",
 		hostMoE: os.Getenv(HostMoEEnv) != "", dec: attDec{twoPass: os.Getenv(DecTwoPassEnv) != "", ownQ8K: os.Getenv(DecOwnQ8KEnv) != "", no1: os.Getenv(NoDec1Env) != "", no1c: os.Getenv(NoDec1CEnv) != "", no1l: os.Getenv(NoDec1LEnv) != "", l1: os.Getenv(Dec1L1Env) != "", lThreads: decIntEnv(Dec1LThreadsEnv), full1: os.Getenv(Dec1FullEnv) != "", stages: decIntEnv(DecStagesEnv), blocks: decIntEnv(DecBlocksEnv), mlaSplit: mlaSplitMode(), gqa: decGQAMode()},
 		st: stats{on: os.Getenv(StatsEnv) != "", start: time.Now(), rng: profRangeFromEnv()}, attnSmem: smemMax, mvsc: mvsFromEnv(),
-		carve: carveoutFromEnv(), carved: carveoutKernelsFromEnv(), chunk: chunkFromEnv(), noRamp: os.Getenv(ChunkRampEnv) == "0", br: branchFromEnv(), ropeHPB: ropeHeadsFromEnv(), noIDW: os.Getenv(NoIDWEnv) != "",
+		carve: carveoutFromEnv(), carved: carveoutKernelsFromEnv(), chunk: chunkFromEnv(), noRamp: os.Getenv(ChunkRampEnv) == "0", br: branchFromEnv(), ropeHPB: ropeHeadsFromEnv(), noIDW: os.Getenv(NoIDWEnv) != "", widen: widenFromEnv(),
 		nucRound: nucRoundFromEnv(NucRoundEnv, nucRoundMax), nucFirst: nucRoundFromEnv(NucFirstEnv, nucFirst)}
 	b.capt.failed = os.Getenv(LtNoGraphsEnv) != ""
 	if b.mf, err = mfFromEnv(); err != nil {
@@ -246,6 +247,9 @@ func (b *Backend) Weight(typ quant.Type, rows, cols int, data []byte) (backend.T
 	rb := int(rb64)
 	if len(data) != rows*rb {
 		return nil, fmt.Errorf("cuda: weight of %d x %d %v needs %d bytes, got %d", rows, cols, typ, rows*rb, len(data))
+	}
+	if typ == quant.Q5_0 && b.widen && b.roomToWiden(rows*align16(34*cols/32)) {
+		typ, rb, data = quant.Q8_0, 34*cols/32, widenQ5(data)
 	}
 	t := &tensor{typ: typ, rows: rows, cols: cols, stride: rb, weight: true}
 	if typ == quant.Q8_0 || typ == quant.Q6_K {
