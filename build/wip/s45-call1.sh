@@ -11,7 +11,7 @@
 # 8B once each (no Q5_0 there: the same); V2-Lite pp512 and 64 streams each way.
 # Before: sh build/wip/s45-prep.sh 1 (carry bin/dev); after: s45-prep.sh restore. If it
 # gains and the tests pass: make it the default (widenFromEnv: on unless "0"), say so in
-# README (memory: +55% on Q5_0 tensors, ~1 GB for V2-Lite; roomToWiden keeps half the
+# README (memory: +55% on Q5_0 tensors, ~1 GB for V2-Lite; spare() keeps half the
 # device free) and NOTES.
 set -u
 export MODELS="q4 v2"

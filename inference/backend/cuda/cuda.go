@@ -248,7 +248,7 @@ func (b *Backend) Weight(typ quant.Type, rows, cols int, data []byte) (backend.T
 	if len(data) != rows*rb {
 		return nil, fmt.Errorf("cuda: weight of %d x %d %v needs %d bytes, got %d", rows, cols, typ, rows*rb, len(data))
 	}
-	if typ == quant.Q5_0 && b.widen && b.roomToWiden(rows*align16(34*cols/32)) {
+	if typ == quant.Q5_0 && b.widen && b.spare(rows*align16(34*cols/32)) {
 		typ, rb, data = quant.Q8_0, 34*cols/32, widenQ5(data)
 	}
 	t := &tensor{typ: typ, rows: rows, cols: cols, stride: rb, weight: true}

@@ -145,12 +145,19 @@ func (b *Backend) f16Copy(w *tensor) uint64 {
 	return p
 }
 
-// spareAlloc allocates n bytes for a copy of a weight (f16 or mmf's packed one) when the
-// device keeps at least half its memory, and f16KeepFree, free after it; 0 when it does
-// not (or the allocation fails: the product then runs without the copy).
-func (b *Backend) spareAlloc(n int) uint64 {
+// spare reports whether n more bytes leave the device at least half its memory, and
+// f16KeepFree, free: the rule for memory that only speeds things up (weight copies,
+// widened weights).
+func (b *Backend) spare(n int) bool {
 	free, total, err := b.h.memInfo()
-	if err != nil || free-n < max(total/2, f16KeepFree) {
+	return err == nil && free-n >= max(total/2, f16KeepFree)
+}
+
+// spareAlloc allocates n bytes for a copy of a weight (f16 or mmf's packed one) when the
+// device can spare them; 0 when it cannot (or the allocation fails: the product then
+// runs without the copy).
+func (b *Backend) spareAlloc(n int) uint64 {
+	if !b.spare(n) {
 		return 0
 	}
 	p, err := b.alloc(n)

@@ -6,9 +6,10 @@ import (
 )
 
 // WidenEnv names an environment variable: set to 1, Weight stores Q5_0 weights as Q8_0
-// rows holding the same values (widenQ5) while the device keeps at least half its memory,
-// and f16KeepFree, free after them. A Q5_0 block's values are 5-bit integers times its
-// scale, which Q8_0's int8 values and the same scale hold exactly; Q5_0 and Q8_0 products
+// rows holding the same values (widenQ5) while the device can spare the extra bytes
+// (spare: at least half its memory, and f16KeepFree, free after them). A Q5_0 block's
+// values are 5-bit integers times its scale, which Q8_0's int8 values and the same
+// scale hold exactly; Q5_0 and Q8_0 products
 // both take Q8_0 activation rows and sum each block as an integer times the two scales,
 // so only the order of the per-block sums may differ. Q8_0's 34 bytes a block against 22
 // are read by mv1_q8_0's one 16-byte load a lane instead of mv1_q5_0's five 2-byte ones:
@@ -38,10 +39,3 @@ func widenQ5(src []byte) []byte {
 
 // widenFromEnv reads WidenEnv: on only for "1".
 func widenFromEnv() bool { return os.Getenv(WidenEnv) == "1" }
-
-// roomToWiden reports whether n more bytes of weights leave the device at least half
-// its memory and f16KeepFree free (spareAlloc's rule for optional copies).
-func (b *Backend) roomToWiden(n int) bool {
-	free, total, err := b.h.memInfo()
-	return err == nil && free-n >= max(total/2, f16KeepFree)
-}
