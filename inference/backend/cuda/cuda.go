@@ -73,7 +73,7 @@ type Backend struct {
 	prefill   attTC          // tensor-core prefill attention's mode (attention_prefill.go)
 	dec       attDec         // tensor-core decode attention's modes (attention_dec.go)
 	noIDW     bool           // $EMBER_CUDA_NO_IDW: per-head runs of weights on mmv_id, not mmv_idw (groups.go)
-	widen     bool           // $EMBER_CUDA_WIDEN=1: Q5_0 weights stored as Q8_0 (widen.go)
+	widen     bool           // Q5_0 weights stored as Q8_0 unless $EMBER_CUDA_WIDEN=0 (widen.go)
 	ropeHPB   int            // heads a block of rope2_f32 and rope2_set rotates ($EMBER_CUDA_ROPE_HEADS, else ropeHeads)
 	nucRound  int            // a nucleus draw's most candidates a round past the first ($EMBER_CUDA_NUC_ROUND, else nucRoundMax)
 	nucFirst  int            // and the candidates of the round after the first ($EMBER_CUDA_NUC_FIRST, else nucFirst)

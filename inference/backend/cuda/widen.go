@@ -5,8 +5,8 @@ import (
 	"os"
 )
 
-// WidenEnv names an environment variable: set to 1, Weight stores Q5_0 weights as Q8_0
-// rows holding the same values (widenQ5) while the device can spare the extra bytes
+// WidenEnv names an environment variable: unless it is 0, Weight stores Q5_0 weights as
+// Q8_0 rows holding the same values (widenQ5) while the device can spare the extra bytes
 // (spare: at least half its memory, and f16KeepFree, free after them). A Q5_0 block's
 // values are 5-bit integers times its scale, which Q8_0's int8 values and the same
 // scale hold exactly; Q5_0 and Q8_0 products
@@ -15,7 +15,8 @@ import (
 // are read by mv1_q8_0's one 16-byte load a lane instead of mv1_q5_0's five 2-byte ones:
 // DeepSeek-V2-Lite's routed downs (K = 1,408 rules out the K-quants, so a Q4_K_M file
 // holds them as Q5_0) ran at ~1.05 TB/s as Q5_0 (mmv_id_q5_0) against ~2.0 as Q8_0
-// (mmv_id_q8_0) under ncu in session 43.
+// (mmv_id_q8_0) under ncu in session 43; widened, V2-Lite's tg128 went from ~595 to ~608
+// tok/s on an H200 (session 45, NOTES.md).
 const WidenEnv = "EMBER_CUDA_WIDEN"
 
 // widenQ5 rewrites Q5_0 blocks (22 bytes: the f16 scale d, qh's 32 high bits, 16 bytes
@@ -37,5 +38,5 @@ func widenQ5(src []byte) []byte {
 	return out
 }
 
-// widenFromEnv reads WidenEnv: on only for "1".
-func widenFromEnv() bool { return os.Getenv(WidenEnv) == "1" }
+// widenFromEnv reads WidenEnv: on unless "0".
+func widenFromEnv() bool { return os.Getenv(WidenEnv) != "0" }
