@@ -186,7 +186,8 @@ extern "C" __global__ void __launch_bounds__(32) moe_topk(int* ids, float* w, co
 // launches, here or with two or three rows a task and two tasks ahead (ROUTE_R,
 // ROUTE_D; session 42). Every warp's activation values are loaded while warp 0 routes.
 // W and W2 are the experts' gate and up matrices (estride bytes an expert, rows ws
-// apart), D and D2 [k, M] (rows dstride floats apart).
+// apart), D and D2 [k, M] (rows dstride floats apart). The weights load as mmv_id_q4_k's
+// do (ldw16, evict-first by EMBER_WEVICT's rule for per-expert products).
 #ifndef ROUTE_R
 #define ROUTE_R Q4K_R1
 #endif
@@ -228,7 +229,7 @@ extern "C" __global__ void __launch_bounds__(128, 3)
 #pragma unroll
             for (int i = 0; i < R; i++) {
                 const uint8_t* p = base + (i64)min(r0 + i, M - 1) * ws;
-                h[i] = *(const uint4*)p, qa[i] = *(const uint4*)(p + 16 + 32 * c), qb[i] = *(const uint4*)(p + 32 + 32 * c);
+                h[i] = ldw16<wev(true)>(p), qa[i] = ldw16<wev(true)>(p + 16 + 32 * c), qb[i] = ldw16<wev(true)>(p + 32 + 32 * c);
             }
         }
     };

@@ -15,6 +15,9 @@
 #ifndef EMBER_WEVICT
 #define EMBER_WEVICT 1
 #endif
+// wev is EMBER_WEVICT's rule: whether a product (per-expert or per-head: id) loads its
+// weights evict-first.
+__host__ __device__ constexpr bool wev(bool id) { return EMBER_WEVICT == 2 || (EMBER_WEVICT == 1 && id); }
 __device__ __forceinline__ uint64_t wpol() {
     uint64_t p;
     asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
@@ -464,7 +467,7 @@ __device__ __forceinline__ void mv1_q5_0(const uint8_t* W, i64 ws, const uint8_t
 template <int T, bool PRE, bool ID = false>
 __device__ __forceinline__ void mv1(const uint8_t* W, i64 ws, const uint8_t* X, float* D, int M, int K, int rb) {
     constexpr int QR = ID ? Q80_ID_R1 : Q80_R1, QS = ID ? Q80_ID_S : Q80_S;
-    constexpr bool EF = EMBER_WEVICT == 2 || (EMBER_WEVICT == 1 && ID);
+    constexpr bool EF = wev(ID);
     extern __shared__ __align__(16) uint8_t mv1_x[];
     if (!PRE) pdl_wait();
     const int n = mv1_bytes(T, K);

@@ -8,6 +8,11 @@
 // dependent round trips of the block: ~20 us of an 8B step on the H200, session 41),
 // then the floats past the last whole chunk one by one. Each thread still meets its
 // indices in increasing order, and argmax_better is a total order: the same winner.
+// argmax_scan4 scans a's four floats, indices j to j + 3.
+__device__ __forceinline__ void argmax_scan4(float4 a, int j, float& bv, int& bi) {
+    argmax_scan(a.x, j, bv, bi), argmax_scan(a.y, j + 1, bv, bi), argmax_scan(a.z, j + 2, bv, bi), argmax_scan(a.w, j + 3, bv, bi);
+}
+
 __device__ __forceinline__ int argmax_block4(const float* row, int cols, float* wv, int* wi) {
     float bv = 0.0f;
     int bi = -1;
@@ -19,17 +24,9 @@ __device__ __forceinline__ int argmax_block4(const float* row, int cols, float* 
 #pragma unroll
         for (int u = 0; u < 4; u++) a[u] = r4[c + u * bd];
 #pragma unroll
-        for (int u = 0; u < 4; u++) {
-            const int j = 4 * (c + u * bd);
-            argmax_scan(a[u].x, j, bv, bi), argmax_scan(a[u].y, j + 1, bv, bi);
-            argmax_scan(a[u].z, j + 2, bv, bi), argmax_scan(a[u].w, j + 3, bv, bi);
-        }
+        for (int u = 0; u < 4; u++) argmax_scan4(a[u], 4 * (c + u * bd), bv, bi);
     }
-    for (; c < n4; c += bd) {
-        const float4 a = r4[c];
-        argmax_scan(a.x, 4 * c, bv, bi), argmax_scan(a.y, 4 * c + 1, bv, bi);
-        argmax_scan(a.z, 4 * c + 2, bv, bi), argmax_scan(a.w, 4 * c + 3, bv, bi);
-    }
+    for (; c < n4; c += bd) argmax_scan4(r4[c], 4 * c, bv, bi);
     for (int j = 4 * n4 + threadIdx.x; j < cols; j += bd) argmax_scan(row[j], j, bv, bi);
     return argmax_reduce(bv, bi, wv, wi);
 }
