@@ -61,11 +61,12 @@ const NoAttentionHalfEnv = "EMBER_CUDA_NO_ATTENTION_HALF"
 // add_rms_norm_q8_k_1's 256 (the same bits), for timing the one-row kernel.
 const NoNorm1Env = "EMBER_CUDA_NO_NORM1"
 
-// RouteFuseEnv names an environment variable: when set, a decode token's routing
+// RouteFuseEnv names an environment variable: unless it is 0, a decode token's routing
 // (moe_topk) and its Q4_K experts' gate and up (mmv_id_q4_k) run as mmv_route_q4_k's one
-// launch (the same bits). Off by default: on the H200 it did not beat the two launches
-// (session 42: DeepSeek-V2-Lite tg128 576 against 583 over six runs each, with the
-// fused runs' spread twice as wide).
+// launch (the same bits). In session 42 it did not beat the two launches on the H200
+// (DeepSeek-V2-Lite tg128 576 against 583); with its weight loads evict-first as
+// mmv_id_q4_k's are (session 45) it does: 615.8-619.7 against 603.1-604.5, four rounds
+// alternating (build/wip/s45-call3.sh).
 const RouteFuseEnv = "EMBER_CUDA_ROUTE_FUSE"
 
 // norm1MaxCols is ADD_NORM1_COLS of quant.cu: the widest row add_rms_norm_q8_k_1 takes.
@@ -129,7 +130,7 @@ type fuseCfg struct {
 	noLay  bool // no fuseHalf into mmg's layout (NoLayFuseEnv)
 	noAtt  bool // no fuseHalf into decode attention (NoAttentionHalfEnv)
 	noN1   bool // no add_rms_norm_q8_k_1 (NoNorm1Env)
-	rte    bool // mmv_route_q4_k (RouteFuseEnv)
+	rte    bool // mmv_route_q4_k (on unless RouteFuseEnv is 0)
 }
 
 // mark records f (kind, dst, rows, cols, args, mem set) as the launch just queued, when
@@ -150,7 +151,7 @@ func (b *Backend) fuseOff() bool {
 	if !c.read {
 		c.read, c.off, c.noHalf = true, c.off || os.Getenv(NoFuseEnv) != "", os.Getenv(NoHalfFuseEnv) != ""
 		c.noLay, c.noAtt = os.Getenv(NoLayFuseEnv) != "", os.Getenv(NoAttentionHalfEnv) != ""
-		c.noN1, c.rte = os.Getenv(NoNorm1Env) != "", os.Getenv(RouteFuseEnv) != ""
+		c.noN1, c.rte = os.Getenv(NoNorm1Env) != "", os.Getenv(RouteFuseEnv) != "0"
 	}
 	return c.off
 }

@@ -125,7 +125,7 @@ func (b *Backend) RoutedExperts(dst, x, logits, gate, up, down, probsB, ids, wts
 
 // routeTakes reports whether mmv_route_q4_k takes a decode token's routing and its
 // experts' gate and up: Q4_K gate and up of one layout, rows of at most 2,048 columns
-// (one mv1 step), fusion on and RouteFuseEnv set.
+// (one mv1 step), fusion on and RouteFuseEnv not 0.
 func (b *Backend) routeTakes(gw, uw *tensor) bool {
 	return gw.typ == quant.Q4_K && uw.typ == quant.Q4_K && uw.stride == gw.stride && gw.cols%256 == 0 && gw.cols <= 2048 &&
 		!b.fuseOff() && b.fuse.cfg.rte

@@ -117,7 +117,7 @@ func routeRef(logits, bias []float32, X, k, nGroup, nGroupUsed int, sigmoid, nor
 // another and a zero row (tied scores), and the cases cover softmax and sigmoid gating,
 // selection bias, expert groups, weight normalisation and scaling, one row and three,
 // expert counts past a warp's lanes, and Q4_K experts, whose one-token routing and
-// gate and up are one launch (mmv_route_q4_k) when RouteFuseEnv is set and fusion on.
+// gate and up are one launch (mmv_route_q4_k) with fusion on (RouteFuseEnv not 0).
 func TestMoERouting(t *testing.T) {
 	type shape struct {
 		K, F     int
@@ -137,7 +137,7 @@ func TestMoERouting(t *testing.T) {
 		{"groups", 16, 3, 4, 2, false, false, false, 0, q80},
 		{"v3-like", 256, 8, 8, 4, true, true, true, 2.5, q80},
 		{"all-used", 48, 48, 1, 1, false, true, false, 0, q80},
-		// Q4_K gate and up: with RouteFuseEnv (set for these runs) one token's routing
+		// Q4_K gate and up: with RouteFuseEnv (1 for these runs) one token's routing
 		// and its gate and up in one launch (mmv_route_q4_k), in the unfused run
 		// moe_topk and mmv_id_q4_k.
 		{"v2-lite-q4k", 64, 6, 1, 1, false, false, false, 1, shape{2048, 96, quant.Q4_K, quant.Q8_0}},
