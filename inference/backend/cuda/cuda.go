@@ -248,11 +248,12 @@ func (b *Backend) Weight(typ quant.Type, rows, cols int, data []byte) (backend.T
 	if len(data) != rows*rb {
 		return nil, fmt.Errorf("cuda: weight of %d x %d %v needs %d bytes, got %d", rows, cols, typ, rows*rb, len(data))
 	}
-	if typ == quant.Q5_0 && b.widen && b.spare(rows*align16(34*cols/32)) {
-		typ, rb, data = quant.Q8_0, 34*cols/32, widenQ5(data)
-	}
 	t := &tensor{typ: typ, rows: rows, cols: cols, stride: rb, weight: true}
-	if typ == quant.Q8_0 || typ == quant.Q6_K {
+	switch {
+	case typ == quant.Q5_0 && b.widen && b.spare(rows*align16(34*cols/32)):
+		typ, t.typ, t.stride = quant.Q8_0, quant.Q8_0, align16(34*cols/32)
+		data = packWidenQ5(rows, cols, t.stride, data)
+	case typ == quant.Q8_0 || typ == quant.Q6_K:
 		t.stride = align16(rb)
 		data = pack(typ, rows, cols, rb, t.stride, data)
 	}
@@ -276,34 +277,6 @@ func canMultiply(typ quant.Type) bool {
 		return true
 	}
 	return false
-}
-
-// pack rewrites Q8_0 and Q6_K rows (rb bytes each in GGUF order) into the device layout
-// of kernels/cuda/common.cuh, rows of stride bytes.
-func pack(typ quant.Type, rows, cols, rb, stride int, src []byte) []byte {
-	out := make([]byte, rows*stride)
-	for r := 0; r < rows; r++ {
-		in, o := src[r*rb:(r+1)*rb], out[r*stride:(r+1)*stride]
-		switch typ {
-		case quant.Q8_0:
-			nb := cols / 32
-			for ib := 0; ib < nb; ib++ {
-				blk := in[34*ib : 34*ib+34]
-				copy(o[32*ib:], blk[2:34])
-				copy(o[32*nb+2*ib:], blk[0:2])
-			}
-		case quant.Q6_K:
-			nb := cols / 256
-			for ib := 0; ib < nb; ib++ {
-				blk := in[210*ib : 210*ib+210]
-				copy(o[128*ib:], blk[0:128])
-				copy(o[128*nb+64*ib:], blk[128:192])
-				copy(o[192*nb+16*ib:], blk[192:208])
-				copy(o[208*nb+2*ib:], blk[208:210])
-			}
-		}
-	}
-	return out
 }
 
 // New implements backend.Backend for F32, F16 and I32; the memory is zeroed.
