@@ -23,3 +23,6 @@ el "v2 tg128 two launches ranked/committed: $(t "EMBER_CUDA_ROUTE_FUSE=0 $N" v2)
 for b in 1 2 4; do el "v2 tg128 ranked, $b route blocks an SM: $(t "EMBER_CUDA_ROUTE_BLOCKS=$b $N" v2)"; done
 el "q4 tg128 ranked/committed: $(t "$N" q4) / $(t "$E" q4)"
 el "v2 64 streams ranked/committed: $(s env $N bench -backend cuda -streams 64 -p 512 -n 128 -m /tmp/v2.gguf) / $(s $E bench -backend cuda -streams 64 -p 512 -n 128 -m /tmp/v2.gguf)"
+# Load times with pack.go's widening on all cores (session 45; no figure from the GPU
+# machine before it): the models are in the page cache.
+for m in v2 q4; do el "$m load: $($E bench -backend cuda -p 0 -n 1 -r 1 -m /tmp/$m.gguf 2>&1 | grep '^load' | cut -d';' -f1), unwidened: $(EMBER_CUDA_WIDEN=0 $E bench -backend cuda -p 0 -n 1 -r 1 -m /tmp/$m.gguf 2>&1 | grep '^load' | cut -d';' -f1)"; done
