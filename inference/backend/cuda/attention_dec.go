@@ -386,9 +386,7 @@ func mlaSplitLeast(m splitMode, n, nmax int) int {
 // SM in all (every block must be resident at once: they wait for each other), at most
 // maxSpans a token when positive. spans 0: fewer than least would run.
 func mlaSplitPlan(n, hg, nmax, sms, maxSpans, least int) (spans, tpb int) {
-	if sms <= 0 {
-		sms = splitDefaultSMs
-	}
+	sms = smsOr(sms)
 	tiles := (nmax + decK - 1) / decK
 	spans = tiles
 	if n*hg > 0 {

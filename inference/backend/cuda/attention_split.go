@@ -27,6 +27,14 @@ const (
 	splitDefaultSMs = 132
 )
 
+// smsOr is sms, the device's SM count, or splitDefaultSMs where it reports none.
+func smsOr(sms int) int {
+	if sms <= 0 {
+		return splitDefaultSMs
+	}
+	return sms
+}
+
 // splitMode is the choice between the split and the one-block-per-pair kernels.
 type splitMode int
 
@@ -57,9 +65,7 @@ type attSplit struct {
 // does: the pairs already fill the SMs (splitBlocksPerSM each), or nmax is short. With
 // force it is at least 1 whenever it would be 0.
 func splitCount(pairs, nmax, sms int, force bool) int {
-	if sms <= 0 {
-		sms = splitDefaultSMs
-	}
+	sms = smsOr(sms)
 	target := splitBlocksPerSM * sms
 	if !force && (pairs >= target || nmax <= splitMinPositions) {
 		return 0
@@ -143,9 +149,7 @@ func (b *Backend) attentionSplit1(args []uint64, rows, nkv, g, hd, vhd, nmax, sp
 // cmax the longest chunk a row can get, smem its dynamic shared memory. splits 0: the
 // grid or the chunk's scores do not fit.
 func split1Plan(pairs, g, hd, nmax, splits, sms int) (int, int, int) {
-	if sms <= 0 {
-		sms = splitDefaultSMs
-	}
+	sms = smsOr(sms)
 	splits = min(splits, 2*sms/pairs)
 	if splits < 1 {
 		return 0, 0, 0

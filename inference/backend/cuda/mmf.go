@@ -131,9 +131,7 @@ func (b *Backend) mfPack(w *tensor) uint64 {
 // mfSplits is how many ways the steps of a product with mt x nt tiles are divided: as
 // many as fill the SMs once (a block an SM), at least two steps each.
 func mfSplits(mt, nt, steps, sms int) int {
-	if sms <= 0 {
-		sms = splitDefaultSMs
-	}
+	sms = smsOr(sms)
 	tiles := mt * nt
 	if tiles*2 > sms || steps < 4 {
 		return 1

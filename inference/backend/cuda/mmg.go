@@ -126,9 +126,7 @@ func (b *Backend) mgPack(w *tensor) uint64 {
 // mgSplits is how many ways the steps of a product of mt row tiles are divided: as many
 // as fill the SMs with two blocks each, no split empty.
 func mgSplits(mt, steps, sms int) int {
-	if sms <= 0 {
-		sms = splitDefaultSMs
-	}
+	sms = smsOr(sms)
 	s := max(1, min(steps, 2*sms/mt))
 	per := (steps + s - 1) / s
 	return (steps + per - 1) / per

@@ -143,10 +143,7 @@ func (b *Backend) mmvRoute(route []uint64, g, gw, u, uw *tensor, nExpert int, xq
 	if u.cols != g.cols {
 		panic(fmt.Sprintf("cuda: mmvRoute: g %dx%d, u %dx%d", g.rows, g.cols, u.rows, u.cols))
 	}
-	sms := b.dev.SMs
-	if sms <= 0 {
-		sms = splitDefaultSMs
-	}
+	sms := smsOr(b.dev.SMs)
 	bps := b.routeBPS
 	if bps == 0 {
 		bps = 3

@@ -156,10 +156,7 @@ func (b *Backend) mvs(xq uint64, k int, ws, ds []*tensor) bool {
 		}
 		args = append(args, ptr(ws[j]), i64(ws[j].stride), ptr(ds[j]), i64(ws[j].rows), i64(int(ws[j].typ)))
 	}
-	sms := b.dev.SMs
-	if sms <= 0 {
-		sms = splitDefaultSMs
-	}
+	sms := smsOr(b.dev.SMs)
 	b.launch(name, min(sms, p.tiles), 1, 32*p.nw+32, p.smem, append(args, norm...)...)
 	return true
 }
