@@ -5,9 +5,10 @@
 # mmv_route_q4_k (every block waits for warp 0's moe_route), and s45-call5.sh measured
 # the patch there at 622.4 / 616.5 / 622.6 against 616.8 / 608.5 / 619.7 (+0.9%, its
 # TestMoERouting and deepseek2's CUDA tests passing), but did not bring its PTX back.
-# The tree has the patch applied (s46-prep.sh 1); every module's PTX is made
-# ($OUT/ptx.tar.xz; only moe.ptx should differ from the committed files, nvcc 12.4 says
-# moe_topk and mmv_route_q4_k change), the backend's MoE, routing and product tests,
+# The tree has the patch applied, and sample-comment.patch (s46-prep.sh 1); every
+# module's PTX is made ($OUT/ptx.tar.xz; only moe.ptx's body should differ from the
+# committed files, nvcc 12.4 says moe_topk and mmv_route_q4_k change; same_bodies says
+# so of the rest, sample.ptx's included), the backend's MoE, routing and product tests,
 # conformance, the CUDA goldens and deepseek2's CUDA tests run on it; then V2-Lite tg128
 # ranked / committed (bin/dev's embedded PTX) alternating 4 rounds, the same with the
 # routing as its own launch (EMBER_CUDA_ROUTE_FUSE=0) once, mmv_route_q4_k at 1, 2 and
