@@ -182,9 +182,10 @@ extern "C" __global__ void __launch_bounds__(32) moe_topk(int* ids, float* w, co
 // (matrix, pair), gate's tasks then up's, pair by pair, and loads the next task's
 // weights before it reduces the current one. Each row's sum is mv1_q4_k's (the same
 // lanes, q4k_dot and q4k_part, warp_sum): the same bits as moe_topk + mmv_id_q4_k.
-// Off unless EMBER_CUDA_ROUTE_FUSE is set (fuse.go): on the H200 it did not beat the two
-// launches, here or with two or three rows a task and two tasks ahead (ROUTE_R,
-// ROUTE_D; session 42). Every warp's activation values are loaded while warp 0 routes.
+// On unless EMBER_CUDA_ROUTE_FUSE is 0 (fuse.go): it lost to the two launches in session
+// 42 with plain weight loads, and gains ~2.5% on the H200 with evict-first ones (session
+// 45); two or three rows a task (ROUTE_R) or two tasks ahead (ROUTE_D) lose, in both.
+// Every warp's activation values are loaded while warp 0 routes.
 // W and W2 are the experts' gate and up matrices (estride bytes an expert, rows ws
 // apart), D and D2 [k, M] (rows dstride floats apart). The weights load as mmv_id_q4_k's
 // do (ldw16, evict-first by EMBER_WEVICT's rule for per-expert products).

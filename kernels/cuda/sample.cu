@@ -2,17 +2,17 @@
 // the host reads back rows ids instead of rows x vocabulary floats.
 #include "sample.cuh"
 
+// argmax_scan4 scans a's four floats, indices j to j + 3.
+__device__ __forceinline__ void argmax_scan4(float4 a, int j, float& bv, int& bi) {
+    argmax_scan(a.x, j, bv, bi), argmax_scan(a.y, j + 1, bv, bi), argmax_scan(a.z, j + 2, bv, bi), argmax_scan(a.w, j + 3, bv, bi);
+}
+
 // argmax_block4 is argmax_block over a row at a 16-byte boundary: thread t takes the
 // row's 16-byte chunks t, t + blockDim.x, ... four loads in flight (16 floats a thread a
 // round trip, where argmax_block's four floats leave a greedy step's 128,256 logits ~31
 // dependent round trips of the block: ~20 us of an 8B step on the H200, session 41),
 // then the floats past the last whole chunk one by one. Each thread still meets its
 // indices in increasing order, and argmax_better is a total order: the same winner.
-// argmax_scan4 scans a's four floats, indices j to j + 3.
-__device__ __forceinline__ void argmax_scan4(float4 a, int j, float& bv, int& bi) {
-    argmax_scan(a.x, j, bv, bi), argmax_scan(a.y, j + 1, bv, bi), argmax_scan(a.z, j + 2, bv, bi), argmax_scan(a.w, j + 3, bv, bi);
-}
-
 __device__ __forceinline__ int argmax_block4(const float* row, int cols, float* wv, int* wi) {
     float bv = 0.0f;
     int bi = -1;
