@@ -88,3 +88,18 @@ same_bodies() {
 		cmp -s /tmp/body.a /tmp/body.b || el "body differs: $m.ptx"
 	done
 }
+# ab N MODEL A B runs tg128 of /tmp/MODEL.gguf N rounds, A then B each round (A and B are
+# env prefixes ending in the binary, as "$N" or "EMBER_CUDA_X=1 $E"), prints each pair,
+# then both medians, B/A and the rounds B won with the sign test's two-sided p (one
+# binary's runs spread ~±3% between calls on the H200, so a 1% change needs many
+# rounds; session 46).
+ab() {
+	_n=$1 _m=$2 _a=$3 _b=$4 _ra="" _rb=""
+	for _r in $(seq "$_n"); do
+		_x=$(q env $_a bench -backend cuda -p 0 -n 128 -r 1 -m "/tmp/$_m.gguf" | sed 's/(.*//')
+		_y=$(q env $_b bench -backend cuda -p 0 -n 128 -r 1 -m "/tmp/$_m.gguf" | sed 's/(.*//')
+		el "$_m tg128 A / B: $_x / $_y"
+		_ra="$_ra $_x" _rb="$_rb $_y"
+	done
+	el "$(python3 build/ab-sum.py "$_ra" "$_rb")"
+}
