@@ -327,9 +327,11 @@ __device__ void mmv_q8_0(MMV_ARGS, int rb) {
     extern "C" __global__ void __launch_bounds__(128) mmv_##NAME##_##NX(MMV_ARGS) { pdl_entry(); BODY<NX>(W, wstride, X, xstride, D, dstride, M, K, nx, blockIdx.x); }
 #define MMV(NAME, BODY) MMV_ONE(NAME, BODY, 1) MMV_ONE(NAME, BODY, 2) MMV_ONE(NAME, BODY, 4) MMV_ONE(NAME, BODY, 8)
 // MMV_FAST: the batch-1 kernel of Q4_0, Q5_0, Q4_K, Q6_K and Q8_0 is mv1 (launched with the
-// activation row's bytes of dynamic shared memory, mv1_bytes).
+// activation row's bytes of dynamic shared memory, mv1_bytes); mmv_*_1e is the same
+// product with its weights loaded evict-first (wev; mv1.cuh).
 #define MMV_FAST(NAME, BODY, T) \
     extern "C" __global__ void __launch_bounds__(128) mmv_##NAME##_1(MMV_ARGS) { pdl_defer(); mv1<T, true>(W, wstride, X, D, M, K, blockIdx.x); } \
+    extern "C" __global__ void __launch_bounds__(128) mmv_##NAME##_1e(MMV_ARGS) { pdl_defer(); mv1<T, true, false, true>(W, wstride, X, D, M, K, blockIdx.x); } \
     MMV_ONE(NAME, BODY, 2) MMV_ONE(NAME, BODY, 4) MMV_ONE(NAME, BODY, 8)
 
 #define GEN(T) template <int NX> __device__ void gen_##T(MMV_ARGS, int rb) { mmv_generic<T, NX>(W, wstride, X, xstride, D, dstride, M, K, nx, rb); }
@@ -423,11 +425,12 @@ MMV_IDW(q8_0, T_Q8_0)
 // Q/K/V and gate/up products of a decode step), each Q4_K or Q6_K (mmv_multi) or all
 // Q8_0 (mmv_multi_q8_0: its own kernel, so that Q4_K's registers do not bound its
 // occupancy), each dot as by mv1 (with the same dynamic shared memory); grid: the
-// projections' row blocks (mv1_rows) one after the other (M = 0 for none).
+// projections' row blocks (mv1_rows) one after the other (M = 0 for none). The _e
+// forms load the weights evict-first (wev; mv1.cuh).
 #define MMV_MULTI_ARGS const uint8_t *X, i64 xstride, int K, const uint8_t *W0, i64 ws0, float *D0, int M0, int t0, \
                        const uint8_t *W1, i64 ws1, float *D1, int M1, int t1, const uint8_t *W2, i64 ws2, float *D2, \
                        int M2, int t2
-template <bool Q80>
+template <bool Q80, bool EF>
 __device__ __forceinline__ void mmv_multi_body(MMV_MULTI_ARGS) {
     int b = blockIdx.x;
     const int rpb0 = mv1_rows(t0), rpb1 = mv1_rows(t1);
@@ -444,15 +447,17 @@ __device__ __forceinline__ void mmv_multi_body(MMV_MULTI_ARGS) {
         W = W1; ws = ws1; D = D1; M = M1; T = t1;
     }
     if (Q80)
-        mv1<T_Q8_0, true>(W, ws, X, D, M, K, b);
+        mv1<T_Q8_0, true, false, EF>(W, ws, X, D, M, K, b);
     else if (T == T_Q4_K)
-        mv1<T_Q4_K, true>(W, ws, X, D, M, K, b);
+        mv1<T_Q4_K, true, false, EF>(W, ws, X, D, M, K, b);
     else
-        mv1<T_Q6_K, true>(W, ws, X, D, M, K, b);
+        mv1<T_Q6_K, true, false, EF>(W, ws, X, D, M, K, b);
 }
-extern "C" __global__ void __launch_bounds__(128) mmv_multi(MMV_MULTI_ARGS) { pdl_defer();
-    mmv_multi_body<false>(X, xstride, K, W0, ws0, D0, M0, t0, W1, ws1, D1, M1, t1, W2, ws2, D2, M2, t2);
-}
-extern "C" __global__ void __launch_bounds__(128) mmv_multi_q8_0(MMV_MULTI_ARGS) { pdl_defer();
-    mmv_multi_body<true>(X, xstride, K, W0, ws0, D0, M0, t0, W1, ws1, D1, M1, t1, W2, ws2, D2, M2, t2);
-}
+#define MMV_MULTI(NAME, Q80, EF) \
+    extern "C" __global__ void __launch_bounds__(128) NAME(MMV_MULTI_ARGS) { pdl_defer(); \
+        mmv_multi_body<Q80, EF>(X, xstride, K, W0, ws0, D0, M0, t0, W1, ws1, D1, M1, t1, W2, ws2, D2, M2, t2); \
+    }
+MMV_MULTI(mmv_multi, false, false)
+MMV_MULTI(mmv_multi_q8_0, true, false)
+MMV_MULTI(mmv_multi_e, false, true)
+MMV_MULTI(mmv_multi_q8_0_e, true, true)

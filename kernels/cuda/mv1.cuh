@@ -10,14 +10,18 @@
 // next kernels need again (activation rows, the KV cache, small tensors). ldw*<true>
 // loads with an L2 evict-first policy, ldw*<false> is a plain load. mv1's EF, by
 // EMBER_WEVICT: 1 (the default) for mmv_id and mmv_idw (mv1's ID: a mixture of experts'
-// rows and per-head products, the bulk of DeepSeek-V2's step), 2 for every product of
-// mv1, 0 for none. Measured in NOTES.md "Session 44".
+// rows and per-head products, the bulk of DeepSeek-V2's step) and the dense kernels'
+// _e forms (mmv_*_1e, mmv_multi*_e: the host takes them for models with routed
+// experts, evict.go), 2 for every product of mv1, 0 for none. Measured in NOTES.md
+// "Session 44" and "Session 47".
 #ifndef EMBER_WEVICT
 #define EMBER_WEVICT 1
 #endif
-// wev is EMBER_WEVICT's rule: whether a product (per-expert or per-head: id) loads its
-// weights evict-first.
-__host__ __device__ constexpr bool wev(bool id) { return EMBER_WEVICT == 2 || (EMBER_WEVICT == 1 && id); }
+// wev is EMBER_WEVICT's rule: whether a product (per-expert or per-head: id; a dense
+// kernel's _e form: ef) loads its weights evict-first.
+__host__ __device__ constexpr bool wev(bool id, bool ef = false) {
+    return EMBER_WEVICT == 2 || (EMBER_WEVICT == 1 && (id || ef));
+}
 __device__ __forceinline__ uint64_t wpol() {
     uint64_t p;
     asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
@@ -463,11 +467,12 @@ __device__ __forceinline__ void mv1_q5_0(const uint8_t* W, i64 ws, const uint8_t
 
 // mv1 is the batch-1 product of type T: row block rb of D[r] = dot(W[r, :], X). With
 // PRE (a kernel opened by pdl_defer) the first weight loads come before pdl_wait; with
-// ID (mmv_id) Q8_0 rows take Q80_ID_R1 and Q80_ID_S.
-template <int T, bool PRE, bool ID = false>
+// ID (mmv_id) Q8_0 rows take Q80_ID_R1 and Q80_ID_S; EF0 asks for evict-first loads
+// (wev) in a dense product.
+template <int T, bool PRE, bool ID = false, bool EF0 = false>
 __device__ __forceinline__ void mv1(const uint8_t* W, i64 ws, const uint8_t* X, float* D, int M, int K, int rb) {
     constexpr int QR = ID ? Q80_ID_R1 : Q80_R1, QS = ID ? Q80_ID_S : Q80_S;
-    constexpr bool EF = wev(ID);
+    constexpr bool EF = wev(ID, EF0);
     extern __shared__ __align__(16) uint8_t mv1_x[];
     if (!PRE) pdl_wait();
     const int n = mv1_bytes(T, K);

@@ -74,6 +74,7 @@ type Backend struct {
 	dec       attDec         // tensor-core decode attention's modes (attention_dec.go)
 	noIDW     bool           // $EMBER_CUDA_NO_IDW: per-head runs of weights on mmv_id, not mmv_idw (groups.go)
 	widen     bool           // Q5_0 weights stored as Q8_0 unless $EMBER_CUDA_WIDEN=0 (widen.go)
+	evict     denseEvict     // the dense batch-1 products' evict-first loads (evict.go)
 	ropeHPB   int            // heads a block of rope2_f32 and rope2_set rotates ($EMBER_CUDA_ROPE_HEADS, else ropeHeads)
 	nucRound  int            // a nucleus draw's most candidates a round past the first ($EMBER_CUDA_NUC_ROUND, else nucRoundMax)
 	nucFirst  int            // and the candidates of the round after the first ($EMBER_CUDA_NUC_FIRST, else nucFirst)
@@ -142,6 +143,10 @@ func New(opt Options) (*Backend, error) {
 		return nil, err
 	}
 	if b.mg, err = mgFromEnv(); err != nil {
+		b.Close()
+		return nil, err
+	}
+	if b.evict, err = denseEvictFromEnv(); err != nil {
 		b.Close()
 		return nil, err
 	}

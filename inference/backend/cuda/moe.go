@@ -60,6 +60,7 @@ func (b *Backend) moeTile(P, X int) int {
 // (more than moeMaxPairs pairs or moeMaxExperts experts, $EMBER_CUDA_HOST_MOE).
 func (b *Backend) RoutedExperts(dst, x, logits, gate, up, down, probsB, ids, wts, g, u, d backend.Tensor,
 	nGroup, nGroupUsed int, sigmoid, norm bool, scale float32) bool {
+	b.evict.moe = true // from here on the dense products load evict-first (evict.go)
 	if b.hostMoE {
 		return false
 	}

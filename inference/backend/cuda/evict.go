@@ -1,0 +1,54 @@
+package cuda
+
+import (
+	"fmt"
+	"os"
+
+	"ember/inference/quant"
+)
+
+// DenseEvictEnv names an environment variable for the dense batch-1 products' weight
+// loads: 1 loads them evict-first in every model, 0 never, and unset (the default) does
+// so once the model has routed experts (RoutedExperts was called). The products are
+// mmv_*_1 and mmv_multi* over the mv1 types (mv1Type); their _e kernels load with an L2
+// evict-first policy (mv1.cuh's wev), which routed experts' and per-head products do
+// always. In a mixture-of-experts step the dense products' weights would otherwise push
+// out of L2 what the routing and the small kernels read again: DeepSeek-V2-Lite Q4_K_M's
+// tg128 gained 2.0% on an H200 (six of six paired rounds), while the 8B Llama, where
+// nothing else competes for L2, lost ~0.4% (NOTES.md, sessions 44 and 47).
+const DenseEvictEnv = "EMBER_CUDA_DENSE_EF"
+
+// denseEvict is DenseEvictEnv's choice and whether routed experts have been seen.
+type denseEvict struct {
+	mode int  // 1 always, 0 never, -1 once routed
+	moe  bool // RoutedExperts has been called
+}
+
+// denseEvictFromEnv reads DenseEvictEnv.
+func denseEvictFromEnv() (denseEvict, error) {
+	switch v := os.Getenv(DenseEvictEnv); v {
+	case "":
+		return denseEvict{mode: -1}, nil
+	case "0":
+		return denseEvict{mode: 0}, nil
+	case "1":
+		return denseEvict{mode: 1}, nil
+	default:
+		return denseEvict{}, fmt.Errorf("cuda: $%s=%q: want 0 or 1", DenseEvictEnv, v)
+	}
+}
+
+// on reports whether dense batch-1 products load their weights evict-first.
+func (e denseEvict) on() bool { return e.mode == 1 || e.mode < 0 && e.moe }
+
+// denseName is the batch-1 dense kernel name (mmv_*_1 or mmv_multi*) for t weights:
+// its _e form where loads are to be evict-first and t has one.
+func (b *Backend) denseName(name string, t quant.Type) string {
+	if !b.evict.on() || !mv1Type(t) {
+		return name
+	}
+	if name[len(name)-1] == '1' {
+		return name + "e"
+	}
+	return name + "_e"
+}
