@@ -14,8 +14,9 @@ import (
 // evict-first policy (mv1.cuh's wev), which routed experts' and per-head products do
 // always. In a mixture-of-experts step the dense products' weights would otherwise push
 // out of L2 what the routing and the small kernels read again: DeepSeek-V2-Lite Q4_K_M's
-// tg128 gained 2.0% on an H200 (six of six paired rounds), while the 8B Llama, where
-// nothing else competes for L2, lost ~0.4% (NOTES.md, sessions 44 and 47).
+// tg128 gained 1.7% on an H200 (five of six paired rounds; 2.0% with every mv1 product
+// evict-first), while the 8B Llama, where nothing else competes for L2, lost ~0.4% with
+// them (NOTES.md, sessions 44 and 47).
 const DenseEvictEnv = "EMBER_CUDA_DENSE_EF"
 
 // denseEvict is DenseEvictEnv's choice and whether routed experts have been seen.

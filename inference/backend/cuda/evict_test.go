@@ -47,13 +47,14 @@ func TestDenseEvictQueue(t *testing.T) {
 		}
 	}
 	q := newMMQQueue()
+	q.evict = denseEvict{mode: -1} // DenseEvictEnv unset
 	if q.evict.on() {
-		t.Error("a backend made without the environment loads evict-first before any routed experts")
+		t.Error("evict-first dense loads before any routed experts")
 	}
 	// RoutedExperts marks the model as one with experts even where it declines.
 	q.hostMoE = true
 	q.RoutedExperts(nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, 1, 1, false, false, 1)
-	if q.evict = (denseEvict{mode: -1, moe: q.evict.moe}); !q.evict.on() {
+	if !q.evict.on() {
 		t.Error("RoutedExperts did not turn the dense products' evict-first loads on")
 	}
 }
