@@ -3,8 +3,6 @@ package cuda
 import (
 	"fmt"
 	"os"
-
-	"ember/inference/quant"
 )
 
 // DenseEvictEnv names an environment variable for the dense batch-1 products' weight
@@ -42,14 +40,24 @@ func denseEvictFromEnv() (denseEvict, error) {
 // on reports whether dense batch-1 products load their weights evict-first.
 func (e denseEvict) on() bool { return e.mode == 1 || e.mode < 0 && e.moe }
 
-// denseName is the batch-1 dense kernel name (mmv_*_1 or mmv_multi*) for t weights:
-// its _e form where loads are to be evict-first and t has one.
-func (b *Backend) denseName(name string, t quant.Type) string {
-	if !b.evict.on() || !mv1Type(t) {
-		return name
+// evictNames maps each dense batch-1 kernel that has an evict-first form (mmv_*_1 of the
+// mv1 types, mmv_multi, mmv_multi_q8_0) to that form's name, built once so that queuing
+// a launch makes no string.
+var evictNames = func() map[string]string {
+	m := map[string]string{"mmv_multi": "mmv_multi_e", "mmv_multi_q8_0": "mmv_multi_q8_0_e"}
+	for t := range suffix {
+		if mv1Type(t) {
+			m[mmvName(t, 1)] = mmvName(t, 1) + "e"
+		}
 	}
-	if name[len(name)-1] == '1' {
-		return name + "e"
+	return m
+}()
+
+// denseName is the kernel to launch for the dense batch-1 kernel name: its evict-first
+// form where loads are to be evict-first and it has one.
+func (b *Backend) denseName(name string) string {
+	if e, ok := evictNames[name]; ok && b.evict.on() {
+		return e
 	}
-	return name + "_e"
+	return name
 }

@@ -83,7 +83,7 @@ func TestDenseEvictKernelsExist(t *testing.T) {
 	b := &Backend{evict: denseEvict{mode: 1}}
 	for _, typ := range []quant.Type{quant.Q4_0, quant.Q5_0, quant.Q4_K, quant.Q6_K, quant.Q8_0} {
 		for _, n := range []string{mmvName(typ, 1), "mmv_multi", "mmv_multi_q8_0"} {
-			e := b.denseName(n, typ)
+			e := b.denseName(n)
 			if e == n {
 				t.Errorf("%v: %s has no evict-first form", typ, n)
 			}

@@ -234,11 +234,7 @@ func (b *Backend) mmv(d, w *tensor, xq uint64, xstride, n int) {
 	case n <= 4:
 		nx = 4
 	}
-	name := mmvName(w.typ, nx)
-	if nx == 1 {
-		name = b.denseName(name, w.typ)
-	}
-	b.launch(name, rowBlocks(w.typ, nx, w.rows, w.cols), (n+nx-1)/nx, 128, smem, ptr(w), i64(w.stride), xq, i64(xstride),
+	b.launch(b.denseName(mmvName(w.typ, nx)), rowBlocks(w.typ, nx, w.rows, w.cols), (n+nx-1)/nx, 128, smem, ptr(w), i64(w.stride), xq, i64(xstride),
 		ptr(d), i64(d.cols), i64(w.rows), i64(w.cols), i64(n))
 }
 
@@ -408,5 +404,5 @@ func (b *Backend) multiLaunch(xt *tensor, projs []backend.Proj, xq uint64, strid
 	if t0 == quant.Q8_0 { // all are (multiTakes: one dot partner)
 		name = "mmv_multi_q8_0"
 	}
-	b.launch(b.denseName(name, t0), blocks, 1, 128, mv1Smem(t0, xt.cols), args...)
+	b.launch(b.denseName(name), blocks, 1, 128, mv1Smem(t0, xt.cols), args...)
 }
