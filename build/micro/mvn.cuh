@@ -8,7 +8,9 @@
 //   NORM=4  mv1_ln: the product before the norm runs it in its last block (an atomic
 //           counter), one kernel boundary fewer;
 //   NORM=5  the engine's add_rms_norm_q8_k_1 (quant.cu: mvn256 with one barrier);
-//   NORM=6  mv1_ln with REG: NORM=4 with no row in shared memory (mvn_norm_reg).
+//   NORM=6  mv1_ln with REG: NORM=4 with no row in shared memory (mvn_norm_reg);
+//   NORM=7  mvc.cuh: the norm inside the next product, by its thread block clusters;
+//   NORM=8  no norm, every product launched in clusters (what a cluster launch costs).
 // Session 33's skip study: the two norms of a layer cost ~3.9 us each in the engine's
 // chain (8B Q4_K_M tg128 530 without against 468 with).
 #pragma once

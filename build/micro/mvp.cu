@@ -33,7 +33,8 @@
 // norms; the prefetcher changes nothing.
 //   stream      the same bytes read by mk.cu's plain kernel, one launch a product (the
 //               bound a chain reaches).
-// NORM picks where the chain's norms run (mvn.cuh). Session 33 on the H200 (NOTES.md):
+// NORM picks where the chain's norms run (mvn.cuh; NORM=7 and 8: mvc.cuh, session 48).
+// Session 33 on the H200 (NOTES.md):
 // chain 1.75 ms, persistent 3.3-3.8, ring 2.5-2.8 (2.0 with no arithmetic), stream 1.41;
 // the one-row norm kernel (NORM=5) 1.68.
 //
@@ -77,6 +78,7 @@ struct NormArgs {  // add_rms_norm_q8_k's: r = a + r, dst = RMSNorm(r) * w, x = 
 };
 
 #include "mvn.cuh"
+#include "mvc.cuh"
 
 // mvp_find: row block u of group g as its product and the product's row block.
 __device__ __forceinline__ const Prod* mvp_find(const Prod* P, const Group& g, int u, int* b) {
@@ -235,15 +237,32 @@ int main() {
     printf("%.2f GB of weights; persistent: %d blocks (%d an SM of %d resident), prefetch %d, gap %d ns\n", bytes / 1e9, grid, bps,
            occ, pf, gap);
 
-    const int norm = getenv("NORM") ? atoi(getenv("NORM")) : 0;
+    int norm = getenv("NORM") ? atoi(getenv("NORM")) : 0;
+    float* r2;  // NORM=7: the residual's second buffer (mvc.cuh writes it out of place)
+    CK(cudaMalloc(&r2, 4096 * 4));
     unsigned* cnt;
     CK(cudaMalloc(&cnt, 4));
     CK(cudaMemset(cnt, 0, 4));
     auto chain = [&]() {  // the engine's launches (NORM: mvn.cuh's variants)
+        int nk = 0;  // NORM=7: the norms so far (the residual alternates r, r2)
         for (size_t gi = 0; gi < groups.size(); gi++) {
             const Group& g = groups[gi];
             const Prod* p = &prods[g.p0];
-            if (g.np == 1 && g.a && (norm == 4 || norm == 6))
+            if (norm == 7 && gi > 0 && groups[gi - 1].a) {  // mvc.cuh: the norm in this product's clusters
+                MvcNorm nm{groups[gi - 1].a, nk % 2 ? r2 : r, nw, nk % 2 ? r : r2, dst, x4, 4096, na.eps};
+                nk++;
+                const Prod* b = g.np > 1 ? p + 1 : nullptr;
+                const Prod* c = g.np > 2 ? p + 2 : nullptr;
+                launch_cluster(s, mvc_multi, g.nrb, 128, xbytes(4096), p->K, p[0].w, p[0].ws, p[0].d, p[0].M, p[0].T,
+                               b ? b->w : nullptr, b ? b->ws : (i64)0, b ? b->d : nullptr, b ? b->M : 0, b ? b->T : T_Q4_K,
+                               c ? c->w : nullptr, c ? c->ws : (i64)0, c ? c->d : nullptr, c ? c->M : 0, c ? c->T : T_Q4_K, nm);
+            } else if (norm == 8) {  // no norm; every product launched as mmv_multi in clusters (the launch's cost)
+                const Prod* b = g.np > 1 ? p + 1 : nullptr;
+                const Prod* c = g.np > 2 ? p + 2 : nullptr;  // else a one-row stand-in, so that padding blocks stay in bounds
+                launch_cluster(s, mmv_multi, g.nrb, 128, xbytes(p->K), p->x, (i64)0, p->K, p[0].w, p[0].ws, p[0].d, p[0].M, p[0].T,
+                               b ? b->w : nullptr, b ? b->ws : (i64)0, b ? b->d : nullptr, b ? b->M : 0, b ? b->T : T_Q4_K,
+                               c ? c->w : p->w, c ? c->ws : p->ws, c ? c->d : (float*)out, c ? c->M : 1, c ? c->T : p->T);
+            } else if (g.np == 1 && g.a && (norm == 4 || norm == 6))
                 launch_smem(s,
                             p->T == T_Q4_K ? (norm == 6 ? mv1_ln<T_Q4_K, true> : mv1_ln<T_Q4_K, false>)
                                            : (norm == 6 ? mv1_ln<T_Q6_K, true> : mv1_ln<T_Q6_K, false>),
@@ -269,6 +288,44 @@ int main() {
         }
     };
     const int ng = (int)groups.size();
+    if (norm == 7) {  // mvc.cuh against the engine's one-row norm kernel (NORM=5): bits, then time
+        auto collect = [&](std::vector<float>& v) {
+            for (auto& p : prods) CK(cudaMemset(p.d, 0, (size_t)p.M * 4));
+            reset();
+            chain();
+            CK(cudaStreamSynchronize(s));
+            const int last = (int)prods.size() - 1;
+            for (int j : {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, last - 7, last - 4, last - 1, last}) {
+                const size_t o = v.size();
+                v.resize(o + prods[j].M);
+                CK(cudaMemcpy(v.data() + o, prods[j].d, (size_t)prods[j].M * 4, cudaMemcpyDeviceToHost));
+            }
+            const size_t o = v.size();
+            v.resize(o + 2 * 4096 + hx.size() / 4);
+            CK(cudaMemcpy(v.data() + o, r, 4096 * 4, cudaMemcpyDeviceToHost));
+            CK(cudaMemcpy(v.data() + o + 4096, dst, 4096 * 4, cudaMemcpyDeviceToHost));
+            CK(cudaMemcpy(v.data() + o + 8192, x4, hx.size() / 4 * 4, cudaMemcpyDeviceToHost));
+        };
+        std::vector<float> v7, v5;
+        collect(v7);
+        norm = 5;
+        collect(v5);
+        size_t diff = 0;
+        for (size_t i = 0; i < v5.size(); i++) diff += memcmp(&v5[i], &v7[i], 4) != 0;
+        printf("NORM=7 (clusters of %d) against NORM=5: %zu of %zu outputs differ%s\n", MVC_CL, diff, v5.size(), diff ? "  WRONG" : "");
+        for (int round = 0; round < 3; round++) {
+            norm = 5;
+            const float t5 = graph_best_ms(s, chain, 2, 5);
+            norm = 7;
+            const float t7 = graph_best_ms(s, chain, 2, 5);
+            norm = 3;
+            const float t3 = graph_best_ms(s, chain, 2, 5);
+            norm = 8;
+            const float t8 = graph_best_ms(s, chain, 2, 5);
+            printf("gap %d ns: chain with add_rms_norm_q8_k_1 %.3f ms, norm in the clusters %.3f, no norm %.3f, no norm and every product in clusters %.3f\n", gap, t5, t7, t3, t8);
+        }
+        return 0;
+    }
     if (getenv("PFB")) {  // pfr.cuh: the chain with and without the prefetcher, alternating
         std::vector<PfProd> pp;
         std::vector<PfCheck> pc;
