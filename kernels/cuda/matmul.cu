@@ -326,7 +326,7 @@ __device__ void mmv_q8_0(MMV_ARGS, int rb) {
 #define MMV_ONE(NAME, BODY, NX) \
     extern "C" __global__ void __launch_bounds__(128) mmv_##NAME##_##NX(MMV_ARGS) { pdl_entry(); BODY<NX>(W, wstride, X, xstride, D, dstride, M, K, nx, blockIdx.x); }
 #define MMV(NAME, BODY) MMV_ONE(NAME, BODY, 1) MMV_ONE(NAME, BODY, 2) MMV_ONE(NAME, BODY, 4) MMV_ONE(NAME, BODY, 8)
-// MMV_FAST: the batch-1 kernel of Q4_0, Q5_0, Q4_K, Q6_K and Q8_0 is mv1 (launched with the
+// MMV_FAST: the batch-1 kernel of Q4_0, Q5_0, Q4_K, Q5_K, Q6_K, Q8_0, F16 and BF16 is mv1 (launched with the
 // activation row's bytes of dynamic shared memory, mv1_bytes); mmv_*_1e is the same
 // product with its weights loaded evict-first (wev; mv1.cuh).
 #define MMV_FAST(NAME, BODY, T) \
@@ -347,15 +347,15 @@ GEN(T_Q3_K)
 GEN(T_Q5_K)
 
 MMV(f32, gen_T_F32)
-MMV(f16, gen_T_F16)
-MMV(bf16, gen_T_BF16)
+MMV_FAST(f16, gen_T_F16, T_F16)
+MMV_FAST(bf16, gen_T_BF16, T_BF16)
 MMV_FAST(q4_0, gen_T_Q4_0, T_Q4_0)
 MMV(q4_1, gen_T_Q4_1)
 MMV_FAST(q5_0, gen_T_Q5_0, T_Q5_0)
 MMV(q5_1, gen_T_Q5_1)
 MMV(q2_k, gen_T_Q2_K)
 MMV(q3_k, gen_T_Q3_K)
-MMV(q5_k, gen_T_Q5_K)
+MMV_FAST(q5_k, gen_T_Q5_K, T_Q5_K)
 MMV_FAST(q4_k, mmv_q4_k, T_Q4_K)
 MMV_FAST(q6_k, mmv_q6_k, T_Q6_K)
 MMV_FAST(q8_0, mmv_q8_0, T_Q8_0)
@@ -384,13 +384,10 @@ MMV_FAST(q8_0, mmv_q8_0, T_Q8_0)
                 blockIdx.x % nrb); \
     }
 MMV_ID(f32, gen_T_F32)
-MMV_ID(f16, gen_T_F16)
-MMV_ID(bf16, gen_T_BF16)
 MMV_ID(q4_1, gen_T_Q4_1)
 MMV_ID(q5_1, gen_T_Q5_1)
 MMV_ID(q2_k, gen_T_Q2_K)
 MMV_ID(q3_k, gen_T_Q3_K)
-MMV_ID(q5_k, gen_T_Q5_K)
 #define MMV_ID_FAST(NAME, T) \
     extern "C" __global__ void __launch_bounds__(128) mmv_id_##NAME(MMV_ID_ARGS) { pdl_entry(); \
         MMV_ID_SECOND() \
@@ -403,6 +400,9 @@ MMV_ID_FAST(q5_0, T_Q5_0)
 MMV_ID_FAST(q4_k, T_Q4_K)
 MMV_ID_FAST(q6_k, T_Q6_K)
 MMV_ID_FAST(q8_0, T_Q8_0)
+MMV_ID_FAST(q5_k, T_Q5_K)
+MMV_ID_FAST(f16, T_F16)
+MMV_ID_FAST(bf16, T_BF16)
 
 // mmv_idw_*: mmv_id_* for runs of per-head products (ids null: matrix z / epz) whose
 // matrices are weights (Backend.Weight's memory, which no kernel writes): opened by
@@ -420,20 +420,24 @@ MMV_IDW(q5_0, T_Q5_0)
 MMV_IDW(q4_k, T_Q4_K)
 MMV_IDW(q6_k, T_Q6_K)
 MMV_IDW(q8_0, T_Q8_0)
+MMV_IDW(q5_k, T_Q5_K)
+MMV_IDW(f16, T_F16)
+MMV_IDW(bf16, T_BF16)
 
 // mmv_multi: up to three projections of one activation row in one launch (the fused
-// Q/K/V and gate/up products of a decode step), each Q4_K or Q6_K (mmv_multi) or all
-// Q8_0 (mmv_multi_q8_0: its own kernel, so that Q4_K's registers do not bound its
-// occupancy), each dot as by mv1 (with the same dynamic shared memory); grid: the
-// projections' row blocks (mv1_rows) one after the other (M = 0 for none). The _e
-// forms load the weights evict-first (wev; mv1.cuh).
+// Q/K/V and gate/up products of a decode step), each Q4_K or Q6_K (mmv_multi), Q5_K or
+// Q6_K (mmv_multi_q5_k: a Q5_K_M model's) or all Q8_0 (mmv_multi_q8_0: kernels of their
+// own, so that one type's registers do not bound another's occupancy), each dot as by
+// mv1 (with the same dynamic shared memory); grid: the projections' row blocks
+// (mv1_rows) one after the other (M = 0 for none). The _e forms load the weights
+// evict-first (wev; mv1.cuh).
 #define MMV_MULTI_ARGS const uint8_t *X, i64 xstride, int K, const uint8_t *W0, i64 ws0, float *D0, int M0, int t0, \
                        const uint8_t *W1, i64 ws1, float *D1, int M1, int t1, const uint8_t *W2, i64 ws2, float *D2, \
                        int M2, int t2
-template <bool Q80, bool EF>
+template <int Q, bool EF>
 __device__ __forceinline__ void mmv_multi_body(MMV_MULTI_ARGS) {
     int b = blockIdx.x;
-    const int rpb0 = mv1_rows(t0), rpb1 = mv1_rows(t1);
+    const int rpb0 = Q == 2 ? mv1_rows_q5(t0) : mv1_rows(t0), rpb1 = Q == 2 ? mv1_rows_q5(t1) : mv1_rows(t1);
     const int nb0 = (M0 + rpb0 - 1) / rpb0, nb1 = (M1 + rpb1 - 1) / rpb1;
     const uint8_t* W = W0;
     i64 ws = ws0;
@@ -446,18 +450,22 @@ __device__ __forceinline__ void mmv_multi_body(MMV_MULTI_ARGS) {
         b -= nb0;
         W = W1; ws = ws1; D = D1; M = M1; T = t1;
     }
-    if (Q80)
+    if (Q == 1)
         mv1<T_Q8_0, true, false, EF>(W, ws, X, D, M, K, b);
-    else if (T == T_Q4_K)
+    else if (Q == 2 && T == T_Q5_K)
+        mv1<T_Q5_K, true, false, EF>(W, ws, X, D, M, K, b);
+    else if (Q == 0 && T == T_Q4_K)
         mv1<T_Q4_K, true, false, EF>(W, ws, X, D, M, K, b);
     else
         mv1<T_Q6_K, true, false, EF>(W, ws, X, D, M, K, b);
 }
-#define MMV_MULTI(NAME, Q80, EF) \
+#define MMV_MULTI(NAME, Q, EF) \
     extern "C" __global__ void __launch_bounds__(128) NAME(MMV_MULTI_ARGS) { pdl_defer(); \
-        mmv_multi_body<Q80, EF>(X, xstride, K, W0, ws0, D0, M0, t0, W1, ws1, D1, M1, t1, W2, ws2, D2, M2, t2); \
+        mmv_multi_body<Q, EF>(X, xstride, K, W0, ws0, D0, M0, t0, W1, ws1, D1, M1, t1, W2, ws2, D2, M2, t2); \
     }
-MMV_MULTI(mmv_multi, false, false)
-MMV_MULTI(mmv_multi_q8_0, true, false)
-MMV_MULTI(mmv_multi_e, false, true)
-MMV_MULTI(mmv_multi_q8_0_e, true, true)
+MMV_MULTI(mmv_multi, 0, false)
+MMV_MULTI(mmv_multi_q8_0, 1, false)
+MMV_MULTI(mmv_multi_q5_k, 2, false)
+MMV_MULTI(mmv_multi_e, 0, true)
+MMV_MULTI(mmv_multi_q8_0_e, 1, true)
+MMV_MULTI(mmv_multi_q5_k_e, 2, true)

@@ -1,6 +1,6 @@
 // mv1.cuh: the Q4_K lane helpers of matmul.cu's mat-vecs, and its batch-1 products
-// (mmv_*_1, mmv_id_*, mmv_multi) for Q4_K, Q6_K and Q8_0 (and Q4_0, Q5_0 for mmv_*_1
-// and mmv_id_*): the activation row in shared
+// (mmv_*_1, mmv_id_*, mmv_multi) for Q4_K, Q6_K and Q8_0 (and Q4_0, Q5_0, and with
+// mv1x.cuh Q5_K, F16 and BF16, for mmv_*_1 and mmv_id_*): the activation row in shared
 // memory, several weight rows a warp.
 #pragma once
 #include "common.cuh"
@@ -148,6 +148,8 @@ __device__ __forceinline__ void q4k_x(const uint8_t* X, int K, int ib, int c, bo
 
 #define Q4K_R1 4
 #define Q6K_R1 2
+#define Q5K_R1 2   // mv1x.cuh's
+#define HALF_R1 4  // mv1x.cuh's F16 and BF16 rows
 // Q8_0 rows a warp and steps in flight (mv1_q8_0): the batch-1 products of one matrix
 // (mmv_q8_0_1, mmv_multi_q8_0) take Q80_R1 and Q80_S, the per-row matrices of mmv_id
 // (a mixture of experts' rows) Q80_ID_R1 and Q80_ID_S. On the H200 (session 24, 8B Q8_0
@@ -172,9 +174,13 @@ __device__ __forceinline__ void q4k_x(const uint8_t* X, int K, int ib, int c, bo
 __device__ __forceinline__ int mv1_rows(int T) {
     return 4 * (T == T_Q4_K ? Q4K_R1 : T == T_Q6_K ? Q6K_R1 : T == T_Q4_0 || T == T_Q5_0 ? 4 : Q80_R1);
 }
+// mv1_rows_q5 is mv1_rows for mmv_multi_q5_k's Q5_K and Q6_K (apart, so that mmv_multi's
+// code stays as it was).
+__device__ __forceinline__ int mv1_rows_q5(int T) { return 4 * (T == T_Q5_K ? Q5K_R1 : Q6K_R1); }
 
 // mv1_bytes is the bytes of a quantized activation row of K elements for T's kernel.
 __device__ __forceinline__ int mv1_bytes(int T, int K) {
+    if (T == T_F16 || T == T_BF16) return (2 * K + 15) & ~15;
     return ((T == T_Q8_0 || T == T_Q4_0 || T == T_Q5_0 ? K + 4 * (K / 32) : Q8K_BSUMS(K) + 4 * (K / 16)) + 15) & ~15;
 }
 
@@ -465,6 +471,8 @@ __device__ __forceinline__ void mv1_q5_0(const uint8_t* W, i64 ws, const uint8_t
     mv1_store<Q50_R1>(acc, D, r0, M);
 }
 
+#include "mv1x.cuh"
+
 // mv1 is the batch-1 product of type T: row block rb of D[r] = dot(W[r, :], X). With
 // PRE (a kernel opened by pdl_defer) the first weight loads come before pdl_wait; with
 // ID (mmv_id) Q8_0 rows take Q80_ID_R1 and Q80_ID_S; EF0 asks for evict-first loads
@@ -480,11 +488,15 @@ __device__ __forceinline__ void mv1(const uint8_t* W, i64 ws, const uint8_t* X, 
     if (dyn_smem_size() >= (unsigned)n) {
         if (T == T_Q4_K) mv1_q4_k<true, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
         else if (T == T_Q6_K) mv1_q6_k<true, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
+        else if (T == T_Q5_K) mv1_q5_k<true, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
+        else if (T == T_F16 || T == T_BF16) mv1_half<T == T_BF16, true, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
         else if (T == T_Q4_0 || T == T_Q5_0) mv1_q5_0<T, true, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
         else mv1_q8_0<true, QR, QS, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
     } else {
         if (T == T_Q4_K) mv1_q4_k<false, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
         else if (T == T_Q6_K) mv1_q6_k<false, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
+        else if (T == T_Q5_K) mv1_q5_k<false, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
+        else if (T == T_F16 || T == T_BF16) mv1_half<T == T_BF16, false, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
         else if (T == T_Q4_0 || T == T_Q5_0) mv1_q5_0<T, false, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
         else mv1_q8_0<false, QR, QS, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
     }

@@ -19,15 +19,15 @@ func TestDenseEvictQueue(t *testing.T) {
 		mode      int
 		moe       bool
 		one, pair string // Q4_K's batch-1 kernel, a gate/up pair's
-		q8, q5k   string // Q8_0's and Q5_K's batch-1 kernels
+		q8, q3k   string // Q8_0's and Q3_K's (no mv1 kernel) batch-1 kernels
 	}{
-		{-1, false, "mmv_q4_k_1", "mmv_multi", "mmv_q8_0_1", "mmv_q5_k_1"},
-		{-1, true, "mmv_q4_k_1e", "mmv_multi_e", "mmv_q8_0_1e", "mmv_q5_k_1"},
-		{0, true, "mmv_q4_k_1", "mmv_multi", "mmv_q8_0_1", "mmv_q5_k_1"},
-		{1, false, "mmv_q4_k_1e", "mmv_multi_e", "mmv_q8_0_1e", "mmv_q5_k_1"},
+		{-1, false, "mmv_q4_k_1", "mmv_multi", "mmv_q8_0_1", "mmv_q3_k_1"},
+		{-1, true, "mmv_q4_k_1e", "mmv_multi_e", "mmv_q8_0_1e", "mmv_q3_k_1"},
+		{0, true, "mmv_q4_k_1", "mmv_multi", "mmv_q8_0_1", "mmv_q3_k_1"},
+		{1, false, "mmv_q4_k_1e", "mmv_multi_e", "mmv_q8_0_1e", "mmv_q3_k_1"},
 	} {
 		q := newMMQQueue("quant_q8_k", "quant_q8", "mmv_q4_k_1", "mmv_q4_k_1e", "mmv_multi", "mmv_multi_e",
-			"mmv_q8_0_1", "mmv_q8_0_1e", "mmv_q5_k_1")
+			"mmv_q8_0_1", "mmv_q8_0_1e", "mmv_q3_k_1")
 		q.mvsc.off = true
 		q.evict = denseEvict{mode: c.mode, moe: c.moe}
 		x := q.tensor(t, quant.F32, 1, K)
@@ -41,9 +41,9 @@ func TestDenseEvictQueue(t *testing.T) {
 			t.Errorf("mode %d, experts seen %v: queued %v, want %v", c.mode, c.moe, got, want)
 		}
 		q.MatMul(d, q.tensor(t, quant.Q8_0, N, K), x)
-		q.MatMul(d, q.tensor(t, quant.Q5_K, N, K), x)
-		if got := q.names(); !slices.Contains(got, c.q8) || !slices.Contains(got, c.q5k) {
-			t.Errorf("mode %d, experts seen %v: queued %v, want %s and %s", c.mode, c.moe, got, c.q8, c.q5k)
+		q.MatMul(d, q.tensor(t, quant.Q3_K, N, K), x)
+		if got := q.names(); !slices.Contains(got, c.q8) || !slices.Contains(got, c.q3k) {
+			t.Errorf("mode %d, experts seen %v: queued %v, want %s and %s", c.mode, c.moe, got, c.q8, c.q3k)
 		}
 	}
 	q := newMMQQueue()

@@ -112,10 +112,17 @@ func (b *Backend) runKernel(t quant.Type, ps, ps2 []product) string {
 }
 
 // pairedMV reports whether mmv_id computes a second product in its y = 1 blocks for
-// weights of type t: the batch-1 kernels of Q4_K, Q6_K and Q8_0 (mv1) do; the generic
-// ones (mmv_generic, whose activation row group is blockIdx.y) leave it unwritten, as
-// the H200 showed (TestConformance/HeadProducts with Q5_0 heads, DeepSeek's F16 experts).
-func pairedMV(t quant.Type) bool { return t == quant.Q4_K || t == quant.Q6_K || t == quant.Q8_0 }
+// weights of type t: the batch-1 kernels of Q4_K, Q6_K, Q8_0, Q5_K, F16 and BF16 (mv1) do;
+// the generic ones (mmv_generic, whose activation row group is blockIdx.y) leave it
+// unwritten, as the H200 showed (TestConformance/HeadProducts with Q5_0 heads, when
+// DeepSeek's F16 experts were generic).
+func pairedMV(t quant.Type) bool {
+	switch t {
+	case quant.Q4_K, quant.Q6_K, quant.Q8_0, quant.Q5_K, quant.F16, quant.BF16:
+		return true
+	}
+	return false
+}
 
 // mmvSecond is mmv_id's arguments for its second product (W2, D2, its row stride, M2 and
 // its row blocks nrb): the m-row matrices from w's first into d, or none (all 0).

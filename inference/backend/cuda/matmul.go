@@ -137,9 +137,10 @@ var mmvNames = func() map[quant.Type][9]string {
 func mmvName(t quant.Type, nx int) string { return mmvNames[t][nx] }
 
 // rowsPerBlock is the weight rows one block of a mat-vec kernel of nx activation rows
-// over k columns takes: four warps a block; for nx = 1, Q4_K, Q4_0 and Q5_0 warps take
-// four rows, Q8_0 warps three and Q6_K warps two (Q4K_R1, Q80_R1, Q50_R1, Q6K_R1 in
-// mv1.cuh; mmv_id's Q8_0 warps two: idRowsPerBlock); for nx > 1, Q4_K warps
+// over k columns takes: four warps a block; for nx = 1, Q4_K, Q4_0, Q5_0, F16 and BF16
+// warps take four rows, Q8_0 warps three and Q6_K and Q5_K warps two (Q4K_R1, Q80_R1,
+// Q50_R1, HALF_R1, Q6K_R1, Q5K_R1 in mv1.cuh; mmv_id's Q8_0 warps two: idRowsPerBlock);
+// for nx > 1, Q4_K warps
 // take two (Q4K_ROWS) and Q6_K and Q8_0 warps one. The generic kernel (mmv_generic in
 // matmul.cu) takes an F32, F16 or BF16 row a block, and a row of nb quantized blocks
 // in L lanes (nb rounded up to a power of two, at most 32), 32 / L rows a warp.
@@ -150,7 +151,9 @@ func rowsPerBlock(t quant.Type, nx, k int) int {
 		return 16
 	case nx == 1 && t == quant.Q8_0:
 		return 12
-	case nx == 1 && t == quant.Q6_K, t == quant.Q4_K:
+	case nx == 1 && (t == quant.F16 || t == quant.BF16):
+		return 16
+	case nx == 1 && (t == quant.Q6_K || t == quant.Q5_K), t == quant.Q4_K:
 		return 8
 	case t == quant.Q6_K || t == quant.Q8_0:
 		return 4
@@ -209,9 +212,13 @@ func mv1Smem(t quant.Type, k int) int {
 }
 
 // mv1Type reports whether the batch-1 products of t weights (mmv_*_1, mmv_id_*) are mv1
-// (mv1.cuh): Q4_K, Q6_K, Q8_0, Q4_0 and Q5_0.
+// (mv1.cuh, mv1x.cuh): Q4_K, Q6_K, Q8_0, Q4_0, Q5_0, Q5_K, F16 and BF16.
 func mv1Type(t quant.Type) bool {
-	return t == quant.Q4_K || t == quant.Q6_K || t == quant.Q8_0 || t == quant.Q4_0 || t == quant.Q5_0
+	switch t {
+	case quant.Q4_K, quant.Q6_K, quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q5_K, quant.F16, quant.BF16:
+		return true
+	}
+	return false
 }
 
 // mmv runs the dot kernel of w's type over n quantized activation rows.
@@ -342,9 +349,8 @@ func (b *Backend) MatMulShared(x backend.Tensor, projs []backend.Proj) {
 	}
 }
 
-// multi runs the projections of one activation row in a single launch (mmv_multi, or
-// mmv_multi_q8_0 for Q8_0 weights) when there are at most three, all Q4_K/Q6_K or all
-// Q8_0.
+// multi runs the projections of one activation row in a single launch (multiKernel)
+// when there are at most three, all Q4_K/Q6_K, all Q5_K/Q6_K or all Q8_0.
 func (b *Backend) multi(xt *tensor, projs []backend.Proj) bool {
 	vt, ok := multiTakes(xt, projs)
 	if !ok {
@@ -363,11 +369,16 @@ func multiTakes(xt *tensor, projs []backend.Proj) (quant.Type, bool) {
 		return 0, false
 	}
 	vt := partner(get(projs[0].W).typ)
+	q4, q5 := false, false
 	for _, p := range projs {
 		d, wt := want(p.Dst, quant.F32), get(p.W)
 		checkMatMul(d, wt, xt)
 		switch wt.typ {
-		case quant.Q4_K, quant.Q6_K, quant.Q8_0:
+		case quant.Q4_K:
+			q4 = true
+		case quant.Q5_K:
+			q5 = true
+		case quant.Q6_K, quant.Q8_0:
 		default:
 			return 0, false
 		}
@@ -375,7 +386,22 @@ func multiTakes(xt *tensor, projs []backend.Proj) (quant.Type, bool) {
 			return 0, false
 		}
 	}
-	return vt, true
+	return vt, !(q4 && q5)
+}
+
+// multiKernel is the mmv_multi kernel for projections that multiTakes takes:
+// mmv_multi_q8_0 for Q8_0 weights, mmv_multi_q5_k where any is Q5_K, else mmv_multi.
+func multiKernel(projs []backend.Proj) string {
+	name := "mmv_multi"
+	for _, p := range projs {
+		switch get(p.W).typ {
+		case quant.Q8_0:
+			return "mmv_multi_q8_0" // all are (one dot partner)
+		case quant.Q5_K:
+			name = "mmv_multi_q5_k"
+		}
+	}
+	return name
 }
 
 // multiLaunch queues mmv_multi for projs (multiTakes) from the quantized row xq.
@@ -400,9 +426,5 @@ func (b *Backend) multiLaunch(xt *tensor, projs []backend.Proj, xq uint64, strid
 		args = append(args, ptr(wt), i64(wt.stride), ptr(d), i64(wt.rows), i64(int(wt.typ)))
 		blocks += rowBlocks(wt.typ, 1, wt.rows, wt.cols)
 	}
-	name, t0 := "mmv_multi", get(projs[0].W).typ
-	if t0 == quant.Q8_0 { // all are (multiTakes: one dot partner)
-		name = "mmv_multi_q8_0"
-	}
-	b.launch(b.denseName(name), blocks, 1, 128, mv1Smem(t0, xt.cols), args...)
+	b.launch(b.denseName(multiKernel(projs)), blocks, 1, 128, mv1Smem(get(projs[0].W).typ, xt.cols), args...)
 }

@@ -433,7 +433,8 @@ func TestRunKernelWeights(t *testing.T) {
 		{"an activation in the second run", quant.Q4_K, run(v, v), run(act), false, "mmv_id_q4_k"},
 		{"switched off", quant.Q4_K, run(v, v), nil, true, "mmv_id_q4_k"},
 		{"Q5_0", quant.Q5_0, run(v, v), nil, false, "mmv_idw_q5_0"},
-		{"F16", quant.F16, run(v, v), nil, false, "mmv_id_f16"},
+		{"F16", quant.F16, run(v, v), nil, false, "mmv_idw_f16"},
+		{"Q3_K (no mv1 kernel)", quant.Q3_K, run(v, v), nil, false, "mmv_id_q3_k"},
 	} {
 		b.noIDW = c.noIDW
 		if got := b.runKernel(c.typ, c.ps, c.ps2); got != c.want {
