@@ -105,6 +105,7 @@ __device__ void mmv_generic(MMV_ARGS, int rb) {
         // router's logits, whose near-ties pick experts; each product is exact there, so
         // the order of the sums hardly shows in the float result); MV_FU of them are
         // loaded at once, so that a row is a few round trips, not one per 32 elements.
+        // F16 and BF16 rows take chunks of 8 (the batch-1 kernel's rounding).
         // The warps' sums meet in shared memory in warp order.
         constexpr int MV_FU = 8;
         __shared__ double red[NX][4];
@@ -118,6 +119,25 @@ __device__ void mmv_generic(MMV_ARGS, int rb) {
 #pragma unroll
         for (int n = 0; n < NX; n++) acc[n] = 0;
         int j = 32 * w + lane;
+        if (T == T_F16 || T == T_BF16) j = K;  // their chunks, below
+        for (int c = 32 * w + lane; T != T_F32 && 8 * c < K; c += 128) {
+            // F16 and BF16: 8-element chunks, each chunk's products summed in float in
+            // element order and the chunk sums in double, as mv1_half (mv1x.cuh) does.
+            const int j0 = 8 * c, n8 = min(8, K - j0);
+            float wv[8];
+#pragma unroll
+            for (int e = 0; e < 8; e++) wv[e] = e < n8 ? ld(wr, j0 + e) : 0.f;
+#pragma unroll
+            for (int n = 0; n < NX; n++)
+                if (n < ncol) {
+                    const uint8_t* xr = X + (i64)(x0 + n) * xstride;
+                    float f = 0;
+#pragma unroll
+                    for (int e = 0; e < 8; e++)
+                        if (e < n8) f += wv[e] * ld(xr, j0 + e);
+                    acc[n] += (double)f;
+                }
+        }
         for (; j + 128 * (MV_FU - 1) < K; j += 128 * MV_FU) {
             float wv[MV_FU], xv[MV_FU][NX];
 #pragma unroll

@@ -148,8 +148,12 @@ __device__ __forceinline__ void q4k_x(const uint8_t* X, int K, int ib, int c, bo
 
 #define Q4K_R1 4
 #define Q6K_R1 2
-#define Q5K_R1 2   // mv1x.cuh's
-#define HALF_R1 4  // mv1x.cuh's F16 and BF16 rows
+#ifndef Q5K_R1
+#define Q5K_R1 2  // mv1x.cuh's
+#endif
+#ifndef HALF_R1
+#define HALF_R1 2  // mv1x.cuh's F16 and BF16 rows
+#endif
 // Q8_0 rows a warp and steps in flight (mv1_q8_0): the batch-1 products of one matrix
 // (mmv_q8_0_1, mmv_multi_q8_0) take Q80_R1 and Q80_S, the per-row matrices of mmv_id
 // (a mixture of experts' rows) Q80_ID_R1 and Q80_ID_S. On the H200 (session 24, 8B Q8_0

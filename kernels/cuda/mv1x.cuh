@@ -68,27 +68,33 @@ __device__ __forceinline__ void mv1_q5_k(const uint8_t* W, i64 ws, const uint8_t
 
 // ---- F16 and BF16 rows against an activation row of the same type ----
 //
-// HALF_R1 rows a warp (mv1.cuh); lane l takes the 16-byte chunks (8 values) l, l + 32, l + 64 of
-// each step of 96 chunks, the next step's in flight while one is summed. Each product
-// w * x is a float, added in double as mmv_generic does (only the order of the double
-// sums differs). Rows whose chunks are not all 16-byte aligned (K % 8, or an odd
-// stride) take a value a lane at a time.
+// HALF_R1 rows a warp (mv1.cuh); lane l takes the 16-byte chunks (8 values) l, l + 32,
+// l + 64 of each step of 96 chunks (HALF_U a lane), the next step's in flight while one
+// is summed. A chunk's eight float products are summed in float and the chunk sums in
+// double (mmv_generic adds every product in double: on the H200 that made the 8B F16
+// step bound by its arithmetic, 170 tok/s against 203 this way; NOTES.md, session 48).
+// Rows whose chunks are not all 16-byte aligned (K % 8, or an odd stride) take the same
+// chunks a value at a time (the last one shorter); mmv_generic's F16 and BF16 rows (the
+// products of 2-8 rows) sum the same chunks the same way, so batches round as one row.
+#ifndef HALF_U
 #define HALF_U 3
+#endif
 
 template <bool BF>
 __device__ __forceinline__ float half_f(uint32_t v) {
     return BF ? bf2f((uint16_t)v) : h2f((uint16_t)v);
 }
+// half_dot8 is a chunk's eight products, summed in float in element order.
 template <bool BF>
-__device__ __forceinline__ double half_dot8(uint4 a, uint4 b) {
+__device__ __forceinline__ float half_dot8(uint4 a, uint4 b) {
     const uint32_t av[4] = {a.x, a.y, a.z, a.w}, bv[4] = {b.x, b.y, b.z, b.w};
-    double s = 0;
+    float f = 0;
 #pragma unroll
     for (int k = 0; k < 4; k++) {
-        s += (double)(half_f<BF>(av[k] & 0xffff) * half_f<BF>(bv[k] & 0xffff));
-        s += (double)(half_f<BF>(av[k] >> 16) * half_f<BF>(bv[k] >> 16));
+        f += half_f<BF>(av[k] & 0xffff) * half_f<BF>(bv[k] & 0xffff);
+        f += half_f<BF>(av[k] >> 16) * half_f<BF>(bv[k] >> 16);
     }
-    return s;
+    return f;
 }
 
 template <bool BF, bool SM, bool EF>
@@ -125,7 +131,7 @@ __device__ __forceinline__ void mv1_half(const uint8_t* W, i64 ws, const uint8_t
                 if (j < nq) {
                     const uint4 xv = *(const uint4*)(X + 16 * j);
 #pragma unroll
-                    for (int i = 0; i < HALF_R1; i++) acc[i] += half_dot8<BF>(q[u][i], xv);
+                    for (int i = 0; i < HALF_R1; i++) acc[i] += (double)half_dot8<BF>(q[u][i], xv);
                 }
             }
 #pragma unroll
@@ -133,12 +139,16 @@ __device__ __forceinline__ void mv1_half(const uint8_t* W, i64 ws, const uint8_t
 #pragma unroll
                 for (int i = 0; i < HALF_R1; i++) q[u][i] = nx[u][i];
         }
-    } else {
+    } else {  // the same chunks' sums, a value at a time
         const uint16_t* xh = (const uint16_t*)X;
-        for (int j = lane; j < K; j += 32) {
-            const float xv = half_f<BF>(xh[j]);
+        for (int c = lane; 8 * c < K; c += 32) {
+            const int j0 = 8 * c, n8 = min(8, K - j0);
 #pragma unroll
-            for (int i = 0; i < HALF_R1; i++) acc[i] += (double)(half_f<BF>(((const uint16_t*)w[i])[j]) * xv);
+            for (int i = 0; i < HALF_R1; i++) {
+                float f = 0;
+                for (int e = 0; e < n8; e++) f += half_f<BF>(((const uint16_t*)w[i])[j0 + e]) * half_f<BF>(xh[j0 + e]);
+                acc[i] += (double)f;
+            }
         }
     }
 #pragma unroll

@@ -137,13 +137,13 @@ var mmvNames = func() map[quant.Type][9]string {
 func mmvName(t quant.Type, nx int) string { return mmvNames[t][nx] }
 
 // rowsPerBlock is the weight rows one block of a mat-vec kernel of nx activation rows
-// over k columns takes: four warps a block; for nx = 1, Q4_K, Q4_0, Q5_0, F16 and BF16
-// warps take four rows, Q8_0 warps three and Q6_K and Q5_K warps two (Q4K_R1, Q80_R1,
-// Q50_R1, HALF_R1, Q6K_R1, Q5K_R1 in mv1.cuh; mmv_id's Q8_0 warps two: idRowsPerBlock);
-// for nx > 1, Q4_K warps
-// take two (Q4K_ROWS) and Q6_K and Q8_0 warps one. The generic kernel (mmv_generic in
-// matmul.cu) takes an F32, F16 or BF16 row a block, and a row of nb quantized blocks
-// in L lanes (nb rounded up to a power of two, at most 32), 32 / L rows a warp.
+// over k columns takes: four warps a block; for nx = 1, Q4_K, Q4_0 and Q5_0 warps take
+// four rows, Q8_0 warps three and Q6_K, Q5_K, F16 and BF16 warps two (Q4K_R1, Q80_R1,
+// Q50_R1, Q6K_R1, Q5K_R1, HALF_R1 in mv1.cuh; mmv_id's Q8_0 warps two: idRowsPerBlock);
+// for nx > 1, Q4_K warps take two (Q4K_ROWS) and Q6_K and Q8_0 warps one. The generic
+// kernel (mmv_generic in matmul.cu) takes an F32, F16 or BF16 row a block, and a row of
+// nb quantized blocks in L lanes (nb rounded up to a power of two, at most 32), 32 / L
+// rows a warp.
 // mmv_multi computes as nx = 1, mmv_id as idRowsPerBlock says.
 func rowsPerBlock(t quant.Type, nx, k int) int {
 	switch {
@@ -151,9 +151,7 @@ func rowsPerBlock(t quant.Type, nx, k int) int {
 		return 16
 	case nx == 1 && t == quant.Q8_0:
 		return 12
-	case nx == 1 && (t == quant.F16 || t == quant.BF16):
-		return 16
-	case nx == 1 && (t == quant.Q6_K || t == quant.Q5_K), t == quant.Q4_K:
+	case nx == 1 && (t == quant.Q6_K || t == quant.Q5_K || t == quant.F16 || t == quant.BF16), t == quant.Q4_K:
 		return 8
 	case t == quant.Q6_K || t == quant.Q8_0:
 		return 4
