@@ -41,8 +41,8 @@ func denseEvictFromEnv() (denseEvict, error) {
 func (e denseEvict) on() bool { return e.mode == 1 || e.mode < 0 && e.moe }
 
 // evictNames maps each dense batch-1 kernel that has an evict-first form (mmv_*_1 of the
-// mv1 types, mmv_multi, mmv_multi_q8_0, mmv_multi_q5_k) to that form's name, built once so that queuing
-// a launch makes no string.
+// mv1 types, mmv_multi, mmv_multi_q8_0, mmv_multi_q5_k) to that form's name, built once
+// so that queuing a launch makes no string.
 var evictNames = func() map[string]string {
 	m := map[string]string{"mmv_multi": "mmv_multi_e", "mmv_multi_q8_0": "mmv_multi_q8_0_e", "mmv_multi_q5_k": "mmv_multi_q5_k_e"}
 	for t := range suffix {
