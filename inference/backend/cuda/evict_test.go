@@ -93,3 +93,54 @@ func TestDenseEvictKernelsExist(t *testing.T) {
 		}
 	}
 }
+
+// TestMV1xQueue (no GPU needed): one-row products of Q5_K, F16 and BF16 weights take
+// their mv1 kernels (mv1x.cuh) at their rows a block (8), Q5_K_M's Q/K/V one
+// mmv_multi_q5_k launch, and Q5_K beside Q4_K (no one kernel takes both) a launch each;
+// once routed experts are seen, the dense ones' _e forms.
+func TestMV1xQueue(t *testing.T) {
+	const K = 512
+	for _, moe := range []bool{false, true} {
+		q := newMMQQueue("quant_q8_k", "quant_half", "mmv_q5_k_1", "mmv_q5_k_1e", "mmv_f16_1", "mmv_f16_1e",
+			"mmv_bf16_1", "mmv_bf16_1e", "mmv_multi_q5_k", "mmv_multi_q5_k_e", "mmv_q4_k_1", "mmv_q4_k_1e")
+		q.mvsc.off = true
+		q.evict = denseEvict{mode: -1, moe: moe}
+		q.act[quant.F16] = &scratch{ptr: 5 << 40, size: 1 << 30} // the half rows' rounding
+		q.act[quant.BF16] = &scratch{ptr: 6 << 40, size: 1 << 30}
+		e := ""
+		if moe {
+			e = "e"
+		}
+		take := func() []queued { ls := q.launches(); q.names(); return ls }
+		x := q.tensor(t, quant.F32, 1, K)
+		for _, c := range []struct {
+			typ  quant.Type
+			want string
+		}{{quant.Q5_K, "mmv_q5_k_1"}, {quant.F16, "mmv_f16_1"}, {quant.BF16, "mmv_bf16_1"}} {
+			q.MatMul(q.tensor(t, quant.F32, 1, 40), q.tensor(t, c.typ, 40, K), x)
+			ls := take()
+			if l := ls[len(ls)-1]; l.name != c.want+e || l.gx != 5 { // 40 rows at 8 a block
+				t.Errorf("moe %v: %v one-row product: last launch %s of %d blocks, want %s of 5", moe, c.typ, l.name, l.gx, c.want+e)
+			}
+		}
+		qw, kw, vw := q.tensor(t, quant.Q5_K, 32, K), q.tensor(t, quant.Q5_K, 8, K), q.tensor(t, quant.Q6_K, 8, K)
+		qd, kd, vd := q.tensor(t, quant.F32, 1, 32), q.tensor(t, quant.F32, 1, 8), q.tensor(t, quant.F32, 1, 8)
+		q.MatMulShared(x, []backend.Proj{{Dst: qd, W: qw}, {Dst: kd, W: kw}, {Dst: vd, W: vw}})
+		ls := take()
+		want := "mmv_multi_q5_k"
+		if moe {
+			want += "_e"
+		}
+		if len(ls) != 2 || ls[0].name != "quant_q8_k" || ls[1].name != want || ls[1].gx != 4+1+1 { // 32/8 + 8/8 + 8/8
+			t.Errorf("moe %v: Q5_K_M's Q/K/V queued %+v, want quant_q8_k and %s of 6 blocks", moe, ls, want)
+		}
+		q.MatMulShared(x, []backend.Proj{{Dst: qd, W: qw}, {Dst: kd, W: q.tensor(t, quant.Q4_K, 8, K)}})
+		var got []string
+		for _, l := range take() {
+			got = append(got, l.name)
+		}
+		if !slices.Equal(got, []string{"quant_q8_k", "mmv_q5_k_1" + e, "mmv_q4_k_1" + e}) {
+			t.Errorf("moe %v: Q5_K beside Q4_K queued %v, want one rounding and a launch each", moe, got)
+		}
+	}
+}
