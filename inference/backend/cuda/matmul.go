@@ -367,39 +367,43 @@ func multiTakes(xt *tensor, projs []backend.Proj) (quant.Type, bool) {
 		return 0, false
 	}
 	vt := partner(get(projs[0].W).typ)
-	q4, q5 := false, false
 	for _, p := range projs {
 		d, wt := want(p.Dst, quant.F32), get(p.W)
 		checkMatMul(d, wt, xt)
-		switch wt.typ {
-		case quant.Q4_K:
-			q4 = true
-		case quant.Q5_K:
-			q5 = true
-		case quant.Q6_K, quant.Q8_0:
-		default:
-			return 0, false
-		}
 		if partner(wt.typ) != vt {
 			return 0, false
 		}
 	}
-	return vt, !(q4 && q5)
+	return vt, multiKernel(projs) != ""
 }
 
-// multiKernel is the mmv_multi kernel for projections that multiTakes takes:
-// mmv_multi_q8_0 for Q8_0 weights, mmv_multi_q5_k where any is Q5_K, else mmv_multi.
+// multiKernel is the mmv_multi kernel for projections of one dot partner: mmv_multi for
+// Q4_K and Q6_K weights, mmv_multi_q5_k for Q5_K and Q6_K, mmv_multi_q8_0 for Q8_0; ""
+// when no one kernel takes their types (Q4_K beside Q5_K, or any other type).
 func multiKernel(projs []backend.Proj) string {
-	name := "mmv_multi"
+	q4, q5, q8 := false, false, false
 	for _, p := range projs {
 		switch get(p.W).typ {
-		case quant.Q8_0:
-			return "mmv_multi_q8_0" // all are (one dot partner)
+		case quant.Q4_K:
+			q4 = true
 		case quant.Q5_K:
-			name = "mmv_multi_q5_k"
+			q5 = true
+		case quant.Q8_0:
+			q8 = true
+		case quant.Q6_K:
+		default:
+			return ""
 		}
 	}
-	return name
+	switch {
+	case q8:
+		return "mmv_multi_q8_0" // all are (one dot partner: Q8_0's is no K-quant's)
+	case q4 && q5:
+		return ""
+	case q5:
+		return "mmv_multi_q5_k"
+	}
+	return "mmv_multi"
 }
 
 // multiLaunch queues mmv_multi for projs (multiTakes) from the quantized row xq.
