@@ -1,7 +1,7 @@
 // mv1.cuh: the Q4_K lane helpers of matmul.cu's mat-vecs, and its batch-1 products
-// (mmv_*_1, mmv_id_*, mmv_multi) for Q4_K, Q6_K and Q8_0 (and Q4_0, Q5_0, and with
-// mv1x.cuh Q5_K, F16 and BF16, for mmv_*_1 and mmv_id_*): the activation row in shared
-// memory, several weight rows a warp.
+// (mmv_*_1, mmv_id_*, mmv_multi) for Q4_K, Q6_K and Q8_0 (and Q4_0, Q5_0, with
+// mv1x.cuh Q5_K, F16 and BF16, and with mv1lo.cuh Q2_K and Q3_K, for mmv_*_1 and
+// mmv_id_*): the activation row in shared memory, several weight rows a warp.
 #pragma once
 #include "common.cuh"
 
@@ -154,6 +154,9 @@ __device__ __forceinline__ void q4k_x(const uint8_t* X, int K, int ib, int c, bo
 #ifndef HALF_R1
 #define HALF_R1 2  // mv1x.cuh's F16 and BF16 rows
 #endif
+#ifndef Q23_R1
+#define Q23_R1 2  // mv1lo.cuh's Q2_K and Q3_K rows
+#endif
 // Q8_0 rows a warp and steps in flight (mv1_q8_0): the batch-1 products of one matrix
 // (mmv_q8_0_1, mmv_multi_q8_0) take Q80_R1 and Q80_S, the per-row matrices of mmv_id
 // (a mixture of experts' rows) Q80_ID_R1 and Q80_ID_S. On the H200 (session 24, 8B Q8_0
@@ -176,7 +179,7 @@ __device__ __forceinline__ void q4k_x(const uint8_t* X, int K, int ib, int c, bo
 // mv1_rows is the weight rows a block of the batch-1 kernel of type T takes (mmv_id's
 // Q8_0 blocks take 4 * Q80_ID_R1).
 __device__ __forceinline__ int mv1_rows(int T) {
-    return 4 * (T == T_Q4_K ? Q4K_R1 : T == T_Q6_K ? Q6K_R1 : T == T_Q4_0 || T == T_Q5_0 ? 4 : Q80_R1);
+    return 4 * (T == T_Q4_K ? Q4K_R1 : T == T_Q6_K ? Q6K_R1 : T == T_Q4_0 || T == T_Q5_0 ? 4 : T == T_Q2_K || T == T_Q3_K ? Q23_R1 : Q80_R1);
 }
 // mv1_rows_q5 is mv1_rows for mmv_multi_q5_k's Q5_K and Q6_K (apart, so that mmv_multi's
 // code stays as it was).
@@ -476,6 +479,7 @@ __device__ __forceinline__ void mv1_q5_0(const uint8_t* W, i64 ws, const uint8_t
 }
 
 #include "mv1x.cuh"
+#include "mv1lo.cuh"
 
 // mv1 is the batch-1 product of type T: row block rb of D[r] = dot(W[r, :], X). With
 // PRE (a kernel opened by pdl_defer) the first weight loads come before pdl_wait; with
@@ -489,6 +493,12 @@ __device__ __forceinline__ void mv1(const uint8_t* W, i64 ws, const uint8_t* X, 
     if (!PRE) pdl_wait();
     const int n = mv1_bytes(T, K);
     const int wr = rb * 4 + (int)(threadIdx.x >> 5);  // the warp's group of rows
+    if constexpr (T == T_Q2_K || T == T_Q3_K) {
+        __shared__ __align__(16) uint4 q23_st[4][Q23_R1][64];
+        if (dyn_smem_size() >= (unsigned)n) mv1_q23_k<T, true, EF>(W, ws, X, mv1_x, n, D, M, K, wr, q23_st);
+        else mv1_q23_k<T, false, EF>(W, ws, X, mv1_x, n, D, M, K, wr, q23_st);
+        return;
+    }
     if (dyn_smem_size() >= (unsigned)n) {
         if (T == T_Q4_K) mv1_q4_k<true, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
         else if (T == T_Q6_K) mv1_q6_k<true, EF>(W, ws, X, mv1_x, n, D, M, K, wr);

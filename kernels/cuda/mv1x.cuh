@@ -66,18 +66,69 @@ __device__ __forceinline__ void mv1_q5_k(const uint8_t* W, i64 ws, const uint8_t
     mv1_store<Q5K_R1>(acc, D, r0, M);
 }
 
+// mmv_q5_k_nx is mmv_q4_k's form for NX activation rows (matmul.cu's mmv_q5_k_2/4/8):
+// two weight rows a warp, mv1_q5_k's lanes and sums, so a batch rounds as its rows one
+// at a time do.
+template <int NX>
+__device__ void mmv_q5_k_nx(const uint8_t* W, i64 wstride, const uint8_t* X, i64 xstride, float* D, i64 dstride, int M, int K,
+                            int nx, int rb) {
+    const int lane = threadIdx.x & 31;
+    const int r = (rb * 4 + (threadIdx.x >> 5)) * 2;
+    if (r >= M) return;
+    const bool hasB = r + 1 < M;
+    const int x0 = blockIdx.y * NX, ncol = min(NX, nx - x0);
+    const int nb = K / 256, c = lane & 3;
+    const uint8_t* w[2] = {W + (i64)r * wstride, W + (i64)(hasB ? r + 1 : r) * wstride};
+    float acc[2][NX];
+#pragma unroll
+    for (int n = 0; n < NX; n++) acc[0][n] = acc[1][n] = 0;
+    for (int ib = lane >> 2; ib < nb; ib += 8) {
+        uint4 h[2], ha[2], hb[2], qa[2], qb[2];
+#pragma unroll
+        for (int i = 0; i < 2; i++) {
+            const uint8_t* p = w[i] + 176 * ib;
+            h[i] = *(const uint4*)p, ha[i] = *(const uint4*)(p + 16), hb[i] = *(const uint4*)(p + 32);
+            qa[i] = *(const uint4*)(p + 48 + 32 * c), qb[i] = *(const uint4*)(p + 64 + 32 * c);
+        }
+#pragma unroll
+        for (int n = 0; n < NX; n++) {
+            if (n < ncol) {
+                int xv[16];
+                float yd;
+                int4 bs;
+                q4k_x(X + (i64)(x0 + n) * xstride, K, ib, c, false, xv, &yd, &bs);
+#pragma unroll
+                for (int i = 0; i < 2; i++) {
+                    int sb;
+                    const int sa = q5k_dot(qa[i], qb[i], ha[i], hb[i], c, xv, &sb);
+                    acc[i][n] += q4k_part(h[i], c, sa, sb, yd, bs);
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int n = 0; n < NX; n++) {
+        const float sA = warp_sum(acc[0][n]), sB = warp_sum(acc[1][n]);
+        if (lane == 0 && n < ncol) {
+            D[(i64)(x0 + n) * dstride + r] = sA;
+            if (hasB) D[(i64)(x0 + n) * dstride + r + 1] = sB;
+        }
+    }
+}
+
 // ---- F16 and BF16 rows against an activation row of the same type ----
 //
 // HALF_R1 rows a warp (mv1.cuh); lane l takes the 16-byte chunks (8 values) l, l + 32,
-// l + 64 of each step of 96 chunks (HALF_U a lane), the next step's in flight while one
-// is summed. A chunk's eight float products are summed in float and the chunk sums in
+// l + 64, l + 96 of each step of 128 chunks (HALF_U a lane), the next step's in flight
+// while one is summed (four a lane: 205.7 tok/s for the 8B F16 against 199.9 at three,
+// four rounds; NOTES.md, session 49). A chunk's eight float products are summed in float and the chunk sums in
 // double (mmv_generic adds every product in double: on the H200 that made the 8B F16
 // step bound by its arithmetic, 170 tok/s against 203 this way; NOTES.md, session 48).
 // Rows whose chunks are not all 16-byte aligned (K % 8, or an odd stride) take the same
 // chunks a value at a time (the last one shorter); mmv_generic's F16 and BF16 rows (the
 // products of 2-8 rows) sum the same chunks the same way, so batches round as one row.
 #ifndef HALF_U
-#define HALF_U 3
+#define HALF_U 4
 #endif
 
 template <bool BF>

@@ -19,16 +19,17 @@ func TestDenseEvictQueue(t *testing.T) {
 		mode      int
 		moe       bool
 		one, pair string // Q4_K's batch-1 kernel, a gate/up pair's
-		q8, q3k   string // Q8_0's and Q3_K's (no mv1 kernel) batch-1 kernels
+		q8, q41   string // Q8_0's and Q4_1's (no mv1 kernel) batch-1 kernels
 	}{
-		{-1, false, "mmv_q4_k_1", "mmv_multi", "mmv_q8_0_1", "mmv_q3_k_1"},
-		{-1, true, "mmv_q4_k_1e", "mmv_multi_e", "mmv_q8_0_1e", "mmv_q3_k_1"},
-		{0, true, "mmv_q4_k_1", "mmv_multi", "mmv_q8_0_1", "mmv_q3_k_1"},
-		{1, false, "mmv_q4_k_1e", "mmv_multi_e", "mmv_q8_0_1e", "mmv_q3_k_1"},
+		{-1, false, "mmv_q4_k_1", "mmv_multi", "mmv_q8_0_1", "mmv_q4_1_1"},
+		{-1, true, "mmv_q4_k_1e", "mmv_multi_e", "mmv_q8_0_1e", "mmv_q4_1_1"},
+		{0, true, "mmv_q4_k_1", "mmv_multi", "mmv_q8_0_1", "mmv_q4_1_1"},
+		{1, false, "mmv_q4_k_1e", "mmv_multi_e", "mmv_q8_0_1e", "mmv_q4_1_1"},
 	} {
 		q := newMMQQueue("quant_q8_k", "quant_q8", "mmv_q4_k_1", "mmv_q4_k_1e", "mmv_multi", "mmv_multi_e",
-			"mmv_q8_0_1", "mmv_q8_0_1e", "mmv_q3_k_1")
+			"mmv_q8_0_1", "mmv_q8_0_1e", "mmv_q4_1_1")
 		q.mvsc.off = true
+		q.act[quant.Q8_1] = &scratch{ptr: 5 << 40, size: 1 << 30} // Q4_1's dot partner
 		q.evict = denseEvict{mode: c.mode, moe: c.moe}
 		x := q.tensor(t, quant.F32, 1, K)
 		w, d := q.tensor(t, quant.Q4_K, N, K), q.tensor(t, quant.F32, 1, N)
@@ -41,9 +42,9 @@ func TestDenseEvictQueue(t *testing.T) {
 			t.Errorf("mode %d, experts seen %v: queued %v, want %v", c.mode, c.moe, got, want)
 		}
 		q.MatMul(d, q.tensor(t, quant.Q8_0, N, K), x)
-		q.MatMul(d, q.tensor(t, quant.Q3_K, N, K), x)
-		if got := q.names(); !slices.Contains(got, c.q8) || !slices.Contains(got, c.q3k) {
-			t.Errorf("mode %d, experts seen %v: queued %v, want %s and %s", c.mode, c.moe, got, c.q8, c.q3k)
+		q.MatMul(d, q.tensor(t, quant.Q4_1, N, K), x)
+		if got := q.names(); !slices.Contains(got, c.q8) || !slices.Contains(got, c.q41) {
+			t.Errorf("mode %d, experts seen %v: queued %v, want %s and %s", c.mode, c.moe, got, c.q8, c.q41)
 		}
 	}
 	q := newMMQQueue()
@@ -81,8 +82,11 @@ func TestDenseEvictKernelsExist(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := &Backend{evict: denseEvict{mode: 1}}
-	for _, typ := range []quant.Type{quant.Q4_0, quant.Q5_0, quant.Q4_K, quant.Q6_K, quant.Q8_0} {
-		for _, n := range []string{mmvName(typ, 1), "mmv_multi", "mmv_multi_q8_0"} {
+	for typ := range suffix {
+		if !mv1Type(typ) {
+			continue
+		}
+		for _, n := range []string{mmvName(typ, 1), "mmv_multi", "mmv_multi_q8_0", "mmv_multi_q5_k"} {
 			e := b.denseName(n)
 			if e == n {
 				t.Errorf("%v: %s has no evict-first form", typ, n)
@@ -94,15 +98,17 @@ func TestDenseEvictKernelsExist(t *testing.T) {
 	}
 }
 
-// TestMV1xQueue (no GPU needed): one-row products of Q5_K, F16 and BF16 weights take
-// their mv1 kernels (mv1x.cuh) at their rows a block (8), Q5_K_M's Q/K/V one
-// mmv_multi_q5_k launch, and Q5_K beside Q4_K (no one kernel takes both) a launch each;
-// once routed experts are seen, the dense ones' _e forms.
+// TestMV1xQueue (no GPU needed): one-row products of Q5_K, Q2_K, Q3_K, F16 and BF16
+// weights take their mv1 kernels (mv1x.cuh, mv1lo.cuh) at their rows a block (8),
+// Q5_K_M's Q/K/V one mmv_multi_q5_k launch, and Q5_K beside Q4_K (no one kernel takes
+// both) a launch each, as Q3_K_M's Q/K/V; once routed experts are seen, the dense ones'
+// _e forms.
 func TestMV1xQueue(t *testing.T) {
 	const K = 512
 	for _, moe := range []bool{false, true} {
 		q := newMMQQueue("quant_q8_k", "quant_half", "mmv_q5_k_1", "mmv_q5_k_1e", "mmv_f16_1", "mmv_f16_1e",
-			"mmv_bf16_1", "mmv_bf16_1e", "mmv_multi_q5_k", "mmv_multi_q5_k_e", "mmv_q4_k_1", "mmv_q4_k_1e")
+			"mmv_bf16_1", "mmv_bf16_1e", "mmv_multi_q5_k", "mmv_multi_q5_k_e", "mmv_q4_k_1", "mmv_q4_k_1e",
+			"mmv_q2_k_1", "mmv_q2_k_1e", "mmv_q3_k_1", "mmv_q3_k_1e", "mmv_q6_k_1", "mmv_q6_k_1e")
 		q.mvsc.off = true
 		q.evict = denseEvict{mode: -1, moe: moe}
 		q.act[quant.F16] = &scratch{ptr: 5 << 40, size: 1 << 30} // the half rows' rounding
@@ -116,7 +122,7 @@ func TestMV1xQueue(t *testing.T) {
 		for _, c := range []struct {
 			typ  quant.Type
 			want string
-		}{{quant.Q5_K, "mmv_q5_k_1"}, {quant.F16, "mmv_f16_1"}, {quant.BF16, "mmv_bf16_1"}} {
+		}{{quant.Q5_K, "mmv_q5_k_1"}, {quant.F16, "mmv_f16_1"}, {quant.BF16, "mmv_bf16_1"}, {quant.Q2_K, "mmv_q2_k_1"}, {quant.Q3_K, "mmv_q3_k_1"}} {
 			q.MatMul(q.tensor(t, quant.F32, 1, 40), q.tensor(t, c.typ, 40, K), x)
 			ls := take()
 			if l := ls[len(ls)-1]; l.name != c.want+e || l.gx != 5 { // 40 rows at 8 a block
@@ -141,6 +147,14 @@ func TestMV1xQueue(t *testing.T) {
 		}
 		if !slices.Equal(got, []string{"quant_q8_k", "mmv_q5_k_1" + e, "mmv_q4_k_1" + e}) {
 			t.Errorf("moe %v: Q5_K beside Q4_K queued %v, want one rounding and a launch each", moe, got)
+		}
+		q.MatMulShared(x, []backend.Proj{{Dst: qd, W: q.tensor(t, quant.Q3_K, 32, K)}, {Dst: kd, W: q.tensor(t, quant.Q3_K, 8, K)}, {Dst: vd, W: vw}})
+		got = nil
+		for _, l := range take() {
+			got = append(got, l.name)
+		}
+		if want := []string{"quant_q8_k", "mmv_q3_k_1" + e, "mmv_q3_k_1" + e, "mmv_q6_k_1" + e}; !slices.Equal(got, want) {
+			t.Errorf("moe %v: Q3_K_M's Q/K/V queued %v, want %v", moe, got, want)
 		}
 	}
 }

@@ -112,13 +112,14 @@ func (b *Backend) runKernel(t quant.Type, ps, ps2 []product) string {
 }
 
 // pairedMV reports whether mmv_id computes a second product in its y = 1 blocks for
-// weights of type t: the batch-1 kernels of Q4_K, Q6_K, Q8_0, Q5_K, F16 and BF16 (mv1) do;
+// weights of type t: the batch-1 kernels of Q4_K, Q6_K, Q8_0, Q5_K, Q2_K, Q3_K, F16 and
+// BF16 (mv1) do;
 // the generic ones (mmv_generic, whose activation row group is blockIdx.y) leave it
 // unwritten, as the H200 showed (TestConformance/HeadProducts with Q5_0 heads, when
 // DeepSeek's F16 experts were generic).
 func pairedMV(t quant.Type) bool {
 	switch t {
-	case quant.Q4_K, quant.Q6_K, quant.Q8_0, quant.Q5_K, quant.F16, quant.BF16:
+	case quant.Q4_K, quant.Q6_K, quant.Q8_0, quant.Q5_K, quant.Q2_K, quant.Q3_K, quant.F16, quant.BF16:
 		return true
 	}
 	return false

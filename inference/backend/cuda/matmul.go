@@ -138,12 +138,13 @@ func mmvName(t quant.Type, nx int) string { return mmvNames[t][nx] }
 
 // rowsPerBlock is the weight rows one block of a mat-vec kernel of nx activation rows
 // over k columns takes: four warps a block; for nx = 1, Q4_K, Q4_0 and Q5_0 warps take
-// four rows, Q8_0 warps three and Q6_K, Q5_K, F16 and BF16 warps two (Q4K_R1, Q80_R1,
-// Q50_R1, Q6K_R1, Q5K_R1, HALF_R1 in mv1.cuh; mmv_id's Q8_0 warps two: idRowsPerBlock);
-// for nx > 1, Q4_K warps take two (Q4K_ROWS) and Q6_K and Q8_0 warps one. The generic
-// kernel (mmv_generic in matmul.cu) takes an F32, F16 or BF16 row a block, and a row of
-// nb quantized blocks in L lanes (nb rounded up to a power of two, at most 32), 32 / L
-// rows a warp.
+// four rows, Q8_0 warps three and Q6_K, Q5_K, Q2_K, Q3_K, F16 and BF16 warps two
+// (Q4K_R1, Q80_R1, Q50_R1, Q6K_R1, Q5K_R1, Q23_R1, HALF_R1 in mv1.cuh, mv1x.cuh and
+// mv1lo.cuh; mmv_id's Q8_0 warps two: idRowsPerBlock);
+// for nx > 1, Q4_K and Q5_K warps take two (Q4K_ROWS, mmv_q5_k_nx) and Q6_K and Q8_0
+// warps one. The generic kernel (mmv_generic in matmul.cu) takes an F32, F16 or BF16 row
+// a block, and a row of nb quantized blocks in L lanes (nb rounded up to a power of two,
+// at most 32), 32 / L rows a warp.
 // mmv_multi computes as nx = 1, mmv_id as idRowsPerBlock says.
 func rowsPerBlock(t quant.Type, nx, k int) int {
 	switch {
@@ -151,7 +152,7 @@ func rowsPerBlock(t quant.Type, nx, k int) int {
 		return 16
 	case nx == 1 && t == quant.Q8_0:
 		return 12
-	case nx == 1 && (t == quant.Q6_K || t == quant.Q5_K || t == quant.F16 || t == quant.BF16), t == quant.Q4_K:
+	case nx == 1 && (t == quant.Q6_K || t == quant.F16 || t == quant.BF16 || t == quant.Q2_K || t == quant.Q3_K), t == quant.Q4_K, t == quant.Q5_K:
 		return 8
 	case t == quant.Q6_K || t == quant.Q8_0:
 		return 4
@@ -189,20 +190,27 @@ func rowBlocks(t quant.Type, nx, m, k int) int {
 	return (m + rpb - 1) / rpb
 }
 
-// mv1SmemMax bounds the dynamic shared memory of a batch-1 kernel: the default limit,
-// so that no attribute need be raised; a longer activation row is read from global
-// memory.
+// mv1SmemMax bounds the shared memory of a batch-1 kernel: the default limit, so that
+// no attribute need be raised; a longer activation row is read from global memory.
 const mv1SmemMax = 48 << 10
 
+// q23Stage is the static shared memory the Q2_K and Q3_K batch-1 kernels stage their
+// weights in (Q23_STAGE in mv1lo.cuh), which the activation row's must leave room for.
+const q23Stage = 4 * 2 * 64 * 16
+
 // mv1Smem is the dynamic shared memory of a batch-1 product (mmv_*_1, mmv_id_*,
-// mmv_multi) of t weights of k columns: the quantized activation row, which the
-// Q4_K, Q6_K, Q8_0, Q4_0 and Q5_0 kernels (mv1 in mv1.cuh) copy there; 0 for the other
-// types or a row past mv1SmemMax (the kernels then read the row from global memory).
+// mmv_multi) of t weights of k columns: the quantized activation row, which the mv1
+// kernels (mv1Type) copy there; 0 for the other types or a row past mv1SmemMax (less
+// q23Stage for Q2_K and Q3_K; the kernels then read the row from global memory).
 // Reading it from global memory always (EMBER_CUDA_MV1_GLOBAL, session 25) was slower:
 // 8B Q8_0 tg128 364.7 against 381.4, Q4_K_M 450.5 against 466.0 (session 26).
 func mv1Smem(t quant.Type, k int) int {
 	if mv1Type(t) {
-		if s := actStride(partner(t), k); s <= mv1SmemMax {
+		limit := mv1SmemMax
+		if t == quant.Q2_K || t == quant.Q3_K {
+			limit -= q23Stage
+		}
+		if s := actStride(partner(t), k); s <= limit {
 			return s
 		}
 	}
@@ -210,10 +218,10 @@ func mv1Smem(t quant.Type, k int) int {
 }
 
 // mv1Type reports whether the batch-1 products of t weights (mmv_*_1, mmv_id_*) are mv1
-// (mv1.cuh, mv1x.cuh): Q4_K, Q6_K, Q8_0, Q4_0, Q5_0, Q5_K, F16 and BF16.
+// (mv1.cuh, mv1x.cuh, mv1lo.cuh): every type but F32, Q4_1 and Q5_1.
 func mv1Type(t quant.Type) bool {
 	switch t {
-	case quant.Q4_K, quant.Q6_K, quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q5_K, quant.F16, quant.BF16:
+	case quant.Q4_K, quant.Q6_K, quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q5_K, quant.Q2_K, quant.Q3_K, quant.F16, quant.BF16:
 		return true
 	}
 	return false

@@ -434,7 +434,8 @@ func TestRunKernelWeights(t *testing.T) {
 		{"switched off", quant.Q4_K, run(v, v), nil, true, "mmv_id_q4_k"},
 		{"Q5_0", quant.Q5_0, run(v, v), nil, false, "mmv_idw_q5_0"},
 		{"F16", quant.F16, run(v, v), nil, false, "mmv_idw_f16"},
-		{"Q3_K (no mv1 kernel)", quant.Q3_K, run(v, v), nil, false, "mmv_id_q3_k"},
+		{"Q3_K", quant.Q3_K, run(v, v), nil, false, "mmv_idw_q3_k"},
+		{"Q4_1 (no mv1 kernel)", quant.Q4_1, run(v, v), nil, false, "mmv_id_q4_1"},
 	} {
 		b.noIDW = c.noIDW
 		if got := b.runKernel(c.typ, c.ps, c.ps2); got != c.want {
