@@ -5,8 +5,7 @@
 //
 // Grid: (ceil(M / rows per block), ceil(n / NX)); 128 threads, one warp per weight row
 // (two for Q4_K), NX activation rows per warp so that each weight byte is read once per
-// NX rows. Batch 1 (NX = 1) of every type but F32, Q4_1 and Q5_1 has its own kernels
-// (mv1, mv1.cuh).
+// NX rows. Batch 1 (NX = 1) of every type but F32 has its own kernels (mv1, mv1.cuh).
 #include "mv1.cuh"
 
 #define MMV_ARGS const uint8_t *W, i64 wstride, const uint8_t *X, i64 xstride, float *D, i64 dstride, int M, int K, int nx
@@ -346,7 +345,7 @@ __device__ void mmv_q8_0(MMV_ARGS, int rb) {
 #define MMV_ONE(NAME, BODY, NX) \
     extern "C" __global__ void __launch_bounds__(128) mmv_##NAME##_##NX(MMV_ARGS) { pdl_entry(); BODY<NX>(W, wstride, X, xstride, D, dstride, M, K, nx, blockIdx.x); }
 #define MMV(NAME, BODY) MMV_ONE(NAME, BODY, 1) MMV_ONE(NAME, BODY, 2) MMV_ONE(NAME, BODY, 4) MMV_ONE(NAME, BODY, 8)
-// MMV_FAST: the batch-1 kernel of Q4_0, Q5_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_0, F16 and BF16 is mv1 (launched with the
+// MMV_FAST: the batch-1 kernel of every type but F32 is mv1 (launched with the
 // activation row's bytes of dynamic shared memory, mv1_bytes); mmv_*_1e is the same
 // product with its weights loaded evict-first (wev; mv1.cuh).
 #define MMV_FAST(NAME, BODY, T) \
@@ -369,9 +368,9 @@ MMV(f32, gen_T_F32)
 MMV_FAST(f16, gen_T_F16, T_F16)
 MMV_FAST(bf16, gen_T_BF16, T_BF16)
 MMV_FAST(q4_0, gen_T_Q4_0, T_Q4_0)
-MMV(q4_1, gen_T_Q4_1)
+MMV_FAST(q4_1, gen_T_Q4_1, T_Q4_1)
 MMV_FAST(q5_0, gen_T_Q5_0, T_Q5_0)
-MMV(q5_1, gen_T_Q5_1)
+MMV_FAST(q5_1, gen_T_Q5_1, T_Q5_1)
 MMV_FAST(q2_k, gen_T_Q2_K, T_Q2_K)
 MMV_FAST(q3_k, gen_T_Q3_K, T_Q3_K)
 MMV_FAST(q5_k, mmv_q5_k_nx, T_Q5_K)
@@ -403,8 +402,6 @@ MMV_FAST(q8_0, mmv_q8_0, T_Q8_0)
                 blockIdx.x % nrb); \
     }
 MMV_ID(f32, gen_T_F32)
-MMV_ID(q4_1, gen_T_Q4_1)
-MMV_ID(q5_1, gen_T_Q5_1)
 #define MMV_ID_FAST(NAME, T) \
     extern "C" __global__ void __launch_bounds__(128) mmv_id_##NAME(MMV_ID_ARGS) { pdl_entry(); \
         MMV_ID_SECOND() \
@@ -422,6 +419,8 @@ MMV_ID_FAST(f16, T_F16)
 MMV_ID_FAST(bf16, T_BF16)
 MMV_ID_FAST(q2_k, T_Q2_K)
 MMV_ID_FAST(q3_k, T_Q3_K)
+MMV_ID_FAST(q4_1, T_Q4_1)
+MMV_ID_FAST(q5_1, T_Q5_1)
 
 // mmv_idw_*: mmv_id_* for runs of per-head products (ids null: matrix z / epz) whose
 // matrices are weights (Backend.Weight's memory, which no kernel writes): opened by
@@ -444,6 +443,8 @@ MMV_IDW(f16, T_F16)
 MMV_IDW(bf16, T_BF16)
 MMV_IDW(q2_k, T_Q2_K)
 MMV_IDW(q3_k, T_Q3_K)
+MMV_IDW(q4_1, T_Q4_1)
+MMV_IDW(q5_1, T_Q5_1)
 
 // mmv_multi: up to three projections of one activation row in one launch (the fused
 // Q/K/V and gate/up products of a decode step), each Q4_K or Q6_K (mmv_multi), Q5_K or

@@ -1,6 +1,6 @@
 // mv1.cuh: the Q4_K lane helpers of matmul.cu's mat-vecs, and its batch-1 products
-// (mmv_*_1, mmv_id_*, mmv_multi) for Q4_K, Q6_K and Q8_0 (and Q4_0, Q5_0, with
-// mv1x.cuh Q5_K, F16 and BF16, and with mv1lo.cuh Q2_K and Q3_K, for mmv_*_1 and
+// (mmv_*_1, mmv_id_*, mmv_multi) for Q4_K, Q6_K and Q8_0 (and, with mv1x.cuh, Q5_K, F16
+// and BF16, and with mv1lo.cuh Q4_0, Q5_0, Q4_1, Q5_1, Q2_K and Q3_K, for mmv_*_1 and
 // mmv_id_*): the activation row in shared memory, several weight rows a warp.
 #pragma once
 #include "common.cuh"
@@ -157,6 +157,7 @@ __device__ __forceinline__ void q4k_x(const uint8_t* X, int K, int ib, int c, bo
 #ifndef Q23_R1
 #define Q23_R1 2  // mv1lo.cuh's Q2_K and Q3_K rows
 #endif
+#define Q50_R1 4  // mv1lo.cuh's Q4_0, Q5_0, Q4_1 and Q5_1 rows
 // Q8_0 rows a warp and steps in flight (mv1_q8_0): the batch-1 products of one matrix
 // (mmv_q8_0_1, mmv_multi_q8_0) take Q80_R1 and Q80_S, the per-row matrices of mmv_id
 // (a mixture of experts' rows) Q80_ID_R1 and Q80_ID_S. On the H200 (session 24, 8B Q8_0
@@ -179,7 +180,7 @@ __device__ __forceinline__ void q4k_x(const uint8_t* X, int K, int ib, int c, bo
 // mv1_rows is the weight rows a block of the batch-1 kernel of type T takes (mmv_id's
 // Q8_0 blocks take 4 * Q80_ID_R1).
 __device__ __forceinline__ int mv1_rows(int T) {
-    return 4 * (T == T_Q4_K ? Q4K_R1 : T == T_Q6_K ? Q6K_R1 : T == T_Q4_0 || T == T_Q5_0 ? 4 : T == T_Q2_K || T == T_Q3_K ? Q23_R1 : Q80_R1);
+    return 4 * (T == T_Q4_K ? Q4K_R1 : T == T_Q6_K ? Q6K_R1 : T == T_Q4_0 || T == T_Q5_0 || T == T_Q4_1 || T == T_Q5_1 ? Q50_R1 : T == T_Q2_K || T == T_Q3_K ? Q23_R1 : Q80_R1);
 }
 // mv1_rows_q5 is mv1_rows for mmv_multi_q5_k's Q5_K and Q6_K (apart, so that mmv_multi's
 // code stays as it was).
@@ -188,6 +189,7 @@ __device__ __forceinline__ int mv1_rows_q5(int T) { return 4 * (T == T_Q5_K ? Q5
 // mv1_bytes is the bytes of a quantized activation row of K elements for T's kernel.
 __device__ __forceinline__ int mv1_bytes(int T, int K) {
     if (T == T_F16 || T == T_BF16) return (2 * K + 15) & ~15;
+    if (T == T_Q4_1 || T == T_Q5_1) return (K + 8 * (K / 32) + 15) & ~15;  // Q8_1: d and s
     return ((T == T_Q8_0 || T == T_Q4_0 || T == T_Q5_0 ? K + 4 * (K / 32) : Q8K_BSUMS(K) + 4 * (K / 16)) + 15) & ~15;
 }
 
@@ -403,81 +405,6 @@ __device__ __forceinline__ void mv1_q8_0(const uint8_t* W, i64 ws, const uint8_t
     mv1_store<R>(acc, D, r0, M);
 }
 
-// Q4_0 and Q5_0 (GGUF's 18- and 22-byte blocks, kept as they are: 2-byte aligned):
-// four lanes a block (part p = lane & 3 of block lane / 4, 8 blocks a step), each lane
-// the 4 quant bytes 4p..4p+3 (elements 4p..4p+3 in the low nibbles, 16 + 4p.. in the
-// high) and, for Q5_0, their four high bits from each half of qh, all in 16-bit loads;
-// the four lanes' integer sums meet by shuffles and one lane applies the block's float
-// formula (block_dot's), so each block's term is the generic kernel's. Q50_R1 rows a
-// warp, the next step's weights in flight while a step is computed.
-#define Q50_R1 4
-
-// q50_bits spreads the four bits of h into bit 4 of each byte.
-__device__ __forceinline__ int q50_bits(uint32_t h) { return (int)(((h * 0x00204081u) & 0x01010101u) << 4); }
-
-template <int T, bool SM, bool EF>
-__device__ __forceinline__ void mv1_q5_0(const uint8_t* W, i64 ws, const uint8_t* Xg, uint8_t* xs, int n, float* D, int M, int K, int wr) {
-    constexpr int BS = T == T_Q5_0 ? 22 : 18, QO = T == T_Q5_0 ? 6 : 2;
-    const int lane = threadIdx.x & 31, p = lane & 3, nb = K / 32;
-    const int r0 = wr * Q50_R1, nj = (nb + 7) / 8;
-    const uint8_t* w[Q50_R1];
-#pragma unroll
-    for (int i = 0; i < Q50_R1; i++) w[i] = W + (i64)min(r0 + i, M - 1) * ws;
-    // per row: d, the lane's quant bytes (two halves), qh's two halves
-    uint32_t dq[Q50_R1], qa[Q50_R1], qb[Q50_R1], ha[Q50_R1], hb[Q50_R1];
-    auto load = [&](int j, uint32_t (&DQ)[Q50_R1], uint32_t (&QA)[Q50_R1], uint32_t (&QB)[Q50_R1], uint32_t (&HA)[Q50_R1],
-                    uint32_t (&HB)[Q50_R1]) {
-        const int ib = min(8 * j + (lane >> 2), nb - 1);
-#pragma unroll
-        for (int i = 0; i < Q50_R1; i++) {
-            if constexpr (EF) {
-                const uint8_t* b = w[i] + (i64)BS * ib;
-                DQ[i] = ldw2<EF>(b);
-                QA[i] = ldw2<EF>(b + QO + 4 * p), QB[i] = ldw2<EF>(b + QO + 4 * p + 2);
-                if (T == T_Q5_0) HA[i] = ldw2<EF>(b + 2), HB[i] = ldw2<EF>(b + 4);
-            } else {
-                const uint16_t* b = (const uint16_t*)(w[i] + (i64)BS * ib);
-                DQ[i] = b[0];
-                QA[i] = b[QO / 2 + 2 * p], QB[i] = b[QO / 2 + 2 * p + 1];
-                if (T == T_Q5_0) HA[i] = b[1], HB[i] = b[2];
-            }
-        }
-    };
-    load(0, dq, qa, qb, ha, hb);
-    const uint8_t* X = mv1_ready<SM>(Xg, xs, n, K, -1);
-    float acc[Q50_R1];
-#pragma unroll
-    for (int i = 0; i < Q50_R1; i++) acc[i] = 0;
-    for (int j = 0; j < nj; j++) {  // the same steps on every lane: the shuffles are legal
-        uint32_t ndq[Q50_R1], nqa[Q50_R1], nqb[Q50_R1], nha[Q50_R1], nhb[Q50_R1];
-        if (j + 1 < nj) load(j + 1, ndq, nqa, nqb, nha, nhb);
-        const int ibr = 8 * j + (lane >> 2);
-        const bool ok = ibr < nb && p == 0;
-        const int ib = min(ibr, nb - 1);
-        const int xlo = *(const int*)(X + 32 * ib + 4 * p), xhi = *(const int*)(X + 32 * ib + 16 + 4 * p);
-        const float dx = ((const float*)(X + K))[ib];
-#pragma unroll
-        for (int i = 0; i < Q50_R1; i++) {
-            const uint32_t q = qa[i] | (qb[i] << 16);
-            int lo = (int)(q & 0x0f0f0f0fu), hi = (int)((q >> 4) & 0x0f0f0f0fu);
-            if (T == T_Q5_0) {
-                const uint32_t qh = ha[i] | (hb[i] << 16);
-                lo = __vsub4(lo | q50_bits((qh >> (4 * p)) & 15), 0x10101010);
-                hi = __vsub4(hi | q50_bits((qh >> (16 + 4 * p)) & 15), 0x10101010);
-            } else {
-                lo = __vsub4(lo, 0x08080808), hi = __vsub4(hi, 0x08080808);
-            }
-            int sm = __dp4a(lo, xlo, __dp4a(hi, xhi, 0));
-            sm += __shfl_xor_sync(0xffffffffu, sm, 1);
-            sm += __shfl_xor_sync(0xffffffffu, sm, 2);
-            const float dw = h2f((uint16_t)dq[i]);
-            if (ok) acc[i] += T == T_Q5_0 ? dw * dx * (float)sm : (float)sm * dw * dx;
-            if (j + 1 < nj) dq[i] = ndq[i], qa[i] = nqa[i], qb[i] = nqb[i], ha[i] = nha[i], hb[i] = nhb[i];
-        }
-    }
-    mv1_store<Q50_R1>(acc, D, r0, M);
-}
-
 #include "mv1x.cuh"
 #include "mv1lo.cuh"
 
@@ -504,14 +431,14 @@ __device__ __forceinline__ void mv1(const uint8_t* W, i64 ws, const uint8_t* X, 
         else if (T == T_Q6_K) mv1_q6_k<true, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
         else if (T == T_Q5_K) mv1_q5_k<true, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
         else if (T == T_F16 || T == T_BF16) mv1_half<T == T_BF16, true, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
-        else if (T == T_Q4_0 || T == T_Q5_0) mv1_q5_0<T, true, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
+        else if (T == T_Q4_0 || T == T_Q5_0 || T == T_Q4_1 || T == T_Q5_1) mv1_q4q5<T, true, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
         else mv1_q8_0<true, QR, QS, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
     } else {
         if (T == T_Q4_K) mv1_q4_k<false, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
         else if (T == T_Q6_K) mv1_q6_k<false, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
         else if (T == T_Q5_K) mv1_q5_k<false, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
         else if (T == T_F16 || T == T_BF16) mv1_half<T == T_BF16, false, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
-        else if (T == T_Q4_0 || T == T_Q5_0) mv1_q5_0<T, false, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
+        else if (T == T_Q4_0 || T == T_Q5_0 || T == T_Q4_1 || T == T_Q5_1) mv1_q4q5<T, false, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
         else mv1_q8_0<false, QR, QS, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
     }
 }

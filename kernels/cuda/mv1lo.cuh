@@ -1,4 +1,93 @@
-// mv1lo.cuh: batch-1 products (mv1) of Q2_K and Q3_K weights, included by mv1.cuh.
+// mv1lo.cuh: batch-1 products (mv1) of the types whose blocks are not 16-byte multiples
+// (Q4_0, Q5_0, Q4_1, Q5_1, Q2_K and Q3_K), included by mv1.cuh.
+
+// Q4_0, Q5_0, Q4_1 and Q5_1 (GGUF's 18-, 22-, 20- and 24-byte blocks, kept as they are:
+// 2-byte aligned): four lanes a block (part p = lane & 3 of block lane / 4, 8 blocks a
+// step), each lane the 4 quant bytes 4p..4p+3 (elements 4p..4p+3 in the low nibbles,
+// 16 + 4p.. in the high) and, for Q5_0 and Q5_1, their four high bits from each half of
+// qh, all in 16-bit loads; the four lanes' integer sums meet by shuffles and one lane
+// applies the block's float formula (block_dot's: Q4_1 and Q5_1 add their min times the
+// Q8_1 row's block sum), so each block's term is the generic kernel's. Q50_R1 rows a
+// warp, the next step's weights in flight while a step is computed.
+
+// q50_bits spreads the four bits of h into bit 4 of each byte.
+__device__ __forceinline__ int q50_bits(uint32_t h) { return (int)(((h * 0x00204081u) & 0x01010101u) << 4); }
+
+template <int T, bool SM, bool EF>
+__device__ __forceinline__ void mv1_q4q5(const uint8_t* W, i64 ws, const uint8_t* Xg, uint8_t* xs, int n, float* D, int M, int K, int wr) {
+    constexpr bool H5 = T == T_Q5_0 || T == T_Q5_1, ONE = T == T_Q4_1 || T == T_Q5_1;  // qh; a min
+    constexpr int BS = T == T_Q4_0 ? 18 : T == T_Q5_0 ? 22 : T == T_Q4_1 ? 20 : 24;
+    constexpr int QO = T == T_Q4_0 ? 2 : T == T_Q5_0 ? 6 : T == T_Q4_1 ? 4 : 8, HO = ONE ? 4 : 2;
+    const int lane = threadIdx.x & 31, p = lane & 3, nb = K / 32;
+    const int r0 = wr * Q50_R1, nj = (nb + 7) / 8;
+    const uint8_t* w[Q50_R1];
+#pragma unroll
+    for (int i = 0; i < Q50_R1; i++) w[i] = W + (i64)min(r0 + i, M - 1) * ws;
+    // per row: d (and the min above it), the lane's quant bytes (two halves), qh's two halves
+    uint32_t dq[Q50_R1], qa[Q50_R1], qb[Q50_R1], ha[Q50_R1], hb[Q50_R1];
+    auto load = [&](int j, uint32_t (&DQ)[Q50_R1], uint32_t (&QA)[Q50_R1], uint32_t (&QB)[Q50_R1], uint32_t (&HA)[Q50_R1],
+                    uint32_t (&HB)[Q50_R1]) {
+        const int ib = min(8 * j + (lane >> 2), nb - 1);
+#pragma unroll
+        for (int i = 0; i < Q50_R1; i++) {
+            if constexpr (EF) {
+                const uint8_t* b = w[i] + (i64)BS * ib;
+                DQ[i] = ldw2<EF>(b);
+                if (ONE) DQ[i] |= (uint32_t)ldw2<EF>(b + 2) << 16;
+                QA[i] = ldw2<EF>(b + QO + 4 * p), QB[i] = ldw2<EF>(b + QO + 4 * p + 2);
+                if (H5) HA[i] = ldw2<EF>(b + HO), HB[i] = ldw2<EF>(b + HO + 2);
+            } else {
+                const uint16_t* b = (const uint16_t*)(w[i] + (i64)BS * ib);
+                DQ[i] = ONE ? b[0] | ((uint32_t)b[1] << 16) : b[0];
+                QA[i] = b[QO / 2 + 2 * p], QB[i] = b[QO / 2 + 2 * p + 1];
+                if (H5) HA[i] = b[HO / 2], HB[i] = b[HO / 2 + 1];
+            }
+        }
+    };
+    load(0, dq, qa, qb, ha, hb);
+    const uint8_t* X = mv1_ready<SM>(Xg, xs, n, K, -1);
+    float acc[Q50_R1];
+#pragma unroll
+    for (int i = 0; i < Q50_R1; i++) acc[i] = 0;
+    for (int j = 0; j < nj; j++) {  // the same steps on every lane: the shuffles are legal
+        uint32_t ndq[Q50_R1], nqa[Q50_R1], nqb[Q50_R1], nha[Q50_R1], nhb[Q50_R1];
+        if (j + 1 < nj) load(j + 1, ndq, nqa, nqb, nha, nhb);
+        const int ibr = 8 * j + (lane >> 2);
+        const bool ok = ibr < nb && p == 0;
+        const int ib = min(ibr, nb - 1);
+        const int xlo = *(const int*)(X + 32 * ib + 4 * p), xhi = *(const int*)(X + 32 * ib + 16 + 4 * p);
+        const float dx = ((const float*)(X + K))[ib], sx = ONE ? ((const float*)(X + K))[nb + ib] : 0.f;
+#pragma unroll
+        for (int i = 0; i < Q50_R1; i++) {
+            const uint32_t q = qa[i] | (qb[i] << 16);
+            int lo = (int)(q & 0x0f0f0f0fu), hi = (int)((q >> 4) & 0x0f0f0f0fu);
+            if (H5) {
+                const uint32_t qh = ha[i] | (hb[i] << 16);
+                lo |= q50_bits((qh >> (4 * p)) & 15), hi |= q50_bits((qh >> (16 + 4 * p)) & 15);
+            }
+            if (!ONE) {
+                const int z = H5 ? 0x10101010 : 0x08080808;
+                lo = __vsub4(lo, z), hi = __vsub4(hi, z);
+            }
+            int sm = __dp4a(lo, xlo, __dp4a(hi, xhi, 0));
+            sm += __shfl_xor_sync(0xffffffffu, sm, 1);
+            sm += __shfl_xor_sync(0xffffffffu, sm, 2);
+            const float dw = h2f((uint16_t)dq[i]);
+            if (ok) {
+                if (ONE) {
+                    const float dd = dw * dx;
+                    acc[i] += dd * (float)sm + h2f((uint16_t)(dq[i] >> 16)) * sx;
+                } else {
+                    acc[i] += T == T_Q5_0 ? dw * dx * (float)sm : (float)sm * dw * dx;
+                }
+            }
+            if (j + 1 < nj) dq[i] = ndq[i], qa[i] = nqa[i], qb[i] = nqb[i], ha[i] = nha[i], hb[i] = nhb[i];
+        }
+    }
+    mv1_store<Q50_R1>(acc, D, r0, M);
+}
+
+// ---- Q2_K and Q3_K ----
 //
 // Their GGUF blocks (Q2_K 84 bytes: scales[16] | qs[64] | d | dmin; Q3_K 110 bytes:
 // hmask[32] | qs[64] | scales[12] | d) are kept as they are, so a block starts on a 4-

@@ -17,9 +17,9 @@ func RunMatVec(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 	withPair(t, newBackend, rand.NewPCG(9, 10), testMatVecRows)
 }
 
-// testMatVecRows checks one-row products of Q4_K, Q6_K, Q8_0, Q4_0, Q5_0, Q5_K, Q2_K,
-// Q3_K, F16 and BF16 (the CUDA backend's mv1 kernels take 16, 8, 12, 16, 16, 8, 8, 8, 8
-// and 8 rows a block): row counts below, at and past a block's rows, one weight block a
+// testMatVecRows checks one-row products of Q4_K, Q6_K, Q8_0, Q4_0, Q5_0, Q4_1, Q5_1,
+// Q5_K, Q2_K, Q3_K, F16 and BF16 (the CUDA backend's mv1 kernels take 16, 8, 12, 16, 16,
+// 16, 16, 8, 8, 8, 8 and 8 rows a block): row counts below, at and past a block's rows, one weight block a
 // row (K 256 or 32; 8 values, one 16-byte chunk, for F16 and BF16, and rows of 100 that
 // are not whole chunks), rows whose blocks start off 16-byte boundaries (Q2_K, Q3_K: 3,
 // 9 and 56 blocks), long rows, and rows too long for the activation to fit a GPU's
@@ -28,7 +28,8 @@ func RunMatVec(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 // (MatMulGroups).
 func testMatVecRows(p *pair) {
 	tol := func(k int) float64 { return 0.05 * math.Sqrt(float64(k)) }
-	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K, quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q5_K, quant.Q2_K, quant.Q3_K, quant.F16, quant.BF16} {
+	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K, quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q4_1, quant.Q5_1, quant.Q5_K, quant.Q2_K,
+		quant.Q3_K, quant.F16, quant.BF16} {
 		ks := []int{256, 768, 14336, 40960}
 		if typ == quant.Q2_K || typ == quant.Q3_K { // 2304: a step of 8 blocks and one
 			ks = []int{256, 768, 2304, 14336, 40960}
@@ -79,7 +80,8 @@ func testMatVecRows(p *pair) {
 		}
 	}
 	// Per-head products: head h's rows [h*m, (h+1)*m) of w times activation row h.
-	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K, quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q5_K, quant.Q2_K, quant.Q3_K, quant.F16, quant.BF16} {
+	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K, quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q4_1, quant.Q5_1, quant.Q5_K, quant.Q2_K,
+		quant.Q3_K, quant.F16, quant.BF16} {
 		const heads, m, k = 5, 19, 512
 		wr, wb := p.weight(typ, heads*m, k, p.randn(heads*m*k, 0.05))
 		xr, xb := p.input(p.randn(heads*k, 1), heads, k)

@@ -19,17 +19,16 @@ func TestDenseEvictQueue(t *testing.T) {
 		mode      int
 		moe       bool
 		one, pair string // Q4_K's batch-1 kernel, a gate/up pair's
-		q8, q41   string // Q8_0's and Q4_1's (no mv1 kernel) batch-1 kernels
+		q8, f32   string // Q8_0's and F32's (no mv1 kernel) batch-1 kernels
 	}{
-		{-1, false, "mmv_q4_k_1", "mmv_multi", "mmv_q8_0_1", "mmv_q4_1_1"},
-		{-1, true, "mmv_q4_k_1e", "mmv_multi_e", "mmv_q8_0_1e", "mmv_q4_1_1"},
-		{0, true, "mmv_q4_k_1", "mmv_multi", "mmv_q8_0_1", "mmv_q4_1_1"},
-		{1, false, "mmv_q4_k_1e", "mmv_multi_e", "mmv_q8_0_1e", "mmv_q4_1_1"},
+		{-1, false, "mmv_q4_k_1", "mmv_multi", "mmv_q8_0_1", "mmv_f32_1"},
+		{-1, true, "mmv_q4_k_1e", "mmv_multi_e", "mmv_q8_0_1e", "mmv_f32_1"},
+		{0, true, "mmv_q4_k_1", "mmv_multi", "mmv_q8_0_1", "mmv_f32_1"},
+		{1, false, "mmv_q4_k_1e", "mmv_multi_e", "mmv_q8_0_1e", "mmv_f32_1"},
 	} {
 		q := newMMQQueue("quant_q8_k", "quant_q8", "mmv_q4_k_1", "mmv_q4_k_1e", "mmv_multi", "mmv_multi_e",
-			"mmv_q8_0_1", "mmv_q8_0_1e", "mmv_q4_1_1")
+			"mmv_q8_0_1", "mmv_q8_0_1e", "mmv_f32_1")
 		q.mvsc.off = true
-		q.act[quant.Q8_1] = &scratch{ptr: 5 << 40, size: 1 << 30} // Q4_1's dot partner
 		q.evict = denseEvict{mode: c.mode, moe: c.moe}
 		x := q.tensor(t, quant.F32, 1, K)
 		w, d := q.tensor(t, quant.Q4_K, N, K), q.tensor(t, quant.F32, 1, N)
@@ -42,9 +41,9 @@ func TestDenseEvictQueue(t *testing.T) {
 			t.Errorf("mode %d, experts seen %v: queued %v, want %v", c.mode, c.moe, got, want)
 		}
 		q.MatMul(d, q.tensor(t, quant.Q8_0, N, K), x)
-		q.MatMul(d, q.tensor(t, quant.Q4_1, N, K), x)
-		if got := q.names(); !slices.Contains(got, c.q8) || !slices.Contains(got, c.q41) {
-			t.Errorf("mode %d, experts seen %v: queued %v, want %s and %s", c.mode, c.moe, got, c.q8, c.q41)
+		q.MatMul(d, q.tensor(t, quant.F32, N, K), x)
+		if got := q.names(); !slices.Contains(got, c.q8) || !slices.Contains(got, c.f32) {
+			t.Errorf("mode %d, experts seen %v: queued %v, want %s and %s", c.mode, c.moe, got, c.q8, c.f32)
 		}
 	}
 	q := newMMQQueue()

@@ -137,8 +137,8 @@ var mmvNames = func() map[quant.Type][9]string {
 func mmvName(t quant.Type, nx int) string { return mmvNames[t][nx] }
 
 // rowsPerBlock is the weight rows one block of a mat-vec kernel of nx activation rows
-// over k columns takes: four warps a block; for nx = 1, Q4_K, Q4_0 and Q5_0 warps take
-// four rows, Q8_0 warps three and Q6_K, Q5_K, Q2_K, Q3_K, F16 and BF16 warps two
+// over k columns takes: four warps a block; for nx = 1, Q4_K, Q4_0, Q5_0, Q4_1 and Q5_1
+// warps take four rows, Q8_0 warps three and Q6_K, Q5_K, Q2_K, Q3_K, F16 and BF16 warps two
 // (Q4K_R1, Q80_R1, Q50_R1, Q6K_R1, Q5K_R1, Q23_R1, HALF_R1 in mv1.cuh, mv1x.cuh and
 // mv1lo.cuh; mmv_id's Q8_0 warps two: idRowsPerBlock);
 // for nx > 1, Q4_K and Q5_K warps take two (Q4K_ROWS, mmv_q5_k_nx) and Q6_K and Q8_0
@@ -148,7 +148,7 @@ func mmvName(t quant.Type, nx int) string { return mmvNames[t][nx] }
 // mmv_multi computes as nx = 1, mmv_id as idRowsPerBlock says.
 func rowsPerBlock(t quant.Type, nx, k int) int {
 	switch {
-	case nx == 1 && (t == quant.Q4_K || t == quant.Q4_0 || t == quant.Q5_0):
+	case nx == 1 && (t == quant.Q4_K || t == quant.Q4_0 || t == quant.Q5_0 || t == quant.Q4_1 || t == quant.Q5_1):
 		return 16
 	case nx == 1 && t == quant.Q8_0:
 		return 12
@@ -218,10 +218,11 @@ func mv1Smem(t quant.Type, k int) int {
 }
 
 // mv1Type reports whether the batch-1 products of t weights (mmv_*_1, mmv_id_*) are mv1
-// (mv1.cuh, mv1x.cuh, mv1lo.cuh): every type but F32, Q4_1 and Q5_1.
+// (mv1.cuh, mv1x.cuh, mv1lo.cuh): every type but F32.
 func mv1Type(t quant.Type) bool {
 	switch t {
-	case quant.Q4_K, quant.Q6_K, quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q5_K, quant.Q2_K, quant.Q3_K, quant.F16, quant.BF16:
+	case quant.Q4_K, quant.Q6_K, quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q4_1, quant.Q5_1, quant.Q5_K, quant.Q2_K, quant.Q3_K,
+		quant.F16, quant.BF16:
 		return true
 	}
 	return false

@@ -435,7 +435,8 @@ func TestRunKernelWeights(t *testing.T) {
 		{"Q5_0", quant.Q5_0, run(v, v), nil, false, "mmv_idw_q5_0"},
 		{"F16", quant.F16, run(v, v), nil, false, "mmv_idw_f16"},
 		{"Q3_K", quant.Q3_K, run(v, v), nil, false, "mmv_idw_q3_k"},
-		{"Q4_1 (no mv1 kernel)", quant.Q4_1, run(v, v), nil, false, "mmv_id_q4_1"},
+		{"Q4_1", quant.Q4_1, run(v, v), nil, false, "mmv_idw_q4_1"},
+		{"F32 (no mv1 kernel)", quant.F32, run(v, v), nil, false, "mmv_id_f32"},
 	} {
 		b.noIDW = c.noIDW
 		if got := b.runKernel(c.typ, c.ps, c.ps2); got != c.want {
