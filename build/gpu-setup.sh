@@ -1,9 +1,10 @@
 # gpu-setup.sh: sourced by the GPU machine's scripts (next-gpu.sh, carve-gpu.sh) from
 # the repository root: unpacks bin/dev (build/dev-build.sh, carried) and writes the
 # synthetic models named in $MODELS (q4: Llama-3.1-8B Q4_K_M, q8: its Q8_0, q5: its
-# Q5_K_M, q3: its Q3_K_M, q2: its Q2_K, q41 and q51: its Q4_1 and Q5_1, f16 and bf: its
-# F16 and BF16, v2: DeepSeek-V2-Lite Q4_K_M, v5: its Q5_K_M) to /tmp in the background (the caller waits). Sets R (the repository root), L ($OUT or $1)
-# and E (the ember binary), and the bench readers q (tg128 or the last figure), p
+# Q5_K_M, q3: its Q3_K_M, q2: its Q2_K, q40, q41 and q51: its Q4_0, Q4_1 and Q5_1, f16
+# and bf: its F16 and BF16, v2: DeepSeek-V2-Lite Q4_K_M, v5: its Q5_K_M) to /tmp in the
+# background (the caller waits). Sets R (the repository root), L ($OUT or $1) and E (the
+# ember binary), and the bench readers q (tg128 or the last figure), p
 # (pp512's two columns) and s (the serving run's tok/s).
 R=$PWD L=${OUT:-$1}
 mkdir -p "$L"
@@ -22,6 +23,7 @@ for m in ${MODELS:-q4 q8 v2}; do
 	v5) $E synth /tmp/v5.gguf -preset deepseek-v2-lite -ftype q5_k_m >/dev/null 2>&1 & ;;
 	q3) $E synth /tmp/q3.gguf -preset llama3.1-8b -ftype q3_k_m >/dev/null 2>&1 & ;;
 	q2) $E synth /tmp/q2.gguf -preset llama3.1-8b -ftype q2_k >/dev/null 2>&1 & ;;
+	q40) $E synth /tmp/q40.gguf -preset llama3.1-8b -ftype q4_0 >/dev/null 2>&1 & ;;
 	q41) $E synth /tmp/q41.gguf -preset llama3.1-8b -ftype q4_1 >/dev/null 2>&1 & ;;
 	q51) $E synth /tmp/q51.gguf -preset llama3.1-8b -ftype q5_1 >/dev/null 2>&1 & ;;
 	esac

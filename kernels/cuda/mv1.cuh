@@ -420,10 +420,18 @@ __device__ __forceinline__ void mv1(const uint8_t* W, i64 ws, const uint8_t* X, 
     if (!PRE) pdl_wait();
     const int n = mv1_bytes(T, K);
     const int wr = rb * 4 + (int)(threadIdx.x >> 5);  // the warp's group of rows
-    if constexpr (T == T_Q2_K || T == T_Q3_K) {
-        __shared__ __align__(16) uint4 q23_st[4][Q23_R1][64];
-        if (dyn_smem_size() >= (unsigned)n) mv1_q23_k<T, true, EF>(W, ws, X, mv1_x, n, D, M, K, wr, q23_st);
-        else mv1_q23_k<T, false, EF>(W, ws, X, mv1_x, n, D, M, K, wr, q23_st);
+    if constexpr (T == T_Q2_K || T == T_Q3_K || T == T_Q4_0 || T == T_Q5_0 || T == T_Q4_1 || T == T_Q5_1) {
+        // mv1lo.cuh's: the block's staged weights, shared by the kernel's two forms
+        constexpr bool KQ = T == T_Q2_K || T == T_Q3_K;
+        __shared__ __align__(16) uint4 lo_st[4][KQ ? Q23_R1 : Q50_R1][64];
+        const bool sm = dyn_smem_size() >= (unsigned)n;
+        if constexpr (KQ) {
+            if (sm) mv1_q23_k<T, true, EF>(W, ws, X, mv1_x, n, D, M, K, wr, lo_st);
+            else mv1_q23_k<T, false, EF>(W, ws, X, mv1_x, n, D, M, K, wr, lo_st);
+        } else {
+            if (sm) mv1_q4q5<T, true, EF>(W, ws, X, mv1_x, n, D, M, K, wr, lo_st);
+            else mv1_q4q5<T, false, EF>(W, ws, X, mv1_x, n, D, M, K, wr, lo_st);
+        }
         return;
     }
     if (dyn_smem_size() >= (unsigned)n) {
@@ -431,14 +439,12 @@ __device__ __forceinline__ void mv1(const uint8_t* W, i64 ws, const uint8_t* X, 
         else if (T == T_Q6_K) mv1_q6_k<true, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
         else if (T == T_Q5_K) mv1_q5_k<true, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
         else if (T == T_F16 || T == T_BF16) mv1_half<T == T_BF16, true, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
-        else if (T == T_Q4_0 || T == T_Q5_0 || T == T_Q4_1 || T == T_Q5_1) mv1_q4q5<T, true, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
         else mv1_q8_0<true, QR, QS, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
     } else {
         if (T == T_Q4_K) mv1_q4_k<false, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
         else if (T == T_Q6_K) mv1_q6_k<false, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
         else if (T == T_Q5_K) mv1_q5_k<false, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
         else if (T == T_F16 || T == T_BF16) mv1_half<T == T_BF16, false, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
-        else if (T == T_Q4_0 || T == T_Q5_0 || T == T_Q4_1 || T == T_Q5_1) mv1_q4q5<T, false, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
         else mv1_q8_0<false, QR, QS, EF>(W, ws, X, mv1_x, n, D, M, K, wr);
     }
 }

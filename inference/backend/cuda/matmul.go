@@ -194,23 +194,28 @@ func rowBlocks(t quant.Type, nx, m, k int) int {
 // no attribute need be raised; a longer activation row is read from global memory.
 const mv1SmemMax = 48 << 10
 
-// q23Stage is the static shared memory the Q2_K and Q3_K batch-1 kernels stage their
-// weights in (Q23_STAGE in mv1lo.cuh), which the activation row's must leave room for.
-const q23Stage = 4 * 2 * 64 * 16
+// mv1Stage is the static shared memory the batch-1 kernels of t weights stage them in
+// (mv1lo.cuh: Q2_K and Q3_K four warps of two rows of 64 chunks, Q4_0, Q5_0, Q4_1 and
+// Q5_1 of four), which the activation row's must leave room for.
+func mv1Stage(t quant.Type) int {
+	switch t {
+	case quant.Q2_K, quant.Q3_K:
+		return 4 * 2 * 64 * 16
+	case quant.Q4_0, quant.Q5_0, quant.Q4_1, quant.Q5_1:
+		return 4 * 4 * 64 * 16
+	}
+	return 0
+}
 
 // mv1Smem is the dynamic shared memory of a batch-1 product (mmv_*_1, mmv_id_*,
 // mmv_multi) of t weights of k columns: the quantized activation row, which the mv1
-// kernels (mv1Type) copy there; 0 for the other types or a row past mv1SmemMax (less
-// q23Stage for Q2_K and Q3_K; the kernels then read the row from global memory).
+// kernels (mv1Type) copy there; 0 for the other types or a row past mv1SmemMax less
+// mv1Stage (the kernels then read the row from global memory).
 // Reading it from global memory always (EMBER_CUDA_MV1_GLOBAL, session 25) was slower:
 // 8B Q8_0 tg128 364.7 against 381.4, Q4_K_M 450.5 against 466.0 (session 26).
 func mv1Smem(t quant.Type, k int) int {
 	if mv1Type(t) {
-		limit := mv1SmemMax
-		if t == quant.Q2_K || t == quant.Q3_K {
-			limit -= q23Stage
-		}
-		if s := actStride(partner(t), k); s <= limit {
+		if s := actStride(partner(t), k); s <= mv1SmemMax-mv1Stage(t) {
 			return s
 		}
 	}
