@@ -310,6 +310,18 @@ __device__ __forceinline__ float q6k_part(uint4 qa, uint4 qb, uint4 qh, uint2 sc
     return d * yd * (float)(s0 * sum[0] + s1 * sum[1] + s2 * sum[2] + s3 * sum[3]);
 }
 
+// q6k_x loads what a Q6_K lane (half h, group g of block ib) takes of the Q8_K activation
+// row X of K elements: its four 16-byte chunks of quants (xv; swizzled in shared memory
+// by 1 when SM) and the block's scale, returned.
+template <bool SM>
+__device__ __forceinline__ float q6k_x(const uint8_t* X, int K, int ib, int h, int g, int4 xv[4]) {
+    const uint8_t* xb = X + 256 * ib + 128 * h + 16 * g;
+    const int sw = SM ? ((ib & 1) << 1) | h : 0;
+#pragma unroll
+    for (int s = 0; s < 4; s++) xv[s] = *(const int4*)(xb + 32 * (s ^ sw));
+    return ((const float*)(X + K))[ib];
+}
+
 // Q6_K: lane t = lane & 3 (h = t / 2, g = t % 2) of block ib = lane / 4 (+ 8 per step),
 // as mmv_q6_k; the four scales come in one 8-byte load.
 template <bool SM, bool EF>
@@ -341,12 +353,8 @@ __device__ __forceinline__ void mv1_q6_k(const uint8_t* W, i64 ws, const uint8_t
         uint2 nsc[Q6K_R1];
         uint16_t ndw[Q6K_R1];
         if (ib + 8 < nb) { Q6K_LOAD(na, nq, nh, nsc, ndw, ib + 8) }
-        const uint8_t* xb = X + 256 * ib + 128 * h + 16 * g;
-        const int sw = SM ? ((ib & 1) << 1) | h : 0;
         int4 xv[4];
-#pragma unroll
-        for (int s = 0; s < 4; s++) xv[s] = *(const int4*)(xb + 32 * (s ^ sw));
-        const float yd = ((const float*)(X + K))[ib];
+        const float yd = q6k_x<SM>(X, K, ib, h, g, xv);
 #pragma unroll
         for (int i = 0; i < Q6K_R1; i++) {
             acc[i] += q6k_part(qa[i], qb[i], qh[i], sc[i], dw[i], xv, g, yd);

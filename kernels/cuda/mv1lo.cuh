@@ -173,12 +173,8 @@ __device__ __forceinline__ void mv1_q23_k(const uint8_t* W, i64 ws, const uint8_
         const int ibr = 8 * j + (lane >> 2);
         const bool ok = ibr < nb && t == 0;
         const int ib = min(ibr, nb - 1);
-        const uint8_t* xb = X + 256 * ib + 128 * h + 16 * g;
-        const int sw = SM ? ((ib & 1) << 1) | h : 0;
         int4 xv[4];
-#pragma unroll
-        for (int s = 0; s < 4; s++) xv[s] = *(const int4*)(xb + 32 * (s ^ sw));
-        const float yd = ((const float*)(X + K))[ib];
+        const float yd = q6k_x<SM>(X, K, ib, h, g, xv);
         int4 bs0 = make_int4(0, 0, 0, 0), bs1 = bs0;
         if (T == T_Q2_K) {
             const int4* bp = (const int4*)(X + Q8K_BSUMS(K)) + 4 * ib + 2 * h;

@@ -121,9 +121,10 @@ __device__ void mmv_q5_k_nx(const uint8_t* W, i64 wstride, const uint8_t* X, i64
 // HALF_R1 rows a warp (mv1.cuh); lane l takes the 16-byte chunks (8 values) l, l + 32,
 // l + 64, l + 96 of each step of 128 chunks (HALF_U a lane), the next step's in flight
 // while one is summed (four a lane: 205.7 tok/s for the 8B F16 against 199.9 at three,
-// four rounds; NOTES.md, session 49). A chunk's eight float products are summed in float and the chunk sums in
-// double (mmv_generic adds every product in double: on the H200 that made the 8B F16
-// step bound by its arithmetic, 170 tok/s against 203 this way; NOTES.md, session 48).
+// four rounds; NOTES.md, session 49). A chunk's eight float products are summed in
+// float and the chunk sums in double (mmv_generic adds every product in double: on the
+// H200 that made the 8B F16 step bound by its arithmetic, 170 tok/s against 203 this
+// way; NOTES.md, session 48).
 // Rows whose chunks are not all 16-byte aligned (K % 8, or an odd stride) take the same
 // chunks a value at a time (the last one shorter); mmv_generic's F16 and BF16 rows (the
 // products of 2-8 rows) sum the same chunks the same way, so batches round as one row.
