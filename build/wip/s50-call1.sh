@@ -7,10 +7,10 @@
 # array a kernel, whatever types it takes); nvcc 12.4 made the existing entries the
 # same code (only the array's name and place differ). Expected: ~3 launches fewer a
 # layer for Q4_0 (~0.1 ms of its ~2.9 ms step), one for Q3_K_M and Q2_K.
-# Local steps: bin/base/ember from HEAD (as s48-prep.sh does), then `git apply
-# build/wip/multi-lo.patch` and `TESTS="cuda archs deepseek2" sh build/dev-build.sh`,
-# the PTX and test data held out of the carry (s45-prep.sh's hold); carry bin/dev and
-# bin/base; after: `git checkout kernels inference` unless it lands (then the PTX from
+# Local steps: `git apply build/wip/multi-lo.patch && sh build/wip/s48-prep.sh 1`
+# (bin/base from HEAD, bin/dev from the patched tree, the PTX and test data held out of
+# the carry); carry bin/dev and bin/base; after: `sh build/wip/s48-prep.sh restore`, then
+# `git checkout kernels inference` unless it lands (if it does: the PTX from
 # $OUT/ptx.tar.xz into kernels/cuda).
 set -u
 export MODELS="q40 q41 q3 q2"
