@@ -10,14 +10,33 @@ import "C"
 import (
 	"fmt"
 	"unsafe"
+
+	"github.com/klauspost/cpuid/v2"
 )
 
 // Kernels calls the C kernels on one instruction-set path. The zero value is the scalar
 // path. It holds no state and is safe for concurrent use.
-type Kernels struct{ isa ISA }
+type Kernels struct {
+	isa  ISA
+	bf16 bool // BF16 products of few activation rows on AVX512_BF16 (lg_avx512bf16.c)
+}
 
-// New returns the kernels for isa.
-func New(isa ISA) Kernels { return Kernels{isa: isa} }
+// bf16MaxRows bounds the activation rows of a BF16 product that takes the AVX512_BF16
+// kernel; more rows (prompts) take the tiled code.
+const bf16MaxRows = 8
+
+// New returns the kernels for isa; on the AVX-512 paths of a CPU with AVX512_BF16, BF16
+// weights' products of few rows use it.
+func New(isa ISA) Kernels {
+	return Kernels{isa: isa, bf16: (isa == AVX512 || isa == AVX512VNNI) && cpuid.CPU.Supports(cpuid.AVX512BF16)}
+}
+
+// WithoutBF16 is k with BF16 products on the path's own code, not AVX512_BF16's (for
+// tests and comparisons).
+func (k Kernels) WithoutBF16() Kernels { k.bf16 = false; return k }
+
+// BF16 reports whether BF16 products of few rows use AVX512_BF16.
+func (k Kernels) BF16() bool { return k.bf16 }
 
 // ISA is the path in use.
 func (k Kernels) ISA() ISA { return k.isa }
@@ -117,6 +136,10 @@ func (k Kernels) Gemm(wtype int, w []byte, wrb int, xq []byte, xrb int, nx, kdim
 		panic(fmt.Sprintf("kernels/cpu: Gemm rows [%d,%d) with ldd %d", r0, r1, ldd))
 	}
 	if nx == 0 || r0 == r1 {
+		return true
+	}
+	if k.bf16 && wtype == TypeBF16 && nx < bf16MaxRows && C.ember_gemm_bf16(bytep(w), C.int64_t(wrb), bytep(xq), C.int64_t(xrb),
+		C.int64_t(nx), C.int64_t(kdim), C.int64_t(r0), C.int64_t(r1), f32p(dst), C.int64_t(ldd)) == 0 {
 		return true
 	}
 	isa := C.int(k.isa)

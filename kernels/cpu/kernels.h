@@ -44,6 +44,10 @@ int ember_gemm_kq(int isa, int wtype, const void *w, int64_t wrb, const void *xq
                   int64_t nx, int64_t k, int64_t r0, int64_t r1, float *dst, int64_t ldd);
 int ember_gemm_lg(int isa, int wtype, const void *w, int64_t wrb, const void *xq, int64_t xrb,
                   int64_t nx, int64_t k, int64_t r0, int64_t r1, float *dst, int64_t ldd);
+// ember_gemm_bf16 is ember_gemm_lg for BF16 weights on AVX512_BF16 (vdpbf16ps), for CPUs
+// that have it (the caller checks); -1 where it is not compiled in or k is 0.
+int ember_gemm_bf16(const void *w, int64_t wrb, const void *xq, int64_t xrb, int64_t nx, int64_t k, int64_t r0,
+                    int64_t r1, float *dst, int64_t ldd);
 
 // Dequantize one row of n elements of type t into y. Returns 0, or -1 when t is not
 // handled by that file.

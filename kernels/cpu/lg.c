@@ -275,3 +275,15 @@ int ember_gemm_lg(int isa, int wtype, const void *w, int64_t wrb, const void *xq
 		for (int64_t i = 0; i < nx; i++) dst[i * ldd + r] = lg_dot_scalar(wtype, wb + r * wrb, xb + i * xrb, k);
 	return 0;
 }
+
+int ember_gemm_bf16(const void *w, int64_t wrb, const void *xq, int64_t xrb, int64_t nx, int64_t k, int64_t r0,
+                    int64_t r1, float *dst, int64_t ldd) {
+#if defined(__x86_64__)
+	if (k <= 0) return -1; // ember_gemm_lg writes the zeros
+	if (nx <= 0 || r1 <= r0) return 0;
+	return lg_gemm_bf16_avx512((const uint8_t *)w, wrb, (const uint8_t *)xq, xrb, nx, k, r0, r1, dst, ldd);
+#else
+	(void)w, (void)wrb, (void)xq, (void)xrb, (void)nx, (void)k, (void)r0, (void)r1, (void)dst, (void)ldd;
+	return -1;
+#endif
+}

@@ -153,6 +153,10 @@ int lg_gemm_avx512(int vnni, int wtype, const uint8_t *w, int64_t wrb, const uin
                    int64_t xrb, int64_t nx, int64_t k, int64_t r0, int64_t r1, float *dst,
                    int64_t ldd);
 
+// lg_avx512bf16.c: BF16 weights against BF16 activations with AVX512_BF16.
+int lg_gemm_bf16_avx512(const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t xrb, int64_t nx, int64_t k, int64_t r0,
+                        int64_t r1, float *dst, int64_t ldd);
+
 int lg_quantize_neon(int vdt, const float *x, void *y, int64_t nrows, int64_t n);
 int lg_dequantize_neon(int t, const void *x, float *y, int64_t n);
 int lg_gemm_neon(int wtype, const uint8_t *w, int64_t wrb, const uint8_t *xq, int64_t xrb,

@@ -73,9 +73,12 @@ func BenchmarkLGGemv(b *testing.B) {
 		w, wrb, copies := lgBenchWeights(b, wt, rows, k, 160<<20)
 		xq, xrb := lgBenchActs(b, vt, 1, k)
 		dst := make([]float32, rows)
-		for _, isa := range cpu.Supported() {
-			kern := cpu.New(isa)
-			b.Run(fmt.Sprintf("%v/%v", wt, isa), func(b *testing.B) {
+		for _, kern := range lgKernels() {
+			name := kern.ISA().String()
+			if kern.BF16() {
+				name += "+bf16"
+			}
+			b.Run(fmt.Sprintf("%v/%v", wt, name), func(b *testing.B) {
 				mat := rows * wrb
 				lgLoop(b, float64(mat), "GB/s", func(i int) {
 					c := i % copies

@@ -120,6 +120,20 @@ func lgAbsBase(wmag, xmag []float64) float64 {
 
 const lgGuard = float32(-7.25e11)
 
+// lgKernels is every path this machine can run: each ISA, and the AVX-512 ones also
+// without AVX512_BF16 where the CPU has it.
+func lgKernels() []cpu.Kernels {
+	var ks []cpu.Kernels
+	for _, isa := range cpu.Supported() {
+		k := cpu.New(isa)
+		ks = append(ks, k)
+		if k.BF16() {
+			ks = append(ks, k.WithoutBF16())
+		}
+	}
+	return ks
+}
+
 func TestLGGemm(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	const maxRows, maxNX = 64, 33
@@ -175,8 +189,11 @@ func TestLGGemm(t *testing.T) {
 						tol[i][r] = 1e-5*lgAbsBase(wmag[r], xmag[i]) + 1e-30
 					}
 				}
-				for _, isa := range cpu.Supported() {
-					kern := cpu.New(isa)
+				for _, kern := range lgKernels() {
+					isa := kern.ISA()
+					if kern.BF16() {
+						isa = -isa // named apart: isa(-N) is N with AVX512_BF16
+					}
 					for _, rows := range rowsList {
 						for _, nx := range nxList {
 							ranges := [][2]int{{0, rows}}
