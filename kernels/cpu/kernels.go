@@ -22,8 +22,8 @@ type Kernels struct {
 }
 
 // bf16MaxRows bounds the activation rows of a BF16 product that takes the AVX512_BF16
-// kernel; more rows (prompts) take the tiled code.
-const bf16MaxRows = 8
+// kernels; more rows take the AVX-512 path's own tiled code.
+const bf16MaxRows = 1 << 30
 
 // New returns the kernels for isa; on the AVX-512 paths of a CPU with AVX512_BF16, BF16
 // weights' products of few rows use it.

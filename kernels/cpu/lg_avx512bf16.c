@@ -24,6 +24,9 @@
 #define LGB_NR 4  // weight rows a pass
 #define LGB_NX 3  // activation rows a pass
 #define LGB_RUN 32 // weight rows against every activation row while they are in cache
+#ifndef LGB_TILED_NX
+#define LGB_TILED_NX 8 // from these activation rows, tiles (lgb_tiled)
+#endif
 
 // lgb_load is 32 bf16 values at element j of row p, the n < 32 of a tail zero-filled.
 static inline __m512bh lgb_load(const uint8_t *p, int64_t j, int n) {
@@ -65,8 +68,79 @@ static inline void lgb_direct(const int NR, const int NX, const uint8_t *w, int6
 
 #define LGB_CASE(NR, NX) lgb_direct(NR, NX, wp, wrb, xp, xrb, k, dp, ldd)
 
+// ---- prompts: tiles of 16 weight rows by LGB_KC elements, 4 x 4 micro-kernels ----
+#define LGB_KC 1024 // elements of k a tile: 16 rows of 2 KB, in L1 while every activation row passes
+#define LGB_TX 4
+#define LGB_TR 4
+
+// lgb_micro: dst[i*ldd + r] (=, or += when !first) the dots of elements [j0, j0 + n) of
+// NR weight rows and NX activation rows.
+static inline void lgb_micro(const int NR, const int NX, const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t xrb,
+                             int64_t j0, int n, float *dst, int64_t ldd, int first) {
+	__m512 acc[LGB_TX][LGB_TR];
+	for (int i = 0; i < NX; i++)
+		for (int r = 0; r < NR; r++) acc[i][r] = _mm512_setzero_ps();
+	for (int j = 0; j < n; j += 32) {
+		const int m = n - j < 32 ? n - j : 32;
+		__m512bh wv[LGB_TR];
+		for (int r = 0; r < NR; r++) wv[r] = lgb_load(w + r * wrb, j0 + j, m);
+		for (int i = 0; i < NX; i++) {
+			const __m512bh xv = lgb_load(x + i * xrb, j0 + j, m);
+			for (int r = 0; r < NR; r++) acc[i][r] = _mm512_dpbf16_ps(acc[i][r], wv[r], xv);
+		}
+	}
+	for (int i = 0; i < NX; i++)
+		for (int r = 0; r < NR; r++) {
+			const float s = _mm512_reduce_add_ps(acc[i][r]);
+			float *p = dst + i * ldd + r;
+			*p = first ? s : *p + s;
+		}
+}
+
+#define LGB_MICRO(NR, NX) lgb_micro(NR, NX, wp, wrb, xp, xrb, j0, n, dp, ldd, j0 == 0)
+
+static void lgb_tiled(const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t xrb, int64_t nx, int64_t k, int64_t r0,
+                      int64_t r1, float *dst, int64_t ldd) {
+	for (int64_t rb = r0; rb < r1; rb += 16) {
+		const int nrb = (int)(r1 - rb < 16 ? r1 - rb : 16);
+		for (int64_t j0 = 0; j0 < k; j0 += LGB_KC) {
+			const int n = (int)(k - j0 < LGB_KC ? k - j0 : LGB_KC);
+			for (int64_t i0 = 0; i0 < nx; i0 += LGB_TX) {
+				const int nxx = (int)(nx - i0 < LGB_TX ? nx - i0 : LGB_TX);
+				for (int r = 0; r < nrb; r += LGB_TR) {
+					const int nr = nrb - r < LGB_TR ? nrb - r : LGB_TR;
+					const uint8_t *wp = w + (rb + r) * wrb, *xp = x + i0 * xrb;
+					float *dp = dst + i0 * ldd + rb + r;
+					switch (nr * 8 + nxx) {
+					case 8 + 1: LGB_MICRO(1, 1); break;
+					case 8 + 2: LGB_MICRO(1, 2); break;
+					case 8 + 3: LGB_MICRO(1, 3); break;
+					case 8 + 4: LGB_MICRO(1, 4); break;
+					case 16 + 1: LGB_MICRO(2, 1); break;
+					case 16 + 2: LGB_MICRO(2, 2); break;
+					case 16 + 3: LGB_MICRO(2, 3); break;
+					case 16 + 4: LGB_MICRO(2, 4); break;
+					case 24 + 1: LGB_MICRO(3, 1); break;
+					case 24 + 2: LGB_MICRO(3, 2); break;
+					case 24 + 3: LGB_MICRO(3, 3); break;
+					case 24 + 4: LGB_MICRO(3, 4); break;
+					case 32 + 1: LGB_MICRO(4, 1); break;
+					case 32 + 2: LGB_MICRO(4, 2); break;
+					case 32 + 3: LGB_MICRO(4, 3); break;
+					default: LGB_MICRO(4, 4); break;
+					}
+				}
+			}
+		}
+	}
+}
+
 int lg_gemm_bf16_avx512(const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t xrb, int64_t nx, int64_t k, int64_t r0,
                         int64_t r1, float *dst, int64_t ldd) {
+	if (nx >= LGB_TILED_NX) {
+		lgb_tiled(w, wrb, x, xrb, nx, k, r0, r1, dst, ldd);
+		return 0;
+	}
 	for (int64_t a = r0; a < r1; a += LGB_RUN)
 		for (int64_t i0 = 0; i0 < nx; i0 += LGB_NX) {
 			const int nxx = (int)(nx - i0 < LGB_NX ? nx - i0 : LGB_NX);
