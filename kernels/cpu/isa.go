@@ -1,7 +1,9 @@
 // Package cpu holds Ember's CPU kernels: C with SIMD paths (AVX2+FMA+F16C, AVX-512 with
 // VNNI, NEON) and scalar C fallbacks, called through cgo. The path is chosen once at
 // start from the CPU's features (github.com/klauspost/cpuid/v2) and can be forced with
-// EMBER_CPU_ISA so tests cover every path the machine can run.
+// EMBER_CPU_ISA so tests cover every path the machine can run. On the AVX-512 paths,
+// BF16 weights use AVX512_BF16 where the CPU has it (Kernels.BF16; WithoutBF16 for the
+// path's own code).
 //
 // The kernels never allocate and never keep a pointer; the Go wrappers check every
 // length before calling C, so a wrong size panics in Go instead of corrupting memory.
