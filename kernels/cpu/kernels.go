@@ -18,15 +18,11 @@ import (
 // path. It holds no state and is safe for concurrent use.
 type Kernels struct {
 	isa  ISA
-	bf16 bool // BF16 products of few activation rows on AVX512_BF16 (lg_avx512bf16.c)
+	bf16 bool // BF16 weights' products on AVX512_BF16 (lg_avx512bf16.c)
 }
 
-// bf16MaxRows bounds the activation rows of a BF16 product that takes the AVX512_BF16
-// kernels; more rows take the AVX-512 path's own tiled code.
-const bf16MaxRows = 1 << 30
-
 // New returns the kernels for isa; on the AVX-512 paths of a CPU with AVX512_BF16, BF16
-// weights' products of few rows use it.
+// weights' products use it.
 func New(isa ISA) Kernels {
 	return Kernels{isa: isa, bf16: (isa == AVX512 || isa == AVX512VNNI) && cpuid.CPU.Supports(cpuid.AVX512BF16)}
 }
@@ -35,7 +31,7 @@ func New(isa ISA) Kernels {
 // tests and comparisons).
 func (k Kernels) WithoutBF16() Kernels { k.bf16 = false; return k }
 
-// BF16 reports whether BF16 products of few rows use AVX512_BF16.
+// BF16 reports whether BF16 weights' products use AVX512_BF16.
 func (k Kernels) BF16() bool { return k.bf16 }
 
 // ISA is the path in use.
@@ -138,7 +134,7 @@ func (k Kernels) Gemm(wtype int, w []byte, wrb int, xq []byte, xrb int, nx, kdim
 	if nx == 0 || r0 == r1 {
 		return true
 	}
-	if k.bf16 && wtype == TypeBF16 && nx < bf16MaxRows && C.ember_gemm_bf16(bytep(w), C.int64_t(wrb), bytep(xq), C.int64_t(xrb),
+	if k.bf16 && wtype == TypeBF16 && C.ember_gemm_bf16(bytep(w), C.int64_t(wrb), bytep(xq), C.int64_t(xrb),
 		C.int64_t(nx), C.int64_t(kdim), C.int64_t(r0), C.int64_t(r1), f32p(dst), C.int64_t(ldd)) == 0 {
 		return true
 	}

@@ -1,9 +1,11 @@
 // lg_avx512bf16.c: BF16 weight rows against BF16 activation rows with AVX512_BF16's
 // vdpbf16ps (Zen 4 and later, Cooper Lake, Sapphire Rapids and later): 32 products a
 // instruction, added into 16 float lanes, where the AVX-512 path converts 16 values to
-// f32 for each FMA. Used for products of few activation rows (decode), which stream the
-// weights and were compute-bound on the conversions: 1B BF16 tg128 10.7 tok/s against
-// llama.cpp's 13.9 on a 2-core Zen VM (README). Products are exact (8-bit by 8-bit
+// f32 for each FMA. Products of 1-7 activation rows (decode) stream the weights, four
+// rows by three activation rows a pass (lgb_direct; they were compute-bound on the
+// conversions: 1B BF16 tg128 10.7 tok/s against llama.cpp's 13.9 on a 2-core Zen VM,
+// README); more rows (prompts) take tiles (lgb_tiled), which lost on decode (1B tg64
+// 7.9-8.5 against 9.2-9.7, alternating). Products are exact (8-bit by 8-bit
 // mantissas); each pair's two products are added into the lane in turn, rounded to
 // nearest even, with denormal inputs and results taken as zero (the instruction's
 // fixed rounding), so sums round apart from the scalar path's order, within the kernels'
