@@ -223,15 +223,8 @@ func mv1Smem(t quant.Type, k int) int {
 }
 
 // mv1Type reports whether the batch-1 products of t weights (mmv_*_1, mmv_id_*) are mv1
-// (mv1.cuh, mv1x.cuh, mv1lo.cuh): every type but F32.
-func mv1Type(t quant.Type) bool {
-	switch t {
-	case quant.Q4_K, quant.Q6_K, quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q4_1, quant.Q5_1, quant.Q5_K, quant.Q2_K, quant.Q3_K,
-		quant.F16, quant.BF16:
-		return true
-	}
-	return false
-}
+// (mv1.cuh, mv1x.cuh, mv1lo.cuh): every type the kernels take (canMultiply) but F32.
+func mv1Type(t quant.Type) bool { return t != quant.F32 && canMultiply(t) }
 
 // mmv runs the dot kernel of w's type over n quantized activation rows.
 func (b *Backend) mmv(d, w *tensor, xq uint64, xstride, n int) {
