@@ -348,10 +348,18 @@ __device__ void mmv_q8_0(MMV_ARGS, int rb) {
 // MMV_FAST: the batch-1 kernel of every type but F32 is mv1 (launched with the
 // activation row's bytes of dynamic shared memory, mv1_bytes); mmv_*_1e is the same
 // product with its weights loaded evict-first (wev; mv1.cuh).
-#define MMV_FAST(NAME, BODY, T) \
-    extern "C" __global__ void __launch_bounds__(128) mmv_##NAME##_1(MMV_ARGS) { pdl_defer(); mv1<T, true>(W, wstride, X, D, M, K, blockIdx.x); } \
-    extern "C" __global__ void __launch_bounds__(128) mmv_##NAME##_1e(MMV_ARGS) { pdl_defer(); mv1<T, true, false, true>(W, wstride, X, D, M, K, blockIdx.x); } \
+// MV1_LB is the batch-1 kernels' launch bounds (mmv_*_1, mmv_*_1e, mmv_multi*);
+// MV1_LB_LO those of the 32-value types' (mv1lo.cuh's mv1_q4q5, two steps in flight):
+// four blocks an SM, so at most 128 registers (168 unbounded, three blocks an SM): 8B
+// Q4_0 tg128 on the H200 430.7 / 430.1 against 411.4 / 411.8, Q4_1 426.4 / 427.2 against
+// 425.6 / 425.5 (session 50).
+#define MV1_LB __launch_bounds__(128)
+#define MV1_LB_LO __launch_bounds__(128, 4)
+#define MMV_FAST_LB(NAME, BODY, T, LB) \
+    extern "C" __global__ void LB mmv_##NAME##_1(MMV_ARGS) { pdl_defer(); mv1<T, true>(W, wstride, X, D, M, K, blockIdx.x); } \
+    extern "C" __global__ void LB mmv_##NAME##_1e(MMV_ARGS) { pdl_defer(); mv1<T, true, false, true>(W, wstride, X, D, M, K, blockIdx.x); } \
     MMV_ONE(NAME, BODY, 2) MMV_ONE(NAME, BODY, 4) MMV_ONE(NAME, BODY, 8)
+#define MMV_FAST(NAME, BODY, T) MMV_FAST_LB(NAME, BODY, T, MV1_LB)
 
 #define GEN(T) template <int NX> __device__ void gen_##T(MMV_ARGS, int rb) { mmv_generic<T, NX>(W, wstride, X, xstride, D, dstride, M, K, nx, rb); }
 GEN(T_F32)
@@ -367,10 +375,10 @@ GEN(T_Q3_K)
 MMV(f32, gen_T_F32)
 MMV_FAST(f16, gen_T_F16, T_F16)
 MMV_FAST(bf16, gen_T_BF16, T_BF16)
-MMV_FAST(q4_0, gen_T_Q4_0, T_Q4_0)
-MMV_FAST(q4_1, gen_T_Q4_1, T_Q4_1)
-MMV_FAST(q5_0, gen_T_Q5_0, T_Q5_0)
-MMV_FAST(q5_1, gen_T_Q5_1, T_Q5_1)
+MMV_FAST_LB(q4_0, gen_T_Q4_0, T_Q4_0, MV1_LB_LO)
+MMV_FAST_LB(q4_1, gen_T_Q4_1, T_Q4_1, MV1_LB_LO)
+MMV_FAST_LB(q5_0, gen_T_Q5_0, T_Q5_0, MV1_LB_LO)
+MMV_FAST_LB(q5_1, gen_T_Q5_1, T_Q5_1, MV1_LB_LO)
 MMV_FAST(q2_k, gen_T_Q2_K, T_Q2_K)
 MMV_FAST(q3_k, gen_T_Q3_K, T_Q3_K)
 MMV_FAST(q5_k, mmv_q5_k_nx, T_Q5_K)
@@ -448,8 +456,9 @@ MMV_IDW(q5_1, T_Q5_1)
 
 // mmv_multi: up to three projections of one activation row in one launch (the fused
 // Q/K/V and gate/up products of a decode step), each Q4_K or Q6_K (mmv_multi), Q5_K or
-// Q6_K (mmv_multi_q5_k: a Q5_K_M model's) or all Q8_0 (mmv_multi_q8_0: kernels of their
-// own, so that one type's registers do not bound another's occupancy), each dot as by
+// Q6_K (mmv_multi_q5_k: a Q5_K_M model's), all Q8_0 (mmv_multi_q8_0), Q4_0 or Q5_0
+// (mmv_multi_q4_0), Q4_1 or Q5_1 (mmv_multi_q4_1): kernels of their own, so that one
+// type's registers do not bound another's occupancy, each dot as by
 // mv1 (with the same dynamic shared memory); grid: the projections' row blocks
 // (mv1_rows) one after the other (M = 0 for none). The _e forms load the weights
 // evict-first (wev; mv1.cuh).
@@ -472,17 +481,26 @@ __device__ __forceinline__ void mmv_multi_body(MMV_MULTI_ARGS) {
         b -= nb0;
         W = W1; ws = ws1; D = D1; M = M1; T = t1;
     }
-    if (Q == 1)
+    if constexpr (Q == 1) {
         mv1<T_Q8_0, true, false, EF>(W, ws, X, D, M, K, b);
-    else if (Q == 2 && T == T_Q5_K)
-        mv1<T_Q5_K, true, false, EF>(W, ws, X, D, M, K, b);
-    else if (Q == 0 && T == T_Q4_K)
-        mv1<T_Q4_K, true, false, EF>(W, ws, X, D, M, K, b);
-    else
-        mv1<T_Q6_K, true, false, EF>(W, ws, X, D, M, K, b);
+    } else if constexpr (Q == 4) {  // Q4_0, Q5_0
+        if (T == T_Q4_0) mv1<T_Q4_0, true, false, EF>(W, ws, X, D, M, K, b);
+        else mv1<T_Q5_0, true, false, EF>(W, ws, X, D, M, K, b);
+    } else if constexpr (Q == 5) {  // Q4_1, Q5_1
+        if (T == T_Q4_1) mv1<T_Q4_1, true, false, EF>(W, ws, X, D, M, K, b);
+        else mv1<T_Q5_1, true, false, EF>(W, ws, X, D, M, K, b);
+    } else {
+        if (Q == 2 && T == T_Q5_K)
+            mv1<T_Q5_K, true, false, EF>(W, ws, X, D, M, K, b);
+        else if (Q == 0 && T == T_Q4_K)
+            mv1<T_Q4_K, true, false, EF>(W, ws, X, D, M, K, b);
+        else
+            mv1<T_Q6_K, true, false, EF>(W, ws, X, D, M, K, b);
+    }
 }
-#define MMV_MULTI(NAME, Q, EF) \
-    extern "C" __global__ void __launch_bounds__(128) NAME(MMV_MULTI_ARGS) { pdl_defer(); \
+#define MMV_MULTI(NAME, Q, EF) MMV_MULTI_LB(NAME, Q, EF, MV1_LB)
+#define MMV_MULTI_LB(NAME, Q, EF, LB) \
+    extern "C" __global__ void LB NAME(MMV_MULTI_ARGS) { pdl_defer(); \
         mmv_multi_body<Q, EF>(X, xstride, K, W0, ws0, D0, M0, t0, W1, ws1, D1, M1, t1, W2, ws2, D2, M2, t2); \
     }
 MMV_MULTI(mmv_multi, 0, false)
@@ -491,3 +509,7 @@ MMV_MULTI(mmv_multi_q5_k, 2, false)
 MMV_MULTI(mmv_multi_e, 0, true)
 MMV_MULTI(mmv_multi_q8_0_e, 1, true)
 MMV_MULTI(mmv_multi_q5_k_e, 2, true)
+MMV_MULTI_LB(mmv_multi_q4_0, 4, false, MV1_LB_LO)
+MMV_MULTI_LB(mmv_multi_q4_1, 5, false, MV1_LB_LO)
+MMV_MULTI_LB(mmv_multi_q4_0_e, 4, true, MV1_LB_LO)
+MMV_MULTI_LB(mmv_multi_q4_1_e, 5, true, MV1_LB_LO)

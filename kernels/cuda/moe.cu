@@ -176,32 +176,35 @@ extern "C" __global__ void __launch_bounds__(32) moe_topk(int* ids, float* w, co
 // boundary separates the routing from the products (session 42). Q4_K experts of at
 // most 2,048 columns (one of mv1's steps: lane 4 ib + c takes chunk c of block ib of a
 // row, so its activation values are loaded once, from Xq, the token's Q8_K row).
+// mmv_route_q5_k is the same for Q5_K experts (a Q5_K_M file's: mv1_q5_k's lanes, each
+// block's 32 bytes of high bits loaded beside its header and quants, Q5K_R1 rows a task).
 // Warp 0 of every block routes (moe_route; block 0 writes ids and w for the down
 // product and the weighted sum). The blocks are resident at once (at most three an SM:
-// the launch's grid): warp v of V takes tasks v, v + V, ... of four rows (Q4K_R1) of one
-// (matrix, pair), gate's tasks then up's, pair by pair, and loads the next task's
-// weights before it reduces the current one. Each row's sum is mv1_q4_k's (the same
-// lanes, q4k_dot and q4k_part, warp_sum): the same bits as moe_topk + mmv_id_q4_k.
+// the launch's grid): warp v of V takes tasks v, v + V, ... of R rows (Q4K_R1 or
+// Q5K_R1) of one (matrix, pair), gate's tasks then up's, pair by pair, and loads the
+// next task's weights before it reduces the current one. Each row's sum is mv1's (the
+// same lanes, q4k_dot or q5k_dot and q4k_part, warp_sum): the same bits as moe_topk +
+// mmv_id_q4_k (mmv_id_q5_k).
 // On unless EMBER_CUDA_ROUTE_FUSE is 0 (fuse.go): it lost to the two launches in session
 // 42 with plain weight loads, and gains ~2.5% on the H200 with evict-first ones (session
-// 45); two or three rows a task (ROUTE_R) or two tasks ahead (ROUTE_D) lose, in both.
-// Every warp's activation values are loaded while warp 0 routes.
+// 45); two or three rows a task (ROUTE_R) or two tasks ahead (session 45's ROUTE_D)
+// lose, in both. Every warp's activation values are loaded while warp 0 routes.
 // W and W2 are the experts' gate and up matrices (estride bytes an expert, rows ws
-// apart), D and D2 [k, M] (rows dstride floats apart). The weights load as mmv_id_q4_k's
+// apart), D and D2 [k, M] (rows dstride floats apart). The weights load as mmv_id_*'s
 // do (ldw16, evict-first by EMBER_WEVICT's rule for per-expert products).
 #ifndef ROUTE_R
 #define ROUTE_R Q4K_R1
 #endif
-#ifndef ROUTE_D
-#define ROUTE_D 1
-#endif
-extern "C" __global__ void __launch_bounds__(128, 3)
-    mmv_route_q4_k(int* ids, float* w, const float* logits, const float* bias, int X, int k, int ngroup, int ngroup_used, int sigmoid,
-                   int norm, float scale, const uint8_t* W, const uint8_t* W2, i64 ws, i64 estride, const uint8_t* Xq, float* D, float* D2,
-                   i64 dstride, int M, int K) { pdl_defer();
+#define MMV_ROUTE_ARGS                                                                                                                  \
+    int *ids, float *w, const float *logits, const float *bias, int X, int k, int ngroup, int ngroup_used, int sigmoid, int norm,    \
+        float scale, const uint8_t *W, const uint8_t *W2, i64 ws, i64 estride, const uint8_t *Xq, float *D, float *D2, i64 dstride, \
+        int M, int K
+template <int T>
+__device__ __forceinline__ void mmv_route(MMV_ROUTE_ARGS) {
     __shared__ MoeSmem s;
+    constexpr bool Q5 = T == T_Q5_K;
+    constexpr int R = Q5 ? Q5K_R1 : ROUTE_R, BB = Q5 ? 176 : 144, QO = Q5 ? 48 : 16;  // block bytes, quants' offset
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, c = lane & 3, ib = lane >> 2, nb = K / 256;
-    constexpr int R = ROUTE_R;
     const bool small = X <= 64;
     float bv[MOE_MAX_EXPERTS / 32];
     if (warp == 0) {
@@ -220,33 +223,26 @@ extern "C" __global__ void __launch_bounds__(128, 3)
             for (int j = lane; j < k; j += 32) ids[j] = s.isel[j], w[j] = s.wsel[j];
     }
     __syncthreads();  // s.isel
-    const int G = (M + R - 1) / R, TP = k * G, T = 2 * TP, V = 4 * gridDim.x;
+    const int G = (M + R - 1) / R, TP = k * G, T2 = 2 * TP, V = 4 * gridDim.x;
     // task t: matrix t / TP, pair (t % TP) / G, rows R ((t % TP) % G) ..
-    auto load = [&](int t, uint4* h, uint4* qa, uint4* qb) {
-        if (t >= T) return;
+    auto load = [&](int t, uint4* h, uint4* qa, uint4* qb, uint4* ha, uint4* hb) {
+        if (t >= T2) return;
         const int m = t >= TP, r = t - m * TP, r0 = (r % G) * R;
-        const uint8_t* base = (m ? W2 : W) + (i64)s.isel[r / G] * estride + 144 * ib;
+        const uint8_t* base = (m ? W2 : W) + (i64)s.isel[r / G] * estride + BB * ib;
         if (ib < nb) {
 #pragma unroll
             for (int i = 0; i < R; i++) {
                 const uint8_t* p = base + (i64)min(r0 + i, M - 1) * ws;
-                h[i] = ldw16<wev(true)>(p), qa[i] = ldw16<wev(true)>(p + 16 + 32 * c), qb[i] = ldw16<wev(true)>(p + 32 + 32 * c);
+                h[i] = ldw16<wev(true)>(p), qa[i] = ldw16<wev(true)>(p + QO + 32 * c), qb[i] = ldw16<wev(true)>(p + QO + 16 + 32 * c);
+                if constexpr (Q5) ha[i] = ldw16<wev(true)>(p + 16), hb[i] = ldw16<wev(true)>(p + 32);
             }
         }
     };
     int t = 4 * blockIdx.x + warp;
-    uint4 h[R], qa[R], qb[R], nh[R], na[R], nq[R];
-    load(t, h, qa, qb);
-#if ROUTE_D > 1
-    load(t + V, nh, na, nq);
-#endif
-    for (; t < T; t += V) {
-#if ROUTE_D > 1
-        uint4 h2[R], a2[R], q2[R];
-        load(t + 2 * V, h2, a2, q2);
-#else
-        load(t + V, nh, na, nq);
-#endif
+    uint4 h[R], qa[R], qb[R], ha[R], hb[R], nh[R], na[R], nq[R], nha[R], nhb[R];
+    load(t, h, qa, qb, ha, hb);
+    for (; t < T2; t += V) {
+        load(t + V, nh, na, nq, nha, nhb);
         float acc[R];
 #pragma unroll
         for (int i = 0; i < R; i++) acc[i] = 0;
@@ -254,7 +250,7 @@ extern "C" __global__ void __launch_bounds__(128, 3)
 #pragma unroll
             for (int i = 0; i < R; i++) {
                 int sb;
-                const int sa = q4k_dot(qa[i], qb[i], xs, &sb);
+                const int sa = Q5 ? q5k_dot(qa[i], qb[i], ha[i], hb[i], c, xs, &sb) : q4k_dot(qa[i], qb[i], xs, &sb);
                 acc[i] += q4k_part(h[i], c, sa, sb, yd, bs);
             }
         }
@@ -263,11 +259,15 @@ extern "C" __global__ void __launch_bounds__(128, 3)
 #pragma unroll
         for (int i = 0; i < R; i++) {
             h[i] = nh[i], qa[i] = na[i], qb[i] = nq[i];
-#if ROUTE_D > 1
-            nh[i] = h2[i], na[i] = a2[i], nq[i] = q2[i];
-#endif
+            if constexpr (Q5) ha[i] = nha[i], hb[i] = nhb[i];
         }
     }
+}
+extern "C" __global__ void __launch_bounds__(128, 3) mmv_route_q4_k(MMV_ROUTE_ARGS) { pdl_defer();
+    mmv_route<T_Q4_K>(ids, w, logits, bias, X, k, ngroup, ngroup_used, sigmoid, norm, scale, W, W2, ws, estride, Xq, D, D2, dstride, M, K);
+}
+extern "C" __global__ void __launch_bounds__(128, 3) mmv_route_q5_k(MMV_ROUTE_ARGS) { pdl_defer();
+    mmv_route<T_Q5_K>(ids, w, logits, bias, X, k, ngroup, ngroup_used, sigmoid, norm, scale, W, W2, ws, estride, Xq, D, D2, dstride, M, K);
 }
 
 // moe_sum: dst[t, c] = sum over slots j of d[t*k + j, c] * w[t*k + j], each product

@@ -418,7 +418,8 @@ __device__ __forceinline__ void mv1_q8_0(const uint8_t* W, i64 ws, const uint8_t
 
 // mv1 is the batch-1 product of type T: row block rb of D[r] = dot(W[r, :], X). With
 // PRE (a kernel opened by pdl_defer) the first weight loads come before pdl_wait; with
-// ID (mmv_id) Q8_0 rows take Q80_ID_R1 and Q80_ID_S; EF0 asks for evict-first loads
+// ID (mmv_id) Q8_0 rows take Q80_ID_R1 and Q80_ID_S and the 32-value types one step in
+// flight (mv1lo.cuh's LO50_D); EF0 asks for evict-first loads
 // (wev) in a dense product.
 template <int T, bool PRE, bool ID = false, bool EF0 = false>
 __device__ __forceinline__ void mv1(const uint8_t* W, i64 ws, const uint8_t* X, float* D, int M, int K, int rb) {
@@ -429,16 +430,15 @@ __device__ __forceinline__ void mv1(const uint8_t* W, i64 ws, const uint8_t* X, 
     const int n = mv1_bytes(T, K);
     const int wr = rb * 4 + (int)(threadIdx.x >> 5);  // the warp's group of rows
     if constexpr (T == T_Q2_K || T == T_Q3_K || T == T_Q4_0 || T == T_Q5_0 || T == T_Q4_1 || T == T_Q5_1) {
-        // mv1lo.cuh's: the block's staged weights, shared by the kernel's two forms
-        constexpr bool KQ = T == T_Q2_K || T == T_Q3_K;
-        __shared__ __align__(16) uint4 lo_st[4][KQ ? Q23_R1 : Q50_R1][64];
+        // mv1lo.cuh's: the block's staged weights, shared by the kernel's forms and types
         const bool sm = dyn_smem_size() >= (unsigned)n;
-        if constexpr (KQ) {
-            if (sm) mv1_q23_k<T, true, EF>(W, ws, X, mv1_x, n, D, M, K, wr, lo_st);
-            else mv1_q23_k<T, false, EF>(W, ws, X, mv1_x, n, D, M, K, wr, lo_st);
+        if constexpr (T == T_Q2_K || T == T_Q3_K) {
+            if (sm) mv1_q23_k<T, true, EF>(W, ws, X, mv1_x, n, D, M, K, wr, lo_smem23());
+            else mv1_q23_k<T, false, EF>(W, ws, X, mv1_x, n, D, M, K, wr, lo_smem23());
         } else {
-            if (sm) mv1_q4q5<T, true, EF>(W, ws, X, mv1_x, n, D, M, K, wr, lo_st);
-            else mv1_q4q5<T, false, EF>(W, ws, X, mv1_x, n, D, M, K, wr, lo_st);
+            constexpr int LD = ID ? 1 : LO50_D;
+            if (sm) mv1_q4q5<T, true, EF, LD>(W, ws, X, mv1_x, n, D, M, K, wr, lo_smem50());
+            else mv1_q4q5<T, false, EF, LD>(W, ws, X, mv1_x, n, D, M, K, wr, lo_smem50());
         }
         return;
     }

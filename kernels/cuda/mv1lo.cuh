@@ -15,6 +15,18 @@
 // block's four warps 4 x R x 64 chunks of shared memory (matmul.go's mv1Stage).
 #pragma once
 
+// lo_smem23 and lo_smem50 are a block's stage (four warps of R rows of 64 chunks) of the
+// Q2_K/Q3_K and of the 32-value kernels: one array a kernel whatever types and forms it
+// takes (mmv_multi_q3_k's Q2_K and Q3_K, mmv_multi_q4_0's Q4_0 and Q5_0).
+__device__ __forceinline__ uint4 (*lo_smem23())[Q23_R1][64] {
+    __shared__ __align__(16) uint4 st[4][Q23_R1][64];
+    return st;
+}
+__device__ __forceinline__ uint4 (*lo_smem50())[Q50_R1][64] {
+    __shared__ __align__(16) uint4 st[4][Q50_R1][64];
+    return st;
+}
+
 // lo_load loads step j (SB bytes of each row, the row RB bytes long) of the warp's R rows
 // w: chunk lane of the 16-byte chunks from the boundary at or before the step into A,
 // chunk lane + 32 into B; chunks past the row are zeros, not loaded.
@@ -41,6 +53,51 @@ __device__ __forceinline__ void lo_stage(uint4 (*st)[64], const uint4 (&A)[R], c
     __syncwarp();
 }
 
+// LO50_D is the steps of a warp's rows of the 32-value types in flight in registers
+// while it computes one, in the dense products; per-row matrices (mmv_id, mmv_idw: ID)
+// and Q2_K/Q3_K keep one. 8B tg128 on the H200, two steps against one (session 50):
+// Q4_0 411.6 / 395.0, Q4_1 424.7 / 421.4 (a step of 32 Q4_0 blocks is 37 chunks a row,
+// about half what a Q4_K warp keeps in flight); Q3_K_M 431.6 / 431.6 and Q2_K 453.8 /
+// 449.7, 454.2 / 455.2 (LO23_D): even. DeepSeek-V2-Lite Q5_K_M, whose routed downs are
+// Q5_1 (mmv_id_q5_1), fell ~3% with every kernel at two.
+#ifndef LO50_D
+#define LO50_D 2
+#endif
+#ifndef LO23_D
+#define LO23_D 1
+#endif
+
+// LoRing holds the chunks of the D steps in flight (lo_load's A and B).
+template <int R, int D>
+struct LoRing {
+    uint4 a[D][R], b[D][R];
+};
+
+// lo_first loads the first D of a warp's nj steps into c (before the kernel's wait).
+template <int R, int SB, bool EF, int D>
+__device__ __forceinline__ void lo_first(const uint8_t* const (&w)[R], int RB, int nj, LoRing<R, D>& c) {
+#pragma unroll
+    for (int d = 0; d < D; d++)
+        if (d == 0 || d < nj) lo_load<R, SB, EF>(w, RB, d, c.a[d], c.b[d]);  // nj >= 1
+}
+
+// lo_run runs step(j) for j = 0 .. nj - 1 (the same on every lane), each on its chunks
+// staged in st, the step D ahead loaded into the registers that held them.
+template <int R, int SB, bool EF, int D, typename F>
+__device__ __forceinline__ void lo_run(const uint8_t* const (&w)[R], int RB, int nj, uint4 (*st)[64], LoRing<R, D>& c, F&& step) {
+    for (int j = 0; j < nj; j += D) {
+#pragma unroll
+        for (int d = 0; d < D; d++) {
+            if (d == 0 || j + d < nj) {
+                lo_stage<R>(st, c.a[d], c.b[d]);
+                if (j + d + D < nj) lo_load<R, SB, EF>(w, RB, j + d + D, c.a[d], c.b[d]);
+                step(j + d);
+                __syncwarp();
+            }
+        }
+    }
+}
+
 // lo_off is where step byte off of row w starts in its staged chunks.
 __device__ __forceinline__ int lo_off(const uint8_t* w, int off) { return (int)((uintptr_t)(w + off) & 15); }
 
@@ -62,8 +119,8 @@ __device__ __forceinline__ int q50_bits(uint32_t h) { return (int)(((h * 0x00204
 
 // Q4_0, Q5_0, Q4_1 and Q5_1: 32 blocks a step, lane l taking block l whole (its 16
 // quant bytes, with Q5_0 and Q5_1 its 32 high bits; Q4_1 and Q5_1 add their min times the
-// Q8_1 row's block sum), Q50_R1 rows a warp.
-template <int T, bool SM, bool EF>
+// Q8_1 row's block sum), Q50_R1 rows a warp, LD steps in flight.
+template <int T, bool SM, bool EF, int LD>
 __device__ __forceinline__ void mv1_q4q5(const uint8_t* W, i64 ws, const uint8_t* Xg, uint8_t* xs, int n, float* D, int M, int K, int wr,
                                          uint4 (*st)[Q50_R1][64]) {
     constexpr bool H5 = T == T_Q5_0 || T == T_Q5_1, ONE = T == T_Q4_1 || T == T_Q5_1;  // qh; a min
@@ -74,15 +131,13 @@ __device__ __forceinline__ void mv1_q4q5(const uint8_t* W, i64 ws, const uint8_t
     const uint8_t* w[Q50_R1];
 #pragma unroll
     for (int i = 0; i < Q50_R1; i++) w[i] = W + (i64)min(r0 + i, M - 1) * ws;
-    uint4 ca[Q50_R1], cb[Q50_R1];
-    lo_load<Q50_R1, BS * 32, EF>(w, BS * nb, 0, ca, cb);
+    LoRing<Q50_R1, LD> c;
+    lo_first<Q50_R1, BS * 32, EF>(w, BS * nb, nj, c);
     const uint8_t* X = mv1_ready<SM>(Xg, xs, n, K, -1);
     float acc[Q50_R1];
 #pragma unroll
     for (int i = 0; i < Q50_R1; i++) acc[i] = 0;
-    for (int j = 0; j < nj; j++) {
-        lo_stage<Q50_R1>(st[wp], ca, cb);
-        if (j + 1 < nj) lo_load<Q50_R1, BS * 32, EF>(w, BS * nb, j + 1, ca, cb);
+    lo_run<Q50_R1, BS * 32, EF, LD>(w, BS * nb, nj, st[wp], c, [&](int j) {
         const int ibr = 32 * j + lane;
         const bool ok = ibr < nb;
         const int ib = min(ibr, nb - 1);
@@ -117,8 +172,7 @@ __device__ __forceinline__ void mv1_q4q5(const uint8_t* W, i64 ws, const uint8_t
                 }
             }
         }
-        __syncwarp();
-    }
+    });
     mv1_store<Q50_R1>(acc, D, r0, M);
 }
 
@@ -161,15 +215,14 @@ __device__ __forceinline__ void mv1_q23_k(const uint8_t* W, i64 ws, const uint8_
     const uint8_t* w[Q23_R1];
 #pragma unroll
     for (int i = 0; i < Q23_R1; i++) w[i] = W + (i64)min(r0 + i, M - 1) * ws;
-    uint4 ca[Q23_R1], cb[Q23_R1];
-    lo_load<Q23_R1, BS * 8, EF>(w, BS * nb, 0, ca, cb);
+    LoRing<Q23_R1, LO23_D> c;
+    lo_first<Q23_R1, BS * 8, EF>(w, BS * nb, nj, c);
     const uint8_t* X = mv1_ready<SM>(Xg, xs, n, K, 1);
     float acc[Q23_R1];
 #pragma unroll
     for (int i = 0; i < Q23_R1; i++) acc[i] = 0;
-    for (int j = 0; j < nj; j++) {  // the same steps on every lane: the shuffles are legal
-        lo_stage<Q23_R1>(st[wp], ca, cb);
-        if (j + 1 < nj) lo_load<Q23_R1, BS * 8, EF>(w, BS * nb, j + 1, ca, cb);
+    // the same steps on every lane: the shuffles are legal
+    lo_run<Q23_R1, BS * 8, EF, LO23_D>(w, BS * nb, nj, st[wp], c, [&](int j) {
         const int ibr = 8 * j + (lane >> 2);
         const bool ok = ibr < nb && t == 0;
         const int ib = min(ibr, nb - 1);
@@ -221,7 +274,6 @@ __device__ __forceinline__ void mv1_q23_k(const uint8_t* W, i64 ws, const uint8_
                 if (ok) acc[i] += dall * (float)isum - dmin * (float)summs;
             }
         }
-        __syncwarp();
-    }
+    });
     mv1_store<Q23_R1>(acc, D, r0, M);
 }

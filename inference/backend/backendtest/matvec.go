@@ -62,6 +62,10 @@ func testMatVecRows(p *pair) {
 		{[]quant.Type{quant.Q5_K, quant.Q4_K}, []int{9, 16}},                 // no one kernel takes both
 		{[]quant.Type{quant.Q3_K, quant.Q3_K, quant.Q5_K}, []int{17, 7, 33}}, // Q3_K_M's Q/K/V
 		{[]quant.Type{quant.Q2_K, quant.Q4_K}, []int{9, 16}},
+		{[]quant.Type{quant.Q3_K, quant.Q2_K}, []int{33, 17}},
+		{[]quant.Type{quant.Q4_0, quant.Q4_0, quant.Q5_0}, []int{17, 7, 33}}, // mmv_multi_q4_0
+		{[]quant.Type{quant.Q5_1, quant.Q4_1}, []int{9, 16}},                 // mmv_multi_q4_1
+		{[]quant.Type{quant.Q4_0, quant.Q8_0}, []int{9, 16}},                 // no one kernel
 	} {
 		for _, k := range []int{256, 1024, 40960} {
 			xr, xb := p.input(p.randn(k, 1), 1, k)

@@ -41,10 +41,13 @@ func denseEvictFromEnv() (denseEvict, error) {
 func (e denseEvict) on() bool { return e.mode == 1 || e.mode < 0 && e.moe }
 
 // evictNames maps each dense batch-1 kernel that has an evict-first form (mmv_*_1 of the
-// mv1 types, mmv_multi, mmv_multi_q8_0, mmv_multi_q5_k) to that form's name, built once
+// mv1 types and every mmv_multi kernel) to that form's name, built once
 // so that queuing a launch makes no string.
 var evictNames = func() map[string]string {
-	m := map[string]string{"mmv_multi": "mmv_multi_e", "mmv_multi_q8_0": "mmv_multi_q8_0_e", "mmv_multi_q5_k": "mmv_multi_q5_k_e"}
+	m := map[string]string{}
+	for _, k := range []string{"mmv_multi", "mmv_multi_q8_0", "mmv_multi_q5_k", "mmv_multi_q4_0", "mmv_multi_q4_1"} {
+		m[k] = k + "_e"
+	}
 	for t := range suffix {
 		if mv1Type(t) {
 			m[mmvName(t, 1)] = mmvName(t, 1) + "e"

@@ -3,6 +3,7 @@ package cuda
 import (
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"ember/inference/backend"
@@ -81,17 +82,20 @@ func TestDenseEvictKernelsExist(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := &Backend{evict: denseEvict{mode: 1}}
+	names := []string{"mmv_multi", "mmv_multi_q8_0", "mmv_multi_q5_k", "mmv_multi_q4_0", "mmv_multi_q4_1"}
 	for typ := range suffix {
-		if !mv1Type(typ) {
-			continue
+		if mv1Type(typ) {
+			names = append(names, mmvName(typ, 1))
 		}
-		for _, n := range []string{mmvName(typ, 1), "mmv_multi", "mmv_multi_q8_0", "mmv_multi_q5_k"} {
-			e := b.denseName(n)
-			if e == n {
-				t.Errorf("%v: %s has no evict-first form", typ, n)
-			}
-			if !regexp.MustCompile(`\.entry\s+` + e + `\s*\(`).Match(p) {
-				t.Errorf("%v: kernel %s is not in matmul.ptx", typ, e)
+	}
+	for _, n := range names {
+		e := b.denseName(n)
+		if e == n {
+			t.Errorf("%s has no evict-first form", n)
+		}
+		for _, k := range []string{n, e} {
+			if !regexp.MustCompile(`\.entry\s+` + k + `\s*\(`).Match(p) {
+				t.Errorf("kernel %s is not in matmul.ptx", k)
 			}
 		}
 	}
@@ -107,8 +111,11 @@ func TestMV1xQueue(t *testing.T) {
 	for _, moe := range []bool{false, true} {
 		q := newMMQQueue("quant_q8_k", "quant_half", "mmv_q5_k_1", "mmv_q5_k_1e", "mmv_f16_1", "mmv_f16_1e",
 			"mmv_bf16_1", "mmv_bf16_1e", "mmv_multi_q5_k", "mmv_multi_q5_k_e", "mmv_q4_k_1", "mmv_q4_k_1e",
-			"mmv_q2_k_1", "mmv_q2_k_1e", "mmv_q3_k_1", "mmv_q3_k_1e", "mmv_q6_k_1", "mmv_q6_k_1e")
+			"mmv_q2_k_1", "mmv_q2_k_1e", "mmv_q3_k_1", "mmv_q3_k_1e", "mmv_q6_k_1", "mmv_q6_k_1e", "quant_q8",
+			"mmv_multi_q4_0", "mmv_multi_q4_0_e", "mmv_multi_q4_1", "mmv_multi_q4_1_e",
+			"mmv_q4_0_1", "mmv_q4_0_1e", "mmv_q8_0_1", "mmv_q8_0_1e")
 		q.mvsc.off = true
+		q.act[quant.Q8_1] = &scratch{ptr: 7 << 40, size: 1 << 30} // Q4_1's and Q5_1's dot partner
 		q.evict = denseEvict{mode: -1, moe: moe}
 		q.act[quant.F16] = &scratch{ptr: 5 << 40, size: 1 << 30} // the half rows' rounding
 		q.act[quant.BF16] = &scratch{ptr: 6 << 40, size: 1 << 30}
@@ -154,6 +161,40 @@ func TestMV1xQueue(t *testing.T) {
 		}
 		if want := []string{"quant_q8_k", "mmv_q3_k_1" + e, "mmv_q3_k_1" + e, "mmv_q6_k_1" + e}; !slices.Equal(got, want) {
 			t.Errorf("moe %v: Q3_K_M's Q/K/V queued %v, want %v", moe, got, want)
+		}
+		// One kernel for each family of the 32-value types (mv1lo.cuh): Q4_0 and Q5_0,
+		// Q4_1 and Q5_1; none for Q4_0 beside Q8_0 (one dot partner, two kernels) or for
+		// Q2_K and Q3_K (a launch each).
+		for _, c := range []struct {
+			types []quant.Type
+			want  []string
+		}{
+			{[]quant.Type{quant.Q2_K, quant.Q2_K}, []string{"quant_q8_k", "mmv_q2_k_1", "mmv_q2_k_1"}},
+			{[]quant.Type{quant.Q3_K, quant.Q2_K}, []string{"quant_q8_k", "mmv_q3_k_1", "mmv_q2_k_1"}},
+			{[]quant.Type{quant.Q4_0, quant.Q4_0, quant.Q5_0}, []string{"quant_q8", "mmv_multi_q4_0"}},
+			{[]quant.Type{quant.Q5_1, quant.Q4_1}, []string{"quant_q8", "mmv_multi_q4_1"}},
+			{[]quant.Type{quant.Q4_0, quant.Q8_0}, []string{"quant_q8", "mmv_q4_0_1", "mmv_q8_0_1"}},
+		} {
+			var projs []backend.Proj
+			ds := []*tensor{qd, kd, vd}
+			for i, typ := range c.types {
+				projs = append(projs, backend.Proj{Dst: ds[i], W: q.tensor(t, typ, ds[i].cols, K)})
+			}
+			q.MatMulShared(x, projs)
+			got = nil
+			for _, l := range take() {
+				got = append(got, l.name)
+			}
+			want := slices.Clone(c.want)
+			for i := 1; moe && i < len(want); i++ { // the _e forms: mmv_multi_*_e, mmv_*_1e
+				if strings.HasPrefix(want[i], "mmv_multi") {
+					want[i] += "_"
+				}
+				want[i] += "e"
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("moe %v: %v queued %v, want %v", moe, c.types, got, want)
+			}
 		}
 	}
 }

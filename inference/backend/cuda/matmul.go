@@ -355,7 +355,7 @@ func (b *Backend) MatMulShared(x backend.Tensor, projs []backend.Proj) {
 }
 
 // multi runs the projections of one activation row in a single launch (multiKernel)
-// when there are at most three, all Q4_K/Q6_K, all Q5_K/Q6_K or all Q8_0.
+// when there are at most three and one kernel takes their types.
 func (b *Backend) multi(xt *tensor, projs []backend.Proj) bool {
 	vt, ok := multiTakes(xt, projs)
 	if !ok {
@@ -385,32 +385,45 @@ func multiTakes(xt *tensor, projs []backend.Proj) (quant.Type, bool) {
 }
 
 // multiKernel is the mmv_multi kernel for projections of one dot partner: mmv_multi for
-// Q4_K and Q6_K weights, mmv_multi_q5_k for Q5_K and Q6_K, mmv_multi_q8_0 for Q8_0; ""
-// when no one kernel takes their types (Q4_K beside Q5_K, or any other type).
+// Q4_K and Q6_K weights, mmv_multi_q5_k for Q5_K and Q6_K, mmv_multi_q8_0 for Q8_0,
+// mmv_multi_q4_0 for Q4_0 and Q5_0, mmv_multi_q4_1 for Q4_1 and Q5_1; "" when no one
+// kernel takes their types (Q4_K beside Q5_K, Q4_0 beside Q8_0, Q6_K beside any but Q4_K
+// and Q5_K, or any other type). Q2_K and Q3_K have none: one launch for a Q2_K file's
+// gate and up (a kernel of both types, then of each) was 1.7-3% slower on the H200 than
+// two (session 50), its registers past the lone kernels' (80-96 against 72-80).
 func multiKernel(projs []backend.Proj) string {
-	q4, q5, q8 := false, false, false
+	kernel, q6 := "", false
 	for _, p := range projs {
+		k := ""
 		switch get(p.W).typ {
-		case quant.Q4_K:
-			q4 = true
-		case quant.Q5_K:
-			q5 = true
-		case quant.Q8_0:
-			q8 = true
 		case quant.Q6_K:
+			q6 = true
+			continue
+		case quant.Q4_K:
+			k = "mmv_multi"
+		case quant.Q5_K:
+			k = "mmv_multi_q5_k"
+		case quant.Q8_0:
+			k = "mmv_multi_q8_0"
+		case quant.Q4_0, quant.Q5_0:
+			k = "mmv_multi_q4_0"
+		case quant.Q4_1, quant.Q5_1:
+			k = "mmv_multi_q4_1"
 		default:
 			return ""
 		}
+		if kernel != "" && kernel != k {
+			return ""
+		}
+		kernel = k
 	}
 	switch {
-	case q8:
-		return "mmv_multi_q8_0" // all are (one dot partner: Q8_0's is no K-quant's)
-	case q4 && q5:
+	case kernel == "":
+		return "mmv_multi" // all Q6_K
+	case q6 && kernel != "mmv_multi" && kernel != "mmv_multi_q5_k":
 		return ""
-	case q5:
-		return "mmv_multi_q5_k"
 	}
-	return "mmv_multi"
+	return kernel
 }
 
 // multiLaunch queues mmv_multi for projs (multiTakes) from the quantized row xq.

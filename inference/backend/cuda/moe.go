@@ -124,17 +124,37 @@ func (b *Backend) RoutedExperts(dst, x, logits, gate, up, down, probsB, ids, wts
 	return true
 }
 
-// routeTakes reports whether mmv_route_q4_k takes a decode token's routing and its
-// experts' gate and up: Q4_K gate and up of one layout, rows of at most 2,048 columns
-// (one mv1 step), fusion on and RouteFuseEnv not 0.
+// routeTakes reports whether mmv_route_q4_k (mmv_route_q5_k) takes a decode token's
+// routing and its experts' gate and up: Q4_K (Q5_K) gate and up of one layout, rows of
+// at most 2,048 columns (one mv1 step), fusion on and RouteFuseEnv not 0.
 func (b *Backend) routeTakes(gw, uw *tensor) bool {
-	return gw.typ == quant.Q4_K && uw.typ == quant.Q4_K && uw.stride == gw.stride && gw.cols%256 == 0 && gw.cols <= 2048 &&
+	return routeRows(gw.typ) > 0 && uw.typ == gw.typ && uw.stride == gw.stride && gw.cols%256 == 0 && gw.cols <= 2048 &&
 		!b.fuseOff() && b.fuse.cfg.rte
 }
 
-// mmvRoute queues mmv_route_q4_k: moe_topk's routing of one token (route: moe_topk's
-// arguments) and the gate and up products of its k experts from its Q8_K row xq into g
-// and u ([k, F] each), as moe_topk and mmvID would. The grid is at most three blocks an
+// routeRows is the rows a warp's task of the fused routing kernel of t experts takes
+// (mv1.cuh's Q4K_R1 and Q5K_R1), 0 for a type no such kernel takes.
+func routeRows(t quant.Type) int {
+	switch t {
+	case quant.Q4_K:
+		return 4
+	case quant.Q5_K:
+		return 2
+	}
+	return 0
+}
+
+// routeKernel is the fused routing kernel of t experts (routeRows).
+func routeKernel(t quant.Type) string {
+	if t == quant.Q5_K {
+		return "mmv_route_q5_k"
+	}
+	return "mmv_route_q4_k"
+}
+
+// mmvRoute queues mmv_route_q4_k (mmv_route_q5_k): moe_topk's routing of one token
+// (route: moe_topk's arguments) and the gate and up products of its k experts from its
+// Q8_K row xq into g and u ([k, F] each), as moe_topk and mmvID would. The grid is at most three blocks an
 // SM, so that every block is resident and routes once.
 func (b *Backend) mmvRoute(route []uint64, g, gw, u, uw *tensor, nExpert int, xq uint64) {
 	if xq == 0 {
@@ -149,8 +169,9 @@ func (b *Backend) mmvRoute(route []uint64, g, gw, u, uw *tensor, nExpert int, xq
 	if bps == 0 {
 		bps = 3
 	}
-	tasks := 2 * k * ((M + 3) / 4) // four rows a warp's task (Q4K_R1), four warps a block
-	b.launch("mmv_route_q4_k", min((tasks+3)/4, bps*sms), 1, 128, 0, append(route, ptr(gw), ptr(uw), i64(gw.stride),
+	R := routeRows(gw.typ)
+	tasks := 2 * k * ((M + R - 1) / R) // R rows a warp's task, four warps a block
+	b.launch(routeKernel(gw.typ), min((tasks+3)/4, bps*sms), 1, 128, 0, append(route, ptr(gw), ptr(uw), i64(gw.stride),
 		i64(M*gw.stride), xq, ptr(g), ptr(u), i64(g.cols), i64(M), i64(gw.cols))...)
 }
 

@@ -116,8 +116,9 @@ func routeRef(logits, bias []float32, X, k, nGroup, nGroupUsed int, sigmoid, nor
 // (logits, experts, weights, the experts' sum). The router's rows include copies of one
 // another and a zero row (tied scores), and the cases cover softmax and sigmoid gating,
 // selection bias, expert groups, weight normalisation and scaling, one row and three,
-// expert counts past a warp's lanes, and Q4_K experts, whose one-token routing and
-// gate and up are one launch (mmv_route_q4_k) with fusion on (RouteFuseEnv not 0).
+// expert counts past a warp's lanes, and Q4_K and Q5_K experts, whose one-token routing
+// and gate and up are one launch (mmv_route_q4_k, mmv_route_q5_k) with fusion on
+// (RouteFuseEnv not 0).
 func TestMoERouting(t *testing.T) {
 	type shape struct {
 		K, F     int
@@ -143,9 +144,14 @@ func TestMoERouting(t *testing.T) {
 		{"v2-lite-q4k", 64, 6, 1, 1, false, false, false, 1, shape{2048, 96, quant.Q4_K, quant.Q8_0}},
 		{"odd-q4k", 37, 5, 1, 1, false, true, false, 0, shape{512, 42, quant.Q4_K, quant.F32}},
 		{"v3-like-q4k", 256, 8, 8, 4, true, true, true, 2.5, shape{256, 64, quant.Q4_K, quant.Q8_0}},
+		// Q5_K (a Q5_K_M file's experts): mmv_route_q5_k, two rows a task; odd row
+		// counts leave a task's second row past the expert's rows.
+		{"v2-lite-q5k", 64, 6, 1, 1, false, false, false, 1, shape{2048, 96, quant.Q5_K, quant.Q8_0}},
+		{"odd-q5k", 37, 5, 1, 1, false, true, false, 0, shape{768, 41, quant.Q5_K, quant.F32}},
 	} {
 		K, F := c.K, c.F
-		if c.gu == quant.Q4_K {
+		routed := map[quant.Type]string{quant.Q4_K: "mmv_route_q4_k", quant.Q5_K: "mmv_route_q5_k"}[c.gu]
+		if routed != "" {
 			t.Setenv(cuda.RouteFuseEnv, "1")
 		}
 		for _, n := range []int{1, 3} {
@@ -192,8 +198,8 @@ func TestMoERouting(t *testing.T) {
 					t.Fatalf("%s: RoutedExperts declined", name)
 				}
 				q := strings.Join(cuda.Queued(be), " ")
-				fused := run == 0 && n == 1 && c.gu == quant.Q4_K
-				if fused == strings.Contains(q, "moe_topk") || fused != strings.Contains(q, "mmv_route_q4_k") {
+				fused := run == 0 && n == 1 && routed != ""
+				if fused == strings.Contains(q, "moe_topk") || fused != (routed != "" && strings.Contains(q, routed)) {
 					t.Fatalf("%s (fusion off %v): launches %s", name, run == 1, q)
 				}
 				lv, wsel, sel := make([]float32, n*c.X), make([]float32, P), make([]int32, P)
