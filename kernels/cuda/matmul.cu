@@ -353,8 +353,11 @@ __device__ void mmv_q8_0(MMV_ARGS, int rb) {
 // four blocks an SM, so at most 128 registers (168 unbounded, three blocks an SM): 8B
 // Q4_0 tg128 on the H200 430.7 / 430.1 against 411.4 / 411.8, Q4_1 426.4 / 427.2 against
 // 425.6 / 425.5 (session 50).
+#ifndef LO50_MINB
+#define LO50_MINB 4
+#endif
 #define MV1_LB __launch_bounds__(128)
-#define MV1_LB_LO __launch_bounds__(128, 4)
+#define MV1_LB_LO __launch_bounds__(128, LO50_MINB)
 #define MMV_FAST_LB(NAME, BODY, T, LB) \
     extern "C" __global__ void LB mmv_##NAME##_1(MMV_ARGS) { pdl_defer(); mv1<T, true>(W, wstride, X, D, M, K, blockIdx.x); } \
     extern "C" __global__ void LB mmv_##NAME##_1e(MMV_ARGS) { pdl_defer(); mv1<T, true, false, true>(W, wstride, X, D, M, K, blockIdx.x); } \
