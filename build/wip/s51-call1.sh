@@ -12,7 +12,7 @@ export MODELS="q40 q41 q51 q4"
 . build/gpu-setup.sh "${OUT:-/tmp/s51c1}"
 ptx_all /tmp/px
 export EMBER_CUDA_PTX_DIR=/tmp/px
-tgroup 0 'TestMatVecBatch1|DenseEvict|KernelNamesExist|EmbeddedKernelsWait|RunKernelWeights|IDW|MMVQueue|MatMulShared|MV1xQueue|FusedDecoderLayers|RowsPerBlock' 300
+tgroup 0 'TestMatVecBatch1|TestMatVec|DenseEvict|KernelNamesExist|EmbeddedKernelsWait|RunKernelWeights|IDW|MMVQueue|MatMulShared|MV1xQueue|FusedDecoderLayers|RowsPerBlock' 300
 tgroup 1 'TestConformance$' 300
 model_tests 300
 wait
