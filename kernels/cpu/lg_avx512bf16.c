@@ -36,10 +36,14 @@ static inline __m512bh lgb_load(const uint8_t *p, int64_t j, int n) {
 	return (__m512bh)_mm512_maskz_loadu_epi16(m, p + 2 * j);
 }
 
-// lgb_direct: dst[i*ldd + r] for NR weight rows and NX activation rows, two accumulators
-// a pair (elements j..j+31 and j+32..j+63 of each step).
-static inline void lgb_direct(const int NR, const int NX, const uint8_t *w, int64_t wrb, const uint8_t *x,
+// lgb_direct: dst[i*ldd + r] for NR weight rows and NX activation rows. One activation
+// row takes two accumulators a pair (elements j..j+31 and j+32..j+63 of each step), so
+// four rows keep eight chains of products in flight; more rows take one (2-3 rows x 4
+// weight rows x 2 would leave too few of the 32 registers for the operands: gcc kept
+// them on the stack, and 3 rows streamed 10.7 GB/s against 1 row's ~22; session 50).
+static inline __attribute__((always_inline)) void lgb_direct(const int NR, const int NX, const uint8_t *w, int64_t wrb, const uint8_t *x,
                               int64_t xrb, int64_t k, float *dst, int64_t ldd) {
+	const int two = NX == 1;
 	__m512 acc[LGB_NX][LGB_NR], acc2[LGB_NX][LGB_NR];
 	for (int i = 0; i < NX; i++)
 		for (int r = 0; r < NR; r++) acc[i][r] = _mm512_setzero_ps(), acc2[i][r] = _mm512_setzero_ps();
@@ -51,7 +55,8 @@ static inline void lgb_direct(const int NR, const int NX, const uint8_t *w, int6
 			const __m512bh wa = lgb_load(w + r * wrb, j, 32), wb = lgb_load(w + r * wrb, j + 32, 32);
 			for (int i = 0; i < NX; i++) {
 				acc[i][r] = _mm512_dpbf16_ps(acc[i][r], wa, xa[i]);
-				acc2[i][r] = _mm512_dpbf16_ps(acc2[i][r], wb, xb[i]);
+				if (two) acc2[i][r] = _mm512_dpbf16_ps(acc2[i][r], wb, xb[i]);
+				else acc[i][r] = _mm512_dpbf16_ps(acc[i][r], wb, xb[i]);
 			}
 		}
 	}
@@ -101,6 +106,52 @@ static inline void lgb_micro(const int NR, const int NX, const uint8_t *w, int64
 
 #define LGB_MICRO(NR, NX) lgb_micro(NR, NX, wp, wrb, xp, xrb, j0, n, dp, ldd, j0 == 0)
 
+// lgb_sum2 adds a's and b's lanes pairwise within each 128-bit lane: [a0+a2, b0+b2,
+// a1+a3, b1+b3] there.
+static inline __m512 lgb_sum2(__m512 a, __m512 b) { return _mm512_add_ps(_mm512_unpacklo_ps(a, b), _mm512_unpackhi_ps(a, b)); }
+
+// lgb_sum4 finishes two lgb_sum2 results: [a, b, c, d] in each 128-bit lane, each that
+// lane's four elements of its vector summed.
+static inline __m512 lgb_sum4(__m512 ab, __m512 cd) {
+	const __m512d x = _mm512_castps_pd(ab), y = _mm512_castps_pd(cd);
+	return _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(x, y)), _mm512_castpd_ps(_mm512_unpackhi_pd(x, y)));
+}
+
+// lgb_sum16 is the 16 lane sums of q[t] = lgb_sum4(...) of vectors 4t .. 4t + 3 as one
+// vector (element 4t + u: vector 4t + u's sum), where _mm512_reduce_add_ps would take each
+// vector apart (~9 instructions each against ~3).
+static inline __m512 lgb_sum16(__m512 q0, __m512 q1, __m512 q2, __m512 q3) {
+	const __m512 z0 = _mm512_add_ps(_mm512_shuffle_f32x4(q0, q1, 0x88), _mm512_shuffle_f32x4(q0, q1, 0xdd));
+	const __m512 z1 = _mm512_add_ps(_mm512_shuffle_f32x4(q2, q3, 0x88), _mm512_shuffle_f32x4(q2, q3, 0xdd));
+	return _mm512_add_ps(_mm512_shuffle_f32x4(z0, z1, 0x88), _mm512_shuffle_f32x4(z0, z1, 0xdd));
+}
+
+// lgb_micro44 is lgb_micro(4, 4, ...) with the 16 sums taken together (lgb_sum16) and
+// stored four floats a row.
+static inline void lgb_micro44(const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t xrb, int64_t j0, int n, float *dst,
+                               int64_t ldd, int first) {
+	__m512 acc[16];
+	for (int t = 0; t < 16; t++) acc[t] = _mm512_setzero_ps();
+	for (int j = 0; j < n; j += 32) {
+		const int m = n - j < 32 ? n - j : 32;
+		__m512bh wv[4];
+		for (int r = 0; r < 4; r++) wv[r] = lgb_load(w + r * wrb, j0 + j, m);
+		for (int i = 0; i < 4; i++) {
+			const __m512bh xv = lgb_load(x + i * xrb, j0 + j, m);
+			for (int r = 0; r < 4; r++) acc[4 * i + r] = _mm512_dpbf16_ps(acc[4 * i + r], wv[r], xv);
+		}
+	}
+#define LGB_Q(t) lgb_sum4(lgb_sum2(acc[4 * (t)], acc[4 * (t) + 1]), lgb_sum2(acc[4 * (t) + 2], acc[4 * (t) + 3]))
+	const __m512 s = lgb_sum16(LGB_Q(0), LGB_Q(1), LGB_Q(2), LGB_Q(3));
+#undef LGB_Q
+	for (int i = 0; i < 4; i++) {
+		__m128 v = _mm512_extractf32x4_ps(s, i);
+		float *p = dst + i * ldd;
+		if (!first) v = _mm_add_ps(_mm_loadu_ps(p), v);
+		_mm_storeu_ps(p, v);
+	}
+}
+
 static void lgb_tiled(const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t xrb, int64_t nx, int64_t k, int64_t r0,
                       int64_t r1, float *dst, int64_t ldd) {
 	for (int64_t rb = r0; rb < r1; rb += 16) {
@@ -129,7 +180,7 @@ static void lgb_tiled(const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t x
 					case 32 + 1: LGB_MICRO(4, 1); break;
 					case 32 + 2: LGB_MICRO(4, 2); break;
 					case 32 + 3: LGB_MICRO(4, 3); break;
-					default: LGB_MICRO(4, 4); break;
+					default: lgb_micro44(wp, wrb, xp, xrb, j0, n, dp, ldd, j0 == 0); break;
 					}
 				}
 			}
