@@ -249,18 +249,21 @@ void lg_tiled_q_avx2(int T, const uint8_t *w, int64_t wrb, const uint8_t *x, int
 	}
 }
 
-// Float weights: activation rows converted to f32 per chunk, weights converted on the fly.
+// Float weights: activation rows converted to f32 per chunk, weights converted on the fly;
+// micro-kernels of up to LG_TX activation rows by LG_FTR weight rows (12 accumulators and
+// four operands: the 16 ymm registers).
 #define LG_FKC 1024 // elements of k per chunk
-#define LG_FRB 16   // weight rows per chunk
+#define LG_FTR 3    // weight rows per micro-kernel
+#define LG_FRB 15   // weight rows per chunk (LG_FTR's multiple): 30 KB of halves in L1
 
 LGA void lga_fmicro(const int T, const int NX, const int NR, const uint8_t *w, int64_t wrb, const float *xf,
-                    int64_t xs, int64_t j0, int n, float out[LG_TX][LG_TR]) {
-	__m256 acc[LG_TX][LG_TR];
+                    int64_t xs, int64_t j0, int n, float out[LG_TX][LG_FTR]) {
+	__m256 acc[LG_TX][LG_FTR];
 	for (int i = 0; i < NX; i++)
 		for (int r = 0; r < NR; r++) acc[i][r] = _mm256_setzero_ps();
 	int j = 0;
 	for (; j + 8 <= n; j += 8) {
-		__m256 wv[LG_TR];
+		__m256 wv[LG_FTR];
 		for (int r = 0; r < NR; r++) wv[r] = lga_fload(T, w + r * wrb, j0 + j);
 		for (int i = 0; i < NX; i++) {
 			const __m256 xv = _mm256_loadu_ps(xf + i * xs + j);
@@ -277,7 +280,7 @@ LGA void lga_fmicro(const int T, const int NX, const int NR, const uint8_t *w, i
 
 #define LGA_FMICRO_FN(T, SUF)                                                                          \
 	static void lga_fmicro_##SUF(int nxx, int nr, const uint8_t *w, int64_t wrb, const float *xf,       \
-	                             int64_t xs, int64_t j0, int n, float out[LG_TX][LG_TR]) {              \
+	                             int64_t xs, int64_t j0, int n, float out[LG_TX][LG_FTR]) {             \
 		switch (nr * 8 + nxx) {                                                                         \
 		case 8 + 1: lga_fmicro(T, 1, 1, w, wrb, xf, xs, j0, n, out); break;                             \
 		case 8 + 2: lga_fmicro(T, 2, 1, w, wrb, xf, xs, j0, n, out); break;                             \
@@ -286,7 +289,11 @@ LGA void lga_fmicro(const int T, const int NX, const int NR, const uint8_t *w, i
 		case 16 + 1: lga_fmicro(T, 1, 2, w, wrb, xf, xs, j0, n, out); break;                            \
 		case 16 + 2: lga_fmicro(T, 2, 2, w, wrb, xf, xs, j0, n, out); break;                            \
 		case 16 + 3: lga_fmicro(T, 3, 2, w, wrb, xf, xs, j0, n, out); break;                            \
-		default: lga_fmicro(T, 4, 2, w, wrb, xf, xs, j0, n, out); break;                                \
+		case 16 + 4: lga_fmicro(T, 4, 2, w, wrb, xf, xs, j0, n, out); break;                            \
+		case 24 + 1: lga_fmicro(T, 1, 3, w, wrb, xf, xs, j0, n, out); break;                            \
+		case 24 + 2: lga_fmicro(T, 2, 3, w, wrb, xf, xs, j0, n, out); break;                            \
+		case 24 + 3: lga_fmicro(T, 3, 3, w, wrb, xf, xs, j0, n, out); break;                            \
+		default: lga_fmicro(T, 4, 3, w, wrb, xf, xs, j0, n, out); break;                                \
 		}                                                                                               \
 	}
 
@@ -316,9 +323,9 @@ void lg_tiled_f_avx2(int T, const uint8_t *w, int64_t wrb, const uint8_t *x, int
 					xp = xf[0];
 					xs = LG_FKC;
 				}
-				for (int r = 0; r < nrb; r += LG_TR) {
-					const int nr = nrb - r < LG_TR ? nrb - r : LG_TR;
-					float out[LG_TX][LG_TR];
+				for (int r = 0; r < nrb; r += LG_FTR) {
+					const int nr = nrb - r < LG_FTR ? nrb - r : LG_FTR;
+					float out[LG_TX][LG_FTR];
 					const uint8_t *wp = w + (rb + r) * wrb;
 					if (T == EMBER_F16) lga_fmicro_f16(nxx, nr, wp, wrb, xp, xs, j0, n, out);
 					else if (T == EMBER_BF16) lga_fmicro_bf16(nxx, nr, wp, wrb, xp, xs, j0, n, out);
