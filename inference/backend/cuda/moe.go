@@ -128,28 +128,21 @@ func (b *Backend) RoutedExperts(dst, x, logits, gate, up, down, probsB, ids, wts
 // routing and its experts' gate and up: Q4_K (Q5_K) gate and up of one layout, rows of
 // at most 2,048 columns (one mv1 step), fusion on and RouteFuseEnv not 0.
 func (b *Backend) routeTakes(gw, uw *tensor) bool {
-	return routeRows(gw.typ) > 0 && uw.typ == gw.typ && uw.stride == gw.stride && gw.cols%256 == 0 && gw.cols <= 2048 &&
+	_, rows := routeKernel(gw.typ)
+	return rows > 0 && uw.typ == gw.typ && uw.stride == gw.stride && gw.cols%256 == 0 && gw.cols <= 2048 &&
 		!b.fuseOff() && b.fuse.cfg.rte
 }
 
-// routeRows is the rows a warp's task of the fused routing kernel of t experts takes
-// (mv1.cuh's Q4K_R1 and Q5K_R1), 0 for a type no such kernel takes.
-func routeRows(t quant.Type) int {
+// routeKernel is the fused routing kernel of t experts and the rows a warp's task takes
+// there (mv1.cuh's Q4K_R1 and Q5K_R1); rows 0 for a type no such kernel takes.
+func routeKernel(t quant.Type) (name string, rows int) {
 	switch t {
 	case quant.Q4_K:
-		return 4
+		return "mmv_route_q4_k", 4
 	case quant.Q5_K:
-		return 2
+		return "mmv_route_q5_k", 2
 	}
-	return 0
-}
-
-// routeKernel is the fused routing kernel of t experts (routeRows).
-func routeKernel(t quant.Type) string {
-	if t == quant.Q5_K {
-		return "mmv_route_q5_k"
-	}
-	return "mmv_route_q4_k"
+	return "", 0
 }
 
 // mmvRoute queues mmv_route_q4_k (mmv_route_q5_k): moe_topk's routing of one token
@@ -169,9 +162,9 @@ func (b *Backend) mmvRoute(route []uint64, g, gw, u, uw *tensor, nExpert int, xq
 	if bps == 0 {
 		bps = 3
 	}
-	R := routeRows(gw.typ)
+	name, R := routeKernel(gw.typ)
 	tasks := 2 * k * ((M + R - 1) / R) // R rows a warp's task, four warps a block
-	b.launch(routeKernel(gw.typ), min((tasks+3)/4, bps*sms), 1, 128, 0, append(route, ptr(gw), ptr(uw), i64(gw.stride),
+	b.launch(name, min((tasks+3)/4, bps*sms), 1, 128, 0, append(route, ptr(gw), ptr(uw), i64(gw.stride),
 		i64(M*gw.stride), xq, ptr(g), ptr(u), i64(g.cols), i64(M), i64(gw.cols))...)
 }
 
