@@ -70,7 +70,7 @@ static inline __attribute__((always_inline)) void lgb_direct(const int NR, const
 		}
 	}
 	for (int i = 0; i < NX; i++)
-		for (int r = 0; r < NR; r++) dst[i * ldd + r] = _mm512_reduce_add_ps(_mm512_add_ps(acc[i][r], acc2[i][r]));
+		for (int r = 0; r < NR; r++) dst[i * ldd + r] = _mm512_reduce_add_ps(two ? _mm512_add_ps(acc[i][r], acc2[i][r]) : acc[i][r]);
 }
 
 #define LGB_CASE(NR, NX) lgb_direct(NR, NX, wp, wrb, xp, xrb, k, dp, ldd)
