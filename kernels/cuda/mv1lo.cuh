@@ -7,9 +7,10 @@
 // ~1 TB/s: 8B Q4_1 204 tok/s on the H200). A warp step is a run of blocks of each of the
 // warp's R rows instead: the warp loads a row's run as the 16-byte chunks from the
 // 16-byte boundary at or before it (at most 49 or 56 chunks: two a lane, lo_load), holds
-// the next step's chunks in registers while it computes one, and stages the current one
-// in its slice of shared memory (lo_stage), from which each lane reads its block's bytes
-// at any offset (lds4u, lds16u). Each block's integer sum is whole before its float
+// the chunks of the steps ahead in registers while it computes one (LoRing: LO23_D steps
+// for Q2_K/Q3_K, LO50_D for the 32-value types' dense products, one for their per-row
+// matrices), and stages the current one in its slice of shared memory (lo_stage), from
+// which each lane reads its block's bytes at any offset (lds4u, lds16u). Each block's integer sum is whole before its float
 // formula (block_dot's) is applied, so each block's term is the generic kernel's
 // (mmv_generic, which the products of 2-8 rows take) bit for bit. mv1 (mv1.cuh) gives a
 // block's four warps 4 x R x 64 chunks of shared memory (matmul.go's mv1Stage).

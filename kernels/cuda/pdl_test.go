@@ -27,14 +27,23 @@ func TestKernelsStartWithPDLEntry(t *testing.T) {
 			t.Fatal(err)
 		}
 		src := string(b)
-		// pdl_wait() may be in a header the file includes (mv1.cuh for matmul.cu).
+		// pdl_wait() may be in a header the file includes, directly or through another
+		// (mv1.cuh for matmul.cu, through mmvgen.cuh).
 		withHeaders := src
-		for _, m := range include.FindAllStringSubmatch(src, -1) {
-			h, err := os.ReadFile(m[1])
-			if err != nil {
-				t.Fatalf("%s: %v", f, err)
+		seen := map[string]bool{}
+		for todo := []string{src}; len(todo) > 0; todo = todo[1:] {
+			for _, m := range include.FindAllStringSubmatch(todo[0], -1) {
+				if seen[m[1]] {
+					continue
+				}
+				seen[m[1]] = true
+				h, err := os.ReadFile(m[1])
+				if err != nil {
+					t.Fatalf("%s: %v", f, err)
+				}
+				withHeaders += string(h)
+				todo = append(todo, string(h))
 			}
-			withHeaders += string(h)
 		}
 		for _, loc := range global.FindAllStringIndex(src, -1) {
 			open := strings.IndexByte(src[loc[1]:], '{')

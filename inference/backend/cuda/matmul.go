@@ -142,7 +142,7 @@ func mmvName(t quant.Type, nx int) string { return mmvNames[t][nx] }
 // (Q4K_R1, Q80_R1, Q50_R1, Q6K_R1, Q5K_R1, Q23_R1, HALF_R1 in mv1.cuh, mv1x.cuh and
 // mv1lo.cuh; mmv_id's Q8_0 warps two: idRowsPerBlock);
 // for nx > 1, Q4_K and Q5_K warps take two (Q4K_ROWS, mmv_q5_k_nx) and Q6_K and Q8_0
-// warps one. The generic kernel (mmv_generic in matmul.cu) takes an F32, F16 or BF16 row
+// warps one. The generic kernel (mmv_generic in mmvgen.cuh) takes an F32, F16 or BF16 row
 // a block, and a row of nb quantized blocks in L lanes (nb rounded up to a power of two,
 // at most 32), 32 / L rows a warp.
 // mmv_multi computes as nx = 1, mmv_id as idRowsPerBlock says.
