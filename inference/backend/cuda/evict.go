@@ -41,11 +41,11 @@ func denseEvictFromEnv() (denseEvict, error) {
 func (e denseEvict) on() bool { return e.mode == 1 || e.mode < 0 && e.moe }
 
 // evictNames maps each dense batch-1 kernel that has an evict-first form (mmv_*_1 of the
-// mv1 types and every mmv_multi kernel) to that form's name, built once
-// so that queuing a launch makes no string.
+// mv1 types and every mmv_multi kernel, multiKernels) to that form's name, built once so
+// that queuing a launch makes no string.
 var evictNames = func() map[string]string {
 	m := map[string]string{}
-	for _, k := range []string{"mmv_multi", "mmv_multi_q8_0", "mmv_multi_q5_k", "mmv_multi_q4_0", "mmv_multi_q4_1"} {
+	for _, k := range multiKernels {
 		m[k] = k + "_e"
 	}
 	for t := range suffix {

@@ -384,35 +384,31 @@ func multiTakes(xt *tensor, projs []backend.Proj) (quant.Type, bool) {
 	return vt, multiKernel(projs) != ""
 }
 
+// multiKernels is the mmv_multi kernel of each weight type one takes (Q6_K aside: it goes
+// with Q4_K's kernel or Q5_K's).
+var multiKernels = map[quant.Type]string{
+	quant.Q4_K: "mmv_multi", quant.Q5_K: "mmv_multi_q5_k", quant.Q8_0: "mmv_multi_q8_0",
+	quant.Q4_0: "mmv_multi_q4_0", quant.Q5_0: "mmv_multi_q4_0",
+	quant.Q4_1: "mmv_multi_q4_1", quant.Q5_1: "mmv_multi_q4_1",
+}
+
 // multiKernel is the mmv_multi kernel for projections of one dot partner: mmv_multi for
 // Q4_K and Q6_K weights, mmv_multi_q5_k for Q5_K and Q6_K, mmv_multi_q8_0 for Q8_0,
-// mmv_multi_q4_0 for Q4_0 and Q5_0, mmv_multi_q4_1 for Q4_1 and Q5_1; "" when no one
-// kernel takes their types (Q4_K beside Q5_K, Q4_0 beside Q8_0, Q6_K beside any but Q4_K
-// and Q5_K, or any other type). Q2_K and Q3_K have none: one launch for a Q2_K file's
-// gate and up (a kernel of both types, then of each) was 1.7-3% slower on the H200 than
-// two (session 50), its registers past the lone kernels' (80-96 against 72-80).
+// mmv_multi_q4_0 for Q4_0 and Q5_0, mmv_multi_q4_1 for Q4_1 and Q5_1 (multiKernels); ""
+// when no one kernel takes their types (Q4_K beside Q5_K, Q4_0 beside Q8_0, Q6_K beside
+// any but Q4_K and Q5_K, or any other type). Q2_K and Q3_K have none: one launch for a
+// Q2_K file's gate and up (a kernel of both types, then of each) was 1.7-3% slower on the
+// H200 than two (session 50), its registers past the lone kernels' (80-96 against 72-80).
 func multiKernel(projs []backend.Proj) string {
 	kernel, q6 := "", false
 	for _, p := range projs {
-		k := ""
-		switch get(p.W).typ {
-		case quant.Q6_K:
+		t := get(p.W).typ
+		if t == quant.Q6_K {
 			q6 = true
 			continue
-		case quant.Q4_K:
-			k = "mmv_multi"
-		case quant.Q5_K:
-			k = "mmv_multi_q5_k"
-		case quant.Q8_0:
-			k = "mmv_multi_q8_0"
-		case quant.Q4_0, quant.Q5_0:
-			k = "mmv_multi_q4_0"
-		case quant.Q4_1, quant.Q5_1:
-			k = "mmv_multi_q4_1"
-		default:
-			return ""
 		}
-		if kernel != "" && kernel != k {
+		k, ok := multiKernels[t]
+		if !ok || kernel != "" && kernel != k {
 			return ""
 		}
 		kernel = k

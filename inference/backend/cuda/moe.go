@@ -147,8 +147,8 @@ func routeKernel(t quant.Type) (name string, rows int) {
 
 // mmvRoute queues mmv_route_q4_k (mmv_route_q5_k): moe_topk's routing of one token
 // (route: moe_topk's arguments) and the gate and up products of its k experts from its
-// Q8_K row xq into g and u ([k, F] each), as moe_topk and mmvID would. The grid is at most three blocks an
-// SM, so that every block is resident and routes once.
+// Q8_K row xq into g and u ([k, F] each), as moe_topk and mmvID would. The grid is at
+// most three blocks an SM, so that every block is resident and routes once.
 func (b *Backend) mmvRoute(route []uint64, g, gw, u, uw *tensor, nExpert int, xq uint64) {
 	if xq == 0 {
 		return
