@@ -10,15 +10,17 @@
 // the chunks of the steps ahead in registers while it computes one (LoRing: LO23_D steps
 // for Q2_K/Q3_K, LO50_D for the 32-value types' dense products, one for their per-row
 // matrices), and stages the current one in its slice of shared memory (lo_stage), from
-// which each lane reads its block's bytes at any offset (lds4u, lds16u). Each block's integer sum is whole before its float
-// formula (block_dot's) is applied, so each block's term is the generic kernel's
-// (mmv_generic, which the products of 2-8 rows take) bit for bit. mv1 (mv1.cuh) gives a
-// block's four warps 4 x R x 64 chunks of shared memory (matmul.go's mv1Stage).
+// which each lane reads its block's bytes at any offset (lds4u, lds16u). Each block's
+// integer sum is whole before its float formula (block_dot's) is applied, so each
+// block's term is the generic kernel's (mmv_generic, which the products of 2-8 rows
+// take) bit for bit. mv1 (mv1.cuh) gives a block's four warps 4 x R x 64 chunks of
+// shared memory (matmul.go's mv1Stage).
 #pragma once
 
 // lo_smem23 and lo_smem50 are a block's stage (four warps of R rows of 64 chunks) of the
 // Q2_K/Q3_K and of the 32-value kernels: one array a kernel whatever types and forms it
-// takes (mmv_multi_q3_k's Q2_K and Q3_K, mmv_multi_q4_0's Q4_0 and Q5_0).
+// takes (a Q2_K or Q3_K kernel has one type; mmv_multi_q4_0 stages Q4_0 and Q5_0 rows
+// in one array).
 __device__ __forceinline__ uint4 (*lo_smem23())[Q23_R1][64] {
     __shared__ __align__(16) uint4 st[4][Q23_R1][64];
     return st;
