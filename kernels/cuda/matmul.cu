@@ -191,6 +191,36 @@ GEN(T_Q2_K)
 GEN(T_Q3_K)
 
 MMV(f32, gen_T_F32)
+
+// mmv_f32_1w: mmv_f32_1 (mmv_generic's F32 row: a block a row, lane l of warp w summing
+// elements 32w + l, +128, ... in double in that order, the warps' sums met in warp order)
+// over weights, which no kernel writes: each lane's first MV_FW weights are loaded before
+// the wait, so a small F32 product (a mixture of experts' router, 64 x 2,048: all of it)
+// waits for no weight load after the kernel before it. The same bits as mmv_f32_1.
+#define MV_FW 16
+extern "C" __global__ void __launch_bounds__(128) mmv_f32_1w(MMV_ARGS) {
+    pdl_defer();
+    __shared__ double red[4];
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, r = blockIdx.x, j0 = 32 * w + lane;
+    if (r >= M) return;
+    const float* wr = (const float*)(W + (i64)r * wstride);
+    const float* xr = (const float*)X;
+    float wv[MV_FW], xv[MV_FW];
+#pragma unroll
+    for (int u = 0; u < MV_FW; u++) wv[u] = j0 + 128 * u < K ? wr[j0 + 128 * u] : 0.f;
+    pdl_wait();
+#pragma unroll
+    for (int u = 0; u < MV_FW; u++) xv[u] = j0 + 128 * u < K ? xr[j0 + 128 * u] : 0.f;
+    double acc = 0;
+#pragma unroll
+    for (int u = 0; u < MV_FW; u++)
+        if (j0 + 128 * u < K) acc += (double)(wv[u] * xv[u]);
+    for (int j = j0 + 128 * MV_FW; j < K; j += 128) acc += (double)(wr[j] * xr[j]);
+    const double s = warp_sumd(acc);
+    if (lane == 0) red[w] = s;
+    __syncthreads();
+    if (threadIdx.x == 0) D[r] = (float)((red[0] + red[1]) + (red[2] + red[3]));
+}
 MMV_FAST(f16, gen_T_F16, T_F16)
 MMV_FAST(bf16, gen_T_BF16, T_BF16)
 MMV_FAST_LB(q4_0, gen_T_Q4_0, T_Q4_0, MV1_LB_LO)

@@ -64,6 +64,7 @@ type Backend struct {
 	hostMoE   bool           // $EMBER_CUDA_HOST_MOE: RoutedExperts declines (moe.go)
 	moeTN     int            // $EMBER_CUDA_MOE_TILE: the grouped experts' tile width, 0 to choose (moe.go)
 	routeBPS  int            // $EMBER_CUDA_ROUTE_BLOCKS: mmv_route_q4_k's blocks an SM, 0 for 3 (moe.go)
+	noF32W    bool           // $EMBER_CUDA_F32W is 0: batch-1 F32 weights on mmv_f32_1 (matmul.go)
 	mmqTN     int            // $EMBER_CUDA_MMQ_TILE: the products' tile width, 0 to choose (mmq.go)
 	skip      []string       // $EMBER_CUDA_SKIP: kernel name prefixes not launched
 	st        stats          // $EMBER_CUDA_STATS
@@ -150,6 +151,7 @@ func New(opt Options) (*Backend, error) {
 		b.Close()
 		return nil, err
 	}
+	b.noF32W = os.Getenv(F32WeightEnv) == "0"
 	if v := os.Getenv(SkipEnv); v != "" {
 		b.skip = strings.Split(v, ",")
 	}

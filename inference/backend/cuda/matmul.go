@@ -226,6 +226,11 @@ func mv1Smem(t quant.Type, k int) int {
 // (mv1.cuh, mv1x.cuh, mv1lo.cuh): every type the kernels take (canMultiply) but F32.
 func mv1Type(t quant.Type) bool { return t != quant.F32 && canMultiply(t) }
 
+// F32WeightEnv names an environment variable: when 0, one activation row's product with
+// an F32 weight runs on mmv_f32_1 instead of mmv_f32_1w, which loads its weights before
+// the kernel before it has finished (the same bits; for timing).
+const F32WeightEnv = "EMBER_CUDA_F32W"
+
 // mmv runs the dot kernel of w's type over n quantized activation rows.
 func (b *Backend) mmv(d, w *tensor, xq uint64, xstride, n int) {
 	if xq == 0 {
@@ -246,7 +251,11 @@ func (b *Backend) mmv(d, w *tensor, xq uint64, xstride, n int) {
 	case n <= 4:
 		nx = 4
 	}
-	b.launch(b.denseName(mmvName(w.typ, nx)), rowBlocks(w.typ, nx, w.rows, w.cols), (n+nx-1)/nx, 128, smem, ptr(w), i64(w.stride), xq, i64(xstride),
+	name := b.denseName(mmvName(w.typ, nx))
+	if nx == 1 && w.typ == quant.F32 && (w.weight || w.ofWeight) && !b.noF32W {
+		name = "mmv_f32_1w" // its weights read before the wait: only a weight's may be
+	}
+	b.launch(name, rowBlocks(w.typ, nx, w.rows, w.cols), (n+nx-1)/nx, 128, smem, ptr(w), i64(w.stride), xq, i64(xstride),
 		ptr(d), i64(d.cols), i64(w.rows), i64(w.cols), i64(n))
 }
 
