@@ -219,7 +219,7 @@ extern "C" __global__ void __launch_bounds__(128) mmv_f32_1w(MMV_ARGS) {
     const double s = warp_sumd(acc);
     if (lane == 0) red[w] = s;
     __syncthreads();
-    if (threadIdx.x == 0) D[r] = (float)((red[0] + red[1]) + (red[2] + red[3]));
+    if (threadIdx.x == 0) D[r] = warps4_meet(red);
 }
 MMV_FAST(f16, gen_T_F16, T_F16)
 MMV_FAST(bf16, gen_T_BF16, T_BF16)

@@ -46,7 +46,6 @@ __device__ __forceinline__ float block_dot(const uint8_t* w, int ib, const uint8
         float dd = ldh(b) * ds[ib];
         return dd * (float)sumi + ldh(b + 2) * ds[K / 32 + ib];
     }
-    const int nb = K / 256;
     const int8_t* xb = xq + 256 * ib;
     float yd = ((const float*)(x + K))[ib];
     const int* bsums = (const int*)(x + Q8K_BSUMS(K)) + 16 * ib;
@@ -93,6 +92,11 @@ __device__ __forceinline__ float block_dot(const uint8_t* w, int ib, const uint8
 // F16 and BF16 rows take a block each. matmul.go's rowsPerBlock says the same.
 __device__ __forceinline__ int mmv_generic_lanes(int nb) { return nb >= 32 ? 32 : nb <= 1 ? 1 : 1 << (32 - __clz(nb - 1)); }
 
+// warps4_meet is a block's row: its four warps' double sums (red[w], warp w's) met in
+// warp order, then rounded to float. mmv_generic's F32, F16 and BF16 rows and
+// mmv_f32_1w (matmul.cu) end so, and a router's logits depend on that order.
+__device__ __forceinline__ float warps4_meet(const double* red) { return (float)((red[0] + red[1]) + (red[2] + red[3])); }
+
 template <int T, int NX>
 __device__ void mmv_generic(MMV_ARGS, int rb) {
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
@@ -115,45 +119,40 @@ __device__ void mmv_generic(MMV_ARGS, int rb) {
         double acc[NX];
 #pragma unroll
         for (int n = 0; n < NX; n++) acc[n] = 0;
-        int j = 32 * w + lane;
-        if (T == T_F16 || T == T_BF16) j = K;  // their chunks, below
-        for (int c = 32 * w + lane; T != T_F32 && 8 * c < K; c += 128) {
+        if (T != T_F32) {
             // F16 and BF16: 8-element chunks, each chunk's products summed in float in
             // element order and the chunk sums in double, as mv1_half (mv1x.cuh) does.
-            const int j0 = 8 * c, n8 = min(8, K - j0);
-            float wv[8];
+            for (int c = 32 * w + lane; 8 * c < K; c += 128) {
+                const int j0 = 8 * c, n8 = min(8, K - j0);
+                float wv[8];
 #pragma unroll
-            for (int e = 0; e < 8; e++) wv[e] = e < n8 ? ld(wr, j0 + e) : 0.f;
-#pragma unroll
-            for (int n = 0; n < NX; n++)
-                if (n < ncol) {
-                    const uint8_t* xr = X + (i64)(x0 + n) * xstride;
-                    float f = 0;
-#pragma unroll
-                    for (int e = 0; e < 8; e++)
-                        if (e < n8) f += wv[e] * ld(xr, j0 + e);
-                    acc[n] += (double)f;
-                }
-        }
-        for (; j + 128 * (MV_FU - 1) < K; j += 128 * MV_FU) {
-            float wv[MV_FU], xv[MV_FU][NX];
-#pragma unroll
-            for (int u = 0; u < MV_FU; u++) {
-                wv[u] = ld(wr, j + 128 * u);
-#pragma unroll
-                for (int n = 0; n < NX; n++) xv[u][n] = n < ncol ? ld(X + (i64)(x0 + n) * xstride, j + 128 * u) : 0.f;
-            }
-#pragma unroll
-            for (int u = 0; u < MV_FU; u++)
+                for (int e = 0; e < 8; e++) wv[e] = e < n8 ? ld(wr, j0 + e) : 0.f;
 #pragma unroll
                 for (int n = 0; n < NX; n++)
-                    if (n < ncol) acc[n] += (double)(wv[u] * xv[u][n]);
-        }
-        for (; j < K; j += 128) {
-            const float wv = ld(wr, j);
+                    if (n < ncol) acc[n] += (double)half_chunk<T == T_BF16>(wv, (const uint16_t*)(X + (i64)(x0 + n) * xstride) + j0, n8);
+            }
+        } else {
+            int j = 32 * w + lane;
+            for (; j + 128 * (MV_FU - 1) < K; j += 128 * MV_FU) {
+                float wv[MV_FU], xv[MV_FU][NX];
 #pragma unroll
-            for (int n = 0; n < NX; n++)
-                if (n < ncol) acc[n] += (double)(wv * ld(X + (i64)(x0 + n) * xstride, j));
+                for (int u = 0; u < MV_FU; u++) {
+                    wv[u] = ld(wr, j + 128 * u);
+#pragma unroll
+                    for (int n = 0; n < NX; n++) xv[u][n] = n < ncol ? ld(X + (i64)(x0 + n) * xstride, j + 128 * u) : 0.f;
+                }
+#pragma unroll
+                for (int u = 0; u < MV_FU; u++)
+#pragma unroll
+                    for (int n = 0; n < NX; n++)
+                        if (n < ncol) acc[n] += (double)(wv[u] * xv[u][n]);
+            }
+            for (; j < K; j += 128) {
+                const float wv = ld(wr, j);
+#pragma unroll
+                for (int n = 0; n < NX; n++)
+                    if (n < ncol) acc[n] += (double)(wv * ld(X + (i64)(x0 + n) * xstride, j));
+            }
         }
 #pragma unroll
         for (int n = 0; n < NX; n++) {
@@ -163,7 +162,7 @@ __device__ void mmv_generic(MMV_ARGS, int rb) {
         __syncthreads();
         if (threadIdx.x < ncol) {
             const int n = threadIdx.x;
-            D[(i64)(x0 + n) * dstride + r] = (float)((red[n][0] + red[n][1]) + (red[n][2] + red[n][3]));
+            D[(i64)(x0 + n) * dstride + r] = warps4_meet(red[n]);
         }
         return;
     }

@@ -149,6 +149,18 @@ __device__ __forceinline__ float half_dot8(uint4 a, uint4 b) {
     return f;
 }
 
+// half_chunk is a chunk's first n8 (at most 8) products of weights wv (as floats) and
+// activations x (halves, or bfloat16s with BF), summed in float in element order: what
+// half_dot8 sums for a whole 16-byte chunk, for chunks that are short or unaligned.
+template <bool BF>
+__device__ __forceinline__ float half_chunk(const float* wv, const uint16_t* x, int n8) {
+    float f = 0;
+#pragma unroll
+    for (int e = 0; e < 8; e++)
+        if (e < n8) f += wv[e] * half_f<BF>(x[e]);
+    return f;
+}
+
 template <bool BF, bool SM, bool EF>
 __device__ __forceinline__ void mv1_half(const uint8_t* W, i64 ws, const uint8_t* Xg, uint8_t* xs, int n, float* D, int M, int K, int wr) {
     const int lane = threadIdx.x & 31, nq = K / 8;
@@ -197,9 +209,10 @@ __device__ __forceinline__ void mv1_half(const uint8_t* W, i64 ws, const uint8_t
             const int j0 = 8 * c, n8 = min(8, K - j0);
 #pragma unroll
             for (int i = 0; i < HALF_R1; i++) {
-                float f = 0;
-                for (int e = 0; e < n8; e++) f += half_f<BF>(((const uint16_t*)w[i])[j0 + e]) * half_f<BF>(xh[j0 + e]);
-                acc[i] += (double)f;
+                float wv[8];
+#pragma unroll
+                for (int e = 0; e < 8; e++) wv[e] = e < n8 ? half_f<BF>(((const uint16_t*)w[i])[j0 + e]) : 0.f;
+                acc[i] += (double)half_chunk<BF>(wv, xh + j0, n8);
             }
         }
     }
