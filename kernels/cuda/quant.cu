@@ -349,13 +349,15 @@ extern "C" __global__ void __launch_bounds__(ADD_NORM_THREADS) add_rms_norm_q8_k
 // form ~0.5 us shorter. cols % 256 == 0, cols <= ADD_NORM1_COLS; sum and dst may be a or b
 // (each thread reads its elements of a and b before the barrier, and writes dst after it).
 #define ADD_NORM1_COLS 8192
-extern "C" __global__ void __launch_bounds__(256) add_rms_norm_q8_k_1(float* sum, const float* a, const float* b, float* dst,
-                                                                       const float* w, int cols, float eps, uint8_t* out) {
-    pdl_defer();
-    constexpr int NB = ADD_NORM1_COLS / 256;
-    __shared__ __align__(16) float xs[ADD_NORM1_COLS];
-    __shared__ double part[8];
-    const int t = threadIdx.x, lane = t & 31, wp = t >> 5, nb = cols / 256;
+// norm1_row is add_rms_norm_q8_k_1's body for rows of at most 256 * NB columns, or with
+// EXACT of exactly 256 * NB (the 2,048- and 4,096-wide rows of DeepSeek-V2-Lite and the
+// 8B): its loops then have no guards, and the 2 NB loads of a and b issue back to back
+// at fixed offsets (with guards, each reloads its pointer; session 54's PTX ran the
+// 8B's rows in ~690 instructions against ~1,900 before).
+template <int NB, bool EXACT>
+__device__ __forceinline__ void norm1_row(float* sum, const float* a, const float* b, float* dst, const float* w, int cols,
+                                          float eps, uint8_t* out, float* xs, double* part) {
+    const int t = threadIdx.x, lane = t & 31, wp = t >> 5, nb = EXACT ? NB : cols / 256;
     float wv[NB / 8][8];
 #pragma unroll
     for (int u = 0; u < NB / 8; u++)
@@ -395,6 +397,19 @@ extern "C" __global__ void __launch_bounds__(256) add_rms_norm_q8_k_1(float* sum
         *(float4*)(dst + ib * 256 + 8 * lane + 4) = make_float4(v[4], v[5], v[6], v[7]);
         q8k_quant_warp(v, out, ib, cols);
     }
+}
+
+extern "C" __global__ void __launch_bounds__(256) add_rms_norm_q8_k_1(float* sum, const float* a, const float* b, float* dst,
+                                                                       const float* w, int cols, float eps, uint8_t* out) {
+    pdl_defer();
+    __shared__ __align__(16) float xs[ADD_NORM1_COLS];
+    __shared__ double part[8];
+    if (cols == 2048)
+        norm1_row<8, true>(sum, a, b, dst, w, cols, eps, out, xs, part);
+    else if (cols == 4096)
+        norm1_row<16, true>(sum, a, b, dst, w, cols, eps, out, xs, part);
+    else
+        norm1_row<ADD_NORM1_COLS / 256, false>(sum, a, b, dst, w, cols, eps, out, xs, part);
 }
 
 // add_rms_norm_q8: cols % 32 == 0; out rows of ostride bytes, Q8_0 (s1: Q8_1) blocks.

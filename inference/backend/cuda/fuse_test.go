@@ -252,6 +252,31 @@ func TestFusedSetRows(t *testing.T) {
 // TestFusedAddRMSNorm: Add then RMSNorm of the sum is one launch, and with the next
 // MatMul's rounding still one, wherever the norm writes: Q8_K for Q4_K weights
 // (add_rms_norm_q8_k), Q8_0 for Q8_0 and Q8_1 for Q4_1 (add_rms_norm_q8).
+// TestNorm1Widths: add_rms_norm_q8_k_1's forms (quant.cu's norm1_row: rows of exactly
+// 2,048 and 4,096 columns unrolled without guards, any other width up to 8,192 with
+// them) against the separate kernels' bits, one row into one Q4_K product, in place and
+// not: the widths on both sides of each exact form.
+func TestNorm1Widths(t *testing.T) {
+	const m = 48
+	for _, k := range []int{256, 1792, 2048, 2304, 3840, 4096, 4352, 8192} {
+		for _, inPlace := range []bool{false, true} {
+			checkFused(t, fmt.Sprintf("k %d in place %v", k, inPlace), 2, func(e *fuseEnv) (func(), []backend.Tensor) {
+				a, b, w := e.randn(1, k, 2), e.randn(1, k, 2), e.randn(1, k, 1)
+				s, n := e.zeros(quant.F32, 1, k), a
+				if inPlace {
+					s = a
+				}
+				d, wq := e.zeros(quant.F32, 1, m), e.weight(quant.Q4_K, m, k)
+				return func() {
+					e.be.Add(s, a, b)
+					e.be.RMSNorm(n, s, w, 1e-5)
+					e.be.MatMul(d, wq, n)
+				}, []backend.Tensor{s, n, d}
+			})
+		}
+	}
+}
+
 func TestFusedAddRMSNorm(t *testing.T) {
 	const m = 48
 	type where int
