@@ -249,9 +249,6 @@ func TestFusedSetRows(t *testing.T) {
 	})
 }
 
-// TestFusedAddRMSNorm: Add then RMSNorm of the sum is one launch, and with the next
-// MatMul's rounding still one, wherever the norm writes: Q8_K for Q4_K weights
-// (add_rms_norm_q8_k), Q8_0 for Q8_0 and Q8_1 for Q4_1 (add_rms_norm_q8).
 // TestNorm1Widths: add_rms_norm_q8_k_1's forms (quant.cu's norm1_row: rows of exactly
 // 2,048 and 4,096 columns unrolled without guards, any other width up to 8,192 with
 // them) against the separate kernels' bits, one row into one Q4_K product, in place and
@@ -277,6 +274,9 @@ func TestNorm1Widths(t *testing.T) {
 	}
 }
 
+// TestFusedAddRMSNorm: Add then RMSNorm of the sum is one launch, and with the next
+// MatMul's rounding still one, wherever the norm writes: Q8_K for Q4_K weights
+// (add_rms_norm_q8_k), Q8_0 for Q8_0 and Q8_1 for Q4_1 (add_rms_norm_q8).
 func TestFusedAddRMSNorm(t *testing.T) {
 	const m = 48
 	type where int
