@@ -190,6 +190,7 @@ func TestMoERouting(t *testing.T) {
 				P := n * c.k
 				logits, ids, wts := e.zeros(quant.F32, n, c.X), e.zeros(quant.I32, P, 1), e.zeros(quant.F32, P, 1)
 				g, u, d, dst := e.zeros(quant.F32, P, F), e.zeros(quant.F32, P, F), e.zeros(quant.F32, P, K), e.zeros(quant.F32, n, K)
+				shared, sum := e.randn(n, K, 1), e.zeros(quant.F32, n, K) // the shared experts' output, the layer's sum
 				if err := be.Sync(context.Background()); err != nil {
 					t.Fatal(err)
 				}
@@ -200,6 +201,12 @@ func TestMoERouting(t *testing.T) {
 				q := strings.Join(cuda.Queued(be), " ")
 				fused := run == 0 && n == 1 && routed != ""
 				if fused == strings.Contains(q, "moe_topk") || fused != (routed != "" && strings.Contains(q, routed)) {
+					t.Fatalf("%s (fusion off %v): launches %s", name, run == 1, q)
+				}
+				// The shared experts' output added: with fusion, moe_sum and the Add are one
+				// launch (moe_sum_add), and its sum must match the unfused pair's bits.
+				be.Add(sum, dst, shared)
+				if q := strings.Join(cuda.Queued(be), " "); (run == 0) != strings.Contains(q, "moe_sum_add") {
 					t.Fatalf("%s (fusion off %v): launches %s", name, run == 1, q)
 				}
 				lv, wsel, sel := make([]float32, n*c.X), make([]float32, P), make([]int32, P)
@@ -222,7 +229,7 @@ func TestMoERouting(t *testing.T) {
 				for i, v := range sel {
 					u32[i] = uint32(v)
 				}
-				got[run] = [][]uint32{e.bits(logits), u32, e.bits(wts), e.bits(dst)}
+				got[run] = [][]uint32{e.bits(logits), u32, e.bits(wts), e.bits(dst), e.bits(sum)}
 				if err := be.Close(); err != nil {
 					t.Fatal(err)
 				}
