@@ -134,13 +134,20 @@ const NoPinEnv = "EMBER_CUDA_NO_PIN"
 // first edge off the fork a full one. defaultBranchEdges is the default.
 const BranchEdgesEnv = "EMBER_CUDA_BRANCH_EDGES"
 
-// defaultBranchEdges: both of the side's edges programmatic (off the fork, into the
-// join), the main run's first a full one. H200, DeepSeek-V2-Lite Q4_K_M tg128, same
-// call each: with the shared experts a branch, two rounds, 0 452 / 455, 1 471 / 460, 2
+// defaultBranchEdges: all three programmatic (the side's off the fork and into the join,
+// the main run's off the fork). H200, DeepSeek-V2-Lite Q4_K_M tg128. Session 22, the
+// main run opening with the router's product (then a kernel that loaded nothing before
+// its wait): with the shared experts a branch, two rounds, 0 452 / 455, 1 471 / 460, 2
 // 446 / 455, 3 468 / 469, 5 473 / 477, one chain 452 / 459; with the MLA cache write a
 // branch too, 5 484 / 492, 1 483 / 483, 3 496 / 490, 7 516 / 515; then 7 509 / 509
-// against one chain 466 / 466.
-const defaultBranchEdges = 7
+// against one chain 466 / 466: 7 was the default. Session 56 (the router's product,
+// mmv_f32_1w since session 52, loads its weights before its wait), medians of six or
+// seven rounds, the order rotated each round: 3 649.8 against 7 639.1 (six of six; the
+// same call's norm-and-router fusion lost, build/wip/norm-router.patch), then 3 647.8,
+// 1 647.0, 7 641.6 (3 ahead of 7 in five of six), 2 640.5, 0 629.9; then 3 645.3, 1
+// 646.1, 3 with the main run rounding cur again (NoPinEnv) 633.1, one chain 558.5
+// (build/wip/s56-call2.sh .. s56-call4.sh).
+const defaultBranchEdges = 3
 
 func branchFromEnv() branchState {
 	e, err := strconv.Atoi(os.Getenv(BranchEdgesEnv))
