@@ -114,3 +114,30 @@ ab() {
 	done
 	el "$(python3 build/ab-sum.py "$_ra" "$_rb")"
 }
+# sweep N MODEL S1 S2 ... runs tg128 of /tmp/MODEL.gguf N rounds over the sides S1 ..
+# (env prefixes ending in the binary, as ab's A and B), each round every side once in an
+# order rotated by the round (so that no side always runs first: session 55 found the
+# first of a pair winning), prints each round, then each side's median and, against S1,
+# ab-sum.py's line (B/A, rounds won, sign test). s56-call2.sh .. s56-call4.sh did this
+# by hand.
+sweep() {
+	_n=$1 _m=$2
+	shift 2
+	_k=$#
+	for _i in $(seq "$_k"); do eval "_r$_i=''"; done
+	for _r in $(seq "$_n"); do
+		_line="round $_r:"
+		for _j in $(seq 0 $((_k - 1))); do
+			_i=$(((_j + _r) % _k + 1))
+			eval "_s=\${$_i}"
+			_x=$(q env $_s bench -backend cuda -p 0 -n 128 -r 1 -m "/tmp/$_m.gguf" | sed 's/(.*//')
+			eval "_r$_i=\"\$_r$_i \$_x\""
+			_line="$_line s$_i ${_x:-?}"
+		done
+		el "$_m $_line"
+	done
+	for _i in $(seq "$_k"); do
+		eval "_s=\${$_i} _v=\$_r$_i"
+		el "s$_i ($_s): $(python3 build/ab-sum.py "$_r1" "$_v")"
+	done
+}
