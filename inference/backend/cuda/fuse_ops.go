@@ -35,8 +35,11 @@ func (b *Backend) fuseAddNorm(d, x, w *tensor, eps float32) bool {
 	return true
 }
 
-// ropeHeads is the heads one block of rope2_f32 and rope2_set rotates by default.
-const ropeHeads = 8
+// ropeHeads is the heads one block of rope2_f32 and rope2_set rotates by default. H200,
+// session 56, tg128 rotated sweeps on one binary (build/wip/s56-call6.sh .. 8): the 8B
+// Q4_K_M at 4 against 8 526.6 / 524.1 (4 ahead in 5 of 6 rounds), 528.1 / 525.1 (5 of 5),
+// at 2 526.9; V2-Lite (its q_pe's 16 heads) 640.0 / 638.1 (3 of 4). It was 8.
+const ropeHeads = 4
 
 // RoPEHeadsEnv names an environment variable: the heads one block of rope2_f32 and
 // rope2_set rotates (1 to 64), for timing other grids than ropeHeads'.

@@ -195,12 +195,14 @@ func TestFuseQueueArgs(t *testing.T) {
 	x1, x2, pos := q.f32(3, 32*128), q.f32(3, 8*128), q.tensor(quant.I32, 3, 1)
 	q.RoPE(x1, pos, backend.RoPE{Dims: 128, HeadDim: 128, Base: 500000})
 	q.RoPE(x2, pos, backend.RoPE{Dims: 128, HeadDim: 128, Base: 500000})
-	// grid (3 rows, 4 + 1 head groups), 128 threads, 128 floats of table
-	if d := q.queue.dims; !slices.Equal([]uint32{uint32(d[0]), uint32(d[1]), uint32(d[3]), uint32(d[4])}, []uint32{3, 5, 128, 512}) {
+	// grid (3 rows, 32 / ropeHeads + 8 / ropeHeads head groups), 128 threads, 128 floats
+	// of table
+	nb1, nb2 := uint32(32/ropeHeads), uint32((8+ropeHeads-1)/ropeHeads)
+	if d := q.queue.dims; !slices.Equal([]uint32{uint32(d[0]), uint32(d[1]), uint32(d[3]), uint32(d[4])}, []uint32{3, nb1 + nb2, 128, 512}) {
 		t.Errorf("rope2_f32 dims %v", d)
 	}
 	a := q.queue.args
-	if a[0] != x1.ptr || a[1] != 32*128 || a[2] != 4 || a[3] != x2.ptr || a[4] != 8*128 || a[5] != ropeHeads || a[6] != pos.ptr || len(a) != 17 {
+	if a[0] != x1.ptr || a[1] != 32*128 || a[2] != uint64(nb1) || a[3] != x2.ptr || a[4] != 8*128 || a[5] != ropeHeads || a[6] != pos.ptr || len(a) != 17 {
 		t.Errorf("rope2_f32 args %v", a)
 	}
 	q.names()
@@ -225,7 +227,7 @@ func TestFuseQueueArgs(t *testing.T) {
 	q.RoPE(rk, rp, rope)
 	q.SetRows(rkc, rk, rp)
 	q.SetRows(rvc, rv, rp)
-	if d := q.queue.dims; len(d) != 5 || d[0] != 2 || d[1] != 4+1+4 || d[3] != 128 || d[4] != 512 {
+	if d := q.queue.dims; len(d) != 5 || d[0] != 2 || uint32(d[1]) != nb1+nb2+4 || d[3] != 128 || d[4] != 512 {
 		t.Errorf("rope2_set dims %v", d)
 	}
 	if a := q.queue.args; len(a) != 25 || a[0] != rq.ptr || a[3] != rk.ptr || a[6] != rp.ptr ||
