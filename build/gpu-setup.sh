@@ -99,6 +99,9 @@ same_bodies() {
 		cmp -s /tmp/body.a /tmp/body.b || el "body differs: $m.ptx"
 	done
 }
+# tg1 MODEL SIDE prints one tg128 run's tok/s of /tmp/MODEL.gguf (SIDE: an env prefix
+# ending in the binary), for ab and sweep.
+tg1() { q env $2 bench -backend cuda -p 0 -n 128 -r 1 -m "/tmp/$1.gguf" | sed 's/(.*//'; }
 # ab N MODEL A B runs tg128 of /tmp/MODEL.gguf N rounds, A then B each round (A and B are
 # env prefixes ending in the binary, as "$N" or "EMBER_CUDA_X=1 $E"), prints each pair,
 # then both medians, B/A and the rounds B won with the sign test's two-sided p (one
@@ -107,8 +110,8 @@ same_bodies() {
 ab() {
 	_n=$1 _m=$2 _a=$3 _b=$4 _ra="" _rb=""
 	for _r in $(seq "$_n"); do
-		_x=$(q env $_a bench -backend cuda -p 0 -n 128 -r 1 -m "/tmp/$_m.gguf" | sed 's/(.*//')
-		_y=$(q env $_b bench -backend cuda -p 0 -n 128 -r 1 -m "/tmp/$_m.gguf" | sed 's/(.*//')
+		_x=$(tg1 "$_m" "$_a")
+		_y=$(tg1 "$_m" "$_b")
 		el "$_m tg128 A / B: $_x / $_y"
 		_ra="$_ra $_x" _rb="$_rb $_y"
 	done
@@ -117,9 +120,9 @@ ab() {
 # sweep N MODEL S1 S2 ... runs tg128 of /tmp/MODEL.gguf N rounds over the sides S1 ..
 # (env prefixes ending in the binary, as ab's A and B), each round every side once in an
 # order rotated by the round (so that no side always runs first: session 55 found the
-# first of a pair winning), prints each round, then each side's median and, against S1,
-# ab-sum.py's line (B/A, rounds won, sign test). s56-call2.sh .. s56-call4.sh did this
-# by hand.
+# first of a pair winning), prints each round, then for each other side ab-sum.py's line
+# against S1 (both medians, B/A, rounds won, sign test). s56-call2.sh .. s56-call4.sh
+# did this by hand.
 sweep() {
 	_n=$1 _m=$2
 	shift 2
@@ -130,13 +133,13 @@ sweep() {
 		for _j in $(seq 0 $((_k - 1))); do
 			_i=$(((_j + _r) % _k + 1))
 			eval "_s=\${$_i}"
-			_x=$(q env $_s bench -backend cuda -p 0 -n 128 -r 1 -m "/tmp/$_m.gguf" | sed 's/(.*//')
+			_x=$(tg1 "$_m" "$_s")
 			eval "_r$_i=\"\$_r$_i \$_x\""
 			_line="$_line s$_i ${_x:-?}"
 		done
 		el "$_m $_line"
 	done
-	for _i in $(seq "$_k"); do
+	for _i in $(seq 2 "$_k"); do
 		eval "_s=\${$_i} _v=\$_r$_i"
 		el "s$_i ($_s): $(python3 build/ab-sum.py "$_r1" "$_v")"
 	done

@@ -195,9 +195,9 @@ func TestFuseQueueArgs(t *testing.T) {
 	x1, x2, pos := q.f32(3, 32*128), q.f32(3, 8*128), q.tensor(quant.I32, 3, 1)
 	q.RoPE(x1, pos, backend.RoPE{Dims: 128, HeadDim: 128, Base: 500000})
 	q.RoPE(x2, pos, backend.RoPE{Dims: 128, HeadDim: 128, Base: 500000})
-	// grid (3 rows, 32 / ropeHeads + 8 / ropeHeads head groups), 128 threads, 128 floats
+	// grid (3 rows, 32 and 8 heads in groups of ropeHeads), 128 threads, 128 floats
 	// of table
-	nb1, nb2 := uint32(32/ropeHeads), uint32((8+ropeHeads-1)/ropeHeads)
+	nb1, nb2 := uint32((32+ropeHeads-1)/ropeHeads), uint32((8+ropeHeads-1)/ropeHeads)
 	if d := q.queue.dims; !slices.Equal([]uint32{uint32(d[0]), uint32(d[1]), uint32(d[3]), uint32(d[4])}, []uint32{3, nb1 + nb2, 128, 512}) {
 		t.Errorf("rope2_f32 dims %v", d)
 	}
