@@ -42,14 +42,19 @@ func uniform(ps []product, shared bool) (es int64, ok bool) {
 }
 
 // uniformRun is uniform for any number of rows per product: with mmqMinRows or more
-// (and a type mmqTakes), mmq_run computes them in one launch.
+// (and a type mmqTakes), mmq_run computes them in one launch. Products of one row may
+// write rows spaced further apart than a row (dstSpacing: the latent columns of
+// DeepSeek's [rope | latent] query rows, one head's a product).
 func uniformRun(ps []product, shared bool) (es int64, ok bool) {
 	p0 := ps[0]
 	r := p0.d.rows
 	if len(ps) < 2 {
 		return 0, false
 	}
-	es = int64(ps[1].w.ptr) - int64(p0.w.ptr)
+	es, ds := int64(ps[1].w.ptr)-int64(p0.w.ptr), dstSpacing(ps)
+	if ds < int64(r*p0.d.stride) || ds%4 != 0 {
+		return 0, false
+	}
 	for i, p := range ps {
 		row0 := p0.row0 + i*r
 		if shared {
@@ -57,11 +62,22 @@ func uniformRun(ps []product, shared bool) (es int64, ok bool) {
 		}
 		if p.w.typ != p0.w.typ || p.w.rows != p0.w.rows || p.w.stride != p0.w.stride || p.d.rows != r ||
 			p.d.stride != p0.d.stride || p.row0 != row0 || int64(p.w.ptr)-int64(p0.w.ptr) != int64(i)*es ||
-			p.d.ptr != p0.d.ptr+uint64(i*r*p0.d.stride) {
+			int64(p.d.ptr)-int64(p0.d.ptr) != int64(i)*ds {
 			return 0, false
 		}
 	}
 	return es, true
+}
+
+// dstSpacing is the bytes from one product's output to the next in a run: r rows of
+// their stride, or for products of one row (two or more) the distance between the first
+// two.
+func dstSpacing(ps []product) int64 {
+	p0 := ps[0]
+	if p0.d.rows == 1 && len(ps) > 1 {
+		return int64(ps[1].d.ptr) - int64(p0.d.ptr)
+	}
+	return int64(p0.d.rows * p0.d.stride)
 }
 
 // mmvRun computes uniform products ps (es bytes between matrices) from the quantized
@@ -79,13 +95,13 @@ func (b *Backend) mmvRun(ps, ps2 []product, es int64, xq uint64, xstride int, sh
 	if shared {
 		xdiv = len(ps) * r // every row z reads activation row 0 (r is 1)
 	}
-	second, gy := mmvSecond(nil, nil, 0, 0), 1
+	second, gy := mmvSecond(nil, nil, 0, 0, 0), 1
 	if ps2 != nil {
 		q := ps2[0]
-		second, gy = mmvSecond(q.w, q.d, q.w.rows, idRowBlocks(q.w.typ, q.w.rows, q.w.cols)), 2
+		second, gy = mmvSecond(q.w, q.d, runRowStride(ps2), q.w.rows, idRowBlocks(q.w.typ, q.w.rows, q.w.cols)), 2
 	}
 	b.launch(b.runKernel(w.typ, ps, ps2), nrb*len(ps)*r, gy, 128, mv1Smem(w.typ, w.cols), append([]uint64{ptr(w), i64(w.stride),
-		xq + uint64(p0.row0*xstride), i64(xstride), ptr(p0.d), i64(p0.d.cols), i64(M), i64(w.cols), 1, 0, uint64(es), i64(xdiv),
+		xq + uint64(p0.row0*xstride), i64(xstride), ptr(p0.d), i64(runRowStride(ps)), i64(M), i64(w.cols), 1, 0, uint64(es), i64(xdiv),
 		i64(nrb), i64(r)}, second...)...)
 }
 
@@ -125,13 +141,24 @@ func pairedMV(t quant.Type) bool {
 	return false
 }
 
-// mmvSecond is mmv_id's arguments for its second product (W2, D2, its row stride, M2 and
-// its row blocks nrb): the m-row matrices from w's first into d, or none (all 0).
-func mmvSecond(w, d *tensor, m, nrb int) []uint64 {
+// runRowStride is mmv_id's output row stride, in floats, for the uniform run ps: row z
+// of the run at z times it (r rows a product: their row length; one row a product: the
+// products' spacing, dstSpacing).
+func runRowStride(ps []product) int {
+	if ps[0].d.rows == 1 {
+		return int(dstSpacing(ps) / 4)
+	}
+	return ps[0].d.cols
+}
+
+// mmvSecond is mmv_id's arguments for its second product (W2, D2, its row stride ds in
+// floats, M2 and its row blocks nrb): the m-row matrices from w's first into d, or none
+// (all 0).
+func mmvSecond(w, d *tensor, ds, m, nrb int) []uint64 {
 	if w == nil {
 		return []uint64{0, 0, 0, 0, 0}
 	}
-	return []uint64{ptr(w), ptr(d), i64(d.cols), i64(m), i64(nrb)}
+	return []uint64{ptr(w), ptr(d), i64(ds), i64(m), i64(nrb)}
 }
 
 // pairRuns reports whether two uniform runs of batch-1 products can share one mmv_id

@@ -182,9 +182,9 @@ func (b *Backend) mmvID(d, w, d2, w2 *tensor, nExpert int, xq uint64, xstride in
 	}
 	M := w.rows / nExpert
 	nrb := idRowBlocks(w.typ, M, w.cols)
-	second, gy := mmvSecond(nil, nil, 0, 0), 1
+	second, gy := mmvSecond(nil, nil, 0, 0, 0), 1
 	if w2 != nil {
-		second, gy = mmvSecond(w2, d2, M, nrb), 2
+		second, gy = mmvSecond(w2, d2, d2.cols, M, nrb), 2
 	}
 	b.launch("mmv_id_"+s, nrb*d.rows, gy, 128, mv1Smem(w.typ, w.cols), append([]uint64{ptr(w), i64(w.stride), xq, i64(xstride),
 		ptr(d), i64(d.cols), i64(M), i64(w.cols), 1, ptr(ids), i64(M * w.stride), i64(xdiv), i64(nrb), 1}, second...)...)

@@ -24,6 +24,10 @@ type attnWeights struct {
 	// MLA ("split") layout: per-head views of attn_q, attn_k_b [rope zero rows and
 	// kv_lora_rank rows x nope] and attn_v_b [vd rows x kv_lora_rank].
 	qNope, qPE, kB, vB []backend.Tensor
+	// kBLat: per-head views of attn_k_b as stored (kv_lora_rank rows x nope, no zero
+	// rows), for a decode step whose absorbed query writes only the latent dims (the
+	// rope dims written beside it: attnMLA).
+	kBLat []backend.Tensor
 	// attn_kv_b layout: its key rows as [NHead*(rope+nope), kv_lora_rank] with zero rows
 	// where the rope dims go, and its value rows [NHead*vd, kv_lora_rank].
 	kNope, v backend.Tensor
@@ -88,11 +92,13 @@ func (m *Model) bindAttn(l *model.Loader, name func(string) string) attnWeights 
 			kB = l.Bytes(kbName, t, H*(c.rope+c.kvLoRA), c.nope, gather(raw, rowBytes(t, c.nope), idx))
 		}
 		vB := l.Stack(name("attn_v_b.weight"), c.kvLoRA, c.vd, H)
+		kBLat := l.Stack(kbName, c.nope, c.kvLoRA, H)
 		if l.Err() == nil {
 			for h := 0; h < H; h++ {
 				a.qNope = append(a.qNope, be.View(a.q, h*qk, c.nope))
 				a.qPE = append(a.qPE, be.View(a.q, h*qk+c.nope, c.rope))
 				a.kB = append(a.kB, be.View(kB, h*(c.rope+c.kvLoRA), c.rope+c.kvLoRA))
+				a.kBLat = append(a.kBLat, be.View(kBLat, h*c.kvLoRA, c.kvLoRA))
 				a.vB = append(a.vB, be.View(vB, h*c.vd, c.vd))
 			}
 		}
@@ -286,10 +292,42 @@ func (m *Model) attnMLA(w *attnWeights, kCache, vCache, cur backend.Tensor, in *
 	}
 	kv, kpe, x := m.latent(w, cur, n, withLatent)
 
+	// q_pe rotated as its own rows (what rotating the rope dims of the query rows gives),
+	// then placed into those dims: a backend may do both in one launch.
+	rs, reshape := be.(backend.Reshaper)
+	ropeQ := func() {
+		ropePE := p.RoPE
+		ropePE.HeadDim = m.cfg.rope
+		be.RoPE(qPE, hi.pos, ropePE)
+		if reshape {
+			c, ch := m.cfg, hi.chunk
+			be.SetRows(rs.Reshape(qh, n*H*(c.rope+c.kvLoRA)/ch, ch), rs.Reshape(qPE, n*H*c.rope/ch, ch), hi.qRopeRows)
+		} else {
+			be.MatMul(qt, m.placeRope, qPE)
+			be.Add(qh, qh, qt)
+		}
+	}
+	// In a decode step with q_pe already projected (withLatent), q_nope's absorbed
+	// product writes only the latent dims of each head's query row (attn_k_b as stored),
+	// so q_pe's rotation can write the rope dims beside it, after the cache row's write;
+	// otherwise attn_k_b's zero rows write zeros into the rope dims, and the rotation
+	// comes after.
+	beside := withLatent != nil && reshape && len(w.kBLat) == H
+	latentDims := func(h int) backend.Tensor { // head h's latent dims of qh (one token)
+		c, ch := m.cfg, hi.chunk
+		per, skip := (c.rope+c.kvLoRA)/ch, c.rope/ch
+		return rs.Reshape(be.View(rs.Reshape(qh, H*per, ch), h*per+skip, per-skip), 1, c.kvLoRA)
+	}
+
 	// Kcur = [rope(k_pe) | kv_cmpr normed]: one latent key row per token; the values are
 	// the same rows (vCache is kCache), their latent part counting. Only the attention
 	// reads the cache row, so a backend may write it beside the query's products.
-	backend.Beside(be, n, func() { m.writeLatent(w, kCache, kv, kpe, in, hi) }, func() {
+	backend.Beside(be, n, func() {
+		m.writeLatent(w, kCache, kv, kpe, in, hi)
+		if beside {
+			ropeQ()
+		}
+	}, func() {
 		// q_nope absorbed into the latent through attn_k_b, straight into the latent dims
 		// of the [rope | latent] query row.
 		if withLatent == nil {
@@ -297,23 +335,16 @@ func (m *Model) attnMLA(w *attnWeights, kCache, vCache, cur backend.Tensor, in *
 		}
 		w.groups = w.groups[:0]
 		for h := 0; h < H; h++ {
-			w.groups = append(w.groups, backend.Group{Dst: view(qh, h), W: w.kB[h], Row0: h * n})
+			g := backend.Group{Dst: view(qh, h), W: w.kB[h], Row0: h * n}
+			if beside {
+				g.Dst, g.W = latentDims(h), w.kBLat[h]
+			}
+			w.groups = append(w.groups, g)
 		}
 		backend.MatMulGroups(be, qNope, w.groups)
 	})
-	// q_pe rotated as its own rows (what rotating the rope dims of the query rows gives),
-	// then placed into those dims (attn_k_b's zero rows left zeros there): a backend may
-	// do both in one launch.
-	ropePE := p.RoPE
-	ropePE.HeadDim = m.cfg.rope
-	be.RoPE(qPE, hi.pos, ropePE)
-	rs, reshape := be.(backend.Reshaper)
-	if reshape {
-		c, ch := m.cfg, hi.chunk
-		be.SetRows(rs.Reshape(qh, n*H*(c.rope+c.kvLoRA)/ch, ch), rs.Reshape(qPE, n*H*c.rope/ch, ch), hi.qRopeRows)
-	} else {
-		be.MatMul(qt, m.placeRope, qPE)
-		be.Add(qh, qh, qt)
+	if !beside {
+		ropeQ()
 	}
 
 	kqv, lat := hs.Get("kqv_h", n*H), hs.Get("kqv_lat", n*H)
