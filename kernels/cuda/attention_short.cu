@@ -18,9 +18,11 @@
 // VHD the V head. Grid (rows, nkv); dynamic shared memory (attention_short.go,
 // shortSmem): the K tile (cap rows of 2*HD bytes), the V tile unless KV1, the group's
 // query (G*HD floats), the scores (G*scap floats, scap >= every row's length) and the
-// partial sums (groups x G*VHD floats). With q8 (fused with the output projection's
-// rounding, fuse.go) the block also rounds its G*VHD outputs (whole 256-element blocks)
-// to Q8_K into q8.
+// partial sums (groups x G*VHD floats). Each head's output row leaves out its first
+// ocol dims (0: none; MLA's rope dims, whose latent dims alone go on to attn_v_b: the
+// gather after the attention done here). With q8 (fused with the next product's
+// rounding, fuse.go) the block also rounds its G*(VHD-ocol) outputs (whole 256-element
+// blocks) to Q8_K into q8.
 #include "common.cuh"
 
 #define SH_THREADS 256
@@ -30,7 +32,7 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
                                                      const uint16_t* k, i64 kstride, const uint16_t* v, i64 vstride,
                                                      const int* pos, int nhead, int nkv, float scale,
                                                      const int* table, int tcols, const int* seq, int bs, int cap,
-                                                     int scap, uint8_t* q8, i64 q8stride) {
+                                                     int scap, int ocol, uint8_t* q8, i64 q8stride) {
     constexpr int GM = KV1 ? 1 : GQA_MAX;          // most heads a block
     constexpr int CK = HD / 8, CV = VHD / 8;        // 16-byte chunks of a K, V row
     constexpr int KC = (CK + 7) / 8;                // chunks a scoring thread takes (8 a row)
@@ -191,29 +193,34 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
                 for (int d = 0; d < 8; d++) red[(i64)grp * G * VHD + g * VHD + 8 * dg + d] = acc[g][d];
     }
     __syncthreads();
-    float* out = dst + (i64)i * dstride + (i64)h0 * VHD;
+    const int OW = VHD - ocol;  // the dims a head's output row keeps
+    float* out = dst + (i64)i * dstride + (i64)h0 * OW;
     for (int e = tid; e < G * VHD; e += SH_THREADS) {
         float s = 0;
         for (int j = 0; j < NG; j++) s += red[(i64)j * G * VHD + e];
-        out[e] = s;
+        const int g = e / VHD, c = e - g * VHD;
+        if (c >= ocol) out[g * OW + c - ocol] = s;
         red[e] = s;  // this thread alone reads and writes element e
     }
     if (!q8) return;
-    // The group's outputs, G*VHD values from element h0*VHD of the row (whole 256-element
+    // The group's outputs, G*OW values from element h0*OW of the row (whole 256-element
     // blocks: the host fuses only then), rounded to Q8_K as quant_q8_k would for the
     // MatMul that reads them.
     __shared__ float qa[8], qv[256];
     __shared__ int qi[8];
     __syncthreads();
-    for (int e0 = 0; e0 < G * VHD; e0 += 256)
-        q8k_quant_in(red[e0 + tid], q8 + (i64)i * q8stride, (h0 * VHD + e0) / 256, nhead * VHD, tid, qa, qi, qv, true);
+    for (int e0 = 0; e0 < G * OW; e0 += 256) {
+        const int j = e0 + tid, g = j / OW;
+        q8k_quant_in(red[g * VHD + ocol + j - g * OW], q8 + (i64)i * q8stride, (h0 * OW + e0) / 256, nhead * OW, tid, qa,
+                     qi, qv, true);
+    }
 }
 
 #define SHORT_ARGS                                                                                                 \
     float *dst, i64 dstride, const float *q, i64 qstride, const uint16_t *k, i64 kstride, const uint16_t *v,       \
         i64 vstride, const int *pos, int nhead, int nkv, int hd, int vhd, float scale, const int *table, int tcols, \
-        const int *seq, int bs, int cap, int scap, uint8_t *q8, i64 q8stride
-#define SHORT_CALL dst, dstride, q, qstride, k, kstride, v, vstride, pos, nhead, nkv, scale, table, tcols, seq, bs, cap, scap, q8, q8stride
+        const int *seq, int bs, int cap, int scap, int ocol, uint8_t *q8, i64 q8stride
+#define SHORT_CALL dst, dstride, q, qstride, k, kstride, v, vstride, pos, nhead, nkv, scale, table, tcols, seq, bs, cap, scap, ocol, q8, q8stride
 
 extern "C" __global__ void __launch_bounds__(SH_THREADS) attention_short64(SHORT_ARGS) { pdl_entry();
     attention_short_body<64, 64, false>(SHORT_CALL);

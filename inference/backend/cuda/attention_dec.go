@@ -331,6 +331,20 @@ func (b *Backend) attentionMLA(d, qt, kt, vt, pt, table, seq *tensor, tcols, bs,
 	return true
 }
 
+// mlaDeclines reports whether attentionMLA surely declines n tokens' latent rows over
+// at most nmax positions (so that the kernels after it in Attention choose): its
+// kernels off, or in auto mode a few tokens that the split kernel leaves alone
+// (mlaSplitLeast).
+func (b *Backend) mlaDeclines(n, nmax int) bool {
+	switch {
+	case b.dec.mla == splitOff:
+		return true
+	case b.dec.mla == splitOn || b.dec.mlaSplit == splitOn:
+		return false
+	}
+	return n < decMinTokens && (b.dec.mlaSplit == splitOff || nmax <= splitMinPositions)
+}
+
 // attentionDec launches attention_decD for rows*nkv (row, KV head) pairs when it applies
 // and reports whether it did; args are the attention kernels' common arguments.
 func (b *Backend) attentionDec(args []uint64, rows, nkv, g, hd, vhd, nmax, n1 int) bool {

@@ -106,8 +106,9 @@ func (b *Backend) shortMode() splitMode {
 // heads each) when it applies and reports whether it did: in auto mode for MLA's rows of
 // fewer than decMinTokens tokens (groups head rows each) over at most
 // shortMaxPositions. args are the attention kernels' common arguments; kv1 says
-// V is the K rows themselves (one latent KV head, head-major rows of groups heads).
-func (b *Backend) attentionShort(args []uint64, rows, nkv, g, hd, vhd, nmax, groups int, kv1 bool) bool {
+// V is the K rows themselves (one latent KV head, head-major rows of groups heads);
+// each head's output leaves out its first ocol dims (AttentionLatent).
+func (b *Backend) attentionShort(args []uint64, rows, nkv, g, hd, vhd, nmax, groups int, kv1 bool, ocol int) bool {
 	mode := b.shortMode()
 	name := shortKernel(hd, vhd, kv1)
 	if mode == splitOff || name == "" || g > gqaMax || rows <= 0 || nmax <= 0 || (kv1 && g != 1) {
@@ -130,10 +131,10 @@ func (b *Backend) attentionShort(args []uint64, rows, nkv, g, hd, vhd, nmax, gro
 	if cap == 0 || !b.decKernel(name, smem) {
 		return false
 	}
-	args = append(args, i64(cap), i64(nmax), 0, 0)
+	args = append(args, i64(cap), i64(nmax), i64(ocol), 0, 0)
 	b.launch(name, rows, nkv, smThreads, smem, args...)
-	if !kv1 {
-		b.markAttention(name, args, rows, nkv, smem, smThreads, g, nkv, vhd, false, false)
-	}
+	// The next product's Q8_K rounding may join it when a group's outputs are whole
+	// 256-element blocks (not MLA's 576-dim rows, but their 512 latent dims).
+	b.markAttention(name, args, rows, nkv, smem, smThreads, g, nkv, vhd-ocol, false, false)
 	return true
 }

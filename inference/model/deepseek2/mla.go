@@ -272,6 +272,14 @@ type latentWriter interface {
 	LatentKV(cache, kv, kpe, norm backend.Tensor, eps float32, pos, slots backend.Tensor, r backend.RoPE) bool
 }
 
+// latentAttender is the optional op of a backend that writes MLA attention's output
+// rows without their first skip dims (the rope dims): what Attention and the gather of
+// the latent dims give, in one step (cuda: one launch, attn_v_b's rounding joining it).
+// It reports false, having done nothing, for a case it does not take.
+type latentAttender interface {
+	AttentionLatent(dst, q, k, v, pos backend.Tensor, a backend.Attention, skip int) bool
+}
+
 // attnMLA is llama.cpp's MLA attention with the key up-projection absorbed: cur [n,
 // NEmbd] becomes the attention output in place.
 func (m *Model) attnMLA(w *attnWeights, kCache, vCache, cur backend.Tensor, in *model.In, hi *headInputs) {
@@ -348,12 +356,14 @@ func (m *Model) attnMLA(w *attnWeights, kCache, vCache, cur backend.Tensor, in *
 	}
 
 	kqv, lat := hs.Get("kqv_h", n*H), hs.Get("kqv_lat", n*H)
-	be.Attention(kqv, qh, kCache, vCache, hi.pos, hi.attn)
-	if reshape { // the latent dims, gathered in chunks of the rows seen as narrower rows
-		c, ch := m.cfg, hi.chunk
-		be.GetRows(rs.Reshape(lat, n*H*c.kvLoRA/ch, ch), rs.Reshape(kqv, n*H*(c.rope+c.kvLoRA)/ch, ch), hi.latRows)
-	} else {
-		be.MatMul(lat, m.dropRope, kqv) // the probability-weighted latent, without rope dims
+	if la, ok := be.(latentAttender); !ok || !la.AttentionLatent(lat, qh, kCache, vCache, hi.pos, hi.attn, m.cfg.rope) {
+		be.Attention(kqv, qh, kCache, vCache, hi.pos, hi.attn)
+		if reshape { // the latent dims, gathered in chunks of the rows seen as narrower rows
+			c, ch := m.cfg, hi.chunk
+			be.GetRows(rs.Reshape(lat, n*H*c.kvLoRA/ch, ch), rs.Reshape(kqv, n*H*(c.rope+c.kvLoRA)/ch, ch), hi.latRows)
+		} else {
+			be.MatMul(lat, m.dropRope, kqv) // the probability-weighted latent, without rope dims
+		}
 	}
 
 	// Decompress each head's latent result through attn_v_b and lay the heads side by
