@@ -32,7 +32,7 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
                                                      const uint16_t* k, i64 kstride, const uint16_t* v, i64 vstride,
                                                      const int* pos, int nhead, int nkv, float scale,
                                                      const int* table, int tcols, const int* seq, int bs, int cap,
-                                                     int scap, int ocol, uint8_t* q8, i64 q8stride) {
+                                                     int scap, int pre, int ocol, uint8_t* q8, i64 q8stride) {
     constexpr int GM = KV1 ? 1 : GQA_MAX;          // most heads a block
     constexpr int CK = HD / 8, CV = VHD / 8;        // 16-byte chunks of a K, V row
     constexpr int KC = (CK + 7) / 8;                // chunks a scoring thread takes (8 a row)
@@ -49,13 +49,15 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
     float* qs = (float*)(sh + (i64)cap * 2 * HD + (KV1 ? 0 : (i64)cap * RV));
     float* sc = qs + G * HD;     // [G][scap]: scores, then probabilities
     float* red = sc + G * scap;  // [NG][G*VHD]: partial sums, then (group 0) the output
-    // The query first: its loads need no position.
-    const float* qr = q + (i64)i * qstride + (i64)h0 * HD;
-    for (int e = tid; e < G * HD; e += SH_THREADS) qs[e] = h2f(f2h(qr[e]));
+    // Positions, sequences and block tables are the host's (readable before the wait).
     const int n = pos[i] + 1;
     const int* tab = table ? table + (i64)seq[i] * tcols : 0;
     const bool one = n <= cap;  // the whole row in one tile: K and V loaded once
     const int tiles = (n + cap - 1) / cap;
+    // early: the row's positions before the newest were written by earlier steps (pre:
+    // the host says each row is its sequence's one new position), so one tile's rows of
+    // them are copied before the wait, the newest after it.
+    const bool early = pre && one;
 
     // load issues the cp.async copies of positions t0 .. t0+cnt-1: K (and V with both)
     // as one group, else V alone (KV1: into the K tile).
@@ -64,29 +66,46 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
         if (tid < cnt) rix[tid] = (int)cache_row(tab, bs, t0 + tid);
         __syncthreads();
     };
-    auto load_k = [&](int cnt) {
-        for (int e = tid; e < cnt * CK; e += SH_THREADS) {
+    auto load_k = [&](int r0, int cnt) {
+        for (int e = tid + r0 * CK; e < cnt * CK; e += SH_THREADS) {
             const int r = e / CK, c = e % CK;
             tc_cp16(kt + r * 2 * HD + 16 * c, k + (i64)rix[r] * kstride + (i64)kvh * HD + 8 * c, true);
         }
         tc_commit();
     };
-    auto load_v = [&](int cnt) {
-        for (int e = tid; e < cnt * CV; e += SH_THREADS) {
+    auto load_v = [&](int r0, int cnt) {
+        for (int e = tid + r0 * CV; e < cnt * CV; e += SH_THREADS) {
             const int r = e / CV, c = e % CV;
             tc_cp16(vt + r * RV + 16 * c, v + (i64)rix[r] * vstride + (i64)kvh * VHD + 8 * c, true);
         }
         tc_commit();
     };
 
+    if (early) {  // K (and V) of positions 0 .. n-2 as one group
+        if (tid < n) rix[tid] = (int)cache_row(tab, bs, tid);
+        __syncthreads();
+        load_k(0, n - 1);
+        if (!KV1) load_v(0, n - 1);
+    }
+    pdl_wait();
+    // The query (the kernel before wrote it), then the newest position's rows.
+    const float* qr = q + (i64)i * qstride + (i64)h0 * HD;
+    for (int e = tid; e < G * HD; e += SH_THREADS) qs[e] = h2f(f2h(qr[e]));
+    if (early) {
+        load_k(n - 1, n);
+        if (!KV1) load_v(n - 1, n);
+    }
+
     // Pass 1: the scores, eight threads a position (each a chunk in eight: a quarter warp
     // reads one row's 128 contiguous bytes), four positions a warp at a time.
     for (int tl = 0; tl < tiles; tl++) {
         const int t0 = tl * cap, cnt = min(cap, n - t0);
-        rows(t0, cnt);
-        load_k(cnt);
-        if (!KV1 && one) load_v(cnt);
-        if (!KV1 && one) asm volatile("cp.async.wait_group 1;" ::: "memory");
+        if (!early) {
+            rows(t0, cnt);
+            load_k(0, cnt);
+            if (!KV1 && one) load_v(0, cnt);
+        }
+        if (!KV1 && one && !early) asm volatile("cp.async.wait_group 1;" ::: "memory");
         else asm volatile("cp.async.wait_group 0;" ::: "memory");
         __syncthreads();
         const int oct = tid & 7;
@@ -154,7 +173,7 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
         const int t0 = tl * cap, cnt = min(cap, n - t0);
         if (!one) {
             rows(t0, cnt);
-            load_v(cnt);
+            load_v(0, cnt);
         }
         asm volatile("cp.async.wait_group 0;" ::: "memory");
         __syncthreads();
@@ -219,16 +238,16 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
 #define SHORT_ARGS                                                                                                 \
     float *dst, i64 dstride, const float *q, i64 qstride, const uint16_t *k, i64 kstride, const uint16_t *v,       \
         i64 vstride, const int *pos, int nhead, int nkv, int hd, int vhd, float scale, const int *table, int tcols, \
-        const int *seq, int bs, int cap, int scap, int ocol, uint8_t *q8, i64 q8stride
-#define SHORT_CALL dst, dstride, q, qstride, k, kstride, v, vstride, pos, nhead, nkv, scale, table, tcols, seq, bs, cap, scap, ocol, q8, q8stride
+        const int *seq, int bs, int cap, int scap, int pre, int ocol, uint8_t *q8, i64 q8stride
+#define SHORT_CALL dst, dstride, q, qstride, k, kstride, v, vstride, pos, nhead, nkv, scale, table, tcols, seq, bs, cap, scap, pre, ocol, q8, q8stride
 
-extern "C" __global__ void __launch_bounds__(SH_THREADS) attention_short64(SHORT_ARGS) { pdl_entry();
+extern "C" __global__ void __launch_bounds__(SH_THREADS) attention_short64(SHORT_ARGS) { pdl_defer();
     attention_short_body<64, 64, false>(SHORT_CALL);
 }
-extern "C" __global__ void __launch_bounds__(SH_THREADS) attention_short128(SHORT_ARGS) { pdl_entry();
+extern "C" __global__ void __launch_bounds__(SH_THREADS) attention_short128(SHORT_ARGS) { pdl_defer();
     attention_short_body<128, 128, false>(SHORT_CALL);
 }
 // attention_short576: MLA (one latent KV head, V the K rows themselves).
-extern "C" __global__ void __launch_bounds__(SH_THREADS) attention_short576(SHORT_ARGS) { pdl_entry();
+extern "C" __global__ void __launch_bounds__(SH_THREADS) attention_short576(SHORT_ARGS) { pdl_defer();
     attention_short_body<576, 576, true>(SHORT_CALL);
 }

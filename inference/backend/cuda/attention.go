@@ -45,7 +45,7 @@ func (b *Backend) Attention(dst, q, k, v, pos backend.Tensor, p backend.Attentio
 	// A few rows over a short cache: each row's context in shared memory at once
 	// (attention_short.go). MLA's head rows are rows of one KV head here.
 	kv1 := p.NHead == 1 && p.NKVHead == 1 && kt.ptr == vt.ptr && kt.stride == vt.stride
-	if b.attentionShort(args, qt.rows, p.NKVHead, g, p.HeadDim, p.VHeadDim, nmax, p.HeadGroups, kv1, 0) {
+	if b.attentionShort(args, qt.rows, p.NKVHead, g, p.HeadDim, p.VHeadDim, nmax, p.HeadGroups, kv1, 0, p.OneNew) {
 		return
 	}
 	// One row (or rows each their sequence's one new position) over a longer cache than
@@ -147,5 +147,5 @@ func (b *Backend) AttentionLatent(dst, q, k, v, pos backend.Tensor, p backend.At
 		!b.mlaDeclines(c.qt.rows/p.HeadGroups, c.nmax) {
 		return false
 	}
-	return b.attentionShort(c.args, c.qt.rows, 1, 1, p.HeadDim, p.VHeadDim, c.nmax, p.HeadGroups, true, skip)
+	return b.attentionShort(c.args, c.qt.rows, 1, 1, p.HeadDim, p.VHeadDim, c.nmax, p.HeadGroups, true, skip, p.OneNew)
 }

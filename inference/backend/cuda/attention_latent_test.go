@@ -10,7 +10,8 @@ import (
 
 // TestAttentionLatentChoice: DeepSeek-V2-Lite's latent attention of one or a few
 // tokens over a short cache (attention_short576's cases) writes the latent dims alone
-// (ocol 64) and attn_v_b's Q8_K rounding joins it: no get_rows_q8_k, no quant_q8_k,
+// (ocol 64), one token's rows copying their older cache rows before the kernel's wait
+// (pre), and attn_v_b's Q8_K rounding joins it: no get_rows_q8_k, no quant_q8_k,
 // and with fusion off the rounding is its own launch. Cases on other kernels (a long
 // cache, many tokens, the MLA kernels forced) and shapes it does not take (no dims
 // left out, grouped heads) are declined with nothing queued, for Attention and the
@@ -55,6 +56,11 @@ func TestAttentionLatentChoice(t *testing.T) {
 		}
 		na := int(q.queue.nargs[0])
 		tail := slices.Clone(q.queue.args[na-3 : na]) // ocol, the Q8_K rows and their stride
+		// pre: one token's head rows copy the older cache rows before the kernel's wait;
+		// several tokens (not said to be of distinct sequences) do not
+		if pre, want := q.queue.args[na-4], c.tokens == 1; (pre == 1) != want {
+			t.Errorf("%s: attention_short576's pre %d, want it %v", c.name, pre, want)
+		}
 		// attn_v_b's heads, a row each (the model's MatMulGroups)
 		w, out := q.tensor(quant.Q4_K, heads*128, hd-c.skip), q.f32(rows, 128)
 		var gs []backend.Group

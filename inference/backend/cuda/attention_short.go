@@ -107,8 +107,9 @@ func (b *Backend) shortMode() splitMode {
 // fewer than decMinTokens tokens (groups head rows each) over at most
 // shortMaxPositions. args are the attention kernels' common arguments; kv1 says
 // V is the K rows themselves (one latent KV head, head-major rows of groups heads);
-// each head's output leaves out its first ocol dims (AttentionLatent).
-func (b *Backend) attentionShort(args []uint64, rows, nkv, g, hd, vhd, nmax, groups int, kv1 bool, ocol int) bool {
+// each head's output leaves out its first ocol dims (AttentionLatent); oneNew is
+// Attention.OneNew.
+func (b *Backend) attentionShort(args []uint64, rows, nkv, g, hd, vhd, nmax, groups int, kv1 bool, ocol int, oneNew bool) bool {
 	mode := b.shortMode()
 	name := shortKernel(hd, vhd, kv1)
 	if mode == splitOff || name == "" || g > gqaMax || rows <= 0 || nmax <= 0 || (kv1 && g != 1) {
@@ -131,7 +132,14 @@ func (b *Backend) attentionShort(args []uint64, rows, nkv, g, hd, vhd, nmax, gro
 	if cap == 0 || !b.decKernel(name, smem) {
 		return false
 	}
-	args = append(args, i64(cap), i64(nmax), i64(ocol), 0, 0)
+	// A row that is its sequence's one new position (one row, one token's head rows, or
+	// the host's word) has every older cache row written by earlier steps: the kernel
+	// copies them before its wait (pre).
+	pre := 0
+	if oneNew || rows == 1 || (kv1 && rows == groups) {
+		pre = 1
+	}
+	args = append(args, i64(cap), i64(nmax), i64(pre), i64(ocol), 0, 0)
 	b.launch(name, rows, nkv, smThreads, smem, args...)
 	// The next product's Q8_K rounding may join it when a group's outputs are whole
 	// 256-element blocks (not MLA's 576-dim rows, but their 512 latent dims).
