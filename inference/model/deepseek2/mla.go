@@ -28,34 +28,17 @@ type attnWeights struct {
 	// rows), for a decode step whose absorbed query writes only the latent dims (the
 	// rope dims written beside it: attnMLA).
 	kBLat []backend.Tensor
+	// qNopeAll, qPEAll: on a backend that branches (backend.Brancher), attn_q's rows
+	// gathered as every head's nope rows, then every head's rope rows (a.q holds them
+	// so; qNope and qPE are its views): a decode step's two query products, one on
+	// each run of a branch (attnMLA). nil elsewhere.
+	qNopeAll, qPEAll backend.Tensor
 	// attn_kv_b layout: its key rows as [NHead*(rope+nope), kv_lora_rank] with zero rows
 	// where the rope dims go, and its value rows [NHead*vd, kv_lora_rank].
 	kNope, v backend.Tensor
 
 	projs  []backend.Proj  // reused, so a decode step allocates less
 	groups []backend.Group // reused likewise
-}
-
-// gather returns the rows idx of raw (rb bytes each) as new bytes; -1 is a zero row,
-// which every supported block type dequantizes to zeros (its scales are zero).
-func gather(raw []byte, rb int, idx []int) []byte {
-	out := make([]byte, len(idx)*rb)
-	for i, r := range idx {
-		if r >= 0 {
-			copy(out[i*rb:(i+1)*rb], raw[r*rb:(r+1)*rb])
-		}
-	}
-	return out
-}
-
-// rowBytes is the byte length of a row of cols elements of t (0 on error, which the
-// loader reports when it binds the rows).
-func rowBytes(t quant.Type, cols int) int {
-	n, err := quant.RowBytes(t, uint64(cols))
-	if err != nil {
-		return 0
-	}
-	return int(n)
 }
 
 // bindAttn binds layer name's attention weights.
@@ -73,7 +56,13 @@ func (m *Model) bindAttn(l *model.Loader, name func(string) string) attnWeights 
 	a.kvANorm = l.Vector(name("attn_kv_a_norm.weight"), c.kvLoRA)
 	a.out = l.Matrix(name("attn_output.weight"), H*c.vd, p.NEmbd)
 	if c.mla {
-		a.q = l.Matrix(qName, qIn, H*qk)
+		_, brancher := be.(backend.Brancher)
+		split := brancher && c.qLoRA == 0 // the query products of a decode step, split (attnMLA)
+		if split {
+			a.q = queryByParts(l, qName, qIn, H, c.nope, c.rope)
+		} else {
+			a.q = l.Matrix(qName, qIn, H*qk)
+		}
 		// attn_k_b with rope zero rows before each head's kv_lora_rank rows, so the
 		// absorbed query comes out as a [rope | latent] row whose rope dims are 0.
 		kbName := name("attn_k_b.weight")
@@ -94,9 +83,17 @@ func (m *Model) bindAttn(l *model.Loader, name func(string) string) attnWeights 
 		vB := l.Stack(name("attn_v_b.weight"), c.kvLoRA, c.vd, H)
 		kBLat := l.Stack(kbName, c.nope, c.kvLoRA, H)
 		if l.Err() == nil {
+			if split {
+				a.qNopeAll, a.qPEAll = be.View(a.q, 0, H*c.nope), be.View(a.q, H*c.nope, H*c.rope)
+			}
 			for h := 0; h < H; h++ {
-				a.qNope = append(a.qNope, be.View(a.q, h*qk, c.nope))
-				a.qPE = append(a.qPE, be.View(a.q, h*qk+c.nope, c.rope))
+				if split {
+					a.qNope = append(a.qNope, be.View(a.q, h*c.nope, c.nope))
+					a.qPE = append(a.qPE, be.View(a.q, H*c.nope+h*c.rope, c.rope))
+				} else {
+					a.qNope = append(a.qNope, be.View(a.q, h*qk, c.nope))
+					a.qPE = append(a.qPE, be.View(a.q, h*qk+c.nope, c.rope))
+				}
 				a.kB = append(a.kB, be.View(kB, h*(c.rope+c.kvLoRA), c.rope+c.kvLoRA))
 				a.kBLat = append(a.kBLat, be.View(kBLat, h*c.kvLoRA, c.kvLoRA))
 				a.vB = append(a.vB, be.View(vB, h*c.vd, c.vd))
@@ -298,11 +295,23 @@ func (m *Model) attnMLA(w *attnWeights, kCache, vCache, cur backend.Tensor, in *
 	if m.cfg.qLoRA == 0 && n == 1 {
 		withLatent = projs
 	}
-	kv, kpe, x := m.latent(w, cur, n, withLatent)
+	rs, reshape := be.(backend.Reshaper)
+	// In a decode step with q_pe already projected (withLatent), q_nope's absorbed
+	// product writes only the latent dims of each head's query row (attn_k_b as stored),
+	// so q_pe's rotation can write the rope dims beside it, after the cache row's write;
+	// otherwise attn_k_b's zero rows write zeros into the rope dims, and the rotation
+	// comes after. With the query's rows split (qNopeAll, qPEAll: a backend that
+	// branches), the latent projections and q_pe's go on the branch's side and q_nope's
+	// on its main run, so neither waits for the other.
+	beside := withLatent != nil && reshape && len(w.kBLat) == H
+	split := beside && w.qNopeAll != nil
+	var kv, kpe, x backend.Tensor
+	if !split {
+		kv, kpe, x = m.latent(w, cur, n, withLatent)
+	}
 
 	// q_pe rotated as its own rows (what rotating the rope dims of the query rows gives),
 	// then placed into those dims: a backend may do both in one launch.
-	rs, reshape := be.(backend.Reshaper)
 	ropeQ := func() {
 		ropePE := p.RoPE
 		ropePE.HeadDim = m.cfg.rope
@@ -315,12 +324,6 @@ func (m *Model) attnMLA(w *attnWeights, kCache, vCache, cur backend.Tensor, in *
 			be.Add(qh, qh, qt)
 		}
 	}
-	// In a decode step with q_pe already projected (withLatent), q_nope's absorbed
-	// product writes only the latent dims of each head's query row (attn_k_b as stored),
-	// so q_pe's rotation can write the rope dims beside it, after the cache row's write;
-	// otherwise attn_k_b's zero rows write zeros into the rope dims, and the rotation
-	// comes after.
-	beside := withLatent != nil && reshape && len(w.kBLat) == H
 	latentDims := func(h int) backend.Tensor { // head h's latent dims of qh (one token)
 		c, ch := m.cfg, hi.chunk
 		per, skip := (c.rope+c.kvLoRA)/ch, c.rope/ch
@@ -331,6 +334,9 @@ func (m *Model) attnMLA(w *attnWeights, kCache, vCache, cur backend.Tensor, in *
 	// the same rows (vCache is kCache), their latent part counting. Only the attention
 	// reads the cache row, so a backend may write it beside the query's products.
 	backend.Beside(be, n, func() {
+		if split {
+			kv, kpe, _ = m.latent(w, cur, n, []backend.Proj{{Dst: rs.Reshape(qPE, 1, H*m.cfg.rope), W: w.qPEAll}})
+		}
 		m.writeLatent(w, kCache, kv, kpe, in, hi)
 		if beside {
 			ropeQ()
@@ -338,7 +344,10 @@ func (m *Model) attnMLA(w *attnWeights, kCache, vCache, cur backend.Tensor, in *
 	}, func() {
 		// q_nope absorbed into the latent through attn_k_b, straight into the latent dims
 		// of the [rope | latent] query row.
-		if withLatent == nil {
+		switch {
+		case split:
+			be.MatMul(rs.Reshape(qNope, 1, H*m.cfg.nope), w.qNopeAll, cur)
+		case withLatent == nil:
 			backend.MatMulShared(be, x, projs)
 		}
 		w.groups = w.groups[:0]
