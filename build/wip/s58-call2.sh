@@ -22,5 +22,9 @@ tgroup 0 'TestAttentionLatent|TestShortAttention|TestLatentAttention|TestShortTi
 wait
 grep -E -- '--- (PASS|FAIL)' /tmp/g0.log | head -20
 el "tests done"
-sweep 6 v2 "$B" "$E" "EMBER_CUDA_SHORT_TILE=256 $E"
+# Also which run of the attention's branch is the longer since the query split: each
+# leaves out its middle launch (EMBER_CUDA_SKIP: wrong tokens, the chain's timing), the
+# side's q_pe rotation (rope2_set) or the main run's rounding before attn_k_b (quant_q8).
+# If only the side's shortens the step, mla_kv and rope2_set in one launch would pay.
+sweep 6 v2 "$B" "$E" "EMBER_CUDA_SHORT_TILE=256 $E" "EMBER_CUDA_SKIP=rope2_set\$ $E" "EMBER_CUDA_SKIP=quant_q8\$ $E"
 el done
