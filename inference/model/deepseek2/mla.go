@@ -15,7 +15,8 @@ type attnWeights struct {
 	qA, qANorm backend.Tensor // attn_q_a {NEmbd, q_lora_rank} and its norm, when q_lora_rank > 0
 	// q is attn_q (or attn_q_b): NHead*(nope+rope) rows, per head nope then rope rows;
 	// in the attn_kv_b layout its rows are reordered to rope then nope, as the cache's
-	// keys are (RoPE rotates the first dims of a head).
+	// keys are (RoPE rotates the first dims of a head); split for a backend that
+	// branches, every head's nope rows then every head's rope rows (qNopeAll).
 	q        backend.Tensor
 	kvA, kPE backend.Tensor // views of attn_kv_a_mqa: the kv_lora_rank latent rows, the rope rows
 	kvANorm  backend.Tensor // attn_kv_a_norm {kv_lora_rank}
