@@ -24,7 +24,8 @@ const maxHead = 576
 // sized for.
 const maxLenStep = 256
 
-// Attention implements backend.Ops.
+// Attention implements backend.Ops. Positions are not checked against the cache on the
+// host (they live on the device); the model keeps them inside its cache.
 func (b *Backend) Attention(dst, q, k, v, pos backend.Tensor, p backend.Attention) {
 	c := b.attnCall(dst, q, k, v, pos, p, 0, "Attention")
 	d, qt, kt, vt, table, nmax, args := c.d, c.qt, c.kt, c.vt, c.table, c.nmax, c.args
@@ -44,7 +45,7 @@ func (b *Backend) Attention(dst, q, k, v, pos backend.Tensor, p backend.Attentio
 	}
 	// A few rows over a short cache: each row's context in shared memory at once
 	// (attention_short.go). MLA's head rows are rows of one KV head here.
-	kv1 := p.NHead == 1 && p.NKVHead == 1 && kt.ptr == vt.ptr && kt.stride == vt.stride
+	kv1 := p.NHead == 1 && p.NKVHead == 1 && c.sameKV()
 	if b.attentionShort(args, qt.rows, p.NKVHead, g, p.HeadDim, p.VHeadDim, nmax, p.HeadGroups, kv1, 0, p.OneNew) {
 		return
 	}
@@ -132,6 +133,9 @@ func (b *Backend) attnCall(dst, q, k, v, pos backend.Tensor, p backend.Attention
 	return c
 }
 
+// sameKV reports whether the values are the key rows themselves (MLA's latent rows).
+func (c *attnCall) sameKV() bool { return c.kt.ptr == c.vt.ptr && c.kt.stride == c.vt.stride }
+
 // AttentionLatent is DeepSeek's latent attention (one latent KV head whose rows are
 // both K and V, HeadGroups head rows a token) writing each head row's output without its
 // first skip dims (the rope dims): what Attention and a gather of the latent dims give,
@@ -143,7 +147,7 @@ func (b *Backend) AttentionLatent(dst, q, k, v, pos backend.Tensor, p backend.At
 		return false
 	}
 	c := b.attnCall(dst, q, k, v, pos, p, skip, "AttentionLatent")
-	if c.qt.rows%p.HeadGroups != 0 || c.kt.ptr != c.vt.ptr || c.kt.stride != c.vt.stride ||
+	if c.qt.rows%p.HeadGroups != 0 || !c.sameKV() ||
 		!b.mlaDeclines(c.qt.rows/p.HeadGroups, c.nmax) {
 		return false
 	}
