@@ -158,25 +158,30 @@ extern "C" __global__ void rope_f32(float* x, const int* pos, int width, int hea
 // read before the wait (the position and slot are the host's); rows of at most
 // OPS_STAGE elements a thread (V2's and V3's 512) are read once, with k_pe, in one round
 // trip, and kept in registers.
-extern "C" __global__ void __launch_bounds__(256) mla_kv(uint16_t* cache, i64 cstride, const float* kv, i64 kvstride,
-                                                        int kvd, const float* kpe, i64 kpestride, const float* w,
-                                                        float eps, const int* pos, const int* slots, int rdims,
-                                                        int neox, float theta_scale, float freq_scale,
-                                                        const float* factors, float ext, float lo, float hi,
-                                                        float mscale) { pdl_defer();
-    extern __shared__ float cs[];  // rdims floats
+#define MLA_KV_ARGS                                                                                                  \
+    uint16_t *cache, i64 cstride, const float *kv, i64 kvstride, int kvd, const float *kpe, i64 kpestride,          \
+        const float *w, float eps, const int *pos, const int *slots, int rdims, int neox, float theta_scale,         \
+        float freq_scale, const float *factors, float ext, float lo, float hi, float mscale
+#define MLA_KV_CALL                                                                                                  \
+    cache, cstride, kv, kvstride, kvd, kpe, kpestride, w, eps, pos, slots, rdims, neox, theta_scale, freq_scale,    \
+        factors, ext, lo, hi, mscale
+
+// mla_kv_body is mla_kv's block for token bx (256 threads: part's eight warps).
+__device__ __forceinline__ void mla_kv_body(int bx, MLA_KV_ARGS) {
+    extern __shared__ float mla_cs[];  // rdims floats
+    float* cs = mla_cs;
     __shared__ double part[8];
     const int half = rdims / 2, t = threadIdx.x, nt = blockDim.x;
     const bool staged = kvd <= OPS_STAGE * nt;
-    rope_table(cs, pos[blockIdx.x], half, theta_scale, freq_scale, factors, ext, lo, hi, mscale);
-    uint16_t* row = cache + (i64)slots[blockIdx.x] * cstride;
+    rope_table(cs, pos[bx], half, theta_scale, freq_scale, factors, ext, lo, hi, mscale);
+    uint16_t* row = cache + (i64)slots[bx] * cstride;
     float wv[OPS_STAGE], x[OPS_STAGE];
 #pragma unroll
     for (int u = 0; u < OPS_STAGE; u++)
         if (staged && t + u * nt < kvd) wv[u] = w[t + u * nt];
     pdl_wait();
-    const float* in = kv + (i64)blockIdx.x * kvstride;
-    const float* pe = kpe + (i64)blockIdx.x * kpestride;
+    const float* in = kv + (i64)bx * kvstride;
+    const float* pe = kpe + (i64)bx * kpestride;
     float p0 = 0.0f, p1 = 0.0f;  // k_pe's pair k = t, loaded with the row
     if (t < half) p0 = pe[neox ? t : 2 * t], p1 = pe[neox ? t + half : 2 * t + 1];
     double s = 0;
@@ -213,6 +218,10 @@ extern "C" __global__ void __launch_bounds__(256) mla_kv(uint16_t* cache, i64 cs
     }
 }
 
+extern "C" __global__ void __launch_bounds__(256) mla_kv(MLA_KV_ARGS) { pdl_defer();
+    mla_kv_body(blockIdx.x, MLA_KV_CALL);
+}
+
 // rope2_f32: rope_f32 of x1 [rows, width1] and of x2 [rows, width2] (Q and K) with the
 // same positions and parameters, one launch. Grid (rows, nb1 + nb2): grid column y < nb1
 // rotates heads [y*hpb, (y+1)*hpb) of x1's row, the others those of x2 (nb2 groups).
@@ -242,23 +251,29 @@ extern "C" __global__ void rope2_f32(float* x1, int width1, int nb1, float* x2, 
 // one launch. Grid (rows, nb1 + nb2 + g3): the first nb1 + nb2 blocks of a grid row
 // rotate as rope2_f32's do, those of K then copying their heads (every value) to the
 // cache; the last g3 copy V as set_rows' grid of g3 would (g3 = 0, vc null: no V yet).
-extern "C" __global__ void rope2_set(float* x1, int width1, int nb1, float* x2, int width2, int hpb,
-                                     const int* pos, int head_dim, int dims, int neox, float theta_scale,
-                                     float freq_scale, const float* factors, float ext, float lo, float hi,
-                                     float mscale, uint8_t* kc, int kf16, const int* rows, uint8_t* vc, int vf16,
-                                     const float* vs, int vcols, int g3) { pdl_defer();
-    extern __shared__ float cs[];  // dims floats
+#define ROPE2_SET_ARGS                                                                                                 \
+    float *x1, int width1, int nb1, float *x2, int width2, int hpb, const int *pos, int head_dim, int dims, int neox, \
+        float theta_scale, float freq_scale, const float *factors, float ext, float lo, float hi, float mscale,        \
+        uint8_t *kc, int kf16, const int *rows, uint8_t *vc, int vf16, const float *vs, int vcols, int g3
+#define ROPE2_SET_CALL                                                                                                 \
+    x1, width1, nb1, x2, width2, hpb, pos, head_dim, dims, neox, theta_scale, freq_scale, factors, ext, lo, hi,      \
+        mscale, kc, kf16, rows, vc, vf16, vs, vcols, g3
+
+// rope2_set_body is rope2_set's block (bx, by) of any size.
+__device__ __forceinline__ void rope2_set_body(int bx, int by, ROPE2_SET_ARGS) {
+    extern __shared__ float r2s_cs[];  // dims floats
+    float* cs = r2s_cs;
     const int nb2 = (width2 / head_dim + hpb - 1) / hpb;
-    int half = dims / 2, y = blockIdx.y;
+    int half = dims / 2, y = by;
     if (y >= nb1 + nb2) {
         pdl_wait();
-        set_row(vc, vf16, vs, rows[blockIdx.x], blockIdx.x, vcols, y - nb1 - nb2, g3);
+        set_row(vc, vf16, vs, rows[bx], bx, vcols, y - nb1 - nb2, g3);
         return;
     }
     // The table needs only the position (written by the host before the step, like
     // every position) and the frequency factors (weights): it is computed while the
     // kernel before finishes.
-    rope_table(cs, pos[blockIdx.x], half, theta_scale, freq_scale, factors, ext, lo, hi, mscale);
+    rope_table(cs, pos[bx], half, theta_scale, freq_scale, factors, ext, lo, hi, mscale);
     pdl_wait();
     float* x = x1;
     int width = width1;
@@ -270,11 +285,11 @@ extern "C" __global__ void rope2_set(float* x1, int width1, int nb1, float* x2, 
     }
     int h0 = y * hpb, h1 = min(width / head_dim, h0 + hpb);
     __syncthreads();
-    float* row = x + (i64)blockIdx.x * width;
+    float* row = x + (i64)bx * width;
     rope_heads(row, h0, h1, head_dim, half, neox, cs);
     if (!isk) return;
     __syncthreads();  // the block's rotated heads are in row
-    const i64 r = rows[blockIdx.x];
+    const i64 r = rows[bx];
     for (int j = h0 * head_dim + threadIdx.x; j < h1 * head_dim; j += blockDim.x) {
         const float v = row[j];
         if (kf16)
@@ -282,4 +297,27 @@ extern "C" __global__ void rope2_set(float* x1, int width1, int nb1, float* x2, 
         else
             ((float*)kc)[r * width2 + j] = v;
     }
+}
+
+extern "C" __global__ void rope2_set(ROPE2_SET_ARGS) { pdl_defer();
+    rope2_set_body(blockIdx.x, blockIdx.y, ROPE2_SET_CALL);
+}
+
+// mla_kv_rope: mla_kv (blocks x < n: token x's latent key row into the cache) and
+// rope2_set of one tensor (no Q, no V: the other blocks, rope2_set's (row, group)
+// blocks in row order, x2's rows rotated then copied into kc's rows rows[i]) in one
+// launch of 256 threads, grid n + rows2 * nb2: a DeepSeek-V2 decode step's
+// latent-cache branch, the cache row then the query's rope dims (fuse.go). Both take
+// mla_kv's RoPE parameters (the host checks they are the same); the rotation's
+// positions are pos2.
+extern "C" __global__ void __launch_bounds__(256) mla_kv_rope(MLA_KV_ARGS, int n, float* x2, int width2, int hpb,
+                                                             const int* pos2, int head_dim, uint8_t* kc, int kf16,
+                                                             const int* rows) { pdl_defer();
+    if ((int)blockIdx.x < n) {
+        mla_kv_body(blockIdx.x, MLA_KV_CALL);
+        return;
+    }
+    const int nb2 = (width2 / head_dim + hpb - 1) / hpb, b = blockIdx.x - n;
+    rope2_set_body(b / nb2, b % nb2, nullptr, 0, 0, x2, width2, hpb, pos2, head_dim, rdims, neox, theta_scale, freq_scale,
+                   factors, ext, lo, hi, mscale, kc, kf16, rows, nullptr, 0, nullptr, 0, 0);
 }

@@ -31,6 +31,8 @@ import (
 //   - add_rms_norm_q8_k or swiglu_q8_k, then act_f16 of the Q8_K rows it wrote (the f16
 //     activation rows of a product on cuBLASLt: a batch of 48+ rows): the same kernel
 //     writing the f16 rows too (fuseHalf, here).
+//   - mla_kv (DeepSeek's latent cache row), then rope2_set of one tensor (its query's
+//     rope dims) with the same RoPE parameters: mla_kv_rope (fuseMLAKVRoPE, mla.go).
 //   - Decode attention (attention_split1, attention_short, attention_dec64/128) whose
 //     output a MatMul then rounds to Q8_K (the output projection): its last blocks
 //     (attention_short and attention_dec: each block, its KV head's outputs) round it
@@ -68,6 +70,11 @@ const NoNorm1Env = "EMBER_CUDA_NO_NORM1"
 // mmv_id_q4_k's are (session 45) it does: 615.8-619.7 against 603.1-604.5, four rounds
 // alternating (build/wip/s45-call3.sh).
 const RouteFuseEnv = "EMBER_CUDA_ROUTE_FUSE"
+
+// NoMLARoPEEnv names an environment variable: when set, DeepSeek-V2's latent cache row
+// (mla_kv) and its query's rope dims (rope2_set) stay two launches instead of
+// mla_kv_rope's one (the same bits), for timing that fusion alone.
+const NoMLARoPEEnv = "EMBER_CUDA_NO_MLA_ROPE"
 
 // norm1MaxCols is ADD_NORM1_COLS of quant.cu: the widest row add_rms_norm_q8_k_1 takes.
 const norm1MaxCols = 8192
@@ -130,6 +137,7 @@ type fuseCfg struct {
 	noLay  bool // no fuseHalf into mmg's layout (NoLayFuseEnv)
 	noAtt  bool // no fuseHalf into decode attention (NoAttentionHalfEnv)
 	noN1   bool // no add_rms_norm_q8_k_1 (NoNorm1Env)
+	noMR   bool // no mla_kv_rope (NoMLARoPEEnv)
 	rte    bool // mmv_route_q4_k (on unless RouteFuseEnv is 0)
 }
 
@@ -152,6 +160,7 @@ func (b *Backend) fuseOff() bool {
 		c.read, c.off, c.noHalf = true, c.off || os.Getenv(NoFuseEnv) != "", os.Getenv(NoHalfFuseEnv) != ""
 		c.noLay, c.noAtt = os.Getenv(NoLayFuseEnv) != "", os.Getenv(NoAttentionHalfEnv) != ""
 		c.noN1, c.rte = os.Getenv(NoNorm1Env) != "", os.Getenv(RouteFuseEnv) != "0"
+		c.noMR = os.Getenv(NoMLARoPEEnv) != ""
 	}
 	return c.off
 }

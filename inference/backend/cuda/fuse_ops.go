@@ -122,6 +122,9 @@ func (b *Backend) fuseRoPE1Set(d, s, rt *tensor, args []uint64) bool {
 	hpb := b.ropeHeads()
 	n2 := (s.cols/hd + hpb - 1) / hpb
 	b.queue.pop()
+	if b.fuseMLAKVRoPE(d, s, rt, f, args, n2, hpb) {
+		return true
+	}
 	all := append([]uint64{0, 0, 0, s.ptr, i64(s.cols), i64(hpb), f.args[1]}, f.args[3:]...)
 	all = append(all, args[0], args[1], args[3], 0, 0, 0, 0, 0)
 	b.launch("rope2_set", s.rows, n2, 128, 4*int(f.args[4]), all...)
