@@ -82,6 +82,7 @@ type Backend struct {
 	short     attShort       // short-context decode attention's mode (attention_short.go)
 	fuse      fusable        // the last queued launch, when a quantization may absorb it (fuse.go)
 	mlaKV     mlaKVRec       // the last mla_kv launch, which a rope2_set of one tensor may join (mla.go)
+	tl        timeline       // $EMBER_CUDA_TIMELINE (timeline.go)
 	epoch     int            // flushes so far
 	chunk     int            // launches a batch takes before the next launch flushes it (graph.go)
 	sinceSync int            // flushes since the last sync (graph.go's chunkNow)

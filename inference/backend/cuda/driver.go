@@ -31,6 +31,7 @@ static CUresult (*p_cuCtxSynchronize)(void);
 static CUresult (*p_cuModuleLoadData)(CUmodule *, const void *);
 static CUresult (*p_cuModuleUnload)(CUmodule);
 static CUresult (*p_cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+static CUresult (*p_cuModuleGetGlobal)(CUdeviceptr *, size_t *, CUmodule, const char *);
 static CUresult (*p_cuMemAlloc)(CUdeviceptr *, size_t);
 static CUresult (*p_cuMemFree)(CUdeviceptr);
 static CUresult (*p_cuMemGetInfo)(size_t *, size_t *);
@@ -91,6 +92,7 @@ static const char *em_load(void) {
 	SYM(p_cuModuleLoadData, "cuModuleLoadData")
 	SYM(p_cuModuleUnload, "cuModuleUnload")
 	SYM(p_cuModuleGetFunction, "cuModuleGetFunction")
+	SYM(p_cuModuleGetGlobal, "cuModuleGetGlobal_v2")
 	SYM(p_cuMemAlloc, "cuMemAlloc_v2")
 	SYM(p_cuMemFree, "cuMemFree_v2")
 	SYM(p_cuMemGetInfo, "cuMemGetInfo_v2")
@@ -164,6 +166,10 @@ static CUresult em_module_unload(CUcontext ctx, CUmodule m) {
 	return r ? r : p_cuModuleUnload(m);
 }
 static CUresult em_function(CUfunction *f, CUmodule m, const char *name) { return p_cuModuleGetFunction(f, m, name); }
+static CUresult em_global(CUcontext ctx, CUdeviceptr *p, size_t *n, CUmodule m, const char *name) {
+	CUresult r = em_ctx(ctx);
+	return r ? r : p_cuModuleGetGlobal(p, n, m, name);
+}
 // em_max_dynamic_smem raises f's dynamic shared memory limit
 // (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
 static CUresult em_max_dynamic_smem(CUcontext ctx, CUfunction f, int bytes) {
@@ -467,17 +473,30 @@ func (h *ctxHandle) unload(m *module) error {
 	return nil
 }
 
+// global is the address and size of m's __device__ variable name (the timeline's).
+func (h *ctxHandle) global(m *module, name string) (uint64, int, error) {
+	cs := C.CString(name)
+	defer C.free(unsafe.Pointer(cs))
+	var p C.CUdeviceptr
+	var n C.size_t
+	if r := C.em_global(h.ctx, &p, &n, m.mod, cs); r != 0 {
+		return 0, 0, cuErr("cuModuleGetGlobal", m.name+".ptx: "+name, r)
+	}
+	return uint64(p), int(n), nil
+}
+
 // kernel is one __global__ function.
 type kernel struct {
 	name string
 	fn   C.CUfunction
-	pdl  bool // it starts with griddepcontrol.wait: it may follow a programmatic edge
+	pdl  bool    // it starts with griddepcontrol.wait: it may follow a programmatic edge
+	mod  *module // the module that holds it
 }
 
 func (m *module) function(name string) (*kernel, error) {
 	cs := C.CString(name)
 	defer C.free(unsafe.Pointer(cs))
-	k := &kernel{name: name, pdl: m.pdl[name]}
+	k := &kernel{name: name, pdl: m.pdl[name], mod: m}
 	if r := C.em_function(&k.fn, m.mod, cs); r != 0 {
 		return nil, cuErr("cuModuleGetFunction", name, r)
 	}

@@ -288,6 +288,10 @@ func (b *Backend) flush() {
 	if b.err != nil {
 		return
 	}
+	if b.timelineAt() {
+		b.timelineBegin()
+		defer b.timelineEnd()
+	}
 	t0 := time.Now()
 	defer func() { b.st.tFlush += time.Since(t0) }()
 	b.st.flushes++

@@ -1,0 +1,238 @@
+package cuda
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"unsafe"
+
+	kcuda "ember/kernels/cuda"
+)
+
+// The timeline of one batch, for finding where a decode step's time goes on the GPU
+// machine, which has no nsys: with $EMBER_CUDA_TIMELINE=N and PTX made by
+// build/timeline-ptx.sh (loaded with $EMBER_CUDA_PTX_DIR), every kernel's first thread
+// records in its module's em_tl the global timer when it reached its wait for the
+// kernel before (griddepcontrol.wait), when the wait let it go, and its grid's blocks
+// (build/timeline-cuh.py rewrites pdl_wait so; the committed kernels do nothing of the
+// kind). For the Nth batch the backend launches it zeroes the counts before, waits for
+// the batch after, reads the records, matches them to the batch's launches and writes
+// each launch's times, and a summary by kernel, to stderr. In a chain, the time from
+// one kernel's release to the next one's is what that kernel adds to the step (its
+// work after the wait, its last block's end, the next launch's start): the skip table's
+// figure for every kernel at once, without leaving any out.
+
+// TimelineEnv names an environment variable: the batch (flush) whose timeline the
+// backend writes, counted from 1.
+const TimelineEnv = "EMBER_CUDA_TIMELINE"
+
+// tlMax is EM_TL_MAX of build/timeline-cuh.py: the records a module keeps.
+const tlMax = 4096
+
+// timeline is the recording's state on a Backend.
+type timeline struct {
+	read  bool
+	at    int        // the batch recorded (flush epoch); 0: none
+	mods  []tlModule // the modules with em_tl
+	names []string   // the batch's launches
+	grids []int      // their blocks
+	mi    []int      // their modules (index in mods, -1: none)
+}
+
+// tlModule is a module's em_tl and em_tl_n.
+type tlModule struct {
+	m       *module
+	buf, np uint64
+}
+
+// tlRec is one kernel's record: the timer (ns) at its wait and after it, its blocks.
+type tlRec struct {
+	arrive, release uint64
+	blocks          int
+}
+
+// timelineAt reports whether the batch being flushed (epoch) is the one to record,
+// reading $EMBER_CUDA_TIMELINE once.
+func (b *Backend) timelineAt() bool {
+	tl := &b.tl
+	if !tl.read {
+		tl.read = true
+		tl.at, _ = strconv.Atoi(os.Getenv(TimelineEnv))
+	}
+	return tl.at > 0 && tl.at == b.epoch
+}
+
+// timelineBegin waits for the work before, finds the modules' em_tl, zeroes their
+// counts and keeps the queued batch's launches.
+func (b *Backend) timelineBegin() {
+	tl := &b.tl
+	if r := b.h.sync(); r != 0 {
+		b.fail(cuErr("cuCtxSynchronize", "timeline", r))
+		return
+	}
+	tl.mods = tl.mods[:0]
+	idx := map[*module]int{}
+	for _, m := range b.modules {
+		buf, _, err1 := b.h.global(m, "em_tl")
+		np, _, err2 := b.h.global(m, "em_tl_n")
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		var zero uint32
+		b.fail(b.h.htod(np, unsafe.Pointer(&zero), 4))
+		idx[m] = len(tl.mods)
+		tl.mods = append(tl.mods, tlModule{m: m, buf: buf, np: np})
+	}
+	if len(tl.mods) == 0 {
+		fmt.Fprintf(os.Stderr, "cuda timeline: no module has em_tl (PTX from build/timeline-ptx.sh, loaded with %s)\n", kcuda.DirEnv)
+		tl.at = 0
+		return
+	}
+	q := &b.queue
+	tl.names, tl.grids, tl.mi = slices.Clone(q.names), tl.grids[:0], tl.mi[:0]
+	for i, f := range q.fns {
+		tl.grids = append(tl.grids, int(q.dims[5*i])*int(q.dims[5*i+1])*int(q.dims[5*i+2]))
+		mi := -1
+		for _, k := range b.kernels {
+			if k.fn == f && k.mod != nil {
+				if j, ok := idx[k.mod]; ok {
+					mi = j
+				}
+				break
+			}
+		}
+		tl.mi = append(tl.mi, mi)
+	}
+}
+
+// timelineEnd waits for the batch, reads the records and writes the report to stderr.
+func (b *Backend) timelineEnd() {
+	tl := &b.tl
+	if tl.at == 0 || b.err != nil {
+		return
+	}
+	if r := b.h.sync(); r != 0 {
+		b.fail(cuErr("cuCtxSynchronize", "timeline", r))
+		return
+	}
+	recs := make([][]tlRec, len(tl.mods))
+	for j, m := range tl.mods {
+		var n uint32
+		if err := b.h.dtoh(unsafe.Pointer(&n), m.np, 4); err != nil {
+			b.fail(err)
+			return
+		}
+		n = min(n, tlMax)
+		if n == 0 {
+			continue
+		}
+		raw := make([]uint64, 3*n)
+		if err := b.h.dtoh(unsafe.Pointer(&raw[0]), m.buf, 8*len(raw)); err != nil {
+			b.fail(err)
+			return
+		}
+		for i := 0; i < int(n); i++ {
+			recs[j] = append(recs[j], tlRec{raw[3*i], raw[3*i+1], int(raw[3*i+2])})
+		}
+	}
+	tlReport(os.Stderr, b.epoch, tl.names, tlMatch(tl.mi, tl.grids, recs))
+}
+
+// tlMatch gives each launch (its module mi[i], grid[i] blocks) its module's record:
+// the records of a module come in the order the kernels' waits ended, which is the
+// launches' order but where two of its kernels ran side by side (graph branches), so
+// each launch takes the first unused of its module's next four records with its grid,
+// else the first unused. A launch with no record left gets the zero record.
+func tlMatch(mi, grid []int, recs [][]tlRec) []tlRec {
+	used := make([][]bool, len(recs))
+	next := make([]int, len(recs))
+	for j := range recs {
+		used[j] = make([]bool, len(recs[j]))
+	}
+	out := make([]tlRec, len(mi))
+	for i, j := range mi {
+		if j < 0 {
+			continue
+		}
+		for next[j] < len(recs[j]) && used[j][next[j]] {
+			next[j]++
+		}
+		pick := -1
+		for k := next[j]; k < min(len(recs[j]), next[j]+4); k++ {
+			if !used[j][k] && recs[j][k].blocks == grid[i] {
+				pick = k
+				break
+			}
+		}
+		if pick < 0 && next[j] < len(recs[j]) {
+			pick = next[j]
+		}
+		if pick >= 0 {
+			used[j][pick] = true
+			out[i] = recs[j][pick]
+		}
+	}
+	return out
+}
+
+// tlReport writes the batch's launches in the order their waits ended (times in us
+// from the first release; "span": to the next release) and the spans summed by kernel,
+// largest first. Launches with no record are counted at the end.
+func tlReport(w io.Writer, batch int, names []string, recs []tlRec) {
+	type row struct {
+		name string
+		rec  tlRec
+		span float64
+	}
+	var rows []row
+	missing := 0
+	for i, r := range recs {
+		if r.release == 0 {
+			missing++
+			continue
+		}
+		rows = append(rows, row{name: names[i], rec: r})
+	}
+	if len(rows) == 0 {
+		fmt.Fprintf(w, "cuda timeline of batch %d: no records\n", batch)
+		return
+	}
+	slices.SortStableFunc(rows, func(a, b row) int { return cmp.Compare(a.rec.release, b.rec.release) })
+	t0 := rows[0].rec.release
+	us := func(t uint64) float64 { return float64(int64(t-t0)) / 1e3 }
+	for i := range rows[:len(rows)-1] {
+		rows[i].span = us(rows[i+1].rec.release) - us(rows[i].rec.release)
+	}
+	total := us(rows[len(rows)-1].rec.release)
+	fmt.Fprintf(w, "cuda timeline of batch %d: %d launches, %.1f us from the first release to the last (%d without a record)\n",
+		batch, len(rows), total, missing)
+	fmt.Fprintf(w, "%5s %-28s %7s %10s %10s %8s\n", "#", "kernel", "blocks", "arrive us", "release us", "span us")
+	for i, r := range rows {
+		fmt.Fprintf(w, "%5d %-28s %7d %10.2f %10.2f %8.2f\n", i, r.name, r.rec.blocks, us(r.rec.arrive), us(r.rec.release), r.span)
+	}
+	type sum struct {
+		name string
+		n    int
+		span float64
+	}
+	by := map[string]*sum{}
+	var sums []*sum
+	for _, r := range rows {
+		s := by[r.name]
+		if s == nil {
+			s = &sum{name: r.name}
+			by[r.name] = s
+			sums = append(sums, s)
+		}
+		s.n++
+		s.span += r.span
+	}
+	slices.SortStableFunc(sums, func(a, b *sum) int { return cmp.Compare(b.span, a.span) })
+	fmt.Fprintf(w, "%-28s %6s %10s %8s %6s\n", "kernel", "count", "span us", "each us", "share")
+	for _, s := range sums {
+		fmt.Fprintf(w, "%-28s %6d %10.2f %8.2f %5.1f%%\n", s.name, s.n, s.span, s.span/float64(s.n), 100*s.span/max(total, 1e-9))
+	}
+}

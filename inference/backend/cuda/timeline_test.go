@@ -1,0 +1,53 @@
+package cuda
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestTimelineMatch: each launch takes its module's records in order; two kernels of
+// one module that ended their waits the other way round (side by side in a branch) are
+// told apart by their grids; a launch of a module with no records left, or of none,
+// gets none.
+func TestTimelineMatch(t *testing.T) {
+	// launches: a (module 0, 16 blocks), b (1, 132), c (0, 8), d (0, 16), e (1, 132), f (-1), g (1, 4)
+	mi := []int{0, 1, 0, 0, 1, -1, 1}
+	grid := []int{16, 132, 8, 16, 132, 1, 4}
+	recs := [][]tlRec{
+		{{1, 10, 16}, {3, 35, 16}, {2, 30, 8}}, // d's wait ended before c's
+		{{1, 20, 132}, {5, 50, 132}},           // g ran out
+	}
+	got := tlMatch(mi, grid, recs)
+	want := []uint64{10, 20, 30, 35, 50, 0, 0}
+	for i, r := range got {
+		if r.release != want[i] {
+			t.Errorf("launch %d: release %d, want %d", i, r.release, want[i])
+		}
+	}
+}
+
+// TestTimelineReport: launches in the order their waits ended, each one's span to the
+// next release, and the spans summed by kernel, largest first.
+func TestTimelineReport(t *testing.T) {
+	var sb strings.Builder
+	names := []string{"norm", "mmv", "norm", "mmv", "gone"}
+	recs := []tlRec{{900, 1000, 1}, {1500, 2000, 132}, {5500, 6000, 1}, {4000, 5000, 132}, {}}
+	tlReport(&sb, 7, names, recs)
+	out := sb.String()
+	for _, s := range []string{
+		"cuda timeline of batch 7: 4 launches, 5.0 us from the first release to the last (1 without a record)",
+		"    0 norm                               1      -0.10       0.00     1.00",
+		"    1 mmv                              132       0.50       1.00     3.00",
+		"    2 mmv                              132       3.00       4.00     1.00",
+		"    3 norm                               1       4.50       5.00     0.00",
+		"mmv                               2       4.00     2.00  80.0%",
+		"norm                              2       1.00     0.50  20.0%",
+	} {
+		if !strings.Contains(out, s) {
+			t.Errorf("report lacks %q:\n%s", s, out)
+		}
+	}
+	if strings.Index(out, "mmv                               2") > strings.Index(out, "norm                              2") {
+		t.Errorf("summary not largest first:\n%s", out)
+	}
+}
