@@ -209,14 +209,18 @@ func tlReport(w io.Writer, batch int, names []string, recs []tlRec) {
 	total := us(rows[len(rows)-1].rec.release)
 	fmt.Fprintf(w, "cuda timeline of batch %d: %d launches, %.1f us from the first release to the last (%d without a record)\n",
 		batch, len(rows), total, missing)
-	fmt.Fprintf(w, "%5s %-28s %7s %10s %10s %8s\n", "#", "kernel", "blocks", "arrive us", "release us", "span us")
+	// waited: block 0's time in its wait (long: the kernel before held it; none: it
+	// arrived after the kernel before had ended, so its launch or its own work before
+	// the wait is what the step waited for)
+	fmt.Fprintf(w, "%5s %-28s %7s %10s %10s %8s %8s\n", "#", "kernel", "blocks", "arrive us", "release us", "waited", "span us")
 	for i, r := range rows {
-		fmt.Fprintf(w, "%5d %-28s %7d %10.2f %10.2f %8.2f\n", i, r.name, r.rec.blocks, us(r.rec.arrive), us(r.rec.release), r.span)
+		fmt.Fprintf(w, "%5d %-28s %7d %10.2f %10.2f %8.2f %8.2f\n", i, r.name, r.rec.blocks, us(r.rec.arrive), us(r.rec.release),
+			us(r.rec.release)-us(r.rec.arrive), r.span)
 	}
 	type sum struct {
-		name string
-		n    int
-		span float64
+		name         string
+		n            int
+		span, waited float64
 	}
 	by := map[string]*sum{}
 	var sums []*sum
@@ -229,10 +233,12 @@ func tlReport(w io.Writer, batch int, names []string, recs []tlRec) {
 		}
 		s.n++
 		s.span += r.span
+		s.waited += us(r.rec.release) - us(r.rec.arrive)
 	}
 	slices.SortStableFunc(sums, func(a, b *sum) int { return cmp.Compare(b.span, a.span) })
-	fmt.Fprintf(w, "%-28s %6s %10s %8s %6s\n", "kernel", "count", "span us", "each us", "share")
+	fmt.Fprintf(w, "%-28s %6s %10s %8s %6s %11s\n", "kernel", "count", "span us", "each us", "share", "waited each")
 	for _, s := range sums {
-		fmt.Fprintf(w, "%-28s %6d %10.2f %8.2f %5.1f%%\n", s.name, s.n, s.span, s.span/float64(s.n), 100*s.span/max(total, 1e-9))
+		fmt.Fprintf(w, "%-28s %6d %10.2f %8.2f %5.1f%% %11.2f\n", s.name, s.n, s.span, s.span/float64(s.n),
+			100*s.span/max(total, 1e-9), s.waited/float64(s.n))
 	}
 }

@@ -36,12 +36,12 @@ func TestTimelineReport(t *testing.T) {
 	out := sb.String()
 	for _, s := range []string{
 		"cuda timeline of batch 7: 4 launches, 5.0 us from the first release to the last (1 without a record)",
-		"    0 norm                               1      -0.10       0.00     1.00",
-		"    1 mmv                              132       0.50       1.00     3.00",
-		"    2 mmv                              132       3.00       4.00     1.00",
-		"    3 norm                               1       4.50       5.00     0.00",
-		"mmv                               2       4.00     2.00  80.0%",
-		"norm                              2       1.00     0.50  20.0%",
+		"    0 norm                               1      -0.10       0.00     0.10     1.00",
+		"    1 mmv                              132       0.50       1.00     0.50     3.00",
+		"    2 mmv                              132       3.00       4.00     1.00     1.00",
+		"    3 norm                               1       4.50       5.00     0.50     0.00",
+		"mmv                               2       4.00     2.00  80.0%        0.75",
+		"norm                              2       1.00     0.50  20.0%        0.30",
 	} {
 		if !strings.Contains(out, s) {
 			t.Errorf("report lacks %q:\n%s", s, out)
