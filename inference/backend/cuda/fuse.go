@@ -215,11 +215,17 @@ func (f *fusable) from() string {
 func (b *Backend) take() (fusable, bool) {
 	f := b.fuse
 	b.fuse = fusable{cfg: f.cfg}
-	n := len(b.queue.fns)
-	if f.kind == fuseNone || n == 0 || f.qlen != n || f.epoch != b.epoch || b.queue.names[n-1] != f.from() {
+	if f.kind == fuseNone || !b.stillLast(f.qlen, f.epoch, f.from()) {
 		return fusable{}, false
 	}
 	return f, true
+}
+
+// stillLast reports whether the launch of kernel name recorded when the queue was qlen
+// long, in flush epoch, is still the last one queued (take, fuseMLAKVRoPE).
+func (b *Backend) stillLast(qlen, epoch int, name string) bool {
+	n := len(b.queue.fns)
+	return n > 0 && qlen == n && epoch == b.epoch && b.queue.names[n-1] == name
 }
 
 // q8kwWarps is the 256-element blocks that a CUDA block of the warp-quantizing kernels

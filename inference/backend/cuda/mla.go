@@ -52,8 +52,7 @@ type mlaKVRec struct {
 func (b *Backend) fuseMLAKVRoPE(d, s, rt *tensor, f fusable, sargs []uint64, n2, hpb int) bool {
 	m := b.mlaKV
 	b.mlaKV = mlaKVRec{}
-	k := len(b.queue.fns)
-	if m.args == nil || m.qlen != k || m.epoch != b.epoch || k == 0 || b.queue.names[k-1] != "mla_kv" {
+	if m.args == nil || !b.stillLast(m.qlen, m.epoch, "mla_kv") {
 		return false
 	}
 	// mla_kv: cache, its stride, kv, its stride, kv's width, k_pe, its stride, the norm, eps,

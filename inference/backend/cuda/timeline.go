@@ -183,9 +183,9 @@ func tlMatch(mi, grid []int, recs [][]tlRec) []tlRec {
 // largest first. Launches with no record are counted at the end.
 func tlReport(w io.Writer, batch int, names []string, recs []tlRec) {
 	type row struct {
-		name string
-		rec  tlRec
-		span float64
+		name         string
+		rec          tlRec
+		span, waited float64 // to the next release; block 0's arrival to its release
 	}
 	var rows []row
 	missing := 0
@@ -203,8 +203,11 @@ func tlReport(w io.Writer, batch int, names []string, recs []tlRec) {
 	slices.SortStableFunc(rows, func(a, b row) int { return cmp.Compare(a.rec.release, b.rec.release) })
 	t0 := rows[0].rec.release
 	us := func(t uint64) float64 { return float64(int64(t-t0)) / 1e3 }
-	for i := range rows[:len(rows)-1] {
-		rows[i].span = us(rows[i+1].rec.release) - us(rows[i].rec.release)
+	for i := range rows {
+		rows[i].waited = us(rows[i].rec.release) - us(rows[i].rec.arrive)
+		if i+1 < len(rows) {
+			rows[i].span = us(rows[i+1].rec.release) - us(rows[i].rec.release)
+		}
 	}
 	total := us(rows[len(rows)-1].rec.release)
 	fmt.Fprintf(w, "cuda timeline of batch %d: %d launches, %.1f us from the first release to the last (%d without a record)\n",
@@ -215,7 +218,7 @@ func tlReport(w io.Writer, batch int, names []string, recs []tlRec) {
 	fmt.Fprintf(w, "%5s %-28s %7s %10s %10s %8s %8s\n", "#", "kernel", "blocks", "arrive us", "release us", "waited", "span us")
 	for i, r := range rows {
 		fmt.Fprintf(w, "%5d %-28s %7d %10.2f %10.2f %8.2f %8.2f\n", i, r.name, r.rec.blocks, us(r.rec.arrive), us(r.rec.release),
-			us(r.rec.release)-us(r.rec.arrive), r.span)
+			r.waited, r.span)
 	}
 	type sum struct {
 		name         string
@@ -233,7 +236,7 @@ func tlReport(w io.Writer, batch int, names []string, recs []tlRec) {
 		}
 		s.n++
 		s.span += r.span
-		s.waited += us(r.rec.release) - us(r.rec.arrive)
+		s.waited += r.waited
 	}
 	slices.SortStableFunc(sums, func(a, b *sum) int { return cmp.Compare(b.span, a.span) })
 	fmt.Fprintf(w, "%-28s %6s %10s %8s %6s %11s\n", "kernel", "count", "span us", "each us", "share", "waited each")
