@@ -48,10 +48,12 @@ type tlModule struct {
 	buf, np uint64
 }
 
-// tlRec is one kernel's record: the timer (ns) at its wait and after it, its blocks.
+// tlRec is one kernel's record: the timer (ns) at its wait and after it, its blocks,
+// its grid's %gridid (the launch's number: 0 in PTX from before it was recorded).
 type tlRec struct {
 	arrive, release uint64
 	blocks          int
+	id              uint64
 }
 
 // timelineAt reports whether the batch being flushed (epoch) is the one to record,
@@ -129,30 +131,42 @@ func (b *Backend) timelineEnd() {
 		if n == 0 {
 			continue
 		}
-		raw := make([]uint64, 3*n)
+		raw := make([]uint64, 4*n)
 		if err := b.h.dtoh(unsafe.Pointer(&raw[0]), m.buf, 8*len(raw)); err != nil {
 			b.fail(err)
 			return
 		}
 		for i := 0; i < int(n); i++ {
-			recs[j] = append(recs[j], tlRec{raw[3*i], raw[3*i+1], int(raw[3*i+2])})
+			recs[j] = append(recs[j], tlRec{raw[4*i], raw[4*i+1], int(raw[4*i+2]), raw[4*i+3]})
 		}
 	}
-	tlReport(os.Stderr, b.epoch, tl.names, tlMatch(tl.mi, tl.grids, recs))
+	out, how := tlMatch(tl.mi, tl.grids, tl.names, recs)
+	fmt.Fprintf(os.Stderr, "cuda timeline: records %s\n", how)
+	tlReport(os.Stderr, b.epoch, tl.names, out)
 }
 
-// tlMatch gives each launch (its module mi[i], grid[i] blocks) its module's record:
-// the records of a module come in the order the kernels' waits ended, which is the
-// launches' order but where two of its kernels ran side by side (graph branches), so
-// each launch takes the first unused of its module's next four records with its grid,
-// else the first unused. A launch with no record left gets the zero record.
-func tlMatch(mi, grid []int, recs [][]tlRec) []tlRec {
+// tlMatch gives each launch (its module mi[i], grid[i] blocks) its module's record
+// (tlFirstWaits: one a launch).
+// The records' grid ids order them as the launches were made: where all the records,
+// in that order, fall to the launches one for one (modules and grids alike), that is
+// the match. Otherwise (PTX without ids, a record lost) a module's records, in id order
+// (else the order the kernels' waits ended), go to its launches in turn, each launch
+// taking the first unused of the next four with its grid, else the first unused. A
+// launch with no record left gets the zero record.
+func tlMatch(mi, grid []int, names []string, recs [][]tlRec) ([]tlRec, string) {
+	for j := range recs {
+		recs[j] = tlFirstWaits(recs[j])
+	}
+	out, why := tlMatchIDs(mi, grid, names, recs)
+	if why == "" {
+		return out, "matched by grid ids"
+	}
 	used := make([][]bool, len(recs))
 	next := make([]int, len(recs))
 	for j := range recs {
 		used[j] = make([]bool, len(recs[j]))
 	}
-	out := make([]tlRec, len(mi))
+	out = make([]tlRec, len(mi))
 	for i, j := range mi {
 		if j < 0 {
 			continue
@@ -175,7 +189,64 @@ func tlMatch(mi, grid []int, recs [][]tlRec) []tlRec {
 			out[i] = recs[j][pick]
 		}
 	}
+	return out, "matched by module order (" + why + ")"
+}
+
+// tlFirstWaits sorts a module's records by grid id and keeps each grid's first wait: a
+// kernel that waits twice (mmv_id_*: pdl_entry, then mv1's own pdl_wait; the second
+// returns at once) records twice. Records without ids (0) are all kept, in their order.
+func tlFirstWaits(rs []tlRec) []tlRec {
+	slices.SortStableFunc(rs, func(a, b tlRec) int {
+		return cmp.Or(cmp.Compare(a.id, b.id), cmp.Compare(a.arrive, b.arrive))
+	})
+	out := rs[:0]
+	for i, r := range rs {
+		if i > 0 && r.id != 0 && r.id == rs[i-1].id {
+			continue
+		}
+		out = append(out, r)
+	}
 	return out
+}
+
+// tlMatchIDs is tlMatch's one-for-one match by grid ids: all the records in id order
+// against the launches that have a module, each pair of the same module and grid; else
+// why not.
+func tlMatchIDs(mi, grid []int, names []string, recs [][]tlRec) ([]tlRec, string) {
+	type mrec struct {
+		rec tlRec
+		mod int
+	}
+	var all []mrec
+	for j, rs := range recs {
+		for _, r := range rs {
+			if r.id == 0 {
+				return nil, "records without grid ids"
+			}
+			all = append(all, mrec{r, j})
+		}
+	}
+	slices.SortStableFunc(all, func(a, b mrec) int { return cmp.Compare(a.rec.id, b.rec.id) })
+	out := make([]tlRec, len(mi))
+	k := 0
+	for i, j := range mi {
+		if j < 0 {
+			continue
+		}
+		if k >= len(all) {
+			return nil, fmt.Sprintf("%d records for more launches", len(all))
+		}
+		if all[k].mod != j || all[k].rec.blocks != grid[i] {
+			return nil, fmt.Sprintf("launch %d %s: module %d, %d blocks; record %d: module %d, %d blocks",
+				i, names[i], j, grid[i], k, all[k].mod, all[k].rec.blocks)
+		}
+		out[i] = all[k].rec
+		k++
+	}
+	if k != len(all) {
+		return nil, fmt.Sprintf("%d records for %d launches", len(all), k)
+	}
+	return out, ""
 }
 
 // tlReport writes the batch's launches in the order their waits ended (times in us
@@ -184,6 +255,7 @@ func tlMatch(mi, grid []int, recs [][]tlRec) []tlRec {
 func tlReport(w io.Writer, batch int, names []string, recs []tlRec) {
 	type row struct {
 		name         string
+		launch       int // its place in the batch
 		rec          tlRec
 		span, waited float64 // to the next release; block 0's arrival to its release
 	}
@@ -194,7 +266,7 @@ func tlReport(w io.Writer, batch int, names []string, recs []tlRec) {
 			missing++
 			continue
 		}
-		rows = append(rows, row{name: names[i], rec: r})
+		rows = append(rows, row{name: names[i], launch: i, rec: r})
 	}
 	if len(rows) == 0 {
 		fmt.Fprintf(w, "cuda timeline of batch %d: no records\n", batch)
@@ -215,10 +287,10 @@ func tlReport(w io.Writer, batch int, names []string, recs []tlRec) {
 	// waited: block 0's time in its wait (long: the kernel before held it; none: it
 	// arrived after the kernel before had ended, so its launch or its own work before
 	// the wait is what the step waited for)
-	fmt.Fprintf(w, "%5s %-28s %7s %10s %10s %8s %8s\n", "#", "kernel", "blocks", "arrive us", "release us", "waited", "span us")
+	fmt.Fprintf(w, "%5s %6s %-28s %7s %10s %10s %8s %8s\n", "#", "launch", "kernel", "blocks", "arrive us", "release us", "waited", "span us")
 	for i, r := range rows {
-		fmt.Fprintf(w, "%5d %-28s %7d %10.2f %10.2f %8.2f %8.2f\n", i, r.name, r.rec.blocks, us(r.rec.arrive), us(r.rec.release),
-			r.waited, r.span)
+		fmt.Fprintf(w, "%5d %6d %-28s %7d %10.2f %10.2f %8.2f %8.2f\n", i, r.launch, r.name, r.rec.blocks, us(r.rec.arrive),
+			us(r.rec.release), r.waited, r.span)
 	}
 	type sum struct {
 		name         string
