@@ -40,6 +40,7 @@ type timeline struct {
 	names []string   // the batch's launches
 	grids []int      // their blocks
 	mi    []int      // their modules (index in mods, -1: none)
+	preds [][2]int   // the launches each follows (-1: none), as the graph's edges
 }
 
 // tlModule is a module's em_tl and em_tl_n.
@@ -108,6 +109,15 @@ func (b *Backend) timelineBegin() {
 		}
 		tl.mi = append(tl.mi, mi)
 	}
+	tl.preds = tl.preds[:0]
+	p0, p1, _, _, ok := q.dag(b.br.edges)
+	for i := range q.fns {
+		if ok {
+			tl.preds = append(tl.preds, [2]int{int(p0[i]), int(p1[i])})
+		} else {
+			tl.preds = append(tl.preds, [2]int{i - 1, -1})
+		}
+	}
 }
 
 // timelineEnd waits for the batch, reads the records and writes the report to stderr.
@@ -142,7 +152,7 @@ func (b *Backend) timelineEnd() {
 	}
 	out, how := tlMatch(tl.mi, tl.grids, tl.names, recs)
 	fmt.Fprintf(os.Stderr, "cuda timeline: records %s\n", how)
-	tlReport(os.Stderr, b.epoch, tl.names, out)
+	tlReport(os.Stderr, b.epoch, tl.names, out, tl.preds)
 }
 
 // tlMatch gives each launch (its module mi[i], grid[i] blocks) its module's record
@@ -250,23 +260,38 @@ func tlMatchIDs(mi, grid []int, names []string, recs [][]tlRec) ([]tlRec, string
 }
 
 // tlReport writes the batch's launches in the order their waits ended (times in us
-// from the first release; "span": to the next release) and the spans summed by kernel,
-// largest first. Launches with no record are counted at the end.
-func tlReport(w io.Writer, batch int, names []string, recs []tlRec) {
+// from the first release; "span": to the next release; "done": to the first release of
+// a launch that follows it (preds: the launches each follows, -1 none), which is when
+// it ended where that launch was waiting for it, so a kernel beside another in a
+// branch gets its own time) and the spans and the done times summed by kernel, largest
+// span first. Launches with no record are counted at the end.
+func tlReport(w io.Writer, batch int, names []string, recs []tlRec, preds [][2]int) {
 	type row struct {
-		name         string
-		launch       int // its place in the batch
-		rec          tlRec
-		span, waited float64 // to the next release; block 0's arrival to its release
+		name               string
+		launch             int // its place in the batch
+		rec                tlRec
+		span, waited, done float64 // to the next release; block 0's arrival to its release; to a follower's release (-1: none)
 	}
 	var rows []row
 	missing := 0
+	next := make([]uint64, len(recs)) // the first release of a launch following each
+	for i, p := range preds {
+		for _, j := range p {
+			if j >= 0 && j < len(recs) && recs[i].release != 0 && (next[j] == 0 || recs[i].release < next[j]) {
+				next[j] = recs[i].release
+			}
+		}
+	}
 	for i, r := range recs {
 		if r.release == 0 {
 			missing++
 			continue
 		}
-		rows = append(rows, row{name: names[i], launch: i, rec: r})
+		done := -1.0
+		if next[i] != 0 {
+			done = float64(int64(next[i]-r.release)) / 1e3
+		}
+		rows = append(rows, row{name: names[i], launch: i, rec: r, done: done})
 	}
 	if len(rows) == 0 {
 		fmt.Fprintf(w, "cuda timeline of batch %d: no records\n", batch)
@@ -287,15 +312,16 @@ func tlReport(w io.Writer, batch int, names []string, recs []tlRec) {
 	// waited: block 0's time in its wait (long: the kernel before held it; none: it
 	// arrived after the kernel before had ended, so its launch or its own work before
 	// the wait is what the step waited for)
-	fmt.Fprintf(w, "%5s %6s %-28s %7s %10s %10s %8s %8s\n", "#", "launch", "kernel", "blocks", "arrive us", "release us", "waited", "span us")
+	fmt.Fprintf(w, "%5s %6s %-28s %7s %10s %10s %8s %8s %8s\n", "#", "launch", "kernel", "blocks", "arrive us", "release us", "waited",
+		"span us", "done us")
 	for i, r := range rows {
-		fmt.Fprintf(w, "%5d %6d %-28s %7d %10.2f %10.2f %8.2f %8.2f\n", i, r.launch, r.name, r.rec.blocks, us(r.rec.arrive),
-			us(r.rec.release), r.waited, r.span)
+		fmt.Fprintf(w, "%5d %6d %-28s %7d %10.2f %10.2f %8.2f %8.2f %8.2f\n", i, r.launch, r.name, r.rec.blocks, us(r.rec.arrive),
+			us(r.rec.release), r.waited, r.span, r.done)
 	}
 	type sum struct {
-		name         string
-		n            int
-		span, waited float64
+		name               string
+		n, nd              int
+		span, waited, done float64
 	}
 	by := map[string]*sum{}
 	var sums []*sum
@@ -309,11 +335,19 @@ func tlReport(w io.Writer, batch int, names []string, recs []tlRec) {
 		s.n++
 		s.span += r.span
 		s.waited += r.waited
+		if r.done >= 0 {
+			s.nd++
+			s.done += r.done
+		}
 	}
 	slices.SortStableFunc(sums, func(a, b *sum) int { return cmp.Compare(b.span, a.span) })
-	fmt.Fprintf(w, "%-28s %6s %10s %8s %6s %11s\n", "kernel", "count", "span us", "each us", "share", "waited each")
+	fmt.Fprintf(w, "%-28s %6s %10s %8s %6s %11s %9s\n", "kernel", "count", "span us", "each us", "share", "waited each", "done each")
 	for _, s := range sums {
-		fmt.Fprintf(w, "%-28s %6d %10.2f %8.2f %5.1f%% %11.2f\n", s.name, s.n, s.span, s.span/float64(s.n),
-			100*s.span/max(total, 1e-9), s.waited/float64(s.n))
+		done := -1.0
+		if s.nd > 0 {
+			done = s.done / float64(s.nd)
+		}
+		fmt.Fprintf(w, "%-28s %6d %10.2f %8.2f %5.1f%% %11.2f %9.2f\n", s.name, s.n, s.span, s.span/float64(s.n),
+			100*s.span/max(total, 1e-9), s.waited/float64(s.n), done)
 	}
 }

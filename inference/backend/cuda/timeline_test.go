@@ -27,21 +27,24 @@ func TestTimelineMatch(t *testing.T) {
 }
 
 // TestTimelineReport: launches in the order their waits ended, each one's span to the
-// next release, and the spans summed by kernel, largest first.
+// next release and its done time to the first release of a launch that follows it (a
+// branch: norm 2 beside mmv 1, both following norm 0; the last ones none), and the spans
+// and done times summed by kernel, largest span first.
 func TestTimelineReport(t *testing.T) {
 	var sb strings.Builder
 	names := []string{"norm", "mmv", "norm", "mmv", "gone"}
 	recs := []tlRec{{900, 1000, 1, 0}, {1500, 2000, 132, 0}, {5500, 6000, 1, 0}, {4000, 5000, 132, 0}, {}}
-	tlReport(&sb, 7, names, recs)
+	preds := [][2]int{{-1, -1}, {0, -1}, {0, -1}, {1, -1}, {3, -1}}
+	tlReport(&sb, 7, names, recs, preds)
 	out := sb.String()
 	for _, s := range []string{
 		"cuda timeline of batch 7: 4 launches, 5.0 us from the first release to the last (1 without a record)",
-		"    0      0 norm                               1      -0.10       0.00     0.10     1.00",
-		"    1      1 mmv                              132       0.50       1.00     0.50     3.00",
-		"    2      3 mmv                              132       3.00       4.00     1.00     1.00",
-		"    3      2 norm                               1       4.50       5.00     0.50     0.00",
-		"mmv                               2       4.00     2.00  80.0%        0.75",
-		"norm                              2       1.00     0.50  20.0%        0.30",
+		"    0      0 norm                               1      -0.10       0.00     0.10     1.00     1.00",
+		"    1      1 mmv                              132       0.50       1.00     0.50     3.00     3.00",
+		"    2      3 mmv                              132       3.00       4.00     1.00     1.00    -1.00",
+		"    3      2 norm                               1       4.50       5.00     0.50     0.00    -1.00",
+		"mmv                               2       4.00     2.00  80.0%        0.75      3.00",
+		"norm                              2       1.00     0.50  20.0%        0.30      1.00",
 	} {
 		if !strings.Contains(out, s) {
 			t.Errorf("report lacks %q:\n%s", s, out)
