@@ -59,22 +59,23 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
     // them are copied before the wait, the newest after it.
     const bool early = pre && one;
 
-    // load issues the cp.async copies of positions t0 .. t0+cnt-1: K (and V with both)
-    // as one group, else V alone (KV1: into the K tile).
+    // rows looks up the cache rows of positions t0 .. t0+cnt-1 into rix; load_k and
+    // load_v issue the cp.async copies of the tile's rows r0 .. end-1 (rix's), K (and V)
+    // each as one group (KV1: V is the K tile).
     auto rows = [&](int t0, int cnt) {
         __syncthreads();  // the tile's earlier rows are no longer read
         if (tid < cnt) rix[tid] = (int)cache_row(tab, bs, t0 + tid);
         __syncthreads();
     };
-    auto load_k = [&](int r0, int cnt) {
-        for (int e = tid + r0 * CK; e < cnt * CK; e += SH_THREADS) {
+    auto load_k = [&](int r0, int end) {
+        for (int e = tid + r0 * CK; e < end * CK; e += SH_THREADS) {
             const int r = e / CK, c = e % CK;
             tc_cp16(kt + r * 2 * HD + 16 * c, k + (i64)rix[r] * kstride + (i64)kvh * HD + 8 * c, true);
         }
         tc_commit();
     };
-    auto load_v = [&](int r0, int cnt) {
-        for (int e = tid + r0 * CV; e < cnt * CV; e += SH_THREADS) {
+    auto load_v = [&](int r0, int end) {
+        for (int e = tid + r0 * CV; e < end * CV; e += SH_THREADS) {
             const int r = e / CV, c = e % CV;
             tc_cp16(vt + r * RV + 16 * c, v + (i64)rix[r] * vstride + (i64)kvh * VHD + 8 * c, true);
         }
