@@ -4,7 +4,8 @@ timeline build (build/timeline-ptx.sh; inference/backend/cuda/timeline.go): pdl_
 (every kernel's wait for the one before) also has block (0,0,0)'s thread 0 record, in
 its module's em_tl, the global timer when it reached the wait, when the wait let it go,
 the grid's blocks and its %gridid (the launch's number, which orders the records as the
-launches were made where branches ran side by side). The committed sources stay as they are (their PTX hashes)."""
+launches were made where branches ran side by side). The committed sources stay as
+they are (their PTX hashes)."""
 import sys
 
 path = sys.argv[1]

@@ -156,10 +156,9 @@ func (b *Backend) timelineEnd() {
 }
 
 // tlMatch gives each launch (its module mi[i], grid[i] blocks) its module's record
-// (tlFirstWaits: one a launch).
-// The records' grid ids order them as the launches were made: where all the records,
-// in that order, fall to the launches one for one (modules and grids alike), that is
-// the match. Otherwise (PTX without ids, a record lost) a module's records, in id order
+// (tlFirstWaits: one a launch). The records' grid ids order them as the launches were
+// made: where all the records, in that order, fall to the launches one for one
+// (modules and grids alike), that is the match. Otherwise (PTX without ids, a record lost) a module's records, in id order
 // (else the order the kernels' waits ended), go to its launches in turn, each launch
 // taking the first unused of the next four with its grid, else the first unused. A
 // launch with no record left gets the zero record.
@@ -207,6 +206,9 @@ func tlMatch(mi, grid []int, names []string, recs [][]tlRec) ([]tlRec, string) {
 // returns at once) records twice. Records without ids (0) are all kept, in their order.
 func tlFirstWaits(rs []tlRec) []tlRec {
 	slices.SortStableFunc(rs, func(a, b tlRec) int {
+		if a.id == 0 || b.id == 0 {
+			return cmp.Compare(a.id, b.id)
+		}
 		return cmp.Or(cmp.Compare(a.id, b.id), cmp.Compare(a.arrive, b.arrive))
 	})
 	out := rs[:0]
