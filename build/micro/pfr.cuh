@@ -40,8 +40,9 @@ __global__ void pf_reset(const PfCheck* C, int nc) {
 
 // pf_walk: block b's chunks (every gridDim.x-th of the step's, PFC bytes each) asked of
 // L2 in order, none past the window beyond the last checkpoint seen set; lane 0 keeps
-// the window. Mode 0: one bulk prefetch a chunk (lane 0). Mode 1 (PFMODE=1, session 41,
-// not yet run): the warp's 32 lanes each ask for 128-byte lines (prefetch.global.L2), a
+// the window. Mode 0: one bulk prefetch a chunk (lane 0). Mode 1 (PFMODE=1, session 41;
+// run in session 42: the chain 3.2-5.3 ms beside it against 1.681 alone, NOTES.md):
+// the warp's 32 lanes each ask for 128-byte lines (prefetch.global.L2), a
 // warp instruction a 4 KiB: whether session 41's bulk prefetches of 1-4 MiB did reach
 // L2 is not known (the chain did not change, where weights already in L2 made it 0.28
 // ms shorter). Mode 2: the lanes read the lines (ld.global.cg, 16 bytes each, into a
