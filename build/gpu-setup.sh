@@ -99,6 +99,18 @@ same_bodies() {
 		cmp -s /tmp/body.a /tmp/body.b || el "body differs: $m.ptx"
 	done
 }
+# tl LOG MODEL [VAR=value ...] runs tg64 of /tmp/MODEL.gguf with the timeline of its
+# 40th batch (EMBER_CUDA_TIMELINE) on /tmp/tl's PTX (build/timeline-ptx.sh; a VAR may
+# set EMBER_CUDA_PTX_DIR to another), the VARs set, into $L/LOG, and prints the report's
+# first lines and the head of its summary by kernel.
+tl() {
+	_log=$1 _m=$2
+	shift 2
+	env EMBER_CUDA_PTX_DIR=/tmp/tl EMBER_CUDA_TIMELINE=40 "$@" timeout -s KILL 120 "$E" bench -backend cuda -p 0 -n 64 -r 1 \
+		-m "/tmp/$_m.gguf" >"$L/$_log" 2>&1
+	el "$_log: $(grep 'cuda timeline' "$L/$_log" | tr '\n' ' ')"
+	grep -A8 '^kernel  *count' "$L/$_log"
+}
 # tg1 MODEL SIDE prints one tg128 run's tok/s of /tmp/MODEL.gguf (SIDE: an env prefix
 # ending in the binary), for ab and sweep.
 tg1() { q env $2 bench -backend cuda -p 0 -n 128 -r 1 -m "/tmp/$1.gguf" | sed 's/(.*//'; }

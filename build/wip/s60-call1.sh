@@ -12,11 +12,7 @@ export MODELS="v2"
 . build/gpu-setup.sh "${OUT:-/tmp/s60c1}"
 (sh build/timeline-ptx.sh /tmp/tl || el "TIMELINE PTX FAILED") &
 wait
-for rb in 3 2; do
-	EMBER_CUDA_ROUTE_BLOCKS=$rb EMBER_CUDA_PTX_DIR=/tmp/tl EMBER_CUDA_TIMELINE=40 timeout -s KILL 120 $E bench -backend cuda -p 0 -n 64 -r 1 \
-		-m /tmp/v2.gguf >"$L/tl_v2_rb$rb.log" 2>&1
-	el "route blocks $rb: $(grep 'cuda timeline' "$L/tl_v2_rb$rb.log" | tr '\n' ' ')"
-	grep -A8 '^kernel  *count' "$L/tl_v2_rb$rb.log"
-done
+tl tl_v2_rb3.log v2 EMBER_CUDA_ROUTE_BLOCKS=3
+tl tl_v2_rb2.log v2 EMBER_CUDA_ROUTE_BLOCKS=2
 sweep 6 v2 "$E" "EMBER_CUDA_ROUTE_BLOCKS=2 $E"
 el done

@@ -18,9 +18,7 @@ rm -rf /tmp/old && cp -r /tmp/px /tmp/old && cp build/wip/s60-moe-old.cu /tmp/ol
 (sh build/timeline-ptx.sh /tmp/tl || el "TIMELINE PTX FAILED") &
 wait
 rm -rf /tmp/tlold && cp -r /tmp/tl /tmp/tlold && cp build/wip/s60-moe-old.cu /tmp/tlold/moe.cu && sh build/ptx-one.sh /tmp/tlold moe
-for d in tl tlold; do
-	EMBER_CUDA_PTX_DIR=/tmp/$d EMBER_CUDA_TIMELINE=40 timeout -s KILL 120 $E bench -backend cuda -p 0 -n 64 -r 1 -m /tmp/v2.gguf >"$L/tl_v2_$d.log" 2>&1
-	el "$d: $(grep -E '^(mmv_route_q4_k|moe_sum_add) ' "$L/tl_v2_$d.log" | tr '\n' ' ')"
-done
+tl tl_v2_new.log v2
+tl tl_v2_old.log v2 EMBER_CUDA_PTX_DIR=/tmp/tlold
 sweep 6 v2 "EMBER_CUDA_PTX_DIR=/tmp/old $E" "EMBER_CUDA_PTX_DIR=/tmp/px $E"
 el done

@@ -16,12 +16,8 @@ ptx_tests 'MoE|Route|TopK|FuseQueue|FusedAddRMSNorm|Norm1|KernelNames|EmbeddedKe
 cp /tmp/px/quant.ptx /tmp/px/moe.ptx "$L/"
 (sh build/timeline-ptx.sh /tmp/tl || el "TIMELINE PTX FAILED") &
 wait
-for sn in "" 1; do
-	EMBER_CUDA_NO_SUM_NORM=$sn EMBER_CUDA_PTX_DIR=/tmp/tl EMBER_CUDA_TIMELINE=40 timeout -s KILL 120 $E bench -backend cuda -p 0 -n 64 -r 1 \
-		-m /tmp/v2.gguf >"$L/tl_v2_sn$sn.log" 2>&1
-	el "no sum-norm '$sn': $(grep 'cuda timeline' "$L/tl_v2_sn$sn.log" | tr '\n' ' ')"
-	grep -A6 '^kernel  *count' "$L/tl_v2_sn$sn.log"
-done
+tl tl_v2_sn.log v2
+tl tl_v2_nosn.log v2 EMBER_CUDA_NO_SUM_NORM=1
 sweep 6 v2 "EMBER_CUDA_PTX_DIR=/tmp/px $E" "EMBER_CUDA_PTX_DIR=/tmp/px EMBER_CUDA_NO_SUM_NORM=1 $E"
 el "8B tg128 fused / not: $(tg1 q4 "EMBER_CUDA_PTX_DIR=/tmp/px $E") / $(tg1 q4 "EMBER_CUDA_PTX_DIR=/tmp/px EMBER_CUDA_NO_SUM_NORM=1 $E")"
 el done
