@@ -16,9 +16,9 @@ import (
 // machine, which has no nsys: with $EMBER_CUDA_TIMELINE=N and PTX made by
 // build/timeline-ptx.sh (loaded with $EMBER_CUDA_PTX_DIR), every kernel's first thread
 // records in its module's em_tl the global timer when it reached its wait for the
-// kernel before (griddepcontrol.wait), when the wait let it go, and its grid's blocks
-// (build/timeline-cuh.py rewrites pdl_wait so; the committed kernels do nothing of the
-// kind). For the Nth batch the backend launches it zeroes the counts before, waits for
+// kernel before (griddepcontrol.wait), when the wait let it go, its grid's blocks and
+// its %gridid (build/timeline-cuh.py rewrites pdl_wait so; the committed kernels do
+// nothing of the kind). For the Nth batch the backend launches it zeroes the counts before, waits for
 // the batch after, reads the records, matches them to the batch's launches and writes
 // each launch's times, and a summary by kernel, to stderr. In a chain, the time from
 // one kernel's release to the next one's is what that kernel adds to the step (its
@@ -96,15 +96,12 @@ func (b *Backend) timelineBegin() {
 	}
 	q := &b.queue
 	tl.names, tl.grids, tl.mi = slices.Clone(q.names), tl.grids[:0], tl.mi[:0]
-	for i, f := range q.fns {
+	for i, name := range q.names {
 		tl.grids = append(tl.grids, int(q.dims[5*i])*int(q.dims[5*i+1])*int(q.dims[5*i+2]))
 		mi := -1
-		for _, k := range b.kernels {
-			if k.fn == f && k.mod != nil {
-				if j, ok := idx[k.mod]; ok {
-					mi = j
-				}
-				break
+		if k := b.kernels[name]; k != nil && k.mod != nil {
+			if j, ok := idx[k.mod]; ok {
+				mi = j
 			}
 		}
 		tl.mi = append(tl.mi, mi)
@@ -158,10 +155,10 @@ func (b *Backend) timelineEnd() {
 // tlMatch gives each launch (its module mi[i], grid[i] blocks) its module's record
 // (tlFirstWaits: one a launch). The records' grid ids order them as the launches were
 // made: where all the records, in that order, fall to the launches one for one
-// (modules and grids alike), that is the match. Otherwise (PTX without ids, a record lost) a module's records, in id order
-// (else the order the kernels' waits ended), go to its launches in turn, each launch
-// taking the first unused of the next four with its grid, else the first unused. A
-// launch with no record left gets the zero record.
+// (modules and grids alike), that is the match. Otherwise (PTX without ids, a record
+// lost) a module's records, in id order (else the order the kernels' waits ended), go
+// to its launches in turn, each launch taking the first unused of the next four with
+// its grid, else the first unused. A launch with no record left gets the zero record.
 func tlMatch(mi, grid []int, names []string, recs [][]tlRec) ([]tlRec, string) {
 	for j := range recs {
 		recs[j] = tlFirstWaits(recs[j])
