@@ -56,14 +56,30 @@ __device__ __forceinline__ void moe_route(MoeSmem& s, const float* row, const fl
             v[u] = (float)exp((double)(v[u] - mx));
             if (lane + 32 * u < X) s.probs[lane + 32 * u] = v[u];
         }
-        __syncwarp();
-        if (lane == 0) {
-            double sum = 0;
-            for (int e = 0; e < X; e++) sum += (double)s.probs[e];
-            s.inv_s = (float)(1.0 / sum);
+        // Their sum in double, in index order as the reference takes it. Where every
+        // value is at least 2^(L-30) (L = ceil(log2 X)), each is a multiple of 2^(L-53)
+        // and every partial sum (at most X <= 2^L) is exact in double: any order gives
+        // the serial sum's bits, so the warp takes it in parallel; else lane 0 alone.
+        const int L = 32 - __clz(X - 1);
+        const float thr = __int_as_float((L - 30 + 127) << 23);
+        double part = 0;
+        bool exact = true;
+#pragma unroll
+        for (int u = 0; u < PL; u++)
+            if (lane + 32 * u < X) part += (double)v[u], exact = exact && v[u] >= thr;
+        float inv;
+        if (__all_sync(0xffffffffu, exact)) {
+            inv = (float)(1.0 / warp_sumd(part));
+        } else {
+            __syncwarp();
+            if (lane == 0) {
+                double sum = 0;
+                for (int e = 0; e < X; e++) sum += (double)s.probs[e];
+                s.inv_s = (float)(1.0 / sum);
+            }
+            __syncwarp();
+            inv = s.inv_s;
         }
-        __syncwarp();
-        const float inv = s.inv_s;
 #pragma unroll
         for (int u = 0; u < PL; u++) v[u] *= inv;
     }
