@@ -1,7 +1,9 @@
 #!/bin/sh
-# s60-callA1.sh: s60-callA.sh's first half (the machine was taken back twice during the
-# whole): every module's PTX (quant.ptx, moe.ptx returned), the tests on it, the timeline
-# PTX and the old moe.ptx built beside them for s60-callA2.sh.
+# s60-callA1.sh: the first half of a call that was taken back twice (s60-callA, deleted;
+# the whole): every module's PTX (quant.ptx, moe.ptx returned), the tests on it, the timeline
+# PTX and the old moe.ptx built beside them for s60-callB.sh.
+# build/wip/s60-moe-old.cu (not kept) was 907560b's kernels/cuda/moe.cu: `git show
+# 907560b:kernels/cuda/moe.cu >build/wip/s60-moe-old.cu` to run this again.
 set -u
 export MODELS="v2 q4"
 . build/gpu-setup.sh "${OUT:-/tmp/s60cA}"

@@ -3,6 +3,8 @@
 # before it; its log stayed on the machine). Here: every module's PTX, TestMoERouting
 # alone (-v, its log returned), then callA2's timelines and sweep (fewer rounds) unless a
 # tg128 run with both patches gives no figure.
+# build/wip/s60-moe-old.cu (not kept) was 907560b's kernels/cuda/moe.cu: `git show
+# 907560b:kernels/cuda/moe.cu >build/wip/s60-moe-old.cu` to run this again.
 set -u
 export MODELS="v2 q4"
 . build/gpu-setup.sh "${OUT:-/tmp/s60cB}"
