@@ -4,7 +4,7 @@
 # `git apply build/wip/norm-router-side.patch`, TESTS="cuda archs deepseek2" sh
 # build/dev-build.sh (the embedded matmul.ptx is stale: this call loads the H200's with
 # EMBER_CUDA_PTX_DIR), the usual held-out files, carry bin/dev. Here: every module's PTX
-# (matmul.ptx returned for the commit), TestNormRouterBits, the branch, MoE and
+# (matmul.ptx returned for the commit), TestNormRouterBits, the branch, F32 router and
 # kernel-name tests, conformance, the goldens and deepseek2's CUDA tests (all logs
 # returned); a rotated V2-Lite sweep against EMBER_CUDA_NO_NORM_ROUTER=1 (same PTX) and
 # the timelines of both. Keep this call short: session 60 lost two calls to the machine
@@ -21,7 +21,7 @@ sweep 5 v2 "$X EMBER_CUDA_NO_NORM_ROUTER=1 $E" "$X $E"
 tl tl_v2_nr.log v2
 tl tl_v2_nonr.log v2 EMBER_CUDA_NO_NORM_ROUTER=1
 export EMBER_CUDA_PTX_DIR=/tmp/px
-tgroup 0 'NormRouter|Branch|MoERouting|KernelNames|EmbeddedKernelsWait|F32W' 200
+tgroup 0 'NormRouter|Branch|KernelNames|EmbeddedKernelsWait|F32W' 200
 tgroup 1 'Conformance' 200
 model_tests 200
 wait
