@@ -3,6 +3,7 @@ package cuda
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -41,23 +42,16 @@ func TestRoutingSumExact(t *testing.T) {
 				v[i] = float32(math.Exp(-rng.Float64() * spread))
 			}
 			v[rng.IntN(X)] = 1 // the max-shifted row's largest
-			if guard {
-				for _, x := range v {
-					if x < thr {
-						goto next
-					}
-				}
+			if guard && slices.ContainsFunc(v, func(x float32) bool { return x < thr }) {
+				continue
 			}
-			{
-				var serial float64
-				for _, x := range v {
-					serial += float64(x)
-				}
-				if serial != warpSumOrder(v) {
-					differ++
-				}
+			var serial float64
+			for _, x := range v {
+				serial += float64(x)
 			}
-		next:
+			if serial != warpSumOrder(v) {
+				differ++
+			}
 		}
 		return differ
 	}

@@ -18,12 +18,12 @@ import (
 // records in its module's em_tl the global timer when it reached its wait for the
 // kernel before (griddepcontrol.wait), when the wait let it go, its grid's blocks and
 // its %gridid (build/timeline-cuh.py rewrites pdl_wait so; the committed kernels do
-// nothing of the kind). For the Nth batch the backend launches it zeroes the counts before, waits for
-// the batch after, reads the records, matches them to the batch's launches and writes
-// each launch's times, and a summary by kernel, to stderr. In a chain, the time from
-// one kernel's release to the next one's is what that kernel adds to the step (its
-// work after the wait, its last block's end, the next launch's start): the skip table's
-// figure for every kernel at once, without leaving any out.
+// nothing of the kind). For the Nth batch the backend launches it zeroes the counts
+// before, waits for the batch after, reads the records, matches them to the batch's
+// launches and writes each launch's times, and a summary by kernel, to stderr. In a
+// chain, the time from one kernel's release to the next one's is what that kernel adds
+// to the step (its work after the wait, its last block's end, the next launch's start):
+// the skip table's figure for every kernel at once, without leaving any out.
 
 // TimelineEnv names an environment variable: the batch (flush) whose timeline the
 // backend writes, counted from 1.

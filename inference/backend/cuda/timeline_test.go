@@ -57,8 +57,8 @@ func TestTimelineReport(t *testing.T) {
 
 // TestTimelineMatchIDs: records with grid ids go to the launches in id order, whatever
 // order their waits ended in and though two kernels of a module share a grid; a
-// kernel's second wait is dropped; a set
-// that does not fall one for one (a record lost) goes back to the module-order match.
+// kernel's second wait is dropped; a set that does not fall one for one (a record lost)
+// goes back to the module-order match.
 func TestTimelineMatchIDs(t *testing.T) {
 	// launches: a (module 0, 8 blocks), b (0, 8), c (1, 4), d (-1), e (0, 16)
 	mi := []int{0, 0, 1, -1, 0}
