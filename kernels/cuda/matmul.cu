@@ -221,6 +221,57 @@ extern "C" __global__ void __launch_bounds__(128) mmv_f32_1w(MMV_ARGS) {
     __syncthreads();
     if (threadIdx.x == 0) D[r] = warps4_meet(red);
 }
+// mmv_f32_norm_1w: a decode row's router logits from the residual sum itself: D[r] is
+// mmv_f32_1w's row r of W (F32 weights, K = 128 U columns) times the row that
+// add_rms_norm_q8_k_1 would write as its dst from a + b and the norm weights nw, with
+// both kernels' bits, so that the router can run beside the norm instead of after it
+// (a branch; DeepSeek-V2's MoE layers). Thread t of block r takes columns t + 128 u: the
+// columns add_rms_norm_q8_k_1's threads t (u even) and t + 128 (u odd) take, whose
+// double sums of squares it forms in their orders and meets as that kernel does (warp w
+// holds its warps w and w + 4, lane for lane), and the columns mmv_f32_1w's thread t
+// takes, in its order. Every block reads all of a and b; none writes them.
+template <int U>
+__device__ __forceinline__ void f32_norm_row(float* D, const float* W, i64 wstride, const float* a, const float* b,
+                                             const float* nw, int K, float eps, double* part, double* red) {
+    const int t = threadIdx.x, lane = t & 31, w = t >> 5, r = blockIdx.x;
+    const float* wr = (const float*)((const uint8_t*)W + (i64)r * wstride);
+    float rw[U], gw[U], s[U];
+#pragma unroll
+    for (int u = 0; u < U; u++) rw[u] = wr[t + 128 * u], gw[u] = nw[t + 128 * u];
+    pdl_wait();
+#pragma unroll
+    for (int u = 0; u < U; u++) s[u] = a[t + 128 * u] + b[t + 128 * u];
+    double s0 = 0, s1 = 0;
+#pragma unroll
+    for (int k = 0; k < U / 2; k++) {
+        s0 += (double)s[2 * k] * (double)s[2 * k];
+        s1 += (double)s[2 * k + 1] * (double)s[2 * k + 1];
+    }
+    s0 = warp_sumd(s0);
+    s1 = warp_sumd(s1);
+    if (lane == 0) part[w] = s0, part[w + 4] = s1;
+    __syncthreads();
+    double tot = 0;
+    for (int k = 0; k < 8; k++) tot += part[k];
+    const float mean = (float)(tot / (double)K);
+    const float scale = (float)(1.0 / sqrt((double)(mean + eps)));
+    double acc = 0;
+#pragma unroll
+    for (int u = 0; u < U; u++) acc += (double)(rw[u] * (s[u] * scale * gw[u]));
+    acc = warp_sumd(acc);
+    if (lane == 0) red[w] = acc;
+    __syncthreads();
+    if (t == 0) D[r] = warps4_meet(red);
+}
+extern "C" __global__ void __launch_bounds__(128) mmv_f32_norm_1w(float* D, const float* W, i64 wstride, const float* a,
+                                                                   const float* b, const float* nw, int K, float eps) {
+    pdl_defer();
+    __shared__ double part[8], red[4];
+    if (K == 2048)
+        f32_norm_row<16>(D, W, wstride, a, b, nw, K, eps, part, red);
+    else  // 4096: the host takes no other widths
+        f32_norm_row<32>(D, W, wstride, a, b, nw, K, eps, part, red);
+}
 MMV_FAST(f16, gen_T_F16, T_F16)
 MMV_FAST(bf16, gen_T_BF16, T_BF16)
 MMV_FAST_LB(q4_0, gen_T_Q4_0, T_Q4_0, MV1_LB_LO)

@@ -81,6 +81,7 @@ type branchState struct {
 	off     bool                    // $EMBER_CUDA_NO_BRANCH
 	edges   int                     // $EMBER_CUDA_BRANCH_EDGES (dag)
 	cur     *branch                 // the branch queued, until its join is
+	prev    *branch                 // a branch whose join is the main run's first launch of cur (chained Besides)
 	pending int                     // pendMain or pendJoin: which index of cur the next launch takes
 	act     map[quant.Type]*scratch // the side's activation scratch (swapped with Backend.act)
 	side    bool                    // the side run is being queued
@@ -160,11 +161,22 @@ func branchFromEnv() branchState {
 // Beside queues side's ops, then main's, as calling them in turn would; in a graph of a
 // batch-1 step the side's launches run beside the main run's (see above). side's ops
 // must neither read nor write what main's write, nor write what main's read.
+//
+// A Beside called right after another (no launch between: the first's join pending)
+// chains them: the first's join becomes the second's main run's first launch instead of
+// the second's first launch, so that the second's side (which may read the first's
+// main run's output) need not wait for the first's side. DeepSeek-V2's MoE layers: the
+// router's product beside the norm (NormRouter), then the shared experts beside the
+// routed ones, whose first launch reads both the norm's row and the router's logits.
 func (b *Backend) Beside(n int, side, main func()) {
-	if n != 1 || b.br.off || b.br.cur != nil || b.noGraphs || b.prof != nil || !b.mvsc.off {
+	chain := b.br.cur != nil && b.br.pending == pendJoin && b.br.prev == nil
+	if n != 1 || b.br.off || (b.br.cur != nil && !chain) || b.noGraphs || b.prof != nil || !b.mvsc.off {
 		side()
 		main()
 		return
+	}
+	if chain {
+		b.br.prev, b.br.cur, b.br.pending = b.br.cur, nil, pendNone
 	}
 	b.br.cur = &branch{fork: len(b.queue.fns) - 1, main: -1, join: -1}
 	b.br.pending = pendNone
@@ -182,6 +194,9 @@ func (b *Backend) Beside(n int, side, main func()) {
 	b.br.pinned = pinnedAct{}
 	if b.br.pending == pendMain { // main queued nothing: nothing to branch
 		b.br.cur, b.br.pending = nil, pendNone
+		if b.br.prev != nil { // the chained branch's join is the next launch after all
+			b.br.cur, b.br.prev, b.br.pending = b.br.prev, nil, pendJoin
+		}
 		return
 	}
 	b.br.pending = pendJoin
@@ -193,6 +208,11 @@ func (s *branchState) noteLaunch(q *batch, i int) {
 	switch s.pending {
 	case pendMain:
 		s.cur.main, s.pending = i, pendNone
+		if p := s.prev; p != nil {
+			p.join = i
+			q.brs = append(q.brs, *p)
+			s.prev = nil
+		}
 	case pendJoin:
 		s.cur.join, s.pending = i, pendNone
 		q.brs = append(q.brs, *s.cur)
@@ -208,6 +228,9 @@ func (s *branchState) flushed(n int) {
 		if s.pending != pendMain {
 			c.main -= n
 		}
+	}
+	if p := s.prev; p != nil {
+		p.fork, p.main = p.fork-n, p.main-n
 	}
 }
 

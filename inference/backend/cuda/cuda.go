@@ -65,6 +65,7 @@ type Backend struct {
 	moeTN     int            // $EMBER_CUDA_MOE_TILE: the grouped experts' tile width, 0 to choose (moe.go)
 	routeBPS  int            // $EMBER_CUDA_ROUTE_BLOCKS: mmv_route_q4_k's blocks an SM, 0 for 3 (moe.go)
 	noF32W    bool           // $EMBER_CUDA_F32W is 0: batch-1 F32 weights on mmv_f32_1 (matmul.go)
+	noNR      bool           // $EMBER_CUDA_NO_NORM_ROUTER: NormRouter declines (normrouter.go)
 	mmqTN     int            // $EMBER_CUDA_MMQ_TILE: the products' tile width, 0 to choose (mmq.go)
 	skip      []string       // $EMBER_CUDA_SKIP: kernel name prefixes not launched
 	st        stats          // $EMBER_CUDA_STATS
@@ -154,6 +155,7 @@ func New(opt Options) (*Backend, error) {
 		return nil, err
 	}
 	b.noF32W = os.Getenv(F32WeightEnv) == "0"
+	b.noNR = os.Getenv(NoNormRouterEnv) != ""
 	if v := os.Getenv(SkipEnv); v != "" {
 		b.skip = strings.Split(v, ",")
 	}

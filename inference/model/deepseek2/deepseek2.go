@@ -71,6 +71,7 @@ type Model struct {
 	layers             []layer
 	slotNames          []string // scratch names of the per-slot pair indices
 	host               moeHost
+	normRouted         int // MoE rows whose router logits came from normRouter (tests)
 }
 
 type layer struct {
@@ -263,6 +264,7 @@ func (m *Model) declare() {
 	s.Declare("kqv_tmp", quant.F32, p.NHead*c.vd)
 	s.Declare("moe_logits", quant.F32, max(c.nExpert, 1))
 	s.Declare("moe_out", quant.F32, p.NEmbd)
+	s.Declare("moe_xn", quant.F32, p.NEmbd)
 	s.Declare("moe_tmp", quant.F32, p.NEmbd)
 	s.Declare("shexp_gate", quant.F32, max(c.nFFExp*c.nShared, 1))
 	s.Declare("shexp_up", quant.F32, max(c.nFFExp*c.nShared, 1))
@@ -338,11 +340,10 @@ func (m *Model) Forward(ctx context.Context, c *model.Cache, b model.Batch) (bac
 		} else {
 			m.attnKVB(&w.attn, c.K[il], c.V[il], cur, in)
 		}
-		be.Add(ffnInp, cur, inpL)                    // ffn_inp = attn_out + inpL
-		be.RMSNorm(cur, ffnInp, w.ffnNorm, p.RMSEps) // ffn_norm
+		xn, haveLogits := m.ffnNorm(w, cur, inpL, ffnInp, n) // ffn_inp = attn_out + inpL; ffn_norm
 		if w.dense != nil {
 			model.FeedForward(be, s, w.dense, cur, cur, n)
-		} else if err := m.moeFFN(ctx, w.moe, cur, n); err != nil {
+		} else if err := m.moeFFN(ctx, w.moe, xn, cur, n, haveLogits); err != nil {
 			return nil, fmt.Errorf("model: %s layer %d: %w", Arch, il, err)
 		}
 		be.Add(inpL, cur, ffnInp) // l_out = ffn_out + ffn_inp

@@ -194,12 +194,45 @@ type deviceExperts interface {
 		nGroup, nGroupUsed int, sigmoid, norm bool, scale float32) bool
 }
 
-// moeFFN replaces cur [n, NEmbd] (the normed FFN input) by the routed experts' weighted
-// sum plus the shared experts' output. The router logits are read back to the host, the
-// (token, expert) pairs gathered by expert, each expert's SwiGLU FFN run on its rows, the
-// rows weighted, and each token's rows summed in slot order, as llama.cpp sums them; or
-// a backend with deviceExperts does all that without the read back.
-func (m *Model) moeFFN(ctx context.Context, w *moeWeights, cur backend.Tensor, n int) error {
+// normRouter is an optional backend op (the CUDA backend has it): one row's router
+// logits from the residual sum a + b and the norm's weights nw, with the bits of the
+// norm followed by the router's product of the normed row, reading only a and b, so
+// that a backend may run it beside the norm. It reports false, having queued nothing,
+// for cases it does not take.
+type normRouter interface {
+	NormRouter(logits, a, b, nw, router backend.Tensor, eps float32) bool
+}
+
+// ffnNorm queues ffn_inp = cur + inpL and its norm (ffn_norm) and returns the normed
+// row: cur itself, or for one row of a MoE layer on a backend with normRouter a row of
+// its own (moe_xn), beside which the router's logits (moe_logits) are computed from
+// cur and inpL (haveLogits), so that the router does not wait for the norm.
+func (m *Model) ffnNorm(w *layer, cur, inpL, ffnInp backend.Tensor, n int) (xn backend.Tensor, haveLogits bool) {
+	be, eps := m.be, m.p.RMSEps
+	nr, ok := be.(normRouter)
+	if w.moe == nil || n != 1 || !ok {
+		be.Add(ffnInp, cur, inpL)
+		be.RMSNorm(cur, ffnInp, w.ffnNorm, eps)
+		return cur, false
+	}
+	xn, logits := m.scratch.Get("moe_xn", n), m.scratch.Get("moe_logits", n)
+	backend.Beside(be, n, func() { haveLogits = nr.NormRouter(logits, cur, inpL, w.ffnNorm, w.moe.gateInp, eps) }, func() {
+		be.Add(ffnInp, cur, inpL)
+		be.RMSNorm(xn, ffnInp, w.ffnNorm, eps)
+	})
+	if haveLogits {
+		m.normRouted++
+	}
+	return xn, haveLogits
+}
+
+// moeFFN writes into dst [n, NEmbd] the routed experts' weighted sum of cur's rows (the
+// normed FFN input; cur may be dst) plus the shared experts' output. The router logits
+// (already in moe_logits when haveLogits) are read back to the host, the (token,
+// expert) pairs gathered by expert, each expert's SwiGLU FFN run on its rows, the rows
+// weighted, and each token's rows summed in slot order, as llama.cpp sums them; or a
+// backend with deviceExperts does all that without the read back.
+func (m *Model) moeFFN(ctx context.Context, w *moeWeights, cur, dst backend.Tensor, n int, haveLogits bool) error {
 	be, s, pr, c := m.be, m.scratch, m.pairs, m.cfg
 	X, k, E := c.nExpert, c.nUsed, m.p.NEmbd
 	h := &m.host
@@ -209,13 +242,15 @@ func (m *Model) moeFFN(ctx context.Context, w *moeWeights, cur backend.Tensor, n
 	// output, so a backend may run them beside the router and the routed experts.
 	var shexp backend.Tensor
 	logits := s.Get("moe_logits", n)
-	out := cur // without shared experts the sum goes straight to cur (read before)
+	out := dst // without shared experts the sum goes straight to dst (cur read before)
 	if w.shared != nil {
 		out = s.Get("moe_out", n)
 	}
 	routed := false
 	backend.Beside(be, n, func() { shexp = m.sharedFFN(w, cur, n) }, func() {
-		be.MatMul(logits, w.gateInp, cur)
+		if !haveLogits {
+			be.MatMul(logits, w.gateInp, cur)
+		}
 		if de, ok := be.(deviceExperts); ok {
 			P := n * k
 			routed = de.RoutedExperts(out, cur, logits, w.gateAll, w.upAll, w.downAll, w.probsBT, pr.Get("ids", P), pr.Get("wsel", P),
@@ -224,7 +259,7 @@ func (m *Model) moeFFN(ctx context.Context, w *moeWeights, cur backend.Tensor, n
 	})
 	if routed {
 		if shexp != nil {
-			be.Add(cur, out, shexp) // ffn_out = moe_out + ffn_shexp
+			be.Add(dst, out, shexp) // ffn_out = moe_out + ffn_shexp
 		}
 		return nil
 	}
@@ -291,7 +326,7 @@ func (m *Model) moeFFN(ctx context.Context, w *moeWeights, cur backend.Tensor, n
 		be.Add(out, out, tmp)
 	}
 	if shexp != nil {
-		be.Add(cur, out, shexp) // ffn_out = moe_out + ffn_shexp
+		be.Add(dst, out, shexp) // ffn_out = moe_out + ffn_shexp
 	}
 	return nil
 }
