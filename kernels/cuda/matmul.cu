@@ -237,10 +237,10 @@ __device__ __forceinline__ void f32_norm_row(float* D, const float* W, i64 wstri
     const float* wr = (const float*)((const uint8_t*)W + (i64)r * wstride);
     float rw[U], gw[U], s[U];
 #pragma unroll
-    for (int u = 0; u < U; u++) rw[u] = wr[t + 128 * u], gw[u] = nw[t + 128 * u];
-    pdl_wait();
+    for (int u = 0; u < U; u++) rw[u] = wr[t + 128 * u];
+    pdl_wait();  // nw after it: a model's norm weights are rows it wrote (New), not Weights
 #pragma unroll
-    for (int u = 0; u < U; u++) s[u] = a[t + 128 * u] + b[t + 128 * u];
+    for (int u = 0; u < U; u++) gw[u] = nw[t + 128 * u], s[u] = a[t + 128 * u] + b[t + 128 * u];
     double s0 = 0, s1 = 0;
 #pragma unroll
     for (int k = 0; k < U / 2; k++) {

@@ -16,9 +16,10 @@ const NoNormRouterEnv = "EMBER_CUDA_NO_NORM_ROUTER"
 // (mmv_f32_norm_1w) that reads a and b and writes only the logits, so a model can queue
 // it beside the norm (Beside) instead of after it. It declines, queuing nothing, unless
 // a and b are one F32 row of 2,048 or 4,096 columns, nw their norm's weights (one F32
-// row of that width: a model's loader uploads it with New, so it need not be a Weight;
-// session 61's first timing declined every row for asking that) and router an F32 weight
-// (or a weight's view) of that width with logits' columns as its rows.
+// row of that width; a model's loader uploads it with New, so it need not be a Weight:
+// the kernel reads it after its wait, as it reads a and b; session 61's first timing
+// declined every row for asking that) and router an F32 weight (or a weight's view) of
+// that width with logits' columns as its rows (read before the wait: pdl_defer).
 func (b *Backend) NormRouter(logits, a, bb, nw, router backend.Tensor, eps float32) bool {
 	d, at, bt, wt, rt := get(logits), get(a), get(bb), get(nw), get(router)
 	K := at.cols
