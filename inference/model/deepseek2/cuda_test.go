@@ -188,11 +188,7 @@ func TestCUDADeviceMoE(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer c.Free()
-				var out []float32
-				for i := range prompt {
-					out = append(out, run(t, m, c, model.Batch{Tokens: prompt[i : i+1], Pos: positions(i, 1)})...)
-				}
-				return out
+				return tokenByToken(t, m, c)
 			})
 			k := dev.(*Model).cfg.nUsed
 			if read := len(dev.(*Model).host.logits) > 0; read != (n*k > 64) {

@@ -67,6 +67,17 @@ func run(t *testing.T, m model.Model, c *model.Cache, b model.Batch) []float32 {
 	return buf
 }
 
+// tokenByToken decodes prompt one token a step into c (positions 0, 1, ...) and returns
+// each step's logits row.
+func tokenByToken(t *testing.T, m model.Model, c *model.Cache) []float32 {
+	t.Helper()
+	var out []float32
+	for i := range prompt {
+		out = append(out, run(t, m, c, model.Batch{Tokens: prompt[i : i+1], Pos: positions(i, 1)})...)
+	}
+	return out
+}
+
 func sameRows(t *testing.T, what string, got, want []float32, nv int) {
 	t.Helper()
 	sameRowsTol(t, what, got, want, nv, 1e-10)
@@ -114,12 +125,7 @@ func prefillShapes(t *testing.T, m model.Model, tol float64) {
 		chunked = append(chunked, run(t, m, c, b)...)
 	}
 	sameRowsTol(t, "chunked", chunked, want, nv, tol)
-	c = cache()
-	var single []float32
-	for i := range prompt {
-		single = append(single, run(t, m, c, model.Batch{Tokens: prompt[i : i+1], Pos: positions(i, 1)})...)
-	}
-	sameRowsTol(t, "token by token", single, want, nv, tol)
+	sameRowsTol(t, "token by token", tokenByToken(t, m, cache()), want, nv, tol)
 }
 
 // TestPagedBatch: two sequences in one batch over a paged cache, sharing a first block
@@ -254,10 +260,7 @@ func TestSyntheticVariants(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var single []float32
-			for i := range prompt {
-				single = append(single, run(t, m, c, model.Batch{Tokens: prompt[i : i+1], Pos: positions(i, 1)})...)
-			}
+			single := tokenByToken(t, m, c)
 			c.Free()
 			sameRows(t, "token by token", single, full, nv)
 

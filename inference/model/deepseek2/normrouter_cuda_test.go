@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"ember/inference/backend/cuda"
-	"ember/inference/model"
 	"ember/inference/synth"
 )
 
@@ -29,11 +28,7 @@ func TestCUDANormRouter(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Free()
-		var out []float32
-		for i := range prompt {
-			out = append(out, run(t, m, c, model.Batch{Tokens: prompt[i : i+1], Pos: positions(i, 1)})...)
-		}
-		return out, m.(*Model).normRouted
+		return tokenByToken(t, m, c), m.(*Model).normRouted
 	}
 	got, nOn := decode(false)
 	want, nOff := decode(true)
