@@ -24,14 +24,21 @@ type branchLayer struct {
 	sideQ8K, mainQ8K, sideAct, mainActs uint64
 }
 
-func newBranchLayer(q *queueOnly) *branchLayer {
-	const embd, ffn = 512, 1024
+// branchQueue readies q's branches as a device backend has them: the side's and the
+// fork's rounding scratch, no streamed products (as without $EMBER_CUDA_MVS), and every
+// kernel registered so far waiting for the one before (PDL).
+func branchQueue(q *queueOnly) {
 	q.br.act = map[quant.Type]*scratch{quant.Q8_K: {ptr: 3 << 40, size: 1 << 30}}
 	q.br.pin = scratch{ptr: 4 << 40, size: 1 << 30}
-	q.mvsc.off = true // as without $EMBER_CUDA_MVS
+	q.mvsc.off = true
 	for _, k := range q.kernels {
 		k.pdl = true
 	}
+}
+
+func newBranchLayer(q *queueOnly) *branchLayer {
+	const embd, ffn = 512, 1024
+	branchQueue(q)
 	return &branchLayer{q: q,
 		sum: q.f32(1, embd), x: q.f32(1, embd), res: q.f32(1, embd), cur: q.f32(1, embd), nw: q.f32(1, embd),
 		g: q.f32(1, ffn), u: q.f32(1, ffn), so: q.f32(1, embd), m1: q.f32(1, embd), m2: q.f32(1, embd), out: q.f32(1, embd),

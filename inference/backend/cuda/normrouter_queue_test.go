@@ -19,12 +19,8 @@ func TestBranchChained(t *testing.T) {
 		q := newQueueOnly(false)
 		q.kernels["mmv_f32_norm_1w"] = &kernel{name: "mmv_f32_norm_1w"}
 		q.kernels["mmv_f32_1w"] = &kernel{name: "mmv_f32_1w"}
-		q.br.act = map[quant.Type]*scratch{quant.Q8_K: {ptr: 3 << 40, size: 1 << 30}}
-		q.br.pin = scratch{ptr: 4 << 40, size: 1 << 30}
-		q.mvsc.off, q.noNR = true, off
-		for _, k := range q.kernels {
-			k.pdl = true
-		}
+		branchQueue(q)
+		q.noNR = off
 		const embd, ffn, X = 2048, 1024, 64
 		x0, x1, x, res, sum, xn := q.f32(1, embd), q.f32(1, embd), q.f32(1, embd), q.f32(1, embd), q.f32(1, embd), q.f32(1, embd)
 		nw, router, logits := q.f32(1, embd), q.f32(X, embd), q.f32(1, X)
