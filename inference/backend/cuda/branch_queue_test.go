@@ -126,12 +126,16 @@ func TestBranchQueue(t *testing.T) {
 			t.Errorf("launch %d (%s) follows %d and %d, want %d and %d", i, q.queue.names[i], p0[i], p1[i], wantP0[i], wantP1[i])
 		}
 	}
-	// By default the side leaves the fork and enters the join by programmatic edges, and
-	// the main run leaves the fork by one too; edges 7 makes the main run's edge off the
-	// fork a full one; edges 0 makes the side's edges full and keeps the main run's chain
-	// programmatic.
-	if prog[1] != 1 || prog[4] != 1 || prog[7] != 1 || prog1[7] != 1 {
+	// By default (edges 1) the side leaves the fork by a programmatic edge and enters the
+	// join by a full one, and the main run leaves the fork by a programmatic edge; edges 3
+	// makes the join's edge off the side programmatic too; edges 7 makes the main run's
+	// edge off the fork a full one; edges 0 makes the side's edges full and keeps the main
+	// run's chain programmatic.
+	if prog[1] != 1 || prog[4] != 1 || prog[7] != 1 || prog1[7] != 0 {
 		t.Errorf("programmatic edges %v and %v", prog, prog1)
+	}
+	if _, _, prog, prog1, _ = q.queue.dag(3); prog[1] != 1 || prog[4] != 1 || prog[7] != 1 || prog1[7] != 1 {
+		t.Errorf("edges 3: programmatic edges %v and %v", prog, prog1)
 	}
 	if _, _, prog, prog1, _ = q.queue.dag(7); prog[1] != 1 || prog[4] != 0 || prog[7] != 1 || prog1[7] != 1 {
 		t.Errorf("edges 7: programmatic edges %v and %v", prog, prog1)
