@@ -152,8 +152,9 @@ const BranchEdgesEnv = "EMBER_CUDA_BRANCH_EDGES"
 // gate/up, the join of the router's branch, arrived ~0.6 us after the norm ended with
 // 3, and before it with 1 (the join's edge off the side full); 1 713.7 against 3 709.8
 // (five of five rounds, build/wip/s62-call3.sh), 7 708.9; then, 1 the default, 1 715.8
-// against 3 709.9 (1 ahead in five of seven) and 5 718.3 (even: 5 ahead in five of
-// seven, by 0.35%; build/wip/s62-call4.sh).
+// against 3 709.9 (1 ahead in five of seven) and 5 718.3 (5 ahead in five of seven,
+// by 0.35%; build/wip/s62-call4.sh); then 1 714.3 against 5 709.6 (1 ahead in eight of
+// ten, s62-call6.sh).
 const defaultBranchEdges = 1
 
 func branchFromEnv() branchState {
