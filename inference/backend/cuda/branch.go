@@ -138,23 +138,23 @@ const BranchEdgesEnv = "EMBER_CUDA_BRANCH_EDGES"
 // defaultBranchEdges: the side's edge off the fork and the main run's programmatic, the
 // join's off the side full (until session 62: all three programmatic, 3). H200,
 // DeepSeek-V2-Lite Q4_K_M tg128. Session 22, the main run opening with the router's
-// product (then a kernel that loaded nothing before its wait): with the shared experts a branch, two rounds, 0 452 / 455, 1 471 / 460, 2
-// 446 / 455, 3 468 / 469, 5 473 / 477, one chain 452 / 459; with the MLA cache write a
-// branch too, 5 484 / 492, 1 483 / 483, 3 496 / 490, 7 516 / 515; then 7 509 / 509
-// against one chain 466 / 466: 7 was the default. Session 56 (the router's product,
-// mmv_f32_1w since session 52, loads its weights before its wait), medians of six or
-// seven rounds, the order rotated each round: 3 649.8 against 7 639.1 (six of six; the
-// same call's norm-and-router fusion lost, build/wip/norm-router.patch), then 3 647.8,
-// 1 647.0, 7 641.6 (3 ahead of 7 in five of six), 2 640.5, 0 629.9; then 3 645.3, 1
-// 646.1, 3 with the main run rounding cur again (NoPinEnv) 633.1, one chain 558.5
-// (build/wip/s56-call2.sh .. s56-call4.sh). Session 62, with the router's logits beside
-// the norm (a second branch chained to the shared experts' one, session 61): the routed
-// gate/up, the join of the router's branch, arrived ~0.6 us after the norm ended with
-// 3, and before it with 1 (the join's edge off the side full); 1 713.7 against 3 709.8
-// (five of five rounds, build/wip/s62-call3.sh), 7 708.9; then, 1 the default, 1 715.8
-// against 3 709.9 (1 ahead in five of seven) and 5 718.3 (5 ahead in five of seven,
-// by 0.35%; build/wip/s62-call4.sh); then 1 714.3 against 5 709.6 (1 ahead in eight of
-// ten, s62-call6.sh).
+// product (then a kernel that loaded nothing before its wait): with the shared experts a
+// branch, two rounds, 0 452 / 455, 1 471 / 460, 2 446 / 455, 3 468 / 469, 5 473 / 477,
+// one chain 452 / 459; with the MLA cache write a branch too, 5 484 / 492, 1 483 / 483,
+// 3 496 / 490, 7 516 / 515; then 7 509 / 509 against one chain 466 / 466: 7 was the
+// default. Session 56 (the router's product, mmv_f32_1w since session 52, loads its
+// weights before its wait), medians of six or seven rounds, the order rotated each
+// round: 3 649.8 against 7 639.1 (six of six; the same call's norm-and-router fusion
+// lost, build/wip/norm-router.patch), then 3 647.8, 1 647.0, 7 641.6 (3 ahead of 7 in
+// five of six), 2 640.5, 0 629.9; then 3 645.3, 1 646.1, 3 with the main run rounding
+// cur again (NoPinEnv) 633.1, one chain 558.5 (build/wip/s56-call2.sh .. s56-call4.sh).
+// Session 62, with the router's logits beside the norm (a second branch chained to the
+// shared experts' one, session 61): the routed gate/up, the join of the router's branch,
+// arrived ~0.6 us after the norm ended with 3, and before it with 1 (the join's edge off
+// the side full); 1 713.7 against 3 709.8 (five of five rounds, build/wip/s62-call3.sh),
+// 7 708.9; then, 1 the default, 1 715.8 against 3 709.9 (1 ahead in five of seven) and 5
+// 718.3 (5 ahead in five of seven, by 0.35%; build/wip/s62-call4.sh); then 1 714.3
+// against 5 709.6 (1 ahead in eight of ten, s62-call6.sh).
 const defaultBranchEdges = 1
 
 func branchFromEnv() branchState {
