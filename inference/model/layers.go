@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"ember/inference/backend"
 	"ember/inference/quant"
@@ -109,7 +110,10 @@ func Inputs(be backend.Backend, s *Scratch, p Params, c *Cache, b Batch) (*In, e
 			return nil, fmt.Errorf("model: the paged cache has no tables on backend %s", be.Name())
 		}
 		table := be.View(a.table, 0, ns)
-		be.WriteI32(table, host)
+		if !slices.Equal(a.tableKept, host) {
+			be.WriteI32(table, host)
+			a.tableKept = append(a.tableKept[:0], host...)
+		}
 		in.Attn.Table, in.Attn.Seq, in.Attn.BlockSize = table, seq, c.BlockSize
 		in.Attn.OneNew = distinct(b.Seq)
 	}

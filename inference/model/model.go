@@ -101,6 +101,10 @@ func (c *Cache) Type() quant.Type { return c.typ }
 type cacheAux struct {
 	be                                    backend.Backend
 	table, copySrc, copyDst, copyK, copyV backend.Tensor
+	// tableKept is what the last batch wrote into table's first rows: a decode step's
+	// tables change only when a sequence takes a new block, so the next write of the
+	// same rows is skipped (a copy the device waits for, a few a step).
+	tableKept []int32
 }
 
 // NewCache allocates a contiguous cache of nCtx positions for p on be.

@@ -88,3 +88,79 @@ func TestWriteKept(t *testing.T) {
 		t.Fatalf("after the buffers were made again: %d writes, want 5", be.n)
 	}
 }
+
+// TestInputsTableKept: a paged batch's block tables are written when they change (a
+// sequence's new block, another sequence count) and not for a decode step whose tables
+// are the last step's; the device tables hold the batch's either way.
+func TestInputsTableKept(t *testing.T) {
+	rb := ref.New()
+	be := &countWrites{Backend: rb}
+	p := Params{NVocab: 16, NEmbd: 8, NLayer: 1, NHead: 1, NKVHead: 1, HeadDim: 8, VHeadDim: 8, NFF: 8}
+	c, err := NewPagedCache(be, p, 8, 4, 2, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Free()
+	s := NewScratch(be)
+	DeclareScratch(s, p)
+	steps := []struct {
+		pos    []int32
+		tables [][]int32
+		writes int // the step's I32 writes: tokens, positions, slots and the table when new
+	}{
+		{[]int32{0}, [][]int32{{3}}, 5}, // tokens, pos, slots, seq, table
+		{[]int32{1}, [][]int32{{3}}, 3}, // the table kept (seq kept too)
+		{[]int32{2}, [][]int32{{3}}, 3},
+		{[]int32{4}, [][]int32{{3, 5}}, 4},         // a new block
+		{[]int32{5}, [][]int32{{3, 5}}, 3},         // kept again
+		{[]int32{5, 0}, [][]int32{{3, 5}, {1}}, 5}, // two sequences: seq and table new
+		{[]int32{6, 1}, [][]int32{{3, 5}, {1}}, 3}, // kept
+		{[]int32{6}, [][]int32{{3, 5}}, 5},         // one again: seq and table new
+	}
+	for i, st := range steps {
+		b := Batch{Tokens: make([]int32, len(st.pos)), Pos: st.pos, Tables: st.tables, Seq: make([]int32, len(st.pos))}
+		for j := range b.Seq {
+			b.Seq[j] = int32(j)
+		}
+		n0 := be.n
+		in, err := Inputs(be, s, p, c, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := be.n - n0; got != st.writes {
+			t.Errorf("step %d: %d writes, want %d", i, got, st.writes)
+		}
+		ids := backend.Reshaper(rb).Reshape(in.Attn.Table, len(st.tables)*c.MaxBlocks, 1)
+		out, err := be.New(quant.F32, len(st.tables)*c.MaxBlocks, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		col, err := be.New(quant.F32, 16, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		iota := make([]float32, 16)
+		for k := range iota {
+			iota[k] = float32(k)
+		}
+		be.WriteF32(col, iota)
+		be.GetRows(out, col, ids)
+		f := make([]float32, len(st.tables)*c.MaxBlocks)
+		if err := be.ReadF32(context.Background(), out, f); err != nil {
+			t.Fatal(err)
+		}
+		for s, tab := range st.tables {
+			for k := 0; k < c.MaxBlocks; k++ {
+				want := float32(0)
+				if k < len(tab) {
+					want = float32(tab[k])
+				}
+				if got := f[s*c.MaxBlocks+k]; got != want {
+					t.Fatalf("step %d: table %d block %d holds %g, want %g", i, s, k, got, want)
+				}
+			}
+		}
+		be.Free(out)
+		be.Free(col)
+	}
+}

@@ -187,6 +187,15 @@ __device__ __forceinline__ double warp_sumd(double v) {
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
     return v;
 }
+// rms_scale is RMSNorm's scale 1/sqrt(mean + eps) for n values whose squares' double sums
+// are part[0..np), summed in index order, with the CPU reference's roundings (the mean
+// rounded to float, the root taken in double), so that every norm kernel has its bits.
+__device__ __forceinline__ float rms_scale(const double* part, int np, int n, float eps) {
+    double ss = 0;
+    for (int k = 0; k < np; k++) ss += part[k];
+    const float mean = (float)(ss / (double)n);
+    return (float)(1.0 / sqrt((double)(mean + eps)));
+}
 __device__ __forceinline__ int warp_sumi(int v) {
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
     return v;

@@ -251,10 +251,7 @@ __device__ __forceinline__ void f32_norm_row(float* D, const float* W, i64 wstri
     s1 = warp_sumd(s1);
     if (lane == 0) part[w] = s0, part[w + 4] = s1;
     __syncthreads();
-    double tot = 0;
-    for (int k = 0; k < 8; k++) tot += part[k];
-    const float mean = (float)(tot / (double)K);
-    const float scale = (float)(1.0 / sqrt((double)(mean + eps)));
+    const float scale = rms_scale(part, 8, K, eps);
     double acc = 0;
 #pragma unroll
     for (int u = 0; u < U; u++) acc += (double)(rw[u] * (s[u] * scale * gw[u]));

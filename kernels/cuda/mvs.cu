@@ -201,10 +201,7 @@ __device__ __forceinline__ void mvs_norm(const mvs_norm_args& na, float* xs, uin
         if ((vt & 31) == 0) part[vt >> 5] = s;
     }
     asm volatile("bar.sync 1, %0;" ::"n"(T) : "memory");
-    double ss = 0;
-    for (int k = 0; k < 8; k++) ss += part[k];
-    const float mean = (float)(ss / (double)K);
-    const float scale = (float)(1.0 / sqrt((double)(mean + na.eps)));
+    const float scale = rms_scale(part, 8, K, na.eps);
     const bool wr = last;
     for (int ib = warp; ib < K / 256; ib += NW) {
         float v[8], a = -2.0f, x = 0.0f;

@@ -89,10 +89,7 @@ extern "C" __global__ void rms_norm(float* dst, const float* x, const float* w, 
     s = warp_sumd(s);
     if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = s;
     __syncthreads();
-    double sum = 0;
-    for (int k = 0; k < (int)(blockDim.x >> 5); k++) sum += part[k];
-    float mean = (float)(sum / (double)cols);
-    float scale = (float)(1.0 / sqrt((double)(mean + eps)));
+    const float scale = rms_scale(part, (int)(blockDim.x >> 5), cols, eps);
     for (int j = threadIdx.x; j < cols; j += blockDim.x) out[j] = in[j] * scale * w[j];
 }
 
@@ -199,10 +196,7 @@ __device__ __forceinline__ void mla_kv_body(int bx, MLA_KV_ARGS) {
     s = warp_sumd(s);
     if ((t & 31) == 0) part[t >> 5] = s;
     __syncthreads();
-    double sum = 0;
-    for (int k = 0; k < (int)(nt >> 5); k++) sum += part[k];
-    const float mean = (float)(sum / (double)kvd);
-    const float scale = (float)(1.0 / sqrt((double)(mean + eps)));
+    const float scale = rms_scale(part, (int)(nt >> 5), kvd, eps);
     if (staged) {
 #pragma unroll
         for (int u = 0; u < OPS_STAGE; u++)

@@ -51,10 +51,7 @@ extern "C" __global__ void __launch_bounds__(256) rms_norm_q8_k(float* dst, cons
     s = warp_sumd(s);
     if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = s;
     __syncthreads();
-    double sum = 0;
-    for (int k = 0; k < 8; k++) sum += part[k];
-    float mean = (float)(sum / (double)cols);
-    float scale = (float)(1.0 / sqrt((double)(mean + eps)));
+    const float scale = rms_scale(part, 8, cols, eps);
     const int j = blockIdx.x * 256 + threadIdx.x;
     const float v = in[j] * scale * w[j];  // dst never aliases x here: the host fuses only then
     q8k_quant(v, out + (i64)blockIdx.y * ostride, blockIdx.x, cols);
@@ -281,10 +278,7 @@ __device__ __forceinline__ void add_rms_norm_row(float* sum, const float* a, con
         if ((t & 31) == 0) part[t >> 5] = s;
     }
     __syncthreads();
-    double ss = 0;
-    for (int k = 0; k < 8; k++) ss += part[k];
-    const float mean = (float)(ss / (double)cols);
-    const float scale = (float)(1.0 / sqrt((double)(mean + eps)));
+    const float scale = rms_scale(part, 8, cols, eps);
     if (OUT == ADD_NORM_Q8) {  // cols % 32 == 0: a warp's elements are all in the row or all past it
         uint8_t* row = out + (i64)blockIdx.x * ostride;
 #pragma unroll
@@ -382,10 +376,7 @@ __device__ __forceinline__ void norm1_row(float* sum, const float* a, const floa
     ss = warp_sumd(ss);
     if (lane == 0) part[wp] = ss;
     __syncthreads();
-    double tot = 0;
-    for (int k = 0; k < 8; k++) tot += part[k];
-    const float mean = (float)(tot / (double)cols);
-    const float scale = (float)(1.0 / sqrt((double)(mean + eps)));
+    const float scale = rms_scale(part, 8, cols, eps);
 #pragma unroll
     for (int u = 0; u < NB / 8; u++) {
         const int ib = wp + 8 * u;
