@@ -103,6 +103,16 @@ func TestInputsTableKept(t *testing.T) {
 	defer c.Free()
 	s := NewScratch(be)
 	DeclareScratch(s, p)
+	// read looks the tables' entries up in col, whose row k holds k.
+	col, err := be.New(quant.F32, 16, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	iota := make([]float32, 16)
+	for k := range iota {
+		iota[k] = float32(k)
+	}
+	be.WriteF32(col, iota)
 	steps := []struct {
 		pos    []int32
 		tables [][]int32
@@ -135,32 +145,22 @@ func TestInputsTableKept(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		col, err := be.New(quant.F32, 16, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		iota := make([]float32, 16)
-		for k := range iota {
-			iota[k] = float32(k)
-		}
-		be.WriteF32(col, iota)
 		be.GetRows(out, col, ids)
 		f := make([]float32, len(st.tables)*c.MaxBlocks)
 		if err := be.ReadF32(context.Background(), out, f); err != nil {
 			t.Fatal(err)
 		}
-		for s, tab := range st.tables {
+		for q, tab := range st.tables {
 			for k := 0; k < c.MaxBlocks; k++ {
 				want := float32(0)
 				if k < len(tab) {
 					want = float32(tab[k])
 				}
-				if got := f[s*c.MaxBlocks+k]; got != want {
-					t.Fatalf("step %d: table %d block %d holds %g, want %g", i, s, k, got, want)
+				if got := f[q*c.MaxBlocks+k]; got != want {
+					t.Fatalf("step %d: table %d block %d holds %g, want %g", i, q, k, got, want)
 				}
 			}
 		}
 		be.Free(out)
-		be.Free(col)
 	}
 }
