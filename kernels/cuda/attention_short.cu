@@ -6,8 +6,10 @@
 //
 // Here one block of SH_THREADS per (query row, KV head) takes the row's whole context:
 // its cache rows are looked up at once (a position a thread), then every K and V row of
-// a tile of cap positions is copied into shared memory by cp.async at once (K and V as
-// two groups, so that V arrives while the K tile is scored), so that the latency is
+// a tile of cap positions is copied into shared memory at once (by cp.async, K and V as
+// two groups, so that V arrives while the K tile is scored; MLA's latent rows by bulk
+// copies, a thread a row, which also leave the kernel before more of the SM while the
+// rows before the newest are copied ahead of the wait), so that the latency is
 // that of a few round trips whatever the length. The scores stay in shared memory; the
 // probabilities are rounded to f16 against the row's max and sum as attention_smem and
 // the reference round them (exact two passes, no rescaling), then summed against V.
@@ -27,6 +29,31 @@
 
 #define SH_THREADS 256
 
+// KV1's rows (MLA's 1,152-byte latent rows) come by bulk copies, a thread a row, counted
+// on an mbarrier: one block copies them ~3x as fast as by 16-byte cp.async
+// (build/micro/kvcopy.cu on the H200: ~4-6 ns a row against ~14, from L2 or HBM alike).
+__device__ __forceinline__ void sh_bar_init(uint32_t a) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(a) : "memory");
+}
+// sh_bar_expect arrives on the barrier at a, announcing bytes still to come.
+__device__ __forceinline__ void sh_bar_expect(uint32_t a, uint32_t bytes) {
+    asm volatile("{ .reg .b64 st; mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1; }" ::"r"(a), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void sh_bar_wait(uint32_t a, uint32_t parity) {
+    uint32_t ok;
+    do {
+        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                     : "=r"(ok)
+                     : "r"(a), "r"(parity)
+                     : "memory");
+    } while (!ok);
+}
+__device__ __forceinline__ void sh_bulk(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
+                 "l"(src), "r"(bytes), "r"(bar)
+                 : "memory");
+}
+
 template <int HD, int VHD, bool KV1>
 __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, const float* q, i64 qstride,
                                                      const uint16_t* k, i64 kstride, const uint16_t* v, i64 vstride,
@@ -41,6 +68,7 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
     extern __shared__ __align__(16) uint8_t sh[];
     __shared__ int rix[SH_THREADS];
     __shared__ float gm[GM], ginv[GM];
+    __shared__ __align__(8) uint64_t kbar[2];  // KV1: the tile's rows, the newest row (early)
     const int i = blockIdx.x, kvh = blockIdx.y, tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
     const int G = nhead / nkv, h0 = kvh * G;
     uint8_t* kt = sh;
@@ -58,6 +86,13 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
     // the host says each row is its sequence's one new position), so one tile's rows of
     // them are copied before the wait, the newest after it.
     const bool early = pre && one;
+    const uint32_t kb0 = (uint32_t)__cvta_generic_to_shared(&kbar[0]), kb1 = kb0 + 8;
+    uint32_t ph0 = 0;  // kb0's phase (kb1 completes once)
+    if (KV1 && tid == 0) {
+        sh_bar_init(kb0);
+        sh_bar_init(kb1);
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
 
     // rows looks up the cache rows of positions t0 .. t0+cnt-1 into rix; load_k and
     // load_v issue the cp.async copies of the tile's rows r0 .. end-1 (rix's), K (and V)
@@ -81,20 +116,39 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
         }
         tc_commit();
     };
+    // bulk (KV1) copies rows r0 .. end-1 of the tile, a thread a row, counted on bar
+    // (whose arrival thread 0 makes, announcing the bytes, before any copy is issued).
+    auto bulk = [&](int r0, int end, uint32_t bar) {
+        if (tid == 0) sh_bar_expect(bar, (end - r0) * 2 * HD);
+        __syncthreads();
+        const int r = r0 + tid;
+        if (r < end) sh_bulk((uint32_t)__cvta_generic_to_shared(kt + r * 2 * HD), k + (i64)rix[r] * kstride + (i64)kvh * HD, 2 * HD, bar);
+    };
 
     if (early) {  // K (and V) of positions 0 .. n-2 as one group
         if (tid < n) rix[tid] = (int)cache_row(tab, bs, tid);
         __syncthreads();
-        load_k(0, n - 1);
-        if (!KV1) load_v(0, n - 1);
+        if (KV1) bulk(0, n - 1, kb0);
+        else {
+            load_k(0, n - 1);
+            load_v(0, n - 1);
+        }
     }
     pdl_wait();
     // The query (the kernel before wrote it), then the newest position's rows.
     const float* qr = q + (i64)i * qstride + (i64)h0 * HD;
     for (int e = tid; e < G * HD; e += SH_THREADS) qs[e] = h2f(f2h(qr[e]));
     if (early) {
-        load_k(n - 1, n);
-        if (!KV1) load_v(n - 1, n);
+        if (KV1) {
+            if (tid == 0) {
+                sh_bar_expect(kb1, 2 * HD);
+                sh_bulk((uint32_t)__cvta_generic_to_shared(kt + (n - 1) * 2 * HD), k + (i64)rix[n - 1] * kstride + (i64)kvh * HD,
+                        2 * HD, kb1);
+            }
+        } else {
+            load_k(n - 1, n);
+            load_v(n - 1, n);
+        }
     }
 
     // Pass 1: the scores, eight threads a position (each a chunk in eight: a quarter warp
@@ -103,10 +157,15 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
         const int t0 = tl * cap, cnt = min(cap, n - t0);
         if (!early) {
             rows(t0, cnt);
-            load_k(0, cnt);
+            if (KV1) bulk(0, cnt, kb0);
+            else load_k(0, cnt);
             if (!KV1 && one) load_v(0, cnt);
         }
-        if (!KV1 && one && !early) asm volatile("cp.async.wait_group 1;" ::: "memory");
+        if (KV1) {
+            sh_bar_wait(kb0, ph0);
+            ph0 ^= 1;
+            if (early) sh_bar_wait(kb1, 0);
+        } else if (one && !early) asm volatile("cp.async.wait_group 1;" ::: "memory");
         else asm volatile("cp.async.wait_group 0;" ::: "memory");
         __syncthreads();
         const int oct = tid & 7;
@@ -174,9 +233,13 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
         const int t0 = tl * cap, cnt = min(cap, n - t0);
         if (!one) {
             rows(t0, cnt);
-            load_v(0, cnt);
+            if (KV1) {
+                bulk(0, cnt, kb0);
+                sh_bar_wait(kb0, ph0);
+                ph0 ^= 1;
+            } else load_v(0, cnt);
         }
-        asm volatile("cp.async.wait_group 0;" ::: "memory");
+        if (!KV1) asm volatile("cp.async.wait_group 0;" ::: "memory");
         __syncthreads();
         if (pp < P) {
 #pragma unroll 4
