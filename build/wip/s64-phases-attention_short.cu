@@ -1,0 +1,343 @@
+#include <cstdio>
+// attention_short.cu: decode attention of a few rows over short contexts, built for
+// latency. A decode step of one token over at most a few hundred positions is a chain of
+// dependent round trips, not a stream of bytes: attention_smem and the split kernels
+// walk the rows a warp (or a few positions) at a time, each step a block-table read and
+// then the row's load, ~17 us a Llama-3.1-8B layer at under 128 positions.
+//
+// Here one block of SH_THREADS per (query row, KV head) takes the row's whole context:
+// its cache rows are looked up at once (a position a thread), then every K and V row of
+// a tile of cap positions is copied into shared memory at once (by cp.async, K and V as
+// two groups, so that V arrives while the K tile is scored; MLA's latent rows by bulk
+// copies, a thread a row, which also leave the kernel before more of the SM while the
+// rows before the newest are copied ahead of the wait), so that the latency is
+// that of a few round trips whatever the length. The scores stay in shared memory; the
+// probabilities are rounded to f16 against the row's max and sum as attention_smem and
+// the reference round them (exact two passes, no rescaling), then summed against V.
+// Rows longer than cap positions take several tiles (V read again); the host keeps
+// them short (attention_short.go).
+//
+// HD: the K head (64, 128, or 576: MLA's latent row, whose V is the K row itself, KV1);
+// VHD the V head. Grid (rows, nkv); dynamic shared memory (attention_short.go,
+// shortSmem): the K tile (cap rows of 2*HD bytes), the V tile unless KV1, the group's
+// query (G*HD floats), the scores (G*scap floats, scap >= every row's length) and the
+// partial sums (groups x G*VHD floats). Each head's output row leaves out its first
+// ocol dims (0: none; MLA's rope dims, whose latent dims alone go on to attn_v_b: the
+// gather after the attention done here). With q8 (fused with the next product's
+// rounding, fuse.go) the block also rounds its G*(VHD-ocol) outputs (whole 256-element
+// blocks) to Q8_K into q8.
+#include "common.cuh"
+
+#define SH_THREADS 256
+
+// KV1's rows (MLA's 1,152-byte latent rows) come by bulk copies, a thread a row, counted
+// on an mbarrier: one block copies them ~3x as fast as by 16-byte cp.async
+// (build/micro/kvcopy.cu on the H200: ~4-6 ns a row against ~14, from L2 or HBM alike).
+__device__ __forceinline__ void sh_bar_init(uint32_t a) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(a) : "memory");
+}
+// sh_bar_expect arrives on the barrier at a, announcing bytes still to come.
+__device__ __forceinline__ void sh_bar_expect(uint32_t a, uint32_t bytes) {
+    asm volatile("{ .reg .b64 st; mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1; }" ::"r"(a), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void sh_bar_wait(uint32_t a, uint32_t parity) {
+    uint32_t ok;
+    do {
+        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                     : "=r"(ok)
+                     : "r"(a), "r"(parity)
+                     : "memory");
+    } while (!ok);
+}
+__device__ __forceinline__ void sh_bulk(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
+                 "l"(src), "r"(bytes), "r"(bar)
+                 : "memory");
+}
+
+template <int HD, int VHD, bool KV1>
+__device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, const float* q, i64 qstride,
+                                                     const uint16_t* k, i64 kstride, const uint16_t* v, i64 vstride,
+                                                     const int* pos, int nhead, int nkv, float scale,
+                                                     const int* table, int tcols, const int* seq, int bs, int cap,
+                                                     int scap, int pre, int ocol, uint8_t* q8, i64 q8stride) {
+    constexpr int GM = KV1 ? 1 : GQA_MAX;          // most heads a block
+    constexpr int CK = HD / 8, CV = VHD / 8;        // 16-byte chunks of a K, V row
+    constexpr int KC = (CK + 7) / 8;                // chunks a scoring thread takes (8 a row)
+    constexpr int DG = CV, P = SH_THREADS / DG;     // P V: chunk lanes, position lanes
+    constexpr int NG = DG < 32 ? SH_THREADS / 32 : P;  // partial sums: a warp's, or a position lane's
+    extern __shared__ __align__(16) uint8_t sh[];
+    unsigned long long PT[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+    auto stamp = [&](int j) { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(PT[j])::"memory"); };
+    stamp(0);
+    __shared__ int rix[SH_THREADS];
+    __shared__ float gm[GM], ginv[GM];
+    __shared__ __align__(8) uint64_t kbar[2];  // KV1: the tile's rows, the newest row (early)
+    const int i = blockIdx.x, kvh = blockIdx.y, tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
+    const int G = nhead / nkv, h0 = kvh * G;
+    uint8_t* kt = sh;
+    constexpr int RV = KV1 ? 2 * HD : 2 * VHD;  // bytes of a V tile row
+    uint8_t* vt = KV1 ? sh : sh + (i64)cap * 2 * HD;
+    float* qs = (float*)(sh + (i64)cap * 2 * HD + (KV1 ? 0 : (i64)cap * RV));
+    float* sc = qs + G * HD;     // [G][scap]: scores, then probabilities
+    float* red = sc + G * scap;  // [NG][G*VHD]: partial sums, then (group 0) the output
+    // Positions, sequences and block tables are the host's (readable before the wait).
+    const int n = pos[i] + 1;
+    const int* tab = table ? table + (i64)seq[i] * tcols : 0;
+    const bool one = n <= cap;  // the whole row in one tile: K and V loaded once
+    const int tiles = (n + cap - 1) / cap;
+    // early: the row's positions before the newest were written by earlier steps (pre:
+    // the host says each row is its sequence's one new position), so one tile's rows of
+    // them are copied before the wait, the newest after it.
+    const bool early = pre && one;
+    const uint32_t kb0 = (uint32_t)__cvta_generic_to_shared(&kbar[0]), kb1 = kb0 + 8;
+    uint32_t ph0 = 0;  // kb0's phase (kb1 completes once)
+    if (KV1 && tid == 0) {
+        sh_bar_init(kb0);
+        sh_bar_init(kb1);
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+
+    // rows looks up the cache rows of positions t0 .. t0+cnt-1 into rix; load_k and
+    // load_v issue the cp.async copies of the tile's rows r0 .. end-1 (rix's), K (and V)
+    // each as one group (KV1: V is the K tile).
+    auto rows = [&](int t0, int cnt) {
+        __syncthreads();  // the tile's earlier rows are no longer read
+        if (tid < cnt) rix[tid] = (int)cache_row(tab, bs, t0 + tid);
+        __syncthreads();
+    };
+    auto load_k = [&](int r0, int end) {
+        for (int e = tid + r0 * CK; e < end * CK; e += SH_THREADS) {
+            const int r = e / CK, c = e % CK;
+            tc_cp16(kt + r * 2 * HD + 16 * c, k + (i64)rix[r] * kstride + (i64)kvh * HD + 8 * c, true);
+        }
+        tc_commit();
+    };
+    auto load_v = [&](int r0, int end) {
+        for (int e = tid + r0 * CV; e < end * CV; e += SH_THREADS) {
+            const int r = e / CV, c = e % CV;
+            tc_cp16(vt + r * RV + 16 * c, v + (i64)rix[r] * vstride + (i64)kvh * VHD + 8 * c, true);
+        }
+        tc_commit();
+    };
+    // bulk (KV1) copies rows r0 .. end-1 of the tile, a thread a row, counted on bar
+    // (whose arrival thread 0 makes, announcing the bytes, before any copy is issued).
+    auto bulk = [&](int r0, int end, uint32_t bar) {
+        if (tid == 0) sh_bar_expect(bar, (end - r0) * 2 * HD);
+        __syncthreads();
+        const int r = r0 + tid;
+        if (r < end) sh_bulk((uint32_t)__cvta_generic_to_shared(kt + r * 2 * HD), k + (i64)rix[r] * kstride + (i64)kvh * HD, 2 * HD, bar);
+    };
+
+    if (early) {  // K (and V) of positions 0 .. n-2 as one group
+        if (tid < n) rix[tid] = (int)cache_row(tab, bs, tid);
+        __syncthreads();
+        if (KV1) bulk(0, n - 1, kb0);
+        else {
+            load_k(0, n - 1);
+            load_v(0, n - 1);
+        }
+    }
+    stamp(1);
+    pdl_wait();
+    stamp(2);
+    // The query (the kernel before wrote it), then the newest position's rows.
+    const float* qr = q + (i64)i * qstride + (i64)h0 * HD;
+    for (int e = tid; e < G * HD; e += SH_THREADS) qs[e] = h2f(f2h(qr[e]));
+    if (early) {
+        if (KV1) {
+            if (tid == 0) {
+                sh_bar_expect(kb1, 2 * HD);
+                sh_bulk((uint32_t)__cvta_generic_to_shared(kt + (n - 1) * 2 * HD), k + (i64)rix[n - 1] * kstride + (i64)kvh * HD,
+                        2 * HD, kb1);
+            }
+        } else {
+            load_k(n - 1, n);
+            load_v(n - 1, n);
+        }
+    }
+
+    // Pass 1: the scores, eight threads a position (each a chunk in eight: a quarter warp
+    // reads one row's 128 contiguous bytes), four positions a warp at a time.
+    for (int tl = 0; tl < tiles; tl++) {
+        const int t0 = tl * cap, cnt = min(cap, n - t0);
+        if (!early) {
+            rows(t0, cnt);
+            if (KV1) bulk(0, cnt, kb0);
+            else load_k(0, cnt);
+            if (!KV1 && one) load_v(0, cnt);
+        }
+        if (KV1) {
+            sh_bar_wait(kb0, ph0);
+            ph0 ^= 1;
+            if (early) sh_bar_wait(kb1, 0);
+        } else if (one && !early) asm volatile("cp.async.wait_group 1;" ::: "memory");
+        else asm volatile("cp.async.wait_group 0;" ::: "memory");
+        __syncthreads();
+        if (tl == 0) stamp(3);
+        const int oct = tid & 7;
+        // Whole warps go round together (their shuffles take every lane).
+        for (int r0 = 0; r0 < cnt; r0 += SH_THREADS / 8) {
+            const int r = r0 + (tid >> 3);
+            const bool on = r < cnt;
+            float s[GM];
+#pragma unroll
+            for (int g = 0; g < GM; g++) s[g] = 0;
+#pragma unroll
+            for (int j = 0; j < KC; j++) {
+                const int c = oct + 8 * j;
+                if (on && c < CK) {
+                    float kf[8];
+                    unpack8(*(const uint4*)(kt + r * 2 * HD + 16 * c), kf);
+#pragma unroll
+                    for (int g = 0; g < GM; g++) {
+                        if (g < G) {
+                            const float4 qa = *(const float4*)(qs + g * HD + 8 * c);
+                            const float4 qb = *(const float4*)(qs + g * HD + 8 * c + 4);
+                            s[g] += qa.x * kf[0] + qa.y * kf[1] + qa.z * kf[2] + qa.w * kf[3] + qb.x * kf[4] +
+                                    qb.y * kf[5] + qb.z * kf[6] + qb.w * kf[7];
+                        }
+                    }
+                }
+            }
+#pragma unroll
+            for (int g = 0; g < GM; g++) {
+                s[g] += __shfl_xor_sync(0xffffffffu, s[g], 1);
+                s[g] += __shfl_xor_sync(0xffffffffu, s[g], 2);
+                s[g] += __shfl_xor_sync(0xffffffffu, s[g], 4);
+            }
+            if (on && oct == 0)
+#pragma unroll
+                for (int g = 0; g < GM; g++)
+                    if (g < G) sc[g * scap + t0 + r] = s[g] * scale;
+        }
+    }
+    __syncthreads();
+    stamp(4);
+    // Pass 2: each head's max and sum (a warp a head), then its probabilities.
+    for (int g = w; g < G; g += SH_THREADS / 32) {
+        const float* row = sc + g * scap;
+        float mx = -INFINITY;
+        for (int t = lane; t < n; t += 32) mx = fmaxf(mx, row[t]);
+        mx = warp_max(mx);
+        float e = 0;
+        for (int t = lane; t < n; t += 32) e += expf(row[t] - mx);
+        e = warp_sum(e);
+        if (lane == 0) { gm[g] = mx; ginv[g] = 1.0f / e; }
+    }
+    __syncthreads();
+    stamp(5);
+    for (int e = tid; e < G * scap; e += SH_THREADS) {
+        const int g = e / scap, t = e % scap;
+        if (t < n) sc[e] = h2f(f2h(expf(sc[e] - gm[g]) * ginv[g]));
+    }
+    // Pass 3: p * V, DG chunk lanes by P position lanes taking positions round robin.
+    const int dg = tid % DG, pp = tid / DG;
+    float acc[GM][8];
+#pragma unroll
+    for (int g = 0; g < GM; g++)
+#pragma unroll
+        for (int d = 0; d < 8; d++) acc[g][d] = 0;
+    for (int tl = 0; tl < tiles; tl++) {
+        const int t0 = tl * cap, cnt = min(cap, n - t0);
+        if (!one) {
+            rows(t0, cnt);
+            if (KV1) {
+                bulk(0, cnt, kb0);
+                sh_bar_wait(kb0, ph0);
+                ph0 ^= 1;
+            } else load_v(0, cnt);
+        }
+        if (!KV1) asm volatile("cp.async.wait_group 0;" ::: "memory");
+        __syncthreads();
+        if (pp < P) {
+#pragma unroll 4
+            for (int r = pp; r < cnt; r += P) {
+                float vf[8];
+                unpack8(*(const uint4*)(vt + r * RV + 16 * dg), vf);
+#pragma unroll
+                for (int g = 0; g < GM; g++) {
+                    if (g < G) {
+                        const float p = sc[g * scap + t0 + r];
+#pragma unroll
+                        for (int d = 0; d < 8; d++) acc[g][d] += p * vf[d];
+                    }
+                }
+            }
+        }
+    }
+    // The position lanes of a warp (DG < 32) add up by shuffles, then the groups' partial
+    // sums in group order.
+    if (DG < 32) {
+#pragma unroll
+        for (int o = DG; o < 32; o <<= 1)
+#pragma unroll
+            for (int g = 0; g < GM; g++)
+#pragma unroll
+                for (int d = 0; d < 8; d++) acc[g][d] += __shfl_xor_sync(0xffffffffu, acc[g][d], o);
+    }
+    stamp(6);
+    const int grp = DG < 32 ? w : pp;
+    if (DG < 32 ? lane < DG : pp < P) {
+#pragma unroll
+        for (int g = 0; g < GM; g++)
+            if (g < G)
+#pragma unroll
+                for (int d = 0; d < 8; d++) red[(i64)grp * G * VHD + g * VHD + 8 * dg + d] = acc[g][d];
+    }
+    __syncthreads();
+    const int OW = VHD - ocol;  // the dims a head's output row keeps
+    float* out = dst + (i64)i * dstride + (i64)h0 * OW;
+    for (int e = tid; e < G * VHD; e += SH_THREADS) {
+        float s = 0;
+        for (int j = 0; j < NG; j++) s += red[(i64)j * G * VHD + e];
+        const int g = e / VHD, c = e - g * VHD;
+        if (c >= ocol) out[g * OW + c - ocol] = s;
+        red[e] = s;  // this thread alone reads and writes element e
+    }
+    stamp(7);
+    auto report = [&]() {
+        stamp(8);
+        if (tid == 0 && KV1 && (n == 13 || n == 126) && (i == 0 || i == 15)) {
+            unsigned smid;
+            asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+            const long long z = (long long)PT[2];
+            printf("PH n %d blk %d sm %u entry %lld issued %lld | wait 0 tile %lld pass1 %lld stats %lld pv %lld out %lld end %lld\n", n, i,
+                   smid, (long long)PT[0] - z, (long long)PT[1] - z, (long long)PT[3] - z, (long long)PT[4] - z,
+                   (long long)PT[5] - z, (long long)PT[6] - z, (long long)PT[7] - z, (long long)PT[8] - z);
+        }
+    };
+    if (!q8) {
+        report();
+        return;
+    }
+    // The group's outputs, G*OW values from element h0*OW of the row (whole 256-element
+    // blocks: the host fuses only then), rounded to Q8_K as quant_q8_k would for the
+    // MatMul that reads them.
+    __shared__ float qa[8], qv[256];
+    __shared__ int qi[8];
+    __syncthreads();
+    for (int e0 = 0; e0 < G * OW; e0 += 256) {
+        const int j = e0 + tid, g = j / OW;
+        q8k_quant_in(red[g * VHD + ocol + j - g * OW], q8 + (i64)i * q8stride, (h0 * OW + e0) / 256, nhead * OW, tid, qa,
+                     qi, qv, true);
+    }
+    report();
+}
+
+#define SHORT_ARGS                                                                                                 \
+    float *dst, i64 dstride, const float *q, i64 qstride, const uint16_t *k, i64 kstride, const uint16_t *v,       \
+        i64 vstride, const int *pos, int nhead, int nkv, int hd, int vhd, float scale, const int *table, int tcols, \
+        const int *seq, int bs, int cap, int scap, int pre, int ocol, uint8_t *q8, i64 q8stride
+#define SHORT_CALL dst, dstride, q, qstride, k, kstride, v, vstride, pos, nhead, nkv, scale, table, tcols, seq, bs, cap, scap, pre, ocol, q8, q8stride
+
+extern "C" __global__ void __launch_bounds__(SH_THREADS) attention_short64(SHORT_ARGS) { pdl_defer();
+    attention_short_body<64, 64, false>(SHORT_CALL);
+}
+extern "C" __global__ void __launch_bounds__(SH_THREADS) attention_short128(SHORT_ARGS) { pdl_defer();
+    attention_short_body<128, 128, false>(SHORT_CALL);
+}
+// attention_short576: MLA (one latent KV head, V the K rows themselves).
+extern "C" __global__ void __launch_bounds__(SH_THREADS) attention_short576(SHORT_ARGS) { pdl_defer();
+    attention_short_body<576, 576, true>(SHORT_CALL);
+}
