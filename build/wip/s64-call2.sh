@@ -5,6 +5,7 @@
 # short-attention and name tests, the goldens and deepseek2's CUDA tests on it;
 # timelines of batch 125 of tg128 with the old kernel (build/wip/s64-old-attention_short.cu)
 # and the new; then rotated tg128 rounds of V2-Lite, embedded against the new.
+# Before the call (the old kernel, not kept in the tree; untracked files travel): git show 088701a~1:kernels/cuda/attention_short.cu >build/wip/s64-old-attention_short.cu
 set -u
 export MODELS="v2"
 . build/gpu-setup.sh "${OUT:-/tmp/s64c2}"

@@ -6,6 +6,7 @@
 # embedded PTX (short and latent attention, names, conformance; the goldens, deepseek2's
 # CUDA tests); `bench -p 512 -n 128 -r 3` of V2-Lite and the 8B (the README's figures);
 # then rotated tg128 rounds of V2-Lite, the old kernel against the embedded.
+# Before the call (the old kernel, not kept in the tree; untracked files travel): git show 088701a~1:kernels/cuda/attention_short.cu >build/wip/s64-old-attention_short.cu
 set -u
 export MODELS="v2 q4"
 . build/gpu-setup.sh "${OUT:-/tmp/s64c3}"

@@ -6,6 +6,7 @@
 # change); the decode-attention tests, conformance, the goldens and deepseek2's CUDA
 # tests on it; a timeline of the 8B's batch 125 of tg128 (old and new); rotated tg128
 # rounds of the 8B, embedded (old kernel; the host's larger shared memory) against /tmp/px.
+# Before the call (the old kernel, not kept in the tree; untracked files travel): git show 088701a:kernels/cuda/attention_one.cuh >build/wip/s64-old-attention_one.cuh
 set -u
 export MODELS="q4 v2"
 . build/gpu-setup.sh "${OUT:-/tmp/s64c4}"

@@ -5,6 +5,9 @@
 # tile is ready, after each pass, after the output and at its end; blocks 0 and 15 of
 # each launch at those positions printf them (ns after the wait, and the SM). One tg128
 # run of V2-Lite on it; the lines averaged per position and block.
+# Before the call (the instrumented kernel, not kept in the tree): cp kernels/cuda/attention_short.cu
+# build/wip/s64-phases-attention_short.cu && patch build/wip/s64-phases-attention_short.cu <build/wip/short-phases.patch
+# (the patch is against 088701a's attention_short.cu).
 set -u
 export MODELS="v2"
 . build/gpu-setup.sh "${OUT:-/tmp/s64c5}"
