@@ -156,3 +156,10 @@ sweep() {
 		el "s$_i ($_s): $(python3 build/ab-sum.py "$_r1" "$_v")"
 	done
 }
+# ph_sum LOG averages the PH lines a kernel built with build/wip/short-phases.patch
+# printed into LOG, by position and block: each stamp's ns after the kernel's wait.
+ph_sum() {
+	awk '/^PH/ { k = $3 " " $5; c[k]++; for (f = 8; f <= NF; f++) if ($f ~ /^-?[0-9]+$/) s[k, f] += $f; nf = NF; lab[k] = $0 }
+END { for (k in c) { line = "n " k " (" c[k] " launches):"; split(lab[k], L, " ");
+	for (f = 8; f <= nf; f++) if (L[f] ~ /^-?[0-9]+$/) line = line " " L[f - 1] " " int(s[k, f] / c[k]); print line } }' "$1" | sort
+}

@@ -27,8 +27,6 @@ wait
 unset EMBER_CUDA_PTX_DIR
 el "tests done"
 EMBER_CUDA_PTX_DIR=/tmp/ph timeout -s KILL 120 "$E" bench -backend cuda -p 0 -n 128 -r 1 -m /tmp/v2.gguf >"$L/ph.log" 2>&1
-awk '/^PH/ { k = $3 " " $5; c[k]++; for (f = 8; f <= NF; f++) if ($f ~ /^-?[0-9]+$/) s[k, f] += $f; nf = NF; lab[k] = $0 }
-END { for (k in c) { line = "n " k " (" c[k] " launches):"; split(lab[k], L, " ");
-	for (f = 8; f <= nf; f++) if (L[f] ~ /^-?[0-9]+$/) line = line " " L[f - 1] " " int(s[k, f] / c[k]); print line } }' "$L/ph.log" | sort
+ph_sum "$L/ph.log"
 sweep 6 v2 "$E" "EMBER_CUDA_PTX_DIR=/tmp/q8w $E"
 el done
