@@ -1,15 +1,15 @@
 #!/bin/sh
-# s65-call1.sh (written in session 64 for the next device session, not yet run):
-# attention_short's Q8_K rounding by warps (build/wip/short-q8warp.patch, NOTES session
-# 64 next step 3). Before the call: `git apply build/wip/short-q8warp.patch`, then
-# `cp kernels/cuda/attention_short.cu build/wip/s64-phases-attention_short.cu && patch
-# build/wip/s64-phases-attention_short.cu <build/wip/short-phases.patch` (the stamps on
-# the new kernel; fix any hunk that no longer applies by hand), build bin/dev (TESTS="cuda
-# deepseek2"), hold testdata/vocab, tokenizers and the non-deepseek2 goldens out of the
-# carry. Then: attention_short.ptx from the tree (returned), the latent and fused-Q8K
-# attention tests and deepseek2's CUDA tests on it (the bits must not change), the
-# phases at positions 12 and 125 (the end phase should shrink from ~1.1 us), rotated
-# tg128 rounds of V2-Lite against the embedded PTX.
+# (Kept as the record. The variant sources it names are now patches against the landed
+# kernel, s65-call3's D1: s65-call1-kernel.patch (call 1's kernel) and
+# s65-call1-phases.patch (its stamps, on top of it); s65-vA.patch, s65-vB.patch,
+# s65-vC.patch (call 2's tree), s65-phases-on-vC.patch (on top of C); s65-vD2.patch.)
+# s65-call1.sh: attention_short's Q8_K rounding by warps (build/wip/short-q8warp.patch,
+# now in the tree) and attention_short576w (the latent attention on 512 threads,
+# EMBER_CUDA_SHORT_WIDE). attention_short.ptx from the tree (returned); the short, latent
+# and fused-Q8K attention tests and deepseek2's CUDA tests on it, with and without the
+# wide kernel; the phases at positions 12 and 125 (build/wip/s64-phases-attention_short.cu:
+# the tree's kernel with short-phases.patch's stamps) both ways; rotated tg128 rounds of
+# V2-Lite: the embedded PTX (the old rounding), the new PTX, the new PTX wide.
 set -u
 export MODELS="v2"
 . build/gpu-setup.sh "${OUT:-/tmp/s65c1}"
@@ -21,12 +21,20 @@ cp kernels/cuda/*.cu kernels/cuda/*.cuh kernels/cuda/*.ptx /tmp/ph/ && cp build/
 wait
 el "model and PTX ready"
 export EMBER_CUDA_PTX_DIR=/tmp/q8w
-tgroup 0 'TestAttentionLatentBits|TestFusedAttentionQ8K|TestShortAttention|TestKernelNamesExist|TestEmbeddedKernelsWait' 240
+T='TestAttentionLatentBits|TestFusedAttentionQ8K|TestShortAttention|TestKernelNamesExist|TestEmbeddedKernelsWait'
+tgroup 0 "$T" 240
+export EMBER_CUDA_SHORT_WIDE=1 # read by the subshell tgroup starts now
+tgroup 1 "$T" 240
+unset EMBER_CUDA_SHORT_WIDE
 (cd inference/model/deepseek2 && timeout -s KILL 240 "$R/bin/dev/deepseek2.test" -test.run 'CUDA' 2>&1 | tail -3 | sed 's/^/deepseek2: /') &
+(cd inference/model/deepseek2 && EMBER_CUDA_SHORT_WIDE=1 timeout -s KILL 240 "$R/bin/dev/deepseek2.test" -test.run 'CUDA' 2>&1 | tail -3 | sed 's/^/deepseek2 wide: /') &
 wait
 unset EMBER_CUDA_PTX_DIR
 el "tests done"
-EMBER_CUDA_PTX_DIR=/tmp/ph timeout -s KILL 120 "$E" bench -backend cuda -p 0 -n 128 -r 1 -m /tmp/v2.gguf >"$L/ph.log" 2>&1
-ph_sum "$L/ph.log"
-sweep 6 v2 "$E" "EMBER_CUDA_PTX_DIR=/tmp/q8w $E"
+for w in "" 1; do
+	EMBER_CUDA_SHORT_WIDE=$w EMBER_CUDA_PTX_DIR=/tmp/ph timeout -s KILL 120 "$E" bench -backend cuda -p 0 -n 128 -r 1 -m /tmp/v2.gguf >"$L/ph$w.log" 2>&1
+	el "phases wide=$w: $(grep '^| ' "$L/ph$w.log" | tail -1 | cut -d'|' -f8)"
+	ph_sum "$L/ph$w.log"
+done
+sweep 6 v2 "$E" "EMBER_CUDA_PTX_DIR=/tmp/q8w $E" "EMBER_CUDA_PTX_DIR=/tmp/q8w EMBER_CUDA_SHORT_WIDE=1 $E"
 el done

@@ -54,7 +54,7 @@ __device__ __forceinline__ void sh_bulk(uint32_t dst, const void* src, uint32_t 
                  : "memory");
 }
 
-template <int HD, int VHD, bool KV1>
+template <int HD, int VHD, bool KV1, int T = SH_THREADS>
 __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, const float* q, i64 qstride,
                                                      const uint16_t* k, i64 kstride, const uint16_t* v, i64 vstride,
                                                      const int* pos, int nhead, int nkv, float scale,
@@ -63,11 +63,12 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
     constexpr int GM = KV1 ? 1 : GQA_MAX;          // most heads a block
     constexpr int CK = HD / 8, CV = VHD / 8;        // 16-byte chunks of a K, V row
     constexpr int KC = (CK + 7) / 8;                // chunks a scoring thread takes (8 a row)
-    constexpr int DG = CV, P = SH_THREADS / DG;     // P V: chunk lanes, position lanes
-    constexpr int NG = DG < 32 ? SH_THREADS / 32 : P;  // partial sums: a warp's, or a position lane's
+    constexpr int DG = CV, P = T / DG;     // P V: chunk lanes, position lanes
+    constexpr int NG = DG < 32 ? T / 32 : P;  // partial sums: a warp's, or a position lane's
     extern __shared__ __align__(16) uint8_t sh[];
-    __shared__ int rix[SH_THREADS];
+    __shared__ int rix[T];
     __shared__ float gm[GM], ginv[GM];
+    __shared__ float wmax[T / 32];  // GM 1: each warp's largest score
     __shared__ __align__(8) uint64_t kbar[2];  // KV1: the tile's rows, the newest row (early)
     const int i = blockIdx.x, kvh = blockIdx.y, tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
     const int G = nhead / nkv, h0 = kvh * G;
@@ -103,14 +104,14 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
         __syncthreads();
     };
     auto load_k = [&](int r0, int end) {
-        for (int e = tid + r0 * CK; e < end * CK; e += SH_THREADS) {
+        for (int e = tid + r0 * CK; e < end * CK; e += T) {
             const int r = e / CK, c = e % CK;
             tc_cp16(kt + r * 2 * HD + 16 * c, k + (i64)rix[r] * kstride + (i64)kvh * HD + 8 * c, true);
         }
         tc_commit();
     };
     auto load_v = [&](int r0, int end) {
-        for (int e = tid + r0 * CV; e < end * CV; e += SH_THREADS) {
+        for (int e = tid + r0 * CV; e < end * CV; e += T) {
             const int r = e / CV, c = e % CV;
             tc_cp16(vt + r * RV + 16 * c, v + (i64)rix[r] * vstride + (i64)kvh * VHD + 8 * c, true);
         }
@@ -137,7 +138,7 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
     pdl_wait();
     // The query (the kernel before wrote it), then the newest position's rows.
     const float* qr = q + (i64)i * qstride + (i64)h0 * HD;
-    for (int e = tid; e < G * HD; e += SH_THREADS) qs[e] = h2f(f2h(qr[e]));
+    for (int e = tid; e < G * HD; e += T) qs[e] = h2f(f2h(qr[e]));
     if (early) {
         if (KV1) {
             if (tid == 0) {
@@ -151,6 +152,7 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
         }
     }
 
+    float lmax = -INFINITY;  // GM 1: this lane's largest score
     // Pass 1: the scores, eight threads a position (each a chunk in eight: a quarter warp
     // reads one row's 128 contiguous bytes), four positions a warp at a time.
     for (int tl = 0; tl < tiles; tl++) {
@@ -170,7 +172,7 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
         __syncthreads();
         const int oct = tid & 7;
         // Whole warps go round together (their shuffles take every lane).
-        for (int r0 = 0; r0 < cnt; r0 += SH_THREADS / 8) {
+        for (int r0 = 0; r0 < cnt; r0 += T / 8) {
             const int r = r0 + (tid >> 3);
             const bool on = r < cnt;
             float s[GM];
@@ -199,15 +201,35 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
                 s[g] += __shfl_xor_sync(0xffffffffu, s[g], 2);
                 s[g] += __shfl_xor_sync(0xffffffffu, s[g], 4);
             }
-            if (on && oct == 0)
+            if (on && oct == 0) {
 #pragma unroll
                 for (int g = 0; g < GM; g++)
                     if (g < G) sc[g * scap + t0 + r] = s[g] * scale;
+                if (GM == 1) lmax = fmaxf(lmax, s[0] * scale);
+            }
         }
     }
+    if (GM == 1) {
+        lmax = warp_max(lmax);
+        if (lane == 0) wmax[w] = lmax;
+    }
     __syncthreads();
-    // Pass 2: each head's max and sum (a warp a head), then its probabilities.
-    for (int g = w; g < G; g += SH_THREADS / 32) {
+    // Pass 2: each head's max and sum (a warp a head), then its probabilities. One head
+    // (GM 1): the max from pass 1's warps, the exponentials by the whole block, their sum
+    // by every warp alike (each lane's positions in order, then the butterfly: the single
+    // warp's bits), and each probability formed where pass 3 reads it.
+    float pinv = 0;
+    if (GM == 1) {
+        float mx = wmax[0];
+#pragma unroll
+        for (int j = 1; j < T / 32; j++) mx = fmaxf(mx, wmax[j]);
+        for (int t = tid; t < n; t += T) sc[t] = expf(sc[t] - mx);
+        __syncthreads();
+        float e = 0;
+        for (int t = lane; t < n; t += 32) e += sc[t];
+        pinv = 1.0f / warp_sum(e);
+    }
+    for (int g = w; g < (GM == 1 ? 0 : G); g += T / 32) {
         const float* row = sc + g * scap;
         float mx = -INFINITY;
         for (int t = lane; t < n; t += 32) mx = fmaxf(mx, row[t]);
@@ -217,8 +239,8 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
         e = warp_sum(e);
         if (lane == 0) { gm[g] = mx; ginv[g] = 1.0f / e; }
     }
-    __syncthreads();
-    for (int e = tid; e < G * scap; e += SH_THREADS) {
+    if (GM != 1) __syncthreads();
+    for (int e = tid; e < (GM == 1 ? 0 : G * scap); e += T) {
         const int g = e / scap, t = e % scap;
         if (t < n) sc[e] = h2f(f2h(expf(sc[e] - gm[g]) * ginv[g]));
     }
@@ -240,7 +262,7 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
             } else load_v(0, cnt);
         }
         if (!KV1) asm volatile("cp.async.wait_group 0;" ::: "memory");
-        __syncthreads();
+        if (!(KV1 && one)) __syncthreads();  // KV1, one tile: nothing written since pass 2's barrier
         if (pp < P) {
 #pragma unroll 4
             for (int r = pp; r < cnt; r += P) {
@@ -249,7 +271,7 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
 #pragma unroll
                 for (int g = 0; g < GM; g++) {
                     if (g < G) {
-                        const float p = sc[g * scap + t0 + r];
+                        const float p = GM == 1 ? h2f(f2h(sc[t0 + r] * pinv)) : sc[g * scap + t0 + r];
 #pragma unroll
                         for (int d = 0; d < 8; d++) acc[g][d] += p * vf[d];
                     }
@@ -278,7 +300,7 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
     __syncthreads();
     const int OW = VHD - ocol;  // the dims a head's output row keeps
     float* out = dst + (i64)i * dstride + (i64)h0 * OW;
-    for (int e = tid; e < G * VHD; e += SH_THREADS) {
+    for (int e = tid; e < G * VHD; e += T) {
         float s = 0;
         for (int j = 0; j < NG; j++) s += red[(i64)j * G * VHD + e];
         const int g = e / VHD, c = e - g * VHD;
@@ -289,13 +311,17 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
     // The group's outputs, G*OW values from element h0*OW of the row (whole 256-element
     // blocks: the host fuses only then), rounded to Q8_K as quant_q8_k would for the
     // MatMul that reads them.
-    __shared__ float qa[8], qv[256];
-    __shared__ int qi[8];
+    // A warp a 256-element block (q8k_quant_warp: no barriers; h0*OW is a whole number
+    // of blocks).
     __syncthreads();
-    for (int e0 = 0; e0 < G * OW; e0 += 256) {
-        const int j = e0 + tid, g = j / OW;
-        q8k_quant_in(red[g * VHD + ocol + j - g * OW], q8 + (i64)i * q8stride, (h0 * OW + e0) / 256, nhead * OW, tid, qa,
-                     qi, qv, true);
+    for (int b = w; b < G * OW / 256; b += T / 32) {
+        float vv[8];
+#pragma unroll
+        for (int e = 0; e < 8; e++) {
+            const int j = 256 * b + 8 * lane + e, g = j / OW;
+            vv[e] = red[g * VHD + ocol + j - g * OW];
+        }
+        q8k_quant_warp(vv, q8 + (i64)i * q8stride, h0 * OW / 256 + b, nhead * OW);
     }
 }
 
@@ -314,4 +340,9 @@ extern "C" __global__ void __launch_bounds__(SH_THREADS) attention_short128(SHOR
 // attention_short576: MLA (one latent KV head, V the K rows themselves).
 extern "C" __global__ void __launch_bounds__(SH_THREADS) attention_short576(SHORT_ARGS) { pdl_defer();
     attention_short_body<576, 576, true>(SHORT_CALL);
+}
+// attention_short576w: the same on 512 threads (16 warps an SM: twice the positions a
+// scoring round, 7 position lanes in P V against 3).
+extern "C" __global__ void __launch_bounds__(512) attention_short576w(SHORT_ARGS) { pdl_defer();
+    attention_short_body<576, 576, true, 512>(SHORT_CALL);
 }

@@ -18,7 +18,7 @@ func newAttentionQueue(noFuse bool) *queueOnly {
 	q := newQueueOnly(noFuse)
 	b := q.Backend
 	for _, n := range []string{"attention_smem", "attention_split1", "attention_dec64", "attention_dec128",
-		"attention_dec64_q8", "attention_dec128_q8", "attention_mla", "attention_mla_split", "attention_short64", "attention_short128", "attention_short576",
+		"attention_dec64_q8", "attention_dec128_q8", "attention_mla", "attention_mla_split", "attention_short64", "attention_short128", "attention_short576", "attention_short576w",
 		"attention_dec64_1", "attention_dec128_1", "attention_dec64_1_q8", "attention_dec128_1_q8",
 		"attention_dec64_1c", "attention_dec128_1c", "attention_dec64_1c_q8", "attention_dec128_1c_q8",
 		"attention_dec64_1l2", "attention_dec128_1l2", "attention_dec64_1l2_q8", "attention_dec128_1l2_q8",
@@ -35,7 +35,7 @@ func newAttentionQueue(noFuse bool) *queueOnly {
 	b.dev.SMs, b.attnSmem, b.split.one = 132, smemMax, 1
 	b.dec.smem = map[string]int{}
 	for _, n := range []string{"attention_dec64", "attention_dec128", "attention_dec64_q8", "attention_dec128_q8",
-		"attention_mla", "attention_mla_split", "attention_short64", "attention_short128", "attention_short576",
+		"attention_mla", "attention_mla_split", "attention_short64", "attention_short128", "attention_short576", "attention_short576w",
 		"attention_dec64_1", "attention_dec128_1", "attention_dec64_1_q8", "attention_dec128_1_q8",
 		"attention_dec64_1c", "attention_dec128_1c", "attention_dec64_1c_q8", "attention_dec128_1c_q8",
 		"attention_dec64_1l2", "attention_dec128_1l2", "attention_dec64_1l2_q8", "attention_dec128_1l2_q8",
@@ -97,8 +97,8 @@ func TestAttentionChoice(t *testing.T) {
 		{"1B (64-dim heads), 1 token, 300 positions", 1, 32, 8, 64, 300, 1024, false, false, false, false, []string{"attention_dec64_1c_64", mm}},
 		{"8B, 1 token, no mmq", 1, 32, 8, 128, 100, 1024, false, false, true, false, []string{"attention_smem", "quant_q8_k", mm}},
 		{"1B (64-dim heads), 1 token, 100 positions", 1, 32, 8, 64, 100, 1024, false, false, false, false, []string{"attention_dec64_1_128", mm}},
-		{"V2-Lite, 1 token, 100 positions", 1, 16, 1, 576, 100, 1024, true, false, false, false, []string{"attention_short576"}},
-		{"V2-Lite, 5 tokens, 200 positions", 5, 16, 1, 576, 200, 1024, true, false, false, false, []string{"attention_short576"}},
+		{"V2-Lite, 1 token, 100 positions", 1, 16, 1, 576, 100, 1024, true, false, false, false, []string{"attention_short576w"}},
+		{"V2-Lite, 5 tokens, 200 positions", 5, 16, 1, 576, 200, 1024, true, false, false, false, []string{"attention_short576w"}},
 		{"V2-Lite, 1 token, 600 positions", 1, 16, 1, 576, 600, 1024, true, false, false, false, []string{"attention_mla_split"}},
 		{"V2-Lite, 64 tokens, 100 positions", 64, 16, 1, 576, 100, 1024, true, false, false, false, []string{"attention_mla_split"}},
 	} {

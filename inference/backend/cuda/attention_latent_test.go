@@ -26,9 +26,9 @@ func TestAttentionLatentChoice(t *testing.T) {
 		skip, nhead, hg int
 		want            []string // nil: declined
 	}{
-		{"1 token, 100 positions", 1, 100, false, false, skip, 1, heads, []string{"attention_short576", mm}},
-		{"5 tokens, 256 positions", 5, 256, false, false, skip, 1, heads, []string{"attention_short576", mmvName(quant.Q4_K, 8)}},
-		{"1 token, fusion off", 1, 100, true, false, skip, 1, heads, []string{"attention_short576", "quant_q8_k", mm}},
+		{"1 token, 100 positions", 1, 100, false, false, skip, 1, heads, []string{"attention_short576w", mm}},
+		{"5 tokens, 256 positions", 5, 256, false, false, skip, 1, heads, []string{"attention_short576w", mmvName(quant.Q4_K, 8)}},
+		{"1 token, fusion off", 1, 100, true, false, skip, 1, heads, []string{"attention_short576w", "quant_q8_k", mm}},
 		{"1 token, 600 positions", 1, 600, false, false, skip, 1, heads, nil},
 		{"6 tokens", 6, 100, false, false, skip, 1, heads, nil},
 		{"MLA kernels forced", 1, 100, false, true, skip, 1, heads, nil},

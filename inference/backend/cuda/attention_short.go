@@ -35,11 +35,21 @@ const NoShortEnv = "EMBER_CUDA_NO_SHORT"
 // memory a block, V read again past one tile).
 const ShortTileEnv = "EMBER_CUDA_SHORT_TILE"
 
+// ShortNarrowEnv names an environment variable: when set, MLA's latent rows take
+// attention_short576 (256 threads a block) instead of attention_short576w (512), for
+// timing. The wide block runs twice the positions a scoring round and 7 position lanes
+// in P V against 3: V2-Lite tg128 +0.5% on the H200 (build/wip/s65-call1).
+const ShortNarrowEnv = "EMBER_CUDA_SHORT_NARROW"
+
+// shortWideThreads is attention_short576w's block.
+const shortWideThreads = 512
+
 // attShort is the short-context kernel's state on a Backend.
 type attShort struct {
-	read bool      // $EMBER_CUDA_NO_SHORT and $EMBER_CUDA_SHORT_TILE were read
-	mode splitMode // auto: few rows over short rows; off: never; on: whenever the shapes allow
-	tile int       // the most positions a tile takes
+	read   bool      // $EMBER_CUDA_NO_SHORT and $EMBER_CUDA_SHORT_TILE were read
+	mode   splitMode // auto: few rows over short rows; off: never; on: whenever the shapes allow
+	tile   int       // the most positions a tile takes
+	narrow bool      // MLA's latent rows on attention_short576, not attention_short576w
 }
 
 // shortKernel names the kernel for K heads of hd dims and V heads of vhd dims (kv1: V
@@ -47,7 +57,7 @@ type attShort struct {
 func shortKernel(hd, vhd int, kv1 bool) string {
 	switch {
 	case kv1 && hd == mlaDim && vhd == mlaDim:
-		return "attention_short576"
+		return "attention_short576w"
 	case kv1 || hd != vhd:
 		return ""
 	case hd == 64:
@@ -58,28 +68,30 @@ func shortKernel(hd, vhd int, kv1 bool) string {
 	return ""
 }
 
-// shortSmem is a block's dynamic shared memory (attention_short.cu): the K tile of cap
-// rows, the V tile unless kv1, the group's query (g*hd floats), the scores (g*scap
-// floats) and the partial sums (a warp's for narrow V heads, else a position lane's).
-func shortSmem(hd, vhd int, kv1 bool, g, cap, scap int) int {
+// shortSmem is a block's dynamic shared memory (attention_short.cu) on threads threads:
+// the K tile of cap rows, the V tile unless kv1, the group's query (g*hd floats), the
+// scores (g*scap floats) and the partial sums (a warp's for narrow V heads, else a
+// position lane's).
+func shortSmem(threads, hd, vhd int, kv1 bool, g, cap, scap int) int {
 	n := cap * 2 * hd
 	if !kv1 {
 		n += cap * 2 * vhd
 	}
 	dg := vhd / 8
-	ng := smThreads / 32
+	ng := threads / 32
 	if dg >= 32 {
-		ng = smThreads / dg
+		ng = threads / dg
 	}
 	return n + 4*(g*hd+g*scap+ng*g*vhd)
 }
 
 // shortPlan is the tile (positions, at most tile) and dynamic shared memory of a launch
-// over rows of at most nmax positions, cap 0 when not even 32 positions fit.
-func shortPlan(hd, vhd int, kv1 bool, g, nmax, tile int) (cap, smem int) {
+// of threads threads over rows of at most nmax positions, cap 0 when not even 32
+// positions fit.
+func shortPlan(threads, hd, vhd int, kv1 bool, g, nmax, tile int) (cap, smem int) {
 	cap = min(nmax, tile)
 	for ; cap >= 32; cap -= 32 {
-		if smem = shortSmem(hd, vhd, kv1, g, cap, nmax); smem <= shortSmemMax {
+		if smem = shortSmem(threads, hd, vhd, kv1, g, cap, nmax); smem <= shortSmemMax {
 			return cap, smem
 		}
 	}
@@ -98,6 +110,7 @@ func (b *Backend) shortMode() splitMode {
 		if n, err := strconv.Atoi(os.Getenv(ShortTileEnv)); err == nil {
 			s.tile = max(32, min(n, shortMaxTile))
 		}
+		s.narrow = os.Getenv(ShortNarrowEnv) != ""
 	}
 	return s.mode
 }
@@ -128,7 +141,14 @@ func (b *Backend) attentionShort(args []uint64, rows, nkv, g, hd, vhd, nmax, gro
 			return false
 		}
 	}
-	cap, smem := shortPlan(hd, vhd, kv1, g, nmax, b.short.tile)
+	threads := smThreads
+	if name == "attention_short576w" {
+		threads = shortWideThreads
+		if b.short.narrow {
+			name, threads = "attention_short576", smThreads
+		}
+	}
+	cap, smem := shortPlan(threads, hd, vhd, kv1, g, nmax, b.short.tile)
 	if cap == 0 || !b.decKernel(name, smem) {
 		return false
 	}
@@ -140,9 +160,9 @@ func (b *Backend) attentionShort(args []uint64, rows, nkv, g, hd, vhd, nmax, gro
 		pre = 1
 	}
 	args = append(args, i64(cap), i64(nmax), i64(pre), i64(ocol), 0, 0)
-	b.launch(name, rows, nkv, smThreads, smem, args...)
+	b.launch(name, rows, nkv, threads, smem, args...)
 	// The next product's Q8_K rounding may join it when a group's outputs are whole
 	// 256-element blocks (not MLA's 576-dim rows, but their 512 latent dims).
-	b.markAttention(name, args, rows, nkv, smem, smThreads, g, nkv, vhd-ocol, false, false)
+	b.markAttention(name, args, rows, nkv, smem, threads, g, nkv, vhd-ocol, false, false)
 	return true
 }

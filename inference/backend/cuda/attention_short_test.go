@@ -11,7 +11,7 @@ func TestShortKernel(t *testing.T) {
 		want    string
 	}{
 		{128, 128, false, "attention_short128"}, {64, 64, false, "attention_short64"},
-		{576, 576, true, "attention_short576"}, {576, 576, false, ""}, {128, 128, true, ""},
+		{576, 576, true, "attention_short576w"}, {576, 576, false, ""}, {128, 128, true, ""},
 		{128, 64, false, ""}, {96, 96, false, ""}, {192, 128, false, ""},
 	} {
 		if got := shortKernel(c.hd, c.vhd, c.kv1); got != c.want {
@@ -30,27 +30,34 @@ func TestShortPlan(t *testing.T) {
 		g, nmax int
 		cap     int
 		tile    int // 0: shortMaxTile
+		threads int // 0: smThreads
 	}{
-		{128, 128, false, 4, 256, 256, 0},
-		{128, 128, false, 8, 256, 256, 0},
-		{64, 64, false, 7, 256, 256, 0},
-		{128, 128, false, 4, 100, 100, 0},
-		{576, 576, true, 1, 256, 160, 0},
-		{576, 576, true, 1, 128, 128, 0},
-		{128, 128, false, 4, 4096, 256, 0}, // scores of 4,096 positions take 64 KiB
-		{128, 128, false, 8, 2048, 224, 0}, // eight heads' scores: a smaller tile
-		{128, 128, false, 8, 1 << 15, 0, 0},
-		{128, 128, false, 4, 256, 64, 64}, // $EMBER_CUDA_SHORT_TILE
+		{128, 128, false, 4, 256, 256, 0, 0},
+		{128, 128, false, 8, 256, 256, 0, 0},
+		{64, 64, false, 7, 256, 256, 0, 0},
+		{128, 128, false, 4, 100, 100, 0, 0},
+		{576, 576, true, 1, 256, 160, 0, 0},
+		{576, 576, true, 1, 128, 128, 0, 0},
+		{128, 128, false, 4, 4096, 256, 0, 0}, // scores of 4,096 positions take 64 KiB
+		{128, 128, false, 8, 2048, 224, 0, 0}, // eight heads' scores: a smaller tile
+		{128, 128, false, 8, 1 << 15, 0, 0, 0},
+		{128, 128, false, 4, 256, 64, 64, 0}, // $EMBER_CUDA_SHORT_TILE
+		{576, 576, true, 1, 256, 160, 0, shortWideThreads},
+		{576, 576, true, 1, 128, 128, 0, shortWideThreads},
 	} {
+		threads := c.threads
+		if threads == 0 {
+			threads = smThreads
+		}
 		tile := c.tile
 		if tile == 0 {
 			tile = shortMaxTile
 		}
-		cap, smem := shortPlan(c.hd, c.vhd, c.kv1, c.g, c.nmax, tile)
+		cap, smem := shortPlan(threads, c.hd, c.vhd, c.kv1, c.g, c.nmax, tile)
 		if cap != c.cap {
 			t.Errorf("shortPlan(%d, %d, %v, G %d, %d positions) = tile %d, want %d", c.hd, c.vhd, c.kv1, c.g, c.nmax, cap, c.cap)
 		}
-		if cap > 0 && (smem > shortSmemMax || smem != shortSmem(c.hd, c.vhd, c.kv1, c.g, cap, c.nmax)) {
+		if cap > 0 && (smem > shortSmemMax || smem != shortSmem(threads, c.hd, c.vhd, c.kv1, c.g, cap, c.nmax)) {
 			t.Errorf("shortPlan(%+v): %d bytes", c, smem)
 		}
 	}

@@ -1,0 +1,24 @@
+#!/bin/sh
+# s65-call4.sh: the landed kernels (attention_short.ptx from s65-call3's D1; Go's default
+# now attention_short576w, EMBER_CUDA_SHORT_NARROW the 256-thread form), embedded. Tests:
+# the short, latent and fused-Q8K attention tests, the kernel-name and PDL checks,
+# TestConformance, the goldens on CUDA, deepseek2's CUDA tests; bench -p 512 -n 128 -r 3
+# of V2-Lite and the 8B (the README's figures); rotated tg128 rounds of V2-Lite: the
+# default against EMBER_CUDA_SHORT_NARROW. Carry: bin/dev (all four test binaries), the
+# tree less kernels/cuda/*.ptx (embedded in the binaries), testdata/vocab and tokenizers.
+set -u
+export MODELS="v2 q4"
+. build/gpu-setup.sh "${OUT:-/tmp/s65c4}"
+wait
+el "models ready"
+tgroup 0 'TestAttentionLatentBits|TestFusedAttentionQ8K|TestShortAttention|TestKernelNamesExist|TestEmbeddedKernelsWait|TestLatentAttention' 300
+tgroup 1 'TestConformance' 300
+model_tests 300
+wait
+el "tests done"
+for m in v2 q4; do
+	timeout -s KILL 150 "$E" bench -backend cuda -m /tmp/$m.gguf -p 512 -n 128 -r 3 >"$L/bench_$m.log" 2>&1
+	el "$m: $(grep '^| ' "$L/bench_$m.log" | tail -2 | tr '\n' ' ')"
+done
+sweep 4 v2 "$E" "EMBER_CUDA_SHORT_NARROW=1 $E"
+el done
