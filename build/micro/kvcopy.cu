@@ -16,7 +16,7 @@
 //
 // nvcc -gencode arch=compute_90a,code=sm_90a -O3 -o /tmp/kvcopy kvcopy.cu && /tmp/kvcopy
 #include "micro.cuh"
-#include "../../kernels/cuda/mvs.cu"  // its mbarrier and bulk-copy helpers
+#include "../../kernels/cuda/mvs.cu"  // mvs_sa, and mbar.cuh's mbarrier and bulk-copy helpers
 
 #define ROW 1152
 #define PAGE 16
@@ -45,7 +45,7 @@ __global__ void __launch_bounds__(THREADS) kvcopy(const uint8_t* src, const int*
         const uint32_t b = mvs_sa(&bar);
         if (tid == 0) {
             mbar_init(b, 1);
-            asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+            mbar_fence_init();
         }
         __syncthreads();
         if (tid == 0) mbar_expect(b, n * ROW);

@@ -17,7 +17,7 @@
 //
 // nvcc -gencode arch=compute_90a,code=sm_90a -O3 -o /tmp/ring ring.cu && /tmp/ring
 #include "micro.cuh"
-#include "../../kernels/cuda/mvs.cu"  // its mbarrier and bulk-copy helpers
+#include "../../kernels/cuda/mvs.cu"  // mvs_sa, and mbar.cuh's mbarrier and bulk-copy helpers
 
 #define NW 8  // consumer warps
 
@@ -55,7 +55,7 @@ __global__ void ring(const uint8_t* W, const long long* gofs, int G, int S, int 
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nb = gridDim.x, b = blockIdx.x;
     if (threadIdx.x == 0) {
         for (int s = 0; s < S; s++) mbar_init(full + 8 * s, 1), mbar_init(empty + 8 * s, NW);
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        mbar_fence_init();
     }
     __syncthreads();
     if (warp == NW) {  // the producer

@@ -26,33 +26,13 @@
 // rounding, fuse.go) the block also rounds its G*(VHD-ocol) outputs (whole 256-element
 // blocks) to Q8_K into q8.
 #include "common.cuh"
+#include "mbar.cuh"
 
 #define SH_THREADS 256
 
 // KV1's rows (MLA's 1,152-byte latent rows) come by bulk copies, a thread a row, counted
-// on an mbarrier: one block copies them ~3x as fast as by 16-byte cp.async
+// on an mbarrier (mbar.cuh): one block copies them ~3x as fast as by 16-byte cp.async
 // (build/micro/kvcopy.cu on the H200: ~4-6 ns a row against ~14, from L2 or HBM alike).
-__device__ __forceinline__ void sh_bar_init(uint32_t a) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(a) : "memory");
-}
-// sh_bar_expect arrives on the barrier at a, announcing bytes still to come.
-__device__ __forceinline__ void sh_bar_expect(uint32_t a, uint32_t bytes) {
-    asm volatile("{ .reg .b64 st; mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1; }" ::"r"(a), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void sh_bar_wait(uint32_t a, uint32_t parity) {
-    uint32_t ok;
-    do {
-        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-                     : "=r"(ok)
-                     : "r"(a), "r"(parity)
-                     : "memory");
-    } while (!ok);
-}
-__device__ __forceinline__ void sh_bulk(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
-                 "l"(src), "r"(bytes), "r"(bar)
-                 : "memory");
-}
 
 template <int HD, int VHD, bool KV1, int T = SH_THREADS>
 __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, const float* q, i64 qstride,
@@ -90,9 +70,9 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
     const uint32_t kb0 = (uint32_t)__cvta_generic_to_shared(&kbar[0]), kb1 = kb0 + 8;
     uint32_t ph0 = 0;  // kb0's phase (kb1 completes once)
     if (KV1 && tid == 0) {
-        sh_bar_init(kb0);
-        sh_bar_init(kb1);
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        mbar_init(kb0, 1);
+        mbar_init(kb1, 1);
+        mbar_fence_init();
     }
 
     // rows looks up the cache rows of positions t0 .. t0+cnt-1 into rix; load_k and
@@ -120,10 +100,10 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
     // bulk (KV1) copies rows r0 .. end-1 of the tile, a thread a row, counted on bar
     // (whose arrival thread 0 makes, announcing the bytes, before any copy is issued).
     auto bulk = [&](int r0, int end, uint32_t bar) {
-        if (tid == 0) sh_bar_expect(bar, (end - r0) * 2 * HD);
+        if (tid == 0) mbar_expect(bar, (end - r0) * 2 * HD);
         __syncthreads();
         const int r = r0 + tid;
-        if (r < end) sh_bulk((uint32_t)__cvta_generic_to_shared(kt + r * 2 * HD), k + (i64)rix[r] * kstride + (i64)kvh * HD, 2 * HD, bar);
+        if (r < end) bulk_g2s((uint32_t)__cvta_generic_to_shared(kt + r * 2 * HD), k + (i64)rix[r] * kstride + (i64)kvh * HD, 2 * HD, bar);
     };
 
     if (early) {  // K (and V) of positions 0 .. n-2 as one group
@@ -142,8 +122,8 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
     if (early) {
         if (KV1) {
             if (tid == 0) {
-                sh_bar_expect(kb1, 2 * HD);
-                sh_bulk((uint32_t)__cvta_generic_to_shared(kt + (n - 1) * 2 * HD), k + (i64)rix[n - 1] * kstride + (i64)kvh * HD,
+                mbar_expect(kb1, 2 * HD);
+                bulk_g2s((uint32_t)__cvta_generic_to_shared(kt + (n - 1) * 2 * HD), k + (i64)rix[n - 1] * kstride + (i64)kvh * HD,
                         2 * HD, kb1);
             }
         } else {
@@ -164,9 +144,9 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
             if (!KV1 && one) load_v(0, cnt);
         }
         if (KV1) {
-            sh_bar_wait(kb0, ph0);
+            mbar_wait(kb0, ph0);
             ph0 ^= 1;
-            if (early) sh_bar_wait(kb1, 0);
+            if (early) mbar_wait(kb1, 0);
         } else if (one && !early) asm volatile("cp.async.wait_group 1;" ::: "memory");
         else asm volatile("cp.async.wait_group 0;" ::: "memory");
         __syncthreads();
@@ -257,7 +237,7 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
             rows(t0, cnt);
             if (KV1) {
                 bulk(0, cnt, kb0);
-                sh_bar_wait(kb0, ph0);
+                mbar_wait(kb0, ph0);
                 ph0 ^= 1;
             } else load_v(0, cnt);
         }

@@ -15,34 +15,12 @@
 // mv1_q6_k, mv1_q8_0 with one row a warp), so the products are bit-equal to mv1's.
 // Up to three projections of one activation row share a launch (as mmv_multi): the
 // tiles of projection 0, then 1, then 2; block b takes tiles b, b + gridDim.x, ...
+#include "mbar.cuh"
 #include "mv1.cuh"
 
 #define MVS_MAXS 16  // the most stages (barrier space)
 
 __device__ __forceinline__ uint32_t mvs_sa(const void* p) { return (uint32_t)__cvta_generic_to_shared(p); }
-
-__device__ __forceinline__ void mbar_init(uint32_t a, int n) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(a), "r"(n) : "memory");
-}
-__device__ __forceinline__ void mbar_expect(uint32_t a, uint32_t bytes) {
-    asm volatile("{ .reg .b64 st; mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1; }" ::"r"(a), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(uint32_t a) {
-    asm volatile("{ .reg .b64 st; mbarrier.arrive.shared::cta.b64 st, [%0]; }" ::"r"(a) : "memory");
-}
-__device__ __forceinline__ void mbar_wait(uint32_t a, uint32_t parity) {
-    uint32_t ok;
-    do {
-        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-                     : "=r"(ok) : "r"(a), "r"(parity) : "memory");
-    } while (!ok);
-}
-// bulk_g2s copies bytes (a multiple of 16; both addresses 16-byte aligned) from global
-// src to shared dst and counts them on barrier bar.
-__device__ __forceinline__ void bulk_g2s(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-                 ::"r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
-}
 
 // mvs_q4_k: the dots of R Q4_K rows (shared memory, ws apart) with X (swizzled as mv1's,
 // sh 0) into y; lane 0's y are the sums.
@@ -261,7 +239,7 @@ __device__ __forceinline__ void mvs_body(MVS_ARGS, const mvs_norm_args& na) {
     const int total = (M0 + TR - 1) / TR + (M1 + TR - 1) / TR + (M2 + TR - 1) / TR;
     if (threadIdx.x == 0) {
         for (int s = 0; s < S; s++) mbar_init(full + 8 * s, 1), mbar_init(empty + 8 * s, NW);
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        mbar_fence_init();
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     }
     __syncthreads();
