@@ -163,3 +163,29 @@ ph_sum() {
 END { for (k in c) { line = "n " k " (" c[k] " launches):"; split(lab[k], L, " ");
 	for (f = 8; f <= nf; f++) if (L[f] ~ /^-?[0-9]+$/) line = line " " L[f - 1] " " int(s[k, f] / c[k]); print line } }' "$1" | sort
 }
+# variant DIR SOURCE: DIR with kernels/cuda's sources and committed PTX, SOURCE (a
+# variant of attention_short.cu) as its attention_short.cu, compiled there (the
+# session 65 calls' variant kernels; any module with MODULE as a third argument).
+variant() {
+	mkdir -p "$1" && cp kernels/cuda/*.cu kernels/cuda/*.cuh kernels/cuda/*.ptx "$1/" && cp "$2" "$1/${3:-attention_short}.cu" &&
+		sh build/ptx-one.sh "$1" "${3:-attention_short}" 2>/dev/null || el "PTX FAILED: $1"
+}
+# phases LOG PTXDIR [VAR=VALUE ...]: one tg128 run of V2-Lite on PTXDIR's kernels built
+# with phase stamps (build/wip/short-phases.patch and its successors) into $L/LOG, its
+# tok/s and ph_sum's summary.
+phases() {
+	_log=$1 _dir=$2
+	shift 2
+	env "$@" EMBER_CUDA_PTX_DIR="$_dir" timeout -s KILL 120 "$E" bench -backend cuda -p 0 -n 128 -r 1 -m /tmp/v2.gguf >"$L/$_log" 2>&1
+	el "phases $_log $*: $(grep '^| ' "$L/$_log" | tail -1 | cut -d'|' -f8)"
+	ph_sum "$L/$_log"
+}
+# final MODEL ...: the README's figures, bench -p 512 -n 128 -r 3 of each model on the
+# embedded PTX, logged to $L/bench_MODEL.log.
+final() {
+	for _m in "$@"; do
+		timeout -s KILL 150 "$E" bench -backend cuda -m /tmp/$_m.gguf -p 512 -n 128 -r 3 >"$L/bench_$_m.log" 2>&1
+		el "$_m: $(grep '^| ' "$L/bench_$_m.log" | tail -2 | tr '\n' ' ')"
+	done
+}
+

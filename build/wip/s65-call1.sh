@@ -1,4 +1,6 @@
 #!/bin/sh
+# (After it ran, its repeated steps were put into gpu-setup.sh's variant, phases and
+# final helpers; the steps are the same.)
 # (Kept as the record. The variant sources it names are now patches against the landed
 # kernel, s65-call3's D1: s65-call1-kernel.patch (call 1's kernel) and
 # s65-call1-phases.patch (its stamps, on top of it); s65-vA.patch, s65-vB.patch,
@@ -31,10 +33,7 @@ unset EMBER_CUDA_SHORT_WIDE
 wait
 unset EMBER_CUDA_PTX_DIR
 el "tests done"
-for w in "" 1; do
-	EMBER_CUDA_SHORT_WIDE=$w EMBER_CUDA_PTX_DIR=/tmp/ph timeout -s KILL 120 "$E" bench -backend cuda -p 0 -n 128 -r 1 -m /tmp/v2.gguf >"$L/ph$w.log" 2>&1
-	el "phases wide=$w: $(grep '^| ' "$L/ph$w.log" | tail -1 | cut -d'|' -f8)"
-	ph_sum "$L/ph$w.log"
-done
+phases ph.log /tmp/ph EMBER_CUDA_SHORT_WIDE=
+phases ph1.log /tmp/ph EMBER_CUDA_SHORT_WIDE=1
 sweep 6 v2 "$E" "EMBER_CUDA_PTX_DIR=/tmp/q8w $E" "EMBER_CUDA_PTX_DIR=/tmp/q8w EMBER_CUDA_SHORT_WIDE=1 $E"
 el done

@@ -1,4 +1,6 @@
 #!/bin/sh
+# (After it ran, its repeated steps were put into gpu-setup.sh's variant, phases and
+# final helpers; the steps are the same.)
 # (Kept as the record. The variant sources it names are now patches against the landed
 # kernel, s65-call3's D1: s65-call1-kernel.patch (call 1's kernel) and
 # s65-call1-phases.patch (its stamps, on top of it); s65-vA.patch, s65-vB.patch,
@@ -15,14 +17,10 @@
 set -u
 export MODELS="v2"
 . build/gpu-setup.sh "${OUT:-/tmp/s65c2}"
-mk() { # mk DIR SOURCE: DIR with the tree's kernels and SOURCE as attention_short.cu, compiled
-	mkdir -p "$1" && cp kernels/cuda/*.cu kernels/cuda/*.cuh kernels/cuda/*.ptx "$1/" && cp "$2" "$1/attention_short.cu" &&
-		sh build/ptx-one.sh "$1" attention_short 2>/dev/null || el "PTX FAILED: $1"
-}
-mk /tmp/vA build/wip/s65-vA-attention_short.cu &
-mk /tmp/vB build/wip/s65-vB-attention_short.cu &
-mk /tmp/vC kernels/cuda/attention_short.cu &
-mk /tmp/ph build/wip/s65-phases-attention_short.cu &
+variant /tmp/vA build/wip/s65-vA-attention_short.cu &
+variant /tmp/vB build/wip/s65-vB-attention_short.cu &
+variant /tmp/vC kernels/cuda/attention_short.cu &
+variant /tmp/ph build/wip/s65-phases-attention_short.cu &
 mkdir -p /tmp/v1 && cp kernels/cuda/*.ptx /tmp/v1/ && cp build/wip/s65-call1-attention_short.ptx /tmp/v1/attention_short.ptx
 wait
 cp /tmp/vC/attention_short.ptx "$L/" && cp /tmp/vA/attention_short.ptx "$L/vA-attention_short.ptx" && cp /tmp/vB/attention_short.ptx "$L/vB-attention_short.ptx"
@@ -40,11 +38,8 @@ tgroup 3 'TestAttentionLatentBits|TestFusedAttentionQ8K|TestShortAttention' 280
 wait
 unset EMBER_CUDA_PTX_DIR EMBER_CUDA_SHORT_WIDE
 el "tests done"
-for w in "" 1; do
-	EMBER_CUDA_SHORT_WIDE=$w EMBER_CUDA_PTX_DIR=/tmp/ph timeout -s KILL 120 "$E" bench -backend cuda -p 0 -n 128 -r 1 -m /tmp/v2.gguf >"$L/ph$w.log" 2>&1
-	el "phases C wide=$w: $(grep '^| ' "$L/ph$w.log" | tail -1 | cut -d'|' -f8)"
-	ph_sum "$L/ph$w.log"
-done
+phases ph.log /tmp/ph EMBER_CUDA_SHORT_WIDE=
+phases ph1.log /tmp/ph EMBER_CUDA_SHORT_WIDE=1
 W=EMBER_CUDA_SHORT_WIDE=1
 sweep 6 v2 "EMBER_CUDA_PTX_DIR=/tmp/v1 $W $E" "EMBER_CUDA_PTX_DIR=/tmp/vA $W $E" "EMBER_CUDA_PTX_DIR=/tmp/vB $W $E" \
 	"EMBER_CUDA_PTX_DIR=/tmp/vC $W $E" "EMBER_CUDA_PTX_DIR=/tmp/vC $E"

@@ -1,4 +1,6 @@
 #!/bin/sh
+# (After it ran, its repeated steps were put into gpu-setup.sh's variant, phases and
+# final helpers; the steps are the same.)
 # (Kept as the record. The variant sources it names are now patches against the landed
 # kernel, s65-call3's D1: s65-call1-kernel.patch (call 1's kernel) and
 # s65-call1-phases.patch (its stamps, on top of it); s65-vA.patch, s65-vB.patch,
@@ -14,12 +16,8 @@
 set -u
 export MODELS="v2 q4"
 . build/gpu-setup.sh "${OUT:-/tmp/s65c3}"
-mk() { # mk DIR SOURCE: DIR with the tree's kernels and SOURCE as attention_short.cu, compiled
-	mkdir -p "$1" && cp kernels/cuda/*.cu kernels/cuda/*.cuh kernels/cuda/*.ptx "$1/" && cp "$2" "$1/attention_short.cu" &&
-		sh build/ptx-one.sh "$1" attention_short 2>/dev/null || el "PTX FAILED: $1"
-}
-mk /tmp/vD1 build/wip/s65-vD1-attention_short.cu &
-mk /tmp/vD2 build/wip/s65-vD2-attention_short.cu &
+variant /tmp/vD1 build/wip/s65-vD1-attention_short.cu &
+variant /tmp/vD2 build/wip/s65-vD2-attention_short.cu &
 mkdir -p /tmp/v1 && cp kernels/cuda/*.ptx /tmp/v1/ && cp build/wip/s65-call1-attention_short.ptx /tmp/v1/attention_short.ptx
 wait
 cp /tmp/vD1/attention_short.ptx "$L/vD1-attention_short.ptx" && cp /tmp/vD2/attention_short.ptx "$L/vD2-attention_short.ptx"

@@ -1,4 +1,6 @@
 #!/bin/sh
+# (After it ran, its repeated steps were put into gpu-setup.sh's variant, phases and
+# final helpers; the steps are the same.)
 # s65-call4.sh: the landed kernels (attention_short.ptx from s65-call3's D1; Go's default
 # now attention_short576w, EMBER_CUDA_SHORT_NARROW the 256-thread form), embedded. Tests:
 # the short, latent and fused-Q8K attention tests, the kernel-name and PDL checks,
@@ -16,9 +18,6 @@ tgroup 1 'TestConformance' 300
 model_tests 300
 wait
 el "tests done"
-for m in v2 q4; do
-	timeout -s KILL 150 "$E" bench -backend cuda -m /tmp/$m.gguf -p 512 -n 128 -r 3 >"$L/bench_$m.log" 2>&1
-	el "$m: $(grep '^| ' "$L/bench_$m.log" | tail -2 | tr '\n' ' ')"
-done
+final v2 q4
 sweep 4 v2 "$E" "EMBER_CUDA_SHORT_NARROW=1 $E"
 el done

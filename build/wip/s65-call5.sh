@@ -1,4 +1,6 @@
 #!/bin/sh
+# (After it ran, its repeated steps were put into gpu-setup.sh's variant, phases and
+# final helpers; the steps are the same.)
 # (Kept as the record. Its sources s65-vP1.cu, s65-vP3.cu, s65-phD1.cu, s65-phP1.cu and
 # s65-phP3.cu are now patches of the same names (.patch) against the landed kernel.)
 # s65-call5.sh: does the next kernel's early launch slow the latent attention? The
@@ -10,11 +12,7 @@
 set -u
 export MODELS="v2"
 . build/gpu-setup.sh "${OUT:-/tmp/s65c5}"
-mk() { # mk DIR SOURCE: DIR with the tree's kernels and SOURCE as attention_short.cu, compiled
-	mkdir -p "$1" && cp kernels/cuda/*.cu kernels/cuda/*.cuh kernels/cuda/*.ptx "$1/" && cp "$2" "$1/attention_short.cu" &&
-		sh build/ptx-one.sh "$1" attention_short 2>/dev/null || el "PTX FAILED: $1"
-}
-for v in vP1 vP3 phD1 phP1 phP3; do mk /tmp/$v build/wip/s65-$v.cu & done
+for v in vP1 vP3 phD1 phP1 phP3; do variant /tmp/$v build/wip/s65-$v.cu & done
 wait
 cp /tmp/vP1/attention_short.ptx "$L/vP1-attention_short.ptx" && cp /tmp/vP3/attention_short.ptx "$L/vP3-attention_short.ptx"
 el "model and PTX ready"
@@ -25,10 +23,6 @@ done
 wait
 unset EMBER_CUDA_PTX_DIR
 el "tests done"
-for v in D1 P1 P3; do
-	EMBER_CUDA_PTX_DIR=/tmp/ph$v timeout -s KILL 60 "$E" bench -backend cuda -p 0 -n 128 -r 1 -m /tmp/v2.gguf >"$L/ph$v.log" 2>&1
-	el "phases $v: $(grep '^| ' "$L/ph$v.log" | tail -1 | cut -d'|' -f8)"
-	ph_sum "$L/ph$v.log"
-done
+for v in D1 P1 P3; do phases ph$v.log /tmp/ph$v; done
 sweep 5 v2 "$E" "EMBER_CUDA_PTX_DIR=/tmp/vP1 $E" "EMBER_CUDA_PTX_DIR=/tmp/vP3 $E"
 el done
