@@ -46,7 +46,7 @@ const shortWideThreads = 512
 
 // attShort is the short-context kernel's state on a Backend.
 type attShort struct {
-	read   bool      // $EMBER_CUDA_NO_SHORT and $EMBER_CUDA_SHORT_TILE were read
+	read   bool      // $EMBER_CUDA_NO_SHORT, $EMBER_CUDA_SHORT_TILE and $EMBER_CUDA_SHORT_NARROW were read
 	mode   splitMode // auto: few rows over short rows; off: never; on: whenever the shapes allow
 	tile   int       // the most positions a tile takes
 	narrow bool      // MLA's latent rows on attention_short576, not attention_short576w
@@ -98,8 +98,8 @@ func shortPlan(threads, hd, vhd int, kv1 bool, g, nmax, tile int) (cap, smem int
 	return 0, 0
 }
 
-// shortMode is the kernel's mode, reading $EMBER_CUDA_NO_SHORT and
-// $EMBER_CUDA_SHORT_TILE once.
+// shortMode is the kernel's mode, reading $EMBER_CUDA_NO_SHORT, $EMBER_CUDA_SHORT_TILE
+// and $EMBER_CUDA_SHORT_NARROW once.
 func (b *Backend) shortMode() splitMode {
 	s := &b.short
 	if !s.read {
