@@ -10,8 +10,9 @@
 // a tile of 160 positions, so past 160 the kernel takes two tiles). Each figure is the
 // best of 5 replays of a graph of NL launches, per launch, in three chains:
 //   alone:  the attention after itself (PDL edges, as in a step)
-//   after:  each attention after a streaming kernel (kstream, 132 blocks, 4 MB from HBM:
-//           a product's tail), less that kernel's own chain time
+//   after:  each attention after a streaming kernel (kstream, 132 blocks, 4 MB from HBM,
+//           another region each launch: a product's tail), less that kernel's own chain
+//           time
 //   gap:    the same after kgap (an empty kernel), less kgap's
 // The slope between n = 13 and n = 126 is the cost a position. Build with the kernel
 // sources of a variant first on the include path (-I DIR, e.g. a patched copy of
@@ -27,6 +28,7 @@
 #define NL 2048
 #define MLA 576
 #define PAGE 16
+#define NREG 64  // kstream's regions of 4 MB: 256 MB, so each launch reads from HBM
 
 struct Setup {
     float *q, *dst;
@@ -54,13 +56,13 @@ static void attn(cudaStream_t s, K kern, int threads, const Setup& u) {
 static float chain(cudaStream_t s, int mode, bool wide, const Setup& u, const uint4* w, size_t n16, unsigned* out) {
     auto body = [&]() {
         for (int i = 0; i < NL; i++) {
-            if (mode == 1) launch(s, kstream, dim3(132), 256, w, n16, out);
+            if (mode == 1) launch(s, kstream, dim3(132), 256, w + (i % NREG) * n16, n16, out);
             if (mode == 2) launch(s, kgap, dim3(132), 256, out, 0);
             if (mode != 3 && mode != 4) {
                 if (wide) attn(s, attention_short576w, 512, u);
                 else attn(s, attention_short576, 256, u);
             }
-            if (mode == 3) launch(s, kstream, dim3(132), 256, w, n16, out);
+            if (mode == 3) launch(s, kstream, dim3(132), 256, w + (i % NREG) * n16, n16, out);
             if (mode == 4) launch(s, kgap, dim3(132), 256, out, 0);
         }
     };
@@ -95,8 +97,8 @@ int main() {
     const size_t wbytes = 4 << 20;
     uint4* w;
     unsigned* out;
-    CK(cudaMalloc(&w, wbytes));
-    CK(cudaMemset(w, 1, wbytes));
+    CK(cudaMalloc(&w, wbytes * NREG));
+    CK(cudaMemset(w, 1, wbytes * NREG));
     CK(cudaMalloc(&out, 132 * 256 * 4));
     for (auto k : {(const void*)attention_short576w, (const void*)attention_short576})
         CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem(512, u.cap, u.nmax)));
