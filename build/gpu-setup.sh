@@ -57,17 +57,22 @@ model_tests() {
 	(cd inference/model/archs && timeout -s KILL "$1" "$R/bin/dev/archs.test" -test.run 'TestGoldensCUDA' 2>&1 | tail -3 | sed 's/^/goldens: /') &
 	(cd inference/model/deepseek2 && timeout -s KILL "$1" "$R/bin/dev/deepseek2.test" -test.run 'CUDA' 2>&1 | tail -3 | sed 's/^/deepseek2: /') &
 }
-# ptx_tests PATTERN makes every module's PTX in /tmp/px (ptx_all) and runs on it
-# cuda.test's PATTERN (group 0) and conformance tests (group 1) beside model_tests,
-# each killed after 300 s; N is then the dev binary on that PTX.
-ptx_tests() {
-	ptx_all /tmp/px
-	export EMBER_CUDA_PTX_DIR=/tmp/px
+# all_tests PATTERN runs cuda.test's PATTERN (group 0) and conformance tests (group 1)
+# beside model_tests, each killed after 300 s, on $EMBER_CUDA_PTX_DIR's PTX when set,
+# and waits for them.
+all_tests() {
 	tgroup 0 "$1" 300
 	tgroup 1 'Conformance' 300
 	model_tests 300
 	wait
 	el "tests done"
+}
+# ptx_tests PATTERN makes every module's PTX in /tmp/px (ptx_all) and runs all_tests
+# PATTERN on it; N is then the dev binary on that PTX.
+ptx_tests() {
+	ptx_all /tmp/px
+	export EMBER_CUDA_PTX_DIR=/tmp/px
+	all_tests "$1"
 	unset EMBER_CUDA_PTX_DIR
 	N="EMBER_CUDA_PTX_DIR=/tmp/px $E"
 }

@@ -15,11 +15,8 @@
 set -u
 export MODELS="v2"
 . build/gpu-setup.sh "${OUT:-/tmp/s65c1}"
-mkdir -p /tmp/q8w /tmp/ph
-cp kernels/cuda/*.cu kernels/cuda/*.cuh kernels/cuda/*.ptx /tmp/q8w/ && sh build/ptx-one.sh /tmp/q8w attention_short 2>/dev/null &&
-	cp /tmp/q8w/attention_short.ptx "$L/" || el "PTX FAILED"
-cp kernels/cuda/*.cu kernels/cuda/*.cuh kernels/cuda/*.ptx /tmp/ph/ && cp build/wip/s64-phases-attention_short.cu /tmp/ph/attention_short.cu &&
-	sh build/ptx-one.sh /tmp/ph attention_short 2>/dev/null || el "PHASES PTX FAILED"
+variant /tmp/q8w kernels/cuda/attention_short.cu && cp /tmp/q8w/attention_short.ptx "$L/"
+variant /tmp/ph build/wip/s64-phases-attention_short.cu
 wait
 el "model and PTX ready"
 export EMBER_CUDA_PTX_DIR=/tmp/q8w

@@ -13,11 +13,7 @@ export MODELS="v2 q4"
 . build/gpu-setup.sh "${OUT:-/tmp/s65c4}"
 wait
 el "models ready"
-tgroup 0 'TestAttentionLatentBits|TestFusedAttentionQ8K|TestShortAttention|TestKernelNamesExist|TestEmbeddedKernelsWait|TestLatentAttention' 300
-tgroup 1 'TestConformance' 300
-model_tests 300
-wait
-el "tests done"
+all_tests 'TestAttentionLatentBits|TestFusedAttentionQ8K|TestShortAttention|TestKernelNamesExist|TestEmbeddedKernelsWait|TestLatentAttention'
 final v2 q4
 sweep 4 v2 "$E" "EMBER_CUDA_SHORT_NARROW=1 $E"
 el done

@@ -13,11 +13,7 @@ export MODELS="v2 q4"
 . build/gpu-setup.sh "${OUT:-/tmp/s66c1}"
 wait
 el "models ready"
-tgroup 0 'TestAttentionLatentBits|TestFusedAttentionQ8K|TestShortAttention|TestKernelNamesExist|TestEmbeddedKernelsWait|TestLatentAttention|TestMatVecStreamed' 300
-tgroup 1 'TestConformance' 300
-model_tests 300
-wait
-el "tests done"
+all_tests 'TestAttentionLatentBits|TestFusedAttentionQ8K|TestShortAttention|TestKernelNamesExist|TestEmbeddedKernelsWait|TestLatentAttention|TestMatVecStreamed'
 final v2 q4
 sh build/shortattn-gpu.sh build/wip/sa-stop1.patch build/wip/sa-stop2.patch build/wip/sa-stop3.patch 2>&1 | tee "$L/shortattn.txt"
 el done
