@@ -4,17 +4,17 @@
 // walk the rows a warp (or a few positions) at a time, each step a block-table read and
 // then the row's load, ~17 us a Llama-3.1-8B layer at under 128 positions.
 //
-// Here one block of SH_THREADS per (query row, KV head) takes the row's whole context:
-// its cache rows are looked up at once (a position a thread), then every K and V row of
-// a tile of cap positions is copied into shared memory at once (by cp.async, K and V as
-// two groups, so that V arrives while the K tile is scored; MLA's latent rows by bulk
-// copies, a thread a row, which also leave the kernel before more of the SM while the
-// rows before the newest are copied ahead of the wait), so that the latency is
-// that of a few round trips whatever the length. The scores stay in shared memory; the
-// probabilities are rounded to f16 against the row's max and sum as attention_smem and
-// the reference round them (exact two passes, no rescaling), then summed against V.
-// Rows longer than cap positions take several tiles (V read again); the host keeps
-// them short (attention_short.go).
+// Here one block (SH_THREADS, or 512 for attention_short576w) per (query row, KV head)
+// takes the row's whole context: its cache rows are looked up at once (a position a
+// thread), then every K and V row of a tile of cap positions is copied into shared memory
+// at once (by cp.async, K and V as two groups, so that V arrives while the K tile is
+// scored; MLA's latent rows by bulk copies, a thread a row, which also leave the kernel
+// before more of the SM while the rows before the newest are copied ahead of the wait),
+// so that the latency is that of a few round trips whatever the length. The scores stay
+// in shared memory; the probabilities are rounded to f16 against the row's max and sum as
+// attention_smem and the reference round them (exact two passes, no rescaling), then
+// summed against V. Rows longer than cap positions take several tiles (V read again); the
+// host keeps them short (attention_short.go).
 //
 // HD: the K head (64, 128, or 576: MLA's latent row, whose V is the K row itself, KV1);
 // VHD the V head. Grid (rows, nkv); dynamic shared memory (attention_short.go,
@@ -43,8 +43,8 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
     constexpr int GM = KV1 ? 1 : GQA_MAX;          // most heads a block
     constexpr int CK = HD / 8, CV = VHD / 8;        // 16-byte chunks of a K, V row
     constexpr int KC = (CK + 7) / 8;                // chunks a scoring thread takes (8 a row)
-    constexpr int DG = CV, P = T / DG;     // P V: chunk lanes, position lanes
-    constexpr int NG = DG < 32 ? T / 32 : P;  // partial sums: a warp's, or a position lane's
+    constexpr int DG = CV, P = T / DG;              // P V: chunk lanes, position lanes
+    constexpr int NG = DG < 32 ? T / 32 : P;        // partial sums: a warp's, or a position lane's
     extern __shared__ __align__(16) uint8_t sh[];
     __shared__ int rix[T];
     __shared__ float gm[GM], ginv[GM];
@@ -116,9 +116,8 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
         }
     }
     pdl_wait();
-    // The query (the kernel before wrote it), then the newest position's rows.
-    const float* qr = q + (i64)i * qstride + (i64)h0 * HD;
-    for (int e = tid; e < G * HD; e += T) qs[e] = h2f(f2h(qr[e]));
+    // The newest position's rows (the kernel before wrote them), then the query, so that
+    // the copies' round trip and the query's loads overlap.
     if (early) {
         if (KV1) {
             if (tid == 0) {
@@ -131,6 +130,8 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
             load_v(n - 1, n);
         }
     }
+    const float* qr = q + (i64)i * qstride + (i64)h0 * HD;
+    for (int e = tid; e < G * HD; e += T) qs[e] = h2f(f2h(qr[e]));
 
     float lmax = -INFINITY;  // GM 1: this lane's largest score
     // Pass 1: the scores, eight threads a position (each a chunk in eight: a quarter warp
@@ -290,9 +291,7 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
     if (!q8) return;
     // The group's outputs, G*OW values from element h0*OW of the row (whole 256-element
     // blocks: the host fuses only then), rounded to Q8_K as quant_q8_k would for the
-    // MatMul that reads them.
-    // A warp a 256-element block (q8k_quant_warp: no barriers; h0*OW is a whole number
-    // of blocks).
+    // MatMul that reads them, a warp a block (q8k_quant_warp: no barriers).
     __syncthreads();
     for (int b = w; b < G * OW / 256; b += T / 32) {
         float vv[8];
