@@ -131,7 +131,13 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
         }
     }
     const float* qr = q + (i64)i * qstride + (i64)h0 * HD;
-    for (int e = tid; e < G * HD; e += T) qs[e] = h2f(f2h(qr[e]));
+    // The query laid out for pass 1 (each head's element 8c+e at ((2j + e/4)*8 + o)*4 +
+    // e%4, where c = 8j + o): a quarter warp's float4 loads read 128 contiguous bytes,
+    // not 16 of every 32.
+    for (int e = tid; e < G * HD; e += T) {
+        const int g = e / HD, x = e - g * HD, c = x >> 3, o = c & 7, j = c >> 3, u = x & 7;
+        qs[g * HD + ((2 * j + (u >> 2)) * 8 + o) * 4 + (u & 3)] = h2f(f2h(qr[e]));
+    }
 
     float lmax = -INFINITY;  // GM 1: this lane's largest score
     // Pass 1: the scores, eight threads a position (each a chunk in eight: a quarter warp
@@ -168,8 +174,8 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
 #pragma unroll
                     for (int g = 0; g < GM; g++) {
                         if (g < G) {
-                            const float4 qa = *(const float4*)(qs + g * HD + 8 * c);
-                            const float4 qb = *(const float4*)(qs + g * HD + 8 * c + 4);
+                            const float4 qa = *(const float4*)(qs + g * HD + ((2 * j) * 8 + oct) * 4);
+                            const float4 qb = *(const float4*)(qs + g * HD + ((2 * j + 1) * 8 + oct) * 4);
                             s[g] += qa.x * kf[0] + qa.y * kf[1] + qa.z * kf[2] + qa.w * kf[3] + qb.x * kf[4] +
                                     qb.y * kf[5] + qb.z * kf[6] + qb.w * kf[7];
                         }
