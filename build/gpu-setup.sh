@@ -194,3 +194,20 @@ final() {
 	done
 }
 
+# patched NAME PATCH makes /tmp/vNAME: /tmp/px (ptx_all's sources and PTX) with PATCH (a
+# path from the repository root, against kernels/cuda/attention_short.cu) applied and
+# attention_short compiled there; its PTX comes back as $L/attention_short-NAME.ptx.
+patched() {
+	_d=/tmp/v$1
+	rm -rf "$_d" && cp -r /tmp/px "$_d" && (cd "$_d" && patch -s -p3 <"$R/$2") && sh build/ptx-one.sh "$_d" attention_short ||
+		el "PTX FAILED $1"
+	cp "$_d/attention_short.ptx" "$L/attention_short-$1.ptx"
+}
+# bits_tests N DIR [LIMIT] runs the attention kernels' bits tests (the latent, short
+# and fused-Q8K ones) as tgroup N on DIR's PTX, killed after LIMIT s (200), in the
+# background (the caller waits); EMBER_CUDA_PTX_DIR is unset after.
+bits_tests() {
+	export EMBER_CUDA_PTX_DIR="$2"
+	tgroup "$1" 'TestAttentionLatentBits|TestFusedAttentionQ8K|TestShortAttention|TestLatentAttention' "${3:-200}"
+	unset EMBER_CUDA_PTX_DIR
+}

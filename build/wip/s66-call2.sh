@@ -1,4 +1,6 @@
 #!/bin/sh
+# (After it ran, its variant and bits-test steps were put into gpu-setup.sh's patched
+# and bits_tests helpers; the steps are the same.)
 # s66-call2.sh: (1) the tests on the committed PTX again (s66-call1 ran them but its
 # output was cut to the last 12,000 characters: now kept in $OUT/tests.txt); (2) the
 # micro-benchmark on three variants of the latent attention (s66-vN: the newest row's
@@ -18,13 +20,9 @@ sh build/shortattn-gpu.sh build/wip/s66-vN.patch build/wip/s66-vQ.patch build/wi
 grep -E "^==|slope|n 126|n  13" "$L/shortattn.txt"
 ptx_all /tmp/px
 for x in N Q NQ; do
-	d=/tmp/v$x
-	rm -rf $d && cp -r /tmp/px $d && (cd $d && patch -s -p3 <"$R/build/wip/s66-v$x.patch") && sh build/ptx-one.sh $d attention_short || el "PTX FAILED $x"
-	cp $d/attention_short.ptx "$L/attention_short-$x.ptx"
-	export EMBER_CUDA_PTX_DIR=$d
-	tgroup 0 'TestAttentionLatentBits|TestFusedAttentionQ8K|TestShortAttention|TestLatentAttention' 120
+	patched $x build/wip/s66-v$x.patch
+	bits_tests 0 /tmp/v$x 120
 	wait
-	unset EMBER_CUDA_PTX_DIR
 done 2>&1 | tee "$L/vtests.txt"
 sweep 3 v2 "EMBER_CUDA_PTX_DIR=/tmp/px $E" "EMBER_CUDA_PTX_DIR=/tmp/vN $E" "EMBER_CUDA_PTX_DIR=/tmp/vQ $E" "EMBER_CUDA_PTX_DIR=/tmp/vNQ $E" 2>&1 | tee "$L/sweep.txt"
 el done

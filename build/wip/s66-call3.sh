@@ -1,4 +1,6 @@
 #!/bin/sh
+# (After it ran, its variant and bits-test steps were put into gpu-setup.sh's patched
+# and bits_tests helpers; the steps are the same.)
 # s66-call3.sh: the tree's attention_short.cu (s66-vN landed: the newest row's bulk copy
 # before the query's loads; comments tidied) made into PTX here, with every module
 # (ptx_all /tmp/px); the tests on it and the README's figures on it; two variants against
@@ -13,18 +15,12 @@ export MODELS="v2 q4"
 . build/gpu-setup.sh "${OUT:-/tmp/s66c3}"
 ptx_all /tmp/px
 cp /tmp/px/attention_short.ptx "$L/"
-for x in L Q2; do
-	d=/tmp/v$x
-	rm -rf $d && cp -r /tmp/px $d && (cd $d && patch -s -p3 <"$R/build/wip/s66-v$x.patch") && sh build/ptx-one.sh $d attention_short || el "PTX FAILED $x"
-	cp $d/attention_short.ptx "$L/attention_short-$x.ptx"
-done
+for x in L Q2; do patched $x build/wip/s66-v$x.patch; done
 wait
 el "models ready"
 {
-	export EMBER_CUDA_PTX_DIR=/tmp/vL
-	tgroup 2 'TestAttentionLatentBits|TestFusedAttentionQ8K|TestShortAttention|TestLatentAttention' 200
-	export EMBER_CUDA_PTX_DIR=/tmp/vQ2
-	tgroup 3 'TestAttentionLatentBits|TestFusedAttentionQ8K|TestShortAttention|TestLatentAttention' 200
+	bits_tests 2 /tmp/vL
+	bits_tests 3 /tmp/vQ2
 	export EMBER_CUDA_PTX_DIR=/tmp/px
 	all_tests 'TestAttentionLatentBits|TestFusedAttentionQ8K|TestShortAttention|TestKernelNamesExist|TestEmbeddedKernelsWait|TestLatentAttention'
 } >"$L/tests.txt" 2>&1

@@ -11,22 +11,15 @@ set -u
 export MODELS="v2"
 . build/gpu-setup.sh "${OUT:-/tmp/s67c1}"
 ptx_all /tmp/px
-for x in PR Q2L; do
-	d=/tmp/v$x
-	rm -rf $d && cp -r /tmp/px $d && (cd $d && patch -s -p3 <"$R/build/wip/s67-v$x.patch") && sh build/ptx-one.sh $d attention_short || el "PTX FAILED $x"
-	cp $d/attention_short.ptx "$L/attention_short-$x.ptx"
-done
+for x in PR Q2L; do patched $x build/wip/s67-v$x.patch; done
 wait
 el "models ready"
 {
-	export EMBER_CUDA_PTX_DIR=/tmp/vPR
-	tgroup 2 'TestAttentionLatentBits|TestFusedAttentionQ8K|TestShortAttention|TestLatentAttention' 200
-	export EMBER_CUDA_PTX_DIR=/tmp/vQ2L
-	tgroup 3 'TestAttentionLatentBits|TestFusedAttentionQ8K|TestShortAttention|TestLatentAttention' 200
+	bits_tests 2 /tmp/vPR
+	bits_tests 3 /tmp/vQ2L
 	wait
 } >"$L/tests.txt" 2>&1
 cat "$L/tests.txt"
-unset EMBER_CUDA_PTX_DIR
 sweep 4 v2 "EMBER_CUDA_PTX_DIR=/tmp/px $E" "EMBER_CUDA_PTX_DIR=/tmp/vPR $E" "EMBER_CUDA_PTX_DIR=/tmp/vQ2L $E" >"$L/sweep.txt" 2>&1
 cat "$L/sweep.txt"
 sh build/shortattn-gpu.sh build/wip/s67-vPR.patch build/wip/s67-vQ2L.patch >"$L/shortattn.txt" 2>&1
