@@ -53,19 +53,22 @@ type attShort struct {
 }
 
 // shortKernel names the kernel for K heads of hd dims and V heads of vhd dims (kv1: V
-// is the K rows themselves, MLA's latent rows), "" when none takes them.
-func shortKernel(hd, vhd int, kv1 bool) string {
+// is the K rows themselves, MLA's latent rows; narrow: those on the 256-thread
+// attention_short576), "" when none takes them, and its threads a block.
+func shortKernel(hd, vhd int, kv1, narrow bool) (string, int) {
 	switch {
+	case kv1 && hd == mlaDim && vhd == mlaDim && narrow:
+		return "attention_short576", smThreads
 	case kv1 && hd == mlaDim && vhd == mlaDim:
-		return "attention_short576w"
+		return "attention_short576w", shortWideThreads
 	case kv1 || hd != vhd:
-		return ""
+		return "", 0
 	case hd == 64:
-		return "attention_short64"
+		return "attention_short64", smThreads
 	case hd == 128:
-		return "attention_short128"
+		return "attention_short128", smThreads
 	}
-	return ""
+	return "", 0
 }
 
 // shortSmem is a block's dynamic shared memory (attention_short.cu) on threads threads:
@@ -124,7 +127,7 @@ func (b *Backend) shortMode() splitMode {
 // Attention.OneNew.
 func (b *Backend) attentionShort(args []uint64, rows, nkv, g, hd, vhd, nmax, groups int, kv1 bool, ocol int, oneNew bool) bool {
 	mode := b.shortMode()
-	name := shortKernel(hd, vhd, kv1)
+	name, threads := shortKernel(hd, vhd, kv1, b.short.narrow)
 	if mode == splitOff || name == "" || g > gqaMax || rows <= 0 || nmax <= 0 || (kv1 && g != 1) {
 		return false
 	}
@@ -139,13 +142,6 @@ func (b *Backend) attentionShort(args []uint64, rows, nkv, g, hd, vhd, nmax, gro
 		few := kv1 && groups >= 2 && rows%groups == 0 && rows/groups < decMinTokens
 		if !few || nmax > shortMaxPositions || b.noMMQ {
 			return false
-		}
-	}
-	threads := smThreads
-	if name == "attention_short576w" {
-		threads = shortWideThreads
-		if b.short.narrow {
-			name, threads = "attention_short576", smThreads
 		}
 	}
 	cap, smem := shortPlan(threads, hd, vhd, kv1, g, nmax, b.short.tile)

@@ -3,19 +3,25 @@ package cuda
 import "testing"
 
 // TestShortKernel: the grouped-query heads of 64 and 128 dims and MLA's latent rows (V
-// the K rows) have a kernel; other shapes none.
+// the K rows) have a kernel, the latent rows' on 512 threads unless narrow; other
+// shapes none.
 func TestShortKernel(t *testing.T) {
 	for _, c := range []struct {
-		hd, vhd int
-		kv1     bool
-		want    string
+		hd, vhd     int
+		kv1, narrow bool
+		want        string
+		threads     int
 	}{
-		{128, 128, false, "attention_short128"}, {64, 64, false, "attention_short64"},
-		{576, 576, true, "attention_short576w"}, {576, 576, false, ""}, {128, 128, true, ""},
-		{128, 64, false, ""}, {96, 96, false, ""}, {192, 128, false, ""},
+		{128, 128, false, false, "attention_short128", smThreads}, {64, 64, false, false, "attention_short64", smThreads},
+		{576, 576, true, false, "attention_short576w", shortWideThreads},
+		{576, 576, true, true, "attention_short576", smThreads},
+		{128, 128, false, true, "attention_short128", smThreads},
+		{576, 576, false, false, "", 0}, {128, 128, true, false, "", 0},
+		{128, 64, false, false, "", 0}, {96, 96, false, false, "", 0}, {192, 128, false, false, "", 0},
 	} {
-		if got := shortKernel(c.hd, c.vhd, c.kv1); got != c.want {
-			t.Errorf("shortKernel(%d, %d, %v) = %q, want %q", c.hd, c.vhd, c.kv1, got, c.want)
+		if got, threads := shortKernel(c.hd, c.vhd, c.kv1, c.narrow); got != c.want || threads != c.threads {
+			t.Errorf("shortKernel(%d, %d, %v, narrow %v) = %q on %d threads, want %q on %d", c.hd, c.vhd, c.kv1, c.narrow,
+				got, threads, c.want, c.threads)
 		}
 	}
 }
