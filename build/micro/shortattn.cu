@@ -14,9 +14,10 @@
 //           another region each launch: a product's tail), less that kernel's own chain
 //           time
 //   gap:    the same after kgap (an empty kernel), less kgap's
-// The slope between n = 13 and n = 126 is the cost a position. Build with the kernel
-// sources of a variant first on the include path (-I DIR, e.g. a patched copy of
-// kernels/cuda):
+// The slope between n = 13 and n = 126 is the cost a position; "out" hashes the
+// outputs of one more launch at that n (a variant with the same bits prints the same).
+// Build with the kernel sources of a variant first on the include path (-I DIR, e.g. a
+// patched copy of kernels/cuda):
 //
 // nvcc -gencode arch=compute_90a,code=sm_90a -O3 -fmad=false -I ../../kernels/cuda \
 //      -o /tmp/shortattn shortattn.cu && /tmp/shortattn
@@ -69,6 +70,22 @@ static float chain(cudaStream_t s, int mode, bool wide, const Setup& u, const ui
     return graph_best_ms(s, body, 1, 5) * 1000.0f / NL;
 }
 
+// outputs runs the attention once more and hashes its outputs (FNV-1a over dst's floats
+// and the Q8_K rows' bytes), so that a variant's bits can be compared with the tree's.
+static uint64_t outputs(cudaStream_t s, bool wide, const Setup& u) {
+    CK(cudaMemset(u.dst, 0, 16 * 512 * 4));
+    CK(cudaMemset(u.q8, 0, 16 * 1024));
+    if (wide) attn(s, attention_short576w, 512, u);
+    else attn(s, attention_short576, 256, u);
+    CK(cudaStreamSynchronize(s));
+    std::vector<uint8_t> b(16 * 512 * 4 + 16 * 1024);
+    CK(cudaMemcpy(b.data(), u.dst, 16 * 512 * 4, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(b.data() + 16 * 512 * 4, u.q8, 16 * 1024, cudaMemcpyDeviceToHost));
+    uint64_t h = 1469598103934665603ull;
+    for (uint8_t c : b) h = (h ^ c) * 1099511628211ull;
+    return h;
+}
+
 int main() {
     Setup u;
     const int rows = 4096;  // cache rows: pages of 16
@@ -115,7 +132,8 @@ int main() {
             CK(cudaMemcpy(u.pos, hp.data(), 16 * 4, cudaMemcpyHostToDevice));
             float t[3];
             for (int m = 0; m < 3; m++) t[m] = chain(s, m, wide, u, w, wbytes / 16, out) - (m == 1 ? tstream : m == 2 ? tgap : 0);
-            printf("  n %3d: alone %6.2f  after %6.2f  gap %6.2f\n", n, t[0], t[1], t[2]);
+            printf("  n %3d: alone %6.2f  after %6.2f  gap %6.2f  out %016llx\n", n, t[0], t[1], t[2],
+                   (unsigned long long)outputs(s, wide, u));
             for (int m = 0; m < 3; m++) {
                 if (n == 13) t13[m] = t[m];
                 if (n == 126) t126[m] = t[m];
