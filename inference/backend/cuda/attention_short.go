@@ -41,15 +41,22 @@ const ShortTileEnv = "EMBER_CUDA_SHORT_TILE"
 // in P V against 3: V2-Lite tg128 +0.5% on the H200 (build/wip/s65-call1).
 const ShortNarrowEnv = "EMBER_CUDA_SHORT_NARROW"
 
+// ShortGQAEnv names an environment variable: when set, auto mode also gives
+// grouped-query heads' decode rows (fewer than decMinTokens over at most
+// shortMaxPositions) to attention_short64/128 instead of attention_decD(_1), for timing
+// (last compared in session 9, before either kernel took its present form).
+const ShortGQAEnv = "EMBER_CUDA_SHORT_GQA"
+
 // shortWideThreads is attention_short576w's block.
 const shortWideThreads = 512
 
 // attShort is the short-context kernel's state on a Backend.
 type attShort struct {
-	read   bool      // $EMBER_CUDA_NO_SHORT, $EMBER_CUDA_SHORT_TILE and $EMBER_CUDA_SHORT_NARROW were read
+	read   bool      // $EMBER_CUDA_NO_SHORT, _SHORT_TILE, _SHORT_NARROW and _SHORT_GQA were read
 	mode   splitMode // auto: few rows over short rows; off: never; on: whenever the shapes allow
 	tile   int       // the most positions a tile takes
 	narrow bool      // MLA's latent rows on attention_short576, not attention_short576w
+	gqa    bool      // auto mode also takes grouped-query decode rows ($EMBER_CUDA_SHORT_GQA)
 }
 
 // shortKernel names the kernel for K heads of hd dims and V heads of vhd dims (kv1: V
@@ -101,8 +108,8 @@ func shortPlan(threads, hd, vhd int, kv1 bool, g, nmax, tile int) (cap, smem int
 	return 0, 0
 }
 
-// shortMode is the kernel's mode, reading $EMBER_CUDA_NO_SHORT, $EMBER_CUDA_SHORT_TILE
-// and $EMBER_CUDA_SHORT_NARROW once.
+// shortMode is the kernel's mode, reading $EMBER_CUDA_NO_SHORT, $EMBER_CUDA_SHORT_TILE,
+// $EMBER_CUDA_SHORT_NARROW and $EMBER_CUDA_SHORT_GQA once.
 func (b *Backend) shortMode() splitMode {
 	s := &b.short
 	if !s.read {
@@ -114,6 +121,7 @@ func (b *Backend) shortMode() splitMode {
 			s.tile = max(32, min(n, shortMaxTile))
 		}
 		s.narrow = os.Getenv(ShortNarrowEnv) != ""
+		s.gqa = os.Getenv(ShortGQAEnv) != ""
 	}
 	return s.mode
 }
@@ -140,6 +148,7 @@ func (b *Backend) attentionShort(args []uint64, rows, nkv, g, hd, vhd, nmax, gro
 		// MLA's latent rows only: grouped-query heads run on attention_dec128, quicker
 		// in a decode step's chain (attentionDec).
 		few := kv1 && groups >= 2 && rows%groups == 0 && rows/groups < decMinTokens
+		few = few || (b.short.gqa && !kv1 && rows < decMinTokens)
 		if !few || nmax > shortMaxPositions || b.noMMQ {
 			return false
 		}
