@@ -176,8 +176,18 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
                         if (g < G) {
                             const float4 qa = *(const float4*)(qs + g * HD + ((2 * j) * 8 + oct) * 4);
                             const float4 qb = *(const float4*)(qs + g * HD + ((2 * j + 1) * 8 + oct) * 4);
-                            s[g] += qa.x * kf[0] + qa.y * kf[1] + qa.z * kf[2] + qa.w * kf[3] + qb.x * kf[4] +
-                                    qb.y * kf[5] + qb.z * kf[6] + qb.w * kf[7];
+                            // Each product is exact (f16 times f16 fits a float), so a
+                            // fused multiply-add rounds once where the sum would: the bits of
+                            // s + (q0 k0 + q1 k1 + ... + q7 k7) added left to right.
+                            float d = qa.x * kf[0];
+                            d = __fmaf_rn(qa.y, kf[1], d);
+                            d = __fmaf_rn(qa.z, kf[2], d);
+                            d = __fmaf_rn(qa.w, kf[3], d);
+                            d = __fmaf_rn(qb.x, kf[4], d);
+                            d = __fmaf_rn(qb.y, kf[5], d);
+                            d = __fmaf_rn(qb.z, kf[6], d);
+                            d = __fmaf_rn(qb.w, kf[7], d);
+                            s[g] += d;
                         }
                     }
                 }
@@ -260,7 +270,7 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
                     if (g < G) {
                         const float p = GM == 1 ? h2f(f2h(sc[t0 + r] * pinv)) : sc[g * scap + t0 + r];
 #pragma unroll
-                        for (int d = 0; d < 8; d++) acc[g][d] += p * vf[d];
+                        for (int d = 0; d < 8; d++) acc[g][d] = __fmaf_rn(p, vf[d], acc[g][d]);  // p * vf exact
                     }
                 }
             }
