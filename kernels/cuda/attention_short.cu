@@ -45,6 +45,7 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
     constexpr int KC = (CK + 7) / 8;                // chunks a scoring thread takes (8 a row)
     constexpr int DG = CV, P = T / DG;              // P V: chunk lanes, position lanes
     constexpr int NG = DG < 32 ? T / 32 : P;        // partial sums: a warp's, or a position lane's
+    static_assert(HD % 64 == 0, "the query's layout for pass 1 permutes whole groups of 8 chunks");
     extern __shared__ __align__(16) uint8_t sh[];
     __shared__ int rix[T];
     __shared__ float gm[GM], ginv[GM];
@@ -202,11 +203,11 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
 #pragma unroll
                 for (int g = 0; g < GM; g++)
                     if (g < G) sc[g * scap + t0 + r] = s[g] * scale;
-                if (GM == 1) lmax = fmaxf(lmax, s[0] * scale);
+                if constexpr (GM == 1) lmax = fmaxf(lmax, s[0] * scale);
             }
         }
     }
-    if (GM == 1) {
+    if constexpr (GM == 1) {
         lmax = warp_max(lmax);
         if (lane == 0) wmax[w] = lmax;
     }
@@ -216,7 +217,7 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
     // by every warp alike (each lane's positions in order, then the butterfly: the single
     // warp's bits), and each probability formed where pass 3 reads it.
     float pinv = 0;
-    if (GM == 1) {
+    if constexpr (GM == 1) {
         float mx = wmax[0];
 #pragma unroll
         for (int j = 1; j < T / 32; j++) mx = fmaxf(mx, wmax[j]);
@@ -225,21 +226,22 @@ __device__ __forceinline__ void attention_short_body(float* dst, i64 dstride, co
         float e = 0;
         for (int t = lane; t < n; t += 32) e += sc[t];
         pinv = 1.0f / warp_sum(e);
-    }
-    for (int g = w; g < (GM == 1 ? 0 : G); g += T / 32) {
-        const float* row = sc + g * scap;
-        float mx = -INFINITY;
-        for (int t = lane; t < n; t += 32) mx = fmaxf(mx, row[t]);
-        mx = warp_max(mx);
-        float e = 0;
-        for (int t = lane; t < n; t += 32) e += expf(row[t] - mx);
-        e = warp_sum(e);
-        if (lane == 0) { gm[g] = mx; ginv[g] = 1.0f / e; }
-    }
-    if (GM != 1) __syncthreads();
-    for (int e = tid; e < (GM == 1 ? 0 : G * scap); e += T) {
-        const int g = e / scap, t = e % scap;
-        if (t < n) sc[e] = h2f(f2h(expf(sc[e] - gm[g]) * ginv[g]));
+    } else {
+        for (int g = w; g < G; g += T / 32) {
+            const float* row = sc + g * scap;
+            float mx = -INFINITY;
+            for (int t = lane; t < n; t += 32) mx = fmaxf(mx, row[t]);
+            mx = warp_max(mx);
+            float e = 0;
+            for (int t = lane; t < n; t += 32) e += expf(row[t] - mx);
+            e = warp_sum(e);
+            if (lane == 0) { gm[g] = mx; ginv[g] = 1.0f / e; }
+        }
+        __syncthreads();
+        for (int e = tid; e < G * scap; e += T) {
+            const int g = e / scap, t = e % scap;
+            if (t < n) sc[e] = h2f(f2h(expf(sc[e] - gm[g]) * ginv[g]));
+        }
     }
     // Pass 3: p * V, DG chunk lanes by P position lanes taking positions round robin.
     const int dg = tid % DG, pp = tid / DG;
