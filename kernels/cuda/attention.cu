@@ -4,6 +4,10 @@
 // rounds its probability to f16 as llama.cpp does, and accumulates V. Warps take
 // positions round robin; lanes split the head dims. Head dims up to MAX_HEAD: 576 is
 // MLA's latent row (DeepSeek-V2: 64 rope + 512 latent dims, one KV head, V is K).
+// The query is rounded to f16 and the probabilities too, so every product of one with a
+// cache value (f16) is exact in a float: each sum's step is a fused multiply-add
+// (__fmaf_rn), which rounds once where the multiply and add (-fmad=false) did, the same
+// bits in one instruction fewer.
 #include "common.cuh"
 
 #define ATT_WARPS 4
@@ -30,7 +34,7 @@ attention_f16(float* dst, i64 dstride, const float* q, i64 qstride, const uint16
     for (int t = w; t < n; t += ATT_WARPS) {
         const uint16_t* kr = k + cache_row(tab, bs, t) * kstride + kvh * hd;
         float s = 0;
-        for (int d = lane; d < hd; d += 32) s += qs[d] * h2f(kr[d]);
+        for (int d = lane; d < hd; d += 32) s = __fmaf_rn(qs[d], h2f(kr[d]), s);
         s = warp_sum(s) * scale;
         if (s > m) {
             l = l * expf(m - s) + 1.0f;
@@ -55,7 +59,7 @@ attention_f16(float* dst, i64 dstride, const float* q, i64 qstride, const uint16
         i64 row = cache_row(tab, bs, t);
         const uint16_t* kr = k + row * kstride + kvh * hd;
         float s = 0;
-        for (int d = lane; d < hd; d += 32) s += qs[d] * h2f(kr[d]);
+        for (int d = lane; d < hd; d += 32) s = __fmaf_rn(qs[d], h2f(kr[d]), s);
         s = warp_sum(s) * scale;
         float e = expf(s - M);
         float p = h2f(f2h(e * inv));
@@ -63,7 +67,7 @@ attention_f16(float* dst, i64 dstride, const float* q, i64 qstride, const uint16
 #pragma unroll
         for (int j = 0; j < MAX_HEAD / 32; j++) {
             int d = lane + 32 * j;
-            if (d < vhd) acc[j] += p * h2f(vr[d]);
+            if (d < vhd) acc[j] = __fmaf_rn(p, h2f(vr[d]), acc[j]);
         }
     }
 #pragma unroll
@@ -116,7 +120,7 @@ attention_gqa(float* dst, i64 dstride, const float* q, i64 qstride, const uint16
             if (g < G) {
 #pragma unroll
                 for (int j = 0; j < GQA_HEAD / 32; j++)
-                    if (lane + 32 * j < hd) s[g] += qs[g][lane + 32 * j] * kv[j];
+                    if (lane + 32 * j < hd) s[g] = __fmaf_rn(qs[g][lane + 32 * j], kv[j], s[g]);
             }
         }
 #pragma unroll
@@ -175,7 +179,7 @@ attention_gqa(float* dst, i64 dstride, const float* q, i64 qstride, const uint16
             if (g < G) {
 #pragma unroll
                 for (int j = 0; j < GQA_HEAD / 32; j++)
-                    if (lane + 32 * j < hd) s[g] += qs[g][lane + 32 * j] * kv[j];
+                    if (lane + 32 * j < hd) s[g] = __fmaf_rn(qs[g][lane + 32 * j], kv[j], s[g]);
             }
         }
 #pragma unroll
@@ -188,7 +192,7 @@ attention_gqa(float* dst, i64 dstride, const float* q, i64 qstride, const uint16
                 float e = expf(s[g] * scale - M[g]);
                 float p = h2f(f2h(e * inv[g]));
 #pragma unroll
-                for (int j = 0; j < GQA_HEAD / 32; j++) acc[g][j] += p * vv[j];
+                for (int j = 0; j < GQA_HEAD / 32; j++) acc[g][j] = __fmaf_rn(p, vv[j], acc[g][j]);
             }
         }
     }
@@ -246,7 +250,7 @@ attention_smem(float* dst, i64 dstride, const float* q, i64 qstride, const uint1
                 for (int g = 0; g < GQA_MAX; g++)
                     if (g < G)
 #pragma unroll
-                        for (int j = 0; j < 8; j++) s[g] += qs[g * hd + 8 * c + j] * kf[j];
+                        for (int j = 0; j < 8; j++) s[g] = __fmaf_rn(qs[g * hd + 8 * c + j], kf[j], s[g]);
             }
         }
 #pragma unroll
@@ -293,7 +297,7 @@ attention_smem(float* dst, i64 dstride, const float* q, i64 qstride, const uint1
                 if (g < G) {
                     const float p = sc[g * stride + t];
 #pragma unroll
-                    for (int j = 0; j < 8; j++) acc[g][j] += p * vf[j];
+                    for (int j = 0; j < 8; j++) acc[g][j] = __fmaf_rn(p, vf[j], acc[g][j]);
                 }
             }
         }

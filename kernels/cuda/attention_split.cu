@@ -1,6 +1,11 @@
 // attention_split.cu: decode attention with each row's positions split over several
 // blocks (flash decoding), for few (query row, KV head) pairs over long contexts; the
 // one-block-per-pair kernels are in attention.cu.
+//
+// The query is rounded to f16 and the probabilities too, so every product of one with a
+// cache value (f16) is exact in a float: each sum's step is a fused multiply-add
+// (__fmaf_rn), which rounds once where the multiply and add (-fmad=false) did, the same
+// bits in one instruction fewer.
 #include "common.cuh"
 
 // Split attention (flash decoding), for few (query row, KV head) pairs over long contexts:
@@ -49,7 +54,7 @@ __device__ __forceinline__ void split_scores(float* sc, const float* qs, const u
             for (int g = 0; g < GQA_MAX; g++)
                 if (g < G)
 #pragma unroll
-                    for (int j = 0; j < 8; j++) s[g] += qs[g * hd + 8 * c + j] * kf[j];
+                    for (int j = 0; j < 8; j++) s[g] = __fmaf_rn(qs[g * hd + 8 * c + j], kf[j], s[g]);
         }
     }
 #pragma unroll
@@ -168,7 +173,7 @@ attention_split_pv(float* dst, i64 dstride, const float* q, i64 qstride, const u
                         if (g < G) {
                             const float p = sc[g * SPLIT_CHUNK + j];
 #pragma unroll
-                            for (int d = 0; d < 8; d++) acc[g][d] += p * vf[d];
+                            for (int d = 0; d < 8; d++) acc[g][d] = __fmaf_rn(p, vf[d], acc[g][d]);
                         }
                     }
                 }
@@ -311,7 +316,7 @@ attention_split1(float* dst, i64 dstride, const float* q, i64 qstride, const uin
             if (g < G) {
                 const float p = sc[g * cmax + j];
 #pragma unroll
-                for (int d = 0; d < 8; d++) acc[g][d] += p * vf[d];
+                for (int d = 0; d < 8; d++) acc[g][d] = __fmaf_rn(p, vf[d], acc[g][d]);
             }
         }
     };
