@@ -204,10 +204,11 @@ patched() {
 	cp "$_d/attention_short.ptx" "$L/attention_short-$1.ptx"
 }
 # bits_tests N DIR [LIMIT] runs the attention kernels' bits tests (the latent, short
-# and fused-Q8K ones) as tgroup N on DIR's PTX, killed after LIMIT s (200), in the
-# background (the caller waits); EMBER_CUDA_PTX_DIR is unset after.
+# and fused-Q8K ones; $BITS_TESTS, a test pattern, for others) as tgroup N on DIR's PTX,
+# killed after LIMIT s (200), in the background (the caller waits); EMBER_CUDA_PTX_DIR
+# is unset after.
 bits_tests() {
 	export EMBER_CUDA_PTX_DIR="$2"
-	tgroup "$1" 'TestAttentionLatentBits|TestFusedAttentionQ8K|TestShortAttention|TestLatentAttention' "${3:-200}"
+	tgroup "$1" "${BITS_TESTS:-TestAttentionLatentBits|TestFusedAttentionQ8K|TestShortAttention|TestLatentAttention}" "${3:-200}"
 	unset EMBER_CUDA_PTX_DIR
 }
