@@ -2,7 +2,9 @@
 # s67-call5.sh (session 67): the latent attention on 1,024 threads (s67-vX's
 # attention_short576x: 128 positions a scoring round, 14 position lanes in P V; the host
 # takes it with EMBER_CUDA_SHORT_X=1) against attention_short576w: its registers (ptxas),
-# rotated V2-Lite tg128 rounds, then its bits tests. Before the call: TESTS=cuda sh
+# rotated V2-Lite tg128 rounds, then its bits tests. Run in session 67 (build/wip/s67-call5:
+# 665.2 against 736.7, 0 of 4; not kept), after which the host switch was taken out again
+# (git show 5efd64f -- inference/backend/cuda/attention_short.go to restore it). Before the call: TESTS=cuda sh
 # build/dev-build.sh, hold kernels/cuda/*.ptx, testdata/vocab and testdata/tokenizers
 # out; carry bin/dev.
 set -u

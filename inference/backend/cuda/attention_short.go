@@ -47,11 +47,6 @@ const ShortNarrowEnv = "EMBER_CUDA_SHORT_NARROW"
 // (last compared in session 9, before either kernel took its present form).
 const ShortGQAEnv = "EMBER_CUDA_SHORT_GQA"
 
-// ShortXEnv names an environment variable: when set, MLA's latent rows take
-// attention_short576x (1,024 threads a block; a kernel only some PTX builds have) instead
-// of attention_short576w, for timing.
-const ShortXEnv = "EMBER_CUDA_SHORT_X"
-
 // shortWideThreads is attention_short576w's block.
 const shortWideThreads = 512
 
@@ -62,7 +57,6 @@ type attShort struct {
 	tile   int       // the most positions a tile takes
 	narrow bool      // MLA's latent rows on attention_short576, not attention_short576w
 	gqa    bool      // auto mode also takes grouped-query decode rows ($EMBER_CUDA_SHORT_GQA)
-	x      bool      // MLA's latent rows on attention_short576x ($EMBER_CUDA_SHORT_X)
 }
 
 // shortKernel names the kernel for K heads of hd dims and V heads of vhd dims (kv1: V
@@ -128,7 +122,6 @@ func (b *Backend) shortMode() splitMode {
 		}
 		s.narrow = os.Getenv(ShortNarrowEnv) != ""
 		s.gqa = os.Getenv(ShortGQAEnv) != ""
-		s.x = os.Getenv(ShortXEnv) != ""
 	}
 	return s.mode
 }
@@ -143,9 +136,6 @@ func (b *Backend) shortMode() splitMode {
 func (b *Backend) attentionShort(args []uint64, rows, nkv, g, hd, vhd, nmax, groups int, kv1 bool, ocol int, oneNew bool) bool {
 	mode := b.shortMode()
 	name, threads := shortKernel(hd, vhd, kv1, b.short.narrow)
-	if b.short.x && name == "attention_short576w" {
-		name, threads = "attention_short576x", 1024
-	}
 	if mode == splitOff || name == "" || g > gqaMax || rows <= 0 || nmax <= 0 || (kv1 && g != 1) {
 		return false
 	}
