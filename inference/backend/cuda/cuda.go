@@ -64,6 +64,7 @@ type Backend struct {
 	hostMoE   bool           // $EMBER_CUDA_HOST_MOE: RoutedExperts declines (moe.go)
 	moeTN     int            // $EMBER_CUDA_MOE_TILE: the grouped experts' tile width, 0 to choose (moe.go)
 	routeBPS  int            // $EMBER_CUDA_ROUTE_BLOCKS: mmv_route_q4_k's blocks an SM, 0 for 3 (moe.go)
+	routeGrid int            // $EMBER_CUDA_ROUTE_GRID: mmv_route_q4_k's blocks in all, 0 for routeBPS's (moe.go)
 	noF32W    bool           // $EMBER_CUDA_F32W is 0: batch-1 F32 weights on mmv_f32_1 (matmul.go)
 	noNR      bool           // $EMBER_CUDA_NO_NORM_ROUTER: NormRouter declines (normrouter.go)
 	mmqTN     int            // $EMBER_CUDA_MMQ_TILE: the products' tile width, 0 to choose (mmq.go)
@@ -169,6 +170,12 @@ func New(opt Options) (*Backend, error) {
 				b.Close()
 				return nil, fmt.Errorf("cuda: $%s=%q: want one of %v", e.name, v, e.ok)
 			}
+		}
+	}
+	if v := os.Getenv(RouteGridEnv); v != "" {
+		if b.routeGrid, err = strconv.Atoi(v); err != nil || b.routeGrid < 1 {
+			b.Close()
+			return nil, fmt.Errorf("cuda: $%s=%q: want a positive number of blocks", RouteGridEnv, v)
 		}
 	}
 	for _, name := range kcuda.Modules {

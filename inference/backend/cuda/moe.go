@@ -26,6 +26,12 @@ const MoETileEnv = "EMBER_CUDA_MOE_TILE"
 // (1 to 4; default 3, what its registers let be resident).
 const RouteBlocksEnv = "EMBER_CUDA_ROUTE_BLOCKS"
 
+// RouteGridEnv names an environment variable that sets mmv_route_q4_k's grid (blocks in
+// all, at most four an SM; it overrides $EMBER_CUDA_ROUTE_BLOCKS), for timing grids
+// between two and three blocks an SM: those leave room on some SMs for the shared
+// experts' kernels while the routed blocks route.
+const RouteGridEnv = "EMBER_CUDA_ROUTE_GRID"
+
 // moeTile is the tile width of the grouped experts' products for P pairs over X experts:
 // a tile takes one expert's pairs, and a 64-pair tile costs the tensor cores a full
 // tile's work however few pairs it holds, so batches of a few pairs an expert (decode of
@@ -164,7 +170,11 @@ func (b *Backend) mmvRoute(route []uint64, g, gw, u, uw *tensor, nExpert int, xq
 	}
 	name, R := routeKernel(gw.typ)
 	tasks := 2 * k * ((M + R - 1) / R) // R rows a warp's task, four warps a block
-	b.launch(name, min((tasks+3)/4, bps*sms), 1, 128, 0, append(route, ptr(gw), ptr(uw), i64(gw.stride),
+	grid := bps * sms
+	if b.routeGrid > 0 {
+		grid = min(b.routeGrid, 4*sms)
+	}
+	b.launch(name, min((tasks+3)/4, grid), 1, 128, 0, append(route, ptr(gw), ptr(uw), i64(gw.stride),
 		i64(M*gw.stride), xq, ptr(g), ptr(u), i64(g.cols), i64(M), i64(gw.cols))...)
 }
 
