@@ -2,7 +2,7 @@
 # s68-call1.sh (written in session 67, not yet run): build/wip/s68-half-fma.patch, the
 # F16 and BF16 mat-vecs' chunk sums (mv1x.cuh's half_dot8 and half_chunk, which mv1_half
 # and mmv_generic share) as fused multiply-adds. A product of two halves is exact in a
-# float (two bfloat16s too, but below 2^-126), so the sums keep their bits; 8 of a
+# float (two bfloat16s too, unless out of the float's normal range), so the sums keep their bits; 8 of a
 # chunk's ~32 issue slots go, and the F16 step was bound partly by its arithmetic
 # (session 48: 170 tok/s with double adds against 203). Every module's PTX changes hash
 # (mv1x.cuh is in every module's sources hash), so all are made for both sides. Rotated
