@@ -7,7 +7,7 @@
 # (session 48: 170 tok/s with double adds against 203). Every module's PTX changes hash
 # (mv1x.cuh is in every module's sources hash), so all are made for both sides. Rotated
 # tg128 rounds of the 8B in F16 and BF16 (~15 GB each; the models take ~1-2 minutes to
-# write) and the tests on the patched PTX. Before the call: TESTS="cuda archs" sh
+# write) and the tests on the patched PTX. Before the call: TESTS="cuda archs deepseek2" sh
 # build/dev-build.sh, hold kernels/cuda/*.ptx, testdata/vocab and testdata/tokenizers
 # out; carry bin/dev. If it wins: apply the patch, commit $L/ptx-vH.tar.xz's PTX (made
 # from exactly that source), check TestPTXMatchesSources here.
@@ -26,8 +26,7 @@ cat "$L/sweep-f16.txt"
 sweep 3 bf "EMBER_CUDA_PTX_DIR=/tmp/px $E" "EMBER_CUDA_PTX_DIR=/tmp/vH $E" >"$L/sweep-bf.txt" 2>&1
 cat "$L/sweep-bf.txt"
 export EMBER_CUDA_PTX_DIR=/tmp/vH
-tgroup 0 'TestMatVec|TestConformance|TestCUDAVariants|TestF16' 300
-(cd inference/model/archs && timeout -s KILL 300 "$R/bin/dev/archs.test" -test.run 'TestGoldensCUDA' 2>&1 | tail -3 | sed 's/^/goldens: /') &
-wait
+all_tests 'TestMatVec|TestF16' >"$L/tests.txt" 2>&1 # + conformance, the goldens, deepseek2's
+cat "$L/tests.txt"
 unset EMBER_CUDA_PTX_DIR
 el done
