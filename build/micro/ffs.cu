@@ -43,8 +43,9 @@ struct FsArgs {
     float* P;          // partials [clusters][E]
     float* d;          // E (down's output)
     uint8_t* x14;      // Q8_K row of F (SwiGLU's, for the bits check)
-    unsigned* cnt;     // a counter a rank (RED=0), zero between launches
-    int red;
+    unsigned* cnt;     // a counter a rank (RED 0 and 2), zero between launches
+    int red;           // 0: fs_sum's loop; 1: float atomics (timing only); 2: fs_sum's split loads
+    int dfirst;        // down's first step loaded before the cluster's barriers
 };
 
 __device__ __forceinline__ unsigned fs_rank() {
@@ -130,78 +131,88 @@ __device__ __forceinline__ void fs_gu(const FsArgs& a, int i0, uint8_t* xs, floa
     }
 }
 
+// A lane's weights of one row's block in down (Q4_K: header and two quant chunks; Q6_K:
+// ql, ql + 32, qh, scales, d: mv1's planar layout).
+struct FsWt {
+    uint4 a, b, c;
+    uint2 sc;
+    uint16_t dw;
+};
+template <int DT>
+__device__ __forceinline__ void fs_dload(const FsArgs& a, int r, int ib, FsWt& w) {
+    constexpr int nb = FS_F / 256;
+    const int t = threadIdx.x & 3, hh = t >> 1, g = t & 1;
+    const uint8_t* row = a.down + (i64)r * a.dws;
+    if (DT == T_Q4_K) {
+        const uint8_t* p = row + 144 * ib;
+        w.a = *(const uint4*)p, w.b = *(const uint4*)(p + 16 + 32 * t), w.c = *(const uint4*)(p + 32 + 32 * t);
+    } else {
+        const uint8_t* ql = row + 128 * ib + 64 * hh + 16 * g;
+        w.a = *(const uint4*)ql, w.b = *(const uint4*)(ql + 32);
+        w.c = *(const uint4*)(row + 128 * nb + 64 * ib + 32 * hh + 16 * g);
+        w.sc = *(const uint2*)(row + 192 * nb + 16 * ib + 8 * hh);
+        w.dw = *(const uint16_t*)(row + 208 * nb + 2 * ib);
+    }
+}
+// fs_dterm is the lane's term of a row's block jj of the cluster against X (Q8_K, K).
+template <int DT, int K>
+__device__ __forceinline__ float fs_dterm(const FsWt& w, int jj, const uint8_t* X) {
+    const int t = threadIdx.x & 3, hh = t >> 1, g = t & 1;
+    if (DT == T_Q4_K) {
+        const int4* xb = (const int4*)(X + 256 * jj + 64 * t);
+        int xv[16];
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            const int4 v = xb[q];
+            xv[4 * q] = v.x, xv[4 * q + 1] = v.y, xv[4 * q + 2] = v.z, xv[4 * q + 3] = v.w;
+        }
+        const float yd = ((const float*)(X + K))[jj];
+        const int4 bs = *(const int4*)(X + Q8K_BSUMS(K) + 64 * jj + 16 * t);
+        int sb;
+        const int sa = q4k_dot(w.b, w.c, xv, &sb);
+        return q4k_part(w.a, t, sa, sb, yd, bs);
+    } else {
+        const uint8_t* xb = X + 256 * jj + 128 * hh + 16 * g;
+        int4 xv[4];
+#pragma unroll
+        for (int q = 0; q < 4; q++) xv[q] = *(const int4*)(xb + 32 * q);
+        return q6k_part(w.a, w.b, w.c, w.sc, w.dw, xv, g, ((const float*)(X + K))[jj]);
+    }
+}
+
 // fs_down: rows [lo, hi) of down over the cluster's columns j0 .. j0 + GPC - 1, eight rows
 // a warp step (lane / 4 the row, lane % 4 the lane of mv1's block), the next step's
-// weights loaded before the current one is summed; the row's partial (its columns'
-// four lane terms by shuffles, the columns in order) goes to P.
+// weights loaded before the current one is summed (cur: the first step's, loaded by the
+// caller with fs_dfirst); the row's partial (its columns' four lane terms by shuffles,
+// the columns in order) goes to P.
 template <int DT, int GPC, int W>
-__device__ __forceinline__ void fs_down(const FsArgs& a, int lo, int hi, int j0, const uint8_t* X, float* P) {
-    constexpr int nb = FS_F / 256, K = 256 * GPC;
-    const int lane = threadIdx.x & 31, wp = threadIdx.x >> 5, t = lane & 3, hh = t >> 1, g = t & 1;
-    struct Wt {
-        uint4 a, b, c;
-        uint2 sc;
-        uint16_t dw;
-    };
-    auto load = [&](int r, int jj, Wt& w) {
-        const uint8_t* row = a.down + (i64)r * a.dws;
-        const int ib = j0 + jj;
-        if (DT == T_Q4_K) {
-            const uint8_t* p = row + 144 * ib;
-            w.a = *(const uint4*)p, w.b = *(const uint4*)(p + 16 + 32 * t), w.c = *(const uint4*)(p + 32 + 32 * t);
-        } else {
-            const uint8_t* ql = row + 128 * ib + 64 * hh + 16 * g;
-            w.a = *(const uint4*)ql, w.b = *(const uint4*)(ql + 32);
-            w.c = *(const uint4*)(row + 128 * nb + 64 * ib + 32 * hh + 16 * g);
-            w.sc = *(const uint2*)(row + 192 * nb + 16 * ib + 8 * hh);
-            w.dw = *(const uint16_t*)(row + 208 * nb + 2 * ib);
-        }
-    };
-    auto term = [&](const Wt& w, int jj) -> float {
-        if (DT == T_Q4_K) {
-            const int4* xb = (const int4*)(X + 256 * jj + 64 * t);
-            int xv[16];
+__device__ __forceinline__ void fs_dfirst(const FsArgs& a, int lo, int hi, int j0, FsWt (&cur)[GPC]) {
+    const int r = lo + 8 * (threadIdx.x >> 5) + ((threadIdx.x & 31) >> 2);
+    if (r - ((threadIdx.x & 31) >> 2) < hi) {
 #pragma unroll
-            for (int q = 0; q < 4; q++) {
-                const int4 v = xb[q];
-                xv[4 * q] = v.x, xv[4 * q + 1] = v.y, xv[4 * q + 2] = v.z, xv[4 * q + 3] = v.w;
-            }
-            const float yd = ((const float*)(X + K))[jj];
-            const int4 bs = *(const int4*)(X + Q8K_BSUMS(K) + 64 * jj + 16 * t);
-            int sb;
-            const int sa = q4k_dot(w.b, w.c, xv, &sb);
-            return q4k_part(w.a, t, sa, sb, yd, bs);
-        } else {
-            const uint8_t* xb = X + 256 * jj + 128 * hh + 16 * g;
-            int4 xv[4];
-#pragma unroll
-            for (int q = 0; q < 4; q++) xv[q] = *(const int4*)(xb + 32 * q);
-            return q6k_part(w.a, w.b, w.c, w.sc, w.dw, xv, g, ((const float*)(X + K))[jj]);
-        }
-    };
-    int r = lo + 8 * wp + (lane >> 2);
-    Wt cur[GPC];
-    if (r - (lane >> 2) < hi) {
-#pragma unroll
-        for (int jj = 0; jj < GPC; jj++) load(min(r, hi - 1), jj, cur[jj]);
+        for (int jj = 0; jj < GPC; jj++) fs_dload<DT>(a, min(r, hi - 1), j0 + jj, cur[jj]);
     }
-    for (; r - (lane >> 2) < hi; r += 8 * W) {
+}
+template <int DT, int GPC, int W>
+__device__ __forceinline__ void fs_down(const FsArgs& a, int lo, int hi, int j0, const uint8_t* X, float* P, FsWt (&cur)[GPC]) {
+    const int lane = threadIdx.x & 31, wp = threadIdx.x >> 5, t = lane & 3;
+    for (int r = lo + 8 * wp + (lane >> 2); r - (lane >> 2) < hi; r += 8 * W) {
         const int rn = r + 8 * W;
-        Wt nx[GPC];
+        FsWt nx[GPC];
         if (rn - (lane >> 2) < hi) {
 #pragma unroll
-            for (int jj = 0; jj < GPC; jj++) load(min(rn, hi - 1), jj, nx[jj]);
+            for (int jj = 0; jj < GPC; jj++) fs_dload<DT>(a, min(rn, hi - 1), j0 + jj, nx[jj]);
         }
         float s = 0;
 #pragma unroll
         for (int jj = 0; jj < GPC; jj++) {
-            float v = term(cur[jj], jj);
+            float v = fs_dterm<DT, 256 * GPC>(cur[jj], jj, X);
             v += __shfl_xor_sync(0xffffffffu, v, 1);
             v += __shfl_xor_sync(0xffffffffu, v, 2);
             s += v;
         }
         if (t == 0 && r < hi) {
-            if (a.red) atomicAdd(a.d + r, s);
+            if (a.red == 1) atomicAdd(a.d + r, s);
             else P[r] = s;
         }
 #pragma unroll
@@ -210,6 +221,48 @@ __device__ __forceinline__ void fs_down(const FsArgs& a, int lo, int hi, int j0,
 }
 
 __device__ __forceinline__ void fs_fence() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
+
+// fs_sum: rows [lo, hi) of d as the clusters' partials' sum. RED 0: every cluster's
+// partial in cluster order by each thread of a float4 of rows; RED 2: S = threads /
+// float4s of rows take a contiguous share of the clusters each, all their loads in
+// flight, and the S shares are added in order (a fixed order either way).
+template <int CS, int NCL, int W>
+__device__ __forceinline__ void fs_sum(const FsArgs& a, int lo, int hi, int r, float4* sm) {
+    constexpr int F4 = FS_E / CS / 4, T = 32 * W, S = T >= 2 * F4 ? T / F4 : 1, MC = (NCL + S - 1) / S;
+    if (a.red == 2 && S > 1) {
+        const int q = threadIdx.x % F4, p = threadIdx.x / F4;
+        const int c0 = p * NCL / S, c1 = (p + 1) * NCL / S;
+        float4 v[MC];
+#pragma unroll
+        for (int k = 0; k < MC; k++)
+            v[k] = c0 + k < c1 ? __ldcg((const float4*)(a.P + (i64)(c0 + k) * FS_E + lo) + q) : make_float4(0, 0, 0, 0);
+        float4 s = v[0];
+#pragma unroll
+        for (int k = 1; k < MC; k++)
+            if (c0 + k < c1) s.x += v[k].x, s.y += v[k].y, s.z += v[k].z, s.w += v[k].w;
+        if (p < S) sm[p * F4 + q] = s;
+        __syncthreads();
+        if (p == 0) {
+            float4 t = sm[q];
+            for (int k = 1; k < S; k++) {
+                const float4 u = sm[k * F4 + q];
+                t.x += u.x, t.y += u.y, t.z += u.z, t.w += u.w;
+            }
+            *((float4*)(a.d + lo) + q) = t;
+        }
+    } else {
+        for (int q = 4 * threadIdx.x + lo; q < hi; q += 4 * T) {
+            float4 s = __ldcg((const float4*)(a.P + q));
+#pragma unroll 8
+            for (int c = 1; c < NCL; c++) {
+                const float4 v = __ldcg((const float4*)(a.P + (i64)c * FS_E + q));
+                s.x += v.x, s.y += v.y, s.z += v.z, s.w += v.w;
+            }
+            *(float4*)(a.d + q) = s;
+        }
+    }
+    if (threadIdx.x == 0) a.cnt[r] = 0;
+}
 
 // ffs: grid 56 / GPC clusters of CS blocks of 32 W threads.
 template <int CS, int GPC, int W, int DT>
@@ -227,6 +280,9 @@ __global__ void __launch_bounds__(32 * W) ffs(FsArgs a) {
     const int r = CS > 1 ? (int)fs_rank() : 0, cl = blockIdx.x / CS, lane = threadIdx.x & 31, wp = threadIdx.x >> 5;
     const int i0 = 256 * GPC * cl + RA * r;  // the block's first hidden index
     fs_gu<RA, W>(a, i0, xs, gs, us);
+    const int lo = FS_E * r / CS, hi = FS_E * (r + 1) / CS;
+    FsWt cur[GPC];
+    if (a.dfirst) fs_dfirst<DT, GPC, W>(a, lo, hi, GPC * cl, cur);  // before the barriers: they depend on nothing
     __syncthreads();
     for (int i = threadIdx.x; i < RA; i += 32 * W) {
         const float gv = gs[i], uv = us[i];
@@ -253,9 +309,9 @@ __global__ void __launch_bounds__(32 * W) ffs(FsArgs a) {
         for (int q = threadIdx.x; q < 16 * GPC; q += 32 * W)
             ((int*)(a.x14 + Q8K_BSUMS(FS_F)))[16 * GPC * cl + q] = ((const int*)(xq + Q8K_BSUMS(256 * GPC)))[q];
     }
-    const int lo = FS_E * r / CS, hi = FS_E * (r + 1) / CS;
-    fs_down<DT, GPC, W>(a, lo, hi, GPC * cl, xq, a.P + (i64)cl * FS_E);
-    if (!a.red) {
+    if (!a.dfirst) fs_dfirst<DT, GPC, W>(a, lo, hi, GPC * cl, cur);
+    fs_down<DT, GPC, W>(a, lo, hi, GPC * cl, xq, a.P + (i64)cl * FS_E, cur);
+    if (a.red != 1) {
         __syncthreads();
         if (threadIdx.x == 0) {
             unsigned old;
@@ -265,18 +321,7 @@ __global__ void __launch_bounds__(32 * W) ffs(FsArgs a) {
             if (last) fs_fence();
         }
         __syncthreads();
-        if (last) {  // every cluster's partials of rows [lo, hi): added in cluster order
-            for (int q = 4 * threadIdx.x + lo; q < hi; q += 4 * 32 * W) {
-                float4 s = __ldcg((const float4*)(a.P + q));
-#pragma unroll 8
-                for (int c = 1; c < NCL; c++) {
-                    const float4 v = __ldcg((const float4*)(a.P + (i64)c * FS_E + q));
-                    s.x += v.x, s.y += v.y, s.z += v.z, s.w += v.w;
-                }
-                *(float4*)(a.d + q) = s;
-            }
-            if (threadIdx.x == 0) a.cnt[r] = 0;
-        }
+        if (last) fs_sum<CS, NCL, W>(a, lo, hi, r, (float4*)fs_sm);  // (xs is free by now)
     }
     if (CS > 1) fs_cwait();
 }
@@ -328,7 +373,7 @@ struct Variant {
 
 int main() {
     const int L = getenv("L") ? atoi(getenv("L")) : 32, gap = getenv("GAP") ? atoi(getenv("GAP")) : 0;
-    const int red = getenv("RED") ? atoi(getenv("RED")) : 0;
+    const int red = getenv("RED") ? atoi(getenv("RED")) : 0, dfirst = getenv("DFIRST") ? atoi(getenv("DFIRST")) : 1;
     const int gws = rowbytes(T_Q4_K, FS_E);
     struct Layer {
         uint8_t *gate, *up, *down;
@@ -394,8 +439,8 @@ int main() {
             if (gap) launch(s, kgap, 1, 32, out, gap);
         }
     };
-    printf("%.2f GB of FFN weights in %d layers; gap %d ns, red %d\n", bytes / 1e9, L, gap, red);
-    const Variant vars[] = {VAR(4, 1, 8), VAR(2, 1, 8), VAR(8, 1, 4), VAR(8, 2, 8), VAR(1, 1, 16), VAR(4, 1, 4), VAR(8, 1, 8)};
+    printf("%.2f GB of FFN weights in %d layers; gap %d ns, red %d, dfirst %d\n", bytes / 1e9, L, gap, red, dfirst);
+    const Variant vars[] = {VAR(8, 2, 8), VAR(16, 4, 8), VAR(16, 2, 4), VAR(8, 4, 8), VAR(4, 2, 8), VAR(8, 2, 4), VAR(16, 4, 4)};
     const char* only = getenv("VAR");
     for (const Variant& v : vars) {
         if (only && !strstr(only, v.name)) continue;
@@ -413,7 +458,7 @@ int main() {
         auto fused = [&](bool check) {
             for (int l = 0; l < L; l++) {
                 const Layer& y = ly[l];
-                FsArgs a{y.gate, y.up, y.down, (i64)gws, (i64)rowbytes(y.dtype, FS_F), x, P, y.df, check ? x14f : nullptr, cnt, red};
+                FsArgs a{y.gate, y.up, y.down, (i64)gws, (i64)rowbytes(y.dtype, FS_F), x, P, y.df, check ? x14f : nullptr, cnt, red, dfirst};
                 launch_cl(s, y.dtype == T_Q4_K ? v.q4 : v.q6, grid, 32 * v.w, smem, v.cs, a);
                 if (gap) launch(s, kgap, 1, 32, out, gap);
             }
@@ -438,7 +483,7 @@ int main() {
             for (int j = 0; j < xn14; j++) xdiff += A[j] != B[j];
         }
         printf("%-16s grid %d, %d regs, smem %d: down max |diff| %.3g of max |out| %.3g (%.2g)%s; Q8_K SwiGLU bytes differing %zu%s\n",
-               v.name, grid, nreg, smem, worst, amax, worst / amax, red ? " (RED=1 sums repeat, not compared)" : "", xdiff,
+               v.name, grid, nreg, smem, worst, amax, worst / amax, red == 1 ? " (RED=1 sums repeat, not compared)" : "", xdiff,
                xdiff ? "  WRONG" : "");
         for (int rr = 0; rr < 2; rr++) {
             const float tc = graph_best_ms(s, chain, 2, 5), tf = graph_best_ms(s, [&]() { fused(false); }, 2, 5);
