@@ -18,7 +18,7 @@ import (
 var ptx embed.FS
 
 // Modules are the kernel modules, one .cu (and .ptx) file each.
-var Modules = []string{"ops", "moe", "matmul", "mmq", "attention", "attention_split", "attention_tc", "attention_dec", "attention_long", "attention_short", "sample", "sample_row", "dequant", "mvs", "quant", "mmf", "mmg"}
+var Modules = []string{"ops", "moe", "matmul", "ffn", "mmq", "attention", "attention_split", "attention_tc", "attention_dec", "attention_long", "attention_short", "sample", "sample_row", "dequant", "mvs", "quant", "mmf", "mmg"}
 
 // HashPrefix starts the first line of every generated .ptx file.
 const HashPrefix = "// ember-sources-sha256: "

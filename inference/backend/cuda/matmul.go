@@ -242,6 +242,9 @@ func (b *Backend) mmv(d, w *tensor, xq uint64, xstride, n int) {
 	if n == 1 && !b.mvsc.off && b.mvs(xq, w.cols, []*tensor{w}, []*tensor{d}) {
 		return
 	}
+	if n == 1 && b.ffnFuse(d, w, xq) {
+		return
+	}
 	nx, smem := 8, 0
 	switch {
 	case n <= 1:

@@ -1,0 +1,90 @@
+package cuda
+
+import "ember/inference/quant"
+
+// One decode row's feed-forward half in one launch (kernels/cuda/ffn.cu): when the down
+// product of a row (Q4_K or Q6_K weights) finds the two launches before it to be
+// mmv_multi of that row's gate and up (Q4_K, F rows of E) and swiglu_q8_k of their
+// outputs into its own Q8_K input, both are popped and ffn_q4_k or ffn_q6_k runs the
+// three: a cluster of blocks a 512 hidden values computes their gate and up rows, SwiGLU
+// and Q8_K row, and those columns' share of every down row, and the last block of each
+// share adds the clusters' partial sums. The gate, up, SwiGLU and Q8_K values are the
+// chain's bits; down's sums are the same terms added in another order (its partial
+// sums by 512 columns). build/micro/ffs.cu measured the forms on the H200 (NOTES.md,
+// session 68).
+
+// NoFFNEnv names an environment variable: when set, a decode row's gate/up, SwiGLU and
+// down stay three launches (mmv_multi, swiglu_q8_k, mmv_q4_k_1 or mmv_q6_k_1), for timing
+// the one-launch form and for tests that want the chain's bits.
+const NoFFNEnv = "EMBER_CUDA_NO_FFN"
+
+const (
+	ffnCS      = 8   // FFN_CS: blocks a cluster
+	ffnXQ      = 512 // FFN_XQ: the hidden values a cluster takes
+	ffnThreads = 256 // 32 * FFN_W
+	ffnCntSize = 256 // the counters' bytes before the partial sums in ffnPart
+	ffnMaxE    = 8192
+)
+
+// ffnSmem is ffn_q4_k's dynamic shared memory for rows of e (ffn_stage in ffn.cu, then
+// the block's gate, up and SwiGLU values, then the cluster's Q8_K row).
+func ffnSmem(e int) int {
+	st := max(actStride(quant.Q8_K, e), 16*ffnThreads)
+	return st + 3*4*(ffnXQ/ffnCS) + actStride(quant.Q8_K, ffnXQ)
+}
+
+// argsOf returns the arguments of queued launch i.
+func (q *batch) argsOf(i int) []uint64 {
+	off := 0
+	for _, n := range q.nargs[:i] {
+		off += int(n)
+	}
+	return q.args[off : off+int(q.nargs[i])]
+}
+
+// ffnFuse queues ffn_q4_k or ffn_q6_k in place of the last two launches (mmv_multi of
+// gate and up, swiglu_q8_k) and the down product of w (Q4_K or Q6_K, E rows of F) from
+// xq into d that the caller was about to queue, when they are that pattern, and reports
+// whether it did.
+func (b *Backend) ffnFuse(d, w *tensor, xq uint64) bool {
+	q := &b.queue
+	n := len(q.fns)
+	if b.noFFN || b.fuseOff() || b.prof != nil || n < 2 || q.names[n-1] != "swiglu_q8_k" || q.names[n-2] != "mmv_multi" {
+		return false
+	}
+	if w.typ != quant.Q4_K && w.typ != quant.Q6_K || b.br.cur != nil || b.br.prev != nil || b.br.pending != pendNone {
+		return false
+	}
+	for _, r := range q.brs { // no branch edge at the launches popped
+		if r.fork >= n-2 || r.main >= n-2 || r.join >= n-2 {
+			return false
+		}
+	}
+	// mmv_multi: x, its stride, E, then per projection w, its stride, d, rows, type;
+	// swiglu_q8_k: dst, g, u, F, out, its stride, f16 rows, their stride (grid: 1 row).
+	m, s := q.argsOf(n-2), q.argsOf(n-1)
+	e, f := int(m[2]), int(s[3])
+	q4k := uint64(quant.Q4_K)
+	if m[4] != m[9] || m[6] != uint64(f) || m[11] != uint64(f) || m[7] != q4k || m[12] != q4k || m[13] != 0 ||
+		s[1] != m[5] || s[2] != m[10] || s[4] != xq || s[6] != 0 || q.dims[5*(n-1)+1] != 1 {
+		return false
+	}
+	if e%256 != 0 || e > ffnMaxE || f%ffnXQ != 0 || w.cols != f || w.rows != e || d.cols != e || d.rows != 1 {
+		return false
+	}
+	ncl := f / ffnXQ
+	part := b.scratchFor(&b.ffnPart, ffnCntSize+4*ncl*e)
+	if part == 0 {
+		return false
+	}
+	q.pop()
+	q.pop()
+	b.fuse = fusable{cfg: b.fuse.cfg} // swiglu_q8_k's record went with it
+	name := "ffn_q4_k"
+	if w.typ == quant.Q6_K {
+		name = "ffn_q6_k"
+	}
+	b.launch(name, ncl*ffnCS, 1, ffnThreads, ffnSmem(e), m[0], i64(e), m[3], m[8], m[4], m[5], m[10], i64(f),
+		s[0], s[4], ptr(w), i64(w.stride), ptr(d), part+ffnCntSize, part)
+	return true
+}
