@@ -77,6 +77,13 @@ func (b *Backend) ffnFuse(d, w *tensor, xq uint64) bool {
 	if part == 0 {
 		return false
 	}
+	// swiglu_q8_k's Q8_K row is not read after the fused launch; in the activation
+	// scratch it is the input row's memory too (both roundings take b.act[Q8_K]), which
+	// the blocks read while others would write it: then it is not written.
+	x14 := s[4]
+	if (span{x14, x14 + uint64(actStride(quant.Q8_K, f))}).overlaps(span{m[0], m[0] + uint64(actStride(quant.Q8_K, e))}) {
+		x14 = 0
+	}
 	q.pop()
 	q.pop()
 	b.fuse = fusable{cfg: b.fuse.cfg} // swiglu_q8_k's record went with it
@@ -85,6 +92,6 @@ func (b *Backend) ffnFuse(d, w *tensor, xq uint64) bool {
 		name = "ffn_q6_k"
 	}
 	b.launch(name, ncl*ffnCS, 1, ffnThreads, ffnSmem(e), m[0], i64(e), m[3], m[8], m[4], m[5], m[10], i64(f),
-		s[0], s[4], ptr(w), i64(w.stride), ptr(d), part+ffnCntSize, part)
+		s[0], x14, ptr(w), i64(w.stride), ptr(d), part+ffnCntSize, part)
 	return true
 }
