@@ -3,14 +3,14 @@
 # scratch (s68-call3's TestFFNFused failure: the blocks staged xq while rank-0 blocks
 # wrote that memory), made here; TestFFN on it, then 8B Q4_K_M tg128 with
 # EMBER_CUDA_NO_FFN=1 (the chain) against ffn, rotated. Before the call: TESTS=cuda sh
-# build/dev-build.sh, s68-call3's ptx.tar.xz (every other module's PTX, the committed
+# build/dev-build.sh, s68-call3's ptx.tar.xz as bin/dev/ptx.txz (every other module's PTX, the committed
 # bytes) into bin/dev, hold kernels/cuda/*.ptx and testdata/vocab, testdata/tokenizers
 # out; carry bin/dev.
 set -u
 export MODELS="q4"
 . build/gpu-setup.sh "${OUT:-/tmp/s68c4}"
 sh build/ptx-copy.sh /tmp/px ffn || el "PTX FAILED"
-tar xJf bin/dev/ptx.tar.xz -C /tmp/px --exclude=ffn.ptx
+tar xJf bin/dev/ptx.txz -C /tmp/px --exclude=ffn.ptx
 cp /tmp/px/ffn.ptx "$L/"
 el "ptx: $(ls /tmp/px/*.ptx | wc -l) modules"
 export EMBER_CUDA_PTX_DIR=/tmp/px
@@ -18,7 +18,7 @@ export EMBER_CUDA_PTX_DIR=/tmp/px
 wait
 el "model ready"
 sweep 3 q4 "EMBER_CUDA_NO_FFN=1 $E" "$E" 2>&1 | tee "$L/sweep-q4.txt"
-timeout -s KILL 60 $E run -backend cuda -m /tmp/q4.gguf -n 8 -temp 0 "Hello" 2>&1 | tail -2
-EMBER_CUDA_NO_FFN=1 timeout -s KILL 60 $E run -backend cuda -m /tmp/q4.gguf -n 8 -temp 0 "Hello" 2>&1 | tail -2
+timeout -s KILL 60 $E run -backend cuda -m /tmp/q4.gguf -n 12 -p Hello 2>&1 | tail -2
+EMBER_CUDA_NO_FFN=1 timeout -s KILL 60 $E run -backend cuda -m /tmp/q4.gguf -n 12 -p Hello 2>&1 | tail -2
 unset EMBER_CUDA_PTX_DIR
 el done
