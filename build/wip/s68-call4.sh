@@ -14,11 +14,9 @@ tar xJf bin/dev/ptx.txz -C /tmp/px --exclude=ffn.ptx
 cp /tmp/px/ffn.ptx "$L/"
 el "ptx: $(ls /tmp/px/*.ptx | wc -l) modules"
 export EMBER_CUDA_PTX_DIR=/tmp/px
-(cd inference/backend/cuda && timeout -s KILL 120 "$R/bin/dev/cuda.test" -test.v -test.run 'TestFFN' 2>&1 | tail -12)
+(cd inference/backend/cuda && timeout -s KILL 90 "$R/bin/dev/cuda.test" -test.v -test.run 'TestFFN' 2>&1 | tail -12)
 wait
 el "model ready"
-sweep 3 q4 "EMBER_CUDA_NO_FFN=1 $E" "$E" 2>&1 | tee "$L/sweep-q4.txt"
-timeout -s KILL 60 $E run -backend cuda -m /tmp/q4.gguf -n 12 -p Hello 2>&1 | tail -2
-EMBER_CUDA_NO_FFN=1 timeout -s KILL 60 $E run -backend cuda -m /tmp/q4.gguf -n 12 -p Hello 2>&1 | tail -2
+sweep 4 q4 "EMBER_CUDA_NO_FFN=1 $E" "$E" 2>&1 | tee "$L/sweep-q4.txt"
 unset EMBER_CUDA_PTX_DIR
 el done
