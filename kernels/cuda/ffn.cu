@@ -39,7 +39,7 @@ __host__ __device__ constexpr int ffn_stage(int E) {
 
 // FfnArgs: xq the Q8_K input row (E values); gate and up Q4_K [F][E] (gws bytes a row),
 // g and u their outputs (F each); sw SwiGLU's f32 output (may be g), x14 its Q8_K row
-// (F; null: not written, as when it is xq's scratch, which the blocks still read); down Q4_K or Q6_K (mv1's layout) [E][F] (dws bytes a row), dst its output (E);
+// (F); down Q4_K or Q6_K (mv1's layout) [E][F] (dws bytes a row), dst its output (E);
 // P the partials (F / 512 rows of E), cnt FFN_CS counters (zero before and after).
 #define FFN_ARGS                                                                                                            \
     const uint8_t *xq, int E, const uint8_t *gate, const uint8_t *up, i64 gws, float *g, float *u, int F, float *sw, \
@@ -269,7 +269,7 @@ __device__ __forceinline__ void ffn(FFN_ARGS) {
 #pragma unroll
         for (int i = 0; i < 8; i++) v[i] = cluster_ld(vs + off + i, pr);
         q8k_quant_warp(v, xc, wp, FFN_XQ);
-        if (r == 0 && x14) {  // swiglu_q8_k's row: the cluster's blocks of it (none when it is xq's memory)
+        if (r == 0) {  // swiglu_q8_k's row: the cluster's blocks of it
             const int ib = FFN_GPC * cl + wp;
             *(uint2*)(x14 + 256 * ib + 8 * lane) = *(const uint2*)(xc + 256 * wp + 8 * lane);
             if ((lane & 1) == 0) ((int*)(x14 + Q8K_BSUMS(F)))[16 * ib + lane / 2] = ((const int*)(xc + Q8K_BSUMS(FFN_XQ)))[16 * wp + lane / 2];
