@@ -67,7 +67,7 @@ type Backend struct {
 	routeGrid int            // $EMBER_CUDA_ROUTE_GRID: mmv_route_q4_k's blocks in all, 0 for routeBPS's (moe.go)
 	noF32W    bool           // $EMBER_CUDA_F32W is 0: batch-1 F32 weights on mmv_f32_1 (matmul.go)
 	noNR      bool           // $EMBER_CUDA_NO_NORM_ROUTER: NormRouter declines (normrouter.go)
-	noFFN     bool           // $EMBER_CUDA_NO_FFN: a decode row's FFN half stays three launches (ffn.go)
+	ffnOn     bool           // $EMBER_CUDA_FFN: a decode row's FFN half in one launch (ffn.go)
 	ffnPart   scratch        // ffn_q4_k's counters and partial sums (ffn.go)
 	mmqTN     int            // $EMBER_CUDA_MMQ_TILE: the products' tile width, 0 to choose (mmq.go)
 	skip      []string       // $EMBER_CUDA_SKIP: kernel name prefixes not launched
@@ -159,7 +159,7 @@ func New(opt Options) (*Backend, error) {
 	}
 	b.noF32W = os.Getenv(F32WeightEnv) == "0"
 	b.noNR = os.Getenv(NoNormRouterEnv) != ""
-	b.noFFN = os.Getenv(NoFFNEnv) != ""
+	b.ffnOn = os.Getenv(FFNEnv) != ""
 	if v := os.Getenv(SkipEnv); v != "" {
 		b.skip = strings.Split(v, ",")
 	}

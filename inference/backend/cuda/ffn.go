@@ -2,21 +2,25 @@ package cuda
 
 import "ember/inference/quant"
 
-// One decode row's feed-forward half in one launch (kernels/cuda/ffn.cu): when the down
-// product of a row (Q4_K or Q6_K weights) finds the two launches before it to be
-// mmv_multi of that row's gate and up (Q4_K, F rows of E) and swiglu_q8_k of their
-// outputs into its own Q8_K input, both are popped and ffn_q4_k or ffn_q6_k runs the
-// three: a cluster of blocks a 512 hidden values computes their gate and up rows, SwiGLU
-// and Q8_K row, and those columns' share of every down row, and the last block of each
-// share adds the clusters' partial sums. The gate, up, SwiGLU and Q8_K values are the
-// chain's bits; down's sums are the same terms added in another order (its partial
-// sums by 512 columns). build/micro/ffs.cu measured the forms on the H200 (NOTES.md,
-// session 68).
+// One decode row's feed-forward half in one launch (kernels/cuda/ffn.cu), with
+// $EMBER_CUDA_FFN set: when the down product of a row (Q4_K or Q6_K weights) finds the two
+// launches before it to be mmv_multi of that row's gate and up (Q4_K, F rows of E) and
+// swiglu_q8_k of their outputs into its own Q8_K input, both are popped and ffn_q4_k or
+// ffn_q6_k runs the three: a cluster of blocks a 512 hidden values computes their gate
+// and up rows, SwiGLU and Q8_K row, and those columns' share of every down row, and the
+// last block of each share adds the clusters' partial sums. The gate, up and SwiGLU
+// values are the chain's bits; down's sums are the same terms added in another order
+// (partial sums by 512 columns).
+//
+// Off by default: build/micro/ffs.cu had it ~2 us a layer ahead of the chain (42.05
+// against 44.2 us with 8 us between FFN halves), but in the engine the 8B Q4_K_M's tg128
+// was 522.2 against the chain's 525.2 (0 of 4 rounds; s68-call3: 522.6 against 525.3,
+// 0 of 3). NOTES.md, session 68, says what is left to find out.
 
-// NoFFNEnv names an environment variable: when set, a decode row's gate/up, SwiGLU and
-// down stay three launches (mmv_multi, swiglu_q8_k, mmv_q4_k_1 or mmv_q6_k_1), for timing
-// the one-launch form and for tests that want the chain's bits.
-const NoFFNEnv = "EMBER_CUDA_NO_FFN"
+// FFNEnv names an environment variable: when set, a decode row's gate/up, SwiGLU and down
+// run as ffn's one launch (ffnFuse) instead of mmv_multi, swiglu_q8_k and mmv_q4_k_1 or
+// mmv_q6_k_1.
+const FFNEnv = "EMBER_CUDA_FFN"
 
 const (
 	ffnCS      = 8   // FFN_CS: blocks a cluster
@@ -49,7 +53,7 @@ func (q *batch) argsOf(i int) []uint64 {
 func (b *Backend) ffnFuse(d, w *tensor, xq uint64) bool {
 	q := &b.queue
 	n := len(q.fns)
-	if b.noFFN || b.fuseOff() || b.prof != nil || n < 2 || q.names[n-1] != "swiglu_q8_k" || q.names[n-2] != "mmv_multi" {
+	if !b.ffnOn || b.fuseOff() || b.prof != nil || n < 2 || q.names[n-1] != "swiglu_q8_k" || q.names[n-2] != "mmv_multi" {
 		return false
 	}
 	if w.typ != quant.Q4_K && w.typ != quant.Q6_K || b.br.cur != nil || b.br.prev != nil || b.br.pending != pendNone {

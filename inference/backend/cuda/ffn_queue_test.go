@@ -10,7 +10,7 @@ import (
 // TestFFNQueue (no GPU): a decode row's gate and up (Q4_K), SwiGLU and down (Q4_K or
 // Q6_K) queue as the input's rounding and one ffn launch; a hidden width that is not a
 // multiple of 512, a down product of another type, two rows, the FFN on a branch's side
-// run and $EMBER_CUDA_NO_FFN keep the chain.
+// run and $EMBER_CUDA_FFN unset keep the chain.
 func TestFFNQueue(t *testing.T) {
 	mm := mmvName(quant.Q4_K, 1)
 	cases := []struct {
@@ -29,7 +29,7 @@ func TestFFNQueue(t *testing.T) {
 	}
 	for _, c := range cases {
 		q := newQueueOnly(false)
-		q.noFFN = c.off
+		q.ffnOn = !c.off
 		q.mvsc.off = true
 		q.ffnPart = scratch{ptr: 5 << 40, size: 1 << 30}
 		for _, n := range []string{"ffn_q4_k", "ffn_q6_k", "quant_q8", mmvName(quant.Q6_K, 1)} {

@@ -12,13 +12,16 @@ import (
 	"ember/inference/quant"
 )
 
-// TestFFNFused: a decode row's gate and up (Q4_K), SwiGLU and down (Q4_K or Q6_K) as one
-// ffn launch against the chain (cuda.NoFusion): the gate, up and SwiGLU values bit for
-// bit, down's outputs within float rounding of the same terms added in another order,
-// and two launches fewer a row. Three rows one after another through the same counters
-// and partial sums (each launch must leave its counters at zero for the next), at the
-// smallest shapes (one cluster) and odd cluster counts (the 8B's widths: s68-call4's bench).
+// TestFFNFused ($EMBER_CUDA_FFN on): a decode row's gate and up (Q4_K), SwiGLU and down
+// (Q4_K or Q6_K) as one ffn launch against the chain unfused (cuda.NoFusion): the gate,
+// up and SwiGLU values bit for bit, down's outputs within float rounding of the same
+// terms added in another order, and three launches fewer a row (quant_q8_k and ffn
+// against quant_q8_k, mmv_multi, swiglu_f32, quant_q8_k and the down product). Three
+// rows one after another through the same counters and partial sums (each launch must
+// leave its counters at zero for the next), at the smallest shapes (one cluster) and
+// odd cluster counts; the 8B's widths ran in s68-call3 and s68-call4's benches.
 func TestFFNFused(t *testing.T) {
+	t.Setenv(cuda.FFNEnv, "1")
 	for _, c := range []struct {
 		e, f int
 		down quant.Type
@@ -60,8 +63,8 @@ func TestFFNFused(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if n[1]-n[0] != 2*rounds {
-			t.Errorf("%s: %d launches fused, %d unfused; want %d fewer", name, n[0], n[1], 2*rounds)
+		if n[1]-n[0] != 3*rounds {
+			t.Errorf("%s: %d launches fused, %d unfused; want %d fewer", name, n[0], n[1], 3*rounds)
 		}
 		for j := range got[0] {
 			if j < 2*rounds { // SwiGLU's values (in g) and up's: the chain's bits

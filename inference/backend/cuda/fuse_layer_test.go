@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"ember/inference/backend"
-	"ember/inference/backend/cuda"
 	"ember/inference/quant"
 )
 
@@ -14,9 +13,8 @@ import (
 // bits with these launches fewer: the first layer's RMSNorm+Q8_K 1; per layer RoPE of Q
 // and K with the K and V cache writes 3 (one rope2_set for four launches), Add+RMSNorm+
 // Q8_K before the FFN 2, SwiGLU+Q8_K 1; Add+RMSNorm+Q8_K before each later layer and
-// before the output 2. The FFN half's one launch (ffn.go) stays out: TestFFNFused.
+// before the output 2.
 func TestFusedDecoderLayers(t *testing.T) {
-	t.Setenv(cuda.NoFFNEnv, "1") // ffn's down sums are in another order: TestFFNFused
 	const (
 		nh, nkv, hd = 4, 2, 64
 		embd, ffn   = nh * hd, 512

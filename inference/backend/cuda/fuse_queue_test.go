@@ -30,7 +30,6 @@ func newQueueOnly(noFuse bool) *queueOnly {
 	b.act[quant.Q8_K] = &scratch{ptr: 1 << 40, size: 1 << 30}
 	b.act[quant.Q8_0] = &scratch{ptr: 2 << 40, size: 1 << 30}
 	b.fuse.cfg = fuseCfg{read: true, off: noFuse}
-	b.noFFN = true // ffn_queue_test.go turns it on
 	return &queueOnly{Backend: b, mem: 1 << 20}
 }
 
