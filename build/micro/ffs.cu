@@ -266,7 +266,7 @@ __device__ __forceinline__ void fs_sum(const FsArgs& a, int lo, int hi, int r, f
 
 // ffs: grid 56 / GPC clusters of CS blocks of 32 W threads.
 template <int CS, int GPC, int W, int DT>
-__global__ void __launch_bounds__(32 * W) ffs(FsArgs a) {
+__device__ __forceinline__ void ffs_body(const FsArgs& a) {
     constexpr int RA = 256 * GPC / CS;  // the block's hidden values
     constexpr int NCL = FS_NG / GPC;    // clusters
     static_assert(RA % (4 * Q4K_R1) == 0 || RA % Q4K_R1 == 0, "rows");
@@ -326,6 +326,15 @@ __global__ void __launch_bounds__(32 * W) ffs(FsArgs a) {
     if (CS > 1) fs_cwait();
 }
 
+// ffs takes its cluster from the launch (cudaLaunchAttributeClusterDimension), ffs_cd
+// from __cluster_dims__ as the engine's kernels do (kernels/cuda/ffn.cu; CDIMS=1): the
+// engine lost with ffn where this micro gained (session 68), and this is one of the ways
+// they differ.
+template <int CS, int GPC, int W, int DT>
+__global__ void __launch_bounds__(32 * W) ffs(FsArgs a) { ffs_body<CS, GPC, W, DT>(a); }
+template <int CS, int GPC, int W, int DT>
+__global__ void __cluster_dims__(CS, 1, 1) __launch_bounds__(32 * W) ffs_cd(FsArgs a) { ffs_body<CS, GPC, W, DT>(a); }
+
 static int rowbytes(int t, int K) { return t == T_Q4_K ? K / 256 * 144 : K / 256 * 210; }
 static int xbytes(int K) { return ((Q8K_BSUMS(K) + 4 * (K / 16)) + 15) & ~15; }
 
@@ -368,12 +377,17 @@ struct Variant {
     int cs, gpc, w;
     void (*q4)(FsArgs);
     void (*q6)(FsArgs);
+    void (*q4cd)(FsArgs);
+    void (*q6cd)(FsArgs);
 };
-#define VAR(CS, GPC, W) {"cs" #CS " gpc" #GPC " w" #W, CS, GPC, W, ffs<CS, GPC, W, T_Q4_K>, ffs<CS, GPC, W, T_Q6_K>}
+#define VAR(CS, GPC, W)                                                                                                      \
+    {"cs" #CS " gpc" #GPC " w" #W, CS, GPC, W, ffs<CS, GPC, W, T_Q4_K>, ffs<CS, GPC, W, T_Q6_K>, ffs_cd<CS, GPC, W, T_Q4_K>, \
+     ffs_cd<CS, GPC, W, T_Q6_K>}
 
 int main() {
     const int L = getenv("L") ? atoi(getenv("L")) : 32, gap = getenv("GAP") ? atoi(getenv("GAP")) : 0;
     const int red = getenv("RED") ? atoi(getenv("RED")) : 0, dfirst = getenv("DFIRST") ? atoi(getenv("DFIRST")) : 1;
+    const int cdims = getenv("CDIMS") ? atoi(getenv("CDIMS")) : 0;  // the kernels with __cluster_dims__
     const int gws = rowbytes(T_Q4_K, FS_E);
     struct Layer {
         uint8_t *gate, *up, *down;
@@ -439,13 +453,14 @@ int main() {
             if (gap) launch(s, kgap, 1, 32, out, gap);
         }
     };
-    printf("%.2f GB of FFN weights in %d layers; gap %d ns, red %d, dfirst %d\n", bytes / 1e9, L, gap, red, dfirst);
+    printf("%.2f GB of FFN weights in %d layers; gap %d ns, red %d, dfirst %d, cdims %d\n", bytes / 1e9, L, gap, red, dfirst, cdims);
     const Variant vars[] = {VAR(8, 2, 8), VAR(16, 4, 8), VAR(16, 2, 4), VAR(8, 4, 8), VAR(4, 2, 8), VAR(8, 2, 4), VAR(16, 4, 4)};
     const char* only = getenv("VAR");
-    for (const Variant& v : vars) {
+    for (Variant v : vars) {
         if (only && !strstr(only, v.name)) continue;
         const int RA = 256 * v.gpc / v.cs;
         const int smem = 5248 + 3 * RA * 4 + xbytes(256 * v.gpc);
+        if (cdims) v.q4 = v.q4cd, v.q6 = v.q6cd;
         for (auto k : {v.q4, v.q6}) {
             CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
             if (v.cs > 8) CK(cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
@@ -459,7 +474,7 @@ int main() {
             for (int l = 0; l < L; l++) {
                 const Layer& y = ly[l];
                 FsArgs a{y.gate, y.up, y.down, (i64)gws, (i64)rowbytes(y.dtype, FS_F), x, P, y.df, check ? x14f : nullptr, cnt, red, dfirst};
-                launch_cl(s, y.dtype == T_Q4_K ? v.q4 : v.q6, grid, 32 * v.w, smem, v.cs, a);
+                launch_cl(s, y.dtype == T_Q4_K ? v.q4 : v.q6, grid, 32 * v.w, smem, cdims ? 1 : v.cs, a);
                 if (gap) launch(s, kgap, 1, 32, out, gap);
             }
         };
