@@ -33,8 +33,7 @@
 #include "micro.cuh"
 #include "../../kernels/cuda/matmul.cu"
 #include "../../kernels/cuda/quant.cu"
-#include <cstring>
-#include <vector>
+#include "ffnhost.cuh"
 
 #define FFN_E 4096    // the row (model width)
 #define FFN_F 14336   // the hidden width
@@ -374,28 +373,6 @@ __global__ void __launch_bounds__(128, 3) ffn(FfnArgs a, int lag) {
     }
 }
 
-static int rowbytes(int t, int K) { return t == T_Q4_K ? K / 256 * 144 : K / 256 * 210; }
-static int xbytes(int K) { return ((Q8K_BSUMS(K) + 4 * (K / 16)) + 15) & ~15; }
-
-// fill_weights writes random quants with small, finite f16 scales (Q4_K: d, dmin at the
-// start of each 144-byte block; Q6_K in mv1's row layout: the d plane at 208 * nb).
-static void fill_weights(uint8_t* dev, int t, int M, int K, unsigned seed) {
-    const int ws = rowbytes(t, K), nb = K / 256;
-    std::vector<uint8_t> h((size_t)M * ws);
-    unsigned s = seed;
-    for (auto& b : h) s = s * 1664525u + 1013904223u, b = (uint8_t)(s >> 24);
-    for (int r = 0; r < M; r++) {
-        uint8_t* row = h.data() + (size_t)r * ws;
-        for (int b = 0; b < nb; b++) {
-            s = s * 1664525u + 1013904223u;
-            const uint16_t d = (uint16_t)(0x1800 + ((s >> 16) & 0x3ff)), m = (uint16_t)(0x1400 + ((s >> 6) & 0x3ff));
-            if (t == T_Q4_K) memcpy(row + 144 * b, &d, 2), memcpy(row + 144 * b + 2, &m, 2);
-            else memcpy(row + 208 * nb + 2 * b, &d, 2);
-        }
-    }
-    CK(cudaMemcpy(dev, h.data(), h.size(), cudaMemcpyHostToDevice));
-}
-
 int main() {
     cudaDeviceProp pr;
     CK(cudaGetDeviceProperties(&pr, 0));
@@ -403,43 +380,11 @@ int main() {
     const int lag = getenv("LAG") ? atoi(getenv("LAG")) : 1;  // down's step c after GU chunk c + LAG (1 .. 6)
     const int dpre = getenv("DPRE") ? atoi(getenv("DPRE")) : 0;  // down's steps staged in shared memory (ffn_dpre)
     const int gws = rowbytes(T_Q4_K, FFN_E);
-    struct Layer {
-        uint8_t *gate, *up, *down;
-        int dtype;
-        float *dc, *df;  // down's output: the chain's, the fused kernel's
-    };
-    std::vector<Layer> ly(L);
-    size_t bytes = 0;
-    for (int l = 0; l < L; l++) {
-        Layer& y = ly[l];
-        y.dtype = l % 2 ? T_Q4_K : T_Q6_K;  // llama.cpp's Q4_K_M mixes them
-        CK(cudaMalloc(&y.gate, (size_t)FFN_F * gws));
-        CK(cudaMalloc(&y.up, (size_t)FFN_F * gws));
-        CK(cudaMalloc(&y.down, (size_t)FFN_E * rowbytes(y.dtype, FFN_F)));
-        if (l < 2) {
-            fill_weights(y.gate, T_Q4_K, FFN_F, FFN_E, 1 + 3 * l);
-            fill_weights(y.up, T_Q4_K, FFN_F, FFN_E, 2 + 3 * l);
-            fill_weights(y.down, y.dtype, FFN_E, FFN_F, 3 + 3 * l);
-        } else {  // the same bytes as layer l % 2's, in buffers of their own
-            CK(cudaMemcpy(y.gate, ly[l % 2].gate, (size_t)FFN_F * gws, cudaMemcpyDeviceToDevice));
-            CK(cudaMemcpy(y.up, ly[l % 2].up, (size_t)FFN_F * gws, cudaMemcpyDeviceToDevice));
-            CK(cudaMemcpy(y.down, ly[l % 2].down, (size_t)FFN_E * rowbytes(y.dtype, FFN_F), cudaMemcpyDeviceToDevice));
-        }
-        CK(cudaMalloc(&y.dc, FFN_E * 4));
-        CK(cudaMalloc(&y.df, FFN_E * 4));
-        bytes += 2 * (size_t)FFN_F * gws + (size_t)FFN_E * rowbytes(y.dtype, FFN_F);
-    }
-    // the input row: random values rounded to Q8_K by the engine's kernel
-    float* xf;
-    uint8_t *x, *x14c, *x14f;
-    CK(cudaMalloc(&xf, FFN_E * 4));
-    CK(cudaMalloc(&x, xbytes(FFN_E)));
+    std::vector<FfnLayer> ly(L);
+    const size_t bytes = ffn_layers(ly, FFN_E, FFN_F);
+    uint8_t *x = ffn_input(FFN_E), *x14c, *x14f;
     CK(cudaMalloc(&x14c, xbytes(FFN_F)));
     CK(cudaMalloc(&x14f, xbytes(FFN_F)));
-    std::vector<float> hx(FFN_E);
-    for (int j = 0; j < FFN_E; j++) hx[j] = (float)((j * 7919) % 2001 - 1000) / 400.0f;
-    CK(cudaMemcpy(xf, hx.data(), FFN_E * 4, cudaMemcpyHostToDevice));
-    quant_q8_k<<<dim3((FFN_E / 256 + Q8KW_WARPS - 1) / Q8KW_WARPS, 1), 32 * Q8KW_WARPS>>>(x, 0, xf, FFN_E);
     float *g, *u;
     unsigned *ctl, *out;
     CK(cudaMalloc(&g, FFN_F * 4));
@@ -467,7 +412,7 @@ int main() {
     const int xn4 = xbytes(FFN_E), xn14 = xbytes(FFN_F);
     auto chain = [&]() {
         for (int l = 0; l < L; l++) {
-            const Layer& y = ly[l];
+            const FfnLayer& y = ly[l];
             const int nrb = 2 * (FFN_F / 16);
             launch_smem(s, mmv_multi, nrb, 128, xn4, (const uint8_t*)x, (i64)0, FFN_E, (const uint8_t*)y.gate, (i64)gws, g, FFN_F,
                         T_Q4_K, (const uint8_t*)y.up, (i64)gws, u, FFN_F, T_Q4_K, (const uint8_t*)nullptr, (i64)0, (float*)nullptr, 0,
@@ -495,7 +440,7 @@ int main() {
     }
     auto fused = [&]() {
         for (int l = 0; l < L; l++) {
-            const Layer& y = ly[l];
+            const FfnLayer& y = ly[l];
             FfnArgs a{y.gate, y.up, y.down, (i64)gws, (i64)rowbytes(y.dtype, FFN_F), y.dtype, x, g, u, x14f, y.df, ctl, norm, dpre, rf,
                       dstf, nw, xnf, eps};
             launch_smem(s, ffn, grid, 128, fsm, a, lag);

@@ -21,20 +21,29 @@ __device__ __forceinline__ unsigned ld_acquire(const unsigned* p) {
     return v;
 }
 
-// launch_smem launches k with smem bytes of dynamic shared memory; launch with none.
+// launch_cl launches k with smem bytes of dynamic shared memory, and with cs > 0 in
+// clusters of cs blocks (the launch attribute); launch_smem with none; launch with no
+// shared memory either.
 template <typename K, typename... A>
-static void launch_smem(cudaStream_t s, K k, dim3 grid, int block, int smem, A... a) {
+static void launch_cl(cudaStream_t s, K k, dim3 grid, int block, int smem, int cs, A... a) {
     cudaLaunchConfig_t c = {};
     c.gridDim = grid;
     c.blockDim = block;
     c.dynamicSmemBytes = smem;
     c.stream = s;
-    cudaLaunchAttribute at[1];
+    cudaLaunchAttribute at[2];
     at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     at[0].val.programmaticStreamSerializationAllowed = 1;
+    at[1].id = cudaLaunchAttributeClusterDimension;
+    at[1].val.clusterDim.x = cs, at[1].val.clusterDim.y = 1, at[1].val.clusterDim.z = 1;
     c.attrs = at;
-    c.numAttrs = 1;
+    c.numAttrs = cs > 0 ? 2 : 1;
     CK(cudaLaunchKernelEx(&c, k, a...));
+}
+
+template <typename K, typename... A>
+static void launch_smem(cudaStream_t s, K k, dim3 grid, int block, int smem, A... a) {
+    launch_cl(s, k, grid, block, smem, 0, a...);
 }
 
 template <typename K, typename... A>

@@ -269,17 +269,5 @@ __global__ void __launch_bounds__(128) mvc_multi(int K, const uint8_t* W0, i64 w
 // launch_cluster: launch_smem with clusters of MVC_CL blocks (and PDL).
 template <typename Kf, typename... A>
 static void launch_cluster(cudaStream_t s, Kf k, int grid, int block, int smem, A... a) {
-    cudaLaunchConfig_t c = {};
-    c.gridDim = dim3((grid + MVC_CL - 1) / MVC_CL * MVC_CL);
-    c.blockDim = block;
-    c.dynamicSmemBytes = smem;
-    c.stream = s;
-    cudaLaunchAttribute at[2];
-    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    at[0].val.programmaticStreamSerializationAllowed = 1;
-    at[1].id = cudaLaunchAttributeClusterDimension;
-    at[1].val.clusterDim.x = MVC_CL, at[1].val.clusterDim.y = 1, at[1].val.clusterDim.z = 1;
-    c.attrs = at;
-    c.numAttrs = 2;
-    CK(cudaLaunchKernelEx(&c, k, a...));
+    launch_cl(s, k, dim3((grid + MVC_CL - 1) / MVC_CL * MVC_CL), block, smem, MVC_CL, a...);
 }

@@ -2,8 +2,9 @@
 # s69-call1.sh (written in session 68, not run): why ffn (the FFN half in one launch)
 # lost in the engine (8B tg128 522.2 against the chain's 525.2, s68-call4) where
 # build/micro/ffs.cu's same form won (42.05 against 44.2 us a layer with 8 us between
-# FFN halves, s68-call2a). (1) The micro's kernel with its cluster from __cluster_dims__
-# as the engine's (CDIMS=1) against the launch attribute (CDIMS=0). (2) The engine's
+# FFN halves, s68-call2a). (1) The micro (now the engine's kernel itself) with its
+# cluster from __cluster_dims__ as the engine launches it (CDIMS=1) and from the launch
+# attribute (CDIMS=0, as s68-call2a's form was launched), against the chain. (2) The engine's
 # timelines of one 8B step with and without EMBER_CUDA_FFN=1 (tl: each kernel's release
 # and end; the ffn launch against mmv_multi + swiglu_q8_k + down, and what the norm and
 # Q/K/V after it do). (3) The sweep again. Before the call: TESTS=cuda sh
@@ -13,9 +14,7 @@ set -u
 export MODELS="q4"
 . build/gpu-setup.sh "${OUT:-/tmp/s69c1}"
 (sh build/timeline-ptx.sh /tmp/tl || el "TIMELINE PTX FAILED") &
-for c in 0 1; do
-	CDIMS=$c GAPS="0 8000" REDS=2 VAR="cs8 gpc2 w8" sh build/ffs-gpu.sh 2>&1 | tee -a "$L/ffs.txt"
-done
+sh build/ffs-gpu.sh 2>&1 | tee "$L/ffs.txt"
 wait
 el "model and timeline PTX ready"
 tl tl_chain.log q4
