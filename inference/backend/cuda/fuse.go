@@ -33,6 +33,9 @@ import (
 //     writing the f16 rows too (fuseHalf, here).
 //   - mla_kv (DeepSeek's latent cache row), then rope2_set of one tensor (its query's
 //     rope dims) with the same RoPE parameters: mla_kv_rope (fuseMLAKVRoPE, mla.go).
+//   - With $EMBER_CUDA_FFN: mmv_multi of a row's gate and up (Q4_K), swiglu_q8_k of
+//     their outputs, then the down product (Q4_K or Q6_K) of its Q8_K row: ffn_q4_k or
+//     ffn_q6_k (ffnFuse, ffn.go; down's sums in another order).
 //   - Decode attention (attention_split1, attention_short, attention_dec64/128) whose
 //     output a MatMul then rounds to Q8_K (the output projection): its last blocks
 //     (attention_short and attention_dec: each block, its KV head's outputs) round it
