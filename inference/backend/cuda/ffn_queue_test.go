@@ -26,13 +26,14 @@ func TestFFNQueue(t *testing.T) {
 		{"q5_0 down", 1024, 1, quant.Q5_0, false, false, []string{"quant_q8_k", "mmv_multi", "swiglu_q8", mmvName(quant.Q5_0, 1)}},
 		{"off", 1024, 1, quant.Q4_K, false, true, []string{"quant_q8_k", "mmv_multi", "swiglu_q8_k", mm}},
 		{"side", 1024, 1, quant.Q4_K, true, false, []string{"add_f32", "quant_q8_k", "mmv_multi", "swiglu_q8_k", mm, "add_f32"}},
+		{"two rows", 1024, 2, quant.Q4_K, false, false, nil},
 	}
 	for _, c := range cases {
 		q := newQueueOnly(false)
 		q.ffnOn = !c.off
 		q.mvsc.off = true
 		q.ffnPart = scratch{ptr: 5 << 40, size: 1 << 30}
-		for _, n := range []string{"ffn_q4_k", "ffn_q6_k", "quant_q8", mmvName(quant.Q6_K, 1)} {
+		for _, n := range []string{"ffn_q4_k", "ffn_q6_k", "quant_q8", mmvName(quant.Q6_K, 1), mmvName(quant.Q4_K, 2), "swiglu_q8_k"} {
 			q.kernels[n] = &kernel{name: n}
 		}
 		const embd = 512
@@ -50,6 +51,17 @@ func TestFFNQueue(t *testing.T) {
 			q.Beside(1, ffn, func() { q.Add(y, a, a) })
 		} else {
 			ffn()
+		}
+		if c.want == nil { // whatever the rows' products are, not ffn
+			for _, n := range q.queue.names {
+				if n == "ffn_q4_k" || n == "ffn_q6_k" {
+					t.Errorf("%s: queued %v", c.name, q.queue.names)
+				}
+			}
+			if len(q.queue.names) == 0 {
+				t.Errorf("%s: nothing queued", c.name)
+			}
+			continue
 		}
 		wantQueue(t, c.name, q.queue.names, c.want...)
 	}
