@@ -37,13 +37,14 @@ func ffnSmem(e int) int {
 	return st + 3*4*(ffnXQ/ffnCS) + actStride(quant.Q8_K, ffnXQ)
 }
 
-// argsOf returns the arguments of queued launch i.
+// argsOf returns the arguments of queued launch i, counted back from the queue's end
+// (ffnFuse asks for the last two).
 func (q *batch) argsOf(i int) []uint64 {
-	off := 0
-	for _, n := range q.nargs[:i] {
-		off += int(n)
+	end := len(q.args)
+	for _, n := range q.nargs[i+1:] {
+		end -= int(n)
 	}
-	return q.args[off : off+int(q.nargs[i])]
+	return q.args[end-int(q.nargs[i]) : end]
 }
 
 // ffnFuse queues ffn_q4_k or ffn_q6_k in place of the last two launches (mmv_multi of
