@@ -2,7 +2,9 @@
 # s69-call2.sh (session 69): (1) build/micro/ffs2.cu: the engine's ffn kernel with one
 # difference from session 68's first micro form (ffs_old.cuh) removed at a time, beside
 # the old form and the chain, at gaps 0 and 8 us (s69-call1: the engine's code 35.9
-# against the old form's 34.3 and the chain's 36.1 us a layer). (2) s68-call1.sh's F16/BF16
+# against the old form's 34.3 and the chain's 36.1 us a layer). (2) build/micro/moefs.cu:
+# V2-Lite's routed experts split along the hidden width against the engine's chain
+# (mmv_route_q4_k, swiglu_q8, mmv_id_q8_0, moe_sum_add). (3) s68-call1.sh's F16/BF16
 # FMA patch (its header says what it needs). Before the call: TESTS="cuda archs
 # deepseek2" sh build/dev-build.sh, hold kernels/cuda/*.ptx, testdata/vocab and
 # testdata/tokenizers out; carry bin/dev.
@@ -11,7 +13,10 @@ export MODELS="f16 bf"
 . build/gpu-setup.sh "${OUT:-/tmp/s69c2}"
 (cd build/micro && nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -O3 -fmad=false -o /tmp/ffs2 ffs2.cu 2>&1 | grep -i error)
 for g in 0 8000; do GAP=$g timeout -s KILL 120 /tmp/ffs2 2>&1 | tee -a "$L/ffs2.txt"; done
-el "micro done"
+el "ffs2 done"
+(cd build/micro && nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -O3 -fmad=false -o /tmp/moefs moefs.cu 2>&1 | grep -i error)
+for g in 0 8000; do GAP=$g timeout -s KILL 150 /tmp/moefs 2>&1 | tee -a "$L/moefs.txt"; done
+el "moefs done"
 ptx_all /tmp/px
 rm -rf /tmp/vH && cp -r /tmp/px /tmp/vH
 (cd /tmp/vH && patch -s -p3 <"$R/build/wip/s68-half-fma.patch") || el "PATCH FAILED"
