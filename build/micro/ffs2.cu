@@ -181,7 +181,7 @@ int main() {
         }
     };
     printf("%.2f GB of FFN weights in %d layers; gap %d ns; grid %d, smem %d (old %d)\n", bytes / 1e9, L, gap, grid, smem, osmem);
-    Var vars[] = {VV(0), VV(1), VV(2), VV(4), VV(8), VV(12), VV(15)};
+    Var vars[] = {VV(0), VV(1), VV(2), VV(4), VV(8), VV(12), VV(13), VV(15)};
     auto check = [&](const char* name) {
         CK(cudaStreamSynchronize(s));
         CK(cudaGetLastError());
