@@ -201,11 +201,9 @@ int main() {
                diff || worst > 2e-6 * amax ? "  WRONG" : "");
         CK(cudaMemset(x14f, 0, xn14));
     };
-    chain();
-    old();
-    check("old");
-    for (auto& v : vars) {
-        auto f = [&]() {
+    // variant returns the launches of variant v's 32 layers (for a check and the graphs)
+    auto variant = [&](const Var& v) {
+        return [&, v]() {
             for (int l = 0; l < L; l++) {
                 const FfnLayer& y = ly[l];
                 launch_cl(s, y.dtype == T_Q4_K ? v.q4 : v.q6, grid, 32 * FFN_W, smem, FFN_CS, (const uint8_t*)x, FS_E,
@@ -214,23 +212,17 @@ int main() {
                 if (gap) launch(s, kgap, 1, 32, out, gap);
             }
         };
-        f();
+    };
+    chain();
+    old();
+    check("old");
+    for (auto& v : vars) {
+        variant(v)();
         check(v.name);
     }
     for (int r = 0; r < 3; r++) {
         printf("round %d: chain %.2f, old %.2f", r, 1e3 * graph_best_ms(s, chain, 2, 5) / L, 1e3 * graph_best_ms(s, old, 2, 5) / L);
-        for (auto& v : vars) {
-            auto f = [&]() {
-                for (int l = 0; l < L; l++) {
-                    const FfnLayer& y = ly[l];
-                    launch_cl(s, y.dtype == T_Q4_K ? v.q4 : v.q6, grid, 32 * FFN_W, smem, FFN_CS, (const uint8_t*)x, FS_E,
-                              (const uint8_t*)y.gate, (const uint8_t*)y.up, (i64)gws, gf, uf, FS_F, gf, x14f, (const uint8_t*)y.down,
-                              (i64)rowbytes(y.dtype, FS_F), y.df, P, cnt);
-                    if (gap) launch(s, kgap, 1, 32, out, gap);
-                }
-            };
-            printf(", %s %.2f", v.name + 7, 1e3 * graph_best_ms(s, f, 2, 5) / L);
-        }
+        for (auto& v : vars) printf(", %s %.2f", v.name + 7, 1e3 * graph_best_ms(s, variant(v), 2, 5) / L);
         printf(" us a layer\n");
     }
     return 0;
