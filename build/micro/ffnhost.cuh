@@ -76,3 +76,47 @@ static uint8_t* ffn_input(int E) {
     quant_q8_k<<<dim3((E / 256 + Q8KW_WARPS - 1) / Q8KW_WARPS, 1), 32 * Q8KW_WARPS>>>(x, 0, xf, E);
     return x;
 }
+
+// FfnRun is what the FFN micros' main functions share: L layers of E x F (L and GAP from
+// the environment), the input row, the gate/up/SwiGLU outputs and Q8_K rows of the chain
+// (c) and of the fused kernel (f), the partial sums of ncl clusters and cs counters, a
+// stream; chain() queues the engine's chain for every layer (mmv_multi of gate and up,
+// swiglu_q8_k, the down product, then GAP ns of kgap). Include after micro.cuh.
+struct FfnRun {
+    int L, gap, E, F, gws, xn4, xnf;
+    std::vector<FfnLayer> ly;
+    size_t bytes;
+    uint8_t *x, *x14c, *x14f;
+    float *gc, *uc, *gf, *uf, *P;
+    unsigned *cnt, *out;
+    cudaStream_t s;
+    FfnRun(int e, int f, int ncl, int cs)
+        : L(getenv("L") ? atoi(getenv("L")) : 32), gap(getenv("GAP") ? atoi(getenv("GAP")) : 0), E(e), F(f), gws(rowbytes(T_Q4_K, e)),
+          xn4(xbytes(e)), xnf(xbytes(f)), ly(L) {
+        bytes = ffn_layers(ly, E, F);
+        x = ffn_input(E);
+        CK(cudaMalloc(&x14c, xnf));
+        CK(cudaMalloc(&x14f, xnf));
+        for (float** q : {&gc, &uc, &gf, &uf}) CK(cudaMalloc(q, (size_t)F * 4));
+        CK(cudaMalloc(&P, (size_t)ncl * E * 4));
+        CK(cudaMalloc(&cnt, cs * 4));
+        CK(cudaMemset(cnt, 0, cs * 4));
+        CK(cudaMalloc(&out, 1 << 20));
+        CK(cudaDeviceSynchronize());
+        CK(cudaStreamCreate(&s));
+    }
+    void chain() const {
+        for (int l = 0; l < L; l++) {
+            const FfnLayer& y = ly[l];
+            const int nrb = 2 * (F / 16);
+            launch_smem(s, mmv_multi, nrb, 128, xn4, (const uint8_t*)x, (i64)0, E, (const uint8_t*)y.gate, (i64)gws, gc, F, T_Q4_K,
+                        (const uint8_t*)y.up, (i64)gws, uc, F, T_Q4_K, (const uint8_t*)nullptr, (i64)0, (float*)nullptr, 0, T_Q4_K);
+            launch(s, swiglu_q8_k, dim3((F / 256 + Q8KW_WARPS - 1) / Q8KW_WARPS, 1), 32 * Q8KW_WARPS, gc, (const float*)gc,
+                   (const float*)uc, F, x14c, (i64)0, (uint16_t*)nullptr, (i64)0);
+            const int drows = y.dtype == T_Q4_K ? 4 * Q4K_R1 : 4 * Q6K_R1;
+            launch_smem(s, y.dtype == T_Q4_K ? mmv_q4_k_1 : mmv_q6_k_1, E / drows, 128, xnf, (const uint8_t*)y.down,
+                        (i64)rowbytes(y.dtype, F), (const uint8_t*)x14c, (i64)0, y.dc, (i64)0, E, F, 1);
+            if (gap) launch(s, kgap, 1, 32, out, gap);
+        }
+    }
+};

@@ -44,40 +44,16 @@ extern "C" __global__ void __launch_bounds__(32 * FFN_W, 2) ffn_rt_q6_k(FFN_ARGS
 }
 
 int main() {
-    const int L = getenv("L") ? atoi(getenv("L")) : 32, gap = getenv("GAP") ? atoi(getenv("GAP")) : 0;
     const int cdims = getenv("CDIMS") ? atoi(getenv("CDIMS")) : 0;
-    const int gws = rowbytes(T_Q4_K, FS_E);
-    std::vector<FfnLayer> ly(L);
-    const size_t bytes = ffn_layers(ly, FS_E, FS_F);
-    uint8_t *x = ffn_input(FS_E), *x14c, *x14f;
-    CK(cudaMalloc(&x14c, xbytes(FS_F)));
-    CK(cudaMalloc(&x14f, xbytes(FS_F)));
-    float *gc, *uc, *gf, *uf, *P;
-    unsigned *cnt, *out;
-    for (float** q : {&gc, &uc, &gf, &uf}) CK(cudaMalloc(q, FS_F * 4));
-    CK(cudaMalloc(&P, (size_t)FS_NCL * FS_E * 4));
-    CK(cudaMalloc(&cnt, FFN_CS * 4));
-    CK(cudaMemset(cnt, 0, FFN_CS * 4));
-    CK(cudaMalloc(&out, 1 << 20));
-    CK(cudaDeviceSynchronize());
-    cudaStream_t s;
-    CK(cudaStreamCreate(&s));
-    const int xn4 = xbytes(FS_E), xn14 = xbytes(FS_F);
-    auto chain = [&]() {
-        for (int l = 0; l < L; l++) {
-            const FfnLayer& y = ly[l];
-            const int nrb = 2 * (FS_F / 16);
-            launch_smem(s, mmv_multi, nrb, 128, xn4, (const uint8_t*)x, (i64)0, FS_E, (const uint8_t*)y.gate, (i64)gws, gc, FS_F,
-                        T_Q4_K, (const uint8_t*)y.up, (i64)gws, uc, FS_F, T_Q4_K, (const uint8_t*)nullptr, (i64)0, (float*)nullptr, 0,
-                        T_Q4_K);
-            launch(s, swiglu_q8_k, dim3((FS_F / 256 + Q8KW_WARPS - 1) / Q8KW_WARPS, 1), 32 * Q8KW_WARPS, gc, (const float*)gc,
-                   (const float*)uc, FS_F, x14c, (i64)0, (uint16_t*)nullptr, (i64)0);
-            const int drows = y.dtype == T_Q4_K ? 4 * Q4K_R1 : 4 * Q6K_R1;
-            launch_smem(s, y.dtype == T_Q4_K ? mmv_q4_k_1 : mmv_q6_k_1, FS_E / drows, 128, xn14, (const uint8_t*)y.down,
-                        (i64)rowbytes(y.dtype, FS_F), (const uint8_t*)x14c, (i64)0, y.dc, (i64)0, FS_E, FS_F, 1);
-            if (gap) launch(s, kgap, 1, 32, out, gap);
-        }
-    };
+    FfnRun R(FS_E, FS_F, FS_NCL, FFN_CS);
+    const int L = R.L, gap = R.gap, gws = R.gws, xn14 = R.xnf;
+    std::vector<FfnLayer>& ly = R.ly;
+    const size_t bytes = R.bytes;
+    uint8_t *x = R.x, *x14c = R.x14c, *x14f = R.x14f;
+    float *gc = R.gc, *uc = R.uc, *gf = R.gf, *uf = R.uf, *P = R.P;
+    unsigned *cnt = R.cnt, *out = R.out;
+    cudaStream_t s = R.s;
+    auto chain = [&]() { R.chain(); };
     // ffn.go's ffnSmem: the staged row (at least ffn_sum's scratch), the block's gate, up
     // and SwiGLU values, the cluster's Q8_K row
     const int smem = ffn_stage(FS_E) + 3 * 4 * FFN_RA + xbytes(FFN_XQ);
