@@ -1,6 +1,7 @@
 #!/bin/sh
 # s69-call2.sh (session 69; not run: no machine after s69-call1): the three micros, ~3
-# minutes, no binary needed (carry nothing; nvcc only). (1) build/micro/ffs2.cu: the
+# minutes, no binary needed (carry nothing; nvcc only; hold kernels/cuda/*.ptx, testdata/vocab
+# and testdata/tokenizers out as usual so the tree fits the carry). (1) build/micro/ffs2.cu: the
 # engine's ffn kernel with one difference from session 68's first micro form
 # (ffs_old.cuh) removed at a time, beside the old form and the chain, at gaps 0 and 8 us
 # (s69-call1: the engine's code 35.9 against the old form's 34.3 and the chain's 36.1 us
