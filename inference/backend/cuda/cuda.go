@@ -63,8 +63,7 @@ type Backend struct {
 	noMMQ     bool           // $EMBER_CUDA_NO_MMQ: mat-vec kernels for every batch
 	hostMoE   bool           // $EMBER_CUDA_HOST_MOE: RoutedExperts declines (moe.go)
 	moeTN     int            // $EMBER_CUDA_MOE_TILE: the grouped experts' tile width, 0 to choose (moe.go)
-	routeBPS  int            // $EMBER_CUDA_ROUTE_BLOCKS: mmv_route_q4_k's blocks an SM, 0 for 3 (moe.go)
-	routeGrid int            // $EMBER_CUDA_ROUTE_GRID: mmv_route_q4_k's blocks in all, 0 for routeBPS's (moe.go)
+	routeGrid int            // $EMBER_CUDA_ROUTE_GRID: mmv_route_q4_k's blocks in all, 0 for three an SM (moe.go)
 	noF32W    bool           // $EMBER_CUDA_F32W is 0: batch-1 F32 weights on mmv_f32_1 (matmul.go)
 	noNR      bool           // $EMBER_CUDA_NO_NORM_ROUTER: NormRouter declines (normrouter.go)
 	ffnOn     bool           // $EMBER_CUDA_FFN: a decode row's FFN half in one launch (ffn.go)
@@ -167,7 +166,7 @@ func New(opt Options) (*Backend, error) {
 		name string
 		to   *int
 		ok   []int
-	}{{MoETileEnv, &b.moeTN, []int{8, 16, mmqTN}}, {MMQTileEnv, &b.mmqTN, []int{16, 32, mmqTN}}, {RouteBlocksEnv, &b.routeBPS, []int{1, 2, 3, 4}}} {
+	}{{MoETileEnv, &b.moeTN, []int{8, 16, mmqTN}}, {MMQTileEnv, &b.mmqTN, []int{16, 32, mmqTN}}} {
 		if v := os.Getenv(e.name); v != "" {
 			if *e.to, err = strconv.Atoi(v); err != nil || !slices.Contains(e.ok, *e.to) {
 				b.Close()

@@ -22,14 +22,10 @@ const moeMaxExperts, moeMaxPairs, moeMaxGrouped = 256, 64, 1 << 16
 // (8, 16 or 64 pairs: mmq_id8_, mmq_id16_, mmq_id_) instead of moeTile's choice.
 const MoETileEnv = "EMBER_CUDA_MOE_TILE"
 
-// RouteBlocksEnv names an environment variable that sets mmv_route_q4_k's blocks an SM
-// (1 to 4; default 3, what its registers let be resident).
-const RouteBlocksEnv = "EMBER_CUDA_ROUTE_BLOCKS"
-
 // RouteGridEnv names an environment variable that sets mmv_route_q4_k's grid (blocks in
-// all, at most four an SM; it overrides $EMBER_CUDA_ROUTE_BLOCKS), for timing grids
-// between two and three blocks an SM: those leave room on some SMs for the shared
-// experts' kernels while the routed blocks route.
+// all, at most four an SM; default three an SM, what its registers let be resident),
+// for timing other grids, whole blocks an SM or between: grids under three an SM leave
+// room on some SMs for the shared experts' kernels while the routed blocks route.
 const RouteGridEnv = "EMBER_CUDA_ROUTE_GRID"
 
 // moeTile is the tile width of the grouped experts' products for P pairs over X experts:
@@ -164,13 +160,9 @@ func (b *Backend) mmvRoute(route []uint64, g, gw, u, uw *tensor, nExpert int, xq
 		panic(fmt.Sprintf("cuda: mmvRoute: g %dx%d, u %dx%d", g.rows, g.cols, u.rows, u.cols))
 	}
 	sms := smsOr(b.dev.SMs)
-	bps := b.routeBPS
-	if bps == 0 {
-		bps = 3
-	}
 	name, R := routeKernel(gw.typ)
 	tasks := 2 * k * ((M + R - 1) / R) // R rows a warp's task, four warps a block
-	grid := bps * sms
+	grid := 3 * sms
 	if b.routeGrid > 0 {
 		grid = min(b.routeGrid, 4*sms)
 	}
