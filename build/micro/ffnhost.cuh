@@ -5,13 +5,14 @@
 #include <cstring>
 #include <vector>
 
-static int rowbytes(int t, int K) { return t == T_Q4_K ? K / 256 * 144 : K / 256 * 210; }
+static int rowbytes(int t, int K) { return t == T_Q4_K ? K / 256 * 144 : t == T_Q8_0 ? K / 32 * 34 : K / 256 * 210; }
 static int xbytes(int K) { return ((Q8K_BSUMS(K) + 4 * (K / 16)) + 15) & ~15; }
 
 // fill_weights writes random quants with small, finite f16 scales (Q4_K: d, dmin at the
-// start of each 144-byte block; Q6_K in mv1's row layout: the d plane at 208 * nb).
+// start of each 144-byte block; Q6_K and Q8_0 in mv1's row layouts: the d plane at 208 nb
+// and at 32 nb).
 static void fill_weights(uint8_t* dev, int t, int M, int K, unsigned seed) {
-    const int ws = rowbytes(t, K), nb = K / 256;
+    const int ws = rowbytes(t, K), nb = t == T_Q8_0 ? K / 32 : K / 256;
     std::vector<uint8_t> h((size_t)M * ws);
     unsigned s = seed;
     for (auto& b : h) s = s * 1664525u + 1013904223u, b = (uint8_t)(s >> 24);
@@ -21,7 +22,7 @@ static void fill_weights(uint8_t* dev, int t, int M, int K, unsigned seed) {
             s = s * 1664525u + 1013904223u;
             const uint16_t d = (uint16_t)(0x1800 + ((s >> 16) & 0x3ff)), m = (uint16_t)(0x1400 + ((s >> 6) & 0x3ff));
             if (t == T_Q4_K) memcpy(row + 144 * b, &d, 2), memcpy(row + 144 * b + 2, &m, 2);
-            else memcpy(row + 208 * nb + 2 * b, &d, 2);
+            else memcpy(row + (t == T_Q8_0 ? 32 : 208) * nb + 2 * b, &d, 2);
         }
     }
     CK(cudaMemcpy(dev, h.data(), h.size(), cudaMemcpyHostToDevice));
@@ -104,6 +105,17 @@ struct FfnRun {
         CK(cudaMalloc(&out, 1 << 20));
         CK(cudaDeviceSynchronize());
         CK(cudaStreamCreate(&s));
+    }
+    // down_diff returns the largest |chain - fused| of down's outputs over layers 0, 1 and
+    // L - 1, and the largest |chain| (for a relative bound).
+    void down_diff(double* worst, double* amax) const {
+        *worst = 0, *amax = 0;
+        for (int l : {0, 1, L - 1}) {
+            std::vector<float> A(E), B(E);
+            CK(cudaMemcpy(A.data(), ly[l].dc, (size_t)E * 4, cudaMemcpyDeviceToHost));
+            CK(cudaMemcpy(B.data(), ly[l].df, (size_t)E * 4, cudaMemcpyDeviceToHost));
+            for (int j = 0; j < E; j++) *worst = fmax(*worst, fabs((double)A[j] - B[j])), *amax = fmax(*amax, fabs((double)A[j]));
+        }
     }
     void chain() const {
         for (int l = 0; l < L; l++) {

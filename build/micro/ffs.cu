@@ -79,13 +79,8 @@ int main() {
     fused();
     CK(cudaStreamSynchronize(s));
     CK(cudaGetLastError());
-    double worst = 0, amax = 0;
-    for (int l : {0, 1, L - 1}) {
-        std::vector<float> A(FS_E), B(FS_E);
-        CK(cudaMemcpy(A.data(), ly[l].dc, FS_E * 4, cudaMemcpyDeviceToHost));
-        CK(cudaMemcpy(B.data(), ly[l].df, FS_E * 4, cudaMemcpyDeviceToHost));
-        for (int j = 0; j < FS_E; j++) worst = fmax(worst, fabs((double)A[j] - B[j])), amax = fmax(amax, fabs((double)A[j]));
-    }
+    double worst, amax;
+    R.down_diff(&worst, &amax);
     size_t diff = 0;
     auto bytes_differ = [&](const void* p, const void* q, size_t nb) {
         std::vector<uint8_t> a(nb), b(nb);

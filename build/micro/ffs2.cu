@@ -161,13 +161,8 @@ int main() {
     auto check = [&](const char* name) {
         CK(cudaStreamSynchronize(s));
         CK(cudaGetLastError());
-        double worst = 0, amax = 0;
-        for (int l : {0, 1, L - 1}) {
-            std::vector<float> A(FS_E), B(FS_E);
-            CK(cudaMemcpy(A.data(), ly[l].dc, FS_E * 4, cudaMemcpyDeviceToHost));
-            CK(cudaMemcpy(B.data(), ly[l].df, FS_E * 4, cudaMemcpyDeviceToHost));
-            for (int j = 0; j < FS_E; j++) worst = fmax(worst, fabs((double)A[j] - B[j])), amax = fmax(amax, fabs((double)A[j]));
-        }
+        double worst, amax;
+        R.down_diff(&worst, &amax);
         std::vector<uint8_t> a(xn14), b(xn14);
         CK(cudaMemcpy(a.data(), x14c, xn14, cudaMemcpyDeviceToHost));
         CK(cudaMemcpy(b.data(), x14f, xn14, cudaMemcpyDeviceToHost));

@@ -34,9 +34,8 @@
 #include "../../kernels/cuda/matmul.cu"
 #include "../../kernels/cuda/quant.cu"
 #include "../../kernels/cuda/moe.cu"
+#include "ffnhost.cuh"
 #include <cmath>
-#include <cstring>
-#include <vector>
 
 #define ME 2048  // model width (gate/up's K, down's rows)
 #define MF 1408  // an expert's hidden width
@@ -203,26 +202,6 @@ __global__ void __launch_bounds__(256) moefs_sum(float* dst, const float* P, int
     sum[cidx] = s + bv;
 }
 
-static int q4k_rowbytes(int K) { return K / 256 * 144; }
-static int q80_rowbytes(int K) { return K / 32 * 34; }  // mv1's planar Q8_0 rows: quants, then the d plane
-
-static void fill(uint8_t* dev, size_t n, unsigned seed, int type, int M, int K) {
-    std::vector<uint8_t> h(n);
-    unsigned s = seed;
-    for (auto& b : h) s = s * 1664525u + 1013904223u, b = (uint8_t)(s >> 24);
-    const size_t ws = type == T_Q4_K ? q4k_rowbytes(K) : q80_rowbytes(K);
-    for (size_t r = 0; r < n / ws; r++) {
-        uint8_t* row = h.data() + r * ws;
-        for (int b = 0; b < (type == T_Q4_K ? K / 256 : K / 32); b++) {
-            s = s * 1664525u + 1013904223u;
-            const uint16_t d = (uint16_t)(0x1800 + ((s >> 16) & 0x3ff)), m = (uint16_t)(0x1400 + ((s >> 6) & 0x3ff));
-            if (type == T_Q4_K) memcpy(row + 144 * b, &d, 2), memcpy(row + 144 * b + 2, &m, 2);
-            else memcpy(row + 32 * (K / 32) + 2 * b, &d, 2);
-        }
-    }
-    CK(cudaMemcpy(dev, h.data(), n, cudaMemcpyHostToDevice));
-}
-
 struct MoeLayer {
     uint8_t *gate, *up, *down;
     float* logits;
@@ -230,7 +209,7 @@ struct MoeLayer {
 
 int main() {
     const int L = getenv("L") ? atoi(getenv("L")) : 26, gap = getenv("GAP") ? atoi(getenv("GAP")) : 0;
-    const i64 gws = q4k_rowbytes(ME), gest = gws * MF, dws = q80_rowbytes(MF), dest = dws * ME;
+    const i64 gws = rowbytes(T_Q4_K, ME), gest = gws * MF, dws = rowbytes(T_Q8_0, MF), dest = dws * ME;
     const size_t gbytes = (size_t)MX * gest, dbytes = (size_t)MX * dest;
     std::vector<MoeLayer> ly(L);
     for (int l = 0; l < L; l++) {
@@ -240,9 +219,9 @@ int main() {
         CK(cudaMalloc(&y.down, dbytes));
         CK(cudaMalloc(&y.logits, MX * 4));
         if (l < 2) {
-            fill(y.gate, gbytes, 1 + 3 * l, T_Q4_K, MF, ME);
-            fill(y.up, gbytes, 2 + 3 * l, T_Q4_K, MF, ME);
-            fill(y.down, dbytes, 3 + 3 * l, T_Q8_0, ME, MF);
+            fill_weights(y.gate, T_Q4_K, MX * MF, ME, 1 + 3 * l);
+            fill_weights(y.up, T_Q4_K, MX * MF, ME, 2 + 3 * l);
+            fill_weights(y.down, T_Q8_0, MX * ME, MF, 3 + 3 * l);
         } else {
             CK(cudaMemcpy(y.gate, ly[l % 2].gate, gbytes, cudaMemcpyDeviceToDevice));
             CK(cudaMemcpy(y.up, ly[l % 2].up, gbytes, cudaMemcpyDeviceToDevice));
@@ -252,20 +231,14 @@ int main() {
         for (int x = 0; x < MX; x++) lg[x] = (float)(((x * 37 + l * 11) * 7919) % 1000) / 250.0f;
         CK(cudaMemcpy(y.logits, lg.data(), MX * 4, cudaMemcpyHostToDevice));
     }
-    // the token's Q8_K row of ME values, and the shared experts' output b
-    float *xf, *b;
-    uint8_t* xq;
-    const int xqn = ((Q8K_BSUMS(ME) + 4 * (ME / 16)) + 15) & ~15;
-    CK(cudaMalloc(&xf, ME * 4));
+    // the token's Q8_K row of ME values (ffn_input), and the shared experts' output b
+    uint8_t* xq = ffn_input(ME);
+    float* b;
     CK(cudaMalloc(&b, ME * 4));
-    CK(cudaMalloc(&xq, xqn));
     {
-        std::vector<float> hx(ME);
-        for (int q = 0; q < ME; q++) hx[q] = (float)((q * 7919) % 2001 - 1000) / 400.0f;
-        CK(cudaMemcpy(xf, hx.data(), ME * 4, cudaMemcpyHostToDevice));
-        for (int q = 0; q < ME; q++) hx[q] = (float)((q * 104729) % 2001 - 1000) / 4000.0f;
-        CK(cudaMemcpy(b, hx.data(), ME * 4, cudaMemcpyHostToDevice));
-        quant_q8_k<<<dim3((ME / 256 + Q8KW_WARPS - 1) / Q8KW_WARPS, 1), 32 * Q8KW_WARPS>>>(xq, 0, xf, ME);
+        std::vector<float> hb(ME);
+        for (int q = 0; q < ME; q++) hb[q] = (float)((q * 104729) % 2001 - 1000) / 4000.0f;
+        CK(cudaMemcpy(b, hb.data(), ME * 4, cudaMemcpyHostToDevice));
     }
     const int xs8 = ((MF + 4 * MNB) + 15) & ~15;  // a Q8_0 row of MF (mv1_bytes(T_Q8_0, MF))
     int *ids, *idf;

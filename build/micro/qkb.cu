@@ -22,8 +22,7 @@
 #include "micro.cuh"
 #include "../../kernels/cuda/matmul.cu"
 #include "../../kernels/cuda/quant.cu"
-#include <cstring>
-#include <vector>
+#include "ffnhost.cuh"
 
 #define QH 16     // heads
 #define QN 128    // q_nope values a head
@@ -105,51 +104,26 @@ __global__ void __cluster_dims__(QCS, 1, 1) __launch_bounds__(256)
     asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
-static void fill(uint8_t* dev, size_t n, unsigned seed, int type, int K) {
-    std::vector<uint8_t> hb(n);
-    unsigned s = seed;
-    for (auto& b : hb) s = s * 1664525u + 1013904223u, b = (uint8_t)(s >> 24);
-    const size_t ws = type == T_Q4_K ? K / 256 * 144 : K / 32 * 34;
-    for (size_t r = 0; r < n / ws; r++) {
-        uint8_t* row = hb.data() + r * ws;
-        for (int b = 0; b < (type == T_Q4_K ? K / 256 : K / 32); b++) {
-            s = s * 1664525u + 1013904223u;
-            const uint16_t d = (uint16_t)(0x1800 + ((s >> 16) & 0x3ff)), m = (uint16_t)(0x1400 + ((s >> 6) & 0x3ff));
-            if (type == T_Q4_K) memcpy(row + 144 * b, &d, 2), memcpy(row + 144 * b + 2, &m, 2);
-            else memcpy(row + 32 * (K / 32) + 2 * b, &d, 2);
-        }
-    }
-    CK(cudaMemcpy(dev, hb.data(), n, cudaMemcpyHostToDevice));
-}
-
 int main() {
     const int L = getenv("L") ? atoi(getenv("L")) : 27, gap = getenv("GAP") ? atoi(getenv("GAP")) : 0;
-    const i64 wqs = QE / 256 * 144, kbs = QN / 32 * 34, kbest = kbs * QL;
+    const i64 wqs = rowbytes(T_Q4_K, QE), kbs = rowbytes(T_Q8_0, QN), kbest = kbs * QL;
     const size_t qb = (size_t)QH * QN * wqs, kb = (size_t)QH * kbest;
     std::vector<uint8_t*> wq(L), wk(L);
     for (int l = 0; l < L; l++) {
         CK(cudaMalloc(&wq[l], qb));
         CK(cudaMalloc(&wk[l], kb));
-        fill(wq[l], qb, 1 + 2 * l, T_Q4_K, QE);
-        fill(wk[l], kb, 2 + 2 * l, T_Q8_0, QN);
+        fill_weights(wq[l], T_Q4_K, QH * QN, QE, 1 + 2 * l);
+        fill_weights(wk[l], T_Q8_0, QH * QL, QN, 2 + 2 * l);
     }
-    float *xf, *qn, *dc, *df;
-    uint8_t *xq, *q8;
-    const int xqn = ((Q8K_BSUMS(QE) + 4 * (QE / 16)) + 15) & ~15, q8s = ((QN + 4 * (QN / 32)) + 15) & ~15;
-    CK(cudaMalloc(&xf, QE * 4));
-    CK(cudaMalloc(&xq, xqn));
+    float *qn, *dc, *df;
+    uint8_t *xq = ffn_input(QE), *q8;  // the row's Q8_K values
+    const int xqn = xbytes(QE), q8s = ((QN + 4 * (QN / 32)) + 15) & ~15;
     CK(cudaMalloc(&qn, QH * QN * 4));
     CK(cudaMalloc(&q8, QH * q8s));
     CK(cudaMalloc(&dc, (size_t)L * QH * QR * 4));
     CK(cudaMalloc(&df, (size_t)L * QH * QR * 4));
     CK(cudaMemset(dc, 0, (size_t)L * QH * QR * 4));
     CK(cudaMemset(df, 0, (size_t)L * QH * QR * 4));
-    {
-        std::vector<float> hx(QE);
-        for (int q = 0; q < QE; q++) hx[q] = (float)((q * 7919) % 2001 - 1000) / 400.0f;
-        CK(cudaMemcpy(xf, hx.data(), QE * 4, cudaMemcpyHostToDevice));
-        quant_q8_k<<<dim3((QE / 256 + Q8KW_WARPS - 1) / Q8KW_WARPS, 1), 32 * Q8KW_WARPS>>>(xq, 0, xf, QE);
-    }
     unsigned* outp;
     CK(cudaMalloc(&outp, 1 << 20));
     CK(cudaDeviceSynchronize());
