@@ -19,14 +19,6 @@
 #define FS_NCL (FS_F / FFN_XQ)
 #include "ffs_old.cuh"
 
-__device__ __forceinline__ float4 v_peer(const void* a, unsigned r) {
-    unsigned s = (unsigned)__cvta_generic_to_shared(a), p;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(p) : "r"(s), "r"(r));
-    float4 v;
-    asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(p) : "memory");
-    return v;
-}
-
 template <int NCL>
 __device__ __forceinline__ void v_sum(const float* P, int E, float* dst, int lo, int hi, float4* sm) {
     constexpr int F4 = FS_E / FFN_CS / 4, T = 32 * FFN_W, S = T / F4, MC = (NCL + S - 1) / S;
@@ -85,7 +77,7 @@ __device__ __forceinline__ void ffnv(const uint8_t* xq, int Earg, const uint8_t*
         const int k = 256 * wp + 8 * lane, pr = k / FFN_RA, off = k % FFN_RA;
         float v[8];
         if (V & 1) {
-            const float4 a = v_peer(vs + off, pr), b = v_peer(vs + off + 4, pr);
+            const float4 a = fs_peer(vs + off, pr), b = fs_peer(vs + off + 4, pr);
             v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
         } else {
 #pragma unroll

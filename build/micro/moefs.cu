@@ -100,32 +100,30 @@ __global__ void __launch_bounds__(256, 2)
     int4 dq[DS];
     uint16_t dd[DS];
     {
+        // rows_sum: four rows' lane terms (mv1_q4_k's); rows_store: their warp sums into o
         float acc[4];
+        auto rows_sum = [&](const uint4* h, const uint4* a, const uint4* b) {
 #pragma unroll
-        for (int i = 0; i < 4; i++) {
-            int sb;
-            const int sa = q4k_dot(a0[i], b0[i], xv, &sb);
-            acc[i] = 0.0f + q4k_part(h0[i], c, sa, sb, yd, bs);
-        }
+            for (int i = 0; i < 4; i++) {
+                int sb;
+                const int sa = q4k_dot(a[i], b[i], xv, &sb);
+                acc[i] = 0.0f + q4k_part(h[i], c, sa, sb, yd, bs);
+            }
+        };
+        auto rows_store = [&](float* o) {
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const float v = warp_sum(acc[i]);
+                if (lane == 0) o[4 * warp + i] = v;
+            }
+        };
+        rows_sum(h0, a0, b0);
         // gate's registers are free: down's first DS steps (they depend on the routing only)
 #pragma unroll
         for (int t = 0; t < DS; t++) dload(t, dq[t], dd[t]);
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            const float v = warp_sum(acc[i]);
-            if (lane == 0) gs[4 * warp + i] = v;
-        }
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            int sb;
-            const int sa = q4k_dot(a1[i], b1[i], xv, &sb);
-            acc[i] = 0.0f + q4k_part(h1[i], c, sa, sb, yd, bs);
-        }
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            const float v = warp_sum(acc[i]);
-            if (lane == 0) us[4 * warp + i] = v;
-        }
+        rows_store(gs);
+        rows_sum(h1, a1, b1);
+        rows_store(us);
     }
     __syncthreads();
     if (warp == 0) {  // swiglu_q8's operations and rounding of the block's 32 values
