@@ -144,9 +144,9 @@ int main() {
     };
     auto fused = [&](int nb) {
         for (int l = 0; l < L; l++) {
-            launch(s, nb == 8 ? ah1_8 : ah1_16, 16 * nb, 256, (const uint8_t*)x8[l], (const uint8_t*)wq[l], (const uint8_t*)wk[l],
+            launch(s, nb == 8 ? ah1_8 : nb == 16 ? ah1_16 : ah1_8n, 16 * (nb == 16 ? 16 : 8), 256, (const uint8_t*)x8[l], (const uint8_t*)wq[l], (const uint8_t*)wk[l],
                    (const uint8_t*)wv[l], (const uint8_t*)wo[l], qf[l], kcf[l], vcf[l], (const int*)pos, (const int*)tab, theta_scale, scale,
-                   attf[l], P, of[l], nb == 8 ? flags : flags + 8, cnt);
+                   attf[l], P, of[l], nb == 16 ? flags + 8 : flags, cnt);
             norm(l, of[l]);
         }
     };
@@ -185,9 +185,13 @@ int main() {
                "O %.3g of %.3g; layer %d's O %.3g of %.3g%s\n",
                nb, N, qd, E, cd, 2 * nkvd, ad, am, od, om, L - 1, od2, om2, wrong ? "  WRONG" : "");
     }
-    const float tc = graph_best_ms(s, chain, 2, 5), t8 = graph_best_ms(s, [&]() { fused(8); }, 2, 5),
-                t16 = graph_best_ms(s, [&]() { fused(16); }, 2, 5);
-    printf("N %d, gap %d ns, %d layers (%.1f MB of weights a layer): chain %.1f us (%.2f a layer), ah1_8 %.1f (%.2f), ah1_16 %.1f (%.2f)\n", N,
-           gap, L, wbytes / 1e6 / L, 1e3 * tc, 1e3 * tc / L, 1e3 * t8, 1e3 * t8 / L, 1e3 * t16, 1e3 * t16 / L);
+    // two rounds, the forms in turn; ah1_8n (fused(0)) is ah1_8 without the attention
+    for (int round = 0; round < 2; round++) {
+        const float tc = graph_best_ms(s, chain, 2, 5), t8 = graph_best_ms(s, [&]() { fused(8); }, 2, 5),
+                    t16 = graph_best_ms(s, [&]() { fused(16); }, 2, 5), tn = graph_best_ms(s, [&]() { fused(0); }, 2, 5);
+        printf("N %d, gap %d ns, %d layers (%.1f MB of weights a layer), us a layer: chain %.2f, ah1_8 %.2f, ah1_16 %.2f, "
+               "ah1_8 without attention %.2f\n",
+               N, gap, L, wbytes / 1e6 / L, 1e3 * tc / L, 1e3 * t8 / L, 1e3 * t16 / L, 1e3 * tn / L);
+    }
     return bad ? 2 : 0;
 }

@@ -156,7 +156,7 @@ __device__ __forceinline__ float ah_block_sum(float v, float* red) {
         uint16_t *vc, const int *pos, const int *tab, float theta_scale, float scale, float *att, float *P, float *dst,   \
         unsigned *flags, unsigned *cnt
 
-template <int NB>
+template <int NB, bool ATT>
 __device__ __forceinline__ void ah1_body(AH1_ARGS) {
     using PL = AhPlan<NB>;
     __shared__ __align__(16) uint8_t xs[AH_XB];  // the input row (swizzled for q4k_x)
@@ -223,48 +223,50 @@ __device__ __forceinline__ void ah1_body(AH1_ARGS) {
     // the positions a thread), one Q8_K block
     qp[threadIdx.x] = __ldcg(q + 256 * pr + threadIdx.x);
     __syncthreads();
-    float sa = -INFINITY, sb = -INFINITY;
-    if ((int)threadIdx.x < n) {
-        const int t = threadIdx.x, rw = tab[t / 16] * 16 + t % 16;
-        crow[t] = rw;
-        const uint4* kr = (const uint4*)(kc + (i64)rw * 1024 + 128 * g);
-        float a0 = 0, b0 = 0;
+    if constexpr (ATT) {
+        float sa = -INFINITY, sb = -INFINITY;
+        if ((int)threadIdx.x < n) {
+            const int t = threadIdx.x, rw = tab[t / 16] * 16 + t % 16;
+            crow[t] = rw;
+            const uint4* kr = (const uint4*)(kc + (i64)rw * 1024 + 128 * g);
+            float a0 = 0, b0 = 0;
 #pragma unroll 4
-        for (int d8 = 0; d8 < AH_HD / 8; d8++) {
-            const uint4 u = __ldcg(kr + d8);
-            const uint32_t wv[4] = {u.x, u.y, u.z, u.w};
+            for (int d8 = 0; d8 < AH_HD / 8; d8++) {
+                const uint4 u = __ldcg(kr + d8);
+                const uint32_t wv[4] = {u.x, u.y, u.z, u.w};
 #pragma unroll
-            for (int e = 0; e < 4; e++) {
-                const float k0f = h2f(wv[e] & 0xffff), k1f = h2f(wv[e] >> 16);
-                const int d = 8 * d8 + 2 * e;
-                a0 += qp[d] * k0f + qp[d + 1] * k1f;
-                b0 += qp[AH_HD + d] * k0f + qp[AH_HD + d + 1] * k1f;
+                for (int e = 0; e < 4; e++) {
+                    const float k0f = h2f(wv[e] & 0xffff), k1f = h2f(wv[e] >> 16);
+                    const int d = 8 * d8 + 2 * e;
+                    a0 += qp[d] * k0f + qp[d + 1] * k1f;
+                    b0 += qp[AH_HD + d] * k0f + qp[AH_HD + d + 1] * k1f;
+                }
             }
+            sa = a0 * scale, sb = b0 * scale;
         }
-        sa = a0 * scale, sb = b0 * scale;
-    }
-    const float ma = ah_block_max(sa, rr), mb = ah_block_max(sb, rr);
-    const float ea = (int)threadIdx.x < n ? expf(sa - ma) : 0.0f, eb = (int)threadIdx.x < n ? expf(sb - mb) : 0.0f;
-    const float la = ah_block_sum(ea, rr), lb = ah_block_sum(eb, rr);
-    if ((int)threadIdx.x < n) ps[0][threadIdx.x] = ea / la, ps[1][threadIdx.x] = eb / lb;
-    __syncthreads();
-    {
-        const int dp = threadIdx.x & 63, qq = threadIdx.x >> 6;
-        float oa0 = 0, oa1 = 0, ob0 = 0, ob1 = 0;
-        for (int t = qq; t < n; t += 4) {
-            const uint32_t vv = __ldcg((const unsigned*)(vc + (i64)crow[t] * 1024 + 128 * g) + dp);
-            const float v0 = h2f(vv & 0xffff), v1 = h2f(vv >> 16), pa = ps[0][t], pb = ps[1][t];
-            oa0 += pa * v0, oa1 += pa * v1, ob0 += pb * v0, ob1 += pb * v1;
+        const float ma = ah_block_max(sa, rr), mb = ah_block_max(sb, rr);
+        const float ea = (int)threadIdx.x < n ? expf(sa - ma) : 0.0f, eb = (int)threadIdx.x < n ? expf(sb - mb) : 0.0f;
+        const float la = ah_block_sum(ea, rr), lb = ah_block_sum(eb, rr);
+        if ((int)threadIdx.x < n) ps[0][threadIdx.x] = ea / la, ps[1][threadIdx.x] = eb / lb;
+        __syncthreads();
+        {
+            const int dp = threadIdx.x & 63, qq = threadIdx.x >> 6;
+            float oa0 = 0, oa1 = 0, ob0 = 0, ob1 = 0;
+            for (int t = qq; t < n; t += 4) {
+                const uint32_t vv = __ldcg((const unsigned*)(vc + (i64)crow[t] * 1024 + 128 * g) + dp);
+                const float v0 = h2f(vv & 0xffff), v1 = h2f(vv >> 16), pa = ps[0][t], pb = ps[1][t];
+                oa0 += pa * v0, oa1 += pa * v1, ob0 += pb * v0, ob1 += pb * v1;
+            }
+            red[qq][2 * dp] = oa0, red[qq][2 * dp + 1] = oa1, red[qq][AH_HD + 2 * dp] = ob0, red[qq][AH_HD + 2 * dp + 1] = ob1;
         }
-        red[qq][2 * dp] = oa0, red[qq][2 * dp + 1] = oa1, red[qq][AH_HD + 2 * dp] = ob0, red[qq][AH_HD + 2 * dp + 1] = ob1;
+        __syncthreads();
     }
-    __syncthreads();
     if (wp == 0) {
         float v[8];
 #pragma unroll
         for (int i = 0; i < 8; i++) {
             const int j = 8 * lane + i;
-            v[i] = red[0][j] + red[1][j] + red[2][j] + red[3][j];
+            v[i] = ATT ? red[0][j] + red[1][j] + red[2][j] + red[3][j] : qp[j];  // (no attention: the query itself)
             if (r == 0) att[256 * pr + j] = v[i];
         }
         q8k_quant_warp(v, xa, 0, 256);
@@ -314,8 +316,13 @@ __device__ __forceinline__ void ah1_body(AH1_ARGS) {
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) ah1_8(AH1_ARGS) {
-    ah1_body<8>(X, Wq, Wk, Wv, Wo, q, kc, vc, pos, tab, theta_scale, scale, att, P, dst, flags, cnt);
+    ah1_body<8, true>(X, Wq, Wk, Wv, Wo, q, kc, vc, pos, tab, theta_scale, scale, att, P, dst, flags, cnt);
 }
 extern "C" __global__ void __launch_bounds__(256, 2) ah1_16(AH1_ARGS) {
-    ah1_body<16>(X, Wq, Wk, Wv, Wo, q, kc, vc, pos, tab, theta_scale, scale, att, P, dst, flags, cnt);
+    ah1_body<16, true>(X, Wq, Wk, Wv, Wo, q, kc, vc, pos, tab, theta_scale, scale, att, P, dst, flags, cnt);
+}
+// ah1_8n is ah1_8 without the attention (the rounded query stands in for its outputs):
+// what the attention costs inside the launch.
+extern "C" __global__ void __launch_bounds__(256, 1) ah1_8n(AH1_ARGS) {
+    ah1_body<8, false>(X, Wq, Wk, Wv, Wo, q, kc, vc, pos, tab, theta_scale, scale, att, P, dst, flags, cnt);
 }
