@@ -12,13 +12,31 @@ import (
 	"embed"
 	"encoding/hex"
 	"fmt"
+	"io/fs"
+	"strings"
 )
 
 //go:embed *.ptx
 var ptx embed.FS
 
-// Modules are the kernel modules, one .cu (and .ptx) file each.
-var Modules = []string{"ops", "moe", "matmul", "ffn", "mmq", "attention", "attention_split", "attention_tc", "attention_dec", "attention_long", "attention_short", "sample", "sample_row", "dequant", "mvs", "quant", "mmf", "mmg"}
+// Modules are the kernel modules in name order, one .cu (and .ptx) file each: every
+// embedded PTX file is one, so a new kernel file needs no list of its own
+// (TestModulesAreTheSources checks that each has its .cu and each .cu its module).
+var Modules = modules()
+
+func modules() []string {
+	es, err := fs.ReadDir(ptx, ".")
+	if err != nil {
+		panic(fmt.Sprintf("kernels/cuda: the embedded PTX: %v", err)) // embedded at build time: cannot happen
+	}
+	var ms []string
+	for _, e := range es {
+		if m, ok := strings.CutSuffix(e.Name(), ".ptx"); ok {
+			ms = append(ms, m)
+		}
+	}
+	return ms
+}
 
 // HashPrefix starts the first line of every generated .ptx file.
 const HashPrefix = "// ember-sources-sha256: "

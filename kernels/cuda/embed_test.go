@@ -49,8 +49,9 @@ func TestPTXMatchesSources(t *testing.T) {
 }
 
 // TestModulesAreTheSources: every .cu file is a module (its PTX embedded and loaded) and
-// every module has its .cu: a kernel file left out of Modules compiles to PTX that the
-// backend never loads, and its kernels are "in no module" on the GPU only.
+// every module (an embedded .ptx) has its .cu: a kernel file without its PTX would have
+// kernels "in no module" on the GPU only, and a PTX file without its source could not be
+// made again.
 func TestModulesAreTheSources(t *testing.T) {
 	cus, err := filepath.Glob("*.cu")
 	if err != nil || len(cus) == 0 {
@@ -63,7 +64,7 @@ func TestModulesAreTheSources(t *testing.T) {
 	for _, cu := range cus {
 		m := strings.TrimSuffix(cu, ".cu")
 		if !mods[m] {
-			t.Errorf("%s is not in Modules", cu)
+			t.Errorf("%s has no embedded %s.ptx: run build/gen-ptx.sh on a GPU machine", cu, m)
 		}
 		delete(mods, m)
 	}
