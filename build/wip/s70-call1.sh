@@ -9,22 +9,34 @@
 # checks the rotated query and the new cache rows bit for bit and the attention and O
 # within a bound (exit 2 and WRONG when not). Its blocks of one KV head meet on a
 # counter in global memory, so a hang is possible if the design is wrong: each run is
-# killed after 60 s. (2)-(4) session 69's three micros, as build/wip/s69-call2.sh runs
-# them (ffs2, moefs, qkb).
+# killed after 60 s. (2) build/micro/mla1.cu: V2-Lite's attention half (Q, kv_a, the
+# latent norm and RoPEs, the absorbed query, the latent attention, v_b, O) as one launch of
+# 128 blocks that meet three times, 27 layers, checked stage by stage against a host
+# reference of layer 0; the figure to beat is the engine chain's ~19.4 us a layer (s59's
+# timeline). (3)-(5) session 69's three micros, as build/wip/s69-call2.sh runs them (ffs2,
+# moefs, qkb).
 set -u
 export MODELS="none"
 . build/gpu-setup.sh "${OUT:-/tmp/s70c1}"
 cd build/micro
-for m in ah1 ffs2 moefs qkb; do
+for m in ah1 mla1 ffs2 moefs qkb; do
 	nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -O3 -fmad=false -Xptxas -v -o /tmp/$m $m.cu >"$L/$m-ptxas.txt" 2>&1 &
 done
 wait
 grep -A2 "entry function 'ah1" "$L/ah1-ptxas.txt" | grep -E "Used|spill"
 for v in "N=64" "N=128" "N=200" "N=64 GAP=8000" "N=128 GAP=8000"; do
-	env $v timeout -s KILL 60 /tmp/ah1 2>&1 | tee -a "$L/ah1.txt"
-	echo "rc $? ($v)" | tee -a "$L/ah1.txt"
+	env $v timeout -s KILL 60 /tmp/ah1 >/tmp/o.txt 2>&1
+	echo "rc $? ($v)" >>/tmp/o.txt
+	tee -a "$L/ah1.txt" </tmp/o.txt
 done
 el "ah1 done"
+grep -A2 "entry function 'mla1" "$L/mla1-ptxas.txt" | grep -E "Used|spill"
+for v in "N=64" "N=200" "N=64 GAP=8000"; do
+	env $v timeout -s KILL 60 /tmp/mla1 >/tmp/o.txt 2>&1
+	echo "rc $? ($v)" >>/tmp/o.txt
+	tee -a "$L/mla1.txt" </tmp/o.txt
+done
+el "mla1 done"
 for m in ffs2 moefs qkb; do
 	for g in 0 8000; do GAP=$g timeout -s KILL 150 /tmp/$m 2>&1 | tee -a "$L/$m.txt"; done
 	el "$m done"
