@@ -115,6 +115,9 @@ int main() {
     CK(cudaMemset(flags, 0, 16 * 4));
     CK(cudaMalloc(&cnt, 16 * 4));
     CK(cudaMemset(cnt, 0, 16 * 4));
+    unsigned* cnt2;  // ah1_8f's: the row ranges' last blocks
+    CK(cudaMalloc(&cnt2, 4));
+    CK(cudaMemset(cnt2, 0, 4));
     CK(cudaMalloc(&out, 1 << 20));
     // the chain's attention: attention_decD_1's form for N positions, as att1.cu launches it
     const int ns = 4, scap = 256, cap1 = N <= 64 ? 64 : N <= 128 ? 128 : A1_N;
@@ -142,8 +145,16 @@ int main() {
             norm(l, oc[l]);
         }
     };
+    // fused(8): ah1_8, (16) ah1_16, (0) ah1_8n, each then the norm; (-1) ah1_8f, the norm in it
     auto fused = [&](int nb) {
         for (int l = 0; l < L; l++) {
+            if (nb == -1) {
+                launch(s, ah1_8f, 128, 256, (const uint8_t*)x8[l], (const uint8_t*)wq[l], (const uint8_t*)wk[l], (const uint8_t*)wv[l],
+                       (const uint8_t*)wo[l], qf[l], kcf[l], vcf[l], (const int*)pos, (const int*)tab, theta_scale, scale, attf[l], P, of[l],
+                       flags, cnt, AhNorm{resid, normed, nw, x8[l + 1], cnt2, 1e-5f});
+                if (gap) launch(s, kgap, 1, 32, out, gap);
+                continue;
+            }
             launch(s, nb == 8 ? ah1_8 : nb == 16 ? ah1_16 : ah1_8n, 16 * (nb == 16 ? 16 : 8), 256, (const uint8_t*)x8[l], (const uint8_t*)wq[l], (const uint8_t*)wk[l],
                    (const uint8_t*)wv[l], (const uint8_t*)wo[l], qf[l], kcf[l], vcf[l], (const int*)pos, (const int*)tab, theta_scale, scale,
                    attf[l], P, of[l], nb == 16 ? flags + 8 : flags, cnt);
@@ -185,13 +196,27 @@ int main() {
                "O %.3g of %.3g; layer %d's O %.3g of %.3g%s\n",
                nb, N, qd, E, cd, 2 * nkvd, ad, am, od, om, L - 1, od2, om2, wrong ? "  WRONG" : "");
     }
+    {  // ah1_8f against ah1_8 and the norm: the last layer's next row and the residual, bit for bit
+        reset();
+        fused(8);
+        CK(cudaStreamSynchronize(s));
+        const auto x1 = get(x8[L], xb), r1 = get(resid, E * 4);
+        reset();
+        fused(-1);
+        CK(cudaStreamSynchronize(s));
+        const auto x2 = get(x8[L], xb), r2 = get(resid, E * 4);
+        const bool same = memcmp(x1.data(), x2.data(), xb) == 0 && memcmp(r1.data(), r2.data(), E * 4) == 0;
+        bad |= !same;
+        printf("ah1_8f: the norm in the launch gives %s\n", same ? "the same rows as ah1_8 and add_rms_norm_q8_k_1" : "other rows  WRONG");
+    }
     // two rounds, the forms in turn; ah1_8n (fused(0)) is ah1_8 without the attention
     for (int round = 0; round < 2; round++) {
         const float tc = graph_best_ms(s, chain, 2, 5), t8 = graph_best_ms(s, [&]() { fused(8); }, 2, 5),
-                    t16 = graph_best_ms(s, [&]() { fused(16); }, 2, 5), tn = graph_best_ms(s, [&]() { fused(0); }, 2, 5);
+                    t16 = graph_best_ms(s, [&]() { fused(16); }, 2, 5), tn = graph_best_ms(s, [&]() { fused(0); }, 2, 5),
+                    tf = graph_best_ms(s, [&]() { fused(-1); }, 2, 5);
         printf("N %d, gap %d ns, %d layers (%.1f MB of weights a layer), us a layer: chain %.2f, ah1_8 %.2f, ah1_16 %.2f, "
-               "ah1_8 without attention %.2f\n",
-               N, gap, L, wbytes / 1e6 / L, 1e3 * tc / L, 1e3 * t8 / L, 1e3 * t16 / L, 1e3 * tn / L);
+               "ah1_8 without attention %.2f, ah1_8f (the norm in it) %.2f\n",
+               N, gap, L, wbytes / 1e6 / L, 1e3 * tc / L, 1e3 * t8 / L, 1e3 * t16 / L, 1e3 * tn / L, 1e3 * tf / L);
     }
     return bad ? 2 : 0;
 }

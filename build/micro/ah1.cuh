@@ -156,8 +156,19 @@ __device__ __forceinline__ float ah_block_sum(float v, float* red) {
         uint16_t *vc, const int *pos, const int *tab, float theta_scale, float scale, float *att, float *P, float *dst,   \
         unsigned *flags, unsigned *cnt
 
-template <int NB, bool ATT>
-__device__ __forceinline__ void ah1_body(AH1_ARGS) {
+// AhNorm: what ah1_8f's last block does after the rest, the chain's next launch
+// (add_rms_norm_q8_k_1: resid += dst, its RMS norm times nw into normed and, rounded to
+// Q8_K, into out); cnt counts the row ranges' last blocks (never reset).
+struct AhNorm {
+    float *resid, *normed;
+    const float* nw;
+    uint8_t* out;
+    unsigned* cnt;
+    float eps;
+};
+
+template <int NB, bool ATT, bool FOLD = false>
+__device__ __forceinline__ void ah1_body(AH1_ARGS, AhNorm nm = {}) {
     using PL = AhPlan<NB>;
     __shared__ __align__(16) uint8_t xs[AH_XB];  // the input row (swizzled for q4k_x)
     __shared__ float sq[PL::QR], sk[PL::KR], sv[PL::KR], cs[AH_HD];
@@ -313,6 +324,22 @@ __device__ __forceinline__ void ah1_body(AH1_ARGS) {
             for (int k = 1; k < 16; k++) v += __ldcg(P + (i64)k * AH_E + row);
             dst[row] = v;
         }
+    if constexpr (FOLD) {  // the last of the row ranges' last blocks: the next norm
+        __shared__ int lastall;
+        __shared__ __align__(16) float nxs[AH_E];
+        __shared__ double part[8];
+        if (!last) return;
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            unsigned old;
+            asm volatile("fence.acq_rel.gpu;" ::: "memory");
+            asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], 1;" : "=r"(old) : "l"(nm.cnt) : "memory");
+            lastall = old % NB == NB - 1;
+            if (lastall) asm volatile("fence.acq_rel.gpu;" ::: "memory");
+        }
+        __syncthreads();
+        if (lastall) norm1_row<AH_E / 256, true>(nm.resid, nm.resid, dst, nm.normed, nm.nw, AH_E, nm.eps, nm.out, nxs, part);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) ah1_8(AH1_ARGS) {
@@ -325,4 +352,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) ah1_16(AH1_ARGS) {
 // what the attention costs inside the launch.
 extern "C" __global__ void __launch_bounds__(256, 1) ah1_8n(AH1_ARGS) {
     ah1_body<8, false>(X, Wq, Wk, Wv, Wo, q, kc, vc, pos, tab, theta_scale, scale, att, P, dst, flags, cnt);
+}
+// ah1_8f is ah1_8 with the next add_rms_norm_q8_k_1 done by its last block (no launch
+// of its own).
+extern "C" __global__ void __launch_bounds__(256, 1) ah1_8f(AH1_ARGS, AhNorm nm) {
+    ah1_body<8, true, true>(X, Wq, Wk, Wv, Wo, q, kc, vc, pos, tab, theta_scale, scale, att, P, dst, flags, cnt, nm);
 }
