@@ -145,9 +145,31 @@ int main() {
             norm(l, oc[l]);
         }
     };
-    // fused(8): ah1_8, (16) ah1_16, (0) ah1_8n, each then the norm; (-1) ah1_8f, the norm in it
+    // ah1_8c's clusters of 16 (a non-portable size): how many fit at once (0: the form is
+    // left out)
+    int ncl = 0;
+    {
+        CK(cudaFuncSetAttribute(ah1_8c, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+        cudaLaunchConfig_t c = {};
+        c.gridDim = 128, c.blockDim = 256;
+        cudaLaunchAttribute at;
+        at.id = cudaLaunchAttributeClusterDimension;
+        at.val.clusterDim.x = 16, at.val.clusterDim.y = 1, at.val.clusterDim.z = 1;
+        c.attrs = &at, c.numAttrs = 1;
+        if (cudaOccupancyMaxActiveClusters(&ncl, ah1_8c, &c) != cudaSuccess) ncl = 0, (void)cudaGetLastError();
+        printf("ah1_8c: %d clusters of 16 fit at once (8 needed)\n", ncl);
+    }
+    // fused(8): ah1_8, (16) ah1_16, (0) ah1_8n, (-2) ah1_8c, each then the norm; (-1) ah1_8f,
+    // the norm in it
     auto fused = [&](int nb) {
         for (int l = 0; l < L; l++) {
+            if (nb == -2) {
+                launch_cl(s, ah1_8c, 128, 256, 0, 16, (const uint8_t*)x8[l], (const uint8_t*)wq[l], (const uint8_t*)wk[l],
+                          (const uint8_t*)wv[l], (const uint8_t*)wo[l], qf[l], kcf[l], vcf[l], (const int*)pos, (const int*)tab, theta_scale,
+                          scale, attf[l], P, of[l], flags, cnt);
+                norm(l, of[l]);
+                continue;
+            }
             if (nb == -1) {
                 launch(s, ah1_8f, 128, 256, (const uint8_t*)x8[l], (const uint8_t*)wq[l], (const uint8_t*)wk[l], (const uint8_t*)wv[l],
                        (const uint8_t*)wo[l], qf[l], kcf[l], vcf[l], (const int*)pos, (const int*)tab, theta_scale, scale, attf[l], P, of[l],
@@ -168,7 +190,8 @@ int main() {
         return h;
     };
     bool bad = false;
-    for (int nb : {8, 16}) {
+    for (int nb : {8, 16, -2}) {
+        if (nb == -2 && ncl < 1) continue;
         reset();
         chain();
         CK(cudaStreamSynchronize(s));
@@ -192,9 +215,9 @@ int main() {
                      od2 = maxdiff(o3.data(), o4.data(), E, &om2);
         const bool wrong = qd || cd || ad > 1e-2 * am || od > 2e-2 * om;
         bad |= wrong;
-        printf("ah1_%d, N %d, layer 0: rotated query floats differing %d of %d, new cache halves %d of %d; attention %.3g of %.3g, "
+        printf("ah1_%s, N %d, layer 0: rotated query floats differing %d of %d, new cache halves %d of %d; attention %.3g of %.3g, "
                "O %.3g of %.3g; layer %d's O %.3g of %.3g%s\n",
-               nb, N, qd, E, cd, 2 * nkvd, ad, am, od, om, L - 1, od2, om2, wrong ? "  WRONG" : "");
+               nb == 8 ? "8" : nb == 16 ? "16" : "8c", N, qd, E, cd, 2 * nkvd, ad, am, od, om, L - 1, od2, om2, wrong ? "  WRONG" : "");
     }
     {  // ah1_8f against ah1_8 and the norm: the last layer's next row and the residual, bit for bit
         reset();
@@ -213,10 +236,10 @@ int main() {
     for (int round = 0; round < 2; round++) {
         const float tc = graph_best_ms(s, chain, 2, 5), t8 = graph_best_ms(s, [&]() { fused(8); }, 2, 5),
                     t16 = graph_best_ms(s, [&]() { fused(16); }, 2, 5), tn = graph_best_ms(s, [&]() { fused(0); }, 2, 5),
-                    tf = graph_best_ms(s, [&]() { fused(-1); }, 2, 5);
+                    tf = graph_best_ms(s, [&]() { fused(-1); }, 2, 5), tcl = ncl > 0 ? graph_best_ms(s, [&]() { fused(-2); }, 2, 5) : 0;
         printf("N %d, gap %d ns, %d layers (%.1f MB of weights a layer), us a layer: chain %.2f, ah1_8 %.2f, ah1_16 %.2f, "
-               "ah1_8 without attention %.2f, ah1_8f (the norm in it) %.2f\n",
-               N, gap, L, wbytes / 1e6 / L, 1e3 * tc / L, 1e3 * t8 / L, 1e3 * t16 / L, 1e3 * tn / L, 1e3 * tf / L);
+               "ah1_8 without attention %.2f, ah1_8f (the norm in it) %.2f, ah1_8c (clusters) %.2f\n",
+               N, gap, L, wbytes / 1e6 / L, 1e3 * tc / L, 1e3 * t8 / L, 1e3 * t16 / L, 1e3 * tn / L, 1e3 * tf / L, 1e3 * tcl / L);
     }
     return bad ? 2 : 0;
 }

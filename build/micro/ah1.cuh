@@ -167,7 +167,7 @@ struct AhNorm {
     float eps;
 };
 
-template <int NB, bool ATT, bool FOLD = false>
+template <int NB, bool ATT, bool FOLD = false, bool CL = false>
 __device__ __forceinline__ void ah1_body(AH1_ARGS, AhNorm nm = {}) {
     using PL = AhPlan<NB>;
     __shared__ __align__(16) uint8_t xs[AH_XB];  // the input row (swizzled for q4k_x)
@@ -229,7 +229,8 @@ __device__ __forceinline__ void ah1_body(AH1_ARGS, AhNorm nm = {}) {
 #pragma unroll
     for (int j = 0; j < AH_OD; j++) ah_oload(Wo, PL::OR * r, j, pr, ow[j]);
     // 3. the KV head's blocks meet
-    ah_meet(flags + g, 2 * NB);
+    if constexpr (CL) cluster_sync();  // ah1_8c: the KV head's 16 blocks are one cluster
+    else ah_meet(flags + g, 2 * NB);
     // 4. attention: scores (a position a thread), softmax, P V (a dim pair and a quarter of
     // the positions a thread), one Q8_K block
     qp[threadIdx.x] = __ldcg(q + 256 * pr + threadIdx.x);
@@ -357,4 +358,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) ah1_8n(AH1_ARGS) {
 // of its own).
 extern "C" __global__ void __launch_bounds__(256, 1) ah1_8f(AH1_ARGS, AhNorm nm) {
     ah1_body<8, true, true>(X, Wq, Wk, Wv, Wo, q, kc, vc, pos, tab, theta_scale, scale, att, P, dst, flags, cnt, nm);
+}
+// ah1_8c is ah1_8 with each KV head's 16 blocks one cluster (a non-portable size), meeting
+// at a cluster barrier instead of on a counter in global memory (no fence or atomic
+// before the attention); two blocks an SM (128 registers), so a cluster takes 8 SMs.
+extern "C" __global__ void __launch_bounds__(256, 2) ah1_8c(AH1_ARGS) {
+    ah1_body<8, true, false, true>(X, Wq, Wk, Wv, Wo, q, kc, vc, pos, tab, theta_scale, scale, att, P, dst, flags, cnt);
 }
