@@ -53,6 +53,21 @@ static void q8p_row(const uint8_t* row, int k, double* out) {
     }
 }
 
+// q8k rounds 256 values as q8k_quant_warp does (the first of the largest magnitudes x:
+// iscale -127 / x, q = min(127, nearest(iscale v)), d = 1 / iscale).
+static void q8k(const float* v, double* out) {
+    int idx = 0;
+    for (int i = 1; i < 256; i++)
+        if (fabsf(v[i]) > fabsf(v[idx])) idx = i;
+    const float a = fabsf(v[idx]);
+    if (!(a > 0.0f)) {
+        for (int i = 0; i < 256; i++) out[i] = 0;
+        return;
+    }
+    const float iscale = -127.0f / v[idx], d = 1.0f / iscale;
+    for (int i = 0; i < 256; i++) out[i] = (double)d * std::min(127, (int)rintf(iscale * v[i]));
+}
+
 // q8_0 rounds 32 values as mla_q8_0 does.
 static void q8_0(const float* v, double* out) {
     float a = 0;
@@ -84,7 +99,7 @@ int main() {
     const int E = MLA_E, QRS = E / 256 * 144, p = N - 1, xb = xbytes(E);
     const float theta_scale = powf(10000.0f, -2.0f / MLA_DR), scale = 1.0f / sqrtf(192.0f), eps = 1e-6f;
     const size_t bq = (size_t)MLA_NH * MLA_QH * QRS, bkv = (size_t)MLA_KV * QRS, bkb = (size_t)MLA_NH * MLA_DL * MLA_KBS,
-                 bvb = (size_t)MLA_NH * 128 * MLA_VBS, bo = (size_t)E * QRS, bc = (size_t)MLA_NMAX * MLA_KV * 2;
+                 bvb = (size_t)MLA_NH * 128 * 2 * 144, bo = (size_t)E * QRS, bc = (size_t)MLA_NMAX * MLA_KV * 2;
     unsigned rng = 777;
     auto next = [&]() { return rng = rng * 1664525u + 1013904223u; };
     // planar Q8_0 rows: random quants, small f16 d
@@ -102,7 +117,7 @@ int main() {
     std::vector<uint8_t *> wq(L), wkv(L), wkb(L), wvb(L), wo(L);
     std::vector<uint16_t*> kc(L);
     std::vector<float*> kvn(L);
-    const auto hkb = q8p((size_t)MLA_NH * MLA_DL, 128, MLA_KBS), hvb = q8p((size_t)MLA_NH * 128, MLA_DL, MLA_VBS);
+    const auto hkb = q8p((size_t)MLA_NH * MLA_DL, 128, MLA_KBS);
     std::vector<float> hn(MLA_DL);
     for (auto& v : hn) v = 0.5f + (float)(next() >> 8) / (float)(1 << 24);
     std::vector<uint16_t> hc((size_t)MLA_NMAX * MLA_KV);
@@ -119,13 +134,14 @@ int main() {
             fill_weights(wq[l], T_Q4_K, MLA_NH * MLA_QH, E, 21 + 5 * l);
             fill_weights(wkv[l], T_Q4_K, MLA_KV, E, 22 + 5 * l);
             fill_weights(wo[l], T_Q4_K, E, E, 23 + 5 * l);
+            fill_weights(wvb[l], T_Q4_K, MLA_NH * 128, MLA_DL, 24 + 5 * l);
         } else {
             CK(cudaMemcpy(wq[l], wq[l % 2], bq, cudaMemcpyDeviceToDevice));
             CK(cudaMemcpy(wkv[l], wkv[l % 2], bkv, cudaMemcpyDeviceToDevice));
             CK(cudaMemcpy(wo[l], wo[l % 2], bo, cudaMemcpyDeviceToDevice));
+            CK(cudaMemcpy(wvb[l], wvb[l % 2], bvb, cudaMemcpyDeviceToDevice));
         }
         CK(cudaMemcpy(wkb[l], hkb.data(), bkb, cudaMemcpyHostToDevice));
-        CK(cudaMemcpy(wvb[l], hvb.data(), bvb, cudaMemcpyHostToDevice));
         CK(cudaMemcpy(kc[l], hc.data(), bc, cudaMemcpyHostToDevice));
         CK(cudaMemcpy(kvn[l], hn.data(), MLA_DL * 4, cudaMemcpyHostToDevice));
     }
@@ -179,7 +195,7 @@ int main() {
         memcpy(&d, &hx[E + 4 * (j / 256)], 4);
         x[j] = (double)d * (int8_t)hx[j];
     }
-    const auto hq = get<uint8_t>(wq[0], bq), hkv = get<uint8_t>(wkv[0], bkv), ho = get<uint8_t>(wo[0], bo);
+    const auto hq = get<uint8_t>(wq[0], bq), hkv = get<uint8_t>(wkv[0], bkv), ho = get<uint8_t>(wo[0], bo), hvb = get<uint8_t>(wvb[0], bvb);
     const auto gq = get<float>(qg[0], MLA_NH * MLA_QH), gkv = get<float>(kvg[0], MLA_KV), gql = get<float>(qlg[0], MLA_NH * MLA_DL),
                gvb = get<float>(vbg[0], MLA_NH * 128), gd = get<float>(dst[0], E);
     std::vector<double> row(E), rq(MLA_NH * MLA_QH), rkv(MLA_KV);
@@ -218,7 +234,7 @@ int main() {
         }
     }
     // from the kernel's q_lat: the attention (the cache's rows, the new one as the kernel
-    // rounds it), o_lat in Q8_0, v_b
+    // rounds it), o_lat in Q8_K, v_b
     std::vector<double> rvb(MLA_NH * 128), sco(N), ol(MLA_DL), ol8(MLA_DL);
     std::vector<float> olf(MLA_DL);
     for (int h = 0; h < MLA_NH; h++) {
@@ -238,9 +254,9 @@ int main() {
             for (int t = 0; t < N; t++) a += sco[t] * (t == p ? lat[d] : hf(hc[(size_t)t * MLA_KV + d]));
             olf[d] = (float)(a / l);
         }
-        for (int b = 0; b < MLA_DL / 32; b++) q8_0(&olf[32 * b], &ol8[32 * b]);
+        for (int b = 0; b < MLA_DL / 256; b++) q8k(&olf[256 * b], &ol8[256 * b]);
         for (int i = 0; i < 128; i++) {
-            q8p_row(hvb.data() + ((size_t)h * 128 + i) * MLA_VBS, MLA_DL, dq.data());
+            q4k_row(hvb.data() + ((size_t)h * 128 + i) * 2 * 144, MLA_DL, dq.data());
             double a = 0;
             for (int j = 0; j < MLA_DL; j++) a += dq[j] * ol8[j];
             rvb[h * 128 + i] = a;

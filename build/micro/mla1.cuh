@@ -13,9 +13,10 @@
 // pair twice (the absorbed query, then v_b's outputs).
 //
 // Shapes: rows of 2,048; 16 heads of 128 + 64 query dims (no q_lora); a latent row of 512
-// + 64 rope dims; v heads of 128. Weights: Q and kv_a Q4_K; k_b Q8_0 [16][512][128] and
-// v_b Q8_0 [16][128][512] in planar rows (quants, then the f16 d of each block; rows of
-// MLA_KBS and MLA_VBS bytes); O Q4_K [2048][2048]. Cache: F16 rows of 576 (512 latent, then
+// + 64 rope dims; v heads of 128. Weights as a Q4_K_M file has them (ember synth's
+// V2-Lite): Q and kv_a Q4_K; k_b Q5_0, which the engine keeps as Q8_0 ([16][512][128]
+// here in planar rows: 128 quants, then the 4 f16 d, MLA_KBS bytes a row); v_b Q4_K
+// [16][128][512]; O Q4_K [2048][2048]. Cache: F16 rows of 576 (512 latent, then
 // the rotated 64), flat (position t is row t), at most MLA_NMAX positions.
 //
 // Grid: 8 head pairs x 16 blocks of 256 threads. Block b = 16 pr + r:
@@ -30,7 +31,7 @@
 //   5. Meet the pair's blocks (cnt[1 + pr]); the attention of both heads over 0 .. pos (4
 //      threads a position for the scores, 2 latent dims a thread for P V), redundantly in
 //      each block.
-//   6. v_b: the head's o_lat rounded to Q8_0, its rows 16 (r % 8) .. + 16 -> vbg.
+//   6. v_b: the head's o_lat rounded to Q8_K, its rows 16 (r % 8) .. + 16 -> vbg.
 //   7. Meet the pair's blocks (cnt[9 + pr]); the pair's 256 v_b outputs rounded to Q8_K;
 //      O's rows 128 r .. + 128 over the pair's 256 columns -> P[pr]; the last of a row
 //      range's 8 blocks (cnt[17 + r]) adds the 8 partials in pair order into dst.
@@ -44,7 +45,6 @@
 #define MLA_KV 576
 #define MLA_NMAX 256
 #define MLA_KBS 144  // a k_b row: 128 quants, 4 d, padded to 16
-#define MLA_VBS 544  // a v_b row: 512 quants, 16 d
 #define MLA_XB (Q8K_BSUMS(MLA_E) + 4 * (MLA_E / 16))
 
 // mla_meet: the block's writes before it are seen by the n blocks counting on *count after
@@ -103,8 +103,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) mla1(MLA1_ARGS) {
     __shared__ float cs[MLA_DR], lat[MLA_DL], kpe[MLA_DR], qpe[2][MLA_DR], qlat[2][MLA_DL], ol[2][MLA_DL];
     __shared__ __align__(16) int8_t qn8[2][128];
     __shared__ float qn8d[2][4], ps[2][MLA_NMAX], rr[8];
-    __shared__ __align__(16) int8_t ol8[MLA_DL];
-    __shared__ float ol8d[16];
+    __shared__ __align__(16) uint8_t olq[Q8K_BSUMS(MLA_DL) + 4 * (MLA_DL / 16)];  // the head's o_lat in Q8_K
     __shared__ double rd[8];
     __shared__ __align__(16) uint8_t xa[Q8K_BSUMS(256) + 64];
     __shared__ int last;
@@ -124,15 +123,18 @@ extern "C" __global__ void __launch_bounds__(256, 1) mla1(MLA1_ARGS) {
         }
     }
     // the later phases' weights: k_b row 64 (r % 8) + t / 4 of head 2 pr + hh (block t % 4),
-    // v_b row 16 (r % 8) + t / 16 of that head (block t % 16), O rows 128 r + t / 4 and + 64
+    // v_b row 16 (r % 8) + t / 8 of that head (t < 128; Q4_K block t % 8 / 4, chunk t % 4),
+    // O rows 128 r + t / 4 and + 64
     const int hd = 2 * pr + hh;
     const uint8_t* kb = Wkb + ((i64)hd * MLA_DL + 64 * (r % 8) + (threadIdx.x >> 2)) * MLA_KBS;
     const uint4 kb0 = ldw16<false>(kb + 32 * c4), kb1 = ldw16<false>(kb + 32 * c4 + 16);
     const uint16_t kbd = ldw2<false>(kb + 128 + 2 * c4);
-    const uint8_t* vb = Wvb + ((i64)hd * 128 + 16 * (r % 8) + (threadIdx.x >> 4)) * MLA_VBS;
-    const int c16 = threadIdx.x & 15;
-    const uint4 vb0 = ldw16<false>(vb + 32 * c16), vb1 = ldw16<false>(vb + 32 * c16 + 16);
-    const uint16_t vbd = ldw2<false>(vb + 512 + 2 * c16);
+    const int vsb = (threadIdx.x >> 2) & 1;
+    uint4 vh = make_uint4(0, 0, 0, 0), va = vh, vq = vh;
+    if (threadIdx.x < 128) {
+        const uint8_t* q = Wvb + ((i64)hd * 128 + 16 * (r % 8) + (threadIdx.x >> 3)) * (2 * 144) + 144 * vsb;
+        vh = ldw16<false>(q), va = ldw16<false>(q + 16 + 32 * c4), vq = ldw16<false>(q + 32 + 32 * c4);
+    }
     uint4 oh[2], oa[2], ob[2];
 #pragma unroll
     for (int k = 0; k < 2; k++) {
@@ -264,24 +266,26 @@ extern "C" __global__ void __launch_bounds__(256, 1) mla1(MLA1_ARGS) {
         ol[0][j] = a0 / lA, ol[0][j + 1] = a1 / lA, ol[1][j] = b0 / lB, ol[1][j + 1] = b1 / lB;
     }
     __syncthreads();
-    // 6. v_b: the head's o_lat in Q8_0 (warp w: blocks w and w + 8), then its rows
+    // 6. v_b: the head's o_lat in Q8_K (warps 0 and 1: its two blocks), then its rows
+    if (wp < 2) {
+        float v[8];
 #pragma unroll
-    for (int k = 0; k < 2; k++) {
-        const int bk = wp + 8 * k;
-        float d;
-        const int q = mla_q8_0(ol[hh][32 * bk + lane], &d);
-        ol8[32 * bk + lane] = (int8_t)q;
-        if (lane == 0) ol8d[bk] = d;
+        for (int i = 0; i < 8; i++) v[i] = ol[hh][256 * wp + 8 * lane + i];
+        q8k_quant_warp(v, olq, wp, MLA_DL);
     }
     __syncthreads();
-    {
-        const int4 x0 = *(const int4*)(ol8 + 32 * c16), x1 = *(const int4*)(ol8 + 32 * c16 + 16);
-        int s = __dp4a((int)vb0.x, x0.x, __dp4a((int)vb0.y, x0.y, __dp4a((int)vb0.z, x0.z, __dp4a((int)vb0.w, x0.w, 0))));
-        s = __dp4a((int)vb1.x, x1.x, __dp4a((int)vb1.y, x1.y, __dp4a((int)vb1.z, x1.z, __dp4a((int)vb1.w, x1.w, s))));
-        float v = (float)s * (h2f(vbd) * ol8d[c16]);
-#pragma unroll
-        for (int o = 1; o < 16; o <<= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-        if (c16 == 0) vbg[(i64)pr * 256 + hh * 128 + 16 * (r % 8) + (threadIdx.x >> 4)] = v;
+    if (threadIdx.x < 128) {  // eight lanes a row: two Q4_K blocks of four chunks
+        int xv[16];
+        float yd;
+        int4 bs;
+        q4k_x(olq, MLA_DL, vsb, c4, false, xv, &yd, &bs);
+        int sb;
+        const int sa = q4k_dot(va, vq, xv, &sb);
+        float v = q4k_part(vh, c4, sa, sb, yd, bs);
+        v += __shfl_xor_sync(0xffffffffu, v, 1);
+        v += __shfl_xor_sync(0xffffffffu, v, 2);
+        v += __shfl_xor_sync(0xffffffffu, v, 4);
+        if ((threadIdx.x & 7) == 0) vbg[(i64)pr * 256 + hh * 128 + 16 * (r % 8) + (threadIdx.x >> 3)] = v;
     }
     // 7. the pair meets; its v_b outputs in Q8_K; O's partial sums; the last block adds
     mla_meet(cnt + 9 + pr, 16);
