@@ -8,7 +8,7 @@
 // weights, ~6.5 us of bytes; three of its five launches (rope2_set, the attention, O)
 // wait for a whole grid each while HBM idles. Here the only waits are between the 2 NB
 // blocks of one KV head (a counter in global memory), and O's first weights are in
-// registers before the attention runs.
+// registers before the attention runs. Include after micro.cuh (count_meet).
 //
 // Grid: 16 head pairs x NB blocks of 256 threads. Pair pr (query heads 2 pr and 2 pr + 1,
 // KV head g = pr / 2, half hf = pr % 2 of its rows) block r:
@@ -116,41 +116,6 @@ __device__ __forceinline__ void ah_oload(const uint8_t* Wo, int o0, int j, int p
     w.a = ldw16<false>(p), w.b = ldw16<false>(p + 16 + 32 * c), w.c = ldw16<false>(p + 32 + 32 * c);
 }
 
-// ah_meet: the block's writes before it are seen by the 2 NB blocks of its KV head
-// after it (count: flags[g], launch k's blocks wait for 2 NB (k + 1)).
-__device__ __forceinline__ void ah_meet(unsigned* count, unsigned n) {
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        unsigned old;
-        asm volatile("fence.acq_rel.gpu;" ::: "memory");
-        asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], 1;" : "=r"(old) : "l"(count) : "memory");
-        const unsigned target = (old / n + 1) * n;
-        while ((int)(ld_acquire(count) - target) < 0) {
-        }
-    }
-    __syncthreads();
-}
-
-// block_max and block_sum: a value over the block's 256 threads (red: 8 floats).
-__device__ __forceinline__ float ah_block_max(float v, float* red) {
-    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-    __syncthreads();
-    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
-    __syncthreads();
-    float m = red[0];
-    for (int i = 1; i < 8; i++) m = fmaxf(m, red[i]);
-    return m;
-}
-__device__ __forceinline__ float ah_block_sum(float v, float* red) {
-    v = warp_sum(v);
-    __syncthreads();
-    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
-    __syncthreads();
-    float s = red[0];
-    for (int i = 1; i < 8; i++) s += red[i];
-    return s;
-}
-
 #define AH1_ARGS                                                                                                          \
     const uint8_t *X, const uint8_t *Wq, const uint8_t *Wk, const uint8_t *Wv, const uint8_t *Wo, float *q, uint16_t *kc, \
         uint16_t *vc, const int *pos, const int *tab, float theta_scale, float scale, float *att, float *P, float *dst,   \
@@ -230,7 +195,7 @@ __device__ __forceinline__ void ah1_body(AH1_ARGS, AhNorm nm = {}) {
     for (int j = 0; j < AH_OD; j++) ah_oload(Wo, PL::OR * r, j, pr, ow[j]);
     // 3. the KV head's blocks meet
     if constexpr (CL) cluster_sync();  // ah1_8c: the KV head's 16 blocks are one cluster
-    else ah_meet(flags + g, 2 * NB);
+    else count_meet(flags + g, 2 * NB);
     // 4. attention: scores (a position a thread), softmax, P V (a dim pair and a quarter of
     // the positions a thread), one Q8_K block
     qp[threadIdx.x] = __ldcg(q + 256 * pr + threadIdx.x);
@@ -256,9 +221,9 @@ __device__ __forceinline__ void ah1_body(AH1_ARGS, AhNorm nm = {}) {
             }
             sa = a0 * scale, sb = b0 * scale;
         }
-        const float ma = ah_block_max(sa, rr), mb = ah_block_max(sb, rr);
+        const float ma = block_max(sa, rr), mb = block_max(sb, rr);
         const float ea = (int)threadIdx.x < n ? expf(sa - ma) : 0.0f, eb = (int)threadIdx.x < n ? expf(sb - mb) : 0.0f;
-        const float la = ah_block_sum(ea, rr), lb = ah_block_sum(eb, rr);
+        const float la = block_sum(ea, rr), lb = block_sum(eb, rr);
         if ((int)threadIdx.x < n) ps[0][threadIdx.x] = ea / la, ps[1][threadIdx.x] = eb / lb;
         __syncthreads();
         {

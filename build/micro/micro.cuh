@@ -21,6 +21,22 @@ __device__ __forceinline__ unsigned ld_acquire(const unsigned* p) {
     return v;
 }
 
+// count_meet: the block's writes before it are seen by the n blocks counting on *count
+// after it (a fence and an atomic add by thread 0, then a spin until the count reaches
+// the next multiple of n: launch k's blocks wait for n (k + 1); never reset). The meetings
+// of ah1.cuh's and mla1.cuh's blocks.
+__device__ __forceinline__ void count_meet(unsigned* count, unsigned n) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        unsigned old;
+        asm volatile("fence.acq_rel.gpu;" ::: "memory");
+        asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], 1;" : "=r"(old) : "l"(count) : "memory");
+        const unsigned target = (old / n + 1) * n;
+        while ((int)(ld_acquire(count) - target) < 0) {
+        }
+    }
+    __syncthreads();
+}
 // launch_cl launches k with smem bytes of dynamic shared memory, and with cs > 0 in
 // clusters of cs blocks (the launch attribute); launch_smem with none; launch with no
 // shared memory either.

@@ -47,41 +47,6 @@
 #define MLA_KBS 144  // a k_b row: 128 quants, 4 d, padded to 16
 #define MLA_XB (Q8K_BSUMS(MLA_E) + 4 * (MLA_E / 16))
 
-// mla_meet: the block's writes before it are seen by the n blocks counting on *count after
-// it (launch k's blocks wait for the count to reach n (k + 1); never reset).
-__device__ __forceinline__ void mla_meet(unsigned* count, unsigned n) {
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        unsigned old;
-        asm volatile("fence.acq_rel.gpu;" ::: "memory");
-        asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], 1;" : "=r"(old) : "l"(count) : "memory");
-        const unsigned target = (old / n + 1) * n;
-        while ((int)(ld_acquire(count) - target) < 0) {
-        }
-    }
-    __syncthreads();
-}
-
-// mla_bsum and mla_bmax: a value over the block's 256 threads (red: 8 floats).
-__device__ __forceinline__ float mla_bsum(float v, float* red) {
-    v = warp_sum(v);
-    __syncthreads();
-    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
-    __syncthreads();
-    float s = red[0];
-    for (int i = 1; i < 8; i++) s += red[i];
-    return s;
-}
-__device__ __forceinline__ float mla_bmax(float v, float* red) {
-    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-    __syncthreads();
-    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
-    __syncthreads();
-    float m = red[0];
-    for (int i = 1; i < 8; i++) m = fmaxf(m, red[i]);
-    return m;
-}
-
 // mla_q8_0 rounds the warp's 32 values (one a lane) to a Q8_0 block: its quant (returned)
 // and d (*d), as the host's reference does.
 __device__ __forceinline__ int mla_q8_0(float v, float* d) {
@@ -160,7 +125,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) mla1(MLA1_ARGS) {
         }
     }
     // 2. all blocks meet: the latent row and every query row are written
-    mla_meet(cnt, gridDim.x);
+    count_meet(cnt, gridDim.x);
     // 3. the latent norm, the rotations, the new cache row, the pair's q_nope in Q8_0
     double ss = 0;
     for (int j = threadIdx.x; j < MLA_DL; j += 256) {
@@ -205,7 +170,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) mla1(MLA1_ARGS) {
         if (c4 == 0) qlg[(i64)pr * 2 * MLA_DL + hh * MLA_DL + 64 * (r % 8) + (threadIdx.x >> 2)] = v;
     }
     // 5. the pair meets; the attention of both heads over the latent cache
-    mla_meet(cnt + 1 + pr, 16);
+    count_meet(cnt + 1 + pr, 16);
     for (int j = threadIdx.x; j < 2 * MLA_DL; j += 256) qlat[j / MLA_DL][j % MLA_DL] = __ldcg(qlg + (i64)pr * 2 * MLA_DL + j);
     __syncthreads();
     const int part = threadIdx.x & 3;
@@ -242,13 +207,13 @@ extern "C" __global__ void __launch_bounds__(256, 1) mla1(MLA1_ARGS) {
     __syncthreads();
     float mA = -INFINITY, mB = -INFINITY;
     for (int t = threadIdx.x; t < n; t += 256) mA = fmaxf(mA, ps[0][t]), mB = fmaxf(mB, ps[1][t]);
-    mA = mla_bmax(mA, rr), mB = mla_bmax(mB, rr);
+    mA = block_max(mA, rr), mB = block_max(mB, rr);
     float lA = 0, lB = 0;
     for (int t = threadIdx.x; t < n; t += 256) {
         const float eA = expf(ps[0][t] - mA), eB = expf(ps[1][t] - mB);
         ps[0][t] = eA, ps[1][t] = eB, lA += eA, lB += eB;
     }
-    lA = mla_bsum(lA, rr), lB = mla_bsum(lB, rr);
+    lA = block_sum(lA, rr), lB = block_sum(lB, rr);
     {  // P V: latent dims 2 t and 2 t + 1 of both heads
         float a0 = 0, a1 = 0, b0 = 0, b1 = 0;
         const int j = 2 * threadIdx.x;
@@ -288,7 +253,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) mla1(MLA1_ARGS) {
         if ((threadIdx.x & 7) == 0) vbg[(i64)pr * 256 + hh * 128 + 16 * (r % 8) + (threadIdx.x >> 3)] = v;
     }
     // 7. the pair meets; its v_b outputs in Q8_K; O's partial sums; the last block adds
-    mla_meet(cnt + 9 + pr, 16);
+    count_meet(cnt + 9 + pr, 16);
     if (wp == 0) {
         float v[8];
 #pragma unroll
