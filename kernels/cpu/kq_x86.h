@@ -23,9 +23,14 @@ typedef struct {
 
 // Software prefetch of the block KQ_PF_DIST bytes ahead in a weight row (gemv streams
 // weights from memory; the hardware prefetchers alone leave bandwidth unused). Only
-// addresses below wend, the end of the rows being read, are touched.
+// addresses below wend, the end of the rows being read, are touched. 8 KiB ahead, not
+// 2 (session 70, the 2-core AVX-512 EPYC VM): one thread's Q4_K stream 27.8 -> 29.5 GB/s
+// on AVX2 and 29.7 -> 38.0 on AVX-512 VNNI (BenchmarkGemvKQStream; 4 KiB between, 16 KiB
+// worse in the step); two-thread tg128, 2 and 8 KiB builds alternating, ratios of
+// DeepSeek-V2-Lite Q4_K_M 0.88-1.24 (5 of 6 faster, median ~1.10) and on AVX2 1.03-1.16
+// (6 of 6), Llama-3.2-1B Q4_K_M 0.99-1.09 (7 of 8, ~1.03).
 #ifndef KQ_PF_DIST
-#define KQ_PF_DIST 2048
+#define KQ_PF_DIST 8192
 #endif
 KQ_AVX2_INLINE void kq_prefetch_w(const uint8_t *b, int64_t bb, const uint8_t *wend) {
 	const uint8_t *p = b + KQ_PF_DIST;
