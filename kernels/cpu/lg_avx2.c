@@ -34,8 +34,8 @@
 // ================================================================ gemm: decode (direct)
 
 #define LG_DIRECT_NX 3
-// Rows up to this many bytes are short: lga_direct_q prefetches the next group of rows
-// as one stream (below). Q8_0 on 2 EPYC cores (session 16, a C harness alternating the
+// Rows up to this many bytes are short: lga_direct_q prefetches a later group of rows
+// (LG_PF_ROWS ahead) as one stream (below). Q8_0 on 2 EPYC cores (session 16, a C harness alternating the
 // two ways over 400 MB of weights): 2048x1408 (V2-Lite's down experts) 8.6 -> 11.2 GB/s
 // on one thread, 10.6 -> 12.9 on two; 2048x2048 6.9 -> 7.7 and 12.0 -> 13.2; 4096x2816
 // even; 4096x4096 13.2 -> 12.1, 4096x14336 14.1 -> 11.2 (long rows keep their own).
@@ -43,6 +43,13 @@
 // Weight rows per run: each group of LG_DIRECT_NX activation rows goes over a run while it
 // is in the cache, so more rows do not read the weights from memory again.
 #define LG_RUN 32
+// Short rows' stream prefetch runs LG_PF_ROWS rows ahead: the group after next (8) rather
+// than the next (4). Session 70, two threads on these AVX2 kernels (EMBER_CPU_ISA=avx2),
+// the builds alternating: DeepSeek-V2-Lite Q4_K_M tg128 (its Q8_0 and Q5_0 experts)
+// 1.00-1.06x, 6 of 6 (median ~1.015); Llama-3.2-1B Q8_0 0.99-1.03x (even).
+#ifndef LG_PF_ROWS
+#define LG_PF_ROWS 8
+#endif
 
 // Sum of products of signed w and x (|x| <= 127) in 8 int32 lanes.
 LGA __m256i lga_dot_s(__m256i aw, __m256i w, __m256i x) {
@@ -58,10 +65,11 @@ LGA void lga_direct_q(const int T, const int NR, const int NX, const uint8_t *w,
 	float accm[3][4];
 	for (int i = 0; i < NX; i++)
 		for (int r = 0; r < NR; r++) acc[i][r] = _mm256_setzero_ps(), accm[i][r] = 0;
-	// The next group of rows (the caller steps 4 at a time; they lie one after another):
-	// short rows as one stream, NR * wbs bytes a block, else each row's block.
+	// A later group of rows (the caller steps 4 at a time; they lie one after another):
+	// short rows as one stream LG_PF_ROWS rows ahead, NR * wbs bytes a block, else each
+	// row's block in the next group.
 	const int shortrow = wrb <= LG_SHORT_ROW;
-	const uint8_t *next = w + 4 * wrb;
+	const uint8_t *next = w + LG_PF_ROWS * wrb;
 	for (int64_t b = 0; b < nb; b++) {
 		__m256i xv[3], xc[3];
 		float dx[3], sx[3];
@@ -185,10 +193,10 @@ LGA void lga_direct_p(const int T, const int NP, const int NX, const int PRE, co
 		const __m128 d4 = _mm_cvtph_ps(dm);
 		__m128 m4 = _mm_setzero_ps();
 		if (is1) m4 = _mm_cvtph_ps(_mm_unpackhi_epi64(dm, dm));
-		{ // the next group of 4 rows as one stream, 4 * wbs (72..96) bytes a block: faster
+		{ // a group of 4 rows LG_PF_ROWS ahead as one stream, 4 * wbs (72..96) bytes a block: faster
 		  // than each row's block at every shape measured (Q5_0 2048x1408 7.4 -> 8.5 GB/s
 		  // on two threads, 4096x4096 9.8 -> 10.9; Q4_0 4096x4096 8.2 -> 9.9; session 16)
-			const char *p = (const char *)(w + 4 * wrb + b * 4 * wbs);
+			const char *p = (const char *)(w + LG_PF_ROWS * wrb + b * 4 * wbs);
 			_mm_prefetch(p, _MM_HINT_T0);
 			_mm_prefetch(p + 64, _MM_HINT_T0);
 		}
