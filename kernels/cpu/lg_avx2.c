@@ -35,10 +35,11 @@
 
 #define LG_DIRECT_NX 3
 // Rows up to this many bytes are short: lga_direct_q prefetches a later group of rows
-// (LG_PF_ROWS ahead) as one stream (below). Q8_0 on 2 EPYC cores (session 16, a C harness alternating the
-// two ways over 400 MB of weights): 2048x1408 (V2-Lite's down experts) 8.6 -> 11.2 GB/s
-// on one thread, 10.6 -> 12.9 on two; 2048x2048 6.9 -> 7.7 and 12.0 -> 13.2; 4096x2816
-// even; 4096x4096 13.2 -> 12.1, 4096x14336 14.1 -> 11.2 (long rows keep their own).
+// (LG_PF_ROWS ahead) as one stream (below). Q8_0 on 2 EPYC cores (session 16, a C
+// harness alternating the two ways over 400 MB of weights): 2048x1408 (V2-Lite's down
+// experts) 8.6 -> 11.2 GB/s on one thread, 10.6 -> 12.9 on two; 2048x2048 6.9 -> 7.7 and
+// 12.0 -> 13.2; 4096x2816 even; 4096x4096 13.2 -> 12.1, 4096x14336 14.1 -> 11.2 (long
+// rows keep their own).
 #define LG_SHORT_ROW 2560
 // Weight rows per run: each group of LG_DIRECT_NX activation rows goes over a run while it
 // is in the cache, so more rows do not read the weights from memory again.
@@ -193,9 +194,10 @@ LGA void lga_direct_p(const int T, const int NP, const int NX, const int PRE, co
 		const __m128 d4 = _mm_cvtph_ps(dm);
 		__m128 m4 = _mm_setzero_ps();
 		if (is1) m4 = _mm_cvtph_ps(_mm_unpackhi_epi64(dm, dm));
-		{ // a group of 4 rows LG_PF_ROWS ahead as one stream, 4 * wbs (72..96) bytes a block: faster
-		  // than each row's block at every shape measured (Q5_0 2048x1408 7.4 -> 8.5 GB/s
-		  // on two threads, 4096x4096 9.8 -> 10.9; Q4_0 4096x4096 8.2 -> 9.9; session 16)
+		{ // a group of 4 rows LG_PF_ROWS ahead as one stream, 4 * wbs (72..96) bytes a
+		  // block: faster than each row's block at every shape measured (Q5_0 2048x1408
+		  // 7.4 -> 8.5 GB/s on two threads, 4096x4096 9.8 -> 10.9; Q4_0 4096x4096 8.2 ->
+		  // 9.9; session 16)
 			const char *p = (const char *)(w + LG_PF_ROWS * wrb + b * 4 * wbs);
 			_mm_prefetch(p, _MM_HINT_T0);
 			_mm_prefetch(p + 64, _MM_HINT_T0);
