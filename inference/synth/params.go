@@ -69,6 +69,10 @@ var Presets = map[string]func() Params{
 	"qwen2-1.5b": func() Params {
 		return llama("qwen2", 1536, 28, 12, 2, 8960, 151936, 131072, 10000, 1e-6, false, "synthetic-deepseek-r1-distill-qwen-1.5b")
 	},
+	// DeepSeek-R1-Distill-Qwen-7B (Qwen2.5-Math-7B's shapes: q/k/v biases, untied)
+	"qwen2-7b": func() Params {
+		return llama("qwen2", 3584, 28, 28, 4, 18944, 152064, 131072, 10000, 1e-6, false, "synthetic-deepseek-r1-distill-qwen-7b")
+	},
 	// Qwen2.5-0.5B shapes (tied)
 	"qwen2-0.5b": func() Params {
 		return llama("qwen2", 896, 24, 14, 2, 4864, 151936, 32768, 1000000, 1e-6, true, "synthetic-qwen2.5-0.5b")
