@@ -150,7 +150,7 @@ func (c *chatCall) complete() {
 	resp := chatCompletion{ID: c.id, Object: "chat.completion", Created: c.created, Model: c.h.b.ModelName(),
 		SystemFingerprint: fingerprint, Usage: &usage{}}
 	st, e := startAll(c.p.n, func(i int) (<-chan engine.Event, context.CancelFunc, *apiError) {
-		return c.h.start(ctx, c.p.request(i))
+		return c.h.start(ctx, c.p.request(i), "messages")
 	})
 	if e != nil {
 		writeError(c.w, e)
@@ -202,7 +202,7 @@ func (c *chatCall) complete() {
 func (c *chatCall) stream() {
 	ctx := c.r.Context()
 	st, e := startAll(c.p.n, func(i int) (<-chan engine.Event, context.CancelFunc, *apiError) {
-		return c.h.start(ctx, c.p.request(i))
+		return c.h.start(ctx, c.p.request(i), "messages")
 	})
 	if e != nil {
 		writeError(c.w, e)

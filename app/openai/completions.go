@@ -99,7 +99,7 @@ func (c *textCall) start(k int) (<-chan engine.Event, context.CancelFunc, *apiEr
 	default:
 		req.Prompt, req.ParseSpecial = pr.text, true
 	}
-	return c.h.start(c.r.Context(), req)
+	return c.h.start(c.r.Context(), req, "prompt")
 }
 
 // echoText is the prompt text echo prepends to choice k.

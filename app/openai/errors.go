@@ -95,21 +95,39 @@ func decodeError(err error) *apiError {
 	return invalid("", "We could not parse the JSON body of your request (%v). The OpenAI API expects a JSON payload.", err).withCode("invalid_json")
 }
 
-// generateError maps an error of Backend.Generate (or Render) to a response.
-func generateError(ctx context.Context, err error, contextSize int) *apiError {
+// generateError maps an error of Backend.Generate (or Render) to a response;
+// promptParam names the request field the prompt came from ("messages" for chat,
+// "prompt" for completions).
+func generateError(ctx context.Context, err error, contextSize int, promptParam string) *apiError {
 	switch {
 	case errors.Is(err, engine.ErrContextTooLong):
-		return invalid("messages", "This model's maximum context length is %d tokens, and your prompt does not fit in it (%v). Please reduce the length of the messages or prompt.", contextSize, err).withCode("context_length_exceeded")
+		return invalid(promptParam, "This model's maximum context length is %d tokens, and your prompt does not fit in it (%v). Please reduce the length of the messages or prompt.", contextSize, err).withCode("context_length_exceeded")
 	case errors.Is(err, engine.ErrNoInfill):
 		return invalid("suffix", "'suffix' (fill in the middle) is not supported by this model: its vocabulary has no fill-in-the-middle tokens.").withCode("unsupported_value")
 	case errors.Is(err, engine.ErrClosed):
-		return &apiError{status: http.StatusServiceUnavailable, typ: "server_error", message: "The engine is shutting down.", code: "unavailable"}
+		return unavailable()
 	case ctx.Err() != nil:
 		return &apiError{status: 499, typ: "invalid_request_error", message: "The client closed the request.", code: "cancelled"}
 	}
 	// The engine's other errors reject the request (an empty prompt, a token outside the
 	// vocabulary, top_logprobs out of range): the client's to fix.
+	var re *engine.RequestError
+	if errors.As(err, &re) {
+		param, ok := requestParams[re.Field]
+		if !ok {
+			param = promptParam
+		}
+		return invalid(param, "Invalid '%s': %s.", param, re.Msg).withCode("invalid_value")
+	}
 	return invalid("", "%v", err)
+}
+
+// requestParams names the API parameter behind an engine.Request field; the prompt's
+// fields (Prompt, Tokens) map to the endpoint's own prompt parameter.
+var requestParams = map[string]string{
+	"Suffix":      "suffix",
+	"TopLogprobs": "top_logprobs",
+	"LogitBias":   "logit_bias",
 }
 
 func renderError(ctx context.Context, err error) *apiError {
@@ -119,6 +137,12 @@ func renderError(ctx context.Context, err error) *apiError {
 	// A template raises exceptions for conversations it cannot render (roles that do not
 	// alternate, a system message where none is allowed): the request's to fix.
 	return invalid("messages", "The model's chat template cannot render these messages: %v", err).withCode("invalid_messages")
+}
+
+// unavailable is the answer to a request the engine refused or ended because it is
+// closing (the model is being unloaded or the server is stopping).
+func unavailable() *apiError {
+	return &apiError{status: http.StatusServiceUnavailable, typ: "server_error", message: "The engine is shutting down; please retry.", code: "unavailable"}
 }
 
 func serverError(format string, args ...any) *apiError {

@@ -36,7 +36,10 @@
 //     tool_choice "none" leaves the tools out; "required" or a named function
 //     constrains the reply to one call object, the name first, then the arguments to
 //     that function's schema (when jsonprefix takes it; else any object).
-//   - llama.cpp's top_k, min_p and repeat_penalty are accepted as extensions.
+//   - llama.cpp's top_k, min_p and repeat_penalty are accepted as extensions. top_p 0
+//     keeps the most likely token alone, as OpenAI's nucleus of probability 0 does.
+//   - A generation the engine ends itself (it is closing) is a 503 "unavailable"; in a
+//     stream, an error event instead of [DONE].
 //   - logprobs cover every generated token, the reasoning's included.
 //   - An empty or absent "model" is refused like OpenAI does (400); a model name other
 //     than the loaded one is a 404 model_not_found (a ":latest" suffix is ignored).
@@ -45,6 +48,8 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -162,7 +167,13 @@ func (h *Handler) decode(w http.ResponseWriter, r *http.Request, v any) *apiErro
 	if err := dec.Decode(v); err != nil {
 		return decodeError(err)
 	}
-	if dec.More() {
+	// Only white space may follow the value: Decoder.More alone lets a stray ']' or '}'
+	// through.
+	if _, err := dec.Token(); err != io.EOF {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return decodeError(err)
+		}
 		return invalid("", "We could not parse the JSON body of your request (data after the JSON value). The OpenAI API expects a JSON payload.").withCode("invalid_json")
 	}
 	return nil

@@ -94,6 +94,12 @@ func (c *common) params(maxTokens *int64, maxTokensParam string) (genParams, *ap
 		}
 		sp.TopK = int(*c.TopK)
 	}
+	if c.TopP != nil && *c.TopP == 0 {
+		// OpenAI's top_p 0 keeps the smallest set of tokens whose probability reaches
+		// 0: the most likely token alone. The sampler reads TopP 0 as "keep all", so
+		// say it with top-k.
+		sp.TopP, sp.TopK = 1, 1
+	}
 	if sp.Penalties.Presence != 0 || sp.Penalties.Frequency != 0 {
 		sp.Penalties.LastN = -1 // OpenAI's penalties count the whole text so far
 	}

@@ -41,11 +41,12 @@ type runOpts struct {
 
 // start begins one completion. Its context is the request's, so a client that goes
 // away cancels it; the returned cancel ends it early (JSON closed, write failed).
-func (h *Handler) start(ctx context.Context, req engine.Request) (<-chan engine.Event, context.CancelFunc, *apiError) {
+// promptParam names the request field of the prompt, for errors about it.
+func (h *Handler) start(ctx context.Context, req engine.Request, promptParam string) (<-chan engine.Event, context.CancelFunc, *apiError) {
 	ctx, cancel := context.WithCancel(ctx)
 	ch, err := h.b.Generate(ctx, req)
 	if err != nil {
-		e := generateError(ctx, err, h.b.ContextSize())
+		e := generateError(ctx, err, h.b.ContextSize(), promptParam)
 		cancel()
 		return nil, nil, e
 	}
@@ -116,6 +117,10 @@ func consume(ch <-chan engine.Event, cancel context.CancelFunc, o runOpts, emit 
 	case out.gone:
 	case jsonOver:
 		out.finish = engine.FinishStop
+	case last.Finish == engine.FinishCancelled && errors.Is(last.Err, engine.ErrClosed):
+		// The engine ended it, not the client: the client is still there and must be
+		// told (an error response or event, not an empty 200 or a cut stream).
+		out.failed = unavailable()
 	case last.Finish == engine.FinishCancelled:
 		out.gone = true
 	case last.Finish == engine.FinishError || !last.Done:

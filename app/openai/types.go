@@ -92,7 +92,7 @@ type completionRequest struct {
 }
 
 // textContent is a message's content: a string, null, or an array of content parts of
-// which only text parts are supported.
+// which only text parts are supported (and an assistant's refusal parts, read as text).
 type textContent string
 
 // errContent is a content part this server cannot take (images, audio, files).
@@ -112,18 +112,23 @@ func (c *textContent) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	var parts []struct {
-		Type string  `json:"type"`
-		Text *string `json:"text"`
+		Type    string  `json:"type"`
+		Text    *string `json:"text"`
+		Refusal *string `json:"refusal"`
 	}
 	if err := json.Unmarshal(b, &parts); err != nil {
 		return &json.UnmarshalTypeError{Value: jsonKind(b), Type: reflect.TypeFor[textContent]()}
 	}
 	var s string
 	for _, p := range parts {
-		if (p.Type != "text" && p.Type != "input_text") || p.Text == nil {
+		switch {
+		case (p.Type == "text" || p.Type == "input_text") && p.Text != nil:
+			s += *p.Text
+		case p.Type == "refusal" && p.Refusal != nil: // an earlier assistant turn's
+			s += *p.Refusal
+		default:
 			return fmt.Errorf("%w, not %q", errContent, p.Type)
 		}
-		s += *p.Text
 	}
 	*c = textContent(s)
 	return nil

@@ -38,6 +38,20 @@ var ErrNoInfill = errors.New("engine: the model has no fill-in-the-middle tokens
 // ErrClosed is returned by Generate after Close.
 var ErrClosed = errors.New("engine: closed")
 
+// RequestError is Generate's answer to a request it cannot run as given: Field names
+// the Request field at fault ("Prompt", "Tokens", "Suffix", "TopLogprobs",
+// "LogitBias"), so that an API can name its own parameter in the error.
+type RequestError struct {
+	Field string
+	Msg   string
+}
+
+func (e *RequestError) Error() string { return "engine: " + e.Msg }
+
+func badRequest(field, format string, args ...any) error {
+	return &RequestError{Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
 // Options configure an engine.
 type Options struct {
 	// ContextSize is the number of positions of the KV cache; 0 means the model's
@@ -354,29 +368,29 @@ func (e *Engine) newJob(ctx context.Context, req Request) (*job, error) {
 			return nil, ErrNoInfill
 		}
 		if req.Tokens != nil {
-			return nil, errors.New("engine: a suffix needs a text prompt")
+			return nil, badRequest("Suffix", "a suffix needs a text prompt")
 		}
 	case toks == nil:
 		toks = e.tok.Encode(req.Prompt, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: req.ParseSpecial})
 	}
 	if len(toks) == 0 {
-		return nil, errors.New("engine: empty prompt")
+		return nil, badRequest("Prompt", "empty prompt")
 	}
 	if len(toks) >= e.opt.ContextSize {
 		return nil, fmt.Errorf("%w: %d tokens, context %d", ErrContextTooLong, len(toks), e.opt.ContextSize)
 	}
 	if req.TopLogprobs < 0 || req.TopLogprobs > 20 {
-		return nil, fmt.Errorf("engine: top logprobs %d is outside 0..20", req.TopLogprobs)
+		return nil, badRequest("TopLogprobs", "top logprobs %d is outside 0..20", req.TopLogprobs)
 	}
 	nv := int32(e.m.Params().NVocab)
 	for _, t := range toks {
 		if t < 0 || t >= nv {
-			return nil, fmt.Errorf("engine: token %d is outside the vocabulary of %d", t, nv)
+			return nil, badRequest("Tokens", "token %d is outside the vocabulary of %d", t, nv)
 		}
 	}
 	for t, b := range req.LogitBias {
 		if t < 0 || t >= nv || b != b {
-			return nil, fmt.Errorf("engine: logit bias %v of token %d (vocabulary of %d)", b, t, nv)
+			return nil, badRequest("LogitBias", "logit bias %v of token %d (vocabulary of %d)", b, t, nv)
 		}
 	}
 	// Room for every event the request can produce, so the scheduler never waits on a
