@@ -311,12 +311,11 @@ func writeError(w http.ResponseWriter, r *http.Request, code int, errCode, msg s
 	w.WriteHeader(code)
 	var body any = map[string]string{"error": msg}
 	if strings.HasPrefix(r.URL.Path, "/v1/") || r.URL.Path == "/v1" {
+		// OpenAI's own 401 for a wrong key is an invalid_request_error with code
+		// invalid_api_key; clients go by the status and the code.
 		typ := "invalid_request_error"
-		switch code {
-		case http.StatusForbidden:
+		if code == http.StatusForbidden {
 			typ = "permission_error"
-		case http.StatusUnauthorized:
-			typ = "authentication_error"
 		}
 		body = map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": errCode}}
 	}

@@ -184,7 +184,8 @@ func TestAPIKey(t *testing.T) {
 	_, ts := newServer(t, server.Config{APIKey: "s3cret"})
 	for _, auth := range []string{"", "Bearer wrong", "Bearer s3cre", "Bearer s3cret2", "Basic s3cret", "s3cret"} {
 		resp, body := do(t, "POST", ts.URL+"/v1/chat/completions", chatBody, map[string]string{"Authorization": auth})
-		if resp.StatusCode != 401 || openAIError(t, body) != "invalid_api_key" || resp.Header.Get("WWW-Authenticate") == "" {
+		if resp.StatusCode != 401 || openAIError(t, body) != "invalid_api_key" || resp.Header.Get("WWW-Authenticate") == "" ||
+			!strings.Contains(body, `"type":"invalid_request_error"`) {
 			t.Errorf("Authorization %q: %d %s", auth, resp.StatusCode, body)
 		}
 	}
