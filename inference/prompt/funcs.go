@@ -53,9 +53,9 @@ func sandboxFilters() *exec.FilterSet {
 				return len(va.Args) < 2 || replaceFits(in.String(), va.Args[0].String(), va.Args[1].String(), max)
 			})
 		case "format":
-			m[name] = sizedFilter(f, func(in *exec.Value, _ *exec.VarArgs, _ int) bool {
-				return !bigWidth.MatchString(in.String())
-			})
+			m[name] = scalarArgs(sizedFilter(f, func(in *exec.Value, va *exec.VarArgs, max int) bool {
+				return !bigWidth.MatchString(in.String()) && goFormatBound(in.String(), va.Args) <= max
+			}))
 		case "dictsort":
 			m[name] = literalDictFilter(f)
 		case "items":
@@ -170,7 +170,10 @@ func sandboxMethods() exec.Methods {
 				return len(va.Args) == 0 || va.Args[0].Len()*len(s) <= max
 			}
 		case "format", "format_map":
-			fits = func(s string, _ *exec.VarArgs, _ int) bool { return !bigWidth.MatchString(s) }
+			fits = func(s string, va *exec.VarArgs, max int) bool {
+				n, ok := pyFormatBound(s, va.Args, va.KwArgs)
+				return ok && n <= max && !bigWidth.MatchString(s)
+			}
 		}
 		str[name] = sizedMethod(m, fits)
 	}

@@ -395,17 +395,23 @@ func guardPow(e *exec.Evaluator, va *exec.VarArgs) *exec.Value {
 	return exec.AsValue(int(r))
 }
 
-// intPow is base**exp for exp >= 0, and whether it fits in an int64.
+// intPow is base**exp for exp >= 0, and whether it fits in an int64. Bases 0, 1 and -1
+// are answered at once; for any other base the result overflows within 63 steps.
 func intPow(base, exp int64) (int64, bool) {
+	switch {
+	case exp == 0 || base == 1:
+		return 1, true
+	case base == 0:
+		return 0, true
+	case base == -1:
+		return 1 - 2*(exp&1), true
+	}
 	r := int64(1)
 	for ; exp > 0; exp-- {
 		if base != 0 && (r > math.MaxInt64/abs(base) || r < -math.MaxInt64/abs(base)) {
 			return 0, false
 		}
 		r *= base
-		if r == 0 || r == 1 && base == 1 {
-			return r, true
-		}
 	}
 	return r, true
 }

@@ -9,19 +9,35 @@ import (
 )
 
 // render parses and renders src with one user message, failing the test if that takes
-// more than a few seconds (a guard that does not trip would hang or crash instead).
+// more than a few seconds (a guard that does not trip would hang or crash instead). A
+// render still running after 20s is abandoned (its goroutine leaks) and fails the test,
+// so a hang in the engine fails fast instead of at the test binary's timeout.
 func render(t *testing.T, src string, opt Options) (string, error) {
 	t.Helper()
 	tpl, err := Parse(src)
 	if err != nil {
 		t.Fatalf("parse: %v", err)
 	}
-	start := time.Now()
-	out, err := tpl.Render(context.Background(), []Message{{Role: "user", Content: "hi"}}, opt)
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("render took %v", d)
+	type result struct {
+		out string
+		err error
 	}
-	return out, err
+	done := make(chan result, 1)
+	start := time.Now()
+	go func() {
+		out, err := tpl.Render(context.Background(), []Message{{Role: "user", Content: "hi"}}, opt)
+		done <- result{out, err}
+	}()
+	select {
+	case r := <-done:
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("render took %v", d)
+		}
+		return r.out, r.err
+	case <-time.After(20 * time.Second):
+		t.Fatalf("render still running after 20s, ignoring its context's deadline")
+		return "", nil
+	}
 }
 
 // TestHostileTemplates: templates built to hang, recurse or exhaust memory end with an
@@ -56,6 +72,15 @@ func TestHostileTemplates(t *testing.T) {
 		{"ljust", `{% set s = 'a' %}{{ s.ljust(10**9, ' ') }}`, Options{}, "string method"},
 		{"power overflow", `{{ 10**100 }}`, Options{}, "64 bits"},
 		{"format width", `{{ '%1000000000d'|format(1) }}`, Options{}, "filter result"},
+		// Directives that reuse one argument: each is small, together they are gigabytes.
+		{"format width from argument", `{{ ('%[1]*[2]d' * 10000)|format(99999, 1)|length }}`, Options{}, "filter result"},
+		{"format width per directive", `{{ ('%99999[1]d' * 9000)|format(1)|length }}`, Options{}, "filter result"},
+		{"format argument reused", `{% set f = '%[1]s' * 20000 %}{{ f|format('x' * 100000)|length }}`, Options{}, "filter result"},
+		{"method format width", `{% set f = '{0:>99999}' * 9000 %}{{ f.format(1)|length }}`, Options{}, "string method"},
+		{"method format argument reused", `{% set f = '{0}' * 20000 %}{{ f.format('x' * 100000)|length }}`, Options{}, "string method"},
+		{"method format nested width", `{{ '{0:{1}{1}{1}{1}{1}{1}{1}{1}{1}}'.format(1, 9)|length }}`, Options{}, "string method"},
+		{"method format width as text", `{% set f = '{0:{1}}' * 2000 %}{{ f.format(1, '9999999')|length }}`, Options{}, "string method"},
+		{"method format_map", `{% set f = '{a:>99999}' * 9000 %}{{ f.format_map({'a': 1})|length }}`, Options{}, "string method"},
 		{"replace blow-up", `{{ ('a' * 100000)|replace('a', 'b' * 1000) }}`, Options{}, "filter result"},
 		{"method replace blow-up", `{% set s = 'a' * 100000 %}{{ s.replace('', 'b' * 1000) }}`, Options{}, "string method"},
 		{"join blow-up", `{{ range(100000)|join('x' * 10000) }}`, Options{}, "filter result"},
@@ -149,5 +174,33 @@ func TestRenderErrors(t *testing.T) {
 	_, err := render(t, `{% if messages[0].role != 'system' %}{{ raise_exception('System first!') }}{% endif %}`, Options{})
 	if err == nil || !strings.Contains(err.Error(), "System first!") || errors.Is(err, ErrLimit) {
 		t.Errorf("raise_exception: err = %v", err)
+	}
+}
+
+// TestHugeExponents: ** with a huge exponent ends at once, whatever the base (a base of
+// -1 used to loop once per unit of the exponent, ignoring the render's deadline).
+func TestHugeExponents(t *testing.T) {
+	for _, tc := range []struct{ src, want string }{
+		{`{{ (-1) ** 1000000000000000000 }}`, "1"},
+		{`{{ (-1) ** 999999999999999999 }}`, "-1"},
+		{`{{ 1 ** 999999999999999999 }}|{{ 0 ** 999999999999999999 }}|{{ 0 ** 0 }}|{{ 5 ** 0 }}`, "1|0|1|1"},
+		{`{{ (-2) ** 3 }}|{{ 2 ** 62 }}|{{ (-2) ** 61 }}`, "-8|4611686018427387904|-2305843009213693952"},
+	} {
+		out, err := render(t, tc.src, Options{Timeout: 2 * time.Second})
+		if err != nil || out != tc.want {
+			t.Errorf("%s = %q, %v; want %q", tc.src, out, err, tc.want)
+		}
+	}
+	if _, err := render(t, `{{ (-3) ** 999999999999999999 }}`, Options{}); !errors.Is(err, ErrLimit) {
+		t.Errorf("(-3) ** huge: err = %v, want ErrLimit", err)
+	}
+}
+
+// TestFormatListArgument: the format filter prints a list argument as its text, once,
+// and not each element padded to the directive's width (ten gigabytes here).
+func TestFormatListArgument(t *testing.T) {
+	out, err := render(t, `{{ '%99999v'|format(range(100000)|list)|length }}|{{ '%s'|format([1, 'a']) }}`, Options{})
+	if err != nil || !strings.HasSuffix(out, "|[1, 'a']") || len(out) > len("688890|[1, 'a']") {
+		t.Errorf("got %q, %v", out, err)
 	}
 }
