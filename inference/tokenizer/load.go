@@ -275,7 +275,10 @@ func (t *Tokenizer) render(id int32) string {
 }
 
 // decodeGPT2Text maps a BPE token's code points back to bytes (llama_decode_text); a code
-// point that stands for no byte is written as llama.cpp does, "[UNK_BYTE_0x..text]".
+// point that stands for no byte is written as llama.cpp does, "[UNK_BYTE_0x..text]",
+// except that the token's text is repeated only for tokens of at most maxEchoedText
+// bytes: llama.cpp's piece grows with the square of the text's length, so one long token
+// in a hostile vocabulary would take gigabytes at load.
 func decodeGPT2Text(text string) string {
 	if b, ok := gpt2Decode(text); ok {
 		return string(b)
@@ -290,7 +293,14 @@ func decodeGPT2Text(text string) string {
 		for _, c := range appendCpt(nil, r) {
 			fmt.Fprintf(&sb, "%02x", c)
 		}
-		sb.WriteString(text + "]")
+		if len(text) <= maxEchoedText {
+			sb.WriteString(text)
+		}
+		sb.WriteString("]")
 	}
 	return sb.String()
 }
+
+// maxEchoedText is the longest token text that decodeGPT2Text repeats after each code
+// point that stands for no byte (real vocabularies' tokens are far shorter).
+const maxEchoedText = 256
