@@ -33,6 +33,12 @@ const (
 // constrained to JSON would otherwise pad with whitespace forever.
 const MaxSpace = 20
 
+// MaxDepth is the most containers (objects and arrays) a Checker lets be open at once.
+// Real replies nest a few levels; without a bound, a reply of only '[' would grow the
+// stack by a frame a byte, and every Accepts (called for each token of the vocabulary at
+// each step) copies the stack.
+const MaxDepth = 128
+
 // Checker follows a text, byte by byte, while it can still be extended into one JSON
 // object with optional whitespace around it (at most MaxSpace bytes in a row). The zero
 // value expects the text's start.
@@ -45,7 +51,7 @@ type Checker struct {
 	hex     int     // \u digits left
 	root    *Schema // the object's schema (NewChecker), nil for any object
 	cur     *Schema // the schema of the value being read or about to start
-	str     []byte  // the key or enum string read so far
+	str     []byte  // the key or enum string read so far (keys: at most the schema's longest name and a byte)
 	intOnly bool    // the number being read must be an integer
 	tmp     []frame // Accepts' copies
 	tmpStr  []byte
@@ -199,6 +205,12 @@ func (c *Checker) byte(b byte) bool {
 			c.st = sEscape
 		case b < 0x20:
 			return false
+		case c.key && f.s == nil || !c.key && (c.cur == nil || c.cur.enum == nil):
+			// Nothing needs the text of this string: keep no copy.
+		case c.key && len(c.str) > f.s.maxName:
+			// A key longer than every property name is none of them: its first
+			// maxName+1 bytes say so, and keyPrefix refused it already if the object
+			// is closed.
 		default:
 			c.str = append(c.str, b)
 			if c.key && !f.s.keyPrefix(c.str, f.used) || !c.key && !c.cur.enumPrefix(c.str) {
@@ -242,6 +254,8 @@ func (c *Checker) value(b byte) bool {
 	switch {
 	case space(b):
 		return true
+	case (b == '{' || b == '[') && len(c.stack) >= MaxDepth:
+		return false
 	case b == '{' && s.allows(tObject):
 		c.stack, c.st = append(c.stack, frame{open: '{', s: s, key: -1}), sKeyOrClose
 	case b == '[' && s.allows(tArray):

@@ -27,6 +27,7 @@ const (
 type Schema struct {
 	types    uint8
 	props    []prop // sorted by name
+	maxName  int    // the length of the longest property name
 	required []string
 	closed   bool    // additionalProperties false: no other keys
 	items    *Schema // nil: any
@@ -50,6 +51,7 @@ func Tagged(tag, body string, byTag map[string]*Schema) *Schema {
 	s := &Schema{types: tObject, required: []string{tag, body}, closed: true, tag: tag, body: body, byTag: byTag,
 		props: []prop{{tag, &Schema{types: tString, enum: names}}, {body, nil}}}
 	sort.Slice(s.props, func(i, j int) bool { return s.props[i].name < s.props[j].name })
+	s.maxName = max(len(tag), len(body))
 	return s
 }
 
@@ -91,6 +93,7 @@ func Compile(v any) (*Schema, error) {
 					return nil, fmt.Errorf("property %q: names with quotes, backslashes or control characters are not supported", name)
 				}
 				s.props = append(s.props, prop{name, c})
+				s.maxName = max(s.maxName, len(name))
 			}
 			if len(s.props) > 64 {
 				return nil, fmt.Errorf("%d properties: at most 64 are supported", len(s.props))
