@@ -1,6 +1,8 @@
 package ollama
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -23,9 +25,13 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		writeStatusError(w, e)
 		return
 	}
-	if len(req.Messages) == 0 { // Ollama's way to load a model: nothing to do here
+	if len(req.Messages) == 0 { // Ollama's way to load (keep_alive 0: unload) a model: nothing to do here
 		writeJSON(w, api.ChatResponse{Model: req.Model, CreatedAt: time.Now().UTC(),
-			Message: api.Message{Role: "assistant"}, Done: true, DoneReason: "load"})
+			Message: api.Message{Role: "assistant"}, Done: true, DoneReason: loadReason(req.KeepAlive)})
+		return
+	}
+	if e := checkThink(req.Think); e != nil {
+		writeStatusError(w, e)
 		return
 	}
 	defs, names, e := toolDefs(req.Tools)
@@ -65,13 +71,13 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	hideThinking := req.Think != nil && !req.Think.Bool()
 
 	ctx := r.Context()
-	text, err := h.b.Render(ctx, msgs, defs, true)
+	text, inThink, err := h.renderChat(ctx, msgs, defs)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "the model's chat template cannot render these messages: "+err.Error())
 		return
 	}
 	ereq.Prompt, ereq.ParseSpecial = text, true
-	ro.startInThink = strings.HasSuffix(strings.TrimRight(text, " \t\r\n"), "<think>")
+	ro.startInThink = inThink
 	ereq.JSON, ereq.ThinkFirst, ereq.JSONSchema = ro.json, ro.startInThink, schema // sampling keeps the reply a JSON object
 
 	ch, cancel, e := h.start(ctx, ereq)
@@ -79,6 +85,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		writeStatusError(w, e)
 		return
 	}
+	loaded := time.Now()
 	shape := func(p piece) api.ChatResponse {
 		m := api.Message{Role: "assistant", Content: p.content, ToolCalls: ollamaCalls(p.calls)}
 		if !hideThinking {
@@ -93,6 +100,23 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 
 	answer(h, w, req.Stream == nil || *req.Stream, ch, cancel, ro, hideThinking, req.Logprobs, shape,
 		func(resp *api.ChatResponse, lps []api.Logprob, out outcome) {
-			resp.Logprobs, resp.Done, resp.DoneReason, resp.Metrics = lps, true, out.reason, metrics(start, out.usage)
+			resp.Logprobs, resp.Done, resp.DoneReason, resp.Metrics = lps, true, out.reason, metrics(start, loaded, out.usage)
 		})
+}
+
+// renderChat renders a conversation into the prompt. A last assistant message (without
+// tool calls) is the start of the reply, for the model to continue, as Ollama's templates
+// leave that message open: the conversation before it with the generation prompt, then
+// its content (the reply holds only what follows). inThink reports whether the prompt
+// leaves a reasoning section ("<think>") open.
+func (h *Handler) renderChat(ctx context.Context, msgs []prompt.Message, defs []any) (text string, inThink bool, err error) {
+	var prefill string
+	if n := len(msgs); n > 0 && msgs[n-1].Role == "assistant" && len(msgs[n-1].ToolCalls) == 0 {
+		prefill, msgs = msgs[n-1].Content, msgs[:n-1]
+	}
+	if text, err = h.b.Render(ctx, msgs, defs, true); err != nil {
+		return "", false, fmt.Errorf("rendering %d messages: %w", len(msgs), err)
+	}
+	inThink = strings.HasSuffix(strings.TrimRight(text, " \t\r\n"), "<think>") && !strings.Contains(prefill, "</think>")
+	return text + prefill, inThink, nil
 }

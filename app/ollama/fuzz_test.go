@@ -21,6 +21,9 @@ func FuzzRequests(f *testing.F) {
 		`{"model":"stories260K","prompt":"def f(","suffix":"):","stream":false,"options":{"num_predict":2}}`,
 		`{"model":"stories260K","messages":[{"role":"user","content":"Once"}],"format":"json","options":{"num_predict":3}}`,
 		`{"model":"stories260K","messages":[{"role":"user","content":"x"},{"role":"assistant","tool_calls":[{"function":{"name":"f","arguments":{"a":1}}}]},{"role":"tool","tool_name":"f","content":"2"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}],"options":{"num_predict":2}}`,
+		`{"model":"stories260K","messages":[{"role":"user","content":"Once"},{"role":"assistant","content":" upon"}],"options":{"num_predict":2}}`,
+		`{"model":"stories260K","prompt":"","system":"x","keep_alive":0}`,
+		`{"model":"stories260K","prompt":"x","raw":true,"context":[1],"think":"low"}`,
 		`{"model":"nope","prompt":"x"}`, `{"messages":7}`, `[]`, `{`, ``,
 	} {
 		f.Add(s, false)

@@ -24,11 +24,20 @@ func (h *Handler) generate(w http.ResponseWriter, r *http.Request) {
 		writeStatusError(w, e)
 		return
 	}
-	if req.Prompt == "" && req.System == "" { // Ollama's way to load a model
-		writeJSON(w, api.GenerateResponse{Model: req.Model, CreatedAt: time.Now().UTC(), Done: true, DoneReason: "load"})
+	// An empty prompt is Ollama's way to load (or, keep_alive 0, unload) a model, the
+	// system prompt notwithstanding; with a suffix it is code completion at a file's start.
+	if req.Prompt == "" && req.Suffix == "" {
+		writeJSON(w, api.GenerateResponse{Model: req.Model, CreatedAt: time.Now().UTC(), Done: true, DoneReason: loadReason(req.KeepAlive)})
+		return
+	}
+	if e := checkThink(req.Think); e != nil {
+		writeStatusError(w, e)
 		return
 	}
 	switch {
+	case req.Raw && (req.System != "" || req.Template != "" || len(req.Context) > 0):
+		writeError(w, http.StatusBadRequest, "raw mode does not support template, system, or context")
+		return
 	case len(req.Images) > 0:
 		writeError(w, http.StatusBadRequest, req.Model+" does not support images")
 		return
@@ -79,6 +88,7 @@ func (h *Handler) generate(w http.ResponseWriter, r *http.Request) {
 		writeStatusError(w, e)
 		return
 	}
+	loaded := time.Now()
 	reply := func(p piece) api.GenerateResponse {
 		resp := api.GenerateResponse{Model: req.Model, CreatedAt: time.Now().UTC(), Response: p.content}
 		if !hideThinking {
@@ -92,6 +102,6 @@ func (h *Handler) generate(w http.ResponseWriter, r *http.Request) {
 
 	answer(h, w, req.Stream == nil || *req.Stream, ch, cancel, ro, hideThinking, req.Logprobs, reply,
 		func(resp *api.GenerateResponse, lps []api.Logprob, out outcome) {
-			resp.Logprobs, resp.Done, resp.DoneReason, resp.Metrics = lps, true, out.reason, metrics(start, out.usage)
+			resp.Logprobs, resp.Done, resp.DoneReason, resp.Metrics = lps, true, out.reason, metrics(start, loaded, out.usage)
 		})
 }

@@ -10,20 +10,26 @@
 //	GET  /api/version    the Ollama API version followed
 //	GET  /               "Ollama is running" (clients probe it)
 //
-// Errors are {"error":"..."} with the status Ollama uses (400, 404 for an unknown model,
-// 500); an error after a stream began is a last line {"error":"..."}. Where Ember
-// differs from Ollama:
+// Errors are {"error":"..."} with the status Ollama uses (400, 404 "model 'x' not found"
+// for an unknown model, 500); an error after a stream began is a last line
+// {"error":"..."}. As in Ollama, a chat whose last message is the assistant's continues
+// that message; an empty conversation or prompt answers done_reason "load" ("unload"
+// with keep_alive 0); raw with system, template or context is a 400, and so are the
+// think levels ("low", "medium", "high": gpt-oss only). Where Ember differs from Ollama:
 //
 //   - one model, the loaded one: names compare without ":latest" and case; /api/pull,
 //     /api/create, /api/delete, /api/copy, /api/push, /api/embed and /api/embeddings
 //     answer 501;
-//   - options: temperature, top_k, top_p, min_p, seed (-1 random), num_predict (-1 and
+//   - options: temperature, top_k, top_p (0: the most likely token alone, as llama.cpp
+//     reads it), min_p, seed (-1 random), num_predict (-1 and
 //     -2: to the end of the context), stop, repeat_penalty, repeat_last_n (0 off, -1 all),
 //     presence_penalty, frequency_penalty; Ollama's defaults (api.DefaultOptions). The
 //     runner options (num_ctx, num_gpu, ...) are ignored: the engine is already loaded;
 //   - thinking: a "<think>...</think>" reply (R1 style) is split by inference/reasoning
 //     into message.thinking (response.thinking for /api/generate) and the content.
 //     "think": false hides the thinking, but cannot stop a model that always thinks;
+//     "think": true is taken by any model (Ollama refuses it, 400, for a model without
+//     the thinking capability);
 //   - "format": "json" samples only tokens that keep the reply a prefix of one JSON
 //     object and ends it where the object closes, failing one that does not close within
 //     num_predict; a JSON schema as format does the same with the object matching it
@@ -32,7 +38,9 @@
 //     message.tool_calls (tools.go);
 //   - images and template overrides are refused (400), and a suffix where the
 //     model has no fill-in-the-middle tokens; the deprecated
-//     "context" of /api/generate is ignored and never returned; keep_alive is ignored.
+//     "context" of /api/generate is ignored and never returned; keep_alive is ignored
+//     (the model stays loaded); a prompt longer than the context is a 400, never
+//     truncated; load_duration is the time until the generation was accepted.
 package ollama
 
 import (
@@ -133,10 +141,14 @@ func (h *Handler) Register(mux *http.ServeMux) {
 			writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed for %s; use %s", r.Method, r.URL.Path, m))
 		})
 	}
-	for _, p := range []string{"/api/pull", "/api/push", "/api/create", "/api/copy", "/api/delete",
-		"/api/embed", "/api/embeddings", "/api/blobs/"} {
+	for _, p := range []string{"/api/pull", "/api/push", "/api/create", "/api/copy", "/api/delete", "/api/blobs/"} {
 		mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusNotImplemented, r.URL.Path+" is not supported by Ember: it serves the one model it has loaded")
+		})
+	}
+	for _, p := range []string{"/api/embed", "/api/embeddings"} {
+		mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
+			writeError(w, http.StatusNotImplemented, r.URL.Path+" is not supported by Ember: it does not compute embeddings")
 		})
 	}
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
@@ -206,7 +218,8 @@ func (h *Handler) checkModel(name string) *statusError {
 		return badRequest("model is required")
 	}
 	if !strings.EqualFold(strings.TrimSuffix(name, ":latest"), strings.TrimSuffix(h.b.ModelName(), ":latest")) {
-		return &statusError{http.StatusNotFound, fmt.Sprintf("model %q not found, this server has %q", name, h.tagged())}
+		// Ollama's wording, which clients match, then what this server has.
+		return &statusError{http.StatusNotFound, fmt.Sprintf("model '%s' not found (this server has %q)", name, h.tagged())}
 	}
 	return nil
 }

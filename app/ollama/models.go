@@ -45,7 +45,9 @@ func (h *Handler) show(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tmpl := h.b.Template()
-	caps := []model.Capability{model.CapabilityCompletion}
+	// Every model takes tools: a template that does not list them gets them in the
+	// system turn (Backend.Render). Clients look for "tools" before they send any.
+	caps := []model.Capability{model.CapabilityCompletion, model.CapabilityTools}
 	if strings.Contains(tmpl, "<think>") {
 		caps = append(caps, model.CapabilityThinking)
 	}

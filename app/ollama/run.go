@@ -58,6 +58,11 @@ func request(opts map[string]any) (engine.Request, *statusError) {
 		Temperature: o.Temperature, TopK: o.TopK, TopP: o.TopP, MinP: o.MinP,
 		Penalties: sample.Penalties{Repeat: o.RepeatPenalty, Presence: o.PresencePenalty, Frequency: o.FrequencyPenalty, LastN: o.RepeatLastN},
 	}}
+	if o.TopP == 0 {
+		// llama.cpp's top-p of 0 keeps the most likely token alone; the sampler reads
+		// TopP 0 as "keep all", so say it with top-k.
+		r.Sampling.TopP, r.Sampling.TopK = 1, 1
+	}
 	if o.RepeatLastN == 0 { // Ollama: 0 turns the penalties off
 		r.Sampling.Penalties = sample.Penalties{}
 	}
@@ -101,6 +106,25 @@ func jsonFormat(f json.RawMessage) (bool, *jsonprefix.Schema, *statusError) {
 		return true, s, nil
 	}
 	return false, nil, badRequest("format: %s is not \"json\" or a JSON schema", f)
+}
+
+// checkThink refuses the think levels ("low", "medium", "high"), as Ollama does for every
+// model but gpt-oss (whose harmony format Ember does not speak); true and false are taken.
+func checkThink(t *api.ThinkValue) *statusError {
+	if t.IsString() {
+		return badRequest("think value %q is not supported for this model", t.String())
+	}
+	return nil
+}
+
+// loadReason is the done_reason of a request with nothing to generate, Ollama's way to
+// load a model ("load") or, with keep_alive 0, to unload it ("unload": Ember keeps its
+// one model loaded, but answers as Ollama does).
+func loadReason(keepAlive *api.Duration) string {
+	if keepAlive != nil && keepAlive.Duration == 0 {
+		return "unload"
+	}
+	return "load"
 }
 
 // piece is one step of a reply.
@@ -254,10 +278,13 @@ func answer[T any](h *Handler, w http.ResponseWriter, stream bool, ch <-chan eng
 	s.send(resp)
 }
 
-// metrics are Ollama's timing fields for a finished reply.
-func metrics(start time.Time, u engine.Usage) api.Metrics {
+// metrics are Ollama's timing fields for a finished reply. The model is always loaded,
+// so load_duration (which Ollama always sends) is the time from the request's start to
+// its generation being accepted (loaded).
+func metrics(start, loaded time.Time, u engine.Usage) api.Metrics {
 	return api.Metrics{
 		TotalDuration:      time.Since(start),
+		LoadDuration:       max(loaded.Sub(start), time.Nanosecond),
 		PromptEvalCount:    u.PromptTokens,
 		PromptEvalDuration: u.PromptTime,
 		EvalCount:          u.CompletionTokens,
