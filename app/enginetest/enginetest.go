@@ -89,7 +89,8 @@ func (b *Backend) ContextSize() int { return b.Eng.ContextSize() }
 // TokenText is token id's text.
 func (b *Backend) TokenText(id int32) string { return b.Tok.Piece(id) }
 
-// Render renders msgs with Tmpl, or joins their contents with newlines without one.
+// Render renders msgs with Tmpl, or joins their non-empty contents with newlines without
+// one, as the app's server.Model does.
 func (b *Backend) Render(ctx context.Context, msgs []prompt.Message, tools []any, gen bool) (string, error) {
 	if len(tools) > 0 && (b.Tmpl == nil || !b.Tmpl.UsesTools()) {
 		msgs = prompt.WithToolInstructions(msgs, tools)
@@ -99,7 +100,9 @@ func (b *Backend) Render(ctx context.Context, msgs []prompt.Message, tools []any
 	}
 	parts := make([]string, 0, len(msgs))
 	for _, m := range msgs {
-		parts = append(parts, m.Content)
+		if m.Content != "" { // as server.Model.Render joins them
+			parts = append(parts, m.Content)
+		}
 	}
 	return strings.Join(parts, "\n"), nil
 }
