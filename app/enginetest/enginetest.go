@@ -89,6 +89,9 @@ func (b *Backend) ContextSize() int { return b.Eng.ContextSize() }
 // TokenText is token id's text.
 func (b *Backend) TokenText(id int32) string { return b.Tok.Piece(id) }
 
+// Infill reports whether the vocabulary has fill-in-the-middle tokens.
+func (b *Backend) Infill() bool { return b.Tok.HasInfill() }
+
 // Render renders msgs with Tmpl, or joins their non-empty contents with newlines without
 // one, as the app's server.Model does.
 func (b *Backend) Render(ctx context.Context, msgs []prompt.Message, tools []any, gen bool) (string, error) {

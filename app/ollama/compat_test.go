@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,8 +15,10 @@ import (
 	"github.com/ollama/ollama/api"
 	"github.com/ollama/ollama/types/model"
 
+	"ember/app/enginetest"
 	"ember/inference/engine"
 	"ember/inference/prompt"
+	"ember/inference/synth"
 )
 
 // statusOf is the status and message of an error from Ollama's client (0 if none).
@@ -193,8 +196,29 @@ func TestShowCapabilities(t *testing.T) {
 	}
 	b.Tmpl = tmpl
 	s, err = c.Show(context.Background(), &api.ShowRequest{Model: "stories260K"})
-	if err != nil || !has(s.Capabilities, model.CapabilityThinking) || s.Template != tmpl.Source() {
+	if err != nil || !has(s.Capabilities, model.CapabilityThinking) || s.Template != tmpl.Source() || has(s.Capabilities, model.CapabilityInsert) {
 		t.Fatalf("%v %v", s.Capabilities, err)
+	}
+
+	// A vocabulary with fill-in-the-middle tokens (a synthetic model's) adds "insert",
+	// and its suffix requests are answered.
+	p := synth.Presets["tiny"]()
+	p.FIM = true
+	path := filepath.Join(t.TempDir(), "fim.gguf")
+	if _, err := synth.Write(context.Background(), path, p, synth.Options{FileType: "f32", Seed: "fim"}); err != nil {
+		t.Fatal(err)
+	}
+	fim := &testBackend{enginetest.New(t, path, engine.Options{ContextSize: 128})}
+	c, _ = newClient(t, New(fim, Options{}))
+	s, err = c.Show(context.Background(), &api.ShowRequest{Model: "stories260K"})
+	if err != nil || !has(s.Capabilities, model.CapabilityInsert) {
+		t.Fatalf("FIM model: %v %v", s.Capabilities, err)
+	}
+	n := 0
+	err = c.Generate(context.Background(), &api.GenerateRequest{Model: "stories260K", Prompt: "def f(", Suffix: ")\n",
+		Options: map[string]any{"num_predict": 4}}, func(r api.GenerateResponse) error { n += r.EvalCount; return nil })
+	if err != nil || n == 0 {
+		t.Fatalf("FIM model's suffix request: %d tokens, %v", n, err)
 	}
 }
 

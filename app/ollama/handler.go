@@ -77,6 +77,8 @@ type Backend interface {
 	TokenText(id int32) string
 	// Template is the chat template's source ("" when there is none).
 	Template() string
+	// Infill reports whether the model has fill-in-the-middle tokens (a suffix works).
+	Infill() bool
 	ModelDetails() api.ModelDetails
 	// ModelInfo is the model file's metadata by key; callers do not modify it.
 	ModelInfo() map[string]any

@@ -51,6 +51,9 @@ func (h *Handler) show(w http.ResponseWriter, r *http.Request) {
 	if strings.Contains(tmpl, "<think>") {
 		caps = append(caps, model.CapabilityThinking)
 	}
+	if h.b.Infill() { // editors look for "insert" before they send a suffix
+		caps = append(caps, model.CapabilityInsert)
+	}
 	writeJSON(w, api.ShowResponse{
 		Template:     tmpl,
 		Details:      h.b.ModelDetails(),

@@ -124,6 +124,9 @@ func (m *Model) Render(ctx context.Context, msgs []prompt.Message, tools []any, 
 	return out, nil
 }
 
+// Infill reports whether the model's vocabulary has fill-in-the-middle tokens.
+func (m *Model) Infill() bool { return m.tok.HasInfill() }
+
 // Template is the chat template's source, "" for the plain fallback.
 func (m *Model) Template() string {
 	if m.tmpl == nil {

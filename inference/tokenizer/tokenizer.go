@@ -115,16 +115,22 @@ func (t *Tokenizer) EOS() int32 { return t.eos }
 // AddBOS reports whether Encode with AddSpecial prepends BOS.
 func (t *Tokenizer) AddBOS() bool { return t.addBOS }
 
+// HasInfill reports whether the vocabulary has the fill-in-the-middle tokens that
+// EncodeInfill needs (its prefix, suffix and middle tokens).
+func (t *Tokenizer) HasInfill() bool {
+	return t.fim[fimPre] != noToken && t.fim[fimSuf] != noToken && t.fim[fimMid] != noToken
+}
+
 // EncodeInfill is the fill-in-the-middle prompt of prefix and suffix (code before and
 // after the cursor), in the prefix-suffix-middle order llama.cpp's infill uses: BOS
 // where the model adds it, the FIM prefix token, prefix, the suffix token, suffix, the
 // middle token; the model then writes the middle. Special-token text in prefix and
 // suffix stays text. ok is false when the vocabulary has no FIM tokens.
 func (t *Tokenizer) EncodeInfill(prefix, suffix string) (ids []int32, ok bool) {
-	pre, suf, mid := t.fim[fimPre], t.fim[fimSuf], t.fim[fimMid]
-	if pre == noToken || suf == noToken || mid == noToken {
+	if !t.HasInfill() {
 		return nil, false
 	}
+	pre, suf, mid := t.fim[fimPre], t.fim[fimSuf], t.fim[fimMid]
 	if t.addBOS && t.bos != noToken {
 		ids = append(ids, t.bos)
 	}
