@@ -126,14 +126,18 @@ func (c *chatService) AppSettings() ui.AppSettings {
 
 // newEngine starts an engine on l with eo and, with a data folder, its persistent
 // prefix cache: reopening a conversation after a restart loads its prompt's KV blocks.
+// A cache that cannot be opened (a full or read-only disk) is logged and left out: the
+// chats still work, recomputing their prompts.
 func (c *chatService) newEngine(ctx context.Context, l *Loaded, eo engine.Options) (*engine.Engine, *store.BlockCache, error) {
 	var bc *store.BlockCache
 	if c.dataDir != "" {
 		var err error
 		if bc, err = OpenBlockCache(ctx, c.dataDir, l, eo.KVType, DefaultBlockCacheBytes); err != nil {
-			return nil, nil, fmt.Errorf("prefix cache: %w", err)
+			log.Printf("ember: persistent prefix cache off: %v", err)
+			bc = nil
+		} else {
+			eo.Blocks = bc
 		}
-		eo.Blocks = bc
 	}
 	eng, err := engine.New(l.Model, l.Tokenizer, eo)
 	if err != nil {

@@ -44,12 +44,17 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	defer l.Close()
 	eo := engine.Options{ContextSize: o.ContextSize, Parallel: o.Parallel, CacheTokens: o.CacheTokens, Lookup: o.Lookup, KVType: o.KVType}
 	if o.DataDir != "" && o.DiskCacheBytes > 0 {
-		bc, err := OpenBlockCache(ctx, o.DataDir, l, o.KVType, o.DiskCacheBytes)
-		if err != nil {
-			return err
+		// Without it the server still serves, recomputing prompts: say so and go on.
+		if bc, err := OpenBlockCache(ctx, o.DataDir, l, o.KVType, o.DiskCacheBytes); err != nil {
+			logger := o.Logger
+			if logger == nil {
+				logger = slog.Default()
+			}
+			logger.Warn("persistent prefix cache off", "err", err)
+		} else {
+			defer bc.Close()
+			eo.Blocks = bc
 		}
-		defer bc.Close()
-		eo.Blocks = bc
 	}
 	eng, err := engine.New(l.Model, l.Tokenizer, eo)
 	if err != nil {

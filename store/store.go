@@ -33,6 +33,9 @@ var (
 	// ErrDiskFull: SQLite could not grow the database (SQLITE_FULL). Nothing
 	// committed before is lost; the failed call changed nothing.
 	ErrDiskFull = errors.New("the disk is full: free some space and try again")
+	// ErrCorrupt: the database file is not an SQLite database or is damaged
+	// (SQLITE_NOTADB, SQLITE_CORRUPT). Open leaves the file as it is.
+	ErrCorrupt = errors.New("the database file is damaged")
 )
 
 // busyTimeout is how long a call waits for another process's write lock.
@@ -83,7 +86,8 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	s := &Store{db: db, path: abs}
 	if err := s.init(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("store: open %s: %w", path, err)
+		// init's errors say "store: <what>"; name the file in the one prefix.
+		return nil, fmt.Errorf("store: open %s: %w", path, trimPrefix{err})
 	}
 	return s, nil
 }
@@ -145,7 +149,8 @@ func (s *Store) IntegrityCheck(ctx context.Context) error {
 	return fmt.Errorf("store: integrity check: %q", problems)
 }
 
-// wrapErr names the operation that failed, and turns SQLITE_FULL into ErrDiskFull.
+// wrapErr names the operation that failed, and turns SQLITE_FULL into ErrDiskFull and
+// SQLITE_NOTADB and SQLITE_CORRUPT into ErrCorrupt.
 func wrapErr(op string, err error) error {
 	if err == nil {
 		return nil
@@ -154,11 +159,23 @@ func wrapErr(op string, err error) error {
 		return fmt.Errorf("store: %s: %w", op, err)
 	}
 	var se sqlite3.Error
-	if errors.As(err, &se) && se.Code == sqlite3.ErrFull {
-		return fmt.Errorf("store: %s: %w (%v)", op, ErrDiskFull, err)
+	if errors.As(err, &se) {
+		switch se.Code {
+		case sqlite3.ErrFull:
+			return fmt.Errorf("store: %s: %w (%v)", op, ErrDiskFull, err)
+		case sqlite3.ErrNotADB, sqlite3.ErrCorrupt:
+			return fmt.Errorf("store: %s: %w (%v)", op, ErrCorrupt, err)
+		}
 	}
 	return fmt.Errorf("store: %s: %w", op, err)
 }
+
+// trimPrefix is an error without its leading "store: ", for wrapping in another
+// store error; Unwrap keeps errors.Is working.
+type trimPrefix struct{ err error }
+
+func (e trimPrefix) Error() string { return strings.TrimPrefix(e.err.Error(), "store: ") }
+func (e trimPrefix) Unwrap() error { return e.err }
 
 // tx runs f in a transaction, committing when it returns nil.
 func (s *Store) tx(ctx context.Context, op string, f func(tx *sql.Tx) error) error {
