@@ -134,7 +134,6 @@ func (c *chatService) newEngine(ctx context.Context, l *Loaded, eo engine.Option
 		var err error
 		if bc, err = OpenBlockCache(ctx, c.dataDir, l, eo.KVType, DefaultBlockCacheBytes); err != nil {
 			log.Printf("ember: persistent prefix cache off: %v", err)
-			bc = nil
 		} else {
 			eo.Blocks = bc
 		}

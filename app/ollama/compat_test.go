@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -310,52 +309,6 @@ func TestUnsupportedRoutes(t *testing.T) {
 		t.Fatalf("HEAD blob: %v %v", resp, err)
 	}
 	resp.Body.Close()
-}
-
-// TestDisconnectCancelsChat: a client that leaves a chat, streamed (after the first line)
-// or not (while it waits), cancels its generation.
-func TestDisconnectCancelsChat(t *testing.T) {
-	b := newTestBackend(t)
-	b.Delay = 5 * time.Millisecond
-	b.Ended = make(chan engine.Event, 4)
-	srv := httptest.NewServer(New(b, Options{}))
-	defer srv.Close()
-	for _, stream := range []bool{true, false} {
-		ctx, cancel := context.WithCancel(context.Background())
-		body := `{"model":"stories260K","messages":[{"role":"user","content":"Once upon a time"}],"stream":` +
-			map[bool]string{true: "true", false: "false"}[stream] + `,"options":{"num_predict":200,"seed":1}}`
-		req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/api/chat", strings.NewReader(body))
-		if stream {
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil {
-				t.Fatal(err)
-			}
-			cancel()
-			resp.Body.Close()
-		} else {
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				if resp, err := http.DefaultClient.Do(req); err == nil {
-					resp.Body.Close()
-				}
-			}()
-			time.Sleep(100 * time.Millisecond)
-			cancel()
-			<-done
-		}
-		select {
-		case ev := <-b.Ended:
-			if ev.Finish != engine.FinishCancelled || ev.Usage.CompletionTokens >= 200 {
-				t.Fatalf("stream %v: generation ended %q after %d tokens", stream, ev.Finish, ev.Usage.CompletionTokens)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatalf("stream %v: generation did not end after the client left", stream)
-		}
-	}
 }
 
 // TestTopPZero: top_p 0 keeps the most likely token alone (llama.cpp's reading, so

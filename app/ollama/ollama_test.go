@@ -273,32 +273,56 @@ func TestJSONFormat(t *testing.T) {
 	}
 }
 
-// TestDisconnectCancels: a client that goes away mid-stream cancels its generation.
+// TestDisconnectCancels: a client that goes away cancels its generation: mid-stream
+// (after the first line) on /api/generate and /api/chat, or while it waits for a chat
+// it did not stream.
 func TestDisconnectCancels(t *testing.T) {
 	b := newTestBackend(t)
 	b.Delay = 5 * time.Millisecond
 	b.Ended = make(chan engine.Event, 4)
 	srv := httptest.NewServer(New(b, Options{}))
 	defer srv.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/api/generate",
-		strings.NewReader(`{"model":"stories260K","prompt":"Once upon a time","options":{"num_predict":200,"seed":1}}`))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil {
-		t.Fatal(err)
-	}
-	cancel()
-	resp.Body.Close()
-	select {
-	case ev := <-b.Ended:
-		if ev.Finish != engine.FinishCancelled || ev.Usage.CompletionTokens >= 200 {
-			t.Fatalf("generation ended %q after %d tokens", ev.Finish, ev.Usage.CompletionTokens)
+	const opts = `"options":{"num_predict":200,"seed":1}`
+	chat := `{"model":"stories260K","messages":[{"role":"user","content":"Once upon a time"}],`
+	for _, tc := range []struct {
+		path, body string
+		stream     bool
+	}{
+		{"/api/generate", `{"model":"stories260K","prompt":"Once upon a time",` + opts + `}`, true},
+		{"/api/chat", chat + `"stream":true,` + opts + `}`, true},
+		{"/api/chat", chat + `"stream":false,` + opts + `}`, false},
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+tc.path, strings.NewReader(tc.body))
+		if tc.stream {
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil {
+				t.Fatal(err)
+			}
+			cancel()
+			resp.Body.Close()
+		} else {
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				if resp, err := http.DefaultClient.Do(req); err == nil {
+					resp.Body.Close()
+				}
+			}()
+			time.Sleep(100 * time.Millisecond)
+			cancel()
+			<-done
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("generation did not end after the client left")
+		select {
+		case ev := <-b.Ended:
+			if ev.Finish != engine.FinishCancelled || ev.Usage.CompletionTokens >= 200 {
+				t.Fatalf("%s stream %v: generation ended %q after %d tokens", tc.path, tc.stream, ev.Finish, ev.Usage.CompletionTokens)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s stream %v: generation did not end after the client left", tc.path, tc.stream)
+		}
 	}
 }
