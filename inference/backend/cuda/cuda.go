@@ -68,6 +68,7 @@ type Backend struct {
 	noNR      bool           // $EMBER_CUDA_NO_NORM_ROUTER: NormRouter declines (normrouter.go)
 	ffnOn     bool           // $EMBER_CUDA_FFN: a decode row's FFN half in one launch (ffn.go)
 	ffnPart   scratch        // ffn_q4_k's counters and partial sums (ffn.go)
+	absorbOn  bool           // DeepSeek's absorbed query in one launch unless $EMBER_CUDA_ABSORB=off (absorb.go)
 	mmqTN     int            // $EMBER_CUDA_MMQ_TILE: the products' tile width, 0 to choose (mmq.go)
 	skip      []string       // $EMBER_CUDA_SKIP: kernel name prefixes not launched
 	st        stats          // $EMBER_CUDA_STATS
@@ -159,6 +160,7 @@ func New(opt Options) (*Backend, error) {
 	b.noF32W = os.Getenv(F32WeightEnv) == "0"
 	b.noNR = os.Getenv(NoNormRouterEnv) != ""
 	b.ffnOn = os.Getenv(FFNEnv) != ""
+	b.absorbOn = os.Getenv(AbsorbEnv) != "off"
 	if v := os.Getenv(SkipEnv); v != "" {
 		b.skip = strings.Split(v, ",")
 	}
