@@ -221,14 +221,15 @@ func (q *quants) get(b *Backend, xt *tensor, vt quant.Type) (uint64, int) {
 // products rounds x once per dot partner that ps need, before any product writes its
 // output, and computes them.
 func (b *Backend) products(xt *tensor, ps []product) {
-	if es, ok := uniform(ps, false); ok && b.absorbFuse(xt, ps, es) {
+	es, run := uniform(ps, false)
+	if run && b.absorbFuse(xt, ps, es) {
 		return
 	}
 	var q quants
 	for _, p := range ps {
 		q.get(b, xt, partner(p.w.typ))
 	}
-	if es, ok := uniform(ps, false); ok {
+	if run {
 		if xq, stride := q.get(b, xt, partner(ps[0].w.typ)); xq != 0 {
 			b.mmvRun(ps, nil, es, xq, stride, false)
 		}
