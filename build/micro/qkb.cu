@@ -1,6 +1,7 @@
-// qkb.cu (session 69, not yet run): DeepSeek-V2-Lite's absorbed query of one decode row
-// (q_nope's product, its Q8_0 rounding, attn_k_b's per-head product) in one launch of
-// clusters a head, against the engine's chain of three.
+// qkb.cu (session 69; its chain setup died of a misaligned address in session 72):
+// DeepSeek-V2-Lite's absorbed query of one decode row (q_nope's product, its Q8_0
+// rounding, attn_k_b's per-head product) in one launch of clusters a head, against the
+// engine's chain of three.
 //
 // The chain (the attention's main run, PDL edges): mmv_q4_k_1e (q_nope: 16 heads x 128
 // rows of 2,048, Q4_K), quant_q8 (each head's 128 values to Q8_0), mmv_idw_q8_0
@@ -9,8 +10,9 @@
 // yet waits for every head (two whole-grid dependencies, ~8 us of the chain in s64's
 // timeline: q_nope 2.9, quant_q8 1.3, attn_k_b 3.9).
 //
-// qkb: a cluster of CS = 8 blocks a head. Block r computes q_nope rows 16 r .. 16 r + 15
-// of its head (warp w two: mv1_q4_k's lanes and sums), the cluster's 128 values are read
+// The fused form is the engine's own kernel (kernels/cuda/absorb.cu, session 70's port of
+// this micro's first kernel): a cluster of 8 blocks a head. Block r computes q_nope rows
+// 16 r .. 16 r + 15 of its head (warp w two: mv1_q4_k's lanes and sums), the cluster's 128 values are read
 // from the peers' shared memory and rounded to Q8_0 by four warps (q8_quant_lane:
 // quant_q8's bytes), and block r computes attn_k_b rows 64 r .. 64 r + 63 (a row's four
 // Q8_0 blocks on eight lanes; the lane terms added in mv1_q8_0's butterfly order, so the
@@ -29,80 +31,7 @@
 #define QE 2048   // the row's width
 #define QL 512    // latent values a head
 #define QR 576    // a head's attention row: rope 64, latent 512
-#define QCS 8     // blocks a head
-
-__global__ void __cluster_dims__(QCS, 1, 1) __launch_bounds__(256)
-    qkb(const uint8_t* Wq, i64 wqs, const uint8_t* Xq, const uint8_t* Wkb, i64 kbs, i64 kbest, float* D, i64 dstride) {
-    constexpr int RQ = QN / QCS;         // q_nope rows a block (16: two a warp)
-    constexpr int RK = QL / QCS;         // attn_k_b rows a block (64: two steps of four rows a warp)
-    __shared__ float qn[RQ], xs[QN];
-    __shared__ __align__(16) uint8_t qrow[QN + 16];  // the head's Q8_0 row: quants, then four d
-    unsigned r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-    const int hd = blockIdx.x / QCS, warp = threadIdx.x >> 5, lane = threadIdx.x & 31, c = lane & 3, ib = lane >> 2;
-    // q_nope's two rows a warp, attn_k_b's two steps: all before the wait
-    uint4 h[2], qa[2], qb[2];
-#pragma unroll
-    for (int i = 0; i < 2; i++) {
-        const uint8_t* p = Wq + (i64)(QN * hd + RQ * (int)r + 2 * warp + i) * wqs + 144 * ib;
-        h[i] = ldw16<wev(false, true)>(p), qa[i] = ldw16<wev(false, true)>(p + 16 + 32 * c), qb[i] = ldw16<wev(false, true)>(p + 32 + 32 * c);
-    }
-    const int rl = lane >> 3, blk = (lane >> 1) & 3, half = lane & 1;
-    int4 kq[2];
-    uint16_t kd[2];
-#pragma unroll
-    for (int s = 0; s < 2; s++) {
-        const uint8_t* p = Wkb + (i64)hd * kbest + (i64)(RK * (int)r + 32 * s + 4 * warp + rl) * kbs;
-        kq[s] = ldw16i<wev(true)>(p + 32 * blk + 16 * half);
-        kd[s] = ldw2<wev(true)>(p + QN + 2 * blk);
-    }
-    pdl();
-    int xv[16];
-    float yd;
-    int4 bs;
-    q4k_x(Xq, QE, ib, c, false, xv, &yd, &bs);
-#pragma unroll
-    for (int i = 0; i < 2; i++) {
-        int sb;
-        const int sa = q4k_dot(qa[i], qb[i], xv, &sb);
-        float acc = 0;
-        acc += q4k_part(h[i], c, sa, sb, yd, bs);
-        const float v = warp_sum(acc);
-        if (lane == 0) qn[2 * warp + i] = v;
-    }
-    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-    if (threadIdx.x < QN) {  // the head's 128 values from the cluster's blocks
-        const int pr = threadIdx.x / RQ, off = threadIdx.x % RQ;
-        unsigned a = (unsigned)__cvta_generic_to_shared(qn + off), pa;
-        float v;
-        asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(pa) : "r"(a), "r"(pr));
-        asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(pa) : "memory");
-        xs[threadIdx.x] = v;
-    }
-    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");  // the peers may leave once all have read
-    __syncthreads();
-    if (warp < QN / 32) q8_quant_lane(xs[32 * warp + lane], qrow, warp, QN, 0);  // quant_q8's bytes
-    __syncthreads();
-    const int4 xq = *(const int4*)(qrow + 32 * blk + 16 * half);
-    const float dx = ((const float*)(qrow + QN))[blk];
-    float* out = D + (i64)hd * dstride + RK * (int)r + 4 * warp + rl;
-#pragma unroll
-    for (int s = 0; s < 2; s++) {
-        int sm = __dp4a(kq[s].x, xq.x, __dp4a(kq[s].y, xq.y, __dp4a(kq[s].z, xq.z, __dp4a(kq[s].w, xq.w, 0))));
-        sm += __shfl_xor_sync(0xffffffffu, sm, 1);
-        float v = 0;
-        if (half == 0) v += (float)sm * (h2f(kd[s]) * dx);
-        // mv1_q8_0's warp_sum over a warp whose lanes 0, 2, 4, 6 hold the four terms: the
-        // zeros of lanes 8-31 (xor 16, 8), then xor 4, 2, 1
-        v = v + 0.0f;
-        v = v + 0.0f;
-        v += __shfl_xor_sync(0xffffffffu, v, 4);
-        v += __shfl_xor_sync(0xffffffffu, v, 2);
-        v += __shfl_xor_sync(0xffffffffu, v, 1);
-        if ((lane & 7) == 0) out[32 * s] = v;
-    }
-    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
+#include "../../kernels/cuda/absorb.cu"  // the engine's kernel, absorb_q4_k_q8_0 (clusters of ABS_CS blocks a head)
 
 int main() {
     const int L = getenv("L") ? atoi(getenv("L")) : 27, gap = getenv("GAP") ? atoi(getenv("GAP")) : 0;
@@ -115,10 +44,11 @@ int main() {
         fill_weights(wq[l], T_Q4_K, QH * QN, QE, 1 + 2 * l);
         fill_weights(wk[l], T_Q8_0, QH * QL, QN, 2 + 2 * l);
     }
-    float *qn, *dc, *df;
+    float *qn, *qnf, *dc, *df;  // q_nope rows: the chain's, the fused launch's
     uint8_t *xq = ffn_input(QE), *q8;  // the row's Q8_K values
     const int xqn = xbytes(QE), q8s = ((QN + 4 * (QN / 32)) + 15) & ~15;
     CK(cudaMalloc(&qn, QH * QN * 4));
+    CK(cudaMalloc(&qnf, QH * QN * 4));
     CK(cudaMalloc(&q8, QH * q8s));
     CK(cudaMalloc(&dc, (size_t)L * QH * QR * 4));
     CK(cudaMalloc(&df, (size_t)L * QH * QR * 4));
@@ -143,8 +73,8 @@ int main() {
     };
     auto fused = [&]() {
         for (int l = 0; l < L; l++) {
-            launch(st, qkb, QH * QCS, 256, (const uint8_t*)wq[l], wqs, (const uint8_t*)xq, (const uint8_t*)wk[l], kbs, kbest,
-                   df + (i64)l * QH * QR + 64, (i64)QR);
+            launch(st, absorb_q4_k_q8_0, QH * ABS_CS, 256, (const uint8_t*)wq[l], wqs, (const uint8_t*)xq, QE, qnf,
+                   (const uint8_t*)wk[l], kbs, kbest, df + (i64)l * QH * QR + 64, (i64)QR);
             if (gap) launch(st, kgap, 1, 32, outp, gap);
         }
     };
