@@ -203,6 +203,10 @@ func scalar(v gguf.Value) any {
 	return nil // arrays
 }
 
+// fingerprintWindow is the bytes of a tensor's data Fingerprint hashes at each of the
+// three places it samples.
+const fingerprintWindow = 4096
+
 // Fingerprint identifies a model file by its metadata, tensor layout and a sample of
 // its weights: the digest the Ollama routes report, and the key of the persistent
 // prefix cache.
@@ -220,9 +224,19 @@ func Fingerprint(f *gguf.File) string {
 	for i := range f.Tensors {
 		t := &f.Tensors[i]
 		fmt.Fprintf(h, "%s:%s:%v:%d;", t.Name, t.Type, t.Dims, t.Offset)
-		// A sample of the weights tells fine-tunes of one base apart.
+		// A sample of the weights tells fine-tunes of one base apart: each tensor's
+		// first, middle and last fingerprintWindow bytes (all of a small one), so that
+		// files differing past a tensor's first rows (a partial fine-tune, an edit) do
+		// not share a prefix cache; hashing whole files would read gigabytes a load.
 		d := f.TensorData(t)
-		h.Write(d[:min(len(d), 4096)])
+		if len(d) <= 3*fingerprintWindow {
+			h.Write(d)
+			continue
+		}
+		mid := (len(d) - fingerprintWindow) / 2
+		h.Write(d[:fingerprintWindow])
+		h.Write(d[mid : mid+fingerprintWindow])
+		h.Write(d[len(d)-fingerprintWindow:])
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
