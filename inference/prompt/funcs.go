@@ -205,6 +205,8 @@ func sandboxGlobals() *exec.Context {
 		outFunc:           guardOut,
 		mulFunc:           guardMul,
 		powFunc:           guardPow,
+		floorDivFunc:      guardFloorDiv,
+		modFunc:           guardMod,
 	})
 	ctx.Set("namespace", namespaceFunc)
 	for _, name := range []string{"dict", "cycler", "joiner"} {

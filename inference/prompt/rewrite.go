@@ -13,7 +13,8 @@ import (
 //   - a tick at the start of every loop body, enter/exit around macro and call-block
 //     bodies (guardNode);
 //   - a * b becomes __ember_mul(a, b), which sizes a repetition before making it, and
-//     a ** b __ember_pow(a, b), which keeps integers integers as Python does;
+//     a ** b __ember_pow(a, b), which keeps integers integers as Python does; a // b
+//     and a % b __ember_floordiv(a, b) and __ember_mod(a, b), Python's (arith.go);
 //   - the results of calls, filters, + and ~ pass through __ember_chk, which checks their
 //     size, the allocation meter and the context; printed expressions through
 //     __ember_out, which also counts the bytes printed into any buffer.
@@ -286,6 +287,10 @@ func (rw *rewriter) expr(e nodes.Expression, depth int) (out nodes.Expression, e
 			return call(mulFunc, n.Left, n.Right), nil
 		case tokens.Power:
 			return call(powFunc, n.Left, n.Right), nil
+		case tokens.FloorDivision:
+			return call(floorDivFunc, n.Left, n.Right), nil
+		case tokens.Modulo:
+			return call(chkFunc, call(modFunc, n.Left, n.Right)), nil
 		case tokens.Addition, tokens.Tilde:
 			return call(chkFunc, n), nil
 		}
