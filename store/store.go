@@ -23,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gofrs/flock"
 	"github.com/mattn/go-sqlite3"
 )
 
@@ -45,11 +46,18 @@ const busyTimeout = 5 * time.Second
 type Store struct {
 	db   *sql.DB
 	path string
+	lock *flock.Flock // shared while open: tells a later opener it is not alone
 }
 
 // Open opens (creating it if needed) the database at path, brings its schema up to
 // date and marks replies left streaming by a crash as interrupted. The directory
 // must exist.
+//
+// Every open Store holds a shared lock on path + ".lock" (an advisory file lock,
+// released by the system when a process dies). Replies are marked interrupted only by
+// an opener that can first take that lock exclusively: one with no other process
+// holding the database open, so a second app instance (or `ember serve` beside the app)
+// never marks the first one's streaming reply as cut short.
 func Open(ctx context.Context, path string) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("store: open: empty path")
@@ -83,16 +91,38 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	db.SetMaxOpenConns(1)
 	db.SetConnMaxLifetime(0)
 	db.SetConnMaxIdleTime(0)
-	s := &Store{db: db, path: abs}
-	if err := s.init(ctx); err != nil {
+	lk := flock.New(abs + ".lock")
+	alone, err := lk.TryLock()
+	if err != nil {
 		db.Close()
+		return nil, fmt.Errorf("store: open %s: lock: %w", path, err)
+	}
+	s := &Store{db: db, path: abs, lock: lk}
+	err = s.init(ctx, alone)
+	if alone && err == nil { // exclusive for the crash recovery only, then shared like any opener
+		if err = lk.Unlock(); err == nil {
+			err = lk.RLock()
+		}
+		if err != nil {
+			err = fmt.Errorf("lock: %w", err)
+		}
+	} else if err == nil {
+		if err = lk.RLock(); err != nil {
+			err = fmt.Errorf("lock: %w", err)
+		}
+	}
+	if err != nil {
+		db.Close()
+		lk.Close()
 		// init's errors say "store: <what>"; name the file in the one prefix.
 		return nil, fmt.Errorf("store: open %s: %w", path, trimPrefix{err})
 	}
 	return s, nil
 }
 
-func (s *Store) init(ctx context.Context) error {
+// init checks the connection's settings, migrates the schema and, when alone (no other
+// process has the database open), marks replies a crash left streaming as interrupted.
+func (s *Store) init(ctx context.Context, alone bool) error {
 	var mode string
 	if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
 		return wrapErr("read journal mode", err)
@@ -107,6 +137,9 @@ func (s *Store) init(ctx context.Context) error {
 	if err := migrate(ctx, s.db, len(migrations)); err != nil {
 		return err
 	}
+	if !alone {
+		return nil // another process's replies may still be streaming
+	}
 	if _, err := s.db.ExecContext(ctx,
 		`UPDATE messages SET state = ? WHERE state = ?`, StateInterrupted, StateStreaming); err != nil {
 		return wrapErr("mark interrupted replies", err)
@@ -119,7 +152,11 @@ func (s *Store) Path() string { return s.path }
 
 // Close checkpoints the WAL into the database file and closes it.
 func (s *Store) Close() error {
-	if err := s.db.Close(); err != nil {
+	err := s.db.Close()
+	if lerr := s.lock.Close(); err == nil && lerr != nil {
+		err = lerr
+	}
+	if err != nil {
 		return fmt.Errorf("store: close: %w", err)
 	}
 	return nil
