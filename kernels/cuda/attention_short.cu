@@ -27,6 +27,7 @@
 // blocks) to Q8_K into q8.
 #include "common.cuh"
 #include "mbar.cuh"
+#include "mv1.cuh"
 
 #define SH_THREADS 256
 
@@ -342,4 +343,84 @@ extern "C" __global__ void __launch_bounds__(SH_THREADS) attention_short576(SHOR
 // scoring round, 7 position lanes in P V against 3).
 extern "C" __global__ void __launch_bounds__(512) attention_short576w(SHORT_ARGS) { pdl_defer();
     attention_short_body<576, 576, true, 512>(SHORT_CALL);
+}
+
+// attention_vb576: attention_short576w of one token's H head rows (H even, grid H), each
+// head's 512 latent outputs rounded to Q8_K into the block's shared memory (not q8),
+// then attn_v_b's products in the same block: head i's matrix (VB_ROWS Q4_K rows of
+// 512, vbs bytes apart, head i's vbest bytes after head 0's), loaded into registers
+// before the wait (two rows a lane group: 24 registers held through the attention),
+// times that Q8_K row into D's head row (drs floats apart): mmv_idw_q4_k's bits (a row's
+// eight lanes as mv1_q4_k's lanes 0-7 of a 512-wide row, the zeros of its other lanes
+// added as its butterfly adds them). With q8o, the cluster's two heads' 256 outputs are
+// then rounded to Q8_K block i / 2 of the row of H * VB_ROWS values as quant_q8_k would
+// (q8k_quant_warp): the odd head's block stores its outputs into the even one's shared
+// memory and leaves; the even one rounds them after one cluster barrier. The output
+// projection's input, two launches (mmv_idw_q4_k, quant_q8_k) and their grid-wide
+// waits fewer than the chain.
+#define VB_ROWS 128
+#define VB_XQ 656  // a Q8_K row of 512: quants, d (padded to 16 bytes), bsums
+
+// cluster_st stores v at p, an address in this block's shared memory, in the shared memory
+// of the cluster's block of rank r (distributed shared memory).
+__device__ __forceinline__ void cluster_st(void* p, int r, float v) {
+    uint32_t a = (uint32_t)__cvta_generic_to_shared(p), ra;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(ra) : "r"(a), "r"(r));
+    asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(ra), "f"(v) : "memory");
+}
+
+extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(512, 1)
+    attention_vb576(SHORT_ARGS, const uint8_t* Wvb, i64 vbs, i64 vbest, float* D, i64 drs, uint8_t* q8o) {
+    pdl_defer();
+    // Every block of the cluster has started once this barrier's wait returns (before the
+    // first store into the peer's shared memory, long after).
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+    __shared__ __align__(16) uint8_t xq[VB_XQ];
+    __shared__ float ov[2 * VB_ROWS];  // the even head's block: its outputs, then its peer's
+    const int i = blockIdx.x, w = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int sub = lane & 7, ib = sub >> 2, c = sub & 3, gq = lane >> 3;
+    uint4 h[2], qa[2], qb[2];  // rows 4w + gq and 64 + 4w + gq: lane sub's chunk of block ib
+#pragma unroll
+    for (int s = 0; s < 2; s++) {
+        const uint8_t* p = Wvb + (i64)i * vbest + (i64)(64 * s + 4 * w + gq) * vbs + 144 * ib;
+        h[s] = ldw16<wev(true)>(p), qa[s] = ldw16<wev(true)>(p + 16 + 32 * c), qb[s] = ldw16<wev(true)>(p + 32 + 32 * c);
+    }
+    attention_short_body<576, 576, true, 512>(dst, dstride, q, qstride, k, kstride, v, vstride, pos, nhead, nkv, scale, table,
+                                              tcols, seq, bs, cap, scap, pre, ocol, xq, 0);
+    __syncthreads();  // the head's Q8_K row, every warp's
+    int xv[16];
+    float yd;
+    int4 xb;
+    q4k_x(xq, 512, ib, c, false, xv, &yd, &xb);
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
+#pragma unroll
+    for (int s = 0; s < 2; s++) {
+        int sb;
+        const int sa = q4k_dot(qa[s], qb[s], xv, &sb);
+        float v = 0.0f;
+        v += q4k_part(h[s], c, sa, sb, yd, xb);
+        v = v + 0.0f;  // mv1's warp_sum: lanes 16-31 and 8-15 of a 512-wide row hold zeros
+        v = v + 0.0f;
+        v += __shfl_xor_sync(0xffffffffu, v, 4);
+        v += __shfl_xor_sync(0xffffffffu, v, 2);
+        v += __shfl_xor_sync(0xffffffffu, v, 1);
+        const int row = 64 * s + 4 * w + gq;
+        if (sub == 0) {
+            D[(i64)i * drs + row] = v;
+            if (q8o && r == 0) ov[row] = v;
+            if (q8o && r != 0) cluster_st(ov + VB_ROWS + row, 0, v);
+        }
+    }
+    if (!q8o) return;
+    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+    if (r != 0) return;  // its outputs are in the even block's memory
+    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+    if (w == 0) {
+        float vv[8];
+#pragma unroll
+        for (int e = 0; e < 8; e++) vv[e] = ov[8 * lane + e];
+        q8k_quant_warp(vv, q8o, i / 2, (int)gridDim.x * VB_ROWS);
+    }
 }

@@ -40,6 +40,10 @@ import (
 //     output a MatMul then rounds to Q8_K (the output projection): its last blocks
 //     (attention_short and attention_dec: each block, its KV head's outputs) round it
 //     (fuseQ8K); attention_dec64/128 also to Q8_0 or Q8_1 (fuseQ8).
+//   - DeepSeek's latent attention of one token (attention_short576w, its Q8_K rounding
+//     joined), then attn_v_b's per-head products of its rows: attention_vb576
+//     (vbFuse, latentvb.go), whose products' Q8_K rounding for the output projection
+//     may then join it too (fuseQ8K).
 //
 // The profiler launches each op at once and queues nothing, so it sees them unfused.
 
@@ -97,13 +101,14 @@ const (
 	fuseMoESum     // moe_sum: an Add of its output and another tensor may join it
 	fuseNormQ8K    // add_rms_norm_q8_k of one row: the streamed product (mvs) of its Q8_K output may join it
 	fuseQ8KHalf    // add_rms_norm_q8_k or swiglu_q8_k: the f16 rows of its Q8_K output (act_f16, for cuBLASLt) may join it
+	fuseAttnVB     // attention_vb576: the Q8_K rounding of its attn_v_b outputs (one row) may join it
 )
 
 // fusedFrom is the kernel each kind's op queued.
 var fusedFrom = [...]string{fuseRMSNorm: "rms_norm", fuseSwiGLU: "swiglu_f32", fuseAddRMSNorm: "add_rms_norm",
 	fuseAdd: "add_f32", fuseRoPE: "rope_f32", fuseSetRows: "set_rows", fuseAttention: "attention_split1",
 	fuseRoPE2: "rope2_f32", fuseRoPESet: "rope2_set", fuseGetRows: "get_rows_f32", fuseMoESum: "moe_sum",
-	fuseNormQ8K: "add_rms_norm_q8_k", fuseQ8KHalf: "add_rms_norm_q8_k"}
+	fuseNormQ8K: "add_rms_norm_q8_k", fuseQ8KHalf: "add_rms_norm_q8_k", fuseAttnVB: "attention_vb576"}
 
 // span is device memory [lo, hi) in bytes.
 type span struct{ lo, hi uint64 }
@@ -292,6 +297,11 @@ func (b *Backend) fuseQ8K(x *tensor, out uint64, stride int) bool {
 		} else {
 			b.mark(h)
 		}
+	case fuseAttnVB:
+		if x.rows != 1 || x.stride != 4*x.cols {
+			return false
+		}
+		b.vbQ8K(&f, out)
 	case fuseAttention:
 		// f.args end with the q8 output and its stride (0, 0); the grid is f.mem's.
 		if x.stride != 4*x.cols {

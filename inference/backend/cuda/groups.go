@@ -222,7 +222,7 @@ func (q *quants) get(b *Backend, xt *tensor, vt quant.Type) (uint64, int) {
 // output, and computes them.
 func (b *Backend) products(xt *tensor, ps []product) {
 	es, run := uniform(ps, false)
-	if run && b.absorbFuse(xt, ps, es) {
+	if run && (b.absorbFuse(xt, ps, es) || b.vbFuse(xt, ps, es)) {
 		return
 	}
 	var q quants
