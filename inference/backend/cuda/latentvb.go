@@ -62,7 +62,10 @@ func (b *Backend) vbFuse(xt *tensor, ps []product, es int64) bool {
 		return xq != 0
 	}
 	args := slices.Clone(b.queue.argsOf(len(b.queue.fns) - 1))
-	if n := len(args); args[n-2] != xq || args[n-1] != i64(stride) { // rounded elsewhere (a branch's pinned row)
+	// The fused kernel keeps the Q8_K rows in shared memory and never writes xq: the
+	// attention's launch stays when another launch wrote them, or when a branch's main
+	// run may take them (pinned).
+	if n := len(args); args[n-2] != xq || args[n-1] != i64(stride) || b.br.pinned.out == xq {
 		b.mmvRun(ps, nil, es, xq, stride, false)
 		return true
 	}
