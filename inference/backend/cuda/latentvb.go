@@ -44,36 +44,22 @@ func (b *Backend) vbFuse(xt *tensor, ps []product, es int64) bool {
 			return false
 		}
 	}
-	f := b.fuse
+	f, ok := b.take()
+	if !ok {
+		return false
+	}
 	if f.kind != fuseAttention || f.kernel != "attention_short576w" || f.dst != xt.ptr || f.grid[0] != H || f.grid[1] != 1 ||
-		f.half || !b.stillLast(f.qlen, f.epoch, f.kernel) {
+		f.half || !b.decKernel("attention_vb576", f.grid[2]) {
+		b.fuse = f // left for the products' rounding (fuseQ8K)
 		return false
 	}
-	smem := f.grid[2]
-	if !b.decKernel("attention_vb576", smem) {
-		return false
-	}
-	// The attention rounds its rows to Q8_K (fuseQ8K), then its launch is replaced.
-	xq, stride := b.quantize(xt, quant.Q8_K)
-	if xq == 0 || !b.stillLast(f.qlen, f.epoch, f.kernel) {
-		if xq != 0 {
-			b.mmvRun(ps, nil, es, xq, stride, false)
-		}
-		return xq != 0
-	}
-	args := slices.Clone(b.queue.argsOf(len(b.queue.fns) - 1))
-	// The fused kernel keeps the Q8_K rows in shared memory and never writes xq: the
-	// attention's launch stays when another launch wrote them, or when a branch's main
-	// run may take them (pinned).
-	if n := len(args); args[n-2] != xq || args[n-1] != i64(stride) || b.br.pinned.out == xq {
-		b.mmvRun(ps, nil, es, xq, stride, false)
-		return true
-	}
+	// The kernel rounds each head's latent row to Q8_K in its own shared memory: the
+	// attention's Q8_K output and stride (its last arguments) stay 0.
 	b.queue.pop()
-	args = append(args, ptr(w0), i64(w0.stride), uint64(es), ptr(ps[0].d), i64(runRowStride(ps)), 0)
-	b.launch("attention_vb576", H, 1, shortWideThreads, smem, args...)
+	args := append(slices.Clone(f.args), ptr(w0), i64(w0.stride), uint64(es), ptr(ps[0].d), i64(runRowStride(ps)), 0)
+	b.launch("attention_vb576", H, 1, shortWideThreads, f.grid[2], args...)
 	b.mark(fusable{kind: fuseAttnVB, kernel: "attention_vb576", dst: ps[0].d.ptr, rows: 1, cols: H * vbRows, args: args,
-		grid: [3]int{H, 1, smem}, threads: shortWideThreads})
+		grid: [3]int{H, 1, f.grid[2]}, threads: shortWideThreads})
 	return true
 }
 

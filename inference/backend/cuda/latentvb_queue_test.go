@@ -10,7 +10,8 @@ import (
 // TestVBQueue (no GPU): one token's latent attention (attention_short576w, 16 head
 // rows), attn_v_b's per-head products (Q4_K weights, 128 x 512 a head) and the output
 // projection of their outputs side by side queue as attention_vb576 and the
-// projection's mat-vec, the rounding of both joined; with the switch off, the chain.
+// projection's mat-vec, the rounding of both joined (the attention's own Q8_K output
+// left 0: the kernel keeps those rows in shared memory); with the switch off, the chain.
 func TestVBQueue(t *testing.T) {
 	for _, off := range []bool{false, true} {
 		q := newQueueOnly(false)
@@ -43,7 +44,7 @@ func TestVBQueue(t *testing.T) {
 		wantQueue(t, "on", q.queue.names, "attention_vb576", mmvName(quant.Q4_K, 1))
 		if len(q.queue.names) == 2 {
 			a := q.queue.argsOf(0)
-			if len(a) != 30 || a[22] == 0 || a[24] != wv.ptr || a[25] != uint64(wv.stride) || a[26] != uint64(vbRows*wv.stride) ||
+			if len(a) != 30 || a[22] != 0 || a[23] != 0 || a[24] != wv.ptr || a[25] != uint64(wv.stride) || a[26] != uint64(vbRows*wv.stride) ||
 				a[27] != out.ptr || a[28] != vbRows || a[29] == 0 {
 				t.Errorf("attention_vb576's arguments %v", a)
 			}
