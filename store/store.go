@@ -98,16 +98,14 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("store: open %s: lock: %w", path, err)
 	}
 	s := &Store{db: db, path: abs, lock: lk}
-	err = s.init(ctx, alone)
-	if alone && err == nil { // exclusive for the crash recovery only, then shared like any opener
-		if err = lk.Unlock(); err == nil {
+	if err = s.init(ctx, alone); err == nil {
+		if alone { // exclusive for the crash recovery only, then shared like any opener
+			err = lk.Unlock()
+		}
+		if err == nil {
 			err = lk.RLock()
 		}
 		if err != nil {
-			err = fmt.Errorf("lock: %w", err)
-		}
-	} else if err == nil {
-		if err = lk.RLock(); err != nil {
 			err = fmt.Errorf("lock: %w", err)
 		}
 	}
