@@ -65,19 +65,7 @@ func guardFloorDiv(e *exec.Evaluator, va *exec.VarArgs) *exec.Value {
 	if err != nil {
 		return exec.AsValue(err)
 	}
-	if !a.IsNumber() || !b.IsNumber() {
-		return exec.AsValue(fmt.Errorf("prompt: unsupported operand types for //: %s and %s", kind(a), kind(b)))
-	}
-	if a.IsInteger() && b.IsInteger() {
-		if b.Integer() == 0 {
-			return exec.AsValue(errZeroDivision)
-		}
-		return exec.AsValue(int(floorDivInt(int64(a.Integer()), int64(b.Integer()))))
-	}
-	if b.Float() == 0 {
-		return exec.AsValue(errors.New("prompt: float floor division by zero"))
-	}
-	return exec.AsValue(math.Floor(a.Float() / b.Float()))
+	return divide(a, b, "//", "floor division", floorDivInt, func(x, y float64) float64 { return math.Floor(x / y) })
 }
 
 // guardMod implements __ember_mod.
@@ -100,19 +88,26 @@ func guardMod(e *exec.Evaluator, va *exec.VarArgs) *exec.Value {
 		}
 		return format(e, a, &exec.VarArgs{Args: args, KwArgs: map[string]*exec.Value{}})
 	}
+	return divide(a, b, "%", "modulo", modInt, modFloat)
+}
+
+// divide is a op b for numbers, as Python computes it: ints (fi, for b != 0) stay ints,
+// else floats (ff, for b != 0); a zero divisor or another operand type is an error
+// (what names the float operation in ZeroDivisionError's text).
+func divide(a, b *exec.Value, op, what string, fi func(x, y int64) int64, ff func(x, y float64) float64) *exec.Value {
 	if !a.IsNumber() || !b.IsNumber() {
-		return exec.AsValue(fmt.Errorf("prompt: unsupported operand types for %%: %s and %s", kind(a), kind(b)))
+		return exec.AsValue(fmt.Errorf("prompt: unsupported operand types for %s: %s and %s", op, kind(a), kind(b)))
 	}
 	if a.IsInteger() && b.IsInteger() {
 		if b.Integer() == 0 {
 			return exec.AsValue(errZeroDivision)
 		}
-		return exec.AsValue(int(modInt(int64(a.Integer()), int64(b.Integer()))))
+		return exec.AsValue(int(fi(int64(a.Integer()), int64(b.Integer()))))
 	}
 	if b.Float() == 0 {
-		return exec.AsValue(errors.New("prompt: float modulo by zero"))
+		return exec.AsValue(fmt.Errorf("prompt: float %s by zero", what))
 	}
-	return exec.AsValue(modFloat(a.Float(), b.Float()))
+	return exec.AsValue(ff(a.Float(), b.Float()))
 }
 
 // kind names a value's type for an error, as Python would.
