@@ -25,6 +25,8 @@ struct MoeSmem {
     float probs[MOE_MAX_EXPERTS], score[MOE_MAX_EXPERTS], gsum[MOE_MAX_EXPERTS], wsel[MOE_MAX_EXPERTS];
     int keep[MOE_MAX_EXPERTS], isel[MOE_MAX_EXPERTS];
     float inv_s;
+    int guess[MOE_MAX_EXPERTS / 8];  // moe_guess's experts (mmv_route)
+    int same;                        // whether moe_route chose them (mmv_route)
 };
 
 // moe_route is moe_topk's routing of one logits row by one warp, PL experts a lane
@@ -187,6 +189,37 @@ extern "C" __global__ void __launch_bounds__(32) moe_topk(int* ids, float* w, co
     else moe_route_row<MOE_MAX_EXPERTS / 32>(s, ids, w, logits, bias, blockIdx.x, X, k, ngroup, ngroup_used, sigmoid, norm, scale);
 }
 
+// moe_guess is moe_route's selection guessed from the logits alone, for mmv_route to load
+// the experts' first weights while moe_route runs: softmax's probabilities do not
+// decrease where the logits increase, so the k largest logits (ties to the lower index)
+// are moe_route's k experts in its order, except where two experts' probabilities round
+// to the same float while their logits differ (moe_route then takes the lower index
+// first; mmv_route compares and loads again). Softmax without biases or group limits
+// only (the caller's test); X <= 64, two experts a lane; NaN logits rank lowest, and the
+// guesses are always k distinct experts below X, so the loads stay in bounds. Each round
+// is one redux.sync over an order-preserving key and two ballots.
+__device__ __forceinline__ void moe_guess(MoeSmem& s, const float* row, int X, int k) {
+    const int lane = threadIdx.x & 31;
+    uint32_t key[2];
+#pragma unroll
+    for (int u = 0; u < 2; u++) {
+        const int e = lane + 32 * u;
+        const float x = e < X ? row[e] : 0.0f;
+        const uint32_t b = x == 0.0f ? 0u : __float_as_uint(x);  // -0 as +0, equal as floats
+        // order-preserving: negative floats reversed below the positive ones; NaN 1,
+        // above only the absent experts' and taken ones' 0 (-inf's key is 0x7fffff).
+        key[u] = e >= X ? 0u : x != x ? 1u : (b & 0x80000000u) ? ~b : b | 0x80000000u;
+    }
+    for (int j = 0; j < k; j++) {
+        const uint32_t m = __reduce_max_sync(0xffffffffu, max(key[0], key[1]));
+        const uint32_t b0 = __ballot_sync(0xffffffffu, key[0] == m), b1 = __ballot_sync(0xffffffffu, key[1] == m);
+        const int e = b0 ? __ffs(b0) - 1 : 32 + __ffs(b1) - 1;
+        if (e == lane) key[0] = 0u;
+        if (e == lane + 32) key[1] = 0u;
+        if (lane == 0) s.guess[j] = e;
+    }
+}
+
 // mmv_route_q4_k: moe_topk of one token and the gate and up products of its k experts
 // (mmv_id_q4_k with gridDim.y = 2 and xdiv = k) in one launch, so that no launch
 // boundary separates the routing from the products (session 42). Q4_K experts of at
@@ -214,7 +247,7 @@ extern "C" __global__ void __launch_bounds__(32) moe_topk(int* ids, float* w, co
 #define MMV_ROUTE_ARGS                                                                                                                  \
     int *ids, float *w, const float *logits, const float *bias, int X, int k, int ngroup, int ngroup_used, int sigmoid, int norm,    \
         float scale, const uint8_t *W, const uint8_t *W2, i64 ws, i64 estride, const uint8_t *Xq, float *D, float *D2, i64 dstride, \
-        int M, int K
+        int M, int K, int spec
 template <int T>
 __device__ __forceinline__ void mmv_route(MMV_ROUTE_ARGS) {
     __shared__ MoeSmem s;
@@ -232,19 +265,12 @@ __device__ __forceinline__ void mmv_route(MMV_ROUTE_ARGS) {
     float yd = 0;
     int4 bs = make_int4(0, 0, 0, 0);
     if (ib < nb) q4k_x(Xq, K, ib, c, false, xs, &yd, &bs);  // in flight while warp 0 routes
-    if (warp == 0) {
-        if (small) moe_route<2>(s, logits, bv, bias != nullptr, X, k, ngroup, ngroup_used, sigmoid, norm, scale);
-        else moe_route<MOE_MAX_EXPERTS / 32>(s, logits, bv, bias != nullptr, X, k, ngroup, ngroup_used, sigmoid, norm, scale);
-        if (blockIdx.x == 0)
-            for (int j = lane; j < k; j += 32) ids[j] = s.isel[j], w[j] = s.wsel[j];
-    }
-    __syncthreads();  // s.isel
     const int G = (M + R - 1) / R, TP = k * G, T2 = 2 * TP, V = 4 * gridDim.x;
-    // task t: matrix t / TP, pair (t % TP) / G, rows R ((t % TP) % G) ..
-    auto load = [&](int t, uint4* h, uint4* qa, uint4* qb, uint4* ha, uint4* hb) {
+    // task t: matrix t / TP, pair (t % TP) / G, rows R ((t % TP) % G) .. of expert sel[pair]
+    auto load = [&](const int* sel, int t, uint4* h, uint4* qa, uint4* qb, uint4* ha, uint4* hb) {
         if (t >= T2) return;
         const int m = t >= TP, r = t - m * TP, r0 = (r % G) * R;
-        const uint8_t* base = (m ? W2 : W) + (i64)s.isel[r / G] * estride + BB * ib;
+        const uint8_t* base = (m ? W2 : W) + (i64)sel[r / G] * estride + BB * ib;
         if (ib < nb) {
 #pragma unroll
             for (int i = 0; i < R; i++) {
@@ -256,9 +282,39 @@ __device__ __forceinline__ void mmv_route(MMV_ROUTE_ARGS) {
     };
     int t = 4 * blockIdx.x + warp;
     uint4 h[R], qa[R], qb[R], ha[R], hb[R], nh[R], na[R], nq[R], nha[R], nhb[R];
-    load(t, h, qa, qb, ha, hb);
+    // With spec (softmax, no biases or group limits, X <= 64), warp 0 first guesses the
+    // experts from the logits (moe_guess), and warps 1-3 load their first two tasks'
+    // weights by the guess while warp 0 routes (warp 0 loads none: its registers are the
+    // routing's; session 75: +5-6% tok/s on V2-Lite, where every warp loading its first
+    // task gained nothing). If moe_route chose otherwise, they are loaded again. Else the
+    // loads wait for the routing.
+    const bool guess = spec && small && k <= MOE_MAX_EXPERTS / 8 && !sigmoid && bias == nullptr && (ngroup <= 1 || ngroup_used >= ngroup);
+    bool pre = false;  // the warp's first two tasks are loaded by the guess
+    if (guess) {
+        if (warp == 0) moe_guess(s, logits, X, k);
+        __syncthreads();  // s.guess
+        pre = warp != 0;
+    }
+    if (warp == 0) {
+        if (small) moe_route<2>(s, logits, bv, bias != nullptr, X, k, ngroup, ngroup_used, sigmoid, norm, scale);
+        else moe_route<MOE_MAX_EXPERTS / 32>(s, logits, bv, bias != nullptr, X, k, ngroup, ngroup_used, sigmoid, norm, scale);
+        if (blockIdx.x == 0)
+            for (int j = lane; j < k; j += 32) ids[j] = s.isel[j], w[j] = s.wsel[j];
+        if (guess && lane == 0) {
+            int same = 1;
+            for (int j = 0; j < k; j++) same &= s.isel[j] == s.guess[j];
+            s.same = same;
+        }
+    } else if (pre) {
+        load(s.guess, t, h, qa, qb, ha, hb);
+        load(s.guess, t + V, nh, na, nq, nha, nhb);
+    }
+    __syncthreads();  // s.isel, s.same
+    if (!guess || !s.same) pre = false;
+    if (!pre) load(s.isel, t, h, qa, qb, ha, hb);
     for (; t < T2; t += V) {
-        load(t + V, nh, na, nq, nha, nhb);
+        if (!pre) load(s.isel, t + V, nh, na, nq, nha, nhb);
+        pre = false;
         float acc[R];
 #pragma unroll
         for (int i = 0; i < R; i++) acc[i] = 0;
@@ -280,10 +336,10 @@ __device__ __forceinline__ void mmv_route(MMV_ROUTE_ARGS) {
     }
 }
 extern "C" __global__ void __launch_bounds__(128, 3) mmv_route_q4_k(MMV_ROUTE_ARGS) { pdl_defer();
-    mmv_route<T_Q4_K>(ids, w, logits, bias, X, k, ngroup, ngroup_used, sigmoid, norm, scale, W, W2, ws, estride, Xq, D, D2, dstride, M, K);
+    mmv_route<T_Q4_K>(ids, w, logits, bias, X, k, ngroup, ngroup_used, sigmoid, norm, scale, W, W2, ws, estride, Xq, D, D2, dstride, M, K, spec);
 }
 extern "C" __global__ void __launch_bounds__(128, 3) mmv_route_q5_k(MMV_ROUTE_ARGS) { pdl_defer();
-    mmv_route<T_Q5_K>(ids, w, logits, bias, X, k, ngroup, ngroup_used, sigmoid, norm, scale, W, W2, ws, estride, Xq, D, D2, dstride, M, K);
+    mmv_route<T_Q5_K>(ids, w, logits, bias, X, k, ngroup, ngroup_used, sigmoid, norm, scale, W, W2, ws, estride, Xq, D, D2, dstride, M, K, spec);
 }
 
 // moe_sum: dst[t, c] = sum over slots j of d[t*k + j, c] * w[t*k + j], each product

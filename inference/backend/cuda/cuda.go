@@ -70,6 +70,7 @@ type Backend struct {
 	ffnPart   scratch        // ffn_q4_k's counters and partial sums (ffn.go)
 	absorbOn  bool           // DeepSeek's absorbed query in one launch unless $EMBER_CUDA_ABSORB=off (absorb.go)
 	vbOn      bool           // DeepSeek's latent attention and attn_v_b in one launch unless $EMBER_CUDA_VB=off (latentvb.go)
+	noGuess   bool           // $EMBER_CUDA_ROUTE_SPEC=off: mmv_route_q4_k loads no guessed experts while it routes (moe.go)
 	mmqTN     int            // $EMBER_CUDA_MMQ_TILE: the products' tile width, 0 to choose (mmq.go)
 	skip      []string       // $EMBER_CUDA_SKIP: kernel name prefixes not launched
 	st        stats          // $EMBER_CUDA_STATS
@@ -163,6 +164,7 @@ func New(opt Options) (*Backend, error) {
 	b.ffnOn = os.Getenv(FFNEnv) != ""
 	b.absorbOn = os.Getenv(AbsorbEnv) != "off"
 	b.vbOn = os.Getenv(VBEnv) != "off"
+	b.noGuess = os.Getenv(RouteSpecEnv) == "off"
 	if v := os.Getenv(SkipEnv); v != "" {
 		b.skip = strings.Split(v, ",")
 	}

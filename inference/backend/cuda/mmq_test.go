@@ -320,12 +320,12 @@ func TestMMVQueuePairedRuns(t *testing.T) {
 		}
 		if !off && c.rte {
 			// the routing's arguments, then gate, up, row stride, expert stride, the Q8_K
-			// row, g, u, g's row stride, rows an expert and columns; 2 x 4 pairs x 128
-			// four-row tasks on 256 blocks
+			// row, g, u, g's row stride, rows an expert and columns, the guess (on);
+			// 2 x 4 pairs x 128 four-row tasks on 256 blocks
 			l := ls[1]
-			if l.gx != 256 || l.gy != 1 || len(l.args) != 21 || l.args[0] != ids.ptr || l.args[1] != wts.ptr || l.args[2] != logits.ptr ||
+			if l.gx != 256 || l.gy != 1 || len(l.args) != 22 || l.args[0] != ids.ptr || l.args[1] != wts.ptr || l.args[2] != logits.ptr ||
 				!slices.Equal(l.args[4:6], []uint64{X, k}) || !slices.Equal(l.args[11:15], []uint64{gate.ptr, up.ptr, uint64(gate.stride), uint64(F * gate.stride)}) ||
-				!slices.Equal(l.args[16:], []uint64{g.ptr, u.ptr, F, F, E}) {
+				!slices.Equal(l.args[16:], []uint64{g.ptr, u.ptr, F, F, E, 1}) {
 				t.Errorf("experts: mmv_route_q4_k grid %dx%d, args %v", l.gx, l.gy, l.args)
 			}
 			if l := ls[4]; !slices.Equal(l.args, []uint64{mo.ptr, d.ptr, wts.ptr, k, E, 1, xe.ptr, sh.ptr}) {

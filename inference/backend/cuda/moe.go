@@ -28,6 +28,12 @@ const MoETileEnv = "EMBER_CUDA_MOE_TILE"
 // room on some SMs for the shared experts' kernels while the routed blocks route.
 const RouteGridEnv = "EMBER_CUDA_ROUTE_GRID"
 
+// RouteSpecEnv names an environment variable: unless it is "off", mmv_route_q4_k
+// (mmv_route_q5_k) starts loading the experts it guesses from the logits alone (the
+// largest, which softmax's routing picks unless probabilities tie) while it routes, and
+// loads again where the routing chose otherwise (moe.cu's moe_guess).
+const RouteSpecEnv = "EMBER_CUDA_ROUTE_SPEC"
+
 // moeTile is the tile width of the grouped experts' products for P pairs over X experts:
 // a tile takes one expert's pairs, and a 64-pair tile costs the tensor cores a full
 // tile's work however few pairs it holds, so batches of a few pairs an expert (decode of
@@ -167,7 +173,7 @@ func (b *Backend) mmvRoute(route []uint64, g, gw, u, uw *tensor, nExpert int, xq
 		grid = min(b.routeGrid, 4*sms)
 	}
 	b.launch(name, min((tasks+3)/4, grid), 1, 128, 0, append(route, ptr(gw), ptr(uw), i64(gw.stride),
-		i64(M*gw.stride), xq, ptr(g), ptr(u), i64(g.cols), i64(M), i64(gw.cols))...)
+		i64(M*gw.stride), xq, ptr(g), ptr(u), i64(g.cols), i64(M), i64(gw.cols), i64(b2i(!b.noGuess)))...)
 }
 
 // mmvID runs mmv_id for the P = d.rows pairs: pair z multiplies expert ids[z]'s matrix

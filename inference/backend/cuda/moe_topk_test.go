@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -119,7 +120,16 @@ func routeRef(logits, bias []float32, X, k, nGroup, nGroupUsed int, sigmoid, nor
 // expert counts past a warp's lanes, and Q4_K and Q5_K experts, whose one-token routing
 // and gate and up are one launch (mmv_route_q4_k, mmv_route_q5_k) with fusion on
 // (RouteFuseEnv not 0).
-func TestMoERouting(t *testing.T) {
+func TestMoERouting(t *testing.T) { testMoERouting(t) }
+
+// TestMoERoutingNoGuess (GPU) is TestMoERouting with mmv_route's guessed loads off
+// (RouteSpecEnv): the same bits either way.
+func TestMoERoutingNoGuess(t *testing.T) {
+	t.Setenv(cuda.RouteSpecEnv, "off")
+	testMoERouting(t)
+}
+
+func testMoERouting(t *testing.T) {
 	type shape struct {
 		K, F     int
 		gu, down quant.Type
@@ -131,23 +141,29 @@ func TestMoERouting(t *testing.T) {
 		sigmoid, norm, bias bool
 		scale               float32
 		shape
+		under bool // underflowRouter's logits: mmv_route's guess wrong, loaded again
 	}{
-		{"v2-lite", 64, 6, 1, 1, false, false, false, 1, q80},
-		{"norm-scale", 8, 4, 1, 1, false, true, false, 2.5, q80},
-		{"odd", 37, 5, 1, 1, false, true, false, 0, q80},
-		{"groups", 16, 3, 4, 2, false, false, false, 0, q80},
-		{"v3-like", 256, 8, 8, 4, true, true, true, 2.5, q80},
-		{"all-used", 48, 48, 1, 1, false, true, false, 0, q80},
+		{"v2-lite", 64, 6, 1, 1, false, false, false, 1, q80, false},
+		{"norm-scale", 8, 4, 1, 1, false, true, false, 2.5, q80, false},
+		{"odd", 37, 5, 1, 1, false, true, false, 0, q80, false},
+		{"groups", 16, 3, 4, 2, false, false, false, 0, q80, false},
+		{"v3-like", 256, 8, 8, 4, true, true, true, 2.5, q80, false},
+		{"all-used", 48, 48, 1, 1, false, true, false, 0, q80, false},
 		// Q4_K gate and up: with RouteFuseEnv (1 for these runs) one token's routing
 		// and its gate and up in one launch (mmv_route_q4_k), in the unfused run
 		// moe_topk and mmv_id_q4_k.
-		{"v2-lite-q4k", 64, 6, 1, 1, false, false, false, 1, shape{2048, 96, quant.Q4_K, quant.Q8_0}},
-		{"odd-q4k", 37, 5, 1, 1, false, true, false, 0, shape{512, 42, quant.Q4_K, quant.F32}},
-		{"v3-like-q4k", 256, 8, 8, 4, true, true, true, 2.5, shape{256, 64, quant.Q4_K, quant.Q8_0}},
+		{"v2-lite-q4k", 64, 6, 1, 1, false, false, false, 1, shape{2048, 96, quant.Q4_K, quant.Q8_0}, false},
+		{"odd-q4k", 37, 5, 1, 1, false, true, false, 0, shape{512, 42, quant.Q4_K, quant.F32}, false},
+		{"v3-like-q4k", 256, 8, 8, 4, true, true, true, 2.5, shape{256, 64, quant.Q4_K, quant.Q8_0}, false},
 		// Q5_K (a Q5_K_M file's experts): mmv_route_q5_k, two rows a task; odd row
 		// counts leave a task's second row past the expert's rows.
-		{"v2-lite-q5k", 64, 6, 1, 1, false, false, false, 1, shape{2048, 96, quant.Q5_K, quant.Q8_0}},
-		{"odd-q5k", 37, 5, 1, 1, false, true, false, 0, shape{768, 41, quant.Q5_K, quant.F32}},
+		{"v2-lite-q5k", 64, 6, 1, 1, false, false, false, 1, shape{2048, 96, quant.Q5_K, quant.Q8_0}, false},
+		{"odd-q5k", 37, 5, 1, 1, false, true, false, 0, shape{768, 41, quant.Q5_K, quant.F32}, false},
+		// The largest logits are not the routing's choice where probabilities tie at
+		// 0: mmv_route's guess (moe_guess) is wrong in slots 3-5 and its weights are
+		// loaded again. Run also with RouteSpecEnv off (TestMoERoutingNoGuess).
+		{"ties-q4k", 64, 6, 1, 1, false, false, false, 1, shape{2048, 96, quant.Q4_K, quant.Q8_0}, true},
+		{"ties-q5k", 64, 6, 1, 1, false, true, false, 0, shape{2048, 96, quant.Q5_K, quant.Q8_0}, true},
 	} {
 		K, F := c.K, c.F
 		routed := map[quant.Type]string{quant.Q4_K: "mmv_route_q4_k", quant.Q5_K: "mmv_route_q5_k"}[c.gu]
@@ -172,11 +188,21 @@ func TestMoERouting(t *testing.T) {
 				}
 				copy(wv[(c.X-2)*K:(c.X-1)*K], wv[K:2*K]) // rows 1 and X-2 tie
 				clear(wv[2*K : 3*K])                     // and a zero row: logit 0
+				var x backend.Tensor
+				if c.under {
+					xv := make([]float32, n*K)
+					for i := range xv {
+						xv[i] = float32(e.rng.NormFloat64())
+					}
+					wv, x = underflowRouter(xv[:K], c.X), e.vals(n, K, xv)
+				}
 				router, err := be.Weight(quant.F32, c.X, K, f32Bytes(wv))
 				if err != nil {
 					t.Fatal(err)
 				}
-				x := e.randn(n, K, 1)
+				if !c.under {
+					x = e.randn(n, K, 1)
+				}
 				var probsB backend.Tensor
 				var bias []float32
 				if c.bias {
@@ -220,6 +246,9 @@ func TestMoERouting(t *testing.T) {
 					t.Fatal(err)
 				}
 				wantIDs, wantW := routeRef(lv, bias, c.X, c.k, c.groups, c.used, c.sigmoid, c.norm, c.scale)
+				if c.under && n == 1 && slices.Equal(wantIDs, guessRef(lv, c.k)) {
+					t.Fatalf("%s: logits %v: the largest are the routing's choice; the case tests nothing", name, lv)
+				}
 				for i := range sel {
 					if sel[i] != wantIDs[i] || math.Float32bits(wsel[i]) != math.Float32bits(wantW[i]) {
 						t.Fatalf("%s (fusion off %v): pair %d: expert %d weight %g, want %d %g", name, run == 1, i, sel[i], wsel[i], wantIDs[i], wantW[i])
@@ -245,6 +274,43 @@ func TestMoERouting(t *testing.T) {
 	}
 }
 
+// underflowRouter is a router of X experts whose logits for x are about 5, 4 and 3 for
+// experts 0-2 and -300 + e/100 for the others: their probabilities all round to 0 and
+// tie, so routeRef takes experts 3, 4, .. next, while the largest logits are, ..
+func underflowRouter(x []float32, X int) []float32 {
+	var n2 float64
+	for _, v := range x {
+		n2 += float64(v) * float64(v)
+	}
+	w := make([]float32, X*len(x))
+	for e := range X {
+		a := -300 + float64(e)/100
+		if e < 3 {
+			a = float64(5 - e)
+		}
+		for i, v := range x {
+			w[e*len(x)+i] = float32(a * float64(v) / n2)
+		}
+	}
+	return w
+}
+
+// guessRef is moe_guess's choice: the k largest logits of one row, ties to the lower
+// index.
+func guessRef(logits []float32, k int) []int32 {
+	ids := make([]int32, 0, k)
+	for range k {
+		best := -1
+		for e, v := range logits {
+			if !slices.Contains(ids, int32(e)) && (best < 0 || v > logits[best]) {
+				best = e
+			}
+		}
+		ids = append(ids, int32(best))
+	}
+	return ids
+}
+
 // f32Bytes is v's bytes (GGUF's little-endian F32 rows).
 func f32Bytes(v []float32) []byte {
 	out := make([]byte, 4*len(v))
@@ -253,4 +319,28 @@ func f32Bytes(v []float32) []byte {
 		out[4*i], out[4*i+1], out[4*i+2], out[4*i+3] = byte(u), byte(u>>8), byte(u>>16), byte(u>>24)
 	}
 	return out
+}
+
+// TestUnderflowRouterTies (no GPU): underflowRouter's logits make the routing and
+// moe_guess's choice differ, so the ties cases of TestMoERouting test the reload.
+func TestUnderflowRouterTies(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 64))
+	x := make([]float32, 2048)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	const X, k = 64, 6
+	w := underflowRouter(x, X)
+	logits := make([]float32, X)
+	for e := range logits {
+		var s float64
+		for i, v := range x {
+			s += float64(w[e*len(x)+i]) * float64(v)
+		}
+		logits[e] = float32(s)
+	}
+	ids, _ := routeRef(logits, nil, X, k, 1, 1, false, false, 0)
+	if g := guessRef(logits, k); slices.Equal(ids, g) || !slices.Equal(ids, []int32{0, 1, 2, 3, 4, 5}) || !slices.Equal(g, []int32{0, 1, 2, 63, 62, 61}) {
+		t.Fatalf("routing %v, guess %v (logits %v)", ids, g, logits)
+	}
 }
