@@ -41,11 +41,16 @@ func (e *fuseEnv) vals(rows, cols int, v []float32) backend.Tensor {
 
 // randn is an F32 tensor of normal values of deviation s.
 func (e *fuseEnv) randn(rows, cols int, s float64) backend.Tensor {
-	v := make([]float32, rows*cols)
+	return e.vals(rows, cols, e.normals(rows*cols, s))
+}
+
+// normals is n normal values of deviation s.
+func (e *fuseEnv) normals(n int, s float64) []float32 {
+	v := make([]float32, n)
 	for i := range v {
 		v[i] = float32(e.rng.NormFloat64() * s)
 	}
-	return e.vals(rows, cols, v)
+	return v
 }
 
 // ids is an I32 column holding v.

@@ -190,18 +190,14 @@ func testMoERouting(t *testing.T) {
 				clear(wv[2*K : 3*K])                     // and a zero row: logit 0
 				var x backend.Tensor
 				if c.under {
-					xv := make([]float32, n*K)
-					for i := range xv {
-						xv[i] = float32(e.rng.NormFloat64())
-					}
+					xv := e.normals(n*K, 1)
 					wv, x = underflowRouter(xv[:K], c.X), e.vals(n, K, xv)
+				} else {
+					x = e.randn(n, K, 1)
 				}
 				router, err := be.Weight(quant.F32, c.X, K, f32Bytes(wv))
 				if err != nil {
 					t.Fatal(err)
-				}
-				if !c.under {
-					x = e.randn(n, K, 1)
 				}
 				var probsB backend.Tensor
 				var bias []float32
