@@ -285,8 +285,8 @@ __device__ __forceinline__ void mmv_route(MMV_ROUTE_ARGS) {
     // With spec (softmax, no biases or group limits, X <= 64), warp 0 first guesses the
     // experts from the logits (moe_guess), and warps 1-3 load their first two tasks'
     // weights by the guess while warp 0 routes (warp 0 loads none: its registers are the
-    // routing's; session 75: +5-6% tok/s on V2-Lite, where every warp loading its first
-    // task gained nothing). If moe_route chose otherwise, they are loaded again. Else the
+    // routing's; +2-5% tok/s on V2-Lite on H100s in session 75, where every warp loading
+    // its first task lost 0.7%). If moe_route chose otherwise, they are loaded again. Else the
     // loads wait for the routing.
     const bool guess = spec && small && k <= MOE_MAX_EXPERTS / 8 && !sigmoid && bias == nullptr && (ngroup <= 1 || ngroup_used >= ngroup);
     bool pre = false;  // the warp's first two tasks are loaded by the guess
