@@ -244,9 +244,6 @@ __device__ __forceinline__ void moe_guess(MoeSmem& s, const float* row, int X, i
 #ifndef ROUTE_R
 #define ROUTE_R Q4K_R1
 #endif
-#ifndef ROUTE_W0D
-#define ROUTE_W0D 0  // warp 0's share of the tasks with the guess (below); 0: as every warp's
-#endif
 #define MMV_ROUTE_ARGS                                                                                                                  \
     int *ids, float *w, const float *logits, const float *bias, int X, int k, int ngroup, int ngroup_used, int sigmoid, int norm,    \
         float scale, const uint8_t *W, const uint8_t *W2, i64 ws, i64 estride, const uint8_t *Xq, float *D, float *D2, i64 dstride, \
@@ -268,31 +265,10 @@ __device__ __forceinline__ void mmv_route(MMV_ROUTE_ARGS) {
     float yd = 0;
     int4 bs = make_int4(0, 0, 0, 0);
     if (ib < nb) q4k_x(Xq, K, ib, c, false, xs, &yd, &bs);  // in flight while warp 0 routes
-    const int G = (M + R - 1) / R, TP = k * G, T2 = 2 * TP;
-    // With spec (softmax, no biases or group limits, X <= 64), warp 0 first guesses the
-    // experts from the logits (moe_guess), and warps 1-3 load their first two tasks'
-    // weights by the guess while warp 0 routes (warp 0 loads none: its registers are the
-    // routing's; +2-5% tok/s on V2-Lite on H100s in session 75, where every warp loading
-    // its first task lost 0.7%). If moe_route chose otherwise, they are loaded again. Else the
-    // loads wait for the routing.
-    const bool guess = spec && small && k <= MOE_MAX_EXPERTS / 8 && !sigmoid && bias == nullptr && (ngroup <= 1 || ngroup_used >= ngroup);
-    // Tasks: warp v of every block takes v, v + V, ... of all T2 (V = 4 * gridDim.x), or,
-    // with the guess and ROUTE_W0D > 0, warp 0 (which starts loading only once it has
-    // routed) the last n0 * gridDim.x tasks, block b's being b, b + gridDim.x, ..., and
-    // warps 1-3 the rest, 3b + v - 1 + 3 * gridDim.x * j; n0 ~ (P - 3 * ROUTE_W0D) / 4
-    // of the block's P tasks, so that warp 0's n0 after the routing match the others'
-    // tasks beyond the ROUTE_W0D each loads during it. Each row's sum is the same
-    // whichever warp takes it.
-    int t = 4 * blockIdx.x + warp, V = 4 * gridDim.x, TE = T2;
-    if (ROUTE_W0D > 0 && guess) {
-        const int P = (T2 + gridDim.x - 1) / gridDim.x, n0 = max(0, (P - 3 * ROUTE_W0D + 2) / 4);
-        const int TA = max(0, T2 - n0 * (int)gridDim.x);
-        if (warp == 0) t = TA + blockIdx.x, V = gridDim.x;
-        else t = 3 * blockIdx.x + warp - 1, V = 3 * gridDim.x, TE = TA;
-    }
+    const int G = (M + R - 1) / R, TP = k * G, T2 = 2 * TP, V = 4 * gridDim.x;
     // task t: matrix t / TP, pair (t % TP) / G, rows R ((t % TP) % G) .. of expert sel[pair]
     auto load = [&](const int* sel, int t, uint4* h, uint4* qa, uint4* qb, uint4* ha, uint4* hb) {
-        if (t >= TE) return;
+        if (t >= T2) return;
         const int m = t >= TP, r = t - m * TP, r0 = (r % G) * R;
         const uint8_t* base = (m ? W2 : W) + (i64)sel[r / G] * estride + BB * ib;
         if (ib < nb) {
@@ -304,7 +280,15 @@ __device__ __forceinline__ void mmv_route(MMV_ROUTE_ARGS) {
             }
         }
     };
+    int t = 4 * blockIdx.x + warp;
     uint4 h[R], qa[R], qb[R], ha[R], hb[R], nh[R], na[R], nq[R], nha[R], nhb[R];
+    // With spec (softmax, no biases or group limits, X <= 64), warp 0 first guesses the
+    // experts from the logits (moe_guess), and warps 1-3 load their first two tasks'
+    // weights by the guess while warp 0 routes (warp 0 loads none: its registers are the
+    // routing's; +2-5% tok/s on V2-Lite on H100s in session 75, where every warp loading
+    // its first task lost 0.7%). If moe_route chose otherwise, they are loaded again. Else the
+    // loads wait for the routing.
+    const bool guess = spec && small && k <= MOE_MAX_EXPERTS / 8 && !sigmoid && bias == nullptr && (ngroup <= 1 || ngroup_used >= ngroup);
     bool pre = false;  // the warp's first two tasks are loaded by the guess
     if (guess) {
         if (warp == 0) moe_guess(s, logits, X, k);
@@ -328,7 +312,7 @@ __device__ __forceinline__ void mmv_route(MMV_ROUTE_ARGS) {
     __syncthreads();  // s.isel, s.same
     if (!guess || !s.same) pre = false;
     if (!pre) load(s.isel, t, h, qa, qb, ha, hb);
-    for (; t < TE; t += V) {
+    for (; t < T2; t += V) {
         if (!pre) load(s.isel, t + V, nh, na, nq, nha, nhb);
         pre = false;
         float acc[R];
