@@ -26,6 +26,7 @@ struct MoeSmem {
     int keep[MOE_MAX_EXPERTS], isel[MOE_MAX_EXPERTS];
     float inv_s;
     int guess[MOE_MAX_EXPERTS / 8];  // moe_guess's experts (mmv_route)
+    unsigned gmask[2];               // moe_guess's experts as bits: e < 32, e - 32
     int same;                        // whether moe_route chose them (mmv_route)
 };
 
@@ -38,7 +39,7 @@ struct MoeSmem {
 // the other experts' values are the same either way.
 template <int PL>
 __device__ __forceinline__ void moe_route(MoeSmem& s, const float* row, const float* bv, bool bias, int X, int k, int ngroup,
-                                          int ngroup_used, int sigmoid, int norm, float scale) {
+                                          int ngroup_used, int sigmoid, int norm, float scale, bool guessed = false) {
     const int lane = threadIdx.x & 31;
     float v[PL], sc[PL];
     bool taken[PL];
@@ -126,7 +127,40 @@ __device__ __forceinline__ void moe_route(MoeSmem& s, const float* row, const fl
             if (lane + 32 * u < X && !s.keep[(lane + 32 * u) / per]) sc[u] = -INFINITY;
     }
     __syncwarp();  // probs complete for lane 0's reads below
-    for (int j = 0; j < k; j++) {
+    // With moe_guess's experts in s.guess (softmax, no biases or group limits, PL 2), the
+    // rounds below would choose exactly them, in their order, if no score is NaN, each
+    // guessed expert ranks above the next (a higher score, or an equal one and a lower
+    // index: the rounds' order) and every other expert below the last guessed one. Those
+    // checks are one pass and a vote instead of k rounds of a warp argmax (~300 cycles
+    // each on the routing's critical path); where any fails, the rounds run.
+    int rounds = k;
+    if (PL == 2 && guessed && k <= 32 && k <= X) {
+        const int gl = s.guess[k - 1];
+        const float t = s.probs[gl];
+        bool ok = true;
+#pragma unroll
+        for (int u = 0; u < PL; u++) {
+            const int e = lane + 32 * u;
+            if (e < X) {
+                ok = ok && sc[u] == sc[u];
+                if (!((s.gmask[u] >> lane) & 1u)) ok = ok && (t > sc[u] || (t == sc[u] && gl < e));
+            }
+        }
+        if (lane >= 1 && lane < k) {
+            const int a = s.guess[lane - 1], b = s.guess[lane];
+            const float pa = s.probs[a], pb = s.probs[b];
+            ok = ok && (pa > pb || (pa == pb && a < b));
+        }
+        if (__all_sync(0xffffffffu, ok)) {
+            if (lane < k) {
+                const int e = s.guess[lane];
+                s.isel[lane] = e, s.wsel[lane] = s.probs[e];
+            }
+            rounds = 0;
+        }
+        __syncwarp();  // s.isel, s.wsel for lane 0's scaling below
+    }
+    for (int j = 0; j < rounds; j++) {
         int be = -1;
         float bs = 0;
 #pragma unroll
@@ -148,16 +182,25 @@ __device__ __forceinline__ void moe_route(MoeSmem& s, const float* row, const fl
             if (be == lane + 32 * u) taken[u] = true;
         if (lane == 0) s.isel[j] = be, s.wsel[j] = s.probs[be];
     }
-    if (lane == 0) {
-        if (norm) {
+    // The weights' normalisation (their double sum in slot order, by lane 0) and scale:
+    // each weight divided, then scaled, by its own lane.
+    __syncwarp();
+    float d = 1.0f;
+    if (norm) {
+        if (lane == 0) {
             double sum = 0;
             for (int j = 0; j < k; j++) sum += (double)s.wsel[j];
-            const float d = fmaxf((float)sum, 6.103515625e-5f);
-            for (int j = 0; j < k; j++) s.wsel[j] /= d;
+            d = fmaxf((float)sum, 6.103515625e-5f);
         }
-        if (scale != 0.0f)
-            for (int j = 0; j < k; j++) s.wsel[j] *= scale;
+        d = __shfl_sync(0xffffffffu, d, 0);
     }
+    if (norm || scale != 0.0f)
+        for (int j = lane; j < k; j += 32) {
+            float x = s.wsel[j];
+            if (norm) x /= d;
+            if (scale != 0.0f) x *= scale;
+            s.wsel[j] = x;
+        }
     __syncwarp();
 }
 
@@ -210,14 +253,18 @@ __device__ __forceinline__ void moe_guess(MoeSmem& s, const float* row, int X, i
         // above only the absent experts' and taken ones' 0 (-inf's key is 0x7fffff).
         key[u] = e >= X ? 0u : x != x ? 1u : (b & 0x80000000u) ? ~b : b | 0x80000000u;
     }
+    unsigned g0 = 0, g1 = 0;
     for (int j = 0; j < k; j++) {
         const uint32_t m = __reduce_max_sync(0xffffffffu, max(key[0], key[1]));
         const uint32_t b0 = __ballot_sync(0xffffffffu, key[0] == m), b1 = __ballot_sync(0xffffffffu, key[1] == m);
         const int e = b0 ? __ffs(b0) - 1 : 32 + __ffs(b1) - 1;
         if (e == lane) key[0] = 0u;
         if (e == lane + 32) key[1] = 0u;
+        if (e < 32) g0 |= 1u << e;
+        else g1 |= 1u << (e - 32);
         if (lane == 0) s.guess[j] = e;
     }
+    if (lane == 0) s.gmask[0] = g0, s.gmask[1] = g1;
 }
 
 // mmv_route_q4_k: moe_topk of one token and the gate and up products of its k experts
@@ -296,7 +343,7 @@ __device__ __forceinline__ void mmv_route(MMV_ROUTE_ARGS) {
         pre = warp != 0;
     }
     if (warp == 0) {
-        if (small) moe_route<2>(s, logits, bv, bias != nullptr, X, k, ngroup, ngroup_used, sigmoid, norm, scale);
+        if (small) moe_route<2>(s, logits, bv, bias != nullptr, X, k, ngroup, ngroup_used, sigmoid, norm, scale, guess);
         else moe_route<MOE_MAX_EXPERTS / 32>(s, logits, bv, bias != nullptr, X, k, ngroup, ngroup_used, sigmoid, norm, scale);
         if (blockIdx.x == 0)
             for (int j = lane; j < k; j += 32) ids[j] = s.isel[j], w[j] = s.wsel[j];
