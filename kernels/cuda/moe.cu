@@ -134,6 +134,7 @@ __device__ __forceinline__ void moe_route(MoeSmem& s, const float* row, const fl
     // checks are one pass and a vote instead of k rounds of a warp argmax (~300 cycles
     // each on the routing's critical path); where any fails, the rounds run.
     int rounds = k;
+    if (guessed) asm volatile("bar.sync 2, 64;" ::: "memory");  // mmv_route: warp 0's guess is in s
     if (PL == 2 && guessed && k <= 32 && k <= X) {
         const int gl = s.guess[k - 1];
         const float t = s.probs[gl];
@@ -302,8 +303,18 @@ __device__ __forceinline__ void mmv_route(MMV_ROUTE_ARGS) {
     constexpr int R = Q5 ? Q5K_R1 : ROUTE_R, BB = Q5 ? 176 : 144, QO = Q5 ? 48 : 16;  // block bytes, quants' offset
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, c = lane & 3, ib = lane >> 2, nb = K / 256;
     const bool small = X <= 64;
+    // With spec (softmax, no biases or group limits, X <= 64), warp 0 first guesses the
+    // experts from the logits (moe_guess) while warp 1 routes (moe_route), and warps 0, 2
+    // and 3 load their first two tasks' weights by the guess (warp 1 loads none: its
+    // registers are the routing's; +2-5% tok/s on V2-Lite on H100s in session 75, where
+    // every warp loading its first task lost 0.7%). The routing takes the guess where it
+    // checks out (moe_route's guessed), so it waits for warp 0 there (barrier 2) and the
+    // loading warps for the guess (barrier 1); where it chose otherwise, the weights are
+    // loaded again. Else warp 0 routes and the loads wait for it.
+    const bool guess = spec && small && k <= MOE_MAX_EXPERTS / 8 && !sigmoid && bias == nullptr && (ngroup <= 1 || ngroup_used >= ngroup);
+    const int rw = guess ? 1 : 0;  // the routing warp
     float bv[MOE_MAX_EXPERTS / 32];
-    if (warp == 0) {
+    if (warp == rw) {
         if (small) moe_bias<2>(bv, bias, X);
         else moe_bias<MOE_MAX_EXPERTS / 32>(bv, bias, X);
     }
@@ -329,28 +340,25 @@ __device__ __forceinline__ void mmv_route(MMV_ROUTE_ARGS) {
     };
     int t = 4 * blockIdx.x + warp;
     uint4 h[R], qa[R], qb[R], ha[R], hb[R], nh[R], na[R], nq[R], nha[R], nhb[R];
-    // With spec (softmax, no biases or group limits, X <= 64), warp 0 first guesses the
-    // experts from the logits (moe_guess), and warps 1-3 load their first two tasks'
-    // weights by the guess while warp 0 routes (warp 0 loads none: its registers are the
-    // routing's; +2-5% tok/s on V2-Lite on H100s in session 75, where every warp loading
-    // its first task lost 0.7%). If moe_route chose otherwise, they are loaded again. Else the
-    // loads wait for the routing.
-    const bool guess = spec && small && k <= MOE_MAX_EXPERTS / 8 && !sigmoid && bias == nullptr && (ngroup <= 1 || ngroup_used >= ngroup);
     bool pre = false;  // the warp's first two tasks are loaded by the guess
     if (guess) {
-        if (warp == 0) moe_guess(s, logits, X, k);
-        __syncthreads();  // s.guess
-        pre = warp != 0;
+        if (warp == 0) {
+            moe_guess(s, logits, X, k);
+            asm volatile("bar.arrive 1, 96;" ::: "memory");  // s.guess for warps 2 and 3
+            asm volatile("bar.arrive 2, 64;" ::: "memory");  // and for warp 1's check
+        } else if (warp != rw) {
+            asm volatile("bar.sync 1, 96;" ::: "memory");
+        }
+        pre = warp != rw;
     }
-    if (warp == 0) {
+    if (warp == rw) {
         if (small) moe_route<2>(s, logits, bv, bias != nullptr, X, k, ngroup, ngroup_used, sigmoid, norm, scale, guess);
         else moe_route<MOE_MAX_EXPERTS / 32>(s, logits, bv, bias != nullptr, X, k, ngroup, ngroup_used, sigmoid, norm, scale);
         if (blockIdx.x == 0)
             for (int j = lane; j < k; j += 32) ids[j] = s.isel[j], w[j] = s.wsel[j];
-        if (guess && lane == 0) {
-            int same = 1;
-            for (int j = 0; j < k; j++) same &= s.isel[j] == s.guess[j];
-            s.same = same;
+        if (guess) {  // k <= 32 with the guess
+            const bool same = __all_sync(0xffffffffu, lane >= k || s.isel[lane] == s.guess[lane]);
+            if (lane == 0) s.same = same;
         }
     } else if (pre) {
         load(s.guess, t, h, qa, qb, ha, hb);

@@ -156,7 +156,7 @@ func testMoERouting(t *testing.T) {
 		{"odd-q4k", 37, 5, 1, 1, false, true, false, 0, shape{512, 42, quant.Q4_K, quant.F32}, false},
 		// The guessed selection taken without the argmax rounds, then normalised and
 		// scaled lane by lane.
-		{"norm-scale-q4k", 64, 6, 1, 1, false, true, false, 2.5, shape{1024, 40, quant.Q4_K, quant.Q8_0}, false},
+		{"norm-scale-q4k", 64, 6, 1, 1, false, true, false, 2.5, shape{1024, 64, quant.Q4_K, quant.Q8_0}, false},
 		{"v3-like-q4k", 256, 8, 8, 4, true, true, true, 2.5, shape{256, 64, quant.Q4_K, quant.Q8_0}, false},
 		// Q5_K (a Q5_K_M file's experts): mmv_route_q5_k, two rows a task; odd row
 		// counts leave a task's second row past the expert's rows.
