@@ -120,16 +120,26 @@ func routeRef(logits, bias []float32, X, k, nGroup, nGroupUsed int, sigmoid, nor
 // expert counts past a warp's lanes, and Q4_K and Q5_K experts, whose one-token routing
 // and gate and up are one launch (mmv_route_q4_k, mmv_route_q5_k) with fusion on
 // (RouteFuseEnv not 0).
-func TestMoERouting(t *testing.T) { testMoERouting(t) }
+func TestMoERouting(t *testing.T) { testMoERouting(t, "") }
 
 // TestMoERoutingNoGuess (GPU) is TestMoERouting with mmv_route's guessed loads off
 // (RouteSpecEnv): the same bits either way.
 func TestMoERoutingNoGuess(t *testing.T) {
 	t.Setenv(cuda.RouteSpecEnv, "off")
-	testMoERouting(t)
+	testMoERouting(t, "")
 }
 
-func testMoERouting(t *testing.T) {
+// TestMoERoutingSmallGrid (GPU) is TestMoERouting's Q4_K cases on five mmv_route_q4_k
+// blocks (RouteGridEnv), so that each warp takes many tasks: those past the two it loads
+// into registers by the guess, and the routing warp's, come from shared memory where the
+// guess holds (ROUTE_STAGE), the rest from global memory.
+func TestMoERoutingSmallGrid(t *testing.T) {
+	t.Setenv(cuda.RouteGridEnv, "5")
+	testMoERouting(t, "q4k")
+}
+
+// testMoERouting runs the cases whose names contain only ("" for all).
+func testMoERouting(t *testing.T, only string) {
 	type shape struct {
 		K, F     int
 		gu, down quant.Type
@@ -168,6 +178,9 @@ func testMoERouting(t *testing.T) {
 		{"ties-q4k", 64, 6, 1, 1, false, false, false, 1, shape{2048, 96, quant.Q4_K, quant.Q8_0}, true},
 		{"ties-q5k", 64, 6, 1, 1, false, true, false, 0, shape{2048, 96, quant.Q5_K, quant.Q8_0}, true},
 	} {
+		if !strings.Contains(c.name, only) {
+			continue
+		}
 		K, F := c.K, c.F
 		routed := map[quant.Type]string{quant.Q4_K: "mmv_route_q4_k", quant.Q5_K: "mmv_route_q5_k"}[c.gu]
 		if routed != "" {
