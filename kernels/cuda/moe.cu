@@ -293,13 +293,6 @@ __device__ __forceinline__ void moe_guess(MoeSmem& s, const float* row, int X, i
 #ifndef ROUTE_R
 #define ROUTE_R Q4K_R1
 #endif
-#ifndef ROUTE_STAGE
-#define ROUTE_STAGE 1  // Q4_K: the guessed tasks past the registers' copied into shared memory
-#endif
-#define ROUTE_SLOTS 6  // warp 1's tasks 0-2, warps 0, 2 and 3's task 2
-
-// route_slot is the shared-memory slot of warp w's j-th task, or -1 (not staged).
-__device__ __forceinline__ int route_slot(int w, int j) { return w == 1 ? (j < 3 ? j : -1) : j == 2 ? 3 + (w == 0 ? 0 : w - 1) : -1; }
 #define MMV_ROUTE_ARGS                                                                                                                  \
     int *ids, float *w, const float *logits, const float *bias, int X, int k, int ngroup, int ngroup_used, int sigmoid, int norm,    \
         float scale, const uint8_t *W, const uint8_t *W2, i64 ws, i64 estride, const uint8_t *Xq, float *D, float *D2, i64 dstride, \
@@ -347,37 +340,6 @@ __device__ __forceinline__ void mmv_route(MMV_ROUTE_ARGS) {
             }
         }
     };
-    // Staging (Q4_K, with the guess): while warp 1 routes, warps 0, 2 and 3 also copy the
-    // guessed weights of warp 1's first three tasks (one each) and of their own third into
-    // shared memory (cp.async, evict-first), each lane its own 48 bytes a row; a warp then
-    // reads a staged task from there when the routing chose as guessed.
-    constexpr bool STAGE = ROUTE_STAGE && !Q5;
-    __shared__ __align__(16) uint4 stg[STAGE ? ROUTE_SLOTS * R * 32 * 3 : 1];
-    auto stage = [&](int slot, int t) {
-        if (t >= T2 || ib >= nb) return;
-        const int m = t >= TP, r = t - m * TP, r0 = (r % G) * R;
-        const uint8_t* base = (m ? W2 : W) + (i64)s.guess[r / G] * estride + BB * ib;
-        const uint64_t pol = wpol();
-#pragma unroll
-        for (int i = 0; i < R; i++) {
-            const uint8_t* p = base + (i64)min(r0 + i, M - 1) * ws;
-            uint4* d = stg + ((slot * R + i) * 32 + lane) * 3;
-            const void* src[3] = {p, p + QO + 32 * c, p + QO + 16 + 32 * c};
-#pragma unroll
-            for (int v = 0; v < 3; v++)
-                asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;" ::"r"((uint32_t)__cvta_generic_to_shared(d + v)),
-                             "l"(__cvta_generic_to_global(src[v])), "l"(pol)
-                             : "memory");
-        }
-    };
-    auto unstage = [&](int slot, uint4* h, uint4* qa, uint4* qb) {
-        if (ib >= nb) return;
-#pragma unroll
-        for (int i = 0; i < R; i++) {
-            const uint4* d = stg + ((slot * R + i) * 32 + lane) * 3;
-            h[i] = d[0], qa[i] = d[1], qb[i] = d[2];
-        }
-    };
     int t = 4 * blockIdx.x + warp;
     uint4 h[R], qa[R], qb[R], ha[R], hb[R], nh[R], na[R], nq[R], nha[R], nhb[R];
     bool pre = false;  // the warp's first two tasks are loaded by the guess
@@ -403,27 +365,12 @@ __device__ __forceinline__ void mmv_route(MMV_ROUTE_ARGS) {
     } else if (pre) {
         load(s.guess, t, h, qa, qb, ha, hb);
         load(s.guess, t + V, nh, na, nq, nha, nhb);
-        if constexpr (STAGE) {
-            const int cj = warp == 0 ? 0 : warp - 1;  // warp 1's task this warp stages
-            stage(route_slot(1, cj), 4 * blockIdx.x + 1 + cj * V);
-            stage(route_slot(warp, 2), t + 2 * V);
-            asm volatile("cp.async.commit_group;" ::: "memory");
-            asm volatile("cp.async.wait_group 0;" ::: "memory");
-        }
     }
-    __syncthreads();  // s.isel, s.same (and the staged weights)
-    const bool staged = STAGE && guess && s.same;
+    __syncthreads();  // s.isel, s.same
     if (!guess || !s.same) pre = false;
-    int j = 0;  // the warp's task index of t
-    if (!pre) {
-        if (staged && route_slot(warp, 0) >= 0) unstage(route_slot(warp, 0), h, qa, qb);
-        else load(s.isel, t, h, qa, qb, ha, hb);
-    }
-    for (; t < T2; t += V, j++) {
-        if (!pre) {
-            if (staged && route_slot(warp, j + 1) >= 0 && t + V < T2) unstage(route_slot(warp, j + 1), nh, na, nq);
-            else load(s.isel, t + V, nh, na, nq, nha, nhb);
-        }
+    if (!pre) load(s.isel, t, h, qa, qb, ha, hb);
+    for (; t < T2; t += V) {
+        if (!pre) load(s.isel, t + V, nh, na, nq, nha, nhb);
         pre = false;
         float acc[R];
 #pragma unroll

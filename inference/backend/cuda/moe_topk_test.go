@@ -130,9 +130,8 @@ func TestMoERoutingNoGuess(t *testing.T) {
 }
 
 // TestMoERoutingSmallGrid (GPU) is TestMoERouting's Q4_K cases on five mmv_route_q4_k
-// blocks (RouteGridEnv), so that each warp takes many tasks: those past the two it loads
-// into registers by the guess, and the routing warp's, come from shared memory where the
-// guess holds (ROUTE_STAGE), the rest from global memory.
+// blocks (RouteGridEnv), so that each warp takes many tasks, past the two it loads by the
+// guess while the routing runs.
 func TestMoERoutingSmallGrid(t *testing.T) {
 	t.Setenv(cuda.RouteGridEnv, "5")
 	testMoERouting(t, "q4k")
