@@ -160,7 +160,7 @@ __device__ __forceinline__ void moe_route(MoeSmem& s, const float* row, const fl
             }
             rounds = 0;
         }
-        __syncwarp();  // s.isel, s.wsel for lane 0's scaling below
+        __syncwarp();  // s.isel, s.wsel complete for the warp
     }
     for (int j = 0; j < rounds; j++) {
         int be = -1;
@@ -277,12 +277,12 @@ __device__ __forceinline__ void moe_guess(MoeSmem& s, const float* row, int X, i
 // mmv_route_q5_k is the same for Q5_K experts (a Q5_K_M file's: mv1_q5_k's lanes, each
 // block's 32 bytes of high bits loaded beside its header and quants, Q5K_R1 rows a task).
 // One warp of every block routes (moe_route: warp 1 with the guess below, else warp 0;
-// block 0 writes ids and w for the down product and the weighted sum). The blocks are resident at once (at most three an SM:
-// the launch's grid): warp v of V takes tasks v, v + V, ... of R rows (Q4K_R1 or
-// Q5K_R1) of one (matrix, pair), gate's tasks then up's, pair by pair, and loads the
-// next task's weights before it reduces the current one. Each row's sum is mv1's (the
-// same lanes, q4k_dot or q5k_dot and q4k_part, warp_sum): the same bits as moe_topk +
-// mmv_id_q4_k (mmv_id_q5_k).
+// block 0 writes ids and w for the down product and the weighted sum). The blocks are
+// resident at once (at most three an SM: the launch's grid): warp v of V takes tasks v,
+// v + V, ... of R rows (Q4K_R1 or Q5K_R1) of one (matrix, pair), gate's tasks then up's,
+// pair by pair, and loads the next task's weights before it reduces the current one.
+// Each row's sum is mv1's (the same lanes, q4k_dot or q5k_dot and q4k_part, warp_sum):
+// the same bits as moe_topk + mmv_id_q4_k (mmv_id_q5_k).
 // On unless EMBER_CUDA_ROUTE_FUSE is 0 (fuse.go): it lost to the two launches in session
 // 42 with plain weight loads, and gains ~2.5% on the H200 with evict-first ones (session
 // 45); two or three rows a task (ROUTE_R) or two tasks ahead (session 45's ROUTE_D)
