@@ -19,6 +19,8 @@ mkdir -p /tmp/ps && cp /tmp/px/*.ptx /tmp/px/*.cu /tmp/px/*.cuh /tmp/ps/ && cp b
 wait
 C="EMBER_CUDA_CARVEOUT_KERNELS=all EMBER_CUDA_CARVEOUT=66"
 sweep 6 v2 "$E" "EMBER_CUDA_PTX_DIR=/tmp/ps $E" "$C EMBER_CUDA_PTX_DIR=/tmp/ps $E" "$C $E" 2>&1 | tee "$L/sweep-v2.txt"
-EMBER_CUDA_PTX_DIR=/tmp/ps tgroup 0 'TestMoERoutingSmallGrid' 150
+export EMBER_CUDA_PTX_DIR=/tmp/ps
+tgroup 0 'TestMoERoutingSmallGrid' 150
+unset EMBER_CUDA_PTX_DIR
 wait
 el done
