@@ -335,11 +335,7 @@ func f32Bytes(v []float32) []byte {
 // TestUnderflowRouterTies (no GPU): underflowRouter's logits make the routing and
 // moe_guess's choice differ, so the ties cases of TestMoERouting test the reload.
 func TestUnderflowRouterTies(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 64))
-	x := make([]float32, 2048)
-	for i := range x {
-		x[i] = float32(rng.NormFloat64())
-	}
+	x := (&fuseEnv{rng: rand.New(rand.NewPCG(3, 64))}).normals(2048, 1)
 	const X, k = 64, 6
 	w := underflowRouter(x, X)
 	logits := make([]float32, X)
