@@ -5,12 +5,12 @@
 #     matmul.cu's mmv_idw reading ids, mmv_multi's MULTI_TWO), back in ptx.tar.xz;
 # (b) the routing, late-ids, multi-two and head-run tests, the goldens and deepseek2's
 #     CUDA tests on it;
-# (c) V2-Lite tg128, five rotated rounds: s1 the device PTX with the downs on mmv_id
+# (c) 8B Q4_K_M tg128, five rounds: the device PTX with EMBER_CUDA_MULTI_TWO=0 (Q/K/V at
+#     448 blocks where V is Q6_K) against the default (384: one wave);
+# (d) V2-Lite tg128, five rotated rounds (session 47's idpre again: even then): s1 the device PTX with the downs on mmv_id
 #     (EMBER_CUDA_LATE_IDS=0), s2 the device PTX (downs on mmv_idw: ids and first
 #     weights before the wait), s3 the embedded PTX (late ids off: the committed kernels;
 #     with them on, the old mmv_idw would ignore the ids);
-# (d) 8B Q4_K_M tg128, five rounds: the device PTX with EMBER_CUDA_MULTI_TWO=0 (Q/K/V at
-#     448 blocks where V is Q6_K) against the default (384: one wave);
 # (e) last, cut by the time limit if need be: session 76's ROUTE_STAGE kernel (f202c03's
 #     moe.cu) against the device PTX, both with every kernel at one carveout
 #     (EMBER_CUDA_CARVEOUT_KERNELS=all EMBER_CUDA_CARVEOUT=66).
@@ -31,8 +31,8 @@ unset EMBER_CUDA_PTX_DIR
 wait
 el "tests done"
 P="EMBER_CUDA_PTX_DIR=/tmp/px"
-sweep 5 v2 "$P EMBER_CUDA_LATE_IDS=0 $E" "$P $E" "EMBER_CUDA_LATE_IDS=0 $E" 2>&1 | tee "$L/sweep-v2.txt"
 sweep 5 q4 "$P EMBER_CUDA_MULTI_TWO=0 $E" "$P $E" 2>&1 | tee "$L/sweep-q4.txt"
+sweep 5 v2 "$P EMBER_CUDA_LATE_IDS=0 $E" "$P $E" "EMBER_CUDA_LATE_IDS=0 $E" 2>&1 | tee "$L/sweep-v2.txt"
 C="EMBER_CUDA_CARVEOUT_KERNELS=all EMBER_CUDA_CARVEOUT=66"
 sweep 4 v2 "$C $P $E" "$C EMBER_CUDA_PTX_DIR=/tmp/ps $E" 2>&1 | tee "$L/sweep-stage.txt"
 el done
