@@ -168,11 +168,15 @@ ph_sum() {
 END { for (k in c) { line = "n " k " (" c[k] " launches):"; split(lab[k], L, " ");
 	for (f = 8; f <= nf; f++) if (L[f] ~ /^-?[0-9]+$/) line = line " " L[f - 1] " " int(s[k, f] / c[k]); print line } }' "$1" | sort
 }
-# variant DIR SOURCE: DIR with kernels/cuda's sources and committed PTX, SOURCE (a
-# variant of attention_short.cu) as its attention_short.cu, compiled there (the
-# session 65 calls' variant kernels; any module with MODULE as a third argument).
+# variant DIR SOURCE: DIR with kernels/cuda's sources and PTX, SOURCE (a variant of
+# attention_short.cu) as its attention_short.cu, compiled there (the session 65 calls'
+# variant kernels; any module with MODULE as a third argument). The other modules' PTX
+# are the committed files, or, where a call holds them out of the working tree (its
+# 64 MiB limit), ptx_all's in $PX (default /tmp/px; run ptx_all first).
 variant() {
-	mkdir -p "$1" && cp kernels/cuda/*.cu kernels/cuda/*.cuh kernels/cuda/*.ptx "$1/" && cp "$2" "$1/${3:-attention_short}.cu" &&
+	_px=kernels/cuda
+	ls kernels/cuda/*.ptx >/dev/null 2>&1 || _px=${PX:-/tmp/px}
+	mkdir -p "$1" && cp kernels/cuda/*.cu kernels/cuda/*.cuh "$_px"/*.ptx "$1/" && cp "$2" "$1/${3:-attention_short}.cu" &&
 		sh build/ptx-one.sh "$1" "${3:-attention_short}" 2>/dev/null || el "PTX FAILED: $1"
 }
 # phases LOG PTXDIR [VAR=VALUE ...]: one tg128 run of V2-Lite on PTXDIR's kernels built
