@@ -143,9 +143,14 @@ void ember_kq_gemm_avx512(int t, const uint8_t *w, int64_t wrb, const uint8_t *x
 	kq_gemm_512(t, w, wrb, xq, xrb, nx, nb, r0, r1, dst, ldd);
 }
 
+#include "kq_vnni16.h"
+
 void ember_kq_gemm_avx512vnni(int t, const uint8_t *w, int64_t wrb, const uint8_t *xq, int64_t xrb,
                               int64_t nx, int64_t nb, int64_t r0, int64_t r1, float *dst, int64_t ldd) {
-	kq_gemm_vnni(t, w, wrb, xq, xrb, nx, nb, r0, r1, dst, ldd);
+	if (nb > 0 && nx > (KQ_HAS_MINS(t) ? KQ_GEMVN_MAX_MINS : KQ_GEMVN_MAX))
+		kq_gemm16(t, w, wrb, xq, xrb, nx, nb, r0, r1, dst, ldd);
+	else
+		kq_gemm_vnni(t, w, wrb, xq, xrb, nx, nb, r0, r1, dst, ldd);
 }
 
 // ---- dequantize ----
