@@ -47,10 +47,11 @@
 #define KQ_ALIGN(n)
 #endif
 
-// One decoded super-block (see above). scv[i] = sc[i/8]: the scale of each int16 lane of a
-// vpmaddubsw result over elements (2i, 2i+1), so a SIMD register of 2n lanes covering
-// elements [32v, 32v+32) (AVX2) or [64v, 64v+64) (AVX-512) loads its scales from scv+16v
-// or scv+32v.
+// One decoded super-block (see above), as the AVX-512 tiles and NEON's take it (AVX2 and
+// AVX-512 VNNI interleave sixteen or eight rows instead: kq_rows8.h, kq_vnni16.h).
+// scv[i] = sc[i/8]: the scale of each int16 lane of a vpmaddubsw result over elements
+// (2i, 2i+1), so a 64-byte register covering elements [64v, 64v+64) loads its scales from
+// scv+32v.
 typedef struct {
 	uint8_t q[KQ_QK];
 	int16_t scv[128];

@@ -9,11 +9,10 @@
 //     time, with software prefetch; per super-block vpmaddubsw (q * x, int16) then
 //     vpmaddwd with the scales (int32), one int32 accumulator, then one float step
 //     (d*dx*I - dmn*dx*M, with M from the bsums).
-//   - gemm (nx > 1): weight super-blocks are decoded once into kq_block (q as bytes,
-//     scales pre-broadcast per vector) for a 2-row tile and a K chunk, and reused against
-//     every 4-row tile of an L2-sized chunk of activation rows; the 2x4 register tile keeps
-//     eight int32 accumulators, reduced exactly per super-block by a blend/shuffle tree to one float
-//     lane per (weight row, activation row).
+//   - gemm (nx > 1): a few rows (up to KQ_GEMVN_MAX) as gemv, four rows a pass; more
+//     (kq_rows8.h) with the blocks of eight weight rows decoded once for a K chunk and
+//     interleaved so that a vector lane is a weight row, against 128 activation rows. (Until
+//     session 78 2x4 register tiles as in kq_avx512_body.h; the rows give their bits.)
 #include "kq.h"
 
 #if defined(__x86_64__)
@@ -167,138 +166,9 @@ static void (*const kq_gemvns[5][3])(const uint8_t *, int64_t, const uint8_t *, 
 // 2.1x, 1.7x and 1.2x; Q6_K 2.5x, 1.85x and 1.1x).
 #define KQ_GEMVN_MAX 8
 
-// ---- gemm: decode once into kq_block, 2x4 register tiles ----
+// ---- gemm: eight weight rows a vector (kq_rows8.h) ----
 
-KQ_AVX2_INLINE void kq_unpack(int t, const uint8_t *b, kq_block *u) {
-	kq_dec256 o;
-	kq_dec(t, b, &o);
-	for (int v = 0; v < 8; v++) {
-		_mm256_store_si256((__m256i *)(u->q + 32 * v), o.q[v]);
-		_mm256_store_si256((__m256i *)(u->scv + 16 * v), kq_scv(o.sc, v));
-	}
-	_mm256_store_si256((__m256i *)u->sc, o.sc);
-	_mm256_store_si256((__m256i *)u->mn, o.mn);
-	u->d = o.d;
-	u->dmn = o.dmn;
-}
-
-#define KQ_UNPACK_FN(name, T)                                                                      \
-	static KQ_AVX2 void name(const uint8_t *w, int64_t n, kq_block *u) {                           \
-		for (int64_t b = 0; b < n; b++) kq_unpack(T, w + b * kq_wbytes(T), u + b);              \
-	}
-KQ_UNPACK_FN(kq_unpack_q2k, EMBER_Q2_K)
-KQ_UNPACK_FN(kq_unpack_q3k, EMBER_Q3_K)
-KQ_UNPACK_FN(kq_unpack_q4k, EMBER_Q4_K)
-KQ_UNPACK_FN(kq_unpack_q5k, EMBER_Q5_K)
-KQ_UNPACK_FN(kq_unpack_q6k, EMBER_Q6_K)
-
-// The tile of NR weight rows (u[r*ub + b], b < nb decoded blocks) by NX activation rows
-// (x + j*xrb, blocks KQ_Q8K_BYTES apart): dst[j*ldd + r] (+)= dot. Lane p = 4r + j.
-KQ_AVX2_INLINE void kq_tile(int MINS, int NR, int NX, const kq_block *u, int64_t ub, const uint8_t *x, int64_t xrb,
-                            int64_t nb, float *dst, int64_t ldd, int add) {
-	__m256 facc = _mm256_setzero_ps();
-	for (int64_t b = 0; b < nb; b++) {
-		const uint8_t *xb = x + b * KQ_Q8K_BYTES;
-		const kq_block *u0 = u + b, *u1 = u + ub + b;
-		__m256i acc[8];
-		for (int i = 0; i < 8; i++) acc[i] = _mm256_setzero_si256();
-		for (int v = 0; v < 8; v++) {
-			__m256i w0 = _mm256_load_si256((const __m256i *)(u0->q + 32 * v));
-			__m256i s0 = _mm256_load_si256((const __m256i *)(u0->scv + 16 * v));
-			__m256i w1 = w0, s1 = s0;
-			if (NR > 1) {
-				w1 = _mm256_load_si256((const __m256i *)(u1->q + 32 * v));
-				s1 = _mm256_load_si256((const __m256i *)(u1->scv + 16 * v));
-				KQ_REG(w1);
-				KQ_REG(s1);
-			}
-			KQ_REG(w0);
-			KQ_REG(s0);
-			for (int j = 0; j < NX; j++) {
-				__m256i xv = _mm256_loadu_si256((const __m256i *)(xb + j * xrb + KQ_Q8K_QS + 32 * v));
-				KQ_REG(xv);
-				acc[j] = _mm256_add_epi32(acc[j], _mm256_madd_epi16(_mm256_maddubs_epi16(w0, xv), s0));
-				if (NR > 1)
-					acc[4 + j] = _mm256_add_epi32(acc[4 + j], _mm256_madd_epi16(_mm256_maddubs_epi16(w1, xv), s1));
-			}
-		}
-		__m256i mm[8];
-		for (int i = 0; i < 8; i++) mm[i] = _mm256_setzero_si256();
-		for (int j = 0; j < NX; j++) {
-			__m256i bs = _mm256_loadu_si256((const __m256i *)(xb + j * xrb + KQ_Q8K_BSUMS));
-			mm[j] = _mm256_madd_epi16(bs, _mm256_load_si256((const __m256i *)u0->mn));
-			if (NR > 1) mm[4 + j] = _mm256_madd_epi16(bs, _mm256_load_si256((const __m256i *)u1->mn));
-		}
-		// [dx_0 .. dx_3] twice, built in registers (scalar stores then a vector load would
-		// stall on store forwarding)
-		const __m128 dx4 = _mm_setr_ps(kq_rdf32(xb), NX > 1 ? kq_rdf32(xb + xrb) : 0, NX > 2 ? kq_rdf32(xb + 2 * xrb) : 0,
-		                               NX > 3 ? kq_rdf32(xb + 3 * xrb) : 0);
-		const __m256 dx = _mm256_set_m128(dx4, dx4);
-		__m256 dw = _mm256_set_m128(_mm_set1_ps(NR > 1 ? u1->d : 0), _mm_set1_ps(u0->d));
-		if (MINS) {
-			__m256 dm = _mm256_set_m128(_mm_set1_ps(NR > 1 ? u1->dmn : 0), _mm_set1_ps(u0->dmn));
-			facc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(kq_reduce8(acc)), _mm256_mul_ps(dw, dx), facc);
-			facc = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(kq_reduce8(mm)), _mm256_mul_ps(dm, dx), facc);
-		} else {
-			for (int i = 0; i < 8; i++) acc[i] = _mm256_sub_epi32(acc[i], mm[i]);
-			facc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(kq_reduce8(acc)), _mm256_mul_ps(dw, dx), facc);
-		}
-	}
-	float out[8];
-	_mm256_storeu_ps(out, facc);
-	for (int r = 0; r < NR; r++)
-		for (int j = 0; j < NX; j++) {
-			float *p = dst + j * ldd + r;
-			*p = add ? *p + out[4 * r + j] : out[4 * r + j];
-		}
-}
-
-#define KQ_TILE_FN(M, NR, NX)                                                                      \
-	static KQ_AVX2 void kq_tile_##M##_##NR##x##NX(const kq_block *u, int64_t ub, const uint8_t *x,   \
-	                                             int64_t xrb, int64_t nb, float *dst, int64_t ldd, int add) { \
-		kq_tile(M, NR, NX, u, ub, x, xrb, nb, dst, ldd, add);                                  \
-	}
-#define KQ_TILE_FNS(M)                                                                             \
-	KQ_TILE_FN(M, 1, 1) KQ_TILE_FN(M, 1, 2) KQ_TILE_FN(M, 1, 3) KQ_TILE_FN(M, 1, 4)              \
-	KQ_TILE_FN(M, 2, 1) KQ_TILE_FN(M, 2, 2) KQ_TILE_FN(M, 2, 3) KQ_TILE_FN(M, 2, 4)
-KQ_TILE_FNS(0)
-KQ_TILE_FNS(1)
-
-typedef void (*kq_tile_fn)(const kq_block *, int64_t, const uint8_t *, int64_t, int64_t, float *, int64_t, int);
-static const kq_tile_fn kq_tiles[2][2][4] = {
-	{{kq_tile_0_1x1, kq_tile_0_1x2, kq_tile_0_1x3, kq_tile_0_1x4}, {kq_tile_0_2x1, kq_tile_0_2x2, kq_tile_0_2x3, kq_tile_0_2x4}},
-	{{kq_tile_1_1x1, kq_tile_1_1x2, kq_tile_1_1x3, kq_tile_1_1x4}, {kq_tile_1_2x1, kq_tile_1_2x2, kq_tile_1_2x3, kq_tile_1_2x4}},
-};
-
-enum { KQ_KB = 8, KQ_XC = 64, KQ_X_BUDGET = 256 << 10 };
-
-static KQ_AVX2 void kq_gemm_tiles(int t, const uint8_t *w, int64_t wrb, const uint8_t *xq, int64_t xrb,
-                                  int64_t nx, int64_t nb, int64_t r0, int64_t r1, float *dst, int64_t ldd) {
-	void (*unpack)(const uint8_t *, int64_t, kq_block *) =
-		t == EMBER_Q2_K ? kq_unpack_q2k : t == EMBER_Q3_K ? kq_unpack_q3k : t == EMBER_Q4_K ? kq_unpack_q4k
-		: t == EMBER_Q5_K ? kq_unpack_q5k : kq_unpack_q6k;
-	const int64_t bb = kq_wbytes(t);
-	kq_block ubuf[2 * KQ_KB];
-	// Activation rows per chunk: their K-chunk slices stay in L2 while weight rows stream.
-	int64_t xc = KQ_X_BUDGET / (KQ_KB * KQ_Q8K_BYTES);
-	xc = xc < 4 ? 4 : xc > KQ_XC ? KQ_XC : xc & ~(int64_t)3;
-	for (int64_t i0 = 0; i0 < nx; i0 += xc) {
-		const int64_t ni = nx - i0 < xc ? nx - i0 : xc;
-		for (int64_t r = r0; r < r1; r += 2) {
-			const int nr = r1 - r >= 2 ? 2 : 1;
-			for (int64_t k0 = 0; k0 < nb; k0 += KQ_KB) {
-				const int64_t kn = nb - k0 < KQ_KB ? nb - k0 : KQ_KB;
-				for (int i = 0; i < nr; i++) unpack(w + (r + i) * wrb + k0 * bb, kn, ubuf + i * KQ_KB);
-				kq_prefetch_unpack(w, wrb, bb, nb, r, 2, r1, k0, KQ_KB);
-				for (int64_t j = 0; j < ni; j += 4) {
-					const int nj = ni - j >= 4 ? 4 : (int)(ni - j);
-					kq_tiles[KQ_HAS_MINS(t)][nr - 1][nj - 1](ubuf, KQ_KB, xq + (i0 + j) * xrb + k0 * KQ_Q8K_BYTES, xrb, kn,
-					                         dst + (i0 + j) * ldd + r, ldd, k0 > 0);
-				}
-			}
-		}
-	}
-}
+#include "kq_rows8.h"
 
 KQ_AVX2 void ember_kq_gemm_avx2(int t, const uint8_t *w, int64_t wrb, const uint8_t *xq, int64_t xrb,
                                 int64_t nx, int64_t nb, int64_t r0, int64_t r1, float *dst, int64_t ldd) {
@@ -308,7 +178,7 @@ KQ_AVX2 void ember_kq_gemm_avx2(int t, const uint8_t *w, int64_t wrb, const uint
 		return;
 	}
 	if (nx > KQ_GEMVN_MAX) {
-		kq_gemm_tiles(t, w, wrb, xq, xrb, nx, nb, r0, r1, dst, ldd);
+		kq_gemm8(t, w, wrb, xq, xrb, nx, nb, r0, r1, dst, ldd);
 		return;
 	}
 	// A few rows: up to 4 a pass, over runs of 32 weight rows that stay in the cache.

@@ -214,21 +214,5 @@ KQ_AVX2_INLINE __m128i kq_hsum2_i32(__m256i a, __m256i b) {
 	return _mm_hadd_epi32(s, s);
 }
 
-// R[i] = sum of the lanes of a[i], i = 0..7 (exact, int32): a transpose-and-add tree of
-// blends and in-lane shuffles (cheaper than vphaddd, two shuffles each).
-KQ_AVX2_INLINE __m256i kq_pair_sum(__m256i a, __m256i b) { // [a01 b01 a23 b23 | a45 b45 a67 b67]
-	__m256i u = _mm256_blend_epi32(a, b, 0xaa), w = _mm256_blend_epi32(b, a, 0xaa);
-	return _mm256_add_epi32(u, _mm256_shuffle_epi32(w, 0xb1));
-}
-KQ_AVX2_INLINE __m256i kq_quad_sum(__m256i a, __m256i b) { // of two pair sums: [a0 a1 b0 b1 | ...]
-	__m256i u = _mm256_blend_epi32(a, b, 0xcc), w = _mm256_blend_epi32(b, a, 0xcc);
-	return _mm256_add_epi32(u, _mm256_shuffle_epi32(w, 0x4e));
-}
-KQ_AVX2_INLINE __m256i kq_reduce8(const __m256i a[8]) {
-	__m256i lo = kq_quad_sum(kq_pair_sum(a[0], a[1]), kq_pair_sum(a[2], a[3]));
-	__m256i hi = kq_quad_sum(kq_pair_sum(a[4], a[5]), kq_pair_sum(a[6], a[7]));
-	return _mm256_add_epi32(_mm256_permute2x128_si256(lo, hi, 0x21), _mm256_blend_epi32(lo, hi, 0xf0));
-}
-
 #endif
 #endif
