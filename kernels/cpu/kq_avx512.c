@@ -7,7 +7,9 @@
 //     one per weight row x activation row, reduced per block to the 16 lanes of one
 //     vector).
 // kq_avx512_body.h holds the gemv and gemm; it is compiled twice, with vpmaddwd + vpaddd
-// (EMBER_ISA_AVX512) and with VNNI's vpdpwssd (EMBER_ISA_AVX512VNNI).
+// (EMBER_ISA_AVX512) and with VNNI's vpdpwssd (EMBER_ISA_AVX512VNNI). With VNNI, batches
+// of more than KQ_GEMVN_MAX rows take kq_vnni16.h instead (a weight row a vector lane,
+// the tiles' bits).
 #include "kq.h"
 
 #if defined(__x86_64__)
