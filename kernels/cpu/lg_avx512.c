@@ -280,6 +280,12 @@ L5_TYPE_FNS(EMBER_Q5_0, q5_0)
 L5_TYPE_FNS(EMBER_Q5_1, q5_1)
 L5_TYPE_FNS(EMBER_Q8_0, q8_0)
 
+#include "lg_vnni16.h"
+// L16_MIN_NX: the batch from which VNNI takes lg_vnni16.h's kernel over the tiles.
+#ifndef L16_MIN_NX
+#define L16_MIN_NX 20
+#endif
+
 typedef void (*l5_panel_fn)(int, int, const l5_wtile *, int, const l5_xtile *, int, float *, int64_t, int);
 typedef void (*l5_unpack_fn)(int, const uint8_t *, int64_t, int, uint8_t *, uint16_t *, uint16_t *);
 
@@ -443,6 +449,10 @@ int lg_gemm_avx512(int vnni, int wtype, const uint8_t *w, int64_t wrb, const uin
 		// Below these batch sizes streaming the weights (once per 4 activation rows, per 3
 		// for Q8_0 without VNNI) beats unpacking them into tiles (measured on Zen 5; for
 		// Q8_0 with VNNI on Zen 4: 8 rows 1.87 ms in quads against 2.77 in tiles).
+		if (vnni && nx >= L16_MIN_NX) {
+			l16_gemm_any(wtype, w, wrb, xq, xrb, nx, k / LG_QK, r0, r1, dst, ldd);
+			return 0;
+		}
 		if (nx >= (wtype == EMBER_Q8_0 && !vnni ? 6 : 20)) {
 			l5_tiled_q(vnni, wtype, w, wrb, xq, xrb, nx, k, r0, r1, dst, ldd);
 			return 0;

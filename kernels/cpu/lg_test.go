@@ -136,10 +136,10 @@ func lgKernels() []cpu.Kernels {
 
 func TestLGGemm(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	const maxRows, maxNX = 64, 33
+	const maxRows, maxNX = 64, 131
 	ks := []int{32, 96, 4096, 4128, 16416} // 16416: past LGA_PREP_NB blocks (lg_avx2.c), prepared inline
 	rowsList := []int{1, 3, 7, 33, 64}
-	nxList := []int{1, 2, 3, 4, 5, 7, 8, 13, 33}
+	nxList := []int{1, 2, 3, 4, 5, 7, 8, 13, 33, 131} // 131: past lg_vnni16.h's 128-row chunk
 	if testing.Short() {
 		ks = []int{32, 96, 4128}
 	}
