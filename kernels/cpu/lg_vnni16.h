@@ -18,8 +18,12 @@
 // tiles' order (they sum lanes of sixteen blocks and reduce), so the results differ from
 // theirs in the last bits, within the kernels' tolerance of the scalar reference.
 
+#ifndef L16_KB
 #define L16_KB 32 // blocks a chunk of k (1,024 elements)
+#endif
+#ifndef L16_XC
 #define L16_XC 128 // activation rows a chunk
+#endif
 #define L16_NJ 8   // activation rows a tile: eight independent vpdpbusd chains
 
 // One block of sixteen weight rows: q[e] lane r holds elements 4e..4e+3 of row r.
