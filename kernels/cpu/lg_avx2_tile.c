@@ -201,11 +201,27 @@ LGA_MICRO_FN(EMBER_Q5_0, q5_0)
 LGA_MICRO_FN(EMBER_Q5_1, q5_1)
 LGA_MICRO_FN(EMBER_Q8_0, q8_0)
 
+#include "lg_rows8.h"
+// LR8_MIN_NX: the batch from which lg_rows8.h's kernel takes over from the tiles (all of
+// the batches lg_gemm_avx2 sends here; larger only to time the tiles).
+#ifndef LR8_MIN_NX
+#define LR8_MIN_NX 0
+#endif
+
 typedef void (*lga_micro_fn)(int, int, const lga_wtile *, int, const lga_xtile *, int, float[LG_TX][LG_TR]);
 typedef void (*lga_unpack_fn)(const uint8_t *, int64_t, int, int8_t *, uint16_t *, uint16_t *);
 
 void lg_tiled_q_avx2(int T, const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t xrb, int64_t nx,
                         int64_t k, int64_t r0, int64_t r1, float *dst, int64_t ldd) {
+	if (nx >= LR8_MIN_NX) {
+		switch (T) {
+		case EMBER_Q4_0: lr8_gemm_q4_0(w, wrb, x, xrb, nx, k / LG_QK, r0, r1, dst, ldd); return;
+		case EMBER_Q4_1: lr8_gemm_q4_1(w, wrb, x, xrb, nx, k / LG_QK, r0, r1, dst, ldd); return;
+		case EMBER_Q5_0: lr8_gemm_q5_0(w, wrb, x, xrb, nx, k / LG_QK, r0, r1, dst, ldd); return;
+		case EMBER_Q5_1: lr8_gemm_q5_1(w, wrb, x, xrb, nx, k / LG_QK, r0, r1, dst, ldd); return;
+		default: lr8_gemm_q8_0(w, wrb, x, xrb, nx, k / LG_QK, r0, r1, dst, ldd); return;
+		}
+	}
 	lga_micro_fn micro;
 	lga_unpack_fn unpack;
 	switch (T) {

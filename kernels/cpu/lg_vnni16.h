@@ -11,35 +11,22 @@
 // lies, so nothing on the activation side is packed. The weights are made unsigned as in
 // the tiles (Q8_0 plus 128, Q4_0 / Q5_0 their raw quants), and the offset comes back
 // through the block's int32 start value -offset * sum(x), computed once per chunk of
-// activation rows and blocks (l16_meta) for all row groups.
+// activation rows and blocks (lg_rows.h) for all row groups.
 //
 // Each output is the sum over its blocks, in order, of (dw * dx) * isum (+ mw * sx for
-// Q4_1 / Q5_1), each chunk of L16_KB blocks from zero and then added to dst: not the
+// Q4_1 / Q5_1), each chunk of LR_KB blocks from zero and then added to dst: not the
 // tiles' order (they sum lanes of sixteen blocks and reduce), so the results differ from
 // theirs in the last bits, within the kernels' tolerance of the scalar reference.
 
-#ifndef L16_KB
-#define L16_KB 32 // blocks a chunk of k (1,024 elements)
-#endif
-#ifndef L16_XC
-#define L16_XC 128 // activation rows a chunk
-#endif
-#define L16_NJ 8   // activation rows a tile: eight independent vpdpbusd chains
+#include "lg_rows.h"
+
+#define L16_NJ 8 // activation rows a tile: eight independent vpdpbusd chains
 
 // One block of sixteen weight rows: q[e] lane r holds elements 4e..4e+3 of row r.
 typedef struct {
 	uint8_t q[8][64];
 	float d[16], m[16];
 } __attribute__((aligned(64))) l16_blk;
-
-// Per activation row and block of a chunk: the start value -offset * sum(x), the scale,
-// and Q8_1's s.
-typedef struct {
-	int32_t c[L16_XC][L16_KB];
-	float d[L16_XC][L16_KB], s[L16_XC][L16_KB];
-} __attribute__((aligned(64))) l16_meta;
-
-LGA int l16_off(const int T) { return T == EMBER_Q8_0 ? 128 : lga_offset(T); }
 
 // l16_unpack decodes blocks [0, kn) of rows w, w + wrb, ... (nr of them, 1..16; lanes
 // past nr repeat row nr - 1 and are never stored) into u[0..kn).
@@ -59,30 +46,12 @@ LGA void l16_unpack(const int T, const uint8_t *w, int64_t wrb, int nr, int kn, 
 	}
 }
 
-// l16_fill_meta fills m for ni activation rows (x, x + xrb, ...) and kn blocks.
-LGA void l16_fill_meta(const int T, const uint8_t *x, int64_t xrb, int ni, int kn, l16_meta *m) {
-	const int is1 = lga_is1(T), off = l16_off(T), xbs = is1 ? 36 : 34, xqo = is1 ? 4 : 2;
-	const __m256i flip = _mm256_set1_epi8((char)0x80);
-	for (int j = 0; j < ni; j++)
-		for (int b = 0; b < kn; b++) {
-			const uint8_t *xb = x + j * xrb + (int64_t)b * xbs;
-			m->d[j][b] = lga_h2f(xb);
-			if (is1) m->s[j][b] = lga_h2f(xb + 2);
-			if (off) {
-				// sum(x) = sum(x + 128) - 32 * 128, the first from vpsadbw
-				const __m256i sad = _mm256_sad_epu8(_mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(xb + xqo)), flip),
-				                                    _mm256_setzero_si256());
-				m->c[j][b] = -off * (lga_hsum_i32(sad) - 32 * 128);
-			}
-		}
-}
-
 // l16_tile: NJ activation rows (x: row j0's block 0 of the chunk) against the unpacked
 // blocks u[0..kn) of one row group; the sums go to dst (row j0, the group's first
 // column) under msk, stored when first, else added.
 LGA void l16_tile(const int T, const int NJ, const l16_blk *u, int kn, const uint8_t *x, int64_t xrb,
-                  const l16_meta *m, int j0, float *dst, int64_t ldd, __mmask16 msk, int first) {
-	const int is1 = lga_is1(T), off = l16_off(T), xbs = is1 ? 36 : 34, xqo = is1 ? 4 : 2;
+                  const lr_meta *m, int j0, float *dst, int64_t ldd, __mmask16 msk, int first) {
+	const int is1 = lga_is1(T), off = lr_off(T, 0), xbs = is1 ? 36 : 34, xqo = is1 ? 4 : 2;
 	__m512 f[L16_NJ];
 	for (int j = 0; j < NJ; j++) f[j] = _mm512_setzero_ps();
 	for (int b = 0; b < kn; b++) {
@@ -108,7 +77,7 @@ LGA void l16_tile(const int T, const int NJ, const l16_blk *u, int kn, const uin
 }
 
 // l16_tiles runs l16_tile over ni activation rows, L16_NJ at a time.
-LGA void l16_tiles(const int T, const l16_blk *u, int kn, const uint8_t *x, int64_t xrb, int ni, const l16_meta *m,
+LGA void l16_tiles(const int T, const l16_blk *u, int kn, const uint8_t *x, int64_t xrb, int ni, const lr_meta *m,
                    float *dst, int64_t ldd, __mmask16 msk, int first) {
 	int j = 0;
 	for (; j + L16_NJ <= ni; j += L16_NJ)
@@ -130,14 +99,14 @@ LGA void l16_tiles(const int T, const l16_blk *u, int kn, const uint8_t *x, int6
 LGA void l16_gemm(const int T, const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t xrb, int64_t nx,
                   int64_t nbk, int64_t r0, int64_t r1, float *dst, int64_t ldd) {
 	const int bs = lg_type_bytes(T), xbs = lga_is1(T) ? 36 : 34;
-	l16_blk ub[L16_KB];
-	l16_meta m;
-	for (int64_t i0 = 0; i0 < nx; i0 += L16_XC) {
-		const int ni = (int)(nx - i0 < L16_XC ? nx - i0 : L16_XC);
-		for (int64_t k0 = 0; k0 < nbk; k0 += L16_KB) {
-			const int kn = (int)(nbk - k0 < L16_KB ? nbk - k0 : L16_KB);
+	l16_blk ub[LR_KB];
+	lr_meta m;
+	for (int64_t i0 = 0; i0 < nx; i0 += LR_XC) {
+		const int ni = (int)(nx - i0 < LR_XC ? nx - i0 : LR_XC);
+		for (int64_t k0 = 0; k0 < nbk; k0 += LR_KB) {
+			const int kn = (int)(nbk - k0 < LR_KB ? nbk - k0 : LR_KB);
 			const uint8_t *xc = x + i0 * xrb + k0 * xbs;
-			l16_fill_meta(T, xc, xrb, ni, kn, &m);
+			lr_fill_meta(T, 0, xc, xrb, ni, kn, &m);
 			for (int64_t r = r0; r < r1; r += 16) {
 				const int nr = r1 - r >= 16 ? 16 : (int)(r1 - r);
 				l16_unpack(T, w + r * wrb + k0 * bs, wrb, nr, kn, ub);
