@@ -1,5 +1,6 @@
 // lg_avx2_tile.c: the tiled (prefill) gemm of the AVX2 path; lg_avx2.c describes the
-// tile layout and dispatches here for larger batches.
+// tile layout and dispatches here for larger batches. The quantized types go on to
+// lg_rows8.h (a weight row per lane); their tiles stay for timing (LR8_MIN_NX).
 //
 // Stack use: a weight tile of LG_RB x LG_KCB blocks (54 KB) and an activation tile (10 KB)
 // for the quantized types; 16 KB of converted activations for the float types.

@@ -2,7 +2,8 @@
 // EMBER_ISA_AVX512VNNI). Quantize, dequantize, the float types and one-row Q8_0 decode are
 // memory-bound and use the AVX2 code; a few activation rows of the quantized types go to
 // the kernel with four weight rows per register (l5_quad, lg_avx512_quad.c), and the
-// prefill gemm of the quantized types to 512-bit tiles and micro-kernels.
+// prefill gemm of the quantized types to lg_vnni16.h (VNNI: a weight row per lane) or,
+// without VNNI, to 512-bit tiles and micro-kernels.
 //
 // The tiles follow lg_avx2.c with groups of 16 blocks: 64-byte vector e (0..7) of a group
 // holds, in dword lane l (0..15), elements 4e..4e+3 of block l.
