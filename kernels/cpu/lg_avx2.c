@@ -5,21 +5,15 @@
 //  - nx < LG_TILED_NX (decode, small batches): stream the weights in their GGUF layout,
 //    4 rows at a time against up to 3 activation rows held in cache; the 4/5-bit types
 //    put two rows' quants in one register (lga_direct_p). Memory-bound.
-//  - larger nx (prefill, lg_avx2_tile.c): per block of LG_RB weight rows and LG_KCB blocks
-//    of k, the weights are unpacked once into a stack tile of int8 quants in
-//    "group-interleaved" order plus their scales; each group of 4 activation rows is
-//    repacked the same way; a 4x2 register micro-kernel then runs over the tiles.
+//  - larger nx (prefill, lg_avx2_tile.c): lg_rows8.h for the quantized types, eight
+//    weight rows a vector, their blocks unpacked once per 128 activation rows with the
+//    quants interleaved four bytes at a time, the activations broadcast as they lie.
 //
-// Group interleave: 8 consecutive blocks form a group of 256 bytes; its 32-byte vector e
-// (0..7) holds, in dword lane l, elements 4e..4e+3 of block l. A maddubs+madd of two such
-// vectors therefore leaves in lane l a partial sum of block l only, so the integer sums of
-// 8 blocks accumulate in one register and the per-block scales are applied once per 8
-// blocks with one cvt and one FMA, instead of once per block.
-//
-// Unsigned weights: Q4_0/Q5_0 are used as their raw nibbles (0..15 / 0..31) and the offset
-// (8 or 16) is taken out with the activation block's sum (an integer correction); Q4_1
-// and Q5_1 are unsigned already and add m*s per block. Q8_0 uses |w| * sign(x, w) (so a
-// weight of -128 works; activations from the quantizer are within +-127).
+// Unsigned weights (there and in the direct kernels): Q4_0/Q5_0 are used as their raw
+// nibbles (0..15 / 0..31) and the offset (8 or 16) is taken out with the activation
+// block's sum (an integer correction); Q4_1 and Q5_1 are unsigned already and add m*s
+// per block. Q8_0 uses |w| * sign(x, w) (so a weight of -128 works; activations from the
+// quantizer are within +-127).
 #include "lg.h"
 
 #if defined(__x86_64__)

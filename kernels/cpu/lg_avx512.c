@@ -5,8 +5,10 @@
 // prefill gemm of the quantized types to lg_vnni16.h (VNNI: a weight row per lane) or,
 // without VNNI, to 512-bit tiles and micro-kernels.
 //
-// The tiles follow lg_avx2.c with groups of 16 blocks: 64-byte vector e (0..7) of a group
-// holds, in dword lane l (0..15), elements 4e..4e+3 of block l.
+// The tiles (AVX-512 without VNNI; with VNNI only in builds that raise L16_MIN_NX, to time
+// them) interleave groups of 16 blocks: 64-byte vector e (0..7) of a group holds, in dword
+// lane l (0..15), elements 4e..4e+3 of block l, and every tile of weight rows packs its
+// activation rows the same way.
 //  - VNNI: every weight type is made unsigned (Q8_0 by adding 128, Q4_0/Q5_0 by keeping
 //    the raw 4/5-bit quants) so one vpdpbusd per 64 bytes accumulates u8 x s8 products
 //    into the 16 per-block int32 lanes; the offset comes out through an integer start value
