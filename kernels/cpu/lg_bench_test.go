@@ -112,13 +112,13 @@ func BenchmarkLGGemm(b *testing.B) {
 	}
 }
 
-// BenchmarkLGGemmSmallBatch: 2..8 activation rows (batched decode) against 4096x4096.
+// BenchmarkLGGemmSmallBatch: 2..16 activation rows (batched decode) against 4096x4096.
 func BenchmarkLGGemmSmallBatch(b *testing.B) {
 	const rows, k = 4096, 4096
 	for _, wt := range []quant.Type{quant.Q8_0, quant.Q4_0, quant.BF16, quant.F16} {
 		vt, _ := wt.VecDotType()
 		w, wrb, copies := lgBenchWeights(b, wt, rows, k, 160<<20)
-		for _, nx := range []int{2, 3, 4, 8} {
+		for _, nx := range []int{2, 3, 4, 8, 12, 16} {
 			xq, xrb := lgBenchActs(b, vt, nx, k)
 			dst := make([]float32, nx*rows)
 			for _, isa := range cpu.Supported()[1:] {
