@@ -5,16 +5,10 @@
 // prefill gemm of the quantized types to lg_vnni16.h (VNNI: a weight row per lane) or,
 // without VNNI, to 512-bit tiles and micro-kernels.
 //
-// The tiles (AVX-512 without VNNI; with VNNI only in builds that raise L16_MIN_NX, to time
-// them) interleave groups of 16 blocks: 64-byte vector e (0..7) of a group holds, in dword
-// lane l (0..15), elements 4e..4e+3 of block l, and every tile of weight rows packs its
-// activation rows the same way.
-//  - VNNI: every weight type is made unsigned (Q8_0 by adding 128, Q4_0/Q5_0 by keeping
-//    the raw 4/5-bit quants) so one vpdpbusd per 64 bytes accumulates u8 x s8 products
-//    into the 16 per-block int32 lanes; the offset comes out through an integer start value
-//    of -offset * sum(x) per block, computed once when the activations are packed.
-//  - AVX512BW without VNNI: vpmaddubsw + vpmaddwd, as AVX2 (Q8_0 negates x under a mask
-//    of the negative weights instead of vpsignb, which AVX-512 lacks).
+// The tiles (AVX-512 without VNNI) interleave groups of 16 blocks: 64-byte vector e (0..7)
+// of a group holds, in dword lane l (0..15), elements 4e..4e+3 of block l, and every tile
+// of weight rows packs its activation rows the same way. Products: vpmaddubsw + vpmaddwd
+// (Q8_0 negates x under a mask of the negative weights, for want of vpsignb).
 // Stack use of the tiled gemm: 54 KB of weight tile and 10 KB of activation tile (the
 // kernels may not allocate; cgo runs C on the thread's system stack).
 //
@@ -67,11 +61,10 @@ LGA void l5_store_group(uint8_t *o, const __m256i v[16]) {
 }
 
 // Unpack nb blocks (from b0) of one weight row into the tile row, zero-padded to whole
-// groups. With vnni, Q8_0 quants are stored plus 128 (unsigned).
-LGA void l5_unpack_w(const int T, const int vnni, const uint8_t *row, int64_t b0, int nb, uint8_t *q, uint16_t *d, uint16_t *m) {
+// groups.
+LGA void l5_unpack_w(const int T, const uint8_t *row, int64_t b0, int nb, uint8_t *q, uint16_t *d, uint16_t *m) {
 	const int bs = lg_type_bytes(T);
 	const int ng = (nb + L5_G - 1) / L5_G;
-	const __m256i flip = _mm256_set1_epi8((char)0x80);
 	for (int g = 0; g < ng; g++) {
 		__m256i v[16];
 		for (int l = 0; l < L5_G; l++) {
@@ -79,7 +72,6 @@ LGA void l5_unpack_w(const int T, const int vnni, const uint8_t *row, int64_t b0
 			if (b < nb) {
 				const uint8_t *blk = row + (b0 + b) * bs;
 				v[l] = lga_wquants(T, blk);
-				if (vnni && T == EMBER_Q8_0) v[l] = _mm256_xor_si256(v[l], flip);
 				d[b] = lg_rd16(blk);
 				if (lga_is1(T)) m[b] = lg_rd16(blk + 2);
 			} else {
@@ -94,7 +86,7 @@ LGA void l5_unpack_w(const int T, const int vnni, const uint8_t *row, int64_t b0
 
 // Pack nb blocks (from b0) of one activation row (Q8_0 or Q8_1) into the tile, with the
 // start values c = -off * sum(x) per block when off != 0.
-LGA void l5_pack_x(const int is1, const int off, const int vnni, const uint8_t *row, int64_t b0, int nb,
+LGA void l5_pack_x(const int is1, const int off, const uint8_t *row, int64_t b0, int nb,
                    int8_t *q, uint16_t *d, uint16_t *s, int32_t *c) {
 	const int bs = is1 ? 36 : 34, qo = is1 ? 4 : 2;
 	const int ng = (nb + L5_G - 1) / L5_G;
@@ -120,8 +112,7 @@ LGA void l5_pack_x(const int is1, const int off, const int vnni, const uint8_t *
 			const __m512i one8 = _mm512_set1_epi8(1);
 			for (int e = 0; e < 8; e++) {
 				const __m512i xe = _mm512_loadu_si512((const void *)(o + 64 * e));
-				if (vnni) sum = _mm512_dpbusd_epi32(sum, one8, xe);
-				else sum = _mm512_add_epi32(sum, _mm512_madd_epi16(_mm512_maddubs_epi16(one8, xe), _mm512_set1_epi16(1)));
+				sum = _mm512_add_epi32(sum, _mm512_madd_epi16(_mm512_maddubs_epi16(one8, xe), _mm512_set1_epi16(1)));
 			}
 			_mm512_storeu_si512((void *)(c + g * L5_G), _mm512_mullo_epi32(sum, _mm512_set1_epi32(-off)));
 		}
@@ -143,41 +134,6 @@ LGA void l5_reduce(const int NX, const int NR, __m512 fa[L5_TX][L5_TR], float ou
 		                          : _mm256_setzero_ps();
 	}
 	_mm256_storeu_ps(&out[0][0], lga_hsum8(h));
-}
-
-// The VNNI micro-kernel: NX activation rows x NR weight rows over ng groups.
-LGA void l5_micro_vnni(const int T, const int NX, const int NR, const l5_wtile *wt, int wr, const l5_xtile *xt,
-                       int ng, float out[L5_TX][L5_TR]) {
-	const int is1 = lga_is1(T), corr = T != EMBER_Q4_1 && T != EMBER_Q5_1;
-	__m512 fa[L5_TX][L5_TR];
-	for (int i = 0; i < NX; i++)
-		for (int r = 0; r < NR; r++) fa[i][r] = _mm512_setzero_ps();
-	for (int g = 0; g < ng; g++) {
-		__m512i ia[L5_TX][L5_TR];
-		for (int i = 0; i < NX; i++) {
-			const __m512i c0 = corr ? _mm512_loadu_si512((const void *)(xt->c[i] + g * L5_G)) : _mm512_setzero_si512();
-			for (int r = 0; r < NR; r++) ia[i][r] = c0;
-		}
-		for (int e = 0; e < 8; e++) {
-			__m512i wv[L5_TR];
-			for (int r = 0; r < NR; r++) wv[r] = _mm512_loadu_si512((const void *)(wt->q[wr + r] + g * 512 + e * 64));
-			for (int i = 0; i < NX; i++) {
-				const __m512i xv = _mm512_loadu_si512((const void *)(xt->q[i] + g * 512 + e * 64));
-				for (int r = 0; r < NR; r++) {
-					ia[i][r] = _mm512_dpbusd_epi32(ia[i][r], wv[r], xv);
-				}
-			}
-		}
-		for (int r = 0; r < NR; r++) {
-			const __m512 dw = l5_h16(wt->d[wr + r] + g * L5_G);
-			for (int i = 0; i < NX; i++) {
-				const __m512 dd = _mm512_mul_ps(dw, l5_h16(xt->d[i] + g * L5_G));
-				fa[i][r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(ia[i][r]), dd, fa[i][r]);
-				if (is1) fa[i][r] = _mm512_fmadd_ps(l5_h16(wt->m[wr + r] + g * L5_G), l5_h16(xt->s[i] + g * L5_G), fa[i][r]);
-			}
-		}
-	}
-	l5_reduce(NX, NR, fa, out);
 }
 
 // The AVX512BW micro-kernel (no VNNI).
@@ -238,18 +194,13 @@ LGA void l5_micro_bw(const int T, const int NX, const int NR, const l5_wtile *wt
 // One activation group (NX rows) against all nrb rows of the weight tile, pairs of rows
 // at a time; dst points at the group's first row and the tile's first column. first:
 // the first chunk of k stores, later chunks add.
-LGA void l5_panel(const int T, const int vnni, const int NX, const l5_wtile *wt, int nrb, const l5_xtile *xt, int ng,
+LGA void l5_panel(const int T, const int NX, const l5_wtile *wt, int nrb, const l5_xtile *xt, int ng,
                   float *dst, int64_t ldd, int first) {
 	for (int r = 0; r < nrb; r += L5_TR) {
 		float out[L5_TX][L5_TR];
 		const int nr = nrb - r < L5_TR ? nrb - r : L5_TR;
-		if (nr == 2) {
-			if (vnni) l5_micro_vnni(T, NX, 2, wt, r, xt, ng, out);
-			else l5_micro_bw(T, NX, 2, wt, r, xt, ng, out);
-		} else {
-			if (vnni) l5_micro_vnni(T, NX, 1, wt, r, xt, ng, out);
-			else l5_micro_bw(T, NX, 1, wt, r, xt, ng, out);
-		}
+		if (nr == 2) l5_micro_bw(T, NX, 2, wt, r, xt, ng, out);
+		else l5_micro_bw(T, NX, 1, wt, r, xt, ng, out);
 		for (int i = 0; i < NX; i++)
 			for (int rr = 0; rr < nr; rr++) {
 				float *p = dst + i * ldd + r + rr;
@@ -259,22 +210,17 @@ LGA void l5_panel(const int T, const int vnni, const int NX, const l5_wtile *wt,
 }
 
 #define L5_TYPE_FNS(T, SUF)                                                                                      \
-	static void l5_panel_##SUF(int vnni, int nxx, const l5_wtile *wt, int nrb, const l5_xtile *xt, int ng,      \
-	                           float *dst, int64_t ldd, int first) {                                            \
-		switch (nxx * 2 + vnni) {                                                                                \
-		case 2: l5_panel(T, 0, 1, wt, nrb, xt, ng, dst, ldd, first); break;                                      \
-		case 3: l5_panel(T, 1, 1, wt, nrb, xt, ng, dst, ldd, first); break;                                      \
-		case 4: l5_panel(T, 0, 2, wt, nrb, xt, ng, dst, ldd, first); break;                                      \
-		case 5: l5_panel(T, 1, 2, wt, nrb, xt, ng, dst, ldd, first); break;                                      \
-		case 6: l5_panel(T, 0, 3, wt, nrb, xt, ng, dst, ldd, first); break;                                      \
-		case 7: l5_panel(T, 1, 3, wt, nrb, xt, ng, dst, ldd, first); break;                                      \
-		case 8: l5_panel(T, 0, 4, wt, nrb, xt, ng, dst, ldd, first); break;                                      \
-		default: l5_panel(T, 1, 4, wt, nrb, xt, ng, dst, ldd, first); break;                                     \
+	static void l5_panel_##SUF(int nxx, const l5_wtile *wt, int nrb, const l5_xtile *xt, int ng, float *dst,    \
+	                           int64_t ldd, int first) {                                                        \
+		switch (nxx) {                                                                                           \
+		case 1: l5_panel(T, 1, wt, nrb, xt, ng, dst, ldd, first); break;                                         \
+		case 2: l5_panel(T, 2, wt, nrb, xt, ng, dst, ldd, first); break;                                         \
+		case 3: l5_panel(T, 3, wt, nrb, xt, ng, dst, ldd, first); break;                                         \
+		default: l5_panel(T, 4, wt, nrb, xt, ng, dst, ldd, first); break;                                        \
 		}                                                                                                        \
 	}                                                                                                            \
-	static void l5_unpack_##SUF(int vnni, const uint8_t *row, int64_t b0, int nb, uint8_t *q, uint16_t *d, uint16_t *m) { \
-		if (vnni) l5_unpack_w(T, 1, row, b0, nb, q, d, m);                                                       \
-		else l5_unpack_w(T, 0, row, b0, nb, q, d, m);                                                            \
+	static void l5_unpack_##SUF(const uint8_t *row, int64_t b0, int nb, uint8_t *q, uint16_t *d, uint16_t *m) {  \
+		l5_unpack_w(T, row, b0, nb, q, d, m);                                                                    \
 	}
 
 L5_TYPE_FNS(EMBER_Q4_0, q4_0)
@@ -290,22 +236,17 @@ L5_TYPE_FNS(EMBER_Q8_0, q8_0)
 #define L16_MIN_NX 16
 #endif
 
-typedef void (*l5_panel_fn)(int, int, const l5_wtile *, int, const l5_xtile *, int, float *, int64_t, int);
-typedef void (*l5_unpack_fn)(int, const uint8_t *, int64_t, int, uint8_t *, uint16_t *, uint16_t *);
+typedef void (*l5_panel_fn)(int, const l5_wtile *, int, const l5_xtile *, int, float *, int64_t, int);
+typedef void (*l5_unpack_fn)(const uint8_t *, int64_t, int, uint8_t *, uint16_t *, uint16_t *);
 
-static void l5_pack_x_any(int is1, int off, int vnni, const uint8_t *row, int64_t b0, int nb, l5_xtile *xt, int i) {
-	if (is1) l5_pack_x(1, 0, 0, row, b0, nb, xt->q[i], xt->d[i], xt->s[i], xt->c[i]);
-	else if (off == 8) {
-		if (vnni) l5_pack_x(0, 8, 1, row, b0, nb, xt->q[i], xt->d[i], xt->s[i], xt->c[i]);
-		else l5_pack_x(0, 8, 0, row, b0, nb, xt->q[i], xt->d[i], xt->s[i], xt->c[i]);
-	} else if (off == 16) {
-		if (vnni) l5_pack_x(0, 16, 1, row, b0, nb, xt->q[i], xt->d[i], xt->s[i], xt->c[i]);
-		else l5_pack_x(0, 16, 0, row, b0, nb, xt->q[i], xt->d[i], xt->s[i], xt->c[i]);
-	} else if (off == 128) l5_pack_x(0, 128, 1, row, b0, nb, xt->q[i], xt->d[i], xt->s[i], xt->c[i]);
-	else l5_pack_x(0, 0, 0, row, b0, nb, xt->q[i], xt->d[i], xt->s[i], xt->c[i]);
+static void l5_pack_x_any(int is1, int off, const uint8_t *row, int64_t b0, int nb, l5_xtile *xt, int i) {
+	if (is1) l5_pack_x(1, 0, row, b0, nb, xt->q[i], xt->d[i], xt->s[i], xt->c[i]);
+	else if (off == 8) l5_pack_x(0, 8, row, b0, nb, xt->q[i], xt->d[i], xt->s[i], xt->c[i]);
+	else if (off == 16) l5_pack_x(0, 16, row, b0, nb, xt->q[i], xt->d[i], xt->s[i], xt->c[i]);
+	else l5_pack_x(0, 0, row, b0, nb, xt->q[i], xt->d[i], xt->s[i], xt->c[i]);
 }
 
-static void l5_tiled_q(int vnni, int T, const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t xrb, int64_t nx,
+static void l5_tiled_q(int T, const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t xrb, int64_t nx,
                        int64_t k, int64_t r0, int64_t r1, float *dst, int64_t ldd) {
 	l5_panel_fn panel;
 	l5_unpack_fn unpack;
@@ -317,7 +258,7 @@ static void l5_tiled_q(int vnni, int T, const uint8_t *w, int64_t wrb, const uin
 	default: panel = l5_panel_q8_0, unpack = l5_unpack_q8_0; break;
 	}
 	const int is1 = lga_is1(T);
-	const int off = T == EMBER_Q8_0 ? (vnni ? 128 : 0) : lga_offset(T);
+	const int off = lga_offset(T);
 	const int64_t nbk = k / LG_QK;
 	l5_wtile wt __attribute__((aligned(64)));
 	l5_xtile xt __attribute__((aligned(64)));
@@ -326,11 +267,11 @@ static void l5_tiled_q(int vnni, int T, const uint8_t *w, int64_t wrb, const uin
 		for (int64_t kb = 0; kb < nbk; kb += L5_KCB) {
 			const int nb = (int)(nbk - kb < L5_KCB ? nbk - kb : L5_KCB);
 			const int ng = (nb + L5_G - 1) / L5_G;
-			for (int r = 0; r < nrb; r++) unpack(vnni, w + (rb + r) * wrb, kb, nb, wt.q[r], wt.d[r], wt.m[r]);
+			for (int r = 0; r < nrb; r++) unpack(w + (rb + r) * wrb, kb, nb, wt.q[r], wt.d[r], wt.m[r]);
 			for (int64_t i0 = 0; i0 < nx; i0 += L5_TX) {
 				const int nxx = (int)(nx - i0 < L5_TX ? nx - i0 : L5_TX);
-				for (int i = 0; i < nxx; i++) l5_pack_x_any(is1, off, vnni, x + (i0 + i) * xrb, kb, nb, &xt, i);
-				panel(vnni, nxx, &wt, nrb, &xt, ng, dst + i0 * ldd + rb, ldd, kb == 0);
+				for (int i = 0; i < nxx; i++) l5_pack_x_any(is1, off, x + (i0 + i) * xrb, kb, nb, &xt, i);
+				panel(nxx, &wt, nrb, &xt, ng, dst + i0 * ldd + rb, ldd, kb == 0);
 			}
 		}
 	}
@@ -457,8 +398,8 @@ int lg_gemm_avx512(int vnni, int wtype, const uint8_t *w, int64_t wrb, const uin
 			l16_gemm_any(wtype, w, wrb, xq, xrb, nx, k / LG_QK, r0, r1, dst, ldd);
 			return 0;
 		}
-		if (nx >= (wtype == EMBER_Q8_0 && !vnni ? 6 : 20)) {
-			l5_tiled_q(vnni, wtype, w, wrb, xq, xrb, nx, k, r0, r1, dst, ldd);
+		if (!vnni && nx >= (wtype == EMBER_Q8_0 ? 6 : 20)) {
+			l5_tiled_q(wtype, w, wrb, xq, xrb, nx, k, r0, r1, dst, ldd);
 			return 0;
 		}
 		switch (wtype) {
