@@ -26,11 +26,11 @@
 void lg_tiled_q_avx2(int T, const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t xrb, int64_t nx,
                      int64_t k, int64_t r0, int64_t r1, float *dst, int64_t ldd) {
 	switch (T) {
-	case EMBER_Q4_0: lr8_gemm_q4_0(w, wrb, x, xrb, nx, k / LG_QK, r0, r1, dst, ldd); return;
-	case EMBER_Q4_1: lr8_gemm_q4_1(w, wrb, x, xrb, nx, k / LG_QK, r0, r1, dst, ldd); return;
-	case EMBER_Q5_0: lr8_gemm_q5_0(w, wrb, x, xrb, nx, k / LG_QK, r0, r1, dst, ldd); return;
-	case EMBER_Q5_1: lr8_gemm_q5_1(w, wrb, x, xrb, nx, k / LG_QK, r0, r1, dst, ldd); return;
-	default: lr8_gemm_q8_0(w, wrb, x, xrb, nx, k / LG_QK, r0, r1, dst, ldd); return;
+	case EMBER_Q4_0: lr8_gemm(EMBER_Q4_0, w, wrb, x, xrb, nx, k / LG_QK, r0, r1, dst, ldd); return;
+	case EMBER_Q4_1: lr8_gemm(EMBER_Q4_1, w, wrb, x, xrb, nx, k / LG_QK, r0, r1, dst, ldd); return;
+	case EMBER_Q5_0: lr8_gemm(EMBER_Q5_0, w, wrb, x, xrb, nx, k / LG_QK, r0, r1, dst, ldd); return;
+	case EMBER_Q5_1: lr8_gemm(EMBER_Q5_1, w, wrb, x, xrb, nx, k / LG_QK, r0, r1, dst, ldd); return;
+	default: lr8_gemm(EMBER_Q8_0, w, wrb, x, xrb, nx, k / LG_QK, r0, r1, dst, ldd); return;
 	}
 }
 

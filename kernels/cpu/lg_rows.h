@@ -20,9 +20,14 @@ typedef struct {
 // adding 128; the AVX2 kernel keeps it signed (vpsignb) and passes q8_signed.
 LGA int lr_off(const int T, const int q8_signed) { return T == EMBER_Q8_0 ? (q8_signed ? 0 : 128) : lga_offset(T); }
 
+// lr_xbytes, lr_xqs: the bytes of an activation block (Q8_1 for Q4_1 / Q5_1, else Q8_0)
+// and where its quants start.
+LGA int lr_xbytes(const int T) { return lga_is1(T) ? 36 : 34; }
+LGA int lr_xqs(const int T) { return lga_is1(T) ? 4 : 2; }
+
 // lr_fill_meta fills m for ni activation rows (x, x + xrb, ...) and kn blocks.
 LGA void lr_fill_meta(const int T, const int q8_signed, const uint8_t *x, int64_t xrb, int ni, int kn, lr_meta *m) {
-	const int is1 = lga_is1(T), off = lr_off(T, q8_signed), xbs = is1 ? 36 : 34, xqo = is1 ? 4 : 2;
+	const int is1 = lga_is1(T), off = lr_off(T, q8_signed), xbs = lr_xbytes(T), xqo = lr_xqs(T);
 	const __m256i flip = _mm256_set1_epi8((char)0x80);
 	for (int j = 0; j < ni; j++)
 		for (int b = 0; b < kn; b++) {
