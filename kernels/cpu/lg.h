@@ -153,6 +153,9 @@ LG_QUAD_DECL(q8_0)
 // odd number of blocks or more than LG_DEC_NB (k > 16384).
 #define LG_DEC_NB 512
 int l5_dec_q8_0(const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t nb, int64_t r0, int64_t r1, float *dst);
+// Q4_0, Q4_1, Q5_0 and Q5_1 likewise (wtype), for a number of blocks that is a multiple of 4.
+int l5_dec_q(int wtype, const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t nb, int64_t r0, int64_t r1,
+             float *dst);
 int lg_gemm_avx512(int vnni, int wtype, const uint8_t *w, int64_t wrb, const uint8_t *xq,
                    int64_t xrb, int64_t nx, int64_t k, int64_t r0, int64_t r1, float *dst,
                    int64_t ldd);

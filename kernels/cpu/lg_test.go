@@ -137,7 +137,7 @@ func lgKernels() []cpu.Kernels {
 func TestLGGemm(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	const maxRows, maxNX = 64, 131
-	ks := []int{32, 64, 96, 4096, 4128, 16416} // 16416: past LGA_PREP_NB blocks (lg_avx2.c), prepared inline
+	ks := []int{32, 96, 128, 4096, 4128, 16416} // 16416: past LGA_PREP_NB blocks (lg_avx2.c), prepared inline
 	rowsList := []int{1, 3, 7, 33, 64}
 	nxList := []int{1, 2, 3, 4, 5, 7, 8, 13, 33, 131} // 131: past lg_vnni16.h's 128-row chunk
 	if testing.Short() {
@@ -160,7 +160,7 @@ func TestLGGemm(t *testing.T) {
 				}
 				wsz, xsz := lgRowBytes(wt, k), lgRowBytes(vt, k)
 				wrb, xrb := wsz, xsz
-				if k == 64 || k == 96 {
+				if k == 96 || k == 128 {
 					wrb, xrb = wsz+5*wt.TypeSize()+3, xsz+3*vt.TypeSize()+5 // strided rows, odd byte strides
 				}
 				wf := make([][]float32, maxRows)
