@@ -149,11 +149,10 @@ LG_QUAD_DECL(q5_0)
 LG_QUAD_DECL(q5_1)
 LG_QUAD_DECL(q8_0)
 #undef LG_QUAD_DECL
-// lg_avx512_dec.c: Q8_0 against one activation row with VNNI; -1 (nothing done) for an
-// odd number of blocks or more than LG_DEC_NB (k > 16384).
+// lg_avx512_dec.c: Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 (wtype) against one activation row
+// with VNNI; -1 (nothing done) for another type, a number of blocks not a multiple of 4
+// (of 2 for Q8_0) or more than LG_DEC_NB (k > 16384).
 #define LG_DEC_NB 512
-int l5_dec_q8_0(const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t nb, int64_t r0, int64_t r1, float *dst);
-// Q4_0, Q4_1, Q5_0 and Q5_1 likewise (wtype), for a number of blocks that is a multiple of 4.
 int l5_dec_q(int wtype, const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t nb, int64_t r0, int64_t r1,
              float *dst);
 int lg_gemm_avx512(int vnni, int wtype, const uint8_t *w, int64_t wrb, const uint8_t *xq,

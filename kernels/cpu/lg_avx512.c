@@ -412,7 +412,6 @@ int lg_gemm_avx512(int vnni, int wtype, const uint8_t *w, int64_t wrb, const uin
 		}
 		// Q8_0 with few activation rows: one row is memory-bound in the AVX2 direct code;
 		// from two, with VNNI, the quad kernel (1.5-2x the direct code's speed here).
-		if (vnni && nx == 1 && l5_dec_q8_0(w, wrb, xq, k / LG_QK, r0, r1, dst) == 0) return 0;
 		if (vnni && nx >= 2) {
 			l5_quad_q8_0(vnni, w, wrb, xq, xrb, nx, k / LG_QK, r0, r1, dst, ldd);
 			return 0;

@@ -81,24 +81,6 @@ LGA void l5d_prep(const uint8_t *x, int64_t nb, l5d_pair *xp) {
 	}
 }
 
-int l5_dec_q8_0(const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t nb, int64_t r0, int64_t r1, float *dst) {
-	if (nb & 1 || nb > LG_DEC_NB || r1 <= r0) return -1;
-	l5d_pair xp[LG_DEC_NB / 2];
-	l5d_prep(x, nb, xp);
-	// The rows of the next group of four lie 4 * wrb further on; short rows (a few KB) are
-	// one stream, so a distance of two groups keeps it ahead.
-	const int64_t pf = (wrb <= 2560 ? 8 : 4) * wrb;
-	for (int64_t r = r0; r < r1; r += 4) {
-		const int nr = r1 - r < 4 ? (int)(r1 - r) : 4;
-		const uint8_t *rows[4];
-		for (int j = 0; j < 4; j++) rows[j] = w + (r + (j < nr ? j : 0)) * wrb;
-		float out[4];
-		l5d_rows4(rows, xp, nb, pf, out);
-		for (int j = 0; j < nr; j++) dst[r + j] = out[j];
-	}
-	return 0;
-}
-
 // ---------------------------------------------------------------- Q4_0, Q4_1, Q5_0, Q5_1
 // Four blocks of a row per register (one 128-bit lane each): the low nibbles (elements
 // 0..15) of block j in lane j of one register, the high ones (16..31) in another, the
@@ -194,18 +176,28 @@ LGA void l5d_rows4_q(const int T, const uint8_t *const rows[4], const l5d_quad *
 	for (int j = 0; j < 4; j++) out[j] = _mm512_reduce_add_ps(acc[j]);
 }
 
-LGA int l5d_q(const int T, const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t nb, int64_t r0, int64_t r1,
-              float *dst) {
-	if (nb & 3 || nb > LG_DEC_NB || r1 <= r0) return -1;
-	l5d_quad xq[LG_DEC_NB / 4];
-	l5d_prep4(T, x, nb, xq);
+// ---------------------------------------------------------------- the driver
+
+LGA int l5d_run(const int T, const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t nb, int64_t r0, int64_t r1,
+                float *dst) {
+	const int q8 = T == EMBER_Q8_0;
+	if (nb % (q8 ? 2 : 4) || nb > LG_DEC_NB || r1 <= r0) return -1;
+	union {
+		l5d_pair p[LG_DEC_NB / 2];
+		l5d_quad q[LG_DEC_NB / 4];
+	} xs;
+	if (q8) l5d_prep(x, nb, xs.p);
+	else l5d_prep4(T, x, nb, xs.q);
+	// The rows of the next group of four lie 4 * wrb further on; short rows (a few KB) are
+	// one stream, so a distance of two groups keeps it ahead.
 	const int64_t pf = (wrb <= 2560 ? 8 : 4) * wrb;
 	for (int64_t r = r0; r < r1; r += 4) {
 		const int nr = r1 - r < 4 ? (int)(r1 - r) : 4;
 		const uint8_t *rows[4];
 		for (int j = 0; j < 4; j++) rows[j] = w + (r + (j < nr ? j : 0)) * wrb;
 		float out[4];
-		l5d_rows4_q(T, rows, xq, nb, pf, out);
+		if (q8) l5d_rows4(rows, xs.p, nb, pf, out);
+		else l5d_rows4_q(T, rows, xs.q, nb, pf, out);
 		for (int j = 0; j < nr; j++) dst[r + j] = out[j];
 	}
 	return 0;
@@ -214,10 +206,11 @@ LGA int l5d_q(const int T, const uint8_t *w, int64_t wrb, const uint8_t *x, int6
 int l5_dec_q(int wtype, const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t nb, int64_t r0, int64_t r1,
              float *dst) {
 	switch (wtype) {
-	case EMBER_Q4_0: return l5d_q(EMBER_Q4_0, w, wrb, x, nb, r0, r1, dst);
-	case EMBER_Q4_1: return l5d_q(EMBER_Q4_1, w, wrb, x, nb, r0, r1, dst);
-	case EMBER_Q5_0: return l5d_q(EMBER_Q5_0, w, wrb, x, nb, r0, r1, dst);
-	case EMBER_Q5_1: return l5d_q(EMBER_Q5_1, w, wrb, x, nb, r0, r1, dst);
+	case EMBER_Q4_0: return l5d_run(EMBER_Q4_0, w, wrb, x, nb, r0, r1, dst);
+	case EMBER_Q4_1: return l5d_run(EMBER_Q4_1, w, wrb, x, nb, r0, r1, dst);
+	case EMBER_Q5_0: return l5d_run(EMBER_Q5_0, w, wrb, x, nb, r0, r1, dst);
+	case EMBER_Q5_1: return l5d_run(EMBER_Q5_1, w, wrb, x, nb, r0, r1, dst);
+	case EMBER_Q8_0: return l5d_run(EMBER_Q8_0, w, wrb, x, nb, r0, r1, dst);
 	}
 	return -1;
 }
