@@ -410,8 +410,9 @@ int lg_gemm_avx512(int vnni, int wtype, const uint8_t *w, int64_t wrb, const uin
 		case EMBER_Q5_0: l5_quad_q5_0(vnni, w, wrb, xq, xrb, nx, k / LG_QK, r0, r1, dst, ldd); return 0;
 		case EMBER_Q5_1: l5_quad_q5_1(vnni, w, wrb, xq, xrb, nx, k / LG_QK, r0, r1, dst, ldd); return 0;
 		}
-		// Q8_0 with few activation rows: one row is memory-bound in the AVX2 direct code;
-		// from two, with VNNI, the quad kernel (1.5-2x the direct code's speed here).
+		// Q8_0 with few activation rows: from two, with VNNI, the quad kernel (1.5-2x the
+		// direct code's speed here); one row that lg_avx512_dec.c left (an odd number of
+		// blocks, k > 16384) or no VNNI: the AVX2 direct code.
 		if (vnni && nx >= 2) {
 			l5_quad_q8_0(vnni, w, wrb, xq, xrb, nx, k / LG_QK, r0, r1, dst, ldd);
 			return 0;
