@@ -26,7 +26,8 @@ for t in ${TESTS:-cuda archs deepseek2}; do
 	archs) pkg=./inference/model/archs/ ;;
 	deepseek2) pkg=./inference/model/deepseek2/ ;;
 	engine) pkg=./inference/engine/ ;;
-	*) echo "dev-build.sh: unknown test binary $t (cuda, archs, deepseek2, engine)" >&2 && exit 2 ;;
+	cpu) pkg=./kernels/cpu/ ;; # the CPU kernels' tests, for the GPU machine's Xeon (AVX-512 BF16, AMX)
+	*) echo "dev-build.sh: unknown test binary $t (cuda, archs, deepseek2, engine, cpu)" >&2 && exit 2 ;;
 	esac
 	go test -c -tags nogui -ldflags='-s -w' -o bin/dev/$t.test $pkg
 	out="$out bin/dev/$t.test"
