@@ -402,8 +402,8 @@ int lg_gemm_avx512(int vnni, int wtype, const uint8_t *w, int64_t wrb, const uin
 			l5_tiled_q(wtype, w, wrb, xq, xrb, nx, k, r0, r1, dst, ldd);
 			return 0;
 		}
-		// one activation row with VNNI: lg_avx512_dec.c, where the block count suits it
-		if (vnni && nx == 1 && l5_dec_q(wtype, w, wrb, xq, k / LG_QK, r0, r1, dst) == 0) return 0;
+		// fewer rows with VNNI: lg_avx512_dec.c, where the block count suits it
+		if (vnni && l5_dec_q(wtype, w, wrb, xq, xrb, nx, k / LG_QK, r0, r1, dst, ldd) == 0) return 0;
 		switch (wtype) {
 		case EMBER_Q4_0: l5_quad_q4_0(vnni, w, wrb, xq, xrb, nx, k / LG_QK, r0, r1, dst, ldd); return 0;
 		case EMBER_Q4_1: l5_quad_q4_1(vnni, w, wrb, xq, xrb, nx, k / LG_QK, r0, r1, dst, ldd); return 0;
