@@ -1,7 +1,8 @@
 // lg_avx512.c: AVX-512 paths of the legacy-quant kernels (EMBER_ISA_AVX512 and
-// EMBER_ISA_AVX512VNNI). Quantize, dequantize, the float types and one-row Q8_0 decode are
-// memory-bound and use the AVX2 code; a few activation rows of the quantized types go to
-// the kernel with four weight rows per register (l5_quad, lg_avx512_quad.c), and the
+// EMBER_ISA_AVX512VNNI). Quantize, dequantize and the float types' decode are memory-bound
+// and use the AVX2 code; a few activation rows of the quantized types go, with VNNI, to
+// the kernels that hold several blocks of one weight row per register (lg_avx512_dec.c),
+// else to those with four weight rows per register (l5_quad, lg_avx512_quad.c), and the
 // prefill gemm of the quantized types to lg_vnni16.h (VNNI: a weight row per lane) or,
 // without VNNI, to 512-bit tiles and micro-kernels.
 //

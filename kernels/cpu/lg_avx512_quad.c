@@ -3,7 +3,9 @@
 // register (one 128-bit lane each), against up to four activation rows at a time, over
 // runs of 32 weight rows that stay in the cache. The 4/5-bit types keep their raw
 // unsigned quants; Q8_0 (VNNI only) adds 128 to its signed ones. The offsets come out
-// through an integer start value of -offset * sum(x) per block.
+// through an integer start value of -offset * sum(x) per block. With VNNI, lg_avx512_dec.c
+// takes the rows whose block count suits it; these serve the rest, and AVX-512 without
+// VNNI (the 4/5-bit types).
 #include "lg.h"
 
 #if defined(__x86_64__)
