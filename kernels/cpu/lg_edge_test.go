@@ -38,7 +38,7 @@ func TestLGEdgeReads(t *testing.T) {
 		kern := cpu.New(isa)
 		for _, wt := range lgWeightTypes {
 			vt, _ := wt.VecDotType()
-			ks := []int{32, 96, 4128}
+			ks := []int{32, 96, 128, 4128} // 128: lg_avx512_dec.c's groups of four blocks
 			if wt.BlockSize() == 1 {
 				ks = append(ks, 1, 7, 33)
 			}
