@@ -151,7 +151,7 @@ LG_QUAD_DECL(q8_0)
 #undef LG_QUAD_DECL
 // lg_avx512_dec.c: Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 (wtype) against a few activation rows
 // with VNNI; -1 (nothing done) for another type, a number of blocks not a multiple of 4
-// (of 2 for Q8_0), or more than LG_DEC_XB blocks in four activation rows (k > 16384 for
+// (of 2 for Q8_0), or more than LG_DEC_XB blocks in four activation rows (k > 32768 for
 // one, k > 8192 for four).
 #define LG_DEC_XB 1024
 int l5_dec_q(int wtype, const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t xrb, int64_t nx, int64_t nb,

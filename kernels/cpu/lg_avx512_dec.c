@@ -1,6 +1,6 @@
-// lg_avx512_dec.c: the legacy-quant types against one activation row (decode) with
-// AVX-512 VNNI: several blocks of one weight row per 512-bit register, four rows at a
-// time, the activations laid out once per call to match.
+// lg_avx512_dec.c: the legacy-quant types against a few activation rows (decode) with
+// AVX-512 VNNI: several blocks of one weight row per 512-bit register, four weight rows
+// at a time, the activations laid out once per call to match.
 //
 // Token generation reads every weight once per token. On the 2-core development VM the
 // older kernels ran out of instructions before memory bandwidth: the AVX2 direct kernel
