@@ -54,7 +54,7 @@ LGA __m256i lga_dot_s(__m256i aw, __m256i w, __m256i x) {
 // NR weight rows (1..4) against NX activation rows (1..3), quantized types.
 LGA void lga_direct_q(const int T, const int NR, const int NX, const uint8_t *w, int64_t wrb,
                       const uint8_t *x, int64_t xrb, int64_t nb, float *dst, int64_t ldd) {
-	const int wbs = lg_type_bytes(T), is1 = lga_is1(T), xbs = is1 ? 36 : 34, xqo = is1 ? 4 : 2;
+	const int wbs = lg_type_bytes(T), is1 = lga_is1(T), xbs = lga_xbytes(T), xqo = lga_xqs(T);
 	const int off = lga_offset(T);
 	__m256 acc[3][4];
 	float accm[3][4];
@@ -112,7 +112,7 @@ LGA void lga_direct_q(const int T, const int NR, const int NX, const uint8_t *w,
 // and AND the high ones (16..31). Activations are broadcast to both halves to match. The
 // fifth bits are picked from head (lga_pair_head), whose halves hold qh at the same place.
 LGA void lga_pair_quants(const int T, const uint8_t *a, const uint8_t *b, __m256i head, __m256i *lo, __m256i *hi) {
-	const int qo = T == EMBER_Q4_0 ? 2 : T == EMBER_Q4_1 ? 4 : T == EMBER_Q5_0 ? 6 : 8;
+	const int qo = lga_qs(T);
 	const __m256i v = lga_pair_head(a + qo, b + qo);
 	const __m256i m = _mm256_set1_epi8(0x0f);
 	*lo = _mm256_and_si256(v, m);
@@ -145,7 +145,7 @@ LGA void lga_pair_quants(const int T, const uint8_t *a, const uint8_t *b, __m256
 LGA void lga_direct_p(const int T, const int NP, const int NX, const int PRE, const uint8_t *w, int64_t wrb, int odd,
                       const uint8_t *x, int64_t xrb, int64_t nb, const int32_t *pc, const float *pd, float *dst,
                       int64_t ldd) {
-	const int wbs = lg_type_bytes(T), is1 = lga_is1(T), xbs = is1 ? 36 : 34, xqo = is1 ? 4 : 2;
+	const int wbs = lg_type_bytes(T), is1 = lga_is1(T), xbs = lga_xbytes(T), xqo = lga_xqs(T);
 	const int off = lga_offset(T);
 	const __m256i ones = _mm256_set1_epi16(1);
 	// rows 2p and 2p+1 of the pairs

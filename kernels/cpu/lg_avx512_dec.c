@@ -76,15 +76,8 @@ LGA void l5d_prep(const uint8_t *x, int64_t nb, l5d_pair *xp, int nx) {
 		l5d_pair *o = xp + b / 2 * nx;
 		const __m256i qa = _mm256_loadu_si256((const __m256i *)(a + 2)), qc = _mm256_loadu_si256((const __m256i *)(c + 2));
 		o->q = _mm512_inserti64x4(_mm512_castsi256_si512(qa), qc, 1);
-		const int32_t sa = lga_hsum_i32(_mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm256_castsi256_si128(qa)),
-		                                                  _mm256_set1_epi16(1))) +
-		                   lga_hsum_i32(_mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm256_extracti128_si256(qa, 1)),
-		                                                  _mm256_set1_epi16(1)));
-		const int32_t sc = lga_hsum_i32(_mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm256_castsi256_si128(qc)),
-		                                                  _mm256_set1_epi16(1))) +
-		                   lga_hsum_i32(_mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm256_extracti128_si256(qc, 1)),
-		                                                  _mm256_set1_epi16(1)));
-		o->c = _mm512_setr_epi32(-128 * sa, 0, 0, 0, 0, 0, 0, 0, -128 * sc, 0, 0, 0, 0, 0, 0, 0);
+		o->c = _mm512_setr_epi32(-128 * lga_qsum32(a + 2), 0, 0, 0, 0, 0, 0, 0, -128 * lga_qsum32(c + 2), 0, 0, 0, 0, 0, 0,
+		                         0);
 		o->d = _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_set1_ps(lga_h2f(a))), _mm256_set1_ps(lga_h2f(c)), 1);
 	}
 }
@@ -112,7 +105,7 @@ LGA __m512i l5d_lanes16(const uint8_t *p, int64_t stride) {
 
 // The groups of the activation row x (nb blocks, a multiple of 4) at xq[g * nx] (group g).
 LGA void l5d_prep4(const int T, const uint8_t *x, int64_t nb, l5d_quad *xq, int nx) {
-	const int is1 = lga_is1(T), xbs = is1 ? 36 : 34, xqo = is1 ? 4 : 2, off = lga_offset(T);
+	const int is1 = lga_is1(T), xbs = lga_xbytes(T), xqo = lga_xqs(T), off = lga_offset(T);
 	for (int64_t b = 0; b < nb; b += 4) {
 		const uint8_t *a = x + b * xbs;
 		l5d_quad *o = xq + b / 4 * nx;
@@ -122,8 +115,7 @@ LGA void l5d_prep4(const int T, const uint8_t *x, int64_t nb, l5d_quad *xq, int 
 		int32_t c[16];
 		for (int j = 0; j < 4; j++) {
 			const uint8_t *xb = a + j * xbs;
-			int32_t sum = 0;
-			for (int i = 0; i < 32; i++) sum += (int8_t)xb[xqo + i];
+			const int32_t sum = lga_qsum32(xb + xqo);
 			for (int l = 0; l < 4; l++) {
 				d[4 * j + l] = lga_h2f(xb);
 				c[4 * j + l] = l == 0 ? -off * sum : 0;
@@ -145,7 +137,7 @@ LGA int16_t l5d_word(int o, int qb) { return (int16_t)(o + 1 < 64 ? o / 2 : 32 +
 LGA void l5d_rows4_q(const int T, const int NX, const uint8_t *const rows[4], const l5d_quad *xq, int64_t nb,
                      int64_t pf, float out[4][4]) {
 	const int is1 = lga_is1(T), is5 = T == EMBER_Q5_0 || T == EMBER_Q5_1, bs = lg_type_bytes(T);
-	const int qo = T == EMBER_Q4_0 ? 2 : T == EMBER_Q4_1 ? 4 : T == EMBER_Q5_0 ? 6 : 8, ho = is1 ? 4 : 2;
+	const int qo = lga_qs(T), ho = is1 ? 4 : 2;
 	const int qb = 4 * bs, o2 = qb - 64;
 	// words 0..15: the blocks' d over four lanes each; 16..31: their m (_1 types);
 	// hpick: qh's low halves of the four blocks, then its high halves (Q5)

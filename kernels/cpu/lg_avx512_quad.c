@@ -44,7 +44,7 @@ LGA void l5_quad_quants(const int T, const uint8_t *const p[4], __m512i *lo, __m
 		*hi = _mm512_xor_si512(h, flip);
 		return;
 	}
-	const int qo = T == EMBER_Q4_0 ? 2 : T == EMBER_Q4_1 ? 4 : T == EMBER_Q5_0 ? 6 : 8;
+	const int qo = lga_qs(T);
 	__m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(p[0] + qo)));
 	v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(p[1] + qo)), 1);
 	v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(p[2] + qo)), 2);
@@ -74,7 +74,7 @@ LGA __m512i l5_dot2(const int vnni, __m512i c, __m512i lo, __m512i xl, __m512i h
 // Q8_0 only with VNNI (its unsigned + 128 quants would saturate vpmaddubsw).
 LGA void l5_quad(const int T, const int vnni, const int NX, const uint8_t *w, int64_t wrb, int nr, const uint8_t *x,
                  int64_t xrb, int64_t nb, float *dst, int64_t ldd) {
-	const int wbs = lg_type_bytes(T), is1 = lga_is1(T), xbs = is1 ? 36 : 34, xqo = is1 ? 4 : 2;
+	const int wbs = lg_type_bytes(T), is1 = lga_is1(T), xbs = lga_xbytes(T), xqo = lga_xqs(T);
 	const int off = T == EMBER_Q8_0 ? 128 : lga_offset(T);
 	const __m128i pick_d = _mm_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1);
 	const __m128i pick_m = _mm_setr_epi8(2, 3, 6, 7, 10, 11, 14, 15, -1, -1, -1, -1, -1, -1, -1, -1);

@@ -20,25 +20,14 @@ typedef struct {
 // adding 128; the AVX2 kernel keeps it signed (vpsignb) and passes q8_signed.
 LGA int lr_off(const int T, const int q8_signed) { return T == EMBER_Q8_0 ? (q8_signed ? 0 : 128) : lga_offset(T); }
 
-// lr_xbytes, lr_xqs: the bytes of an activation block (Q8_1 for Q4_1 / Q5_1, else Q8_0)
-// and where its quants start.
-LGA int lr_xbytes(const int T) { return lga_is1(T) ? 36 : 34; }
-LGA int lr_xqs(const int T) { return lga_is1(T) ? 4 : 2; }
-
 // lr_fill_meta fills m for ni activation rows (x, x + xrb, ...) and kn blocks.
 LGA void lr_fill_meta(const int T, const int q8_signed, const uint8_t *x, int64_t xrb, int ni, int kn, lr_meta *m) {
-	const int is1 = lga_is1(T), off = lr_off(T, q8_signed), xbs = lr_xbytes(T), xqo = lr_xqs(T);
-	const __m256i flip = _mm256_set1_epi8((char)0x80);
+	const int is1 = lga_is1(T), off = lr_off(T, q8_signed), xbs = lga_xbytes(T), xqo = lga_xqs(T);
 	for (int j = 0; j < ni; j++)
 		for (int b = 0; b < kn; b++) {
 			const uint8_t *xb = x + j * xrb + (int64_t)b * xbs;
 			m->d[j][b] = lga_h2f(xb);
 			if (is1) m->s[j][b] = lga_h2f(xb + 2);
-			if (off) {
-				// sum(x) = sum(x + 128) - 32 * 128, the first from vpsadbw
-				const __m256i sad = _mm256_sad_epu8(_mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(xb + xqo)), flip),
-				                                    _mm256_setzero_si256());
-				m->c[j][b] = -off * (lga_hsum_i32(sad) - 32 * 128);
-			}
+			if (off) m->c[j][b] = -off * lga_qsum32(xb + xqo);
 		}
 }

@@ -43,7 +43,7 @@ LGA void lr8_unpack(const int T, const uint8_t *w, int64_t wrb, int nr, int kn, 
 // column), nr columns, stored when first, else added.
 LGA void lr8_tile(const int T, const int NJ, const lr8_blk *u, int kn, const uint8_t *x, int64_t xrb,
                   const lr_meta *m, int j0, float *dst, int64_t ldd, int nr, int first) {
-	const int is1 = lga_is1(T), off = lr_off(T, 1), xbs = lr_xbytes(T), xqo = lr_xqs(T);
+	const int is1 = lga_is1(T), off = lr_off(T, 1), xbs = lga_xbytes(T), xqo = lga_xqs(T);
 	const int run = 4; // groups added in int16 (Q4: 8 would fit, and measured no faster)
 	const __m256i ones = _mm256_set1_epi16(1);
 	__m256 f[LR8_NJ];
@@ -110,7 +110,7 @@ LGA void lr8_tiles(const int T, const lr8_blk *u, int kn, const uint8_t *x, int6
 // Stack: 10 KB of unpacked blocks and 48 KB of activation data.
 LGA void lr8_gemm(const int T, const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t xrb, int64_t nx, int64_t nbk,
                   int64_t r0, int64_t r1, float *dst, int64_t ldd) {
-	const int bs = lg_type_bytes(T), xbs = lr_xbytes(T);
+	const int bs = lg_type_bytes(T), xbs = lga_xbytes(T);
 	lr8_blk ub[LR_KB];
 	lr_meta m;
 	for (int64_t i0 = 0; i0 < nx; i0 += LR_XC) {

@@ -51,7 +51,7 @@ LGA void l16_unpack(const int T, const uint8_t *w, int64_t wrb, int nr, int kn, 
 // column) under msk, stored when first, else added.
 LGA void l16_tile(const int T, const int NJ, const l16_blk *u, int kn, const uint8_t *x, int64_t xrb,
                   const lr_meta *m, int j0, float *dst, int64_t ldd, __mmask16 msk, int first) {
-	const int is1 = lga_is1(T), off = lr_off(T, 0), xbs = lr_xbytes(T), xqo = lr_xqs(T);
+	const int is1 = lga_is1(T), off = lr_off(T, 0), xbs = lga_xbytes(T), xqo = lga_xqs(T);
 	__m512 f[L16_NJ];
 	for (int j = 0; j < NJ; j++) f[j] = _mm512_setzero_ps();
 	for (int b = 0; b < kn; b++) {
@@ -98,7 +98,7 @@ LGA void l16_tiles(const int T, const l16_blk *u, int kn, const uint8_t *x, int6
 // Stack: 20 KB of unpacked blocks and 48 KB of activation data.
 LGA void l16_gemm(const int T, const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t xrb, int64_t nx,
                   int64_t nbk, int64_t r0, int64_t r1, float *dst, int64_t ldd) {
-	const int bs = lg_type_bytes(T), xbs = lr_xbytes(T);
+	const int bs = lg_type_bytes(T), xbs = lga_xbytes(T);
 	l16_blk ub[LR_KB];
 	lr_meta m;
 	for (int64_t i0 = 0; i0 < nx; i0 += LR_XC) {

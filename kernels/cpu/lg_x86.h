@@ -55,6 +55,21 @@ LGA __m256i lga_wquants(int t, const uint8_t *b) {
 
 LGA int lga_offset(int t) { return t == EMBER_Q4_0 ? 8 : t == EMBER_Q5_0 ? 16 : 0; }
 LGA int lga_is1(int t) { return t == EMBER_Q4_1 || t == EMBER_Q5_1; }
+// Where a weight block's quants (qs) start: after d (and m of the _1 types, qh of Q5).
+LGA int lga_qs(int t) {
+	return t == EMBER_Q4_1 ? 4 : t == EMBER_Q5_0 ? 6 : t == EMBER_Q5_1 ? 8 : 2;
+}
+// The bytes of an activation block (Q8_1 for Q4_1 / Q5_1, else Q8_0) and where its
+// quants start.
+LGA int lga_xbytes(int t) { return lga_is1(t) ? 36 : 34; }
+LGA int lga_xqs(int t) { return lga_is1(t) ? 4 : 2; }
+
+// The sum of the 32 signed quants of an activation block at qs: sum(x + 128) - 32 * 128,
+// the first from vpsadbw.
+LGA int32_t lga_qsum32(const uint8_t *qs) {
+	const __m256i u = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)qs), _mm256_set1_epi8((char)0x80));
+	return lga_hsum_i32(_mm256_sad_epu8(u, _mm256_setzero_si256())) - 32 * 128;
+}
 
 // Sum of products of unsigned weight quants wu (0..31) and signed x in 8 int32 lanes.
 LGA __m256i lga_dot_u(__m256i wu, __m256i x) {
@@ -82,7 +97,7 @@ LGA __m128i lga_offset_sums(int off, const uint8_t *qs) {
 // pd[i * nb + b], and for Q4_0/Q5_0 the offset times the sums of x over the elements
 // that each int32 lane of a pair's dot product adds up at pc[4 * (i * nb + b)].
 LGA void lga_pair_prep(const int T, const uint8_t *x, int64_t xrb, int nx, int64_t nb, int32_t *pc, float *pd) {
-	const int is1 = lga_is1(T), xbs = is1 ? 36 : 34, xqo = is1 ? 4 : 2, off = lga_offset(T);
+	const int xbs = lga_xbytes(T), xqo = lga_xqs(T), off = lga_offset(T);
 	for (int i = 0; i < nx; i++)
 		for (int64_t b = 0; b < nb; b++) {
 			const uint8_t *xb = x + i * xrb + b * xbs;
