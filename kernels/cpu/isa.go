@@ -3,7 +3,8 @@
 // start from the CPU's features (github.com/klauspost/cpuid/v2) and can be forced with
 // EMBER_CPU_ISA so tests cover every path the machine can run. On the AVX-512 paths,
 // BF16 weights use AVX512_BF16 where the CPU has it (Kernels.BF16; WithoutBF16 for the
-// path's own code).
+// path's own code), and on the AVX2 path the quantized types' batch products use AVX-VNNI
+// where the CPU has it (Kernels.VNNI256; EMBER_CPU_ISA=avx2 runs without it).
 //
 // The kernels never allocate and never keep a pointer; the Go wrappers check every
 // length before calling C, so a wrong size panics in Go instead of corrupting memory.
@@ -13,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/klauspost/cpuid/v2"
@@ -69,26 +71,46 @@ func Detect() ISA {
 	return s[len(s)-1]
 }
 
-// Select returns the path named by EMBER_CPU_ISA, or the best one when it is unset. A
-// forced path the machine cannot run is an error.
-func Select() (ISA, error) {
+// Select returns the kernels of the path named by EMBER_CPU_ISA (Parse), or of the best
+// path with every extension the CPU has when it is unset. A forced path the machine
+// cannot run is an error.
+func Select() (Kernels, error) {
 	name := strings.ToLower(strings.TrimSpace(os.Getenv(EnvISA)))
 	if name == "" {
-		return Detect(), nil
+		return New(Detect()), nil
 	}
 	return Parse(name)
 }
 
-// Parse returns the named path if this machine can run it.
-func Parse(name string) (ISA, error) {
-	for _, i := range Supported() {
-		if i.String() == name {
-			return i, nil
+// VNNI256Name names the AVX2 path with AVX-VNNI's batch products (Kernels.Name's form).
+const VNNI256Name = "avx2+avxvnni"
+
+// Parse returns the kernels of the named path if this machine can run it: an ISA's name,
+// or VNNI256Name. "avx2" is the AVX2 path without AVX-VNNI, as on a CPU that lacks it
+// (Haswell to Zen 3); the AVX-512 paths keep AVX512_BF16 where the CPU has it.
+func Parse(name string) (Kernels, error) {
+	if name == VNNI256Name {
+		if k := New(AVX2); slices.Contains(Supported(), AVX2) && k.VNNI256() {
+			return k, nil
 		}
 	}
+	for _, i := range Supported() {
+		if i.String() == name {
+			return New(i).WithoutVNNI256(), nil
+		}
+	}
+	return Kernels{}, fmt.Errorf("cpu: instruction set %q is not available here (have %s)", name, strings.Join(Names(), ", "))
+}
+
+// Names lists every name Parse takes on this machine, best last but for VNNI256Name,
+// which follows "avx2" (for tests that run every path).
+func Names() []string {
 	var names []string
 	for _, i := range Supported() {
 		names = append(names, i.String())
+		if i == AVX2 && New(i).VNNI256() {
+			names = append(names, VNNI256Name)
+		}
 	}
-	return 0, fmt.Errorf("cpu: instruction set %q is not available here (have %s)", name, strings.Join(names, ", "))
+	return names
 }

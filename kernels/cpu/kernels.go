@@ -17,14 +17,20 @@ import (
 // Kernels calls the C kernels on one instruction-set path. The zero value is the scalar
 // path. It holds no state and is safe for concurrent use.
 type Kernels struct {
-	isa  ISA
-	bf16 bool // BF16 weights' products on AVX512_BF16 (lg_avx512bf16.c)
+	isa     ISA
+	bf16    bool // BF16 weights' products on AVX512_BF16 (lg_avx512bf16.c)
+	vnni256 bool // the quantized types' batch products on AVX-VNNI (kq_avxvnni.c, lg_avxvnni.c)
 }
 
 // New returns the kernels for isa; on the AVX-512 paths of a CPU with AVX512_BF16, BF16
-// weights' products use it.
+// weights' products use it, and on the AVX2 path of a CPU with AVX-VNNI (Intel Alder Lake
+// and later, AMD Zen 5) the quantized types' batch products (prompts) use that.
 func New(isa ISA) Kernels {
-	return Kernels{isa: isa, bf16: (isa == AVX512 || isa == AVX512VNNI) && cpuid.CPU.Supports(cpuid.AVX512BF16)}
+	return Kernels{
+		isa:     isa,
+		bf16:    (isa == AVX512 || isa == AVX512VNNI) && cpuid.CPU.Supports(cpuid.AVX512BF16),
+		vnni256: isa == AVX2 && cpuid.CPU.Supports(cpuid.AVXVNNI),
+	}
 }
 
 // WithoutBF16 is k with BF16 products on the path's own code, not AVX512_BF16's (for
@@ -33,6 +39,26 @@ func (k Kernels) WithoutBF16() Kernels { k.bf16 = false; return k }
 
 // BF16 reports whether BF16 weights' products use AVX512_BF16.
 func (k Kernels) BF16() bool { return k.bf16 }
+
+// WithoutVNNI256 is k with the quantized batch products on the AVX2 path's own code, not
+// AVX-VNNI's (for tests and comparisons).
+func (k Kernels) WithoutVNNI256() Kernels { k.vnni256 = false; return k }
+
+// VNNI256 reports whether the quantized types' batch products use AVX-VNNI.
+func (k Kernels) VNNI256() bool { return k.vnni256 }
+
+// Name is the path's name with the extensions in use: "avx2+avxvnni",
+// "avx512vnni+bf16", or ISA().String().
+func (k Kernels) Name() string {
+	s := k.isa.String()
+	if k.vnni256 {
+		s += "+avxvnni"
+	}
+	if k.bf16 {
+		s += "+bf16"
+	}
+	return s
+}
 
 // ISA is the path in use.
 func (k Kernels) ISA() ISA { return k.isa }
@@ -139,6 +165,9 @@ func (k Kernels) Gemm(wtype int, w []byte, wrb int, xq []byte, xrb int, nx, kdim
 		return true
 	}
 	isa := C.int(k.isa)
+	if k.vnni256 {
+		isa = C.EMBER_ISA_AVX2VNNI // the batch products' own path; everything else is AVX2's
+	}
 	args := func(f func(C.int, C.int, unsafe.Pointer, C.int64_t, unsafe.Pointer, C.int64_t, C.int64_t, C.int64_t, C.int64_t, C.int64_t, *C.float, C.int64_t) C.int) bool {
 		return f(isa, C.int(wtype), bytep(w), C.int64_t(wrb), bytep(xq), C.int64_t(xrb), C.int64_t(nx),
 			C.int64_t(kdim), C.int64_t(r0), C.int64_t(r1), f32p(dst), C.int64_t(ldd)) == 0

@@ -16,6 +16,8 @@ enum {
 	EMBER_ISA_AVX512 = 2,     // AVX-512 F/BW/VL (+ AVX2 paths)
 	EMBER_ISA_AVX512VNNI = 3, // AVX512 + VNNI
 	EMBER_ISA_NEON = 4,       // aarch64 Advanced SIMD (+ dotprod where compiled in)
+	EMBER_ISA_AVX2VNNI = 5,   // AVX2 + AVX-VNNI: taken only by ember_gemm_kq and ember_gemm_lg
+	                          // (the quantized batches); the rest of the path is AVX2's
 };
 
 // ggml type ids, as stored in GGUF.

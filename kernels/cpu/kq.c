@@ -33,6 +33,7 @@ int ember_gemm_kq(int isa, int wtype, const void *w, int64_t wrb, const void *xq
 	switch (isa) {
 #if defined(__x86_64__)
 	case EMBER_ISA_AVX2: ember_kq_gemm_avx2(wtype, wb, wrb, xb, xrb, nx, nb, r0, r1, dst, ldd); return 0;
+	case EMBER_ISA_AVX2VNNI: ember_kq_gemm_avxvnni(wtype, wb, wrb, xb, xrb, nx, nb, r0, r1, dst, ldd); return 0;
 	case EMBER_ISA_AVX512: ember_kq_gemm_avx512(wtype, wb, wrb, xb, xrb, nx, nb, r0, r1, dst, ldd); return 0;
 	case EMBER_ISA_AVX512VNNI: ember_kq_gemm_avx512vnni(wtype, wb, wrb, xb, xrb, nx, nb, r0, r1, dst, ldd); return 0;
 #endif

@@ -28,12 +28,11 @@ func kqBenchWeights(t quant.Type, rows, k int) []byte {
 // kqBench runs nx x rows x k products and reports, besides ns/op, GOPS (2*nx*rows*k per
 // second) or the weight bytes' GB/s, and the same per second of the thread's CPU time
 // (-cpu suffix), which other processes on a shared machine do not disturb.
-func kqBench(b *testing.B, t quant.Type, isa cpu.ISA, nx, rows, k int, gops bool) {
+func kqBench(b *testing.B, t quant.Type, kern cpu.Kernels, nx, rows, k int, gops bool) {
 	w := kqBenchWeights(t, rows, k)
 	rng := rand.New(rand.NewSource(6))
 	xq := kqQuantRow(b, quant.Q8_K, kqFloats(rng, nx*k))
 	dst := make([]float32, nx*rows)
-	kern := cpu.New(isa)
 	wrb, xrb := len(w)/rows, len(xq)/nx
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -61,16 +60,16 @@ func kqBench(b *testing.B, t quant.Type, isa cpu.ISA, nx, rows, k int, gops bool
 
 func BenchmarkGemvKQ(b *testing.B) {
 	for _, t := range kqTypes {
-		for _, isa := range cpu.Supported() {
-			b.Run(fmt.Sprintf("%v/%v", t, isa), func(b *testing.B) { kqBench(b, t, isa, 1, 4096, 4096, false) })
+		for _, kern := range lgKernels() {
+			b.Run(fmt.Sprintf("%v/%v", t, kern.Name()), func(b *testing.B) { kqBench(b, t, kern, 1, 4096, 4096, false) })
 		}
 	}
 }
 
 func BenchmarkGemmKQ(b *testing.B) {
 	for _, t := range kqTypes {
-		for _, isa := range cpu.Supported() {
-			b.Run(fmt.Sprintf("%v/%v", t, isa), func(b *testing.B) { kqBench(b, t, isa, 512, 1024, 4096, true) })
+		for _, kern := range lgKernels() {
+			b.Run(fmt.Sprintf("%v/%v", t, kern.Name()), func(b *testing.B) { kqBench(b, t, kern, 512, 1024, 4096, true) })
 		}
 	}
 }
@@ -81,7 +80,7 @@ func BenchmarkGemmKQ(b *testing.B) {
 func BenchmarkGemvKQStream(b *testing.B) {
 	for _, t := range kqTypes {
 		for _, isa := range cpu.Supported() {
-			b.Run(fmt.Sprintf("%v/%v", t, isa), func(b *testing.B) { kqBench(b, t, isa, 1, 16384, 8192, false) })
+			b.Run(fmt.Sprintf("%v/%v", t, isa), func(b *testing.B) { kqBench(b, t, cpu.New(isa), 1, 16384, 8192, false) })
 		}
 	}
 }
@@ -91,8 +90,8 @@ func BenchmarkGemvKQStream(b *testing.B) {
 func BenchmarkGemmKQSmallBatch(b *testing.B) {
 	for _, t := range []quant.Type{quant.Q4_K, quant.Q6_K} {
 		for _, nx := range []int{1, 2, 4, 8, 16} {
-			for _, isa := range cpu.Supported()[1:] { // not the scalar path
-				b.Run(fmt.Sprintf("%v/%v/nx=%d", t, isa, nx), func(b *testing.B) { kqBench(b, t, isa, nx, 4096, 4096, true) })
+			for _, kern := range lgKernels()[1:] { // not the scalar path
+				b.Run(fmt.Sprintf("%v/%v/nx=%d", t, kern.Name(), nx), func(b *testing.B) { kqBench(b, t, kern, nx, 4096, 4096, true) })
 			}
 		}
 	}
@@ -104,8 +103,8 @@ func BenchmarkGemmKQSmallBatch(b *testing.B) {
 func BenchmarkGemmKQSmallBatchStream(b *testing.B) {
 	for _, t := range []quant.Type{quant.Q4_K, quant.Q6_K} {
 		for _, nx := range []int{4, 8, 16} {
-			for _, isa := range cpu.Supported()[1:] {
-				b.Run(fmt.Sprintf("%v/%v/nx=%d", t, isa, nx), func(b *testing.B) { kqBench(b, t, isa, nx, 32768, 4096, true) })
+			for _, kern := range lgKernels()[1:] {
+				b.Run(fmt.Sprintf("%v/%v/nx=%d", t, kern.Name(), nx), func(b *testing.B) { kqBench(b, t, kern, nx, 32768, 4096, true) })
 			}
 		}
 	}

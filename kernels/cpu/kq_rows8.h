@@ -12,6 +12,20 @@
 // offset pairs against the activation's bsums. Both are the exact integers kq_tile
 // computes (kq.h), and each pair's float steps are the tiles' in the same order, so the
 // results have the 2x4 tiles' bits (and the AVX-512 tiles', which are the same).
+//
+// With KQ_R8_VNNI (kq_avxvnni.c: AVX2 CPUs with AVX-VNNI, Intel Alder Lake and later)
+// one VEX vpdpbusd takes the place of vpmaddubsw and the int16 adds: four elements of
+// all eight rows into int32 per group, summed over the groups of one scale (16 elements,
+// or 32 for Q4_K and Q5_K), then multiplied by the rows' scales (vpmulld) into I, as
+// kq_vnni16.h does with sixteen rows. The same exact integers, so the same bits.
+
+#ifndef KQ_R8
+#define KQ_R8 KQ_AVX2
+#define KQ_R8_INLINE KQ_AVX2_INLINE
+#endif
+#ifndef KQ_R8_VNNI
+#define KQ_R8_VNNI 0
+#endif
 
 // One block of eight weight rows (lane r, or bytes 4r..4r+3 of q[g], is row r): q[g]:
 // quants 4g..4g+3; sc[s]: the scale of elements 16s..16s+15 in both int16 halves;
@@ -26,7 +40,7 @@ typedef struct {
 
 // kq_tr8 transposes an 8x8 matrix of int32, a row a vector: a[i] lane j becomes lane i
 // of a[j].
-KQ_AVX2_INLINE void kq_tr8(__m256i a[8]) {
+KQ_R8_INLINE void kq_tr8(__m256i a[8]) {
 	__m256i t[8], u[8];
 	for (int i = 0; i < 4; i++) {
 		t[2 * i] = _mm256_unpacklo_epi32(a[2 * i], a[2 * i + 1]);
@@ -47,7 +61,7 @@ KQ_AVX2_INLINE void kq_tr8(__m256i a[8]) {
 
 // kq_unpack8 decodes blocks [0, kn) of rows w, w + wrb, ... (nr of them, 1..8; the lanes
 // past nr repeat row nr - 1 and are never stored) into u[0..kn).
-static KQ_AVX2 void kq_unpack8(int t, const uint8_t *w, int64_t wrb, int nr, int64_t kn, kq_blk8 *u) {
+static KQ_R8 void kq_unpack8(int t, const uint8_t *w, int64_t wrb, int nr, int64_t kn, kq_blk8 *u) {
 	const int64_t bb = kq_wbytes(t);
 	__m256i tmp[8][8], sct[2][8], mnt[8]; // row r: its quants, its scales (twice), its offset pairs
 	for (int64_t b = 0; b < kn; b++, u++) {
@@ -79,15 +93,37 @@ static KQ_AVX2 void kq_unpack8(int t, const uint8_t *w, int64_t wrb, int nr, int
 // KQ_R8_RUN(t): the 4-element groups whose int16 pair sums may be added before they
 // overflow (|q| <= 15, 31, 7, 3, 63 times |x| <= 128, two products a pair), within one
 // scale (16 elements, or 32 for Q4_K and Q5_K).
+// With VNNI the sums are int32 and a run is one scale's groups.
+#if KQ_R8_VNNI
+#define KQ_R8_RUN(t) ((t) == EMBER_Q4_K || (t) == EMBER_Q5_K ? 8 : 4)
+#else
 #define KQ_R8_RUN(t) ((t) == EMBER_Q4_K ? 8 : (t) == EMBER_Q6_K ? 2 : 4)
+#endif
 
 // kq_tile8 adds block u's dot with NJ activation rows' Q8_K block x (x + j*xrb) to
 // facc[j] (lane r: weight row r), as the tiles' float steps. RUN: KQ_R8_RUN of the type
 // (a run never crosses a scale: u->sc[g / 4] is the scale of group g).
-KQ_AVX2_INLINE void kq_tile8(const int RUN, const int MINS, const int NJ, const kq_blk8 *u,
+KQ_R8_INLINE void kq_tile8(const int RUN, const int MINS, const int NJ, const kq_blk8 *u,
                              const uint8_t *x, int64_t xrb, float (*facc)[8]) {
 	__m256i I[4], A[4];
 	for (int j = 0; j < NJ; j++) I[j] = _mm256_setzero_si256();
+#if KQ_R8_VNNI
+	for (int g0 = 0; g0 < 64; g0 += RUN) { // RUN: the groups of one scale
+		const __m256i sc = _mm256_srai_epi32(_mm256_load_si256((const __m256i *)u->sc[g0 / 4]), 16);
+		for (int j = 0; j < NJ; j++) A[j] = _mm256_setzero_si256();
+		for (int g = g0; g < g0 + RUN; g++) {
+			__m256i wv = _mm256_load_si256((const __m256i *)u->q[g]);
+			KQ_REG(wv);
+			for (int j = 0; j < NJ; j++) {
+				int32_t xb;
+				memcpy(&xb, x + j * xrb + KQ_Q8K_QS + 4 * g, 4);
+				A[j] = _mm256_dpbusd_avx_epi32(A[j], wv, _mm256_set1_epi32(xb));
+				KQ_REG(A[j]);
+			}
+		}
+		for (int j = 0; j < NJ; j++) I[j] = _mm256_add_epi32(I[j], _mm256_mullo_epi32(A[j], sc));
+	}
+#else
 	for (int g0 = 0; g0 < 64; g0 += RUN) {
 		const __m256i sc = _mm256_load_si256((const __m256i *)u->sc[g0 / 4]);
 		for (int j = 0; j < NJ; j++) A[j] = _mm256_setzero_si256();
@@ -103,6 +139,7 @@ KQ_AVX2_INLINE void kq_tile8(const int RUN, const int MINS, const int NJ, const 
 		}
 		for (int j = 0; j < NJ; j++) I[j] = _mm256_add_epi32(I[j], _mm256_madd_epi16(A[j], sc));
 	}
+#endif
 	for (int j = 0; j < NJ; j++) A[j] = _mm256_setzero_si256(); // M
 	for (int p = 0; p < 8; p++) {
 		const __m256i mv = _mm256_load_si256((const __m256i *)u->mn[p]);
@@ -127,7 +164,7 @@ KQ_AVX2_INLINE void kq_tile8(const int RUN, const int MINS, const int NJ, const 
 }
 
 // kq_tiles8 runs kq_tile8 over ni activation rows, four at a time.
-KQ_AVX2_INLINE void kq_tiles8(const int RUN, const int MINS, const kq_blk8 *u, const uint8_t *x,
+KQ_R8_INLINE void kq_tiles8(const int RUN, const int MINS, const kq_blk8 *u, const uint8_t *x,
                               int64_t xrb, int64_t ni, float (*facc)[8]) {
 	int64_t j = 0;
 	for (; j + 4 <= ni; j += 4) kq_tile8(RUN, MINS, 4, u, x + j * xrb, xrb, facc + j);
@@ -139,7 +176,7 @@ KQ_AVX2_INLINE void kq_tiles8(const int RUN, const int MINS, const kq_blk8 *u, c
 }
 
 #define KQ_TILES8_FN(tn, T)                                                                        \
-	static KQ_AVX2 void kq_tiles8_##tn(const kq_blk8 *u, const uint8_t *x, int64_t xrb, int64_t ni,  \
+	static KQ_R8 void kq_tiles8_##tn(const kq_blk8 *u, const uint8_t *x, int64_t xrb, int64_t ni,  \
 	                                   float (*facc)[8]) {                                        \
 		kq_tiles8(KQ_R8_RUN(T), KQ_HAS_MINS(T), u, x, xrb, ni, facc);        \
 	}
@@ -151,7 +188,7 @@ KQ_TILES8_FN(q6k, EMBER_Q6_K)
 #undef KQ_TILES8_FN
 
 // kq_gemm8: ember_kq_gemm_avx2's contract for nx > KQ_GEMVN_MAX activation rows.
-static KQ_AVX2 void kq_gemm8(int t, const uint8_t *w, int64_t wrb, const uint8_t *xq, int64_t xrb, int64_t nx,
+static KQ_R8 void kq_gemm8(int t, const uint8_t *w, int64_t wrb, const uint8_t *xq, int64_t xrb, int64_t nx,
                              int64_t nb, int64_t r0, int64_t r1, float *dst, int64_t ldd) {
 	enum { KB = 8, XC = 128 };
 	void (*tiles)(const kq_blk8 *, const uint8_t *, int64_t, int64_t, float(*)[8]) =

@@ -24,12 +24,17 @@ func TestGemmKQRowsBits(t *testing.T) {
 	for _, qt := range kqTypes {
 		for _, k := range []int{256, 2816, 256 * 19} {
 			c := newKQCase(t, rng, qt, k, 41, 131)
+			var forms []cpu.Kernels // the rows: AVX2's (with and without AVX-VNNI) and AVX-512 VNNI's
 			for _, isa := range []cpu.ISA{cpu.AVX2, cpu.AVX512VNNI} {
-				if !slices.Contains(cpu.Supported(), isa) {
-					continue
+				if slices.Contains(cpu.Supported(), isa) {
+					forms = append(forms, cpu.New(isa))
+					if cpu.New(isa).VNNI256() {
+						forms = append(forms, cpu.New(isa).WithoutVNNI256())
+					}
 				}
-				rows := cpu.New(isa)
-				t.Run(fmt.Sprintf("%v/k%d/%v", qt, k, isa), func(t *testing.T) {
+			}
+			for _, rows := range forms {
+				t.Run(fmt.Sprintf("%v/k%d/%v", qt, k, rows.Name()), func(t *testing.T) {
 					for _, nx := range []int{9, 13, 64, 65, 131} {
 						for _, rr := range [][2]int{{0, 1}, {0, 7}, {0, 8}, {0, 15}, {0, 16}, {0, 17}, {0, 41}, {3, 38}, {17, 33}} {
 							wpad, xpad, lddpad := rng.Intn(3)*7, rng.Intn(3)*5, rng.Intn(3)

@@ -266,6 +266,7 @@ int ember_gemm_lg(int isa, int wtype, const void *w, int64_t wrb, const void *xq
 	if (isa == EMBER_ISA_AVX512 || isa == EMBER_ISA_AVX512VNNI)
 		return lg_gemm_avx512(isa == EMBER_ISA_AVX512VNNI, wtype, wb, wrb, xb, xrb, nx, k, r0, r1, dst, ldd);
 	if (isa == EMBER_ISA_AVX2) return lg_gemm_avx2(wtype, wb, wrb, xb, xrb, nx, k, r0, r1, dst, ldd);
+	if (isa == EMBER_ISA_AVX2VNNI) return lg_gemm_avxvnni(wtype, wb, wrb, xb, xrb, nx, k, r0, r1, dst, ldd);
 #endif
 #if defined(__aarch64__)
 	if (isa == EMBER_ISA_NEON) return lg_gemm_neon(wtype, wb, wrb, xb, xrb, nx, k, r0, r1, dst, ldd);

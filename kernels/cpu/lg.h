@@ -134,6 +134,9 @@ int lg_quantize_avx2(int vdt, const float *x, void *y, int64_t nrows, int64_t n)
 int lg_dequantize_avx2(int t, const void *x, float *y, int64_t n);
 int lg_gemm_avx2(int wtype, const uint8_t *w, int64_t wrb, const uint8_t *xq, int64_t xrb,
                  int64_t nx, int64_t k, int64_t r0, int64_t r1, float *dst, int64_t ldd);
+// lg_avxvnni.c: lg_gemm_avx2 with the quantized types' batches on AVX-VNNI.
+int lg_gemm_avxvnni(int wtype, const uint8_t *w, int64_t wrb, const uint8_t *xq, int64_t xrb,
+                    int64_t nx, int64_t k, int64_t r0, int64_t r1, float *dst, int64_t ldd);
 // lg_avx2_tile.c: the tiled gemm for the quantized and float weight types.
 void lg_tiled_q_avx2(int T, const uint8_t *w, int64_t wrb, const uint8_t *x, int64_t xrb, int64_t nx, int64_t k,
                      int64_t r0, int64_t r1, float *dst, int64_t ldd);

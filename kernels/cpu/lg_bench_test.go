@@ -98,12 +98,11 @@ func BenchmarkLGGemm(b *testing.B) {
 		w, wrb, _ := lgBenchWeights(b, wt, rows, k, 0)
 		xq, xrb := lgBenchActs(b, vt, nx, k)
 		dst := make([]float32, nx*rows)
-		for _, isa := range cpu.Supported() {
-			if isa == cpu.Scalar && wt.BlockSize() == 1 && testing.Short() {
+		for _, kern := range lgKernels() {
+			if kern.ISA() == cpu.Scalar && wt.BlockSize() == 1 && testing.Short() {
 				continue
 			}
-			kern := cpu.New(isa)
-			b.Run(fmt.Sprintf("%v/%v", wt, isa), func(b *testing.B) {
+			b.Run(fmt.Sprintf("%v/%v", wt, kern.Name()), func(b *testing.B) {
 				lgLoop(b, 2*float64(nx)*rows*k, "GOPS", func(int) {
 					kern.Gemm(int(wt), w, wrb, xq, xrb, nx, k, 0, rows, dst, rows)
 				})

@@ -11,6 +11,15 @@
 //    time (2 x 127 x 128 < 32768).
 // The offset of Q4_0 / Q5_0 is the block's int32 start value (lg_rows.h). Each output is
 // the sum over its blocks in order, as lg_vnni16.h's.
+//
+// With LR8_VNNI (lg_avxvnni.c: AVX2 CPUs with AVX-VNNI) one VEX vpdpbusd a group takes the
+// place of vpmaddubsw, the int16 adds and vpmaddwd, and Q8_0 is made unsigned as in
+// lg_vnni16.h (plus 128, taken back by the start value -128 * sum(x)): the same exact
+// block sums, so the same bits.
+
+#ifndef LR8_VNNI
+#define LR8_VNNI 0
+#endif
 
 #include "lg_rows.h"
 
@@ -31,6 +40,7 @@ LGA void lr8_unpack(const int T, const uint8_t *w, int64_t wrb, int nr, int kn, 
 		for (int r = 0; r < 8; r++) {
 			const uint8_t *blk = w + (int64_t)(r < nr ? r : nr - 1) * wrb + (int64_t)b * bs;
 			v[r] = lga_wquants(T, blk);
+			if (LR8_VNNI && T == EMBER_Q8_0) v[r] = _mm256_xor_si256(v[r], _mm256_set1_epi8((char)0x80));
 			u[b].d[r] = lga_h2f(blk);
 			if (lga_is1(T)) u[b].m[r] = lga_h2f(blk + 2);
 		}
@@ -43,7 +53,7 @@ LGA void lr8_unpack(const int T, const uint8_t *w, int64_t wrb, int nr, int kn, 
 // column), nr columns, stored when first, else added.
 LGA void lr8_tile(const int T, const int NJ, const lr8_blk *u, int kn, const uint8_t *x, int64_t xrb,
                   const lr_meta *m, int j0, float *dst, int64_t ldd, int nr, int first) {
-	const int is1 = lga_is1(T), off = lr_off(T, 1), xbs = lga_xbytes(T), xqo = lga_xqs(T);
+	const int is1 = lga_is1(T), off = lr_off(T, !LR8_VNNI), xbs = lga_xbytes(T), xqo = lga_xqs(T);
 	const int run = 4; // groups added in int16 (Q4: 8 would fit, and measured no faster)
 	const __m256i ones = _mm256_set1_epi16(1);
 	__m256 f[LR8_NJ];
@@ -52,7 +62,13 @@ LGA void lr8_tile(const int T, const int NJ, const lr8_blk *u, int kn, const uin
 		__m256i s[LR8_NJ];
 		for (int j = 0; j < NJ; j++) s[j] = off ? _mm256_set1_epi32(m->c[j0 + j][b]) : _mm256_setzero_si256();
 		const uint8_t *xb = x + (int64_t)b * xbs + xqo;
-		if (T == EMBER_Q8_0) {
+		if (LR8_VNNI) {
+			for (int e = 0; e < 8; e++) {
+				const __m256i wv = _mm256_load_si256((const __m256i *)u[b].q[e]);
+				for (int j = 0; j < NJ; j++)
+					s[j] = _mm256_dpbusd_avx_epi32(s[j], wv, _mm256_set1_epi32((int)lg_rd32(xb + j * xrb + 4 * e)));
+			}
+		} else if (T == EMBER_Q8_0) {
 			for (int e = 0; e < 8; e++) {
 				const __m256i wv = _mm256_load_si256((const __m256i *)u[b].q[e]), aw = _mm256_abs_epi8(wv);
 				for (int j = 0; j < NJ; j++) {
@@ -118,7 +134,7 @@ LGA void lr8_gemm(const int T, const uint8_t *w, int64_t wrb, const uint8_t *x, 
 		for (int64_t k0 = 0; k0 < nbk; k0 += LR_KB) {
 			const int kn = (int)(nbk - k0 < LR_KB ? nbk - k0 : LR_KB);
 			const uint8_t *xc = x + i0 * xrb + k0 * xbs;
-			lr_fill_meta(T, 1, xc, xrb, ni, kn, &m);
+			lr_fill_meta(T, !LR8_VNNI, xc, xrb, ni, kn, &m);
 			for (int64_t r = r0; r < r1; r += 8) {
 				const int nr = r1 - r >= 8 ? 8 : (int)(r1 - r);
 				lr8_unpack(T, w + r * wrb + k0 * bs, wrb, nr, kn, ub);

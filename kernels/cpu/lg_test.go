@@ -120,8 +120,8 @@ func lgAbsBase(wmag, xmag []float64) float64 {
 
 const lgGuard = float32(-7.25e11)
 
-// lgKernels is every path this machine can run: each ISA, and the AVX-512 ones also
-// without AVX512_BF16 where the CPU has it.
+// lgKernels is every path this machine can run: each ISA, the AVX-512 ones also without
+// AVX512_BF16 and the AVX2 one also without AVX-VNNI where the CPU has them.
 func lgKernels() []cpu.Kernels {
 	var ks []cpu.Kernels
 	for _, isa := range cpu.Supported() {
@@ -129,6 +129,9 @@ func lgKernels() []cpu.Kernels {
 		ks = append(ks, k)
 		if k.BF16() {
 			ks = append(ks, k.WithoutBF16())
+		}
+		if k.VNNI256() {
+			ks = append(ks, k.WithoutVNNI256())
 		}
 	}
 	return ks
@@ -190,10 +193,7 @@ func TestLGGemm(t *testing.T) {
 					}
 				}
 				for _, kern := range lgKernels() {
-					isa := kern.ISA()
-					if kern.BF16() {
-						isa = -isa // named apart: isa(-N) is N with AVX512_BF16
-					}
+					isa := kern.Name()
 					for _, rows := range rowsList {
 						for _, nx := range nxList {
 							ranges := [][2]int{{0, rows}}

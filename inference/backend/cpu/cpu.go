@@ -56,9 +56,9 @@ var (
 
 // New starts a CPU backend.
 func New(opt Options) (*Backend, error) {
-	isa, err := kern.Select()
+	k, err := kern.Select()
 	if opt.ISA != "" {
-		isa, err = kern.Parse(opt.ISA)
+		k, err = kern.Parse(opt.ISA)
 	}
 	if err != nil {
 		return nil, err
@@ -70,7 +70,7 @@ func New(opt Options) (*Backend, error) {
 	if n > 256 {
 		return nil, fmt.Errorf("cpu: %d threads is too many", n)
 	}
-	b := &Backend{k: kern.New(isa), threads: n, pool: newPool(n), wscr: make([][]float32, n)}
+	b := &Backend{k: k, threads: n, pool: newPool(n), wscr: make([][]float32, n)}
 	b.exec = b.run
 	if !opt.MapWeights && os.Getenv("EMBER_CPU_MAP_WEIGHTS") != "1" {
 		b.arena = newArena()
@@ -81,8 +81,9 @@ func New(opt Options) (*Backend, error) {
 // Name implements backend.Backend.
 func (*Backend) Name() string { return "cpu" }
 
-// ISA is the instruction-set path in use.
-func (b *Backend) ISA() string { return b.k.ISA().String() }
+// ISA is the instruction-set path in use, with the extensions it uses (e.g.
+// "avx2+avxvnni", "avx512vnni+bf16").
+func (b *Backend) ISA() string { return b.k.Name() }
 
 // Threads is the number of worker threads.
 func (b *Backend) Threads() int { return b.threads }

@@ -13,11 +13,11 @@ import (
 // TestConformance runs the backend suite on every instruction-set path this machine
 // can run, single- and multi-threaded.
 func TestConformance(t *testing.T) {
-	for _, isa := range kern.Supported() {
+	for _, isa := range kern.Names() {
 		for _, threads := range []int{1, 3} {
 			t.Run(fmt.Sprintf("%v/t%d", isa, threads), func(t *testing.T) {
 				backendtest.Run(t, func(t *testing.T) backend.Backend {
-					b, err := cpu.New(cpu.Options{Threads: threads, ISA: isa.String()})
+					b, err := cpu.New(cpu.Options{Threads: threads, ISA: isa})
 					if err != nil {
 						t.Fatal(err)
 					}
