@@ -93,11 +93,20 @@ static KQ_R8 void kq_unpack8(int t, const uint8_t *w, int64_t wrb, int nr, int64
 // KQ_R8_RUN(t): the 4-element groups whose int16 pair sums may be added before they
 // overflow (|q| <= 15, 31, 7, 3, 63 times |x| <= 128, two products a pair), within one
 // scale (16 elements, or 32 for Q4_K and Q5_K).
-// With VNNI the sums are int32 and a run is one scale's groups.
+//
+// With VNNI the sums are int32 and a run is one scale's groups. KQ_R8_ACC adds a group's
+// products (four a row) to a run's sums, KQ_R8_SC loads a scale vector (as an int32 with
+// VNNI; as the int16 pair vpmaddwd takes without), KQ_R8_SCALED is a run's sums times it.
 #if KQ_R8_VNNI
 #define KQ_R8_RUN(t) ((t) == EMBER_Q4_K || (t) == EMBER_Q5_K ? 8 : 4)
+#define KQ_R8_ACC(a, w, x) _mm256_dpbusd_avx_epi32(a, w, x)
+#define KQ_R8_SC(p) _mm256_srai_epi32(_mm256_load_si256(p), 16)
+#define KQ_R8_SCALED(a, sc) _mm256_mullo_epi32(a, sc)
 #else
 #define KQ_R8_RUN(t) ((t) == EMBER_Q4_K ? 8 : (t) == EMBER_Q6_K ? 2 : 4)
+#define KQ_R8_ACC(a, w, x) _mm256_add_epi16(a, _mm256_maddubs_epi16(w, x))
+#define KQ_R8_SC(p) _mm256_load_si256(p)
+#define KQ_R8_SCALED(a, sc) _mm256_madd_epi16(a, sc)
 #endif
 
 // kq_tile8 adds block u's dot with NJ activation rows' Q8_K block x (x + j*xrb) to
@@ -107,25 +116,8 @@ KQ_R8_INLINE void kq_tile8(const int RUN, const int MINS, const int NJ, const kq
                              const uint8_t *x, int64_t xrb, float (*facc)[8]) {
 	__m256i I[4], A[4];
 	for (int j = 0; j < NJ; j++) I[j] = _mm256_setzero_si256();
-#if KQ_R8_VNNI
-	for (int g0 = 0; g0 < 64; g0 += RUN) { // RUN: the groups of one scale
-		const __m256i sc = _mm256_srai_epi32(_mm256_load_si256((const __m256i *)u->sc[g0 / 4]), 16);
-		for (int j = 0; j < NJ; j++) A[j] = _mm256_setzero_si256();
-		for (int g = g0; g < g0 + RUN; g++) {
-			__m256i wv = _mm256_load_si256((const __m256i *)u->q[g]);
-			KQ_REG(wv);
-			for (int j = 0; j < NJ; j++) {
-				int32_t xb;
-				memcpy(&xb, x + j * xrb + KQ_Q8K_QS + 4 * g, 4);
-				A[j] = _mm256_dpbusd_avx_epi32(A[j], wv, _mm256_set1_epi32(xb));
-				KQ_REG(A[j]);
-			}
-		}
-		for (int j = 0; j < NJ; j++) I[j] = _mm256_add_epi32(I[j], _mm256_mullo_epi32(A[j], sc));
-	}
-#else
 	for (int g0 = 0; g0 < 64; g0 += RUN) {
-		const __m256i sc = _mm256_load_si256((const __m256i *)u->sc[g0 / 4]);
+		const __m256i sc = KQ_R8_SC((const __m256i *)u->sc[g0 / 4]);
 		for (int j = 0; j < NJ; j++) A[j] = _mm256_setzero_si256();
 		for (int g = g0; g < g0 + RUN; g++) {
 			__m256i wv = _mm256_load_si256((const __m256i *)u->q[g]);
@@ -133,13 +125,12 @@ KQ_R8_INLINE void kq_tile8(const int RUN, const int MINS, const int NJ, const kq
 			for (int j = 0; j < NJ; j++) {
 				int32_t xb;
 				memcpy(&xb, x + j * xrb + KQ_Q8K_QS + 4 * g, 4);
-				A[j] = _mm256_add_epi16(A[j], _mm256_maddubs_epi16(wv, _mm256_set1_epi32(xb)));
+				A[j] = KQ_R8_ACC(A[j], wv, _mm256_set1_epi32(xb));
 				KQ_REG(A[j]); // in order, group by group: hoisted loads spilled I
 			}
 		}
-		for (int j = 0; j < NJ; j++) I[j] = _mm256_add_epi32(I[j], _mm256_madd_epi16(A[j], sc));
+		for (int j = 0; j < NJ; j++) I[j] = _mm256_add_epi32(I[j], KQ_R8_SCALED(A[j], sc));
 	}
-#endif
 	for (int j = 0; j < NJ; j++) A[j] = _mm256_setzero_si256(); // M
 	for (int p = 0; p < 8; p++) {
 		const __m256i mv = _mm256_load_si256((const __m256i *)u->mn[p]);
