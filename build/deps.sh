@@ -41,6 +41,9 @@ pkgs=(
 # (only recommended by the xvfb package, and we install without recommends).
 if [ "$want_test" = 1 ]; then
 	pkgs+=(xvfb xauth)
+	# The CPU kernels' C must also build with clang (macOS's compiler; it rejects some
+	# things GCC accepts, such as a loop variable as an intrinsic's immediate).
+	pkgs+=(clang)
 	# The API tests drive the server with the official openai npm client.
 	if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
 		pkgs+=(nodejs npm)

@@ -35,10 +35,14 @@ LGA void l5_quad_quants(const int T, const uint8_t *const p[4], __m512i *lo, __m
 	if (T == EMBER_Q8_0) { // signed bytes as unsigned + 128 (l5_quad subtracts 128 x sum x)
 		__m512i l = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(p[0] + 2)));
 		__m512i h = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(p[0] + 18)));
-		for (int j = 1; j < 4; j++) {
-			l = _mm512_inserti32x4(l, _mm_loadu_si128((const __m128i *)(p[j] + 2)), j);
-			h = _mm512_inserti32x4(h, _mm_loadu_si128((const __m128i *)(p[j] + 18)), j);
-		}
+		// (the lane must be a constant before unrolling: clang rejects a loop's j)
+#define L5Q_INS(j)                                                                  \
+	l = _mm512_inserti32x4(l, _mm_loadu_si128((const __m128i *)(p[j] + 2)), j); \
+	h = _mm512_inserti32x4(h, _mm_loadu_si128((const __m128i *)(p[j] + 18)), j)
+		L5Q_INS(1);
+		L5Q_INS(2);
+		L5Q_INS(3);
+#undef L5Q_INS
 		const __m512i flip = _mm512_set1_epi8((char)0x80);
 		*lo = _mm512_xor_si512(l, flip);
 		*hi = _mm512_xor_si512(h, flip);

@@ -144,8 +144,11 @@ static inline void lgb_micro44(const uint8_t *w, int64_t wrb, const uint8_t *x, 
 #define LGB_Q(t) lgb_sum4(lgb_sum2(acc[4 * (t)], acc[4 * (t) + 1]), lgb_sum2(acc[4 * (t) + 2], acc[4 * (t) + 3]))
 	const __m512 s = lgb_sum16(LGB_Q(0), LGB_Q(1), LGB_Q(2), LGB_Q(3));
 #undef LGB_Q
+	// (each lane a constant: clang rejects a loop's i as the extract's immediate)
+	const __m128 q[4] = {_mm512_extractf32x4_ps(s, 0), _mm512_extractf32x4_ps(s, 1), _mm512_extractf32x4_ps(s, 2),
+	                     _mm512_extractf32x4_ps(s, 3)};
 	for (int i = 0; i < 4; i++) {
-		__m128 v = _mm512_extractf32x4_ps(s, i);
+		__m128 v = q[i];
 		float *p = dst + i * ldd;
 		if (!first) v = _mm_add_ps(_mm_loadu_ps(p), v);
 		_mm_storeu_ps(p, v);
