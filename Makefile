@@ -33,6 +33,7 @@ fmt-check:
 test: test-deps fmt-check vet
 	$(GO) build -tags nogui ./...
 	CC=clang $(GO) build ./kernels/cpu/ # the kernels' C with clang too (macOS's compiler)
+	./build/test-arm64.sh # the NEON kernels, cross-compiled and run under qemu
 	EMBER_REQUIRE_CLIENTS=1 $(GO) test -timeout 20m ./...
 
 # Run each fuzz target for FUZZTIME (default 1m).

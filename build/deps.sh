@@ -44,6 +44,10 @@ if [ "$want_test" = 1 ]; then
 	# The CPU kernels' C must also build with clang (macOS's compiler; it rejects some
 	# things GCC accepts, such as a loop variable as an intrinsic's immediate).
 	pkgs+=(clang)
+	# The NEON kernels' tests, cross-compiled and run under qemu (build/test-arm64.sh).
+	if [ "$(uname -m)" = x86_64 ]; then
+		pkgs+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)
+	fi
 	# The API tests drive the server with the official openai npm client.
 	if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
 		pkgs+=(nodejs npm)
