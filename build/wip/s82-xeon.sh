@@ -1,7 +1,8 @@
 # s82-xeon.sh: on the GPU machine's Xeon (Golden Cove cores, AVX-VNNI), one thread: the
 # AVX-VNNI batch products as committed (cpu.old.test) against build/wip/vnni-2chain.patch
 # (cpu.new.test: two vpdpbusd chains a row; kq_vnni_gains on for every K-quant), three
-# rounds alternating. Prepare here: go test -c -o bin/dev/cpu.old.test ./kernels/cpu/;
+# rounds alternating. The same for build/wip/vnni-direct-q8.patch (Q8_0 decode and small
+# batches on AVX-VNNI): bench 'BenchmarkLGGemmSmallBatch/Q8_0|BenchmarkLGGemv/Q8_0'. Prepare here: go test -c -o bin/dev/cpu.old.test ./kernels/cpu/;
 # git apply build/wip/vnni-2chain.patch; go test -c -o bin/dev/cpu.new.test ./kernels/cpu/;
 # git apply -R build/wip/vnni-2chain.patch; xz both; carry them.
 cd kernels/cpu
