@@ -60,7 +60,7 @@ func kqBench(b *testing.B, t quant.Type, kern cpu.Kernels, nx, rows, k int, gops
 
 func BenchmarkGemvKQ(b *testing.B) {
 	for _, t := range kqTypes {
-		for _, kern := range lgKernels() {
+		for _, kern := range pathKernels() {
 			b.Run(fmt.Sprintf("%v/%v", t, kern.Name()), func(b *testing.B) { kqBench(b, t, kern, 1, 4096, 4096, false) })
 		}
 	}
@@ -68,7 +68,7 @@ func BenchmarkGemvKQ(b *testing.B) {
 
 func BenchmarkGemmKQ(b *testing.B) {
 	for _, t := range kqTypes {
-		for _, kern := range lgKernels() {
+		for _, kern := range pathKernels() {
 			b.Run(fmt.Sprintf("%v/%v", t, kern.Name()), func(b *testing.B) { kqBench(b, t, kern, 512, 1024, 4096, true) })
 		}
 	}
@@ -90,7 +90,7 @@ func BenchmarkGemvKQStream(b *testing.B) {
 func BenchmarkGemmKQSmallBatch(b *testing.B) {
 	for _, t := range []quant.Type{quant.Q4_K, quant.Q6_K} {
 		for _, nx := range []int{1, 2, 4, 8, 16} {
-			for _, kern := range lgKernels()[1:] { // not the scalar path
+			for _, kern := range pathKernels()[1:] { // not the scalar path
 				b.Run(fmt.Sprintf("%v/%v/nx=%d", t, kern.Name(), nx), func(b *testing.B) { kqBench(b, t, kern, nx, 4096, 4096, true) })
 			}
 		}
@@ -103,7 +103,7 @@ func BenchmarkGemmKQSmallBatch(b *testing.B) {
 func BenchmarkGemmKQSmallBatchStream(b *testing.B) {
 	for _, t := range []quant.Type{quant.Q4_K, quant.Q6_K} {
 		for _, nx := range []int{4, 8, 16} {
-			for _, kern := range lgKernels()[1:] {
+			for _, kern := range pathKernels()[1:] {
 				b.Run(fmt.Sprintf("%v/%v/nx=%d", t, kern.Name(), nx), func(b *testing.B) { kqBench(b, t, kern, nx, 32768, 4096, true) })
 			}
 		}

@@ -230,7 +230,7 @@ func TestGemmKQ(t *testing.T) {
 	for _, qt := range kqTypes {
 		for _, kd := range ks {
 			c := newKQCase(t, rng, qt, kd, 64, 33)
-			for _, kern := range lgKernels() {
+			for _, kern := range pathKernels() {
 				t.Run(fmt.Sprintf("%v/k%d/%v", qt, kd, kern.Name()), func(t *testing.T) {
 					for _, nx := range nxs {
 						for _, rows := range rowss {
@@ -271,7 +271,7 @@ func TestGemmKQPathsAgree(t *testing.T) {
 	rng := rand.New(rand.NewSource(2))
 	for _, qt := range kqTypes {
 		c := newKQCase(t, rng, qt, 256*19, 67, 70)
-		for _, kern := range lgKernels() {
+		for _, kern := range pathKernels() {
 			t.Run(fmt.Sprintf("%v/%v", qt, kern.Name()), func(t *testing.T) {
 				c.run(t, kern, 70, 67, 0, 67, 0, 0, 0)
 				c.run(t, kern, 69, 67, 5, 66, 3, 1, 2)

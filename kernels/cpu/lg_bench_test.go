@@ -73,7 +73,7 @@ func BenchmarkLGGemv(b *testing.B) {
 		w, wrb, copies := lgBenchWeights(b, wt, rows, k, 160<<20)
 		xq, xrb := lgBenchActs(b, vt, 1, k)
 		dst := make([]float32, rows)
-		for _, kern := range lgKernels() {
+		for _, kern := range pathKernels() {
 			name := kern.ISA().String()
 			if kern.BF16() {
 				name += "+bf16"
@@ -98,7 +98,7 @@ func BenchmarkLGGemm(b *testing.B) {
 		w, wrb, _ := lgBenchWeights(b, wt, rows, k, 0)
 		xq, xrb := lgBenchActs(b, vt, nx, k)
 		dst := make([]float32, nx*rows)
-		for _, kern := range lgKernels() {
+		for _, kern := range pathKernels() {
 			if kern.ISA() == cpu.Scalar && wt.BlockSize() == 1 && testing.Short() {
 				continue
 			}

@@ -120,9 +120,10 @@ func lgAbsBase(wmag, xmag []float64) float64 {
 
 const lgGuard = float32(-7.25e11)
 
-// lgKernels is every path this machine can run: each ISA, the AVX-512 ones also without
-// AVX512_BF16 and the AVX2 one also without AVX-VNNI where the CPU has them.
-func lgKernels() []cpu.Kernels {
+// pathKernels is every path this machine can run, for the legacy-quant and K-quant tests
+// and benchmarks: each ISA, the AVX-512 ones also without AVX512_BF16 and the AVX2 one
+// also without AVX-VNNI where the CPU has them.
+func pathKernels() []cpu.Kernels {
 	var ks []cpu.Kernels
 	for _, isa := range cpu.Supported() {
 		k := cpu.New(isa)
@@ -192,7 +193,7 @@ func TestLGGemm(t *testing.T) {
 						tol[i][r] = 1e-5*lgAbsBase(wmag[r], xmag[i]) + 1e-30
 					}
 				}
-				for _, kern := range lgKernels() {
+				for _, kern := range pathKernels() {
 					isa := kern.Name()
 					for _, rows := range rowsList {
 						for _, nx := range nxList {
