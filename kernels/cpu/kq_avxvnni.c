@@ -19,11 +19,12 @@
 #define KQ_VNNI_GEMVN_MAX 8
 
 // kq_vnni_gains: the types whose rows gain from VNNI. BenchmarkGemmKQ (512 x 1024 x 4096,
-// one thread, three runs each, session 81) on the GPU machine's Sapphire Rapids Xeon:
-// Q6_K 160.5 -> 173.8 GOPS, Q5_K 173.2 -> 177.3, Q3_K 175.3 -> 177.9; Q2_K 175.0 -> 174.7
-// and Q4_K 179.0 -> 177.1 did not (their AVX2 runs are already long in int16), so they
-// keep the AVX2 form.
-static int kq_vnni_gains(int t) { return t == EMBER_Q3_K || t == EMBER_Q5_K || t == EMBER_Q6_K; }
+// one thread, medians of five, session 82) on the GPU machine's Sapphire Rapids Xeon, AVX2
+// -> AVX-VNNI: Q4_K 175.6 -> 189.9 GOPS and Q5_K 165.8 -> 188.9 (two vpdpbusd chains a
+// row: kq_rows8.h; Q5_K was 179.3 with one), Q6_K 158.4 -> 172.6 and Q3_K about even
+// (172.5 -> 173.4; session 81: 175.3 -> 177.9); Q2_K does not (172.6 on AVX2 against
+// 165.8 with two chains and about even with one), so it keeps the AVX2 form.
+static int kq_vnni_gains(int t) { return t != EMBER_Q2_K; }
 
 KQ_R8 void ember_kq_gemm_avxvnni(int t, const uint8_t *w, int64_t wrb, const uint8_t *xq, int64_t xrb,
                                  int64_t nx, int64_t nb, int64_t r0, int64_t r1, float *dst, int64_t ldd) {

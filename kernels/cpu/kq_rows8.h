@@ -118,15 +118,38 @@ KQ_R8_INLINE void kq_tile8(const int RUN, const int MINS, const int NJ, const kq
 	for (int j = 0; j < NJ; j++) I[j] = _mm256_setzero_si256();
 	for (int g0 = 0; g0 < 64; g0 += RUN) {
 		const __m256i sc = KQ_R8_SC((const __m256i *)u->sc[g0 / 4]);
-		for (int j = 0; j < NJ; j++) A[j] = _mm256_setzero_si256();
-		for (int g = g0; g < g0 + RUN; g++) {
-			__m256i wv = _mm256_load_si256((const __m256i *)u->q[g]);
-			KQ_REG(wv);
-			for (int j = 0; j < NJ; j++) {
-				int32_t xb;
-				memcpy(&xb, x + j * xrb + KQ_Q8K_QS + 4 * g, 4);
-				A[j] = KQ_R8_ACC(A[j], wv, _mm256_set1_epi32(xb));
-				KQ_REG(A[j]); // in order, group by group: hoisted loads spilled I
+#if KQ_R8_VNNI
+		// Runs of eight groups (Q4_K, Q5_K) take two chains a row (even and odd groups):
+		// vpdpbusd's latency (~5 cycles) over four rows' chains alone leaves half its
+		// throughput unused. Runs of four lose with two (the extra add a run costs more):
+		// measured on Golden Cove cores, build/PERFORMANCE.md (session 82).
+		if (RUN == 8) {
+			__m256i B[4];
+			for (int j = 0; j < NJ; j++) A[j] = B[j] = _mm256_setzero_si256();
+			for (int g = g0; g < g0 + RUN; g += 2) {
+				__m256i wv = _mm256_load_si256((const __m256i *)u->q[g]), wu = _mm256_load_si256((const __m256i *)u->q[g + 1]);
+				for (int j = 0; j < NJ; j++) {
+					int32_t xa, xb;
+					memcpy(&xa, x + j * xrb + KQ_Q8K_QS + 4 * g, 4);
+					memcpy(&xb, x + j * xrb + KQ_Q8K_QS + 4 * g + 4, 4);
+					A[j] = _mm256_dpbusd_avx_epi32(A[j], wv, _mm256_set1_epi32(xa));
+					B[j] = _mm256_dpbusd_avx_epi32(B[j], wu, _mm256_set1_epi32(xb));
+				}
+			}
+			for (int j = 0; j < NJ; j++) A[j] = _mm256_add_epi32(A[j], B[j]);
+		} else
+#endif
+		{
+			for (int j = 0; j < NJ; j++) A[j] = _mm256_setzero_si256();
+			for (int g = g0; g < g0 + RUN; g++) {
+				__m256i wv = _mm256_load_si256((const __m256i *)u->q[g]);
+				KQ_REG(wv);
+				for (int j = 0; j < NJ; j++) {
+					int32_t xb;
+					memcpy(&xb, x + j * xrb + KQ_Q8K_QS + 4 * g, 4);
+					A[j] = KQ_R8_ACC(A[j], wv, _mm256_set1_epi32(xb));
+					KQ_REG(A[j]); // in order, group by group: hoisted loads spilled I
+				}
 			}
 		}
 		for (int j = 0; j < NJ; j++) I[j] = _mm256_add_epi32(I[j], KQ_R8_SCALED(A[j], sc));

@@ -65,11 +65,18 @@ LGA void lr8_tile(const int T, const int NJ, const lr8_blk *u, int kn, const uin
 		for (int j = 0; j < NJ; j++) s[j] = off ? _mm256_set1_epi32(m->c[j0 + j][b]) : _mm256_setzero_si256();
 		const uint8_t *xb = x + (int64_t)b * xbs + xqo;
 #if LR8_VNNI // (a compiler may reject the intrinsic outside lg_avxvnni.c's target, even unreached)
-		for (int e = 0; e < 8; e++) {
-			const __m256i wv = _mm256_load_si256((const __m256i *)u[b].q[e]);
-			for (int j = 0; j < NJ; j++)
+		// two chains a row (even and odd groups), for vpdpbusd's latency
+		__m256i t[LR8_NJ];
+		for (int j = 0; j < NJ; j++) t[j] = _mm256_setzero_si256();
+		for (int e = 0; e < 8; e += 2) {
+			const __m256i wv = _mm256_load_si256((const __m256i *)u[b].q[e]),
+			              wu = _mm256_load_si256((const __m256i *)u[b].q[e + 1]);
+			for (int j = 0; j < NJ; j++) {
 				s[j] = _mm256_dpbusd_avx_epi32(s[j], wv, _mm256_set1_epi32((int)lg_rd32(xb + j * xrb + 4 * e)));
+				t[j] = _mm256_dpbusd_avx_epi32(t[j], wu, _mm256_set1_epi32((int)lg_rd32(xb + j * xrb + 4 * e + 4)));
+			}
 		}
+		for (int j = 0; j < NJ; j++) s[j] = _mm256_add_epi32(s[j], t[j]);
 		(void)ones, (void)run;
 #else
 		if (T == EMBER_Q8_0) {
