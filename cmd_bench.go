@@ -34,6 +34,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	modelPath := fs.String("m", "", "model file (GGUF); the bundled model when empty")
 	pp := fs.Int("p", 512, "prompt tokens, processed as one batch (0 skips)")
 	tg := fs.Int("n", 128, "tokens generated one at a time from an empty context (0 skips)")
+	depth := fs.Int("d", 0, "run -p and -n after a context of this many tokens (llama-bench's -d), processed untimed first")
 	threads := fs.Int("t", 0, "CPU threads (0: one per core)")
 	ngl := fs.Int("ngl", -1, app.NGLUsage)
 	reps := fs.Int("r", 3, "repetitions (the median is reported)")
@@ -55,8 +56,11 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
-	if *reps < 1 || *pp < 0 || *tg < 0 || *lookup < 0 || *temp < 0 {
-		return errors.New("-r must be at least 1 and -p, -n, -lookup, -temp not negative")
+	if *reps < 1 || *pp < 0 || *tg < 0 || *depth < 0 || *lookup < 0 || *temp < 0 {
+		return errors.New("-r must be at least 1 and -p, -n, -d, -lookup, -temp not negative")
+	}
+	if *depth > 0 && (len(streamList) > 0 || *prefix > 0 || *restore > 0) {
+		return errors.New("-d is for the prompt and generation bench, not -streams, -prefix or -restore")
 	}
 	if *temp > 0 && *sampled {
 		return errors.New("-temp and -sample are two ways of drawing: give one")
@@ -105,7 +109,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return serveBench(ctx, m, streamList, o, out, *asJSON, stdout)
 	}
-	out.BenchResult, err = app.Bench(ctx, m, app.BenchOptions{PP: *pp, TG: *tg, Reps: *reps, Sync: *syncTG})
+	out.BenchResult, err = app.Bench(ctx, m, app.BenchOptions{PP: *pp, TG: *tg, Depth: *depth, Reps: *reps, Sync: *syncTG})
 	if err != nil {
 		return err
 	}
@@ -118,11 +122,15 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			filepath.Base(out.Model), float64(out.Bytes)/(1<<20), float64(out.NParams)/1e6,
 			out.Backend, out.ISA, out.Threads, test, v, fmtRuns(runs))
 	}
+	at := ""
+	if *depth > 0 {
+		at = fmt.Sprintf(" @ d%d", *depth) // llama-bench's name for it
+	}
 	if *pp > 0 {
-		row(fmt.Sprintf("pp%d", *pp), out.PPTokS, out.PPRuns)
+		row(fmt.Sprintf("pp%d%s", *pp, at), out.PPTokS, out.PPRuns)
 	}
 	if *tg > 0 {
-		test := fmt.Sprintf("tg%d", *tg)
+		test := fmt.Sprintf("tg%d%s", *tg, at)
 		if out.Ahead {
 			test += " (ahead)"
 		}

@@ -21,8 +21,13 @@ import (
 // is queued before step i's id is read, so the device never waits for the host between
 // tokens; Sync turns that off (every step's id is read before the next step is queued,
 // as llama-bench's loop does).
+//
+// Depth (llama-bench's -d) runs both after a context of that many tokens: they are
+// processed once, untimed, before the warm-up, and every timed batch and step attends
+// to them (prompt tokens and generated ones take the positions after them).
 type BenchOptions struct {
 	PP, TG, Reps int
+	Depth        int
 	Sync         bool
 }
 
@@ -34,6 +39,7 @@ type BenchResult struct {
 	TGRuns  []float64 `json:"tg_runs"`
 	PP      int       `json:"pp"`
 	TG      int       `json:"tg"`
+	Depth   int       `json:"depth,omitempty"`
 	Reps    int       `json:"reps"`
 	NParams int64     `json:"n_params"`
 	Bytes   int64     `json:"model_bytes"`
@@ -58,6 +64,9 @@ func median(v []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
+// depthBatch is the batch in which Bench processes the context of BenchOptions.Depth.
+const depthBatch = 512
+
 // benchTokens are deterministic, spread-out token ids (speed does not depend on them).
 func benchTokens(n, vocab int) []int32 {
 	t := make([]int32, n)
@@ -69,17 +78,18 @@ func benchTokens(n, vocab int) []int32 {
 
 // Bench measures l's model.
 func Bench(ctx context.Context, l *Loaded, o BenchOptions) (*BenchResult, error) {
-	if o.PP < 0 || o.TG < 0 || o.Reps < 1 || o.PP+o.TG == 0 {
-		return nil, fmt.Errorf("bench: need -p or -n > 0 and -r >= 1")
+	if o.PP < 0 || o.TG < 0 || o.Depth < 0 || o.Reps < 1 || o.PP+o.TG == 0 {
+		return nil, fmt.Errorf("bench: need -p or -n > 0, -r >= 1 and -d >= 0")
 	}
 	m := l.Model
 	p := m.Params()
-	cache, err := m.NewCache(max(o.PP, o.TG, 1))
+	d := o.Depth
+	cache, err := m.NewCache(d + max(o.PP, o.TG, 1))
 	if err != nil {
 		return nil, err
 	}
 	defer cache.Free()
-	res := &BenchResult{PP: o.PP, TG: o.TG, Reps: o.Reps, Bytes: l.File.Size()}
+	res := &BenchResult{PP: o.PP, TG: o.TG, Depth: d, Reps: o.Reps, Bytes: l.File.Size()}
 	_, untied := l.File.Tensor("output.weight")
 	arch := l.File.Architecture()
 	nExp, _ := l.File.Uint(arch + ".expert_count")
@@ -113,10 +123,17 @@ func Bench(ctx context.Context, l *Loaded, o BenchOptions) (*BenchResult, error)
 		}
 		return m.Backend().ReadF32(ctx, out, logits)
 	}
+	// The context before the timed runs, in batches of depthBatch tokens.
+	for i := 0; i < d; i += depthBatch {
+		toks := benchTokens(min(depthBatch, d-i), p.NVocab)
+		if err := step(toks, i); err != nil {
+			return nil, fmt.Errorf("bench: the context of -d %d: %w", d, err)
+		}
+	}
 	pp := func() (float64, error) {
 		toks := benchTokens(o.PP, p.NVocab)
 		t0 := time.Now()
-		if err := step(toks, 0); err != nil {
+		if err := step(toks, d); err != nil {
 			return 0, err
 		}
 		return float64(o.PP) / time.Since(t0).Seconds(), nil
@@ -130,7 +147,7 @@ func Bench(ctx context.Context, l *Loaded, o BenchOptions) (*BenchResult, error)
 		t0 := time.Now()
 		var prev backend.Pending
 		for i := 0; i < o.TG; i++ {
-			b := model.Batch{Pos: []int32{int32(i)}, Fed: i > 0}
+			b := model.Batch{Pos: []int32{int32(d + i)}, Fed: i > 0}
 			if i == 0 {
 				b.Tokens = benchTokens(1, p.NVocab)
 			}
@@ -161,7 +178,7 @@ func Bench(ctx context.Context, l *Loaded, o BenchOptions) (*BenchResult, error)
 		toks := benchTokens(o.TG, p.NVocab)
 		t0 := time.Now()
 		for i, t := range toks {
-			if err := step([]int32{t}, i); err != nil {
+			if err := step([]int32{t}, d+i); err != nil {
 				return 0, err
 			}
 		}

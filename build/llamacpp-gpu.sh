@@ -6,8 +6,10 @@
 # $MODELS (gpu-setup.sh's names; default q4 v2 q8: Llama-3.1-8B Q4_K_M, DeepSeek-V2-Lite
 # Q4_K_M, Llama-3.1-8B Q8_0); then, ROUNDS times (default 2), llama-bench -ngl 99 -fa 1
 # -p 512 -n 128 -r 3 and `ember bench -backend cuda -p 512 -n 128 -r 3` on each, in turn,
-# and prints a table of the medians and the ratio Ember / llama.cpp. A pair that would
-# start DEADLINE s (default 540) after the start is left out.
+# and prints a table of the medians and the ratio Ember / llama.cpp. DEPTHS (default 0)
+# runs both after a context of each of these many tokens too (llama-bench -d, ember bench
+# -d: "tg128 @ d4096"). A pair that would start DEADLINE s (default 540) after the start is
+# left out.
 #
 # Prepare where Go is: build/llamacpp-src.sh; TESTS=cuda build/dev-build.sh; carry
 # bin/dev and bin/llamacpp-src.tar.xz. A second call on the same warm machine reuses the
@@ -33,19 +35,21 @@ el "llama-bench built"
 wait # the models
 for r in $(seq 1 "${ROUNDS:-2}"); do
 	for m in $MODELS; do
-		f=/tmp/$m.gguf
-		[ $(($(date +%s) - T0)) -lt "${DEADLINE:-540}" ] || { el "past DEADLINE, $m round $r left out"; continue; }
-		timeout -s KILL 120 $B/bin/llama-bench -m $f -ngl 99 -fa 1 -p 512 -n 128 -r 3 -o json >"$L/$m.llama.$r.json" 2>"$L/$m.llama.$r.log" ||
-			{ el "llama-bench $m failed"; tail -5 "$L/$m.llama.$r.log"; }
-		timeout -s KILL 120 "$E" bench -m $f -backend cuda -p 512 -n 128 -r 3 -json >"$L/$m.ember.$r.json" 2>"$L/$m.ember.$r.log" ||
-			{ el "ember $m failed"; tail -5 "$L/$m.ember.$r.log"; }
-		el "round $r $m done"
+		for dp in ${DEPTHS:-0}; do
+			f=/tmp/$m.gguf k=$m.d$dp
+			[ $(($(date +%s) - T0)) -lt "${DEADLINE:-540}" ] || { el "past DEADLINE, $k round $r left out"; continue; }
+			timeout -s KILL 150 $B/bin/llama-bench -m $f -ngl 99 -fa 1 -p 512 -n 128 -d "$dp" -r 3 -o json >"$L/$k.llama.$r.json" 2>"$L/$k.llama.$r.log" ||
+				{ el "llama-bench $k failed"; tail -5 "$L/$k.llama.$r.log"; }
+			timeout -s KILL 150 "$E" bench -m $f -backend cuda -p 512 -n 128 -d "$dp" -r 3 -json >"$L/$k.ember.$r.json" 2>"$L/$k.ember.$r.log" ||
+				{ el "ember $k failed"; tail -5 "$L/$k.ember.$r.log"; }
+			el "round $r $k done"
+		done
 	done
 done
-python3 - "$L" $MODELS <<'PY'
+python3 - "$L" $(for m in $MODELS; do for dp in ${DEPTHS:-0}; do echo $m.d$dp; done; done) <<'PY'
 import json, statistics, sys, glob
 d, models = sys.argv[1], sys.argv[2:]
-print("| model | Ember pp512 | llama.cpp pp512 | ratio | Ember tg128 | llama.cpp tg128 | ratio |")
+print("| model.depth | Ember pp512 | llama.cpp pp512 | ratio | Ember tg128 | llama.cpp tg128 | ratio |")
 print("|---|---|---|---|---|---|---|")
 for m in models:
     e = {"pp": [], "tg": []}; l = {"pp": [], "tg": []}
