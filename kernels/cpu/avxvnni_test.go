@@ -11,9 +11,9 @@ import (
 	"ember/kernels/cpu"
 )
 
-// TestGemmVNNI256Bits checks that the AVX-VNNI batch products (kq_avxvnni.c,
-// lg_avxvnni.c) give the AVX2 ones' bits for every quantized type: the same exact block
-// sums under the same float steps. Weight rows scrambled (every quant and scale value,
+// TestGemmVNNI256Bits checks that the AVX-VNNI products (kq_avxvnni.c, lg_avxvnni.c:
+// batches, and Q8_0's decode and small batches) give the AVX2 ones' bits for every
+// quantized type: the same exact block sums under the same float steps. Weight rows scrambled (every quant and scale value,
 // the extremes included), odd row counts and ranges, strided rows, batches past the
 // 128-row chunks.
 func TestGemmVNNI256Bits(t *testing.T) {
@@ -53,7 +53,7 @@ func TestGemmVNNI256Bits(t *testing.T) {
 					copy(xq[i*xrb:], kqQuantRow(t, quant.Q8_K, kqFloats(r1, k)))
 				}
 			}
-			for _, nx := range []int{8, 9, 13, 64, 131} {
+			for _, nx := range []int{1, 2, 3, 4, 5, 7, 8, 9, 13, 64, 131} {
 				for _, rr := range [][2]int{{0, 1}, {0, 8}, {0, 17}, {0, 41}, {3, 38}} {
 					name := fmt.Sprintf("%v/k=%d/nx=%d/rows[%d,%d)", wt, k, nx, rr[0], rr[1])
 					ldd := rr[1] + 2

@@ -120,9 +120,8 @@ func BenchmarkLGGemmSmallBatch(b *testing.B) {
 		for _, nx := range []int{2, 3, 4, 8, 12, 16} {
 			xq, xrb := lgBenchActs(b, vt, nx, k)
 			dst := make([]float32, nx*rows)
-			for _, isa := range cpu.Supported()[1:] {
-				kern := cpu.New(isa)
-				b.Run(fmt.Sprintf("%v/nx=%d/%v", wt, nx, isa), func(b *testing.B) {
+			for _, kern := range pathKernels()[1:] {
+				b.Run(fmt.Sprintf("%v/nx=%d/%v", wt, nx, kern.Name()), func(b *testing.B) {
 					mat := rows * wrb
 					lgLoop(b, float64(mat), "GB/s", func(i int) {
 						c := i % copies
