@@ -226,6 +226,7 @@ type attDec struct {
 	no1l     bool           // $EMBER_CUDA_NO_DEC1L: no attention_decD_1l (the split kernels take its rows)
 	l1       bool           // $EMBER_CUDA_DEC1L1: attention_decD_1l1 in attention_decD_1c's place
 	lThreads int            // $EMBER_CUDA_DEC1L_THREADS: attention_decD_1l's block size, for PTX made with another AL_W
+	noMLA2   bool           // $EMBER_CUDA_NO_MLA2: prompts at depth keep attention_mla (attention_mla2.go)
 	full1    bool           // $EMBER_CUDA_DEC1_FULL: one row takes attention_decD_1's form for dec1MaxPositions whatever the context
 	stages   int            // $EMBER_CUDA_DEC_STAGES: attention_dec64/128's ring tiles where they fit (decStages)
 	blocks   int            // $EMBER_CUDA_DEC_BLOCKS: the blocks an SM attention_dec64/128 is sized for (decBlocks)
@@ -324,6 +325,9 @@ func (b *Backend) attentionMLA(d, qt, kt, vt, pt, table, seq *tensor, tcols, bs,
 	smem, scap, _, ok := b.decLaunchSmem("attention_mla", mlaDim, true, nmax, min(16, groups), 1)
 	if !ok {
 		return false
+	}
+	if b.attentionMLA2(d, qt, kt, pt, table, seq, tcols, bs, groups, scale, n, scap) {
+		return true
 	}
 	b.launch("attention_mla", n, (groups+15)/16, decThreads, smem, ptr(d), i64(d.cols), ptr(qt), i64(qt.cols),
 		ptr(kt), i64(kt.cols), ptr(pt), f32(scale), ptr(table), i64(tcols), ptr(seq), i64(bs), i64(n), i64(groups),

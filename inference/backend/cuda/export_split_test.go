@@ -78,3 +78,6 @@ func Dec1Cluster(b *Backend, on bool) { b.dec.no1c, b.dec.no1l = !on, !on }
 
 // Dec1L1 makes b run attention_decD_1l1 where attention_decD_1c would run (on), or not.
 func Dec1L1(b *Backend, on bool) { b.dec.l1 = on }
+
+// MLA2 makes b run prompts at depth on attention_mla2 (on, the default) or attention_mla.
+func MLA2(b *Backend, on bool) { b.dec.noMLA2 = !on }
