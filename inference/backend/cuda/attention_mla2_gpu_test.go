@@ -50,7 +50,9 @@ func TestAttentionMLA2(t *testing.T) {
 			be.Attention(out, q, cache, cache, p, a)
 			qd := cuda.Queued(be)
 			want := []string{"attention_mla2", "attention_mla"}[k]
-			if !slices.ContainsFunc(qd, func(s string) bool { return strings.HasPrefix(s, want) && !strings.HasPrefix(s, want+"2") && !strings.HasPrefix(s, want+"_") }) {
+			if !slices.ContainsFunc(qd, func(s string) bool {
+				return strings.HasPrefix(s, want) && !strings.HasPrefix(s, want+"2") && !strings.HasPrefix(s, want+"_")
+			}) {
 				t.Fatalf("%s: queued %v, wanted %s", name, qd, want)
 			}
 			got[k] = make([]float32, rows*dim)
