@@ -132,8 +132,8 @@ KQ_R8_INLINE void kq_tile8(const int RUN, const int MINS, const int NJ, const kq
 					int32_t xa, xb;
 					memcpy(&xa, x + j * xrb + KQ_Q8K_QS + 4 * g, 4);
 					memcpy(&xb, x + j * xrb + KQ_Q8K_QS + 4 * g + 4, 4);
-					A[j] = _mm256_dpbusd_avx_epi32(A[j], wv, _mm256_set1_epi32(xa));
-					B[j] = _mm256_dpbusd_avx_epi32(B[j], wu, _mm256_set1_epi32(xb));
+					A[j] = KQ_R8_ACC(A[j], wv, _mm256_set1_epi32(xa));
+					B[j] = KQ_R8_ACC(B[j], wu, _mm256_set1_epi32(xb));
 				}
 			}
 			for (int j = 0; j < NJ; j++) A[j] = _mm256_add_epi32(A[j], B[j]);

@@ -1,7 +1,5 @@
 package cuda
 
-import "os"
-
 // A prompt's latent attention at depth, two tokens a block (attention_mla2,
 // kernels/cuda/attention_mla2.cu): attention_mla takes a token a block, and where its
 // scores do not fit shared memory (past ~2,000 positions) each block reads all of the
@@ -32,5 +30,3 @@ func (b *Backend) attentionMLA2(d, qt, kt, pt, table, seq *tensor, tcols, bs, gr
 		ptr(kt), i64(kt.cols), ptr(pt), f32(scale), ptr(table), i64(tcols), ptr(seq), i64(bs), i64(n), i64(groups))
 	return true
 }
-
-func noMLA2() bool { return os.Getenv(NoMLA2Env) != "" }
