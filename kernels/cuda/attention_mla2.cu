@@ -1,20 +1,26 @@
-// attention_mla2.cu: attention_mla (attention_dec.cu) for a prompt's tokens at depth, two
-// tokens a block. attention_mla takes a token a block, so at a long context every block
-// reads all of the layer's latent rows twice (its two passes), from L2: at 16,384
-// positions a 512-token batch read ~20 GB a layer, and the kernel ran at about the L2's
-// bandwidth (inference/backend/cuda/NOTES.md, session 82). Here warps 0-7 take token 2x
-// and warps 8-15 token 2x + 1 over the same key tiles, which warps 0-7 copy: half the
-// reads. The two tokens must read one sequence's rows (the host launches it for one
-// sequence's rows only).
+// attention_mla2.cu: a prompt's latent attention at depth, two tokens a block, in one pass
+// over the keys. attention_mla (attention_dec.cu) takes a token a block, and where its
+// scores do not fit shared memory it makes two passes (the statistics, then the
+// probabilities and P V), so at a long context every block reads all of the layer's
+// latent rows twice, from L2: at 16,384 positions a 512-token batch read ~20 GB a layer,
+// and the kernel ran at about the L2's bandwidth (inference/backend/cuda/NOTES.md,
+// session 82). Here warps 0-7 take token 2x and warps 8-15 token 2x + 1 over the same key
+// tiles, which warps 0-7 copy, and each tile is read once: a quarter of the reads, and
+// the scores made once, not twice.
 //
-// Each group of eight warps does what attention_mla's block does in its passes (pass 1:
-// warp w's positions 8w.. of each tile, its running max and sum; the warps' meet in warp
-// order, so each probability has attention_mla's bits), but P V: warp w of a group takes
-// output dims 72w .. 72w + 71 (nine n8 tiles) over all 64 positions of a tile (attention_mla
-// splits them in halves that meet at the end), so that its sums fit the 128 registers of a
-// 512-thread block; the sums add in another order than attention_mla's (last bits).
+// The softmax is online, as flash attention's: per tile, warp w of a group scores
+// positions 8w.. (dec_scores), the group's eight warps meet their maxima in shared memory
+// (the running max m of each row, the same in all of them), the probabilities exp(s - m)
+// go to the group's P tile in f16, and the output sums and each lane's share of the row
+// sums are rescaled by exp(m_old - m) when m grows; the output is divided by the row sum
+// at the end. So the probabilities are rounded to f16 before they are normalised (as in
+// llama.cpp's flash attention), not after (as attention_mla and the CPU reference do):
+// the outputs agree with attention_mla's to that rounding. P V: warp w of a group takes
+// output dims 72w .. 72w + 71 (nine n8 tiles) over all 64 positions of a tile, so that its
+// sums fit the 128 registers of a 512-thread block.
 //
-// Grid ((n + 1) / 2, ceil(H / 16)): block (x, y) takes heads 16y.. of tokens 2x, 2x + 1.
+// Grid ((n + 1) / 2, ceil(H / 16)): block (x, y) takes heads 16y.. of tokens 2x, 2x + 1,
+// which must read one sequence's rows (the host launches it for one sequence's rows only).
 // Arguments as attention_mla's; 512 threads; dynamic shared memory mla2_smem() (two query
 // tiles, a ring of two key tiles, two P tiles).
 #include "attention_one.cuh"
@@ -51,13 +57,12 @@ attention_mla2(float* dst, i64 dstride, const float* q, i64 qstride, const uint1
     uint8_t* psm = ksm + 2 * stage + grp * (16 * DEC_PLD);  // [16][DEC_PLD bytes]
     const uint32_t ksa = (uint32_t)__cvta_generic_to_shared(ksm);
     const int sh = (bs & (bs - 1)) == 0 ? __ffs(bs) - 1 : -1;
-    // Load s: pass 1's tile s, then pass 2's tile s - ntile, into slot s % 2; group 0
-    // copies (dec_rows and dec_copy are written for eight warps), one commit group a step.
+    // Load tile s into slot s % 2; group 0 copies (dec_rows and dec_copy are written for
+    // eight warps), one commit group a step.
     auto load = [&](int s) {
         if (grp == 0) {
-            if (s < 2 * ntile) {
-                const int t = s < ntile ? s : s - ntile;
-                const int mine = dec_rows<D>(tab, bs, sh, t * DEC_K, nmax);
+            if (s < ntile) {
+                const int mine = dec_rows<D>(tab, bs, sh, s * DEC_K, nmax);
                 dec_copy<D>(ksa + (s & 1) * stage, k, (int)kstride, mine);
             }
             tc_commit();
@@ -86,68 +91,52 @@ attention_mla2(float* dst, i64 dstride, const float* q, i64 qstride, const uint1
     const uint32_t qa = (uint32_t)__cvta_generic_to_shared(qsm) + 16 * lane;
     const uint32_t kro = (8 * wl + (lane & 7)) * (2 * D);
     const uint32_t kx0 = (((lane >> 3) ^ (lane & 7)) << 4), kx1 = (((4 + (lane >> 3)) ^ (lane & 7)) << 4);
-    // Pass 1: this warp's max m and sum s (against m) of rows g and g + 8.
-    float m0 = -INFINITY, m1 = -INFINITY, s0 = 0, s1 = 0;
-    for (int it = 0; it < ntile; it++) {
-        load(it + 1);
-        asm volatile("cp.async.wait_group 1;" ::: "memory");
-        __syncthreads();
-        if (it * DEC_K + 8 * wl < nkeys) {
-            float sc[4];
-            // dec_scores places warp w's positions at t0 + 8w: t0 less 64 grp for group 1
-            dec_scores<D>(sc, qa, ksa + (it & 1) * stage + kro, kx0, kx1, it * DEC_K - 64 * grp, nkeys, scale);
-            float x0 = fmaxf(sc[0], sc[1]), x1 = fmaxf(sc[2], sc[3]);
-            x0 = fmaxf(x0, __shfl_xor_sync(0xffffffffu, x0, 1));
-            x0 = fmaxf(x0, __shfl_xor_sync(0xffffffffu, x0, 2));
-            x1 = fmaxf(x1, __shfl_xor_sync(0xffffffffu, x1, 1));
-            x1 = fmaxf(x1, __shfl_xor_sync(0xffffffffu, x1, 2));
-            const float n0 = fmaxf(m0, x0), n1 = fmaxf(m1, x1);
-            float e0 = 1.0f, e1 = 1.0f;
-            if (__any_sync(0xffffffffu, n0 != m0 || n1 != m1)) e0 = expf(m0 - n0), e1 = expf(m1 - n1);
-            s0 = s0 * e0 + expf(sc[0] - n0) + expf(sc[1] - n0);
-            s1 = s1 * e1 + expf(sc[2] - n1) + expf(sc[3] - n1);
-            m0 = n0;
-            m1 = n1;
-        }
-        __syncthreads();  // the slot is free for load it + 2
-    }
-    s0 += __shfl_xor_sync(0xffffffffu, s0, 1);
-    s0 += __shfl_xor_sync(0xffffffffu, s0, 2);
-    s1 += __shfl_xor_sync(0xffffffffu, s1, 1);
-    s1 += __shfl_xor_sync(0xffffffffu, s1, 2);
-    if (tig == 0) {
-        stat[w][g][0] = m0, stat[w][g][1] = s0;
-        stat[w][g + 8][0] = m1, stat[w][g + 8][1] = s1;
-    }
-    __syncthreads();
-    float M0 = -INFINITY, M1 = -INFINITY, L0 = 0, L1 = 0;  // the group's, in warp order
-#pragma unroll
-    for (int j = 0; j < 8; j++) M0 = fmaxf(M0, stat[8 * grp + j][g][0]), M1 = fmaxf(M1, stat[8 * grp + j][g + 8][0]);
-#pragma unroll
-    for (int j = 0; j < 8; j++) {
-        if (stat[8 * grp + j][g][0] > -INFINITY) L0 += stat[8 * grp + j][g][1] * expf(stat[8 * grp + j][g][0] - M0);
-        if (stat[8 * grp + j][g + 8][0] > -INFINITY) L1 += stat[8 * grp + j][g + 8][1] * expf(stat[8 * grp + j][g + 8][0] - M1);
-    }
-    const float inv0 = 1.0f / L0, inv1 = 1.0f / L1;
-    // Pass 2: the scores again, their probabilities into the group's P tile, and P V.
     const uint32_t pla = (uint32_t)__cvta_generic_to_shared(psm) + (lane & 15) * DEC_PLD + 16 * (lane >> 4);
     const int vr = (lane & 7) + (((lane >> 3) & 1) << 3);  // the lane's row of a 16-position block
     const int cb = 9 * wl;                                  // the warp's first 16-byte chunk (8 dims)
+    // m0, m1: the group's running max of rows g and g + 8 (the same in all its warps);
+    // l0, l1: this lane's sums of its positions' exp(s - m), rescaled as m grows.
+    float m0 = -INFINITY, m1 = -INFINITY, l0 = 0, l1 = 0;
     float o[9][4];
 #pragma unroll
     for (int j = 0; j < 9; j++)
 #pragma unroll
         for (int e = 0; e < 4; e++) o[j][e] = 0;
     for (int it = 0; it < ntile; it++) {
-        load(ntile + it + 1);
+        load(it + 1);
         asm volatile("cp.async.wait_group 1;" ::: "memory");
-        __syncthreads();
-        const uint32_t slot = ksa + ((ntile + it) & 1) * stage;
+        __syncthreads();  // tile it
+        const uint32_t slot = ksa + (it & 1) * stage;
         float sc[4];
+        // dec_scores places warp w's positions at t0 + 8w: t0 less 64 grp for group 1
         dec_scores<D>(sc, qa, slot + kro, kx0, kx1, it * DEC_K - 64 * grp, nkeys, scale);
+        float x0 = fmaxf(sc[0], sc[1]), x1 = fmaxf(sc[2], sc[3]);
+        x0 = fmaxf(x0, __shfl_xor_sync(0xffffffffu, x0, 1));
+        x0 = fmaxf(x0, __shfl_xor_sync(0xffffffffu, x0, 2));
+        x1 = fmaxf(x1, __shfl_xor_sync(0xffffffffu, x1, 1));
+        x1 = fmaxf(x1, __shfl_xor_sync(0xffffffffu, x1, 2));
+        if (tig == 0) stat[w][g][0] = x0, stat[w][g + 8][0] = x1;
+        __syncthreads();  // the warps' maxima
+        float n0 = m0, n1 = m1;  // the group's max after this tile, in warp order
+#pragma unroll
+        for (int j = 0; j < 8; j++) n0 = fmaxf(n0, stat[8 * grp + j][g][0]), n1 = fmaxf(n1, stat[8 * grp + j][g + 8][0]);
+        // exp(-inf - -inf) is NaN: a row whose positions so far are all past its end
+        // (an idle token) keeps zeros
+        const float e0 = n0 == m0 ? 1.0f : expf(m0 - n0), e1 = n1 == m1 ? 1.0f : expf(m1 - n1);
+        const float p0 = n0 == -INFINITY ? 0.0f : expf(sc[0] - n0), p1 = n0 == -INFINITY ? 0.0f : expf(sc[1] - n0);
+        const float p2 = n1 == -INFINITY ? 0.0f : expf(sc[2] - n1), p3 = n1 == -INFINITY ? 0.0f : expf(sc[3] - n1);
+        const uint32_t h01 = f2h(p0) | ((uint32_t)f2h(p1) << 16), h23 = f2h(p2) | ((uint32_t)f2h(p3) << 16);
+        l0 = l0 * e0 + (p0 + p1);
+        l1 = l1 * e1 + (p2 + p3);
+        m0 = n0;
+        m1 = n1;
         const int col = 16 * wl + 4 * tig;  // byte offset of positions 8 wl + 2 tig, +1
-        *(uint32_t*)(psm + g * DEC_PLD + col) = tc_prob(sc[0], M0, inv0) | (tc_prob(sc[1], M0, inv0) << 16);
-        *(uint32_t*)(psm + (g + 8) * DEC_PLD + col) = tc_prob(sc[2], M1, inv1) | (tc_prob(sc[3], M1, inv1) << 16);
+        *(uint32_t*)(psm + g * DEC_PLD + col) = h01;
+        *(uint32_t*)(psm + (g + 8) * DEC_PLD + col) = h23;
+        if (e0 != 1.0f || e1 != 1.0f) {
+#pragma unroll
+            for (int j = 0; j < 9; j++) o[j][0] *= e0, o[j][1] *= e0, o[j][2] *= e1, o[j][3] *= e1;
+        }
         __syncthreads();  // the P tiles
         if (it * DEC_K < nkeys) {
 #pragma unroll
@@ -170,15 +159,26 @@ attention_mla2(float* dst, i64 dstride, const float* q, i64 qstride, const uint1
                 tc_mma(o[8], pa, b2[0], b2[1]);
             }
         }
-        __syncthreads();  // the slot and the P tiles are free
+        __syncthreads();  // the slot, the P tiles and stat are free
     }
+    // the rows' sums: the lanes' (against the same final max), then the warps' in order
+    l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
+    l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
+    l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
+    l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
+    if (tig == 0) stat[w][g][1] = l0, stat[w][g + 8][1] = l1;
+    __syncthreads();
+    float L0 = 0, L1 = 0;
+#pragma unroll
+    for (int j = 0; j < 8; j++) L0 += stat[8 * grp + j][g][1], L1 += stat[8 * grp + j][g + 8][1];
+    const float inv0 = 1.0f / L0, inv1 = 1.0f / L1;
     asm volatile("cp.async.wait_all;" ::: "memory");
     if (!live) return;
     float* d0 = dst + ((i64)h0 * n + i) * dstride;  // head-major rows, as q
 #pragma unroll
     for (int j = 0; j < 9; j++) {
         const int c = 8 * (cb + j) + 2 * tig;
-        if (g < nr) *(float2*)(d0 + (i64)g * n * dstride + c) = make_float2(o[j][0], o[j][1]);
-        if (g + 8 < nr) *(float2*)(d0 + (i64)(g + 8) * n * dstride + c) = make_float2(o[j][2], o[j][3]);
+        if (g < nr) *(float2*)(d0 + (i64)g * n * dstride + c) = make_float2(o[j][0] * inv0, o[j][1] * inv0);
+        if (g + 8 < nr) *(float2*)(d0 + (i64)(g + 8) * n * dstride + c) = make_float2(o[j][2] * inv1, o[j][3] * inv1);
     }
 }

@@ -5,7 +5,9 @@ package cuda
 // scores do not fit shared memory (past ~2,000 positions) each block reads all of the
 // layer's latent rows twice, so a prompt's batch read them twice per token from L2 (~20 GB
 // a layer at 16,384 positions: V2-Lite's pp512 there ran at 0.68x llama.cpp's, session
-// 82). Its two tokens share each key tile: half the reads.
+// 82). Its two tokens share each key tile, and one pass with an online softmax (its
+// probabilities rounded to f16 before they are normalised, as llama.cpp's flash
+// attention does) reads each tile once: a quarter of the reads.
 
 // mla2Smem is attention_mla2's dynamic shared memory (mla2_smem in the kernel): two query
 // tiles of 16 x 576 halves, two key tiles of 64 x 576, two P tiles of 16 x 144 bytes.

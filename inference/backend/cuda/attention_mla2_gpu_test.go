@@ -14,15 +14,22 @@ import (
 )
 
 // TestAttentionMLA2: a prompt's latent attention at depth (its scores past what shared
-// memory keeps) on attention_mla2, two tokens a block sharing the key tiles, against
-// attention_mla, a token a block: the probabilities have the same bits, the P V sums add
-// in another order, so the outputs agree to float rounding. Odd and even token counts
-// (the last block's second token idle), 16 heads and 20 (a second, partial head group),
-// tokens at different depths within a block.
+// memory keeps) on attention_mla2, two tokens a block sharing the key tiles in one pass
+// with an online softmax, against attention_mla, a token a block in two passes: the
+// probabilities are rounded to f16 before normalisation there and after it here, so the
+// outputs agree to that rounding (~1e-5 at these depths; the bound is 1e-4). Odd and
+// even token counts (the last block's second token idle), 16 heads and 20 (a second,
+// partial head group), tokens at different depths within a block, contexts ending
+// mid-tile, and a query large enough that a few positions take most of each row (the
+// rounding then relative to the output, which those positions' values make).
 func TestAttentionMLA2(t *testing.T) {
 	const dim = 576
-	for _, c := range []struct{ n, heads, base, ctx int }{{64, 16, 5000, 5100}, {33, 16, 6000, 6100}, {41, 20, 4500, 4600}, {40, 16, 8191, 8240}} {
-		name := fmt.Sprintf("%d tokens of %d heads at %d", c.n, c.heads, c.base)
+	for _, c := range []struct {
+		n, heads, base, ctx int
+		qs, rel             float64 // the query's scale; the bound's part relative to the output
+	}{{64, 16, 5000, 5100, 0.2, 1e-4}, {33, 16, 6000, 6100, 0.2, 1e-4}, {41, 20, 4500, 4600, 0.2, 1e-4},
+		{40, 16, 8191, 8240, 0.2, 1e-4}, {64, 16, 3000, 3100, 1.5, 2e-3}} {
+		name := fmt.Sprintf("%d tokens of %d heads at %d, query scale %g", c.n, c.heads, c.base, c.qs)
 		var got [2][]float32
 		for k := range 2 {
 			be := newOrSkip(t)
@@ -41,7 +48,7 @@ func TestAttentionMLA2(t *testing.T) {
 					pos = append(pos, int32(c.base+i))
 				}
 			}
-			q, p := e.randn(rows, dim, 0.2), e.ids(pos...)
+			q, p := e.randn(rows, dim, c.qs), e.ids(pos...)
 			if err := be.Sync(t.Context()); err != nil {
 				t.Fatal(err)
 			}
@@ -63,12 +70,16 @@ func TestAttentionMLA2(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		worst := 0.0
 		for i, w := range got[1] {
 			g := got[0][i]
-			if d := math.Abs(float64(g - w)); d > 1e-4+1e-4*math.Abs(float64(w)) || g != g {
+			d := math.Abs(float64(g - w))
+			worst = max(worst, d)
+			if d > 1e-4+c.rel*math.Abs(float64(w)) || g != g {
 				t.Fatalf("%s: [%d] (head %d, token %d, dim %d): attention_mla2 %g, attention_mla %g", name, i,
 					i/dim/c.n, i/dim%c.n, i%dim, g, w)
 			}
 		}
+		t.Logf("%s: largest difference %.2g", name, worst)
 	}
 }
