@@ -213,6 +213,53 @@ attention_split_pv(float* dst, i64 dstride, const float* q, i64 qstride, const u
     }
 }
 
+// split_kcopy issues the copies of the K rows of positions s0 .. s0+SPLIT_CHUNK-1 below
+// end (zeros from end on) into ring stage st: SPLIT_CHUNK rows of hd halves (64 or 128),
+// chunk c of row r at c ^ 4(r & 1), so that the two rows a quarter-warp reads in
+// split_kscores fall on other banks.
+__device__ __forceinline__ void split_kcopy(uint8_t* st, const uint16_t* k, i64 kstride, int kvh, int hd,
+                                            const int* tab, int bs, int s0, int end) {
+    const int chunks = hd / 8;
+    for (int e = threadIdx.x; e < SPLIT_CHUNK * chunks; e += SM_THREADS) {
+        const int r = e / chunks, c = e % chunks, t = s0 + r;
+        const bool ok = t < end;
+        const uint16_t* src = ok ? k + cache_row(tab, bs, t) * kstride + kvh * hd + 8 * c : k;
+        tc_cp16(st + r * 2 * hd + 16 * (c ^ ((r & 1) << 2)), src, ok);
+    }
+}
+
+// split_kscores is split_scores over the K rows of ring stage st (split_kcopy's layout):
+// the same products in the same order, so the same floats.
+__device__ __forceinline__ void split_kscores(float* sc, const float* qs, const uint8_t* st, int hd, int G,
+                                              float scale, int t0, int end, int ss) {
+    const int tid = threadIdx.x, quad = tid & 3, chunks = hd / 8, r = tid >> 2;
+    const int t = t0 + r;
+    float s[GQA_MAX];
+#pragma unroll
+    for (int g = 0; g < GQA_MAX; g++) s[g] = 0;
+    if (t < end) {
+        const uint8_t* kr = st + r * 2 * hd;
+        for (int c = quad; c < chunks; c += 4) {
+            float kf[8];
+            unpack8(*(const uint4*)(kr + 16 * (c ^ ((r & 1) << 2))), kf);
+#pragma unroll
+            for (int g = 0; g < GQA_MAX; g++)
+                if (g < G)
+#pragma unroll
+                    for (int j = 0; j < 8; j++) s[g] = __fmaf_rn(qs[g * hd + 8 * c + j], kf[j], s[g]);
+        }
+    }
+#pragma unroll
+    for (int g = 0; g < GQA_MAX; g++) {
+        s[g] += __shfl_xor_sync(0xffffffffu, s[g], 1);
+        s[g] += __shfl_xor_sync(0xffffffffu, s[g], 2);
+    }
+    if (t < end && quad == 0)
+#pragma unroll
+        for (int g = 0; g < GQA_MAX; g++)
+            if (g < G) sc[g * ss + t - t0] = s[g] * scale;
+}
+
 // attention_split1: the two kernels above in one launch, for grids whose blocks are all
 // resident at once (the host checks: at most two blocks an SM, no more blocks than twice
 // the SMs). A block scores its whole chunk into shared memory and publishes its heads'
@@ -223,13 +270,17 @@ attention_split_pv(float* dst, i64 dstride, const float* q, i64 qstride, const u
 // finish (count reaching 2*nact) adds the partial sums in chunk order into dst and zeroes
 // count. The scores are computed once, and the statistics never leave the SMs' L2.
 // With q8 (fused with the next MatMul's rounding, fuse.go) the last block also rounds the
-// group's output to Q8_K into q8 (rows of q8stride bytes). Dynamic shared memory: G*hd +
-// G*cmax + SM_PART floats, cmax >= the chunk length.
+// group's output to Q8_K into q8 (rows of q8stride bytes). With ring 2 or 4 (hd 64 or 128)
+// the K rows come through a ring of that many stages of SPLIT_CHUNK rows in shared memory
+// (split_kcopy), ring - 1 of them in flight while a stage is scored: at long contexts a
+// block's K loads, one round trip per sub-chunk without it, set its time (the 8B's
+// decode after 16,384 positions read its cache at ~0.9 TB/s). Dynamic shared memory: G*hd
+// + G*cmax + SM_PART floats, cmax >= the chunk length, then ring * SPLIT_CHUNK * hd halves.
 extern "C" __global__ void __launch_bounds__(SM_THREADS, 2)
 attention_split1(float* dst, i64 dstride, const float* q, i64 qstride, const uint16_t* k, i64 kstride,
                  const uint16_t* v, i64 vstride, const int* pos, int nhead, int nkv, int hd, int vhd,
                  float scale, const int* table, int tcols, const int* seq, int bs, float* work, int* count,
-                 int splits, int cmax, uint8_t* q8, i64 q8stride) { pdl_entry();
+                 int splits, int cmax, int ring, uint8_t* q8, i64 q8stride) { pdl_entry();
     extern __shared__ float smem[];
     __shared__ float gm[GQA_MAX], ginv[GQA_MAX];
     __shared__ int last;
@@ -260,9 +311,29 @@ attention_split1(float* dst, i64 dstride, const float* q, i64 qstride, const uin
     }
     __syncthreads();
     const int lane = tid & 31, w = tid >> 5;
+    uint8_t* rs = (uint8_t*)(red + SM_PART);  // [ring][SPLIT_CHUNK][hd] halves
+    const int rstage = SPLIT_CHUNK * 2 * hd;
+    if (ring > 1)
+        for (int u = 0; u < ring - 1; u++) {
+            if (t0 + u * SPLIT_CHUNK < end)
+                split_kcopy(rs + u * rstage, k, kstride, kvh, hd, tab, bs, t0 + u * SPLIT_CHUNK, end);
+            tc_commit();
+        }
     float m = -INFINITY, l = 0;
-    for (int s0 = t0; s0 < end; s0 += SPLIT_CHUNK) {
-        split_scores(sc + (s0 - t0), qs, k, kstride, kvh, hd, G, scale, tab, bs, s0, end, cmax);
+    for (int s0 = t0, u = 0; s0 < end; s0 += SPLIT_CHUNK, u++) {
+        if (ring > 1) {  // sub-chunk u + ring - 1 into the stage sub-chunk u - 1 left
+            const int sn = s0 + (ring - 1) * SPLIT_CHUNK;
+            if (sn < end) split_kcopy(rs + ((u + ring - 1) % ring) * rstage, k, kstride, kvh, hd, tab, bs, sn, end);
+            tc_commit();
+            if (ring == 4)  // sub-chunk u's copies have landed (this thread's; the barrier: all)
+                asm volatile("cp.async.wait_group 3;" ::: "memory");
+            else
+                asm volatile("cp.async.wait_group 1;" ::: "memory");
+            __syncthreads();
+            split_kscores(sc + (s0 - t0), qs, rs + (u % ring) * rstage, hd, G, scale, s0, end, cmax);
+        } else {
+            split_scores(sc + (s0 - t0), qs, k, kstride, kvh, hd, G, scale, tab, bs, s0, end, cmax);
+        }
         __syncthreads();
         if (w < G) {
             const int nc = min(SPLIT_CHUNK, end - s0);

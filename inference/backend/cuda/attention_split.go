@@ -53,6 +53,9 @@ type attSplit struct {
 	// one is 1 once attention_split1 is loaded with its shared memory limit raised, -1
 	// when it may not run, 0 before the first split.
 	one int
+	// noRing keeps attention_split1's K loads out of its shared-memory ring
+	// ($EMBER_CUDA_NO_SPLIT_RING, for timing).
+	noRing bool
 	// work holds F32 chunk statistics [rows*nhead*splits][2] and partial sums
 	// [rows*nhead*splits][vhd]; count I32 [rows*nkv] the blocks of each (row, KV head)
 	// done, zero between launches (the last block zeroes it again). Both only grow: a
@@ -128,7 +131,7 @@ func (b *Backend) attentionSplit1(args []uint64, rows, nkv, g, hd, vhd, nmax, sp
 	if b.split.two || b.split1Off() {
 		return false
 	}
-	splits, cmax, smem := split1Plan(rows*nkv, g, hd, nmax, splits, b.dev.SMs)
+	splits, cmax, smem, ring := split1Plan(rows*nkv, g, hd, nmax, splits, b.dev.SMs, !b.split.noRing)
 	if splits == 0 {
 		return false
 	}
@@ -137,7 +140,7 @@ func (b *Backend) attentionSplit1(args []uint64, rows, nkv, g, hd, vhd, nmax, sp
 	if work == 0 || count == 0 {
 		return true // b.err is set: nothing more runs
 	}
-	args = append(args, work, count, i64(splits), i64(cmax), 0, 0)
+	args = append(args, work, count, i64(splits), i64(cmax), i64(ring), 0, 0)
 	b.launch("attention_split1", rows, nkv*splits, smThreads, smem, args...)
 	b.markAttention("attention_split1", args, rows, nkv*splits, smem, smThreads, g, nkv, vhd, false, false)
 	return true
@@ -146,34 +149,51 @@ func (b *Backend) attentionSplit1(args []uint64, rows, nkv, g, hd, vhd, nmax, sp
 // split1Plan sizes attention_split1 for pairs (rows x KV heads) of g query heads of hd
 // dims over a cache of nmax positions, from the split count the two-launch kernels would
 // use, on sms SMs (0: an H200's): at most two blocks an SM in all (splits shrinks to fit),
-// cmax the longest chunk a row can get, smem its dynamic shared memory. splits 0: the
+// cmax the longest chunk a row can get, ring the stages of its K rows' shared-memory ring
+// (4 or 2 where there is room and a chunk has more sub-chunks than one, for head dims 64
+// and 128 when rings is true; else 0), smem its dynamic shared memory. splits 0: the
 // grid or the chunk's scores do not fit.
-func split1Plan(pairs, g, hd, nmax, splits, sms int) (int, int, int) {
+func split1Plan(pairs, g, hd, nmax, splits, sms int, rings bool) (int, int, int, int) {
 	sms = smsOr(sms)
 	splits = min(splits, 2*sms/pairs)
 	if splits < 1 {
-		return 0, 0, 0
+		return 0, 0, 0, 0
 	}
 	per := (nmax + splits - 1) / splits
 	cmax := (per + splitChunk - 1) / splitChunk * splitChunk
 	smem := 4 * (g*hd + g*cmax + smPart)
 	if smem > split1SmemMax {
-		return 0, 0, 0
+		return 0, 0, 0, 0
 	}
-	return splits, cmax, smem
+	stage := splitChunk * 2 * hd // bytes of a ring stage
+	if rings && (hd == 64 || hd == 128) {
+		for _, r := range []int{4, 2} {
+			if r <= cmax/splitChunk && smem+r*stage <= split1SmemMax {
+				return splits, cmax, smem + r*stage, r
+			}
+		}
+	}
+	return splits, cmax, smem, 0
 }
 
 // split1Off reports whether attention_split1 cannot run: $EMBER_CUDA_SPLIT2 is set, or
-// its shared memory limit could not be raised (read once, when the kernel is loaded).
+// its shared memory limit could not be raised (read once, when the kernel is loaded, with
+// $EMBER_CUDA_NO_SPLIT_RING).
 func (b *Backend) split1Off() bool {
 	if b.split.one == 0 {
 		b.split.one = 1
+		b.split.noRing = os.Getenv(NoSplitRingEnv) != ""
 		if os.Getenv(Split2Env) != "" || b.raiseSmem(b.kernel("attention_split1"), split1SmemMax) != nil {
 			b.split.one = -1
 		}
 	}
 	return b.split.one < 0
 }
+
+// NoSplitRingEnv names an environment variable: when set, attention_split1 loads its K
+// rows straight into registers, a sub-chunk at a time, not through its shared-memory
+// ring (for timing).
+const NoSplitRingEnv = "EMBER_CUDA_NO_SPLIT_RING"
 
 // Split2Env names an environment variable: when set, split decode attention always runs
 // as two launches (attention_split_stats, attention_split_pv), for timing against the

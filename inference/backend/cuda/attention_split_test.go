@@ -33,26 +33,36 @@ func TestSplitCount(t *testing.T) {
 // its chunk's scores within split1SmemMax; larger grids or caches decline (the two-launch
 // kernels take them).
 func TestSplit1Plan(t *testing.T) {
+	const st = splitChunk * 2 * 128 // a ring stage at head dim 128
 	for _, c := range []struct {
 		pairs, g, hd, nmax, splits, sms int
-		want                            [3]int
+		want                            [4]int
 	}{
-		{8, 4, 128, 768, 12, 132, [3]int{12, 64, 4 * (512 + 256 + smPart)}},         // Llama-3.1-8B decode at 512-640
-		{8, 4, 128, 4096, 33, 132, [3]int{33, 128, 4 * (512 + 512 + smPart)}},       // 4k context
-		{16, 4, 128, 8192, 17, 132, [3]int{16, 512, 4 * (512 + 2048 + smPart)}},     // two rows: 2*132/16 = 16 splits
-		{8, 4, 128, 131072, 33, 132, [3]int{33, 4032, 4 * (512 + 4*4032 + smPart)}}, // 128k
-		{8, 4, 128, 262144, 33, 132, [3]int{0, 0, 0}},                               // 256k: 8,000 positions a chunk
-		{300, 4, 128, 4096, 1, 132, [3]int{0, 0, 0}},                                // more pairs than blocks
-		{8, 4, 128, 768, 12, 0, [3]int{12, 64, 4 * (512 + 256 + smPart)}},           // no SM count
-		{4, 2, 64, 700, 11, 132, [3]int{11, 64, 4 * (128 + 128 + smPart)}},          // odd shapes
+		{8, 4, 128, 768, 12, 132, [4]int{12, 64, 4 * (512 + 256 + smPart), 0}},                // Llama-3.1-8B decode at 512-640: one sub-chunk, no ring
+		{8, 4, 128, 4096, 33, 132, [4]int{33, 128, 4*(512+512+smPart) + 2*st, 2}},             // 4k context: two sub-chunks
+		{16, 4, 128, 8192, 17, 132, [4]int{16, 512, 4*(512+2048+smPart) + 4*st, 4}},           // two rows: 2*132/16 = 16 splits
+		{8, 4, 128, 16384, 33, 132, [4]int{33, 512, 4*(512+2048+smPart) + 4*st, 4}},           // 16k
+		{8, 4, 128, 65536, 33, 132, [4]int{33, 2048, 4*(512+4*2048+smPart) + 4*st, 4}},        // 64k
+		{8, 4, 128, 131072, 33, 132, [4]int{33, 4032, 4*(512+4*4032+smPart) + 2*st, 2}},       // 128k: room for two stages
+		{8, 4, 128, 262144, 33, 132, [4]int{0, 0, 0, 0}},                                      // 256k: 8,000 positions a chunk
+		{300, 4, 128, 4096, 1, 132, [4]int{0, 0, 0, 0}},                                       // more pairs than blocks
+		{8, 4, 128, 768, 12, 0, [4]int{12, 64, 4 * (512 + 256 + smPart), 0}},                  // no SM count
+		{4, 2, 64, 700, 11, 132, [4]int{11, 64, 4 * (128 + 128 + smPart), 0}},                 // odd shapes
+		{4, 2, 64, 7000, 33, 132, [4]int{33, 256, 4*(128+512+smPart) + 4*splitChunk*2*64, 4}}, // head dim 64
+		{8, 5, 80, 16384, 33, 132, [4]int{33, 512, 4 * (400 + 5*512 + smPart), 0}},            // head dim 80: no ring
 	} {
-		s, cm, sm := split1Plan(c.pairs, c.g, c.hd, c.nmax, c.splits, c.sms)
-		if got := [3]int{s, cm, sm}; got != c.want {
+		s, cm, sm, r := split1Plan(c.pairs, c.g, c.hd, c.nmax, c.splits, c.sms, true)
+		if got := [4]int{s, cm, sm, r}; got != c.want {
 			t.Errorf("split1Plan(%d pairs, G %d, hd %d, %d positions, %d splits, %d SMs) = %v, want %v",
 				c.pairs, c.g, c.hd, c.nmax, c.splits, c.sms, got, c.want)
 		}
-		if s > 0 && (c.pairs*s > 2*max(c.sms, 1) && c.sms > 0 || cm*s < c.nmax) {
-			t.Errorf("%v: %d blocks on %d SMs, or %d x %d positions < %d", c, c.pairs*s, c.sms, s, cm, c.nmax)
+		if s > 0 && (c.pairs*s > 2*max(c.sms, 1) && c.sms > 0 || cm*s < c.nmax || sm > split1SmemMax || r > cm/splitChunk) {
+			t.Errorf("%v: %d blocks on %d SMs, or %d x %d positions < %d, or %d bytes, or %d stages", c, c.pairs*s, c.sms,
+				s, cm, c.nmax, sm, r)
+		}
+		if s2, cm2, sm2, r2 := split1Plan(c.pairs, c.g, c.hd, c.nmax, c.splits, c.sms, false); s2 != s || cm2 != cm || r2 != 0 ||
+			sm2 != sm-r*splitChunk*2*c.hd {
+			t.Errorf("%v without rings: %d, %d, %d, %d", c, s2, cm2, sm2, r2)
 		}
 	}
 }
