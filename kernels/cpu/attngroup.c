@@ -1,6 +1,7 @@
 // attngroup.c: attention of the g query heads of one KV head over an f16 cache
 // (ember_attention_group, see kernels.h): dispatch and the scalar C reference. The SIMD
-// paths live in attngroup_avx2.c and attngroup_neon.c.
+// paths live in attngroup_avx2.c, attngroup_avx512.c (the AVX2 path's bits on 16-lane
+// vectors) and attngroup_neon.c.
 //
 // scratch layout (floats): s[g*n_kv] the scores of head i at s + i*n_kv (then its p),
 // then q16[g*head_dim] the heads of q rounded to f16; g*(n_kv + head_dim) floats in all.
@@ -54,6 +55,7 @@ void attn_group_scalar(const float *q, int64_t g, const uint16_t *k, int64_t k_s
 
 #if defined(__x86_64__)
 #define AG_X86(isa) ((isa) >= EMBER_ISA_AVX2 && (isa) <= EMBER_ISA_AVX512VNNI)
+#define AG_X512(isa) ((isa) == EMBER_ISA_AVX512 || (isa) == EMBER_ISA_AVX512VNNI) // the AVX2 paths' bits
 #endif
 
 void ember_attention_group(int isa, const float *q, int64_t g, const uint16_t *k, int64_t k_stride,
@@ -65,6 +67,10 @@ void ember_attention_group(int isa, const float *q, int64_t g, const uint16_t *k
 		return;
 	}
 #if defined(__x86_64__)
+	if (AG_X512(isa)) {
+		attn_group_avx512(q, g, k, k_stride, v, v_stride, rows, n_kv, head_dim, v_head_dim, scale, out, scratch);
+		return;
+	}
 	if (AG_X86(isa)) {
 		attn_group_avx2(q, g, k, k_stride, v, v_stride, rows, n_kv, head_dim, v_head_dim, scale, out, scratch);
 		return;
@@ -99,6 +105,10 @@ void ember_attn_scores(int isa, const float *q16, int64_t g, const uint16_t *k, 
                        int64_t t0, int64_t t1, int64_t n_kv, int64_t head_dim, float scale, float *s) {
 	if (g < 1 || g > EMBER_ATTN_SPLIT_MAX || t0 < 0 || t0 % 4 || t1 > n_kv || t0 >= t1 || head_dim <= 0) return;
 #if defined(__x86_64__)
+	if (AG_X512(isa)) {
+		attn_scores_avx512(q16, g, k, k_stride, rows, t0, t1, n_kv, head_dim, scale, s, 0, 0, 0);
+		return;
+	}
 	if (AG_X86(isa)) {
 		attn_scores_avx2(q16, g, k, k_stride, rows, t0, t1, n_kv, head_dim, scale, s, 0, 0, 0);
 		return;
@@ -116,6 +126,10 @@ void ember_attn_scores(int isa, const float *q16, int64_t g, const uint16_t *k, 
 void ember_attn_probs(int isa, float *s, int64_t n_kv) {
 	if (n_kv <= 0) return;
 #if defined(__x86_64__)
+	if (AG_X512(isa)) {
+		attn_probs_avx512(s, n_kv);
+		return;
+	}
 	if (AG_X86(isa)) {
 		attn_probs_avx2(s, n_kv);
 		return;
@@ -136,6 +150,10 @@ void ember_attn_values(int isa, const float *s, int64_t g, int64_t n_kv, const u
 	    (c1 % 8 && c1 != v_head_dim))
 		return;
 #if defined(__x86_64__)
+	if (AG_X512(isa)) {
+		attn_values_avx512(s, g, n_kv, v, v_stride, rows, v_head_dim, c0, c1, out, ostride);
+		return;
+	}
 	if (AG_X86(isa)) {
 		attn_values_avx2(s, g, n_kv, v, v_stride, rows, v_head_dim, c0, c1, out, ostride);
 		return;

@@ -82,14 +82,7 @@ static void ag_scores4(int64_t g, const float *q16, int64_t hd, const __m256 *qt
 		ag_score_tile(2, 2, q16 + i * hd, hd, qt + i, kr + 2, h + i * 4 + 2);
 	}
 	if (i < g) ag_score_tile(4, 1, q16 + i * hd, hd, qt + i, kr, h + i * 4);
-	const __m128 vs = _mm_set1_ps(scale);
-	for (i = 0; i < g; i += 2) { // two heads per lga_hsum8: lanes 0-3 head i, 4-7 head i+1
-		if (i + 1 == g)
-			for (int j = 4; j < 8; j++) h[i * 4 + j] = _mm256_setzero_ps();
-		const __m256 r = lga_hsum8(h + i * 4);
-		_mm_storeu_ps(s + i * n_kv, _mm_mul_ps(_mm256_castps256_ps128(r), vs));
-		if (i + 1 < g) _mm_storeu_ps(s + (i + 1) * n_kv, _mm_mul_ps(_mm256_extractf128_ps(r, 1), vs));
-	}
+	ea_scores_store(g, h, scale, s, n_kv);
 }
 
 // The scaled scores of the g heads at a position outside the blocks (row kt) into s[0]

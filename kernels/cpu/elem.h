@@ -16,6 +16,7 @@
 // The caller forms p = s[t] * inv (rounded to f16 for an f16 cache).
 float elem_softmax_exp_scalar(float *s, int64_t n);
 float elem_softmax_exp_avx2(float *s, int64_t n);
+float elem_softmax_exp_avx512(float *s, int64_t n);
 float elem_softmax_exp_neon(float *s, int64_t n);
 
 void elem_attention_scalar(const float *q, const uint16_t *k, int64_t k_stride, const uint16_t *v, int64_t v_stride, const int32_t *rows,
@@ -99,16 +100,22 @@ void attn_scores_scalar(const float *q16, int64_t g, const uint16_t *k, int64_t 
 void attn_scores_avx2(const float *q16, int64_t g, const uint16_t *k, int64_t k_stride, const int32_t *rows,
                       int64_t t0, int64_t t1, int64_t n_kv, int64_t hd, float scale, float *s, const uint16_t *v,
                       int64_t v_bstride, int64_t vbytes);
+void attn_scores_avx512(const float *q16, int64_t g, const uint16_t *k, int64_t k_stride, const int32_t *rows,
+                        int64_t t0, int64_t t1, int64_t n_kv, int64_t hd, float scale, float *s, const uint16_t *v,
+                        int64_t v_bstride, int64_t vbytes);
 void attn_scores_neon(const float *q16, int64_t g, const uint16_t *k, int64_t k_stride, const int32_t *rows,
                       int64_t t0, int64_t t1, int64_t n_kv, int64_t hd, float scale, float *s, const uint16_t *v,
                       int64_t v_bstride, int64_t vbytes);
 void attn_probs_scalar(float *s, int64_t n_kv);
 void attn_probs_avx2(float *s, int64_t n_kv);
+void attn_probs_avx512(float *s, int64_t n_kv);
 void attn_probs_neon(float *s, int64_t n_kv);
 void attn_values_scalar(const float *s, int64_t g, int64_t n_kv, const uint16_t *v, int64_t v_stride,
                         const int32_t *rows, int64_t c0, int64_t c1, float *out, int64_t ostride);
 void attn_values_avx2(const float *s, int64_t g, int64_t n_kv, const uint16_t *v, int64_t v_stride,
                       const int32_t *rows, int64_t vhd, int64_t c0, int64_t c1, float *out, int64_t ostride);
+void attn_values_avx512(const float *s, int64_t g, int64_t n_kv, const uint16_t *v, int64_t v_stride,
+                        const int32_t *rows, int64_t vhd, int64_t c0, int64_t c1, float *out, int64_t ostride);
 void attn_values_neon(const float *s, int64_t g, int64_t n_kv, const uint16_t *v, int64_t v_stride,
                       const int32_t *rows, int64_t vhd, int64_t c0, int64_t c1, float *out, int64_t ostride);
 
@@ -119,6 +126,9 @@ void attn_group_scalar(const float *q, int64_t g, const uint16_t *k, int64_t k_s
 void attn_group_avx2(const float *q, int64_t g, const uint16_t *k, int64_t k_stride, const uint16_t *v,
                      int64_t v_stride, const int32_t *rows, int64_t n_kv, int64_t head_dim, int64_t v_head_dim,
                      float scale, float *out, float *scratch);
+void attn_group_avx512(const float *q, int64_t g, const uint16_t *k, int64_t k_stride, const uint16_t *v,
+                       int64_t v_stride, const int32_t *rows, int64_t n_kv, int64_t head_dim, int64_t v_head_dim,
+                       float scale, float *out, float *scratch);
 void attn_group_neon(const float *q, int64_t g, const uint16_t *k, int64_t k_stride, const uint16_t *v,
                      int64_t v_stride, const int32_t *rows, int64_t n_kv, int64_t head_dim, int64_t v_head_dim,
                      float scale, float *out, float *scratch);

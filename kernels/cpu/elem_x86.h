@@ -59,4 +59,19 @@ LGA void ea_tile_store(const int H, const int W, const __m256 *acc, float *out, 
 	}
 }
 
+// The scaled scores of g heads at the four positions of a block from their unreduced
+// dots h[i*4 + p] (head i, position p; h holds 4g + 4 vectors, the last four scratch) into
+// s[0..4) of each head (heads n_kv floats apart): two heads per lga_hsum8, lanes 0-3
+// head i, 4-7 head i+1.
+LGA void ea_scores_store(int64_t g, __m256 *h, float scale, float *s, int64_t n_kv) {
+	const __m128 vs = _mm_set1_ps(scale);
+	for (int64_t i = 0; i < g; i += 2) {
+		if (i + 1 == g)
+			for (int j = 4; j < 8; j++) h[i * 4 + j] = _mm256_setzero_ps();
+		const __m256 r = lga_hsum8(h + i * 4);
+		_mm_storeu_ps(s + i * n_kv, _mm_mul_ps(_mm256_castps256_ps128(r), vs));
+		if (i + 1 < g) _mm_storeu_ps(s + (i + 1) * n_kv, _mm_mul_ps(_mm256_extractf128_ps(r, 1), vs));
+	}
+}
+
 #endif
