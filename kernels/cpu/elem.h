@@ -37,9 +37,11 @@ static inline __attribute__((always_inline)) void elem_prefetch(const void *p, i
 	__builtin_prefetch(c + n - 1);
 }
 
-// ELEM_KPF is how many positions ahead the grouped kernels' scores prefetch the K rows
-// (a decode row reads its cache once, cold: Llama-3.2-1B's generation after 4,096
-// tokens on a Zen 5 VM went from ~23 to ~31 tok/s with it; 16 and 64 measured the same).
+// ELEM_KPF is how many positions ahead the attention kernels' scores (grouped and
+// single-head, f16 cache) prefetch the K rows (a decode row reads its cache once, cold:
+// Llama-3.2-1B's generation after 4,096 tokens on a Zen 5 VM went from ~23 to ~31 tok/s
+// with it, a 32-KV-head variant's after 2,048 from ~16.4 to ~18.3; 16 and 64 measured
+// the same as 32).
 #define ELEM_KPF 32
 
 // The grouped kernels prefetch the V rows of the next run while they run through one (the
