@@ -103,8 +103,7 @@ void attn_scores_avx512(const float *q16, int64_t g, const uint16_t *k, int64_t 
 		const uint16_t *kr[4];
 		for (int j = 0; j < 4; j++) kr[j] = k + EROW(rows, t + j) * k_stride;
 		if (v) elem_prefetch_run(t, 4, n_kv, rows, v, v_bstride, vbytes);
-		if (t + ELEM_KPF + 4 <= t1) // the K rows a few blocks on: a decode row's cache is cold
-			for (int j = 0; j < 4; j++) elem_prefetch(k + EROW(rows, t + ELEM_KPF + j) * k_stride, 2 * hd);
+		elem_prefetch_k(t, t1, rows, k, k_stride, 2 * hd); // a decode row's cache is cold
 		for (int64_t i = 0; i < g; i += EMBER_GQA_MAX) {
 			const int64_t gi = g - i < EMBER_GQA_MAX ? g - i : EMBER_GQA_MAX;
 			a5_scores4(gi, q16 + i * hd, hd, qt + i, kr, scale, s + i * n_kv + t, n_kv);

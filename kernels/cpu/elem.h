@@ -44,6 +44,14 @@ static inline __attribute__((always_inline)) void elem_prefetch(const void *p, i
 // the same as 32).
 #define ELEM_KPF 32
 
+// elem_prefetch_k prefetches the K rows (kbytes bytes each, k_stride halves apart) of the
+// four positions ELEM_KPF on from the block at t, when they fall before end.
+static inline __attribute__((always_inline)) void elem_prefetch_k(int64_t t, int64_t end, const int32_t *rows,
+                                                                  const uint16_t *k, int64_t k_stride, int64_t kbytes) {
+	if (t + ELEM_KPF + 4 > end) return;
+	for (int j = 0; j < 4; j++) elem_prefetch(k + EROW(rows, t + ELEM_KPF + j) * k_stride, kbytes);
+}
+
 // The grouped kernels prefetch the V rows of the next run while they run through one (the
 // hardware prefetchers, which stop at page boundaries, fall behind them on a cold cache),
 // and those of the first run while they compute the scores: at the block of the n

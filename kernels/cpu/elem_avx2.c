@@ -184,8 +184,7 @@ void elem_attention_avx2(const float *q, const uint16_t *k, int64_t k_stride, co
 	for (; t + 4 <= n_kv; t += 4) {
 		const uint16_t *k0 = k + EROW(rows, t) * k_stride, *k1 = k + EROW(rows, t + 1) * k_stride,
 		               *k2 = k + EROW(rows, t + 2) * k_stride, *k3 = k + EROW(rows, t + 3) * k_stride;
-		if (t + ELEM_KPF + 4 <= n_kv) // the K rows a few blocks on: a decode row's cache is cold
-			for (int j = 0; j < 4; j++) elem_prefetch(k + EROW(rows, t + ELEM_KPF + j) * k_stride, 2 * head_dim);
+		elem_prefetch_k(t, n_kv, rows, k, k_stride, 2 * head_dim); // a decode row's cache is cold
 		__m256 a[8];
 		for (int j = 0; j < 8; j++) a[j] = _mm256_setzero_ps();
 		for (d = 0; d + 16 <= hd8; d += 16) {
