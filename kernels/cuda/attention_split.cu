@@ -34,6 +34,31 @@ __device__ __forceinline__ int split_chunk(int n, int splits) {
     return (c + SPLIT_CHUNK - 1) / SPLIT_CHUNK * SPLIT_CHUNK;
 }
 
+// split_dot8 adds the products of chunk c (dims 8c .. 8c+7, kf) of a K row with each
+// head g < G of the group's query qs to s[g], one fused multiply-add at a time in order.
+__device__ __forceinline__ void split_dot8(float* s, const float* qs, int hd, int G, int c, const float* kf) {
+#pragma unroll
+    for (int g = 0; g < GQA_MAX; g++)
+        if (g < G)
+#pragma unroll
+            for (int j = 0; j < 8; j++) s[g] = __fmaf_rn(qs[g * hd + 8 * c + j], kf[j], s[g]);
+}
+
+// split_store adds the four lanes' sums s of position t (a quad of threads) and has the
+// quad's first lane write the scaled scores of the heads g < G to sc[g*ss + t - t0] when
+// t is before end.
+__device__ __forceinline__ void split_store(float* sc, float* s, int G, float scale, int t, int t0, int end, int ss) {
+#pragma unroll
+    for (int g = 0; g < GQA_MAX; g++) {
+        s[g] += __shfl_xor_sync(0xffffffffu, s[g], 1);
+        s[g] += __shfl_xor_sync(0xffffffffu, s[g], 2);
+    }
+    if (t < end && (threadIdx.x & 3) == 0)
+#pragma unroll
+        for (int g = 0; g < GQA_MAX; g++)
+            if (g < G) sc[g * ss + t - t0] = s[g] * scale;
+}
+
 // split_scores puts the scaled scores of positions t0 .. t0+SPLIT_CHUNK-1 below end of
 // every head of the group in sc[g*ss + t - t0] (ss: SPLIT_CHUNK unless given), summed as
 // attention_smem sums them.
@@ -50,22 +75,10 @@ __device__ __forceinline__ void split_scores(float* sc, const float* qs, const u
         for (int c = quad; c < chunks; c += 4) {
             float kf[8];
             unpack8(*(const uint4*)(kr + 8 * c), kf);
-#pragma unroll
-            for (int g = 0; g < GQA_MAX; g++)
-                if (g < G)
-#pragma unroll
-                    for (int j = 0; j < 8; j++) s[g] = __fmaf_rn(qs[g * hd + 8 * c + j], kf[j], s[g]);
+            split_dot8(s, qs, hd, G, c, kf);
         }
     }
-#pragma unroll
-    for (int g = 0; g < GQA_MAX; g++) {
-        s[g] += __shfl_xor_sync(0xffffffffu, s[g], 1);
-        s[g] += __shfl_xor_sync(0xffffffffu, s[g], 2);
-    }
-    if (t < end && quad == 0)
-#pragma unroll
-        for (int g = 0; g < GQA_MAX; g++)
-            if (g < G) sc[g * ss + t - t0] = s[g] * scale;
+    split_store(sc, s, G, scale, t, t0, end, ss);
 }
 
 // split_q rounds the group's query heads of row i to f16 into qs [G][hd].
@@ -242,22 +255,10 @@ __device__ __forceinline__ void split_kscores(float* sc, const float* qs, const 
         for (int c = quad; c < chunks; c += 4) {
             float kf[8];
             unpack8(*(const uint4*)(kr + 16 * (c ^ ((r & 1) << 2))), kf);
-#pragma unroll
-            for (int g = 0; g < GQA_MAX; g++)
-                if (g < G)
-#pragma unroll
-                    for (int j = 0; j < 8; j++) s[g] = __fmaf_rn(qs[g * hd + 8 * c + j], kf[j], s[g]);
+            split_dot8(s, qs, hd, G, c, kf);
         }
     }
-#pragma unroll
-    for (int g = 0; g < GQA_MAX; g++) {
-        s[g] += __shfl_xor_sync(0xffffffffu, s[g], 1);
-        s[g] += __shfl_xor_sync(0xffffffffu, s[g], 2);
-    }
-    if (t < end && quad == 0)
-#pragma unroll
-        for (int g = 0; g < GQA_MAX; g++)
-            if (g < G) sc[g * ss + t - t0] = s[g] * scale;
+    split_store(sc, s, G, scale, t, t0, end, ss);
 }
 
 // attention_split1: the two kernels above in one launch, for grids whose blocks are all

@@ -228,14 +228,12 @@ __device__ __forceinline__ void tc_twopass(float (*o)[4], const uint32_t (*qf)[4
     const float inv0 = 1.0f / s0, inv1 = 1.0f / s1;
 
     // Pass 2: the scores again, their probabilities, and P V.
-    tc_load<D>(ksm, k, kstride, kvh, tab, bs, 0, nkeys);
-    tc_load<D>(vsm, v, vstride, kvh, tab, bs, 0, nkeys);
+    tc_load_kv<D>(ksm, vsm, 0, k, kstride, v, vstride, kvh, tab, bs, 0, nkeys);
     tc_commit();
     for (int it = 0; it < ntile; it++) {
         if (it + 1 < ntile) {
             const int t0 = (it + 1) * TC_K, off = ((it + 1) & 1) * stage;
-            tc_load<D>(ksm + off, k, kstride, kvh, tab, bs, t0, nkeys);
-            tc_load<D>(vsm + off, v, vstride, kvh, tab, bs, t0, nkeys);
+            tc_load_kv<D>(ksm, vsm, off, k, kstride, v, vstride, kvh, tab, bs, t0, nkeys);
         }
         tc_commit();
         tc_wait1();
