@@ -28,6 +28,7 @@
 // zero before the launch and left zero after it. Dynamic shared memory: G*hd + G*SPLIT_CHUNK
 // floats (+ SM_PART for attention_split_pv). hd and vhd multiples of 8, G at most GQA_MAX.
 #define SPLIT_CHUNK (SM_THREADS / 4)  // positions scored at a time: four threads each
+#define SPLIT_VRING 16  // attention_split1's ring flag: the V rows through the ring too
 
 __device__ __forceinline__ int split_chunk(int n, int splits) {
     const int c = (n + splits - 1) / splits;
@@ -275,8 +276,11 @@ __device__ __forceinline__ void split_kscores(float* sc, const float* qs, const 
 // the K rows come through a ring of that many stages of SPLIT_CHUNK rows in shared memory
 // (split_kcopy), ring - 1 of them in flight while a stage is scored: at long contexts a
 // block's K loads, one round trip per sub-chunk without it, set its time (the 8B's
-// decode after 16,384 positions read its cache at ~0.9 TB/s). Dynamic shared memory: G*hd
-// + G*cmax + SM_PART floats, cmax >= the chunk length, then ring * SPLIT_CHUNK * hd halves.
+// decode after 16,384 positions read its cache at ~0.9 TB/s). ring + SPLIT_VRING (vhd ==
+// hd): the V rows too, after the scores, their first ring - 1 sub-chunks in flight while
+// the block publishes its statistics and waits for the row's others (without it, four V
+// rows a thread in flight). Dynamic shared memory: G*hd + G*cmax + SM_PART floats, cmax
+// >= the chunk length, then ring * SPLIT_CHUNK * hd halves.
 extern "C" __global__ void __launch_bounds__(SM_THREADS, 2)
 attention_split1(float* dst, i64 dstride, const float* q, i64 qstride, const uint16_t* k, i64 kstride,
                  const uint16_t* v, i64 vstride, const int* pos, int nhead, int nkv, int hd, int vhd,
@@ -287,6 +291,8 @@ attention_split1(float* dst, i64 dstride, const float* q, i64 qstride, const uin
     __shared__ int last;
     const int i = blockIdx.x, kvh = blockIdx.y % nkv, c = blockIdx.y / nkv, tid = threadIdx.x;
     const int G = nhead / nkv, h0 = kvh * G;
+    const bool vring = (ring & SPLIT_VRING) != 0;
+    ring &= SPLIT_VRING - 1;
     float* qs = smem;  // [G][hd]
     split_q(qs, q, qstride, i, h0, G, hd);  // first: its loads need no position
     const int n = pos[i] + 1, chunk = split_chunk(n, splits), t0 = c * chunk;
@@ -308,7 +314,7 @@ attention_split1(float* dst, i64 dstride, const float* q, i64 qstride, const uin
 #pragma unroll
     for (int u = 0; u < VPRE; u++) {
         const int j = pp + P * u;
-        if (pp < P && j < cnt) vp[u] = *(const uint4*)(v + cache_row(tab, bs, t0 + j) * vstride + kvh * vhd + 8 * dg);
+        if (!vring && pp < P && j < cnt) vp[u] = *(const uint4*)(v + cache_row(tab, bs, t0 + j) * vstride + kvh * vhd + 8 * dg);
     }
     __syncthreads();
     const int lane = tid & 31, w = tid >> 5;
@@ -348,6 +354,12 @@ attention_split1(float* dst, i64 dstride, const float* q, i64 qstride, const uin
             m = mn;
         }
     }
+    if (vring)  // the stages are free (the barrier after the last scores): V's first sub-chunks
+        for (int u = 0; u < ring - 1; u++) {
+            if (t0 + u * SPLIT_CHUNK < end)
+                split_kcopy(rs + u * rstage, v, vstride, kvh, vhd, tab, bs, t0 + u * SPLIT_CHUNK, end);
+            tc_commit();
+        }
     if (w < G && lane == 0) stats[(base + w) * splits + c] = make_float2(m, l);
     __threadfence();
     __syncthreads();
@@ -392,7 +404,23 @@ attention_split1(float* dst, i64 dstride, const float* q, i64 qstride, const uin
             }
         }
     };
-    if (pp < P) {
+    if (vring) {  // sub-chunk by sub-chunk through the ring: each thread's positions in the same order
+        for (int s0 = 0, u = 0; s0 < cnt; s0 += SPLIT_CHUNK, u++) {
+            const int sn = t0 + s0 + (ring - 1) * SPLIT_CHUNK;
+            if (sn < end) split_kcopy(rs + ((u + ring - 1) % ring) * rstage, v, vstride, kvh, vhd, tab, bs, sn, end);
+            tc_commit();
+            if (ring == 4)
+                asm volatile("cp.async.wait_group 3;" ::: "memory");
+            else
+                asm volatile("cp.async.wait_group 1;" ::: "memory");
+            __syncthreads();
+            const uint8_t* st = rs + (u % ring) * rstage;
+            if (pp < P)
+                for (int r = pp; r < SPLIT_CHUNK && s0 + r < cnt; r += P)
+                    add_pv(s0 + r, *(const uint4*)(st + r * 2 * vhd + 16 * (dg ^ ((r & 1) << 2))));
+            __syncthreads();  // the stage is free for sub-chunk u + ring
+        }
+    } else if (pp < P) {
 #pragma unroll
         for (int u = 0; u < VPRE; u++)
             if (pp + P * u < cnt) add_pv(pp + P * u, vp[u]);

@@ -54,8 +54,9 @@ type attSplit struct {
 	// when it may not run, 0 before the first split.
 	one int
 	// noRing keeps attention_split1's K loads out of its shared-memory ring
-	// ($EMBER_CUDA_NO_SPLIT_RING, for timing).
-	noRing bool
+	// ($EMBER_CUDA_NO_SPLIT_RING, for timing), noVRing its V loads
+	// ($EMBER_CUDA_NO_SPLIT_VRING).
+	noRing, noVRing bool
 	// work holds F32 chunk statistics [rows*nhead*splits][2] and partial sums
 	// [rows*nhead*splits][vhd]; count I32 [rows*nkv] the blocks of each (row, KV head)
 	// done, zero between launches (the last block zeroes it again). Both only grow: a
@@ -140,6 +141,9 @@ func (b *Backend) attentionSplit1(args []uint64, rows, nkv, g, hd, vhd, nmax, sp
 	if work == 0 || count == 0 {
 		return true // b.err is set: nothing more runs
 	}
+	if ring > 1 && vhd == hd && !b.split.noVRing {
+		ring |= split1VRing
+	}
 	args = append(args, work, count, i64(splits), i64(cmax), i64(ring), 0, 0)
 	b.launch("attention_split1", rows, nkv*splits, smThreads, smem, args...)
 	b.markAttention("attention_split1", args, rows, nkv*splits, smem, smThreads, g, nkv, vhd, false, false)
@@ -183,6 +187,7 @@ func (b *Backend) split1Off() bool {
 	if b.split.one == 0 {
 		b.split.one = 1
 		b.split.noRing = os.Getenv(NoSplitRingEnv) != ""
+		b.split.noVRing = os.Getenv(NoSplitVRingEnv) != ""
 		if os.Getenv(Split2Env) != "" || b.raiseSmem(b.kernel("attention_split1"), split1SmemMax) != nil {
 			b.split.one = -1
 		}
@@ -194,6 +199,15 @@ func (b *Backend) split1Off() bool {
 // rows straight into registers, a sub-chunk at a time, not through its shared-memory
 // ring (for timing).
 const NoSplitRingEnv = "EMBER_CUDA_NO_SPLIT_RING"
+
+// NoSplitVRingEnv names an environment variable: when set, attention_split1's V rows
+// are loaded into registers, four a thread in flight, not through the ring its K rows
+// used (for timing).
+const NoSplitVRingEnv = "EMBER_CUDA_NO_SPLIT_VRING"
+
+// split1VRing is attention_split1's flag beside the ring's stages (SPLIT_VRING): its V
+// rows come through the ring too (head dims equal).
+const split1VRing = 16
 
 // Split2Env names an environment variable: when set, split decode attention always runs
 // as two launches (attention_split_stats, attention_split_pv), for timing against the
