@@ -226,6 +226,7 @@ type attDec struct {
 	no1l     bool           // $EMBER_CUDA_NO_DEC1L: no attention_decD_1l (the split kernels take its rows)
 	l1       bool           // $EMBER_CUDA_DEC1L1: attention_decD_1l1 in attention_decD_1c's place
 	lThreads int            // $EMBER_CUDA_DEC1L_THREADS: attention_decD_1l's block size, for PTX made with another AL_W
+	lTiles   int            // $EMBER_CUDA_DEC1L_TILES: the most tiles a block of attention_decD_1l takes (dec1lTiles)
 	noMLA2   bool           // $EMBER_CUDA_NO_MLA2: prompts at depth keep attention_mla (attention_mla2.go)
 	full1    bool           // $EMBER_CUDA_DEC1_FULL: one row takes attention_decD_1's form for dec1MaxPositions whatever the context
 	stages   int            // $EMBER_CUDA_DEC_STAGES: attention_dec64/128's ring tiles where they fit (decStages)

@@ -28,6 +28,21 @@ const dec1cMaxBlocks = 1024
 // the split kernels take it. dec1lThreads is its block size (AL_W warps).
 const dec1lMaxTiles, dec1lThreads = 8, 512
 
+// dec1lTiles is the most tiles a block of attention_decD_1l takes for head dim hd, or
+// force (1 to dec1lMaxTiles) where set: four for 128-dim heads, where attention_split1
+// (its K and V rows through its ring) is ahead of _1l8 (session 84, 8B tg128 after 8,192
+// tokens on two H100s: 281.7 against 276.0 and 273.6 against 256.5; _1l4 after 4,096
+// ahead of it, 351.3 against 311.5 and 328.1 against 309.9), else dec1lMaxTiles.
+func dec1lTiles(hd, force int) int {
+	if force >= 1 && force <= dec1lMaxTiles {
+		return force
+	}
+	if hd == 128 {
+		return 4
+	}
+	return dec1lMaxTiles
+}
+
 // NoDec1LEnv names an environment variable: when set, one row over more positions than
 // attention_decD_1c takes runs on the split kernels, not attention_decD_1l, for timing.
 const NoDec1LEnv = "EMBER_CUDA_NO_DEC1L"
@@ -40,6 +55,11 @@ const Dec1L1Env = "EMBER_CUDA_DEC1L1"
 // Dec1LThreadsEnv names an environment variable: attention_decD_1l's block size in
 // place of dec1lThreads, for timing PTX made with another AL_W (32 threads a warp).
 const Dec1LThreadsEnv = "EMBER_CUDA_DEC1L_THREADS"
+
+// Dec1LTilesEnv names an environment variable: the most tiles (1, 2, 4 or 8) a block of
+// attention_decD_1l takes before the split kernels take the row, in place of
+// dec1lTiles's choice, for timing.
+const Dec1LTilesEnv = "EMBER_CUDA_DEC1L_TILES"
 
 // NoDec1CEnv names an environment variable: when set, one row over more positions than
 // attention_decD_1 takes runs on the split kernels, not attention_decD_1c, for timing.
@@ -65,7 +85,7 @@ func (b *Backend) attentionDec1C(args []uint64, rows, nkv, g, hd, vhd, nmax, n1 
 		// Past the cluster's chunks of dec1MaxPositions: attention_decD_1lN, each block's
 		// chunk in N tiles of dec1MaxPositions (kernels/cuda/attention_long.cu).
 		tiles := (per + dec1MaxPositions - 1) / dec1MaxPositions
-		if tiles > dec1lMaxTiles || b.dec.no1l {
+		if tiles > dec1lTiles(hd, b.dec.lTiles) || b.dec.no1l {
 			return false
 		}
 		nt := 1

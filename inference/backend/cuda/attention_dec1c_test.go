@@ -17,7 +17,7 @@ import (
 // position: Attention.OneNew) over 257 to 2,048 positions on
 // attention_decD_1c (a KV head's eight blocks one cluster, each a chunk of the row), and
 // over 2,049 to 12,345 on attention_decD_1l2, _1l4 and _1l8 (the chunks in tiles of 256
-// positions on 16 warps),
+// positions on 16 warps; _1l8 forced for 128-dim heads, which take split1 there by default),
 // against the split kernels (attention_split1) on the same row: the same values to
 // within f16 rounding of the probabilities (the row's softmax sums add in other orders),
 // for 64- and 128-dim heads and groups of 1 to 8 query heads, each form (chunks of 64,
@@ -38,6 +38,7 @@ func TestDec1Cluster(t *testing.T) {
 				be := newOrSkip(t)
 				cuda.Dec1Cluster(be, i != 1)
 				cuda.Dec1L1(be, i == 2)
+				cuda.Dec1LTiles(be, 8) // every form of _1l, the eight-tile ones too (128-dim heads leave them by default)
 				e := &fuseEnv{t: t, be: be, rng: rand.New(rand.NewPCG(3, uint64(ctx)))}
 				att, attend := decodeCaseNew(e, rows, h.nhead, h.nkv, h.hd, ctx, 1, true)
 				w := e.weight(quant.Q4_K, 256, h.nhead*h.hd)

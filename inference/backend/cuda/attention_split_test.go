@@ -67,6 +67,18 @@ func TestSplit1Plan(t *testing.T) {
 	}
 }
 
+// TestDec1LTiles: 128-dim heads leave attention_decD_1l past four tiles a block (the
+// split kernel takes the row), 64-dim heads past eight; a forced count in range wins.
+func TestDec1LTiles(t *testing.T) {
+	for _, c := range []struct{ hd, force, want int }{
+		{128, 0, 4}, {64, 0, dec1lMaxTiles}, {128, 8, 8}, {64, 2, 2}, {128, 9, 4}, {64, -1, dec1lMaxTiles},
+	} {
+		if got := dec1lTiles(c.hd, c.force); got != c.want {
+			t.Errorf("dec1lTiles(%d, %d) = %d, want %d", c.hd, c.force, got, c.want)
+		}
+	}
+}
+
 // TestMLASplitPlan: attention_mla_split keeps every block resident (at most one an SM),
 // spans whole key tiles covering the bound, and declines below the fewest spans asked.
 func TestMLASplitPlan(t *testing.T) {

@@ -76,6 +76,10 @@ func DecStages(b *Backend, n, d, scap, nr int) int {
 // on attention_decD_1c or _1l (on, the default) or on the split kernels.
 func Dec1Cluster(b *Backend, on bool) { b.dec.no1c, b.dec.no1l = !on, !on }
 
+// Dec1LTiles sets the most tiles a block of attention_decD_1l takes on b (0: dec1lTiles's
+// choice), as $EMBER_CUDA_DEC1L_TILES does.
+func Dec1LTiles(b *Backend, n int) { b.dec.lTiles = n }
+
 // Dec1L1 makes b run attention_decD_1l1 where attention_decD_1c would run (on), or not.
 func Dec1L1(b *Backend, on bool) { b.dec.l1 = on }
 
