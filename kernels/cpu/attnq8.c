@@ -1,7 +1,8 @@
 // attnq8.c: attention of one query head over a Q8_0 KV cache (ember_attention_q8, see
 // attnq8.h): dispatch, the rounding of q to Q8_0 shared by every path, and the scalar C
-// reference. The SIMD paths live in attnq8_avx2.c and attnq8_neon.c and are tested
-// against this code, which package cpu's tests check against a plain Go reference.
+// reference. The SIMD paths live in attnq8_avx2.c, attnq8_avx512.c and attnq8_neon.c
+// and are tested against this code, which package cpu's tests check against a plain Go
+// reference.
 //
 // scratch layout (floats): s[n_kv] the scores, then dq[head_dim/32] the scales of q,
 // then the head_dim int8 quants of q (head_dim/4 floats); n_kv + head_dim floats in all.
@@ -121,10 +122,11 @@ void attnq8_group_scalar(const float *q, int64_t g, const uint8_t *k, int64_t k_
 	}
 }
 
-// ---- dispatch (AVX-512 machines use the AVX2 path, as the row ops of elem.c)
+// ---- dispatch (the AVX-512 paths have the AVX2 paths' bits; AVX2VNNI machines take AVX2)
 
 #if defined(__x86_64__)
 #define AQ8_X86(isa) ((isa) >= EMBER_ISA_AVX2 && (isa) <= EMBER_ISA_AVX512VNNI)
+#define AQ8_X512(isa) ((isa) == EMBER_ISA_AVX512 || (isa) == EMBER_ISA_AVX512VNNI)
 #endif
 
 void ember_attention_q8(int isa, const float *q, const void *k, int64_t k_stride, const void *v,
@@ -133,6 +135,11 @@ void ember_attention_q8(int isa, const float *q, const void *k, int64_t k_stride
 	if (n_kv <= 0 || head_dim <= 0 || v_head_dim <= 0 || head_dim % LG_QK != 0 || v_head_dim % LG_QK != 0) return;
 	const uint8_t *kb = (const uint8_t *)k, *vb = (const uint8_t *)v;
 #if defined(__x86_64__)
+	if (AQ8_X512(isa)) {
+		attnq8_avx512(isa == EMBER_ISA_AVX512VNNI, q, kb, k_stride, vb, v_stride, rows, n_kv, head_dim, v_head_dim, scale,
+		              out, scratch);
+		return;
+	}
 	if (AQ8_X86(isa)) {
 		attnq8_avx2(q, kb, k_stride, vb, v_stride, rows, n_kv, head_dim, v_head_dim, scale, out, scratch);
 		return;
@@ -159,6 +166,11 @@ void ember_attention_q8_group(int isa, const float *q, int64_t g, const void *k,
 	}
 	const uint8_t *kb = (const uint8_t *)k, *vb = (const uint8_t *)v;
 #if defined(__x86_64__)
+	if (AQ8_X512(isa)) {
+		attnq8_group_avx512(isa == EMBER_ISA_AVX512VNNI, q, g, kb, k_stride, vb, v_stride, rows, n_kv, head_dim,
+		                    v_head_dim, scale, out, scratch);
+		return;
+	}
 	if (AQ8_X86(isa)) {
 		attnq8_group_avx2(q, g, kb, k_stride, vb, v_stride, rows, n_kv, head_dim, v_head_dim, scale, out, scratch);
 		return;

@@ -5,7 +5,8 @@
 // times q with k's sign through maddubs, pairs summed by madd), converted to float and
 // FMAed with dK*dQ into 8 lanes per position, 8 positions at a time. V: 64 columns (two
 // blocks) in registers over all positions, 8 int8 widened to float at a time and FMAed
-// with p*dV. Float sums run in a different order than the scalar path.
+// with p*dV. Float sums run in a different order than the scalar path. The score loops
+// prefetch the K rows ELEM_KPF positions ahead (aq8_prefetch_k, attnq8.h).
 #include "elem.h"
 #include "attnq8.h"
 
@@ -53,6 +54,7 @@ void attnq8_avx2(const float *q, const uint8_t *k, int64_t k_stride, const uint8
 			kr[j] = k + EROW(rows, t + j) * k_stride;
 			a[j] = _mm256_setzero_ps();
 		}
+		aq8_prefetch_k(t, 8, n_kv, rows, k, k_stride, nb * AQ8_BLOCK); // a decode row's cache is cold
 		for (int64_t b = 0; b < nb; b++) {
 			const __m256i y = _mm256_loadu_si256((const __m256i *)(qq + b * LG_QK));
 			const __m256 d = _mm256_broadcast_ss(dq + b);
@@ -252,6 +254,7 @@ void attnq8_group_avx2(const float *q, int64_t g, const uint8_t *k, int64_t k_st
 		const uint8_t *kr[8];
 		for (int j = 0; j < 8; j++) kr[j] = k + EROW(rows, t + j) * k_stride;
 		elem_prefetch_run(t, 8, n_kv, rows, v, v_stride, vhd / LG_QK * AQ8_BLOCK);
+		aq8_prefetch_k(t, 8, n_kv, rows, k, k_stride, nb * AQ8_BLOCK);
 		aq8_scores8(g, qq, dq, nb, hd, kr, scale, s + t, n_kv);
 	}
 	for (; t < n_kv; t++) aq8_score1(g, qq, dq, nb, hd, k + EROW(rows, t) * k_stride, scale, s + t, n_kv);

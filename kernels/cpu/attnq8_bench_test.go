@@ -55,3 +55,44 @@ func aq8BenchRows(rng *rand.Rand, n, hd int) (kq, vq []byte, k16, v16 []uint16) 
 	}
 	return kq, vq, k16, v16
 }
+
+// BenchmarkAttentionQ8Sizes: the Q8_0-cache kernels at decode's shapes on the x86 SIMD
+// paths: g = 1 (AttentionQ8, what the CPU backend calls per head) and g = 4
+// (AttentionQ8Group, Llama-3's grouping) over nkv cached positions of head dim hd, in a
+// cache of 8 KV heads as a cache lays them out; each iteration takes the next KV head.
+// GB/s counts the K and V bytes of the KV head once; us/op is per call.
+func BenchmarkAttentionQ8Sizes(b *testing.B) {
+	const heads = 8
+	var isas []cpu.ISA
+	for _, isa := range cpu.Supported() {
+		if isa == cpu.AVX2 || isa == cpu.AVX512 || isa == cpu.AVX512VNNI {
+			isas = append(isas, isa)
+		}
+	}
+	if len(isas) == 0 {
+		b.Skip("no x86 SIMD path on this machine")
+	}
+	for _, nkv := range []int{512, 4096, 16384} {
+		for _, hd := range []int{64, 128} {
+			rng := rand.New(rand.NewPCG(77, uint64(nkv+hd)))
+			rb := hd / aq8QK * aq8Block
+			stride := heads * rb
+			kq, vq, _, _ := aq8BenchRows(rng, nkv*heads, hd)
+			for _, g := range []int{1, 4} {
+				q := elemRand(rng, g*hd, 1)
+				out := make([]float32, g*hd)
+				scratch := make([]float32, cpu.AttentionGroupScratchLen(g, nkv, hd))
+				for _, isa := range isas {
+					k := cpu.New(isa)
+					b.Run(fmt.Sprintf("nkv=%d/hd=%d/g=%d/%v", nkv, hd, g, isa), func(b *testing.B) {
+						lgLoop(b, float64(2*nkv*rb), "GB/s", func(i int) {
+							h := i % heads * rb
+							k.AttentionQ8Group(q, g, kq[h:], stride, vq[h:], stride, nil, nkv, hd, hd, 0.088, out, scratch)
+						})
+						b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e3, "us/op")
+					})
+				}
+			}
+		}
+	}
+}

@@ -383,3 +383,83 @@ func TestAttentionQ8Panics(t *testing.T) {
 	call(q, kc, rbK, vc, rbV, nil, nkv, hd, vhd, out, scratch)()
 	call(q, kc, rbK, vc, rbV, rows, nkv, hd, vhd, out, scratch)()
 }
+
+// TestAttentionQ8AVX512: the AVX-512 paths (attnq8_avx512.c, with and without VNNI) give
+// the bits of the AVX2 path, single-head and grouped (every g up to GQAMax), on random
+// inputs of head dims 32 to 192, lengths around the 8- and 16-position blocks of the
+// score loops (and past the K prefetch distance), contiguous and paged caches; and stay
+// within the tolerance of the Go reference.
+func TestAttentionQ8AVX512(t *testing.T) {
+	var x512 []cpu.ISA
+	for _, isa := range cpu.Supported() {
+		if isa == cpu.AVX512 || isa == cpu.AVX512VNNI {
+			x512 = append(x512, isa)
+		}
+	}
+	if len(x512) == 0 {
+		t.Skip("no AVX-512 on this machine")
+	}
+	avx2 := cpu.New(cpu.AVX2)
+	rng := rand.New(rand.NewPCG(79, 80))
+	type shape struct{ hd, vhd int }
+	shapes := []shape{{32, 32}, {64, 64}, {96, 96}, {128, 128}, {192, 192}, {64, 288}, {192, 32}, {128, 512}}
+	lens := []int{1, 5, 8, 9, 15, 16, 23, 24, 33, 47, 71, 100, 1000}
+	for n := range 8 * 13 { // every shape with every g, and with every length
+		sh, nkv := shapes[n%len(shapes)], lens[n%len(lens)]
+		g := 1 + (n+n/8)%cpu.GQAMax
+		paged := n%3 != 0
+		rbK, rbV := sh.hd/aq8QK*aq8Block, sh.vhd/aq8QK*aq8Block
+		ks, vs := 2*rbK+3, 3*rbV+1 // bytes; odd offsets
+		kr, vr := make([][]byte, nkv), make([][]byte, nkv)
+		for i := range kr {
+			kr[i], vr[i] = aq8Quantize(elemRand(rng, sh.hd, 1)), aq8Quantize(elemRand(rng, sh.vhd, 1))
+		}
+		nrows := nkv
+		var rows []int32
+		if paged {
+			rows, nrows = agPerm(rng, nkv), nkv+9
+		}
+		garbage := func() byte { return byte(rng.Uint32()) }
+		kc, vc := agCache(kr, ks, nrows, rows, garbage), agCache(vr, vs, nrows, rows, garbage)
+		q := elemRand(rng, g*sh.hd, 1.5)
+		scale := float32(1 / math.Sqrt(float64(sh.hd)))
+		if n%4 == 3 {
+			scale = 0.5 // a sharp softmax
+		}
+		at := fmt.Sprintf("hd=%d vhd=%d nkv=%d g=%d paged=%v scale=%g", sh.hd, sh.vhd, nkv, g, paged, scale)
+		run := func(k cpu.Kernels, single bool) []float32 {
+			out, checkOut := elemGuarded(g * sh.vhd)
+			scratch, checkScratch := elemGuarded(cpu.AttentionGroupScratchLen(g, nkv, sh.hd))
+			if single {
+				for i := 0; i < g; i++ {
+					k.AttentionQ8(q[i*sh.hd:(i+1)*sh.hd], kc, ks, vc, vs, rows, nkv, sh.hd, sh.vhd, scale,
+						out[i*sh.vhd:(i+1)*sh.vhd], scratch[:cpu.AttentionQ8ScratchLen(nkv, sh.hd)])
+				}
+			} else {
+				k.AttentionQ8Group(q, g, kc, ks, vc, vs, rows, nkv, sh.hd, sh.vhd, scale, out, scratch)
+			}
+			checkOut(t, fmt.Sprintf("%v %s single=%v out", k.ISA(), at, single))
+			checkScratch(t, fmt.Sprintf("%v %s single=%v scratch", k.ISA(), at, single))
+			return append([]float32(nil), out...)
+		}
+		want := run(avx2, true)
+		for i := 0; i < g; i++ {
+			ref := aq8Ref(q[i*sh.hd:(i+1)*sh.hd], kc, ks, vc, vs, rows, nkv, sh.hd, sh.vhd, scale)
+			if ok, r, d := aq8Close(want[i*sh.vhd:(i+1)*sh.vhd], ref); !ok {
+				t.Fatalf("avx2 %s: head %d out[%d] = %g, Go reference %g (%.3g of the tolerance)", at, i, d, want[i*sh.vhd+d], ref[d], r)
+			}
+		}
+		for _, isa := range x512 {
+			k := cpu.New(isa)
+			for _, single := range []bool{true, false} {
+				got := run(k, single)
+				for d := range want {
+					if math.Float32bits(got[d]) != math.Float32bits(want[d]) {
+						t.Fatalf("%v %s single=%v: head %d out[%d] = %g (%#x), avx2 %g (%#x)", isa, at, single, d/sh.vhd, d%sh.vhd,
+							got[d], math.Float32bits(got[d]), want[d], math.Float32bits(want[d]))
+					}
+				}
+			}
+		}
+	}
+}
