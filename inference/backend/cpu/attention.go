@@ -103,10 +103,13 @@ const (
 // in work items of (query row, KV head), each calling a grouped kernel on the g query
 // heads that share the KV head and reading its K and V rows once for all of them, rather
 // than items of (query row, head). It needs 2 <= g <= the kernels' GQAMax; attnAuto picks
-// it for F16 caches with enough items to keep the workers busy (two per thread). Not for
-// Q8_0 caches: on Llama-3.2-1B's heads (hd 64, g 4) over a paged cache, 2 threads, the
-// grouped Q8_0 kernel took 3-45% longer in decode (BenchmarkAttention), while the F16
-// one took 35-45% less.
+// it for F16 and Q8_0 caches with enough items to keep the workers busy (two per thread).
+// On Llama-3.2-1B's heads (hd 64, g 4) over a paged cache, 2 threads, BenchmarkAttention
+// (session 84, AMD Zen 5) took half the time grouped over a Q8_0 cache: decode at 1,500
+// positions 149-154 us against 278-326 (AVX-512), 227-234 against 398-433 (AVX2), a
+// 128-row prefill chunk 12.7-14.8 ms against 26.5-27.3; the Q8_0 kernels had been
+// per-head since an older AVX2 measurement (the grouped one 3-45% slower, before the
+// kernels' K prefetch and AVX-512 paths). The F16 kernels grouped take 35-45% less.
 func (b *Backend) attnGroups(typ quant.Type, rows int, p backend.Attention) bool {
 	g := p.NHead / p.NKVHead
 	switch {
@@ -115,7 +118,7 @@ func (b *Backend) attnGroups(typ quant.Type, rows int, p backend.Attention) bool
 	case b.gqaMode == attnGrouped:
 		return true
 	}
-	return typ == quant.F16 && rows*p.NKVHead >= 2*b.threads
+	return (typ == quant.F16 || typ == quant.Q8_0) && rows*p.NKVHead >= 2*b.threads
 }
 
 // Attention implements backend.Ops; (query row, head) pairs, or (query row, KV head)

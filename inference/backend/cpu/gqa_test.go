@@ -56,8 +56,8 @@ func TestAttentionGroupedPaths(t *testing.T) {
 	}
 }
 
-// TestAttnGroups checks when Attention picks the grouped kernels by itself: F16 caches,
-// 2 to GQAMax heads per KV head, and at least two (query row, KV head) items per thread.
+// TestAttnGroups checks when Attention picks the grouped kernels by itself: F16 and Q8_0
+// caches, 2 to GQAMax heads per KV head, and at least two (query row, KV head) items per thread.
 func TestAttnGroups(t *testing.T) {
 	b := &Backend{threads: 4}
 	for _, c := range []struct {
@@ -68,7 +68,7 @@ func TestAttnGroups(t *testing.T) {
 		{quant.F16, 1, 32, 8, true}, {quant.F16, 1, 32, 4, false}, {quant.F16, 2, 32, 4, true},
 		{quant.F16, 1, 8, 8, false}, {quant.F16, 100, 8, 8, false}, {quant.F16, 1, 64, 8, true},
 		{quant.F16, 100, 72, 8, false}, {quant.F16, 8, 8, 1, true}, {quant.F16, 7, 8, 1, false},
-		{quant.Q8_0, 1, 32, 8, false}, {quant.Q8_0, 100, 32, 8, false},
+		{quant.Q8_0, 1, 32, 8, true}, {quant.Q8_0, 100, 32, 8, true}, {quant.Q8_0, 1, 32, 4, false}, {quant.Q8_0, 1, 8, 8, false},
 	} {
 		p := backend.Attention{NHead: c.nh, NKVHead: c.nkv}
 		if got := b.attnGroups(c.typ, c.rows, p); got != c.want {
@@ -86,7 +86,7 @@ func gqaRun(t *testing.T, isa kern.ISA, mode attnMode, typ quant.Type, nh, nkv, 
 	a := newGQAAttn(t, b, 1, typ, nh, nkv, hd, vhd, runs, bs, nseq, cacheRows, rng)
 	a.run(0)
 	g := nh / nkv
-	if want := g >= 2 && g <= kern.GQAMax && (mode == attnGrouped || mode == attnAuto && typ == quant.F16); b.t.gqa != want {
+	if want := g >= 2 && g <= kern.GQAMax && (mode == attnGrouped || mode == attnAuto); b.t.gqa != want {
 		t.Fatalf("%v mode %d, %d heads per KV head: grouped %v", typ, mode, g, b.t.gqa)
 	}
 	out := make([]float32, len(a.pos)*nh*vhd)
