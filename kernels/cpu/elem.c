@@ -147,6 +147,10 @@ void ember_attention(int isa, const float *q, const uint16_t *k, int64_t k_strid
                      int64_t n_kv, int64_t head_dim, int64_t v_head_dim, float scale, float *out, float *scratch) {
 	if (n_kv <= 0) return;
 #if defined(__x86_64__)
+	if (ELEM_X512(isa)) { // the AVX2 path's bits
+		elem_attention_avx512(q, k, k_stride, v, v_stride, rows, n_kv, head_dim, v_head_dim, scale, out, scratch);
+		return;
+	}
 	if (ELEM_X86(isa)) {
 		elem_attention_avx2(q, k, k_stride, v, v_stride, rows, n_kv, head_dim, v_head_dim, scale, out, scratch);
 		return;

@@ -159,6 +159,9 @@ void elem_rope_avx2(float *x, int64_t nheads, int64_t head_dim, int64_t dims, in
 void elem_attention_avx2(const float *q, const uint16_t *k, int64_t k_stride, const uint16_t *v, int64_t v_stride, const int32_t *rows,
                          int64_t n_kv, int64_t head_dim, int64_t v_head_dim, float scale, float *out,
                          float *scratch);
+void elem_attention_avx512(const float *q, const uint16_t *k, int64_t k_stride, const uint16_t *v, int64_t v_stride,
+                           const int32_t *rows, int64_t n_kv, int64_t head_dim, int64_t v_head_dim, float scale,
+                           float *out, float *scratch);
 
 void elem_rmsnorm_neon(const float *x, const float *w, float *y, int64_t n, float eps);
 void elem_binary_neon(int op, const float *a, const float *b, float *y, int64_t n);

@@ -68,3 +68,44 @@ func BenchmarkElemAttention(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkElemAttentionSizes: the single-head f16-cache attention at decode's shapes on
+// the x86 SIMD paths, over nkv cached positions of head dim hd in a cache of 8 KV heads
+// as a cache lays them out; each iteration takes the next KV head. GB/s counts the K and
+// V bytes of the head; us/op is per call.
+func BenchmarkElemAttentionSizes(b *testing.B) {
+	const heads = 8
+	var isas []cpu.ISA
+	for _, isa := range cpu.Supported() {
+		if isa == cpu.AVX2 || isa == cpu.AVX512 || isa == cpu.AVX512VNNI {
+			isas = append(isas, isa)
+		}
+	}
+	if len(isas) == 0 {
+		b.Skip("no x86 SIMD path on this machine")
+	}
+	for _, nkv := range []int{512, 4096, 16384} {
+		for _, hd := range []int{64, 128} {
+			rng := rand.New(rand.NewPCG(45, uint64(nkv+hd)))
+			stride := heads * hd
+			kc, vc := make([]uint16, nkv*stride), make([]uint16, nkv*stride)
+			for i := range kc {
+				kc[i] = quant.FP32ToFP16(float32(rng.NormFloat64()))
+				vc[i] = quant.FP32ToFP16(float32(rng.NormFloat64()))
+			}
+			q := elemRand(rng, hd, 1)
+			out := make([]float32, hd)
+			scratch := make([]float32, nkv+hd)
+			for _, isa := range isas {
+				k := cpu.New(isa)
+				b.Run(fmt.Sprintf("nkv=%d/hd=%d/%v", nkv, hd, isa), func(b *testing.B) {
+					lgLoop(b, float64(2*nkv*hd*2), "GB/s", func(i int) {
+						h := i % heads * hd
+						k.Attention(q, kc[h:], stride, vc[h:], stride, nil, nkv, hd, hd, 0.088, out, scratch)
+					})
+					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e3, "us/op")
+				})
+			}
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package cpu_test
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -381,6 +382,82 @@ func TestElemAttention(t *testing.T) {
 								isa, sh.hd, sh.vhd, nkv, scale, d, out[d], want[d], diff, tol[d])
 						}
 					}
+				}
+			}
+		}
+	}
+}
+
+// TestElemAttentionAVX512: the AVX-512 single-head attention (elem_avx512.c) gives the
+// AVX2 path's bits on random inputs: head dims 16 to 256 (odd multiples of 8, and not
+// multiples of 8), lengths around the blocks of four and eight positions and past the K
+// prefetch distance, contiguous and paged caches (garbage between the rows), scores with
+// a large common bias (so that another order of summation shows through p's rounding to
+// f16) and sharp softmaxes.
+func TestElemAttentionAVX512(t *testing.T) {
+	var x512 []cpu.ISA
+	for _, isa := range cpu.Supported() {
+		if isa == cpu.AVX512 || isa == cpu.AVX512VNNI {
+			x512 = append(x512, isa)
+		}
+	}
+	if len(x512) == 0 {
+		t.Skip("no AVX-512 on this machine")
+	}
+	avx2 := cpu.New(cpu.AVX2)
+	rng := rand.New(rand.NewPCG(33, 34))
+	type shape struct{ hd, vhd int }
+	shapes := []shape{{16, 16}, {24, 24}, {64, 64}, {128, 128}, {256, 256}, {40, 72}, {136, 120}, {200, 8},
+		{248, 256}, {37, 21}, {100, 100}, {7, 143}, {80, 80}, {96, 160}, {192, 192}}
+	lens := []int{1, 3, 4, 5, 8, 12, 15, 17, 31, 36, 44, 63, 100, 257, 1001}
+	garbage := func() uint16 { return uint16(rng.Uint32()) } // some are NaN or inf
+	for n := range len(shapes) * len(lens) {                 // every shape with every length
+		sh, nkv := shapes[n%len(shapes)], lens[n/len(shapes)]
+		paged, bias := n%3 != 0, n%4 == 1
+		ks, vs := 3*sh.hd+5, 2*sh.vhd+3
+		kr, vr := make([][]uint16, nkv), make([][]uint16, nkv)
+		for i := range kr {
+			kr[i], vr[i] = make([]uint16, sh.hd), make([]uint16, sh.vhd)
+			for d := range kr[i] {
+				kr[i][d] = quant.FP32ToFP16(float32(rng.NormFloat64()))
+			}
+			for d := range vr[i] {
+				vr[i][d] = quant.FP32ToFP16(float32(rng.NormFloat64()))
+			}
+			if bias {
+				kr[i][0] = quant.FP32ToFP16(32)
+			}
+		}
+		nrows := nkv
+		var rows []int32
+		if paged {
+			rows, nrows = agPerm(rng, nkv), nkv+9
+		}
+		kc, vc := agCache(kr, ks, nrows, rows, garbage), agCache(vr, vs, nrows, rows, garbage)
+		q := elemRand(rng, sh.hd, 1.5)
+		if bias {
+			q[0] = 32
+		}
+		scale := float32(1 / math.Sqrt(float64(sh.hd)))
+		if n%5 == 2 {
+			scale = 0.5 // a sharp softmax
+		}
+		at := fmt.Sprintf("hd=%d vhd=%d nkv=%d paged=%v bias=%v scale=%g", sh.hd, sh.vhd, nkv, paged, bias, scale)
+		run := func(k cpu.Kernels) []float32 {
+			out, checkOut := elemGuarded(sh.vhd)
+			scratch, checkScratch := elemGuarded(nkv + sh.hd)
+			k.Attention(q, kc, ks, vc, vs, rows, nkv, sh.hd, sh.vhd, scale, out, scratch)
+			checkOut(t, fmt.Sprintf("%v %s out", k.ISA(), at))
+			checkScratch(t, fmt.Sprintf("%v %s scratch", k.ISA(), at))
+			return append([]float32(nil), out...)
+		}
+		want := run(avx2)
+		for _, isa := range x512 {
+			got := run(cpu.New(isa))
+			for d := range want {
+				if math.Float32bits(got[d]) != math.Float32bits(want[d]) {
+					t.Fatalf("%v %s: out[%d] = %g (%#x), avx2 %g (%#x)", isa, at, d, got[d], math.Float32bits(got[d]),
+						want[d], math.Float32bits(want[d]))
 				}
 			}
 		}
