@@ -63,12 +63,7 @@ func aq8BenchRows(rng *rand.Rand, n, hd int) (kq, vq []byte, k16, v16 []uint16) 
 // GB/s counts the K and V bytes of the KV head once; us/op is per call.
 func BenchmarkAttentionQ8Sizes(b *testing.B) {
 	const heads = 8
-	var isas []cpu.ISA
-	for _, isa := range cpu.Supported() {
-		if isa == cpu.AVX2 || isa == cpu.AVX512 || isa == cpu.AVX512VNNI {
-			isas = append(isas, isa)
-		}
-	}
+	isas := supportedAmong(cpu.AVX2, cpu.AVX512, cpu.AVX512VNNI)
 	if len(isas) == 0 {
 		b.Skip("no x86 SIMD path on this machine")
 	}

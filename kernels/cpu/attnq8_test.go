@@ -390,12 +390,7 @@ func TestAttentionQ8Panics(t *testing.T) {
 // score loops (and past the K prefetch distance), contiguous and paged caches; and stay
 // within the tolerance of the Go reference.
 func TestAttentionQ8AVX512(t *testing.T) {
-	var x512 []cpu.ISA
-	for _, isa := range cpu.Supported() {
-		if isa == cpu.AVX512 || isa == cpu.AVX512VNNI {
-			x512 = append(x512, isa)
-		}
-	}
+	x512 := supportedAmong(cpu.AVX512, cpu.AVX512VNNI)
 	if len(x512) == 0 {
 		t.Skip("no AVX-512 on this machine")
 	}

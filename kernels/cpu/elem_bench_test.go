@@ -75,12 +75,7 @@ func BenchmarkElemAttention(b *testing.B) {
 // V bytes of the head; us/op is per call.
 func BenchmarkElemAttentionSizes(b *testing.B) {
 	const heads = 8
-	var isas []cpu.ISA
-	for _, isa := range cpu.Supported() {
-		if isa == cpu.AVX2 || isa == cpu.AVX512 || isa == cpu.AVX512VNNI {
-			isas = append(isas, isa)
-		}
-	}
+	isas := supportedAmong(cpu.AVX2, cpu.AVX512, cpu.AVX512VNNI)
 	if len(isas) == 0 {
 		b.Skip("no x86 SIMD path on this machine")
 	}

@@ -395,12 +395,7 @@ func TestElemAttention(t *testing.T) {
 // a large common bias (so that another order of summation shows through p's rounding to
 // f16) and sharp softmaxes.
 func TestElemAttentionAVX512(t *testing.T) {
-	var x512 []cpu.ISA
-	for _, isa := range cpu.Supported() {
-		if isa == cpu.AVX512 || isa == cpu.AVX512VNNI {
-			x512 = append(x512, isa)
-		}
-	}
+	x512 := supportedAmong(cpu.AVX512, cpu.AVX512VNNI)
 	if len(x512) == 0 {
 		t.Skip("no AVX-512 on this machine")
 	}
