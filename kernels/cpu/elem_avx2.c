@@ -217,20 +217,10 @@ void elem_attention_avx2(const float *q, const uint16_t *k, int64_t k_stride, co
 		const __m256 r = lga_hsum8(h);
 		_mm_storeu_ps(s + t, _mm_mul_ps(_mm256_castps256_ps128(r), _mm_set1_ps(scale)));
 	}
-	for (; t < n_kv; t++) {
-		const uint16_t *kt = k + EROW(rows, t) * k_stride;
-		__m256 a = _mm256_setzero_ps();
-		for (d = 0; d < hd8; d += 8) a = _mm256_fmadd_ps(_mm256_loadu_ps(q16 + d), ea_load16(kt + d), a);
-		if (hrem) a = _mm256_fmadd_ps(qt, ea_load16_part(kt + hd8, hrem), a);
-		s[t] = scale * lga_hsum(a);
-	}
+	for (; t < n_kv; t++) s[t] = ea_score1(q16, qt, k + EROW(rows, t) * k_stride, hd8, hrem, scale);
 
 	// softmax: max, exp, sum in double, p rounded to f16
-	const float inv = elem_softmax_exp_avx2(s, n_kv);
-	const __m256 vinv = _mm256_set1_ps(inv);
-	t = 0;
-	for (; t + 8 <= n_kv; t += 8) _mm256_storeu_ps(s + t, ea_round16(_mm256_mul_ps(_mm256_loadu_ps(s + t), vinv)));
-	for (; t < n_kv; t++) s[t] = lg_h2f(lg_f2h(s[t] * inv));
+	ea_probs_f16(s, 0, n_kv, elem_softmax_exp_avx2(s, n_kv));
 
 	// out = sum_t p_t v_t, 64 columns at a time in registers
 	const int64_t vd8 = v_head_dim & ~(int64_t)7;

@@ -170,13 +170,7 @@ void elem_attention_avx512(const float *q, const uint16_t *k, int64_t k_stride, 
 		t += 4;
 	}
 	const __m256 qt8 = _mm512_extractf32x8_ps(qt, 1);
-	for (; t < n_kv; t++) {
-		const uint16_t *kt = k + EROW(rows, t) * k_stride;
-		__m256 a = _mm256_setzero_ps();
-		for (d = 0; d < hd8; d += 8) a = _mm256_fmadd_ps(_mm256_loadu_ps(q16 + d), ea_load16(kt + d), a);
-		if (hrem) a = _mm256_fmadd_ps(qt8, ea_load16_part(kt + hd8, hrem), a);
-		s[t] = scale * lga_hsum(a);
-	}
+	for (; t < n_kv; t++) s[t] = ea_score1(q16, qt8, k + EROW(rows, t) * k_stride, hd8, hrem, scale);
 
 	// softmax: max, exp, sum in double, p rounded to f16
 	const float inv = elem_softmax_exp_avx512(s, n_kv);
@@ -186,8 +180,7 @@ void elem_attention_avx512(const float *q, const uint16_t *k, int64_t k_stride, 
 	for (; t + 16 <= n8; t += 16)
 		_mm512_storeu_ps(s + t, _mm512_cvtph_ps(_mm512_cvtps_ph(_mm512_mul_ps(_mm512_loadu_ps(s + t), vinv),
 		                                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)));
-	for (; t < n8; t += 8) _mm256_storeu_ps(s + t, ea_round16(_mm256_mul_ps(_mm256_loadu_ps(s + t), _mm512_castps512_ps256(vinv))));
-	for (; t < n_kv; t++) s[t] = lg_h2f(lg_f2h(s[t] * inv));
+	ea_probs_f16(s, t, n_kv, inv);
 
 	// out = sum_t p_t v_t; the V rows prefetched ahead when the head's V is past 256 KiB
 	// (BenchmarkElemAttentionSizes, 8 heads: nkv=16384 hd=64 ~230-245 us against ~260-320

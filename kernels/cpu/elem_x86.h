@@ -41,6 +41,24 @@ LGA __m256 ea_load16_part(const uint16_t *p, int64_t n) {
 	return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)b));
 }
 
+// ea_score1 is one position's scaled score in the single-head kernels: one 8-lane chain
+// over the first hd8 dims of q16 and the f16 K row kt, then the last hrem (< 8) dims
+// against qtail (q's last hrem floats, zero-padded), reduced by lga_hsum.
+LGA float ea_score1(const float *q16, __m256 qtail, const uint16_t *kt, int64_t hd8, int64_t hrem, float scale) {
+	__m256 a = _mm256_setzero_ps();
+	for (int64_t d = 0; d < hd8; d += 8) a = _mm256_fmadd_ps(_mm256_loadu_ps(q16 + d), ea_load16(kt + d), a);
+	if (hrem) a = _mm256_fmadd_ps(qtail, ea_load16_part(kt + hd8, hrem), a);
+	return scale * lga_hsum(a);
+}
+
+// ea_probs_f16 turns the exps s[t..n_kv) into probabilities e * inv rounded to f16, eight
+// at a time, then one at a time.
+LGA void ea_probs_f16(float *s, int64_t t, int64_t n_kv, float inv) {
+	const __m256 vinv = _mm256_set1_ps(inv);
+	for (; t + 8 <= n_kv; t += 8) _mm256_storeu_ps(s + t, ea_round16(_mm256_mul_ps(_mm256_loadu_ps(s + t), vinv)));
+	for (; t < n_kv; t++) s[t] = lg_h2f(lg_f2h(s[t] * inv));
+}
+
 // The accumulators of a V tile of the grouped attention kernels: acc[i*W + w] is out[i*vhd
 // + 8w ..] (H heads of vhd floats, W vectors each).
 LGA void ea_tile_load(const int H, const int W, __m256 *acc, const float *out, int64_t vhd) {
