@@ -36,13 +36,17 @@ __device__ __forceinline__ int split_chunk(int n, int splits) {
 }
 
 // split_dot8 adds the products of chunk c (dims 8c .. 8c+7, kf) of a K row with each
-// head g < G of the group's query qs to s[g], one fused multiply-add at a time in order.
+// head g < G of the group's query qs to s[g], one fused multiply-add at a time in order;
+// the query's eight floats in two 16-byte loads (hd a multiple of 8).
 __device__ __forceinline__ void split_dot8(float* s, const float* qs, int hd, int G, int c, const float* kf) {
 #pragma unroll
     for (int g = 0; g < GQA_MAX; g++)
-        if (g < G)
+        if (g < G) {
+            const float4 a = *(const float4*)(qs + g * hd + 8 * c), b = *(const float4*)(qs + g * hd + 8 * c + 4);
+            const float qv[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
 #pragma unroll
-            for (int j = 0; j < 8; j++) s[g] = __fmaf_rn(qs[g * hd + 8 * c + j], kf[j], s[g]);
+            for (int j = 0; j < 8; j++) s[g] = __fmaf_rn(qv[j], kf[j], s[g]);
+        }
 }
 
 // split_store adds the four lanes' sums s of position t (a quad of threads) and has the
@@ -233,11 +237,13 @@ attention_split_pv(float* dst, i64 dstride, const float* q, i64 qstride, const u
 // split_kscores fall on other banks.
 __device__ __forceinline__ void split_kcopy(uint8_t* st, const uint16_t* k, i64 kstride, int kvh, int hd,
                                             const int* tab, int bs, int s0, int end) {
-    const int chunks = hd / 8;
+    const int cs = hd == 128 ? 4 : 3, chunks = 1 << cs;  // hd 64 or 128: no divisions
+    const int sh = (bs & (bs - 1)) == 0 ? __ffs(bs) - 1 : -1;
     for (int e = threadIdx.x; e < SPLIT_CHUNK * chunks; e += SM_THREADS) {
-        const int r = e / chunks, c = e % chunks, t = s0 + r;
+        const int r = e >> cs, c = e & (chunks - 1), t = s0 + r;
         const bool ok = t < end;
-        const uint16_t* src = ok ? k + cache_row(tab, bs, t) * kstride + kvh * hd + 8 * c : k;
+        const i64 row = !ok || !tab ? t : sh >= 0 ? (i64)tab[t >> sh] * bs + (t & (bs - 1)) : cache_row(tab, bs, t);
+        const uint16_t* src = ok ? k + row * kstride + kvh * hd + 8 * c : k;
         tc_cp16(st + r * 2 * hd + 16 * (c ^ ((r & 1) << 2)), src, ok);
     }
 }
@@ -380,10 +386,8 @@ attention_split1(float* dst, i64 dstride, const float* q, i64 qstride, const uin
         if (lane == 0) { gm[w] = M; ginv[w] = 1.0f / L; }
     }
     __syncthreads();
-    for (int e = tid; e < G * cmax; e += SM_THREADS) {
-        const int g = e / cmax;
-        if (e % cmax < cnt) sc[e] = h2f(f2h(expf(sc[e] - gm[g]) * ginv[g]));
-    }
+    for (int g = 0; g < G; g++)
+        for (int j = tid; j < cnt; j += SM_THREADS) sc[g * cmax + j] = h2f(f2h(expf(sc[g * cmax + j] - gm[g]) * ginv[g]));
     __syncthreads();
     float acc[GQA_MAX][8];
 #pragma unroll
