@@ -216,3 +216,30 @@ bits_tests() {
 	tgroup "$1" "${BITS_TESTS:-TestAttentionLatentBits|TestFusedAttentionQ8K|TestShortAttention|TestLatentAttention}" "${3:-200}"
 	unset EMBER_CUDA_PTX_DIR
 }
+# llama_bg builds llama.cpp's llama-bench (CUDA, this GPU's arch) from the carried
+# bin/llamacpp-src.tar.xz into /tmp/lbuild in the background, niced, unless built by an
+# earlier call on this machine; LB is its pid ("" when there was nothing to build); it
+# logs to $L/cmake.txt and $L/build.txt. Wait for it (wait $LB) before llama_tg.
+llama_bg() {
+	LB=""
+	[ -x /tmp/lbuild/bin/llama-bench ] && return 0
+	(
+		rm -rf /tmp/lsrc && tar xJf bin/llamacpp-src.tar.xz -C /tmp
+		arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d '.')
+		nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+		cmake -S /tmp/lsrc -B /tmp/lbuild -G Ninja -DCMAKE_BUILD_TYPE=Release -DGGML_CUDA=ON \
+			-DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES="$arch" -DGGML_NATIVE=ON \
+			-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF \
+			-DLLAMA_BUILD_APP=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF >"$L/cmake.txt" 2>&1 &&
+			nice -n 19 timeout -s KILL 400 cmake --build /tmp/lbuild --target llama-bench -j 12 >"$L/build.txt" 2>&1
+		el "llama-bench build rc $?"
+	) &
+	LB=$!
+}
+# llama_tg MODEL DEPTHS prints llama-bench's tg128 medians (-fa 1, three repetitions) of
+# /tmp/MODEL.gguf at the comma-separated depths, as (depth, tok/s) pairs.
+llama_tg() {
+	[ -x /tmp/lbuild/bin/llama-bench ] || { el "no llama-bench"; tail -5 "$L/build.txt"; return 1; }
+	timeout -s KILL 150 /tmp/lbuild/bin/llama-bench -m "/tmp/$1.gguf" -ngl 99 -fa 1 -p 0 -n 128 -d "$2" -r 3 -o json >"$L/llama.json" 2>"$L/llama.log"
+	el "llama.cpp: $(python3 -c 'import json,sys,statistics; print([(t["n_depth"], round(statistics.median(t["samples_ts"]),1)) for t in json.load(open(sys.argv[1]))])' "$L/llama.json")"
+}
