@@ -98,13 +98,7 @@ func TestAttentionGroup(t *testing.T) {
 			ks, vs := 3*sh.hd+5, 2*sh.vhd+3 // a head's rows in a cache of several heads
 			kr, vr := make([][]uint16, nkv), make([][]uint16, nkv)
 			for i := range kr {
-				kr[i], vr[i] = make([]uint16, sh.hd), make([]uint16, sh.vhd)
-				for d := range kr[i] {
-					kr[i][d] = quant.FP32ToFP16(float32(rng.NormFloat64()))
-				}
-				for d := range vr[i] {
-					vr[i][d] = quant.FP32ToFP16(float32(rng.NormFloat64()))
-				}
+				kr[i], vr[i] = elemRandF16(rng, sh.hd), elemRandF16(rng, sh.vhd)
 			}
 			q := elemRand(rng, cpu.GQAMax*sh.hd, 1.5)
 			scale := float32(1 / math.Sqrt(float64(sh.hd)))

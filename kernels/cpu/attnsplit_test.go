@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"ember/inference/quant"
 	"ember/kernels/cpu"
 )
 
@@ -31,13 +30,7 @@ func attnSplitCheck(t *testing.T, rng *rand.Rand, g, hd, vhd, nkv int, paged boo
 	ks, vs := hd+3, vhd+5 // the latent cache: K and V rows apart; here two caches
 	kr, vr := make([][]uint16, nkv), make([][]uint16, nkv)
 	for i := range kr {
-		kr[i], vr[i] = make([]uint16, hd), make([]uint16, vhd)
-		for d := range kr[i] {
-			kr[i][d] = quant.FP32ToFP16(float32(rng.NormFloat64()))
-		}
-		for d := range vr[i] {
-			vr[i][d] = quant.FP32ToFP16(float32(rng.NormFloat64()))
-		}
+		kr[i], vr[i] = elemRandF16(rng, hd), elemRandF16(rng, vhd)
 	}
 	nrows := nkv
 	var rows []int32

@@ -22,6 +22,15 @@ func elemRand(rng *rand.Rand, n int, scale float64) []float32 {
 	return x
 }
 
+// elemRandF16 is n normal values rounded to f16, as a cache holds them.
+func elemRandF16(rng *rand.Rand, n int) []uint16 {
+	x := make([]uint16, n)
+	for i := range x {
+		x[i] = quant.FP32ToFP16(float32(rng.NormFloat64()))
+	}
+	return x
+}
+
 // elemGuarded returns a slice of n floats inside a larger one filled with lgGuard, and a
 // check that the guard values around it are intact.
 func elemGuarded(n int) ([]float32, func(t *testing.T, what string)) {
@@ -336,14 +345,8 @@ func TestElemAttention(t *testing.T) {
 			for _, nkv := range []int{1, 2, 7, 33, 300} {
 				for _, scale := range []float32{float32(1 / math.Sqrt(float64(sh.hd))), 1} {
 					ks, vs := sh.hd*3+5, sh.vhd*2+3 // positions of a head in a paged cache are strided
-					kc := make([]uint16, (nkv-1)*ks+sh.hd)
-					vc := make([]uint16, (nkv-1)*vs+sh.vhd)
-					for i := range kc {
-						kc[i] = quant.FP32ToFP16(float32(rng.NormFloat64()))
-					}
-					for i := range vc {
-						vc[i] = quant.FP32ToFP16(float32(rng.NormFloat64()))
-					}
+					kc := elemRandF16(rng, (nkv-1)*ks+sh.hd)
+					vc := elemRandF16(rng, (nkv-1)*vs+sh.vhd)
 					q := elemRand(rng, sh.hd, 1.5)
 					want, tol := elemAttnRef(q, kc, ks, vc, vs, nkv, sh.hd, sh.vhd, scale)
 					out, check := elemGuarded(sh.vhd)
@@ -412,13 +415,7 @@ func TestElemAttentionAVX512(t *testing.T) {
 		ks, vs := 3*sh.hd+5, 2*sh.vhd+3
 		kr, vr := make([][]uint16, nkv), make([][]uint16, nkv)
 		for i := range kr {
-			kr[i], vr[i] = make([]uint16, sh.hd), make([]uint16, sh.vhd)
-			for d := range kr[i] {
-				kr[i][d] = quant.FP32ToFP16(float32(rng.NormFloat64()))
-			}
-			for d := range vr[i] {
-				vr[i][d] = quant.FP32ToFP16(float32(rng.NormFloat64()))
-			}
+			kr[i], vr[i] = elemRandF16(rng, sh.hd), elemRandF16(rng, sh.vhd)
 			if bias {
 				kr[i][0] = quant.FP32ToFP16(32)
 			}

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"unsafe"
 
-	"ember/inference/quant"
 	"ember/kernels/cpu"
 )
 
@@ -92,14 +91,8 @@ func TestLGEdgeReads(t *testing.T) {
 		for _, sh := range [][2]int{{64, 64}, {80, 80}, {7, 20}} {
 			for _, nkv := range []int{1, 7, 33} {
 				hd, vhd := sh[0], sh[1]
-				kc := make([]uint16, (nkv-1)*hd+hd)
-				vc := make([]uint16, (nkv-1)*vhd+vhd)
-				for i := range kc {
-					kc[i] = quant.FP32ToFP16(float32(rng.NormFloat64()))
-				}
-				for i := range vc {
-					vc[i] = quant.FP32ToFP16(float32(rng.NormFloat64()))
-				}
+				kc := elemRandF16(rng, (nkv-1)*hd+hd)
+				vc := elemRandF16(rng, (nkv-1)*vhd+vhd)
 				ke, fk := lgEdgeHalves(kc)
 				ve, fv := lgEdgeHalves(vc)
 				q, fq := lgEdgeFloats(elemRand(rng, hd, 1))
