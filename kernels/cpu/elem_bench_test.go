@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"ember/inference/quant"
 	"ember/kernels/cpu"
 )
 
@@ -48,12 +47,7 @@ func BenchmarkElemAttention(b *testing.B) {
 	for _, sh := range [][2]int{{512, 64}, {512, 128}, {4096, 128}} {
 		nkv, hd := sh[0], sh[1]
 		stride := 8 * hd
-		kc := make([]uint16, nkv*stride)
-		vc := make([]uint16, nkv*stride)
-		for i := range kc {
-			kc[i] = quant.FP32ToFP16(float32(rng.NormFloat64()))
-			vc[i] = quant.FP32ToFP16(float32(rng.NormFloat64()))
-		}
+		kc, vc := elemRandF16(rng, nkv*stride), elemRandF16(rng, nkv*stride)
 		q := elemRand(rng, hd, 1)
 		out := make([]float32, hd)
 		scratch := make([]float32, nkv+hd)
@@ -83,11 +77,7 @@ func BenchmarkElemAttentionSizes(b *testing.B) {
 		for _, hd := range []int{64, 128} {
 			rng := rand.New(rand.NewPCG(45, uint64(nkv+hd)))
 			stride := heads * hd
-			kc, vc := make([]uint16, nkv*stride), make([]uint16, nkv*stride)
-			for i := range kc {
-				kc[i] = quant.FP32ToFP16(float32(rng.NormFloat64()))
-				vc[i] = quant.FP32ToFP16(float32(rng.NormFloat64()))
-			}
+			kc, vc := elemRandF16(rng, nkv*stride), elemRandF16(rng, nkv*stride)
 			q := elemRand(rng, hd, 1)
 			out := make([]float32, hd)
 			scratch := make([]float32, nkv+hd)
