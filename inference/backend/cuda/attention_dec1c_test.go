@@ -39,35 +39,16 @@ func TestDec1Cluster(t *testing.T) {
 				cuda.Dec1Cluster(be, i != 1)
 				cuda.Dec1L1(be, i == 2)
 				cuda.Dec1LTiles(be, 8) // every form of _1l, the eight-tile ones too (128-dim heads leave them by default)
-				e := &fuseEnv{t: t, be: be, rng: rand.New(rand.NewPCG(3, uint64(ctx)))}
-				att, attend := decodeCaseNew(e, rows, h.nhead, h.nkv, h.hd, ctx, 1, true)
-				w := e.weight(quant.Q4_K, 256, h.nhead*h.hd)
-				out := e.zeros(quant.F32, rows, 256)
-				if err := be.Sync(context.Background()); err != nil {
-					t.Fatal(err)
-				}
-				attend()
-				be.MatMul(out, w, att)
-				q := cuda.Queued(be)
-				want := []string{"_1c", "", "_1l1"}[i]
-				if ctx > 2048 && i == 0 {
-					want = "_1l"
-				}
-				if c := slices.ContainsFunc(q, func(s string) bool { return strings.Contains(s, "_1c") || strings.Contains(s, "_1l") }); c != (i != 1) ||
-					want != "" && !slices.ContainsFunc(q, func(s string) bool { return strings.Contains(s, want) }) {
-					t.Fatalf("%s: queued %v (wanted a kernel named *%s*, or none of the cluster's for the split run)", name, q, want)
-				}
-				a, o := make([]float32, rows*h.nhead*h.hd), make([]float32, rows*256)
-				if err := be.ReadF32(context.Background(), att, a); err != nil {
-					t.Fatal(err)
-				}
-				if err := be.ReadF32(context.Background(), out, o); err != nil {
-					t.Fatal(err)
-				}
-				got[i] = [][]float32{a, o}
-				if err := be.Close(); err != nil {
-					t.Fatal(err)
-				}
+				got[i] = attendProject(t, be, 3, rows, h.nhead, h.nkv, h.hd, ctx, func(q []string) {
+					want := []string{"_1c", "", "_1l1"}[i]
+					if ctx > 2048 && i == 0 {
+						want = "_1l"
+					}
+					if c := slices.ContainsFunc(q, func(s string) bool { return strings.Contains(s, "_1c") || strings.Contains(s, "_1l") }); c != (i != 1) ||
+						want != "" && !slices.ContainsFunc(q, func(s string) bool { return strings.Contains(s, want) }) {
+						t.Fatalf("%s: queued %v (wanted a kernel named *%s*, or none of the cluster's for the split run)", name, q, want)
+					}
+				})
 			}
 			for _, i := range []int{0, 2} {
 				if got[i] == nil {
@@ -84,4 +65,35 @@ func TestDec1Cluster(t *testing.T) {
 			}
 		}
 	}
+}
+
+// attendProject writes decodeCaseNew's cache and rows (rng seed (seed, ctx)) on be, runs
+// their attention and a Q4_K product of it to 256 columns (the output projection, its
+// rounding fused where the kernel allows), hands the queued kernels' names to check (when
+// not nil), reads both back and closes be: the attention rows, then the projection.
+func attendProject(t *testing.T, be *cuda.Backend, seed uint64, rows, nhead, nkv, hd, ctx int, check func([]string)) [][]float32 {
+	t.Helper()
+	e := &fuseEnv{t: t, be: be, rng: rand.New(rand.NewPCG(seed, uint64(ctx)))}
+	att, attend := decodeCaseNew(e, rows, nhead, nkv, hd, ctx, 1, true)
+	w := e.weight(quant.Q4_K, 256, nhead*hd)
+	out := e.zeros(quant.F32, rows, 256)
+	if err := be.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	attend()
+	be.MatMul(out, w, att)
+	if check != nil {
+		check(cuda.Queued(be))
+	}
+	a, o := make([]float32, rows*nhead*hd), make([]float32, rows*256)
+	if err := be.ReadF32(context.Background(), att, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := be.ReadF32(context.Background(), out, o); err != nil {
+		t.Fatal(err)
+	}
+	if err := be.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return [][]float32{a, o}
 }

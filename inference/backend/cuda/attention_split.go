@@ -57,6 +57,9 @@ type attSplit struct {
 	// ($EMBER_CUDA_NO_SPLIT_RING, for timing), noVRing its V loads
 	// ($EMBER_CUDA_NO_SPLIT_VRING).
 	noRing, noVRing bool
+	// noTC keeps attention_split1's scores and p * V off the tensor cores
+	// ($EMBER_CUDA_NO_SPLIT_TC, for timing; SplitTC in tests).
+	noTC bool
 	// work holds F32 chunk statistics [rows*nhead*splits][2] and partial sums
 	// [rows*nhead*splits][vhd]; count I32 [rows*nkv] the blocks of each (row, KV head)
 	// done, zero between launches (the last block zeroes it again). Both only grow: a
@@ -143,6 +146,9 @@ func (b *Backend) attentionSplit1(args []uint64, rows, nkv, g, hd, vhd, nmax, sp
 	}
 	if ring > 1 && vhd == hd && !b.split.noVRing {
 		ring |= split1VRing
+		if g <= 8 && !b.split.noTC {
+			ring |= split1TC
+		}
 	}
 	args = append(args, work, count, i64(splits), i64(cmax), i64(ring), 0, 0)
 	b.launch("attention_split1", rows, nkv*splits, smThreads, smem, args...)
@@ -188,6 +194,7 @@ func (b *Backend) split1Off() bool {
 		b.split.one = 1
 		b.split.noRing = os.Getenv(NoSplitRingEnv) != ""
 		b.split.noVRing = os.Getenv(NoSplitVRingEnv) != ""
+		b.split.noTC = b.split.noTC || os.Getenv(NoSplitTCEnv) != ""
 		if os.Getenv(Split2Env) != "" || b.raiseSmem(b.kernel("attention_split1"), split1SmemMax) != nil {
 			b.split.one = -1
 		}
@@ -208,6 +215,17 @@ const NoSplitVRingEnv = "EMBER_CUDA_NO_SPLIT_VRING"
 // split1VRing is attention_split1's flag beside the ring's stages (SPLIT_VRING): its V
 // rows come through the ring too (head dims equal).
 const split1VRing = 16
+
+// split1TC is attention_split1's flag beside split1VRing (SPLIT_TC): its scores and
+// p * V run on the tensor cores (at most eight query heads a KV head), their sums in
+// the tensor cores' order, so within f16 rounding of the probabilities of the other
+// form's (TestSplit1TC), not its bits.
+const split1TC = 32
+
+// NoSplitTCEnv names an environment variable: when set, attention_split1 computes its
+// scores and p * V with the SIMT code (the bits of attention_smem), not on the tensor
+// cores (for timing).
+const NoSplitTCEnv = "EMBER_CUDA_NO_SPLIT_TC"
 
 // Split2Env names an environment variable: when set, split decode attention always runs
 // as two launches (attention_split_stats, attention_split_pv), for timing against the

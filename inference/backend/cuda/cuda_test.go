@@ -77,19 +77,23 @@ func TestConformanceLongContextKernels(t *testing.T) {
 
 // TestSplitAttention runs the attention tests (long contexts among them) with the
 // split kernels chosen as decode chooses them, then forced on every shape they take (as
-// one launch where the grid fits, attention_split1, and as the two-launch kernels), then
-// off (the long contexts on the one-block-per-pair kernels).
+// one launch where the grid fits, attention_split1, with its tensor-core form where it
+// takes the shapes and without it, and as the two-launch kernels), then off (the long
+// contexts on the one-block-per-pair kernels).
 func TestSplitAttention(t *testing.T) {
 	newOrSkip(t).Close()
-	for _, mode := range []string{"auto", "on", "on-two", "off"} {
+	for _, mode := range []string{"auto", "on", "on-simt", "on-two", "off"} {
 		t.Run(mode, func(t *testing.T) {
 			backendtest.RunAttention(t, func(t *testing.T) backend.Backend {
 				b := newOrSkip(t)
 				if mode != "auto" {
 					cuda.SplitAttention(b, mode != "off")
 				}
-				if mode == "on-two" {
+				switch mode {
+				case "on-two":
 					cuda.SplitAttentionTwo(b)
+				case "on-simt":
+					cuda.SplitTC(b, false)
 				}
 				return b
 			})

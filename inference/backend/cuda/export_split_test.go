@@ -85,3 +85,7 @@ func Dec1L1(b *Backend, on bool) { b.dec.l1 = on }
 
 // MLA2 makes b run prompts at depth on attention_mla2 (on, the default) or attention_mla.
 func MLA2(b *Backend, on bool) { b.dec.noMLA2 = !on }
+
+// SplitTC makes b's attention_split1 compute its scores and p * V on the tensor cores
+// where it may (on, the default) or always with the SIMT code.
+func SplitTC(b *Backend, on bool) { b.split.noTC = !on }
