@@ -139,6 +139,8 @@ A1_KERNEL(128, 64, attention_dec128_1_64)
                                     k + kvh * D, (int)kstride, v + kvh * D, (int)vstride, tab, bs, pos[i] + 1, G,      \
                                     scale, q8 ? q8 + (i64)i * q8stride : nullptr, kvh * G * D / (Q80 ? 32 : 256),       \
                                     nhead * D, q8h && !Q80 ? (uint16_t*)(q8h + (i64)i * q8hstride) : nullptr, S1);
+// A cluster a KV head: Hopper only (EM_SM90); compute capability 8.x has attention_decD_1.
+#if EM_SM90
 #define A1C_KERNEL(D, CAP, NAME)                                                                                        \
     extern "C" __global__ void __cluster_dims__(1, A1_CL, 1) __launch_bounds__(128) NAME(DEC_ARGS) {                  \
         pdl_defer();                                                                                                    \
@@ -148,6 +150,9 @@ A1_KERNEL(128, 64, attention_dec128_1_64)
         pdl_defer();                                                                                                    \
         A1C_BODY(D, true, s1, CAP)                                                                                      \
     }
+#else
+#define A1C_KERNEL(D, CAP, NAME)
+#endif
 A1C_KERNEL(64, A1_N, attention_dec64_1c)
 A1C_KERNEL(64, 128, attention_dec64_1c_128)
 A1C_KERNEL(64, 64, attention_dec64_1c_64)

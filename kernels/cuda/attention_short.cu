@@ -335,6 +335,7 @@ extern "C" __global__ void __launch_bounds__(SH_THREADS) attention_short64(SHORT
 extern "C" __global__ void __launch_bounds__(SH_THREADS) attention_short128(SHORT_ARGS) { pdl_defer();
     attention_short_body<128, 128, false>(SHORT_CALL);
 }
+#if EM_SM90  // the latent rows come by bulk copies: Hopper only
 // attention_short576: MLA (one latent KV head, V the K rows themselves).
 extern "C" __global__ void __launch_bounds__(SH_THREADS) attention_short576(SHORT_ARGS) { pdl_defer();
     attention_short_body<576, 576, true>(SHORT_CALL);
@@ -344,6 +345,7 @@ extern "C" __global__ void __launch_bounds__(SH_THREADS) attention_short576(SHOR
 extern "C" __global__ void __launch_bounds__(512) attention_short576w(SHORT_ARGS) { pdl_defer();
     attention_short_body<576, 576, true, 512>(SHORT_CALL);
 }
+#endif
 
 // attention_vb576: attention_short576w of one token's H head rows (H even, grid H), each
 // head's 512 latent outputs rounded to Q8_K into the block's shared memory (not q8),
@@ -369,6 +371,7 @@ __device__ __forceinline__ void cluster_st(void* p, int r, float v) {
     asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(ra), "f"(v) : "memory");
 }
 
+#if EM_SM90  // a cluster of two blocks: Hopper only
 extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(512, 1)
     attention_vb576(SHORT_ARGS, const uint8_t* Wvb, i64 vbs, i64 vbest, float* D, i64 drs, uint8_t* q8o) {
     pdl_defer();
@@ -424,3 +427,4 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(512, 1)
         q8k_quant_warp(vv, q8o, i / 2, (int)gridDim.x * VB_ROWS);
     }
 }
+#endif

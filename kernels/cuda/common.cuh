@@ -7,6 +7,16 @@
 
 typedef long long i64;
 
+// EM_SM90 is 1 where Hopper's instructions may be used: the committed PTX (sm_90) and the
+// host pass. The compatibility PTX for compute capability 8.x (Ampere, Ada: build/ptx-one.sh
+// with SM=80, kernels/cuda/sm80) leaves out the kernels that need thread block clusters,
+// and its pdl_wait is empty (the host launches no programmatic edges there).
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+#define EM_SM90 1
+#else
+#define EM_SM90 0
+#endif
+
 // pdl_entry is the first statement of every kernel (but pdl_defer's, below). In a
 // recorded graph a kernel may follow a programmatic edge (inference/backend/cuda/pdl.go):
 // it is launched while the kernel before it finishes, and griddepcontrol.wait holds it
@@ -14,8 +24,10 @@ typedef long long i64;
 // earlier. It then lets the next kernel be launched. Without such an edge both
 // instructions do nothing.
 __device__ __forceinline__ void pdl_wait() {
+#if EM_SM90
     asm volatile("griddepcontrol.wait;" ::: "memory");
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
 }
 __device__ __forceinline__ void pdl_entry() { pdl_wait(); }
 

@@ -12,18 +12,7 @@ import (
 // TestPTXMatchesSources fails when a .cu file (or a header) changed after its PTX was
 // generated: run build/gen-ptx.sh on a machine with nvcc and commit the new .ptx files.
 func TestPTXMatchesSources(t *testing.T) {
-	names, err := filepath.Glob("*.cuh") // sorted, as the shell's glob
-	if err != nil || len(names) == 0 {
-		t.Fatalf("no headers: %v", err)
-	}
-	var headers [][]byte
-	for _, n := range names {
-		b, err := os.ReadFile(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		headers = append(headers, b)
-	}
+	headers := readHeaders(t)
 	for _, m := range Modules {
 		cu, err := os.ReadFile(m + ".cu")
 		if err != nil {
@@ -46,6 +35,24 @@ func TestPTXMatchesSources(t *testing.T) {
 			t.Errorf("%s.ptx does not target sm_90", m)
 		}
 	}
+}
+
+// readHeaders returns the headers' texts in name order, as SourceHash wants them.
+func readHeaders(t *testing.T) [][]byte {
+	t.Helper()
+	names, err := filepath.Glob("*.cuh") // sorted, as the shell's glob
+	if err != nil || len(names) == 0 {
+		t.Fatalf("no headers: %v", err)
+	}
+	var headers [][]byte
+	for _, n := range names {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		headers = append(headers, b)
+	}
+	return headers
 }
 
 // TestModulesAreTheSources: every .cu file is a module (its PTX embedded and loaded) and

@@ -242,9 +242,14 @@ extern "C" __global__ void __launch_bounds__(ROW_THREADS) sample_row_draw(int* d
 // scratch of the row's width, from which the draw walks the kept candidates again.
 
 #define NUC_THREADS TOPK_THREADS
+#if EM_SM90
 #define NUC_ROUND 8192
-#define NUC_WALK 8  // weights a walk on one thread loads ahead of its additions
 #define NUC_SMEM 225280  // feed.go's nucSmem: dynamic shared memory a block (>= sizeof(nuc_smem))
+#else  // the compatibility PTX: a block within an RTX 40's 99 KiB (feed.go's nucCompatRound, nucCompatSmem)
+#define NUC_ROUND 2048
+#define NUC_SMEM 69632
+#endif
+#define NUC_WALK 8  // weights a walk on one thread loads ahead of its additions
 
 // nuc_smem is sample_nucleus_f32's shared memory: topk_block's, a round's candidates in
 // order (packed: ~key above the column, so that ascending order is the candidates'

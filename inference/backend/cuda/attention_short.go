@@ -56,7 +56,10 @@ type attShort struct {
 	mode   splitMode // auto: few rows over short rows; off: never; on: whenever the shapes allow
 	tile   int       // the most positions a tile takes
 	narrow bool      // MLA's latent rows on attention_short576, not attention_short576w
-	gqa    bool      // auto mode also takes grouped-query decode rows ($EMBER_CUDA_SHORT_GQA)
+	// noLatent: no kernel for MLA's latent rows (the compatibility PTX has neither
+	// attention_short576 nor _576w: their rows come by bulk copies).
+	noLatent bool
+	gqa      bool // auto mode also takes grouped-query decode rows ($EMBER_CUDA_SHORT_GQA)
 }
 
 // shortKernel names the kernel for K heads of hd dims and V heads of vhd dims (kv1: V
@@ -136,7 +139,7 @@ func (b *Backend) shortMode() splitMode {
 func (b *Backend) attentionShort(args []uint64, rows, nkv, g, hd, vhd, nmax, groups int, kv1 bool, ocol int, oneNew bool) bool {
 	mode := b.shortMode()
 	name, threads := shortKernel(hd, vhd, kv1, b.short.narrow)
-	if mode == splitOff || name == "" || g > gqaMax || rows <= 0 || nmax <= 0 || (kv1 && g != 1) {
+	if mode == splitOff || name == "" || g > gqaMax || rows <= 0 || nmax <= 0 || (kv1 && (g != 1 || b.short.noLatent)) {
 		return false
 	}
 	// The cache rows are copied 16 bytes at a time: their strides (args 5 and 7, in

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -99,6 +100,9 @@ func (b *Backend) carveoutFor(name string) int {
 // block sizes its launches for its own blocks an SM (decBlocks, mmq's tiles), which a
 // preferred carveout could cut.
 func (b *Backend) raiseSmem(k *kernel, n int) error {
+	if b.smemLim > 0 && n > b.smemLim {
+		return fmt.Errorf("cuda: %s wants %d bytes of shared memory a block, more than the GPU's %d", k.name, n, b.smemLim)
+	}
 	if err := b.h.maxDynamicSmem(k, n); err != nil {
 		return err
 	}

@@ -105,15 +105,19 @@ type Backend struct {
 	br        branchState    // the side branch being queued (branch.go)
 	carve     int            // the preferred shared memory carveout of the kernels carved names, per cent; -1: the driver's (carveout.go)
 	carved    []string       // kernel name prefixes given carve; nil: every kernel
+	compat    bool           // on the compatibility PTX (compute capability 8.x, or $EMBER_CUDA_COMPAT: compat.go)
+	smemLim   int            // the most shared memory a block may be given (bytes; 0 in tests without a device: no limit)
+	nucMax    int            // sample_nucleus_f32's most candidates a round (NUC_ROUND of the PTX in use)
 }
 
 var _ backend.Backend = (*Backend)(nil)
 var _ backend.SharedMatMuler = (*Backend)(nil)
 
 // minMajor is the oldest compute capability (major) the embedded kernels load on: their
-// PTX targets sm_90 (griddepcontrol for programmatic dependent launch, 227 KiB of shared
-// memory a block for the tensor-core products), which the driver compiles for sm_90 and
-// later only.
+// PTX targets sm_90 (griddepcontrol for programmatic dependent launch, thread block
+// clusters, 227 KiB of shared memory a block for the tensor-core products), which the
+// driver compiles for sm_90 and later only. Older GPUs take the compatibility PTX
+// (compat.go).
 const minMajor = 9
 
 // New starts a backend on GPU opt.Device. The error wraps ErrNoDriver when there is no
@@ -127,9 +131,13 @@ func New(opt Options) (*Backend, error) {
 		return nil, fmt.Errorf("cuda: device %d of %d", opt.Device, len(devs))
 	}
 	d := devs[opt.Device]
-	if d.Major < minMajor {
-		return nil, fmt.Errorf("cuda: %s has compute capability %d.%d; the kernels are built for %d.0 (Hopper) or later",
-			d.Name, d.Major, d.Minor, minMajor)
+	compat, err := useCompat(d, os.Getenv(CompatEnv))
+	if err != nil {
+		return nil, err
+	}
+	lim, err := smemLimit(d, os.Getenv(SmemLimitEnv))
+	if err != nil {
+		return nil, err
 	}
 	h, err := retain(opt.Device)
 	if err != nil {
@@ -141,7 +149,8 @@ func New(opt Options) (*Backend, error) {
 		hostMoE: os.Getenv(HostMoEEnv) != "", dec: attDec{twoPass: os.Getenv(DecTwoPassEnv) != "", ownQ8K: os.Getenv(DecOwnQ8KEnv) != "", no1: os.Getenv(NoDec1Env) != "", no1c: os.Getenv(NoDec1CEnv) != "", no1l: os.Getenv(NoDec1LEnv) != "", l1: os.Getenv(Dec1L1Env) != "", lThreads: decIntEnv(Dec1LThreadsEnv), lTiles: decIntEnv(Dec1LTilesEnv), noMLA2: os.Getenv(NoMLA2Env) != "", full1: os.Getenv(Dec1FullEnv) != "", stages: decIntEnv(DecStagesEnv), blocks: decIntEnv(DecBlocksEnv), mlaSplit: mlaSplitMode(), gqa: decGQAMode()},
 		st: stats{on: os.Getenv(StatsEnv) != "", start: time.Now(), rng: profRangeFromEnv()}, attnSmem: smemMax, mvsc: mvsFromEnv(),
 		carve: carveoutFromEnv(), carved: carveoutKernelsFromEnv(), chunk: chunkFromEnv(), noRamp: os.Getenv(ChunkRampEnv) == "0", br: branchFromEnv(), ropeHPB: ropeHeadsFromEnv(), noIDW: os.Getenv(NoIDWEnv) != "", widen: widenFromEnv(),
-		nucRound: nucRoundFromEnv(NucRoundEnv, nucRoundMax), nucFirst: nucRoundFromEnv(NucFirstEnv, nucFirst)}
+		nucRound: nucRoundFromEnv(NucRoundEnv, nucRoundMax), nucFirst: nucRoundFromEnv(NucFirstEnv, nucFirst),
+		compat: compat, smemLim: lim, nucMax: nucRoundMax}
 	b.capt.failed = os.Getenv(LtNoGraphsEnv) != ""
 	if b.mf, err = mfFromEnv(); err != nil {
 		b.Close()
@@ -186,8 +195,18 @@ func New(opt Options) (*Backend, error) {
 			return nil, fmt.Errorf("cuda: $%s=%q: want a positive number of blocks", RouteGridEnv, v)
 		}
 	}
-	for _, name := range kcuda.Modules {
-		ptx, err := kcuda.PTX(name)
+	names, ptxOf := kcuda.Modules, kcuda.PTX
+	if lim < mgStages*(mgWS+mgXS) || lim < mvsSmemMax { // a limit below Hopper's ($EMBER_CUDA_SMEM_LIMIT)
+		b.mg.off, b.mvsc.off = true, true
+	}
+	if b.compat {
+		names, ptxOf = kcuda.CompatModules, kcuda.CompatPTX
+		b.compatOff()
+		b.nucMax = nucCompatRound
+		b.nucRound, b.nucFirst = min(b.nucRound, b.nucMax), min(b.nucFirst, b.nucMax)
+	}
+	for _, name := range names {
+		ptx, err := ptxOf(name)
 		if err != nil {
 			b.Close()
 			return nil, err

@@ -37,6 +37,10 @@ func loadDriver() error {
 }
 
 // cuErr names the failing call (and the kernel, when there is one) and the CUDA error.
+// errUnsupportedPTX is CUDA_ERROR_UNSUPPORTED_PTX_VERSION: a PTX ISA newer than the
+// driver's compiler (the committed PTX's 9.0 needs a CUDA 13 driver, R580 or later).
+const errUnsupportedPTX = 222
+
 func cuErr(call, kernel string, r C.CUresult) error {
 	name := C.GoString(C.em_error_name(r))
 	if kernel != "" {
@@ -52,6 +56,7 @@ type Device struct {
 	Memory       uint64 // bytes
 	Major, Minor int    // compute capability
 	SMs          int
+	SmemOptin    int // the most shared memory a block may be given (bytes; Hopper 227 KiB, A100 163, RTX 30/40 99)
 }
 
 // Devices lists the GPUs the driver sees; the error wraps ErrNoDriver when the driver
@@ -74,12 +79,13 @@ func Devices() ([]Device, error) {
 			name              [256]C.char
 			mem               C.size_t
 			major, minor, sms C.int
+			smem              C.int
 		)
-		if r := C.em_device(C.int(i), &d, &name[0], 256, &mem, &major, &minor, &sms); r != 0 {
+		if r := C.em_device(C.int(i), &d, &name[0], 256, &mem, &major, &minor, &sms, &smem); r != 0 {
 			return nil, cuErr("cuDeviceGet", "", r)
 		}
 		out = append(out, Device{Ordinal: i, Name: C.GoString(&name[0]), Memory: uint64(mem),
-			Major: int(major), Minor: int(minor), SMs: int(sms)})
+			Major: int(major), Minor: int(minor), SMs: int(sms), SmemOptin: int(smem)})
 	}
 	return out, nil
 }
@@ -100,8 +106,8 @@ func retain(ordinal int) (*ctxHandle, error) {
 	var d C.CUdevice
 	var name [8]C.char
 	var mem C.size_t
-	var a, b, c C.int
-	if r := C.em_device(C.int(ordinal), &d, &name[0], 8, &mem, &a, &b, &c); r != 0 {
+	var a, b, c, e C.int
+	if r := C.em_device(C.int(ordinal), &d, &name[0], 8, &mem, &a, &b, &c, &e); r != 0 {
 		return nil, cuErr("cuDeviceGet", "", r)
 	}
 	h := &ctxHandle{dev: d}
@@ -209,7 +215,11 @@ type module struct {
 func (h *ctxHandle) loadModule(name string, ptx []byte) (*module, error) {
 	m := &module{name: name, pdl: pdlKernels(ptx)}
 	if r := C.em_module_load(h.ctx, &m.mod, unsafe.Pointer(&ptx[0])); r != 0 {
-		return nil, cuErr("cuModuleLoadData", name+".ptx", r)
+		err := cuErr("cuModuleLoadData", name+".ptx", r)
+		if r == errUnsupportedPTX {
+			err = fmt.Errorf("%w: the NVIDIA driver is older than the kernels' PTX (ISA %s) needs; update the driver", err, ptxISA(ptx))
+		}
+		return nil, err
 	}
 	return m, nil
 }

@@ -143,13 +143,14 @@ static CUresult em_ctx(CUcontext ctx) {
 
 static CUresult em_init(void) { return p_cuInit(0); }
 static CUresult em_device_count(int *n) { return p_cuDeviceGetCount(n); }
-static CUresult em_device(int ord, CUdevice *d, char *name, int nlen, size_t *mem, int *major, int *minor, int *sms) {
+static CUresult em_device(int ord, CUdevice *d, char *name, int nlen, size_t *mem, int *major, int *minor, int *sms, int *smem) {
 	CUresult r = p_cuDeviceGet(d, ord);
 	if (!r) r = p_cuDeviceGetName(name, nlen, *d);
 	if (!r) r = p_cuDeviceTotalMem(mem, *d);
 	if (!r) r = p_cuDeviceGetAttribute(major, 75, *d); // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
 	if (!r) r = p_cuDeviceGetAttribute(minor, 76, *d); // ..._MINOR
 	if (!r) r = p_cuDeviceGetAttribute(sms, 16, *d);   // ..._MULTIPROCESSOR_COUNT
+	if (!r) r = p_cuDeviceGetAttribute(smem, 97, *d);  // ..._MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
 	return r;
 }
 static CUresult em_ctx_retain(CUdevice d, CUcontext *ctx) { return p_cuDevicePrimaryCtxRetain(ctx, d); }

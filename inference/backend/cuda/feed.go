@@ -225,7 +225,11 @@ const (
 	nucThreads  = 1024   // sample_nucleus_f32's block (NUC_THREADS)
 	nucSmem     = 225280 // and its dynamic shared memory (NUC_SMEM)
 	nucRoundMax = 8192   // and the most candidates in a round past the first (NUC_ROUND)
-	nucFirst    = 2048   // the candidates of the round after topk_f32's (each later one 4x, to nucRoundMax)
+	// nucCompatRound and nucCompatSmem are NUC_ROUND and NUC_SMEM of the compatibility
+	// PTX (sample_row.cu without EM_SM90), whose block fits an RTX 40's 99 KiB.
+	nucCompatRound = 2048
+	nucCompatSmem  = 69632
+	nucFirst       = 2048 // the candidates of the round after topk_f32's (each later one 4x, to nucRoundMax)
 )
 
 // NucRoundEnv and NucFirstEnv name environment variables: the most candidates a
@@ -268,7 +272,7 @@ func (b *Backend) rowTo(out uint64, t *tensor, dev uint64, whole, nucleus bool, 
 			return // the failure is recorded
 		}
 		n := uint64(4 * t.rows * kmax)
-		b.launch("sample_nucleus_f32", t.rows, 1, nucThreads, nucSmem, out, cand, cand+n, i64(kmax), tree, pmax, dev, x,
+		b.launch("sample_nucleus_f32", t.rows, 1, nucThreads, b.nucSmem(), out, cand, cand+n, i64(kmax), tree, pmax, dev, x,
 			stride, cols, i64(parts), order, i64(min(b.nucFirst, b.nucRound)), i64(b.nucRound))
 	}
 }

@@ -343,7 +343,8 @@ func (b *Backend) sharedRuns(xt *tensor, lead, projs []backend.Proj) bool {
 // mmqRunTakes reports whether ps are a uniform run (uniformRun) that mmq_run takes:
 // mmqMinRows or more rows per product, of a type and row length mmqTakes.
 func (b *Backend) mmqRunTakes(ps []product, shared bool) (int64, bool) {
-	if len(ps) < 2 || ps[0].d.rows < mmqMinRows || !b.mmqTakes(ps[0].w) || len(ps)*((ps[0].d.rows+mmqTN-1)/mmqTN) > maxGridY {
+	if len(ps) < 2 || ps[0].d.rows < mmqMinRows || !b.mmqTakes(ps[0].w) || !b.mmqFits(ps[0].w.typ, mmqTN) ||
+		len(ps)*((ps[0].d.rows+mmqTN-1)/mmqTN) > maxGridY {
 		return 0, false
 	}
 	es, ok := uniformRun(ps, shared)

@@ -24,7 +24,7 @@ func (b *Backend) kernel(name string) *kernel {
 				b.attnSmem = min(b.attnSmem, 40<<10) // the default 48 KiB less the static part
 			}
 			if strings.HasPrefix(name, "mmq") && name != "mmq_reduce" || strings.HasPrefix(name, "mmf") && !strings.HasPrefix(name, "mmf_pack") {
-				b.fail(b.raiseSmem(k, mmqSmemMax))
+				b.fail(b.raiseSmem(k, b.mmqSmem()))
 			}
 			if strings.HasPrefix(name, "mmg_q") { // its static part (the stages' barriers) leaves less than mmqSmemMax
 				b.fail(b.raiseSmem(k, mgStages*(mgWS+mgXS)))
@@ -33,7 +33,7 @@ func (b *Backend) kernel(name string) *kernel {
 				b.fail(b.raiseSmem(k, mvsSmemMax))
 			}
 			if name == "sample_nucleus_f32" {
-				b.fail(b.raiseSmem(k, nucSmem))
+				b.fail(b.raiseSmem(k, b.nucSmem()))
 			}
 			return k
 		}

@@ -92,7 +92,7 @@ func (b *Backend) mfTakes(w *tensor, n int) bool {
 		return true // on mmg (mmf dispatches)
 	}
 	least, most := b.mfRows()
-	if !b.mf.on || n < least || n >= most {
+	if !b.mf.on || n < least || n >= most || b.smemLim > 0 && mfStages*mfStageBytes(w.typ) > b.smemLim {
 		return false
 	}
 	return (w.typ == quant.Q4_K || w.typ == quant.Q6_K) && w.cols%256 == 0 && b.mfPack(w) != 0

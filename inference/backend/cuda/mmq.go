@@ -146,7 +146,10 @@ func (b *Backend) mmq(d, w *tensor, xq uint64, xstride, n int) bool {
 	if n < mmqMinRows || !b.mmqTakes(w) {
 		return false
 	}
-	tn := b.mmqTile(n)
+	tn := b.mmqFit(w.typ, b.mmqTile(n))
+	if !b.mmqFits(w.typ, tn) {
+		return false
+	}
 	mt, nt := (w.rows+mmqTM-1)/mmqTM, (n+tn-1)/tn
 	splits := mmqSplits(mt, nt, (w.cols+255)/256)
 	if nt*splits > maxGridY {

@@ -108,7 +108,11 @@ func (b *Backend) RoutedExperts(dst, x, logits, gate, up, down, probsB, ids, wts
 	// Gate and up of every pair from its token's row, then the pairs' SwiGLU and down.
 	prod := func(d, w *tensor, xq uint64, xs, xdiv int) { b.mmvID(d, w, nil, nil, X, xq, xs, it, xdiv) }
 	if grouped {
-		grp := b.groupPairs(it, P, X, b.moeTile(P, X))
+		tn := b.moeTile(P, X)
+		if !b.mmqFits(gw.typ, tn) || !b.mmqFits(uw.typ, tn) || !b.mmqFits(dw.typ, tn) {
+			tn = 16 // the GPU's shared memory holds no wider tile of one of them (compat.go)
+		}
+		grp := b.groupPairs(it, P, X, tn)
 		prod = func(d, w *tensor, xq uint64, xs, xdiv int) { b.mmqID(d, w, X, xq, xs, grp, xdiv) }
 	}
 	xq, xs := b.quantize(xt, partner(gw.typ))

@@ -1,0 +1,115 @@
+package cuda
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"ember/inference/quant"
+)
+
+// CompatEnv names an environment variable: "1" runs the backend on the compatibility
+// PTX (kernels/cuda/sm80, compute capability 8.0: the A100 and, through the driver's
+// compiler, the RTX 30 and 40 series), which a GPU of compute capability 8.x needs, and
+// which a Hopper GPU then runs too, to test that path where no older GPU is at hand.
+// Until that path has been measured on such a GPU it is opt-in there as well.
+const CompatEnv = "EMBER_CUDA_COMPAT"
+
+// SmemLimitEnv names an environment variable: the most shared memory a block may be
+// given, in bytes, when below the GPU's own (a Hopper GPU standing in for an RTX 40's
+// 99 KiB in tests).
+const SmemLimitEnv = "EMBER_CUDA_SMEM_LIMIT"
+
+// compatMinMajor is the oldest compute capability (major) the compatibility PTX runs on.
+const compatMinMajor = 8
+
+// useCompat reports whether device d runs the compatibility PTX, given $EMBER_CUDA_COMPAT
+// (env), or why it cannot run at all.
+func useCompat(d Device, env string) (bool, error) {
+	on := env == "1"
+	switch {
+	case d.Major >= minMajor:
+		return on, nil
+	case d.Major >= compatMinMajor && on:
+		return true, nil
+	case d.Major >= compatMinMajor:
+		return false, fmt.Errorf("cuda: %s has compute capability %d.%d; the kernels are built for %d.0 (Hopper) or later, "+
+			"and those for %d.x are not yet measured on such a GPU: $%s=1 runs them", d.Name, d.Major, d.Minor, minMajor,
+			compatMinMajor, CompatEnv)
+	}
+	return false, fmt.Errorf("cuda: %s has compute capability %d.%d; the kernels need %d.0 or later",
+		d.Name, d.Major, d.Minor, compatMinMajor)
+}
+
+// smemLimit is the most shared memory a block of d may be given: the device's opt-in
+// limit, or $EMBER_CUDA_SMEM_LIMIT (env) when that is a smaller positive byte count.
+func smemLimit(d Device, env string) (int, error) {
+	lim := d.SmemOptin
+	if lim <= 0 {
+		lim = mmqSmemMax // a driver that did not say: Hopper's
+	}
+	if env == "" {
+		return lim, nil
+	}
+	n, err := strconv.Atoi(env)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("cuda: $%s=%q: want a positive number of bytes", SmemLimitEnv, env)
+	}
+	return min(n, lim), nil
+}
+
+// compatOff turns off what the compatibility PTX lacks (kernels/cuda/sm80/hopper-only.txt
+// and the kernels EM_SM90 leaves out): the cluster kernels (attention_decD_1c and _1l,
+// absorb, attention_vb576, ffn), the latent rows' bulk copies (attention_short576), the
+// streamed mat-vecs (mvs) and wgmma (mmg). Their work takes the kernels Hopper takes
+// with those switched off, which the tests also run on Hopper. Programmatic edges need
+// no switch: no compatibility kernel waits on the grid (pdlKernels finds none).
+func (b *Backend) compatOff() {
+	b.dec.no1c, b.dec.no1l = true, true
+	b.absorbOn, b.vbOn, b.ffnOn = false, false, false
+	b.mvsc.off = true
+	b.mg.off = true
+	b.short.noLatent = true
+}
+
+// mmqFits reports whether a tensor-core product block of type t and tn-wide tiles gets
+// its shared memory on this GPU.
+func (b *Backend) mmqFits(t quant.Type, tn int) bool {
+	return b.smemLim == 0 || mmqStagesFor(t, tn)*mmqStageBytes(t, tn) <= b.smemLim
+}
+
+// mmqFit narrows tile width tn (64, 32, 16) until blocks of type t fit the GPU's shared
+// memory (Hopper's fit all; an RTX 40's 99 KiB takes Q4_K in 32-row tiles, Q8_0 in 16).
+func (b *Backend) mmqFit(t quant.Type, tn int) int {
+	for tn > 16 && !b.mmqFits(t, tn) {
+		tn /= 2
+	}
+	return tn
+}
+
+// mmqSmem is the shared memory the tensor-core products' limit is raised to: all the
+// GPU gives (mmqFit keeps each launch within it).
+func (b *Backend) mmqSmem() int {
+	if b.smemLim > 0 {
+		return min(mmqSmemMax, b.smemLim)
+	}
+	return mmqSmemMax
+}
+
+// nucSmem is sample_nucleus_f32's dynamic shared memory in the PTX in use.
+func (b *Backend) nucSmem() int {
+	if b.compat {
+		return nucCompatSmem
+	}
+	return nucSmem
+}
+
+// ptxISA is the ISA version a PTX text declares (".version X.Y"), "" when none.
+func ptxISA(ptx []byte) string {
+	_, rest, ok := strings.Cut(string(ptx[:min(len(ptx), 4096)]), "\n.version ")
+	if !ok {
+		return ""
+	}
+	v, _, _ := strings.Cut(rest, "\n")
+	return strings.TrimSpace(v)
+}

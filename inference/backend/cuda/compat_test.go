@@ -1,0 +1,127 @@
+package cuda
+
+import (
+	"strings"
+	"testing"
+
+	"ember/inference/quant"
+	kcuda "ember/kernels/cuda"
+)
+
+// TestUseCompat: Hopper and later run the committed PTX unless $EMBER_CUDA_COMPAT=1
+// asks for the compatibility PTX; compute capability 8.x runs the compatibility PTX
+// only when asked (until measured on such a GPU), and says how; older GPUs are refused.
+func TestUseCompat(t *testing.T) {
+	for _, c := range []struct {
+		major   int
+		env     string
+		compat  bool
+		errPart string
+	}{
+		{9, "", false, ""}, {10, "", false, ""}, {9, "1", true, ""}, {12, "1", true, ""}, {9, "0", false, ""},
+		{8, "1", true, ""}, {8, "", false, CompatEnv + "=1"}, {8, "yes", false, CompatEnv + "=1"},
+		{7, "1", false, "need 8.0"}, {7, "", false, "need 8.0"},
+	} {
+		d := Device{Name: "GPU", Major: c.major, Minor: 6}
+		got, err := useCompat(d, c.env)
+		if got != c.compat || (err == nil) != (c.errPart == "") || err != nil && !strings.Contains(err.Error(), c.errPart) {
+			t.Errorf("useCompat(%d.6, %q) = %v, %v; want %v and an error holding %q", c.major, c.env, got, err, c.compat, c.errPart)
+		}
+	}
+}
+
+// TestSmemLimit: the device's opt-in limit, lowered (never raised) by
+// $EMBER_CUDA_SMEM_LIMIT; a malformed value is an error naming the variable.
+func TestSmemLimit(t *testing.T) {
+	h100, rtx := Device{SmemOptin: 232448}, Device{SmemOptin: 101376}
+	for _, c := range []struct {
+		d    Device
+		env  string
+		want int
+		bad  bool
+	}{
+		{h100, "", 232448, false}, {h100, "101376", 101376, false}, {rtx, "300000", 101376, false},
+		{Device{}, "", mmqSmemMax, false}, {h100, "0", 0, true}, {h100, "99K", 0, true}, {h100, "-5", 0, true},
+	} {
+		got, err := smemLimit(c.d, c.env)
+		if got != c.want || (err != nil) != c.bad || err != nil && !strings.Contains(err.Error(), SmemLimitEnv) {
+			t.Errorf("smemLimit(%d, %q) = %d, %v; want %d (error %v)", c.d.SmemOptin, c.env, got, err, c.want, c.bad)
+		}
+	}
+}
+
+// TestMMQFit: every tensor-core product type keeps 64-row tiles on Hopper, and on an
+// RTX 40's 99 KiB (or an A100's 163) takes the widest tile whose stages fit; the
+// grouped products' 16-row tiles and nucleus draws' compatibility block fit them all.
+func TestMMQFit(t *testing.T) {
+	types := []quant.Type{quant.Q4_K, quant.Q6_K, quant.Q8_0, quant.Q5_0, quant.Q4_0}
+	for _, c := range []struct {
+		lim  int
+		want []int
+	}{
+		{0, []int{64, 64, 64, 64, 64}},
+		{mmqSmemMax, []int{64, 64, 64, 64, 64}},
+		{166912, []int{64, 64, 64, 64, 64}}, // A100
+		{101376, []int{32, 32, 32, 32, 32}}, // RTX 30/40
+	} {
+		b := &Backend{smemLim: c.lim}
+		for i, typ := range types {
+			if got := b.mmqFit(typ, mmqTN); got != c.want[i] {
+				t.Errorf("limit %d: mmqFit(%v, 64) = %d, want %d", c.lim, typ, got, c.want[i])
+			}
+			if got := b.mmqFit(typ, 16); got != 16 {
+				t.Errorf("limit %d: mmqFit(%v, 16) = %d: a narrower tile was widened", c.lim, typ, got)
+			}
+			if n := mmqStagesFor(typ, c.want[i]) * mmqStageBytes(typ, c.want[i]); c.lim > 0 && n > c.lim {
+				t.Errorf("limit %d: %v in %d-row tiles takes %d bytes", c.lim, typ, c.want[i], n)
+			}
+			if c.lim >= 101376 && !b.mmqFits(typ, 16) {
+				t.Errorf("limit %d: %v's 16-row grouped tiles do not fit", c.lim, typ)
+			}
+		}
+		if lim := c.lim; lim > 0 && lim < mmqSmemMax && (&Backend{smemLim: lim}).mmqSmem() != lim {
+			t.Errorf("limit %d: the products' limit raised to %d", lim, (&Backend{smemLim: lim}).mmqSmem())
+		}
+	}
+	if b := (&Backend{smemLim: 65536}); b.mmqFits(quant.Q8_0, b.mmqFit(quant.Q8_0, mmqTN)) {
+		t.Errorf("limit 65536: Q8_0 fits in %d-row tiles, which take more", b.mmqFit(quant.Q8_0, mmqTN))
+	}
+	if b := (&Backend{compat: true}); b.nucSmem() != nucCompatSmem || nucCompatSmem > 101376 || nucCompatRound > nucRoundMax {
+		t.Errorf("the compatibility nucleus block: %d bytes, rounds of %d", b.nucSmem(), nucCompatRound)
+	}
+}
+
+// TestCompatOff: the compatibility path switches off every kernel family that
+// kernels/cuda/sm80 leaves out, and the module list it loads lacks those modules.
+func TestCompatOff(t *testing.T) {
+	b := &Backend{absorbOn: true, vbOn: true, ffnOn: true}
+	b.compatOff()
+	if !b.dec.no1c || !b.dec.no1l || b.absorbOn || b.vbOn || b.ffnOn || !b.mvsc.off || !b.mg.off || !b.short.noLatent {
+		t.Errorf("compatOff left a Hopper-only path on: %+v", b)
+	}
+	for _, m := range []string{mgModule, "mvs", "absorb", "attention_long", "ffn"} {
+		for _, c := range kcuda.CompatModules {
+			if c == m {
+				t.Errorf("the compatibility modules hold %s, whose kernels need Hopper", m)
+			}
+		}
+	}
+}
+
+// TestPTXISA reads the ISA version a PTX text declares, for the error an old driver's
+// refusal gets.
+func TestPTXISA(t *testing.T) {
+	p, err := kcuda.PTX("ops")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ptxISA(p); got == "" || strings.ContainsAny(got, " \n") {
+		t.Errorf("ptxISA(ops.ptx) = %q", got)
+	}
+	if got := ptxISA([]byte("// x\n.version 8.4\n.target sm_80\n")); got != "8.4" {
+		t.Errorf("ptxISA = %q, want 8.4", got)
+	}
+	if got := ptxISA([]byte("no version")); got != "" {
+		t.Errorf("ptxISA of no version = %q", got)
+	}
+}
