@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 
 	"ember/app"
 	"ember/inference/engine"
@@ -63,6 +64,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer m.Close()
+	if m.GPUNote != "" {
+		fmt.Fprintf(os.Stderr, "ember: running on the CPU: %s\n", m.GPUNote)
+	}
 	eng, err := engine.New(m.Model, m.Tokenizer, engine.Options{ContextSize: *ctxSize, Lookup: *lookup, KVType: *kvType})
 	if err != nil {
 		return err

@@ -145,6 +145,17 @@ func (c *chatService) BackendName() string {
 	return c.m.BackendName()
 }
 
+// BackendNote says why the model runs on the CPU though a GPU is present; "" when it
+// does not (ui.BackendNoter).
+func (c *chatService) BackendNote() string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.remote != nil || c.m == nil {
+		return ""
+	}
+	return c.m.GPUNote
+}
+
 // Chat streams a reply: the conversation goes through the model's chat template, and
 // R1-style <think> output comes back as reasoning.
 func (c *chatService) Chat(ctx context.Context, req ui.ChatRequest, onDelta func(ui.Delta)) (ui.Stats, error) {

@@ -31,7 +31,10 @@ type Loaded struct {
 	Tokenizer *tokenizer.Tokenizer
 	// Placement says where the layers are ("cuda 20/32 layers, cpu 12/32 layers").
 	Placement string
-	extra     backend.Backend // the CPU backend of a partly offloaded model
+	// GPUNote says why "auto" runs the model on the CPU although a GPU is present (the
+	// GPU's compute capability, the driver's age, a weight type it lacks); "" otherwise.
+	GPUNote string
+	extra   backend.Backend // the CPU backend of a partly offloaded model
 }
 
 // BackendNames lists the backends NewBackend knows, "auto" first.
@@ -50,22 +53,57 @@ type BackendOptions struct {
 // NewBackend makes the chosen backend; "auto" picks the fastest one present: CUDA when
 // the driver loads and sees a GPU, else the CPU.
 func NewBackend(opt BackendOptions) (backend.Backend, error) {
+	b, _, err := newBackend(opt, gpuBackend)
+	return b, err
+}
+
+// gpuBackend starts the CUDA backend when a driver sees a GPU; ok is false when none is
+// present (err then says nothing worth telling).
+func gpuBackend() (b backend.Backend, ok bool, err error) {
+	if !cuda.Available() {
+		return nil, false, nil
+	}
+	c, err := cuda.New(cuda.Options{})
+	if err != nil {
+		return nil, true, err
+	}
+	return c, true, nil
+}
+
+// newBackend is NewBackend with the GPU's constructor given; note says why "auto" took
+// the CPU though a GPU is present.
+func newBackend(opt BackendOptions, gpu func() (backend.Backend, bool, error)) (backend.Backend, string, error) {
 	switch opt.Name {
 	case "", "auto":
-		if cuda.Available() {
-			if b, err := cuda.New(cuda.Options{}); err == nil {
-				return b, nil
-			}
+		g, present, err := gpu()
+		if err == nil && present {
+			return g, "", nil
 		}
-		return cpu.New(cpu.Options{Threads: opt.Threads})
+		note := ""
+		if present {
+			note = "the GPU is not used: " + strings.TrimPrefix(err.Error(), "cuda: ")
+		}
+		c, err := cpu.New(cpu.Options{Threads: opt.Threads})
+		if err != nil {
+			return nil, "", err
+		}
+		return c, note, nil
 	case "cuda":
-		return cuda.New(cuda.Options{})
+		c, err := cuda.New(cuda.Options{})
+		if err != nil {
+			return nil, "", err
+		}
+		return c, "", nil
 	case "cpu":
-		return cpu.New(cpu.Options{Threads: opt.Threads})
+		c, err := cpu.New(cpu.Options{Threads: opt.Threads})
+		if err != nil {
+			return nil, "", err
+		}
+		return c, "", nil
 	case "ref":
-		return ref.New(), nil
+		return ref.New(), "", nil
 	}
-	return nil, fmt.Errorf("unknown backend %q (have %s)", opt.Name, strings.Join(BackendNames(), ", "))
+	return nil, "", fmt.Errorf("unknown backend %q (have %s)", opt.Name, strings.Join(BackendNames(), ", "))
 }
 
 // OpenModel opens the GGUF file at path, or the bundled default model when path is
@@ -105,7 +143,7 @@ func load(f *gguf.File, bo BackendOptions) (*Loaded, error) {
 	if err != nil {
 		return nil, err
 	}
-	be, err := NewBackend(bo)
+	be, note, err := newBackend(bo, gpuBackend)
 	if err != nil {
 		return nil, err
 	}
@@ -116,6 +154,7 @@ func load(f *gguf.File, bo BackendOptions) (*Loaded, error) {
 	}
 	if err != nil && errors.Is(err, backend.ErrUnsupported) && be.Name() == "cuda" && (bo.Name == "" || bo.Name == "auto") {
 		// "auto" chose the GPU, which lacks a weight type of this file: use the CPU.
+		note = "the GPU is not used: " + strings.TrimPrefix(err.Error(), "cuda: ")
 		be.Close()
 		if be, err = cpu.New(cpu.Options{Threads: bo.Threads}); err != nil {
 			return nil, err
@@ -133,7 +172,7 @@ func load(f *gguf.File, bo BackendOptions) (*Loaded, error) {
 		}
 		return nil, err
 	}
-	return &Loaded{File: f, Backend: be, Model: m, Tokenizer: tok, Placement: describePlacement(m), extra: extra}, nil
+	return &Loaded{File: f, Backend: be, Model: m, Tokenizer: tok, Placement: describePlacement(m), GPUNote: note, extra: extra}, nil
 }
 
 // Close frees the model, the backend and the file, in that order.

@@ -2,12 +2,14 @@ package app
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 
 	"ember/assets"
 	"ember/inference/backend"
 	"ember/inference/backend/cpu"
+	"ember/inference/backend/ref"
 	"ember/inference/gguf"
 	"ember/inference/model"
 	"ember/inference/model/archs"
@@ -169,4 +171,35 @@ func offloadBundled(t *testing.T, f *gguf.File, n, k int) (backend.Backend, mode
 	}
 	t.Cleanup(func() { m.Close(); c.Close(); gpu.Close() })
 	return gpu, m
+}
+
+// TestNewBackendNote: "auto" takes a GPU that starts; a GPU present that does not start
+// leaves the model on the CPU with the reason (the cuda: prefix dropped); no GPU at all
+// is nothing to note; the named backends and an unknown name behave as before.
+func TestNewBackendNote(t *testing.T) {
+	gpuRef := ref.New()
+	for _, c := range []struct {
+		name, opt string
+		gpu       func() (backend.Backend, bool, error)
+		want      string // the backend's name
+		note      string
+		bad       bool
+	}{
+		{"starts", "auto", func() (backend.Backend, bool, error) { return gpuRef, true, nil }, "ref", "", false},
+		{"none", "", func() (backend.Backend, bool, error) { return nil, false, nil }, "cpu", "", false},
+		{"refused", "auto", func() (backend.Backend, bool, error) {
+			return nil, true, errors.New("cuda: RTX 3090 has compute capability 8.6; run with $EMBER_CUDA_COMPAT=1")
+		}, "cpu", "the GPU is not used: RTX 3090 has compute capability 8.6; run with $EMBER_CUDA_COMPAT=1", false},
+		{"cpu named", "cpu", func() (backend.Backend, bool, error) { t.Error("the GPU was tried"); return nil, false, nil }, "cpu", "", false},
+		{"ref named", "ref", func() (backend.Backend, bool, error) { return nil, false, nil }, "ref", "", false},
+		{"unknown", "vulkan", func() (backend.Backend, bool, error) { return nil, false, nil }, "", "", true},
+	} {
+		be, note, err := newBackend(BackendOptions{Name: c.opt, Threads: 1}, c.gpu)
+		if (err != nil) != c.bad || note != c.note || (be == nil) != c.bad || be != nil && be.Name() != c.want {
+			t.Errorf("%s: newBackend = %v, %q, %v; want %s, %q", c.name, be, note, err, c.want, c.note)
+		}
+		if be != nil && be != gpuRef {
+			be.Close()
+		}
+	}
 }

@@ -42,14 +42,17 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		return err
 	}
 	defer l.Close()
+	logger := o.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	if l.GPUNote != "" {
+		logger.Warn("running on the CPU", "why", l.GPUNote)
+	}
 	eo := engine.Options{ContextSize: o.ContextSize, Parallel: o.Parallel, CacheTokens: o.CacheTokens, Lookup: o.Lookup, KVType: o.KVType}
 	if o.DataDir != "" && o.DiskCacheBytes > 0 {
 		// Without it the server still serves, recomputing prompts: say so and go on.
 		if bc, err := OpenBlockCache(ctx, o.DataDir, l, o.KVType, o.DiskCacheBytes); err != nil {
-			logger := o.Logger
-			if logger == nil {
-				logger = slog.Default()
-			}
 			logger.Warn("persistent prefix cache off", "err", err)
 		} else {
 			defer bc.Close()

@@ -43,7 +43,11 @@ func (v *chatView) refreshModel() {
 		v.modelBtn.SetText(label)
 	}
 	v.entry.SetPlaceHolder("Message " + name)
-	setDimText(v.hintText, fmt.Sprintf("Ask %s anything.\nEnter sends, Shift+Enter starts a new line.", name))
+	hint := fmt.Sprintf("Ask %s anything.\nEnter sends, Shift+Enter starts a new line.", name)
+	if n, ok := v.svc.(BackendNoter); ok && n.BackendNote() != "" {
+		hint += "\n\nRunning on the CPU: " + n.BackendNote()
+	}
+	setDimText(v.hintText, hint)
 }
 
 // showModels lists the models (read on another goroutine) in a menu above the

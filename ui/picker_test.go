@@ -236,3 +236,25 @@ func TestAddRemote(t *testing.T) {
 	h.v.addRemote(sw, "http://down:1", "")
 	h.loop.until(t, "the error", func() bool { return h.w.Canvas().Overlays().Top() != nil })
 }
+
+// notingChat is a service whose model runs on the CPU though a GPU is present.
+type notingChat struct {
+	*fakeChat
+	note string
+}
+
+func (n notingChat) BackendNote() string { return n.note }
+
+// TestBackendNoteHint: a service that says why its model is not on the GPU has that
+// said under the empty chat's hint; one with nothing to say keeps the hint as it is.
+func TestBackendNoteHint(t *testing.T) {
+	const why = "the GPU is not used: NVIDIA GeForce RTX 3090 has compute capability 8.6"
+	h := newHarnessWrapped(t, nil, func(f *fakeChat) ChatService { return notingChat{f, why} })
+	if got := h.v.hintText.String(); !strings.Contains(got, "Ask tiny-llama-1b-q4 anything") || !strings.Contains(got, "Running on the CPU: "+why) {
+		t.Errorf("hint %q, want the model's hint and the note", got)
+	}
+	h = newHarnessWrapped(t, nil, func(f *fakeChat) ChatService { return notingChat{f, ""} })
+	if got := h.v.hintText.String(); strings.Contains(got, "Running on") {
+		t.Errorf("hint %q with nothing to note", got)
+	}
+}

@@ -70,6 +70,13 @@ type ChatService interface {
 	Chat(ctx context.Context, req ChatRequest, onDelta func(Delta)) (Stats, error)
 }
 
+// BackendNoter is a ChatService that can say why its model runs on the CPU though a GPU
+// is present (its compute capability, the driver's age); the UI shows it under the
+// empty chat's hint.
+type BackendNoter interface {
+	BackendNote() string // "" when there is nothing to say
+}
+
 // Roles of Message.
 const (
 	RoleSystem    = "system"
