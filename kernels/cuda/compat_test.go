@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -89,5 +90,53 @@ func TestCompatPTXDir(t *testing.T) {
 	}
 	if _, err := CompatPTX("quant"); err == nil || !strings.Contains(err.Error(), `"quant"`) {
 		t.Errorf("CompatPTX(quant), missing from the directory: %v, want an error naming it", err)
+	}
+}
+
+// hopperKernels matches the kernels EM_SM90 leaves out of modules that the
+// compatibility PTX otherwise holds: the cluster forms of one decode row's attention
+// and the latent rows' bulk-copy kernels (CUDA backend: compatOff).
+var hopperKernels = regexp.MustCompile(`^(attention_dec(64|128)_1c(_128|_64)?(_q8)?|attention_short576w?|attention_vb576)$`)
+
+// ptxEntries lists the kernels a PTX text defines.
+func ptxEntries(p []byte) map[string]bool {
+	es := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^\.visible \.entry ([A-Za-z0-9_]+)\(`).FindAllSubmatch(p, -1) {
+		es[string(m[1])] = true
+	}
+	return es
+}
+
+// TestCompatEntries: a compatibility module defines every kernel of its sm_90 module but
+// the Hopper-only ones, and no other: a kernel lost to a misplaced EM_SM90 would
+// otherwise show only on an RTX card, as "kernel in no module".
+func TestCompatEntries(t *testing.T) {
+	t.Setenv(DirEnv, "")
+	for _, m := range CompatModules {
+		p90, err := PTX(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p80, err := CompatPTX(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e90, e80 := ptxEntries(p90), ptxEntries(p80)
+		if len(e90) == 0 {
+			t.Errorf("%s.ptx: no kernels found", m)
+		}
+		for k := range e90 {
+			if !e80[k] && !hopperKernels.MatchString(k) {
+				t.Errorf("sm80/%s.ptx.gz lacks %s", m, k)
+			}
+			if e80[k] && hopperKernels.MatchString(k) {
+				t.Errorf("sm80/%s.ptx.gz holds %s, which needs Hopper", m, k)
+			}
+		}
+		for k := range e80 {
+			if !e90[k] {
+				t.Errorf("sm80/%s.ptx.gz defines %s, which %s.ptx does not", m, k, m)
+			}
+		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 // and the query rows bit for bit, the rope columns untouched, three steps through the
 // same buffers.
 func TestAbsorbBits(t *testing.T) {
+	skipCompat(t)
 	t.Setenv(cuda.AbsorbEnv, "1")
 	const H, qn, rope, lat = 16, 128, 64, 512
 	for _, E := range []int{2048, 512} {

@@ -17,6 +17,7 @@ import (
 // a few tokens of 16 heads, one to 256 positions, both through the same backend (one
 // token's: attention_vb576, the heads' products in the attention's launch too).
 func TestAttentionLatentBits(t *testing.T) {
+	skipCompat(t)
 	const dim, skip, heads, ch, vd, ctx = 576, 64, 16, 64, 128, 300
 	for _, c := range []struct {
 		n   int

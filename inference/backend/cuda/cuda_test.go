@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"ember/inference/backend"
@@ -25,6 +26,16 @@ func newOrSkip(t *testing.T) *cuda.Backend {
 	b := newWith(t, cuda.Options{NoCublas: true})
 	cuda.SetMMF(b, false, 0)
 	return b
+}
+
+// skipCompat skips a test of kernels the compatibility PTX leaves out (Hopper's clusters,
+// bulk copies, wgmma; kernels/cuda/sm80/hopper-only.txt) when $EMBER_CUDA_COMPAT runs
+// the backend on it: there the backend never chooses them.
+func skipCompat(t *testing.T) {
+	t.Helper()
+	if os.Getenv(cuda.CompatEnv) == "1" {
+		t.Skipf("$%s=1: these kernels need Hopper", cuda.CompatEnv)
+	}
 }
 
 // newWith starts a backend on GPU 0 with opt, or skips as newOrSkip does.

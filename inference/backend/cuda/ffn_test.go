@@ -21,6 +21,7 @@ import (
 // leave its counters at zero for the next), at the smallest shapes (one cluster) and
 // odd cluster counts; the 8B's widths ran in s68-call3 and s68-call4's benches.
 func TestFFNFused(t *testing.T) {
+	skipCompat(t)
 	t.Setenv(cuda.FFNEnv, "1")
 	for _, c := range []struct {
 		e, f int

@@ -77,6 +77,7 @@ func TestFusedQ8KHalf(t *testing.T) {
 // 256 and 512 columns, batches of 16, 37 and 64 rows (the rows past the batch in the
 // layout are not written, and no output depends on them).
 func TestFusedMMGLayout(t *testing.T) {
+	skipCompat(t)
 	const m = 8576
 	start := func(t *testing.T) *cuda.Backend {
 		b := newLtOrSkip(t)

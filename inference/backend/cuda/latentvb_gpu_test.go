@@ -20,6 +20,7 @@ import (
 // for bit, three steps through the same buffers, up to the 256th position; two tokens
 // run the chain in both.
 func TestAttentionVBBits(t *testing.T) {
+	skipCompat(t)
 	const dim, skip, heads, vd, ctx, E = 576, 64, 16, 128, 300, 2048
 	for _, c := range []struct {
 		pos   []int32 // each step's first token's position

@@ -50,6 +50,7 @@ func TestMGSplits(t *testing.T) {
 // q * f16(d*sc) - f16(dmin*m) in f16 (mmf's) and the activations f16 (as on cuBLASLt
 // over the f16 copies), so the bound is TestMMF's.
 func TestMMG(t *testing.T) {
+	skipCompat(t)
 	be := newWith(t, cuda.Options{NoCublas: true})
 	defer be.Close()
 	if !cuda.SetMMG(be, true, 33) {

@@ -18,6 +18,7 @@ import (
 // against ref at every consumer-warp count (backendtest.RunMatVec's shapes: row counts
 // around a tile's, one block a row, long rows, fused projections).
 func TestMatVecStreamed(t *testing.T) {
+	skipCompat(t)
 	newOrSkip(t).Close()
 	t.Setenv(cuda.MVSEnv, "1")
 	for _, w := range []string{"", "4/1", "8/1", "16/1", "4/2", "8/2", "16/2"} {
@@ -74,6 +75,7 @@ func (c *mvsCase) fill(t *testing.T) {
 // counts below, at and past one block an SM, with 4, 8 and 16 consumer warps; and the
 // launch is mvs's.
 func TestMatVecStreamedBits(t *testing.T) {
+	skipCompat(t)
 	newOrSkip(t).Close()
 	var cases []mvsCase
 	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K, quant.Q8_0} {
@@ -183,6 +185,7 @@ func mvsCaseRun(t *testing.T, be *cuda.Backend, c mvsCase) ([][]uint32, string) 
 // the bits of add_f32, rms_norm, quant_q8_k and mvs, wherever the sum and the norm are
 // written (over a, b, in place, apart).
 func TestFusedAddRMSNormMVS(t *testing.T) {
+	skipCompat(t)
 	newOrSkip(t).Close()
 	t.Setenv(cuda.MVSEnv, "1")
 	const m = 48
