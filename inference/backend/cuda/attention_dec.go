@@ -128,16 +128,25 @@ func mlaSplitMode() splitMode {
 // worth less than half the blocks in flight), and all of it for attention_mla (one
 // block an SM anyway: its 576-dim tiles take 168 KiB), where keeping the scores saves
 // computing them again.
-func decScoresMax(d, blocks int) int {
+func (b *Backend) decScoresMax(d, blocks int) int {
 	if d == mlaDim {
-		return mmqSmemMax - 1024 // less the kernel's static 1 KiB
+		return b.mmqSmem() - 1024 // less the kernel's static 1 KiB
 	}
-	return decSMSmem/blocks - 2<<10 // less the static 1 KiB and the 1 KiB the SM reserves a block
+	return b.smSmem()/blocks - 2<<10 // less the static 1 KiB and the 1 KiB the SM reserves a block
 }
 
-// decSMSmem is the shared memory of an SM (Hopper's; Ampere's 164 KiB and Ada's 100 KiB
-// make the kernels fall back where decKernel cannot raise the limit).
+// decSMSmem is the shared memory of a Hopper SM.
 const decSMSmem = 228 << 10
+
+// smSmem is the shared memory of an SM: 1 KiB past a block's most on every GPU since
+// Ampere (Hopper 228 KiB, A100 164, RTX 30/40 100), so the blocks a kernel sizes itself
+// for fit there too; Hopper's without a device (tests).
+func (b *Backend) smSmem() int {
+	if b.smemLim > 0 {
+		return min(decSMSmem, b.smemLim+1<<10)
+	}
+	return decSMSmem
+}
 
 // decBlocks is the blocks an SM attention_dec64/128 sizes its shared memory for, for a
 // launch of pairs blocks on sms SMs: as many as make the grid one wave, two to four (its
@@ -184,11 +193,11 @@ const decMaxStages = 4
 // it. With four, one token over at most 128 positions has all its tiles (two of keys,
 // two of values) loading at once.
 func (b *Backend) decStages(d, scap, nr, blocks int) int {
-	if n := b.dec.stages; n >= 2 && n <= decMaxStages && decSmem(d, false, scap, n, nr) <= mmqSmemMax-1024 {
+	if n := b.dec.stages; n >= 2 && n <= decMaxStages && decSmem(d, false, scap, n, nr) <= b.mmqSmem()-1024 {
 		return n
 	}
 	ns := decMaxStages
-	for ns > 2 && decSmem(d, false, scap, ns, nr) > decScoresMax(d, blocks) {
+	for ns > 2 && decSmem(d, false, scap, ns, nr) > b.decScoresMax(d, blocks) {
 		ns--
 	}
 	return ns
@@ -210,7 +219,7 @@ func (b *Backend) decScap(d int, shared bool, nmax, nr, blocks int) int {
 		return 0
 	}
 	scap := (nmax + decK - 1) / decK * decK
-	if decSmem(d, shared, scap, 2, nr) > decScoresMax(d, blocks) {
+	if decSmem(d, shared, scap, 2, nr) > b.decScoresMax(d, blocks) {
 		return 0
 	}
 	return scap
@@ -442,7 +451,7 @@ func (b *Backend) attentionMLASplit(d, qt, kt, pt, table, seq *tensor, tcols, bs
 	}
 	scap := tpb * decK
 	smem := decSmem(mlaDim, true, scap, 2, 16)
-	if smem > decScoresMax(mlaDim, 1) || !b.decKernel("attention_mla_split", smem) {
+	if smem > b.decScoresMax(mlaDim, 1) || !b.decKernel("attention_mla_split", smem) {
 		return false
 	}
 	work := b.scratchFor(&b.dec.work, 4*n*hg*spans*16*(2+mlaDim))

@@ -98,13 +98,13 @@ func shortSmem(threads, hd, vhd int, kv1 bool, g, cap, scap int) int {
 	return n + 4*(g*hd+g*scap+ng*g*vhd)
 }
 
-// shortPlan is the tile (positions, at most tile) and dynamic shared memory of a launch
-// of threads threads over rows of at most nmax positions, cap 0 when not even 32
-// positions fit.
-func shortPlan(threads, hd, vhd int, kv1 bool, g, nmax, tile int) (cap, smem int) {
+// shortPlan is the tile (positions, at most tile) and dynamic shared memory (at most
+// smax) of a launch of threads threads over rows of at most nmax positions, cap 0 when
+// not even 32 positions fit.
+func shortPlan(threads, hd, vhd int, kv1 bool, g, nmax, tile, smax int) (cap, smem int) {
 	cap = min(nmax, tile)
 	for ; cap >= 32; cap -= 32 {
-		if smem = shortSmem(threads, hd, vhd, kv1, g, cap, nmax); smem <= shortSmemMax {
+		if smem = shortSmem(threads, hd, vhd, kv1, g, cap, nmax); smem <= smax {
 			return cap, smem
 		}
 	}
@@ -156,7 +156,7 @@ func (b *Backend) attentionShort(args []uint64, rows, nkv, g, hd, vhd, nmax, gro
 			return false
 		}
 	}
-	cap, smem := shortPlan(threads, hd, vhd, kv1, g, nmax, b.short.tile)
+	cap, smem := shortPlan(threads, hd, vhd, kv1, g, nmax, b.short.tile, b.shortSmem())
 	if cap == 0 || !b.decKernel(name, smem) {
 		return false
 	}

@@ -59,7 +59,7 @@ func TestShortPlan(t *testing.T) {
 		if tile == 0 {
 			tile = shortMaxTile
 		}
-		cap, smem := shortPlan(threads, c.hd, c.vhd, c.kv1, c.g, c.nmax, tile)
+		cap, smem := shortPlan(threads, c.hd, c.vhd, c.kv1, c.g, c.nmax, tile, shortSmemMax)
 		if cap != c.cap {
 			t.Errorf("shortPlan(%d, %d, %v, G %d, %d positions) = tile %d, want %d", c.hd, c.vhd, c.kv1, c.g, c.nmax, cap, c.cap)
 		}

@@ -157,7 +157,7 @@ func TestDecStages(t *testing.T) {
 			t.Errorf("forced %d, d %d, scap %d, %d rows, %d blocks: %d tiles, want %d", c.force, c.d, c.scap, c.nr,
 				c.blocks, got, c.want)
 		}
-		if n := decSmem(c.d, false, c.scap, got, c.nr); got > 2 && c.force == 0 && n > decScoresMax(c.d, c.blocks) {
+		if n := decSmem(c.d, false, c.scap, got, c.nr); got > 2 && c.force == 0 && n > (&Backend{}).decScoresMax(c.d, c.blocks) {
 			t.Errorf("d %d, scap %d: %d tiles take %d bytes, past %d blocks an SM", c.d, c.scap, got, n, c.blocks)
 		}
 	}
@@ -177,7 +177,7 @@ func TestDecBlocks(t *testing.T) {
 	// Blocks of the most shared memory sized for them fit an SM with their static and
 	// reserved kilobytes.
 	for blocks := 2; blocks <= decMaxBlocks; blocks++ {
-		if n := blocks * (decScoresMax(128, blocks) + 2<<10); n > decSMSmem {
+		if n := blocks * ((&Backend{}).decScoresMax(128, blocks) + 2<<10); n > decSMSmem {
 			t.Errorf("%d blocks take %d bytes of an SM's %d", blocks, n, decSMSmem)
 		}
 	}

@@ -113,3 +113,12 @@ func ptxISA(ptx []byte) string {
 	v, _, _ := strings.Cut(rest, "\n")
 	return strings.TrimSpace(v)
 }
+
+// shortSmem is the dynamic shared memory attention_short's plans may take: shortSmemMax
+// within the GPU's limit (less the kernel's static ~2.2 KiB, as shortSmemMax is Hopper's).
+func (b *Backend) shortSmem() int {
+	if b.smemLim > 0 {
+		return min(shortSmemMax, b.smemLim-3<<10)
+	}
+	return shortSmemMax
+}

@@ -125,3 +125,42 @@ func TestPTXISA(t *testing.T) {
 		t.Errorf("ptxISA of no version = %q", got)
 	}
 }
+
+// TestDecSmemFits: the decode attention's shared memory, sized for blocks an SM, fits the
+// SM and each block's limit on Hopper, an A100 and an RTX 30/40 (held there by
+// $EMBER_CUDA_SMEM_LIMIT in tests), and Hopper's sizes are as before.
+func TestDecSmemFits(t *testing.T) {
+	if got := (&Backend{smemLim: 232448}).decScoresMax(128, 2); got != decSMSmem/2-2<<10 {
+		t.Errorf("Hopper's two-block scores: %d bytes, want %d", got, decSMSmem/2-2<<10)
+	}
+	for _, lim := range []int{0, 232448, 166912, 101376} {
+		b := &Backend{smemLim: lim}
+		blockMax := lim
+		if lim == 0 {
+			blockMax = mmqSmemMax
+		}
+		for blocks := 2; blocks <= decMaxBlocks; blocks++ {
+			n := b.decScoresMax(128, blocks)
+			if blocks*(n+2<<10) > b.smSmem() || n+1<<10 > blockMax {
+				t.Errorf("limit %d, %d blocks: %d bytes each, an SM of %d", lim, blocks, n, b.smSmem())
+			}
+		}
+		if n := b.decScoresMax(mlaDim, 1); n+1<<10 > blockMax {
+			t.Errorf("limit %d: attention_mla's %d bytes and its static 1 KiB pass the limit", lim, n)
+		}
+	}
+}
+
+// TestShortPlanLimit: on an RTX 30/40's 99 KiB attention_short's tiles shrink to fit
+// (grouped 128-dim heads at 256 positions), and Hopper's plans are as before.
+func TestShortPlanLimit(t *testing.T) {
+	hop, rtx := &Backend{smemLim: 232448}, &Backend{smemLim: 101376}
+	if hop.shortSmem() != shortSmemMax {
+		t.Errorf("Hopper: %d bytes, want %d", hop.shortSmem(), shortSmemMax)
+	}
+	c1, s1 := shortPlan(smThreads, 128, 128, false, 4, 256, shortMaxTile, hop.shortSmem())
+	c2, s2 := shortPlan(smThreads, 128, 128, false, 4, 256, shortMaxTile, rtx.shortSmem())
+	if c1 != 256 || c2 == 0 || c2 >= c1 || s2 > rtx.shortSmem() || s2+3<<10 > 101376 {
+		t.Errorf("256 positions: Hopper tile %d (%d bytes), RTX tile %d (%d bytes)", c1, s1, c2, s2)
+	}
+}
