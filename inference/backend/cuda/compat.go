@@ -24,14 +24,20 @@ const SmemLimitEnv = "EMBER_CUDA_SMEM_LIMIT"
 const compatMinMajor = 8
 
 // useCompat reports whether device d runs the compatibility PTX, given $EMBER_CUDA_COMPAT
-// (env), or why it cannot run at all.
+// (env), or why it cannot run at all. A GPU of compute capability 9.0 or later with less
+// shared memory a block than Hopper's (the RTX 50 series: 99 KiB) takes it as 8.x does:
+// the Hopper kernels' blocks (a nucleus draw's 220 KiB) do not fit it.
 func useCompat(d Device, env string) (bool, error) {
 	on := env == "1"
 	switch {
-	case d.Major >= minMajor:
+	case d.Major >= minMajor && (d.SmemOptin == 0 || d.SmemOptin >= mmqSmemMax):
 		return on, nil
 	case d.Major >= compatMinMajor && on:
 		return true, nil
+	case d.Major >= minMajor:
+		return false, fmt.Errorf("cuda: %s has %d KiB of shared memory a block; the kernels for compute capability %d.%d need %d, "+
+			"and those for smaller GPUs are not yet measured on one: $%s=1 runs them", d.Name, d.SmemOptin>>10, d.Major, d.Minor,
+			mmqSmemMax>>10, CompatEnv)
 	case d.Major >= compatMinMajor:
 		return false, fmt.Errorf("cuda: %s has compute capability %d.%d; the kernels are built for %d.0 (Hopper) or later, "+
 			"and those for %d.x are not yet measured on such a GPU: $%s=1 runs them", d.Name, d.Major, d.Minor, minMajor,

@@ -12,20 +12,23 @@ import (
 // asks for the compatibility PTX; compute capability 8.x runs the compatibility PTX
 // only when asked (until measured on such a GPU), and says how; older GPUs are refused.
 func TestUseCompat(t *testing.T) {
+	const hopper, rtx = 232448, 101376 // shared memory a block
 	for _, c := range []struct {
-		major   int
-		env     string
-		compat  bool
-		errPart string
+		major, smem int
+		env         string
+		compat      bool
+		errPart     string
 	}{
-		{9, "", false, ""}, {10, "", false, ""}, {9, "1", true, ""}, {12, "1", true, ""}, {9, "0", false, ""},
-		{8, "1", true, ""}, {8, "", false, CompatEnv + "=1"}, {8, "yes", false, CompatEnv + "=1"},
-		{7, "1", false, "need 8.0"}, {7, "", false, "need 8.0"},
+		{9, hopper, "", false, ""}, {10, hopper, "", false, ""}, {9, hopper, "1", true, ""}, {9, hopper, "0", false, ""},
+		{9, 0, "", false, ""}, // a driver that did not say: Hopper's
+		{12, rtx, "1", true, ""}, {12, rtx, "", false, "99 KiB of shared memory"},
+		{8, 166912, "1", true, ""}, {8, rtx, "", false, CompatEnv + "=1"}, {8, rtx, "yes", false, CompatEnv + "=1"},
+		{7, rtx, "1", false, "need 8.0"}, {7, rtx, "", false, "need 8.0"},
 	} {
-		d := Device{Name: "GPU", Major: c.major, Minor: 6}
+		d := Device{Name: "GPU", Major: c.major, Minor: 6, SmemOptin: c.smem}
 		got, err := useCompat(d, c.env)
 		if got != c.compat || (err == nil) != (c.errPart == "") || err != nil && !strings.Contains(err.Error(), c.errPart) {
-			t.Errorf("useCompat(%d.6, %q) = %v, %v; want %v and an error holding %q", c.major, c.env, got, err, c.compat, c.errPart)
+			t.Errorf("useCompat(%d.6, %d bytes, %q) = %v, %v; want %v and an error holding %q", c.major, c.smem, c.env, got, err, c.compat, c.errPart)
 		}
 	}
 }
