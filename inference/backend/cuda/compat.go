@@ -128,3 +128,12 @@ func (b *Backend) shortSmem() int {
 	}
 	return shortSmemMax
 }
+
+// attnSmemMax is the dynamic shared memory attention_smem's limit is raised to: smemMax,
+// within the GPU's limit less 8 KiB for the kernel's static part.
+func (b *Backend) attnSmemMax() int {
+	if b.smemLim > 0 {
+		return min(smemMax, b.smemLim-8<<10)
+	}
+	return smemMax
+}

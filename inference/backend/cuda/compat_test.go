@@ -158,6 +158,9 @@ func TestDecSmemFits(t *testing.T) {
 // (grouped 128-dim heads at 256 positions), and Hopper's plans are as before.
 func TestShortPlanLimit(t *testing.T) {
 	hop, rtx := &Backend{smemLim: 232448}, &Backend{smemLim: 101376}
+	if hop.attnSmemMax() != smemMax || rtx.attnSmemMax() > 101376-8<<10 || rtx.attnSmemMax() < 64<<10 {
+		t.Errorf("attention_smem's limit: Hopper %d, RTX %d", hop.attnSmemMax(), rtx.attnSmemMax())
+	}
 	if hop.shortSmem() != shortSmemMax {
 		t.Errorf("Hopper: %d bytes, want %d", hop.shortSmem(), shortSmemMax)
 	}

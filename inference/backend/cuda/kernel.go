@@ -20,8 +20,12 @@ func (b *Backend) kernel(name string) *kernel {
 			if c := b.carveoutFor(name); c >= 0 {
 				b.fail(b.h.carveout(k, c))
 			}
-			if name == "attention_smem" && b.raiseSmem(k, smemMax) != nil {
-				b.attnSmem = min(b.attnSmem, 40<<10) // the default 48 KiB less the static part
+			if name == "attention_smem" {
+				if want := b.attnSmemMax(); b.raiseSmem(k, want) == nil {
+					b.attnSmem = min(b.attnSmem, want)
+				} else {
+					b.attnSmem = min(b.attnSmem, 40<<10) // the default 48 KiB less the static part
+				}
 			}
 			if strings.HasPrefix(name, "mmq") && name != "mmq_reduce" || strings.HasPrefix(name, "mmf") && !strings.HasPrefix(name, "mmf_pack") {
 				b.fail(b.raiseSmem(k, b.mmqSmem()))
