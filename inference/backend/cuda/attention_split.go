@@ -186,7 +186,9 @@ func split1Plan(pairs, g, hd, nmax, splits, sms int, rings bool) (int, int, int,
 	return splits, cmax, smem, 0
 }
 
-// split1Off reports whether attention_split1 cannot run: $EMBER_CUDA_SPLIT2 is set, or
+// split1Off reports whether attention_split1 cannot run: $EMBER_CUDA_SPLIT2 is set, two
+// of its blocks do not fit an SM's shared memory (an A100's 164 KiB, an RTX card's 100:
+// its blocks wait for each other, so a grid sized for two an SM would never finish), or
 // its shared memory limit could not be raised (read once, when the kernel is loaded, with
 // $EMBER_CUDA_NO_SPLIT_RING).
 func (b *Backend) split1Off() bool {
@@ -195,7 +197,7 @@ func (b *Backend) split1Off() bool {
 		b.split.noRing = os.Getenv(NoSplitRingEnv) != ""
 		b.split.noVRing = os.Getenv(NoSplitVRingEnv) != ""
 		b.split.noTC = b.split.noTC || os.Getenv(NoSplitTCEnv) != ""
-		if os.Getenv(Split2Env) != "" || b.raiseSmem(b.kernel("attention_split1"), split1SmemMax) != nil {
+		if os.Getenv(Split2Env) != "" || !b.split1Fits() || b.raiseSmem(b.kernel("attention_split1"), split1SmemMax) != nil {
 			b.split.one = -1
 		}
 	}

@@ -137,3 +137,9 @@ func (b *Backend) attnSmemMax() int {
 	}
 	return smemMax
 }
+
+// split1Fits reports whether two attention_split1 blocks of split1SmemMax (and their
+// static and reserved kilobytes) fit an SM, as its grid's wait for all its blocks needs.
+func (b *Backend) split1Fits() bool {
+	return 2*(split1SmemMax+2<<10) <= b.smSmem()
+}

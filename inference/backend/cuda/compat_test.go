@@ -170,3 +170,16 @@ func TestShortPlanLimit(t *testing.T) {
 		t.Errorf("256 positions: Hopper tile %d (%d bytes), RTX tile %d (%d bytes)", c1, s1, c2, s2)
 	}
 }
+
+// TestSplit1Fits: attention_split1, whose blocks wait for each other, runs only where two
+// of its blocks fit an SM: Hopper, not an A100 (164 KiB an SM) or an RTX card (100).
+func TestSplit1Fits(t *testing.T) {
+	for _, c := range []struct {
+		lim  int
+		want bool
+	}{{0, true}, {232448, true}, {166912, false}, {101376, false}} {
+		if got := (&Backend{smemLim: c.lim}).split1Fits(); got != c.want {
+			t.Errorf("limit %d: split1Fits = %v, want %v", c.lim, got, c.want)
+		}
+	}
+}
