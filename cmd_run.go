@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"ember/app"
 	"ember/inference/engine"
@@ -65,7 +64,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	defer m.Close()
 	if m.GPUNote != "" {
-		fmt.Fprintf(os.Stderr, "ember: running on the CPU: %s\n", m.GPUNote)
+		fmt.Fprintf(stderr, "ember: running on the CPU: %s\n", m.GPUNote)
 	}
 	eng, err := engine.New(m.Model, m.Tokenizer, engine.Options{ContextSize: *ctxSize, Lookup: *lookup, KVType: *kvType})
 	if err != nil {

@@ -70,6 +70,11 @@ func gpuBackend() (b backend.Backend, ok bool, err error) {
 	return c, true, nil
 }
 
+// gpuNote is Loaded.GPUNote for the GPU's refusal err.
+func gpuNote(err error) string {
+	return "the GPU is not used: " + strings.TrimPrefix(err.Error(), "cuda: ")
+}
+
 // newBackend is NewBackend with the GPU's constructor given; note says why "auto" took
 // the CPU though a GPU is present.
 func newBackend(opt BackendOptions, gpu func() (backend.Backend, bool, error)) (backend.Backend, string, error) {
@@ -81,7 +86,7 @@ func newBackend(opt BackendOptions, gpu func() (backend.Backend, bool, error)) (
 		}
 		note := ""
 		if present {
-			note = "the GPU is not used: " + strings.TrimPrefix(err.Error(), "cuda: ")
+			note = gpuNote(err)
 		}
 		c, err := cpu.New(cpu.Options{Threads: opt.Threads})
 		if err != nil {
@@ -154,7 +159,7 @@ func load(f *gguf.File, bo BackendOptions) (*Loaded, error) {
 	}
 	if err != nil && errors.Is(err, backend.ErrUnsupported) && be.Name() == "cuda" && (bo.Name == "" || bo.Name == "auto") {
 		// "auto" chose the GPU, which lacks a weight type of this file: use the CPU.
-		note = "the GPU is not used: " + strings.TrimPrefix(err.Error(), "cuda: ")
+		note = gpuNote(err)
 		be.Close()
 		if be, err = cpu.New(cpu.Options{Threads: bo.Threads}); err != nil {
 			return nil, err

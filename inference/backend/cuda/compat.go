@@ -93,14 +93,18 @@ func (b *Backend) mmqFit(t quant.Type, tn int) int {
 	return tn
 }
 
+// smemUpTo is n bytes of dynamic shared memory, or less where the GPU's limit less a
+// kernel's static bytes is less (no limit: a backend made without a device, in tests).
+func (b *Backend) smemUpTo(n, static int) int {
+	if b.smemLim > 0 {
+		return min(n, b.smemLim-static)
+	}
+	return n
+}
+
 // mmqSmem is the shared memory the tensor-core products' limit is raised to: all the
 // GPU gives (mmqFit keeps each launch within it).
-func (b *Backend) mmqSmem() int {
-	if b.smemLim > 0 {
-		return min(mmqSmemMax, b.smemLim)
-	}
-	return mmqSmemMax
-}
+func (b *Backend) mmqSmem() int { return b.smemUpTo(mmqSmemMax, 0) }
 
 // nucSmem is sample_nucleus_f32's dynamic shared memory in the PTX in use.
 func (b *Backend) nucSmem() int {
@@ -122,21 +126,11 @@ func ptxISA(ptx []byte) string {
 
 // shortSmem is the dynamic shared memory attention_short's plans may take: shortSmemMax
 // within the GPU's limit (less the kernel's static ~2.2 KiB, as shortSmemMax is Hopper's).
-func (b *Backend) shortSmem() int {
-	if b.smemLim > 0 {
-		return min(shortSmemMax, b.smemLim-3<<10)
-	}
-	return shortSmemMax
-}
+func (b *Backend) shortSmem() int { return b.smemUpTo(shortSmemMax, 3<<10) }
 
 // attnSmemMax is the dynamic shared memory attention_smem's limit is raised to: smemMax,
 // within the GPU's limit less 8 KiB for the kernel's static part.
-func (b *Backend) attnSmemMax() int {
-	if b.smemLim > 0 {
-		return min(smemMax, b.smemLim-8<<10)
-	}
-	return smemMax
-}
+func (b *Backend) attnSmemMax() int { return b.smemUpTo(smemMax, 8<<10) }
 
 // split1Fits reports whether two attention_split1 blocks of split1SmemMax (and their
 // static and reserved kilobytes) fit an SM, as its grid's wait for all its blocks needs.

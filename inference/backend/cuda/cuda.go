@@ -107,7 +107,6 @@ type Backend struct {
 	carved    []string       // kernel name prefixes given carve; nil: every kernel
 	compat    bool           // on the compatibility PTX (compute capability 8.x, or $EMBER_CUDA_COMPAT: compat.go)
 	smemLim   int            // the most shared memory a block may be given (bytes; 0 in tests without a device: no limit)
-	nucMax    int            // sample_nucleus_f32's most candidates a round (NUC_ROUND of the PTX in use)
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -150,7 +149,7 @@ func New(opt Options) (*Backend, error) {
 		st: stats{on: os.Getenv(StatsEnv) != "", start: time.Now(), rng: profRangeFromEnv()}, attnSmem: smemMax, mvsc: mvsFromEnv(),
 		carve: carveoutFromEnv(), carved: carveoutKernelsFromEnv(), chunk: chunkFromEnv(), noRamp: os.Getenv(ChunkRampEnv) == "0", br: branchFromEnv(), ropeHPB: ropeHeadsFromEnv(), noIDW: os.Getenv(NoIDWEnv) != "", widen: widenFromEnv(),
 		nucRound: nucRoundFromEnv(NucRoundEnv, nucRoundMax), nucFirst: nucRoundFromEnv(NucFirstEnv, nucFirst),
-		compat: compat, smemLim: lim, nucMax: nucRoundMax}
+		compat: compat, smemLim: lim}
 	b.capt.failed = os.Getenv(LtNoGraphsEnv) != ""
 	if b.mf, err = mfFromEnv(); err != nil {
 		b.Close()
@@ -202,8 +201,7 @@ func New(opt Options) (*Backend, error) {
 	if b.compat {
 		names, ptxOf = kcuda.CompatModules, kcuda.CompatPTX
 		b.compatOff()
-		b.nucMax = nucCompatRound
-		b.nucRound, b.nucFirst = min(b.nucRound, b.nucMax), min(b.nucFirst, b.nucMax)
+		b.nucRound, b.nucFirst = min(b.nucRound, nucCompatRound), min(b.nucFirst, nucCompatRound) // its NUC_ROUND
 	}
 	for _, name := range names {
 		ptx, err := ptxOf(name)
