@@ -133,21 +133,7 @@ attention_split_pv(float* dst, i64 dstride, const float* q, i64 qstride, const u
             __syncthreads();  // the probabilities are read; the next sub-chunk's scores may come
         }
         // The position lanes' sums meet in shared memory, one head at a time.
-#pragma unroll
-        for (int g = 0; g < GQA_MAX; g++) {
-            if (g < G) {
-                if (pp < P)
-#pragma unroll
-                    for (int d = 0; d < 8; d++) red[pp * vhd + 8 * dg + d] = acc[g][d];
-                __syncthreads();
-                for (int d = tid; d < vhd; d += SM_THREADS) {
-                    float s = 0;
-                    for (int j = 0; j < P; j++) s += red[j * vhd + d];
-                    part[((base + g) * splits + c) * vhd + d] = s;
-                }
-                __syncthreads();
-            }
-        }
+        split_pv_meet(acc, red, part, G, P, pp, dg, vhd, base, splits, c);
     }
     // The last block of the (row, KV head) to finish adds the partial sums in chunk order.
     __threadfence();

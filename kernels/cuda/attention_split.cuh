@@ -69,3 +69,25 @@ __device__ __forceinline__ void split_q(float* qs, const float* q, i64 qstride, 
         qs[e] = h2f(f2h(q[(i64)i * qstride + (h0 + g) * hd + d]));
     }
 }
+
+// split_pv_meet adds the P position lanes' p·V sums acc (lane pp's eight dims 8dg ..
+// 8dg+7 of each head g < G) in red [P][vhd], one head at a time, and writes each head's
+// sum over the lanes, in lane order, to part[((base+g)*splits + c)*vhd + d].
+__device__ __forceinline__ void split_pv_meet(float (*acc)[8], float* red, float* part, int G, int P, int pp,
+                                              int dg, int vhd, int base, int splits, int c) {
+#pragma unroll
+    for (int g = 0; g < GQA_MAX; g++) {
+        if (g < G) {
+            if (pp < P)
+#pragma unroll
+                for (int d = 0; d < 8; d++) red[pp * vhd + 8 * dg + d] = acc[g][d];
+            __syncthreads();
+            for (int d = threadIdx.x; d < vhd; d += SM_THREADS) {
+                float s = 0;
+                for (int j = 0; j < P; j++) s += red[j * vhd + d];
+                part[((base + g) * splits + c) * vhd + d] = s;
+            }
+            __syncthreads();
+        }
+    }
+}

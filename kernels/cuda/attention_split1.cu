@@ -10,23 +10,35 @@
 
 #define SPLIT_VRING 16  // attention_split1's ring flag: the V rows through the ring too
 #define SPLIT_TC 32     // attention_split1's ring flag: scores and p * V on the tensor cores
+#define SPLIT_PAD 8     // floats past cmax in a row of scores: the tensor cores' B loads on other banks
 
 // split_rcopy issues the copies of the K (or V) rows of positions s0 .. s0+SPLIT_CHUNK-1
 // below end (zeros from end on) into ring stage st: SPLIT_CHUNK rows of hd halves (64 or
 // 128), 16-byte chunk c of row r at split_swz(tc, r, c): c ^ 4(r & 1), so that the two
 // rows a quarter-warp reads in split_kscores fall on other banks, or with tc c ^ (r & 7),
-// so that the eight rows of an ldmatrix phase do.
+// so that the eight rows of an ldmatrix phase do. Position t's block is tab[t/bs - tb0]:
+// the block table's row (tb0 0) or the chunk's part of it in shared memory (attention_split1),
+// so that a copy's address waits on no global load.
 __device__ __forceinline__ int split_swz(bool tc, int r, int c) { return c ^ (tc ? r & 7 : (r & 1) << 2); }
 __device__ __forceinline__ void split_rcopy(uint8_t* st, const uint16_t* k, i64 kstride, int kvh, int hd,
-                                           const int* tab, int bs, int s0, int end, bool tc) {
+                                           const int* tab, int tb0, int bs, int s0, int end, bool tc) {
     const int cs = hd == 128 ? 4 : 3, chunks = 1 << cs;  // hd 64 or 128: no divisions
     const int sh = (bs & (bs - 1)) == 0 ? __ffs(bs) - 1 : -1;
-    for (int e = threadIdx.x; e < SPLIT_CHUNK * chunks; e += SM_THREADS) {
-        const int r = e >> cs, c = e & (chunks - 1), t = s0 + r;
-        const bool ok = t < end;
-        const i64 row = !ok || !tab ? t : sh >= 0 ? (i64)tab[t >> sh] * bs + (t & (bs - 1)) : cache_row(tab, bs, t);
-        const uint16_t* src = ok ? k + row * kstride + kvh * hd + 8 * c : k;
-        tc_cp16(st + r * 2 * hd + 16 * split_swz(tc, r, c), src, ok);
+    // A thread's chunks / 4 copies (SPLIT_CHUNK * chunks of them a stage): every address
+    // first, so that the table's loads are in flight together.
+    const uint16_t* src[4];
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        const int e = threadIdx.x + j * SM_THREADS, r = e >> cs, c = e & (chunks - 1), t = s0 + r;
+        const bool ok = 4 * j < chunks && t < end;
+        const i64 row = !ok || !tab ? t : sh >= 0 ? (i64)tab[(t >> sh) - tb0] * bs + (t & (bs - 1))
+                                                  : (i64)tab[t / bs - tb0] * bs + t % bs;
+        src[j] = ok ? k + row * kstride + kvh * hd + 8 * c : 0;
+    }
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        const int e = threadIdx.x + j * SM_THREADS, r = e >> cs, c = e & (chunks - 1);
+        if (4 * j < chunks) tc_cp16(st + r * 2 * hd + 16 * split_swz(tc, r, c), src[j] ? src[j] : k, src[j] != 0);
     }
 }
 
@@ -96,45 +108,39 @@ __device__ __forceinline__ void split_tcscores(float* sc, const uint32_t* qb, co
     }
 }
 
-// split_p2 is the B fragment register of probabilities p and p+1 of head g (sc rows of
-// ss floats; zero past cnt or G).
-__device__ __forceinline__ uint32_t split_p2(const float* sc, int ss, int G, int g, int p, int cnt) {
-    if (g >= G) return 0;
-    const float* r = sc + g * ss;
-    return h2pack(p < cnt ? f2h(r[p]) : 0, p + 1 < cnt ? f2h(r[p + 1]) : 0);
-}
-
 // split_tcpv is attention_split1's p * V on the tensor cores: the chunk's V rows (t0 ..
 // end) come through the ring rs (split_rcopy's tc layout; the first ring - 1 stages
 // already issued); warp w sums dims 16w .. 16w+15 of every head (A: the V rows
-// transposed by ldmatrix, B: the probabilities, sc rows of ss floats) and writes them to
-// part (head g's at g * ps).
+// transposed by ldmatrix, B: the probabilities, sc rows of ss floats, zeros from the
+// chunk's end to its last sub-chunk's) and writes them to part (head g's at g * ps).
+// A lane's B columns past G read head G - 1's row: a column of B adds only to its own
+// column of the sums, which no lane writes.
 __device__ __forceinline__ void split_tcpv(float* part, i64 ps, const float* sc, int ss, uint8_t* rs, int ring,
-                                           const uint16_t* v, i64 vstride, int kvh, int vhd, const int* tab, int bs,
-                                           int t0, int end, int G) {
+                                           const uint16_t* v, i64 vstride, int kvh, int vhd, const int* tab, int tb0,
+                                           int bs, int t0, int end, int G) {
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, j = lane >> 3;
     const int rstage = SPLIT_CHUNK * 2 * vhd, cnt = end - t0;
+    const float* prow = sc + min(lane >> 2, G - 1) * ss + 2 * (lane & 3);
     float o[4] = {0, 0, 0, 0};
     for (int s0 = 0, u = 0; s0 < cnt; s0 += SPLIT_CHUNK, u++) {
-        const int sn = t0 + s0 + (ring - 1) * SPLIT_CHUNK;
-        if (sn < end) split_rcopy(rs + ((u + ring - 1) % ring) * rstage, v, vstride, kvh, vhd, tab, bs, sn, end, true);
-        tc_commit();
-        if (ring == 4)
-            asm volatile("cp.async.wait_group 3;" ::: "memory");
+        if (ring == 4)  // sub-chunk u landed; the barrier: u - 1's stage free for u + ring - 1
+            asm volatile("cp.async.wait_group 2;" ::: "memory");
         else
-            asm volatile("cp.async.wait_group 1;" ::: "memory");
+            asm volatile("cp.async.wait_group 0;" ::: "memory");
         __syncthreads();
+        const int sn = t0 + s0 + (ring - 1) * SPLIT_CHUNK;
+        if (sn < end) split_rcopy(rs + ((u + ring - 1) % ring) * rstage, v, vstride, kvh, vhd, tab, tb0, bs, sn, end, true);
+        tc_commit();
         const uint8_t* st = rs + (u % ring) * rstage;
         if (16 * w < vhd)
 #pragma unroll
             for (int kp = 0; kp < SPLIT_CHUNK / 16; kp++) {
-                if (s0 + 16 * kp >= cnt) break;
-                const int r = 16 * kp + (lane & 7) + 8 * (j >> 1), p = s0 + 16 * kp + 2 * (lane & 3);
+                const int r = 16 * kp + (lane & 7) + 8 * (j >> 1);
+                const float2 p0 = *(const float2*)(prow + s0 + 16 * kp), p1 = *(const float2*)(prow + s0 + 16 * kp + 8);
                 uint32_t a[4];
                 tc_ldsm_t(a, st + r * 2 * vhd + 16 * split_swz(true, r, 2 * w + (j & 1)));
-                tc_mma(o, a, split_p2(sc, ss, G, lane >> 2, p, cnt), split_p2(sc, ss, G, lane >> 2, p + 8, cnt));
+                tc_mma(o, a, h2pack(f2h(p0.x), f2h(p0.y)), h2pack(f2h(p1.x), f2h(p1.y)));
             }
-        __syncthreads();  // the stage is free for sub-chunk u + ring
     }
     if (16 * w < vhd)
 #pragma unroll
@@ -167,8 +173,11 @@ __device__ __forceinline__ void split_tcpv(float* part, i64 ps, const float* sc,
 // thread in flight). + SPLIT_TC (with SPLIT_VRING, head dims 64 or 128, G <= 8): the
 // scores (split_tcscores) and p * V on the tensor cores, warp w summing dims 16w .. 16w+15
 // of every head over the chunk (A: the V rows by ldmatrix.trans, B: the probabilities),
-// its sums straight to the partial sums. Dynamic shared memory: G*hd + G*cmax + SM_PART
-// floats, cmax >= the chunk length, then ring * SPLIT_CHUNK * hd halves.
+// its sums straight to the partial sums; there one barrier a sub-chunk (the next copies
+// issued after it, into the stage the last sub-chunk left) and the chunk's statistics
+// after its last scores, not a sub-chunk at a time. Dynamic shared memory: G*hd +
+// G*(cmax+SPLIT_PAD) + SM_PART floats, cmax >= the chunk length, then ring *
+// SPLIT_CHUNK * hd halves.
 extern "C" __global__ void __launch_bounds__(SM_THREADS, 2)
 attention_split1(float* dst, i64 dstride, const float* q, i64 qstride, const uint16_t* k, i64 kstride,
                  const uint16_t* v, i64 vstride, const int* pos, int nhead, int nkv, int hd, int vhd,
@@ -191,8 +200,9 @@ attention_split1(float* dst, i64 dstride, const float* q, i64 qstride, const uin
     float* part = work + 2 * (i64)gridDim.x * nhead * splits;
     int* ctr = count + (i64)i * nkv + kvh;
     const int* tab = table ? table + (i64)seq[i] * tcols : 0;
-    float* sc = qs + G * hd;     // [G][cmax]: scores, then probabilities
-    float* red = sc + G * cmax;  // [P][vhd]
+    const int ss = cmax + SPLIT_PAD;  // sc's row stride
+    float* sc = qs + G * hd;          // [G][ss]: scores, then probabilities
+    float* red = sc + G * ss;         // [P][vhd]
     // The V rows of the first positions this thread sums, loaded now: their latency
     // passes while the block scores and waits for the row's other blocks.
     const int DG = vhd / 8, P = SM_THREADS / DG;
@@ -204,6 +214,16 @@ attention_split1(float* dst, i64 dstride, const float* q, i64 qstride, const uin
         const int j = pp + P * u;
         if (!vring && pp < P && j < cnt) vp[u] = *(const uint4*)(v + cache_row(tab, bs, t0 + j) * vstride + kvh * vhd + 8 * dg);
     }
+    // The ring's copies find their blocks in shared memory: the chunk's part of the block
+    // table, in red (free until the partial sums; longer parts stay in global memory).
+    const int* rtab = tab;
+    int tb0 = 0;
+    if (ring > 1 && tab && (end - 1) / bs - t0 / bs < SM_PART) {
+        tb0 = t0 / bs;
+        int* stab = (int*)red;
+        for (int j = tid; j <= (end - 1) / bs - tb0; j += SM_THREADS) stab[j] = tab[tb0 + j];
+        rtab = stab;
+    }
     __syncthreads();
     const int lane = tid & 31, w = tid >> 5;
     uint32_t qb[16];
@@ -213,31 +233,40 @@ attention_split1(float* dst, i64 dstride, const float* q, i64 qstride, const uin
     if (ring > 1)
         for (int u = 0; u < ring - 1; u++) {
             if (t0 + u * SPLIT_CHUNK < end)
-                split_rcopy(rs + u * rstage, k, kstride, kvh, hd, tab, bs, t0 + u * SPLIT_CHUNK, end, tc);
+                split_rcopy(rs + u * rstage, k, kstride, kvh, hd, rtab, tb0, bs, t0 + u * SPLIT_CHUNK, end, tc);
             tc_commit();
         }
     float m = -INFINITY, l = 0;
     for (int s0 = t0, u = 0; s0 < end; s0 += SPLIT_CHUNK, u++) {
+        if (tc) {  // one barrier a sub-chunk: sub-chunk u landed, u - 1's stage free for u + ring - 1
+            if (ring == 4)
+                asm volatile("cp.async.wait_group 2;" ::: "memory");
+            else
+                asm volatile("cp.async.wait_group 0;" ::: "memory");
+            __syncthreads();
+            const int sn = s0 + (ring - 1) * SPLIT_CHUNK;
+            if (sn < end) split_rcopy(rs + ((u + ring - 1) % ring) * rstage, k, kstride, kvh, hd, rtab, tb0, bs, sn, end, tc);
+            tc_commit();
+            split_tcscores(sc + (s0 - t0), qb, rs + (u % ring) * rstage, hd, G, scale, s0, end, ss);
+            continue;  // the statistics after the whole chunk
+        }
         if (ring > 1) {  // sub-chunk u + ring - 1 into the stage sub-chunk u - 1 left
             const int sn = s0 + (ring - 1) * SPLIT_CHUNK;
-            if (sn < end) split_rcopy(rs + ((u + ring - 1) % ring) * rstage, k, kstride, kvh, hd, tab, bs, sn, end, tc);
+            if (sn < end) split_rcopy(rs + ((u + ring - 1) % ring) * rstage, k, kstride, kvh, hd, rtab, tb0, bs, sn, end, tc);
             tc_commit();
             if (ring == 4)  // sub-chunk u's copies have landed (this thread's; the barrier: all)
                 asm volatile("cp.async.wait_group 3;" ::: "memory");
             else
                 asm volatile("cp.async.wait_group 1;" ::: "memory");
             __syncthreads();
-            if (tc)
-                split_tcscores(sc + (s0 - t0), qb, rs + (u % ring) * rstage, hd, G, scale, s0, end, cmax);
-            else
-                split_kscores(sc + (s0 - t0), qs, rs + (u % ring) * rstage, hd, G, scale, s0, end, cmax);
+            split_kscores(sc + (s0 - t0), qs, rs + (u % ring) * rstage, hd, G, scale, s0, end, ss);
         } else {
-            split_scores(sc + (s0 - t0), qs, k, kstride, kvh, hd, G, scale, tab, bs, s0, end, cmax);
+            split_scores(sc + (s0 - t0), qs, k, kstride, kvh, hd, G, scale, tab, bs, s0, end, ss);
         }
         __syncthreads();
         if (w < G) {
             const int nc = min(SPLIT_CHUNK, end - s0);
-            const float* row = sc + w * cmax + (s0 - t0);
+            const float* row = sc + w * ss + (s0 - t0);
             float mx = -INFINITY;
             for (int j = lane; j < nc; j += 32) mx = fmaxf(mx, row[j]);
             const float mn = fmaxf(m, warp_max(mx));
@@ -247,12 +276,29 @@ attention_split1(float* dst, i64 dstride, const float* q, i64 qstride, const uin
             m = mn;
         }
     }
+    if (tc) __syncthreads();  // the chunk's scores written, the stages free
     if (vring)  // the stages are free (the barrier after the last scores): V's first sub-chunks
         for (int u = 0; u < ring - 1; u++) {
             if (t0 + u * SPLIT_CHUNK < end)
-                split_rcopy(rs + u * rstage, v, vstride, kvh, vhd, tab, bs, t0 + u * SPLIT_CHUNK, end, tc);
+                split_rcopy(rs + u * rstage, v, vstride, kvh, vhd, rtab, tb0, bs, t0 + u * SPLIT_CHUNK, end, tc);
             tc_commit();
         }
+    if (tc) {  // the chunk's statistics at once: its maximum, then the sum against it
+        if (w < G) {
+            const float* row = sc + w * ss;
+            float mx[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY}, e[4] = {0, 0, 0, 0};
+            for (int j = lane; j < cnt; j += 128)
+#pragma unroll
+                for (int h = 0; h < 4; h++)
+                    if (j + 32 * h < cnt) mx[h] = fmaxf(mx[h], row[j + 32 * h]);
+            m = warp_max(fmaxf(fmaxf(mx[0], mx[1]), fmaxf(mx[2], mx[3])));
+            for (int j = lane; j < cnt; j += 128)
+#pragma unroll
+                for (int h = 0; h < 4; h++)
+                    if (j + 32 * h < cnt) e[h] += expf(row[j + 32 * h] - m);
+            l = warp_sum((e[0] + e[1]) + (e[2] + e[3]));
+        }
+    }
     if (w < G && lane == 0) stats[(base + w) * splits + c] = make_float2(m, l);
     __threadfence();
     __syncthreads();
@@ -274,11 +320,12 @@ attention_split1(float* dst, i64 dstride, const float* q, i64 qstride, const uin
     }
     __syncthreads();
     for (int g = 0; g < G; g++)
-        for (int j = tid; j < cnt; j += SM_THREADS) sc[g * cmax + j] = h2f(f2h(expf(sc[g * cmax + j] - gm[g]) * ginv[g]));
+        for (int j = tid; j < (tc ? (cnt + SPLIT_CHUNK - 1) & -SPLIT_CHUNK : cnt); j += SM_THREADS)
+            sc[g * ss + j] = j < cnt ? h2f(f2h(expf(sc[g * ss + j] - gm[g]) * ginv[g])) : 0;  // tc: zeros to the sub-chunk's end
     __syncthreads();
     if (tc) {
-        split_tcpv(part + (base * splits + c) * vhd, (i64)splits * vhd, sc, cmax, rs, ring, v, vstride, kvh, vhd, tab, bs,
-                   t0, end, G);
+        split_tcpv(part + (base * splits + c) * vhd, (i64)splits * vhd, sc, ss, rs, ring, v, vstride, kvh, vhd, rtab, tb0,
+                   bs, t0, end, G);
     } else {
         float acc[GQA_MAX][8];
 #pragma unroll
@@ -293,7 +340,7 @@ attention_split1(float* dst, i64 dstride, const float* q, i64 qstride, const uin
 #pragma unroll
             for (int g = 0; g < GQA_MAX; g++) {
                 if (g < G) {
-                    const float p = sc[g * cmax + j];
+                    const float p = sc[g * ss + j];
 #pragma unroll
                     for (int d = 0; d < 8; d++) acc[g][d] = __fmaf_rn(p, vf[d], acc[g][d]);
                 }
@@ -302,7 +349,7 @@ attention_split1(float* dst, i64 dstride, const float* q, i64 qstride, const uin
         if (vring) {  // sub-chunk by sub-chunk through the ring: each thread's positions in the same order
             for (int s0 = 0, u = 0; s0 < cnt; s0 += SPLIT_CHUNK, u++) {
                 const int sn = t0 + s0 + (ring - 1) * SPLIT_CHUNK;
-                if (sn < end) split_rcopy(rs + ((u + ring - 1) % ring) * rstage, v, vstride, kvh, vhd, tab, bs, sn, end, false);
+                if (sn < end) split_rcopy(rs + ((u + ring - 1) % ring) * rstage, v, vstride, kvh, vhd, rtab, tb0, bs, sn, end, false);
                 tc_commit();
                 if (ring == 4)
                     asm volatile("cp.async.wait_group 3;" ::: "memory");
@@ -323,21 +370,7 @@ attention_split1(float* dst, i64 dstride, const float* q, i64 qstride, const uin
             for (int j = pp + P * VPRE; j < cnt; j += P)
                 add_pv(j, *(const uint4*)(v + cache_row(tab, bs, t0 + j) * vstride + kvh * vhd + 8 * dg));
         }
-#pragma unroll
-        for (int g = 0; g < GQA_MAX; g++) {
-            if (g < G) {
-                if (pp < P)
-#pragma unroll
-                    for (int d = 0; d < 8; d++) red[pp * vhd + 8 * dg + d] = acc[g][d];
-                __syncthreads();
-                for (int d = tid; d < vhd; d += SM_THREADS) {
-                    float s = 0;
-                    for (int j = 0; j < P; j++) s += red[j * vhd + d];
-                    part[((base + g) * splits + c) * vhd + d] = s;
-                }
-                __syncthreads();
-            }
-        }
+        split_pv_meet(acc, red, part, G, P, pp, dg, vhd, base, splits, c);
     }
     __threadfence();
     __syncthreads();

@@ -63,7 +63,7 @@ func newAttentionQueue(noFuse bool) *queueOnly {
 // attention_dec128 with $EMBER_CUDA_NO_DEC1 or several rows),
 // over 600 positions on attention_dec128_1c's form for its chunks (rounding fused), over
 // 3,000 and 4,096 on attention_dec128_1l2, over 5,000 on _1l4, over 9,000 and
-// 16,385 and four rows over 600 (64-dim heads over 9,000: attention_dec64_1l8)
+// 16,385 and four rows over 600 (64-dim heads over 9,000 too)
 // (no Attention.OneNew) on attention_split1; forced,
 // attention_short128 (fused); DeepSeek-V2-Lite's latent rows of one or a few tokens over
 // a short cache on attention_short576, of one over a long one on attention_mla_split, of
@@ -93,7 +93,8 @@ func TestAttentionChoice(t *testing.T) {
 		{"8B, 1 token, 4,096 positions, fusion off", 1, 32, 8, 128, 4096, 8192, false, false, false, true, []string{"attention_dec128_1l2", "quant_q8_k", mm}},
 		{"8B, 1 token, 5,000 positions", 1, 32, 8, 128, 5000, 8192, false, false, false, false, []string{"attention_dec128_1l4", mm}},
 		{"8B, 1 token, 9,000 positions", 1, 32, 8, 128, 9000, 16384, false, false, false, false, []string{"attention_split1", mm}},
-		{"1B (64-dim heads), 1 token, 9,000 positions", 1, 32, 8, 64, 9000, 16384, false, false, false, false, []string{"attention_dec64_1l8", mm}},
+		{"1B (64-dim heads), 1 token, 9,000 positions", 1, 32, 8, 64, 9000, 16384, false, false, false, false, []string{"attention_split1", mm}},
+		{"1B (64-dim heads), 1 token, 5,000 positions", 1, 32, 8, 64, 5000, 8192, false, false, false, false, []string{"attention_dec64_1l4", mm}},
 		{"8B, 1 token, 16,385 positions", 1, 32, 8, 128, 16385, 32768, false, false, false, false, []string{"attention_split1", mm}},
 		{"1B (64-dim heads), 1 token, 300 positions", 1, 32, 8, 64, 300, 1024, false, false, false, false, []string{"attention_dec64_1c_64", mm}},
 		{"8B, 1 token, no mmq", 1, 32, 8, 128, 100, 1024, false, false, true, false, []string{"attention_smem", "quant_q8_k", mm}},

@@ -29,18 +29,17 @@ const dec1cMaxBlocks = 1024
 const dec1lMaxTiles, dec1lThreads = 8, 512
 
 // dec1lTiles is the most tiles a block of attention_decD_1l takes for head dim hd, or
-// force (1 to dec1lMaxTiles) where set: four for 128-dim heads, where attention_split1
-// (its K and V rows through its ring) is ahead of _1l8 (session 84, 8B tg128 after 8,192
-// tokens on two H100s: 281.7 against 276.0 and 273.6 against 256.5; _1l4 after 4,096
-// ahead of it, 351.3 against 311.5 and 328.1 against 309.9), else dec1lMaxTiles.
+// force (1 to dec1lMaxTiles) where set: four, past which attention_split1 (its K and V
+// rows through its ring, on the tensor cores) is ahead of _1l8: for 128-dim heads
+// (session 84, 8B tg128 after 8,192 tokens on two H100s: 281.7 against 276.0 and 273.6
+// against 256.5; _1l4 after 4,096 ahead of it, 351.3 against 311.5 and 328.1 against
+// 309.9) and for 64-dim heads (session 86, 1B after 8,192: 1,023.4 against 865.6;
+// session 88 on an H100 with the tensor-core split1: 1,058.8 against 875.6).
 func dec1lTiles(hd, force int) int {
 	if force >= 1 && force <= dec1lMaxTiles {
 		return force
 	}
-	if hd == 128 {
-		return 4
-	}
-	return dec1lMaxTiles
+	return 4
 }
 
 // NoDec1LEnv names an environment variable: when set, one row over more positions than

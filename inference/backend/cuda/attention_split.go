@@ -17,6 +17,10 @@ const (
 	// splitChunk is the positions a split block scores at a time (SPLIT_CHUNK in
 	// attention.cu); a block's chunk is a whole number of them.
 	splitChunk = smThreads / 4
+	// splitPad is the floats past cmax in each of attention_split1's rows of scores
+	// (SPLIT_PAD in attention_split1.cu), so that its tensor-core B loads of several
+	// heads fall on other banks.
+	splitPad = 8
 	// splitBlocksPerSM is the blocks a split launch aims at per SM: the split kernels use
 	// 125 registers a thread, so two blocks of 256 threads fit an SM.
 	splitBlocksPerSM = 2
@@ -171,7 +175,7 @@ func split1Plan(pairs, g, hd, nmax, splits, sms int, rings bool) (int, int, int,
 	}
 	per := (nmax + splits - 1) / splits
 	cmax := (per + splitChunk - 1) / splitChunk * splitChunk
-	smem := 4 * (g*hd + g*cmax + smPart)
+	smem := 4 * (g*hd + g*(cmax+splitPad) + smPart)
 	if smem > split1SmemMax {
 		return 0, 0, 0, 0
 	}
