@@ -188,8 +188,8 @@ func TestNewBackendNote(t *testing.T) {
 		{"starts", "auto", func() (backend.Backend, bool, error) { return gpuRef, true, nil }, "ref", "", false},
 		{"none", "", func() (backend.Backend, bool, error) { return nil, false, nil }, "cpu", "", false},
 		{"refused", "auto", func() (backend.Backend, bool, error) {
-			return nil, true, errors.New("cuda: RTX 3090 has compute capability 8.6; run with $EMBER_CUDA_COMPAT=1")
-		}, "cpu", "the GPU is not used: RTX 3090 has compute capability 8.6; run with $EMBER_CUDA_COMPAT=1", false},
+			return nil, true, errors.New("cuda: GTX 1080 has compute capability 6.1; the kernels need 8.0 or later")
+		}, "cpu", "the GPU is not used: GTX 1080 has compute capability 6.1; the kernels need 8.0 or later", false},
 		{"cpu named", "cpu", func() (backend.Backend, bool, error) { t.Error("the GPU was tried"); return nil, false, nil }, "cpu", "", false},
 		{"ref named", "ref", func() (backend.Backend, bool, error) { return nil, false, nil }, "ref", "", false},
 		{"unknown", "vulkan", func() (backend.Backend, bool, error) { return nil, false, nil }, "", "", true},

@@ -195,10 +195,19 @@ func TestDecodeAttentionKeptScores(t *testing.T) {
 			cuda.SplitAttention(be, false)
 			cuda.PrefillAttention(be, false)
 			cuda.DecTwoPass(be, two)
-			if kept := cuda.DecScap(be, c.hd, c.headMajor, c.pos, min(16, c.heads/c.nkv), c.seqs*c.nkv) > 0; kept == two {
+			kept := cuda.DecScap(be, c.hd, c.headMajor, c.pos, min(16, c.heads/c.nkv), c.seqs*c.nkv) > 0
+			if !kept && !two && cuda.SmemLimited(be) {
+				be.Close()
+				break // this GPU's shared memory does not keep them
+			}
+			if kept == two {
 				t.Fatalf("%s: scores kept %v with the two-pass switch %v", c.name, kept, two)
 			}
 			out[i] = decodeAttentionOut(t, be, c.seqs, c.heads, c.nkv, c.hd, c.pos, c.headMajor)
+		}
+		if out[1] == nil {
+			t.Logf("%s: this GPU's shared memory keeps no scores", c.name)
+			continue
 		}
 		if j := firstOtherBits(out[0], out[1]); j >= 0 {
 			t.Fatalf("%s: element %d: %v with the scores kept, %v computed twice", c.name, j, out[0][j], out[1][j])
@@ -235,6 +244,11 @@ func TestDecodeAttentionStages(t *testing.T) {
 			cuda.DecTwoPass(be, c.two)
 			scap := cuda.DecScap(be, c.hd, false, c.pos, c.heads/c.nkv, c.seqs*c.nkv)
 			if got := cuda.DecStages(be, ns, c.hd, scap, c.heads/c.nkv); got != ns {
+				if got < ns && cuda.SmemLimited(be) {
+					be.Close()
+					t.Logf("%s: %d tiles forced, %d fit this GPU's shared memory", c.name, ns, got)
+					break
+				}
 				t.Fatalf("%s: %d tiles forced, %d taken", c.name, ns, got)
 			}
 			out := decodeAttentionOut(t, be, c.seqs, c.heads, c.nkv, c.hd, c.pos, false)

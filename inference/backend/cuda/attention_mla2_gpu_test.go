@@ -36,6 +36,10 @@ func TestAttentionMLA2(t *testing.T) {
 		var kv, qv []float32 // the cache's and the query's values
 		for k := range 2 {
 			be := newOrSkip(t)
+			if cuda.SmemLimited(be) {
+				be.Close()
+				t.Skip("attention_mla and attention_mla2 need more shared memory than this GPU's")
+			}
 			cuda.MLA2(be, k == 0)
 			e := &fuseEnv{t: t, be: be, rng: rand.New(rand.NewPCG(11, uint64(c.n)))}
 			all := make([]int32, c.ctx)

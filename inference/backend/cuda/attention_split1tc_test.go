@@ -17,6 +17,9 @@ import (
 // positions; and the output projection after it, its rounding fused. The two forms must
 // differ somewhere (else the tensor-core form did not run).
 func TestSplit1TC(t *testing.T) {
+	if !split1Runs(t) {
+		t.Skip("attention_split1 does not fit this GPU's shared memory")
+	}
 	differ := 0
 	for _, h := range []struct{ nhead, nkv, hd int }{{32, 8, 128}, {28, 4, 128}, {12, 2, 128}, {8, 4, 64}, {16, 16, 64}, {64, 8, 128}} {
 		for _, ctx := range []int{300, 1999, 4097, 9000, 12345} {

@@ -8,11 +8,12 @@ import (
 	"ember/inference/quant"
 )
 
-// CompatEnv names an environment variable: "1" runs the backend on the compatibility
-// PTX (kernels/cuda/sm80, compute capability 8.0: the A100 and, through the driver's
-// compiler, the RTX 30 and 40 series), which a GPU of compute capability 8.x needs, and
-// which a Hopper GPU then runs too, to test that path where no older GPU is at hand.
-// Until that path has been measured on such a GPU it is opt-in there as well.
+// CompatEnv names an environment variable that picks the PTX set: unset, the GPU's own
+// (Hopper's kernels on compute capability 9.0 or later with Hopper's shared memory; the
+// compatibility PTX, kernels/cuda/sm80, on 8.x: the A100 and, through the driver's
+// compiler, the RTX 30 and 40 series, and on RTX 50 cards); "1" the compatibility PTX
+// on any GPU (a Hopper GPU then tests that path where no older GPU is at hand); "0" never
+// it (an older GPU then runs on the CPU).
 const CompatEnv = "EMBER_CUDA_COMPAT"
 
 // SmemLimitEnv names an environment variable: the most shared memory a block may be
@@ -26,22 +27,22 @@ const compatMinMajor = 8
 // useCompat reports whether device d runs the compatibility PTX, given $EMBER_CUDA_COMPAT
 // (env), or why it cannot run at all. A GPU of compute capability 9.0 or later with less
 // shared memory a block than Hopper's (the RTX 50 series: 99 KiB) takes it as 8.x does:
-// the Hopper kernels' blocks (a nucleus draw's 220 KiB) do not fit it.
+// the Hopper kernels' blocks (a nucleus draw's 220 KiB) do not fit it. Session 88 ran
+// every CUDA test and deepseek2's goldens on it on an H100, at Hopper's limit and held
+// to 99 KiB; no GPU of 8.x has run it yet.
 func useCompat(d Device, env string) (bool, error) {
-	on := env == "1"
+	if env != "" && env != "0" && env != "1" {
+		return false, fmt.Errorf("cuda: $%s=%q: want 1 (the compatibility kernels) or 0 (never them)", CompatEnv, env)
+	}
+	hopper := d.Major >= minMajor && (d.SmemOptin == 0 || d.SmemOptin >= mmqSmemMax)
 	switch {
-	case d.Major >= minMajor && (d.SmemOptin == 0 || d.SmemOptin >= mmqSmemMax):
-		return on, nil
-	case d.Major >= compatMinMajor && on:
+	case hopper:
+		return env == "1", nil
+	case d.Major >= compatMinMajor && env != "0":
 		return true, nil
-	case d.Major >= minMajor:
-		return false, fmt.Errorf("cuda: %s has %d KiB of shared memory a block; the kernels for compute capability %d.%d need %d, "+
-			"and those for smaller GPUs are not yet measured on one: $%s=1 runs them", d.Name, d.SmemOptin>>10, d.Major, d.Minor,
-			mmqSmemMax>>10, CompatEnv)
 	case d.Major >= compatMinMajor:
-		return false, fmt.Errorf("cuda: %s has compute capability %d.%d; the kernels are built for %d.0 (Hopper) or later, "+
-			"and those for %d.x are not yet measured on such a GPU: $%s=1 runs them", d.Name, d.Major, d.Minor, minMajor,
-			compatMinMajor, CompatEnv)
+		return false, fmt.Errorf("cuda: %s (compute capability %d.%d, %d KiB of shared memory a block) runs only the "+
+			"compatibility kernels, and $%s=0 turns them off", d.Name, d.Major, d.Minor, d.SmemOptin>>10, CompatEnv)
 	}
 	return false, fmt.Errorf("cuda: %s has compute capability %d.%d; the kernels need %d.0 or later",
 		d.Name, d.Major, d.Minor, compatMinMajor)

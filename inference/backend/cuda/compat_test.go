@@ -21,8 +21,9 @@ func TestUseCompat(t *testing.T) {
 	}{
 		{9, hopper, "", false, ""}, {10, hopper, "", false, ""}, {9, hopper, "1", true, ""}, {9, hopper, "0", false, ""},
 		{9, 0, "", false, ""}, // a driver that did not say: Hopper's
-		{12, rtx, "1", true, ""}, {12, rtx, "", false, "99 KiB of shared memory"},
-		{8, 166912, "1", true, ""}, {8, rtx, "", false, CompatEnv + "=1"}, {8, rtx, "yes", false, CompatEnv + "=1"},
+		{12, rtx, "1", true, ""}, {12, rtx, "", true, ""}, {12, rtx, "0", false, CompatEnv + "=0"},
+		{8, 166912, "1", true, ""}, {8, 166912, "", true, ""}, {8, rtx, "", true, ""}, {8, rtx, "0", false, "99 KiB"},
+		{8, rtx, "yes", false, CompatEnv}, {9, hopper, "on", false, CompatEnv},
 		{7, rtx, "1", false, "need 8.0"}, {7, rtx, "", false, "need 8.0"},
 	} {
 		d := Device{Name: "GPU", Major: c.major, Minor: 6, SmemOptin: c.smem}

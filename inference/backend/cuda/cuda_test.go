@@ -38,6 +38,15 @@ func skipCompat(t *testing.T) {
 	}
 }
 
+// split1Runs reports whether attention_split1 may run on GPU 0 (two of its blocks fit an
+// SM's shared memory; not on an RTX card or under a lower $EMBER_CUDA_SMEM_LIMIT).
+func split1Runs(t *testing.T) bool {
+	t.Helper()
+	be := newOrSkip(t)
+	defer be.Close()
+	return cuda.Split1Fits(be)
+}
+
 // newWith starts a backend on GPU 0 with opt, or skips as newOrSkip does.
 func newWith(t *testing.T, opt cuda.Options) *cuda.Backend {
 	t.Helper()

@@ -89,3 +89,11 @@ func MLA2(b *Backend, on bool) { b.dec.noMLA2 = !on }
 // SplitTC makes b's attention_split1 compute its scores and p * V on the tensor cores
 // where it may (on, the default) or always with the SIMT code.
 func SplitTC(b *Backend, on bool) { b.split.noTC = !on }
+
+// SmemLimited reports whether b's shared memory a block is below Hopper's (an RTX card's
+// 99 KiB, an A100's 163, or $EMBER_CUDA_SMEM_LIMIT): kernels and plans sized for Hopper
+// may then not run, and tests that force them skip.
+func SmemLimited(b *Backend) bool { return b.smemLim > 0 && b.smemLim < mmqSmemMax }
+
+// Split1Fits reports whether attention_split1 may run on b (two of its blocks fit an SM).
+func Split1Fits(b *Backend) bool { return b.split1Fits() }
