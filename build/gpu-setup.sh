@@ -5,7 +5,7 @@
 # and bf: its F16 and BF16, v2: DeepSeek-V2-Lite Q4_K_M, v5: its Q5_K_M) to /tmp in the
 # background (the caller waits). Sets R (the repository root), L ($OUT or $1) and E (the
 # ember binary), and the bench readers q (tg128 or the last figure), p
-# (pp512's two columns) and s (the serving run's tok/s).
+# (the last two rows' tok/s: pp512/tg128) and s (the serving run's tok/s).
 R=$PWD L=${OUT:-$1}
 mkdir -p "$L"
 for f in bin/dev/*.xz; do [ -e "$f" ] && xz -d -f "$f"; done
@@ -29,7 +29,7 @@ for m in ${MODELS:-q4 q8 v2}; do
 	esac
 done
 q() { timeout -s KILL 100 "$@" 2>&1 | grep '^| ' | tail -1 | cut -d'|' -f8 | tr -d ' '; }
-p() { timeout -s KILL 100 "$@" 2>&1 | grep '^| ' | tail -1 | cut -d'|' -f7,8 | tr -d ' '; }
+p() { timeout -s KILL 100 "$@" 2>&1 | grep '^| [^-m]' | tail -2 | cut -d'|' -f8 | sed 's/(.*//' | tr -d ' ' | paste -sd/; }
 s() { timeout -s KILL 120 "$@" 2>&1 | grep '^| ' | tail -1 | cut -d'|' -f6; }
 # el prints a line after the seconds since gpu-setup.sh was sourced.
 T0=$(date +%s)
