@@ -51,3 +51,12 @@ func TestSplit1TC(t *testing.T) {
 	}
 	t.Logf("%d values differ in their bits", differ)
 }
+
+// split1Runs reports whether attention_split1 may run on GPU 0 (two of its blocks fit an
+// SM's shared memory; not on an RTX card or under a lower $EMBER_CUDA_SMEM_LIMIT).
+func split1Runs(t *testing.T) bool {
+	t.Helper()
+	be := newOrSkip(t)
+	defer be.Close()
+	return cuda.Split1Fits(be)
+}
