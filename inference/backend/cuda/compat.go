@@ -28,8 +28,9 @@ const compatMinMajor = 8
 // (env), or why it cannot run at all. A GPU of compute capability 9.0 or later with less
 // shared memory a block than Hopper's (the RTX 50 series: 99 KiB) takes it as 8.x does:
 // the Hopper kernels' blocks (a nucleus draw's 220 KiB) do not fit it. Session 88 ran
-// every CUDA test and deepseek2's goldens on it on an H100, at Hopper's limit and held
-// to 99 KiB; no GPU of 8.x has run it yet.
+// the conformance, product, sampling, attention, MoE and fusion tests and deepseek2's
+// goldens on it on an H100, at Hopper's limit and held to 99 KiB; no GPU of 8.x has
+// run it yet.
 func useCompat(d Device, env string) (bool, error) {
 	if env != "" && env != "0" && env != "1" {
 		return false, fmt.Errorf("cuda: $%s=%q: want 1 (the compatibility kernels) or 0 (never them)", CompatEnv, env)
