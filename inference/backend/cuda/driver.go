@@ -36,11 +36,11 @@ func loadDriver() error {
 	return driver.err
 }
 
-// cuErr names the failing call (and the kernel, when there is one) and the CUDA error.
 // errUnsupportedPTX is CUDA_ERROR_UNSUPPORTED_PTX_VERSION: a PTX ISA newer than the
 // driver's compiler (the committed PTX's 9.0 needs a CUDA 13 driver, R580 or later).
 const errUnsupportedPTX = 222
 
+// cuErr names the failing call (and the kernel, when there is one) and the CUDA error.
 func cuErr(call, kernel string, r C.CUresult) error {
 	name := C.GoString(C.em_error_name(r))
 	if kernel != "" {
