@@ -78,9 +78,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer m.Close()
 	out := benchOutput{Model: *modelPath, Backend: m.Backend.Name(), LoadS: time.Since(t0).Seconds(), Threads: 1,
 		Layers: m.Placement}
-	if m.GPUNote != "" {
-		fmt.Fprintf(stderr, "ember: running on the CPU: %s\n", m.GPUNote)
-	}
+	noteGPU(stderr, m)
 	if *modelPath == "" {
 		out.Model = m.Name
 	}

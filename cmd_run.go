@@ -63,9 +63,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer m.Close()
-	if m.GPUNote != "" {
-		fmt.Fprintf(stderr, "ember: running on the CPU: %s\n", m.GPUNote)
-	}
+	noteGPU(stderr, m)
 	eng, err := engine.New(m.Model, m.Tokenizer, engine.Options{ContextSize: *ctxSize, Lookup: *lookup, KVType: *kvType})
 	if err != nil {
 		return err
@@ -109,4 +107,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	return nil
+}
+
+// noteGPU says on stderr why m runs on the CPU though a GPU is present (run and bench).
+func noteGPU(stderr io.Writer, m *app.Loaded) {
+	if m.GPUNote != "" {
+		fmt.Fprintf(stderr, "ember: running on the CPU: %s\n", m.GPUNote)
+	}
 }
