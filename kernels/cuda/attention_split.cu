@@ -51,15 +51,7 @@ attention_split_stats(float* dst, i64 dstride, const float* q, i64 qstride, cons
         split_scores(sc, qs, k, kstride, kvh, hd, G, scale, tab, bs, s0, end);
         __syncthreads();
         if (w < G) {
-            const int cnt = min(SPLIT_CHUNK, end - s0);
-            const float* row = sc + w * SPLIT_CHUNK;
-            float mx = -INFINITY;
-            for (int j = lane; j < cnt; j += 32) mx = fmaxf(mx, row[j]);
-            const float mn = fmaxf(m, warp_max(mx));
-            float e = 0;
-            for (int j = lane; j < cnt; j += 32) e += expf(row[j] - mn);
-            l = l * expf(m - mn) + warp_sum(e);
-            m = mn;
+            split_online(sc + w * SPLIT_CHUNK, min(SPLIT_CHUNK, end - s0), lane, m, l);
         }
         __syncthreads();
     }
@@ -89,16 +81,7 @@ attention_split_pv(float* dst, i64 dstride, const float* q, i64 qstride, const u
         float* red = sc + G * SPLIT_CHUNK;   // [P][vhd]: the position lanes' partial sums
         split_q(qs, q, qstride, i, h0, G, hd);
         const int lane = tid & 31, w = tid >> 5;
-        if (w < G) {
-            const float2* st = stats + (base + w) * splits;
-            float M = -INFINITY;
-            for (int j = lane; j < nact; j += 32) M = fmaxf(M, st[j].x);
-            M = warp_max(M);
-            float L = 0;
-            for (int j = lane; j < nact; j += 32) L += st[j].y * expf(st[j].x - M);
-            L = warp_sum(L);
-            if (lane == 0) { gm[w] = M; ginv[w] = 1.0f / L; }
-        }
+        if (w < G) split_meet<false>(stats + (base + w) * splits, nact, lane, &gm[w], &ginv[w]);
         __syncthreads();
         const int DG = vhd / 8, P = SM_THREADS / DG;
         const int dg = tid % DG, pp = tid / DG;

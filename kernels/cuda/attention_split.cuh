@@ -91,3 +91,30 @@ __device__ __forceinline__ void split_pv_meet(float (*acc)[8], float* red, float
         }
     }
 }
+
+// split_online folds nc scores row[0..nc) into a warp's running max m and sum l (of
+// exp(score - m)), lane-strided: the sub-chunk's max first, then its exps against the
+// new max, the old sum rescaled.
+__device__ __forceinline__ void split_online(const float* row, int nc, int lane, float& m, float& l) {
+    float mx = -INFINITY;
+    for (int j = lane; j < nc; j += 32) mx = fmaxf(mx, row[j]);
+    const float mn = fmaxf(m, warp_max(mx));
+    float e = 0;
+    for (int j = lane; j < nc; j += 32) e += expf(row[j] - mn);
+    l = l * expf(m - mn) + warp_sum(e);
+    m = mn;
+}
+
+// split_meet combines a head's nact chunk statistics st[j] = (max, sum) into the row's
+// max M and writes M and 1 / L (L the sums against M) to *gm and *ginv (lane 0). CG reads
+// them at L2 (__ldcg), for statistics other blocks of the same launch wrote.
+template <bool CG>
+__device__ __forceinline__ void split_meet(const float2* st, int nact, int lane, float* gm, float* ginv) {
+    float M = -INFINITY;
+    for (int j = lane; j < nact; j += 32) M = fmaxf(M, CG ? __ldcg(&st[j].x) : st[j].x);
+    M = warp_max(M);
+    float L = 0;
+    for (int j = lane; j < nact; j += 32) L += (CG ? __ldcg(&st[j].y) : st[j].y) * expf((CG ? __ldcg(&st[j].x) : st[j].x) - M);
+    L = warp_sum(L);
+    if (lane == 0) { *gm = M; *ginv = 1.0f / L; }
+}

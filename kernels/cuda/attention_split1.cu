@@ -264,17 +264,7 @@ attention_split1(float* dst, i64 dstride, const float* q, i64 qstride, const uin
             split_scores(sc + (s0 - t0), qs, k, kstride, kvh, hd, G, scale, tab, bs, s0, end, ss);
         }
         __syncthreads();
-        if (w < G) {
-            const int nc = min(SPLIT_CHUNK, end - s0);
-            const float* row = sc + w * ss + (s0 - t0);
-            float mx = -INFINITY;
-            for (int j = lane; j < nc; j += 32) mx = fmaxf(mx, row[j]);
-            const float mn = fmaxf(m, warp_max(mx));
-            float e = 0;
-            for (int j = lane; j < nc; j += 32) e += expf(row[j] - mn);
-            l = l * expf(m - mn) + warp_sum(e);
-            m = mn;
-        }
+        if (w < G) split_online(sc + w * ss + (s0 - t0), min(SPLIT_CHUNK, end - s0), lane, m, l);
     }
     if (tc) __syncthreads();  // the chunk's scores written, the stages free
     if (vring)  // the stages are free (the barrier after the last scores): V's first sub-chunks
@@ -308,16 +298,7 @@ attention_split1(float* dst, i64 dstride, const float* q, i64 qstride, const uin
     }
     __syncthreads();
     __threadfence();
-    if (w < G) {
-        const float2* st = stats + (base + w) * splits;
-        float M = -INFINITY;
-        for (int j = lane; j < nact; j += 32) M = fmaxf(M, __ldcg(&st[j].x));
-        M = warp_max(M);
-        float L = 0;
-        for (int j = lane; j < nact; j += 32) L += __ldcg(&st[j].y) * expf(__ldcg(&st[j].x) - M);
-        L = warp_sum(L);
-        if (lane == 0) { gm[w] = M; ginv[w] = 1.0f / L; }
-    }
+    if (w < G) split_meet<true>(stats + (base + w) * splits, nact, lane, &gm[w], &ginv[w]);
     __syncthreads();
     for (int g = 0; g < G; g++)
         for (int j = tid; j < (tc ? (cnt + SPLIT_CHUNK - 1) & -SPLIT_CHUNK : cnt); j += SM_THREADS)
