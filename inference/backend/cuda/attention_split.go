@@ -131,15 +131,21 @@ func (b *Backend) counters(n int) uint64 {
 // (227 KiB on Hopper, less each block's static part).
 const split1SmemMax = 110 << 10
 
+// split1Smem is the dynamic shared memory an attention_split1 block may take on this GPU:
+// split1SmemMax on Hopper; on a GPU with less, half an SM's less 3 KiB for each block's
+// static part (1,168 bytes) and the KiB the driver reserves, so that two blocks fit an SM
+// as the grid's wait for all its blocks needs (an A100: 79 KiB; an RTX card: 47 KiB).
+func (b *Backend) split1Smem() int { return min(split1SmemMax, b.smSmem()/2-3<<10) }
+
 // attentionSplit1 launches the one-launch split kernel (attention_split1) when every
 // block of the grid can be resident at once, which its blocks' wait for each other
-// needs: at most two blocks an SM (its registers and split1SmemMax) and no more blocks
+// needs: at most two blocks an SM (its registers and split1Smem) and no more blocks
 // than that; splits shrinks to fit. It reports whether it launched.
 func (b *Backend) attentionSplit1(args []uint64, rows, nkv, g, hd, vhd, nmax, splits int) bool {
 	if b.split.two || b.split1Off() {
 		return false
 	}
-	splits, cmax, smem, ring := split1Plan(rows*nkv, g, hd, nmax, splits, b.dev.SMs, !b.split.noRing)
+	splits, cmax, smem, ring := split1Plan(rows*nkv, g, hd, nmax, splits, b.dev.SMs, b.split1Smem(), !b.split.noRing)
 	if splits == 0 {
 		return false
 	}
@@ -165,9 +171,9 @@ func (b *Backend) attentionSplit1(args []uint64, rows, nkv, g, hd, vhd, nmax, sp
 // use, on sms SMs (0: an H200's): at most two blocks an SM in all (splits shrinks to fit),
 // cmax the longest chunk a row can get, ring the stages of its K rows' shared-memory ring
 // (4 or 2 where there is room and a chunk has more sub-chunks than one, for head dims 64
-// and 128 when rings is true; else 0), smem its dynamic shared memory. splits 0: the
-// grid or the chunk's scores do not fit.
-func split1Plan(pairs, g, hd, nmax, splits, sms int, rings bool) (int, int, int, int) {
+// and 128 when rings is true; else 0), smem its dynamic shared memory, at most maxSmem.
+// splits 0: the grid or the chunk's scores do not fit.
+func split1Plan(pairs, g, hd, nmax, splits, sms, maxSmem int, rings bool) (int, int, int, int) {
 	sms = smsOr(sms)
 	splits = min(splits, 2*sms/pairs)
 	if splits < 1 {
@@ -176,13 +182,13 @@ func split1Plan(pairs, g, hd, nmax, splits, sms int, rings bool) (int, int, int,
 	per := (nmax + splits - 1) / splits
 	cmax := (per + splitChunk - 1) / splitChunk * splitChunk
 	smem := 4 * (g*hd + g*(cmax+splitPad) + smPart)
-	if smem > split1SmemMax {
+	if smem > maxSmem {
 		return 0, 0, 0, 0
 	}
 	stage := splitChunk * 2 * hd // bytes of a ring stage
 	if rings && (hd == 64 || hd == 128) {
 		for _, r := range []int{4, 2} {
-			if r <= cmax/splitChunk && smem+r*stage <= split1SmemMax {
+			if r <= cmax/splitChunk && smem+r*stage <= maxSmem {
 				return splits, cmax, smem + r*stage, r
 			}
 		}
@@ -191,9 +197,9 @@ func split1Plan(pairs, g, hd, nmax, splits, sms int, rings bool) (int, int, int,
 }
 
 // split1Off reports whether attention_split1 cannot run: $EMBER_CUDA_SPLIT2 is set, two
-// of its blocks do not fit an SM's shared memory (an A100's 164 KiB, an RTX card's 100:
-// its blocks wait for each other, so a grid sized for two an SM would never finish), or
-// its shared memory limit could not be raised (read once, when the kernel is loaded, with
+// useful blocks do not fit an SM's shared memory (split1Fits: its blocks wait for each
+// other, so a grid sized for two an SM that held one would never finish), or its
+// shared memory limit could not be raised (read once, when the kernel is loaded, with
 // $EMBER_CUDA_NO_SPLIT_RING).
 func (b *Backend) split1Off() bool {
 	if b.split.one == 0 {
@@ -201,7 +207,7 @@ func (b *Backend) split1Off() bool {
 		b.split.noRing = os.Getenv(NoSplitRingEnv) != ""
 		b.split.noVRing = os.Getenv(NoSplitVRingEnv) != ""
 		b.split.noTC = b.split.noTC || os.Getenv(NoSplitTCEnv) != ""
-		if os.Getenv(Split2Env) != "" || !b.split1Fits() || b.raiseSmem(b.kernel("attention_split1"), split1SmemMax) != nil {
+		if os.Getenv(Split2Env) != "" || !b.split1Fits() || b.raiseSmem(b.kernel("attention_split1"), b.split1Smem()) != nil {
 			b.split.one = -1
 		}
 	}

@@ -54,7 +54,7 @@ func TestSplit1Plan(t *testing.T) {
 		if c.want[0] > 0 { // the table's bytes are the rows of scores without their pads
 			c.want[2] += 4 * c.g * splitPad
 		}
-		s, cm, sm, r := split1Plan(c.pairs, c.g, c.hd, c.nmax, c.splits, c.sms, true)
+		s, cm, sm, r := split1Plan(c.pairs, c.g, c.hd, c.nmax, c.splits, c.sms, split1SmemMax, true)
 		if got := [4]int{s, cm, sm, r}; got != c.want {
 			t.Errorf("split1Plan(%d pairs, G %d, hd %d, %d positions, %d splits, %d SMs) = %v, want %v",
 				c.pairs, c.g, c.hd, c.nmax, c.splits, c.sms, got, c.want)
@@ -63,7 +63,7 @@ func TestSplit1Plan(t *testing.T) {
 			t.Errorf("%v: %d blocks on %d SMs, or %d x %d positions < %d, or %d bytes, or %d stages", c, c.pairs*s, c.sms,
 				s, cm, c.nmax, sm, r)
 		}
-		if s2, cm2, sm2, r2 := split1Plan(c.pairs, c.g, c.hd, c.nmax, c.splits, c.sms, false); s2 != s || cm2 != cm || r2 != 0 ||
+		if s2, cm2, sm2, r2 := split1Plan(c.pairs, c.g, c.hd, c.nmax, c.splits, c.sms, split1SmemMax, false); s2 != s || cm2 != cm || r2 != 0 ||
 			sm2 != sm-r*splitChunk*2*c.hd {
 			t.Errorf("%v without rings: %d, %d, %d, %d", c, s2, cm2, sm2, r2)
 		}

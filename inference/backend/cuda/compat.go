@@ -134,8 +134,6 @@ func (b *Backend) shortSmem() int { return b.smemUpTo(shortSmemMax, 3<<10) }
 // within the GPU's limit less 8 KiB for the kernel's static part.
 func (b *Backend) attnSmemMax() int { return b.smemUpTo(smemMax, 8<<10) }
 
-// split1Fits reports whether two attention_split1 blocks of split1SmemMax (and their
-// static and reserved kilobytes) fit an SM, as its grid's wait for all its blocks needs.
-func (b *Backend) split1Fits() bool {
-	return 2*(split1SmemMax+2<<10) <= b.smSmem()
-}
+// split1Fits reports whether attention_split1 may run: two of its blocks of at least
+// 32 KiB (split1Smem) fit an SM, as its grid's wait for all its blocks needs.
+func (b *Backend) split1Fits() bool { return b.split1Smem() >= 32<<10 }

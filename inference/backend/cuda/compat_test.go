@@ -172,15 +172,20 @@ func TestShortPlanLimit(t *testing.T) {
 	}
 }
 
-// TestSplit1Fits: attention_split1, whose blocks wait for each other, runs only where two
-// of its blocks fit an SM: Hopper, not an A100 (164 KiB an SM) or an RTX card (100).
+// TestSplit1Fits: attention_split1, whose blocks wait for each other, takes at most half
+// an SM's shared memory a block, less its static bytes and the driver's KiB: Hopper's
+// 110 KiB, an A100's 79 (164 KiB an SM), an RTX card's 47 (100); below 32 it stays off.
 func TestSplit1Fits(t *testing.T) {
 	for _, c := range []struct {
-		lim  int
-		want bool
-	}{{0, true}, {232448, true}, {166912, false}, {101376, false}} {
-		if got := (&Backend{smemLim: c.lim}).split1Fits(); got != c.want {
-			t.Errorf("limit %d: split1Fits = %v, want %v", c.lim, got, c.want)
+		lim, smem int
+		fits      bool
+	}{{0, split1SmemMax, true}, {232448, split1SmemMax, true}, {166912, 80896, true}, {101376, 48128, true}, {65536, 30208, false}} {
+		b := &Backend{smemLim: c.lim}
+		if got, fits := b.split1Smem(), b.split1Fits(); got != c.smem || fits != c.fits {
+			t.Errorf("limit %d: split1Smem %d, split1Fits %v; want %d, %v", c.lim, got, fits, c.smem, c.fits)
+		}
+		if got := 2 * (b.split1Smem() + 1168 + 1<<10); got > b.smSmem() { // static bytes, the driver's KiB
+			t.Errorf("limit %d: two blocks take %d bytes of an SM's %d", c.lim, got, b.smSmem())
 		}
 	}
 }
