@@ -10,3 +10,5 @@ for cu in *.cu; do
 	sh ../../build/ptx-one.sh . "$m"
 	echo "$m.ptx: $(wc -c <"$m.ptx") bytes"
 done
+# The Hopper set's machine code from that PTX (kernels/cuda/sm90, TestCubinsMatchPTX).
+sh ../../build/gen-cubin.sh sm90

@@ -107,6 +107,7 @@ type Backend struct {
 	carved    []string       // kernel name prefixes given carve; nil: every kernel
 	compat    bool           // on the compatibility PTX (compute capability 8.x, or $EMBER_CUDA_COMPAT: compat.go)
 	smemLim   int            // the most shared memory a block may be given (bytes; 0 in tests without a device: no limit)
+	cubins    int            // modules loaded from machine code made for this GPU (cubin.go)
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -203,22 +204,9 @@ func New(opt Options) (*Backend, error) {
 		b.compatOff()
 		b.nucRound, b.nucFirst = min(b.nucRound, nucCompatRound), min(b.nucFirst, nucCompatRound) // its NUC_ROUND
 	}
-	for _, name := range names {
-		ptx, err := ptxOf(name)
-		if err != nil {
-			b.Close()
-			return nil, err
-		}
-		m, err := h.loadModule(name, ptx)
-		if err != nil && name == mgModule {
-			continue // sm_90a code: only Hopper runs it (mmg.go)
-		}
-		if err != nil {
-			b.Close()
-			return nil, err
-		}
-		b.modules = append(b.modules, m)
-		b.mg.loaded = b.mg.loaded || name == mgModule
+	if err := b.loadModules(h, names, ptxOf, os.Getenv(CubinEnv)); err != nil {
+		b.Close()
+		return nil, err
 	}
 	b.kernel("attention_smem") // raises its shared memory limit before Attention sizes it
 	b.openLt(opt)

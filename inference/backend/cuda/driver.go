@@ -213,9 +213,19 @@ type module struct {
 }
 
 func (h *ctxHandle) loadModule(name string, ptx []byte) (*module, error) {
+	return h.loadImage(name, ptx, ptx)
+}
+
+// loadImage loads module name from image, its PTX or the machine code made from ptx (which
+// says which of its kernels wait on the grid before them).
+func (h *ctxHandle) loadImage(name string, image, ptx []byte) (*module, error) {
 	m := &module{name: name, pdl: pdlKernels(ptx)}
-	if r := C.em_module_load(h.ctx, &m.mod, unsafe.Pointer(&ptx[0])); r != 0 {
-		err := cuErr("cuModuleLoadData", name+".ptx", r)
+	if r := C.em_module_load(h.ctx, &m.mod, unsafe.Pointer(&image[0])); r != 0 {
+		what := name + ".ptx"
+		if &image[0] != &ptx[0] {
+			what = name + ".cubin"
+		}
+		err := cuErr("cuModuleLoadData", what, r)
 		if r == errUnsupportedPTX {
 			err = fmt.Errorf("%w: the NVIDIA driver is older than the kernels' PTX (ISA %s) needs; update the driver", err, ptxISA(ptx))
 		}

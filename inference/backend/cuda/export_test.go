@@ -9,3 +9,16 @@ func NoBranch(b *Backend) { b.br.off = true }
 
 // BranchedGraphs is the graphs b built with branches.
 func BranchedGraphs(b *Backend) int { return b.st.dags }
+
+// Cubins is how many of b's modules were loaded from machine code made for the GPU.
+func Cubins(b *Backend) int { return b.cubins }
+
+// Modules is how many modules b loaded, and which of their kernels wait on the grid
+// before them (programmatic dependent launch) by module.
+func Modules(b *Backend) (int, map[string]map[string]bool) {
+	out := map[string]map[string]bool{}
+	for _, m := range b.modules {
+		out[m.name] = m.pdl
+	}
+	return len(b.modules), out
+}
