@@ -50,6 +50,16 @@ tgroup() {
 		grep -E -A4 -- '--- FAIL' /tmp/g$1.log | head -24
 	) &
 }
+# gsum LABEL N... appends to $L/log.txt, for each tgroup N that has ended, its passes,
+# failures, skips and last test, and the lines around a failure or panic.
+gsum() {
+	_l=$1
+	shift
+	for _g in "$@"; do
+		el "$_l g$_g: $(grep -E -c -- '^--- PASS' /tmp/g$_g.log) pass, $(grep -E -c -- '--- FAIL' /tmp/g$_g.log) fail, $(grep -E -c -- '--- SKIP' /tmp/g$_g.log) skip; $(grep -E -- '^(=== RUN|--- )' /tmp/g$_g.log | tail -1)" | tee -a "$L/log.txt"
+		grep -E -B3 -A8 -- '--- FAIL|panic' /tmp/g$_g.log | head -20 >>"$L/log.txt"
+	done
+}
 # model_tests LIMIT runs, in the background (the caller waits), the CUDA goldens of every
 # architecture and deepseek2's CUDA tests, each killed after LIMIT s, on
 # $EMBER_CUDA_PTX_DIR's PTX when set; each prints its last three lines.

@@ -27,19 +27,13 @@ tgroup 0 'TestSplit1TC|TestSplit1Plan' 150
 tgroup 1 'TestSplitAttention|TestFusedAttentionQ8K|TestConformanceLongContextKernels' 150
 (cd inference/model/deepseek2 && timeout -s KILL 150 "$R/bin/dev/deepseek2.test" -test.run 'CUDA' 2>&1 | tail -3 | sed 's/^/deepseek2: /') &
 wait
-for g in 0 1; do
-	lg "hopper g$g: $(grep -E -c -- '^--- PASS' /tmp/g$g.log) pass, $(grep -E -c -- '--- FAIL' /tmp/g$g.log) fail, $(grep -E -c -- '--- SKIP' /tmp/g$g.log) skip; $(grep -E -- '^(=== RUN|--- )' /tmp/g$g.log | tail -1)"
-	grep -E -B3 -A8 -- '--- FAIL|panic' /tmp/g$g.log | head -20 >>"$OUT/log.txt"
-done
+gsum hopper 0 1
 grep -E 'values differ' /tmp/g0.log | tee -a "$OUT/log.txt"
 unset EMBER_CUDA_PTX_DIR
 export EMBER_CUDA_COMPAT=1 EMBER_CUDA_SMEM_LIMIT=101376
 tgroup 0 'TestSplit1TC|TestSplit1Plan' 100
 tgroup 1 'TestSplitAttention|TestFusedAttentionQ8K' 100
 wait
-for g in 0 1; do
-	lg "compat 99K g$g: $(grep -E -c -- '^--- PASS' /tmp/g$g.log) pass, $(grep -E -c -- '--- FAIL' /tmp/g$g.log) fail, $(grep -E -c -- '--- SKIP' /tmp/g$g.log) skip; $(grep -E -- '^(=== RUN|--- )' /tmp/g$g.log | tail -1)"
-	grep -E -B3 -A8 -- '--- FAIL|panic' /tmp/g$g.log | head -20 >>"$OUT/log.txt"
-done
+gsum "compat 99K" 0 1
 grep -E 'values differ' /tmp/g0.log | tee -a "$OUT/log.txt"
 lg done

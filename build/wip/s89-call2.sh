@@ -12,11 +12,7 @@ lg() { el "$*" | tee -a "$OUT/log.txt"; }
 	tgroup 1 'TestSplitAttention|TestFusedAttentionQ8K' 110
 	wait
 )
-for g in 0 1; do
-	lg "compat 99K g$g: $(grep -E -c -- '^--- PASS' /tmp/g$g.log) pass, $(grep -E -c -- '--- FAIL' /tmp/g$g.log) fail, $(grep -E -c -- '--- SKIP' /tmp/g$g.log) skip; $(grep -E -- '^(=== RUN|--- )' /tmp/g$g.log | tail -1)"
-	grep -E -B3 -A8 -- '--- FAIL|panic' /tmp/g$g.log | head -20 >>"$OUT/log.txt"
-	grep -E -- '--- SKIP' -A2 /tmp/g$g.log | head -6 >>"$OUT/log.txt"
-done
+gsum "compat 99K" 0 1
 grep -E 'values differ' /tmp/g0.log | tee -a "$OUT/log.txt"
 while pgrep -f "ember synth" >/dev/null; do sleep 2; done
 lg "models: $(ls /tmp/*.gguf | tr '\n' ' ')"
