@@ -145,14 +145,18 @@ func gpuMemory(be backend.Backend) uint64 {
 }
 
 // describePlacement says where a model's layers are, e.g. "cuda 20/32 layers, cpu 12",
-// and which library a backend takes large products to ("cuda 32/32 layers with
-// libcublasLt.so.13"): prompt speed depends on it.
+// what a GPU backend's kernels were loaded as and which library it takes large products
+// to ("cuda 32/32 layers (sm_90 code) with libcublasLt.so.13"): the first start's time
+// and prompt speed depend on them.
 func describePlacement(m model.Model) string {
 	pl := model.PlacementOf(m)
 	var parts []string
 	counts := pl.Layers()
 	for i, be := range pl.Backends() {
 		part := fmt.Sprintf("%s %d/%d layers", be.Name(), counts[i], len(pl))
+		if c, ok := be.(interface{ KernelCode() string }); ok && c.KernelCode() != "" {
+			part += " (" + c.KernelCode() + ")"
+		}
 		if c, ok := be.(interface{ CublasLibrary() string }); ok && c.CublasLibrary() != "" {
 			part += " with " + filepath.Base(c.CublasLibrary())
 		}

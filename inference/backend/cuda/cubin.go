@@ -71,3 +71,20 @@ func (b *Backend) loadModules(h *ctxHandle, names []string, ptxOf func(string) (
 	}
 	return nil
 }
+
+// KernelCode says what b's kernels were loaded as: "sm_90 code" or "sm_80 code" when
+// every module came as machine code made for the GPU, "PTX" when the driver compiled
+// (or found in its cache) every module, else how many modules came as machine code.
+func (b *Backend) KernelCode() string {
+	code := "sm_90 code"
+	if b.compat {
+		code = "sm_80 code"
+	}
+	switch b.cubins {
+	case 0:
+		return "PTX"
+	case len(b.modules):
+		return code
+	}
+	return fmt.Sprintf("%d of %d modules as %s", b.cubins, len(b.modules), code)
+}

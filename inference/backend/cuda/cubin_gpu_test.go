@@ -21,9 +21,9 @@ func TestCubinsLoad(t *testing.T) {
 	b := newOrSkip(t)
 	dt := time.Since(t0)
 	n, pdl := cuda.Modules(b)
-	got, d := cuda.Cubins(b), b.Device()
+	got, d, code := cuda.Cubins(b), b.Device(), b.KernelCode()
 	b.Close()
-	t.Logf("%s (%d.%d): %d of %d modules from machine code, started in %v", d.Name, d.Major, d.Minor, got, n, dt)
+	t.Logf("%s (%d.%d): %d of %d modules from machine code (%s), started in %v", d.Name, d.Major, d.Minor, got, n, code, dt)
 	want := 0
 	switch {
 	case d.Major == 8:

@@ -37,3 +37,18 @@ func TestCubinSet(t *testing.T) {
 		t.Errorf("$%s=yes accepted", CubinEnv)
 	}
 }
+
+// TestKernelCode: what the load line says the kernels were loaded as.
+func TestKernelCode(t *testing.T) {
+	mods := make([]*module, 3)
+	for _, c := range []struct {
+		compat bool
+		cubins int
+		want   string
+	}{{false, 3, "sm_90 code"}, {true, 3, "sm_80 code"}, {false, 0, "PTX"}, {false, 2, "2 of 3 modules as sm_90 code"}} {
+		b := &Backend{modules: mods, compat: c.compat, cubins: c.cubins}
+		if got := b.KernelCode(); got != c.want {
+			t.Errorf("compat %v, %d cubins: %q, want %q", c.compat, c.cubins, got, c.want)
+		}
+	}
+}
