@@ -8,7 +8,7 @@ MODELS="q4" . build/gpu-setup.sh "$OUT"
 lg() { el "$*" | tee -a "$OUT/log.txt"; }
 lg "$(nvidia-smi --query-gpu=name --format=csv,noheader)"
 (cd inference/backend/cuda && timeout -s KILL 150 "$R/bin/dev/cuda.test" -test.v -test.run 'TestCubinsLoad' 2>&1 | grep -E -- '---|cubin_gpu_test' | tee -a "$OUT/log.txt")
-lg "load test done"
+lg "load test done; $("$E" bench -backend cuda -p 0 -n 1 -r 1 2>&1 | grep "^load")"
 tgroup 0 'TestConformance$|TestKernelNamesExist|TestEmbeddedKernelsWait' 100
 (cd inference/model/deepseek2 && timeout -s KILL 100 "$R/bin/dev/deepseek2.test" -test.run 'CUDA' 2>&1 | tail -2 | sed 's/^/deepseek2: /' | tee -a "$OUT/log.txt") &
 wait
