@@ -40,6 +40,12 @@ ptx_all() {
 	(cd "$1" && tar cJf "$L/ptx.tar.xz" *.ptx)
 	el ptx done
 }
+# cubin_all DIR makes the sm_90 cubins of DIR's PTX (every module's: ptx-copy.sh's
+# directory) and returns them as $L/sm90.tar.xz (kernels/cuda/sm90's files: unpack
+# there beside the PTX, or TestCubinsMatchPTX fails).
+cubin_all() {
+	rm -rf /tmp/sm90 && sh build/gen-cubin.sh sm90 /tmp/sm90 "$1" && (cd /tmp/sm90 && tar cJf "$L/sm90.tar.xz" *) || el "CUBIN FAILED"
+}
 # tgroup N PATTERN LIMIT runs bin/dev/cuda.test -test.run PATTERN in the background
 # (-test.v into /tmp/gN.log, killed after LIMIT s), then prints its passes, failures and
 # last test started.
