@@ -24,6 +24,10 @@ type Backend struct {
 	Tmpl  *prompt.Template  // nil: Render joins the contents with newlines
 	Delay time.Duration     // slept before forwarding each token
 	Ended chan engine.Event // gets each generation's final event when not nil
+	// CloseOnFirst closes the engine as a generation's first event arrives, as unloading
+	// the model (or stopping the app) does under a running request: the generation ends
+	// with FinishCancelled and engine.ErrClosed.
+	CloseOnFirst bool
 }
 
 // New loads path on the reference backend and starts an engine with opt; everything is
@@ -60,8 +64,12 @@ func (b *Backend) Generate(ctx context.Context, req engine.Request) (<-chan engi
 	out := make(chan engine.Event)
 	go func() {
 		defer close(out)
-		forward := true
+		forward, first := true, true
 		for ev := range in {
+			if first && b.CloseOnFirst {
+				b.Eng.Close()
+			}
+			first = false
 			if ev.Done && b.Ended != nil {
 				b.Ended <- ev
 			}

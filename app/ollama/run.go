@@ -159,44 +159,24 @@ func (h *Handler) start(ctx context.Context, req engine.Request) (<-chan engine.
 	return ch, cancel, nil
 }
 
-// consume reads a generation's events to the end, passing each piece to emit. When emit
-// fails (the client is gone) or the JSON reply is over, it cancels the generation and
-// drains the channel for the final usage.
+// consume reads a generation's events to the end, passing each piece to emit
+// (reply.Consume), and says how it ended in Ollama's terms.
 func consume(ch <-chan engine.Event, cancel context.CancelFunc, o runOpts, emit func(piece) error) outcome {
-	defer cancel()
 	sh := reply.NewShaper(o.think, o.startInThink, o.json)
-	var (
-		out      outcome
-		last     engine.Event
-		stopped  bool
-		jsonOver bool
-	)
-	for ev := range ch {
-		last = ev
-		if stopped {
-			continue
-		}
-		r, c, over := sh.Push(ev.Text, ev.Done)
-		if over {
-			jsonOver, stopped = true, true
-			cancel()
-		}
-		if r != "" || c != "" || ev.Logprob != nil {
-			if emit(piece{thinking: r, content: c, lp: ev.Logprob}) != nil {
-				out.gone, stopped = true, true
-				cancel()
-			}
-		}
-	}
-	out.usage, out.reason = last.Usage, last.Finish
+	end := reply.Consume(ch, cancel, sh, func(r, c string, lp *engine.Logprob) error {
+		return emit(piece{thinking: r, content: c, lp: lp})
+	})
+	out := outcome{usage: end.Last.Usage, reason: end.Last.Finish, gone: end.Gone}
 	switch {
 	case out.gone:
-	case jsonOver:
+	case end.JSONOver:
 		out.reason = engine.FinishStop
-	case last.Finish == engine.FinishCancelled:
-		out.gone = true
-	case last.Finish == engine.FinishError || !last.Done:
-		out.failed = &statusError{http.StatusInternalServerError, "generation failed: " + errString(last.Err)}
+	case end.Closed:
+		// The engine ended it (the model unloaded, the app stopping) while the client
+		// waits: it is told, not left with an empty reply or a cut stream.
+		out.failed = &statusError{http.StatusServiceUnavailable, "the engine is shutting down"}
+	case end.Failed:
+		out.failed = &statusError{http.StatusInternalServerError, "generation failed: " + errString(end.Last.Err)}
 	}
 	if o.json && !out.gone && out.failed == nil && !sh.JSONValid() {
 		out.failed = badRequest("format json: the model's reply did not complete a JSON object within num_predict")

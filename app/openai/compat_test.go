@@ -82,30 +82,6 @@ func TestBodyFraming(t *testing.T) {
 	}
 }
 
-// closingBackend closes its engine as soon as a generation's first event arrives, as
-// unloading the model (or stopping the app) does under a running request.
-type closingBackend struct{ *testBackend }
-
-func (b closingBackend) Generate(ctx context.Context, req engine.Request) (<-chan engine.Event, error) {
-	in, err := b.testBackend.Generate(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	out := make(chan engine.Event)
-	go func() {
-		defer close(out)
-		first := true
-		for ev := range in {
-			if first {
-				b.Eng.Close() // ends the running generations with FinishCancelled, ErrClosed
-				first = false
-			}
-			out <- ev
-		}
-	}()
-	return out, nil
-}
-
 // TestEngineClosedMidGeneration: a generation the engine ends itself (closing) while
 // the client still waits is answered with a 503 in OpenAI's shape, or, streamed, with
 // an error event and no [DONE]; never an empty 200 or a stream cut without a word.
@@ -117,7 +93,9 @@ func TestEngineClosedMidGeneration(t *testing.T) {
 	} {
 		for _, stream := range []bool{false, true} {
 			body := strings.TrimSuffix(c.body, "}") + fmt.Sprintf(`,"stream":%v}`, stream)
-			h := New(closingBackend{newToolBackend(t)}, Options{})
+			b := newToolBackend(t)
+			b.CloseOnFirst = true
+			h := New(b, Options{})
 			code, out := post(t, h, c.path, body)
 			if !stream || code != 200 { // streamed: closed before the stream began (n>1)
 				var e errorBody

@@ -83,48 +83,24 @@ func (st *started) cancel() {
 	}
 }
 
-// consume reads a completion's events to the end, passing each piece to emit. When emit
-// fails (the client is gone) or the JSON reply is over, it cancels the generation and
-// drains the channel for the final usage.
+// consume reads a completion's events to the end, passing each piece to emit
+// (reply.Consume), and says how it ended in OpenAI's terms.
 func consume(ch <-chan engine.Event, cancel context.CancelFunc, o runOpts, emit func(piece) error) outcome {
-	defer cancel()
 	sh := reply.NewShaper(o.think, o.startInThink, o.json)
-	var (
-		out      outcome
-		last     engine.Event
-		stopped  bool // no more output wanted
-		jsonOver bool
-	)
-	for ev := range ch {
-		last = ev
-		if stopped {
-			continue
-		}
-		r, c, over := sh.Push(ev.Text, ev.Done)
-		if over {
-			jsonOver, stopped = true, true
-			cancel()
-		}
-		if r != "" || c != "" || ev.Logprob != nil {
-			if err := emit(piece{reasoning: r, content: c, lp: ev.Logprob}); err != nil {
-				out.gone, stopped = true, true
-				cancel()
-			}
-		}
-	}
-	out.usage, out.finish, out.reasoningTokens = last.Usage, last.Finish, sh.ReasoningTokens
+	end := reply.Consume(ch, cancel, sh, func(r, c string, lp *engine.Logprob) error {
+		return emit(piece{reasoning: r, content: c, lp: lp})
+	})
+	out := outcome{usage: end.Last.Usage, finish: end.Last.Finish, reasoningTokens: sh.ReasoningTokens, gone: end.Gone}
 	switch {
 	case out.gone:
-	case jsonOver:
+	case end.JSONOver:
 		out.finish = engine.FinishStop
-	case last.Finish == engine.FinishCancelled && errors.Is(last.Err, engine.ErrClosed):
+	case end.Closed:
 		// The engine ended it, not the client: the client is still there and must be
 		// told (an error response or event, not an empty 200 or a cut stream).
 		out.failed = unavailable()
-	case last.Finish == engine.FinishCancelled:
-		out.gone = true
-	case last.Finish == engine.FinishError || !last.Done:
-		out.failed = serverError("Generation failed: %v", last.Err)
+	case end.Failed:
+		out.failed = serverError("Generation failed: %v", end.Last.Err)
 	}
 	if o.json && !out.gone && out.failed == nil && !sh.JSONValid() && o.tools.schema != nil {
 		out.failed = invalid("tool_choice", "Failed to generate a tool call: the model's reply did not complete the call's JSON object (sampling kept it one, but it did not close within max_tokens). Please raise max_tokens or adjust your prompt.").withCode("tool_call_failed")
