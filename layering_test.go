@@ -42,14 +42,14 @@ var layers = map[string]int{
 	"inference/model/goldentest":    4,
 	"inference/model/archs":         5,
 	"inference/engine":              6,
-	"app/reply":                     6,
+	"app/reply":                     7, // the API packages' reply shaping, over the engine's events
 	"app/enginetest":                7,
-	"app/openai":                    7,
-	"app/ollama":                    7,
-	"app/server":                    7,
-	"ui":                            7,
-	"app":                           8,
-	"":                              9, // the root: main
+	"app/openai":                    8,
+	"app/ollama":                    8,
+	"app/server":                    8,
+	"ui":                            8,
+	"app":                           9,
+	"":                              10, // the root: main
 }
 
 // cgoAllowed are the only packages of ours that may use cgo.
