@@ -10,9 +10,10 @@ export CGO_ENABLED=1
 # its PTX not yet made again on a GPU machine) would launch the old kernel with the new
 # arguments (session 28 lost device time to it). Say so loudly; the build goes on, for
 # runs that bring fresh PTX with EMBER_CUDA_PTX_DIR.
-if ! go test -count=1 -run 'TestPTXMatchesSources|TestCompatMatchesSources' ./kernels/cuda/ >/tmp/ember-ptx-check.txt 2>&1; then
+if ! go test -count=1 -run 'TestPTXMatchesSources|TestCompatMatchesSources|TestCubinsMatchPTX' ./kernels/cuda/ >/tmp/ember-ptx-check.txt 2>&1; then
 	echo "dev-build.sh: WARNING: embedded PTX is stale; use EMBER_CUDA_PTX_DIR or copy fresh PTX in and rebuild:" >&2
-	grep "generated from other sources" /tmp/ember-ptx-check.txt | sed 's/^[[:space:]]*/  /' >&2
+	grep -E "generated from other sources|made from another PTX" /tmp/ember-ptx-check.txt | sed 's/^[[:space:]]*/  /' >&2
+	echo "  (stale cubins only slow a first start: the backend compiles those modules' PTX; build/gen-cubin.sh)" >&2
 	echo "  (the compatibility PTX, sm80/*.ptx.gz: build/local-nvcc.sh, then PATH=/opt/bin:\$PATH build/gen-ptx-compat.sh)" >&2
 fi
 # TESTS picks the test binaries (default all three): the device tool carries the tracked
