@@ -66,18 +66,22 @@ func CompatPTX(name string) ([]byte, error) {
 		}
 		return append(b, 0), nil
 	}
-	z, err := compat.ReadFile(CompatDir + "/" + name + ".ptx.gz")
+	b, err := gunzip(compat, CompatDir+"/"+name+".ptx.gz")
 	if err != nil {
 		return nil, fmt.Errorf("kernels/cuda: compatibility module %q: %w", name, err)
+	}
+	return append(b, 0), nil
+}
+
+// gunzip is the decompressed content of the gzip file path in fsys.
+func gunzip(fsys embed.FS, path string) ([]byte, error) {
+	z, err := fsys.ReadFile(path)
+	if err != nil {
+		return nil, err
 	}
 	r, err := gzip.NewReader(bytes.NewReader(z))
 	if err != nil {
-		return nil, fmt.Errorf("kernels/cuda: compatibility module %q: %w", name, err)
+		return nil, err
 	}
-	var out bytes.Buffer
-	if _, err := io.Copy(&out, r); err != nil {
-		return nil, fmt.Errorf("kernels/cuda: compatibility module %q: %w", name, err)
-	}
-	out.WriteByte(0)
-	return out.Bytes(), nil
+	return io.ReadAll(r)
 }

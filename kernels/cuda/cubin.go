@@ -3,12 +3,10 @@ package cuda
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 )
@@ -45,15 +43,7 @@ func Cubin(set, name string, ptx []byte) ([]byte, bool, error) {
 	if PTXBodySum(ptx) != want {
 		return nil, false, nil
 	}
-	z, err := cubins.ReadFile(set + "/" + name + ".cubin.gz")
-	if err != nil {
-		return nil, false, fmt.Errorf("kernels/cuda: %s cubin of %q: %w", set, name, err)
-	}
-	r, err := gzip.NewReader(bytes.NewReader(z))
-	if err != nil {
-		return nil, false, fmt.Errorf("kernels/cuda: %s cubin of %q: %w", set, name, err)
-	}
-	b, err := io.ReadAll(r)
+	b, err := gunzip(cubins, set+"/"+name+".cubin.gz")
 	if err != nil {
 		return nil, false, fmt.Errorf("kernels/cuda: %s cubin of %q: %w", set, name, err)
 	}

@@ -46,18 +46,18 @@ func (b *Backend) loadModules(h *ctxHandle, names []string, ptxOf func(string) (
 			return err
 		}
 		var m *module
-		code, ok := []byte(nil), false
 		if set != "" {
-			if code, ok, err = kcuda.Cubin(set, name, ptx); err != nil {
+			code, ok, err := kcuda.Cubin(set, name, ptx)
+			if err != nil {
 				return err
 			}
-		}
-		if ok {
-			if m, err = h.loadImage(name, code, ptx); err == nil {
-				b.cubins++
+			if ok {
+				if m, err = h.loadImage(name, code, ptx); err == nil {
+					b.cubins++
+				}
 			}
 		}
-		if m == nil {
+		if m == nil { // no machine code for it, or the driver refused it
 			m, err = h.loadModule(name, ptx)
 		}
 		if err != nil && name == mgModule {
