@@ -4,6 +4,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"runtime"
 	"sync"
 
+	"ember/assets"
 	"ember/inference/engine"
 	"ember/inference/prompt"
 	"ember/inference/reasoning"
@@ -72,9 +74,10 @@ func RunGUI(ctx context.Context, opt GUIOptions) error {
 	if svc.set, err = loadAppSettings(ctx, st); err != nil {
 		log.Printf("ember: settings: %v", err) // the defaults, then
 	}
-	if err := svc.LoadModel(ctx, opt.ModelPath); err != nil {
+	if svc.startName, err = startName(opt.ModelPath); err != nil {
 		return err
 	}
+	svc.startID = opt.ModelPath
 	defer svc.close()
 	ui.RunScript(svc, &history{st: st, model: svc.ModelName}, opt.script)
 	return nil
@@ -119,6 +122,45 @@ type chatService struct {
 	remote  *remoteModel
 	remotes map[string]remoteModel
 	srv     localServer // the API inside the app, on m's engine
+	// startID is the model loaded as the window opens (its path, "" for the bundled
+	// one; ui.Starter), startName its name; "" once Start has run.
+	startID, startName string
+}
+
+// startName is the name of the model at path ("" for the bundled one) that the app
+// loads as its window opens, or why the file cannot be that model: a missing or
+// unreadable file is refused before any window opens, as a command line's mistake.
+func startName(path string) (string, error) {
+	if path == "" {
+		return assets.DefaultModelName, nil
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	if _, err := describeModel(abs); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("model file %s does not exist", path)
+		}
+		return "", err
+	}
+	return ggufStem(abs), nil
+}
+
+// Starting names the model the window opens with (ui.Starter).
+func (c *chatService) Starting() string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.startName
+}
+
+// Start loads the model the window opens with (ui.Starter).
+func (c *chatService) Start(ctx context.Context) error {
+	c.mu.Lock()
+	id := c.startID
+	c.startName = ""
+	c.mu.Unlock()
+	return c.LoadModel(ctx, id)
 }
 
 func (c *chatService) ModelName() string {
@@ -163,6 +205,9 @@ func (c *chatService) Chat(ctx context.Context, req ui.ChatRequest, onDelta func
 	defer c.mu.RUnlock()
 	if c.remote != nil {
 		return chatRemote(ctx, *c.remote, req, onDelta)
+	}
+	if c.chat == nil {
+		return ui.Stats{}, errors.New("no model is loaded: choose one in the model menu")
 	}
 	msgs := make([]prompt.Message, 0, len(req.History))
 	for _, m := range req.History {

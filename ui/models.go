@@ -33,3 +33,16 @@ type RemoteAdder interface {
 	// in Models. Slow: called on a goroutine of its own.
 	AddRemote(ctx context.Context, url, apiKey string) error
 }
+
+// Starter is what a ChatService whose first model loads once the window is open also
+// implements, so that a long first load (a large model read from disk, or a GPU's
+// kernels compiled by its driver on a first start) shows as the window's progress bar,
+// not as a wait before any window: the UI calls Start on a goroutine of its own as the
+// window opens, and the chat waits until it returns (an error shows as a load's does;
+// the model menu can then load another).
+type Starter interface {
+	// Starting names the model Start loads; "" when there is none to load.
+	Starting() string
+	// Start loads it.
+	Start(ctx context.Context) error
+}

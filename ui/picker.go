@@ -18,6 +18,7 @@ import (
 const (
 	addModelLabel  = "Add model…"
 	addRemoteLabel = "Add a server…"
+	noModelLabel   = "No model loaded"
 )
 
 // newModelPicker is the left of the status bar for a service that can switch
@@ -37,6 +38,15 @@ func (v *chatView) newModelPicker(sw ModelSwitcher) fyne.CanvasObject {
 // refreshModel shows the loaded model's name wherever it appears.
 func (v *chatView) refreshModel() {
 	name := v.svc.ModelName()
+	if name == "" { // none loaded yet, or its load failed
+		v.model.SetText(noModelLabel)
+		if v.modelBtn != nil {
+			v.modelBtn.SetText(noModelLabel)
+		}
+		v.entry.SetPlaceHolder("Message")
+		setDimText(v.hintText, "No model is loaded.\nChoose one in the menu at the bottom left.")
+		return
+	}
 	label := name + "  ·  " + backendLabel(v.svc.BackendName())
 	v.model.SetText(label)
 	if v.modelBtn != nil {
@@ -100,21 +110,50 @@ func (v *chatView) loadModel(sw ModelSwitcher, id, name string) {
 	if v.cur != nil || v.loadingID != nil || id == sw.CurrentModel() {
 		return
 	}
+	v.runLoad(id, name, func() error { return sw.LoadModel(context.Background(), id) }, nil)
+}
+
+// startLoad loads the service's first model (Starter) as the window opens; done, if
+// not nil, runs once the load has ended. Fyne goroutine.
+func (v *chatView) startLoad(st Starter, done func()) {
+	name := st.Starting()
+	if name == "" {
+		if done != nil {
+			done()
+		}
+		return
+	}
+	setDimText(v.hintText, "Loading "+name+"…\nA first start on a GPU can take a minute.")
+	v.runLoad("", name, func() error { return st.Start(context.Background()) }, done)
+}
+
+// runLoad runs load (a model's, id named name) on another goroutine with the progress
+// bar shown and the chat waiting; then done, if not nil. Fyne goroutine.
+func (v *chatView) runLoad(id, name string, load func() error, done func()) {
 	v.loadingID = &id
 	v.setBusy(false)
-	v.loading.Show()
-	v.loading.Start()
+	if v.loading != nil {
+		v.loading.Show()
+		v.loading.Start()
+	}
 	v.stats.SetText("Loading " + name + "…")
 	go func() {
-		err := sw.LoadModel(context.Background(), id)
-		v.post(func() { v.modelLoaded(name, err) })
+		err := load()
+		v.post(func() {
+			v.modelLoaded(name, err)
+			if done != nil {
+				done()
+			}
+		})
 	}()
 }
 
 func (v *chatView) modelLoaded(name string, err error) {
 	v.loadingID = nil
-	v.loading.Stop()
-	v.loading.Hide()
+	if v.loading != nil {
+		v.loading.Stop()
+		v.loading.Hide()
+	}
 	v.setBusy(v.cur != nil)
 	v.refreshModel()
 	if err != nil {

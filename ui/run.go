@@ -28,8 +28,9 @@ func RunScript(svc ChatService, hist History, script func(*Control)) {
 	a := app.NewWithID(AppID)
 	v := newChatView(svc, hist, fyne.Do, a.Clipboard().SetContent)
 	w := newWindow(a, v)
-	if script != nil {
-		a.Lifecycle().SetOnStarted(func() { go script(&Control{v: v, w: w}) })
+	st, _ := svc.(Starter)
+	if st != nil || script != nil {
+		a.Lifecycle().SetOnStarted(func() { v.started(st, script, w) })
 	}
 	w.ShowAndRun()
 	v.close() // also on OnClosed; here for a Quit that closes no window
@@ -66,4 +67,20 @@ func newWindow(a fyne.App, v *chatView) fyne.Window {
 	w.Canvas().Focus(v.entry)
 	w.SetOnClosed(v.close)
 	return w
+}
+
+// started begins the first model's load (st may be nil) as the app starts, and then
+// runs script (if not nil) on a goroutine of its own, so that a script finds the model
+// loaded.
+func (v *chatView) started(st Starter, script func(*Control), w fyne.Window) {
+	run := func() {
+		if script != nil {
+			go script(&Control{v: v, w: w})
+		}
+	}
+	if st == nil {
+		run()
+		return
+	}
+	fyne.Do(func() { v.startLoad(st, run) })
 }

@@ -1,0 +1,74 @@
+//go:build !nogui
+
+package app
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"ember/assets"
+	"ember/ui"
+)
+
+// TestStartModel: the desktop app's first model loads once its window is open
+// (ui.Starter): a missing or broken file is refused before any window, a good one is
+// named for the window and loaded by Start, and a chat with no model loaded (a first
+// load that failed) is an error, not a crash.
+func TestStartModel(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	if _, err := startName(filepath.Join(dir, "missing.gguf")); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("missing file: %v", err)
+	}
+	broken := filepath.Join(dir, "broken.gguf")
+	if err := os.WriteFile(broken, []byte("GGUF\x03\x00\x00\x00 not a model"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := startName(broken); err == nil {
+		t.Error("a broken file was taken")
+	}
+	if name, err := startName(""); err != nil || name != assets.DefaultModelName {
+		t.Errorf("bundled: %q, %v", name, err)
+	}
+	src, err := os.ReadFile("../testdata/golden/llama-tiny-q8_0.gguf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := filepath.Join(dir, "tiny-start.gguf")
+	if err := os.WriteFile(good, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	name, err := startName(good)
+	if err != nil || name != "tiny-start" {
+		t.Fatalf("good file: %q, %v", name, err)
+	}
+
+	st, err := OpenHistory(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	svc := &chatService{bo: BackendOptions{Name: "ref"}, st: st, dataDir: dir, startID: good, startName: name}
+	defer svc.close()
+	var starter ui.Starter = svc
+	if starter.Starting() != "tiny-start" || svc.ModelName() != "" {
+		t.Fatalf("before Start: starting %q, model %q", starter.Starting(), svc.ModelName())
+	}
+	req := ui.ChatRequest{History: []ui.Message{{Role: "user", Content: "Hi"}}}
+	if _, err := svc.Chat(ctx, req, func(ui.Delta) {}); err == nil || !strings.Contains(err.Error(), "no model is loaded") {
+		t.Errorf("chat before the load: %v", err)
+	}
+	if err := starter.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if starter.Starting() != "" || svc.ModelName() != "tiny-start" || svc.CurrentModel() != good {
+		t.Errorf("after Start: starting %q, model %q, id %q", starter.Starting(), svc.ModelName(), svc.CurrentModel())
+	}
+	var text strings.Builder
+	if _, err := svc.Chat(ctx, req, func(d ui.Delta) { text.WriteString(d.Content) }); err != nil || text.Len() == 0 {
+		t.Errorf("chat after the load: %q, %v", text.String(), err)
+	}
+}
