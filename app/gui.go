@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"ember/assets"
 	"ember/inference/engine"
@@ -125,6 +126,7 @@ type chatService struct {
 	// startID is the model loaded as the window opens (its path, "" for the bundled
 	// one; ui.Starter), startName its name; "" once Start has run.
 	startID, startName string
+	stage              atomic.Value // string: what a load is doing (LoadStage)
 }
 
 // startName is the name of the model at path ("" for the bundled one) that the app

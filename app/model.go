@@ -6,9 +6,11 @@ package app
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"ember/assets"
 	"ember/inference/backend"
@@ -48,6 +50,38 @@ type BackendOptions struct {
 	// run on the CPU); 0 means as many as fit in its memory, all of them when the model
 	// fits.
 	GPULayers int
+	// Stage, when not nil, is told what a load is doing ("starting the GPU", "loading
+	// the weights, 40%"), for a window to show while it waits.
+	Stage func(stage string)
+}
+
+// stage tells bo.Stage what a load is doing.
+func (bo BackendOptions) stage(s string) {
+	if bo.Stage != nil {
+		bo.Stage(s)
+	}
+}
+
+// weightStages has bo.Stage told, while f's weights load, the share of f's tensor bytes
+// handed to the backend so far, in whole percent; the returned func stops it.
+func weightStages(f *gguf.File, bo BackendOptions) (stop func()) {
+	if bo.Stage == nil {
+		return func() {}
+	}
+	total := f.TensorBytes()
+	var done, shown atomic.Uint64
+	shown.Store(math.MaxUint64)
+	f.OnTensorData(func(t *gguf.TensorInfo) {
+		n := done.Add(t.Size)
+		pct := uint64(100)
+		if total > 0 && n < total {
+			pct = n * 100 / total
+		}
+		if old := shown.Swap(pct); old != pct {
+			bo.stage(fmt.Sprintf("loading the weights, %d%%", pct))
+		}
+	})
+	return func() { f.OnTensorData(nil) }
 }
 
 // NewBackend makes the chosen backend; "auto" picks the fastest one present: CUDA when
@@ -148,11 +182,16 @@ func load(f *gguf.File, bo BackendOptions) (*Loaded, error) {
 	if err != nil {
 		return nil, err
 	}
+	if (bo.Name == "" || bo.Name == "auto" || bo.Name == "cuda") && cuda.Available() {
+		bo.stage("starting the GPU")
+	}
 	be, note, err := newBackend(bo, gpuBackend)
 	if err != nil {
 		return nil, err
 	}
+	stop := weightStages(f, bo)
 	m, extra, err := loadPlaced(f, be, bo)
+	stop()
 	if err == nil && m.Backend() == extra { // nothing went to the GPU
 		be.Close()
 		be, extra = extra, nil

@@ -78,10 +78,13 @@ func (c *chatService) load(ctx context.Context, id string) error {
 	if set.NoGPU && (bo.Name == "" || bo.Name == "auto") { // a -backend flag wins
 		bo.Name = "cpu"
 	}
+	bo.Stage = c.setStage
+	defer c.setStage("")
 	l, err := OpenModel(id, bo)
 	if err != nil {
 		return err
 	}
+	c.setStage("starting the engine")
 	eo := engine.Options{ContextSize: set.ContextSize}
 	if set.Lookup {
 		eo.Lookup = LookupTokens
@@ -115,6 +118,15 @@ func (c *chatService) load(ctx context.Context, id string) error {
 		return &serverError{srvErr}
 	}
 	return nil
+}
+
+// setStage records what the model's load is doing ("" when none runs).
+func (c *chatService) setStage(s string) { c.stage.Store(s) }
+
+// LoadStage says what the model's load is doing, "" when none runs (ui.LoadStager).
+func (c *chatService) LoadStage() string {
+	s, _ := c.stage.Load().(string)
+	return s
 }
 
 // AppSettings are the settings in use.

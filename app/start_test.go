@@ -4,9 +4,11 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"ember/assets"
@@ -64,11 +66,48 @@ func TestStartModel(t *testing.T) {
 	if err := starter.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if starter.Starting() != "" || svc.ModelName() != "tiny-start" || svc.CurrentModel() != good {
+	if starter.Starting() != "" || svc.ModelName() != "tiny-start" || svc.CurrentModel() != good || svc.LoadStage() != "" {
 		t.Errorf("after Start: starting %q, model %q, id %q", starter.Starting(), svc.ModelName(), svc.CurrentModel())
 	}
 	var text strings.Builder
 	if _, err := svc.Chat(ctx, req, func(d ui.Delta) { text.WriteString(d.Content) }); err != nil || text.Len() == 0 {
 		t.Errorf("chat after the load: %q, %v", text.String(), err)
+	}
+}
+
+// TestLoadStages: a load tells BackendOptions.Stage how far its weights are, in whole
+// percent rising to 100, and the app's service says nothing once it is done.
+func TestLoadStages(t *testing.T) {
+	var mu sync.Mutex
+	var stages []string
+	bo := BackendOptions{Name: "ref", Stage: func(s string) {
+		mu.Lock()
+		defer mu.Unlock()
+		stages = append(stages, s)
+	}}
+	l, err := OpenModel("../testdata/golden/llama-tiny-q8_0.gguf", bo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(stages) < 2 || stages[len(stages)-1] != "loading the weights, 100%" {
+		t.Fatalf("stages %q", stages)
+	}
+	last := -1
+	for _, s := range stages {
+		var pct int
+		if _, err := fmt.Sscanf(s, "loading the weights, %d%%", &pct); err != nil || pct <= last || pct > 100 {
+			t.Errorf("stage %q after %d%%", s, last)
+		}
+		last = pct
+	}
+	n := len(stages)
+	mu.Unlock()
+	l.File.TensorData(&l.File.Tensors[0]) // the server's reads after the load: no stage
+	mu.Lock()
+	if len(stages) != n {
+		t.Errorf("a stage after the load: %q", stages[n:])
 	}
 }

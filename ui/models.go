@@ -46,3 +46,11 @@ type Starter interface {
 	// Start loads it.
 	Start(ctx context.Context) error
 }
+
+// LoadStager is what a ModelSwitcher or Starter that can say what its load is doing
+// also implements; the status bar shows it while the load runs.
+type LoadStager interface {
+	// LoadStage is what the load is doing now ("loading the weights, 40%"); "" when
+	// it does not say. Called from a goroutine of the UI's own.
+	LoadStage() string
+}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -137,8 +138,13 @@ func (v *chatView) runLoad(id, name string, load func() error, done func()) {
 		v.loading.Start()
 	}
 	v.stats.SetText("Loading " + name + "…")
+	ended := make(chan struct{})
+	if ls, ok := v.svc.(LoadStager); ok {
+		go v.showStages(ls, name, ended)
+	}
 	go func() {
 		err := load()
+		close(ended)
 		v.post(func() {
 			v.modelLoaded(name, err)
 			if done != nil {
@@ -146,6 +152,32 @@ func (v *chatView) runLoad(id, name string, load func() error, done func()) {
 			}
 		})
 	}()
+}
+
+// stagePoll is how often the status bar asks a load what it is doing.
+const stagePoll = 200 * time.Millisecond
+
+// showStages shows in the status bar what the load of the model named name is doing,
+// until ended is closed. Its own goroutine.
+func (v *chatView) showStages(ls LoadStager, name string, ended <-chan struct{}) {
+	tick := time.NewTicker(stagePoll)
+	defer tick.Stop()
+	last := ""
+	for {
+		select {
+		case <-ended:
+			return
+		case <-tick.C:
+		}
+		if s := ls.LoadStage(); s != "" && s != last {
+			last = s
+			v.post(func() {
+				if v.loadingID != nil {
+					v.stats.SetText("Loading " + name + ": " + s + "…")
+				}
+			})
+		}
+	}
 }
 
 func (v *chatView) modelLoaded(name string, err error) {

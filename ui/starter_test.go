@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -14,6 +15,12 @@ import (
 type startChat struct {
 	*switchChat
 	starting string
+	stage    atomic.Value // string (LoadStager)
+}
+
+func (s *startChat) LoadStage() string {
+	v, _ := s.stage.Load().(string)
+	return v
 }
 
 func (s *startChat) Starting() string { return s.starting }
@@ -46,6 +53,8 @@ func TestStartLoad(t *testing.T) {
 		if h.v.cur != nil {
 			t.Error("sent while the first model loads")
 		}
+		sc.stage.Store("loading the weights, 40%")
+		h.loop.until(t, "the load's stage", func() bool { return h.v.stats.Text == "Loading qwen: loading the weights, 40%…" })
 		if fail {
 			sc.release <- errors.New("out of memory")
 		} else {

@@ -54,6 +54,21 @@ type File struct {
 	metaEnd uint64       // offset just past the tensor infos
 	byKey   []int32      // KVs indexes sorted by key
 	byName  []int32      // Tensors indexes sorted by name
+	onData  func(*TensorInfo)
+}
+
+// OnTensorData has fn called with each tensor whose data TensorData hands out from now
+// on (nil: none), from whichever goroutines call it: how a model's load reports its
+// progress. OnTensorData itself must not be called while TensorData may run.
+func (f *File) OnTensorData(fn func(t *TensorInfo)) { f.onData = fn }
+
+// TensorBytes is the size of all the tensors' data, in bytes.
+func (f *File) TensorBytes() uint64 {
+	var n uint64
+	for i := range f.Tensors {
+		n += f.Tensors[i].Size
+	}
+	return n
 }
 
 // Parse reads a GGUF file held in memory. data is kept by reference (not copied): it must
@@ -138,6 +153,9 @@ func (f *File) TensorData(t *TensorInfo) []byte {
 	}
 	start := f.DataOffset + t.Offset
 	end := start + t.Size
+	if f.onData != nil {
+		f.onData(t)
+	}
 	return f.data[start:end:end]
 }
 
