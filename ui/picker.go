@@ -108,8 +108,8 @@ func (v *chatView) modelMenu(sw ModelSwitcher, models []ModelInfo) *fyne.Menu {
 // loadModel replaces the model with id (named name) on another goroutine; the
 // chat waits meanwhile.
 func (v *chatView) loadModel(sw ModelSwitcher, id, name string) {
-	if v.cur != nil || v.loadingID != nil || id == sw.CurrentModel() {
-		return
+	if v.cur != nil || v.loadingID != nil || (id == sw.CurrentModel() && v.svc.ModelName() != "") {
+		return // ("" is both the bundled model's ID and no model's, after a failed first load)
 	}
 	v.runLoad(id, name, func() error { return sw.LoadModel(context.Background(), id) }, nil)
 }

@@ -69,6 +69,15 @@ func TestStartLoad(t *testing.T) {
 				!strings.Contains(h.v.hintText.String(), "No model is loaded") {
 				t.Errorf("after a failed first load: %q, %q", h.v.modelBtn.Text, h.v.hintText.String())
 			}
+			h.w.Canvas().Overlays().Remove(h.w.Canvas().Overlays().Top())
+			// The menu still loads a model, even the one whose ID ("", the bundled
+			// model's) is what a service with none says is current.
+			h.v.loadModel(sc, "", "tiny")
+			if h.v.loadingID == nil {
+				t.Fatal("no load after a failed first load")
+			}
+			sc.release <- nil
+			h.loop.until(t, "the bundled model to load", func() bool { return h.v.loadingID == nil })
 			continue
 		}
 		if h.v.modelBtn.Text != "qwen  ·  CPU" || h.v.stats.Text != "qwen is ready" ||
