@@ -87,7 +87,7 @@ func (v *chatView) showModels(sw ModelSwitcher) {
 
 // modelMenu has one item per model, the loaded one checked, then "Add model…".
 func (v *chatView) modelMenu(sw ModelSwitcher, models []ModelInfo) *fyne.Menu {
-	cur := sw.CurrentModel()
+	cur, loaded := sw.CurrentModel(), v.svc.ModelName() != "" // none is checked when none is loaded
 	var items []*fyne.MenuItem
 	for _, m := range models {
 		label := m.Name
@@ -95,7 +95,7 @@ func (v *chatView) modelMenu(sw ModelSwitcher, models []ModelInfo) *fyne.Menu {
 			label += "   —   " + m.Detail
 		}
 		it := fyne.NewMenuItem(label, func() { v.loadModel(sw, m.ID, m.Name) })
-		it.Checked = m.ID == cur
+		it.Checked = m.ID == cur && loaded
 		items = append(items, it)
 	}
 	items = append(items, fyne.NewMenuItemSeparator(), fyne.NewMenuItem(addModelLabel, func() { v.showAddModelDialog(sw) }))

@@ -70,6 +70,12 @@ func TestStartLoad(t *testing.T) {
 				t.Errorf("after a failed first load: %q, %q", h.v.modelBtn.Text, h.v.hintText.String())
 			}
 			h.w.Canvas().Overlays().Remove(h.w.Canvas().Overlays().Top())
+			models, _ := sc.Models(context.Background())
+			for _, it := range h.v.modelMenu(sc, models).Items {
+				if it.Checked {
+					t.Errorf("%q is checked with no model loaded", it.Label)
+				}
+			}
 			// The menu still loads a model, even the one whose ID ("", the bundled
 			// model's) is what a service with none says is current.
 			h.v.loadModel(sc, "", "tiny")
