@@ -56,7 +56,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *n < 0 || *temp < 0 || *lookup < 0 {
 		return errors.New("-n, -temp and -lookup must not be negative")
 	}
-	bo := app.BackendOptions{Name: *be, Threads: *threads}
+	bo := app.BackendOptions{Name: *be, Threads: *threads, Stage: terminalStages(stderr)}
 	bo.NGL(*ngl)
 	m, err := app.OpenModel(*modelPath, bo)
 	if err != nil {

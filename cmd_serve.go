@@ -52,6 +52,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return errors.New("-lookup must not be negative")
 	}
 	o.Backend.NGL(*ngl)
+	o.Backend.Stage = terminalStages(stderr)
 	o.AllowedHosts, o.AllowedOrigins = hosts, origins
 	o.Ready = func(addr string) {
 		fmt.Fprintf(stdout, "ember: serving the OpenAI API at http://%s/v1 and the Ollama API at http://%s/api\n", addr, addr)

@@ -51,7 +51,8 @@ type BackendOptions struct {
 	// fits.
 	GPULayers int
 	// Stage, when not nil, is told what a load is doing ("starting the GPU", "loading
-	// the weights, 40%"), for a window to show while it waits.
+	// the weights, 40%"), for a window or a terminal to show while it waits, and "" when
+	// the load has ended.
 	Stage func(stage string)
 }
 
@@ -182,6 +183,7 @@ func load(f *gguf.File, bo BackendOptions) (*Loaded, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer bo.stage("") // the load has ended
 	if (bo.Name == "" || bo.Name == "auto" || bo.Name == "cuda") && cuda.Available() {
 		bo.stage("starting the GPU")
 	}

@@ -76,7 +76,7 @@ func TestStartModel(t *testing.T) {
 }
 
 // TestLoadStages: a load tells BackendOptions.Stage how far its weights are, in whole
-// percent rising to 100, and the app's service says nothing once it is done.
+// percent rising to 100, then "" (the end), and nothing once it is done.
 func TestLoadStages(t *testing.T) {
 	var mu sync.Mutex
 	var stages []string
@@ -92,11 +92,11 @@ func TestLoadStages(t *testing.T) {
 	defer l.Close()
 	mu.Lock()
 	defer mu.Unlock()
-	if len(stages) < 2 || stages[len(stages)-1] != "loading the weights, 100%" {
+	if len(stages) < 3 || stages[len(stages)-2] != "loading the weights, 100%" || stages[len(stages)-1] != "" {
 		t.Fatalf("stages %q", stages)
 	}
 	last := -1
-	for _, s := range stages {
+	for _, s := range stages[:len(stages)-1] {
 		var pct int
 		if _, err := fmt.Sscanf(s, "loading the weights, %d%%", &pct); err != nil || pct <= last || pct > 100 {
 			t.Errorf("stage %q after %d%%", s, last)
