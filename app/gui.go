@@ -141,10 +141,7 @@ func startName(path string) (string, error) {
 		return "", err
 	}
 	if _, err := describeModel(abs); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return "", fmt.Errorf("model file %s does not exist", path)
-		}
-		return "", err
+		return "", openError(path, err)
 	}
 	return ggufStem(abs), nil
 }

@@ -161,10 +161,7 @@ func OpenModel(path string, bo BackendOptions) (*Loaded, error) {
 		name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	}
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("model file %s does not exist", path)
-		}
-		return nil, err
+		return nil, openError(path, err)
 	}
 	l, err := load(f, bo)
 	if err != nil {
@@ -176,6 +173,14 @@ func OpenModel(path string, bo BackendOptions) (*Loaded, error) {
 	}
 	l.Name, l.Path = name, path
 	return l, nil
+}
+
+// openError is err from opening the model file at path, a missing file said plainly.
+func openError(path string, err error) error {
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("model file %s does not exist", path)
+	}
+	return err
 }
 
 func load(f *gguf.File, bo BackendOptions) (*Loaded, error) {
