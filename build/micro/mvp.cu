@@ -79,6 +79,22 @@ struct NormArgs {  // add_rms_norm_q8_k's: r = a + r, dst = RMSNorm(r) * w, x = 
 
 #include "mvn.cuh"
 #include "mvc.cuh"
+#include "mvg.cuh"
+typedef void (*LgFn)(const uint8_t*, i64, const uint8_t*, float*, int, int, GroupArgs);
+typedef void (*GuFn)(const uint8_t*, const uint8_t*, i64, const uint8_t*, float*, float*, int, int, GuArgs);
+template <int T, bool TAIL>
+static LgFn mvg_lg1(int sy) {
+    return sy == 1 ? mv1_lg<T, TAIL, 1> : sy == 2 ? mv1_lg<T, TAIL, 2> : sy == 3 ? mv1_lg<T, TAIL, 3> : mv1_lg<T, TAIL, 4>;
+}
+static LgFn mvg_lg(int t, bool tail, int sy) {
+    return t == T_Q4_K ? (tail ? mvg_lg1<T_Q4_K, true>(sy) : mvg_lg1<T_Q4_K, false>(sy))
+                       : (tail ? mvg_lg1<T_Q6_K, true>(sy) : mvg_lg1<T_Q6_K, false>(sy));
+}
+template <bool TAIL>
+static GuFn mvg_gu1(int sy) {
+    return sy == 1 ? mv1_gu<TAIL, 1> : sy == 2 ? mv1_gu<TAIL, 2> : sy == 3 ? mv1_gu<TAIL, 3> : mv1_gu<TAIL, 4>;
+}
+static GuFn mvg_gu(bool tail, int sy) { return tail ? mvg_gu1<true>(sy) : mvg_gu1<false>(sy); }
 
 // mvp_find: row block u of group g as its product and the product's row block.
 __device__ __forceinline__ const Prod* mvp_find(const Prod* P, const Group& g, int u, int* b) {
@@ -243,6 +259,17 @@ int main() {
     unsigned* cnt;
     CK(cudaMalloc(&cnt, 4));
     CK(cudaMemset(cnt, 0, 4));
+    GroupArgs gargs{r, nw, nullptr, nullptr, nullptr, 4096};  // NORM=9, 10 (mvg.cuh)
+    CK(cudaMalloc(&gargs.xn, xbytes(4096)));
+    CK(cudaMalloc(&gargs.parts, 16 * 8));
+    CK(cudaMalloc(&gargs.cnt, 16 * 4));
+    CK(cudaMemset(gargs.cnt, 0, 16 * 4));
+    int sy = 1;  // mvg.cuh's arrive form
+    int sw = 0;  // SW forms (mvg.cuh): 1 swiglu_q8_k after gate/up, 2 mv1_gu, 3 mv1_gu without tails
+    GuArgs guargs{nullptr, x14, nullptr, 14336};
+    CK(cudaMalloc(&guargs.dst, 14336 * 4));
+    CK(cudaMalloc(&guargs.cnt, 56 * 4));
+    CK(cudaMemset(guargs.cnt, 0, 56 * 4));
     auto chain = [&]() {  // the engine's launches (NORM: mvn.cuh's variants)
         int nk = 0;  // NORM=7: the norms so far (the residual alternates r, r2)
         for (size_t gi = 0; gi < groups.size(); gi++) {
@@ -262,7 +289,12 @@ int main() {
                 launch_cluster(s, mmv_multi, g.nrb, 128, xbytes(p->K), p->x, (i64)0, p->K, p[0].w, p[0].ws, p[0].d, p[0].M, p[0].T,
                                b ? b->w : nullptr, b ? b->ws : (i64)0, b ? b->d : nullptr, b ? b->M : 0, b ? b->T : T_Q4_K,
                                c ? c->w : p->w, c ? c->ws : p->ws, c ? c->d : (float*)out, c ? c->M : 1, c ? c->T : p->T);
-            } else if (g.np == 1 && g.a && (norm == 4 || norm == 6))
+            } else if (g.np == 2 && (sw == 2 || sw == 3))  // mvg.cuh's gate/up with SwiGLU inside
+                launch_smem(s, mvg_gu(sw == 2, sy), g.nrb, 128, xbytes(p->K), p[0].w, p[1].w, p->ws, p->x, p[0].d, p[1].d, p->M, p->K,
+                            guargs);
+            else if (g.np == 1 && g.a && (norm == 9 || norm == 10))  // mvg.cuh
+                launch_smem(s, mvg_lg(p->T, norm == 9, sy), p->nrb, 128, xbytes(p->K), p->w, p->ws, p->x, p->d, p->M, p->K, gargs);
+            else if (g.np == 1 && g.a && (norm == 4 || norm == 6))
                 launch_smem(s,
                             p->T == T_Q4_K ? (norm == 6 ? mv1_ln<T_Q4_K, true> : mv1_ln<T_Q4_K, false>)
                                            : (norm == 6 ? mv1_ln<T_Q6_K, true> : mv1_ln<T_Q6_K, false>),
@@ -283,7 +315,10 @@ int main() {
                 launch(s, norm == 1 ? mvn256<false> : mvn256<true>, 1, 256, na, (const float*)g.a);
             else if (g.a && norm == 5)  // the engine's one-row kernel (quant.cu)
                 launch(s, add_rms_norm_q8_k_1, 1, 256, r, g.a, (const float*)r, dst, (const float*)nw, 4096, na.eps, x4);
-            else if (!g.a && gap)
+            else if (g.np == 2 && sw == 1)  // the engine's SwiGLU kernel
+                launch(s, swiglu_q8_k, dim3(14336 / 256 / Q8KW_WARPS, 1), 32 * Q8KW_WARPS, guargs.dst, (const float*)p[0].d,
+                       (const float*)p[1].d, 14336, x14, (i64)0, (uint16_t*)nullptr, (i64)0);
+            else if (!g.a && gap && !(g.np == 2 && sw))
                 launch(s, kgap, 1, 32, out, gap);
         }
     };
@@ -323,6 +358,21 @@ int main() {
             norm = 8;
             const float t8 = graph_best_ms(s, chain, 2, 5);
             printf("gap %d ns: chain with add_rms_norm_q8_k_1 %.3f ms, norm in the clusters %.3f, no norm %.3f, no norm and every product in clusters %.3f\n", gap, t5, t7, t3, t8);
+        }
+        return 0;
+    }
+    if (norm == 9) {  // mvg.cuh against the engine's norm kernel and none: time only
+        // forms: {norm, sw, sy}; the engine's chain (the norm kernel, swiglu_q8_k) first
+        const int forms[9][3] = {{5, 1, 1}, {9, 2, 2}, {9, 2, 3}, {10, 3, 1}, {10, 3, 2}, {10, 3, 3}, {10, 3, 4}, {3, 0, 1}, {3, 1, 1}};
+        const char* names[9] = {"engine (norm kernel, swiglu_q8_k)", "both tails (arrive 2)", "both tails (arrive 3)",
+                                "arrivals alone: 1", "2", "3", "4 (barrier only)", "no norm, no SwiGLU", "no norm, swiglu_q8_k"};
+        for (int round = 0; round < 3; round++) {
+            printf("gap %d ns:", gap);
+            for (int k = 0; k < 9; k++) {
+                norm = forms[k][0], sw = forms[k][1], sy = forms[k][2];
+                printf(" | %s %.3f", names[k], graph_best_ms(s, chain, 2, 5));
+            }
+            printf(" ms\n");
         }
         return 0;
     }
