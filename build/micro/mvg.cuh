@@ -30,13 +30,25 @@ struct GroupArgs {
 // 1 every thread fences, a barrier, thread 0 adds (the first call's form); 2 a barrier,
 // thread 0 fences and adds (cooperative groups' grid barrier does this); 3 a barrier and
 // thread 0's add with no fence (not enough for the tail's reads: timing only); 4 the
-// barrier alone (no counter; nobody is last).
+// barrier alone (no counter; nobody is last); 5 a barrier, thread 0 fences and adds
+// without a return value (red: nobody learns it is last, so a waiter elsewhere would have
+// to watch the counter); 6 the same as one red.release.gpu.
 template <int SY>
 __device__ __forceinline__ bool arrive(unsigned* c, unsigned n) {
     __shared__ int last;
     if (SY == 1) __threadfence();
     __syncthreads();
     if (SY == 4) return false;
+    if (SY == 5 || SY == 6) {
+        if (threadIdx.x == 0) {
+            if (SY == 5) {
+                __threadfence();
+                atomicAdd(c, 1);  // result unused: compiled to red
+            } else
+                asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(c) : "memory");
+        }
+        return false;
+    }
     if (threadIdx.x == 0) {
         if (SY <= 2 && SY != 1) __threadfence();
         last = atomicAdd(c, 1) == n - 1;

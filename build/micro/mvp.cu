@@ -84,7 +84,8 @@ typedef void (*LgFn)(const uint8_t*, i64, const uint8_t*, float*, int, int, Grou
 typedef void (*GuFn)(const uint8_t*, const uint8_t*, i64, const uint8_t*, float*, float*, int, int, GuArgs);
 template <int T, bool TAIL>
 static LgFn mvg_lg1(int sy) {
-    return sy == 1 ? mv1_lg<T, TAIL, 1> : sy == 2 ? mv1_lg<T, TAIL, 2> : sy == 3 ? mv1_lg<T, TAIL, 3> : mv1_lg<T, TAIL, 4>;
+    return sy == 1 ? mv1_lg<T, TAIL, 1> : sy == 2 ? mv1_lg<T, TAIL, 2> : sy == 3 ? mv1_lg<T, TAIL, 3> : sy == 4 ? mv1_lg<T, TAIL, 4>
+         : sy == 5 ? mv1_lg<T, TAIL, 5> : mv1_lg<T, TAIL, 6>;
 }
 static LgFn mvg_lg(int t, bool tail, int sy) {
     return t == T_Q4_K ? (tail ? mvg_lg1<T_Q4_K, true>(sy) : mvg_lg1<T_Q4_K, false>(sy))
@@ -92,7 +93,8 @@ static LgFn mvg_lg(int t, bool tail, int sy) {
 }
 template <bool TAIL>
 static GuFn mvg_gu1(int sy) {
-    return sy == 1 ? mv1_gu<TAIL, 1> : sy == 2 ? mv1_gu<TAIL, 2> : sy == 3 ? mv1_gu<TAIL, 3> : mv1_gu<TAIL, 4>;
+    return sy == 1 ? mv1_gu<TAIL, 1> : sy == 2 ? mv1_gu<TAIL, 2> : sy == 3 ? mv1_gu<TAIL, 3> : sy == 4 ? mv1_gu<TAIL, 4>
+         : sy == 5 ? mv1_gu<TAIL, 5> : mv1_gu<TAIL, 6>;
 }
 static GuFn mvg_gu(bool tail, int sy) { return tail ? mvg_gu1<true>(sy) : mvg_gu1<false>(sy); }
 
@@ -363,12 +365,13 @@ int main() {
     }
     if (norm == 9) {  // mvg.cuh against the engine's norm kernel and none: time only
         // forms: {norm, sw, sy}; the engine's chain (the norm kernel, swiglu_q8_k) first
-        const int forms[9][3] = {{5, 1, 1}, {9, 2, 2}, {9, 2, 3}, {10, 3, 1}, {10, 3, 2}, {10, 3, 3}, {10, 3, 4}, {3, 0, 1}, {3, 1, 1}};
-        const char* names[9] = {"engine (norm kernel, swiglu_q8_k)", "both tails (arrive 2)", "both tails (arrive 3)",
-                                "arrivals alone: 1", "2", "3", "4 (barrier only)", "no norm, no SwiGLU", "no norm, swiglu_q8_k"};
+        const int forms[11][3] = {{5, 1, 1}, {9, 2, 2}, {9, 2, 3}, {10, 3, 1}, {10, 3, 2}, {10, 3, 3}, {10, 3, 4}, {10, 3, 5}, {10, 3, 6}, {3, 0, 1}, {3, 1, 1}};
+        const char* names[11] = {"engine (norm kernel, swiglu_q8_k)", "both tails (arrive 2)", "both tails (arrive 3)",
+                                 "arrivals alone: 1", "2", "3", "4 (barrier only)", "5 (fence, red)", "6 (red.release)", "no norm, no SwiGLU",
+                                 "no norm, swiglu_q8_k"};
         for (int round = 0; round < 3; round++) {
             printf("gap %d ns:", gap);
-            for (int k = 0; k < 9; k++) {
+            for (int k = 0; k < 11; k++) {
                 norm = forms[k][0], sw = forms[k][1], sy = forms[k][2];
                 printf(" | %s %.3f", names[k], graph_best_ms(s, chain, 2, 5));
             }
