@@ -52,8 +52,13 @@
 //
 // nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -O3 -fmad=false -o mvp mvp.cu && ./mvp && GAP=1500 ./mvp
 #include "micro.cuh"
+#ifdef MVX  // s91-call3.sh: kernels/cuda copied to /tmp/kc, its pdl_wait calling mvx_wait (mvx.cuh)
+#include "/tmp/kc/matmul.cu"
+#include "/tmp/kc/quant.cu"
+#else
 #include "../../kernels/cuda/matmul.cu"
 #include "../../kernels/cuda/quant.cu"
+#endif
 #include <cstring>
 #include <vector>
 
@@ -80,6 +85,9 @@ struct NormArgs {  // add_rms_norm_q8_k's: r = a + r, dst = RMSNorm(r) * w, x = 
 #include "mvn.cuh"
 #include "mvc.cuh"
 #include "mvg.cuh"
+#ifdef MVX
+#include "mvx.cuh"
+#endif
 typedef void (*LgFn)(const uint8_t*, i64, const uint8_t*, float*, int, int, GroupArgs);
 typedef void (*GuFn)(const uint8_t*, const uint8_t*, i64, const uint8_t*, float*, float*, int, int, GuArgs);
 template <int T, bool TAIL>
@@ -363,6 +371,68 @@ int main() {
         }
         return 0;
     }
+#ifdef MVX
+    if (norm == 11) {  // mvx.cuh: producers count, consumers wait on counts and do the tails
+        std::vector<int> rowsPer;
+        size_t nctr = 0;
+        for (auto& g : groups) nctr += 16 + 56 + 2;
+        unsigned *ctrs, *err;
+        CK(cudaMalloc(&ctrs, nctr * 4));
+        CK(cudaMalloc(&err, 4));
+        CK(cudaMemset(err, 0, 4));
+        uint8_t* x14n;
+        CK(cudaMalloc(&x14n, xbytes(14336)));
+        auto chain11 = [&]() {
+            CK(cudaMemsetAsync(ctrs, 0, nctr * 4, s));
+            size_t ci = 0;
+            Tail pend{};
+            for (size_t gi = 0; gi < groups.size(); gi++) {
+                const Group& g = groups[gi];
+                const Prod* p = &prods[g.p0];
+                Tail tl = pend;
+                pend = Tail{};
+                unsigned* oc = nullptr;
+                int oper = 0;
+                if (g.a || g.np == 2) {  // a producer of tails: O, down (the norm), gate/up (SwiGLU)
+                    oc = ctrs + ci;
+                    pend.cnt = oc;
+                    pend.err = err;
+                    if (g.np == 2) {
+                        pend.ngroups = p->M / 256, pend.per = 32, pend.kind = 0, pend.cols = p->M;
+                        pend.a = p[0].d, pend.b = p[1].d, pend.dst = guargs.dst, pend.x = x14n;
+                    } else {
+                        oper = 256 / rows_of(p->T);
+                        pend.ngroups = p->M / 256, pend.per = oper, pend.kind = 1, pend.cols = p->M;
+                        pend.a = p->d, pend.r = r, pend.w = nw, pend.x = gargs.xn, pend.parts = gargs.parts;
+                    }
+                    pend.done = ctrs + ci + pend.ngroups;
+                    ci += pend.ngroups + 1;
+                }
+                const int sm = xbytes(p->K) + (tl.cnt ? MVX_EXTRA : 0);
+                const Prod* b = g.np > 1 ? p + 1 : nullptr;
+                const Prod* c = g.np > 2 ? p + 2 : nullptr;
+                launch_smem(s, g.np == 2 ? mvx<1> : mvx<0>, g.nrb, 128, sm, p->x, (i64)0, p->K, p[0].w, p[0].ws, p[0].d, p[0].M, p[0].T,
+                            b ? b->w : nullptr, b ? b->ws : (i64)0, b ? b->d : nullptr, b ? b->M : 0, b ? b->T : T_Q4_K,
+                            c ? c->w : nullptr, c ? c->ws : (i64)0, c ? c->d : nullptr, c ? c->M : 0, c ? c->T : T_Q4_K, tl, oc, oper);
+                if (g.np == 3 && gap) launch(s, kgap, 1, 32, out, gap);  // the attention's place
+            }
+        };
+        for (int round = 0; round < 3; round++) {
+            norm = 5, sw = 1;
+            const float te = graph_best_ms(s, chain, 2, 5);
+            const float tx = graph_best_ms(s, chain11, 2, 5);
+            norm = 3, sw = 0;
+            const float t0 = graph_best_ms(s, chain, 2, 5);
+            norm = 3, sw = 1;
+            const float t1 = graph_best_ms(s, chain, 2, 5);
+            unsigned e;
+            CK(cudaMemcpy(&e, err, 4, cudaMemcpyDeviceToHost));
+            printf("gap %d ns: engine (norm kernel, swiglu_q8_k) %.3f ms | counted, tails in the consumers %.3f%s | no norm, no SwiGLU %.3f | no norm, swiglu_q8_k %.3f\n",
+                   gap, te, tx, e ? " (A WAIT GAVE UP)" : "", t0, t1);
+        }
+        return 0;
+    }
+#endif
     if (norm == 9) {  // mvg.cuh against the engine's norm kernel and none: time only
         // forms: {norm, sw, sy}; the engine's chain (the norm kernel, swiglu_q8_k) first
         const int forms[11][3] = {{5, 1, 1}, {9, 2, 2}, {9, 2, 3}, {10, 3, 1}, {10, 3, 2}, {10, 3, 3}, {10, 3, 4}, {10, 3, 5}, {10, 3, 6}, {3, 0, 1}, {3, 1, 1}};

@@ -23,7 +23,11 @@
 // NW consumer warps, or GAP ns) and releases. Activation rows are read from L2 (cp.async.cg)
 // after the acquire, so no stale L1 line of x4 (which the norms rewrite) is read.
 #pragma once
+#ifdef MVX
+#include "/tmp/kc/mvs.cu"
+#else
 #include "../../kernels/cuda/mvs.cu"
+#endif
 
 #define MVR_KB 8
 #define MVR_NW 16
