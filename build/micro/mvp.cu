@@ -33,7 +33,9 @@
 // norms; the prefetcher changes nothing.
 //   stream      the same bytes read by mk.cu's plain kernel, one launch a product (the
 //               bound a chain reaches).
-// NORM picks where the chain's norms run (mvn.cuh; NORM=7 and 8: mvc.cuh, session 48).
+// NORM picks where the chain's norms run (mvn.cuh; NORM=7 and 8: mvc.cuh, session 48;
+// NORM=9: mvg.cuh's group tails in the products before, session 91; NORM=11, built with
+// -DMVX: mvx.cuh's counted producers and waiting consumers, build/wip/s91-call3.sh).
 // Session 33 on the H200 (NOTES.md):
 // chain 1.75 ms, persistent 3.3-3.8, ring 2.5-2.8 (2.0 with no arithmetic), stream 1.41;
 // the one-row norm kernel (NORM=5) 1.68.
