@@ -4,7 +4,10 @@
 set -u
 L=$OUT
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader | tee -a "$L/log.txt"
-rm -rf /tmp/kc && cp -r kernels/cuda /tmp/kc && cp build/micro/kc-common.cuh /tmp/kc/common.cuh
+# /tmp/kc: kernels/cuda with build/micro/kc-pdl.cuh's pdl_wait in place of common.cuh's
+rm -rf /tmp/kc && cp -r kernels/cuda /tmp/kc && rm -f /tmp/kc/*.ptx &&
+	sed -i '/^__device__ __forceinline__ void pdl_wait() {$/,/^}$/{/^}$/r build/micro/kc-pdl.cuh
+d}' /tmp/kc/common.cuh && grep -q mvx_wait /tmp/kc/common.cuh || echo "KC PATCH FAILED" | tee -a "$L/log.txt"
 (cd build/micro && nvcc -DMVX -gencode arch=compute_90a,code=sm_90a -std=c++17 -O3 -fmad=false -o /tmp/mvx mvp.cu 2>&1 | grep -i error)
 for g in 0 3000; do
 	NORM=11 GAP=$g timeout 150 /tmp/mvx 2>&1 | tee -a "$L/log.txt"
