@@ -26,6 +26,47 @@ struct GroupArgs {
     int cols;
 };
 
+// tail_norm: one warp's 256-element group g of the norm's work without its scale: r +=
+// a (the product's output), the group's sum of squares into parts[g], x * w rounded to
+// Q8_K block g of xn. tail_swiglu: swiglu_q8_k's group g (dst, its Q8_K block g of x).
+__device__ __forceinline__ void tail_norm(int g, const float* a, float* r, const float* w, uint8_t* xn, double* parts, int cols) {
+    const int lane = threadIdx.x & 31, j = g * 256 + 8 * lane;
+    float4 av[2], rv[2], wv[2];
+#pragma unroll
+    for (int h = 0; h < 2; h++)
+        av[h] = __ldcg((const float4*)(a + j + 4 * h)), rv[h] = __ldcg((const float4*)(r + j + 4 * h)), wv[h] = __ldg((const float4*)(w + j + 4 * h));
+    float v[8];
+    double ss = 0;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const float4 s = make_float4(av[h].x + rv[h].x, av[h].y + rv[h].y, av[h].z + rv[h].z, av[h].w + rv[h].w);
+        *(float4*)(r + j + 4 * h) = s;
+        ss += (double)s.x * s.x + (double)s.y * s.y + (double)s.z * s.z + (double)s.w * s.w;
+        v[4 * h] = s.x * wv[h].x, v[4 * h + 1] = s.y * wv[h].y, v[4 * h + 2] = s.z * wv[h].z, v[4 * h + 3] = s.w * wv[h].w;
+    }
+    ss = warp_sumd(ss);
+    if (lane == 0) parts[g] = ss;
+    q8k_quant_warp(v, xn, g, cols);
+}
+__device__ __forceinline__ void tail_swiglu(int g, const float* gate, const float* up, float* dst, uint8_t* x, int cols) {
+    const int lane = threadIdx.x & 31, j = g * 256 + 8 * lane;
+    float gv[8], uv[8], v[8];
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const float4 a = __ldcg((const float4*)(gate + j + 4 * h)), b = __ldcg((const float4*)(up + j + 4 * h));
+        gv[4 * h] = a.x, gv[4 * h + 1] = a.y, gv[4 * h + 2] = a.z, gv[4 * h + 3] = a.w;
+        uv[4 * h] = b.x, uv[4 * h + 1] = b.y, uv[4 * h + 2] = b.z, uv[4 * h + 3] = b.w;
+    }
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        const float e = (float)exp(-(double)gv[i]);
+        v[i] = gv[i] / (1.0f + e) * uv[i];
+    }
+    *(float4*)(dst + j) = make_float4(v[0], v[1], v[2], v[3]);
+    *(float4*)(dst + j + 4) = make_float4(v[4], v[5], v[6], v[7]);
+    q8k_quant_warp(v, x, g, cols);
+}
+
 // arrive: a block's arrival at its group's counter, SY ways (session 91's second call):
 // 1 every thread fences, a barrier, thread 0 adds (the first call's form); 2 a barrier,
 // thread 0 fences and adds (cooperative groups' grid barrier does this); 3 a barrier and
@@ -67,23 +108,7 @@ __global__ void __launch_bounds__(128) mv1_lg(const uint8_t* W, i64 ws, const ui
     if (threadIdx.x == 0) ga.cnt[g] = 0;
     if (!TAIL || threadIdx.x >= 32) return;
     __threadfence();
-    const int lane = threadIdx.x, j = g * 256 + 8 * lane;
-    float4 a[2], r[2], w[2];
-#pragma unroll
-    for (int h = 0; h < 2; h++)
-        a[h] = __ldcg((const float4*)(D + j + 4 * h)), r[h] = __ldcg((const float4*)(ga.r + j + 4 * h)), w[h] = __ldg((const float4*)(ga.w + j + 4 * h));
-    float v[8];
-    double ss = 0;
-#pragma unroll
-    for (int h = 0; h < 2; h++) {
-        const float4 s = make_float4(a[h].x + r[h].x, a[h].y + r[h].y, a[h].z + r[h].z, a[h].w + r[h].w);
-        *(float4*)(ga.r + j + 4 * h) = s;
-        ss += (double)s.x * s.x + (double)s.y * s.y + (double)s.z * s.z + (double)s.w * s.w;
-        v[4 * h] = s.x * w[h].x, v[4 * h + 1] = s.y * w[h].y, v[4 * h + 2] = s.z * w[h].z, v[4 * h + 3] = s.w * w[h].w;
-    }
-    ss = warp_sumd(ss);
-    if (lane == 0) ga.parts[g] = ss;
-    q8k_quant_warp(v, ga.xn, g, ga.cols);
+    tail_norm(g, D, ga.r, ga.w, ga.xn, ga.parts, ga.cols);
 }
 
 // mv1_gu (SW=2; SW=3 without the tail): the gate/up product with its SwiGLU inside.
@@ -110,20 +135,5 @@ __global__ void __launch_bounds__(128) mv1_gu(const uint8_t* Wg, const uint8_t* 
     if (threadIdx.x == 0) ga.cnt[g] = 0;
     if (!TAIL || threadIdx.x >= 32) return;
     __threadfence();
-    const int lane = threadIdx.x, j = g * 256 + 8 * lane;
-    float gv[8], uv[8], v[8];
-#pragma unroll
-    for (int h = 0; h < 2; h++) {
-        const float4 a = __ldcg((const float4*)(Dg + j + 4 * h)), b = __ldcg((const float4*)(Du + j + 4 * h));
-        gv[4 * h] = a.x, gv[4 * h + 1] = a.y, gv[4 * h + 2] = a.z, gv[4 * h + 3] = a.w;
-        uv[4 * h] = b.x, uv[4 * h + 1] = b.y, uv[4 * h + 2] = b.z, uv[4 * h + 3] = b.w;
-    }
-#pragma unroll
-    for (int i = 0; i < 8; i++) {
-        const float e = (float)exp(-(double)gv[i]);
-        v[i] = gv[i] / (1.0f + e) * uv[i];
-    }
-    *(float4*)(ga.dst + j) = make_float4(v[0], v[1], v[2], v[3]);
-    *(float4*)(ga.dst + j + 4) = make_float4(v[4], v[5], v[6], v[7]);
-    q8k_quant_warp(v, ga.x, g, ga.cols);
+    tail_swiglu(g, Dg, Du, ga.dst, ga.x, ga.cols);
 }

@@ -41,41 +41,10 @@ __device__ void mvx_wait(unsigned n) {
     const int b = blockIdx.x, lane = threadIdx.x & 31;
     if (b < t.ngroups && threadIdx.x < 32) {
         mvx_spin(t.cnt + b, (unsigned)t.per, t.err);  // every lane acquires
-        const int j = b * 256 + 8 * lane;
-        float v[8];
-        if (t.kind == 0) {
-            float gv[8], uv[8];
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const float4 a = __ldcg((const float4*)(t.a + j + 4 * h)), c = __ldcg((const float4*)(t.b + j + 4 * h));
-                gv[4 * h] = a.x, gv[4 * h + 1] = a.y, gv[4 * h + 2] = a.z, gv[4 * h + 3] = a.w;
-                uv[4 * h] = c.x, uv[4 * h + 1] = c.y, uv[4 * h + 2] = c.z, uv[4 * h + 3] = c.w;
-            }
-#pragma unroll
-            for (int i = 0; i < 8; i++) {
-                const float e = (float)exp(-(double)gv[i]);
-                v[i] = gv[i] / (1.0f + e) * uv[i];
-            }
-            *(float4*)(t.dst + j) = make_float4(v[0], v[1], v[2], v[3]);
-            *(float4*)(t.dst + j + 4) = make_float4(v[4], v[5], v[6], v[7]);
-        } else {
-            float4 a[2], r[2], w[2];
-#pragma unroll
-            for (int h = 0; h < 2; h++)
-                a[h] = __ldcg((const float4*)(t.a + j + 4 * h)), r[h] = __ldcg((const float4*)(t.r + j + 4 * h)),
-                w[h] = __ldg((const float4*)(t.w + j + 4 * h));
-            double ss = 0;
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const float4 s = make_float4(a[h].x + r[h].x, a[h].y + r[h].y, a[h].z + r[h].z, a[h].w + r[h].w);
-                *(float4*)(t.r + j + 4 * h) = s;
-                ss += (double)s.x * s.x + (double)s.y * s.y + (double)s.z * s.z + (double)s.w * s.w;
-                v[4 * h] = s.x * w[h].x, v[4 * h + 1] = s.y * w[h].y, v[4 * h + 2] = s.z * w[h].z, v[4 * h + 3] = s.w * w[h].w;
-            }
-            ss = warp_sumd(ss);
-            if (lane == 0) t.parts[b] = ss;
-        }
-        q8k_quant_warp(v, t.x, b, t.cols);
+        if (t.kind == 0)
+            tail_swiglu(b, t.a, t.b, t.dst, t.x, t.cols);
+        else
+            tail_norm(b, t.a, t.r, t.w, t.x, t.parts, t.cols);
         __syncwarp();
         if (lane == 0) asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(t.done) : "memory");
     }
