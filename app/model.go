@@ -88,21 +88,36 @@ func weightStages(f *gguf.File, bo BackendOptions) (stop func()) {
 // NewBackend makes the chosen backend; "auto" picks the fastest one present: CUDA when
 // the driver loads and sees a GPU, else the CPU.
 func NewBackend(opt BackendOptions) (backend.Backend, error) {
-	b, _, err := newBackend(opt, gpuBackend)
+	b, _, err := newBackend(opt, gpuBackend(opt))
 	return b, err
 }
 
-// gpuBackend starts the CUDA backend when a driver sees a GPU; ok is false when none is
-// present (err then says nothing worth telling).
-func gpuBackend() (b backend.Backend, ok bool, err error) {
-	if !cuda.Available() {
-		return nil, false, nil
+// gpuBackend is newBackend's GPU constructor for bo: it starts the CUDA backend when a
+// driver sees a GPU (telling bo.Stage so); ok is false when none is present (err then
+// says nothing worth telling).
+func gpuBackend(bo BackendOptions) func() (backend.Backend, bool, error) {
+	return func() (backend.Backend, bool, error) {
+		if !cuda.Available() {
+			return nil, false, nil
+		}
+		c, err := startCUDA(bo)
+		if err != nil {
+			return nil, true, err
+		}
+		return c, true, nil
+	}
+}
+
+// startCUDA makes the CUDA backend, telling bo.Stage when a driver sees a GPU to start.
+func startCUDA(bo BackendOptions) (backend.Backend, error) {
+	if cuda.Available() {
+		bo.stage("starting the GPU")
 	}
 	c, err := cuda.New(cuda.Options{})
 	if err != nil {
-		return nil, true, err
+		return nil, err
 	}
-	return c, true, nil
+	return c, nil
 }
 
 // gpuNote is Loaded.GPUNote for the GPU's refusal err.
@@ -129,7 +144,7 @@ func newBackend(opt BackendOptions, gpu func() (backend.Backend, bool, error)) (
 		}
 		return c, note, nil
 	case "cuda":
-		c, err := cuda.New(cuda.Options{})
+		c, err := startCUDA(opt)
 		if err != nil {
 			return nil, "", err
 		}
@@ -189,10 +204,7 @@ func load(f *gguf.File, bo BackendOptions) (*Loaded, error) {
 		return nil, err
 	}
 	defer bo.stage("") // the load has ended
-	if (bo.Name == "" || bo.Name == "auto" || bo.Name == "cuda") && cuda.Available() {
-		bo.stage("starting the GPU")
-	}
-	be, note, err := newBackend(bo, gpuBackend)
+	be, note, err := newBackend(bo, gpuBackend(bo))
 	if err != nil {
 		return nil, err
 	}
