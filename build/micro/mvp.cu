@@ -375,9 +375,7 @@ int main() {
     }
 #ifdef MVX
     if (norm == 11) {  // mvx.cuh: producers count, consumers wait on counts and do the tails
-        std::vector<int> rowsPer;
-        size_t nctr = 0;
-        for (auto& g : groups) nctr += 16 + 56 + 2;
+        const size_t nctr = groups.size() * (16 + 56 + 2);  // a producer's groups and its done count, at most
         unsigned *ctrs, *err;
         CK(cudaMalloc(&ctrs, nctr * 4));
         CK(cudaMalloc(&err, 4));
@@ -427,7 +425,7 @@ int main() {
             const float t0 = graph_best_ms(s, chain, 2, 5);
             norm = 3, sw = 1;
             const float t1 = graph_best_ms(s, chain, 2, 5);
-            unsigned e;
+            unsigned e = 0;
             CK(cudaMemcpy(&e, err, 4, cudaMemcpyDeviceToHost));
             printf("gap %d ns: engine (norm kernel, swiglu_q8_k) %.3f ms | counted, tails in the consumers %.3f%s | no norm, no SwiGLU %.3f | no norm, swiglu_q8_k %.3f\n",
                    gap, te, tx, e ? " (A WAIT GAVE UP)" : "", t0, t1);
