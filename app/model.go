@@ -100,17 +100,19 @@ func gpuBackend(bo BackendOptions) func() (backend.Backend, bool, error) {
 		if !cuda.Available() {
 			return nil, false, nil
 		}
-		c, err := startCUDA(bo)
-		if err != nil {
-			return nil, true, err
-		}
-		return c, true, nil
+		c, err := openCUDA(bo, true)
+		return c, true, err
 	}
 }
 
 // startCUDA makes the CUDA backend, telling bo.Stage when a driver sees a GPU to start.
 func startCUDA(bo BackendOptions) (backend.Backend, error) {
-	if cuda.Available() {
+	return openCUDA(bo, cuda.Available())
+}
+
+// openCUDA makes the CUDA backend; present says a driver sees a GPU (bo.Stage is told).
+func openCUDA(bo BackendOptions, present bool) (backend.Backend, error) {
+	if present {
 		bo.stage("starting the GPU")
 	}
 	c, err := cuda.New(cuda.Options{})
