@@ -9,6 +9,7 @@
 // (__fmaf_rn), which rounds once where the multiply and add (-fmad=false) did, the same
 // bits in one instruction fewer.
 #include "common.cuh"
+#include "attention_split.cuh"
 
 #define ATT_WARPS 4
 // q [n, nhead*hd] F32 (row stride qstride floats); k, v F16 rows of kstride, vstride
@@ -230,39 +231,9 @@ attention_smem(float* dst, i64 dstride, const float* q, i64 qstride, const uint1
     float* sc = smem + G * hd;   // [G][stride]: scores, then probabilities, then partial sums
     const int n = pos[i] + 1;
     const int* tab = table ? table + (i64)seq[i] * tcols : 0;
-    for (int e = tid; e < G * hd; e += SM_THREADS) {
-        int g = e / hd, d = e % hd;
-        qs[e] = h2f(f2h(q[(i64)i * qstride + (h0 + g) * hd + d]));
-    }
+    split_q(qs, q, qstride, i, h0, G, hd);
     __syncthreads();
-    const int quad = tid & 3, chunks = hd / 8;
-    for (int t0 = 0; t0 < n; t0 += SM_THREADS / 4) {
-        const int t = t0 + (tid >> 2);
-        float s[GQA_MAX];
-#pragma unroll
-        for (int g = 0; g < GQA_MAX; g++) s[g] = 0;
-        if (t < n) {
-            const uint16_t* kr = k + cache_row(tab, bs, t) * kstride + kvh * hd;
-            for (int c = quad; c < chunks; c += 4) {
-                float kf[8];
-                unpack8(*(const uint4*)(kr + 8 * c), kf);
-#pragma unroll
-                for (int g = 0; g < GQA_MAX; g++)
-                    if (g < G)
-#pragma unroll
-                        for (int j = 0; j < 8; j++) s[g] = __fmaf_rn(qs[g * hd + 8 * c + j], kf[j], s[g]);
-            }
-        }
-#pragma unroll
-        for (int g = 0; g < GQA_MAX; g++) {
-            s[g] += __shfl_xor_sync(0xffffffffu, s[g], 1);
-            s[g] += __shfl_xor_sync(0xffffffffu, s[g], 2);
-        }
-        if (t < n && quad == 0)
-#pragma unroll
-            for (int g = 0; g < GQA_MAX; g++)
-                if (g < G) sc[g * stride + t] = s[g] * scale;
-    }
+    for (int t0 = 0; t0 < n; t0 += SPLIT_CHUNK) split_scores(sc + t0, qs, k, kstride, kvh, hd, G, scale, tab, bs, t0, n, stride);
     __syncthreads();
     for (int g = 0; g < G; g++) {
         float* row = sc + g * stride;
