@@ -100,18 +100,13 @@ func gpuBackend(bo BackendOptions) func() (backend.Backend, bool, error) {
 		if !cuda.Available() {
 			return nil, false, nil
 		}
-		c, err := openCUDA(bo, true)
+		c, err := startCUDA(bo, true)
 		return c, true, err
 	}
 }
 
-// startCUDA makes the CUDA backend, telling bo.Stage when a driver sees a GPU to start.
-func startCUDA(bo BackendOptions) (backend.Backend, error) {
-	return openCUDA(bo, cuda.Available())
-}
-
-// openCUDA makes the CUDA backend; present says a driver sees a GPU (bo.Stage is told).
-func openCUDA(bo BackendOptions, present bool) (backend.Backend, error) {
+// startCUDA makes the CUDA backend; present says a driver sees a GPU (bo.Stage is told).
+func startCUDA(bo BackendOptions, present bool) (backend.Backend, error) {
 	if present {
 		bo.stage("starting the GPU")
 	}
@@ -146,7 +141,7 @@ func newBackend(opt BackendOptions, gpu func() (backend.Backend, bool, error)) (
 		}
 		return c, note, nil
 	case "cuda":
-		c, err := startCUDA(opt)
+		c, err := startCUDA(opt, cuda.Available())
 		if err != nil {
 			return nil, "", err
 		}
