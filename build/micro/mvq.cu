@@ -1,0 +1,355 @@
+// mvq.cu (session 94): do a batch-1 product's blocks gain from copying their whole
+// weight share into shared memory before griddepcontrol.wait?
+//
+// In the engine's chain a product's blocks load one step of weights into registers
+// before their wait (a quarter of a 4,096-column share); the rest comes after it. The
+// small kernels between products (the norm, SwiGLU, RoPE and the attention) are windows
+// in which the next product's blocks are already resident (they launch when the small
+// kernel's blocks pass their own wait) while HBM idles: the norm's ~3.3 us could carry
+// ~14 MB at 4.3 TB/s, Q/K/V's whole 15 MB. mvq's blocks (the same rows, warps and
+// arithmetic as mv1, so the same bits) issue bulk copies of their rows (Q4_K: 16 rows of
+// 2,304 bytes, 36 KiB; Q6_K: 8 rows of 3,360) into shared memory before the wait, and
+// read them from there after it; where a share exceeds CAP bytes (the downs: 14,336
+// columns) the first np blocks of each row come that way and the rest from global memory
+// as mv1 reads them.
+//
+// The earlier losses that look alike, and why this is not them: mvs (session 11) was a
+// persistent ring of one block an SM with ~220 KiB of shared memory, before session 25
+// found that a kernel wanting another shared-memory configuration than the one before
+// it waits for the SMs to drain (so its copies before the wait overlapped nothing);
+// session 41's L2 prefetches still left a product's post-wait loads at L2 latency. Here
+// the blocks keep mv1's grid and occupancy, and CARVE sets one carveout for every
+// kernel of the chain so that no boundary drains.
+//
+// The chain: 32 layers of Llama-3.1-8B Q4_K_M products (Q/K/V as mmv_multi, O, gate/up
+// as mmv_multi, down: Q6_K and Q4_K alternating), add_rms_norm_q8_k_1 after O and down,
+// swiglu_q8_k after gate/up, kgap (GAP ns) after Q/K/V where RoPE and the attention run;
+// the Q6_K head. Both forms compute the same bits; the run checks every product's output.
+//
+// nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -O3 -fmad=false -o mvq mvq.cu
+// ./mvq; GAP=3000 ./mvq; CARVE=100 GAP=3000 ./mvq; CAP=65536 ...
+#include "micro.cuh"
+#include "../../kernels/cuda/matmul.cu"
+#include "../../kernels/cuda/quant.cu"
+#include "../../kernels/cuda/mbar.cuh"
+#include <cstring>
+#include <vector>
+
+// mvq_q4_k is mv1_q4_k<true, false> with block ib < np of each row read from the
+// block's shared copy s (rows of 144 np bytes, the block's first row at s) and no loads
+// before the wait (the copies are in flight then).
+__device__ __forceinline__ void mvq_q4_k(const uint8_t* W, i64 ws, const uint8_t* X, const uint8_t* s, int np, float* D, int M,
+                                         int K, int wr, int rs) {
+    const int lane = threadIdx.x & 31, c = lane & 3, nb = K / 256;
+    const int r0 = wr * Q4K_R1;
+    const uint8_t *w[Q4K_R1], *sp[Q4K_R1];
+#pragma unroll
+    for (int i = 0; i < Q4K_R1; i++) {
+        const int r = min(r0 + i, M - 1);
+        w[i] = W + (i64)r * ws, sp[i] = s + (i64)(r - rs) * 144 * np;
+    }
+    uint4 h[Q4K_R1], qa[Q4K_R1], qb[Q4K_R1];
+    int ib = lane >> 2;
+#define MVQ_P(i, IB) ((IB) < np ? sp[i] + 144 * (IB) : w[i] + 144 * (IB))
+    if (ib < nb) {
+#pragma unroll
+        for (int i = 0; i < Q4K_R1; i++) {
+            const uint8_t* p = MVQ_P(i, ib);
+            h[i] = *(const uint4*)p, qa[i] = *(const uint4*)(p + 16 + 32 * c), qb[i] = *(const uint4*)(p + 32 + 32 * c);
+        }
+    }
+    float acc[Q4K_R1];
+#pragma unroll
+    for (int i = 0; i < Q4K_R1; i++) acc[i] = 0;
+    for (; ib < nb; ib += 8) {
+        uint4 nh[Q4K_R1], na[Q4K_R1], nq[Q4K_R1];
+        if (ib + 8 < nb) {
+#pragma unroll
+            for (int i = 0; i < Q4K_R1; i++) {
+                const uint8_t* p = MVQ_P(i, ib + 8);
+                nh[i] = *(const uint4*)p, na[i] = *(const uint4*)(p + 16 + 32 * c), nq[i] = *(const uint4*)(p + 32 + 32 * c);
+            }
+        }
+        int xs[16];
+        float yd;
+        int4 bs;
+        q4k_x(X, K, ib, c, true, xs, &yd, &bs);
+#pragma unroll
+        for (int i = 0; i < Q4K_R1; i++) {
+            int sb;
+            const int sa = q4k_dot(qa[i], qb[i], xs, &sb);
+            acc[i] += q4k_part(h[i], c, sa, sb, yd, bs);
+            h[i] = nh[i], qa[i] = na[i], qb[i] = nq[i];
+        }
+    }
+#undef MVQ_P
+    mv1_store<Q4K_R1>(acc, D, r0, M);
+}
+
+// mvq_q6_k is mv1_q6_k<true, false> the same way; a Q6_K row is four arrays (ql 128,
+// qh 64, scales 16, d 2 bytes a block), copied as four: the shared row is the same
+// layout over np blocks.
+__device__ __forceinline__ void mvq_q6_k(const uint8_t* W, i64 ws, const uint8_t* X, const uint8_t* s, int np, float* D, int M,
+                                         int K, int wr, int rs) {
+    const int lane = threadIdx.x & 31, t = lane & 3, h = t >> 1, g = t & 1, nb = K / 256;
+    const int r0 = wr * Q6K_R1;
+    const uint8_t *w[Q6K_R1], *sp[Q6K_R1];
+#pragma unroll
+    for (int i = 0; i < Q6K_R1; i++) {
+        const int r = min(r0 + i, M - 1);
+        w[i] = W + (i64)r * ws, sp[i] = s + (i64)(r - rs) * 210 * np;
+    }
+    uint4 qa[Q6K_R1], qb[Q6K_R1], qh[Q6K_R1];
+    uint2 sc[Q6K_R1];
+    uint16_t dw[Q6K_R1];
+    int ib = lane >> 2;
+#define MVQ_LOAD(QA, QB, QH, SC, DW, IB)                                                  \
+    _Pragma("unroll") for (int i = 0; i < Q6K_R1; i++) {                                 \
+        const bool in = (IB) < np;                                                      \
+        const uint8_t* b = in ? sp[i] : w[i];                                           \
+        const int n = in ? np : nb;                                                     \
+        const uint8_t* ql = b + 128 * (IB) + 64 * h + 16 * g;                            \
+        QA[i] = *(const uint4*)ql, QB[i] = *(const uint4*)(ql + 32);                     \
+        QH[i] = *(const uint4*)(b + 128 * n + 64 * (IB) + 32 * h + 16 * g);              \
+        SC[i] = *(const uint2*)(b + 192 * n + 16 * (IB) + 8 * h);                        \
+        DW[i] = *(const uint16_t*)(b + 208 * n + 2 * (IB));                              \
+    }
+    if (ib < nb) { MVQ_LOAD(qa, qb, qh, sc, dw, ib) }
+    float acc[Q6K_R1];
+#pragma unroll
+    for (int i = 0; i < Q6K_R1; i++) acc[i] = 0;
+    for (; ib < nb; ib += 8) {
+        uint4 na[Q6K_R1], nq[Q6K_R1], nh[Q6K_R1];
+        uint2 nsc[Q6K_R1];
+        uint16_t ndw[Q6K_R1];
+        if (ib + 8 < nb) { MVQ_LOAD(na, nq, nh, nsc, ndw, ib + 8) }
+        int4 xv[4];
+        const float yd = q6k_x<true>(X, K, ib, h, g, xv);
+#pragma unroll
+        for (int i = 0; i < Q6K_R1; i++) {
+            acc[i] += q6k_part(qa[i], qb[i], qh[i], sc[i], dw[i], xv, g, yd);
+            qa[i] = na[i], qb[i] = nq[i], qh[i] = nh[i], sc[i] = nsc[i], dw[i] = ndw[i];
+        }
+    }
+#undef MVQ_LOAD
+    mv1_store<Q6K_R1>(acc, D, r0, M);
+}
+
+// mvq is row block rb of the product of type T (Q4_K or Q6_K): shared memory is the
+// copies' barrier (16 bytes), the activation row (n bytes), then the rows' copies, as
+// many 8-block steps of each row as the launch's dynamic shared memory holds.
+__device__ __forceinline__ void mvq(int T, const uint8_t* W, i64 ws, const uint8_t* Xg, float* D, int M, int K, int rb) {
+    extern __shared__ __align__(128) uint8_t mvq_sm[];
+    const int n = mv1_bytes(T, K), rows = T == T_Q4_K ? 4 * Q4K_R1 : 4 * Q6K_R1, per = T == T_Q4_K ? 144 : 210;
+    const int nb = K / 256, rs = rb * rows, nr = min(rows, M - rs);
+    uint8_t* xs = mvq_sm + 16;
+    uint8_t* s = xs + n;
+    const uint32_t bar = (uint32_t)__cvta_generic_to_shared(mvq_sm);
+    const int avail = (int)dyn_smem_size() - 16 - n;
+    const int np = min(nb, (avail / (rows * per)) & ~7);
+    if (threadIdx.x == 0 && np > 0) {
+        mbar_init(bar, 1);
+        mbar_fence_init();
+        mbar_expect(bar, (uint32_t)(nr * np * per));
+        const uint32_t sa = (uint32_t)__cvta_generic_to_shared(s);
+        if (T == T_Q4_K) {
+            if (np == nb) bulk_g2s(sa, W + (i64)rs * ws, (uint32_t)(nr * ws), bar);
+            else
+                for (int i = 0; i < nr; i++) bulk_g2s(sa + i * 144 * np, W + (i64)(rs + i) * ws, 144 * np, bar);
+        } else {
+            for (int i = 0; i < nr; i++) {
+                const uint8_t* w = W + (i64)(rs + i) * ws;
+                const uint32_t d = sa + i * 210 * np;
+                bulk_g2s(d, w, 128 * np, bar);
+                bulk_g2s(d + 128 * np, w + 128 * nb, 64 * np, bar);
+                bulk_g2s(d + 192 * np, w + 192 * nb, 16 * np, bar);
+                bulk_g2s(d + 208 * np, w + 208 * nb, 2 * np, bar);
+            }
+        }
+    }
+    pdl_wait();
+    mv1_stage(xs, Xg, n, K, T == T_Q4_K ? 0 : 1);
+    mv1_wait();  // and the barrier's initialisation is seen by the block
+    if (np > 0) mbar_wait(bar, 0);
+    const int wr = rb * 4 + (int)(threadIdx.x >> 5);
+    if (T == T_Q4_K) mvq_q4_k(W, ws, xs, s, np, D, M, K, wr, rs);
+    else mvq_q6_k(W, ws, xs, s, np, D, M, K, wr, rs);
+}
+
+__global__ void __launch_bounds__(128) mvq_1(const uint8_t* W, i64 ws, const uint8_t* X, float* D, int M, int K, int T) {
+    mvq(T, W, ws, X, D, M, K, blockIdx.x);
+}
+// mvq_multi: mmv_multi's grid (the projections' row blocks one after the other).
+__global__ void __launch_bounds__(128) mvq_multi(const uint8_t* X, int K, const uint8_t* W0, i64 ws0, float* D0, int M0, int t0,
+                                                 const uint8_t* W1, i64 ws1, float* D1, int M1, int t1, const uint8_t* W2,
+                                                 i64 ws2, float* D2, int M2, int t2) {
+    int b = blockIdx.x;
+    const int nb0 = (M0 + mv1_rows(t0) - 1) / mv1_rows(t0), nb1 = (M1 + mv1_rows(t1) - 1) / mv1_rows(t1);
+    if (b < nb0) mvq(t0, W0, ws0, X, D0, M0, K, b);
+    else if (b < nb0 + nb1) mvq(t1, W1, ws1, X, D1, M1, K, b - nb0);
+    else mvq(t2, W2, ws2, X, D2, M2, K, b - nb0 - nb1);
+}
+
+struct Prod {
+    const uint8_t* w;
+    i64 ws;
+    const uint8_t* x;
+    float* d;
+    int M, K, T, nrb;
+};
+struct Group {
+    int p0, np, nrb;
+    int after;  // 0 kgap (the attention), 1 the norm of the last product, 2 swiglu, 3 nothing
+};
+static int rows_of(int t) { return t == T_Q4_K ? 4 * Q4K_R1 : 4 * Q6K_R1; }
+static int rowbytes(int t, int K) { return t == T_Q4_K ? K / 256 * 144 : K / 256 * 210; }
+static int xbytes(int K) { return ((Q8K_BSUMS(K) + 4 * (K / 16)) + 15) & ~15; }
+static int form = 0;  // 0 the engine's mat-vecs, 1 mvq
+
+int main() {
+    cudaDeviceProp pr;
+    CK(cudaGetDeviceProperties(&pr, 0));
+    const int gap = getenv("GAP") ? atoi(getenv("GAP")) : 0;
+    const int carve = getenv("CARVE") ? atoi(getenv("CARVE")) : -1;
+    const int cap = getenv("CAP") ? atoi(getenv("CAP")) : 40960;
+    const int rounds = getenv("ROUNDS") ? atoi(getenv("ROUNDS")) : 3;
+    // MV1: which products stay on the engine's kernels in mvq's form (1 the downs, 2 the
+    // head, 4 O, 8 Q/K/V, 16 gate/up), to split the gain by product
+    const int mv1mask = getenv("MV1") ? atoi(getenv("MV1")) : 0;
+    std::vector<Prod> prods;
+    std::vector<Group> groups;
+    uint8_t *x4, *x14;
+    CK(cudaMalloc(&x4, xbytes(4096)));
+    CK(cudaMalloc(&x14, xbytes(14336)));
+    CK(cudaMemset(x4, 1, xbytes(4096)));
+    CK(cudaMemset(x14, 1, xbytes(14336)));
+    size_t bytes = 0;
+    unsigned seed = 12345;
+    auto add = [&](int t, int M, int K) {
+        Prod p{nullptr, rowbytes(t, K), K == 4096 ? x4 : x14, nullptr, M, K, t, (M + rows_of(t) - 1) / rows_of(t)};
+        const size_t n = (size_t)M * p.ws;
+        uint8_t* w;
+        CK(cudaMalloc(&w, n));
+        // bytes that vary (so a misplaced row shows), with every f16 scale small and finite:
+        // 0x11 everywhere, then a pattern in the first 64 KiB of quants of each matrix
+        CK(cudaMemset(w, 0x11, n));
+        std::vector<uint8_t> hq(std::min(n, (size_t)1 << 20));
+        for (size_t j = 0; j < hq.size(); j++) {
+            seed = seed * 1664525u + 1013904223u;
+            hq[j] = (uint8_t)((seed >> 24) & 0x33);  // every f16 scale small
+        }
+        CK(cudaMemcpy(w, hq.data(), hq.size(), cudaMemcpyHostToDevice));
+        CK(cudaMalloc(&p.d, (size_t)M * 4));
+        p.w = w;
+        bytes += n;
+        prods.push_back(p);
+    };
+    auto group = [&](int np, int after) {
+        Group g{(int)prods.size() - np, np, 0, after};
+        for (int j = g.p0; j < g.p0 + np; j++) g.nrb += prods[j].nrb;
+        groups.push_back(g);
+    };
+    for (int l = 0; l < 32; l++) {
+        add(T_Q4_K, 4096, 4096), add(T_Q4_K, 1024, 4096), add(T_Q6_K, 1024, 4096), group(3, 0);
+        add(T_Q4_K, 4096, 4096), group(1, 1);
+        add(T_Q4_K, 14336, 4096), add(T_Q4_K, 14336, 4096), group(2, 2);
+        add(l % 2 ? T_Q4_K : T_Q6_K, 4096, 14336), group(1, 1);
+    }
+    add(T_Q6_K, 128256, 4096), group(1, 3);
+    cudaStream_t s;
+    CK(cudaStreamCreate(&s));
+    std::vector<float> hr(4096), hw(4096);
+    for (int j = 0; j < 4096; j++) hr[j] = (float)((j * 37) % 101 - 50) / 25.0f, hw[j] = 1.0f + (float)(j % 7) / 16.0f;
+    std::vector<uint8_t> hx(xbytes(4096), 1);
+    float *r, *dst, *nw, *sg;
+    unsigned* out;
+    CK(cudaMalloc(&r, 4096 * 4));
+    CK(cudaMalloc(&dst, 4096 * 4));
+    CK(cudaMalloc(&nw, 4096 * 4));
+    CK(cudaMalloc(&sg, 14336 * 4));
+    CK(cudaMalloc(&out, 1 << 20));
+    CK(cudaMemcpy(nw, hw.data(), 4096 * 4, cudaMemcpyHostToDevice));
+    auto reset = [&]() {
+        CK(cudaMemcpyAsync(r, hr.data(), 4096 * 4, cudaMemcpyHostToDevice, s));
+        CK(cudaMemcpyAsync(x4, hx.data(), hx.size(), cudaMemcpyHostToDevice, s));
+    };
+    const int smax = 200 * 1024;
+    CK(cudaFuncSetAttribute(mvq_1, cudaFuncAttributeMaxDynamicSharedMemorySize, smax));
+    CK(cudaFuncSetAttribute(mvq_multi, cudaFuncAttributeMaxDynamicSharedMemorySize, smax));
+    if (carve >= 0) {
+        const void* ks[] = {(const void*)mvq_1, (const void*)mvq_multi, (const void*)mmv_multi, (const void*)mmv_q4_k_1,
+                            (const void*)mmv_q6_k_1, (const void*)add_rms_norm_q8_k_1, (const void*)swiglu_q8_k, (const void*)kgap};
+        for (const void* k : ks) CK(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, carve));
+    }
+    // the preloading kernels' dynamic shared memory: the barrier, the activation row and
+    // the share (whole, or CAP bytes of it in 8-block steps of each row)
+    auto qsmem = [&](const Prod* p, int np) {
+        int most = 0;
+        for (int j = 0; j < np; j++) {
+            const int rows = rows_of(p[j].T), per = p[j].T == T_Q4_K ? 144 : 210, nb = p[j].K / 256;
+            const int steps = std::min(nb, (cap / (rows * per)) & ~7);
+            most = std::max(most, steps * rows * per);
+        }
+        return 16 + xbytes(p->K) + most;
+    };
+    auto chain = [&]() {
+        for (const Group& g : groups) {
+            const Prod* p = &prods[g.p0];
+            const Prod* c = g.np > 2 ? p + 2 : nullptr;
+            const int kind = g.np == 3 ? 8 : g.np == 2 ? 16 : g.after == 3 ? 2 : p->K == 14336 ? 1 : 4;
+            const int form = kind & mv1mask ? 0 : ::form;
+            if (form == 1 && g.np == 1)
+                launch_smem(s, mvq_1, p->nrb, 128, qsmem(p, 1), p->w, p->ws, p->x, p->d, p->M, p->K, p->T);
+            else if (form == 1)
+                launch_smem(s, mvq_multi, g.nrb, 128, qsmem(p, g.np), p->x, p->K, p[0].w, p[0].ws, p[0].d, p[0].M, p[0].T, p[1].w,
+                            p[1].ws, p[1].d, p[1].M, p[1].T, c ? c->w : nullptr, c ? c->ws : (i64)0, c ? c->d : nullptr,
+                            c ? c->M : 0, c ? c->T : T_Q4_K);
+            else if (g.np == 1)
+                launch_smem(s, p->T == T_Q4_K ? mmv_q4_k_1 : mmv_q6_k_1, p->nrb, 128, xbytes(p->K), p->w, p->ws, p->x, (i64)0, p->d,
+                            (i64)0, p->M, p->K, 1);
+            else
+                launch_smem(s, mmv_multi, g.nrb, 128, xbytes(4096), p->x, (i64)0, p->K, p[0].w, p[0].ws, p[0].d, p[0].M, p[0].T,
+                            p[1].w, p[1].ws, p[1].d, p[1].M, p[1].T, c ? c->w : nullptr, c ? c->ws : (i64)0, c ? c->d : nullptr,
+                            c ? c->M : 0, c ? c->T : T_Q4_K);
+            if (g.after == 1)
+                launch(s, add_rms_norm_q8_k_1, 1, 256, r, (const float*)p->d, (const float*)r, dst, (const float*)nw, 4096, 1e-5f, x4);
+            else if (g.after == 2)
+                launch(s, swiglu_q8_k, dim3(14336 / 256 / Q8KW_WARPS, 1), 32 * Q8KW_WARPS, sg, (const float*)p[0].d,
+                       (const float*)p[1].d, 14336, x14, (i64)0, (uint16_t*)nullptr, (i64)0);
+            else if (g.after == 0)
+                launch(s, kgap, 1, 32, out, gap);
+        }
+    };
+    auto collect = [&](std::vector<float>& v) {
+        for (auto& p : prods) CK(cudaMemset(p.d, 0, (size_t)p.M * 4));
+        reset();
+        chain();
+        CK(cudaStreamSynchronize(s));
+        CK(cudaGetLastError());
+        v.clear();
+        for (auto& p : prods) {
+            const size_t o = v.size();
+            v.resize(o + p.M);
+            CK(cudaMemcpy(v.data() + o, p.d, (size_t)p.M * 4, cudaMemcpyDeviceToHost));
+        }
+        const size_t o = v.size();
+        v.resize(o + 4096);
+        CK(cudaMemcpy(v.data() + o, r, 4096 * 4, cudaMemcpyDeviceToHost));
+    };
+    printf("%s, %d SMs; %.2f GB of weights; gap %d ns, carveout %d, cap %d bytes, MV1 %d\n", pr.name, pr.multiProcessorCount,
+           bytes / 1e9, gap, carve, cap, mv1mask);
+    std::vector<float> v0, v1;
+    form = 0, collect(v0);
+    form = 1, collect(v1);
+    size_t diff = 0, nan = 0;
+    for (size_t i = 0; i < v0.size(); i++) diff += memcmp(&v0[i], &v1[i], 4) != 0, nan += v0[i] != v0[i];
+    printf("mvq against the engine's mat-vecs: %zu of %zu outputs differ%s (%zu NaN)\n", diff, v0.size(), diff ? "  WRONG" : "", nan);
+    for (int round = 0; round < rounds; round++) {
+        form = 0;
+        const float t0 = graph_best_ms(s, chain, 2, 5);
+        form = 1;
+        const float t1 = graph_best_ms(s, chain, 2, 5);
+        printf("round %d: engine chain %.3f ms, mvq %.3f ms (%+.3f)\n", round, t0, t1, t1 - t0);
+    }
+    return 0;
+}
