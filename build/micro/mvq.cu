@@ -35,6 +35,22 @@
 #include <cstring>
 #include <vector>
 
+__device__ __forceinline__ uint4 lds16(uint32_t a) {
+    uint4 r;
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "r"(a));
+    return r;
+}
+__device__ __forceinline__ uint2 lds8(uint32_t a) {
+    uint2 r;
+    asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];" : "=r"(r.x), "=r"(r.y) : "r"(a));
+    return r;
+}
+__device__ __forceinline__ uint16_t lds2(uint32_t a) {
+    uint16_t r;
+    asm volatile("ld.shared.u16 %0, [%1];" : "=h"(r) : "r"(a));
+    return r;
+}
+
 // mvq_q4_k is mv1_q4_k<true, false> with block ib < np of each row read from the
 // block's shared copy s (rows of 144 np bytes, the block's first row at s) and no loads
 // before the wait (the copies are in flight then).
@@ -50,26 +66,30 @@ __device__ __forceinline__ void mvq_q4_k(const uint8_t* W, i64 ws, const uint8_t
     }
     uint4 h[Q4K_R1], qa[Q4K_R1], qb[Q4K_R1];
     int ib = lane >> 2;
-#define MVQ_P(i, IB) ((IB) < np ? sp[i] + 144 * (IB) : w[i] + 144 * (IB))
-    if (ib < nb) {
+    // a step's loads: from the shared copy (ld.shared) while IB < np (warp-uniform), else
+    // from global memory as mv1's
+    auto load = [&](int IB, uint4(&H)[Q4K_R1], uint4(&A)[Q4K_R1], uint4(&B)[Q4K_R1]) {
+        if (IB < np) {
 #pragma unroll
-        for (int i = 0; i < Q4K_R1; i++) {
-            const uint8_t* p = MVQ_P(i, ib);
-            h[i] = *(const uint4*)p, qa[i] = *(const uint4*)(p + 16 + 32 * c), qb[i] = *(const uint4*)(p + 32 + 32 * c);
+            for (int i = 0; i < Q4K_R1; i++) {
+                const uint32_t a = (uint32_t)__cvta_generic_to_shared(sp[i] + 144 * IB);
+                H[i] = lds16(a), A[i] = lds16(a + 16 + 32 * c), B[i] = lds16(a + 32 + 32 * c);
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < Q4K_R1; i++) {
+                const uint8_t* p = w[i] + 144 * IB;
+                H[i] = ldw16<false>(p), A[i] = ldw16<false>(p + 16 + 32 * c), B[i] = ldw16<false>(p + 32 + 32 * c);
+            }
         }
-    }
+    };
+    if (ib < nb) load(ib, h, qa, qb);
     float acc[Q4K_R1];
 #pragma unroll
     for (int i = 0; i < Q4K_R1; i++) acc[i] = 0;
     for (; ib < nb; ib += 8) {
         uint4 nh[Q4K_R1], na[Q4K_R1], nq[Q4K_R1];
-        if (ib + 8 < nb) {
-#pragma unroll
-            for (int i = 0; i < Q4K_R1; i++) {
-                const uint8_t* p = MVQ_P(i, ib + 8);
-                nh[i] = *(const uint4*)p, na[i] = *(const uint4*)(p + 16 + 32 * c), nq[i] = *(const uint4*)(p + 32 + 32 * c);
-            }
-        }
+        if (ib + 8 < nb) load(ib + 8, nh, na, nq);
         int xs[16];
         float yd;
         int4 bs;
@@ -82,7 +102,6 @@ __device__ __forceinline__ void mvq_q4_k(const uint8_t* W, i64 ws, const uint8_t
             h[i] = nh[i], qa[i] = na[i], qb[i] = nq[i];
         }
     }
-#undef MVQ_P
     mv1_store<Q4K_R1>(acc, D, r0, M);
 }
 
@@ -103,16 +122,24 @@ __device__ __forceinline__ void mvq_q6_k(const uint8_t* W, i64 ws, const uint8_t
     uint2 sc[Q6K_R1];
     uint16_t dw[Q6K_R1];
     int ib = lane >> 2;
-#define MVQ_LOAD(QA, QB, QH, SC, DW, IB)                                                  \
-    _Pragma("unroll") for (int i = 0; i < Q6K_R1; i++) {                                 \
-        const bool in = (IB) < np;                                                      \
-        const uint8_t* b = in ? sp[i] : w[i];                                           \
-        const int n = in ? np : nb;                                                     \
-        const uint8_t* ql = b + 128 * (IB) + 64 * h + 16 * g;                            \
-        QA[i] = *(const uint4*)ql, QB[i] = *(const uint4*)(ql + 32);                     \
-        QH[i] = *(const uint4*)(b + 128 * n + 64 * (IB) + 32 * h + 16 * g);              \
-        SC[i] = *(const uint2*)(b + 192 * n + 16 * (IB) + 8 * h);                        \
-        DW[i] = *(const uint16_t*)(b + 208 * n + 2 * (IB));                              \
+#define MVQ_LOAD(QA, QB, QH, SC, DW, IB)                                                   \
+    if ((IB) < np) {                                                                      \
+        _Pragma("unroll") for (int i = 0; i < Q6K_R1; i++) {                              \
+            const uint32_t b = (uint32_t)__cvta_generic_to_shared(sp[i]);                 \
+            const uint32_t ql = b + 128 * (IB) + 64 * h + 16 * g;                        \
+            QA[i] = lds16(ql), QB[i] = lds16(ql + 32);                                    \
+            QH[i] = lds16(b + 128 * np + 64 * (IB) + 32 * h + 16 * g);                    \
+            SC[i] = lds8(b + 192 * np + 16 * (IB) + 8 * h);                               \
+            DW[i] = lds2(b + 208 * np + 2 * (IB));                                        \
+        }                                                                                 \
+    } else {                                                                              \
+        _Pragma("unroll") for (int i = 0; i < Q6K_R1; i++) {                              \
+            const uint8_t* ql = w[i] + 128 * (IB) + 64 * h + 16 * g;                      \
+            QA[i] = ldw16<false>(ql), QB[i] = ldw16<false>(ql + 32);                      \
+            QH[i] = ldw16<false>(w[i] + 128 * nb + 64 * (IB) + 32 * h + 16 * g);          \
+            SC[i] = ldw8<false>(w[i] + 192 * nb + 16 * (IB) + 8 * h);                     \
+            DW[i] = ldw2<false>(w[i] + 208 * nb + 2 * (IB));                              \
+        }                                                                                 \
     }
     if (ib < nb) { MVQ_LOAD(qa, qb, qh, sc, dw, ib) }
     float acc[Q6K_R1];
@@ -138,7 +165,7 @@ __device__ __forceinline__ void mvq_q6_k(const uint8_t* W, i64 ws, const uint8_t
 // mvq is row block rb of the product of type T (Q4_K or Q6_K): shared memory is the
 // copies' barrier (16 bytes), the activation row (n bytes), then the rows' copies, as
 // many 8-block steps of each row as the launch's dynamic shared memory holds.
-__device__ __forceinline__ void mvq(int T, const uint8_t* W, i64 ws, const uint8_t* Xg, float* D, int M, int K, int rb) {
+__device__ __forceinline__ void mvq(int T, const uint8_t* W, i64 ws, const uint8_t* Xg, float* D, int M, int K, int rb, int fw) {
     extern __shared__ __align__(128) uint8_t mvq_sm[];
     const int n = mv1_bytes(T, K), rows = T == T_Q4_K ? 4 * Q4K_R1 : 4 * Q6K_R1, per = T == T_Q4_K ? 144 : 210;
     const int nb = K / 256, rs = rb * rows, nr = min(rows, M - rs);
@@ -147,6 +174,12 @@ __device__ __forceinline__ void mvq(int T, const uint8_t* W, i64 ws, const uint8
     const uint32_t bar = (uint32_t)__cvta_generic_to_shared(mvq_sm);
     const int avail = (int)dyn_smem_size() - 16 - n;
     const int np = min(nb, (avail / (rows * per)) & ~7);
+    if ((int)blockIdx.x >= fw || np == 0) {  // mv1's path: a step's loads before the wait
+        const int wr = rb * 4 + (int)(threadIdx.x >> 5);
+        if (T == T_Q4_K) mv1_q4_k<true, false>(W, ws, Xg, xs, n, D, M, K, wr);
+        else mv1_q6_k<true, false>(W, ws, Xg, xs, n, D, M, K, wr);
+        return;
+    }
     if (threadIdx.x == 0 && np > 0) {
         mbar_init(bar, 1);
         mbar_fence_init();
@@ -176,18 +209,18 @@ __device__ __forceinline__ void mvq(int T, const uint8_t* W, i64 ws, const uint8
     else mvq_q6_k(W, ws, xs, s, np, D, M, K, wr, rs);
 }
 
-__global__ void __launch_bounds__(128) mvq_1(const uint8_t* W, i64 ws, const uint8_t* X, float* D, int M, int K, int T) {
-    mvq(T, W, ws, X, D, M, K, blockIdx.x);
+__global__ void __launch_bounds__(128) mvq_1(const uint8_t* W, i64 ws, const uint8_t* X, float* D, int M, int K, int T, int fw) {
+    mvq(T, W, ws, X, D, M, K, blockIdx.x, fw);
 }
 // mvq_multi: mmv_multi's grid (the projections' row blocks one after the other).
 __global__ void __launch_bounds__(128) mvq_multi(const uint8_t* X, int K, const uint8_t* W0, i64 ws0, float* D0, int M0, int t0,
                                                  const uint8_t* W1, i64 ws1, float* D1, int M1, int t1, const uint8_t* W2,
-                                                 i64 ws2, float* D2, int M2, int t2) {
+                                                 i64 ws2, float* D2, int M2, int t2, int fw) {
     int b = blockIdx.x;
     const int nb0 = (M0 + mv1_rows(t0) - 1) / mv1_rows(t0), nb1 = (M1 + mv1_rows(t1) - 1) / mv1_rows(t1);
-    if (b < nb0) mvq(t0, W0, ws0, X, D0, M0, K, b);
-    else if (b < nb0 + nb1) mvq(t1, W1, ws1, X, D1, M1, K, b - nb0);
-    else mvq(t2, W2, ws2, X, D2, M2, K, b - nb0 - nb1);
+    if (b < nb0) mvq(t0, W0, ws0, X, D0, M0, K, b, fw);
+    else if (b < nb0 + nb1) mvq(t1, W1, ws1, X, D1, M1, K, b - nb0, fw);
+    else mvq(t2, W2, ws2, X, D2, M2, K, b - nb0 - nb1, fw);
 }
 
 struct Prod {
@@ -216,6 +249,9 @@ int main() {
     // MV1: which products stay on the engine's kernels in mvq's form (1 the downs, 2 the
     // head, 4 O, 8 Q/K/V, 16 gate/up), to split the gain by product
     const int mv1mask = getenv("MV1") ? atoi(getenv("MV1")) : 0;
+    // FW: only blocks below FW copy their shares before the wait (the first wave: FW=396
+    // at three blocks an SM of 132); the rest take mv1's path. Default: all of them.
+    const int fw = getenv("FW") ? atoi(getenv("FW")) : 1 << 30;
     std::vector<Prod> prods;
     std::vector<Group> groups;
     uint8_t *x4, *x14;
@@ -299,11 +335,11 @@ int main() {
             const int kind = g.np == 3 ? 8 : g.np == 2 ? 16 : g.after == 3 ? 2 : p->K == 14336 ? 1 : 4;
             const int form = kind & mv1mask ? 0 : ::form;
             if (form == 1 && g.np == 1)
-                launch_smem(s, mvq_1, p->nrb, 128, qsmem(p, 1), p->w, p->ws, p->x, p->d, p->M, p->K, p->T);
+                launch_smem(s, mvq_1, p->nrb, 128, qsmem(p, 1), p->w, p->ws, p->x, p->d, p->M, p->K, p->T, fw);
             else if (form == 1)
                 launch_smem(s, mvq_multi, g.nrb, 128, qsmem(p, g.np), p->x, p->K, p[0].w, p[0].ws, p[0].d, p[0].M, p[0].T, p[1].w,
                             p[1].ws, p[1].d, p[1].M, p[1].T, c ? c->w : nullptr, c ? c->ws : (i64)0, c ? c->d : nullptr,
-                            c ? c->M : 0, c ? c->T : T_Q4_K);
+                            c ? c->M : 0, c ? c->T : T_Q4_K, fw);
             else if (g.np == 1)
                 launch_smem(s, p->T == T_Q4_K ? mmv_q4_k_1 : mmv_q6_k_1, p->nrb, 128, xbytes(p->K), p->w, p->ws, p->x, (i64)0, p->d,
                             (i64)0, p->M, p->K, 1);
@@ -336,8 +372,8 @@ int main() {
         v.resize(o + 4096);
         CK(cudaMemcpy(v.data() + o, r, 4096 * 4, cudaMemcpyDeviceToHost));
     };
-    printf("%s, %d SMs; %.2f GB of weights; gap %d ns, carveout %d, cap %d bytes, MV1 %d\n", pr.name, pr.multiProcessorCount,
-           bytes / 1e9, gap, carve, cap, mv1mask);
+    printf("%s, %d SMs; %.2f GB of weights; gap %d ns, carveout %d, cap %d bytes, MV1 %d, FW %d\n", pr.name,
+           pr.multiProcessorCount, bytes / 1e9, gap, carve, cap, mv1mask, fw);
     std::vector<float> v0, v1;
     form = 0, collect(v0);
     form = 1, collect(v1);
