@@ -32,6 +32,7 @@
 #include "../../kernels/cuda/matmul.cu"
 #include "../../kernels/cuda/quant.cu"
 #include "../../kernels/cuda/mbar.cuh"
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -165,8 +166,19 @@ __device__ __forceinline__ void mvq_q6_k(const uint8_t* W, i64 ws, const uint8_t
 // mvq is row block rb of the product of type T (Q4_K or Q6_K): shared memory is the
 // copies' barrier (16 bytes), the activation row (n bytes), then the rows' copies, as
 // many 8-block steps of each row as the launch's dynamic shared memory holds.
-__device__ __forceinline__ void mvq(int T, const uint8_t* W, i64 ws, const uint8_t* Xg, float* D, int M, int K, int rb, int fw) {
+__device__ __forceinline__ uint64_t gtime() {
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+// With st (STAMP=1: one O product a run), block b writes st[4b..4b+3]: the global timer
+// at its start, when its wait returned, when its copies had landed and at its end (0
+// where its path has no such point).
+__device__ __forceinline__ void mvq(int T, const uint8_t* W, i64 ws, const uint8_t* Xg, float* D, int M, int K, int rb, int fw,
+                                    unsigned long long* st = nullptr) {
     extern __shared__ __align__(128) uint8_t mvq_sm[];
+    const uint64_t t0 = st ? gtime() : 0;
     const int n = mv1_bytes(T, K), rows = T == T_Q4_K ? 4 * Q4K_R1 : 4 * Q6K_R1, per = T == T_Q4_K ? 144 : 210;
     const int nb = K / 256, rs = rb * rows, nr = min(rows, M - rs);
     uint8_t* xs = mvq_sm + 16;
@@ -178,6 +190,10 @@ __device__ __forceinline__ void mvq(int T, const uint8_t* W, i64 ws, const uint8
         const int wr = rb * 4 + (int)(threadIdx.x >> 5);
         if (T == T_Q4_K) mv1_q4_k<true, false>(W, ws, Xg, xs, n, D, M, K, wr);
         else mv1_q6_k<true, false>(W, ws, Xg, xs, n, D, M, K, wr);
+        if (st) {
+            __syncthreads();
+            if (threadIdx.x == 0) st[4 * blockIdx.x] = t0, st[4 * blockIdx.x + 1] = 0, st[4 * blockIdx.x + 2] = 0, st[4 * blockIdx.x + 3] = gtime();
+        }
         return;
     }
     if (threadIdx.x == 0 && np > 0) {
@@ -201,16 +217,31 @@ __device__ __forceinline__ void mvq(int T, const uint8_t* W, i64 ws, const uint8
         }
     }
     pdl_wait();
+    const uint64_t t1 = st ? gtime() : 0;
     mv1_stage(xs, Xg, n, K, T == T_Q4_K ? 0 : 1);
     mv1_wait();  // and the barrier's initialisation is seen by the block
     if (np > 0) mbar_wait(bar, 0);
+    const uint64_t t2 = st ? gtime() : 0;
     const int wr = rb * 4 + (int)(threadIdx.x >> 5);
     if (T == T_Q4_K) mvq_q4_k(W, ws, xs, s, np, D, M, K, wr, rs);
     else mvq_q6_k(W, ws, xs, s, np, D, M, K, wr, rs);
+    if (st) {
+        __syncthreads();
+        if (threadIdx.x == 0) st[4 * blockIdx.x] = t0, st[4 * blockIdx.x + 1] = t1, st[4 * blockIdx.x + 2] = t2, st[4 * blockIdx.x + 3] = gtime();
+    }
 }
 
-__global__ void __launch_bounds__(128) mvq_1(const uint8_t* W, i64 ws, const uint8_t* X, float* D, int M, int K, int T, int fw) {
-    mvq(T, W, ws, X, D, M, K, blockIdx.x, fw);
+// kgap_st is micro.cuh's kgap writing the global timer after its wait and at its end.
+__global__ void kgap_st(unsigned long long* st, int ns) {
+    pdl();
+    st[0] = gtime();
+    if (ns) spin(ns);
+    st[1] = gtime();
+}
+
+__global__ void __launch_bounds__(128) mvq_1(const uint8_t* W, i64 ws, const uint8_t* X, float* D, int M, int K, int T, int fw,
+                                             unsigned long long* st) {
+    mvq(T, W, ws, X, D, M, K, blockIdx.x, fw, st);
 }
 // mvq_multi: mmv_multi's grid (the projections' row blocks one after the other).
 __global__ void __launch_bounds__(128) mvq_multi(const uint8_t* X, int K, const uint8_t* W0, i64 ws0, float* D0, int M0, int t0,
@@ -251,7 +282,7 @@ int main() {
     const int mv1mask = getenv("MV1") ? atoi(getenv("MV1")) : 0;
     // FW: only blocks below FW copy their shares before the wait (the first wave: FW=396
     // at three blocks an SM of 132); the rest take mv1's path. Default: all of them.
-    const int fw = getenv("FW") ? atoi(getenv("FW")) : 1 << 30;
+    int fw = getenv("FW") ? atoi(getenv("FW")) : 1 << 30;
     std::vector<Prod> prods;
     std::vector<Group> groups;
     uint8_t *x4, *x14;
@@ -328,14 +359,22 @@ int main() {
         }
         return 16 + xbytes(p->K) + most;
     };
+    // STAMP=1: layer 5's attention stand-in and O write global-timer stamps (sta)
+    unsigned long long* sta = nullptr;
+    bool stamping = false;
+    CK(cudaMalloc(&sta, (2 + 4 * 512) * 8));
     auto chain = [&]() {
+        int gi = -1;
         for (const Group& g : groups) {
+            gi++;
+            const bool st5 = stamping && (gi == 4 * 5 || gi == 4 * 5 + 1);  // layer 5's Q/K/V group and O
             const Prod* p = &prods[g.p0];
             const Prod* c = g.np > 2 ? p + 2 : nullptr;
             const int kind = g.np == 3 ? 8 : g.np == 2 ? 16 : g.after == 3 ? 2 : p->K == 14336 ? 1 : 4;
             const int form = kind & mv1mask ? 0 : ::form;
             if (form == 1 && g.np == 1)
-                launch_smem(s, mvq_1, p->nrb, 128, qsmem(p, 1), p->w, p->ws, p->x, p->d, p->M, p->K, p->T, fw);
+                launch_smem(s, mvq_1, p->nrb, 128, qsmem(p, 1), p->w, p->ws, p->x, p->d, p->M, p->K, p->T, fw,
+                            st5 ? sta + 2 : (unsigned long long*)nullptr);
             else if (form == 1)
                 launch_smem(s, mvq_multi, g.nrb, 128, qsmem(p, g.np), p->x, p->K, p[0].w, p[0].ws, p[0].d, p[0].M, p[0].T, p[1].w,
                             p[1].ws, p[1].d, p[1].M, p[1].T, c ? c->w : nullptr, c ? c->ws : (i64)0, c ? c->d : nullptr,
@@ -352,6 +391,8 @@ int main() {
             else if (g.after == 2)
                 launch(s, swiglu_q8_k, dim3(14336 / 256 / Q8KW_WARPS, 1), 32 * Q8KW_WARPS, sg, (const float*)p[0].d,
                        (const float*)p[1].d, 14336, x14, (i64)0, (uint16_t*)nullptr, (i64)0);
+            else if (g.after == 0 && st5)
+                launch(s, kgap_st, 1, 32, sta, gap);
             else if (g.after == 0)
                 launch(s, kgap, 1, 32, out, gap);
         }
@@ -386,6 +427,35 @@ int main() {
         form = 1;
         const float t1 = graph_best_ms(s, chain, 2, 5);
         printf("round %d: engine chain %.3f ms, mvq %.3f ms (%+.3f)\n", round, t0, t1, t1 - t0);
+    }
+    if (getenv("STAMP") && atoi(getenv("STAMP"))) {
+        // layer 5's O, on mvq (copies) and on mv1's path inside mvq_1 (FW 0), each after the
+        // stamped attention stand-in: times from the stand-in's wait returning, us
+        for (int f = 0; f < 2; f++) {
+            stamping = true;
+            form = 1;
+            const int keep = fw;
+            fw = f ? keep : 0;
+            std::vector<float> v;
+            CK(cudaMemset(sta, 0, (2 + 4 * 512) * 8));
+            collect(v);
+            fw = keep;
+            stamping = false;
+            std::vector<unsigned long long> h(2 + 4 * 256);
+            CK(cudaMemcpy(h.data(), sta, h.size() * 8, cudaMemcpyDeviceToHost));
+            const double base = (double)h[0];
+            printf("STAMP %s: stand-in ends %.2f us; O blocks (min / median / max us):", f ? "mvq copies" : "mv1 path", (h[1] - base) / 1e3);
+            const char* nm[4] = {"start", "wait returned", "copies landed", "end"};
+            for (int k = 0; k < 4; k++) {
+                std::vector<double> t;
+                for (int b = 0; b < 256; b++)
+                    if (h[2 + 4 * b + k]) t.push_back(((double)h[2 + 4 * b + k] - base) / 1e3);
+                if (t.empty()) continue;
+                std::sort(t.begin(), t.end());
+                printf(" %s %.2f / %.2f / %.2f;", nm[k], t.front(), t[t.size() / 2], t.back());
+            }
+            printf("\n");
+        }
     }
     return 0;
 }
