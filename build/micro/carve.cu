@@ -21,12 +21,6 @@ __device__ __forceinline__ unsigned smid() {
     asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
     return r;
 }
-__device__ __forceinline__ unsigned long long gtime() {
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
 __device__ __forceinline__ unsigned dyn_smem() {
     unsigned n;
     asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(n));
@@ -40,9 +34,7 @@ __global__ void __launch_bounds__(32) resident(int* cur, int* peak, int ns) {
         const unsigned s = smid();
         const int n = atomicAdd(&cur[s], 1) + 1;
         atomicMax(&peak[s], n);
-        const unsigned long long t0 = gtime();
-        while (gtime() - t0 < (unsigned long long)ns) {
-        }
+        spin(ns);
         atomicSub(&cur[s], 1);
     }
 }

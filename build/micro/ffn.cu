@@ -139,11 +139,9 @@ __device__ unsigned ffn_stuck;
 
 // ffn_await spins until *p >= v (acquire), or gives up after 20 ms.
 __device__ __forceinline__ void ffn_await(const unsigned* p, unsigned v) {
-    uint64_t t0, t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    const uint64_t t0 = gtime();
     while (ld_acquire(p) < v) {
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-        if (t - t0 > 20000000) {
+        if (gtime() - t0 > 20000000) {
             atomicAdd(&ffn_stuck, 1u);
             return;
         }

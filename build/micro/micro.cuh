@@ -135,10 +135,16 @@ __global__ void __launch_bounds__(256) kstream(const uint4* w, size_t n16, unsig
     if (acc == 0x12345678) out[blockIdx.x * 256 + threadIdx.x] = acc;
 }
 
+// gtime is the global timer (ns).
+__device__ __forceinline__ uint64_t gtime() {
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
 __device__ __forceinline__ void spin(int ns) {
-    uint64_t t0, t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-    do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < (uint64_t)ns);
+    const uint64_t t0 = gtime();
+    while (gtime() - t0 < (uint64_t)ns) {}
 }
 
 __global__ void kgap(unsigned* out, int ns) {

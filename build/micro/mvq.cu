@@ -163,18 +163,22 @@ __device__ __forceinline__ void mvq_q6_k(const uint8_t* W, i64 ws, const uint8_t
     mv1_store<Q6K_R1>(acc, D, r0, M);
 }
 
-// mvq is row block rb of the product of type T (Q4_K or Q6_K): shared memory is the
-// copies' barrier (16 bytes), the activation row (n bytes), then the rows' copies, as
-// many 8-block steps of each row as the launch's dynamic shared memory holds.
-__device__ __forceinline__ uint64_t gtime() {
-    uint64_t t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
+// mvq_stamp: with st (STAMP=1: one O product a run), block b writes st[4b..4b+3]: the
+// global timer at its start (t0), when its wait returned (t1), when its copies had landed
+// (t2) and at its end (0 where its path has no such point).
+__device__ __forceinline__ void mvq_stamp(unsigned long long* st, uint64_t t0, uint64_t t1, uint64_t t2) {
+    if (!st) return;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        unsigned long long* o = st + 4 * blockIdx.x;
+        o[0] = t0, o[1] = t1, o[2] = t2, o[3] = gtime();
+    }
 }
 
-// With st (STAMP=1: one O product a run), block b writes st[4b..4b+3]: the global timer
-// at its start, when its wait returned, when its copies had landed and at its end (0
-// where its path has no such point).
+// mvq is row block rb of the product of type T (Q4_K or Q6_K): shared memory is the
+// copies' barrier (16 bytes), the activation row (n bytes), then the rows' copies, as
+// many 8-block steps of each row as the launch's dynamic shared memory holds. Blocks at
+// or past fw, and launches with no room for a step, take mv1's own path.
 __device__ __forceinline__ void mvq(int T, const uint8_t* W, i64 ws, const uint8_t* Xg, float* D, int M, int K, int rb, int fw,
                                     unsigned long long* st = nullptr) {
     extern __shared__ __align__(128) uint8_t mvq_sm[];
@@ -190,13 +194,10 @@ __device__ __forceinline__ void mvq(int T, const uint8_t* W, i64 ws, const uint8
         const int wr = rb * 4 + (int)(threadIdx.x >> 5);
         if (T == T_Q4_K) mv1_q4_k<true, false>(W, ws, Xg, xs, n, D, M, K, wr);
         else mv1_q6_k<true, false>(W, ws, Xg, xs, n, D, M, K, wr);
-        if (st) {
-            __syncthreads();
-            if (threadIdx.x == 0) st[4 * blockIdx.x] = t0, st[4 * blockIdx.x + 1] = 0, st[4 * blockIdx.x + 2] = 0, st[4 * blockIdx.x + 3] = gtime();
-        }
+        mvq_stamp(st, t0, 0, 0);
         return;
     }
-    if (threadIdx.x == 0 && np > 0) {
+    if (threadIdx.x == 0) {
         mbar_init(bar, 1);
         mbar_fence_init();
         mbar_expect(bar, (uint32_t)(nr * np * per));
@@ -220,15 +221,12 @@ __device__ __forceinline__ void mvq(int T, const uint8_t* W, i64 ws, const uint8
     const uint64_t t1 = st ? gtime() : 0;
     mv1_stage(xs, Xg, n, K, T == T_Q4_K ? 0 : 1);
     mv1_wait();  // and the barrier's initialisation is seen by the block
-    if (np > 0) mbar_wait(bar, 0);
+    mbar_wait(bar, 0);
     const uint64_t t2 = st ? gtime() : 0;
     const int wr = rb * 4 + (int)(threadIdx.x >> 5);
     if (T == T_Q4_K) mvq_q4_k(W, ws, xs, s, np, D, M, K, wr, rs);
     else mvq_q6_k(W, ws, xs, s, np, D, M, K, wr, rs);
-    if (st) {
-        __syncthreads();
-        if (threadIdx.x == 0) st[4 * blockIdx.x] = t0, st[4 * blockIdx.x + 1] = t1, st[4 * blockIdx.x + 2] = t2, st[4 * blockIdx.x + 3] = gtime();
-    }
+    mvq_stamp(st, t0, t1, t2);
 }
 
 // kgap_st is micro.cuh's kgap writing the global timer after its wait and at its end.
@@ -362,7 +360,8 @@ int main() {
     // STAMP=1: layer 5's attention stand-in and O write global-timer stamps (sta)
     unsigned long long* sta = nullptr;
     bool stamping = false;
-    CK(cudaMalloc(&sta, (2 + 4 * 512) * 8));
+    const size_t nsta = 2 + 4 * 256;  // the stand-in's two, four for each of O's 256 blocks
+    CK(cudaMalloc(&sta, nsta * 8));
     auto chain = [&]() {
         int gi = -1;
         for (const Group& g : groups) {
@@ -437,11 +436,11 @@ int main() {
             const int keep = fw;
             fw = f ? keep : 0;
             std::vector<float> v;
-            CK(cudaMemset(sta, 0, (2 + 4 * 512) * 8));
+            CK(cudaMemset(sta, 0, nsta * 8));
             collect(v);
             fw = keep;
             stamping = false;
-            std::vector<unsigned long long> h(2 + 4 * 256);
+            std::vector<unsigned long long> h(nsta);
             CK(cudaMemcpy(h.data(), sta, h.size() * 8, cudaMemcpyDeviceToHost));
             const double base = (double)h[0];
             printf("STAMP %s: stand-in ends %.2f us; O blocks (min / median / max us):", f ? "mvq copies" : "mv1 path", (h[1] - base) / 1e3);

@@ -61,8 +61,7 @@ __global__ void pf_walk(const PfProd* P, int np, const PfCheck* C, int nc, long 
             if (lane == 0) {
                 uint64_t t0 = 0;
                 while (pos >= done + window && ci < nc) {  // (a checkpoint unset for 100 us is taken as passed)
-                    uint64_t t;
-                    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+                    const uint64_t t = gtime();
                     if (!t0) t0 = t;
                     if (__float_as_uint(ld_relaxed_f32(C[ci].flag)) != PF_UNSET || t - t0 > 100000) done = C[ci++].end, t0 = 0;
                     else __nanosleep(200);
