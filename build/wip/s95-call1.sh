@@ -1,10 +1,10 @@
 # s95-call1.sh (session 95): (1) s94-call2.sh's micro (build/micro/mvq.cu, the shares
-# (The engine form is build/wip/mvq-engine.patch now: apply it, with its PTX, to rerun.)
 # copied before the wait, loads as ld.shared / ld.global, FW, STAMP), trimmed; (2) the
 # engine form (kernels/cuda/mvq.cu, $EMBER_CUDA_MVQ) on fresh PTX (ptx_all, with the
 # cubins): its bits against mv1 (TestMatVecCopiedBits), greedy tokens of the 8B with
 # and without it, tg128 A/B on the 8B and V2-Lite, then TestMatVecCopied (against ref).
 # Needs bin/dev (TESTS=cuda) and the plain hold-out; returns mvq.ptx and the cubins.
+# (The engine form is build/wip/mvq-engine.patch now: apply it, with its PTX, to rerun.)
 set -u
 MODELS="q4 v2" . build/gpu-setup.sh "$OUT"
 lg() { el "$*" | tee -a "$OUT/log.txt"; }

@@ -1,11 +1,11 @@
 # s95-call2.sh (session 95): after call 1 (mvq loses: micro FW=0, no copies, +0.75 ms a
-# (The engine form is build/wip/mvq-engine.patch now: apply it, with its PTX, to rerun.)
 # step; engine 8B 454.9 -> 411.8 on an H100): is the loss the shared-memory
 # reconfiguration between mvq's big-smem blocks and the small kernels? The micro with
 # one carveout for every kernel (CARVE=50: 128 KiB, three blocks of ~42 KiB; 66: 192
 # KiB), then the engine with every kernel at one carveout
 # ($EMBER_CUDA_CARVEOUT_KERNELS=all; mvq's kernels keep it in this build), MVQ off and
 # on. Needs bin/dev (TESTS=cuda, the mvq branch) and the plain hold-out.
+# (The engine form is build/wip/mvq-engine.patch now: apply it, with its PTX, to rerun.)
 set -u
 MODELS="q4 v2" . build/gpu-setup.sh "$OUT"
 lg() { el "$*" | tee -a "$OUT/log.txt"; }
