@@ -338,9 +338,14 @@ int main() {
         CK(cudaMemcpyAsync(r, hr.data(), 4096 * 4, cudaMemcpyHostToDevice, s));
         CK(cudaMemcpyAsync(x4, hx.data(), hx.size(), cudaMemcpyHostToDevice, s));
     };
-    const int smax = 200 * 1024;
-    CK(cudaFuncSetAttribute(mvq_1, cudaFuncAttributeMaxDynamicSharedMemorySize, smax));
-    CK(cudaFuncSetAttribute(mvq_multi, cudaFuncAttributeMaxDynamicSharedMemorySize, smax));
+    // SMAX: the mvq kernels' dynamic shared memory limit in bytes (default 200 KiB; 0
+    // leaves the default 48 KiB, enough for CAP up to ~42,000): whether the limit alone,
+    // not what a launch asks, sets the SMs' shared-memory configuration (session 95)
+    const int smax = getenv("SMAX") ? atoi(getenv("SMAX")) : 200 * 1024;
+    if (smax > 0) {
+        CK(cudaFuncSetAttribute(mvq_1, cudaFuncAttributeMaxDynamicSharedMemorySize, smax));
+        CK(cudaFuncSetAttribute(mvq_multi, cudaFuncAttributeMaxDynamicSharedMemorySize, smax));
+    }
     if (carve >= 0) {
         const void* ks[] = {(const void*)mvq_1, (const void*)mvq_multi, (const void*)mmv_multi, (const void*)mmv_q4_k_1,
                             (const void*)mmv_q6_k_1, (const void*)add_rms_norm_q8_k_1, (const void*)swiglu_q8_k, (const void*)kgap};
@@ -412,8 +417,8 @@ int main() {
         v.resize(o + 4096);
         CK(cudaMemcpy(v.data() + o, r, 4096 * 4, cudaMemcpyDeviceToHost));
     };
-    printf("%s, %d SMs; %.2f GB of weights; gap %d ns, carveout %d, cap %d bytes, MV1 %d, FW %d\n", pr.name,
-           pr.multiProcessorCount, bytes / 1e9, gap, carve, cap, mv1mask, fw);
+    printf("%s, %d SMs; %.2f GB of weights; gap %d ns, carveout %d, cap %d bytes, MV1 %d, FW %d, SMAX %d\n", pr.name,
+           pr.multiProcessorCount, bytes / 1e9, gap, carve, cap, mv1mask, fw, smax);
     std::vector<float> v0, v1;
     form = 0, collect(v0);
     form = 1, collect(v1);
