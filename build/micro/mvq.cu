@@ -252,6 +252,31 @@ __global__ void __launch_bounds__(128) mvq_multi(const uint8_t* X, int K, const 
     else mvq(t2, W2, ws2, X, D2, M2, K, b - nb0 - nb1, fw);
 }
 
+// mmv_q4_k_1pad<N, FIRST> (session 95): mmv_q4_k_1 beside a never-taken branch of N
+// instructions, after the product's code (PAD=1, N 6,000) or, hinted as the likely one,
+// before it (PAD=2, N 6,000; PAD=3, N 2,000), to ask whether a kernel's code size, or its
+// path's distance from the entry, costs time at each launch in the chain (mvq_1 with no
+// copies, FW=0, whose mv1 path lies 30 KB into 50 KB of code, cost ~1.8 us an O).
+template <int N, bool FIRST>
+__global__ void __launch_bounds__(128) mmv_q4_k_1pad(const uint8_t* W, i64 ws, const uint8_t* X, i64 xstride, float* D,
+                                                     i64 dstride, int M, int K, int nx) {
+    pdl_defer();
+    auto padding = [&]() {
+        unsigned v = threadIdx.x;
+#pragma unroll
+        for (int i = 0; i < N; i++) asm volatile("mad.lo.u32 %0, %0, %0, %1;" : "+r"(v) : "r"((unsigned)i * 2654435761u));
+        D[threadIdx.x] = (float)v;
+    };
+    // never taken (nx is 1); ptxas lays the padding out first when hinted as likely, after
+    // the product's code when not hinted (checked with cuobjdump, nvcc 12.4)
+    if constexpr (FIRST) {
+        if (__builtin_expect(nx < 0, 1)) return padding();
+    } else {
+        if (nx < 0) return padding();
+    }
+    mv1<T_Q4_K, true>(W, ws, X, D, M, K, blockIdx.x);
+}
+
 struct Prod {
     const uint8_t* w;
     i64 ws;
@@ -281,6 +306,10 @@ int main() {
     // FW: only blocks below FW copy their shares before the wait (the first wave: FW=396
     // at three blocks an SM of 132); the rest take mv1's path. Default: all of them.
     int fw = getenv("FW") ? atoi(getenv("FW")) : 1 << 30;
+    // PAD: the engine form's O products on mmv_q4_k_1pad (1: 6,000 instructions of
+    // padding after the product's code, 2: 6,000 before it, 3: 2,000 before it), to
+    // compare its chain with another run's
+    const int pad = getenv("PAD") ? atoi(getenv("PAD")) : 0;
     std::vector<Prod> prods;
     std::vector<Group> groups;
     uint8_t *x4, *x14;
@@ -383,6 +412,9 @@ int main() {
                 launch_smem(s, mvq_multi, g.nrb, 128, qsmem(p, g.np), p->x, p->K, p[0].w, p[0].ws, p[0].d, p[0].M, p[0].T, p[1].w,
                             p[1].ws, p[1].d, p[1].M, p[1].T, c ? c->w : nullptr, c ? c->ws : (i64)0, c ? c->d : nullptr,
                             c ? c->M : 0, c ? c->T : T_Q4_K, fw);
+            else if (g.np == 1 && kind == 4 && pad)
+                launch_smem(s, pad == 1 ? mmv_q4_k_1pad<6000, false> : pad == 2 ? mmv_q4_k_1pad<6000, true> : mmv_q4_k_1pad<2000, true>, p->nrb, 128, xbytes(p->K), p->w, p->ws, p->x,
+                            (i64)0, p->d, (i64)0, p->M, p->K, 1);
             else if (g.np == 1)
                 launch_smem(s, p->T == T_Q4_K ? mmv_q4_k_1 : mmv_q6_k_1, p->nrb, 128, xbytes(p->K), p->w, p->ws, p->x, (i64)0, p->d,
                             (i64)0, p->M, p->K, 1);
@@ -417,8 +449,8 @@ int main() {
         v.resize(o + 4096);
         CK(cudaMemcpy(v.data() + o, r, 4096 * 4, cudaMemcpyDeviceToHost));
     };
-    printf("%s, %d SMs; %.2f GB of weights; gap %d ns, carveout %d, cap %d bytes, MV1 %d, FW %d, SMAX %d\n", pr.name,
-           pr.multiProcessorCount, bytes / 1e9, gap, carve, cap, mv1mask, fw, smax);
+    printf("%s, %d SMs; %.2f GB of weights; gap %d ns, carveout %d, cap %d bytes, MV1 %d, FW %d, SMAX %d, PAD %d\n", pr.name,
+           pr.multiProcessorCount, bytes / 1e9, gap, carve, cap, mv1mask, fw, smax, pad);
     std::vector<float> v0, v1;
     form = 0, collect(v0);
     form = 1, collect(v1);
