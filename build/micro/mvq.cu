@@ -253,8 +253,8 @@ __global__ void __launch_bounds__(128) mvq_multi(const uint8_t* X, int K, const 
 }
 
 // mmv_q4_k_1pad<N, FIRST> (session 95): mmv_q4_k_1 beside a never-taken branch of N
-// instructions, after the product's code (PAD=1, N 6,000) or, hinted as the likely one,
-// before it (PAD=2, N 6,000; PAD=3, N 2,000), to ask whether a kernel's code size, or its
+// instructions, after the product's code (PAD=1, N 6,000; PAD=4-6, 500 to 2,000) or,
+// hinted as the likely one, before it (PAD=2, N 6,000; PAD=3, N 2,000), to ask whether a kernel's code size, or its
 // path's distance from the entry, costs time at each launch in the chain (mvq_1 with no
 // copies, FW=0, whose mv1 path lies 30 KB into 50 KB of code, cost ~1.8 us an O).
 template <int N, bool FIRST>
@@ -275,6 +275,20 @@ __global__ void __launch_bounds__(128) mmv_q4_k_1pad(const uint8_t* W, i64 ws, c
         if (nx < 0) return padding();
     }
     mv1<T_Q4_K, true>(W, ws, X, D, M, K, blockIdx.x);
+}
+
+// pad_kernel is PAD's mmv_q4_k_1pad (1: 6,000 after, 2: 6,000 before, 3: 2,000 before,
+// 4, 5, 6: 500, 1,000, 2,000 after).
+typedef void (*MmvFn)(const uint8_t*, i64, const uint8_t*, i64, float*, i64, int, int, int);
+static MmvFn pad_kernel(int pad) {
+    switch (pad) {
+    case 1: return mmv_q4_k_1pad<6000, false>;
+    case 2: return mmv_q4_k_1pad<6000, true>;
+    case 3: return mmv_q4_k_1pad<2000, true>;
+    case 4: return mmv_q4_k_1pad<500, false>;
+    case 5: return mmv_q4_k_1pad<1000, false>;
+    default: return mmv_q4_k_1pad<2000, false>;
+    }
 }
 
 struct Prod {
@@ -306,9 +320,8 @@ int main() {
     // FW: only blocks below FW copy their shares before the wait (the first wave: FW=396
     // at three blocks an SM of 132); the rest take mv1's path. Default: all of them.
     int fw = getenv("FW") ? atoi(getenv("FW")) : 1 << 30;
-    // PAD: the engine form's O products on mmv_q4_k_1pad (1: 6,000 instructions of
-    // padding after the product's code, 2: 6,000 before it, 3: 2,000 before it), to
-    // compare its chain with another run's
+    // PAD: the engine form's O products on mmv_q4_k_1pad (pad_kernel), to compare its
+    // chain with another run's
     const int pad = getenv("PAD") ? atoi(getenv("PAD")) : 0;
     std::vector<Prod> prods;
     std::vector<Group> groups;
@@ -413,7 +426,7 @@ int main() {
                             p[1].ws, p[1].d, p[1].M, p[1].T, c ? c->w : nullptr, c ? c->ws : (i64)0, c ? c->d : nullptr,
                             c ? c->M : 0, c ? c->T : T_Q4_K, fw);
             else if (g.np == 1 && kind == 4 && pad)
-                launch_smem(s, pad == 1 ? mmv_q4_k_1pad<6000, false> : pad == 2 ? mmv_q4_k_1pad<6000, true> : mmv_q4_k_1pad<2000, true>, p->nrb, 128, xbytes(p->K), p->w, p->ws, p->x,
+                launch_smem(s, pad_kernel(pad), p->nrb, 128, xbytes(p->K), p->w, p->ws, p->x,
                             (i64)0, p->d, (i64)0, p->M, p->K, 1);
             else if (g.np == 1)
                 launch_smem(s, p->T == T_Q4_K ? mmv_q4_k_1 : mmv_q6_k_1, p->nrb, 128, xbytes(p->K), p->w, p->ws, p->x, (i64)0, p->d,
