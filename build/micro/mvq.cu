@@ -254,9 +254,10 @@ __global__ void __launch_bounds__(128) mvq_multi(const uint8_t* X, int K, const 
 
 // mmv_q4_k_1pad<N, FIRST> (session 95): mmv_q4_k_1 beside a never-taken branch of N
 // instructions, after the product's code (PAD=1, N 6,000; PAD=4-6, 500 to 2,000) or,
-// hinted as the likely one, before it (PAD=2, N 6,000; PAD=3, N 2,000), to ask whether a kernel's code size, or its
-// path's distance from the entry, costs time at each launch in the chain (mvq_1 with no
-// copies, FW=0, whose mv1 path lies 30 KB into 50 KB of code, cost ~1.8 us an O).
+// hinted as the likely one, before it (PAD=2, N 6,000; PAD=3, N 2,000), to ask whether
+// a kernel's code size, or its path's distance from the entry, costs time at each
+// launch in the chain (mvq_1 with no copies, FW=0, whose mv1 path lies 30 KB into 50 KB
+// of code, cost ~1.8 us an O).
 template <int N, bool FIRST>
 __global__ void __launch_bounds__(128) mmv_q4_k_1pad(const uint8_t* W, i64 ws, const uint8_t* X, i64 xstride, float* D,
                                                      i64 dstride, int M, int K, int nx) {
@@ -425,12 +426,9 @@ int main() {
                 launch_smem(s, mvq_multi, g.nrb, 128, qsmem(p, g.np), p->x, p->K, p[0].w, p[0].ws, p[0].d, p[0].M, p[0].T, p[1].w,
                             p[1].ws, p[1].d, p[1].M, p[1].T, c ? c->w : nullptr, c ? c->ws : (i64)0, c ? c->d : nullptr,
                             c ? c->M : 0, c ? c->T : T_Q4_K, fw);
-            else if (g.np == 1 && kind == 4 && pad)
-                launch_smem(s, pad_kernel(pad), p->nrb, 128, xbytes(p->K), p->w, p->ws, p->x,
-                            (i64)0, p->d, (i64)0, p->M, p->K, 1);
             else if (g.np == 1)
-                launch_smem(s, p->T == T_Q4_K ? mmv_q4_k_1 : mmv_q6_k_1, p->nrb, 128, xbytes(p->K), p->w, p->ws, p->x, (i64)0, p->d,
-                            (i64)0, p->M, p->K, 1);
+                launch_smem(s, kind == 4 && pad ? pad_kernel(pad) : p->T == T_Q4_K ? mmv_q4_k_1 : mmv_q6_k_1, p->nrb, 128,
+                            xbytes(p->K), p->w, p->ws, p->x, (i64)0, p->d, (i64)0, p->M, p->K, 1);
             else
                 launch_smem(s, mmv_multi, g.nrb, 128, xbytes(4096), p->x, (i64)0, p->K, p[0].w, p[0].ws, p[0].d, p[0].M, p[0].T,
                             p[1].w, p[1].ws, p[1].d, p[1].M, p[1].T, c ? c->w : nullptr, c ? c->ws : (i64)0, c ? c->d : nullptr,
