@@ -297,13 +297,14 @@ __device__ __forceinline__ void moe_guess(MoeSmem& s, const float* row, int X, i
     int *ids, float *w, const float *logits, const float *bias, int X, int k, int ngroup, int ngroup_used, int sigmoid, int norm,    \
         float scale, const uint8_t *W, const uint8_t *W2, i64 ws, i64 estride, const uint8_t *Xq, float *D, float *D2, i64 dstride, \
         int M, int K, int spec
-template <int T>
+// S64: X <= 64 (the caller's), moe_route<2> only.
+template <int T, bool S64 = false>
 __device__ __forceinline__ void mmv_route(MMV_ROUTE_ARGS) {
     __shared__ MoeSmem s;
     constexpr bool Q5 = T == T_Q5_K;
     constexpr int R = Q5 ? Q5K_R1 : ROUTE_R, BB = Q5 ? 176 : 144, QO = Q5 ? 48 : 16;  // block bytes, quants' offset
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, c = lane & 3, ib = lane >> 2, nb = K / 256;
-    const bool small = X <= 64;
+    const bool small = S64 || X <= 64;
     // With spec (softmax, no biases or group limits, X <= 64), warp 0 first guesses the
     // experts from the logits (moe_guess) while warp 1 routes (moe_route), and warps 0, 2
     // and 3 load their first two tasks' weights by the guess (warp 1 loads none: its
@@ -318,7 +319,7 @@ __device__ __forceinline__ void mmv_route(MMV_ROUTE_ARGS) {
     float bv[MOE_MAX_EXPERTS / 32];
     if (warp == rw) {
         if (small) moe_bias<2>(bv, bias, X);
-        else moe_bias<MOE_MAX_EXPERTS / 32>(bv, bias, X);
+        else if constexpr (!S64) moe_bias<MOE_MAX_EXPERTS / 32>(bv, bias, X);
     }
     pdl_wait();
     int xs[16];
@@ -355,7 +356,7 @@ __device__ __forceinline__ void mmv_route(MMV_ROUTE_ARGS) {
     }
     if (warp == rw) {
         if (small) moe_route<2>(s, logits, bv, bias != nullptr, X, k, ngroup, ngroup_used, sigmoid, norm, scale, guess);
-        else moe_route<MOE_MAX_EXPERTS / 32>(s, logits, bv, bias != nullptr, X, k, ngroup, ngroup_used, sigmoid, norm, scale);
+        else if constexpr (!S64) moe_route<MOE_MAX_EXPERTS / 32>(s, logits, bv, bias != nullptr, X, k, ngroup, ngroup_used, sigmoid, norm, scale);
         if (blockIdx.x == 0)
             for (int j = lane; j < k; j += 32) ids[j] = s.isel[j], w[j] = s.wsel[j];
         if (guess) {  // k <= 32 with the guess
@@ -394,6 +395,13 @@ __device__ __forceinline__ void mmv_route(MMV_ROUTE_ARGS) {
 }
 extern "C" __global__ void __launch_bounds__(128, 3) mmv_route_q4_k(MMV_ROUTE_ARGS) { pdl_defer();
     mmv_route<T_Q4_K>(ids, w, logits, bias, X, k, ngroup, ngroup_used, sigmoid, norm, scale, W, W2, ws, estride, Xq, D, D2, dstride, M, K, spec);
+}
+// mmv_route_q4_k_64 is mmv_route_q4_k for at most 64 experts (DeepSeek-V2-Lite's; the
+// host's choice, routeKernel) with only moe_route<2>'s code: a kernel in the decode chain
+// pays at each launch for code it does not run (session 95; ~4,000 SASS instructions
+// against ~6,500 with moe_route<8> beside it).
+extern "C" __global__ void __launch_bounds__(128, 3) mmv_route_q4_k_64(MMV_ROUTE_ARGS) { pdl_defer();
+    mmv_route<T_Q4_K, true>(ids, w, logits, bias, X, k, ngroup, ngroup_used, sigmoid, norm, scale, W, W2, ws, estride, Xq, D, D2, dstride, M, K, spec);
 }
 extern "C" __global__ void __launch_bounds__(128, 3) mmv_route_q5_k(MMV_ROUTE_ARGS) { pdl_defer();
     mmv_route<T_Q5_K>(ids, w, logits, bias, X, k, ngroup, ngroup_used, sigmoid, norm, scale, W, W2, ws, estride, Xq, D, D2, dstride, M, K, spec);

@@ -140,16 +140,27 @@ func (b *Backend) RoutedExperts(dst, x, logits, gate, up, down, probsB, ids, wts
 // routing and its experts' gate and up: Q4_K (Q5_K) gate and up of one layout, rows of
 // at most 2,048 columns (one mv1 step), fusion on and RouteFuseEnv not 0.
 func (b *Backend) routeTakes(gw, uw *tensor) bool {
-	_, rows := routeKernel(gw.typ)
+	_, rows := routeKernel(gw.typ, 0, false)
 	return rows > 0 && uw.typ == gw.typ && uw.stride == gw.stride && gw.cols%256 == 0 && gw.cols <= 2048 &&
 		!b.fuseOff() && b.fuse.cfg.rte
 }
 
-// routeKernel is the fused routing kernel of t experts and the rows a warp's task takes
-// there (mv1.cuh's Q4K_R1 and Q5K_R1); rows 0 for a type no such kernel takes.
-func routeKernel(t quant.Type) (name string, rows int) {
+// RouteWideEnv names an environment variable: when set, Q4_K routing of at most 64
+// experts runs on mmv_route_q4_k (the code for up to 256 experts) rather than
+// mmv_route_q4_k_64 (the same bits), for timing them.
+const RouteWideEnv = "EMBER_CUDA_ROUTE_WIDE"
+
+// routeKernel is the fused routing kernel of t experts (x of them; with wide, the kernel
+// for any count) and the rows a warp's task takes there (mv1.cuh's Q4K_R1 and Q5K_R1);
+// rows 0 for a type no such kernel takes. Q4_K's for at most 64 experts has only that
+// routing's code: in a decode chain a kernel pays at each launch for code it does not
+// run (NOTES.md, session 95).
+func routeKernel(t quant.Type, x int, wide bool) (name string, rows int) {
 	switch t {
 	case quant.Q4_K:
+		if x <= 64 && !wide {
+			return "mmv_route_q4_k_64", 4
+		}
 		return "mmv_route_q4_k", 4
 	case quant.Q5_K:
 		return "mmv_route_q5_k", 2
@@ -170,7 +181,7 @@ func (b *Backend) mmvRoute(route []uint64, g, gw, u, uw *tensor, nExpert int, xq
 		panic(fmt.Sprintf("cuda: mmvRoute: g %dx%d, u %dx%d", g.rows, g.cols, u.rows, u.cols))
 	}
 	sms := smsOr(b.dev.SMs)
-	name, R := routeKernel(gw.typ)
+	name, R := routeKernel(gw.typ, nExpert, b.routeWide)
 	tasks := 2 * k * ((M + R - 1) / R) // R rows a warp's task, four warps a block
 	grid := 3 * sms
 	if b.routeGrid > 0 {

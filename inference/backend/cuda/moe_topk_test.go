@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -137,6 +138,14 @@ func TestMoERoutingSmallGrid(t *testing.T) {
 	testMoERouting(t, "q4k")
 }
 
+// TestMoERoutingWide (GPU) is TestMoERouting's Q4_K cases with RouteWideEnv: up to 64
+// experts on mmv_route_q4_k (moe_route<8>'s code beside <2>'s) instead of
+// mmv_route_q4_k_64, the same bits.
+func TestMoERoutingWide(t *testing.T) {
+	t.Setenv(cuda.RouteWideEnv, "1")
+	testMoERouting(t, "q4k")
+}
+
 // testMoERouting runs the cases whose names contain only ("" for all).
 func testMoERouting(t *testing.T, only string) {
 	type shape struct {
@@ -182,6 +191,9 @@ func testMoERouting(t *testing.T, only string) {
 		}
 		K, F := c.K, c.F
 		routed := map[quant.Type]string{quant.Q4_K: "mmv_route_q4_k", quant.Q5_K: "mmv_route_q5_k"}[c.gu]
+		if c.gu == quant.Q4_K && c.X <= 64 && os.Getenv(cuda.RouteWideEnv) == "" {
+			routed = "mmv_route_q4_k_64" // at most 64 experts: the kernel of that routing only
+		}
 		if routed != "" {
 			t.Setenv(cuda.RouteFuseEnv, "1")
 		}
