@@ -297,9 +297,12 @@ __device__ __forceinline__ void moe_guess(MoeSmem& s, const float* row, int X, i
     int *ids, float *w, const float *logits, const float *bias, int X, int k, int ngroup, int ngroup_used, int sigmoid, int norm,    \
         float scale, const uint8_t *W, const uint8_t *W2, i64 ws, i64 estride, const uint8_t *Xq, float *D, float *D2, i64 dstride, \
         int M, int K, int spec
-// S64: X <= 64 (the caller's), moe_route<2> only.
-template <int T, bool S64 = false>
+// S64: X <= 64 (the caller's), moe_route<2> only. SM (with S64): softmax routing, no
+// selection biases, no group limits, k <= 32 and spec on (the caller's), so that the
+// code of the others and of the unguessed start is left out.
+template <int T, bool S64 = false, bool SM = false>
 __device__ __forceinline__ void mmv_route(MMV_ROUTE_ARGS) {
+    if constexpr (SM) sigmoid = 0, bias = nullptr, ngroup = 1;
     __shared__ MoeSmem s;
     constexpr bool Q5 = T == T_Q5_K;
     constexpr int R = Q5 ? Q5K_R1 : ROUTE_R, BB = Q5 ? 176 : 144, QO = Q5 ? 48 : 16;  // block bytes, quants' offset
@@ -314,7 +317,7 @@ __device__ __forceinline__ void mmv_route(MMV_ROUTE_ARGS) {
     // loading warps for the guess (barrier 1); where it chose otherwise, the weights are
     // loaded again. Else warp 0 routes and the loads wait for it. The guess beside the
     // routing rather than before it: +0.8% over the same checks after it (s76-call3).
-    const bool guess = spec && small && k <= MOE_MAX_EXPERTS / 8 && !sigmoid && bias == nullptr && (ngroup <= 1 || ngroup_used >= ngroup);
+    const bool guess = SM || spec && small && k <= MOE_MAX_EXPERTS / 8 && !sigmoid && bias == nullptr && (ngroup <= 1 || ngroup_used >= ngroup);
     const int rw = guess ? 1 : 0;  // the routing warp
     float bv[MOE_MAX_EXPERTS / 32];
     if (warp == rw) {
@@ -402,6 +405,11 @@ extern "C" __global__ void __launch_bounds__(128, 3) mmv_route_q4_k(MMV_ROUTE_AR
 // against ~6,500 with moe_route<8> beside it).
 extern "C" __global__ void __launch_bounds__(128, 3) mmv_route_q4_k_64(MMV_ROUTE_ARGS) { pdl_defer();
     mmv_route<T_Q4_K, true>(ids, w, logits, bias, X, k, ngroup, ngroup_used, sigmoid, norm, scale, W, W2, ws, estride, Xq, D, D2, dstride, M, K, spec);
+}
+// mmv_route_q4_k_64s is mmv_route_q4_k_64 for softmax routing without selection biases
+// or group limits (DeepSeek-V2-Lite's; the host's choice): their code left out too.
+extern "C" __global__ void __launch_bounds__(128, 3) mmv_route_q4_k_64s(MMV_ROUTE_ARGS) { pdl_defer();
+    mmv_route<T_Q4_K, true, true>(ids, w, logits, bias, X, k, ngroup, ngroup_used, sigmoid, norm, scale, W, W2, ws, estride, Xq, D, D2, dstride, M, K, spec);
 }
 extern "C" __global__ void __launch_bounds__(128, 3) mmv_route_q5_k(MMV_ROUTE_ARGS) { pdl_defer();
     mmv_route<T_Q5_K>(ids, w, logits, bias, X, k, ngroup, ngroup_used, sigmoid, norm, scale, W, W2, ws, estride, Xq, D, D2, dstride, M, K, spec);

@@ -76,7 +76,7 @@ type Backend struct {
 	st        stats          // $EMBER_CUDA_STATS
 	attnSmem  int            // shared memory attention_smem may use; 0 forces the other kernels
 	mvsc      mvsConf        // the streamed batch-1 products (mvs.go)
-	routeWide bool           // mmv_route_q4_k for every expert count (RouteWideEnv)
+	routeWide int            // the wider routing kernels (RouteWideEnv: 1 mmv_route_q4_k_64, 2 mmv_route_q4_k)
 	split     attSplit       // split attention's scratch and mode (attention_split.go)
 	prefill   attTC          // tensor-core prefill attention's mode (attention_prefill.go)
 	dec       attDec         // tensor-core decode attention's modes (attention_dec.go)
@@ -170,7 +170,7 @@ func New(opt Options) (*Backend, error) {
 		return nil, err
 	}
 	b.noF32W = os.Getenv(F32WeightEnv) == "0"
-	b.routeWide = os.Getenv(RouteWideEnv) != ""
+	b.routeWide = routeWideFromEnv(os.Getenv(RouteWideEnv))
 	b.noNR = os.Getenv(NoNormRouterEnv) != ""
 	b.ffnOn = os.Getenv(FFNEnv) != ""
 	b.absorbOn = os.Getenv(AbsorbEnv) != "off"

@@ -265,14 +265,14 @@ func TestMMQKernelsDeclared(t *testing.T) {
 // TestMMVQueuePairedRuns: at one row (a decode step) DeepSeek-V2-Lite's per-head q_nope
 // and q_pe projections are one mmv_id launch (the q_pe run as its y = 1 blocks: its
 // matrix, output, row stride, rows and row blocks), and a token's gate and up experts
-// one more (beside moe_topk's routing; with rte, the default, the two as mmv_route_q4_k_64: eight experts),
+// one more (beside moe_topk's routing; with rte, the default, the two as mmv_route_q4_k_64s: eight experts),
 // and the weighted sum with the shared experts' output added one; with fusion off, two
 // launches each.
 func TestMMVQueuePairedRuns(t *testing.T) {
 	const H, nope, rope, K = 16, 128, 64, 2048
 	for _, c := range []struct{ off, rte bool }{{false, false}, {false, true}, {true, true}} {
 		off := c.off
-		q := newMMQQueue("quant_q8_k", "mmv_id_q4_k", "moe_topk", "mmv_route_q4_k_64", "swiglu_f32", "swiglu_q8_k", "moe_sum", "moe_sum_add", "add_f32")
+		q := newMMQQueue("quant_q8_k", "mmv_id_q4_k", "moe_topk", "mmv_route_q4_k_64s", "swiglu_f32", "swiglu_q8_k", "moe_sum", "moe_sum_add", "add_f32")
 		q.fuse.cfg = fuseCfg{read: true, off: off, rte: c.rte}
 		w, x := q.tensor(t, quant.Q4_K, H*(nope+rope), K), q.tensor(t, quant.F32, 1, K)
 		qn, qp := q.tensor(t, quant.F32, H, nope), q.tensor(t, quant.F32, H, rope)
@@ -312,7 +312,7 @@ func TestMMVQueuePairedRuns(t *testing.T) {
 		case off:
 			want = []string{"moe_topk", "quant_q8_k", "mmv_id_q4_k", "mmv_id_q4_k", "swiglu_f32", "quant_q8_k", "mmv_id_q4_k", "moe_sum", "add_f32"}
 		case c.rte:
-			want = []string{"quant_q8_k", "mmv_route_q4_k_64", "swiglu_q8_k", "mmv_id_q4_k", "moe_sum_add"}
+			want = []string{"quant_q8_k", "mmv_route_q4_k_64s", "swiglu_q8_k", "mmv_id_q4_k", "moe_sum_add"}
 		}
 		if !slices.Equal(names, want) {
 			t.Errorf("experts, %+v: queued %v, want %v", c, names, want)
@@ -326,7 +326,7 @@ func TestMMVQueuePairedRuns(t *testing.T) {
 			if l.gx != 256 || l.gy != 1 || len(l.args) != 22 || l.args[0] != ids.ptr || l.args[1] != wts.ptr || l.args[2] != logits.ptr ||
 				!slices.Equal(l.args[4:6], []uint64{X, k}) || !slices.Equal(l.args[11:15], []uint64{gate.ptr, up.ptr, uint64(gate.stride), uint64(F * gate.stride)}) ||
 				!slices.Equal(l.args[16:], []uint64{g.ptr, u.ptr, F, F, E, 1}) {
-				t.Errorf("experts: mmv_route_q4_k_64 grid %dx%d, args %v", l.gx, l.gy, l.args)
+				t.Errorf("experts: mmv_route_q4_k_64s grid %dx%d, args %v", l.gx, l.gy, l.args)
 			}
 			if l := ls[4]; !slices.Equal(l.args, []uint64{mo.ptr, d.ptr, wts.ptr, k, E, 1, xe.ptr, sh.ptr}) {
 				t.Errorf("moe_sum_add args %v", l.args)

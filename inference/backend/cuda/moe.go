@@ -117,7 +117,8 @@ func (b *Backend) RoutedExperts(dst, x, logits, gate, up, down, probsB, ids, wts
 	}
 	xq, xs := b.quantize(xt, partner(gw.typ))
 	if fusedRoute {
-		b.mmvRoute(route, gt, gw, ut, uw, X, xq)
+		plain := !sigmoid && bias == nil && (nGroup <= 1 || nGroupUsed >= nGroup)
+		b.mmvRoute(route, gt, gw, ut, uw, X, plain, xq)
 	} else if !grouped && uw.typ == gw.typ && pairedMV(gw.typ) && uw.stride == gw.stride && !b.fuseOff() {
 		b.mmvID(gt, gw, ut, uw, X, xq, xs, it, k) // gate and up in one launch
 	} else {
@@ -140,25 +141,43 @@ func (b *Backend) RoutedExperts(dst, x, logits, gate, up, down, probsB, ids, wts
 // routing and its experts' gate and up: Q4_K (Q5_K) gate and up of one layout, rows of
 // at most 2,048 columns (one mv1 step), fusion on and RouteFuseEnv not 0.
 func (b *Backend) routeTakes(gw, uw *tensor) bool {
-	_, rows := routeKernel(gw.typ, 0, false)
+	_, rows := routeKernel(gw.typ, 0, false, 0)
 	return rows > 0 && uw.typ == gw.typ && uw.stride == gw.stride && gw.cols%256 == 0 && gw.cols <= 2048 &&
 		!b.fuseOff() && b.fuse.cfg.rte
 }
 
 // RouteWideEnv names an environment variable: when set, Q4_K routing of at most 64
-// experts runs on mmv_route_q4_k (the code for up to 256 experts) rather than
-// mmv_route_q4_k_64 (the same bits), for timing them.
+// experts runs on mmv_route_q4_k (the code for up to 256 experts), or with "64" on
+// mmv_route_q4_k_64 (every routing option's code), rather than the narrowest kernel
+// that takes it (the same bits), for timing them.
 const RouteWideEnv = "EMBER_CUDA_ROUTE_WIDE"
 
-// routeKernel is the fused routing kernel of t experts (x of them; with wide, the kernel
-// for any count) and the rows a warp's task takes there (mv1.cuh's Q4K_R1 and Q5K_R1);
-// rows 0 for a type no such kernel takes. Q4_K's for at most 64 experts has only that
-// routing's code: in a decode chain a kernel pays at each launch for code it does not
-// run (NOTES.md, session 95).
-func routeKernel(t quant.Type, x int, wide bool) (name string, rows int) {
+// routeWideFromEnv is RouteWideEnv's value as routeKernel's wide: 0 unset, 1 "64", 2
+// anything else.
+func routeWideFromEnv(v string) int {
+	switch v {
+	case "":
+		return 0
+	case "64":
+		return 1
+	}
+	return 2
+}
+
+// routeKernel is the fused routing kernel of t experts (x of them; plain: softmax, no
+// selection biases or group limits, at most 32 chosen, the guess on) and the rows a
+// warp's task takes there (mv1.cuh's Q4K_R1 and Q5K_R1); rows 0 for a type no such
+// kernel takes. Q4_K's narrowest forms carry only their routing's code
+// (mmv_route_q4_k_64s: plain routing of at most 64 experts; mmv_route_q4_k_64: any of at
+// most 64): in a decode chain a kernel pays at each launch for code it does not run
+// (NOTES.md, sessions 95-96). wide (RouteWideEnv) 1 skips the first, 2 both.
+func routeKernel(t quant.Type, x int, plain bool, wide int) (name string, rows int) {
 	switch t {
 	case quant.Q4_K:
-		if x <= 64 && !wide {
+		switch {
+		case x <= 64 && plain && wide == 0:
+			return "mmv_route_q4_k_64s", 4
+		case x <= 64 && wide <= 1:
 			return "mmv_route_q4_k_64", 4
 		}
 		return "mmv_route_q4_k", 4
@@ -170,9 +189,10 @@ func routeKernel(t quant.Type, x int, wide bool) (name string, rows int) {
 
 // mmvRoute queues mmv_route_q4_k (mmv_route_q5_k): moe_topk's routing of one token
 // (route: moe_topk's arguments) and the gate and up products of its k experts from its
-// Q8_K row xq into g and u ([k, F] each), as moe_topk and mmvID would. The grid is at
-// most three blocks an SM, so that every block is resident and routes once.
-func (b *Backend) mmvRoute(route []uint64, g, gw, u, uw *tensor, nExpert int, xq uint64) {
+// Q8_K row xq into g and u ([k, F] each), as moe_topk and mmvID would; plain: softmax
+// routing without selection biases or group limits (routeKernel). The grid is at most
+// three blocks an SM, so that every block is resident and routes once.
+func (b *Backend) mmvRoute(route []uint64, g, gw, u, uw *tensor, nExpert int, plain bool, xq uint64) {
 	if xq == 0 {
 		return
 	}
@@ -181,7 +201,7 @@ func (b *Backend) mmvRoute(route []uint64, g, gw, u, uw *tensor, nExpert int, xq
 		panic(fmt.Sprintf("cuda: mmvRoute: g %dx%d, u %dx%d", g.rows, g.cols, u.rows, u.cols))
 	}
 	sms := smsOr(b.dev.SMs)
-	name, R := routeKernel(gw.typ, nExpert, b.routeWide)
+	name, R := routeKernel(gw.typ, nExpert, plain && k <= 32 && !b.noGuess, b.routeWide)
 	tasks := 2 * k * ((M + R - 1) / R) // R rows a warp's task, four warps a block
 	grid := 3 * sms
 	if b.routeGrid > 0 {

@@ -140,9 +140,17 @@ func TestMoERoutingSmallGrid(t *testing.T) {
 
 // TestMoERoutingWide (GPU) is TestMoERouting's Q4_K cases with RouteWideEnv: up to 64
 // experts on mmv_route_q4_k (moe_route<8>'s code beside <2>'s) instead of
-// mmv_route_q4_k_64, the same bits.
+// mmv_route_q4_k_64 or _64s, the same bits.
 func TestMoERoutingWide(t *testing.T) {
 	t.Setenv(cuda.RouteWideEnv, "1")
+	testMoERouting(t, "q4k")
+}
+
+// TestMoERoutingWide64 (GPU) is TestMoERouting's Q4_K cases with RouteWideEnv 64: plain
+// routing of up to 64 experts on mmv_route_q4_k_64 (every routing option's code) instead
+// of mmv_route_q4_k_64s, the same bits.
+func TestMoERoutingWide64(t *testing.T) {
+	t.Setenv(cuda.RouteWideEnv, "64")
 	testMoERouting(t, "q4k")
 }
 
@@ -191,8 +199,11 @@ func testMoERouting(t *testing.T, only string) {
 		}
 		K, F := c.K, c.F
 		routed := map[quant.Type]string{quant.Q4_K: "mmv_route_q4_k", quant.Q5_K: "mmv_route_q5_k"}[c.gu]
-		if c.gu == quant.Q4_K && c.X <= 64 && os.Getenv(cuda.RouteWideEnv) == "" {
+		if wide := os.Getenv(cuda.RouteWideEnv); c.gu == quant.Q4_K && c.X <= 64 && (wide == "" || wide == "64") {
 			routed = "mmv_route_q4_k_64" // at most 64 experts: the kernel of that routing only
+			if plain := !c.sigmoid && !c.bias && c.groups <= 1 && c.k <= 32; plain && wide == "" && os.Getenv(cuda.RouteSpecEnv) != "off" {
+				routed = "mmv_route_q4_k_64s" // and only softmax's, guessed
+			}
 		}
 		if routed != "" {
 			t.Setenv(cuda.RouteFuseEnv, "1")
