@@ -1,4 +1,4 @@
-# norm1-call.sh (session 95, for the next device call): build/wip/norm1-split.patch
+# s96-call1.sh (written in session 95 as norm1-call.sh, run as call 1 of session 96): build/wip/norm1-split.patch
 # (add_rms_norm_q8_k_1's 2,048- and 4,096-wide forms as kernels of their own) and
 # build/wip/route64.patch (mmv_route_q4_k_64: the routing of at most 64 experts only) on
 # fresh PTX: every module's PTX and the sm_90 cubins (brought back: quant.ptx and
