@@ -1,7 +1,7 @@
 # s96-call5.sh: the routing tests on one backend each (testMoERouting made a backend for
 # every case and run: ~56 starts of ~1 s), on the committed kernels: their passes and
-# times. Before it: git apply build/wip/moe-test-onebe.patch; TESTS="cuda" sh build/dev-build.sh, then remove bin/dev/ember.xz;
-# the plain hold-out; carry bin/dev.
+# times. Before it: git apply build/wip/moe-test-onebe.patch; TESTS="cuda" sh
+# build/dev-build.sh, then remove bin/dev/ember.xz; the plain hold-out; carry bin/dev.
 set -u
 MODELS=none . build/gpu-setup.sh "$OUT"
 lg() { el "$*" | tee -a "$OUT/log.txt"; }
