@@ -400,9 +400,9 @@ extern "C" __global__ void __launch_bounds__(128, 3) mmv_route_q4_k(MMV_ROUTE_AR
     mmv_route<T_Q4_K>(ids, w, logits, bias, X, k, ngroup, ngroup_used, sigmoid, norm, scale, W, W2, ws, estride, Xq, D, D2, dstride, M, K, spec);
 }
 // mmv_route_q4_k_64 is mmv_route_q4_k for at most 64 experts (DeepSeek-V2-Lite's; the
-// host's choice, routeKernel) with only moe_route<2>'s code: a kernel in the decode chain
-// pays at each launch for code it does not run (session 95; ~4,000 SASS instructions
-// against ~6,500 with moe_route<8> beside it).
+// host's choice, routeKernel) with only moe_route<2>'s code (~4,000 SASS instructions
+// against ~6,500 with moe_route<8> beside it): V2-Lite's decode +1.3-1.4% (session 96,
+// where smaller kernels elsewhere gained nothing: not code size alone).
 extern "C" __global__ void __launch_bounds__(128, 3) mmv_route_q4_k_64(MMV_ROUTE_ARGS) { pdl_defer();
     mmv_route<T_Q4_K, true>(ids, w, logits, bias, X, k, ngroup, ngroup_used, sigmoid, norm, scale, W, W2, ws, estride, Xq, D, D2, dstride, M, K, spec);
 }

@@ -169,8 +169,9 @@ func routeWideFromEnv(v string) int {
 // warp's task takes there (mv1.cuh's Q4K_R1 and Q5K_R1); rows 0 for a type no such
 // kernel takes. Q4_K's narrowest forms carry only their routing's code
 // (mmv_route_q4_k_64s: plain routing of at most 64 experts; mmv_route_q4_k_64: any of at
-// most 64): in a decode chain a kernel pays at each launch for code it does not run
-// (NOTES.md, sessions 95-96). wide (RouteWideEnv) 1 skips the first, 2 both.
+// most 64), each faster in V2-Lite's decode chain than the wider one (NOTES.md, session
+// 96; trims of other kernels gained nothing). wide (RouteWideEnv) 1 skips the first, 2
+// both.
 func routeKernel(t quant.Type, x int, plain bool, wide int) (name string, rows int) {
 	switch t {
 	case quant.Q4_K:
