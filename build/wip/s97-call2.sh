@@ -7,8 +7,8 @@
 # and the patch's mmv_route_q5_k_64s on V2-Lite Q5_K_M against $EMBER_CUDA_ROUTE_WIDE=1
 # (mmv_route_q5_k), 4 rounds.
 # Only moe.cu changes; the other kernels' PTX bodies are the committed ones (checked
-# with nvcc 12.4). Before it: git apply build/wip/route-variants.patch (it holds
-# moe-test-onebe.patch too); TESTS="cuda deepseek2" sh build/dev-build.sh; the plain
+# with nvcc 12.4). Before it: git apply build/wip/route-variants.patch on a tree without
+# moe-test-onebe.patch (it holds that patch too; once that one has landed, git apply -3); TESTS="cuda deepseek2" sh build/dev-build.sh; the plain
 # hold-out; carry bin/dev. Land a variant only if it gains >= 0.5% in the medians: its
 # kernel in place of mmv_route_q4_k_64s's code, the others dropped.
 set -u
