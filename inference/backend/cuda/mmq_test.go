@@ -265,9 +265,9 @@ func TestMMQKernelsDeclared(t *testing.T) {
 // TestMMVQueuePairedRuns: at one row (a decode step) DeepSeek-V2-Lite's per-head q_nope
 // and q_pe projections are one mmv_id launch (the q_pe run as its y = 1 blocks: its
 // matrix, output, row stride, rows and row blocks), and a token's gate and up experts
-// one more (beside moe_topk's routing; with rte, the default, the two as mmv_route_q4_k_64s: eight experts),
-// and the weighted sum with the shared experts' output added one; with fusion off, two
-// launches each.
+// one more (beside moe_topk's routing; with rte, the default, the two as
+// mmv_route_q4_k_64s: eight experts), and the weighted sum with the shared experts'
+// output added one; with fusion off, two launches each.
 func TestMMVQueuePairedRuns(t *testing.T) {
 	const H, nope, rope, K = 16, 128, 64, 2048
 	for _, c := range []struct{ off, rte bool }{{false, false}, {false, true}, {true, true}} {

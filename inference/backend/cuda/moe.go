@@ -117,7 +117,7 @@ func (b *Backend) RoutedExperts(dst, x, logits, gate, up, down, probsB, ids, wts
 	}
 	xq, xs := b.quantize(xt, partner(gw.typ))
 	if fusedRoute {
-		plain := !sigmoid && bias == nil && (nGroup <= 1 || nGroupUsed >= nGroup)
+		plain := !sigmoid && bias == nil && (nGroup <= 1 || nGroupUsed >= nGroup) && k <= 32 && !b.noGuess
 		b.mmvRoute(route, gt, gw, ut, uw, X, plain, xq)
 	} else if !grouped && uw.typ == gw.typ && pairedMV(gw.typ) && uw.stride == gw.stride && !b.fuseOff() {
 		b.mmvID(gt, gw, ut, uw, X, xq, xs, it, k) // gate and up in one launch
@@ -191,7 +191,8 @@ func routeKernel(t quant.Type, x int, plain bool, wide int) (name string, rows i
 // mmvRoute queues mmv_route_q4_k (mmv_route_q5_k): moe_topk's routing of one token
 // (route: moe_topk's arguments) and the gate and up products of its k experts from its
 // Q8_K row xq into g and u ([k, F] each), as moe_topk and mmvID would; plain: softmax
-// routing without selection biases or group limits (routeKernel). The grid is at most
+// routing without selection biases or group limits, at most 32 chosen, the guess on
+// (routeKernel). The grid is at most
 // three blocks an SM, so that every block is resident and routes once.
 func (b *Backend) mmvRoute(route []uint64, g, gw, u, uw *tensor, nExpert int, plain bool, xq uint64) {
 	if xq == 0 {
@@ -202,7 +203,7 @@ func (b *Backend) mmvRoute(route []uint64, g, gw, u, uw *tensor, nExpert int, pl
 		panic(fmt.Sprintf("cuda: mmvRoute: g %dx%d, u %dx%d", g.rows, g.cols, u.rows, u.cols))
 	}
 	sms := smsOr(b.dev.SMs)
-	name, R := routeKernel(gw.typ, nExpert, plain && k <= 32 && !b.noGuess, b.routeWide)
+	name, R := routeKernel(gw.typ, nExpert, plain, b.routeWide)
 	tasks := 2 * k * ((M + R - 1) / R) // R rows a warp's task, four warps a block
 	grid := 3 * sms
 	if b.routeGrid > 0 {
