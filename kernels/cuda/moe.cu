@@ -414,6 +414,11 @@ extern "C" __global__ void __launch_bounds__(128, 3) mmv_route_q4_k_64s(MMV_ROUT
 extern "C" __global__ void __launch_bounds__(128, 3) mmv_route_q5_k(MMV_ROUTE_ARGS) { pdl_defer();
     mmv_route<T_Q5_K>(ids, w, logits, bias, X, k, ngroup, ngroup_used, sigmoid, norm, scale, W, W2, ws, estride, Xq, D, D2, dstride, M, K, spec);
 }
+// mmv_route_q5_k_64s is mmv_route_q5_k for plain routing of at most 64 experts (a V2-Lite
+// Q5_K_M file's; the host's choice, as mmv_route_q4_k_64s).
+extern "C" __global__ void __launch_bounds__(128, 3) mmv_route_q5_k_64s(MMV_ROUTE_ARGS) { pdl_defer();
+    mmv_route<T_Q5_K, true, true>(ids, w, logits, bias, X, k, ngroup, ngroup_used, sigmoid, norm, scale, W, W2, ws, estride, Xq, D, D2, dstride, M, K, spec);
+}
 
 // moe_sum: dst[t, c] = sum over slots j of d[t*k + j, c] * w[t*k + j], each product
 // rounded, added in slot order (as the host path's Mul, GetRows and Adds). d [n*k, E],

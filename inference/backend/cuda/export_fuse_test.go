@@ -12,6 +12,10 @@ import (
 // does, so that tests can compare the fused kernels with the separate ones.
 func NoFusion(b *Backend) { b.fuse = fusable{cfg: fuseCfg{read: true, off: true}} }
 
+// DefaultFusion undoes NoFusion: b fuses as its environment says again (read at its next
+// launch), so that a test can run both ways on one backend.
+func DefaultFusion(b *Backend) { b.fuse = fusable{} }
+
 // Launches is the number of kernels b has launched or queued so far.
 func Launches(b *Backend) int { return b.st.kernels + len(b.queue.fns) }
 

@@ -170,8 +170,8 @@ func routeWideFromEnv(v string) int {
 // kernel takes. Q4_K's narrowest forms carry only their routing's code
 // (mmv_route_q4_k_64s: plain routing of at most 64 experts; mmv_route_q4_k_64: any of at
 // most 64), each faster in V2-Lite's decode chain than the wider one (NOTES.md, session
-// 96; trims of other kernels gained nothing). wide (RouteWideEnv) 1 skips the first, 2
-// both.
+// 96; trims of other kernels gained nothing); Q5_K's plain one is mmv_route_q5_k_64s.
+// wide (RouteWideEnv) 1 skips the first, 2 both (and Q5_K's).
 func routeKernel(t quant.Type, x int, plain bool, wide int) (name string, rows int) {
 	switch t {
 	case quant.Q4_K:
@@ -183,6 +183,9 @@ func routeKernel(t quant.Type, x int, plain bool, wide int) (name string, rows i
 		}
 		return "mmv_route_q4_k", 4
 	case quant.Q5_K:
+		if x <= 64 && plain && wide == 0 {
+			return "mmv_route_q5_k_64s", 2
+		}
 		return "mmv_route_q5_k", 2
 	}
 	return "", 0

@@ -154,8 +154,12 @@ func TestMoERoutingWide64(t *testing.T) {
 	testMoERouting(t, "q4k")
 }
 
-// testMoERouting runs the cases whose names contain only ("" for all).
+// testMoERouting runs the cases whose names contain only ("" for all), all on one
+// backend (a backend's start took ~1 s of the test's ~100 s when each run made its own),
+// each case fused and then with NoFusion.
 func testMoERouting(t *testing.T, only string) {
+	be := newOrSkip(t)
+	defer be.Close()
 	type shape struct {
 		K, F     int
 		gu, down quant.Type
@@ -199,9 +203,13 @@ func testMoERouting(t *testing.T, only string) {
 		}
 		K, F := c.K, c.F
 		routed := map[quant.Type]string{quant.Q4_K: "mmv_route_q4_k", quant.Q5_K: "mmv_route_q5_k"}[c.gu]
+		plain := !c.sigmoid && !c.bias && c.groups <= 1 && c.k <= 32 && os.Getenv(cuda.RouteSpecEnv) != "off"
+		if c.gu == quant.Q5_K && c.X <= 64 && plain && os.Getenv(cuda.RouteWideEnv) == "" {
+			routed = "mmv_route_q5_k_64s" // Q5_K's plain routing of at most 64 experts
+		}
 		if wide := os.Getenv(cuda.RouteWideEnv); c.gu == quant.Q4_K && c.X <= 64 && (wide == "" || wide == "64") {
 			routed = "mmv_route_q4_k_64" // at most 64 experts: the kernel of that routing only
-			if plain := !c.sigmoid && !c.bias && c.groups <= 1 && c.k <= 32; plain && wide == "" && os.Getenv(cuda.RouteSpecEnv) != "off" {
+			if plain && wide == "" {
 				routed = "mmv_route_q4_k_64s" // and only softmax's, guessed
 			}
 		}
@@ -215,9 +223,10 @@ func testMoERouting(t *testing.T, only string) {
 			name := fmt.Sprintf("%s-%d", c.name, n)
 			var got [2][][]uint32
 			for run := range 2 {
-				be := newOrSkip(t)
 				if run == 1 {
 					cuda.NoFusion(be)
+				} else {
+					cuda.DefaultFusion(be)
 				}
 				e := &fuseEnv{t: t, be: be, rng: rand.New(rand.NewPCG(7, uint64(c.X)))}
 				wv := make([]float32, c.X*K)
@@ -293,9 +302,6 @@ func testMoERouting(t *testing.T, only string) {
 					u32[i] = uint32(v)
 				}
 				got[run] = [][]uint32{e.bits(logits), u32, e.bits(wts), e.bits(dst), e.bits(sum)}
-				if err := be.Close(); err != nil {
-					t.Fatal(err)
-				}
 			}
 			for j := range got[0] {
 				for i := range got[0][j] {

@@ -23,7 +23,9 @@ func TestRouteKernel(t *testing.T) {
 		{quant.Q4_K, 64, true, "1", "mmv_route_q4_k", 4},
 		{quant.Q4_K, 65, true, "", "mmv_route_q4_k", 4},
 		{quant.Q4_K, 256, false, "64", "mmv_route_q4_k", 4},
-		{quant.Q5_K, 64, true, "", "mmv_route_q5_k", 2},
+		{quant.Q5_K, 64, true, "", "mmv_route_q5_k_64s", 2},
+		{quant.Q5_K, 64, false, "", "mmv_route_q5_k", 2},
+		{quant.Q5_K, 64, true, "64", "mmv_route_q5_k", 2},
 		{quant.Q6_K, 64, true, "", "", 0},
 	} {
 		name, rows := routeKernel(c.t, c.x, c.plain, routeWideFromEnv(c.env))
