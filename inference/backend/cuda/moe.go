@@ -171,7 +171,7 @@ func routeWideFromEnv(v string) int {
 // (mmv_route_q4_k_64s: plain routing of at most 64 experts; mmv_route_q4_k_64: any of at
 // most 64), each faster in V2-Lite's decode chain than the wider one (NOTES.md, session
 // 96; trims of other kernels gained nothing); Q5_K's plain one is mmv_route_q5_k_64s.
-// wide (RouteWideEnv) 1 skips the first, 2 both (and Q5_K's).
+// wide (RouteWideEnv) 1 skips the first, 2 both; either skips Q5_K's.
 func routeKernel(t quant.Type, x int, plain bool, wide int) (name string, rows int) {
 	switch t {
 	case quant.Q4_K:
