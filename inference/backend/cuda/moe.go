@@ -191,12 +191,12 @@ func routeKernel(t quant.Type, x int, plain bool, wide int) (name string, rows i
 	return "", 0
 }
 
-// mmvRoute queues mmv_route_q4_k (mmv_route_q5_k): moe_topk's routing of one token
-// (route: moe_topk's arguments) and the gate and up products of its k experts from its
-// Q8_K row xq into g and u ([k, F] each), as moe_topk and mmvID would; plain: softmax
-// routing without selection biases or group limits, at most 32 chosen, the guess on
-// (routeKernel). The grid is at most
-// three blocks an SM, so that every block is resident and routes once.
+// mmvRoute queues the fused routing kernel routeKernel picks (mmv_route_q4_k or
+// mmv_route_q5_k, or a narrower form of them): moe_topk's routing of one token (route:
+// moe_topk's arguments) and the gate and up products of its k experts from its Q8_K row
+// xq into g and u ([k, F] each), as moe_topk and mmvID would; plain: softmax routing
+// without selection biases or group limits, at most 32 chosen, the guess on. The grid is
+// at most three blocks an SM, so that every block is resident and routes once.
 func (b *Backend) mmvRoute(route []uint64, g, gw, u, uw *tensor, nExpert int, plain bool, xq uint64) {
 	if xq == 0 {
 		return
