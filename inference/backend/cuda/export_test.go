@@ -1,5 +1,7 @@
 package cuda
 
+import "ember/inference/quant"
+
 // NoSharedAttention makes b use the attention kernels that keep no scores in shared
 // memory (those that long contexts use), so that tests cover them.
 func NoSharedAttention(b *Backend) { b.attnSmem = 0 }
@@ -21,4 +23,11 @@ func Modules(b *Backend) (int, map[string]map[string]bool) {
 		out[m.name] = m.pdl
 	}
 	return len(b.modules), out
+}
+
+// RouteKernel is the fused routing kernel the backend picks for x experts of type t
+// (plain: softmax, no selection biases or group limits, at most 32 chosen, the guess
+// on) under $EMBER_CUDA_ROUTE_WIDE's value wide, and the rows a warp's task takes.
+func RouteKernel(t quant.Type, x int, plain bool, wide string) (string, int) {
+	return routeKernel(t, x, plain, routeWideFromEnv(wide))
 }

@@ -202,17 +202,8 @@ func testMoERouting(t *testing.T, only string) {
 			continue
 		}
 		K, F := c.K, c.F
-		routed := map[quant.Type]string{quant.Q4_K: "mmv_route_q4_k", quant.Q5_K: "mmv_route_q5_k"}[c.gu]
 		plain := !c.sigmoid && !c.bias && c.groups <= 1 && c.k <= 32 && os.Getenv(cuda.RouteSpecEnv) != "off"
-		if c.gu == quant.Q5_K && c.X <= 64 && plain && os.Getenv(cuda.RouteWideEnv) == "" {
-			routed = "mmv_route_q5_k_64s" // Q5_K's plain routing of at most 64 experts
-		}
-		if wide := os.Getenv(cuda.RouteWideEnv); c.gu == quant.Q4_K && c.X <= 64 && (wide == "" || wide == "64") {
-			routed = "mmv_route_q4_k_64" // at most 64 experts: the kernel of that routing only
-			if plain && wide == "" {
-				routed = "mmv_route_q4_k_64s" // and only softmax's, guessed
-			}
-		}
+		routed, _ := cuda.RouteKernel(c.gu, c.X, plain, os.Getenv(cuda.RouteWideEnv))
 		if routed != "" {
 			t.Setenv(cuda.RouteFuseEnv, "1")
 		}
