@@ -21,4 +21,8 @@ lg "8B tg128 -r 3 $(b q4 q4)"
 lg "V2-Lite tg128 -r 3 $(b v2 v2)"
 lg "V2-Lite Q5_K_M tg128 -r 3 $(b v5 v5)"
 kill $CK
+# the routing launch's grid (default three blocks an SM) against two and four an SM,
+# V2-Lite, 3 rotated rounds (tuned on H100s since session 75)
+# (H100 SXM and H200 both have 132 SMs)
+sweep 3 v2 "$E" "EMBER_CUDA_ROUTE_GRID=264 $E" "EMBER_CUDA_ROUTE_GRID=528 $E" 2>&1 | tee -a "$OUT/log.txt"
 lg done
