@@ -12,15 +12,15 @@ lg "$(nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,clocks.max.sm --format=cs
 ptx_all /tmp/px
 cubin_all /tmp/px
 export EMBER_CUDA_PTX_DIR=/tmp/px
-tgroup 0 'TestMoERouting$' 220
-tgroup 1 'TestMoERoutingIDSumR1|TestMoERoutingNoGuess' 220
-(cd inference/model/deepseek2 && timeout -s KILL 220 "$R/bin/dev/deepseek2.test" -test.run 'CUDA' 2>&1 | tail -3 | sed 's/^/deepseek2: /' >>"$OUT/log.txt") &
+tgroup 0 'TestMoERouting$' 200
+tgroup 1 'TestMoERoutingIDSumR1|TestMoERoutingNoGuess' 200
+(cd inference/model/deepseek2 && timeout -s KILL 200 "$R/bin/dev/deepseek2.test" -test.run 'CUDA' 2>&1 | tail -3 | sed 's/^/deepseek2: /' >>"$OUT/log.txt") &
 wait
 gsum tests 0 1
 cp /tmp/g0.log /tmp/g1.log "$OUT/" 2>/dev/null
 while pgrep -f "ember synth" >/dev/null; do sleep 1; done
 N="EMBER_CUDA_PTX_DIR=/tmp/px $E"
-sweep 5 v2 "EMBER_CUDA_IDSUM=0 $N" "$N" "EMBER_CUDA_IDSUM=r1 $N" 2>&1 | tee -a "$OUT/log.txt"
+sweep 4 v2 "EMBER_CUDA_IDSUM=0 $N" "$N" "EMBER_CUDA_IDSUM=r1 $N" 2>&1 | tee -a "$OUT/log.txt"
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,utilization.gpu --format=csv -lms 100 >"$OUT/clocks.csv" 2>&1 &
 CK=$!
 b() { timeout -s KILL 150 "$E" bench -m /tmp/$2.gguf -backend cuda -p 0 -n 128 -r 3 >"$OUT/$1.txt" 2>&1; grep '^| ' "$OUT/$1.txt" | tail -1 | cut -d'|' -f8 | tr -d ' '; }
