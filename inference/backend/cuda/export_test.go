@@ -31,3 +31,8 @@ func Modules(b *Backend) (int, map[string]map[string]bool) {
 func RouteKernel(t quant.Type, x int, plain bool, wide string) (string, int) {
 	return routeKernel(t, x, plain, routeWideFromEnv(wide))
 }
+
+// RoutePlain is routePlain: whether RoutedExperts takes a token's routing as plain.
+func RoutePlain(sigmoid, bias bool, nGroup, nGroupUsed, k int, noGuess bool) bool {
+	return routePlain(sigmoid, bias, nGroup, nGroupUsed, k, noGuess)
+}

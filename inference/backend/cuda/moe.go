@@ -117,8 +117,7 @@ func (b *Backend) RoutedExperts(dst, x, logits, gate, up, down, probsB, ids, wts
 	}
 	xq, xs := b.quantize(xt, partner(gw.typ))
 	if fusedRoute {
-		plain := !sigmoid && bias == nil && (nGroup <= 1 || nGroupUsed >= nGroup) && k <= 32 && !b.noGuess
-		b.mmvRoute(route, gt, gw, ut, uw, X, plain, xq)
+		b.mmvRoute(route, gt, gw, ut, uw, X, routePlain(sigmoid, bias != nil, nGroup, nGroupUsed, k, b.noGuess), xq)
 	} else if !grouped && uw.typ == gw.typ && pairedMV(gw.typ) && uw.stride == gw.stride && !b.fuseOff() {
 		b.mmvID(gt, gw, ut, uw, X, xq, xs, it, k) // gate and up in one launch
 	} else {
@@ -162,6 +161,13 @@ func routeWideFromEnv(v string) int {
 		return 1
 	}
 	return 2
+}
+
+// routePlain reports whether a token's routing is plain for routeKernel: softmax, no
+// selection biases, no group limits (at most one group, or every group used), at most 32
+// chosen, and the guess on (noGuess: RouteSpecEnv off).
+func routePlain(sigmoid, bias bool, nGroup, nGroupUsed, k int, noGuess bool) bool {
+	return !sigmoid && !bias && (nGroup <= 1 || nGroupUsed >= nGroup) && k <= 32 && !noGuess
 }
 
 // routeKernel is the fused routing kernel of t experts (x of them; plain: softmax, no

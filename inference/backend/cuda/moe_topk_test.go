@@ -202,7 +202,7 @@ func testMoERouting(t *testing.T, only string) {
 			continue
 		}
 		K, F := c.K, c.F
-		plain := !c.sigmoid && !c.bias && c.groups <= 1 && c.k <= 32 && os.Getenv(cuda.RouteSpecEnv) != "off"
+		plain := cuda.RoutePlain(c.sigmoid, c.bias, c.groups, c.used, c.k, os.Getenv(cuda.RouteSpecEnv) == "off")
 		routed, _ := cuda.RouteKernel(c.gu, c.X, plain, os.Getenv(cuda.RouteWideEnv))
 		if routed != "" {
 			t.Setenv(cuda.RouteFuseEnv, "1")
