@@ -135,6 +135,12 @@ tl() {
 # tg1 MODEL SIDE prints one tg128 run's tok/s of /tmp/MODEL.gguf (SIDE: an env prefix
 # ending in the binary), for ab and sweep.
 tg1() { q env $2 bench -backend cuda -p 0 -n 128 -r 1 -m "/tmp/$1.gguf" | sed 's/(.*//'; }
+# tg3 NAME MODEL runs the embedded binary's tg128 -r 3 of /tmp/MODEL.gguf (the targets'
+# measure), keeps the whole table in $L/NAME.txt and prints its last row's tok/s.
+tg3() {
+	timeout -s KILL 150 "$E" bench -m "/tmp/$2.gguf" -backend cuda -p 0 -n 128 -r 3 >"$L/$1.txt" 2>&1
+	grep '^| ' "$L/$1.txt" | tail -1 | cut -d'|' -f8 | tr -d ' '
+}
 # ab N MODEL A B runs tg128 of /tmp/MODEL.gguf N rounds, A then B each round (A and B are
 # env prefixes ending in the binary, as "$N" or "EMBER_CUDA_X=1 $E"), prints each pair,
 # then both medians, B/A and the rounds B won with the sign test's two-sided p (one
