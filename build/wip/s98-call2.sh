@@ -23,8 +23,7 @@ N="EMBER_CUDA_PTX_DIR=/tmp/px $E"
 sweep 4 v2 "EMBER_CUDA_IDSUM=0 $N" "$N" "EMBER_CUDA_IDSUM=r1 $N" 2>&1 | tee -a "$OUT/log.txt"
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,utilization.gpu --format=csv -lms 100 >"$OUT/clocks.csv" 2>&1 &
 CK=$!
-b() { timeout -s KILL 150 "$E" bench -m /tmp/$2.gguf -backend cuda -p 0 -n 128 -r 3 >"$OUT/$1.txt" 2>&1; grep '^| ' "$OUT/$1.txt" | tail -1 | cut -d'|' -f8 | tr -d ' '; }
-lg "8B tg128 -r 3 $(b q4 q4)"
-lg "V2-Lite tg128 -r 3 $(b v2 v2)"
+lg "8B tg128 -r 3 $(tg3 q4 q4)"
+lg "V2-Lite tg128 -r 3 $(tg3 v2 v2)"
 kill $CK
 lg done

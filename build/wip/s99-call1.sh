@@ -1,31 +1,8 @@
-# s99-call1.sh (session 99, s98-call2.sh plus the routing-grid sweep): mmv_idsum_q8_0 (moesum.cu: a decode token's routed Q8_0
-# downs and their weighted sum in one launch, moe_sum_add's Add joining it) against
-# EMBER_CUDA_IDSUM=0 (mmv_id_q8_0 + moe_sum_add) and its r1 form. Every module's PTX and
-# the sm_90 cubins made here (brought back), the routing tests and deepseek2's CUDA
-# tests on them, V2-Lite in rotated rounds, then both targets' tg128 -r 3 with the
-# card's clocks sampled. Before it: TESTS="cuda deepseek2" sh build/dev-build.sh; the
-# plain hold-out; carry bin/dev.
-set -u
-MODELS="v2 q4" . build/gpu-setup.sh "$OUT"
-lg() { el "$*" | tee -a "$OUT/log.txt"; }
-lg "$(nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,clocks.max.sm --format=csv,noheader)"
-ptx_all /tmp/px
-cubin_all /tmp/px
-export EMBER_CUDA_PTX_DIR=/tmp/px
-tgroup 0 'TestMoERouting$' 200
-tgroup 1 'TestMoERoutingIDSumR1|TestMoERoutingNoGuess' 200
-(cd inference/model/deepseek2 && timeout -s KILL 200 "$R/bin/dev/deepseek2.test" -test.run 'CUDA' 2>&1 | tail -3 | sed 's/^/deepseek2: /' >>"$OUT/log.txt") &
-wait
-gsum tests 0 1
-cp /tmp/g0.log /tmp/g1.log "$OUT/" 2>/dev/null
-while pgrep -f "ember synth" >/dev/null; do sleep 1; done
-N="EMBER_CUDA_PTX_DIR=/tmp/px $E"
-sweep 4 v2 "EMBER_CUDA_IDSUM=0 $N" "$N" "EMBER_CUDA_IDSUM=r1 $N" 2>&1 | tee -a "$OUT/log.txt"
-nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,utilization.gpu --format=csv -lms 100 >"$OUT/clocks.csv" 2>&1 &
-CK=$!
-lg "8B tg128 -r 3 $(tg3 q4 q4)"
-lg "V2-Lite tg128 -r 3 $(tg3 v2 v2)"
-kill $CK
-# the routing launch's grid (three blocks an SM) against two and four an SM, V2-Lite
+# s99-call1.sh (session 99): s98-call2.sh (idsum.patch tested and timed: every module's
+# PTX and sm_90 cubins made there, the routing and deepseek2 CUDA tests, the IDSUM
+# sweep of 4 rounds, both targets' tg128 -r 3 with the clocks sampled), then the routing
+# launch's grid (three blocks an SM) against two and four an SM, V2-Lite, 3 rounds
+# (~450 s on a fresh machine). Before it: as s98-call2.sh.
+. build/wip/s98-call2.sh
 sweep 3 v2 "$N" "EMBER_CUDA_ROUTE_GRID=264 $N" "EMBER_CUDA_ROUTE_GRID=528 $N" 2>&1 | tee -a "$OUT/log.txt"
-lg done
+lg "grid sweep done"
