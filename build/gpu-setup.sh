@@ -66,12 +66,18 @@ gsum() {
 		grep -E -B3 -A8 -- '--- FAIL|panic' /tmp/g$_g.log | head -20 >>"$L/log.txt"
 	done
 }
+# ds2_tests LIMIT runs deepseek2's CUDA tests in the background (the caller waits),
+# killed after LIMIT s, on $EMBER_CUDA_PTX_DIR's PTX when set; it prints their last
+# three lines.
+ds2_tests() {
+	(cd inference/model/deepseek2 && timeout -s KILL "$1" "$R/bin/dev/deepseek2.test" -test.run 'CUDA' 2>&1 | tail -3 | sed 's/^/deepseek2: /') &
+}
 # model_tests LIMIT runs, in the background (the caller waits), the CUDA goldens of every
-# architecture and deepseek2's CUDA tests, each killed after LIMIT s, on
+# architecture and deepseek2's CUDA tests (ds2_tests), each killed after LIMIT s, on
 # $EMBER_CUDA_PTX_DIR's PTX when set; each prints its last three lines.
 model_tests() {
 	(cd inference/model/archs && timeout -s KILL "$1" "$R/bin/dev/archs.test" -test.run 'TestGoldensCUDA' 2>&1 | tail -3 | sed 's/^/goldens: /') &
-	(cd inference/model/deepseek2 && timeout -s KILL "$1" "$R/bin/dev/deepseek2.test" -test.run 'CUDA' 2>&1 | tail -3 | sed 's/^/deepseek2: /') &
+	ds2_tests "$1"
 }
 # all_tests PATTERN runs cuda.test's PATTERN (group 0) and conformance tests (group 1)
 # beside model_tests, each killed after 300 s, on $EMBER_CUDA_PTX_DIR's PTX when set,

@@ -14,7 +14,7 @@ cubin_all /tmp/px
 export EMBER_CUDA_PTX_DIR=/tmp/px
 tgroup 0 'TestMoERouting$' 200
 tgroup 1 'TestMoERoutingIDSumR1|TestMoERoutingNoGuess' 200
-(cd inference/model/deepseek2 && timeout -s KILL 200 "$R/bin/dev/deepseek2.test" -test.run 'CUDA' 2>&1 | tail -3 | sed 's/^/deepseek2: /' >>"$OUT/log.txt") &
+ds2_tests 200 >>"$OUT/log.txt"
 wait
 gsum tests 0 1
 cp /tmp/g0.log /tmp/g1.log "$OUT/" 2>/dev/null

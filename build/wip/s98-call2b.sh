@@ -13,7 +13,7 @@ rm -rf /tmp/px && mkdir -p /tmp/px && cp kernels/cuda/*.cu kernels/cuda/*.cuh /t
 	cp /tmp/px/moesum.ptx "$OUT/" && (sh build/gen-cubin.sh sm90 /tmp/sm90 /tmp/px && cp /tmp/sm90/* "$OUT/") || lg "PTX OR CUBIN FAILED"
 tgroup 0 'TestMoERouting$' 170
 tgroup 1 'TestMoERoutingIDSumR1' 170
-(cd inference/model/deepseek2 && timeout -s KILL 170 "$R/bin/dev/deepseek2.test" -test.run 'CUDA' 2>&1 | tail -3 | sed 's/^/deepseek2: /' >>"$OUT/log.txt") &
+ds2_tests 170 >>"$OUT/log.txt"
 wait
 gsum tests 0 1
 cp /tmp/g0.log /tmp/g1.log "$OUT/" 2>/dev/null
@@ -21,7 +21,6 @@ while pgrep -f "ember synth" >/dev/null; do sleep 1; done
 sweep 3 v2 "EMBER_CUDA_IDSUM=0 $E" "$E" "EMBER_CUDA_IDSUM=r1 $E" 2>&1 | tee -a "$OUT/log.txt"
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,utilization.gpu --format=csv -lms 100 >"$OUT/clocks.csv" 2>&1 &
 CK=$!
-timeout -s KILL 100 "$E" bench -m /tmp/v2.gguf -backend cuda -p 0 -n 128 -r 3 >"$OUT/v2.txt" 2>&1
-lg "V2-Lite tg128 -r 3 $(grep '^| ' "$OUT/v2.txt" | tail -1 | cut -d'|' -f8 | tr -d ' ')"
+lg "V2-Lite tg128 -r 3 $(tg3 v2 v2)"
 kill $CK
 lg done
