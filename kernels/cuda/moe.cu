@@ -420,17 +420,38 @@ extern "C" __global__ void __launch_bounds__(128, 3) mmv_route_q5_k_64s(MMV_ROUT
     mmv_route<T_Q5_K, true, true>(ids, w, logits, bias, X, k, ngroup, ngroup_used, sigmoid, norm, scale, W, W2, ws, estride, Xq, D, D2, dstride, M, K, spec);
 }
 
+// MOE_SUM_REGS is the most slots moe_slot_sum reads into registers before it sums: all
+// of a thread's loads then issue together, one round trip to L2, where the loop's
+// multiply-then-add waited on each load in turn (a V2-Lite layer's six slots were six
+// round trips: moe_sum_add 4.9 us alone, 70% of its stalls long scoreboard; session 97).
+#define MOE_SUM_REGS 8
+
+// moe_slot_sum is the sum over slots j < k of dr[j * E] * wr[j], each product rounded,
+// added in slot order; k >= 1.
+__device__ __forceinline__ float moe_slot_sum(const float* dr, const float* wr, int k, int E) {
+    if (k <= MOE_SUM_REGS) {
+        float dv[MOE_SUM_REGS], wv[MOE_SUM_REGS];
+#pragma unroll
+        for (int j = 0; j < MOE_SUM_REGS; j++)
+            if (j < k) dv[j] = dr[(i64)j * E], wv[j] = wr[j];
+        float s = dv[0] * wv[0];
+#pragma unroll
+        for (int j = 1; j < MOE_SUM_REGS; j++)
+            if (j < k) s = s + dv[j] * wv[j];
+        return s;
+    }
+    float s = dr[0] * wr[0];
+    for (int j = 1; j < k; j++) s = s + dr[(i64)j * E] * wr[j];
+    return s;
+}
+
 // moe_sum: dst[t, c] = sum over slots j of d[t*k + j, c] * w[t*k + j], each product
 // rounded, added in slot order (as the host path's Mul, GetRows and Adds). d [n*k, E],
 // dst [n, E]; dst may alias neither d nor w.
 extern "C" __global__ void moe_sum(float* dst, const float* d, const float* w, int k, int E, int n) { pdl_entry();
     for (i64 idx = (i64)blockIdx.x * blockDim.x + threadIdx.x; idx < (i64)n * E; idx += (i64)gridDim.x * blockDim.x) {
         const i64 t = idx / E, c = idx % E;
-        const float* dr = d + t * k * E + c;
-        const float* wr = w + t * k;
-        float s = dr[0] * wr[0];
-        for (int j = 1; j < k; j++) s = s + dr[(i64)j * E] * wr[j];
-        dst[idx] = s;
+        dst[idx] = moe_slot_sum(d + t * k * E + c, w + t * k, k, E);
     }
 }
 
@@ -442,11 +463,8 @@ extern "C" __global__ void moe_sum_add(float* dst, const float* d, const float* 
                                        const float* b) { pdl_entry();
     for (i64 idx = (i64)blockIdx.x * blockDim.x + threadIdx.x; idx < (i64)n * E; idx += (i64)gridDim.x * blockDim.x) {
         const i64 t = idx / E, c = idx % E;
-        const float* dr = d + t * k * E + c;
-        const float* wr = w + t * k;
         const float bv = b[idx];
-        float s = dr[0] * wr[0];
-        for (int j = 1; j < k; j++) s = s + dr[(i64)j * E] * wr[j];
+        const float s = moe_slot_sum(d + t * k * E + c, w + t * k, k, E);
         dst[idx] = s;
         sum[idx] = s + (b == dst ? s : bv);
     }
