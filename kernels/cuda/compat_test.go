@@ -95,8 +95,8 @@ func TestCompatPTXDir(t *testing.T) {
 
 // hopperKernels matches the kernels EM_SM90 leaves out of modules that the
 // compatibility PTX otherwise holds: the cluster forms of one decode row's attention
-// and the latent rows' bulk-copy kernels (CUDA backend: compatOff).
-var hopperKernels = regexp.MustCompile(`^(attention_dec(64|128)_1c(_128|_64)?(_q8)?|attention_short576w?|attention_vb576)$`)
+// and of a row's argmax, and the latent rows' bulk-copy kernels (CUDA backend: compatOff).
+var hopperKernels = regexp.MustCompile(`^(attention_dec(64|128)_1c(_128|_64)?(_q8)?|attention_short576w?|attention_vb576|argmax_f32_c)$`)
 
 // ptxEntries lists the kernels a PTX text defines.
 func ptxEntries(p []byte) map[string]bool {

@@ -68,13 +68,14 @@ func smemLimit(d Device, env string) (int, error) {
 
 // compatOff turns off what the compatibility PTX lacks (kernels/cuda/sm80/hopper-only.txt
 // and the kernels EM_SM90 leaves out): the cluster kernels (attention_decD_1c and _1l,
-// absorb, attention_vb576, ffn), the latent rows' bulk copies (attention_short576), the
+// absorb, attention_vb576, ffn, argmax_f32_c), the latent rows' bulk copies (attention_short576), the
 // streamed mat-vecs (mvs) and wgmma (mmg). Their work takes the kernels Hopper takes
 // with those switched off, which the tests also run on Hopper. Programmatic edges need
 // no switch: no compatibility kernel waits on the grid (pdlKernels finds none).
 func (b *Backend) compatOff() {
 	b.dec.no1c, b.dec.no1l = true, true
 	b.absorbOn, b.vbOn, b.ffnOn = false, false, false
+	b.amOne = true
 	b.mvsc.off = true
 	b.mg.off = true
 	b.short.noLatent = true

@@ -81,6 +81,7 @@ type Backend struct {
 	prefill   attTC          // tensor-core prefill attention's mode (attention_prefill.go)
 	dec       attDec         // tensor-core decode attention's modes (attention_dec.go)
 	noIDW     bool           // $EMBER_CUDA_NO_IDW: per-head runs of weights on mmv_id, not mmv_idw (groups.go)
+	amOne     bool           // $EMBER_CUDA_ARGMAX_ONE or the compatibility kernels: argmax_f32, not argmax_f32_c (argmax.go)
 	widen     bool           // Q5_0 weights stored as Q8_0 unless $EMBER_CUDA_WIDEN=0 (widen.go)
 	evict     denseEvict     // the dense batch-1 products' evict-first loads (evict.go)
 	ropeHPB   int            // heads a block of rope2_f32 and rope2_set rotates ($EMBER_CUDA_ROPE_HEADS, else ropeHeads)
@@ -149,7 +150,7 @@ func New(opt Options) (*Backend, error) {
 		noGraphs: os.Getenv("EMBER_CUDA_NO_GRAPHS") != "", noPDL: os.Getenv("EMBER_CUDA_NO_PDL") != "", noMMQ: os.Getenv(NoMMQEnv) != "",
 		hostMoE: os.Getenv(HostMoEEnv) != "", dec: attDec{twoPass: os.Getenv(DecTwoPassEnv) != "", ownQ8K: os.Getenv(DecOwnQ8KEnv) != "", no1: os.Getenv(NoDec1Env) != "", no1c: os.Getenv(NoDec1CEnv) != "", no1l: os.Getenv(NoDec1LEnv) != "", l1: os.Getenv(Dec1L1Env) != "", lThreads: decIntEnv(Dec1LThreadsEnv), lTiles: decIntEnv(Dec1LTilesEnv), noMLA2: os.Getenv(NoMLA2Env) != "", full1: os.Getenv(Dec1FullEnv) != "", stages: decIntEnv(DecStagesEnv), blocks: decIntEnv(DecBlocksEnv), mlaSplit: mlaSplitMode(), gqa: decGQAMode()},
 		st: stats{on: os.Getenv(StatsEnv) != "", start: time.Now(), rng: profRangeFromEnv()}, attnSmem: smemMax, mvsc: mvsFromEnv(),
-		carve: carveoutFromEnv(), carved: carveoutKernelsFromEnv(), chunk: chunkFromEnv(), noRamp: os.Getenv(ChunkRampEnv) == "0", br: branchFromEnv(), ropeHPB: ropeHeadsFromEnv(), noIDW: os.Getenv(NoIDWEnv) != "", widen: widenFromEnv(),
+		carve: carveoutFromEnv(), carved: carveoutKernelsFromEnv(), chunk: chunkFromEnv(), noRamp: os.Getenv(ChunkRampEnv) == "0", br: branchFromEnv(), ropeHPB: ropeHeadsFromEnv(), noIDW: os.Getenv(NoIDWEnv) != "", amOne: os.Getenv(ArgMaxOneEnv) != "", widen: widenFromEnv(),
 		nucRound: nucRoundFromEnv(NucRoundEnv, nucRoundMax), nucFirst: nucRoundFromEnv(NucFirstEnv, nucFirst),
 		compat: compat, smemLim: lim}
 	b.capt.failed = os.Getenv(LtNoGraphsEnv) != ""

@@ -58,8 +58,15 @@ func TestConformance(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T) backend.Backend { return newOrSkip(t) })
 }
 
-// TestArgMax: the argmax kernel (kernels/cuda/sample.cu) against sample.Greedy.
+// TestArgMax: the argmax kernels (kernels/cuda/sample.cu: argmax_f32_c for wide rows at
+// a 16-byte boundary on Hopper, argmax_f32 for the others) against sample.Greedy.
 func TestArgMax(t *testing.T) {
+	backendtest.RunArgMax(t, func(t *testing.T) backend.Backend { return newOrSkip(t) })
+}
+
+// TestArgMaxOneBlock is TestArgMax with every row on argmax_f32 (ArgMaxOneEnv).
+func TestArgMaxOneBlock(t *testing.T) {
+	t.Setenv(cuda.ArgMaxOneEnv, "1")
 	backendtest.RunArgMax(t, func(t *testing.T) backend.Backend { return newOrSkip(t) })
 }
 
