@@ -11,8 +11,10 @@ import sys
 path = sys.argv[1]
 src = open(path).read()
 old = '''__device__ __forceinline__ void pdl_wait() {
+#if EM_SM90
     asm volatile("griddepcontrol.wait;" ::: "memory");
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
 }'''
 new = '''#define EM_TL_MAX 4096
 __device__ unsigned long long em_tl[4 * EM_TL_MAX];  // arrival, release, blocks, gridid
@@ -23,6 +25,7 @@ __device__ __forceinline__ unsigned long long em_gtime() {
     return t;
 }
 __device__ __forceinline__ void pdl_wait() {
+#if EM_SM90
     const unsigned long long t0 = em_gtime();
     asm volatile("griddepcontrol.wait;" ::: "memory");
     if ((blockIdx.x | blockIdx.y | blockIdx.z | threadIdx.x | threadIdx.y | threadIdx.z) == 0) {
@@ -38,6 +41,7 @@ __device__ __forceinline__ void pdl_wait() {
         }
     }
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
 }'''
 if src.count(old) != 1:
     sys.exit("timeline-cuh.py: pdl_wait not found as expected in " + path)
