@@ -58,8 +58,10 @@ __device__ __forceinline__ void argmax_put(unsigned long long* pw, unsigned p, f
 // argmax_f32_c: argmax_f32 of rows at a 16-byte boundary (stride % 4 == 0, cols % 4 ==
 // 0) by clusters of ARGMAX_PARTS blocks, cluster r row r: block p (its rank) scans the
 // row's 16-byte chunks [n4 p / P, n4 (p + 1) / P) as argmax_block4 scans (thread t chunk
-// c0 + t, c0 + t + 1,024, ..., four loads in flight); each block's winner goes into rank 0's shared memory, which takes the best of the P
-// after one cluster barrier. argmax_better is a total order, so the winner is
+// c0 + t, c0 + t + 1,024, ..., four loads in flight; the loop is argmax_block4's, kept
+// apart because folding it into one helper moves three instructions of argmax_f32's
+// PTX); each block's winner goes into rank 0's shared memory, which takes the best of
+// the P after one cluster barrier. argmax_better is a total order, so the winner is
 // argmax_f32's. One block read a 128,256-float greedy row in ~8 dependent round trips
 // through one SM's port to L2 (argmax_f32 10.1 us alone on an H100, session 97's ncu);
 // eight read it in about one.
