@@ -13,10 +13,10 @@ var _ backend.ArgMaxer = (*Backend)(nil)
 // argmaxThreads is the block size of argmax_f32 (kernels/cuda/sample.cuh, ARGMAX_THREADS).
 const argmaxThreads = 1024
 
-// ArgMax implements backend.ArgMaxer: argmaxTo writes the ids into
-// a device scratch buffer that stays put between calls (so a decode step's launches stay
-// equal and keep replaying as a graph), and only the ids are copied back. The buffer is
-// kept among the activation scratches under I32, which no MatMul rounds to.
+// ArgMax implements backend.ArgMaxer: argmaxTo writes the ids into a device scratch
+// buffer that stays put between calls (so a decode step's launches stay equal and keep
+// replaying as a graph), and only the ids are copied back. The buffer is kept among the
+// activation scratches under I32, which no MatMul rounds to.
 func (b *Backend) ArgMax(ctx context.Context, src backend.Tensor, dst []int32) error {
 	t := want(src, quant.F32)
 	if len(dst) != t.rows {
