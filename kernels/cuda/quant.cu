@@ -348,7 +348,9 @@ extern "C" __global__ void __launch_bounds__(ADD_NORM_THREADS) add_rms_norm_q8_k
 // 8B): its loops then have no guards, and the 2 NB loads of a and b issue back to back
 // at fixed offsets (with guards, each reloads its pointer; session 54's PTX ran the
 // 8B's rows in ~690 instructions against ~1,900 before).
-template <int NB, bool EXACT>
+// With ADD false it is rms_norm_q8_k's of one row a (b and sum unused): the sums of
+// squares in rms_norm_q8_k's order, so its bits (the step's first norm, after GetRows).
+template <int NB, bool EXACT, bool ADD = true>
 __device__ __forceinline__ void norm1_row(float* sum, const float* a, const float* b, float* dst, const float* w, int cols,
                                           float eps, uint8_t* out, float* xs, double* part) {
     const int t = threadIdx.x, lane = t & 31, wp = t >> 5, nb = EXACT ? NB : cols / 256;
@@ -363,14 +365,14 @@ __device__ __forceinline__ void norm1_row(float* sum, const float* a, const floa
     float av[NB], bv[NB];
 #pragma unroll
     for (int k = 0; k < NB; k++)
-        if (k < nb) av[k] = a[t + 256 * k], bv[k] = b[t + 256 * k];
+        if (k < nb) av[k] = a[t + 256 * k], bv[k] = ADD ? b[t + 256 * k] : 0.0f;
     double ss = 0;
 #pragma unroll
     for (int k = 0; k < NB; k++)
         if (k < nb) {
-            const float s = av[k] + bv[k];
+            const float s = ADD ? av[k] + bv[k] : av[k];
             xs[t + 256 * k] = s;
-            sum[t + 256 * k] = s;
+            if (ADD) sum[t + 256 * k] = s;
             ss += (double)s * (double)s;
         }
     ss = warp_sumd(ss);
@@ -401,6 +403,24 @@ extern "C" __global__ void __launch_bounds__(256) add_rms_norm_q8_k_1(float* sum
         norm1_row<16, true>(sum, a, b, dst, w, cols, eps, out, xs, part);
     else
         norm1_row<ADD_NORM1_COLS / 256, false>(sum, a, b, dst, w, cols, eps, out, xs, part);
+}
+
+// rms_norm_q8_k_1: rms_norm_q8_k of one row (a decode step's first norm) by one block of
+// 256 threads, with its bits (norm1_row without the add): rms_norm_q8_k's blocks each
+// read the whole row and round theirs with two barriers (5-7 us of a step in session
+// 100's timelines against add_rms_norm_q8_k_1's ~3.5). cols % 256 == 0, cols <=
+// ADD_NORM1_COLS; dst may be x.
+extern "C" __global__ void __launch_bounds__(256) rms_norm_q8_k_1(float* dst, const float* x, const float* w, int cols,
+                                                                   float eps, uint8_t* out) {
+    pdl_defer();
+    __shared__ __align__(16) float xs[ADD_NORM1_COLS];
+    __shared__ double part[8];
+    if (cols == 2048)
+        norm1_row<8, true, false>(nullptr, x, nullptr, dst, w, cols, eps, out, xs, part);
+    else if (cols == 4096)
+        norm1_row<16, true, false>(nullptr, x, nullptr, dst, w, cols, eps, out, xs, part);
+    else
+        norm1_row<ADD_NORM1_COLS / 256, false, false>(nullptr, x, nullptr, dst, w, cols, eps, out, xs, part);
 }
 
 // add_rms_norm_q8: cols % 32 == 0; out rows of ostride bytes, Q8_0 (s1: Q8_1) blocks.

@@ -7,26 +7,30 @@ __device__ __forceinline__ void argmax_scan4(float4 a, int j, float& bv, int& bi
     argmax_scan(a.x, j, bv, bi), argmax_scan(a.y, j + 1, bv, bi), argmax_scan(a.z, j + 2, bv, bi), argmax_scan(a.w, j + 3, bv, bi);
 }
 
-// argmax_block4 is argmax_block over a row at a 16-byte boundary: thread t takes the
-// row's 16-byte chunks t, t + blockDim.x, ... four loads in flight (16 floats a thread a
-// round trip, where argmax_block's four floats leave a greedy step's 128,256 logits ~31
-// dependent round trips of the block: ~20 us of an 8B step on the H200, session 41),
-// then the floats past the last whole chunk one by one. Each thread still meets its
-// indices in increasing order, and argmax_better is a total order: the same winner.
-__device__ __forceinline__ int argmax_block4(const float* row, int cols, float* wv, int* wi) {
-    float bv = 0.0f;
-    int bi = -1;
-    const int bd = blockDim.x, n4 = cols >> 2;
-    const float4* r4 = (const float4*)row;
-    int c = threadIdx.x;
-    for (; c + 3 * bd < n4; c += 4 * bd) {
+// argmax_chunks4 scans the 16-byte chunks c, c + bd, ... below c1 of the row at r4 as
+// one thread of a block of bd threads: four loads in flight (16 floats a thread a round
+// trip, where argmax_block's four floats leave a greedy step's 128,256 logits ~31
+// dependent round trips of the block: ~20 us of an 8B step on the H200, session 41).
+__device__ __forceinline__ void argmax_chunks4(const float4* r4, int c, int c1, int bd, float& bv, int& bi) {
+    for (; c + 3 * bd < c1; c += 4 * bd) {
         float4 a[4];
 #pragma unroll
         for (int u = 0; u < 4; u++) a[u] = r4[c + u * bd];
 #pragma unroll
         for (int u = 0; u < 4; u++) argmax_scan4(a[u], 4 * (c + u * bd), bv, bi);
     }
-    for (; c < n4; c += bd) argmax_scan4(r4[c], 4 * c, bv, bi);
+    for (; c < c1; c += bd) argmax_scan4(r4[c], 4 * c, bv, bi);
+}
+
+// argmax_block4 is argmax_block over a row at a 16-byte boundary: thread t takes the
+// row's 16-byte chunks t, t + blockDim.x, ... (argmax_chunks4), then the floats past the
+// last whole chunk one by one. Each thread still meets its indices in increasing order,
+// and argmax_better is a total order: the same winner.
+__device__ __forceinline__ int argmax_block4(const float* row, int cols, float* wv, int* wi) {
+    float bv = 0.0f;
+    int bi = -1;
+    const int bd = blockDim.x, n4 = cols >> 2;
+    argmax_chunks4((const float4*)row, threadIdx.x, n4, bd, bv, bi);
     for (int j = 4 * n4 + threadIdx.x; j < cols; j += bd) argmax_scan(row[j], j, bv, bi);
     return argmax_reduce(bv, bi, wv, wi);
 }
@@ -57,14 +61,13 @@ __device__ __forceinline__ void argmax_put(unsigned long long* pw, unsigned p, f
 }
 // argmax_f32_c: argmax_f32 of rows at a 16-byte boundary (stride % 4 == 0, cols % 4 ==
 // 0) by clusters of ARGMAX_PARTS blocks, cluster r row r: block p (its rank) scans the
-// row's 16-byte chunks [n4 p / P, n4 (p + 1) / P) as argmax_block4 scans (thread t chunk
-// c0 + t, c0 + t + 1,024, ..., four loads in flight; the loop is argmax_block4's, kept
-// apart because folding it into one helper moves three instructions of argmax_f32's
-// PTX); each block's winner goes into rank 0's shared memory, which takes the best of
-// the P after one cluster barrier. argmax_better is a total order, so the winner is
-// argmax_f32's. One block read a 128,256-float greedy row in ~8 dependent round trips
-// through one SM's port to L2 (argmax_f32 10.1 us alone on an H100, session 97's ncu);
-// eight read it in about one.
+// row's 16-byte chunks [n4 p / P, n4 (p + 1) / P) as argmax_block4 scans its row
+// (argmax_chunks4) and reduces them as it does (argmax_reduce_pair); each block's
+// winner goes into rank 0's shared memory, which takes the best of the P after one
+// cluster barrier. argmax_better is a total order, so the winner is argmax_f32's. One
+// block read a 128,256-float greedy row in ~8 dependent round trips through one SM's
+// port to L2 (argmax_f32 10.1 us alone on an H100, session 97's ncu); eight read it in
+// about one.
 extern "C" __global__ void __cluster_dims__(ARGMAX_PARTS, 1, 1) __launch_bounds__(ARGMAX_THREADS, 1)
     argmax_f32_c(int* dst, const float* x, i64 stride, int cols) {
     pdl_entry();
@@ -76,36 +79,19 @@ extern "C" __global__ void __cluster_dims__(ARGMAX_PARTS, 1, 1) __launch_bounds_
     __shared__ unsigned long long pw[ARGMAX_PARTS];  // rank 0's: each block's winner
     unsigned p;
     asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(p));
-    const int r = blockIdx.x / ARGMAX_PARTS, bd = blockDim.x, n4 = cols / 4;
-    const float* row = x + (i64)r * stride;
-    const float4* r4 = (const float4*)row;
-    const int c1 = (int)((i64)n4 * (p + 1) / ARGMAX_PARTS);
+    const int r = blockIdx.x / ARGMAX_PARTS, n4 = cols / 4;
     float bv = 0.0f;
     int bi = -1;
-    int c = (int)((i64)n4 * p / ARGMAX_PARTS) + threadIdx.x;
-    for (; c + 3 * bd < c1; c += 4 * bd) {
-        float4 a[4];
-#pragma unroll
-        for (int u = 0; u < 4; u++) a[u] = r4[c + u * bd];
-#pragma unroll
-        for (int u = 0; u < 4; u++) argmax_scan4(a[u], 4 * (c + u * bd), bv, bi);
-    }
-    for (; c < c1; c += bd) argmax_scan4(r4[c], 4 * c, bv, bi);
-    argmax_warp(bv, bi);
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    if (lane == 0) wv[warp] = bv, wi[warp] = bi;
-    __syncthreads();
+    argmax_chunks4((const float4*)(x + (i64)r * stride), (int)((i64)n4 * p / ARGMAX_PARTS) + threadIdx.x,
+                   (int)((i64)n4 * (p + 1) / ARGMAX_PARTS), blockDim.x, bv, bi);
+    const bool w0 = argmax_reduce_pair(bv, bi, wv, wi);
+    const int lane = threadIdx.x & 31;
     asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
-    if (warp == 0) {
-        bv = lane < bd / 32 ? wv[lane] : 0.0f;
-        bi = lane < bd / 32 ? wi[lane] : -1;
-        argmax_warp(bv, bi);
-        if (lane == 0) argmax_put(pw, p, bv, bi);
-    }
+    if (w0 && lane == 0) argmax_put(pw, p, bv, bi);
     asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
     if (p != 0) return;  // its winner is in rank 0's memory
     asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
-    if (warp == 0) {
+    if (w0) {
         const unsigned long long w = lane < ARGMAX_PARTS ? pw[lane] : 0xffffffff00000000ull;
         bv = __uint_as_float((unsigned)w), bi = (int)(w >> 32);
         argmax_warp(bv, bi);

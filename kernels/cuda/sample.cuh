@@ -40,18 +40,27 @@ __device__ __forceinline__ void argmax_warp(float& bv, int& bi) {
     }
 }
 
-// argmax_reduce is the block's reduction of its threads' (bv, bi) pairs: warps by
+// argmax_reduce_pair is the block's reduction of its threads' (bv, bi) pairs: warps by
 // shuffles, then the warps' winners (wv and wi: a float and an int a warp of shared
-// memory) in warp 0; thread 0 gets the index (0 when no thread had one).
-__device__ __forceinline__ int argmax_reduce(float bv, int bi, float* wv, int* wi) {
+// memory) in warp 0, whose lanes all get the block's winner in bv and bi (bi < 0 when no
+// thread had one); it reports whether the thread is in warp 0. Every thread of the
+// block calls it (one barrier).
+__device__ __forceinline__ bool argmax_reduce_pair(float& bv, int& bi, float* wv, int* wi) {
     argmax_warp(bv, bi);
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
     if (lane == 0) wv[warp] = bv, wi[warp] = bi;
     __syncthreads();
-    if (warp != 0) return 0;
+    if (warp != 0) return false;
     bv = lane < nw ? wv[lane] : 0.0f;
     bi = lane < nw ? wi[lane] : -1;
     argmax_warp(bv, bi);
+    return true;
+}
+
+// argmax_reduce is argmax_reduce_pair's index: thread 0 gets the block's winner (0 when
+// no thread had one).
+__device__ __forceinline__ int argmax_reduce(float bv, int bi, float* wv, int* wi) {
+    if (!argmax_reduce_pair(bv, bi, wv, wi)) return 0;
     return bi < 0 ? 0 : bi;
 }
 

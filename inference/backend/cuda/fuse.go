@@ -67,7 +67,9 @@ const NoAttentionHalfEnv = "EMBER_CUDA_NO_ATTENTION_HALF"
 
 // NoNorm1Env names an environment variable: when set, a decode row's residual add, norm
 // and Q8_K rounding run on add_rms_norm_q8_k's 1,024 threads instead of
-// add_rms_norm_q8_k_1's 256 (the same bits), for timing the one-row kernel.
+// add_rms_norm_q8_k_1's 256, and its first norm and rounding (no add) on rms_norm_q8_k's
+// blocks instead of rms_norm_q8_k_1's one (the same bits), for timing the one-row
+// kernels.
 const NoNorm1Env = "EMBER_CUDA_NO_NORM1"
 
 // RouteFuseEnv names an environment variable: unless it is 0, a decode token's routing
@@ -268,6 +270,11 @@ func (b *Backend) fuseQ8K(x *tensor, out uint64, stride int) bool {
 			return false // in place: the fused kernel's blocks each read the whole row
 		}
 		b.queue.pop()
+		if x.rows == 1 && x.cols <= norm1MaxCols && !f.cfg.noN1 && (f.args[0]|f.args[2])%16 == 0 {
+			// one row (f.args: dst, x, w, cols, eps; dst and w 16-byte aligned): one block
+			b.launch("rms_norm_q8_k_1", 1, 1, 256, 0, append(f.args, out)...)
+			break
+		}
 		b.launch("rms_norm_q8_k", x.cols/256, x.rows, 256, 0, append(f.args, out, i64(stride))...)
 	case fuseSwiGLU:
 		b.queue.pop()

@@ -22,7 +22,7 @@ type queueOnly struct {
 
 func newQueueOnly(noFuse bool) *queueOnly {
 	b := &Backend{kernels: map[string]*kernel{}, act: map[quant.Type]*scratch{}}
-	for _, n := range []string{"rms_norm", "rms_norm_q8_k", "add_f32", "add_rms_norm", "add_rms_norm_q8_k",
+	for _, n := range []string{"rms_norm", "rms_norm_q8_k", "rms_norm_q8_k_1", "add_f32", "add_rms_norm", "add_rms_norm_q8_k",
 		"add_rms_norm_q8_k_1", "rope_f32", "rope2_f32", "rope2_set", "set_rows", "set_rows2", "swiglu_f32", "swiglu_q8_k", "quant_q8_k", "mmv_multi",
 		mmvName(quant.Q4_K, 1), mmvName(quant.Q4_K, 4), "swiglu_q8", "quant_q8", "add_rms_norm_q8", mmvName(quant.Q5_0, 1), mmvName(quant.Q5_0, 8), "get_rows_f32", "get_rows_q8_k", mmvName(quant.Q4_K, 8)} {
 		b.kernels[n] = &kernel{name: n}
@@ -127,7 +127,7 @@ func TestFuseQueueDecoderLayer(t *testing.T) {
 		if got := q.names(); off {
 			wantQueue(t, "attention input, unfused", got, "rms_norm", "quant_q8_k", "mmv_multi", "rope_f32", "rope_f32", "set_rows", "set_rows")
 		} else {
-			wantQueue(t, "attention input", got, "rms_norm_q8_k", "mmv_multi", "rope2_set")
+			wantQueue(t, "attention input", got, "rms_norm_q8_k_1", "mmv_multi", "rope2_set")
 		}
 		l.rest()
 		q.RMSNorm(res, l.inpL, on, 1e-5)

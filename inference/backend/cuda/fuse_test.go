@@ -254,10 +254,10 @@ func TestFusedSetRows(t *testing.T) {
 	})
 }
 
-// TestNorm1Widths: add_rms_norm_q8_k_1's forms (quant.cu's norm1_row: rows of exactly
-// 2,048 and 4,096 columns unrolled without guards, any other width up to 8,192 with
-// them) against the separate kernels' bits, one row into one Q4_K product, in place and
-// not: the widths on both sides of each exact form.
+// TestNorm1Widths: add_rms_norm_q8_k_1's and rms_norm_q8_k_1's forms (quant.cu's
+// norm1_row: rows of exactly 2,048 and 4,096 columns unrolled without guards, any other
+// width up to 8,192 with them) against the separate kernels' bits, one row into one Q4_K
+// product, the add's in place and not: the widths on both sides of each exact form.
 func TestNorm1Widths(t *testing.T) {
 	const m = 48
 	for _, k := range []int{256, 1792, 2048, 2304, 3840, 4096, 4352, 8192} {
@@ -276,6 +276,14 @@ func TestNorm1Widths(t *testing.T) {
 				}, []backend.Tensor{s, n, d}
 			})
 		}
+		checkFused(t, fmt.Sprintf("k %d no add", k), 1, func(e *fuseEnv) (func(), []backend.Tensor) {
+			x, w := e.randn(1, k, 2), e.randn(1, k, 1)
+			n, d, wq := e.zeros(quant.F32, 1, k), e.zeros(quant.F32, 1, m), e.weight(quant.Q4_K, m, k)
+			return func() {
+				e.be.RMSNorm(n, x, w, 1e-5)
+				e.be.MatMul(d, wq, n)
+			}, []backend.Tensor{n, d}
+		})
 	}
 }
 
