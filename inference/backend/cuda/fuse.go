@@ -67,10 +67,14 @@ const NoAttentionHalfEnv = "EMBER_CUDA_NO_ATTENTION_HALF"
 
 // NoNorm1Env names an environment variable: when set, a decode row's residual add, norm
 // and Q8_K rounding run on add_rms_norm_q8_k's 1,024 threads instead of
-// add_rms_norm_q8_k_1's 256, and its first norm and rounding (no add) on rms_norm_q8_k's
-// blocks instead of rms_norm_q8_k_1's one (the same bits), for timing the one-row
-// kernels.
+// add_rms_norm_q8_k_1's 256 (the same bits), for timing the one-row kernel.
 const NoNorm1Env = "EMBER_CUDA_NO_NORM1"
+
+// NoRMSNorm1Env names an environment variable: when set, a decode row's norm and Q8_K
+// rounding with no add before it (the step's first, after GetRows) run on
+// rms_norm_q8_k's blocks instead of rms_norm_q8_k_1's one (the same bits), for timing
+// the one-block kernel.
+const NoRMSNorm1Env = "EMBER_CUDA_NO_RMS_NORM1"
 
 // RouteFuseEnv names an environment variable: unless it is 0, a decode token's routing
 // (moe_topk) and its Q4_K experts' gate and up (mmv_id_q4_k) run as mmv_route_q4_k's one
@@ -147,6 +151,7 @@ type fuseCfg struct {
 	noLay  bool // no fuseHalf into mmg's layout (NoLayFuseEnv)
 	noAtt  bool // no fuseHalf into decode attention (NoAttentionHalfEnv)
 	noN1   bool // no add_rms_norm_q8_k_1 (NoNorm1Env)
+	noRN1  bool // no rms_norm_q8_k_1 (NoRMSNorm1Env)
 	noMR   bool // no mla_kv_rope (NoMLARoPEEnv)
 	rte    bool // mmv_route_q4_k (on unless RouteFuseEnv is 0)
 }
@@ -170,7 +175,7 @@ func (b *Backend) fuseOff() bool {
 		c.read, c.off, c.noHalf = true, c.off || os.Getenv(NoFuseEnv) != "", os.Getenv(NoHalfFuseEnv) != ""
 		c.noLay, c.noAtt = os.Getenv(NoLayFuseEnv) != "", os.Getenv(NoAttentionHalfEnv) != ""
 		c.noN1, c.rte = os.Getenv(NoNorm1Env) != "", os.Getenv(RouteFuseEnv) != "0"
-		c.noMR = os.Getenv(NoMLARoPEEnv) != ""
+		c.noMR, c.noRN1 = os.Getenv(NoMLARoPEEnv) != "", os.Getenv(NoRMSNorm1Env) != ""
 	}
 	return c.off
 }
@@ -270,7 +275,7 @@ func (b *Backend) fuseQ8K(x *tensor, out uint64, stride int) bool {
 			return false // in place: the fused kernel's blocks each read the whole row
 		}
 		b.queue.pop()
-		if x.rows == 1 && x.cols <= norm1MaxCols && !f.cfg.noN1 && (f.args[0]|f.args[2])%16 == 0 {
+		if x.rows == 1 && x.cols <= norm1MaxCols && !f.cfg.noRN1 && (f.args[0]|f.args[2])%16 == 0 {
 			// one row (f.args: dst, x, w, cols, eps; dst and w 16-byte aligned): one block
 			b.launch("rms_norm_q8_k_1", 1, 1, 256, 0, append(f.args, out)...)
 			break

@@ -65,13 +65,13 @@ func TestFuseQueueNorm1(t *testing.T) {
 // step's first, after GetRows) queue rms_norm_q8_k_1 for one row (one block of 256
 // threads, the Q8_K row last), and rms_norm_q8_k's blocks where that kernel does not take
 // them: several rows, a row wider than norm1MaxCols, weights not 16-byte aligned, or
-// NoNorm1Env's setting.
+// NoRMSNorm1Env's setting.
 func TestFuseQueueRMSNorm1(t *testing.T) {
 	const m = 64
 	for _, c := range []struct {
-		rows, k   int
-		noN1, odd bool
-		want      string
+		rows, k    int
+		noRN1, odd bool
+		want       string
 	}{
 		{1, 4096, false, false, "rms_norm_q8_k_1"},
 		{1, 2048, false, false, "rms_norm_q8_k_1"},
@@ -82,9 +82,9 @@ func TestFuseQueueRMSNorm1(t *testing.T) {
 		{1, 4096, true, false, "rms_norm_q8_k"},
 		{1, 4096, false, true, "rms_norm_q8_k"},
 	} {
-		t.Run(fmt.Sprintf("%d rows of %d, no norm1 %v, odd %v", c.rows, c.k, c.noN1, c.odd), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%d rows of %d, no rms norm1 %v, odd %v", c.rows, c.k, c.noRN1, c.odd), func(t *testing.T) {
 			q := newQueueOnly(false)
-			q.fuse.cfg.noN1 = c.noN1
+			q.fuse.cfg.noRN1 = c.noRN1
 			x, n, w := q.f32(c.rows, c.k), q.f32(c.rows, c.k), q.f32(1, c.k+4)
 			if c.odd {
 				w.ptr += 4
