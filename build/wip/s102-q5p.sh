@@ -13,13 +13,14 @@ lg() { el "$*" | tee -a "$OUT/log.txt"; }
 lg "$(nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,clocks.max.sm --format=csv,noheader)"
 ptx_all /tmp/px
 cubin_all /tmp/px
-export EMBER_CUDA_PTX_DIR=/tmp/px
+export EMBER_CUDA_PTX_DIR=/tmp/px EMBER_CUDA_Q5P=1 # TestMoEQ5PBits sets its own
 tgroup 0 'TestMoEQ5PBits|TestMMVIDQueueQ5P|TestKernelNamesExist' 200
-(export EMBER_CUDA_Q5P=1; tgroup 1 'TestMoERouting$' 200; ds2_tests 200 | tee -a "$OUT/log.txt")
+tgroup 1 'TestMoERouting$' 200
+ds2_tests 200 | tee -a "$OUT/log.txt"
 wait
 gsum tests 0 1
 cp /tmp/g0.log /tmp/g1.log "$OUT/" 2>/dev/null
-unset EMBER_CUDA_PTX_DIR
+unset EMBER_CUDA_PTX_DIR EMBER_CUDA_Q5P
 while pgrep -f "ember synth" >/dev/null; do sleep 1; done
 N="EMBER_CUDA_PTX_DIR=/tmp/px $E"
 tg1 v2 "EMBER_CUDA_Q5P=1 $N" >/dev/null
