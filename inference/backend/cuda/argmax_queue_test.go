@@ -57,3 +57,15 @@ func TestArgMaxQueue(t *testing.T) {
 		})
 	}
 }
+
+// TestArgMaxConstsMatchSample: the host's argmax block and cluster sizes are the kernels'
+// (sample.cuh's ARGMAX_THREADS, sample.cu's ARGMAX_PARTS): the grid argmaxTo gives
+// argmax_f32_c is rows times the cluster, which only a GPU would show wrong.
+func TestArgMaxConstsMatchSample(t *testing.T) {
+	if n := kernelDefine(t, "sample.cuh", "ARGMAX_THREADS"); n != argmaxThreads {
+		t.Errorf("ARGMAX_THREADS %d, argmaxThreads %d", n, argmaxThreads)
+	}
+	if n := kernelDefine(t, "sample.cu", "ARGMAX_PARTS"); n != argmaxParts {
+		t.Errorf("ARGMAX_PARTS %d, argmaxParts %d", n, argmaxParts)
+	}
+}
