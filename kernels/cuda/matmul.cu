@@ -326,6 +326,49 @@ MMV_ID_FAST(q3_k, T_Q3_K)
 MMV_ID_FAST(q4_1, T_Q4_1)
 MMV_ID_FAST(q5_1, T_Q5_1)
 
+// mmv_id_q5p: mmv_id_q8_0 over a widened Q5_0 weight's packed copy (q5p_pack: 22 bytes a
+// block against the widened rows' 34; mv1_q5p), with its bits; W, wstride and estride
+// are the copy's. The host takes it for the routed downs with EMBER_CUDA_Q5P (q5p.go).
+extern "C" __global__ void __launch_bounds__(128) mmv_id_q5p(MMV_ID_ARGS) { pdl_entry();
+    MMV_ID_SECOND()
+    extern __shared__ __align__(16) uint8_t q5p_x[];
+    const int z = blockIdx.x / nrb;
+    const int e = ids ? ids[z] : z / epz;
+    const int n = mv1_bytes(T_Q8_0, K), wr = (blockIdx.x % nrb) * 4 + (int)(threadIdx.x >> 5);
+    const uint8_t* Wz = W + (i64)e * estride;
+    const uint8_t* Xz = X + (i64)(z / xdiv) * xstride;
+    if (dyn_smem_size() >= (unsigned)n) mv1_q5p<true, Q80_ID_R1, Q80_ID_S, wev(true)>(Wz, wstride, Xz, q5p_x, n, D + (i64)z * dstride, M, K, wr);
+    else mv1_q5p<false, Q80_ID_R1, Q80_ID_S, wev(true)>(Wz, wstride, Xz, q5p_x, n, D + (i64)z * dstride, M, K, wr);
+}
+
+// q5p_pack writes P, the packed copy (rows of (22 nb + 15) & ~15 bytes: mv1_q5p's layout)
+// of M rows of a widened Q5_0 weight W (Q8_0 rows of wstride bytes in pack's device
+// layout, nb blocks a row, every value in -16..15): a thread a (row, block).
+extern "C" __global__ void q5p_pack(const uint8_t* W, i64 wstride, int M, int nb, uint8_t* P) { pdl_entry();
+    const i64 ps = (22 * nb + 15) & ~15;
+    for (i64 t = (i64)blockIdx.x * blockDim.x + threadIdx.x; t < (i64)M * nb; t += (i64)gridDim.x * blockDim.x) {
+        const i64 r = t / nb;
+        const int ib = (int)(t - r * nb);
+        const uint8_t* v = W + r * wstride + 32 * ib;
+        uint8_t* o = P + r * ps;
+        uint32_t qh = 0;
+        uint8_t u[32];
+        for (int j = 0; j < 32; j++) {
+            u[j] = (uint8_t)((int)(int8_t)v[j] + 16);  // 0..31
+            qh |= (uint32_t)(u[j] >> 4) << j;
+        }
+        for (int h = 0; h < 2; h++)
+            for (int k = 0; k < 4; k++) {
+                const int a = 16 * h + k;
+                o[16 * ib + 8 * h + k] = (uint8_t)((u[a] & 15) | (u[a + 4] & 15) << 4);
+                o[16 * ib + 8 * h + 4 + k] = (uint8_t)((u[a + 8] & 15) | (u[a + 12] & 15) << 4);
+            }
+        *(uint32_t*)(o + 16 * (i64)nb + 4 * ib) = qh;
+        o[20 * (i64)nb + 2 * ib] = W[r * wstride + 32 * nb + 2 * ib];
+        o[20 * (i64)nb + 2 * ib + 1] = W[r * wstride + 32 * nb + 2 * ib + 1];
+    }
+}
+
 // mmv_idw_*: mmv_id_* for runs of per-head products (ids null: matrix z / epz) whose
 // matrices are weights (Backend.Weight's memory, which no kernel writes): opened by
 // pdl_defer, so each block's first weight loads come before the wait (mv1's PRE), as the

@@ -413,6 +413,70 @@ __device__ __forceinline__ void mv1_q8_0(const uint8_t* W, i64 ws, const uint8_t
     mv1_store<R>(acc, D, r0, M);
 }
 
+// ---- packed Q5_0 (q5p): a widened Q5_0 weight's copy at 22 bytes a block ----
+// A row of nb blocks: 16 bytes of nibbles a block (half h's 8 at 8 h: byte k of its first
+// word holds values k and k + 4 of the half, of its second 8 + k and 12 + k), then 4
+// bytes of high bits a block (bit i: value i), then the f16 scales (q5p_pack writes it
+// from the widened Q8_0 rows). q5p_word is four int8 values of a half: nibbles n (one a
+// byte) with their high bits b: n | 0xF0 (the value minus 16) where the bit is clear,
+// n where it is set (widenQ5Block's q5Fill, by a multiply that spreads bit i to byte i).
+__device__ __forceinline__ int q5p_word(uint32_t n, uint32_t b) {
+    const uint32_t s = (b * 0x00204081u) & 0x01010101u;
+    return (int)(n | ((s ^ 0x01010101u) * 0xF0u));
+}
+
+// mv1_q5p is mv1_q8_0 (R rows a warp, S steps, lane pair lane / 2 a block, half the
+// block's 16 values a lane) over q5p rows: each lane loads 8 bytes of nibbles, its half's
+// 16 high bits and the scale, and builds the dp4a words mv1_q8_0 loads, so the integer
+// block sums and every rounding are mmv_id_q8_0's over the widened rows: its bits.
+template <bool SM, int R, int S, bool EF>
+__device__ __forceinline__ void mv1_q5p(const uint8_t* W, i64 ws, const uint8_t* Xg, uint8_t* xs, int n, float* D, int M, int K, int wr) {
+    const int lane = threadIdx.x & 31, half = lane & 1, nb = K / 32;
+    const int r0 = wr * R;
+    const int nj = (nb + 15) / 16;
+    const uint8_t* w[R];
+#pragma unroll
+    for (int i = 0; i < R; i++) w[i] = W + (i64)min(r0 + i, M - 1) * ws;
+    uint2 q[S][R];
+    uint16_t hq[S][R], dw[S][R];
+    auto load = [&](int j, uint2 (&Q)[R], uint16_t (&H)[R], uint16_t (&DW)[R]) {
+        if (j >= nj) return;
+        const int ib = min(16 * j + (lane >> 1), nb - 1);
+#pragma unroll
+        for (int i = 0; i < R; i++)
+            Q[i] = ldw8<EF>(w[i] + 16 * ib + 8 * half), H[i] = ldw2<EF>(w[i] + 16 * nb + 4 * ib + 2 * half),
+            DW[i] = ldw2<EF>(w[i] + 20 * nb + 2 * ib);
+    };
+#pragma unroll
+    for (int s = 0; s < S - 1; s++) load(s, q[s], hq[s], dw[s]);
+    const uint8_t* X = mv1_ready<SM>(Xg, xs, n, K, -1);
+    float acc[R];
+#pragma unroll
+    for (int i = 0; i < R; i++) acc[i] = 0;
+    for (int j0 = 0; j0 < nj; j0 += S) {
+#pragma unroll
+        for (int s = 0; s < S; s++) {
+            const int j = j0 + s, f = (s + S - 1) % S;
+            load(j + S - 1, q[f], hq[f], dw[f]);
+            if (j >= nj) break;  // warp-uniform
+            const bool ok = 16 * j + (lane >> 1) < nb;
+            const int ib = min(16 * j + (lane >> 1), nb - 1);
+            const int4 xv = *(const int4*)(X + 32 * ib + 16 * half);
+            const float dx = ((const float*)(X + K))[ib];
+#pragma unroll
+            for (int i = 0; i < R; i++) {
+                const uint32_t a = q[s][i].x, b = q[s][i].y, h = hq[s][i];
+                const int wx = q5p_word(a & 0x0F0F0F0Fu, h & 15), wy = q5p_word(a >> 4 & 0x0F0F0F0Fu, h >> 4 & 15);
+                const int wz = q5p_word(b & 0x0F0F0F0Fu, h >> 8 & 15), ww = q5p_word(b >> 4 & 0x0F0F0F0Fu, h >> 12);
+                int sm = __dp4a(wx, xv.x, __dp4a(wy, xv.y, __dp4a(wz, xv.z, __dp4a(ww, xv.w, 0))));
+                sm += __shfl_xor_sync(0xffffffffu, sm, 1);
+                if (ok && half == 0) acc[i] += (float)sm * (h2f(dw[s][i]) * dx);
+            }
+        }
+    }
+    mv1_store<R>(acc, D, r0, M);
+}
+
 #include "mv1x.cuh"
 #include "mv1lo.cuh"
 

@@ -103,6 +103,7 @@ type Backend struct {
 	f16c      f16Copies      // f16 copies of weights for batched products (f16copy.go)
 	mf        mfConf         // the f16 tensor-core product over quantized weights (mmf.go)
 	mg        mgConf         // the wgmma product over Q4_K weights (mmg.go)
+	q5        q5pConf        // the routed products over packed Q5_0 copies (q5p.go)
 	capt      ltCapture      // capturing cuBLASLt's products into graphs (ltgraph.go)
 	br        branchState    // the side branch being queued (branch.go)
 	carve     int            // the preferred shared memory carveout of the kernels carved names, per cent; -1: the driver's (carveout.go)
@@ -150,7 +151,7 @@ func New(opt Options) (*Backend, error) {
 		noGraphs: os.Getenv("EMBER_CUDA_NO_GRAPHS") != "", noPDL: os.Getenv("EMBER_CUDA_NO_PDL") != "", noMMQ: os.Getenv(NoMMQEnv) != "",
 		hostMoE: os.Getenv(HostMoEEnv) != "", dec: attDec{twoPass: os.Getenv(DecTwoPassEnv) != "", ownQ8K: os.Getenv(DecOwnQ8KEnv) != "", no1: os.Getenv(NoDec1Env) != "", no1c: os.Getenv(NoDec1CEnv) != "", no1l: os.Getenv(NoDec1LEnv) != "", l1: os.Getenv(Dec1L1Env) != "", lThreads: decIntEnv(Dec1LThreadsEnv), lTiles: decIntEnv(Dec1LTilesEnv), noMLA2: os.Getenv(NoMLA2Env) != "", full1: os.Getenv(Dec1FullEnv) != "", stages: decIntEnv(DecStagesEnv), blocks: decIntEnv(DecBlocksEnv), mlaSplit: mlaSplitMode(), gqa: decGQAMode()},
 		st: stats{on: os.Getenv(StatsEnv) != "", start: time.Now(), rng: profRangeFromEnv()}, attnSmem: smemMax, mvsc: mvsFromEnv(),
-		carve: carveoutFromEnv(), carved: carveoutKernelsFromEnv(), chunk: chunkFromEnv(), noRamp: os.Getenv(ChunkRampEnv) == "0", br: branchFromEnv(), ropeHPB: ropeHeadsFromEnv(), noIDW: os.Getenv(NoIDWEnv) != "", amOne: os.Getenv(ArgMaxOneEnv) != "", widen: widenFromEnv(),
+		carve: carveoutFromEnv(), carved: carveoutKernelsFromEnv(), chunk: chunkFromEnv(), noRamp: os.Getenv(ChunkRampEnv) == "0", br: branchFromEnv(), ropeHPB: ropeHeadsFromEnv(), noIDW: os.Getenv(NoIDWEnv) != "", amOne: os.Getenv(ArgMaxOneEnv) != "", widen: widenFromEnv(), q5: q5pFromEnv(),
 		nucRound: nucRoundFromEnv(NucRoundEnv, nucRoundMax), nucFirst: nucRoundFromEnv(NucFirstEnv, nucFirst),
 		compat: compat, smemLim: lim}
 	b.capt.failed = os.Getenv(LtNoGraphsEnv) != ""
@@ -238,6 +239,8 @@ type tensor struct {
 	noF16      bool   // a copy was declined (no room, or a type without one)
 	mfp        packed // mmf's packed copy of a weight (mmf.go)
 	mgp        packed // mmg's packed copy of a Q4_K weight (mmg.go)
+	widened    bool   // Q5_0 rows stored as Q8_0 (widen.go): a q5p copy holds them
+	q5p        packed // mmv_id_q5p's packed copy of a widened weight (q5p.go)
 }
 
 func (t *tensor) Type() quant.Type { return t.typ }
@@ -285,7 +288,7 @@ func (b *Backend) Weight(typ quant.Type, rows, cols int, data []byte) (backend.T
 	t := &tensor{typ: typ, rows: rows, cols: cols, stride: rb, weight: true}
 	switch {
 	case typ == quant.Q5_0 && b.widen && b.spare(rows*align16(34*cols/32)):
-		typ, t.typ, t.stride = quant.Q8_0, quant.Q8_0, align16(34*cols/32)
+		typ, t.typ, t.stride, t.widened = quant.Q8_0, quant.Q8_0, align16(34*cols/32), true
 		data = packWidenQ5(rows, cols, t.stride, data)
 	case typ == quant.Q8_0 || typ == quant.Q6_K:
 		t.stride = align16(rb)
@@ -357,7 +360,7 @@ func (b *Backend) Free(bt backend.Tensor) {
 	if b.closed {
 		return
 	}
-	for _, p := range []uint64{t.ptr, t.f16, t.mfp.ptr, t.mgp.ptr} {
+	for _, p := range []uint64{t.ptr, t.f16, t.mfp.ptr, t.mgp.ptr, t.q5p.ptr} {
 		if n, ok := b.live[p]; ok {
 			delete(b.live, p)
 			b.pool[n] = append(b.pool[n], p)

@@ -177,6 +177,7 @@ func (b *Backend) forgetCopies(t *tensor) {
 	}
 	t.mfp.drop(mfPackBytes(t), &b.mf.count, &b.mf.bytes)
 	t.mgp.drop(mgPackBytes(t), &b.mg.count, &b.mg.bytes)
+	t.q5p.drop(q5pBytes(t), &b.q5.count, &b.q5.bytes)
 }
 
 // f16Bytes is the size of t's f16 copy.

@@ -125,7 +125,7 @@ func mfPackBytes(w *tensor) int {
 // piece: from the rows' own layout (a 144-byte piece of each of 256 rows 2,304 bytes
 // apart for Llama's Q4_K) its copies ran at under 1 TB/s.
 func (b *Backend) mfPack(w *tensor) uint64 {
-	return b.packCopy(w, &w.mfp, mfPackBytes(w), "mmf_pack_"+suffix[w.typ], &b.mf.count, &b.mf.bytes)
+	return b.packCopy(w, &w.mfp, mfPackBytes(w), "mmf_pack_"+suffix[w.typ], w.cols/256, &b.mf.count, &b.mf.bytes)
 }
 
 // mfSplits is how many ways the steps of a product with mt x nt tiles are divided: as

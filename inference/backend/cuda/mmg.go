@@ -120,7 +120,7 @@ func mgPackBytes(w *tensor) int { return (w.rows + mgTM - 1) / mgTM * (w.cols / 
 // mgPack returns w's packed copy, queueing mmg_pack_q4_k the first time when the device
 // keeps half its memory (and f16KeepFree) free after it; 0 when there is none.
 func (b *Backend) mgPack(w *tensor) uint64 {
-	return b.packCopy(w, &w.mgp, mgPackBytes(w), "mmg_pack_q4_k", &b.mg.count, &b.mg.bytes)
+	return b.packCopy(w, &w.mgp, mgPackBytes(w), "mmg_pack_q4_k", w.cols/256, &b.mg.count, &b.mg.bytes)
 }
 
 // mgSplits is how many ways the steps of a product of mt row tiles are divided: as many

@@ -236,6 +236,14 @@ func (b *Backend) mmvID(d, w, d2, w2 *tensor, nExpert int, xq uint64, xstride in
 	}
 	M := w.rows / nExpert
 	nrb := idRowBlocks(w.typ, M, w.cols)
+	if w2 == nil {
+		if p := b.q5pCopy(w); p != 0 {
+			st := q5pStride(w.cols)
+			b.launch("mmv_id_q5p", nrb*d.rows, 1, 128, mv1Smem(w.typ, w.cols), append([]uint64{p, i64(st), xq, i64(xstride),
+				ptr(d), i64(d.cols), i64(M), i64(w.cols), 1, ptr(ids), i64(M * st), i64(xdiv), i64(nrb), 1}, mmvSecond(nil, nil, 0, 0, 0)...)...)
+			return
+		}
+	}
 	second, gy := mmvSecond(nil, nil, 0, 0, 0), 1
 	if w2 != nil {
 		second, gy = mmvSecond(w2, d2, d2.cols, M, nrb), 2

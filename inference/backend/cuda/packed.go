@@ -8,10 +8,10 @@ type packed struct {
 }
 
 // packCopy returns w's packed copy c, queueing kernel name (w's rows, row stride, row
-// count and 256-element steps, then the copy) the first time, when the device keeps half
-// its memory (and f16KeepFree) free after size bytes; 0 when there is none. count and
-// bytes are the backend's tally of such copies.
-func (b *Backend) packCopy(w *tensor, c *packed, size int, name string, count, bytes *int) uint64 {
+// count and steps a row, then the copy) the first time, when the device keeps half its
+// memory (and f16KeepFree) free after size bytes; 0 when there is none. count and bytes
+// are the backend's tally of such copies.
+func (b *Backend) packCopy(w *tensor, c *packed, size int, name string, steps int, count, bytes *int) uint64 {
 	if c.ptr != 0 || !w.weight || c.no {
 		return c.ptr
 	}
@@ -20,7 +20,7 @@ func (b *Backend) packCopy(w *tensor, c *packed, size int, name string, count, b
 		c.no = true
 		return 0
 	}
-	b.launch(name, blocks(size/16), 1, 256, 0, w.ptr, i64(w.stride), i64(w.rows), i64(w.cols/256), p)
+	b.launch(name, blocks(size/16), 1, 256, 0, w.ptr, i64(w.stride), i64(w.rows), i64(steps), p)
 	c.ptr, c.fresh = p, true
 	*bytes += size
 	*count++
