@@ -8,98 +8,26 @@
 // its own region of a pool far larger than L2 (six experts of 2,048 rows of 1,408, as a
 // V2-Lite token's routed downs), of:
 //   q8  mmv_id_q8_0 itself (kernels/cuda/matmul.cu) over the widened rows;
-//   q5p mmv_id_q5p below over the packed rows: mv1_q8_0's lanes and steps (lane pair a
-//       block, each lane 16 values), each lane loading 8 bytes of nibbles, its half's 16
-//       high bits and the scale (22 bytes a block), its four dp4a words built as
+//   q5p mmv_id_q5p (matmul.cu since session 102; this file held it first) over the
+//       packed rows: mv1_q8_0's lanes and steps (lane pair a block, each lane 16
+//       values), each lane loading 8 bytes of nibbles, its half's 16 high bits and the
+//       scale (22 bytes a block), its four dp4a words built as
 //       nibble | (bit ? 0 : 0xF0) (widenQ5Block's q5Fill, by a multiply spread). The
 //       integer block sums, and so the bits, are mmv_id_q8_0's.
 // First both run once on region 0 and their outputs are compared bit for bit.
 //
-// Since session 102 matmul.cu holds the engine's own mmv_id_q5p (this one, landed), so
-// rename this file's three before compiling it (run from build/micro):
-// sed 's/\bq5p_word\b/m_q5p_word/g; s/\bmv1_q5p\b/m_mv1_q5p/g; s/\bmmv_id_q5p\b/m_mmv_id_q5p/g' q5p.cu >q5pm.cu
-// nvcc -gencode arch=compute_90a,code=sm_90a -O3 -fmad=false -o /tmp/q5p q5pm.cu && /tmp/q5p
+// nvcc -gencode arch=compute_90a,code=sm_90a -O3 -fmad=false -o /tmp/q5p q5p.cu && /tmp/q5p
 // Session 102 (H100): 0 of 12,288 outputs differ; q8 8.44 us a launch (2.19 TB/s), q5p 7.40.
 #include <cstring>
 #include <vector>
 #include "micro.cuh"
-#include "../../kernels/cuda/matmul.cu"  // mmv_id_q8_0, and mv1.cuh's helpers
+#include "../../kernels/cuda/matmul.cu"  // mmv_id_q8_0, mmv_id_q5p and mv1.cuh's helpers
 
 #define NE 6     // experts a launch (V2-Lite's routed slots)
 #define NM 2048  // rows of an expert's down
 #define NK 1408  // its columns
 #define NL 512   // launches a graph
 #define NREG 64  // regions of the pools (each launch the next)
-
-// q5p_word is four int8 values of a Q5_0 half block: nibbles n (one a byte) with the
-// four high bits b: n | 0xF0 where the bit is clear (the value minus 16), n where set.
-__device__ __forceinline__ int q5p_word(uint32_t n, uint32_t b) {
-    const uint32_t s = (b * 0x00204081u) & 0x01010101u;  // bit i to byte i
-    return (int)(n | ((s ^ 0x01010101u) * 0xF0u));
-}
-
-// mv1_q5p is mv1_q8_0 (R rows a warp, S steps, lane pair lane / 2 a block) over rows laid
-// out as 16 nibble bytes a block (half h's eight at 8 h: byte k of its first word holds
-// values k and k + 4, of its second 8 + k and 12 + k), then 4 bytes of high bits a block
-// (bit i value i), then the f16 scales: 22 bytes a block.
-template <int R, int S>
-__device__ __forceinline__ void mv1_q5p(const uint8_t* W, i64 ws, const uint8_t* Xg, uint8_t* xs, int n, float* D, int Mr,
-                                        int Kc, int wr) {
-    const int lane = threadIdx.x & 31, half = lane & 1, nb = Kc / 32;
-    const int r0 = wr * R;
-    const int nj = (nb + 15) / 16;
-    const uint8_t* w[R];
-#pragma unroll
-    for (int i = 0; i < R; i++) w[i] = W + (i64)min(r0 + i, Mr - 1) * ws;
-    uint2 q[S][R];
-    uint16_t hq[S][R], dw[S][R];
-    auto load = [&](int j, uint2 (&Q)[R], uint16_t (&H)[R], uint16_t (&DW)[R]) {
-        if (j >= nj) return;
-        const int ib = min(16 * j + (lane >> 1), nb - 1);
-#pragma unroll
-        for (int i = 0; i < R; i++)
-            Q[i] = ldw8<true>(w[i] + 16 * ib + 8 * half), H[i] = ldw2<true>(w[i] + 16 * nb + 4 * ib + 2 * half),
-            DW[i] = ldw2<true>(w[i] + 20 * nb + 2 * ib);
-    };
-#pragma unroll
-    for (int s = 0; s < S - 1; s++) load(s, q[s], hq[s], dw[s]);
-    const uint8_t* X = mv1_ready<true>(Xg, xs, n, Kc, -1);
-    float acc[R];
-#pragma unroll
-    for (int i = 0; i < R; i++) acc[i] = 0;
-    for (int j0 = 0; j0 < nj; j0 += S) {
-#pragma unroll
-        for (int s = 0; s < S; s++) {
-            const int j = j0 + s, f = (s + S - 1) % S;
-            load(j + S - 1, q[f], hq[f], dw[f]);
-            if (j >= nj) break;
-            const bool ok = 16 * j + (lane >> 1) < nb;
-            const int ib = min(16 * j + (lane >> 1), nb - 1);
-            const int4 xv = *(const int4*)(X + 32 * ib + 16 * half);
-            const float dx = ((const float*)(X + Kc))[ib];
-#pragma unroll
-            for (int i = 0; i < R; i++) {
-                const uint32_t a = q[s][i].x, b = q[s][i].y, h = hq[s][i];
-                const int wx = q5p_word(a & 0x0F0F0F0Fu, h & 15), wy = q5p_word(a >> 4 & 0x0F0F0F0Fu, h >> 4 & 15);
-                const int wz = q5p_word(b & 0x0F0F0F0Fu, h >> 8 & 15), ww = q5p_word(b >> 4 & 0x0F0F0F0Fu, h >> 12);
-                int sm = __dp4a(wx, xv.x, __dp4a(wy, xv.y, __dp4a(wz, xv.z, __dp4a(ww, xv.w, 0))));
-                sm += __shfl_xor_sync(0xffffffffu, sm, 1);
-                if (ok && half == 0) acc[i] += (float)sm * (h2f(dw[s][i]) * dx);
-            }
-        }
-    }
-    mv1_store<R>(acc, D, r0, Mr);
-}
-
-// mmv_id_q5p: mmv_id_q8_0's grid and arguments (no second product) over packed rows.
-extern "C" __global__ void __launch_bounds__(128) mmv_id_q5p(MMV_ID_ARGS) {
-    pdl_entry();
-    const int z = blockIdx.x / nrb;
-    const int e = ids ? ids[z] : z / epz;
-    extern __shared__ __align__(16) uint8_t sx[];
-    mv1_q5p<Q80_ID_R1, Q80_ID_S>(W + (i64)e * estride, wstride, X + (i64)(z / xdiv) * xstride, sx, mv1_bytes(T_Q8_0, K), D + (i64)z * dstride,
-                                 M, K, (blockIdx.x % nrb) * 4 + (threadIdx.x >> 5));
-}
 
 static uint16_t f2h_host(float f) {  // small normal values only
     uint32_t x;
