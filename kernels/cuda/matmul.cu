@@ -328,7 +328,7 @@ MMV_ID_FAST(q5_1, T_Q5_1)
 
 // mmv_id_q5p: mmv_id_q8_0 over a widened Q5_0 weight's packed copy (q5p_pack: 22 bytes a
 // block against the widened rows' 34; mv1_q5p), with its bits; W, wstride and estride
-// are the copy's. The host takes it for the routed downs unless EMBER_CUDA_Q5P=0 (q5p.go).
+// are the copy's. The host takes it for the routed downs with EMBER_CUDA_Q5P (q5p.go).
 extern "C" __global__ void __launch_bounds__(128) mmv_id_q5p(MMV_ID_ARGS) { pdl_entry();
     MMV_ID_SECOND()
     extern __shared__ __align__(16) uint8_t q5p_x[];
