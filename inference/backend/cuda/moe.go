@@ -236,20 +236,15 @@ func (b *Backend) mmvID(d, w, d2, w2 *tensor, nExpert int, xq uint64, xstride in
 	}
 	M := w.rows / nExpert
 	nrb := idRowBlocks(w.typ, M, w.cols)
-	if w2 == nil {
-		if p := b.q5pCopy(w); p != 0 {
-			st := q5pStride(w.cols)
-			b.launch("mmv_id_q5p", nrb*d.rows, 1, 128, mv1Smem(w.typ, w.cols), append([]uint64{p, i64(st), xq, i64(xstride),
-				ptr(d), i64(d.cols), i64(M), i64(w.cols), 1, ptr(ids), i64(M * st), i64(xdiv), i64(nrb), 1}, mmvSecond(nil, nil, 0, 0, 0)...)...)
-			return
-		}
-	}
+	name, wp, ws := "mmv_id_"+s, ptr(w), w.stride
 	second, gy := mmvSecond(nil, nil, 0, 0, 0), 1
 	if w2 != nil {
 		second, gy = mmvSecond(w2, d2, d2.cols, M, nrb), 2
+	} else if p := b.q5pCopy(w); p != 0 {
+		name, wp, ws = "mmv_id_q5p", p, q5pStride(w.cols) // w's packed Q5_0 copy (q5p.go)
 	}
-	b.launch("mmv_id_"+s, nrb*d.rows, gy, 128, mv1Smem(w.typ, w.cols), append([]uint64{ptr(w), i64(w.stride), xq, i64(xstride),
-		ptr(d), i64(d.cols), i64(M), i64(w.cols), 1, ptr(ids), i64(M * w.stride), i64(xdiv), i64(nrb), 1}, second...)...)
+	b.launch(name, nrb*d.rows, gy, 128, mv1Smem(w.typ, w.cols), append([]uint64{wp, i64(ws), xq, i64(xstride),
+		ptr(d), i64(d.cols), i64(M), i64(w.cols), 1, ptr(ids), i64(M * ws), i64(xdiv), i64(nrb), 1}, second...)...)
 }
 
 func b2i(v bool) int {
