@@ -1,6 +1,6 @@
-# s102-call3.sh (session 102): s102-call2.sh's tests only (too little device time was
-# left for its tg128 runs): TestMoEQ5PBits (mended), TestMMVIDQueueQ5P, the widening
-# tests and deepseek2's CUDA tests on the embedded PTX, the packed downs on by default.
+# s102-call3.sh (session 102): s103-call1.sh's tests alone, for a call with little
+# device time left: TestMoEQ5PBits (mended), TestMMVIDQueueQ5P, the widening tests and
+# deepseek2's CUDA tests on the embedded PTX, the packed downs on by default.
 set -u
 MODELS=" " . build/gpu-setup.sh "$OUT"
 lg() { el "$*" | tee -a "$OUT/log.txt"; }
