@@ -42,7 +42,6 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the measurement to this file")
 	syncTG := fs.Bool("sync", false, "read each step's tokens before queuing the next (default: where the backend allows, greedy, top-k and whole-row sampled steps are queued a step ahead of the host, as the engine decodes)")
-	aheadN := fs.Int("ahead", 1, "steps queued past the one whose tokens the host reads, when generation runs ahead (1 to 3; the engine runs 1)")
 	var streamList listFlag
 	fs.Var(&streamList, "streams", "serving bench instead: decode tok/s summed over these numbers of concurrent streams (e.g. 1,4,16), -p prompt and -n generated tokens each")
 	restore := fs.Int("restore", 0, "serving bench: time the next turn of a conversation of this many tokens after a restart, cold and from the persistent prefix cache")
@@ -111,7 +110,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return serveBench(ctx, m, streamList, o, out, *asJSON, stdout)
 	}
-	out.BenchResult, err = app.Bench(ctx, m, app.BenchOptions{PP: *pp, TG: *tg, Depth: *depth, Reps: *reps, Sync: *syncTG, Ahead: *aheadN})
+	out.BenchResult, err = app.Bench(ctx, m, app.BenchOptions{PP: *pp, TG: *tg, Depth: *depth, Reps: *reps, Sync: *syncTG})
 	if err != nil {
 		return err
 	}

@@ -20,8 +20,7 @@ import (
 // step's token ids from the step before on the device (backend.Feeder; CUDA), step i+1
 // is queued before step i's id is read, so the device never waits for the host between
 // tokens; Sync turns that off (every step's id is read before the next step is queued,
-// as llama-bench's loop does). Ahead is how many steps are queued past the one whose id
-// the host reads (1, the engine's, when zero; at most backend.MaxPending - 1).
+// as llama-bench's loop does).
 //
 // Depth (llama-bench's -d) runs both after a context of that many tokens: they are
 // processed once, untimed, before the warm-up, and every timed batch and step attends
@@ -30,7 +29,6 @@ type BenchOptions struct {
 	PP, TG, Reps int
 	Depth        int
 	Sync         bool
-	Ahead        int
 }
 
 // BenchResult holds medians over the repetitions.
@@ -143,15 +141,11 @@ func Bench(ctx context.Context, l *Loaded, o BenchOptions) (*BenchResult, error)
 	fd, ahead := model.FeederOf(m)
 	ahead = ahead && !o.Sync
 	res.Ahead = ahead
-	depth := max(o.Ahead, 1)
-	if depth >= backend.MaxPending {
-		return nil, fmt.Errorf("bench: %d steps ahead, at most %d", depth, backend.MaxPending-1)
-	}
 	// tgAhead is tg decoding ahead of the host: step i+1 takes step i's argmax on the
 	// device, and the host reads step i's id while step i+1 runs (engine/ahead.go).
 	tgAhead := func() (float64, error) {
 		t0 := time.Now()
-		queued := make([]backend.Pending, 0, depth+1)
+		var prev backend.Pending
 		for i := 0; i < o.TG; i++ {
 			b := model.Batch{Pos: []int32{int32(d + i)}, Fed: i > 0}
 			if i == 0 {
@@ -165,18 +159,15 @@ func Bench(ctx context.Context, l *Loaded, o BenchOptions) (*BenchResult, error)
 			if err != nil {
 				return 0, err
 			}
-			queued = append(queued, next)
-			if len(queued) > depth {
-				if err := queued[0].Wait(ctx, id); err != nil {
+			if prev != nil {
+				if err := prev.Wait(ctx, id); err != nil {
 					return 0, err
 				}
-				queued = queued[:copy(queued, queued[1:])]
 			}
+			prev = next
 		}
-		for _, q := range queued {
-			if err := q.Wait(ctx, id); err != nil {
-				return 0, err
-			}
+		if err := prev.Wait(ctx, id); err != nil {
+			return 0, err
 		}
 		return float64(o.TG) / time.Since(t0).Seconds(), nil
 	}

@@ -5,7 +5,8 @@
 # batches), beside nvidia-smi sampling clocks, power and clock-event reasons every 100
 # ms; one run with a Go CPU profile of the host; bench -ahead 1 against 2 in rotated
 # rounds (V2-Lite 6, the 8B 3); then the targets' tg128 -r 3. Same preparation as
-# s103-call1.sh (~270 s after the start).
+# s103-call1.sh (~270 s after the start). -ahead was a flag of commit 50639ac only,
+# removed after this call found no gain.
 set -u
 MODELS="q4 v2" . build/gpu-setup.sh "$OUT"
 lg() { el "$*" | tee -a "$OUT/log.txt"; }
