@@ -365,26 +365,39 @@ __device__ __forceinline__ void mv1_q6_k(const uint8_t* W, i64 ws, const uint8_t
     mv1_store<Q6K_R1>(acc, D, r0, M);
 }
 
-// Q8_0: lane pair lane / 2 takes block ib0 + lane / 2 (ib0 += 16 per step), as mmv_q8_0,
-// R rows a warp, with the weights of the next S - 1 steps in flight while a step is
-// computed.
-template <bool SM, int R, int S, bool EF>
-__device__ __forceinline__ void mv1_q8_0(const uint8_t* W, i64 ws, const uint8_t* Xg, uint8_t* xs, int n, float* D, int M, int K, int wr) {
+// q8_pair_acc adds to acc a lane pair's block term, one lane of the pair holding the 4
+// dp4a words w of half a block and its activation words xv: the pair's integer sum times
+// the block's scales (the weights' f16 dw, the activation's dx), on the even lane, where
+// the block is real (take). mv1_pair's and mvs_q8_0's step.
+__device__ __forceinline__ void q8_pair_acc(float& acc, int4 w, int4 xv, bool take, int half, uint16_t dw, float dx) {
+    int sm = __dp4a(w.x, xv.x, __dp4a(w.y, xv.y, __dp4a(w.z, xv.z, __dp4a(w.w, xv.w, 0))));
+    sm += __shfl_xor_sync(0xffffffffu, sm, 1);
+    if (take && half == 0) acc += (float)sm * (h2f(dw) * dx);
+}
+
+// mv1_pair: lane pair lane / 2 takes block ib0 + lane / 2 (ib0 += 16 per step), half the
+// block's 32 values a lane, as mmv_q8_0, R rows a warp, with the weights of the next S - 1
+// steps in flight while a step is computed. P, the row layout, says what a lane loads
+// (P::raw, by P::load) and the block's f16 scale (P::scale), and makes the dp4a words
+// (P::words): q8_0_pair (Q8_0 rows) and q5p_pair (packed Q5_0 rows, below).
+template <class P, bool SM, int R, int S, bool EF>
+__device__ __forceinline__ void mv1_pair(const uint8_t* W, i64 ws, const uint8_t* Xg, uint8_t* xs, int n, float* D, int M, int K, int wr) {
+    using raw = typename P::raw;
     const int lane = threadIdx.x & 31, half = lane & 1, nb = K / 32;
     const int r0 = wr * R;
     const int nj = (nb + 15) / 16;
     const uint8_t* w[R];
 #pragma unroll
     for (int i = 0; i < R; i++) w[i] = W + (i64)min(r0 + i, M - 1) * ws;
-    int4 q[S][R];
+    raw q[S][R];
     uint16_t dw[S][R];
     // Every lane runs the same steps so that the pair shuffle is legal; a lane past the
     // last block loads the last one again and adds nothing.
-    auto load = [&](int j, int4 (&Q)[R], uint16_t (&DW)[R]) {
+    auto load = [&](int j, raw (&Q)[R], uint16_t (&DW)[R]) {
         if (j >= nj) return;
         const int ib = min(16 * j + (lane >> 1), nb - 1);
 #pragma unroll
-        for (int i = 0; i < R; i++) Q[i] = ldw16i<EF>(w[i] + 32 * ib + 16 * half), DW[i] = ldw2<EF>(w[i] + 32 * nb + 2 * ib);
+        for (int i = 0; i < R; i++) Q[i] = P::template load<EF>(w[i], ib, half, nb), DW[i] = P::template scale<EF>(w[i], ib, nb);
     };
 #pragma unroll
     for (int s = 0; s < S - 1; s++) load(s, q[s], dw[s]);
@@ -403,14 +416,26 @@ __device__ __forceinline__ void mv1_q8_0(const uint8_t* W, i64 ws, const uint8_t
             const int4 xv = *(const int4*)(X + 32 * ib + 16 * half);
             const float dx = ((const float*)(X + K))[ib];
 #pragma unroll
-            for (int i = 0; i < R; i++) {
-                int sm = __dp4a(q[s][i].x, xv.x, __dp4a(q[s][i].y, xv.y, __dp4a(q[s][i].z, xv.z, __dp4a(q[s][i].w, xv.w, 0))));
-                sm += __shfl_xor_sync(0xffffffffu, sm, 1);
-                if (ok && half == 0) acc[i] += (float)sm * (h2f(dw[s][i]) * dx);
-            }
+            for (int i = 0; i < R; i++) q8_pair_acc(acc[i], P::words(q[s][i]), xv, ok, half, dw[s][i], dx);
         }
     }
     mv1_store<R>(acc, D, r0, M);
+}
+
+// q8_0_pair: Q8_0 rows (quants, then the f16 scales): a lane's 16 quants are its words.
+struct q8_0_pair {
+    using raw = int4;
+    template <bool EF>
+    static __device__ __forceinline__ int4 load(const uint8_t* w, int ib, int half, int nb) { return ldw16i<EF>(w + 32 * ib + 16 * half); }
+    template <bool EF>
+    static __device__ __forceinline__ uint16_t scale(const uint8_t* w, int ib, int nb) { return ldw2<EF>(w + 32 * nb + 2 * ib); }
+    static __device__ __forceinline__ int4 words(int4 q) { return q; }
+};
+
+// mv1_q8_0: R rows of Q8_0, S steps (mv1_pair).
+template <bool SM, int R, int S, bool EF>
+__device__ __forceinline__ void mv1_q8_0(const uint8_t* W, i64 ws, const uint8_t* Xg, uint8_t* xs, int n, float* D, int M, int K, int wr) {
+    mv1_pair<q8_0_pair, SM, R, S, EF>(W, ws, Xg, xs, n, D, M, K, wr);
 }
 
 // ---- packed Q5_0 (q5p): a widened Q5_0 weight's copy at 22 bytes a block ----
@@ -425,56 +450,31 @@ __device__ __forceinline__ int q5p_word(uint32_t n, uint32_t b) {
     return (int)(n | ((s ^ 0x01010101u) * 0xF0u));
 }
 
-// mv1_q5p is mv1_q8_0 (R rows a warp, S steps, lane pair lane / 2 a block, half the
-// block's 16 values a lane) over q5p rows: each lane loads 8 bytes of nibbles, its half's
-// 16 high bits and the scale, and builds the dp4a words mv1_q8_0 loads, so the integer
-// block sums and every rounding are mmv_id_q8_0's over the widened rows: its bits.
+// q5p_pair: q5p rows. A lane loads 8 bytes of nibbles and its half's 16 high bits and
+// builds the dp4a words mv1_q8_0 would load from the widened rows, so the integer block
+// sums and every rounding are mmv_id_q8_0's over those rows: its bits.
+struct q5p_pair {
+    struct raw {
+        uint2 q;
+        uint16_t h;
+    };
+    template <bool EF>
+    static __device__ __forceinline__ raw load(const uint8_t* w, int ib, int half, int nb) {
+        return raw{ldw8<EF>(w + 16 * ib + 8 * half), ldw2<EF>(w + 16 * nb + 4 * ib + 2 * half)};
+    }
+    template <bool EF>
+    static __device__ __forceinline__ uint16_t scale(const uint8_t* w, int ib, int nb) { return ldw2<EF>(w + 20 * nb + 2 * ib); }
+    static __device__ __forceinline__ int4 words(raw r) {
+        const uint32_t a = r.q.x, b = r.q.y, h = r.h;
+        return make_int4(q5p_word(a & 0x0F0F0F0Fu, h & 15), q5p_word(a >> 4 & 0x0F0F0F0Fu, h >> 4 & 15),
+                         q5p_word(b & 0x0F0F0F0Fu, h >> 8 & 15), q5p_word(b >> 4 & 0x0F0F0F0Fu, h >> 12));
+    }
+};
+
+// mv1_q5p: R rows of q5p, S steps (mv1_pair).
 template <bool SM, int R, int S, bool EF>
 __device__ __forceinline__ void mv1_q5p(const uint8_t* W, i64 ws, const uint8_t* Xg, uint8_t* xs, int n, float* D, int M, int K, int wr) {
-    const int lane = threadIdx.x & 31, half = lane & 1, nb = K / 32;
-    const int r0 = wr * R;
-    const int nj = (nb + 15) / 16;
-    const uint8_t* w[R];
-#pragma unroll
-    for (int i = 0; i < R; i++) w[i] = W + (i64)min(r0 + i, M - 1) * ws;
-    uint2 q[S][R];
-    uint16_t hq[S][R], dw[S][R];
-    auto load = [&](int j, uint2 (&Q)[R], uint16_t (&H)[R], uint16_t (&DW)[R]) {
-        if (j >= nj) return;
-        const int ib = min(16 * j + (lane >> 1), nb - 1);
-#pragma unroll
-        for (int i = 0; i < R; i++)
-            Q[i] = ldw8<EF>(w[i] + 16 * ib + 8 * half), H[i] = ldw2<EF>(w[i] + 16 * nb + 4 * ib + 2 * half),
-            DW[i] = ldw2<EF>(w[i] + 20 * nb + 2 * ib);
-    };
-#pragma unroll
-    for (int s = 0; s < S - 1; s++) load(s, q[s], hq[s], dw[s]);
-    const uint8_t* X = mv1_ready<SM>(Xg, xs, n, K, -1);
-    float acc[R];
-#pragma unroll
-    for (int i = 0; i < R; i++) acc[i] = 0;
-    for (int j0 = 0; j0 < nj; j0 += S) {
-#pragma unroll
-        for (int s = 0; s < S; s++) {
-            const int j = j0 + s, f = (s + S - 1) % S;
-            load(j + S - 1, q[f], hq[f], dw[f]);
-            if (j >= nj) break;  // warp-uniform
-            const bool ok = 16 * j + (lane >> 1) < nb;
-            const int ib = min(16 * j + (lane >> 1), nb - 1);
-            const int4 xv = *(const int4*)(X + 32 * ib + 16 * half);
-            const float dx = ((const float*)(X + K))[ib];
-#pragma unroll
-            for (int i = 0; i < R; i++) {
-                const uint32_t a = q[s][i].x, b = q[s][i].y, h = hq[s][i];
-                const int wx = q5p_word(a & 0x0F0F0F0Fu, h & 15), wy = q5p_word(a >> 4 & 0x0F0F0F0Fu, h >> 4 & 15);
-                const int wz = q5p_word(b & 0x0F0F0F0Fu, h >> 8 & 15), ww = q5p_word(b >> 4 & 0x0F0F0F0Fu, h >> 12);
-                int sm = __dp4a(wx, xv.x, __dp4a(wy, xv.y, __dp4a(wz, xv.z, __dp4a(ww, xv.w, 0))));
-                sm += __shfl_xor_sync(0xffffffffu, sm, 1);
-                if (ok && half == 0) acc[i] += (float)sm * (h2f(dw[s][i]) * dx);
-            }
-        }
-    }
-    mv1_store<R>(acc, D, r0, M);
+    mv1_pair<q5p_pair, SM, R, S, EF>(W, ws, Xg, xs, n, D, M, K, wr);
 }
 
 #include "mv1x.cuh"

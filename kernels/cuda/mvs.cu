@@ -93,9 +93,7 @@ __device__ __forceinline__ void mvs_q8_0(const uint8_t* w, int ws, const uint8_t
         for (int i = 0; i < R; i++) {
             const int4 q = *(const int4*)(w + i * ws + 32 * ib + 16 * half);
             const uint16_t dw = *(const uint16_t*)(w + i * ws + 32 * nb + 2 * ib);
-            int sm = __dp4a(q.x, xv.x, __dp4a(q.y, xv.y, __dp4a(q.z, xv.z, __dp4a(q.w, xv.w, 0))));
-            sm += __shfl_xor_sync(0xffffffffu, sm, 1);
-            if (ok && half == 0) acc[i] += (float)sm * (h2f(dw) * dx);
+            q8_pair_acc(acc[i], q, xv, ok, half, dw, dx);
         }
     }
 #pragma unroll
