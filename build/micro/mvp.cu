@@ -35,7 +35,8 @@
 //               bound a chain reaches).
 // NORM picks where the chain's norms run (mvn.cuh; NORM=7 and 8: mvc.cuh, session 48;
 // NORM=9: mvg.cuh's group tails in the products before, session 91; NORM=11, built with
-// -DMVX: mvx.cuh's counted producers and waiting consumers, build/wip/s91-call3.sh).
+// -DMVX: mvx.cuh's counted producers and waiting consumers, build/wip/s91-call3.sh;
+// NORM=12: mvl.cuh's local tails, session 104).
 // Session 33 on the H200 (NOTES.md):
 // chain 1.75 ms, persistent 3.3-3.8, ring 2.5-2.8 (2.0 with no arithmetic), stream 1.41;
 // the one-row norm kernel (NORM=5) 1.68.
@@ -87,6 +88,7 @@ struct NormArgs {  // add_rms_norm_q8_k's: r = a + r, dst = RMSNorm(r) * w, x = 
 #include "mvn.cuh"
 #include "mvc.cuh"
 #include "mvg.cuh"
+#include "mvl.cuh"
 #ifdef MVX
 #include "mvx.cuh"
 #endif
@@ -433,6 +435,78 @@ int main() {
         return 0;
     }
 #endif
+    if (norm == 12) {  // mvl.cuh: local tails against the engine's chain and none (session 104)
+        LocalArgs la{r, nw, nullptr, nullptr, 0, nullptr, nullptr, 4096, 14336, na.eps};
+        CK(cudaMalloc(&la.xq, 4096 + 4 * 4096));
+        CK(cudaMalloc(&la.parts, 1024 * 8));
+        CK(cudaMemset(la.parts, 0, 1024 * 8));
+        CK(cudaMalloc(&la.gdst, 14336 * 4));
+        CK(cudaMalloc(&la.gx, 14336 + 4 * 14336));
+        int parts = 0;
+        auto chain12 = [&]() {
+            int np = 0;  // the parts of the last producer (O or down)
+            for (size_t gi = 0; gi < groups.size(); gi++) {
+                const Group& g = groups[gi];
+                const Prod* p = &prods[g.p0];
+                LocalArgs a = la;
+                a.np = np;
+                if (g.np == 3) {  // Q/K/V, then the attention's place
+                    launch_smem(s, parts ? mvl_multi<true> : mvl_multi<false>, g.nrb, 128, xbytes(4096), p->x, (i64)0, p->K, p[0].w,
+                                p[0].ws, p[0].d, p[0].M, p[0].T, p[1].w, p[1].ws, p[1].d, p[1].M, p[1].T, p[2].w, p[2].ws, p[2].d,
+                                p[2].M, p[2].T, a);
+                    if (gap) launch(s, kgap, 1, 32, out, gap);
+                } else if (g.np == 2) {  // gate/up with SwiGLU's tails
+                    launch_smem(s, parts ? mvl_gu<true> : mvl_gu<false>, p->M / 8, 128, xbytes(p->K), p[0].w, p[1].w, p->ws, p->x,
+                                p[0].d, p[1].d, p->M, p->K, a);
+                } else if (g.a) {  // O or down with the norm's tails
+                    launch_smem(s, p->T == T_Q4_K ? mvl_lg<T_Q4_K> : mvl_lg<T_Q6_K>, p->nrb, 128, xbytes(p->K), p->w, p->ws, p->x,
+                                p->d, p->M, p->K, a);
+                    np = p->nrb;
+                } else {  // the head
+                    launch_smem(s, parts ? mvl_one<T_Q6_K, true> : mvl_one<T_Q6_K, false>, p->nrb, 128, xbytes(p->K), p->w, p->ws,
+                                p->x, p->d, p->M, p->K, a);
+                    if (gap) launch(s, kgap, 1, 32, out, gap);
+                }
+            }
+        };
+        // layer 0's Q/K/V and gate/up rows, each way from zeroed outputs: mvl_gu's warp
+        // mapping and mvl_multi must write every row with mmv_multi's bits (PARTS=0)
+        auto rows0 = [&](auto body, std::vector<float>& v) {
+            for (auto& p : prods) CK(cudaMemset(p.d, 0, (size_t)p.M * 4));
+            reset();
+            body();
+            CK(cudaStreamSynchronize(s));
+            for (int j = 0; j < 6; j++) {
+                const size_t o = v.size();
+                v.resize(o + prods[j].M);
+                CK(cudaMemcpy(v.data() + o, prods[j].d, (size_t)prods[j].M * 4, cudaMemcpyDeviceToHost));
+            }
+        };
+        std::vector<float> va, vb;
+        norm = 3, sw = 0;
+        rows0(chain, va);
+        parts = 0;
+        rows0(chain12, vb);
+        size_t diff = 0, zero = 0;
+        for (size_t i = 0; i < va.size(); i++) diff += memcmp(&va[i], &vb[i], 4) != 0, zero += vb[i] == 0.0f;
+        printf("NORM=12 layer 0's Q/K/V and gate/up against mmv_multi: %zu of %zu differ, %zu zero%s\n", diff, va.size(), zero,
+               diff ? "  WRONG" : "");
+        for (int round = 0; round < 3; round++) {
+            norm = 5, sw = 1;
+            const float te = graph_best_ms(s, chain, 2, 5);
+            parts = 1;
+            const float t1 = graph_best_ms(s, chain12, 2, 5);
+            parts = 0;
+            const float t0 = graph_best_ms(s, chain12, 2, 5);
+            norm = 3, sw = 0;
+            const float tn = graph_best_ms(s, chain, 2, 5);
+            norm = 3, sw = 1;
+            const float tw = graph_best_ms(s, chain, 2, 5);
+            printf("gap %d ns: engine (norm kernel, swiglu_q8_k) %.3f ms | local tails, parts read %.3f | local tails, no parts read %.3f | no norm, no SwiGLU %.3f | no norm, swiglu_q8_k %.3f\n",
+                   gap, te, t1, t0, tn, tw);
+        }
+        return 0;
+    }
     if (norm == 9) {  // mvg.cuh against the engine's norm kernel and none: time only
         // forms: {norm, sw, sy}; the engine's chain (the norm kernel, swiglu_q8_k) first
         const int forms[11][3] = {{5, 1, 1}, {9, 2, 2}, {9, 2, 3}, {10, 3, 1}, {10, 3, 2}, {10, 3, 3}, {10, 3, 4}, {10, 3, 5}, {10, 3, 6}, {3, 0, 1}, {3, 1, 1}};
