@@ -10,7 +10,7 @@ MODELS=" " . build/gpu-setup.sh "$OUT"
 lg() { el "$*" | tee -a "$OUT/log.txt"; }
 lg "$(nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader)"
 (cd build/micro && nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -O3 -fmad=false -o /tmp/mvp mvp.cu >/tmp/mvp.log 2>&1; el "mvp built rc $?") | tee -a "$OUT/log.txt" &
-tgroup 0 'TestFusedAddRMSNormMVS|TestMoEQ5PBits|TestWidenQ5Products|TestKernelNamesExist|TestCubinsLoad' 200
+tgroup 0 'TestFusedAddRMSNormMVS|TestMoEQ5PBits|TestWidenQ5Products|TestKernelNamesExist|TestCubinsLoad' 150
 wait
 gsum tests 0
 grep -E -- '^--- ' /tmp/g0.log | tee -a "$OUT/log.txt"
