@@ -133,3 +133,206 @@ __global__ void __launch_bounds__(128) mvl_gu(const uint8_t* Wg, const uint8_t* 
     }
     mvl_round<8>(v, j, on, la.gx, (float*)(la.gx + M));
 }
+
+// ---- NORM=13: the consumers' dots over grouped rows (timing; session 104) ----
+// The grouped activation row of K values: K int8 quants (swizzled in shared memory as
+// Q8_K's), then K / 8 float scales, then K / 8 floats of each group's quant sum times its
+// scale (Q4_K's mins). mv1g_q4_k and mv1g_q6_k are mv1_q4_k and mv1_q6_k (same lanes,
+// rows, steps and weight loads) with a float multiply-add a group of 8 instead of one
+// scale a 256-value block: what an engine form's products would add to the chain.
+__device__ __forceinline__ int mvg_bytes(int K) { return 2 * K; }
+
+template <bool EF>
+__device__ __forceinline__ void mv1g_q4_k(const uint8_t* W, i64 ws, const uint8_t* Xg, uint8_t* xsm, int n, float* D, int M, int K, int wr) {
+    const int lane = threadIdx.x & 31, c = lane & 3, nb = K / 256;
+    const int r0 = wr * Q4K_R1;
+    const uint8_t* w[Q4K_R1];
+#pragma unroll
+    for (int i = 0; i < Q4K_R1; i++) w[i] = W + (i64)min(r0 + i, M - 1) * ws;
+    uint4 h[Q4K_R1], qa[Q4K_R1], qb[Q4K_R1];
+    int ib = lane >> 2;
+    if (ib < nb) {
+#pragma unroll
+        for (int i = 0; i < Q4K_R1; i++) {
+            const uint8_t* p = w[i] + 144 * ib;
+            h[i] = ldw16<EF>(p), qa[i] = ldw16<EF>(p + 16 + 32 * c), qb[i] = ldw16<EF>(p + 32 + 32 * c);
+        }
+    }
+    const uint8_t* X = mv1_ready<true>(Xg, xsm, n, K, 0);
+    const float* ys = (const float*)(X + K);
+    float acc[Q4K_R1];
+#pragma unroll
+    for (int i = 0; i < Q4K_R1; i++) acc[i] = 0;
+    for (; ib < nb; ib += 8) {
+        uint4 nh[Q4K_R1], na[Q4K_R1], nq[Q4K_R1];
+        if (ib + 8 < nb) {
+#pragma unroll
+            for (int i = 0; i < Q4K_R1; i++) {
+                const uint8_t* p = w[i] + 144 * (ib + 8);
+                nh[i] = ldw16<EF>(p), na[i] = ldw16<EF>(p + 16 + 32 * c), nq[i] = ldw16<EF>(p + 32 + 32 * c);
+            }
+        }
+        int xs[16];
+        float yd;
+        int4 bs;
+        q4k_x(X, K, ib, c, true, xs, &yd, &bs);  // the quants (yd and bs unused)
+        const int g0 = 32 * ib + 8 * c;          // the chunk's first group
+        const float4 ya = *(const float4*)(ys + g0), yb = *(const float4*)(ys + g0 + 4);
+        const float4 sa4 = *(const float4*)(ys + K / 8 + g0), sb4 = *(const float4*)(ys + K / 8 + g0 + 4);
+        const float y[8] = {ya.x, ya.y, ya.z, ya.w, yb.x, yb.y, yb.z, yb.w};
+        const float ma = sa4.x + sa4.y + sa4.z + sa4.w, mb = sb4.x + sb4.y + sb4.z + sb4.w;
+#pragma unroll
+        for (int i = 0; i < Q4K_R1; i++) {
+            const uint32_t q[8] = {qa[i].x, qa[i].y, qa[i].z, qa[i].w, qb[i].x, qb[i].y, qb[i].z, qb[i].w};
+            float A = 0.0f, B = 0.0f;
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const int lo = __dp4a((int)(q[2 * j] & 0x0f0f0f0f), xs[2 * j], __dp4a((int)(q[2 * j + 1] & 0x0f0f0f0f), xs[2 * j + 1], 0));
+                const int hi = __dp4a((int)((q[2 * j] >> 4) & 0x0f0f0f0f), xs[8 + 2 * j],
+                                      __dp4a((int)((q[2 * j + 1] >> 4) & 0x0f0f0f0f), xs[8 + 2 * j + 1], 0));
+                A += y[j] * (float)lo, B += y[4 + j] * (float)hi;
+            }
+            int sc0, sc1, m0, m1;
+            q4k_pair(c, h[i].y, h[i].z, h[i].w, &sc0, &sc1, &m0, &m1);
+            const float d = h2f(h[i].x & 0xffff), dmin = h2f(h[i].x >> 16);
+            acc[i] += d * ((float)sc0 * A + (float)sc1 * B) - dmin * ((float)m0 * ma + (float)m1 * mb);
+            h[i] = nh[i], qa[i] = na[i], qb[i] = nq[i];
+        }
+    }
+    mv1_store<Q4K_R1>(acc, D, r0, M);
+}
+
+template <bool EF>
+__device__ __forceinline__ void mv1g_q6_k(const uint8_t* W, i64 ws, const uint8_t* Xg, uint8_t* xsm, int n, float* D, int M, int K, int wr) {
+    const int lane = threadIdx.x & 31, t = lane & 3, h = t >> 1, g = t & 1, nb = K / 256;
+    const int r0 = wr * Q6K_R1;
+    const uint8_t* w[Q6K_R1];
+#pragma unroll
+    for (int i = 0; i < Q6K_R1; i++) w[i] = W + (i64)min(r0 + i, M - 1) * ws;
+    uint4 qa[Q6K_R1], qb[Q6K_R1], qh[Q6K_R1];
+    uint2 sc[Q6K_R1];
+    uint16_t dw[Q6K_R1];
+    int ib = lane >> 2;
+#define Q6G_LOAD(QA, QB, QH, SC, DW, IB)                                          \
+    _Pragma("unroll") for (int i = 0; i < Q6K_R1; i++) {                         \
+        const uint8_t* ql = w[i] + 128 * (IB) + 64 * h + 16 * g;                 \
+        QA[i] = ldw16<EF>(ql), QB[i] = ldw16<EF>(ql + 32);                       \
+        QH[i] = ldw16<EF>(w[i] + 128 * nb + 64 * (IB) + 32 * h + 16 * g);        \
+        SC[i] = ldw8<EF>(w[i] + 192 * nb + 16 * (IB) + 8 * h);                   \
+        DW[i] = ldw2<EF>(w[i] + 208 * nb + 2 * (IB));                            \
+    }
+    if (ib < nb) { Q6G_LOAD(qa, qb, qh, sc, dw, ib) }
+    const uint8_t* X = mv1_ready<true>(Xg, xsm, n, K, 1);
+    const float* ys = (const float*)(X + K);
+    float acc[Q6K_R1];
+#pragma unroll
+    for (int i = 0; i < Q6K_R1; i++) acc[i] = 0;
+    for (; ib < nb; ib += 8) {
+        uint4 na[Q6K_R1], nq[Q6K_R1], nh[Q6K_R1];
+        uint2 nsc[Q6K_R1];
+        uint16_t ndw[Q6K_R1];
+        if (ib + 8 < nb) { Q6G_LOAD(na, nq, nh, nsc, ndw, ib + 8) }
+        int4 xv[4];
+        q6k_x<true>(X, K, ib, h, g, xv);  // the quants (the block scale unused)
+        const int g0 = 32 * ib + 16 * h + 2 * g;  // chunk s's two groups: g0 + 4 s, + 1
+        float ylo[4], yhi[4];
+#pragma unroll
+        for (int s = 0; s < 4; s++) {
+            const float2 y2 = *(const float2*)(ys + g0 + 4 * s);
+            ylo[s] = y2.x, yhi[s] = y2.y;
+        }
+#pragma unroll
+        for (int i = 0; i < Q6K_R1; i++) {
+            int v[4][4];
+            q6k_vals(qa[i], qb[i], qh[i], v);
+            const int s0 = (int8_t)(sc[i].x >> (8 * g)), s1 = (int8_t)(sc[i].x >> (8 * g + 16));
+            const int s2 = (int8_t)(sc[i].y >> (8 * g)), s3 = (int8_t)(sc[i].y >> (8 * g + 16));
+            const int ss[4] = {s0, s1, s2, s3};
+            float r = 0.0f;
+#pragma unroll
+            for (int s = 0; s < 4; s++) {
+                const int lo = __dp4a(v[s][0], xv[s].x, __dp4a(v[s][1], xv[s].y, 0));
+                const int hi = __dp4a(v[s][2], xv[s].z, __dp4a(v[s][3], xv[s].w, 0));
+                r += (float)ss[s] * (ylo[s] * (float)lo + yhi[s] * (float)hi);
+            }
+            acc[i] += h2f(dw[i]) * r;
+            qa[i] = na[i], qb[i] = nq[i], qh[i] = nh[i], sc[i] = nsc[i], dw[i] = ndw[i];
+        }
+    }
+#undef Q6G_LOAD
+    mv1_store<Q6K_R1>(acc, D, r0, M);
+}
+
+// mv1g: mv1 (row block rb, four warps) over a grouped row.
+template <int T>
+__device__ __forceinline__ void mv1g(const uint8_t* W, i64 ws, const uint8_t* X, float* D, int M, int K, int rb) {
+    extern __shared__ __align__(16) uint8_t mv1_x[];
+    const int wr = rb * 4 + (int)(threadIdx.x >> 5);
+    if (T == T_Q4_K) mv1g_q4_k<false>(W, ws, X, mv1_x, mvg_bytes(K), D, M, K, wr);
+    else mv1g_q6_k<false>(W, ws, X, mv1_x, mvg_bytes(K), D, M, K, wr);
+}
+
+// The NORM=13 kernels: mvl_lg, mvl_multi (PARTS), mvl_one (PARTS) and mvl_gu (PARTS)
+// with mv1g's dots.
+template <int T>
+__global__ void __launch_bounds__(128) mvlg_lg(const uint8_t* W, i64 ws, const uint8_t* X, float* D, int M, int K, LocalArgs la) {
+    pdl_defer();
+    mv1g<T>(W, ws, X, D, M, K, blockIdx.x);
+    constexpr int rpb = T == T_Q4_K ? 4 * Q4K_R1 : 4 * Q6K_R1;
+    __syncthreads();
+    if (threadIdx.x >= 32) return;
+    const int lane = threadIdx.x, j = (int)blockIdx.x * rpb + lane;
+    const bool on = lane < rpb && j < M;
+    float s = 0.0f, v = 0.0f;
+    if (on) {
+        s = D[j] + la.r[j];
+        la.r[j] = s;
+        v = s * la.w[j];
+    }
+    double ss = warp_sumd((double)s * (double)s);
+    if (lane == 0) la.parts[blockIdx.x] = ss;
+    mvl_round<rpb>(v, j, on, la.xq, (float*)(la.xq + M));
+}
+__global__ void __launch_bounds__(128) mvlg_multi(MMV_MULTI_ARGS, LocalArgs la) {
+    pdl_defer();
+    int b = blockIdx.x;
+    const int rpb0 = mv1_rows(t0), rpb1 = mv1_rows(t1), rpb2 = mv1_rows(t2);
+    const int nb0 = (M0 + rpb0 - 1) / rpb0, nb1 = (M1 + rpb1 - 1) / rpb1;
+    const uint8_t* W = W0;
+    i64 ws = ws0;
+    float* D = D0;
+    int M = M0, T = t0, rpb = rpb0;
+    if (b >= nb0 + nb1) b -= nb0 + nb1, W = W2, ws = ws2, D = D2, M = M2, T = t2, rpb = rpb2;
+    else if (b >= nb0) b -= nb0, W = W1, ws = ws1, D = D1, M = M1, T = t1, rpb = rpb1;
+    if (T == T_Q4_K) mv1g<T_Q4_K>(W, ws, X, D, M, K, b);
+    else mv1g<T_Q6_K>(W, ws, X, D, M, K, b);
+    mvl_rescale(la, D, b * rpb, rpb, M);
+}
+template <int T>
+__global__ void __launch_bounds__(128) mvlg_one(const uint8_t* W, i64 ws, const uint8_t* X, float* D, int M, int K, LocalArgs la) {
+    pdl_defer();
+    mv1g<T>(W, ws, X, D, M, K, blockIdx.x);
+    constexpr int rpb = T == T_Q4_K ? 4 * Q4K_R1 : 4 * Q6K_R1;
+    mvl_rescale(la, D, (int)blockIdx.x * rpb, rpb, M);
+}
+__global__ void __launch_bounds__(128) mvlg_gu(const uint8_t* Wg, const uint8_t* Wu, i64 ws, const uint8_t* X, float* Dg, float* Du, int M, int K,
+                                              LocalArgs la) {
+    pdl_defer();
+    extern __shared__ __align__(16) uint8_t mv1_x[];
+    const int h0 = 8 * (int)blockIdx.x;
+    const bool up = threadIdx.x >= 64;
+    const int wr = (int)(threadIdx.x >> 5);
+    mv1g_q4_k<false>(up ? Wu + (i64)(h0 - 8) * ws : Wg + (i64)h0 * ws, ws, X, mv1_x, mvg_bytes(K), up ? Du + h0 - 8 : Dg + h0,
+                     up ? M - h0 + 8 : M - h0, K, wr);
+    const float s = mvl_s(la);
+    if (threadIdx.x >= 32) return;
+    const int lane = threadIdx.x, j = h0 + lane;
+    const bool on = lane < 8 && j < M;
+    float v = 0.0f;
+    if (on) {
+        const float g = Dg[j] * s, u = Du[j] * s;
+        v = g / (1.0f + (float)exp(-(double)g)) * u;
+        la.gdst[j] = v;
+    }
+    mvl_round<8>(v, j, on, la.gx, (float*)(la.gx + M));
+}

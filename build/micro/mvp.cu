@@ -36,7 +36,7 @@
 // NORM picks where the chain's norms run (mvn.cuh; NORM=7 and 8: mvc.cuh, session 48;
 // NORM=9: mvg.cuh's group tails in the products before, session 91; NORM=11, built with
 // -DMVX: mvx.cuh's counted producers and waiting consumers, build/wip/s91-call3.sh;
-// NORM=12: mvl.cuh's local tails, session 104).
+// NORM=12: mvl.cuh's local tails, and its grouped dots (form 13), session 104).
 // Session 33 on the H200 (NOTES.md):
 // chain 1.75 ms, persistent 3.3-3.8, ring 2.5-2.8 (2.0 with no arithmetic), stream 1.41;
 // the one-row norm kernel (NORM=5) 1.68.
@@ -469,6 +469,38 @@ int main() {
                 }
             }
         };
+        // NORM=13's form: the same launches with the consumers' dots over grouped rows
+        // (mv1g: a float scale a group of 8; xg4 and xg14 stand for the rounded rows)
+        uint8_t *xg4, *xg14;
+        CK(cudaMalloc(&xg4, 2 * 4096));
+        CK(cudaMalloc(&xg14, 2 * 14336));
+        CK(cudaMemset(xg4, 1, 2 * 4096));
+        CK(cudaMemset(xg14, 1, 2 * 14336));
+        auto chain13 = [&]() {
+            int np = 0;
+            for (size_t gi = 0; gi < groups.size(); gi++) {
+                const Group& g = groups[gi];
+                const Prod* p = &prods[g.p0];
+                const uint8_t* xg = p->K == 4096 ? xg4 : xg14;
+                const int sm = 2 * p->K;
+                LocalArgs a = la;
+                a.np = np;
+                if (g.np == 3) {
+                    launch_smem(s, mvlg_multi, g.nrb, 128, sm, xg, (i64)0, p->K, p[0].w, p[0].ws, p[0].d, p[0].M, p[0].T, p[1].w,
+                                p[1].ws, p[1].d, p[1].M, p[1].T, p[2].w, p[2].ws, p[2].d, p[2].M, p[2].T, a);
+                    if (gap) launch(s, kgap, 1, 32, out, gap);
+                } else if (g.np == 2) {
+                    launch_smem(s, mvlg_gu, p->M / 8, 128, sm, p[0].w, p[1].w, p->ws, xg, p[0].d, p[1].d, p->M, p->K, a);
+                } else if (g.a) {
+                    launch_smem(s, p->T == T_Q4_K ? mvlg_lg<T_Q4_K> : mvlg_lg<T_Q6_K>, p->nrb, 128, sm, p->w, p->ws, xg, p->d, p->M,
+                                p->K, a);
+                    np = p->nrb;
+                } else {
+                    launch_smem(s, mvlg_one<T_Q6_K>, p->nrb, 128, sm, p->w, p->ws, xg, p->d, p->M, p->K, a);
+                    if (gap) launch(s, kgap, 1, 32, out, gap);
+                }
+            }
+        };
         // layer 0's Q/K/V and gate/up rows, each way from zeroed outputs: mvl_gu's warp
         // mapping and mvl_multi must write every row with mmv_multi's bits (PARTS=0)
         auto rows0 = [&](auto body, std::vector<float>& v) {
@@ -498,12 +530,13 @@ int main() {
             const float t1 = graph_best_ms(s, chain12, 2, 5);
             parts = 0;
             const float t0 = graph_best_ms(s, chain12, 2, 5);
+            const float tg = graph_best_ms(s, chain13, 2, 5);
             norm = 3, sw = 0;
             const float tn = graph_best_ms(s, chain, 2, 5);
             norm = 3, sw = 1;
             const float tw = graph_best_ms(s, chain, 2, 5);
-            printf("gap %d ns: engine (norm kernel, swiglu_q8_k) %.3f ms | local tails, parts read %.3f | local tails, no parts read %.3f | no norm, no SwiGLU %.3f | no norm, swiglu_q8_k %.3f\n",
-                   gap, te, t1, t0, tn, tw);
+            printf("gap %d ns: engine (norm kernel, swiglu_q8_k) %.3f ms | local tails, parts read %.3f | local tails, no parts read %.3f | local tails, parts, grouped dots (13) %.3f | no norm, no SwiGLU %.3f | no norm, swiglu_q8_k %.3f\n",
+                   gap, te, t1, t0, tg, tn, tw);
         }
         return 0;
     }
