@@ -17,6 +17,7 @@ import "C"
 import (
 	"fmt"
 	"io"
+	"strings"
 )
 
 // gpuClock says, with EMBER_CUDA_STATS, how much of the run the device spent on the
@@ -35,6 +36,56 @@ type gpuClock struct {
 	// the last sync, idle across a sync (from the last batch before it to the first after).
 	graphMs, directMs, idleMs, syncIdleMs float64
 	batches                               int
+	gaps                                  gapHist // the idle gaps between batches (not across syncs)
+}
+
+// gapHist counts idle gaps by length, so that a run's idle shows as many short gaps (the
+// boundary between steps) or a few long ones (the host late with a step).
+type gapHist struct {
+	n   [len(gapEdgesUs) + 1]int
+	ms  [len(gapEdgesUs) + 1]float64
+	max float64 // ms
+}
+
+// gapEdgesUs are gapHist's bucket edges in microseconds.
+var gapEdgesUs = [...]float64{10, 30, 100, 300, 1000}
+
+// add counts one gap of ms milliseconds.
+func (h *gapHist) add(ms float64) {
+	i := 0
+	for i < len(gapEdgesUs) && ms*1e3 >= gapEdgesUs[i] {
+		i++
+	}
+	h.n[i]++
+	h.ms[i] += ms
+	h.max = max(h.max, ms)
+}
+
+// String is the buckets with gaps in them: count and milliseconds in all, then the longest.
+func (h *gapHist) String() string {
+	var b strings.Builder
+	for i, n := range h.n {
+		if n == 0 {
+			continue
+		}
+		lo, hi := "", ""
+		if i > 0 {
+			lo = fmt.Sprintf("%g", gapEdgesUs[i-1])
+		}
+		if i < len(gapEdgesUs) {
+			hi = fmt.Sprintf("%g", gapEdgesUs[i])
+		}
+		switch {
+		case lo == "":
+			fmt.Fprintf(&b, "<%sus %d (%.3f ms); ", hi, n, h.ms[i])
+		case hi == "":
+			fmt.Fprintf(&b, ">=%sus %d (%.3f ms); ", lo, n, h.ms[i])
+		default:
+			fmt.Fprintf(&b, "%s-%sus %d (%.3f ms); ", lo, hi, n, h.ms[i])
+		}
+	}
+	fmt.Fprintf(&b, "longest %.3f ms", h.max)
+	return b.String()
 }
 
 type gpuMark struct {
@@ -102,7 +153,9 @@ func (c *gpuClock) settleN(n int) {
 			if i == 0 {
 				c.syncIdleMs += ms(c.prev, m.start)
 			} else {
-				c.idleMs += ms(c.prev, m.start)
+				g := ms(c.prev, m.start)
+				c.idleMs += g
+				c.gaps.add(g)
 			}
 			c.free = append(c.free, c.prev)
 		}
@@ -133,4 +186,5 @@ func (c *gpuClock) report(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  device (events, %d batches): %.3f s in graph replays, %.3f s in direct batches, idle %.3f s between batches and %.3f s across syncs\n",
 		c.batches, c.graphMs/1e3, c.directMs/1e3, c.idleMs/1e3, c.syncIdleMs/1e3)
+	fmt.Fprintf(w, "  idle gaps between batches: %s\n", &c.gaps)
 }
