@@ -56,12 +56,11 @@ __device__ __forceinline__ float mvl_s(const LocalArgs& la) {
     return rms_scale(red, 4, la.cols, la.eps);
 }
 
-// mvl_lg: a producer before a norm (O, down): its rows, then warp 0's tail over them.
-template <int T>
-__global__ void __launch_bounds__(128) mvl_lg(const uint8_t* W, i64 ws, const uint8_t* X, float* D, int M, int K, LocalArgs la) {
-    pdl_defer();
-    mv1<T, true>(W, ws, X, D, M, K, blockIdx.x);
-    constexpr int rpb = T == T_Q4_K ? 4 * Q4K_R1 : 4 * Q6K_R1;
+// mvl_norm_tail: after a producer block's rows (rpb of them) are written, warp 0 adds
+// them to the residual, writes their sum of squares to parts[block] and rounds x * w in
+// the block's group. Every thread of the block calls it (one barrier).
+template <int rpb>
+__device__ __forceinline__ void mvl_norm_tail(const float* D, int M, const LocalArgs& la) {
     __syncthreads();  // the block's rows, written by its four warps
     if (threadIdx.x >= 32) return;
     const int lane = threadIdx.x, j = (int)blockIdx.x * rpb + lane;
@@ -75,6 +74,31 @@ __global__ void __launch_bounds__(128) mvl_lg(const uint8_t* W, i64 ws, const ui
     double ss = warp_sumd((double)s * (double)s);
     if (lane == 0) la.parts[blockIdx.x] = ss;
     mvl_round<rpb>(v, j, on, la.xq, (float*)(la.xq + M));
+}
+
+// mvl_swiglu_tail: after a gate/up block's 8 gate and 8 up rows from hidden value h0 are
+// written (and a barrier), warp 0 computes SwiGLU of the 8 times the norm's scale s and
+// rounds them in one group.
+__device__ __forceinline__ void mvl_swiglu_tail(const float* Dg, const float* Du, int h0, int M, float s, const LocalArgs& la) {
+    if (threadIdx.x >= 32) return;
+    const int lane = threadIdx.x, j = h0 + lane;
+    const bool on = lane < 8 && j < M;
+    float v = 0.0f;
+    if (on) {
+        const float g = Dg[j] * s, u = Du[j] * s;
+        v = g / (1.0f + (float)exp(-(double)g)) * u;
+        la.gdst[j] = v;
+    }
+    mvl_round<8>(v, j, on, la.gx, (float*)(la.gx + M));
+}
+
+// mvl_lg: a producer before a norm (O, down): its rows, then warp 0's tail over them.
+template <int T>
+__global__ void __launch_bounds__(128) mvl_lg(const uint8_t* W, i64 ws, const uint8_t* X, float* D, int M, int K, LocalArgs la) {
+    pdl_defer();
+    mv1<T, true>(W, ws, X, D, M, K, blockIdx.x);
+    constexpr int rpb = T == T_Q4_K ? 4 * Q4K_R1 : 4 * Q6K_R1;
+    mvl_norm_tail<rpb>(D, M, la);
 }
 
 // mvl_rescale: the consumer block's rows [r0, r0 + n) of D times the norm's scale.
@@ -122,16 +146,7 @@ __global__ void __launch_bounds__(128) mvl_gu(const uint8_t* Wg, const uint8_t* 
     mv1<T_Q4_K, true>(up ? Wu + (i64)(h0 - 8) * ws : Wg + (i64)h0 * ws, ws, X, up ? Du + h0 - 8 : Dg + h0, up ? M - h0 + 8 : M - h0, K, 0);
     const float s = PARTS ? mvl_s(la) : 1.0f;
     if (!PARTS) __syncthreads();
-    if (threadIdx.x >= 32) return;
-    const int lane = threadIdx.x, j = h0 + lane;
-    const bool on = lane < 8 && j < M;
-    float v = 0.0f;
-    if (on) {
-        const float g = Dg[j] * s, u = Du[j] * s;
-        v = g / (1.0f + (float)exp(-(double)g)) * u;
-        la.gdst[j] = v;
-    }
-    mvl_round<8>(v, j, on, la.gx, (float*)(la.gx + M));
+    mvl_swiglu_tail(Dg, Du, h0, M, s, la);
 }
 
 // ---- NORM=13: the consumers' dots over grouped rows (timing; session 104) ----
@@ -279,19 +294,7 @@ __global__ void __launch_bounds__(128) mvlg_lg(const uint8_t* W, i64 ws, const u
     pdl_defer();
     mv1g<T>(W, ws, X, D, M, K, blockIdx.x);
     constexpr int rpb = T == T_Q4_K ? 4 * Q4K_R1 : 4 * Q6K_R1;
-    __syncthreads();
-    if (threadIdx.x >= 32) return;
-    const int lane = threadIdx.x, j = (int)blockIdx.x * rpb + lane;
-    const bool on = lane < rpb && j < M;
-    float s = 0.0f, v = 0.0f;
-    if (on) {
-        s = D[j] + la.r[j];
-        la.r[j] = s;
-        v = s * la.w[j];
-    }
-    double ss = warp_sumd((double)s * (double)s);
-    if (lane == 0) la.parts[blockIdx.x] = ss;
-    mvl_round<rpb>(v, j, on, la.xq, (float*)(la.xq + M));
+    mvl_norm_tail<rpb>(D, M, la);
 }
 __global__ void __launch_bounds__(128) mvlg_multi(MMV_MULTI_ARGS, LocalArgs la) {
     pdl_defer();
@@ -324,15 +327,5 @@ __global__ void __launch_bounds__(128) mvlg_gu(const uint8_t* Wg, const uint8_t*
     const int wr = (int)(threadIdx.x >> 5);
     mv1g_q4_k<false>(up ? Wu + (i64)(h0 - 8) * ws : Wg + (i64)h0 * ws, ws, X, mv1_x, mvg_bytes(K), up ? Du + h0 - 8 : Dg + h0,
                      up ? M - h0 + 8 : M - h0, K, wr);
-    const float s = mvl_s(la);
-    if (threadIdx.x >= 32) return;
-    const int lane = threadIdx.x, j = h0 + lane;
-    const bool on = lane < 8 && j < M;
-    float v = 0.0f;
-    if (on) {
-        const float g = Dg[j] * s, u = Du[j] * s;
-        v = g / (1.0f + (float)exp(-(double)g)) * u;
-        la.gdst[j] = v;
-    }
-    mvl_round<8>(v, j, on, la.gx, (float*)(la.gx + M));
+    mvl_swiglu_tail(Dg, Du, h0, M, mvl_s(la), la);
 }
