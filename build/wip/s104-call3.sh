@@ -1,7 +1,7 @@
 # s104-call3.sh (session 104): (1) build/micro/mvp.cu's NORM=12 (mvl.cuh: the norm and
 # SwiGLU as local tails of the products before them, activation groups as small as a
 # producer block's rows; the consumers apply the norm's scale) against the engine's
-# chain, no norm and no SwiGLU, at gap 0 and 3000 ns; (2) s104-call2.sh's tests on the
+# chain, no norm and no SwiGLU, at gap 0 and 3000 ns; (2) the tests s104-call1's group limit cut off, on the
 # committed PTX (TestFusedAddRMSNormMVS, TestMoEQ5PBits, TestWidenQ5Products), beside
 # the micro's compile. Before it: TESTS="cuda" sh build/dev-build.sh; /tmp/hold.sh out;
 # carry bin/dev. (3) V2-Lite single runs with the idle gaps' lengths. ~220 s after the start.
