@@ -32,11 +32,11 @@ type gpuClock struct {
 	free       []C.CUevent
 	marks      []gpuMark
 	prev       C.CUevent // the end of the last batch settled
-	// ms: in graph replays, in batches launched directly, idle between batches since
-	// the last sync, idle across a sync (from the last batch before it to the first after).
-	graphMs, directMs, idleMs, syncIdleMs float64
-	batches                               int
-	gaps                                  gapHist // the idle gaps between batches (not across syncs)
+	// ms: in graph replays, in batches launched directly, idle across a sync (from the
+	// last batch before it to the first after).
+	graphMs, directMs, syncIdleMs float64
+	batches                       int
+	gaps                          gapHist // the idle gaps between batches (not across syncs)
 }
 
 // gapHist counts idle gaps by length, so that a run's idle shows as many short gaps (the
@@ -61,6 +61,15 @@ func (h *gapHist) add(ms float64) {
 	h.max = max(h.max, ms)
 }
 
+// totalMs is the gaps' milliseconds in all.
+func (h *gapHist) totalMs() float64 {
+	t := 0.0
+	for _, ms := range h.ms {
+		t += ms
+	}
+	return t
+}
+
 // String is the buckets with gaps in them: count and milliseconds in all, then the longest.
 func (h *gapHist) String() string {
 	var b strings.Builder
@@ -68,21 +77,15 @@ func (h *gapHist) String() string {
 		if n == 0 {
 			continue
 		}
-		lo, hi := "", ""
-		if i > 0 {
-			lo = fmt.Sprintf("%g", gapEdgesUs[i-1])
-		}
-		if i < len(gapEdgesUs) {
-			hi = fmt.Sprintf("%g", gapEdgesUs[i])
-		}
-		switch {
-		case lo == "":
-			fmt.Fprintf(&b, "<%sus %d (%.3f ms); ", hi, n, h.ms[i])
-		case hi == "":
-			fmt.Fprintf(&b, ">=%sus %d (%.3f ms); ", lo, n, h.ms[i])
+		switch i {
+		case 0:
+			fmt.Fprintf(&b, "<%gus", gapEdgesUs[0])
+		case len(gapEdgesUs):
+			fmt.Fprintf(&b, ">=%gus", gapEdgesUs[i-1])
 		default:
-			fmt.Fprintf(&b, "%s-%sus %d (%.3f ms); ", lo, hi, n, h.ms[i])
+			fmt.Fprintf(&b, "%g-%gus", gapEdgesUs[i-1], gapEdgesUs[i])
 		}
+		fmt.Fprintf(&b, " %d (%.3f ms); ", n, h.ms[i])
 	}
 	fmt.Fprintf(&b, "longest %.3f ms", h.max)
 	return b.String()
@@ -153,9 +156,7 @@ func (c *gpuClock) settleN(n int) {
 			if i == 0 {
 				c.syncIdleMs += ms(c.prev, m.start)
 			} else {
-				g := ms(c.prev, m.start)
-				c.idleMs += g
-				c.gaps.add(g)
+				c.gaps.add(ms(c.prev, m.start))
 			}
 			c.free = append(c.free, c.prev)
 		}
@@ -185,6 +186,6 @@ func (c *gpuClock) report(w io.Writer) {
 		return
 	}
 	fmt.Fprintf(w, "  device (events, %d batches): %.3f s in graph replays, %.3f s in direct batches, idle %.3f s between batches and %.3f s across syncs\n",
-		c.batches, c.graphMs/1e3, c.directMs/1e3, c.idleMs/1e3, c.syncIdleMs/1e3)
+		c.batches, c.graphMs/1e3, c.directMs/1e3, c.gaps.totalMs()/1e3, c.syncIdleMs/1e3)
 	fmt.Fprintf(w, "  idle gaps between batches: %s\n", &c.gaps)
 }
